@@ -1,0 +1,165 @@
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "l_internal.h"
+
+int ckt_l_error(lua_State *L, const ckt_error *err)
+{
+    return luaL_error(L, "%s", err && err->msg[0] ? err->msg : "unknown error");
+}
+
+int ckt_l_errorf(lua_State *L, const char *fmt, ...)
+{
+    char buf[CKT_ERROR_MSG_CAP];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return luaL_error(L, "%s", buf);
+}
+
+int64_t ckt_l_checkint(lua_State *L, int idx, const char *what)
+{
+    int t = lua_type(L, idx);
+    if (t != LUA_TNUMBER) {
+        ckt_l_errorf(L, "%s must be an integer, got %s", what, luaL_typename(L, idx));
+        return 0;
+    }
+    if (lua_isinteger(L, idx)) return (int64_t)lua_tointeger(L, idx);
+    lua_Number x = lua_tonumber(L, idx);
+    if (isnan(x)) ckt_l_errorf(L, "%s must be an integer, got NaN", what);
+    if (!(x >= -9.2233720368547758e18 && x < 9.2233720368547758e18)) ckt_l_errorf(L, "%s is out of the 64-bit integer range (%g)", what, x);
+    if (x != floor(x)) ckt_l_errorf(L, "%s must be an integer, got %g", what, x);
+    return (int64_t)x;
+}
+
+int64_t ckt_l_optint(lua_State *L, int idx, const char *what, int64_t def)
+{
+    return lua_isnoneornil(L, idx) ? def : ckt_l_checkint(L, idx, what);
+}
+
+static int field(lua_State *L, int t, const char *field_name)
+{
+    lua_getfield(L, t, field_name);
+    if (lua_isnil(L, -1)) { lua_pop(L, 1); return 0; }
+    return 1;
+}
+
+int ckt_l_field_int(lua_State *L, int t, const char *fn, const char *field_name, int64_t *out)
+{
+    t = lua_absindex(L, t);
+    if (!field(L, t, field_name)) return 0;
+    char what[160];
+    snprintf(what, sizeof what, "%s: field '%s'", fn, field_name);
+    *out = ckt_l_checkint(L, -1, what);
+    lua_pop(L, 1);
+    return 1;
+}
+
+int ckt_l_field_bool(lua_State *L, int t, const char *fn, const char *field_name, int *out)
+{
+    t = lua_absindex(L, t);
+    if (!field(L, t, field_name)) return 0;
+    if (!lua_isboolean(L, -1)) ckt_l_errorf(L, "%s: field '%s' must be a boolean, got %s", fn, field_name, luaL_typename(L, -1));
+    *out = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return 1;
+}
+
+int ckt_l_field_string(lua_State *L, int t, const char *fn, const char *field_name, const char **out)
+{
+    t = lua_absindex(L, t);
+    if (!field(L, t, field_name)) return 0;
+    if (lua_type(L, -1) != LUA_TSTRING) ckt_l_errorf(L, "%s: field '%s' must be a string, got %s", fn, field_name, luaL_typename(L, -1));
+    *out = lua_tostring(L, -1); /* anchored in the options table */
+    lua_pop(L, 1);
+    return 1;
+}
+
+int ckt_l_int_list(lua_State *L, int idx, const char *what, int64_t *v, int cap)
+{
+    idx = lua_absindex(L, idx);
+    if (!lua_istable(L, idx)) return ckt_l_errorf(L, "%s must be a list of integers, got %s", what, luaL_typename(L, idx));
+    lua_Integer n = luaL_len(L, idx);
+    if (n > cap) return ckt_l_errorf(L, "%s has %lld entries, more than the capacity %d", what, (long long)n, cap);
+    for (lua_Integer i = 1; i <= n; i++) {
+        char w[200];
+        snprintf(w, sizeof w, "%s[%lld]", what, (long long)i);
+        lua_geti(L, idx, i);
+        v[i - 1] = ckt_l_checkint(L, -1, w);
+        lua_pop(L, 1);
+    }
+    return (int)n;
+}
+
+void ckt_l_push_int_list(lua_State *L, const int64_t *v, int n)
+{
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        lua_pushinteger(L, (lua_Integer)v[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+}
+
+void ckt_l_check_fields(lua_State *L, int t, const char *fn, const char *const *allowed)
+{
+    t = lua_absindex(L, t);
+    if (!lua_istable(L, t)) { ckt_l_errorf(L, "%s: expected an options table, got %s", fn, luaL_typename(L, t)); return; }
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) != LUA_TSTRING) { ckt_l_errorf(L, "%s: options table has a non-string key (%s)", fn, luaL_typename(L, -1)); return; }
+        const char *k = lua_tostring(L, -1);
+        int ok = 0;
+        for (const char *const *a = allowed; *a; a++)
+            if (strcmp(*a, k) == 0) { ok = 1; break; }
+        if (!ok) { ckt_l_errorf(L, "%s: unknown option '%s'", fn, k); return; }
+    }
+}
+
+static const char CONTEXT_KEY = 'C';
+
+static int context_gc(lua_State *L)
+{
+    ckt_context **p = lua_touserdata(L, 1);
+    if (p && *p) { ckt_context_destroy(*p); *p = NULL; }
+    return 0;
+}
+
+ckt_context *ckt_l_context(lua_State *L)
+{
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &CONTEXT_KEY);
+    ckt_context **p = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    if (p && *p) return *p;
+    ckt_context *ctx = NULL;
+    ckt_error err;
+    if (ckt_context_create(NULL, &ctx, &err) != CKT_OK) { ckt_l_error(L, &err); return NULL; }
+    p = lua_newuserdatauv(L, sizeof *p, 0);
+    *p = ctx;
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, context_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &CONTEXT_KEY);
+    return ctx;
+}
+
+void ckt_l_new_class(lua_State *L, const char *tname, const luaL_Reg *methods)
+{
+    luaL_newmetatable(L, tname);
+    luaL_setfuncs(L, methods, 0);
+    lua_getfield(L, -1, "__index");
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -2, "__index");
+    } else {
+        lua_pop(L, 1);
+    }
+    lua_pushstring(L, tname);
+    lua_setfield(L, -2, "__name");
+    lua_pop(L, 1);
+}

@@ -1,0 +1,62 @@
+/* ckt Lua bindings — what the binding files share. The bindings are a thin layer:
+ * they convert Lua values to engine values, call the engine, and turn a failed
+ * ckt_status into a Lua error raised at the caller's line. */
+#ifndef CKT_L_INTERNAL_H
+#define CKT_L_INTERNAL_H
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdint.h>
+
+#include "ckt/ckt.h"
+
+/* ---- l_common.c ---- */
+/* Raise err as a Lua error at the caller's line ("script.lua:12: composition: ..."). */
+int ckt_l_error(lua_State *L, const ckt_error *err);
+/* Raise a formatted error at the caller's line. */
+int ckt_l_errorf(lua_State *L, const char *fmt, ...);
+/* An integer argument (rejects non-numbers, NaN, non-integral floats), named in errors. */
+int64_t ckt_l_checkint(lua_State *L, int idx, const char *what);
+int64_t ckt_l_optint(lua_State *L, int idx, const char *what, int64_t def);
+/* Fields of an options table at index t. Return 1 when present, 0 when absent/nil;
+ * raise when present with the wrong type ("encoding_pattern_2d: field 'block_size' must be an integer, got string"). */
+int ckt_l_field_int(lua_State *L, int t, const char *fn, const char *field, int64_t *out);
+int ckt_l_field_bool(lua_State *L, int t, const char *fn, const char *field, int *out);
+int ckt_l_field_string(lua_State *L, int t, const char *fn, const char *field, const char **out);
+/* A flat Lua sequence of integers into v (cap entries); returns the count. */
+int ckt_l_int_list(lua_State *L, int idx, const char *what, int64_t *v, int cap);
+/* Push a flat list of integers as a Lua sequence. */
+void ckt_l_push_int_list(lua_State *L, const int64_t *v, int n);
+/* Reject unknown keys in an options table (catches typos): allowed is NULL-terminated. */
+void ckt_l_check_fields(lua_State *L, int t, const char *fn, const char *const *allowed);
+/* The engine context of this Lua state (created when the module opens). */
+ckt_context *ckt_l_context(lua_State *L);
+/* Register methods from a luaL_Reg list into a new metatable named tname, with
+ * __index pointing at itself. Leaves nothing on the stack. */
+void ckt_l_new_class(lua_State *L, const char *tname, const luaL_Reg *methods);
+
+/* ---- l_tuple.c / l_layout.c (layouts, tuples, swizzles, composed layouts) ---- */
+#define CKT_L_LAYOUT "ckt.layout"
+#define CKT_L_SWIZZLE "ckt.swizzle"
+#define CKT_L_COMPOSED "ckt.composed"
+/* A Lua integer or nested table of integers into a tuple. */
+void ckt_l_totuple(lua_State *L, int idx, const char *what, ckt_tuple *out);
+void ckt_l_pushtuple(lua_State *L, const ckt_tuple *t); /* integer or nested table */
+void ckt_l_pushlayout(lua_State *L, const ckt_layout *l);
+ckt_layout *ckt_l_checklayout(lua_State *L, int idx, const char *what);
+/* A layout, an integer n (n:1) or a layout string; raises otherwise. */
+void ckt_l_tolayout(lua_State *L, int idx, const char *what, ckt_layout *out);
+ckt_layout *ckt_l_testlayout(lua_State *L, int idx); /* NULL when not a layout */
+
+/* ---- one open function per binding file; each adds its fields to the module
+ * table at the top of the stack ---- */
+void ckt_l_open_layout(lua_State *L);       /* l_layout.c: layouts, algebra, swizzle, composed, grid/svg */
+void ckt_l_open_distribution(lua_State *L); /* l_distribution.c: CK encodings, patterns, fragments, same_distribution */
+void ckt_l_open_nested(lua_State *L);       /* l_nested.c: IREE nested layouts */
+void ckt_l_open_sfc(lua_State *L);          /* l_sfc.c */
+void ckt_l_open_lds(lua_State *L);          /* l_lds.c: ckt.target, ckt.lds.* */
+void ckt_l_open_array(lua_State *L);        /* l_array.c: host arrays, device buffers */
+void ckt_l_open_kernel(lua_State *L);       /* l_kernel.c: builder, tensors, windows, compile, launch */
+void ckt_l_open_help(lua_State *L);         /* l_help.c: help texts */
+
+#endif

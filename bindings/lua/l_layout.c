@@ -1,0 +1,3 @@
+#include "l_internal.h"
+
+void ckt_l_open_layout(lua_State *L) { (void)L; }

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# ckt — set up, build and run. The README's two quick-start commands:
+#   ./build.sh demo    install what is missing, build, run scripts/tour.lua
+#   ./build.sh test    install what is missing, build, run the whole test suite
+# Other verbs: deps (install only), build (build only), sanitize (ASan+UBSan unit/Lua tests).
+set -euo pipefail
+cd "$(dirname "$0")"
+verb=${1:-demo}
+jobs=$(nproc 2>/dev/null || echo 2)
+
+# Debian 12 packages ckt needs (see README, "Dependencies").
+PKGS=(build-essential cmake pkg-config git
+      liblua5.4-dev lua5.4 lua-busted libreadline-dev libcmocka-dev
+      libamdhip64-5 libamdhip64-dev llvm-14 clang libclang-rt-14-dev valgrind tmux)
+
+deps() {
+  local missing=()
+  for p in "${PKGS[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "ckt: installing ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+build() { # build DIR [cmake args...]
+  local dir=$1; shift
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake --build "$dir" -j"$jobs"
+}
+
+case "$verb" in
+  deps) deps ;;
+  build) deps; build build ;;
+  demo) deps; build build; ./build/ckt-lua scripts/tour.lua ;;
+  test)
+    deps
+    build build
+    (cd build && ctest --output-on-failure -j"$jobs" -LE gpu)
+    build build-asan -DCKT_SANITIZE=ON
+    (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs" -L 'unit|embed|cli')
+    ;;
+  sanitize) deps; build build-asan -DCKT_SANITIZE=ON; (cd build-asan && ctest --output-on-failure -j"$jobs" -L 'unit|embed|cli') ;;
+  *) echo "usage: $0 demo|test|deps|build|sanitize" >&2; exit 2 ;;
+esac
