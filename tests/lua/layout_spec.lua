@@ -48,7 +48,7 @@ describe("ckt.layout", function()
     assert.same({0,1,2,3,5,4,7,6,10,11,8,9,15,14,13,12}, got)
     assert.equal("Sw<2,0,2>", tostring(sw))
     local c = ckt.composed(sw, 0, L({4, 4}, "row"))
-    assert.equal(5, c(1, 1)); assert.equal(16, c:size())
+    assert.equal(4, c(1, 1)); assert.equal(5, c(1, 0)); assert.equal(16, c:size())
     assert.truthy(c:grid():find("15"))
   end)
 
