@@ -3,12 +3,30 @@
 
 int luaopen_ckt(lua_State *L);
 
+static int l_default_target(lua_State *L)
+{
+    lua_pushstring(L, ckt_context_default_target(ckt_l_context(L)));
+    return 1;
+}
+
+static int l_set_default_target(lua_State *L)
+{
+    ckt_error err;
+    const char *name = luaL_checkstring(L, 1);
+    if (ckt_context_set_default_target(ckt_l_context(L), name, &err)) return ckt_l_error(L, &err);
+    return 0;
+}
+
 int luaopen_ckt(lua_State *L)
 {
     ckt_l_context(L); /* create the engine context early: errors surface at require */
     lua_newtable(L);
     lua_pushstring(L, ckt_version());
     lua_setfield(L, -2, "version");
+    lua_pushcfunction(L, l_default_target);
+    lua_setfield(L, -2, "default_target");
+    lua_pushcfunction(L, l_set_default_target);
+    lua_setfield(L, -2, "set_default_target");
     ckt_l_open_layout(L);
     ckt_l_open_distribution(L);
     ckt_l_open_nested(L);

@@ -1,0 +1,265 @@
+/* The embedding API (ckt_lua.h): Lua states with ckt loaded, optionally sandboxed. */
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ckt_lua.h"
+#include "l_internal.h"
+
+struct ckt_lua {
+    lua_State *L;
+    ckt_lua_options opts;
+    size_t used;         /* bytes held by the state (the allocator's count) */
+    int memory_hit;      /* the cap refused an allocation during this run */
+    uint64_t executed;   /* instructions in this run (in units of the hook period) */
+    int limit_hit;       /* 1: instructions, 2: time */
+    struct timespec started;
+};
+
+enum { HOOK_PERIOD = 1000 };
+
+static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    ckt_lua *s = ud;
+    size_t old = ptr ? osize : 0;
+    if (nsize == 0) {
+        free(ptr);
+        s->used -= old;
+        return NULL;
+    }
+    if (s->opts.memory_limit && nsize > old && s->used - old + nsize > s->opts.memory_limit) {
+        s->memory_hit = 1;
+        return NULL; /* Lua raises a memory error; the state stays consistent */
+    }
+    void *p = realloc(ptr, nsize);
+    if (p) s->used = s->used - old + nsize;
+    return p;
+}
+
+static double elapsed(const ckt_lua *s)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - s->started.tv_sec) + 1e-9 * (double)(now.tv_nsec - s->started.tv_nsec);
+}
+
+static ckt_lua *from_state(lua_State *L)
+{
+    void *ud;
+    lua_getallocf(L, &ud);
+    return ud;
+}
+
+/* Once over budget the hook keeps raising, so a script cannot pcall its way past it. */
+static void budget_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    ckt_lua *s = from_state(L);
+    s->executed += HOOK_PERIOD;
+    if (s->opts.instruction_limit && s->executed > s->opts.instruction_limit) {
+        s->limit_hit = 1;
+        luaL_error(L, "sandbox: instruction budget of %llu exceeded", (unsigned long long)s->opts.instruction_limit);
+    }
+    if (s->opts.time_limit > 0 && elapsed(s) > s->opts.time_limit) {
+        s->limit_hit = 2;
+        luaL_error(L, "sandbox: time limit of %.3f s exceeded", s->opts.time_limit);
+    }
+}
+
+int ckt_lua_openlib(lua_State *L)
+{
+    luaL_requiref(L, "ckt", luaopen_ckt, 1);
+    lua_getfield(L, -1, "help"); /* where ckt is a global, so is help() */
+    lua_setglobal(L, "help");
+    return 1;
+}
+
+/* load() restricted to text chunks: binary chunks can crash the VM. */
+static int safe_load(lua_State *L)
+{
+    int n = lua_gettop(L);
+    if (n > 4) lua_settop(L, 4);
+    while (lua_gettop(L) < 4) lua_pushnil(L);
+    lua_pushstring(L, "t");
+    lua_replace(L, 3);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, 4, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+static int refuse(lua_State *L)
+{
+    return luaL_error(L, "sandbox: %s is not available in a sandboxed state", lua_tostring(L, lua_upvalueindex(1)));
+}
+
+static void replace_with_refusal(lua_State *L, const char *table, const char *name)
+{
+    if (table) {
+        if (lua_getglobal(L, table) != LUA_TTABLE) { lua_pop(L, 1); return; }
+    } else {
+        lua_pushglobaltable(L);
+    }
+    lua_pushfstring(L, "%s%s%s", table ? table : "", table ? "." : "", name);
+    lua_pushcclosure(L, refuse, 1);
+    lua_setfield(L, -2, name);
+    lua_pop(L, 1);
+}
+
+static int safe_collectgarbage(lua_State *L)
+{
+    const char *opt = luaL_optstring(L, 1, "collect");
+    if (strcmp(opt, "collect") && strcmp(opt, "count") && strcmp(opt, "step"))
+        return luaL_error(L, "sandbox: collectgarbage(\"%s\") is not available in a sandboxed state", opt);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+static void sandbox(lua_State *L)
+{
+    /* no io, no debug */
+    lua_pushnil(L); lua_setglobal(L, "io");
+    lua_pushnil(L); lua_setglobal(L, "debug");
+    lua_getglobal(L, "package");
+    lua_pushnil(L); lua_setfield(L, -2, "loaded_io");
+    lua_getfield(L, -1, "loaded");
+    lua_pushnil(L); lua_setfield(L, -2, "io");
+    lua_pushnil(L); lua_setfield(L, -2, "debug");
+    lua_pop(L, 1);
+    /* only preloaded modules: no file or C-module searchers */
+    lua_getfield(L, -1, "searchers");
+    for (int i = 4; i >= 2; i--) { lua_pushnil(L); lua_rawseti(L, -2, i); }
+    lua_pop(L, 1);
+    lua_pushstring(L, ""); lua_setfield(L, -2, "cpath");
+    lua_pushstring(L, ""); lua_setfield(L, -2, "path");
+    lua_pop(L, 1);
+    static const char *const os_bad[] = {"execute", "exit", "remove", "rename", "tmpname", "getenv", "setlocale", NULL};
+    for (const char *const *p = os_bad; *p; p++) replace_with_refusal(L, "os", *p);
+    replace_with_refusal(L, "package", "loadlib");
+    replace_with_refusal(L, NULL, "dofile");
+    replace_with_refusal(L, NULL, "loadfile");
+    lua_getglobal(L, "load");
+    lua_pushcclosure(L, safe_load, 1);
+    lua_setglobal(L, "load");
+    lua_getglobal(L, "collectgarbage");
+    lua_pushcclosure(L, safe_collectgarbage, 1);
+    lua_setglobal(L, "collectgarbage");
+    /* string.dump would only make chunks load() now refuses; drop it */
+    lua_getglobal(L, "string");
+    lua_pushnil(L); lua_setfield(L, -2, "dump");
+    lua_pop(L, 1);
+}
+
+static int open_protected(lua_State *L)
+{
+    ckt_lua *s = lua_touserdata(L, 1);
+    luaL_openlibs(L);
+    ckt_lua_openlib(L);
+    lua_pop(L, 1);
+    if (s->opts.target) {
+        ckt_error err;
+        if (ckt_context_set_default_target(ckt_l_context(L), s->opts.target, &err)) return luaL_error(L, "%s", err.msg);
+    }
+    if (s->opts.sandbox) sandbox(L);
+    return 0;
+}
+
+ckt_status ckt_lua_open(const ckt_lua_options *opts, ckt_lua **out, ckt_error *err)
+{
+    if (!out) return ckt_fail(err, CKT_EINVAL, "ckt_lua_open: out is NULL");
+    ckt_lua *s = calloc(1, sizeof *s);
+    if (!s) return ckt_fail(err, CKT_ENOMEM, "ckt_lua_open: out of memory");
+    if (opts) s->opts = *opts;
+    if (s->opts.time_limit < 0) {
+        double t = s->opts.time_limit;
+        free(s);
+        return ckt_fail(err, CKT_EINVAL, "ckt_lua_open: time_limit %g must not be negative", t);
+    }
+    s->L = lua_newstate(limited_alloc, s);
+    if (!s->L) { free(s); return ckt_fail(err, CKT_ENOMEM, "ckt_lua_open: cannot create a Lua state (memory limit too small?)"); }
+    lua_pushcfunction(s->L, open_protected);
+    lua_pushlightuserdata(s->L, s);
+    if (lua_pcall(s->L, 1, 0, 0) != LUA_OK) {
+        ckt_status st = s->memory_hit ? CKT_ELIMIT : CKT_ERUNTIME;
+        ckt_fail(err, st, "ckt_lua_open: %s%s", lua_tostring(s->L, -1),
+                 s->memory_hit ? " (the memory limit is too small for the libraries)" : "");
+        lua_close(s->L);
+        free(s);
+        return st;
+    }
+    if (s->opts.instruction_limit || s->opts.time_limit > 0) lua_sethook(s->L, budget_hook, LUA_MASKCOUNT, HOOK_PERIOD);
+    *out = s;
+    return CKT_OK;
+}
+
+void ckt_lua_close(ckt_lua *s)
+{
+    if (!s) return;
+    lua_close(s->L);
+    free(s);
+}
+
+lua_State *ckt_lua_state(ckt_lua *s) { return s ? s->L : NULL; }
+size_t ckt_lua_memory_used(const ckt_lua *s) { return s ? s->used : 0; }
+
+static int traceback(lua_State *L)
+{
+    const char *msg = lua_tostring(L, 1);
+    if (!msg) msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    luaL_traceback(L, L, msg, 1);
+    return 1;
+}
+
+static ckt_status finish(ckt_lua *s, int rc, ckt_error *err)
+{
+    lua_State *L = s->L;
+    if (rc == LUA_OK) { lua_settop(L, 0); return CKT_OK; }
+    const char *msg = lua_tostring(L, -1);
+    ckt_status st = CKT_ERUNTIME;
+    if (s->memory_hit || rc == LUA_ERRMEM) {
+        st = CKT_ELIMIT;
+        ckt_fail(err, st, "sandbox: memory limit of %zu bytes exceeded (%s)", s->opts.memory_limit, msg ? msg : "not enough memory");
+    } else {
+        if (s->limit_hit) st = CKT_ELIMIT;
+        ckt_fail(err, st, "%s", msg ? msg : "(error object is not a string)");
+    }
+    lua_settop(L, 0);
+    lua_gc(L, LUA_GCCOLLECT);
+    return st;
+}
+
+static void start_run(ckt_lua *s)
+{
+    s->memory_hit = 0;
+    s->limit_hit = 0;
+    s->executed = 0;
+    clock_gettime(CLOCK_MONOTONIC, &s->started);
+    lua_settop(s->L, 0);
+}
+
+ckt_status ckt_lua_run_string(ckt_lua *s, const char *code, const char *chunkname, ckt_error *err)
+{
+    if (!s) return ckt_fail(err, CKT_EINVAL, "ckt_lua_run_string: state is NULL");
+    if (!code) return ckt_fail(err, CKT_EINVAL, "ckt_lua_run_string: code is NULL");
+    start_run(s);
+    lua_pushcfunction(s->L, traceback);
+    int rc = luaL_loadbufferx(s->L, code, strlen(code), chunkname ? chunkname : "=(string)", "t");
+    if (rc == LUA_OK) rc = lua_pcall(s->L, 0, 0, 1);
+    return finish(s, rc, err);
+}
+
+ckt_status ckt_lua_run_file(ckt_lua *s, const char *path, ckt_error *err)
+{
+    if (!s) return ckt_fail(err, CKT_EINVAL, "ckt_lua_run_file: state is NULL");
+    if (!path) return ckt_fail(err, CKT_EINVAL, "ckt_lua_run_file: path is NULL");
+    start_run(s);
+    lua_pushcfunction(s->L, traceback);
+    int rc = luaL_loadfilex(s->L, path, "t");
+    if (rc == LUA_OK) rc = lua_pcall(s->L, 0, 0, 1);
+    return finish(s, rc, err);
+}
