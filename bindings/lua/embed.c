@@ -59,13 +59,19 @@ static void budget_hook(lua_State *L, lua_Debug *ar)
     (void)ar;
     ckt_lua *s = from_state(L);
     s->executed += HOOK_PERIOD;
+    if (s->limit_hit) {
+        /* after the first refusal, fire at every instruction: the next instruction outside
+         * the pcall that caught the error raises again, so the script unwinds completely */
+        lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1);
+        luaL_error(L, "sandbox: %s exceeded", s->limit_hit == 1 ? "instruction budget" : "time limit");
+    }
     if (s->opts.instruction_limit && s->executed > s->opts.instruction_limit) {
         s->limit_hit = 1;
-        luaL_error(L, "sandbox: instruction budget of %llu exceeded", (unsigned long long)s->opts.instruction_limit);
+        luaL_error(L, "sandbox: instruction budget of %I exceeded", (lua_Integer)s->opts.instruction_limit);
     }
     if (s->opts.time_limit > 0 && elapsed(s) > s->opts.time_limit) {
         s->limit_hit = 2;
-        luaL_error(L, "sandbox: time limit of %.3f s exceeded", s->opts.time_limit);
+        luaL_error(L, "sandbox: time limit of %f s exceeded", (lua_Number)s->opts.time_limit);
     }
 }
 
@@ -235,6 +241,7 @@ static ckt_status finish(ckt_lua *s, int rc, ckt_error *err)
 
 static void start_run(ckt_lua *s)
 {
+    if (s->opts.instruction_limit || s->opts.time_limit > 0) lua_sethook(s->L, budget_hook, LUA_MASKCOUNT, HOOK_PERIOD);
     s->memory_hit = 0;
     s->limit_hit = 0;
     s->executed = 0;

@@ -1,0 +1,19 @@
+# Embedding API tests (label embed) and the example host program.
+add_executable(ckt-embed-example ${CMAKE_SOURCE_DIR}/examples/embed.c)
+target_include_directories(ckt-embed-example PRIVATE ${CMAKE_SOURCE_DIR}/bindings)
+target_include_directories(ckt-embed-example PRIVATE ${CMAKE_SOURCE_DIR}/bindings/lua)
+# examples/embed.c includes <ckt/ckt_lua.h> as an installed program would
+file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/include/ckt)
+configure_file(${CMAKE_SOURCE_DIR}/bindings/lua/ckt_lua.h ${CMAKE_BINARY_DIR}/include/ckt/ckt_lua.h COPYONLY)
+target_include_directories(ckt-embed-example PRIVATE ${CMAKE_BINARY_DIR}/include)
+target_link_libraries(ckt-embed-example PRIVATE ckt_lua)
+add_test(NAME embed.example COMMAND ckt-embed-example)
+set_tests_properties(embed.example PROPERTIES LABELS embed PASS_REGULAR_EXPRESSION "stopped: sandbox: instruction budget.*\nckt [0-9.]+: \\(2,3\\):\\(6,1\\)")
+
+if(CMOCKA_LIBRARY AND CMOCKA_INCLUDE_DIR)
+  add_executable(test_embed ${CMAKE_CURRENT_SOURCE_DIR}/embed/test_embed.c)
+  target_include_directories(test_embed PRIVATE ${CMAKE_SOURCE_DIR}/bindings/lua ${CMOCKA_INCLUDE_DIR})
+  target_link_libraries(test_embed PRIVATE ckt_lua ${CMOCKA_LIBRARY})
+  add_test(NAME embed.test_embed COMMAND test_embed)
+  set_tests_properties(embed.test_embed PROPERTIES LABELS embed TIMEOUT 300)
+endif()

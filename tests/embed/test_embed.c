@@ -1,0 +1,126 @@
+/* Embedding API: sandbox refusals, memory cap, instruction budget, time limit; the host
+ * keeps running and the same state serves a normal script afterwards. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ckt_lua.h"
+
+static ckt_lua *open_sandbox(void)
+{
+    ckt_lua_options o = {.sandbox = 1, .memory_limit = 32u << 20, .instruction_limit = 20000000, .time_limit = 20.0};
+    ckt_lua *s = NULL;
+    ckt_error err;
+    assert_int_equal(ckt_lua_open(&o, &s, &err), CKT_OK);
+    return s;
+}
+
+static void expect_error(ckt_lua *s, const char *code, const char *needle, ckt_status want)
+{
+    ckt_error err;
+    ckt_status st = ckt_lua_run_string(s, code, "=t", &err);
+    if (st == CKT_OK) fail_msg("'%s' ran without error", code);
+    if (want != CKT_OK) assert_int_equal(st, want);
+    if (!strstr(err.msg, needle)) fail_msg("'%s': message '%s' lacks '%s'", code, err.msg, needle);
+}
+
+static void expect_ok(ckt_lua *s, const char *code)
+{
+    ckt_error err;
+    if (ckt_lua_run_string(s, code, "=t", &err) != CKT_OK) fail_msg("'%s' failed: %s", code, err.msg);
+}
+
+static void sandbox_refuses_dangerous_functions(void **state)
+{
+    (void)state;
+    ckt_lua *s = open_sandbox();
+    expect_error(s, "io.open('/etc/passwd')", "io", CKT_ERUNTIME);
+    expect_error(s, "os.execute('true')", "sandbox", CKT_ERUNTIME);
+    expect_error(s, "os.remove('/tmp/x')", "sandbox", CKT_ERUNTIME);
+    expect_error(s, "require('lpeg')", "not found", CKT_ERUNTIME);
+    expect_error(s, "require('socket.core')", "not found", CKT_ERUNTIME);
+    expect_error(s, "package.loadlib('/lib/x86_64-linux-gnu/libc.so.6', 'system')", "sandbox", CKT_ERUNTIME);
+    expect_error(s, "dofile('/etc/passwd')", "sandbox", CKT_ERUNTIME);
+    expect_error(s, "assert(load('\\27Lua'))", "binary", CKT_ERUNTIME);
+    expect_error(s, "debug.getinfo(1)", "debug", CKT_ERUNTIME);
+    expect_error(s, "collectgarbage('stop')", "sandbox", CKT_ERUNTIME);
+    expect_ok(s, "assert(require('ckt') == ckt); assert(tostring(ckt.layout{4,8}) == '(4,8):(1,4)')");
+    expect_ok(s, "assert(load('return 1 + 1')() == 2)");
+    ckt_lua_close(s);
+}
+
+static void caps_stop_runaway_scripts_and_the_state_recovers(void **state)
+{
+    (void)state;
+    ckt_lua *s = open_sandbox();
+    size_t base = ckt_lua_memory_used(s);
+    /* a 2 GiB allocation loop */
+    expect_error(s, "local t = {} for i = 1, 1e9 do t[i] = string.rep('x', 1 << 20) .. i end", "memory limit", CKT_ELIMIT);
+    expect_error(s, "local s = 'x' while true do s = s .. s end", "memory limit", CKT_ELIMIT);
+    /* an infinite loop, also one that tries to pcall its way past the budget */
+    expect_error(s, "while true do end", "instruction budget", CKT_ELIMIT);
+    expect_error(s, "while true do pcall(function() while true do end end) end", "instruction budget", CKT_ELIMIT);
+    /* deep recursion ends in Lua's stack overflow or in the memory cap, whichever comes first */
+    ckt_error e;
+    assert_int_not_equal(ckt_lua_run_string(s, "local function f(n) return 1 + f(n + 1) end f(1)", "=t", &e), CKT_OK);
+    assert_true(strstr(e.msg, "stack overflow") || strstr(e.msg, "memory limit"));
+    /* the same state still answers correctly and its memory came back */
+    expect_ok(s, "x = tostring(ckt.composition(ckt.layout'(4,3):(3,1)', ckt.layout'6:2')); assert(x == '(2,3):(6,1)', x)");
+    assert_true(ckt_lua_memory_used(s) < base + (1u << 20));
+    ckt_lua_close(s);
+}
+
+static void many_hostile_scripts_in_one_host(void **state)
+{
+    (void)state;
+    static const char *hostile[] = {"while true do end", "local s = 'x' while true do s = s .. s end",
+                                    "local function f() return f() + 1 end f()", "error(setmetatable({}, {__tostring = function() while true do end end}))",
+                                    "ckt.layout({2^62, 4}, {1, 2^62})", "local t = {} for i = 1, 1e8 do t[i] = i end"};
+    ckt_lua_options o = {.sandbox = 1, .memory_limit = 16u << 20, .instruction_limit = 2000000, .time_limit = 5.0};
+    ckt_lua *s;
+    ckt_error err;
+    assert_int_equal(ckt_lua_open(&o, &s, &err), CKT_OK);
+    for (int i = 0; i < 60; i++) {
+        ckt_status st = ckt_lua_run_string(s, hostile[i % 6], "=hostile", &err);
+        assert_int_not_equal(st, CKT_OK);
+        assert_true(strlen(err.msg) > 0);
+    }
+    expect_ok(s, "assert(ckt.layout{4,8}(3, 2) == 11)");
+    ckt_lua_close(s);
+}
+
+static void bad_arguments_are_errors(void **state)
+{
+    (void)state;
+    ckt_error err;
+    assert_int_equal(ckt_lua_open(NULL, NULL, &err), CKT_EINVAL);
+    ckt_lua_options o = {.time_limit = -1};
+    ckt_lua *s;
+    assert_int_equal(ckt_lua_open(&o, &s, &err), CKT_EINVAL);
+    ckt_lua_options tiny = {.memory_limit = 1000};
+    assert_int_not_equal(ckt_lua_open(&tiny, &s, &err), CKT_OK);
+    assert_int_equal(ckt_lua_run_string(NULL, "x", NULL, &err), CKT_EINVAL);
+    assert_int_equal(ckt_lua_open(NULL, &s, &err), CKT_OK);
+    assert_int_equal(ckt_lua_run_string(s, NULL, NULL, &err), CKT_EINVAL);
+    assert_int_equal(ckt_lua_run_file(s, "/nonexistent/x.lua", &err), CKT_ERUNTIME);
+    assert_non_null(strstr(err.msg, "nonexistent"));
+    assert_int_equal(ckt_lua_run_string(s, "x = = 1", "=syntax", &err), CKT_ERUNTIME);
+    assert_non_null(strstr(err.msg, "syntax:1:"));
+    ckt_lua_close(s);
+    ckt_lua_close(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(sandbox_refuses_dangerous_functions),
+        cmocka_unit_test(caps_stop_runaway_scripts_and_the_state_recovers),
+        cmocka_unit_test(many_hostile_scripts_in_one_host),
+        cmocka_unit_test(bad_arguments_are_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
