@@ -1,3 +1,361 @@
+/* Lua: CK Tile encodings (ckt.tile_distribution_encoding, ckt.encoding_pattern_2d),
+ * fragments (ckt.fragment) and the common TV view (ckt.same_distribution). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ckt/distribution.h"
+#include "ckt/visual.h"
 #include "l_internal.h"
 
-void ckt_l_open_distribution(lua_State *L) { (void)L; }
+#define CKT_L_ENCODING "ckt.encoding"
+#define CKT_L_FRAGMENT "ckt.fragment"
+
+static ckt_encoding *checkenc(lua_State *L, int i) { return luaL_checkudata(L, i, CKT_L_ENCODING); }
+
+static void pushenc(lua_State *L, const ckt_encoding *e)
+{
+    ckt_encoding *u = lua_newuserdatauv(L, sizeof *u, 0);
+    *u = *e;
+    luaL_setmetatable(L, CKT_L_ENCODING);
+}
+
+/* A list of lists of integers (e.g. hs = {{2,4},{8,8}}): returns the outer count. */
+static int int_lists(lua_State *L, int t, const char *fn, const char *field, int64_t rows[][CKT_DIST_MAX_H], int *lens, int cap)
+{
+    char what[96];
+    if (lua_getfield(L, t, field) != LUA_TTABLE) return ckt_l_errorf(L, "%s: field '%s' must be a list of lists of integers, got %s", fn, field, luaL_typename(L, -1));
+    int n = (int)luaL_len(L, -1);
+    if (n > cap) return ckt_l_errorf(L, "%s: field '%s' has %d entries, at most %d", fn, field, n, cap);
+    for (int i = 0; i < n; i++) {
+        lua_geti(L, -1, i + 1);
+        snprintf(what, sizeof what, "%s: %s[%d]", fn, field, i + 1);
+        lens[i] = ckt_l_int_list(L, -1, what, rows[i], CKT_DIST_MAX_H);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return n;
+}
+
+static int l_encoding(lua_State *L)
+{
+    static const char *const fn = "tile_distribution_encoding";
+    static const char *const allowed[] = {"rs", "hs", "ps_to_rhs_major", "ps_to_rhs_minor", "ys_to_rhs_major", "ys_to_rhs_minor", NULL};
+    luaL_checktype(L, 1, LUA_TTABLE);
+    ckt_l_check_fields(L, 1, fn, allowed);
+    ckt_encoding_desc d;
+    memset(&d, 0, sizeof d);
+    if (lua_getfield(L, 1, "rs") != LUA_TNIL) d.nr = ckt_l_int_list(L, -1, "tile_distribution_encoding: rs", d.rs, CKT_DIST_MAX_H);
+    lua_pop(L, 1);
+    d.nx = int_lists(L, 1, fn, "hs", d.hs, d.nh, CKT_DIST_MAX_X);
+    int64_t pm[CKT_DIST_MAX_P][CKT_DIST_MAX_H], pn[CKT_DIST_MAX_P][CKT_DIST_MAX_H];
+    int lm[CKT_DIST_MAX_P], ln[CKT_DIST_MAX_P];
+    d.np = int_lists(L, 1, fn, "ps_to_rhs_major", pm, lm, CKT_DIST_MAX_P);
+    int np2 = int_lists(L, 1, fn, "ps_to_rhs_minor", pn, ln, CKT_DIST_MAX_P);
+    if (np2 != d.np) return ckt_l_errorf(L, "%s: ps_to_rhs_major has %d Ps but ps_to_rhs_minor %d", fn, d.np, np2);
+    for (int p = 0; p < d.np; p++) {
+        if (lm[p] != ln[p]) return ckt_l_errorf(L, "%s: P%d lists %d majors but %d minors", fn, p, lm[p], ln[p]);
+        d.np_comp[p] = lm[p];
+        for (int j = 0; j < lm[p]; j++) {
+            if (pm[p][j] < -1000 || pm[p][j] > 1000 || pn[p][j] < -1000 || pn[p][j] > 1000)
+                return ckt_l_errorf(L, "%s: P%d entry %d: major/minor out of range", fn, p, j);
+            d.p_major[p][j] = (int)pm[p][j];
+            d.p_minor[p][j] = (int)pn[p][j];
+        }
+    }
+    int64_t ym[CKT_DIST_MAX_Y], yn[CKT_DIST_MAX_Y];
+    lua_getfield(L, 1, "ys_to_rhs_major");
+    d.ny = lua_isnil(L, -1) ? 0 : ckt_l_int_list(L, -1, "tile_distribution_encoding: ys_to_rhs_major", ym, CKT_DIST_MAX_Y);
+    lua_pop(L, 1);
+    lua_getfield(L, 1, "ys_to_rhs_minor");
+    int ny2 = lua_isnil(L, -1) ? 0 : ckt_l_int_list(L, -1, "tile_distribution_encoding: ys_to_rhs_minor", yn, CKT_DIST_MAX_Y);
+    lua_pop(L, 1);
+    if (ny2 != d.ny) return ckt_l_errorf(L, "%s: ys_to_rhs_major has %d Ys but ys_to_rhs_minor %d", fn, d.ny, ny2);
+    for (int y = 0; y < d.ny; y++) {
+        if (ym[y] < -1000 || ym[y] > 1000 || yn[y] < -1000 || yn[y] > 1000) return ckt_l_errorf(L, "%s: Y%d major/minor out of range", fn, y);
+        d.y_major[y] = (int)ym[y];
+        d.y_minor[y] = (int)yn[y];
+    }
+    ckt_encoding e;
+    ckt_error err;
+    if (ckt_encoding_make(&d, &e, &err)) return ckt_l_error(L, &err);
+    pushenc(L, &e);
+    return 1;
+}
+
+static int l_pattern_2d(lua_State *L)
+{
+    static const char *const fn = "encoding_pattern_2d";
+    static const char *const allowed[] = {"block_size", "y_per_tile", "x_per_tile", "vec_size", "pattern", "num_wave_groups", "warp_size", NULL};
+    luaL_checktype(L, 1, LUA_TTABLE);
+    ckt_l_check_fields(L, 1, fn, allowed);
+    ckt_pattern_2d p = {0, 0, 0, 0, 1, 64, CKT_THREAD_RAKED};
+    static const char *const req[] = {"block_size", "y_per_tile", "x_per_tile", "vec_size"};
+    int64_t *dst[] = {&p.block_size, &p.y_per_tile, &p.x_per_tile, &p.vec_size};
+    for (int i = 0; i < 4; i++)
+        if (!ckt_l_field_int(L, 1, fn, req[i], dst[i])) return ckt_l_errorf(L, "%s: field '%s' is required", fn, req[i]);
+    ckt_l_field_int(L, 1, fn, "num_wave_groups", &p.num_wave_groups);
+    ckt_l_field_int(L, 1, fn, "warp_size", &p.warp_size);
+    const char *pat = "thread_raked";
+    ckt_l_field_string(L, 1, fn, "pattern", &pat);
+    if (strcmp(pat, "thread_raked") == 0) p.pattern = CKT_THREAD_RAKED;
+    else if (strcmp(pat, "warp_raked") == 0) p.pattern = CKT_WARP_RAKED;
+    else if (strcmp(pat, "block_raked") == 0) p.pattern = CKT_BLOCK_RAKED;
+    else return ckt_l_errorf(L, "%s: pattern must be \"thread_raked\", \"warp_raked\" or \"block_raked\", got \"%s\"", fn, pat);
+    ckt_encoding e;
+    ckt_error err;
+    if (ckt_encoding_pattern_2d(&p, &e, &err)) return ckt_l_error(L, &err);
+    pushenc(L, &e);
+    return 1;
+}
+
+static int e_index(lua_State *L)
+{
+    ckt_encoding *e = checkenc(L, 1);
+    if (lua_type(L, 2) == LUA_TSTRING) {
+        const char *k = lua_tostring(L, 2);
+        const struct { const char *name; int64_t v; } f[] = {{"x0", e->x0}, {"x1", e->x1}, {"y0", e->y0}, {"y1", e->y1}, {"y2", e->y2},
+            {"block_size", e->pattern.block_size}, {"y_per_tile", e->pattern.y_per_tile}, {"x_per_tile", e->pattern.x_per_tile},
+            {"vec_size", e->pattern.vec_size}, {"warp_size", e->pattern.warp_size}, {"num_wave_groups", e->pattern.num_wave_groups}};
+        if (e->pattern.pattern != CKT_PATTERN_NONE)
+            for (size_t i = 0; i < sizeof f / sizeof *f; i++)
+                if (strcmp(k, f[i].name) == 0) { lua_pushinteger(L, (lua_Integer)f[i].v); return 1; }
+        if (strcmp(k, "pattern") == 0) { lua_pushstring(L, ckt_pattern_name(e->pattern.pattern)); return 1; }
+    }
+    luaL_getmetatable(L, CKT_L_ENCODING);
+    lua_pushvalue(L, 2);
+    lua_rawget(L, -2);
+    return 1;
+}
+
+static int e_ys_lengths(lua_State *L)
+{
+    ckt_encoding *e = checkenc(L, 1);
+    int64_t ys[CKT_DIST_MAX_Y];
+    ckt_encoding_ys_lengths(e, ys, NULL);
+    ckt_l_push_int_list(L, ys, e->d.ny);
+    return 1;
+}
+
+static int e_x_lengths(lua_State *L)
+{
+    ckt_encoding *e = checkenc(L, 1);
+    int64_t xs[CKT_DIST_MAX_X];
+    ckt_encoding_x_lengths(e, xs, NULL);
+    ckt_l_push_int_list(L, xs, e->d.nx);
+    return 1;
+}
+
+static int e_num_threads(lua_State *L) { lua_pushinteger(L, (lua_Integer)ckt_encoding_num_threads(checkenc(L, 1))); return 1; }
+
+static int e_calculate_index(lua_State *L)
+{
+    ckt_encoding *e = checkenc(L, 1);
+    int64_t t = ckt_l_checkint(L, 2, "calculate_index: thread_id");
+    int64_t ys[CKT_DIST_MAX_Y], xs[CKT_DIST_MAX_X];
+    int n = ckt_l_int_list(L, 3, "calculate_index: y_coords", ys, CKT_DIST_MAX_Y);
+    if (n != e->d.ny) return ckt_l_errorf(L, "calculate_index: y_coords has %d entries, the encoding has %d Ys", n, e->d.ny);
+    ckt_error err;
+    if (ckt_encoding_calculate_index(e, t, ys, xs, &err)) return ckt_l_error(L, &err);
+    ckt_l_push_int_list(L, xs, e->d.nx);
+    return 1;
+}
+
+static int e_owner(lua_State *L)
+{
+    ckt_encoding *e = checkenc(L, 1);
+    int64_t want[CKT_DIST_MAX_X], xl[CKT_DIST_MAX_X];
+    int n = ckt_l_int_list(L, 2, "owner: x_coords", want, CKT_DIST_MAX_X);
+    if (n != e->d.nx) return ckt_l_errorf(L, "owner: x_coords has %d entries, the encoding has %d X dimensions", n, e->d.nx);
+    ckt_encoding_x_lengths(e, xl, NULL);
+    for (int i = 0; i < n; i++)
+        if (want[i] < 0 || want[i] >= xl[i]) return ckt_l_errorf(L, "owner: x_coords[%d] = %lld is out of range [0, %lld)", i + 1, (long long)want[i], (long long)xl[i]);
+    int64_t ylen[CKT_DIST_MAX_Y], ys[CKT_DIST_MAX_Y], xs[CKT_DIST_MAX_X], nv = 1;
+    ckt_encoding_ys_lengths(e, ylen, NULL);
+    for (int y = 0; y < e->d.ny; y++) nv *= ylen[y];
+    lua_newtable(L);
+    int found = 0, threads = lua_gettop(L);
+    lua_pushnil(L);
+    int ycoords = lua_gettop(L);
+    int64_t nt = ckt_encoding_num_threads(e);
+    for (int64_t t = 0; t < nt; t++)
+        for (int64_t v = 0; v < nv; v++) {
+            int64_t r = v;
+            for (int y = e->d.ny - 1; y >= 0; y--) { ys[y] = r % ylen[y]; r /= ylen[y]; }
+            ckt_encoding_calculate_index(e, t, ys, xs, NULL);
+            if (memcmp(xs, want, sizeof(int64_t) * (size_t)n) != 0) continue;
+            lua_pushinteger(L, (lua_Integer)t);
+            lua_rawseti(L, threads, ++found);
+            if (found == 1) { ckt_l_push_int_list(L, ys, e->d.ny); lua_replace(L, ycoords); }
+        }
+    return 2;
+}
+
+static int e_tv_layout(lua_State *L)
+{
+    ckt_layout tv;
+    ckt_error err;
+    if (ckt_encoding_tv_layout(checkenc(L, 1), &tv, &err)) return ckt_l_error(L, &err);
+    ckt_l_pushlayout(L, &tv);
+    return 1;
+}
+
+/* Draw a TV layout over a rows x cols tile with T#/V# cells (shared by encodings, nested layouts, fragments). */
+int ckt_l_draw_tv(lua_State *L, const ckt_layout *tv, int64_t rows, int64_t cols, const char *title, int svg);
+int ckt_l_draw_tv(lua_State *L, const ckt_layout *tv, int64_t rows, int64_t cols, const char *title, int svg)
+{
+    int64_t cells = rows * cols;
+    if (cells > CKT_RENDER_MAX_CELLS) return ckt_l_errorf(L, "grid: %lld cells are too many to draw", (long long)cells);
+    int64_t *ot = lua_newuserdatauv(L, sizeof(int64_t) * (size_t)cells * 2, 0), *ov = ot + cells;
+    ckt_error err;
+    if (ckt_tv_owners(tv, cells, ot, ov, &err)) return ckt_l_error(L, &err);
+    char **labels = lua_newuserdatauv(L, sizeof(char *) * (size_t)cells, 0);
+    char *text = lua_newuserdatauv(L, (size_t)cells * 24, 0);
+    for (int64_t i = 0; i < cells; i++) {
+        labels[i] = text + i * 24;
+        if (ot[i] < 0) snprintf(labels[i], 24, ".");
+        else snprintf(labels[i], 24, "T%lld/V%lld", (long long)ot[i], (long long)ov[i]);
+    }
+    ckt_cells c = {rows, cols, ot, (const char *const *)labels, title};
+    char *s = svg ? ckt_render_svg(&c, &err) : ckt_render_grid(&c, &err);
+    if (!s) return ckt_l_error(L, &err);
+    lua_pushstring(L, s);
+    free(s);
+    return 1;
+}
+
+static int e_draw(lua_State *L, int svg)
+{
+    ckt_encoding *e = checkenc(L, 1);
+    if (e->d.nx != 2) return ckt_l_errorf(L, "grid: only 2-D encodings can be drawn (this one has %d X dimensions)", e->d.nx);
+    int64_t xl[2];
+    ckt_encoding_x_lengths(e, xl, NULL);
+    ckt_layout tv;
+    ckt_error err;
+    if (ckt_encoding_tv_layout(e, &tv, &err)) return ckt_l_error(L, &err);
+    char title[512];
+    ckt_encoding_to_string(e, title, sizeof title);
+    return ckt_l_draw_tv(L, &tv, xl[0], xl[1], title, svg);
+}
+
+static int e_grid(lua_State *L) { return e_draw(L, 0); }
+static int e_svg(lua_State *L) { return e_draw(L, 1); }
+
+static int e_tostring(lua_State *L)
+{
+    char buf[1024];
+    ckt_encoding_to_string(checkenc(L, 1), buf, sizeof buf);
+    lua_pushstring(L, buf);
+    return 1;
+}
+
+/* ---- fragments ---- */
+
+static int l_fragment(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 1);
+    const char *op = luaL_checkstring(L, 2);
+    if (strlen(op) != 1) return ckt_l_errorf(L, "fragment: operand must be \"A\", \"B\" or \"C\", got \"%s\"", op);
+    ckt_fragment f;
+    ckt_error err;
+    if (ckt_fragment_get(name, op[0], &f, &err)) return ckt_l_error(L, &err);
+    ckt_fragment *u = lua_newuserdatauv(L, sizeof *u, 0);
+    *u = f;
+    luaL_setmetatable(L, CKT_L_FRAGMENT);
+    return 1;
+}
+
+static ckt_fragment *checkfrag(lua_State *L, int i) { return luaL_checkudata(L, i, CKT_L_FRAGMENT); }
+static int f_tv(lua_State *L) { ckt_l_pushlayout(L, &checkfrag(L, 1)->tv); return 1; }
+static int f_index(lua_State *L)
+{
+    ckt_fragment *f = checkfrag(L, 1);
+    const char *k = lua_tostring(L, 2);
+    if (k) {
+        if (!strcmp(k, "rows")) { lua_pushinteger(L, (lua_Integer)f->rows); return 1; }
+        if (!strcmp(k, "cols")) { lua_pushinteger(L, (lua_Integer)f->cols); return 1; }
+        if (!strcmp(k, "lanes")) { lua_pushinteger(L, (lua_Integer)f->lanes); return 1; }
+        if (!strcmp(k, "values")) { lua_pushinteger(L, (lua_Integer)f->values); return 1; }
+        if (!strcmp(k, "operand")) { lua_pushlstring(L, &f->operand, 1); return 1; }
+        if (!strcmp(k, "name")) { lua_pushstring(L, f->name); return 1; }
+    }
+    luaL_getmetatable(L, CKT_L_FRAGMENT);
+    lua_pushvalue(L, 2);
+    lua_rawget(L, -2);
+    return 1;
+}
+static int f_tostring(lua_State *L)
+{
+    ckt_fragment *f = checkfrag(L, 1);
+    char tv[256];
+    ckt_layout_to_string(&f->tv, tv, sizeof tv);
+    lua_pushfstring(L, "fragment %s %c (%dx%d, %d lanes x %d values): %s", f->name, f->operand, (int)f->rows, (int)f->cols, (int)f->lanes, (int)f->values, tv);
+    return 1;
+}
+static int f_draw(lua_State *L, int svg)
+{
+    ckt_fragment *f = checkfrag(L, 1);
+    lua_pushcfunction(L, f_tostring);
+    lua_pushvalue(L, 1);
+    lua_call(L, 1, 1);
+    return ckt_l_draw_tv(L, &f->tv, f->rows, f->cols, lua_tostring(L, -1), svg);
+}
+static int f_grid(lua_State *L) { return f_draw(L, 0); }
+static int f_svg(lua_State *L) { return f_draw(L, 1); }
+
+/* ---- the common view ---- */
+
+/* Any distribution-like value to its TV layout: a layout, an encoding, a nested layout, a fragment. */
+void ckt_l_to_tv(lua_State *L, int idx, const char *what, ckt_layout *tv);
+void ckt_l_to_tv(lua_State *L, int idx, const char *what, ckt_layout *tv)
+{
+    idx = lua_absindex(L, idx);
+    ckt_layout *l = ckt_l_testlayout(L, idx);
+    if (l) { *tv = *l; return; }
+    if (luaL_testudata(L, idx, CKT_L_FRAGMENT)) { *tv = checkfrag(L, idx)->tv; return; }
+    ckt_encoding *e = luaL_testudata(L, idx, CKT_L_ENCODING);
+    ckt_error err;
+    if (e) {
+        if (ckt_encoding_tv_layout(e, tv, &err)) ckt_l_error(L, &err);
+        return;
+    }
+    if (luaL_getmetafield(L, idx, "tv_layout") == LUA_TFUNCTION) {
+        lua_pushvalue(L, idx);
+        lua_call(L, 1, 1);
+        l = ckt_l_testlayout(L, -1);
+        if (l) { *tv = *l; lua_pop(L, 1); return; }
+    }
+    ckt_l_errorf(L, "%s must be a distribution (encoding, nested layout, fragment or TV layout), got %s", what, luaL_typename(L, idx));
+}
+
+static int l_same_distribution(lua_State *L)
+{
+    ckt_layout a, b;
+    ckt_l_to_tv(L, 1, "same_distribution: argument 1", &a);
+    ckt_l_to_tv(L, 2, "same_distribution: argument 2", &b);
+    int strict = 0;
+    if (!lua_isnoneornil(L, 3)) {
+        static const char *const allowed[] = {"strict", NULL};
+        ckt_l_check_fields(L, 3, "same_distribution", allowed);
+        ckt_l_field_bool(L, 3, "same_distribution", "strict", &strict);
+    }
+    bool same;
+    ckt_error err;
+    if (ckt_same_distribution(&a, &b, strict, &same, &err)) return ckt_l_error(L, &err);
+    lua_pushboolean(L, same);
+    return 1;
+}
+
+void ckt_l_open_distribution(lua_State *L)
+{
+    static const luaL_Reg enc_methods[] = {
+        {"__index", e_index}, {"__tostring", e_tostring}, {"ys_lengths", e_ys_lengths}, {"x_lengths", e_x_lengths},
+        {"num_threads", e_num_threads}, {"calculate_index", e_calculate_index}, {"owner", e_owner},
+        {"tv_layout", e_tv_layout}, {"grid", e_grid}, {"svg", e_svg}, {NULL, NULL}};
+    static const luaL_Reg frag_methods[] = {
+        {"__index", f_index}, {"__tostring", f_tostring}, {"tv_layout", f_tv}, {"grid", f_grid}, {"svg", f_svg}, {NULL, NULL}};
+    ckt_l_new_class(L, CKT_L_ENCODING, enc_methods);
+    ckt_l_new_class(L, CKT_L_FRAGMENT, frag_methods);
+    static const luaL_Reg fns[] = {{"tile_distribution_encoding", l_encoding}, {"encoding_pattern_2d", l_pattern_2d},
+                                   {"fragment", l_fragment}, {"same_distribution", l_same_distribution}, {NULL, NULL}};
+    luaL_setfuncs(L, fns, 0);
+}

@@ -1,3 +1,146 @@
+/* Lua: IREE nested layouts (ckt.nested_layout). */
+#include <string.h>
+
+#include "ckt/distribution.h"
 #include "l_internal.h"
 
-void ckt_l_open_nested(lua_State *L) { (void)L; }
+#define CKT_L_NESTED "ckt.nested_layout"
+
+int ckt_l_draw_tv(lua_State *L, const ckt_layout *tv, int64_t rows, int64_t cols, const char *title, int svg);
+
+static ckt_nested *checknested(lua_State *L, int i) { return luaL_checkudata(L, i, CKT_L_NESTED); }
+
+static int l_nested(lua_State *L)
+{
+    static const char *const fn = "nested_layout";
+    static const char *const fields[] = {"subgroup_tile", "batch_tile", "outer_tile", "thread_tile", "element_tile", "subgroup_strides", "thread_strides", NULL};
+    luaL_checktype(L, 1, LUA_TTABLE);
+    ckt_l_check_fields(L, 1, fn, fields);
+    ckt_nested n;
+    memset(&n, 0, sizeof n);
+    int64_t *dst[] = {n.subgroup_tile, n.batch_tile, n.outer_tile, n.thread_tile, n.element_tile, n.subgroup_strides, n.thread_strides};
+    int rank = -1;
+    for (int f = 0; f < 7; f++) {
+        char what[64];
+        snprintf(what, sizeof what, "%s: %s", fn, fields[f]);
+        if (lua_getfield(L, 1, fields[f]) == LUA_TNIL) return ckt_l_errorf(L, "%s: field '%s' is required", fn, fields[f]);
+        int64_t v[64];
+        int k = ckt_l_int_list(L, -1, what, v, 64);
+        lua_pop(L, 1);
+        if (k > CKT_NESTED_MAX_RANK) return ckt_l_errorf(L, "%s: rank %d is beyond the capacity %d", fn, k, CKT_NESTED_MAX_RANK);
+        if (rank >= 0 && k != rank)
+            return ckt_l_errorf(L, "%s: all fields must have the same rank as the layout: %s has %d entries, %s has %d", fn, fields[f], k, fields[0], rank);
+        rank = k;
+        memcpy(dst[f], v, sizeof(int64_t) * (size_t)k);
+    }
+    n.rank = rank;
+    ckt_nested out;
+    ckt_error err;
+    if (ckt_nested_make(&n, &out, &err)) return ckt_l_error(L, &err);
+    ckt_nested *u = lua_newuserdatauv(L, sizeof *u, 0);
+    *u = out;
+    luaL_setmetatable(L, CKT_L_NESTED);
+    return 1;
+}
+
+static int n_undistributed(lua_State *L)
+{
+    ckt_nested *n = checknested(L, 1);
+    int64_t s[CKT_NESTED_MAX_RANK];
+    ckt_nested_undistributed_shape(n, s);
+    ckt_l_push_int_list(L, s, n->rank);
+    return 1;
+}
+
+static int n_packed(lua_State *L)
+{
+    ckt_nested *n = checknested(L, 1);
+    int64_t s[5 * CKT_NESTED_MAX_RANK];
+    ckt_nested_packed_shape(n, s);
+    ckt_l_push_int_list(L, s, 5 * n->rank);
+    return 1;
+}
+
+static int n_distributed(lua_State *L)
+{
+    ckt_nested *n = checknested(L, 1);
+    int64_t s[3 * CKT_NESTED_MAX_RANK];
+    ckt_nested_distributed_shape(n, s);
+    ckt_l_push_int_list(L, s, 3 * n->rank);
+    return 1;
+}
+
+static int64_t subgroup_size_arg(lua_State *L, int idx)
+{
+    if (lua_istable(L, idx)) {
+        int64_t s = 64;
+        static const char *const allowed[] = {"subgroup_size", NULL};
+        ckt_l_check_fields(L, idx, "nested_layout", allowed);
+        ckt_l_field_int(L, idx, "nested_layout", "subgroup_size", &s);
+        return s;
+    }
+    return ckt_l_optint(L, idx, "subgroup_size", 64);
+}
+
+static int n_elements(lua_State *L)
+{
+    ckt_nested *n = checknested(L, 1);
+    int64_t tid = ckt_l_checkint(L, 2, "elements: tid");
+    int64_t sgs = subgroup_size_arg(L, 3);
+    int64_t nv = ckt_nested_values_per_thread(n);
+    if (nv > (1 << 22)) return ckt_l_errorf(L, "elements: %lld values per thread is too many", (long long)nv);
+    int64_t *c = lua_newuserdatauv(L, sizeof(int64_t) * (size_t)(nv * n->rank), 0);
+    ckt_error err;
+    if (ckt_nested_elements(n, tid, sgs, c, &err)) return ckt_l_error(L, &err);
+    lua_createtable(L, (int)nv, 0);
+    for (int64_t v = 0; v < nv; v++) {
+        ckt_l_push_int_list(L, c + v * n->rank, n->rank);
+        lua_rawseti(L, -2, v + 1);
+    }
+    return 1;
+}
+
+static int n_tv_layout(lua_State *L)
+{
+    ckt_nested *n = checknested(L, 1);
+    ckt_layout tv;
+    ckt_error err;
+    if (ckt_nested_tv_layout(n, subgroup_size_arg(L, 2), &tv, &err)) return ckt_l_error(L, &err);
+    ckt_l_pushlayout(L, &tv);
+    return 1;
+}
+
+static int n_tostring(lua_State *L)
+{
+    char buf[1024];
+    ckt_nested_to_string(checknested(L, 1), buf, sizeof buf);
+    lua_pushstring(L, buf);
+    return 1;
+}
+
+static int n_draw(lua_State *L, int svg)
+{
+    ckt_nested *n = checknested(L, 1);
+    if (n->rank != 2) return ckt_l_errorf(L, "grid: only rank-2 nested layouts can be drawn (rank %d)", n->rank);
+    int64_t s[2];
+    ckt_nested_undistributed_shape(n, s);
+    ckt_layout tv;
+    ckt_error err;
+    if (ckt_nested_tv_layout(n, subgroup_size_arg(L, 2), &tv, &err)) return ckt_l_error(L, &err);
+    char title[1024];
+    ckt_nested_to_string(n, title, sizeof title);
+    return ckt_l_draw_tv(L, &tv, s[0], s[1], title, svg);
+}
+static int n_grid(lua_State *L) { return n_draw(L, 0); }
+static int n_svg(lua_State *L) { return n_draw(L, 1); }
+
+void ckt_l_open_nested(lua_State *L)
+{
+    static const luaL_Reg methods[] = {
+        {"__tostring", n_tostring}, {"undistributed_shape", n_undistributed}, {"packed_shape", n_packed},
+        {"distributed_shape", n_distributed}, {"elements", n_elements}, {"tv_layout", n_tv_layout},
+        {"grid", n_grid}, {"svg", n_svg}, {NULL, NULL}};
+    ckt_l_new_class(L, CKT_L_NESTED, methods);
+    lua_pushcfunction(L, l_nested);
+    lua_setfield(L, -2, "nested_layout");
+}

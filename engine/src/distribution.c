@@ -165,8 +165,14 @@ static int64_t comp_stride(const ckt_encoding_desc *d, int major, int minor)
     return w;
 }
 
-static ckt_status mode_of(int n, const int64_t *s, const int64_t *dd, ckt_layout *out, ckt_error *err)
+static ckt_status mode_of(int n0, const int64_t *s0, const int64_t *d0, ckt_layout *out, ckt_error *err)
 {
+    /* size-1 leaves carry no information: drop them */
+    int64_t s[CKT_MAX_RANK * 4], dd[CKT_MAX_RANK * 4];
+    int n = 0;
+    for (int i = 0; i < n0 && n < CKT_MAX_RANK * 4; i++)
+        if (s0[i] != 1) { s[n] = s0[i]; dd[n++] = d0[i]; }
+    if (n > CKT_MAX_RANK) return ckt_fail(err, CKT_ECAPACITY, "tv_layout: %d modes are beyond the capacity %d", n, CKT_MAX_RANK);
     if (n == 0) {
         int64_t one = 1, zero = 0;
         return ckt_layout_flat(out, 1, &one, &zero, err);
