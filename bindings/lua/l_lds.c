@@ -1,3 +1,397 @@
+/* Lua: hardware models (ckt.target) and the LDS bank model (ckt.lds.*). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ckt/lds.h"
+#include "ckt/target.h"
+#include "ckt/visual.h"
 #include "l_internal.h"
 
-void ckt_l_open_lds(lua_State *L) { (void)L; }
+static void get_target(lua_State *L, int t, const char *fn, ckt_target *out)
+{
+    const char *name = NULL;
+    if (!ckt_l_field_string(L, t, fn, "target", &name)) name = ckt_context_default_target(ckt_l_context(L));
+    ckt_error err;
+    if (ckt_target_get(name, out, &err)) ckt_l_errorf(L, "%s: %s", fn, err.msg);
+}
+
+int ckt_l_dtype_bytes(lua_State *L, const char *fn, const char *dtype);
+int ckt_l_dtype_bytes(lua_State *L, const char *fn, const char *dtype)
+{
+    static const struct { const char *n; int b; } t[] = {{"f16", 2}, {"bf16", 2}, {"f32", 4}, {"i32", 4}, {"u32", 4}, {"i8", 1}, {"u8", 1}, {"f64", 8}, {"i64", 8}, {"fp8", 1}};
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+        if (!strcmp(t[i].n, dtype)) return t[i].b;
+    return ckt_l_errorf(L, "%s: unknown dtype '%s' (f16, bf16, f32, i32, u32, i8, u8, f64, i64, fp8)", fn, dtype);
+}
+
+static int l_target(lua_State *L)
+{
+    const char *name = lua_isnoneornil(L, 1) ? ckt_context_default_target(ckt_l_context(L)) : luaL_checkstring(L, 1);
+    ckt_target t;
+    ckt_error err;
+    if (ckt_target_get(name, &t, &err)) return ckt_l_error(L, &err);
+    lua_createtable(L, 0, 10);
+    lua_pushstring(L, t.name); lua_setfield(L, -2, "name");
+    lua_pushstring(L, t.vendor == CKT_VENDOR_AMD ? "amd" : "nvidia"); lua_setfield(L, -2, "vendor");
+    lua_pushinteger(L, t.wave_size); lua_setfield(L, -2, "wave_size");
+    lua_pushinteger(L, t.lds_banks); lua_setfield(L, -2, "lds_banks");
+    lua_pushinteger(L, t.bank_bytes); lua_setfield(L, -2, "bank_bytes");
+    lua_pushinteger(L, (lua_Integer)t.lds_bytes); lua_setfield(L, -2, "lds_bytes");
+    lua_newtable(L);
+    const char *m = t.matrix;
+    for (int k = 1; m && *m; k++) {
+        const char *c = strchr(m, ',');
+        lua_pushlstring(L, m, c ? (size_t)(c - m) : strlen(m));
+        lua_rawseti(L, -2, k);
+        m = c ? c + 1 : NULL;
+    }
+    lua_setfield(L, -2, "matrix");
+    lua_newtable(L);
+    for (int i = 0; i < t.ninstr; i++) {
+        const ckt_lds_instr *in = &t.instr[i];
+        lua_createtable(L, 0, 6);
+        lua_pushinteger(L, in->bytes); lua_setfield(L, -2, "bytes");
+        lua_pushstring(L, in->is_write ? "write" : "read"); lua_setfield(L, -2, "op");
+        lua_pushboolean(L, in->documented); lua_setfield(L, -2, "documented");
+        lua_pushstring(L, in->source); lua_setfield(L, -2, "source");
+        lua_createtable(L, in->nphases, 0);
+        for (int p = 0; p < in->nphases; p++) {
+            lua_createtable(L, in->lanes_per_phase, 0);
+            for (int k = 0; k < in->lanes_per_phase; k++) {
+                lua_pushinteger(L, in->lanes[p][k]);
+                lua_rawseti(L, -2, k + 1);
+            }
+            lua_rawseti(L, -2, p + 1);
+        }
+        lua_setfield(L, -2, "phases");
+        lua_setfield(L, -2, in->name);
+    }
+    lua_setfield(L, -2, "instructions");
+    return 1;
+}
+
+static void push_result(lua_State *L, const ckt_lds_result *r)
+{
+    lua_createtable(L, 0, 4);
+    lua_pushinteger(L, r->ways); lua_setfield(L, -2, "ways");
+    lua_pushinteger(L, r->cycles); lua_setfield(L, -2, "cycles");
+    lua_pushinteger(L, r->ideal_cycles); lua_setfield(L, -2, "ideal_cycles");
+    lua_createtable(L, r->nphases, 0);
+    for (int p = 0; p < r->nphases; p++) {
+        const ckt_lds_phase_result *ph = &r->phases[p];
+        lua_createtable(L, 0, 3);
+        lua_createtable(L, ph->nlanes, 0);
+        for (int k = 0; k < ph->nlanes; k++) { lua_pushinteger(L, ph->lanes[k]); lua_rawseti(L, -2, k + 1); }
+        lua_setfield(L, -2, "lanes");
+        lua_createtable(L, ph->nlanes, 0);
+        for (int k = 0; k < ph->nlanes; k++) { lua_pushinteger(L, ph->bank[k]); lua_rawseti(L, -2, k + 1); }
+        lua_setfield(L, -2, "banks");
+        lua_pushinteger(L, ph->ways); lua_setfield(L, -2, "ways");
+        lua_rawseti(L, -2, p + 1);
+    }
+    lua_setfield(L, -2, "phases");
+}
+
+/* A text report: one line per phase, lanes -> banks. */
+static void push_report(lua_State *L, const ckt_target *t, const char *instr, const ckt_lds_result *r)
+{
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    lua_pushfstring(L, "%s on %s: %d cycles for %d ideal (%d-way worst)\n", instr, t->name, r->cycles, r->ideal_cycles, r->ways);
+    luaL_addvalue(&b);
+    for (int p = 0; p < r->nphases; p++) {
+        const ckt_lds_phase_result *ph = &r->phases[p];
+        lua_pushfstring(L, "  phase %d (%d-way):", p, ph->ways);
+        luaL_addvalue(&b);
+        for (int k = 0; k < ph->nlanes; k++) {
+            lua_pushfstring(L, " L%d>B%d", ph->lanes[k], ph->bank[k]);
+            luaL_addvalue(&b);
+        }
+        luaL_addchar(&b, '\n');
+    }
+    luaL_pushresult(&b);
+}
+
+/* SVG of lanes x banks: a cell holds the phase number of the lane that hits the bank. */
+static void push_svg(lua_State *L, const ckt_target *t, const char *title, const ckt_lds_result *r)
+{
+    int64_t rows = t->wave_size, cols = t->lds_banks;
+    int64_t *v = lua_newuserdatauv(L, sizeof(int64_t) * (size_t)(rows * cols), 0);
+    const char **labels = lua_newuserdatauv(L, sizeof(char *) * (size_t)(rows * cols), 0);
+    char *text = lua_newuserdatauv(L, (size_t)(rows * cols) * 8, 0);
+    for (int64_t i = 0; i < rows * cols; i++) { v[i] = -1; labels[i] = ""; }
+    for (int p = 0; p < r->nphases; p++)
+        for (int k = 0; k < r->phases[p].nlanes; k++) {
+            int64_t c = r->phases[p].lanes[k] * cols + r->phases[p].bank[k];
+            v[c] = p;
+            snprintf(text + c * 8, 8, "P%d", p);
+            labels[c] = text + c * 8;
+        }
+    ckt_cells cells = {rows, cols, v, labels, title};
+    ckt_error err;
+    char *s = ckt_render_svg(&cells, &err);
+    lua_pop(L, 3);
+    if (!s) { ckt_l_error(L, &err); return; }
+    lua_pushstring(L, s);
+    free(s);
+}
+
+static int l_analyze(lua_State *L)
+{
+    static const char *const fn = "lds.analyze";
+    static const char *const allowed[] = {"target", "instr", "addresses", "svg", NULL};
+    luaL_checktype(L, 1, LUA_TTABLE);
+    ckt_l_check_fields(L, 1, fn, allowed);
+    ckt_target t;
+    get_target(L, 1, fn, &t);
+    const char *iname;
+    if (!ckt_l_field_string(L, 1, fn, "instr", &iname)) return ckt_l_errorf(L, "%s: field 'instr' is required", fn);
+    const ckt_lds_instr *in = ckt_target_instr(&t, iname);
+    if (!in) {
+        luaL_Buffer b;
+        luaL_buffinit(L, &b);
+        for (int i = 0; i < t.ninstr; i++) { if (i) luaL_addstring(&b, ", "); luaL_addstring(&b, t.instr[i].name); }
+        luaL_pushresult(&b);
+        return ckt_l_errorf(L, "%s: unknown instruction '%s' on %s (known: %s, read_bN, write_bN)", fn, iname, t.name, lua_tostring(L, -1));
+    }
+    if (lua_getfield(L, 1, "addresses") != LUA_TTABLE) return ckt_l_errorf(L, "%s: field 'addresses' must be a table of one byte address per lane", fn);
+    int at = lua_gettop(L);
+    lua_Integer n = luaL_len(L, at);
+    if (n > t.wave_size) return ckt_l_errorf(L, "%s: %d addresses, more than the %d lanes of %s", fn, (int)n, t.wave_size, t.name);
+    int64_t addr[CKT_MAX_LANES];
+    for (int l = 0; l < t.wave_size; l++) {
+        int ty = lua_geti(L, at, l + 1);
+        if (ty == LUA_TNIL || (ty == LUA_TBOOLEAN && !lua_toboolean(L, -1))) addr[l] = -1; /* inactive lane */
+        else {
+            char what[64];
+            snprintf(what, sizeof what, "%s: address of lane %d", fn, l);
+            addr[l] = ckt_l_checkint(L, -1, what);
+            if (addr[l] < 0) return ckt_l_errorf(L, "%s: address %lld of lane %d is negative", fn, (long long)addr[l], l);
+        }
+        lua_pop(L, 1);
+    }
+    ckt_lds_result r;
+    ckt_error err;
+    if (ckt_lds_analyze(&t, in, addr, t.wave_size, &r, &err)) return ckt_l_error(L, &err);
+    push_result(L, &r);
+    push_report(L, &t, in->name, &r);
+    lua_setfield(L, -2, "report");
+    int svg = 0;
+    ckt_l_field_bool(L, 1, fn, "svg", &svg);
+    if (svg) { push_svg(L, &t, in->name, &r); lua_setfield(L, -2, "svg"); }
+    return 1;
+}
+
+/* A tensor layout: a layout, or a composed (swizzled) layout. */
+static void to_lds_tensor(lua_State *L, int idx, const char *fn, ckt_lds_tensor *lt)
+{
+    memset(lt, 0, sizeof *lt);
+    ckt_composed *c = luaL_testudata(L, idx, CKT_L_COMPOSED);
+    if (c) {
+        lt->layout = c->inner;
+        lt->sw = c->sw;
+        lt->sw_offset = c->offset;
+        return;
+    }
+    char what[64];
+    snprintf(what, sizeof what, "%s: tensor_layout", fn);
+    ckt_l_tolayout(L, idx, what, &lt->layout);
+}
+
+static void analyze_one(lua_State *L, const ckt_target *t, const ckt_lds_tensor *lt, int spec, int is_write, const char *fn, ckt_lds_tensor_result *r)
+{
+    char what[64];
+    snprintf(what, sizeof what, "%s: thread_map", fn);
+    lua_getfield(L, spec, "thread_map");
+    ckt_layout tm;
+    ckt_l_tolayout(L, -1, what, &tm);
+    lua_pop(L, 1);
+    int64_t vector = 1;
+    ckt_l_field_int(L, spec, fn, "vector", &vector);
+    ckt_error err;
+    if (ckt_lds_analyze_tensor(t, lt, &tm, vector, is_write, r, &err)) ckt_l_error(L, &err);
+}
+
+static void push_tensor_result(lua_State *L, const ckt_target *t, const ckt_lds_tensor_result *r)
+{
+    push_result(L, &r->first_worst);
+    lua_pushinteger(L, r->ways); lua_setfield(L, -2, "ways");
+    lua_pushinteger(L, r->cycles); lua_setfield(L, -2, "cycles");
+    lua_pushinteger(L, r->ideal_cycles); lua_setfield(L, -2, "ideal_cycles");
+    lua_pushinteger(L, r->instructions); lua_setfield(L, -2, "instructions");
+    push_report(L, t, "worst instruction", &r->first_worst);
+    lua_pushfstring(L, "%d instructions: %d cycles for %d ideal (%d-way worst)\n%s", r->instructions, r->cycles, r->ideal_cycles, r->ways, lua_tostring(L, -1));
+    lua_remove(L, -2);
+    lua_setfield(L, -2, "report");
+}
+
+static int l_analyze_tensor(lua_State *L)
+{
+    static const char *const fn = "lds.analyze_tensor";
+    static const char *const allowed[] = {"target", "tensor_layout", "dtype", "thread_map", "vector", "op", "svg", NULL};
+    luaL_checktype(L, 1, LUA_TTABLE);
+    ckt_l_check_fields(L, 1, fn, allowed);
+    ckt_target t;
+    get_target(L, 1, fn, &t);
+    ckt_lds_tensor lt;
+    lua_getfield(L, 1, "tensor_layout");
+    to_lds_tensor(L, lua_gettop(L), fn, &lt);
+    lua_pop(L, 1);
+    const char *dtype = "f16", *op = "read";
+    ckt_l_field_string(L, 1, fn, "dtype", &dtype);
+    ckt_l_field_string(L, 1, fn, "op", &op);
+    if (strcmp(op, "read") && strcmp(op, "write")) return ckt_l_errorf(L, "%s: op must be \"read\" or \"write\", got \"%s\"", fn, op);
+    lt.elem_bytes = ckt_l_dtype_bytes(L, fn, dtype);
+    ckt_lds_tensor_result r;
+    analyze_one(L, &t, &lt, 1, op[0] == 'w', fn, &r);
+    push_tensor_result(L, &t, &r);
+    int svg = 0;
+    ckt_l_field_bool(L, 1, fn, "svg", &svg);
+    if (svg) { push_svg(L, &t, "worst instruction", &r.first_worst); lua_setfield(L, -2, "svg"); }
+    return 1;
+}
+
+static int l_pad(lua_State *L)
+{
+    ckt_layout l, out;
+    ckt_l_tolayout(L, 1, "lds.pad: layout", &l);
+    int64_t banks = ckt_l_checkint(L, 2, "lds.pad: banks");
+    if (banks < 0 || banks > 1024) return ckt_l_errorf(L, "lds.pad: banks %lld must be in [0, 1024]", (long long)banks);
+    const char *dtype = luaL_optstring(L, 3, "f16");
+    int eb = ckt_l_dtype_bytes(L, "lds.pad", dtype);
+    ckt_error err;
+    if (ckt_lds_pad(&l, (int)banks, 4, eb, &out, &err)) return ckt_l_error(L, &err);
+    ckt_l_pushlayout(L, &out);
+    lua_pushinteger(L, (lua_Integer)((ckt_layout_cosize(&out) - ckt_layout_cosize(&l)) * eb)); /* the LDS cost in bytes */
+    return 2;
+}
+
+static void push_composed(lua_State *L, ckt_swizzle sw, const ckt_layout *l)
+{
+    ckt_composed *u = lua_newuserdatauv(L, sizeof *u, 0);
+    u->sw = sw;
+    u->offset = 0;
+    u->inner = *l;
+    luaL_setmetatable(L, CKT_L_COMPOSED);
+}
+
+/* ckt.lds.xor_preshuffle(k_per_block, k_pack [, rows]) -> composed layout over (rows, KPerBlock) row-major */
+static int l_xor_preshuffle(lua_State *L)
+{
+    int64_t k = ckt_l_checkint(L, 1, "lds.xor_preshuffle: k_per_block"), p = ckt_l_checkint(L, 2, "lds.xor_preshuffle: k_pack");
+    ckt_swizzle sw;
+    ckt_error err;
+    if (ckt_lds_xor_preshuffle(k, p, &sw, &err)) return ckt_l_error(L, &err);
+    int64_t rows = ckt_l_optint(L, 3, "lds.xor_preshuffle: rows", k / p);
+    if (rows <= 0) return ckt_l_errorf(L, "lds.xor_preshuffle: rows %lld must be positive", (long long)rows);
+    int64_t shape[2] = {rows, k}, stride[2] = {k, 1};
+    ckt_layout l;
+    if (ckt_layout_flat(&l, 2, shape, stride, &err)) return ckt_l_error(L, &err);
+    push_composed(L, sw, &l);
+    return 1;
+}
+
+/* Search swizzles Sw<B,M,S> and row paddings for a write pattern and a read pattern. */
+static int l_find_swizzle(lua_State *L)
+{
+    static const char *const fn = "lds.find_swizzle";
+    static const char *const allowed[] = {"target", "layout", "dtype", "write", "read", "max_padding_banks", NULL};
+    luaL_checktype(L, 1, LUA_TTABLE);
+    ckt_l_check_fields(L, 1, fn, allowed);
+    ckt_target t;
+    get_target(L, 1, fn, &t);
+    ckt_layout base;
+    lua_getfield(L, 1, "layout");
+    ckt_l_tolayout(L, -1, "lds.find_swizzle: layout", &base);
+    lua_pop(L, 1);
+    const char *dtype = "f16";
+    ckt_l_field_string(L, 1, fn, "dtype", &dtype);
+    int eb = ckt_l_dtype_bytes(L, fn, dtype);
+    int64_t max_pad = 8;
+    ckt_l_field_int(L, 1, fn, "max_padding_banks", &max_pad);
+    if (lua_getfield(L, 1, "write") != LUA_TTABLE) return ckt_l_errorf(L, "%s: field 'write' must be {thread_map=, vector=}", fn);
+    int wspec = lua_gettop(L);
+    if (lua_getfield(L, 1, "read") != LUA_TTABLE) return ckt_l_errorf(L, "%s: field 'read' must be {thread_map=, vector=}", fn);
+    int rspec = lua_gettop(L);
+    int64_t bytes = ckt_layout_cosize(&base) * eb;
+    /* candidates: no change, swizzles (no LDS cost), then paddings (cost) */
+    struct { int b, m, s, pad; int64_t cost_cycles, lds; ckt_lds_tensor_result w, r; } best;
+    memset(&best, 0, sizeof best);
+    best.cost_cycles = -1;
+    int found_free = 0;
+    for (int pad = 0; pad <= max_pad && !found_free; pad++) {
+        ckt_layout l = base;
+        ckt_error err;
+        if (pad > 0 && ckt_lds_pad(&base, pad, t.bank_bytes, eb, &l, &err)) break;
+        for (int b = 0; b <= (pad ? 0 : 4); b++)
+            for (int m = 0; m <= (b ? 5 : 0); m++)
+                for (int s = b ? b : 0; s <= (b ? 7 : 0); s++) {
+                    ckt_lds_tensor lt;
+                    memset(&lt, 0, sizeof lt);
+                    lt.layout = l;
+                    lt.elem_bytes = eb;
+                    if (b > 0 && ckt_swizzle_make(b, m, s, &lt.sw, &err)) continue;
+                    ckt_lds_tensor_result w, r;
+                    /* candidates that break a vector's contiguity are skipped */
+                    lua_getfield(L, wspec, "thread_map");
+                    ckt_layout tmw, tmr;
+                    ckt_l_tolayout(L, -1, "lds.find_swizzle: write.thread_map", &tmw);
+                    lua_pop(L, 1);
+                    lua_getfield(L, rspec, "thread_map");
+                    ckt_l_tolayout(L, -1, "lds.find_swizzle: read.thread_map", &tmr);
+                    lua_pop(L, 1);
+                    int64_t vw = 1, vr = 1;
+                    ckt_l_field_int(L, wspec, fn, "vector", &vw);
+                    ckt_l_field_int(L, rspec, fn, "vector", &vr);
+                    if (ckt_lds_analyze_tensor(&t, &lt, &tmw, vw, 1, &w, &err)) {
+                        if (b == 0 && pad == 0) return ckt_l_errorf(L, "%s: write pattern: %s", fn, err.msg);
+                        continue;
+                    }
+                    if (ckt_lds_analyze_tensor(&t, &lt, &tmr, vr, 0, &r, &err)) {
+                        if (b == 0 && pad == 0) return ckt_l_errorf(L, "%s: read pattern: %s", fn, err.msg);
+                        continue;
+                    }
+                    int64_t cycles = w.cycles + r.cycles, lds = ckt_layout_cosize(&l) * eb;
+                    if (best.cost_cycles < 0 || cycles < best.cost_cycles || (cycles == best.cost_cycles && lds < best.lds)) {
+                        best.b = b; best.m = m; best.s = s; best.pad = pad;
+                        best.cost_cycles = cycles; best.lds = lds; best.w = w; best.r = r;
+                    }
+                    if (w.cycles == w.ideal_cycles && r.cycles == r.ideal_cycles) found_free = 1;
+                    if (found_free) goto done;
+                }
+    }
+done:
+    if (best.cost_cycles < 0) return ckt_l_errorf(L, "%s: no candidate could be analyzed", fn);
+    lua_createtable(L, 0, 8);
+    ckt_layout l = base;
+    ckt_error err;
+    if (best.pad) ckt_lds_pad(&base, best.pad, t.bank_bytes, eb, &l, &err);
+    if (best.b > 0) {
+        ckt_swizzle sw = {best.b, best.m, best.s};
+        ckt_swizzle *u = lua_newuserdatauv(L, sizeof *u, 0);
+        *u = sw;
+        luaL_setmetatable(L, CKT_L_SWIZZLE);
+        lua_setfield(L, -2, "swizzle");
+        push_composed(L, sw, &l);
+    } else {
+        ckt_l_pushlayout(L, &l);
+    }
+    lua_setfield(L, -2, "layout");
+    lua_pushinteger(L, best.pad); lua_setfield(L, -2, "padding_banks");
+    lua_pushinteger(L, (lua_Integer)best.lds); lua_setfield(L, -2, "lds_bytes");
+    lua_pushinteger(L, (lua_Integer)(best.lds - bytes)); lua_setfield(L, -2, "lds_extra_bytes");
+    lua_pushboolean(L, found_free); lua_setfield(L, -2, "conflict_free");
+    push_tensor_result(L, &t, &best.w); lua_setfield(L, -2, "write");
+    push_tensor_result(L, &t, &best.r); lua_setfield(L, -2, "read");
+    return 1;
+}
+
+void ckt_l_open_lds(lua_State *L)
+{
+    lua_pushcfunction(L, l_target);
+    lua_setfield(L, -2, "target");
+    static const luaL_Reg fns[] = {{"analyze", l_analyze}, {"analyze_tensor", l_analyze_tensor}, {"pad", l_pad},
+                                   {"xor_preshuffle", l_xor_preshuffle}, {"find_swizzle", l_find_swizzle}, {NULL, NULL}};
+    luaL_newlib(L, fns);
+    lua_setfield(L, -2, "lds");
+}

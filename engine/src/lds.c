@@ -1,0 +1,155 @@
+/* The LDS bank model: bank = (byte address / bank bytes) mod banks; lanes conflict only inside
+ * one phase; the same word in a phase is a broadcast; a phase costs the largest number of
+ * distinct words any one bank must serve. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ckt/checked.h"
+#include "ckt/lds.h"
+
+ckt_status ckt_lds_analyze(const ckt_target *t, const ckt_lds_instr *in, const int64_t *addr, int nlanes, ckt_lds_result *out, ckt_error *err)
+{
+    if (!t || !in || !addr || !out) return ckt_fail(err, CKT_EINVAL, "lds.analyze: NULL argument");
+    if (nlanes != t->wave_size)
+        return ckt_fail(err, CKT_EINVAL, "lds.analyze: %d addresses given, %s has %d lanes per wave", nlanes, t->name, t->wave_size);
+    ckt_lds_result r;
+    memset(&r, 0, sizeof r);
+    r.nphases = in->nphases;
+    int words_per_lane = in->bytes / t->bank_bytes;
+    for (int p = 0; p < in->nphases; p++) {
+        ckt_lds_phase_result *ph = &r.phases[p];
+        int64_t words[CKT_MAX_LANES * 4];
+        int nw = 0;
+        for (int k = 0; k < in->lanes_per_phase; k++) {
+            int lane = in->lanes[p][k];
+            int64_t a = addr[lane];
+            if (a < 0) continue;
+            if (a % in->bytes != 0)
+                return ckt_fail(err, CKT_EINVAL, "lds.analyze: lane %d address %lld is not aligned to the %d-byte access of %s", lane, (long long)a, in->bytes, in->name);
+            if (a > t->lds_bytes * 64)
+                return ckt_fail(err, CKT_EINVAL, "lds.analyze: lane %d address %lld is far outside the %lld-byte LDS of %s", lane, (long long)a, (long long)t->lds_bytes, t->name);
+            ph->lanes[ph->nlanes] = (int8_t)lane;
+            ph->bank[ph->nlanes++] = (int16_t)((a / t->bank_bytes) % t->lds_banks);
+            for (int w = 0; w < words_per_lane; w++) words[nw++] = a / t->bank_bytes + w;
+        }
+        /* distinct words per bank */
+        int ways = 0;
+        for (int i = 0; i < nw; i++) {
+            bool dup = false;
+            for (int j = 0; j < i && !dup; j++) dup = words[j] == words[i];
+            if (dup) continue;
+            int bank = (int)(words[i] % t->lds_banks), count = 0;
+            for (int j = 0; j < nw; j++) {
+                if (words[j] % t->lds_banks != bank) continue;
+                bool first = true;
+                for (int q = 0; q < j && first; q++) first = words[q] != words[j];
+                count += first;
+            }
+            if (count > ways) ways = count;
+        }
+        ph->ways = ways;
+        r.cycles += ways;
+        r.ideal_cycles += ph->nlanes > 0;
+        if (ways > r.ways) r.ways = ways;
+    }
+    *out = r;
+    return CKT_OK;
+}
+
+static ckt_status element_offset(const ckt_lds_tensor *lt, int64_t idx, int64_t *off, ckt_error *err)
+{
+    int64_t o;
+    ckt_status st = ckt_layout_eval(&lt->layout, idx, &o, err);
+    if (st) return st;
+    if (lt->sw.b > 0) o = ckt_swizzle_apply(lt->sw, o + lt->sw_offset);
+    *off = o;
+    return CKT_OK;
+}
+
+ckt_status ckt_lds_analyze_tensor(const ckt_target *t, const ckt_lds_tensor *lt, const ckt_layout *thread_map, int64_t vector, int is_write,
+                                  ckt_lds_tensor_result *out, ckt_error *err)
+{
+    if (!t || !lt || !thread_map || !out) return ckt_fail(err, CKT_EINVAL, "lds.analyze_tensor: NULL argument");
+    if (lt->elem_bytes <= 0) return ckt_fail(err, CKT_EINVAL, "lds.analyze_tensor: element size %d must be positive", lt->elem_bytes);
+    if (vector <= 0) return ckt_fail(err, CKT_EINVAL, "lds.analyze_tensor: vector %lld must be positive", (long long)vector);
+    int64_t bytes = vector * lt->elem_bytes;
+    const ckt_lds_instr *in = ckt_target_instr_for(t, (int)bytes, is_write);
+    if (!in) return ckt_fail(err, CKT_EINVAL, "lds.analyze_tensor: no %lld-byte %s instruction on %s (vector %lld x %d bytes); use 4, 8 or 16 bytes",
+                             (long long)bytes, is_write ? "write" : "read", t->name, (long long)vector, lt->elem_bytes);
+    if (ckt_layout_rank(thread_map) != 2) return ckt_fail(err, CKT_EINVAL, "lds.analyze_tensor: thread_map must be a (thread, value) layout of rank 2");
+    ckt_layout tm, vm;
+    ckt_layout_mode(thread_map, 0, &tm, err);
+    ckt_layout_mode(thread_map, 1, &vm, err);
+    int64_t nthreads = ckt_layout_size(&tm), nvalues = ckt_layout_size(&vm), size = ckt_layout_size(&lt->layout);
+    if (nthreads % t->wave_size != 0)
+        return ckt_fail(err, CKT_EINVAL, "lds.analyze_tensor: %lld threads is not a multiple of the wave size %d", (long long)nthreads, t->wave_size);
+    ckt_lds_tensor_result r;
+    memset(&r, 0, sizeof r);
+    int64_t addr[CKT_MAX_LANES];
+    for (int64_t w0 = 0; w0 < nthreads; w0 += t->wave_size)
+        for (int64_t v = 0; v < nvalues; v++) {
+            for (int l = 0; l < t->wave_size; l++) {
+                int64_t a, b, idx, off;
+                ckt_layout_eval(&tm, w0 + l, &a, err);
+                ckt_layout_eval(&vm, v, &b, err);
+                idx = a + b;
+                if (idx < 0 || idx + vector > size)
+                    return ckt_fail(err, CKT_EINVAL, "lds.analyze_tensor: thread %lld value %lld reaches tile index %lld, outside the %lld-element tile",
+                                    (long long)(w0 + l), (long long)v, (long long)idx, (long long)size);
+                ckt_status st = element_offset(lt, idx, &off, err);
+                if (st) return st;
+                for (int64_t e = 1; e < vector; e++) { /* the vector must be contiguous in memory */
+                    int64_t o2;
+                    element_offset(lt, idx + e, &o2, err);
+                    if (o2 != off + e)
+                        return ckt_fail(err, CKT_EINVAL, "lds.analyze_tensor: the %lld-element vector at tile index %lld is not contiguous in LDS (element %lld is at %lld, not %lld)",
+                                        (long long)vector, (long long)idx, (long long)e, (long long)o2, (long long)(off + e));
+                }
+                addr[l] = off * lt->elem_bytes;
+            }
+            ckt_lds_result one;
+            ckt_status st = ckt_lds_analyze(t, in, addr, t->wave_size, &one, err);
+            if (st) return st;
+            r.instructions++;
+            r.cycles += one.cycles;
+            r.ideal_cycles += one.ideal_cycles;
+            if (one.ways > r.ways || r.instructions == 1) {
+                if (one.ways > r.ways) r.ways = one.ways;
+                r.first_worst = one;
+            }
+        }
+    *out = r;
+    return CKT_OK;
+}
+
+ckt_status ckt_lds_pad(const ckt_layout *l, int banks, int bank_bytes, int elem_bytes, ckt_layout *out, ckt_error *err)
+{
+    if (banks < 0) return ckt_fail(err, CKT_EINVAL, "lds.pad: banks %d must not be negative", banks);
+    if (elem_bytes <= 0 || (banks * bank_bytes) % elem_bytes != 0)
+        return ckt_fail(err, CKT_EINVAL, "lds.pad: %d banks of %d bytes is not a whole number of %d-byte elements", banks, bank_bytes, elem_bytes);
+    if (ckt_layout_rank(l) != 2) return ckt_fail(err, CKT_EINVAL, "lds.pad: need a rank-2 (rows, cols) layout, got rank %d", ckt_layout_rank(l));
+    ckt_layout p = *l;
+    /* the row mode is the one with the larger stride; its stride grows by the padding */
+    if (p.stride.arity[1] != CKT_LEAF || p.stride.arity[2] != CKT_LEAF) return ckt_fail(err, CKT_EINVAL, "lds.pad: the modes must be integers");
+    int row = p.stride.value[1] >= p.stride.value[2] ? 1 : 2;
+    int64_t extra = (int64_t)banks * bank_bytes / elem_bytes;
+    if (ckt_add_ovf(p.stride.value[row], extra, &p.stride.value[row])) return ckt_fail(err, CKT_EOVERFLOW, "lds.pad: stride overflows");
+    return ckt_layout_make(out, &p.shape, &p.stride, err);
+}
+
+static int log2_exact(int64_t v)
+{
+    int k = 0;
+    while (((int64_t)1 << k) < v) k++;
+    return ((int64_t)1 << k) == v ? k : -1;
+}
+
+ckt_status ckt_lds_xor_preshuffle(int64_t k_per_block, int64_t k_pack, ckt_swizzle *out, ckt_error *err)
+{
+    if (k_per_block <= 0 || k_pack <= 0) return ckt_fail(err, CKT_EINVAL, "lds.xor_preshuffle: k_per_block %lld and k_pack %lld must be positive", (long long)k_per_block, (long long)k_pack);
+    if (k_per_block % k_pack != 0) return ckt_fail(err, CKT_EINVAL, "lds.xor_preshuffle: k_pack %lld does not divide k_per_block %lld", (long long)k_pack, (long long)k_per_block);
+    int b = log2_exact(k_per_block / k_pack), m = log2_exact(k_pack);
+    if (b < 0 || m < 0) return ckt_fail(err, CKT_EINVAL, "lds.xor_preshuffle: KPerBlock/KPack = %lld and KPack = %lld must be powers of two", (long long)(k_per_block / k_pack), (long long)k_pack);
+    /* offset = row*KPerBlock + col: XOR the low B bits of row (bits M+B..) into the KPack-unit column bits (M..) */
+    return ckt_swizzle_make(b, m, b, out, err);
+}
