@@ -56,16 +56,6 @@ ckt_status ckt_lds_analyze(const ckt_target *t, const ckt_lds_instr *in, const i
     return CKT_OK;
 }
 
-static ckt_status element_offset(const ckt_lds_tensor *lt, int64_t idx, int64_t *off, ckt_error *err)
-{
-    int64_t o;
-    ckt_status st = ckt_layout_eval(&lt->layout, idx, &o, err);
-    if (st) return st;
-    if (lt->sw.b > 0) o = ckt_swizzle_apply(lt->sw, o + lt->sw_offset);
-    *off = o;
-    return CKT_OK;
-}
-
 ckt_status ckt_lds_analyze_tensor(const ckt_target *t, const ckt_lds_tensor *lt, const ckt_layout *thread_map, int64_t vector, int is_write,
                                   ckt_lds_tensor_result *out, ckt_error *err)
 {
@@ -93,17 +83,20 @@ ckt_status ckt_lds_analyze_tensor(const ckt_target *t, const ckt_lds_tensor *lt,
                 ckt_layout_eval(&tm, w0 + l, &a, err);
                 ckt_layout_eval(&vm, v, &b, err);
                 idx = a + b;
-                if (idx < 0 || idx + vector > size)
+                if (idx < 0 || idx >= size)
                     return ckt_fail(err, CKT_EINVAL, "lds.analyze_tensor: thread %lld value %lld reaches tile index %lld, outside the %lld-element tile",
                                     (long long)(w0 + l), (long long)v, (long long)idx, (long long)size);
-                ckt_status st = element_offset(lt, idx, &off, err);
+                /* the vector: `vector` consecutive elements in memory from the thread's element;
+                 * a swizzle must keep them consecutive (M >= log2(vector)) */
+                int64_t o;
+                ckt_status st = ckt_layout_eval(&lt->layout, idx, &o, err);
                 if (st) return st;
-                for (int64_t e = 1; e < vector; e++) { /* the vector must be contiguous in memory */
-                    int64_t o2;
-                    element_offset(lt, idx + e, &o2, err);
+                off = lt->sw.b > 0 ? ckt_swizzle_apply(lt->sw, o + lt->sw_offset) : o;
+                for (int64_t e = 1; e < vector && lt->sw.b > 0; e++) {
+                    int64_t o2 = ckt_swizzle_apply(lt->sw, o + lt->sw_offset + e);
                     if (o2 != off + e)
-                        return ckt_fail(err, CKT_EINVAL, "lds.analyze_tensor: the %lld-element vector at tile index %lld is not contiguous in LDS (element %lld is at %lld, not %lld)",
-                                        (long long)vector, (long long)idx, (long long)e, (long long)o2, (long long)(off + e));
+                        return ckt_fail(err, CKT_EINVAL, "lds.analyze_tensor: the swizzle Sw<%d,%d,%d> splits the %lld-element vector at offset %lld (element %lld lands at %lld, not %lld)",
+                                        lt->sw.b, lt->sw.m, lt->sw.s, (long long)vector, (long long)o, (long long)e, (long long)o2, (long long)(off + e));
                 }
                 addr[l] = off * lt->elem_bytes;
             }
