@@ -118,14 +118,14 @@ static void push_svg(lua_State *L, const ckt_target *t, const char *title, const
     int64_t rows = t->wave_size, cols = t->lds_banks;
     int64_t *v = lua_newuserdatauv(L, sizeof(int64_t) * (size_t)(rows * cols), 0);
     const char **labels = lua_newuserdatauv(L, sizeof(char *) * (size_t)(rows * cols), 0);
-    char *text = lua_newuserdatauv(L, (size_t)(rows * cols) * 8, 0);
+    char *text = lua_newuserdatauv(L, (size_t)(rows * cols) * 16, 0);
     for (int64_t i = 0; i < rows * cols; i++) { v[i] = -1; labels[i] = ""; }
     for (int p = 0; p < r->nphases; p++)
         for (int k = 0; k < r->phases[p].nlanes; k++) {
             int64_t c = r->phases[p].lanes[k] * cols + r->phases[p].bank[k];
             v[c] = p;
-            snprintf(text + c * 8, 8, "P%d", p);
-            labels[c] = text + c * 8;
+            snprintf(text + c * 16, 16, "P%d", p);
+            labels[c] = text + c * 16;
         }
     ckt_cells cells = {rows, cols, v, labels, title};
     ckt_error err;
