@@ -1,5 +1,7 @@
 /* help(x): short documentation of the ckt functions and types, reachable from the REPL.
- * The texts are a table keyed by name; help(f) finds f's name by identity in `ckt`. */
+ * Built-in texts are the table below; more are added at run time (ckt.add_help from Lua,
+ * ckt_l_help_add from a binding file). help(f) finds f's name by identity in `ckt` (and one
+ * level down: ckt.lds.analyze is "lds.analyze"); help(obj) shows the help of obj's type. */
 #include <string.h>
 
 #include "l_internal.h"
@@ -41,68 +43,197 @@ static const struct {
     {"pad", "ckt.pad(L, tile_shape): CK wrapper padding: shapes rounded up to multiples of the tile, strides kept."},
     {"swizzle", "ckt.swizzle(B, M, S): Swizzle<B,M,S>, a functor sw(x) = x ^ ((x & mask) >> S)."},
     {"composed", "ckt.composed(sw, offset, L): the ComposedLayout c -> sw(offset + L(c)); usable like a layout."},
+    {"tile_distribution_encoding", "ckt.tile_distribution_encoding{rs=, hs=, ps_to_rhs_major=, ps_to_rhs_minor=,\n"
+                                   "  ys_to_rhs_major=, ys_to_rhs_minor=}: a CK Tile distribution encoding (CK's meaning:\n"
+                                   "major 0 is R, major i >= 1 is H_{i-1}). Validation names the broken rule. See help('encoding')."},
+    {"encoding", "A CK Tile encoding (ckt.tile_distribution_encoding, ckt.encoding_pattern_2d). Methods:\n"
+                 "E:ys_lengths() E:x_lengths() E:num_threads() E:calculate_index(tid, ys) E:owner(xs) -> tids, ys\n"
+                 "E:tv_layout() E:grid() E:svg(); tostring(E)."},
+    {"encoding_pattern_2d", "ckt.encoding_pattern_2d{block_size=, y_per_tile=, x_per_tile=, vec_size=,\n"
+                            "  pattern=\"thread_raked\"|\"warp_raked\"|\"block_raked\", num_wave_groups=1, warp_size=64}\n"
+                            "CK's 2D static encoding patterns; E.x0 E.x1 E.y0 E.y1 E.y2 as in seed 000. See help('encoding')."},
+    {"nested_layout", "ckt.nested_layout{subgroup_tile=, batch_tile=, outer_tile=, thread_tile=, element_tile=,\n"
+                      "  subgroup_strides=, thread_strides=}: an IREE nested layout, normalised and verified.\n"
+                      "Methods: N:undistributed_shape() N:packed_shape() N:distributed_shape()\n"
+                      "N:elements(tid [, subgroup_size]) N:tv_layout([subgroup_size]) N:grid() N:svg()."},
+    {"fragment", "ckt.fragment(name, \"A\"|\"B\"|\"C\"): the TV layout of an MFMA / mma operand, e.g.\n"
+                 "mfma_f32_32x32x8f16, mfma_f32_16x16x16f16 (and bf16_1k twins), mma_m16n8k16."},
+    {"same_distribution", "ckt.same_distribution(a, b [, {strict = true}]): true when every thread owns the same\n"
+                          "elements (encodings, nested layouts, fragments, TV layouts); strict: same value order too."},
+    {"sfc", "ckt.sfc{lengths=, order=, scalars_per_access=, snake=false}: CK's space-filling curve (every level\n"
+            "snakes). S:index(i) -> coord [, partial], S:step(i, j), S:forward_step(i), S:backward_step(i),\n"
+            "for i, c in S:iter() do ... end, S:locality{sequential=1, cache_line=16}."},
+    {"target", "ckt.target(name): gfx908 gfx90a gfx942 gfx950 sm_80 sm_90 (and cpu:<gpu>): wave size, LDS banks,\n"
+               "bank width, LDS bytes, matrix instructions and the lane phases of each LDS instruction."},
+    {"lds", "ckt.lds: the LDS bank model. help('lds.analyze'), help('lds.analyze_tensor'), help('lds.pad'),\n"
+            "help('lds.xor_preshuffle'), help('lds.find_swizzle')."},
+    {"lds.analyze", "ckt.lds.analyze{target=, instr=, addresses=, svg=false}: one byte address per lane (false:\n"
+                    "inactive) -> {ways, cycles, ideal_cycles, phases = {{lanes, banks, ways}, ...}, report [, svg]}."},
+    {"lds.analyze_tensor", "ckt.lds.analyze_tensor{target=, tensor_layout=, dtype=, thread_map=, vector=, op=}:\n"
+                           "a whole tile access; thread_map maps (thread, value) to the first element of each vector."},
+    {"lds.pad", "ckt.lds.pad(layout, banks [, dtype]) -> padded layout, extra bytes."},
+    {"lds.xor_preshuffle", "ckt.lds.xor_preshuffle(k_per_block, k_pack [, rows]): seed 004's XOR preshuffle as the\n"
+                           "composed layout Sw<B,M,B> o (rows,K):(K,1)."},
+    {"lds.find_swizzle", "ckt.lds.find_swizzle{target=, layout=, dtype=, write={thread_map=, vector=},\n"
+                         "  read={thread_map=, vector=}, max_padding_banks=8}: swizzles first, then paddings; the cheapest\n"
+                         "conflict-free choice (conflict_free = true) or the best found."},
     {"default_target", "ckt.default_target(): the compile target set by ckt-lua --target (default \"cpu\")."},
+    {"set_default_target", "ckt.set_default_target(name): change the default compile target (validated)."},
+    {"help", "help(), help(\"name\"), help(ckt.fn), help(obj): print these texts; ckt.help_text(x) returns\n"
+             "the text and whether a topic was found; ckt.add_help(name, text) adds a topic."},
+    {"help_text", "ckt.help_text(x) -> text, found: what help(x) prints."},
+    {"add_help", "ckt.add_help(name, text): add (or replace) a help topic, e.g. for a Lua-side kernel library."},
     {"version", "ckt.version: the version string."},
     {NULL, NULL}};
 
-static int find_topic(const char *name)
+/* Topics added at run time (ckt.add_help, ckt_l_help_add) live in a registry table and win
+ * over the built-in ones, so a binding file or a Lua library can document itself. */
+static const char *const ADDED = "ckt.help_topics";
+
+static void push_added(lua_State *L)
 {
-    for (int i = 0; topics[i].name; i++)
-        if (strcmp(topics[i].name, name) == 0) return i;
-    return -1;
+    if (lua_getfield(L, LUA_REGISTRYINDEX, ADDED) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, LUA_REGISTRYINDEX, ADDED);
+    }
 }
 
-/* help(), help("name"), help(ckt.fn), help(obj) (its type) */
-static int l_help(lua_State *L)
+void ckt_l_help_add(lua_State *L, const char *name, const char *text)
 {
-    const char *name = NULL;
-    if (lua_isnoneornil(L, 1)) {
-        luaL_Buffer b;
-        luaL_buffinit(L, &b);
-        luaL_addstring(&b, topics[0].text);
-        luaL_addstring(&b, "\nTopics:");
-        for (int i = 1; topics[i].name; i++) {
-            luaL_addstring(&b, i % 6 == 1 ? "\n  " : " ");
-            luaL_addstring(&b, topics[i].name);
+    push_added(L);
+    lua_pushstring(L, text);
+    lua_setfield(L, -2, name);
+    lua_pop(L, 1);
+}
+
+static int l_add_help(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 1);
+    const char *text = luaL_checkstring(L, 2);
+    if (!*name) return luaL_argerror(L, 1, "the topic name is empty");
+    if (!*text) return luaL_argerror(L, 2, "the help text is empty");
+    ckt_l_help_add(L, name, text);
+    return 0;
+}
+
+/* Pushes the text of a topic, or nothing (returns 0). */
+static int push_topic(lua_State *L, const char *name)
+{
+    if (strncmp(name, "ckt.", 4) == 0) name += 4;
+    push_added(L);
+    if (lua_getfield(L, -1, name) == LUA_TSTRING) {
+        lua_remove(L, -2);
+        return 1;
+    }
+    lua_pop(L, 2);
+    for (int i = 0; topics[i].name; i++)
+        if (strcmp(topics[i].name, name) == 0) {
+            lua_pushstring(L, topics[i].text);
+            return 1;
         }
-        luaL_pushresult(&b);
+    return 0;
+}
+
+/* The name of value v in table t ("name"), or one level down ("sub.name"); pushes it or nothing. */
+static int push_name_in(lua_State *L, int t, int v, int depth)
+{
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        if (lua_type(L, -2) == LUA_TSTRING) {
+            if (lua_rawequal(L, -1, v)) {
+                lua_pop(L, 1);
+                return 1; /* the key is left on the stack */
+            }
+            if (depth > 0 && lua_istable(L, -1) && push_name_in(L, lua_gettop(L), v, depth - 1)) {
+                lua_pushfstring(L, "%s.%s", lua_tostring(L, -3), lua_tostring(L, -1));
+                lua_replace(L, -4);
+                lua_pop(L, 2);
+                return 1;
+            }
+        }
+        lua_pop(L, 1);
+    }
+    return 0;
+}
+
+static void push_index(lua_State *L)
+{
+    luaL_Buffer b;
+    push_topic(L, "ckt");
+    const char *intro = lua_tostring(L, -1);
+    luaL_buffinit(L, &b);
+    luaL_addstring(&b, intro);
+    luaL_addstring(&b, "\nTopics:");
+    int col = 0;
+    for (int i = 1; topics[i].name; i++) {
+        luaL_addstring(&b, col++ % 6 == 0 ? "\n  " : " ");
+        luaL_addstring(&b, topics[i].name);
+    }
+    push_added(L);
+    int added = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, added)) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) == LUA_TSTRING) {
+            lua_pushvalue(L, -1);
+            luaL_addstring(&b, col++ % 6 == 0 ? "\n  " : " ");
+            luaL_addvalue(&b);
+        }
+    }
+    lua_pop(L, 1);
+    luaL_pushresult(&b);
+    lua_remove(L, -2); /* the intro */
+}
+
+/* Pushes the text for help's argument at index 1 and whether a topic was found. */
+static int push_help(lua_State *L)
+{
+    lua_settop(L, 1);
+    int found = 1;
+    const char *name = NULL;
+    if (lua_isnil(L, 1)) {
+        push_index(L);
     } else {
         if (lua_type(L, 1) == LUA_TSTRING) {
             name = lua_tostring(L, 1);
-            if (strncmp(name, "ckt.", 4) == 0) name += 4;
-        } else if (lua_type(L, 1) == LUA_TUSERDATA && luaL_getmetafield(L, 1, "__name") == LUA_TSTRING) {
-            name = lua_tostring(L, -1);
-            if (strncmp(name, "ckt.", 4) == 0) name += 4;
+        } else if (luaL_getmetafield(L, 1, "__name") == LUA_TSTRING) {
+            name = lua_tostring(L, -1); /* a ckt object: the help of its type */
         } else {
-            /* a function: look its name up in the ckt table */
             lua_getglobal(L, "package");
             lua_getfield(L, -1, "loaded");
             lua_getfield(L, -1, "ckt");
-            if (lua_istable(L, -1)) {
-                lua_pushnil(L);
-                while (lua_next(L, -2)) {
-                    if (lua_rawequal(L, -1, 1) && lua_type(L, -2) == LUA_TSTRING) {
-                        name = lua_tostring(L, -2);
-                        lua_pop(L, 2);
-                        break;
-                    }
-                    lua_pop(L, 1);
-                }
-            }
+            if (lua_istable(L, -1) && push_name_in(L, lua_gettop(L), 1, 1)) name = lua_tostring(L, -1);
         }
-        int t = name ? find_topic(name) : -1;
-        if (t < 0) lua_pushfstring(L, "no help for %s; help() lists the topics", name ? name : luaL_typename(L, 1));
-        else lua_pushstring(L, topics[t].text);
+        if (!name || !push_topic(L, name)) {
+            found = 0;
+            lua_pushfstring(L, "no help for %s; help() lists the topics", name ? name : luaL_typename(L, 1));
+        }
     }
-    /* print in the REPL, and return the text for scripts */
-    lua_getglobal(L, "print");
-    lua_pushvalue(L, -2);
-    lua_call(L, 1, 0);
-    return 1;
+    lua_pushboolean(L, found);
+    return 2;
 }
+
+/* help(x) prints (it is meant for the REPL, where a returned text would print twice) */
+static int l_help(lua_State *L)
+{
+    push_help(L);
+    lua_getglobal(L, "print");
+    lua_pushvalue(L, -3);
+    lua_call(L, 1, 0);
+    return 0;
+}
+
+/* ckt.help_text(x) -> text, found: the same text for scripts and tests */
+static int l_help_text(lua_State *L) { return push_help(L); }
 
 void ckt_l_open_help(lua_State *L)
 {
     lua_pushcfunction(L, l_help);
     lua_setfield(L, -2, "help");
+    lua_pushcfunction(L, l_help_text);
+    lua_setfield(L, -2, "help_text");
+    lua_pushcfunction(L, l_add_help);
+    lua_setfield(L, -2, "add_help");
 }
