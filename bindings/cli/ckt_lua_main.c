@@ -365,6 +365,7 @@ int main(int argc, char **argv)
     global_L = L;
     luaL_openlibs(L);
     ckt_lua_openlib(L);
+    ckt_lua_add_path(L);
     lua_setglobal(L, "ckt");
     signal(SIGINT, on_sigint);
 
@@ -410,7 +411,8 @@ int main(int argc, char **argv)
             if (dolibrary(L, argv[++i]) != LUA_OK) return 1;
         } else if (strcmp(a, "--target") == 0) {
             ckt_error err;
-            if (ckt_context_set_default_target(ckt_l_context(L), argv[++i], &err)) {
+            const char *t = argv[++i];
+            if (ckt_lua_check_target(t, &err) || ckt_context_set_default_target(ckt_l_context(L), t, &err)) {
                 fprintf(stderr, "%s: --target: %s\n", progname, err.msg);
                 return 1;
             }

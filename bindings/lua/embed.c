@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ckt/target.h"
 #include "ckt_lua.h"
 #include "l_internal.h"
 
@@ -83,6 +84,37 @@ int ckt_lua_openlib(lua_State *L)
     return 1;
 }
 
+/* package.path gains, in front: each directory of $CKT_PATH (':'-separated), the source tree's
+ * kernels/ and the installed datadir's kernels/ — so `require "gemm"` finds the kernel library
+ * from the build tree and after an install alike, and a user's directory can shadow it. */
+void ckt_lua_add_path(lua_State *L)
+{
+    if (lua_getglobal(L, "package") != LUA_TTABLE) { lua_pop(L, 1); return; }
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    const char *env = getenv("CKT_PATH");
+    while (env && *env) {
+        const char *colon = strchr(env, ':');
+        size_t n = colon ? (size_t)(colon - env) : strlen(env);
+        for (int k = 0; n && k < 2; k++) {
+            luaL_addlstring(&b, env, n);
+            luaL_addstring(&b, k ? "/?/init.lua;" : "/?.lua;");
+        }
+        env = colon ? colon + 1 : NULL;
+    }
+    luaL_addstring(&b, CKT_SOURCE_DIR "/kernels/?.lua;" CKT_INSTALL_DATADIR "/kernels/?.lua");
+    luaL_pushresult(&b);
+    if (lua_getfield(L, -2, "path") == LUA_TSTRING) {
+        lua_pushliteral(L, ";");
+        lua_insert(L, -2);
+        lua_concat(L, 3);
+    } else {
+        lua_pop(L, 1);
+    }
+    lua_setfield(L, -2, "path");
+    lua_pop(L, 1);
+}
+
 /* load() restricted to text chunks: binary chunks can crash the VM. */
 static int safe_load(lua_State *L)
 {
@@ -115,6 +147,13 @@ static void replace_with_refusal(lua_State *L, const char *table, const char *na
     lua_pop(L, 1);
 }
 
+static int refuse_search(lua_State *L)
+{
+    lua_pushfstring(L, "\n\tsandbox: module '%s' is not preloaded, and Lua files and C modules are not loaded in a sandboxed state",
+                    luaL_checkstring(L, 1));
+    return 1;
+}
+
 static int safe_collectgarbage(lua_State *L)
 {
     const char *opt = luaL_optstring(L, 1, "collect");
@@ -137,9 +176,11 @@ static void sandbox(lua_State *L)
     lua_pushnil(L); lua_setfield(L, -2, "io");
     lua_pushnil(L); lua_setfield(L, -2, "debug");
     lua_pop(L, 1);
-    /* only preloaded modules: no file or C-module searchers */
+    /* only preloaded modules: the file and C-module searchers give way to one that says why */
     lua_getfield(L, -1, "searchers");
-    for (int i = 4; i >= 2; i--) { lua_pushnil(L); lua_rawseti(L, -2, i); }
+    for (int i = 4; i >= 3; i--) { lua_pushnil(L); lua_rawseti(L, -2, i); }
+    lua_pushcfunction(L, refuse_search);
+    lua_rawseti(L, -2, 2);
     lua_pop(L, 1);
     lua_pushstring(L, ""); lua_setfield(L, -2, "cpath");
     lua_pushstring(L, ""); lua_setfield(L, -2, "path");
@@ -161,6 +202,31 @@ static void sandbox(lua_State *L)
     lua_pop(L, 1);
 }
 
+/* A compile target: "cpu", a modelled GPU (or cpu:<gpu>), or a name shaped like an AMD/NVIDIA
+ * architecture that the installed runtime compiler may know (gfx1100, sm_89, ...). */
+static int arch_shaped(const char *n)
+{
+    if (strncmp(n, "gfx", 3) == 0 && n[3]) return strspn(n + 3, "0123456789abcdef") == strlen(n + 3);
+    if (strncmp(n, "sm_", 3) == 0 && n[3]) {
+        size_t digits = strspn(n + 3, "0123456789");
+        return digits > 0 && (n[3 + digits] == 0 || (n[3 + digits] == 'a' && n[4 + digits] == 0));
+    }
+    return 0;
+}
+
+ckt_status ckt_lua_check_target(const char *name, ckt_error *err)
+{
+    if (!name || !*name) return ckt_fail(err, CKT_EINVAL, "target: the name is empty (use cpu, cpu:gfx90a, gfx90a, sm_90, ...)");
+    if (strcmp(name, "cpu") == 0) return CKT_OK;
+    ckt_target t;
+    ckt_error ignored;
+    if (ckt_target_get(name, &t, &ignored) == CKT_OK) return CKT_OK;
+    const char *gpu = strncmp(name, "cpu:", 4) == 0 ? NULL : name;
+    if (gpu && arch_shaped(gpu) && strlen(gpu) < 16) return CKT_OK;
+    return ckt_fail(err, CKT_EINVAL, "target: unknown target '%.64s'; known: cpu, %s, or another gfx*/sm_* architecture for hipRTC/NVRTC",
+                    name, ckt_target_names());
+}
+
 static int open_protected(lua_State *L)
 {
     ckt_lua *s = lua_touserdata(L, 1);
@@ -169,9 +235,10 @@ static int open_protected(lua_State *L)
     lua_pop(L, 1);
     if (s->opts.target) {
         ckt_error err;
-        if (ckt_context_set_default_target(ckt_l_context(L), s->opts.target, &err)) return luaL_error(L, "%s", err.msg);
+        if (ckt_lua_check_target(s->opts.target, &err) || ckt_context_set_default_target(ckt_l_context(L), s->opts.target, &err)) return luaL_error(L, "%s", err.msg);
     }
     if (s->opts.sandbox) sandbox(L);
+    else ckt_lua_add_path(L);
     return 0;
 }
 

@@ -19,6 +19,7 @@ LUA
 printf 'local x = 1\nx = = 2\n' > "$tmp/syntax.lua"
 printf 'local t = nil\nlocal function f() return t.field end\nf()\n' > "$tmp/runtime.lua"
 printf 'return {answer = 42}\n' > "$tmp/mymod.lua"
+printf 'x = 3\n' > "$tmp/setx.lua"
 check good-script 0 'good	2	true	a	b	true' "$bin" "$tmp/good.lua" a b
 check layout-global 0 '\(4,8\):\(1,4\)' "$bin" "$tmp/good.lua"
 check syntax-error 1 'syntax.lua:2: unexpected symbol' "$bin" "$tmp/syntax.lua"
@@ -39,5 +40,30 @@ check target-empty 1 'empty' "$bin" --target '' -e 'print(1)'
 check repl-pipe 0 '\(2,2\):\(1,2\)' sh -c "printf 'ckt.layout{2,2}\n' | '$bin'"
 check repl-multiline 0 '42' sh -c "printf 'function f(a)\nreturn a * 2\nend\nf(21)\n' | '$bin'"
 check repl-error-continues 0 'after' sh -c "printf 'error(\"x\")\nprint(\"after\")\n' | '$bin'"
+# arg like lua: options at negative indices, the script at 0, its arguments from 1
+printf 'print(arg[-3], arg[-2], arg[-1], arg[0]:match("[^/]*$"), arg[1], #arg)\n' > "$tmp/args.lua"
+check arg-negative 0 "ckt-lua	-e	x=1	args.lua	p	1" "$bin" -e x=1 "$tmp/args.lua" p
+check arg-dashdash 0 "^-e	x=1	--	args.lua	-v	1$" "$bin" -e x=1 -- "$tmp/args.lua" -v
+check script-args-not-options 0 "ckt-lua	-e	x=1	args.lua	-h	1$" "$bin" -e x=1 "$tmp/args.lua" -h
+check dash-i-after-script 0 "> 9" sh -c "printf 'x * 3\n' | '$bin' -i '$tmp/setx.lua'"
+check e-runs-before-script 0 "^first
+good" "$bin" -e 'print("first")' "$tmp/good.lua"
+check e-error-stops 1 '^[^g]*$' "$bin" -e 'error("stop")' "$tmp/good.lua"
+check version-and-script 0 "ckt [0-9.]+ .*
+good" "$bin" -v "$tmp/good.lua"
+check script-returns-error-object 1 'error object is a table value' "$bin" -e 'error({})'
+check target-unknown 1 "--target: target: unknown target .nosuch.; known: cpu, gfx908" "$bin" --target nosuch -e 'print(1)'
+check target-missing 1 "'--target' needs argument" "$bin" --target
+check target-newer-gfx 0 '^gfx1100$' "$bin" --target gfx1100 -e 'print(ckt.default_target())'
+check target-cpu-gpu 0 '^cpu:gfx90a$' "$bin" --target cpu:gfx90a -e 'print(ckt.default_target())'
+check target-cpu-unknown 1 "unknown target 'cpu:gfx1'" "$bin" --target cpu:gfx1 -e 'print(1)'
+check target-bad-shape 1 "unknown target 'sm_9x'" "$bin" --target sm_9x -e 'print(1)'
+check syntax-e 1 'command line.:1:' "$bin" -e 'x ='
+# the kernel library and $CKT_PATH are on package.path
+mkdir -p "$tmp/p1" "$tmp/p2/pk"
+echo 'return {x = "one"}' > "$tmp/p1/m1.lua"
+echo 'return {x = "pk"}' > "$tmp/p2/pk/init.lua"
+check ckt-path 0 '^one	pk$' env CKT_PATH="$tmp/p1:$tmp/p2" "$bin" -e 'print(require("m1").x, require("pk").x)'
+check kernel-path 0 '^true	true$' "$bin" -e 'print(package.path:find("/kernels/?.lua", 1, true) ~= nil, package.path:find("share/ckt/kernels", 1, true) ~= nil)'
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
