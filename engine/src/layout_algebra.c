@@ -102,8 +102,7 @@ static ckt_status make_pair(const ckt_layout *a, const ckt_layout *b, ckt_layout
     ckt_layout r;
     ckt_status st;
     if ((st = ckt_tuple_make(&r.shape, 2, s, err)) || (st = ckt_tuple_make(&r.stride, 2, d, err))) return st;
-    *out = r;
-    return CKT_OK;
+    return ckt_layout_make(out, &r.shape, &r.stride, err); /* validates size and offsets */
 }
 
 static ckt_status make_list(int n, const ckt_layout *parts, ckt_layout *out, ckt_error *err)
@@ -117,8 +116,7 @@ static ckt_status make_list(int n, const ckt_layout *parts, ckt_layout *out, ckt
     ckt_layout r;
     ckt_status st;
     if ((st = ckt_tuple_make(&r.shape, n, s, err)) || (st = ckt_tuple_make(&r.stride, n, d, err))) return st;
-    *out = r;
-    return CKT_OK;
+    return ckt_layout_make(out, &r.shape, &r.stride, err); /* validates size and offsets */
 }
 
 /* Append the whole tuple `sub` at the end of `t` (as one subtree). */

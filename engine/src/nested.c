@@ -94,10 +94,10 @@ int64_t ckt_nested_values_per_thread(const ckt_nested *n)
 /* The id space a set of nested strides spans: max over dims of stride * tile. */
 static int64_t span(int rank, const int64_t *tile, const int64_t *stride)
 {
-    int64_t s = 1;
+    int64_t s = 1, e;
     for (int i = 0; i < rank; i++)
-        if (stride[i] && stride[i] * tile[i] > s) s = stride[i] * tile[i];
-    return s;
+        if (stride[i] && !ckt_mul_ovf(stride[i], tile[i], &e) && e > s) s = e;
+    return s; /* extents that overflow were refused by ckt_nested_make */
 }
 
 int64_t ckt_nested_num_subgroups(const ckt_nested *n) { return span(n->rank, n->subgroup_tile, n->subgroup_strides); }
@@ -108,7 +108,9 @@ ckt_status ckt_nested_elements(const ckt_nested *n, int64_t tid, int64_t subgrou
     int64_t lanes = span(n->rank, n->thread_tile, n->thread_strides);
     if (lanes > subgroup_size)
         return ckt_fail(err, CKT_EINVAL, "elements: the thread tile spans %lld lanes, more than the subgroup size %lld", (long long)lanes, (long long)subgroup_size);
-    int64_t nthreads = ckt_nested_num_subgroups(n) * subgroup_size;
+    int64_t nthreads;
+    if (ckt_mul_ovf(ckt_nested_num_subgroups(n), subgroup_size, &nthreads))
+        return ckt_fail(err, CKT_EOVERFLOW, "elements: the thread count overflows 64 bits");
     if (tid < 0 || tid >= nthreads)
         return ckt_fail(err, CKT_EINVAL, "elements: thread id %lld is out of range [0, %lld)", (long long)tid, (long long)nthreads);
     int64_t sg = tid / subgroup_size, lane = tid % subgroup_size;

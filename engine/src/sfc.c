@@ -53,7 +53,7 @@ ckt_status ckt_sfc_index(const ckt_sfc *s, int64_t i, int64_t *coord, bool *part
         merged = merged * olen[k] + oidx[k]; /* CK merges the un-reversed indices */
         int d = (int)s->order[k];
         coord[d] = v * s->scalars[d];
-        if (coord[d] + s->scalars[d] > s->lengths[d]) part = true;
+        if (coord[d] > s->lengths[d] - s->scalars[d]) part = true; /* written so it cannot overflow */
     }
     if (partial) *partial = part;
     return CKT_OK;
@@ -75,9 +75,11 @@ ckt_status ckt_sfc_locality_of(const ckt_sfc *s, int64_t seq, int64_t line, ckt_
     int64_t step[CKT_SFC_MAX_DIM];
     for (int64_t i = 0; i + 1 < s->num_access; i++) {
         ckt_sfc_step(s, i, i + 1, step, err);
+        /* distances saturate at INT64_MAX rather than overflow on huge tiles */
         int64_t dist = 0;
-        for (int d = 0; d < s->ndim; d++) dist += step[d] < 0 ? -step[d] : step[d];
-        l.total_distance += dist;
+        for (int d = 0; d < s->ndim; d++)
+            if (ckt_add_ovf(dist, step[d] < 0 ? -step[d] : step[d], &dist)) dist = INT64_MAX;
+        if (ckt_add_ovf(l.total_distance, dist, &l.total_distance)) l.total_distance = INT64_MAX;
         if (dist <= seq) l.sequential++;
         else if (dist <= line) l.cache_line++;
         else l.large++;

@@ -1,0 +1,16 @@
+# libFuzzer targets (clang; -DCKT_FUZZ=ON). Each target gets a short run as a ctest (label fuzz);
+# long runs: build/fuzz_<name> -max_total_time=3600 tests/fuzz/corpus/<name>
+if(CKT_FUZZ)
+  set(CKT_FUZZ_SECONDS 25 CACHE STRING "seconds per fuzz target in the test suite")
+  foreach(name layout_parse layout_algebra distribution lds)
+    add_executable(fuzz_${name} ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_${name}.c ${CKT_ENGINE_SRC})
+    target_include_directories(fuzz_${name} PRIVATE ${CMAKE_SOURCE_DIR}/engine/include)
+    target_compile_options(fuzz_${name} PRIVATE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined)
+    target_link_options(fuzz_${name} PRIVATE -fsanitize=fuzzer,address,undefined)
+    target_link_libraries(fuzz_${name} PRIVATE ${CKT_SYSLIBS})
+    file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/fuzz-corpus/${name})
+    add_test(NAME fuzz.${name} COMMAND fuzz_${name} -max_total_time=${CKT_FUZZ_SECONDS} -rss_limit_mb=2048
+      -print_final_stats=1 ${CMAKE_BINARY_DIR}/fuzz-corpus/${name} ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/${name})
+    set_tests_properties(fuzz.${name} PROPERTIES LABELS fuzz TIMEOUT 600)
+  endforeach()
+endif()
