@@ -24,6 +24,14 @@ t send-keys -t repl 'print(ckt.ver' Tab ')' Enter
 expect completion '^[0-9]+\.[0-9]+\.[0-9]+$'
 t send-keys -t repl 'L = ckt.layout{2,3}' Enter 'L:si' Tab '()' Enter
 expect method-completion '^6$'
+t send-keys -t repl 'print(ckt.lds.xor_pre' Tab ' ~= nil)' Enter
+expect nested-completion '^true$'
+t send-keys -t repl '=1 + 1' Enter
+expect equals-expression '^2$'
+t send-keys -t repl 'help(ckt.composition)' Enter
+expect help 'ckt.composition\(A, B\): R\(c\) = A\(B\(c\)\)'
+t send-keys -t repl 'ckt.composition(ckt.layout"(4,3):(3,1)", ckt.layout"4:3")' Enter
+expect error-message 'stdin:1: .*composition'
 t send-keys -t repl 'function twice(x)' Enter
 expect continuation '^>>'
 t send-keys -t repl 'return 2 * x' Enter
@@ -34,14 +42,20 @@ t send-keys -t repl 'while true do end' Enter
 sleep 0.5
 t send-keys -t repl C-c
 expect interrupt 'interrupted!'
-t send-keys -t repl 'print("alive")' Enter
-expect alive '^alive$'
+t send-keys -t repl 'print("alive", L)' Enter
+expect alive '^alive +\(2,3\):\(1,2\)$'
+# Ctrl-C at the prompt drops the half-typed line and keeps the REPL
+t send-keys -t repl 'print("dropped' C-c
+t send-keys -t repl 'print("kept")' Enter
+expect ctrl-c-at-prompt '^kept$'
 t send-keys -t repl C-d
-sleep 0.5
+gone=0
+for _ in $(seq 1 50); do t has-session -t repl 2>/dev/null || { gone=1; break; }; sleep 0.1; done
+if [ $gone -eq 1 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL ctrl-d: the REPL did not exit"; screen; fi
 t kill-server 2>/dev/null
-if grep -q 'twice(21)' "$CKT_HISTORY" 2>/dev/null; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL history: not saved"; fi
+if grep -q 'twice(21)' "$CKT_HISTORY" && ! grep -q dropped "$CKT_HISTORY" 2>/dev/null; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL history: not saved"; fi
 start
 t send-keys -t repl Up
-expect history-recall 'print\("alive"\)'
+expect history-recall 'print\("kept"\)'
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
