@@ -2,7 +2,7 @@
 # ckt — set up, build and run. The README's two quick-start commands:
 #   ./build.sh demo    install what is missing, build, run scripts/tour.lua
 #   ./build.sh test    install what is missing, build, run the whole test suite
-# Other verbs: deps (install only), build (build only), sanitize (ASan+UBSan unit/Lua tests).
+# Other verbs: deps (install only), build (build only), sanitize (ASan+UBSan tests), fuzz (long fuzz runs).
 set -euo pipefail
 cd "$(dirname "$0")"
 verb=${1:-demo}
@@ -38,11 +38,23 @@ case "$verb" in
   demo) deps; build build; ./build/ckt-lua scripts/tour.lua ;;
   test)
     deps
+    # 1. the regular build: unit, Lua specs, scripts, CLI/REPL, embedding, install
     build build
-    (cd build && ctest --output-on-failure -j"$jobs" -LE gpu)
+    (cd build && ctest --output-on-failure -j"$jobs" -LE 'gpu|valgrind|fuzz')
+    # 2. the C tests under valgrind's memcheck
+    (cd build && ctest --output-on-failure -j"$jobs" -L valgrind)
+    # 3. ASan + UBSan build: the C, CLI and embedding tests (incl. the sandboxed API fuzzer)
     build build-asan -DCKT_SANITIZE=ON
     (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs" -L 'unit|embed|cli')
+    # 4. a short libFuzzer run of every target (clang)
+    CC=clang build build-fuzz -DCKT_FUZZ=ON -DCKT_FUZZ_SECONDS="${CKT_FUZZ_SECONDS:-25}"
+    (cd build-fuzz && ctest --output-on-failure -j"$jobs" -L fuzz)
+    ;;
+  fuzz) # long runs: CKT_FUZZ_SECONDS=600 ./build.sh fuzz
+    deps
+    CC=clang build build-fuzz -DCKT_FUZZ=ON -DCKT_FUZZ_SECONDS="${CKT_FUZZ_SECONDS:-600}"
+    (cd build-fuzz && ctest --output-on-failure -j"$jobs" -L fuzz)
     ;;
   sanitize) deps; build build-asan -DCKT_SANITIZE=ON; (cd build-asan && ctest --output-on-failure -j"$jobs" -L 'unit|embed|cli') ;;
-  *) echo "usage: $0 demo|test|deps|build|sanitize" >&2; exit 2 ;;
+  *) echo "usage: $0 demo|test|deps|build|sanitize|fuzz" >&2; exit 2 ;;
 esac

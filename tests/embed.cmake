@@ -17,3 +17,12 @@ if(CMOCKA_LIBRARY AND CMOCKA_INCLUDE_DIR)
   add_test(NAME embed.test_embed COMMAND test_embed)
   set_tests_properties(embed.test_embed PROPERTIES LABELS embed TIMEOUT 300)
 endif()
+
+# The Lua API fuzzer in a sandboxed state (under ASan+UBSan in the sanitizer build) and in ckt-lua.
+add_executable(run_sandboxed ${CMAKE_CURRENT_SOURCE_DIR}/embed/run_sandboxed.c)
+target_include_directories(run_sandboxed PRIVATE ${CMAKE_SOURCE_DIR}/bindings/lua)
+target_link_libraries(run_sandboxed PRIVATE ckt_lua)
+add_test(NAME embed.api_fuzz_sandboxed COMMAND run_sandboxed ${CMAKE_CURRENT_SOURCE_DIR}/hostile/api_fuzz.lua)
+set_tests_properties(embed.api_fuzz_sandboxed PROPERTIES LABELS embed TIMEOUT 900 PASS_REGULAR_EXPRESSION "1 passed, 0 failed")
+add_test(NAME cli.api_fuzz COMMAND ckt-lua ${CMAKE_CURRENT_SOURCE_DIR}/hostile/api_fuzz.lua)
+set_tests_properties(cli.api_fuzz PROPERTIES LABELS cli TIMEOUT 900 ENVIRONMENT "CKT_FUZZ_SEED=99;CKT_FUZZ_CALLS=50000")

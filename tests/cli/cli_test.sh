@@ -9,8 +9,16 @@ check() { # name, expected rc, regex that must be in stdout+stderr, command...
   local name=$1 want=$2 re=$3; shift 3
   local out rc
   out=$("$@" 2>&1); rc=$?
-  if [ "$rc" -eq "$want" ] && printf '%s' "$out" | grep -Eq -- "$re"; then pass=$((pass+1))
+  if [ "$rc" -eq "$want" ] && printf '%s\n' "$out" | grep -Eq -- "$re"; then pass=$((pass+1))
   else fail=$((fail+1)); echo "FAIL $name: rc=$rc (want $want), output:"; printf '%s\n' "$out" | head -20; fi
+}
+exact() { # name, expected rc, expected output with lines joined by '|', command...
+  local name=$1 want=$2 text=$3; shift 3
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  out=$(printf '%s' "$out" | tr '\n' '|')
+  if [ "$rc" -eq "$want" ] && [ "$out" = "$text" ]; then pass=$((pass+1))
+  else fail=$((fail+1)); echo "FAIL $name: rc=$rc (want $want), output '$out', want '$text'"; fi
 }
 cat > "$tmp/good.lua" <<'LUA'
 print("good", #arg, arg[0]:match("good.lua") ~= nil, arg[1], arg[2], arg[-1] ~= nil)
@@ -20,6 +28,7 @@ printf 'local x = 1\nx = = 2\n' > "$tmp/syntax.lua"
 printf 'local t = nil\nlocal function f() return t.field end\nf()\n' > "$tmp/runtime.lua"
 printf 'return {answer = 42}\n' > "$tmp/mymod.lua"
 printf 'x = 3\n' > "$tmp/setx.lua"
+printf 'error("broken")\n' > "$tmp/bad.lua"
 check good-script 0 'good	2	true	a	b	true' "$bin" "$tmp/good.lua" a b
 check layout-global 0 '\(4,8\):\(1,4\)' "$bin" "$tmp/good.lua"
 check syntax-error 1 'syntax.lua:2: unexpected symbol' "$bin" "$tmp/syntax.lua"
@@ -46,11 +55,11 @@ check arg-negative 0 "ckt-lua	-e	x=1	args.lua	p	1" "$bin" -e x=1 "$tmp/args.lua"
 check arg-dashdash 0 "^-e	x=1	--	args.lua	-v	1$" "$bin" -e x=1 -- "$tmp/args.lua" -v
 check script-args-not-options 0 "ckt-lua	-e	x=1	args.lua	-h	1$" "$bin" -e x=1 "$tmp/args.lua" -h
 check dash-i-after-script 0 "> 9" sh -c "printf 'x * 3\n' | '$bin' -i '$tmp/setx.lua'"
-check e-runs-before-script 0 "^first
-good" "$bin" -e 'print("first")' "$tmp/good.lua"
-check e-error-stops 1 '^[^g]*$' "$bin" -e 'error("stop")' "$tmp/good.lua"
-check version-and-script 0 "ckt [0-9.]+ .*
-good" "$bin" -v "$tmp/good.lua"
+exact e-runs-before-script 0 "first|good	0	true	nil	nil	true|(4,8):(1,4)" "$bin" -e 'print("first")' "$tmp/good.lua"
+exact options-in-order 0 "1|2|3" "$bin" -e 'print(1)' -e 'print(2)' -e 'print(3)'
+exact e-error-stops 1 "$bin: (command line):1: stop|stack traceback:|	[C]: in function 'error'|	(command line):1: in main chunk" "$bin" -e 'error("stop")' "$tmp/good.lua"
+exact version-and-script 0 "$("$bin" -v)|good	0	true	nil	nil	true|(4,8):(1,4)" "$bin" -v "$tmp/good.lua"
+exact os-exit-status 3 "" "$bin" -e 'os.exit(3)'
 check script-returns-error-object 1 'error object is a table value' "$bin" -e 'error({})'
 check target-unknown 1 "--target: target: unknown target .nosuch.; known: cpu, gfx908" "$bin" --target nosuch -e 'print(1)'
 check target-missing 1 "'--target' needs argument" "$bin" --target
@@ -65,5 +74,9 @@ echo 'return {x = "one"}' > "$tmp/p1/m1.lua"
 echo 'return {x = "pk"}' > "$tmp/p2/pk/init.lua"
 check ckt-path 0 '^one	pk$' env CKT_PATH="$tmp/p1:$tmp/p2" "$bin" -e 'print(require("m1").x, require("pk").x)'
 check kernel-path 0 '^true	true$' "$bin" -e 'print(package.path:find("/kernels/?.lua", 1, true) ~= nil, package.path:find("share/ckt/kernels", 1, true) ~= nil)'
+printf '#!/usr/bin/env ckt-lua\nprint("shebang", ckt ~= nil)\n' > "$tmp/shebang.lua"
+check shebang-line 0 '^shebang	true$' "$bin" "$tmp/shebang.lua"
+check directory 1 'cannot read .*' "$bin" "$tmp"
+check error-in-l-module 1 'bad.lua:1: broken' env LUA_PATH="$tmp/?.lua" "$bin" -l bad
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,14 @@
+# The C tests under valgrind's memcheck (label valgrind): no invalid accesses, no leaks.
+find_program(VALGRIND_EXE valgrind)
+if(VALGRIND_EXE AND NOT CKT_SANITIZE AND CMOCKA_LIBRARY AND CMOCKA_INCLUDE_DIR)
+  set(CKT_VALGRIND ${VALGRIND_EXE} --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect,possible
+      --show-leak-kinds=definite,indirect,possible --track-origins=yes --quiet)
+  foreach(src ${CKT_UNIT_TESTS})
+    get_filename_component(name ${src} NAME_WE)
+    add_test(NAME valgrind.${name} COMMAND ${CKT_VALGRIND} $<TARGET_FILE:${name}>)
+    set_tests_properties(valgrind.${name} PROPERTIES LABELS valgrind TIMEOUT 900)
+  endforeach()
+  add_test(NAME valgrind.test_embed COMMAND ${CKT_VALGRIND} $<TARGET_FILE:test_embed>)
+  add_test(NAME valgrind.embed_example COMMAND ${CKT_VALGRIND} $<TARGET_FILE:ckt-embed-example>)
+  set_tests_properties(valgrind.test_embed valgrind.embed_example PROPERTIES LABELS valgrind TIMEOUT 900)
+endif()
