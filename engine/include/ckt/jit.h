@@ -1,0 +1,52 @@
+/* ckt — JIT compilation of device source: hipRTC (AMD gfx90a/gfx908), NVRTC (NVIDIA sm_80/sm_90)
+ * and the host C compiler (the CPU target). GPU compilers are found at run time (dlopen): a build
+ * needs no GPU SDK, and a missing library is a clear error naming it and the alternative.
+ * Compile-only works without a GPU. */
+#ifndef CKT_JIT_H
+#define CKT_JIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ckt/context.h"
+#include "ckt/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ckt_compile_request {
+    const char *target;       /* "gfx90a", "gfx908", "sm_80", "sm_90", "cpu" */
+    const char *source;       /* HIP C++, CUDA C++ or C */
+    const char *kernel_name;  /* the entry point */
+    const char *const *options; /* extra compiler options (may be NULL) */
+    int noptions;
+} ckt_compile_request;
+
+/* Resource usage read from the code object (AMD: AMDGPU metadata note; NVIDIA: ptxas info). */
+typedef struct ckt_resources {
+    int64_t vgprs, sgprs, agprs, vgpr_spills, sgpr_spills; /* AMD; -1 where unknown */
+    int64_t registers, spill_stores, spill_loads;          /* NVIDIA */
+    int64_t shared_bytes;  /* LDS (group segment) / static shared memory */
+    int64_t scratch_bytes; /* private segment / local memory per thread */
+} ckt_resources;
+
+typedef struct ckt_binary ckt_binary;
+
+ckt_status ckt_compile(ckt_context *ctx, const ckt_compile_request *req, ckt_binary **out, ckt_error *err);
+void ckt_binary_free(ckt_binary *b);
+const char *ckt_binary_target(const ckt_binary *b);
+const uint8_t *ckt_binary_code(const ckt_binary *b, size_t *size); /* code object / cubin / shared object */
+const ckt_resources *ckt_binary_resources(const ckt_binary *b);
+const char *ckt_binary_log(const ckt_binary *b);
+const char *ckt_binary_disassembly(const ckt_binary *b); /* NULL when no disassembler is installed */
+double ckt_binary_compile_ms(const ckt_binary *b);
+const char *ckt_binary_compiler(const ckt_binary *b); /* e.g. "hipRTC (libamdhip64.so.5)" */
+
+/* The AMDGPU metadata of an HSA code object (ELF note NT_AMDGPU_METADATA, msgpack). Bounds-checked. */
+ckt_status ckt_code_object_resources(const uint8_t *elf, size_t size, ckt_resources *out, ckt_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

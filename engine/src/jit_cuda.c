@@ -1,0 +1,116 @@
+/* NVRTC, loaded at run time (libnvrtc.so.13/.12, also from /usr/local/cuda/lib64). Produces a
+ * cubin for sm_80 / sm_90; ptxas' verbose report in the program log gives the resources. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jit_internal.h"
+
+typedef int nvrtcResult;
+typedef struct _nvrtcProgram *nvrtcProgram;
+
+static struct {
+    void *lib;
+    char name[128];
+    nvrtcResult (*create)(nvrtcProgram *, const char *, const char *, int, const char *const *, const char *const *);
+    nvrtcResult (*compile)(nvrtcProgram, int, const char *const *);
+    nvrtcResult (*log_size)(nvrtcProgram, size_t *);
+    nvrtcResult (*log)(nvrtcProgram, char *);
+    nvrtcResult (*cubin_size)(nvrtcProgram, size_t *);
+    nvrtcResult (*cubin)(nvrtcProgram, char *);
+    nvrtcResult (*destroy)(nvrtcProgram *);
+} N;
+
+static ckt_status load(ckt_error *err)
+{
+    if (N.lib) return CKT_OK;
+    static const char *const names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "/usr/local/cuda/lib64/libnvrtc.so",
+                                        "/usr/local/cuda/lib64/libnvrtc.so.13", "/usr/local/cuda/lib64/libnvrtc.so.12", NULL};
+    for (const char *const *n = names; *n && !N.lib; n++) {
+        N.lib = dlopen(*n, RTLD_NOW | RTLD_LOCAL);
+        if (N.lib) snprintf(N.name, sizeof N.name, "%s", *n);
+    }
+    if (!N.lib)
+        return ckt_fail(err, CKT_ERUNTIME, "NVRTC not found (libnvrtc.so.13/.12, also in /usr/local/cuda/lib64); install the CUDA toolkit, or use the cpu target (e.g. cpu:sm_90) to emulate");
+    *(void **)&N.create = dlsym(N.lib, "nvrtcCreateProgram");
+    *(void **)&N.compile = dlsym(N.lib, "nvrtcCompileProgram");
+    *(void **)&N.log_size = dlsym(N.lib, "nvrtcGetProgramLogSize");
+    *(void **)&N.log = dlsym(N.lib, "nvrtcGetProgramLog");
+    *(void **)&N.cubin_size = dlsym(N.lib, "nvrtcGetCUBINSize");
+    *(void **)&N.cubin = dlsym(N.lib, "nvrtcGetCUBIN");
+    *(void **)&N.destroy = dlsym(N.lib, "nvrtcDestroyProgram");
+    if (!N.create || !N.compile || !N.log_size || !N.log || !N.cubin_size || !N.cubin || !N.destroy) {
+        dlclose(N.lib);
+        N.lib = NULL;
+        return ckt_fail(err, CKT_ERUNTIME, "NVRTC in %s lacks the nvrtc* entry points (too old?)", N.name);
+    }
+    return CKT_OK;
+}
+
+/* "ptxas info    : Used 24 registers, used 0 barriers, 4096 bytes smem, ..." and
+ * "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" */
+static void parse_ptxas(const char *log, ckt_resources *r)
+{
+    const char *p;
+    if ((p = strstr(log, "Used ")) && sscanf(p, "Used %lld registers", (long long *)&r->registers) != 1) r->registers = -1;
+    if ((p = strstr(log, " bytes smem"))) {
+        const char *q = p;
+        while (q > log && q[-1] >= '0' && q[-1] <= '9') q--;
+        r->shared_bytes = strtoll(q, NULL, 10);
+    } else if (strstr(log, "Used ")) {
+        r->shared_bytes = 0;
+    }
+    if ((p = strstr(log, "bytes spill stores"))) {
+        const char *q = p - 1;
+        while (q > log && q[-1] >= '0' && q[-1] <= '9') q--;
+        r->spill_stores = strtoll(q, NULL, 10);
+    }
+    if ((p = strstr(log, "bytes spill loads"))) {
+        const char *q = p - 1;
+        while (q > log && q[-1] >= '0' && q[-1] <= '9') q--;
+        r->spill_loads = strtoll(q, NULL, 10);
+    }
+    if ((p = strstr(log, "bytes stack frame"))) {
+        const char *q = p - 1;
+        while (q > log && q[-1] >= '0' && q[-1] <= '9') q--;
+        r->scratch_bytes = strtoll(q, NULL, 10);
+    }
+}
+
+ckt_status ckt_jit_cuda(const ckt_compile_request *req, ckt_binary *b, ckt_error *err)
+{
+    const char *arch = req->target;
+    if (strcmp(arch, "sm_80") && strcmp(arch, "sm_90") && strcmp(arch, "sm_90a") && strcmp(arch, "sm_86") && strcmp(arch, "sm_89"))
+        return ckt_fail(err, CKT_EUNSUPPORTED, "compile: target '%s' is not supported (sm_80, sm_86, sm_89, sm_90, sm_90a)", arch);
+    ckt_status st = load(err);
+    if (st) return st;
+    nvrtcProgram prog;
+    if (N.create(&prog, req->source, req->kernel_name, 0, NULL, NULL) != 0)
+        return ckt_fail(err, CKT_ERUNTIME, "compile: nvrtcCreateProgram failed");
+    char archopt[32];
+    snprintf(archopt, sizeof archopt, "-arch=%s", arch);
+    const char *opts[40] = {archopt, "--std=c++17", "-default-device", "--ptxas-options=-v"};
+    int n = 4;
+    for (int i = 0; i < req->noptions && n < 40; i++) opts[n++] = req->options[i];
+    int rc = N.compile(prog, n, opts);
+    size_t ls = 0;
+    if (N.log_size(prog, &ls) == 0 && ls > 1 && (b->log = malloc(ls + 1))) {
+        N.log(prog, b->log);
+        b->log[ls] = 0;
+    }
+    size_t cs = 0;
+    if (rc == 0 && N.cubin_size(prog, &cs) == 0 && cs > 0 && (b->code = malloc(cs))) {
+        N.cubin(prog, (char *)b->code);
+        b->code_size = cs;
+    }
+    N.destroy(&prog);
+    if (rc != 0 || !b->code) return ckt_fail(err, CKT_ECOMPILE, "compile: NVRTC failed for %s:\n%s", arch, b->log ? b->log : "(no log)");
+    snprintf(b->compiler, sizeof b->compiler, "NVRTC (%s)", N.name);
+    if (b->log) parse_ptxas(b->log, &b->res);
+    const char *dis[] = {"cuobjdump", "-sass"};
+    if (access("/usr/local/cuda/bin/cuobjdump", X_OK) == 0) dis[0] = "/usr/local/cuda/bin/cuobjdump";
+    ckt_jit_disassemble(b, dis, 2, ".cubin");
+    return CKT_OK;
+}

@@ -1,0 +1,25 @@
+/* Shared by the JIT backends (not installed). */
+#ifndef CKT_JIT_INTERNAL_H
+#define CKT_JIT_INTERNAL_H
+
+#include "ckt/jit.h"
+
+struct ckt_binary {
+    char target[32];
+    char compiler[192];
+    uint8_t *code;
+    size_t code_size;
+    ckt_resources res;
+    char *log;
+    char *disasm;
+    double ms;
+};
+
+ckt_binary *ckt_binary_new(const char *target);
+double ckt_jit_now_ms(void);
+int ckt_jit_run(char *const argv[], const char *stdin_file, char **out);
+void ckt_jit_disassemble(ckt_binary *b, const char *const *argv_prefix, int nprefix, const char *suffix);
+ckt_status ckt_jit_hip(const ckt_compile_request *req, ckt_binary *b, ckt_error *err);
+ckt_status ckt_jit_cuda(const ckt_compile_request *req, ckt_binary *b, ckt_error *err);
+
+#endif
