@@ -177,6 +177,8 @@ static int e_owner(lua_State *L)
     lua_pushnil(L);
     int ycoords = lua_gettop(L);
     int64_t nt = ckt_encoding_num_threads(e);
+    if (nt > CKT_WORK_LIMIT / nv)
+        return ckt_l_errorf(L, "owner: %lld threads x %lld values is more than the analysis limit %lld", (long long)nt, (long long)nv, (long long)CKT_WORK_LIMIT);
     for (int64_t t = 0; t < nt; t++)
         for (int64_t v = 0; v < nv; v++) {
             int64_t r = v;

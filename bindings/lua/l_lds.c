@@ -314,6 +314,15 @@ static int l_find_swizzle(lua_State *L)
     if (lua_getfield(L, 1, "read") != LUA_TTABLE) return ckt_l_errorf(L, "%s: field 'read' must be {thread_map=, vector=}", fn);
     int rspec = lua_gettop(L);
     int64_t bytes = ckt_layout_cosize(&base) * eb;
+    {
+        /* the search analyses up to a few hundred candidates: bound the size of one analysis */
+        ckt_layout probe_map;
+        lua_getfield(L, rspec, "thread_map");
+        ckt_l_tolayout(L, -1, "lds.find_swizzle: read.thread_map", &probe_map);
+        lua_pop(L, 1);
+        if (ckt_layout_size(&probe_map) > CKT_WORK_LIMIT / 512)
+            return ckt_l_errorf(L, "%s: a thread map of %lld entries is too large to search (at most %lld)", fn, (long long)ckt_layout_size(&probe_map), (long long)(CKT_WORK_LIMIT / 512));
+    }
     /* candidates: no change, swizzles (no LDS cost), then paddings (cost) */
     struct { int b, m, s, pad; int64_t cost_cycles, lds; ckt_lds_tensor_result w, r; } best;
     memset(&best, 0, sizeof best);

@@ -73,6 +73,9 @@ ckt_status ckt_lds_analyze_tensor(const ckt_target *t, const ckt_lds_tensor *lt,
     int64_t nthreads = ckt_layout_size(&tm), nvalues = ckt_layout_size(&vm), size = ckt_layout_size(&lt->layout);
     if (nthreads % t->wave_size != 0)
         return ckt_fail(err, CKT_EINVAL, "lds.analyze_tensor: %lld threads is not a multiple of the wave size %d", (long long)nthreads, t->wave_size);
+    if (nthreads > CKT_WORK_LIMIT / nvalues / vector)
+        return ckt_fail(err, CKT_ECAPACITY, "lds.analyze_tensor: %lld threads x %lld values x %lld elements is more than the analysis limit %lld",
+                        (long long)nthreads, (long long)nvalues, (long long)vector, (long long)CKT_WORK_LIMIT);
     ckt_lds_tensor_result r;
     memset(&r, 0, sizeof r);
     int64_t addr[CKT_MAX_LANES];

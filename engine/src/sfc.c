@@ -71,6 +71,8 @@ ckt_status ckt_sfc_step(const ckt_sfc *s, int64_t i, int64_t j, int64_t *step, c
 ckt_status ckt_sfc_locality_of(const ckt_sfc *s, int64_t seq, int64_t line, ckt_sfc_locality *out, ckt_error *err)
 {
     if (seq < 0 || line < seq) return ckt_fail(err, CKT_EINVAL, "locality: thresholds must satisfy 0 <= sequential <= cache_line");
+    if (s->num_access > CKT_WORK_LIMIT)
+        return ckt_fail(err, CKT_ECAPACITY, "locality: %lld accesses are more than the analysis limit %lld", (long long)s->num_access, (long long)CKT_WORK_LIMIT);
     ckt_sfc_locality l = {0, 0, 0, 0};
     int64_t step[CKT_SFC_MAX_DIM];
     for (int64_t i = 0; i + 1 < s->num_access; i++) {

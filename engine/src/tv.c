@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ckt/checked.h"
 #include "ckt/distribution.h"
 
 static int cmp64(const void *a, const void *b)
@@ -26,7 +27,8 @@ ckt_status ckt_same_distribution(const ckt_layout *a, const ckt_layout *b, bool 
     if ((st = tv_modes(a, &at, &av, "the first argument", err)) || (st = tv_modes(b, &bt, &bv, "the second argument", err))) return st;
     int64_t nt = ckt_layout_size(&at), nv = ckt_layout_size(&av);
     if (nt != ckt_layout_size(&bt) || nv != ckt_layout_size(&bv)) { *same = false; return CKT_OK; }
-    if (nv > (1 << 20)) return ckt_fail(err, CKT_ECAPACITY, "same_distribution: %lld values per thread is too many to compare", (long long)nv);
+    if (nv > (1 << 20) || nt > CKT_WORK_LIMIT / nv)
+        return ckt_fail(err, CKT_ECAPACITY, "same_distribution: %lld threads x %lld values is more than the analysis limit %lld", (long long)nt, (long long)nv, (long long)CKT_WORK_LIMIT);
     int64_t *x = malloc(sizeof(int64_t) * (size_t)nv), *y = malloc(sizeof(int64_t) * (size_t)nv);
     if (!x || !y) { free(x); free(y); return ckt_fail(err, CKT_ENOMEM, "same_distribution: out of memory"); }
     bool eq = true;
@@ -59,6 +61,8 @@ ckt_status ckt_tv_owners(const ckt_layout *tv, int64_t cells, int64_t *owner_thr
     if (st) return st;
     for (int64_t i = 0; i < cells; i++) owner_thread[i] = owner_value[i] = -1;
     int64_t nt = ckt_layout_size(&t), nv = ckt_layout_size(&v);
+    if (nt > CKT_WORK_LIMIT / nv)
+        return ckt_fail(err, CKT_ECAPACITY, "tv layout: %lld threads x %lld values is more than the analysis limit %lld", (long long)nt, (long long)nv, (long long)CKT_WORK_LIMIT);
     for (int64_t th = 0; th < nt; th++)
         for (int64_t va = 0; va < nv; va++) {
             int64_t off, a, b;

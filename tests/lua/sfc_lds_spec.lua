@@ -154,3 +154,18 @@ describe("ckt.target and ckt.lds", function()
     assert.has_error(function() ckt.lds.pad(ckt.layout{4, 4, 4}, 1) end)
   end)
 end)
+
+describe("work limits", function()
+  it("refuse analyses that would run for minutes instead of hanging", function()
+    local function err(f) local ok, e = pcall(f); assert.is_false(ok); return e end
+    assert.truthy(err(function() return ckt.sfc{lengths = {2^31, 2^20}}:locality() end):find("analysis limit"))
+    local big = ckt.layout({{2^20, 64}, 2^10}, {{1, 2^20}, 2^26})
+    assert.truthy(err(function() return ckt.same_distribution(big, big) end):find("analysis limit"))
+    assert.truthy(err(function()
+      return ckt.lds.analyze_tensor{target = "gfx90a", tensor_layout = ckt.layout(2^40), thread_map = ckt.layout({2^20, 2^10}), vector = 2}
+    end):find("analysis limit"))
+    local E = ckt.tile_distribution_encoding{rs = {}, hs = {{2^16}, {2^16}}, ps_to_rhs_major = {{1}}, ps_to_rhs_minor = {{0}},
+      ys_to_rhs_major = {2}, ys_to_rhs_minor = {0}}
+    assert.truthy(err(function() return E:owner({1, 1}) end):find("analysis limit"))
+  end)
+end)

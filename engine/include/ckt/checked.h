@@ -20,6 +20,10 @@ static inline int64_t ckt_gcd(int64_t a, int64_t b)
     while (b) { int64_t t = a % b; a = b; b = t; }
     return a;
 }
+/* The most elementary steps one analysis call may take (enumerating accesses, threads x values):
+ * beyond it the call is refused with a clear error instead of running for minutes. */
+#define CKT_WORK_LIMIT ((int64_t)1 << 26)
+
 static inline int64_t ckt_min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t ckt_max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
