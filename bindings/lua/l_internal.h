@@ -57,7 +57,8 @@ void ckt_l_open_sfc(lua_State *L);          /* l_sfc.c */
 void ckt_l_open_lds(lua_State *L);          /* l_lds.c: ckt.target, ckt.lds.* */
 void ckt_l_open_array(lua_State *L);        /* l_array.c: host arrays, device buffers */
 void ckt_l_open_kernel(lua_State *L);       /* l_kernel.c: builder, tensors, windows, compile, launch */
-void ckt_l_open_help(lua_State *L);         /* l_help.c: help texts */
+void ckt_l_open_help(lua_State *L);
+void ckt_l_open_jit(lua_State *L);          /* l_jit.c: ckt.compile */         /* l_help.c: help texts */
 /* l_help.c: add (or replace) a help topic, e.g. from a binding file's open function */
 void ckt_l_help_add(lua_State *L, const char *name, const char *text);
 

@@ -47,7 +47,18 @@ const uint8_t *ckt_binary_code(const ckt_binary *b, size_t *size)
 }
 const ckt_resources *ckt_binary_resources(const ckt_binary *b) { return b ? &b->res : NULL; }
 const char *ckt_binary_log(const ckt_binary *b) { return b && b->log ? b->log : ""; }
-const char *ckt_binary_disassembly(const ckt_binary *b) { return b ? b->disasm : NULL; }
+const char *ckt_binary_disassembly(const ckt_binary *b)
+{
+    if (!b) return NULL;
+    ckt_binary *m = (ckt_binary *)b; /* a lazily computed cache inside an otherwise immutable result */
+    if (!m->disasm_done && m->disasm_cmd[0][0]) {
+        const char *argv[3] = {m->disasm_cmd[0], m->disasm_cmd[1], m->disasm_cmd[2]};
+        int n = m->disasm_cmd[2][0] ? 3 : m->disasm_cmd[1][0] ? 2 : 1;
+        ckt_jit_disassemble(m, argv, n, m->disasm_suffix);
+    }
+    m->disasm_done = 1;
+    return m->disasm;
+}
 double ckt_binary_compile_ms(const ckt_binary *b) { return b ? b->ms : 0; }
 const char *ckt_binary_compiler(const ckt_binary *b) { return b ? b->compiler : NULL; }
 

@@ -109,8 +109,8 @@ ckt_status ckt_jit_cuda(const ckt_compile_request *req, ckt_binary *b, ckt_error
     if (rc != 0 || !b->code) return ckt_fail(err, CKT_ECOMPILE, "compile: NVRTC failed for %s:\n%s", arch, b->log ? b->log : "(no log)");
     snprintf(b->compiler, sizeof b->compiler, "NVRTC (%s)", N.name);
     if (b->log) parse_ptxas(b->log, &b->res);
-    const char *dis[] = {"cuobjdump", "-sass"};
-    if (access("/usr/local/cuda/bin/cuobjdump", X_OK) == 0) dis[0] = "/usr/local/cuda/bin/cuobjdump";
-    ckt_jit_disassemble(b, dis, 2, ".cubin");
+    snprintf(b->disasm_cmd[0], sizeof b->disasm_cmd[0], "%s", access("/usr/local/cuda/bin/cuobjdump", X_OK) == 0 ? "/usr/local/cuda/bin/cuobjdump" : "cuobjdump");
+    snprintf(b->disasm_cmd[1], sizeof b->disasm_cmd[1], "-sass");
+    b->disasm_suffix = ".cubin";
     return CKT_OK;
 }

@@ -116,7 +116,9 @@ ckt_status ckt_jit_hip(const ckt_compile_request *req, ckt_binary *b, ckt_error 
     }
     char mcpu[64];
     snprintf(mcpu, sizeof mcpu, "--mcpu=%s", arch);
-    const char *dis[] = {"llvm-objdump-14", "-d", mcpu};
-    ckt_jit_disassemble(b, dis, 3, ".co");
+    snprintf(b->disasm_cmd[0], sizeof b->disasm_cmd[0], "llvm-objdump-14");
+    snprintf(b->disasm_cmd[1], sizeof b->disasm_cmd[1], "-d");
+    snprintf(b->disasm_cmd[2], sizeof b->disasm_cmd[2], "%s", mcpu);
+    b->disasm_suffix = ".co";
     return CKT_OK;
 }

@@ -12,6 +12,9 @@ struct ckt_binary {
     ckt_resources res;
     char *log;
     char *disasm;
+    int disasm_done;       /* disassembly runs on first request, not in the compile path */
+    char disasm_cmd[3][64]; /* the disassembler and its options; empty: none */
+    const char *disasm_suffix;
     double ms;
 };
 

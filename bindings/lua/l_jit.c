@@ -1,0 +1,120 @@
+/* Lua: JIT compilation (ckt.compile) and its results. */
+#include <string.h>
+
+#include "ckt/jit.h"
+#include "l_internal.h"
+
+#define CKT_L_BINARY "ckt.binary"
+
+static ckt_binary **checkbin(lua_State *L, int i)
+{
+    ckt_binary **b = luaL_checkudata(L, i, CKT_L_BINARY);
+    if (!*b) luaL_error(L, "compiled binary: already freed");
+    return b;
+}
+
+/* ckt.compile{target=, source=, name=, options={...}} -> binary */
+static int l_compile(lua_State *L)
+{
+    static const char *const fn = "compile";
+    static const char *const allowed[] = {"target", "source", "name", "options", NULL};
+    luaL_checktype(L, 1, LUA_TTABLE);
+    ckt_l_check_fields(L, 1, fn, allowed);
+    ckt_compile_request req;
+    memset(&req, 0, sizeof req);
+    if (!ckt_l_field_string(L, 1, fn, "target", &req.target)) req.target = ckt_context_default_target(ckt_l_context(L));
+    if (!ckt_l_field_string(L, 1, fn, "source", &req.source)) return ckt_l_errorf(L, "compile: field 'source' is required");
+    if (!ckt_l_field_string(L, 1, fn, "name", &req.kernel_name)) return ckt_l_errorf(L, "compile: field 'name' is required");
+    const char *opts[32];
+    if (lua_getfield(L, 1, "options") != LUA_TNIL) {
+        if (!lua_istable(L, -1)) return ckt_l_errorf(L, "compile: field 'options' must be a list of strings");
+        int n = (int)luaL_len(L, -1);
+        if (n > 32) return ckt_l_errorf(L, "compile: at most 32 options");
+        for (int i = 0; i < n; i++) {
+            lua_geti(L, -1, i + 1);
+            if (lua_type(L, -1) != LUA_TSTRING) return ckt_l_errorf(L, "compile: options[%d] must be a string", i + 1);
+            opts[i] = lua_tostring(L, -1);
+            lua_pop(L, 1); /* anchored in the options table */
+        }
+        req.options = opts;
+        req.noptions = n;
+    }
+    ckt_binary **u = lua_newuserdatauv(L, sizeof *u, 0);
+    *u = NULL;
+    luaL_setmetatable(L, CKT_L_BINARY);
+    ckt_error err;
+    if (ckt_compile(ckt_l_context(L), &req, u, &err)) return ckt_l_error(L, &err);
+    return 1;
+}
+
+static int b_gc(lua_State *L)
+{
+    ckt_binary **b = luaL_checkudata(L, 1, CKT_L_BINARY);
+    ckt_binary_free(*b);
+    *b = NULL;
+    return 0;
+}
+
+static void field(lua_State *L, const char *k, int64_t v)
+{
+    if (v < 0) return; /* unknown for this target */
+    lua_pushinteger(L, (lua_Integer)v);
+    lua_setfield(L, -2, k);
+}
+
+static int b_resources(lua_State *L)
+{
+    const ckt_resources *r = ckt_binary_resources(*checkbin(L, 1));
+    lua_createtable(L, 0, 10);
+    field(L, "vgprs", r->vgprs);
+    field(L, "sgprs", r->sgprs);
+    field(L, "agprs", r->agprs);
+    field(L, "vgpr_spills", r->vgpr_spills);
+    field(L, "sgpr_spills", r->sgpr_spills);
+    field(L, "registers", r->registers);
+    field(L, "spill_stores", r->spill_stores);
+    field(L, "spill_loads", r->spill_loads);
+    field(L, "lds_bytes", r->shared_bytes);
+    field(L, "scratch_bytes", r->scratch_bytes);
+    return 1;
+}
+
+static int b_code(lua_State *L)
+{
+    size_t n;
+    const uint8_t *c = ckt_binary_code(*checkbin(L, 1), &n);
+    lua_pushlstring(L, (const char *)c, n);
+    return 1;
+}
+
+static int b_disasm(lua_State *L)
+{
+    const char *d = ckt_binary_disassembly(*checkbin(L, 1));
+    if (d) lua_pushstring(L, d);
+    else lua_pushnil(L);
+    return 1;
+}
+
+static int b_log(lua_State *L) { lua_pushstring(L, ckt_binary_log(*checkbin(L, 1))); return 1; }
+static int b_target(lua_State *L) { lua_pushstring(L, ckt_binary_target(*checkbin(L, 1))); return 1; }
+static int b_ms(lua_State *L) { lua_pushnumber(L, ckt_binary_compile_ms(*checkbin(L, 1))); return 1; }
+static int b_compiler(lua_State *L) { lua_pushstring(L, ckt_binary_compiler(*checkbin(L, 1))); return 1; }
+static int b_tostring(lua_State *L)
+{
+    ckt_binary *b = *checkbin(L, 1);
+    size_t n;
+    ckt_binary_code(b, &n);
+    lua_pushfstring(L, "compiled %s: %d bytes by %s in %f ms", ckt_binary_target(b), (int)n, ckt_binary_compiler(b), ckt_binary_compile_ms(b));
+    return 1;
+}
+
+void ckt_l_open_jit(lua_State *L)
+{
+    static const luaL_Reg methods[] = {
+        {"__gc", b_gc}, {"__close", b_gc}, {"__tostring", b_tostring}, {"resources", b_resources}, {"code_object", b_code},
+        {"disassembly", b_disasm}, {"log", b_log}, {"target", b_target}, {"compile_ms", b_ms}, {"compiler", b_compiler},
+        {NULL, NULL}};
+    ckt_l_new_class(L, CKT_L_BINARY, methods);
+    lua_pushcfunction(L, l_compile);
+    lua_setfield(L, -2, "compile");
+}
