@@ -2,7 +2,7 @@
 # long runs: build/fuzz_<name> -max_total_time=3600 tests/fuzz/corpus/<name>
 if(CKT_FUZZ)
   set(CKT_FUZZ_SECONDS 25 CACHE STRING "seconds per fuzz target in the test suite")
-  foreach(name layout_parse layout_algebra distribution lds)
+  foreach(name layout_parse layout_algebra distribution lds code_object)
     add_executable(fuzz_${name} ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_${name}.c ${CKT_ENGINE_SRC})
     target_include_directories(fuzz_${name} PRIVATE ${CMAKE_SOURCE_DIR}/engine/include)
     target_compile_options(fuzz_${name} PRIVATE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined)
