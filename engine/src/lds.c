@@ -135,9 +135,9 @@ ckt_status ckt_lds_pad(const ckt_layout *l, int banks, int bank_bytes, int elem_
 
 static int log2_exact(int64_t v)
 {
-    int k = 0;
-    while (((int64_t)1 << k) < v) k++;
-    return ((int64_t)1 << k) == v ? k : -1;
+    for (int k = 0; k < 62; k++)
+        if (((int64_t)1 << k) == v) return k;
+    return -1;
 }
 
 ckt_status ckt_lds_xor_preshuffle(int64_t k_per_block, int64_t k_pack, ckt_swizzle *out, ckt_error *err)

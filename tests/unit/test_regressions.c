@@ -10,6 +10,7 @@
 
 #include "ckt/ckt.h"
 #include "ckt/distribution.h"
+#include "ckt/lds.h"
 #include "ckt/sfc.h"
 
 static void ceil_div_does_not_overflow(void **state)
@@ -65,6 +66,17 @@ static void nested_thread_count_overflow(void **state)
     assert_int_equal(ckt_nested_elements(&m, 5, 64, coords, &err), CKT_EOVERFLOW);
 }
 
+/* the API fuzzer under UBSan: a 2^63-ish k_per_block shifted 1 by 63 */
+static void xor_preshuffle_of_huge_sizes(void **state)
+{
+    (void)state;
+    ckt_error err;
+    ckt_swizzle sw;
+    assert_int_equal(ckt_lds_xor_preshuffle(INT64_MAX, 1, &sw, &err), CKT_EINVAL);
+    assert_int_equal(ckt_lds_xor_preshuffle((int64_t)1 << 62, 1, &sw, &err), CKT_EINVAL);
+    assert_int_equal(ckt_lds_xor_preshuffle(64, 8, &sw, &err), CKT_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -72,6 +84,7 @@ int main(void)
         cmocka_unit_test(products_of_huge_layouts_are_refused),
         cmocka_unit_test(sfc_with_huge_scalars),
         cmocka_unit_test(nested_thread_count_overflow),
+        cmocka_unit_test(xor_preshuffle_of_huge_sizes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
