@@ -26,3 +26,8 @@ add_test(NAME embed.api_fuzz_sandboxed COMMAND run_sandboxed ${CMAKE_CURRENT_SOU
 set_tests_properties(embed.api_fuzz_sandboxed PROPERTIES LABELS embed TIMEOUT 900 PASS_REGULAR_EXPRESSION "1 passed, 0 failed")
 add_test(NAME cli.api_fuzz COMMAND ckt-lua ${CMAKE_CURRENT_SOURCE_DIR}/hostile/api_fuzz.lua)
 set_tests_properties(cli.api_fuzz PROPERTIES LABELS cli TIMEOUT 900 ENVIRONMENT "CKT_FUZZ_SEED=99;CKT_FUZZ_CALLS=50000")
+# seeds that found bugs under ASan/UBSan (a use-after-free in help(), a shift by 63) stay in the suite
+foreach(seed 3 4 6 8)
+  add_test(NAME cli.api_fuzz_seed${seed} COMMAND ckt-lua ${CMAKE_CURRENT_SOURCE_DIR}/hostile/api_fuzz.lua)
+  set_tests_properties(cli.api_fuzz_seed${seed} PROPERTIES LABELS cli TIMEOUT 900 ENVIRONMENT "CKT_FUZZ_SEED=${seed};CKT_FUZZ_CALLS=30000")
+endforeach()

@@ -158,33 +158,40 @@ static int push_name_in(lua_State *L, int t, int v, int depth)
     return 0;
 }
 
+/* The index: the intro, then the topic names six to a line. The run-time topics are collected
+ * into a table first: a luaL_Buffer must not have other values pushed above it. */
 static void push_index(lua_State *L)
 {
-    luaL_Buffer b;
-    push_topic(L, "ckt");
-    const char *intro = lua_tostring(L, -1);
-    luaL_buffinit(L, &b);
-    luaL_addstring(&b, intro);
-    luaL_addstring(&b, "\nTopics:");
-    int col = 0;
-    for (int i = 1; topics[i].name; i++) {
-        luaL_addstring(&b, col++ % 6 == 0 ? "\n  " : " ");
-        luaL_addstring(&b, topics[i].name);
-    }
     push_added(L);
     int added = lua_gettop(L);
+    lua_newtable(L);
+    int names = lua_gettop(L), n = 0;
+    for (int i = 1; topics[i].name; i++) {
+        lua_pushstring(L, topics[i].name);
+        lua_rawseti(L, names, ++n);
+    }
     lua_pushnil(L);
     while (lua_next(L, added)) {
         lua_pop(L, 1);
         if (lua_type(L, -1) == LUA_TSTRING) {
             lua_pushvalue(L, -1);
-            luaL_addstring(&b, col++ % 6 == 0 ? "\n  " : " ");
-            luaL_addvalue(&b);
+            lua_rawseti(L, names, ++n);
         }
     }
-    lua_pop(L, 1);
+    push_topic(L, "ckt");
+    int intro = lua_gettop(L);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addstring(&b, lua_tostring(L, intro));
+    luaL_addstring(&b, "\nTopics:");
+    for (int i = 1; i <= n; i++) {
+        luaL_addstring(&b, (i - 1) % 6 == 0 ? "\n  " : " ");
+        lua_rawgeti(L, names, i);
+        luaL_addvalue(&b);
+    }
     luaL_pushresult(&b);
-    lua_remove(L, -2); /* the intro */
+    lua_replace(L, added);
+    lua_settop(L, added);
 }
 
 /* Pushes the text for help's argument at index 1 and whether a topic was found. */
