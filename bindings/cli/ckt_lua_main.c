@@ -335,8 +335,10 @@ static void print_results(lua_State *L)
 
 static void repl(lua_State *L)
 {
+#ifndef CKT_HAVE_READLINE
+    (void)history_path; /* no readline: no history file */
+#else
     const char *hist = history_path();
-#ifdef CKT_HAVE_READLINE
     rl_readline_name = "ckt";
     rl_attempted_completion_function = complete;
     rl_basic_word_break_characters = " \t\n\"\\'`@$><=;|&{(,+-*/%^~#[]";

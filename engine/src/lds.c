@@ -7,6 +7,23 @@
 #include "ckt/checked.h"
 #include "ckt/lds.h"
 
+/* Do phases p and p+1 together ask any bank for more than one distinct word? */
+static bool pair_conflict_free(const ckt_target *t, const ckt_lds_instr *in, const int64_t *addr, int p)
+{
+    int64_t words[CKT_MAX_LANES * 8];
+    int nw = 0, per = in->bytes / t->bank_bytes;
+    for (int q = p; q <= p + 1; q++)
+        for (int k = 0; k < in->lanes_per_phase; k++) {
+            int64_t a = addr[in->lanes[q][k]];
+            if (a < 0) continue;
+            for (int w = 0; w < per; w++) words[nw++] = a / t->bank_bytes + w;
+        }
+    for (int i = 0; i < nw; i++)
+        for (int j = 0; j < i; j++)
+            if (words[j] != words[i] && words[j] % t->lds_banks == words[i] % t->lds_banks) return false;
+    return true;
+}
+
 ckt_status ckt_lds_analyze(const ckt_target *t, const ckt_lds_instr *in, const int64_t *addr, int nlanes, ckt_lds_result *out, ckt_error *err)
 {
     if (!t || !in || !addr || !out) return ckt_fail(err, CKT_EINVAL, "lds.analyze: NULL argument");
@@ -48,9 +65,20 @@ ckt_status ckt_lds_analyze(const ckt_target *t, const ckt_lds_instr *in, const i
             if (count > ways) ways = count;
         }
         ph->ways = ways;
-        r.cycles += ways;
-        r.ideal_cycles += ph->nlanes > 0;
         if (ways > r.ways) r.ways = ways;
+    }
+    /* wavefronts: one per active phase and conflict way, except that a pair of phases that is
+     * conflict-free as a whole shares one (merge_pairs) */
+    for (int p = 0; p < in->nphases; p++) {
+        if (in->merge_pairs && p % 2 == 0 && p + 1 < in->nphases && r.phases[p].nlanes > 0 && r.phases[p + 1].nlanes > 0 &&
+            pair_conflict_free(t, in, addr, p)) {
+            r.cycles += 1;
+            r.ideal_cycles += 1;
+            p++;
+            continue;
+        }
+        r.cycles += r.phases[p].ways;
+        r.ideal_cycles += r.phases[p].nlanes > 0;
     }
     *out = r;
     return CKT_OK;

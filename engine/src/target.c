@@ -79,6 +79,10 @@ static void nvidia(ckt_target *t, const char *name, int64_t smem, const char *ma
     consecutive(&in[3], "sts64", 8, 1, 32, 16, true, doc);
     consecutive(&in[4], "lds128", 16, 0, 32, 8, true, doc);
     consecutive(&in[5], "sts128", 16, 1, 32, 8, true, doc);
+    /* measured on an H100 with ncu (tests/gpu/bank_probe.c, 2026-11-22): a broadcast takes 1
+     * wavefront for LDS.64 and 2 for LDS.128, so two phases that are conflict-free together
+     * are served in one wavefront */
+    for (int i = 2; i < 6; i++) in[i].merge_pairs = true;
     t->ninstr = 6;
 }
 

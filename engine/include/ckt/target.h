@@ -27,6 +27,7 @@ typedef struct ckt_lds_instr {
     int lanes_per_phase;
     int8_t lanes[CKT_MAX_PHASES][CKT_MAX_LANES]; /* lanes of each phase */
     bool documented;   /* false: an assumption (see docs/sfc_lds.md) */
+    bool merge_pairs;  /* phases (0,1), (2,3), ... share one wavefront when together conflict-free */
     const char *source;
 } ckt_lds_instr;
 
