@@ -97,6 +97,14 @@ describe("ckt.target and ckt.lds", function()
     a[1], a[2] = 0, 128
     r = ckt.lds.analyze{target = "sm_90", instr = "lds32", addresses = a}
     assert.equal(2, r.ways); assert.equal(1, r.ideal_cycles)
+    -- NVIDIA, as measured with ncu on an H100 (tests/gpu/bank_probe.c): a 64-bit broadcast is 1
+    -- wavefront, a 128-bit broadcast 2, stride-1 64/128-bit reads 2/4
+    local same = addrs(function() return 64 end, 32)
+    assert.equal(1, ckt.lds.analyze{target = "sm_90", instr = "lds64", addresses = same}.cycles)
+    assert.equal(2, ckt.lds.analyze{target = "sm_90", instr = "lds128", addresses = same}.cycles)
+    assert.equal(2, ckt.lds.analyze{target = "sm_90", instr = "lds64", addresses = addrs(function(l) return 8 * l end, 32)}.cycles)
+    assert.equal(4, ckt.lds.analyze{target = "sm_90", instr = "lds128", addresses = addrs(function(l) return 16 * l end, 32)}.cycles)
+    assert.equal(32, ckt.lds.analyze{target = "sm_90", instr = "lds64", addresses = addrs(function(l) return (l % 16) * 128 + (l // 16) * 16 end, 32)}.cycles)
     -- seed 004: the MFMA A read of a 64-half row-major tile is 4-way
     r = ckt.lds.analyze{target = "gfx90a", instr = "ds_read_b128", addresses = addrs(function(l) return (l % 16) * 128 + (l // 16) * 16 end)}
     assert.equal(4, r.ways)
