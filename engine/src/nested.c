@@ -9,15 +9,22 @@ ckt_status ckt_tv_from_modes(int nt, const int64_t *ts, const int64_t *td, int n
 
 /* Strides must nest: sorted by stride, each stride a multiple of the extent before it
  * (IREE's computeThreadIds / basisFromSizesStrides). */
-static ckt_status check_nesting(int rank, const int64_t *tile, const int64_t *stride, const char *what, ckt_error *err)
+/* The distributed dims (stride != 0) in increasing stride order; returns their count. */
+static int by_stride(int rank, const int64_t *stride, int *order)
 {
-    int order[CKT_NESTED_MAX_RANK], n = 0;
+    int n = 0;
     for (int i = 0; i < rank; i++)
         if (stride[i] != 0) order[n++] = i;
     for (int i = 1; i < n; i++)
         for (int j = i; j > 0 && stride[order[j]] < stride[order[j - 1]]; j--) {
             int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
         }
+    return n;
+}
+
+static ckt_status check_nesting(int rank, const int64_t *tile, const int64_t *stride, const char *what, ckt_error *err)
+{
+    int order[CKT_NESTED_MAX_RANK], n = by_stride(rank, stride, order);
     int64_t running = 1;
     for (int k = 0; k < n; k++) {
         int i = order[k];
@@ -146,13 +153,7 @@ ckt_status ckt_nested_elements(const ckt_nested *n, int64_t tid, int64_t subgrou
  * up to `extent` as stride-0 (replicated) leaves. */
 static int id_leaves(int rank, const int64_t *tile, const int64_t *stride, const int64_t *weight, int64_t extent, int64_t *ls, int64_t *ld)
 {
-    int order[CKT_NESTED_MAX_RANK], n = 0, k = 0;
-    for (int i = 0; i < rank; i++)
-        if (stride[i] != 0) order[n++] = i;
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && stride[order[j]] < stride[order[j - 1]]; j--) {
-            int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
-        }
+    int order[CKT_NESTED_MAX_RANK], n = by_stride(rank, stride, order), k = 0;
     int64_t running = 1;
     for (int q = 0; q < n; q++) {
         int i = order[q];
