@@ -25,6 +25,8 @@ ckt_binary *ckt_binary_new(const char *target)
     ckt_binary *b = calloc(1, sizeof *b);
     if (!b) return NULL;
     snprintf(b->target, sizeof b->target, "%s", target);
+    static _Atomic uint64_t next_id = 1;
+    b->id = next_id++;
     ckt_resources none = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
     b->res = none;
     return b;
@@ -60,6 +62,9 @@ const char *ckt_binary_disassembly(const ckt_binary *b)
     return m->disasm;
 }
 double ckt_binary_compile_ms(const ckt_binary *b) { return b ? b->ms : 0; }
+const char *ckt_binary_kernel_name(const ckt_binary *b) { return b ? b->kernel_name : NULL; }
+int ckt_binary_from_cache(const ckt_binary *b) { return b ? b->from_cache : 0; }
+int ckt_binary_compile_only(const ckt_binary *b) { return b ? b->compile_only : 0; }
 const char *ckt_binary_compiler(const ckt_binary *b) { return b ? b->compiler : NULL; }
 
 /* Run argv (no shell), capture stdout+stderr into *out (malloc'd). Returns the exit status or -1. */
@@ -193,6 +198,11 @@ static ckt_status compile_cpu(const ckt_compile_request *req, ckt_binary *b, ckt
 
 ckt_status ckt_compile(ckt_context *ctx, const ckt_compile_request *req, ckt_binary **out, ckt_error *err)
 {
+    return ckt_compile_ex(ctx, req, 0, out, err);
+}
+
+ckt_status ckt_compile_ex(ckt_context *ctx, const ckt_compile_request *req, unsigned flags, ckt_binary **out, ckt_error *err)
+{
     (void)ctx;
     if (!req || !out) return ckt_fail(err, CKT_EINVAL, "compile: NULL argument");
     if (!req->target || !*req->target) return ckt_fail(err, CKT_EINVAL, "compile: target is empty");
@@ -210,6 +220,8 @@ ckt_status ckt_compile(ckt_context *ctx, const ckt_compile_request *req, ckt_bin
     else st = ckt_fail(err, CKT_EUNSUPPORTED, "compile: unknown target '%s' (gfx90a, gfx908, sm_80, sm_90, cpu, cpu:<gpu>)", t);
     b->ms = ckt_jit_now_ms() - t0;
     if (st) { ckt_binary_free(b); return st; }
+    snprintf(b->kernel_name, sizeof b->kernel_name, "%s", req->kernel_name);
+    b->compile_only = (flags & CKT_COMPILE_ONLY) != 0;
     *out = b;
     return CKT_OK;
 }

@@ -16,6 +16,9 @@ struct ckt_binary {
     char disasm_cmd[3][64]; /* the disassembler and its options; empty: none */
     const char *disasm_suffix;
     double ms;
+    char kernel_name[128];
+    int from_cache, compile_only;
+    uint64_t id; /* unique per process: runtimes key their loaded modules on it */
 };
 
 ckt_binary *ckt_binary_new(const char *target);

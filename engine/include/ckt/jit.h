@@ -22,6 +22,27 @@ typedef struct ckt_compile_request {
     const char *const *options; /* extra compiler options (may be NULL) */
     int noptions;
 } ckt_compile_request;
+/* (The request's layout is frozen: callers initialize it positionally. Flags go to ckt_compile_ex.) */
+
+typedef enum {
+    CKT_COMPILE_ONLY = 1,     /* the result is for inspection; ckt_launch refuses it */
+    CKT_COMPILE_NO_CACHE = 2  /* neither read nor write the context's compile cache */
+} ckt_compile_flags;
+
+/* The CPU target ABI. For a kernel K the C source defines
+ *   void K(void *const *args, const ckt_cpu_launch *launch);   -- runs ONE block, all its threads
+ *   const unsigned long long K__lds_bytes = <bytes>;            -- LDS per block (optional: 0)
+ * args[i] points at the value of parameter i (as cuLaunchKernel's kernelParams). The runtime
+ * gives each worker thread an LDS buffer of K__lds_bytes aligned to CKT_CPU_LDS_ALIGN.
+ * The emitter's C prelude declares the same struct: keep them identical. */
+#ifndef CKT_CPU_LAUNCH_DEFINED
+#define CKT_CPU_LAUNCH_DEFINED
+typedef struct ckt_cpu_launch {
+    int64_t grid[3], block[3], block_id[3];
+    void *lds;
+} ckt_cpu_launch;
+#endif
+#define CKT_CPU_LDS_ALIGN 64
 
 /* Resource usage read from the code object (AMD: AMDGPU metadata note; NVIDIA: ptxas info). */
 typedef struct ckt_resources {
@@ -33,7 +54,10 @@ typedef struct ckt_resources {
 
 typedef struct ckt_binary ckt_binary;
 
+/* Compile (or load from the context's disk cache). ctx may be NULL: no cache. */
 ckt_status ckt_compile(ckt_context *ctx, const ckt_compile_request *req, ckt_binary **out, ckt_error *err);
+ckt_status ckt_compile_ex(ckt_context *ctx, const ckt_compile_request *req, unsigned flags /* ckt_compile_flags */,
+                          ckt_binary **out, ckt_error *err);
 void ckt_binary_free(ckt_binary *b);
 const char *ckt_binary_target(const ckt_binary *b);
 const uint8_t *ckt_binary_code(const ckt_binary *b, size_t *size); /* code object / cubin / shared object */
@@ -42,6 +66,9 @@ const char *ckt_binary_log(const ckt_binary *b);
 const char *ckt_binary_disassembly(const ckt_binary *b); /* NULL when no disassembler is installed */
 double ckt_binary_compile_ms(const ckt_binary *b);
 const char *ckt_binary_compiler(const ckt_binary *b); /* e.g. "hipRTC (libamdhip64.so.5)" */
+const char *ckt_binary_kernel_name(const ckt_binary *b);
+int ckt_binary_from_cache(const ckt_binary *b);   /* 1: loaded from the disk cache, no compiler ran */
+int ckt_binary_compile_only(const ckt_binary *b); /* compiled with CKT_COMPILE_ONLY */
 
 /* The AMDGPU metadata of an HSA code object (ELF note NT_AMDGPU_METADATA, msgpack). Bounds-checked. */
 ckt_status ckt_code_object_resources(const uint8_t *elf, size_t size, ckt_resources *out, ckt_error *err);

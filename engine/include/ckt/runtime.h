@@ -1,0 +1,88 @@
+/* ckt — runtimes: devices, buffers and kernel launches for three backends.
+ *   "cpu"  : this machine; kernels are shared objects in the CPU ABI (ckt/jit.h), the grid's
+ *            blocks run on a pool of host threads (each block exactly once).
+ *   "cuda" : the CUDA driver API (libcuda.so.1, dlopen'ed at run time).
+ *   "hip"  : the HIP module API (libamdhip64.so.5/.6, dlopen'ed at run time).
+ * A missing library is CKT_ERUNTIME naming the library and the alternative (the cpu target).
+ *
+ * Ownership: a device is reference counted; every live buffer holds a reference, so
+ * ckt_device_close may come before the last ckt_buffer_free. Loaded modules are cached per
+ * device and released with it. Device pointers are passed as `void *` values (CUdeviceptr /
+ * hipDeviceptr_t / host pointer). */
+#ifndef CKT_RUNTIME_H
+#define CKT_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ckt/context.h"
+#include "ckt/error.h"
+#include "ckt/jit.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { CKT_BACKEND_CPU, CKT_BACKEND_CUDA, CKT_BACKEND_HIP } ckt_backend;
+
+typedef struct ckt_device ckt_device;
+typedef struct ckt_buffer ckt_buffer;
+
+/* The backend for a name: "cpu" | "cuda" | "hip", or a target: "cpu", "cpu:<gpu>" -> cpu,
+ * "sm_*" -> cuda, "gfx*" -> hip. */
+ckt_status ckt_backend_for(const char *name, ckt_backend *out, ckt_error *err);
+const char *ckt_backend_name(ckt_backend b);
+
+/* Open device 0 of a backend (name as in ckt_backend_for). ctx may be NULL. */
+ckt_status ckt_device_open(ckt_context *ctx, const char *name, ckt_device **out, ckt_error *err);
+void ckt_device_close(ckt_device *dev); /* drops the caller's reference */
+ckt_backend ckt_device_backend(const ckt_device *dev);
+const char *ckt_device_name(const ckt_device *dev); /* "cpu (2 worker threads)", the GPU's name */
+/* The compile target this device runs natively ("cpu", "sm_90", "gfx90a"). */
+const char *ckt_device_target(const ckt_device *dev);
+ckt_status ckt_device_synchronize(ckt_device *dev, ckt_error *err);
+
+/* Buffers. bytes > 0. Offsets and lengths are checked against the buffer's size. */
+ckt_status ckt_buffer_alloc(ckt_device *dev, size_t bytes, ckt_buffer **out, ckt_error *err);
+void ckt_buffer_free(ckt_buffer *buf);
+void *ckt_buffer_ptr(const ckt_buffer *buf); /* the device address */
+size_t ckt_buffer_size(const ckt_buffer *buf);
+ckt_device *ckt_buffer_device(const ckt_buffer *buf);
+ckt_status ckt_buffer_upload(ckt_buffer *dst, size_t offset, const void *src, size_t bytes, ckt_error *err);   /* h2d */
+ckt_status ckt_buffer_download(const ckt_buffer *src, size_t offset, void *dst, size_t bytes, ckt_error *err); /* d2h */
+ckt_status ckt_buffer_copy(ckt_buffer *dst, size_t dst_offset, const ckt_buffer *src, size_t src_offset, size_t bytes,
+                           ckt_error *err); /* d2d, same device */
+ckt_status ckt_buffer_memset(ckt_buffer *dst, size_t offset, uint8_t byte, size_t bytes, ckt_error *err);
+
+/* A kernel's parameters, as the kernel builder declares them. Launches check against it. */
+typedef enum { CKT_PARAM_PTR, CKT_PARAM_I32, CKT_PARAM_I64, CKT_PARAM_F32 } ckt_param_kind;
+typedef struct ckt_param {
+    ckt_param_kind kind;
+    const char *name;
+} ckt_param;
+size_t ckt_param_size(ckt_param_kind k); /* 8, 4, 8, 4; 0 for a bad kind */
+
+typedef struct ckt_launch_params {
+    int64_t grid[3], block[3];     /* every entry >= 1 and within the device's limits */
+    int64_t dyn_shared_bytes;      /* dynamic LDS / shared memory (GPU backends; cpu: must be 0) */
+    void *const *args;             /* args[i] points at parameter i's value (cuLaunchKernel style) */
+    int arg_count;
+    const ckt_param *signature;    /* the kernel's parameters; must have arg_count entries */
+    int signature_count;
+} ckt_launch_params;
+
+/* Launch a compiled kernel (the binary's kernel name) and wait for it; *ms (may be NULL) is
+ * the kernel time (GPU events) or wall clock (cpu). Pointer arguments must be non-NULL and
+ * point into a live buffer of this device. The binary's target must suit the device
+ * (cpu / cpu:<gpu> on cpu; sm_* on cuda; gfx* on hip) and not be compile_only. */
+ckt_status ckt_launch(ckt_device *dev, const ckt_binary *bin, const ckt_launch_params *p, double *ms, ckt_error *err);
+
+/* The same, in the positional form of the interface contract. */
+ckt_status ckt_launch_kernel(ckt_device *dev, const ckt_binary *bin, const int64_t grid[3], const int64_t block[3],
+                             int64_t dyn_shared_bytes, void *const *args, int arg_count, const ckt_param *signature,
+                             int signature_count, double *ms, ckt_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
