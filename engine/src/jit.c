@@ -65,6 +65,7 @@ double ckt_binary_compile_ms(const ckt_binary *b) { return b ? b->ms : 0; }
 const char *ckt_binary_kernel_name(const ckt_binary *b) { return b ? b->kernel_name : NULL; }
 int ckt_binary_from_cache(const ckt_binary *b) { return b ? b->from_cache : 0; }
 int ckt_binary_compile_only(const ckt_binary *b) { return b ? b->compile_only : 0; }
+uint64_t ckt_binary_id(const ckt_binary *b) { return b ? b->id : 0; }
 const char *ckt_binary_compiler(const ckt_binary *b) { return b ? b->compiler : NULL; }
 
 /* Run argv (no shell), capture stdout+stderr into *out (malloc'd). Returns the exit status or -1. */

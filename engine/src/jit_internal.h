@@ -22,6 +22,7 @@ struct ckt_binary {
 };
 
 ckt_binary *ckt_binary_new(const char *target);
+uint64_t ckt_binary_id(const ckt_binary *b);
 double ckt_jit_now_ms(void);
 int ckt_jit_run(char *const argv[], const char *stdin_file, char **out);
 void ckt_jit_disassemble(ckt_binary *b, const char *const *argv_prefix, int nprefix, const char *suffix);

@@ -1,0 +1,214 @@
+/* The HIP runtime through the module API, loaded at run time (libamdhip64.so.5 on Debian's
+ * ROCm 5.x, .so.6 on newer ROCm). The library can be present without a GPU (it also holds
+ * hipRTC): then opening the device fails with a message naming the cpu target. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime_internal.h"
+
+typedef int hipError_t;
+typedef void *hipModule_t, *hipFunction_t, *hipEvent_t, *hipStream_t;
+
+static struct {
+    void *lib;
+    char libname[64];
+    hipError_t (*init)(unsigned);
+    hipError_t (*device_count)(int *);
+    hipError_t (*set_device)(int);
+    hipError_t (*device_name)(char *, int, int);
+    hipError_t (*properties)(void *, int);
+    hipError_t (*malloc)(void **, size_t);
+    hipError_t (*free)(void *);
+    hipError_t (*h2d)(void *, void *, size_t);
+    hipError_t (*d2h)(void *, void *, size_t);
+    hipError_t (*d2d)(void *, void *, size_t);
+    hipError_t (*memset)(void *, int, size_t);
+    hipError_t (*module_load)(hipModule_t *, const void *);
+    hipError_t (*module_unload)(hipModule_t);
+    hipError_t (*get_function)(hipFunction_t *, hipModule_t, const char *);
+    hipError_t (*launch)(hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, hipStream_t, void **, void **);
+    hipError_t (*event_create)(hipEvent_t *);
+    hipError_t (*event_record)(hipEvent_t, hipStream_t);
+    hipError_t (*event_sync)(hipEvent_t);
+    hipError_t (*event_elapsed)(float *, hipEvent_t, hipEvent_t);
+    hipError_t (*event_destroy)(hipEvent_t);
+    hipError_t (*sync)(void);
+    const char *(*error_string)(hipError_t);
+} H;
+
+static const char *hip_err(hipError_t r)
+{
+    const char *s = H.error_string ? H.error_string(r) : NULL;
+    return s ? s : "unknown HIP error";
+}
+
+static ckt_status fail(ckt_error *err, const char *what, hipError_t r)
+{
+    return ckt_fail(err, CKT_ERUNTIME, "hip: %s failed: %s (%d)", what, hip_err(r), r);
+}
+
+static ckt_status load_runtime(ckt_error *err)
+{
+    if (H.lib) return CKT_OK;
+    static const char *const names[] = {"libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so", "/opt/rocm/lib/libamdhip64.so", NULL};
+    void *lib = NULL;
+    for (const char *const *n = names; *n && !lib; n++)
+        if ((lib = dlopen(*n, RTLD_NOW | RTLD_LOCAL))) snprintf(H.libname, sizeof H.libname, "%s", *n);
+    if (!lib) return ckt_fail(err, CKT_ERUNTIME, "HIP runtime libamdhip64.so.5/.6 not found (no ROCm here?); use --target cpu:gfx90a to emulate");
+    struct { void **slot; const char *sym; } syms[] = {
+        {(void **)&H.init, "hipInit"}, {(void **)&H.device_count, "hipGetDeviceCount"}, {(void **)&H.set_device, "hipSetDevice"},
+        {(void **)&H.device_name, "hipDeviceGetName"}, {(void **)&H.properties, "hipGetDeviceProperties"},
+        {(void **)&H.malloc, "hipMalloc"}, {(void **)&H.free, "hipFree"}, {(void **)&H.h2d, "hipMemcpyHtoD"},
+        {(void **)&H.d2h, "hipMemcpyDtoH"}, {(void **)&H.d2d, "hipMemcpyDtoD"}, {(void **)&H.memset, "hipMemset"},
+        {(void **)&H.module_load, "hipModuleLoadData"}, {(void **)&H.module_unload, "hipModuleUnload"},
+        {(void **)&H.get_function, "hipModuleGetFunction"}, {(void **)&H.launch, "hipModuleLaunchKernel"},
+        {(void **)&H.event_create, "hipEventCreate"}, {(void **)&H.event_record, "hipEventRecord"},
+        {(void **)&H.event_sync, "hipEventSynchronize"}, {(void **)&H.event_elapsed, "hipEventElapsedTime"},
+        {(void **)&H.event_destroy, "hipEventDestroy"}, {(void **)&H.sync, "hipDeviceSynchronize"},
+        {(void **)&H.error_string, "hipGetErrorString"},
+    };
+    for (size_t i = 0; i < sizeof syms / sizeof *syms; i++) {
+        if (!strcmp(syms[i].sym, "hipGetDeviceProperties") && (*syms[i].slot = dlsym(lib, "hipGetDevicePropertiesR0600"))) continue;
+        if (!(*syms[i].slot = dlsym(lib, syms[i].sym))) {
+            dlclose(lib);
+            return ckt_fail(err, CKT_ERUNTIME, "HIP runtime %s lacks %s", H.libname, syms[i].sym);
+        }
+    }
+    H.lib = lib;
+    return CKT_OK;
+}
+
+/* The architecture ("gfx90a") from the device properties. hipDeviceProp_t's layout differs
+ * between ROCm releases, so rather than trust an offset, look for the gcnArchName string
+ * ("gfx90a:sramecc+:xnack-") in a generously sized buffer. */
+static void arch_name(int dev, char *out, size_t cap)
+{
+    snprintf(out, cap, "gfx");
+    static unsigned char props[16384];
+    memset(props, 0, sizeof props);
+    if (H.properties(props, dev)) return;
+    for (size_t i = 0; i + 8 < sizeof props; i++) {
+        if (memcmp(props + i, "gfx", 3) || (i && props[i - 1])) continue;
+        size_t n = 3;
+        while (i + n < sizeof props && ((props[i + n] >= '0' && props[i + n] <= '9') || (props[i + n] >= 'a' && props[i + n] <= 'z'))) n++;
+        if (n > 3 && n < cap) { memcpy(out, props + i, n); out[n] = 0; return; }
+    }
+}
+
+static ckt_status hip_open(ckt_device *dev, ckt_error *err)
+{
+    ckt_status st = load_runtime(err);
+    if (st) return st;
+    hipError_t r = H.init(0);
+    int count = 0;
+    if (!r) r = H.device_count(&count);
+    if (r || count < 1)
+        return ckt_fail(err, CKT_ERUNTIME, "hip: the HIP runtime (%s) found no AMD GPU%s%s; use --target cpu:gfx90a to emulate", H.libname,
+                        r ? ": " : "", r ? hip_err(r) : "");
+    if ((r = H.set_device(0))) return fail(err, "hipSetDevice(0)", r);
+    char name[200] = "AMD GPU";
+    H.device_name(name, sizeof name, 0);
+    arch_name(0, dev->target, sizeof dev->target);
+    snprintf(dev->name, sizeof dev->name, "%s (%s)", name, dev->target);
+    /* hardware limits of CDNA GPUs (hipDeviceGetAttribute's enum was renumbered in ROCm 6) */
+    dev->max_block[0] = dev->max_block[1] = dev->max_block[2] = 1024;
+    dev->max_threads_per_block = 1024;
+    dev->max_grid[0] = dev->max_grid[1] = dev->max_grid[2] = INT32_MAX;
+    dev->max_shared_bytes = 64 * 1024;
+    return CKT_OK;
+}
+
+static void hip_close(ckt_device *dev) { (void)dev; }
+
+static ckt_status hip_alloc(ckt_device *dev, size_t n, void **ptr, ckt_error *err)
+{
+    (void)dev;
+    hipError_t r = H.malloc(ptr, n);
+    if (r) return ckt_fail(err, r == 2 ? CKT_ENOMEM : CKT_ERUNTIME, "alloc: hipMalloc of %zu bytes failed: %s", n, hip_err(r));
+    return CKT_OK;
+}
+
+static void hip_free(ckt_device *dev, void *ptr) { (void)dev; H.free(ptr); }
+
+static ckt_status hip_h2d(ckt_device *dev, void *dst, const void *src, size_t n, ckt_error *err)
+{
+    (void)dev;
+    hipError_t r = H.h2d(dst, (void *)src, n);
+    return r ? fail(err, "hipMemcpyHtoD", r) : CKT_OK;
+}
+
+static ckt_status hip_d2h(ckt_device *dev, void *dst, const void *src, size_t n, ckt_error *err)
+{
+    (void)dev;
+    hipError_t r = H.d2h(dst, (void *)src, n);
+    return r ? fail(err, "hipMemcpyDtoH", r) : CKT_OK;
+}
+
+static ckt_status hip_d2d(ckt_device *dev, void *dst, const void *src, size_t n, ckt_error *err)
+{
+    (void)dev;
+    hipError_t r = H.d2d(dst, (void *)src, n);
+    if (!r) r = H.sync();
+    return r ? fail(err, "hipMemcpyDtoD", r) : CKT_OK;
+}
+
+static ckt_status hip_memset(ckt_device *dev, void *dst, uint8_t byte, size_t n, ckt_error *err)
+{
+    (void)dev;
+    hipError_t r = H.memset(dst, byte, n);
+    if (!r) r = H.sync();
+    return r ? fail(err, "hipMemset", r) : CKT_OK;
+}
+
+static ckt_status hip_load(ckt_device *dev, const ckt_binary *bin, void **module, void **fn, ckt_error *err)
+{
+    hipModule_t m;
+    size_t n;
+    hipError_t r = H.module_load(&m, ckt_binary_code(bin, &n));
+    if (r) return ckt_fail(err, CKT_ERUNTIME, "launch: hipModuleLoadData failed for a %s code object on %s: %s", ckt_binary_target(bin), dev->name, hip_err(r));
+    hipFunction_t f;
+    if ((r = H.get_function(&f, m, ckt_binary_kernel_name(bin)))) {
+        H.module_unload(m);
+        return ckt_fail(err, CKT_EINVAL, "launch: the code object has no kernel '%s' (extern \"C\"?): %s", ckt_binary_kernel_name(bin), hip_err(r));
+    }
+    *module = m;
+    *fn = f;
+    return CKT_OK;
+}
+
+static void hip_unload(ckt_device *dev, void *module) { (void)dev; H.module_unload(module); }
+
+static ckt_status hip_launch(ckt_device *dev, void *module, void *fn, const ckt_launch_params *p, double *ms, ckt_error *err)
+{
+    (void)dev, (void)module;
+    hipEvent_t ev[2] = {0, 0};
+    hipError_t r;
+    if ((r = H.event_create(&ev[0])) || (r = H.event_create(&ev[1]))) {
+        if (ev[0]) H.event_destroy(ev[0]);
+        return fail(err, "hipEventCreate", r);
+    }
+    r = H.event_record(ev[0], NULL);
+    if (!r) r = H.launch(fn, (unsigned)p->grid[0], (unsigned)p->grid[1], (unsigned)p->grid[2], (unsigned)p->block[0], (unsigned)p->block[1],
+                         (unsigned)p->block[2], (unsigned)p->dyn_shared_bytes, NULL, (void **)p->args, NULL);
+    if (!r) r = H.event_record(ev[1], NULL);
+    if (!r) r = H.event_sync(ev[1]);
+    float t = 0;
+    if (!r) r = H.event_elapsed(&t, ev[0], ev[1]);
+    H.event_destroy(ev[0]);
+    H.event_destroy(ev[1]);
+    if (r) return fail(err, "kernel launch", r);
+    *ms = t;
+    return CKT_OK;
+}
+
+static ckt_status hip_sync(ckt_device *dev, ckt_error *err)
+{
+    (void)dev;
+    hipError_t r = H.sync();
+    return r ? fail(err, "hipDeviceSynchronize", r) : CKT_OK;
+}
+
+const ckt_backend_ops ckt_runtime_hip_ops = {hip_open, hip_close, hip_alloc, hip_free, hip_h2d, hip_d2h, hip_d2d,
+                                             hip_memset, hip_load, hip_unload, hip_launch, hip_sync};
