@@ -1,4 +1,5 @@
 /* Lua: hardware models (ckt.target) and the LDS bank model (ckt.lds.*). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -291,11 +292,46 @@ static int l_xor_preshuffle(lua_State *L)
     return 1;
 }
 
-/* Search swizzles Sw<B,M,S> and row paddings for a write pattern and a read pattern. */
+/* {lo, hi} into *lo, *hi (absent: unchanged). */
+static void field_range(lua_State *L, int t, const char *fn, const char *field, int *lo, int *hi)
+{
+    if (lua_getfield(L, t, field) == LUA_TNIL) { lua_pop(L, 1); return; }
+    char what[64];
+    snprintf(what, sizeof what, "%s: %s", fn, field);
+    int64_t v[2];
+    if (!lua_istable(L, -1) || ckt_l_int_list(L, -1, what, v, 2) != 2) { ckt_l_errorf(L, "%s must be a range {min, max}", what); return; }
+    if (v[0] < -1000 || v[0] > 1000 || v[1] < -1000 || v[1] > 1000) { ckt_l_errorf(L, "%s: {%lld, %lld} is out of range", what, (long long)v[0], (long long)v[1]); return; }
+    *lo = (int)v[0];
+    *hi = (int)v[1];
+    lua_pop(L, 1);
+}
+
+/* write= / read= {thread_map=, vector=}; false when absent. */
+static bool get_pattern(lua_State *L, int t, const char *fn, const char *field, ckt_lds_pattern *p)
+{
+    int ty = lua_getfield(L, t, field);
+    if (ty == LUA_TNIL) { lua_pop(L, 1); return false; }
+    if (ty != LUA_TTABLE) { ckt_l_errorf(L, "%s: field '%s' must be {thread_map=, vector=}, got %s", fn, field, luaL_typename(L, -1)); return false; }
+    int spec = lua_gettop(L);
+    static const char *const allowed[] = {"thread_map", "vector", NULL};
+    char what[64];
+    snprintf(what, sizeof what, "%s: %s", fn, field);
+    ckt_l_check_fields(L, spec, what, allowed);
+    snprintf(what, sizeof what, "%s: %s.thread_map", fn, field);
+    lua_getfield(L, spec, "thread_map");
+    ckt_l_tolayout(L, -1, what, &p->thread_map);
+    lua_pop(L, 1);
+    p->vector = 1;
+    ckt_l_field_int(L, spec, what, "vector", &p->vector);
+    lua_pop(L, 1);
+    return true;
+}
+
+/* Search swizzles Sw<B,M,S> and row paddings for a write pattern and a read pattern (lds_search.c). */
 static int l_find_swizzle(lua_State *L)
 {
     static const char *const fn = "lds.find_swizzle";
-    static const char *const allowed[] = {"target", "layout", "dtype", "write", "read", "max_padding_banks", NULL};
+    static const char *const allowed[] = {"target", "layout", "dtype", "write", "read", "max_padding_banks", "B", "M", "S", NULL};
     luaL_checktype(L, 1, LUA_TTABLE);
     ckt_l_check_fields(L, 1, fn, allowed);
     ckt_target t;
@@ -307,91 +343,39 @@ static int l_find_swizzle(lua_State *L)
     const char *dtype = "f16";
     ckt_l_field_string(L, 1, fn, "dtype", &dtype);
     int eb = ckt_l_dtype_bytes(L, fn, dtype);
-    int64_t max_pad = 8;
+    ckt_lds_search_opts o;
+    ckt_lds_search_defaults(&o);
+    int64_t max_pad = o.max_padding_banks;
     ckt_l_field_int(L, 1, fn, "max_padding_banks", &max_pad);
-    if (lua_getfield(L, 1, "write") != LUA_TTABLE) return ckt_l_errorf(L, "%s: field 'write' must be {thread_map=, vector=}", fn);
-    int wspec = lua_gettop(L);
-    if (lua_getfield(L, 1, "read") != LUA_TTABLE) return ckt_l_errorf(L, "%s: field 'read' must be {thread_map=, vector=}", fn);
-    int rspec = lua_gettop(L);
-    int64_t bytes = ckt_layout_cosize(&base) * eb;
-    {
-        /* the search analyses up to a few hundred candidates: bound the size of one analysis */
-        ckt_layout probe_map;
-        lua_getfield(L, rspec, "thread_map");
-        ckt_l_tolayout(L, -1, "lds.find_swizzle: read.thread_map", &probe_map);
-        lua_pop(L, 1);
-        if (ckt_layout_size(&probe_map) > CKT_WORK_LIMIT / 512)
-            return ckt_l_errorf(L, "%s: a thread map of %lld entries is too large to search (at most %lld)", fn, (long long)ckt_layout_size(&probe_map), (long long)(CKT_WORK_LIMIT / 512));
-    }
-    /* candidates: no change, swizzles (no LDS cost), then paddings (cost) */
-    struct { int b, m, s, pad; int64_t cost_cycles, lds; ckt_lds_tensor_result w, r; } best;
-    memset(&best, 0, sizeof best);
-    best.cost_cycles = -1;
-    int found_free = 0;
-    for (int pad = 0; pad <= max_pad && !found_free; pad++) {
-        ckt_layout l = base;
-        ckt_error err;
-        if (pad > 0 && ckt_lds_pad(&base, pad, t.bank_bytes, eb, &l, &err)) break;
-        for (int b = 0; b <= (pad ? 0 : 4); b++)
-            for (int m = 0; m <= (b ? 5 : 0); m++)
-                for (int s = b ? b : 0; s <= (b ? 7 : 0); s++) {
-                    ckt_lds_tensor lt;
-                    memset(&lt, 0, sizeof lt);
-                    lt.layout = l;
-                    lt.elem_bytes = eb;
-                    if (b > 0 && ckt_swizzle_make(b, m, s, &lt.sw, &err)) continue;
-                    ckt_lds_tensor_result w, r;
-                    /* candidates that break a vector's contiguity are skipped */
-                    lua_getfield(L, wspec, "thread_map");
-                    ckt_layout tmw, tmr;
-                    ckt_l_tolayout(L, -1, "lds.find_swizzle: write.thread_map", &tmw);
-                    lua_pop(L, 1);
-                    lua_getfield(L, rspec, "thread_map");
-                    ckt_l_tolayout(L, -1, "lds.find_swizzle: read.thread_map", &tmr);
-                    lua_pop(L, 1);
-                    int64_t vw = 1, vr = 1;
-                    ckt_l_field_int(L, wspec, fn, "vector", &vw);
-                    ckt_l_field_int(L, rspec, fn, "vector", &vr);
-                    if (ckt_lds_analyze_tensor(&t, &lt, &tmw, vw, 1, &w, &err)) {
-                        if (b == 0 && pad == 0) return ckt_l_errorf(L, "%s: write pattern: %s", fn, err.msg);
-                        continue;
-                    }
-                    if (ckt_lds_analyze_tensor(&t, &lt, &tmr, vr, 0, &r, &err)) {
-                        if (b == 0 && pad == 0) return ckt_l_errorf(L, "%s: read pattern: %s", fn, err.msg);
-                        continue;
-                    }
-                    int64_t cycles = w.cycles + r.cycles, lds = ckt_layout_cosize(&l) * eb;
-                    if (best.cost_cycles < 0 || cycles < best.cost_cycles || (cycles == best.cost_cycles && lds < best.lds)) {
-                        best.b = b; best.m = m; best.s = s; best.pad = pad;
-                        best.cost_cycles = cycles; best.lds = lds; best.w = w; best.r = r;
-                    }
-                    if (w.cycles == w.ideal_cycles && r.cycles == r.ideal_cycles) found_free = 1;
-                    if (found_free) goto done;
-                }
-    }
-done:
-    if (best.cost_cycles < 0) return ckt_l_errorf(L, "%s: no candidate could be analyzed", fn);
-    lua_createtable(L, 0, 8);
-    ckt_layout l = base;
+    if (max_pad < 0 || max_pad > 1024) return ckt_l_errorf(L, "%s: max_padding_banks %lld must be in [0, 1024]", fn, (long long)max_pad);
+    o.max_padding_banks = (int)max_pad;
+    field_range(L, 1, fn, "B", &o.b_min, &o.b_max);
+    field_range(L, 1, fn, "M", &o.m_min, &o.m_max);
+    field_range(L, 1, fn, "S", &o.s_min, &o.s_max);
+    ckt_lds_pattern w, r;
+    bool hw = get_pattern(L, 1, fn, "write", &w), hr = get_pattern(L, 1, fn, "read", &r);
+    if (!hw && !hr) return ckt_l_errorf(L, "%s: give write={thread_map=, vector=}, read={...} or both", fn);
+    ckt_lds_choice c;
     ckt_error err;
-    if (best.pad) ckt_lds_pad(&base, best.pad, t.bank_bytes, eb, &l, &err);
-    if (best.b > 0) {
-        ckt_swizzle sw = {best.b, best.m, best.s};
+    if (ckt_lds_find_swizzle(&t, &base, eb, hw ? &w : NULL, hr ? &r : NULL, &o, &c, &err)) return ckt_l_error(L, &err);
+    lua_createtable(L, 0, 10);
+    if (c.tensor.sw.b > 0) {
         ckt_swizzle *u = lua_newuserdatauv(L, sizeof *u, 0);
-        *u = sw;
+        *u = c.tensor.sw;
         luaL_setmetatable(L, CKT_L_SWIZZLE);
         lua_setfield(L, -2, "swizzle");
-        push_composed(L, sw, &l);
+        push_composed(L, c.tensor.sw, &c.tensor.layout);
     } else {
-        ckt_l_pushlayout(L, &l);
+        ckt_l_pushlayout(L, &c.tensor.layout);
     }
     lua_setfield(L, -2, "layout");
-    lua_pushinteger(L, best.pad); lua_setfield(L, -2, "padding_banks");
-    lua_pushinteger(L, (lua_Integer)best.lds); lua_setfield(L, -2, "lds_bytes");
-    lua_pushinteger(L, (lua_Integer)(best.lds - bytes)); lua_setfield(L, -2, "lds_extra_bytes");
-    lua_pushboolean(L, found_free); lua_setfield(L, -2, "conflict_free");
-    push_tensor_result(L, &t, &best.w); lua_setfield(L, -2, "write");
-    push_tensor_result(L, &t, &best.r); lua_setfield(L, -2, "read");
+    lua_pushinteger(L, c.padding_banks); lua_setfield(L, -2, "padding_banks");
+    lua_pushinteger(L, (lua_Integer)c.lds_bytes); lua_setfield(L, -2, "lds_bytes");
+    lua_pushinteger(L, (lua_Integer)c.lds_extra_bytes); lua_setfield(L, -2, "lds_extra_bytes");
+    lua_pushboolean(L, c.conflict_free); lua_setfield(L, -2, "conflict_free");
+    lua_pushinteger(L, c.candidates); lua_setfield(L, -2, "candidates");
+    if (hw) { push_tensor_result(L, &t, &c.write); lua_setfield(L, -2, "write"); }
+    if (hr) { push_tensor_result(L, &t, &c.read); lua_setfield(L, -2, "read"); }
     return 1;
 }
 

@@ -2,6 +2,7 @@
 #ifndef CKT_LDS_H
 #define CKT_LDS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ckt/error.h"
@@ -53,6 +54,37 @@ ckt_status ckt_lds_pad(const ckt_layout *l, int banks, int bank_bytes, int elem_
 /* The XOR preshuffle of seed 004 as a swizzle over a row-major (rows, k_per_block) tile in elements:
  * col' = (row mod (KPerBlock/KPack)) xor col, in units of KPack. */
 ckt_status ckt_lds_xor_preshuffle(int64_t k_per_block, int64_t k_pack, ckt_swizzle *out, ckt_error *err);
+
+
+/* The search of ckt.lds.find_swizzle: swizzles Sw<B,M,S> (no LDS cost unless the swizzle's
+ * 2^(M+B) block does not divide the tile) and row paddings (LDS cost) for a write pattern and
+ * a read pattern over one tile. */
+typedef struct ckt_lds_pattern {
+    ckt_layout thread_map; /* (thread, value) -> tile index, as in ckt_lds_analyze_tensor */
+    int64_t vector;        /* elements per lane and instruction */
+} ckt_lds_pattern;
+
+typedef struct ckt_lds_search_opts {
+    int b_min, b_max, m_min, m_max, s_min, s_max; /* swizzle ranges (inclusive); S >= B is implied */
+    int max_padding_banks;                        /* paddings 1..max, tried after the swizzles */
+} ckt_lds_search_opts;
+void ckt_lds_search_defaults(ckt_lds_search_opts *o); /* B 1..4, M 0..5, S 1..8, padding 0..8 banks */
+
+typedef struct ckt_lds_choice {
+    ckt_lds_tensor tensor;          /* the chosen placement: padded layout and/or swizzle (sw.b == 0: none) */
+    int padding_banks;
+    int64_t lds_bytes, lds_extra_bytes; /* footprint of the choice, and what it costs beyond the plain layout */
+    bool conflict_free;             /* every instruction of both patterns runs in its ideal cycles */
+    bool has_write, has_read;
+    ckt_lds_tensor_result write, read;
+    int candidates;                 /* placements analysed */
+} ckt_lds_choice;
+
+/* write or read may be NULL (not both). Order of preference: fewest cycles (write + read), then
+ * least LDS, then the first found (no change, then swizzles by B, M, S ascending, then paddings).
+ * Stops at the first conflict-free choice of least LDS cost. */
+ckt_status ckt_lds_find_swizzle(const ckt_target *t, const ckt_layout *layout, int elem_bytes, const ckt_lds_pattern *write,
+                                const ckt_lds_pattern *read, const ckt_lds_search_opts *opts, ckt_lds_choice *out, ckt_error *err);
 
 #ifdef __cplusplus
 }
