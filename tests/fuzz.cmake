@@ -1,8 +1,22 @@
 # libFuzzer targets (clang; -DCKT_FUZZ=ON). Each target gets a short run as a ctest (label fuzz);
 # long runs: build/fuzz_<name> -max_total_time=3600 tests/fuzz/corpus/<name>
+set(CKT_FUZZ_TARGETS layout_parse layout_algebra distribution lds code_object)
+
+# In every build (any compiler): replay the kept corpus and the crash regressions of each target
+# (tests/fuzz/regressions/<name>/) through a plain main(), label unit; valgrind.cmake reuses them.
+set(CKT_FUZZ_REPLAYS "")
+foreach(name ${CKT_FUZZ_TARGETS})
+  add_executable(fuzz_replay_${name} ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_${name}.c ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/replay_main.c)
+  target_link_libraries(fuzz_replay_${name} PRIVATE ckt_static)
+  add_test(NAME unit.fuzz_replay_${name} COMMAND fuzz_replay_${name}
+    ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/${name} ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/regressions/${name})
+  set_tests_properties(unit.fuzz_replay_${name} PROPERTIES LABELS unit PASS_REGULAR_EXPRESSION "replayed [1-9][0-9]* inputs")
+  list(APPEND CKT_FUZZ_REPLAYS ${name})
+endforeach()
+
 if(CKT_FUZZ)
   set(CKT_FUZZ_SECONDS 25 CACHE STRING "seconds per fuzz target in the test suite")
-  foreach(name layout_parse layout_algebra distribution lds code_object)
+  foreach(name ${CKT_FUZZ_TARGETS})
     add_executable(fuzz_${name} ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_${name}.c ${CKT_ENGINE_SRC})
     target_include_directories(fuzz_${name} PRIVATE ${CMAKE_SOURCE_DIR}/engine/include)
     target_compile_options(fuzz_${name} PRIVATE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined)
