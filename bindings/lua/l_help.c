@@ -118,6 +118,13 @@ static int l_add_help(lua_State *L)
     return 0;
 }
 
+static int builtin(const char *name)
+{
+    for (int i = 0; topics[i].name; i++)
+        if (strcmp(topics[i].name, name) == 0) return 1;
+    return 0;
+}
+
 /* Pushes the text of a topic, or nothing (returns 0). */
 static int push_topic(lua_State *L, const char *name)
 {
@@ -173,7 +180,7 @@ static void push_index(lua_State *L)
     lua_pushnil(L);
     while (lua_next(L, added)) {
         lua_pop(L, 1);
-        if (lua_type(L, -1) == LUA_TSTRING) {
+        if (lua_type(L, -1) == LUA_TSTRING && !builtin(lua_tostring(L, -1))) { /* a refined built-in is listed once */
             lua_pushvalue(L, -1);
             lua_rawseti(L, names, ++n);
         }

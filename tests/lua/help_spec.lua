@@ -117,6 +117,8 @@ describe("help", function()
     local before = ckt.help_text("pad")
     ckt.add_help("pad", "pad: refined")
     assert.equal("pad: refined", (ckt.help_text(ckt.pad)))
+    local _, listed = ckt.help_text():gsub("%f[%w_.]pad%f[^%w_.]", "")
+    assert.equal(1, listed)
     ckt.add_help("pad", before)
   end)
 
