@@ -29,6 +29,14 @@ ckt_status ckt_lds_analyze(const ckt_target *t, const ckt_lds_instr *in, const i
     if (!t || !in || !addr || !out) return ckt_fail(err, CKT_EINVAL, "lds.analyze: NULL argument");
     if (nlanes != t->wave_size)
         return ckt_fail(err, CKT_EINVAL, "lds.analyze: %d addresses given, %s has %d lanes per wave", nlanes, t->name, t->wave_size);
+    /* the instruction must come from this target's tables: its lanes index addr[] */
+    if (in->nphases < 1 || in->nphases > CKT_MAX_PHASES || in->lanes_per_phase < 1 || in->nphases * in->lanes_per_phase != t->wave_size ||
+        in->bytes < t->bank_bytes || in->bytes % t->bank_bytes != 0 || in->bytes > 4 * t->bank_bytes)
+        return ckt_fail(err, CKT_EINVAL, "lds.analyze: instruction %s does not fit the %d-lane waves of %s", in->name ? in->name : "?", t->wave_size, t->name);
+    for (int p = 0; p < in->nphases; p++)
+        for (int k = 0; k < in->lanes_per_phase; k++)
+            if (in->lanes[p][k] < 0 || in->lanes[p][k] >= t->wave_size)
+                return ckt_fail(err, CKT_EINVAL, "lds.analyze: instruction %s names lane %d, outside the %d-lane waves of %s", in->name ? in->name : "?", in->lanes[p][k], t->wave_size, t->name);
     ckt_lds_result r;
     memset(&r, 0, sizeof r);
     r.nphases = in->nphases;
@@ -43,8 +51,8 @@ ckt_status ckt_lds_analyze(const ckt_target *t, const ckt_lds_instr *in, const i
             if (a < 0) continue;
             if (a % in->bytes != 0)
                 return ckt_fail(err, CKT_EINVAL, "lds.analyze: lane %d address %lld is not aligned to the %d-byte access of %s", lane, (long long)a, in->bytes, in->name);
-            if (a > t->lds_bytes * 64)
-                return ckt_fail(err, CKT_EINVAL, "lds.analyze: lane %d address %lld is far outside the %lld-byte LDS of %s", lane, (long long)a, (long long)t->lds_bytes, t->name);
+            if (a > t->lds_bytes - in->bytes)
+                return ckt_fail(err, CKT_EINVAL, "lds.analyze: lane %d address %lld + %d bytes is outside the %lld-byte LDS of %s", lane, (long long)a, in->bytes, (long long)t->lds_bytes, t->name);
             ph->lanes[ph->nlanes] = (int8_t)lane;
             ph->bank[ph->nlanes++] = (int16_t)((a / t->bank_bytes) % t->lds_banks);
             for (int w = 0; w < words_per_lane; w++) words[nw++] = a / t->bank_bytes + w;
@@ -99,6 +107,7 @@ ckt_status ckt_lds_analyze_tensor(const ckt_target *t, const ckt_lds_tensor *lt,
     ckt_layout_mode(thread_map, 0, &tm, err);
     ckt_layout_mode(thread_map, 1, &vm, err);
     int64_t nthreads = ckt_layout_size(&tm), nvalues = ckt_layout_size(&vm), size = ckt_layout_size(&lt->layout);
+    if (nthreads <= 0 || nvalues <= 0) return ckt_fail(err, CKT_EINVAL, "lds.analyze_tensor: thread_map has no threads or no values");
     if (nthreads % t->wave_size != 0)
         return ckt_fail(err, CKT_EINVAL, "lds.analyze_tensor: %lld threads is not a multiple of the wave size %d", (long long)nthreads, t->wave_size);
     if (nthreads > CKT_WORK_LIMIT / nvalues / vector)
@@ -148,7 +157,9 @@ ckt_status ckt_lds_analyze_tensor(const ckt_target *t, const ckt_lds_tensor *lt,
 
 ckt_status ckt_lds_pad(const ckt_layout *l, int banks, int bank_bytes, int elem_bytes, ckt_layout *out, ckt_error *err)
 {
-    if (banks < 0) return ckt_fail(err, CKT_EINVAL, "lds.pad: banks %d must not be negative", banks);
+    if (!l || !out) return ckt_fail(err, CKT_EINVAL, "lds.pad: NULL argument");
+    if (banks < 0 || banks > (1 << 20)) return ckt_fail(err, CKT_EINVAL, "lds.pad: banks %d must be in [0, 2^20]", banks);
+    if (bank_bytes <= 0 || bank_bytes > 64) return ckt_fail(err, CKT_EINVAL, "lds.pad: bank width %d bytes must be in [1, 64]", bank_bytes);
     if (elem_bytes <= 0 || (banks * bank_bytes) % elem_bytes != 0)
         return ckt_fail(err, CKT_EINVAL, "lds.pad: %d banks of %d bytes is not a whole number of %d-byte elements", banks, bank_bytes, elem_bytes);
     if (ckt_layout_rank(l) != 2) return ckt_fail(err, CKT_EINVAL, "lds.pad: need a rank-2 (rows, cols) layout, got rank %d", ckt_layout_rank(l));
@@ -170,6 +181,7 @@ static int log2_exact(int64_t v)
 
 ckt_status ckt_lds_xor_preshuffle(int64_t k_per_block, int64_t k_pack, ckt_swizzle *out, ckt_error *err)
 {
+    if (!out) return ckt_fail(err, CKT_EINVAL, "lds.xor_preshuffle: out must not be NULL");
     if (k_per_block <= 0 || k_pack <= 0) return ckt_fail(err, CKT_EINVAL, "lds.xor_preshuffle: k_per_block %lld and k_pack %lld must be positive", (long long)k_per_block, (long long)k_pack);
     if (k_per_block % k_pack != 0) return ckt_fail(err, CKT_EINVAL, "lds.xor_preshuffle: k_pack %lld does not divide k_per_block %lld", (long long)k_pack, (long long)k_per_block);
     int b = log2_exact(k_per_block / k_pack), m = log2_exact(k_pack);

@@ -10,6 +10,7 @@
 ckt_status ckt_sfc_make(int ndim, const int64_t *lengths, const int64_t *order, const int64_t *scalars, bool snake,
                         ckt_sfc *out, ckt_error *err)
 {
+    if (!lengths || !out) return ckt_fail(err, CKT_EINVAL, "sfc: lengths and out must not be NULL");
     if (ndim < 1 || ndim > CKT_SFC_MAX_DIM) return ckt_fail(err, CKT_EINVAL, "sfc: %d dimensions (1 to %d)", ndim, CKT_SFC_MAX_DIM);
     ckt_sfc s;
     memset(&s, 0, sizeof s);
@@ -36,6 +37,7 @@ ckt_status ckt_sfc_make(int ndim, const int64_t *lengths, const int64_t *order, 
 
 ckt_status ckt_sfc_index(const ckt_sfc *s, int64_t i, int64_t *coord, bool *partial, ckt_error *err)
 {
+    if (!s || !coord) return ckt_fail(err, CKT_EINVAL, "sfc.index: curve and coord must not be NULL");
     if (i < 0 || i >= s->num_access)
         return ckt_fail(err, CKT_EINVAL, "sfc: access %lld is out of range [0, %lld)", (long long)i, (long long)s->num_access);
     int64_t oidx[CKT_SFC_MAX_DIM], olen[CKT_SFC_MAX_DIM];
@@ -63,6 +65,7 @@ ckt_status ckt_sfc_step(const ckt_sfc *s, int64_t i, int64_t j, int64_t *step, c
 {
     int64_t a[CKT_SFC_MAX_DIM], b[CKT_SFC_MAX_DIM];
     ckt_status st;
+    if (!step) return ckt_fail(err, CKT_EINVAL, "sfc.step: step must not be NULL");
     if ((st = ckt_sfc_index(s, i, a, NULL, err)) || (st = ckt_sfc_index(s, j, b, NULL, err))) return st;
     for (int d = 0; d < s->ndim; d++) step[d] = b[d] - a[d];
     return CKT_OK;
@@ -70,6 +73,7 @@ ckt_status ckt_sfc_step(const ckt_sfc *s, int64_t i, int64_t j, int64_t *step, c
 
 ckt_status ckt_sfc_locality_of(const ckt_sfc *s, int64_t seq, int64_t line, ckt_sfc_locality *out, ckt_error *err)
 {
+    if (!s || !out) return ckt_fail(err, CKT_EINVAL, "locality: curve and out must not be NULL");
     if (seq < 0 || line < seq) return ckt_fail(err, CKT_EINVAL, "locality: thresholds must satisfy 0 <= sequential <= cache_line");
     if (s->num_access > CKT_WORK_LIMIT)
         return ckt_fail(err, CKT_ECAPACITY, "locality: %lld accesses are more than the analysis limit %lld", (long long)s->num_access, (long long)CKT_WORK_LIMIT);

@@ -88,7 +88,7 @@ static void nvidia(ckt_target *t, const char *name, int64_t smem, const char *ma
 
 ckt_status ckt_target_get(const char *name, ckt_target *out, ckt_error *err)
 {
-    if (!name) return ckt_fail(err, CKT_EINVAL, "target: name is NULL");
+    if (!name || !out) return ckt_fail(err, CKT_EINVAL, "target: name and out must not be NULL");
     const char *n = strncmp(name, "cpu:", 4) == 0 ? name + 4 : name;
     if (!strcmp(n, "gfx908")) amd(out, n, 32, 64 << 10, "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16");
     else if (!strcmp(n, "gfx90a")) amd(out, n, 32, 64 << 10, "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16,mfma_f32_32x32x8bf16_1k,mfma_f32_16x16x16bf16_1k,mfma_f64_16x16x4f64");
@@ -102,6 +102,7 @@ ckt_status ckt_target_get(const char *name, ckt_target *out, ckt_error *err)
 
 const ckt_lds_instr *ckt_target_instr(const ckt_target *t, const char *name)
 {
+    if (!t || !name) return NULL;
     for (int i = 0; i < t->ninstr; i++)
         if (!strcmp(t->instr[i].name, name)) return &t->instr[i];
     /* generic names: read_b128, write_b64, ... */
@@ -113,6 +114,7 @@ const ckt_lds_instr *ckt_target_instr(const ckt_target *t, const char *name)
 
 const ckt_lds_instr *ckt_target_instr_for(const ckt_target *t, int bytes, int is_write)
 {
+    if (!t) return NULL;
     for (int i = 0; i < t->ninstr; i++)
         if (t->instr[i].bytes == bytes && t->instr[i].is_write == is_write) return &t->instr[i];
     return NULL;
