@@ -231,11 +231,12 @@ static void locality_thresholds(void **state)
     assert_int_equal(l.sequential + l.cache_line + l.large, 0);
 }
 
-static void expect_fail(ckt_status st, const ckt_error *err, const char *needle)
+static void expect_fail_at(ckt_status st, const ckt_error *err, const char *needle, int line)
 {
-    assert_int_not_equal(st, CKT_OK);
-    if (!strstr(err->msg, needle)) fail_msg("message '%s' lacks '%s'", err->msg, needle);
+    if (st == CKT_OK) fail_msg("line %d: accepted, expected an error with '%s'", line, needle);
+    if (!strstr(err->msg, needle)) fail_msg("line %d: message '%s' lacks '%s'", line, err->msg, needle);
 }
+#define expect_fail(st, err, needle) expect_fail_at((st), (err), (needle), __LINE__)
 
 static void bad_input(void **state)
 {

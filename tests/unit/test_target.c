@@ -1,0 +1,154 @@
+/* Hardware models: the documented numbers, the lane-phase tables (seed 004, nvidia_gpu.md) as
+ * partitions of the wave, instruction lookup, unknown names. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ckt/ckt.h"
+#include "ckt/target.h"
+
+static ckt_target get(const char *name)
+{
+    ckt_target t;
+    ckt_error err;
+    if (ckt_target_get(name, &t, &err) != CKT_OK) fail_msg("%s: %s", name, err.msg);
+    return t;
+}
+
+static void numbers(void **state)
+{
+    (void)state;
+    static const struct { const char *name; ckt_vendor v; int wave, banks; int64_t lds; } want[] = {
+        {"gfx908", CKT_VENDOR_AMD, 64, 32, 64 << 10},  {"gfx90a", CKT_VENDOR_AMD, 64, 32, 64 << 10},
+        {"gfx942", CKT_VENDOR_AMD, 64, 32, 64 << 10},  {"gfx950", CKT_VENDOR_AMD, 64, 64, 160 << 10},
+        {"sm_80", CKT_VENDOR_NVIDIA, 32, 32, 163 << 10}, {"sm_90", CKT_VENDOR_NVIDIA, 32, 32, 227 << 10},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        ckt_target t = get(want[i].name);
+        assert_string_equal(t.name, want[i].name);
+        assert_int_equal(t.vendor, want[i].v);
+        assert_int_equal(t.wave_size, want[i].wave);
+        assert_int_equal(t.lds_banks, want[i].banks);
+        assert_int_equal(t.bank_bytes, 4);
+        assert_int_equal(t.lds_bytes, want[i].lds);
+        assert_non_null(t.matrix);
+        assert_true(strlen(t.matrix) > 0);
+        assert_non_null(strstr(t.matrix, t.vendor == CKT_VENDOR_AMD ? "mfma" : "mma"));
+        assert_int_equal(t.ninstr, 6);
+    }
+    /* the CPU target emulating a GPU uses that GPU's model */
+    ckt_target c = get("cpu:gfx950");
+    assert_string_equal(c.name, "gfx950");
+    assert_int_equal(c.lds_banks, 64);
+}
+
+/* Every instruction's phases cover every lane of the wave exactly once. */
+static void phases_partition_the_wave(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"gfx908", "gfx90a", "gfx942", "gfx950", "sm_80", "sm_90"};
+    for (size_t i = 0; i < 6; i++) {
+        ckt_target t = get(names[i]);
+        for (int k = 0; k < t.ninstr; k++) {
+            const ckt_lds_instr *in = &t.instr[k];
+            assert_int_equal(in->nphases * in->lanes_per_phase, t.wave_size);
+            /* a phase moves at most one bank-row: lanes x bytes <= banks x bank bytes */
+            assert_true(in->lanes_per_phase * in->bytes <= t.lds_banks * t.bank_bytes);
+            int seen[CKT_MAX_LANES] = {0};
+            for (int p = 0; p < in->nphases; p++)
+                for (int l = 0; l < in->lanes_per_phase; l++) {
+                    int lane = in->lanes[p][l];
+                    assert_true(lane >= 0 && lane < t.wave_size);
+                    seen[lane]++;
+                }
+            for (int l = 0; l < t.wave_size; l++) assert_int_equal(seen[l], 1);
+            assert_non_null(in->source);
+            assert_ptr_equal(ckt_target_instr(&t, in->name), in);
+            assert_ptr_equal(ckt_target_instr_for(&t, in->bytes, in->is_write), in);
+        }
+    }
+}
+
+static void seed_004_tables(void **state)
+{
+    (void)state;
+    ckt_target t = get("gfx90a");
+    const ckt_lds_instr *r = ckt_target_instr(&t, "ds_read_b128"), *w = ckt_target_instr(&t, "ds_write_b128");
+    assert_non_null(r);
+    assert_non_null(w);
+    assert_true(r->documented);
+    assert_true(w->documented);
+    static const int starts[8][2] = {{0, 20}, {4, 16}, {8, 28}, {12, 24}, {32, 52}, {36, 48}, {40, 60}, {44, 56}};
+    assert_int_equal(r->nphases, 8);
+    for (int p = 0; p < 8; p++)
+        for (int k = 0; k < 4; k++) {
+            assert_int_equal(r->lanes[p][k], starts[p][0] + k);
+            assert_int_equal(r->lanes[p][4 + k], starts[p][1] + k);
+            assert_int_equal(w->lanes[p][k], 8 * p + k);
+            assert_int_equal(w->lanes[p][4 + k], 8 * p + 4 + k);
+        }
+    /* narrower AMD instructions and gfx950's are assumptions and say so */
+    assert_false(ckt_target_instr(&t, "ds_read_b32")->documented);
+    assert_int_equal(ckt_target_instr(&t, "ds_read_b32")->nphases, 2);
+    assert_false(ckt_target_instr(&t, "ds_read_b64")->documented);
+    assert_int_equal(ckt_target_instr(&t, "ds_read_b64")->nphases, 4);
+    ckt_target g950 = get("gfx950");
+    assert_false(ckt_target_instr(&g950, "ds_read_b128")->documented);
+    assert_int_equal(ckt_target_instr(&g950, "ds_read_b32")->nphases, 1);
+    /* NVIDIA: 32-bit one phase of 32, 64-bit two of 16, 128-bit four of 8, documented */
+    ckt_target n = get("sm_90");
+    static const struct { const char *name; int phases; } nv[] = {{"lds32", 1}, {"sts64", 2}, {"lds128", 4}};
+    for (int i = 0; i < 3; i++) {
+        const ckt_lds_instr *in = ckt_target_instr(&n, nv[i].name);
+        assert_non_null(in);
+        assert_true(in->documented);
+        assert_int_equal(in->nphases, nv[i].phases);
+        for (int p = 0; p < in->nphases; p++)
+            for (int k = 0; k < in->lanes_per_phase; k++) assert_int_equal(in->lanes[p][k], p * in->lanes_per_phase + k);
+    }
+    /* generic names */
+    assert_ptr_equal(ckt_target_instr(&n, "read_b128"), ckt_target_instr(&n, "lds128"));
+    assert_ptr_equal(ckt_target_instr(&t, "write_b64"), ckt_target_instr(&t, "ds_write_b64"));
+}
+
+static void unknown_names(void **state)
+{
+    (void)state;
+    ckt_target t;
+    ckt_error err;
+    assert_int_not_equal(ckt_target_get("gfx1100", &t, &err), CKT_OK);
+    assert_non_null(strstr(err.msg, "unknown target 'gfx1100'"));
+    assert_non_null(strstr(err.msg, "gfx90a"));
+    assert_non_null(strstr(err.msg, "sm_90"));
+    assert_int_not_equal(ckt_target_get("cpu:", &t, &err), CKT_OK);
+    assert_int_not_equal(ckt_target_get("", &t, &err), CKT_OK);
+    assert_int_not_equal(ckt_target_get("GFX90A", &t, &err), CKT_OK);
+    assert_int_not_equal(ckt_target_get(NULL, &t, &err), CKT_OK);
+    assert_non_null(strstr(err.msg, "NULL"));
+    assert_int_not_equal(ckt_target_get("gfx90a", NULL, &err), CKT_OK);
+    ckt_target g = get("gfx90a");
+    assert_null(ckt_target_instr(&g, "ds_read_b256"));
+    assert_null(ckt_target_instr(&g, "read_b256"));
+    assert_null(ckt_target_instr(&g, "lds128")); /* another vendor's name */
+    assert_null(ckt_target_instr(&g, NULL));
+    assert_null(ckt_target_instr(NULL, "ds_read_b32"));
+    assert_null(ckt_target_instr_for(&g, 2, 0));
+    assert_null(ckt_target_instr_for(NULL, 4, 0));
+    assert_non_null(strstr(ckt_target_names(), "gfx950"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(numbers),
+        cmocka_unit_test(phases_partition_the_wave),
+        cmocka_unit_test(seed_004_tables),
+        cmocka_unit_test(unknown_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
