@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ckt/dtype.h"
 #include "ckt/lds.h"
 #include "ckt/target.h"
 #include "ckt/visual.h"
@@ -22,7 +23,11 @@ int ckt_l_dtype_bytes(lua_State *L, const char *fn, const char *dtype)
     static const struct { const char *n; int b; } t[] = {{"f16", 2}, {"bf16", 2}, {"f32", 4}, {"i32", 4}, {"u32", 4}, {"i8", 1}, {"u8", 1}, {"f64", 8}, {"i64", 8}, {"fp8", 1}};
     for (size_t i = 0; i < sizeof t / sizeof *t; i++)
         if (!strcmp(t[i].n, dtype)) return t[i].b;
-    return ckt_l_errorf(L, "%s: unknown dtype '%s' (f16, bf16, f32, i32, u32, i8, u8, f64, i64, fp8)", fn, dtype);
+    /* the kernel builder's aliases ("half", "float", ...) name the same sizes */
+    ckt_dtype d;
+    ckt_error err;
+    if (ckt_dtype_parse(dtype, &d, &err) == CKT_OK) return (int)ckt_dtype_size(d);
+    return ckt_l_errorf(L, "%s: unknown dtype '%s' (f16, bf16, f32, i32, u32, i8, u8, f64, i64, fp8, or an alias such as half, float)", fn, dtype);
 }
 
 static int l_target(lua_State *L)

@@ -177,3 +177,77 @@ describe("work limits", function()
     assert.truthy(err(function() return E:owner({1, 1}) end):find("analysis limit"))
   end)
 end)
+
+describe("more of the LDS API", function()
+  local tile = ckt.layout({64, 64}, "row")
+  local read_map = ckt.layout({{16, 4}, 4}, {{1, 512}, 16})
+  local write_map = ckt.layout({{8, 8}, 8}, {{512, 1}, 8})
+  local function err(f, ...) local ok, e = pcall(f, ...); assert.is_false(ok); return e end
+
+  it("searches within the given swizzle ranges and falls back to padding", function()
+    -- M = 0 swizzles move single halves and split the 8-half vectors: only padding is left
+    local f = ckt.lds.find_swizzle{target = "gfx90a", layout = tile, dtype = "f16", M = {0, 0},
+      write = {thread_map = write_map, vector = 8}, read = {thread_map = read_map, vector = 8}}
+    assert.is_true(f.conflict_free); assert.is_nil(f.swizzle)
+    assert.equal(8, f.padding_banks); assert.equal(2016, f.lds_extra_bytes)
+    assert.equal("(64,64):(80,1)", tostring(f.layout))
+    -- read only, nothing useful allowed: the plain tile is the best found, and says so
+    f = ckt.lds.find_swizzle{target = "gfx90a", layout = tile, M = {0, 0}, max_padding_banks = 2,
+      read = {thread_map = read_map, vector = 8}}
+    assert.is_false(f.conflict_free); assert.is_nil(f.write)
+    assert.equal(128, f.read.cycles); assert.equal(32, f.read.ideal_cycles)
+    assert.truthy(f.read.report:find("4%-way"))
+    -- a found swizzle is usable as is by analyze_tensor
+    f = ckt.lds.find_swizzle{target = "gfx90a", layout = tile, read = {thread_map = read_map, vector = 8}}
+    assert.is_true(f.conflict_free); assert.truthy(tostring(f.swizzle):find("^Sw<"))
+    local r = ckt.lds.analyze_tensor{target = "gfx90a", tensor_layout = f.layout, thread_map = read_map, vector = 8}
+    assert.equal(r.ideal_cycles, r.cycles)
+  end)
+
+  it("reports, draws and accepts dtype aliases", function()
+    local r = ckt.lds.analyze_tensor{target = "gfx90a", tensor_layout = tile, dtype = "half", thread_map = read_map, vector = 8, svg = true}
+    assert.equal(4, r.ways); assert.equal(4, r.instructions)
+    assert.truthy(r.svg:find("<svg")); assert.truthy(r.report:find("4 instructions: 128 cycles for 32 ideal"))
+    local a = {} for l = 1, 32 do a[l] = 4 * (l - 1) end
+    local x = ckt.lds.analyze{target = "sm_80", instr = "read_b32", addresses = a, svg = true}
+    assert.equal(1, x.cycles); assert.truthy(x.svg:find("<svg")); assert.same({0, 1, 2}, {x.phases[1].banks[1], x.phases[1].banks[2], x.phases[1].banks[3]})
+    assert.equal("gfx90a", ckt.target("cpu:gfx90a").name)
+    assert.equal("sfc{lengths={4,8}, order={1,0}, scalars_per_access={1,4}, snake=true, 8 accesses}",
+      tostring(ckt.sfc{lengths = {4, 8}, order = {1, 0}, scalars_per_access = {1, 4}, snake = true}))
+  end)
+
+  it("refuses bad input with the argument and the reason", function()
+    local a = {} for l = 1, 65 do a[l] = 16 * l end
+    assert.truthy(err(ckt.lds.analyze, {target = "gfx90a", instr = "ds_read_b128", addresses = a}):find("65 addresses, more than the 64 lanes"))
+    a = {65536}
+    assert.truthy(err(ckt.lds.analyze, {target = "gfx90a", instr = "ds_read_b128", addresses = a}):find("outside the 65536%-byte LDS"))
+    assert.truthy(err(ckt.lds.analyze, {target = "gfx90a", instr = "ds_read_b32", addresses = {1.5}}):find("lane 0"))
+    assert.truthy(err(ckt.lds.analyze, {target = "gfx90a", addresses = {}}):find("'instr' is required"))
+    assert.truthy(err(ckt.lds.analyze, "x"):find("table expected"))
+    assert.truthy(err(ckt.target, "sm_70"):find("unknown target 'sm_70'; known: gfx908"))
+    assert.truthy(err(ckt.target, {}):find("string expected"))
+    local base = {target = "gfx90a", layout = tile, read = {thread_map = read_map, vector = 8}}
+    local function fs(extra) local t = {} for k, v in pairs(base) do t[k] = v end for k, v in pairs(extra) do t[k] = v end return t end
+    assert.truthy(err(ckt.lds.find_swizzle, fs{B = {0, 3}}):find("B range"))
+    assert.truthy(err(ckt.lds.find_swizzle, fs{S = {9, 2}}):find("S range"))
+    assert.truthy(err(ckt.lds.find_swizzle, fs{M = 3}):find("M must be a range"))
+    assert.truthy(err(ckt.lds.find_swizzle, fs{max_padding_banks = -1}):find("max_padding_banks"))
+    assert.truthy(err(ckt.lds.find_swizzle, fs{write = 5}):find("'write' must be"))
+    assert.truthy(err(ckt.lds.find_swizzle, fs{read = {thread_map = read_map, vectr = 8}}):find("unknown option"))
+    assert.truthy(err(ckt.lds.find_swizzle, {target = "gfx90a", layout = tile}):find("write=.*read="))
+    assert.truthy(err(ckt.lds.find_swizzle, fs{read = {thread_map = ckt.layout({32, 4}, {1, 32}), vector = 8}}):find("wave size"))
+    assert.truthy(err(ckt.lds.pad, tile, -1):find("banks %-1"))
+    assert.truthy(err(ckt.lds.pad, tile, 1, "f64"):find("8%-byte elements"))
+    assert.truthy(err(ckt.lds.pad, "x", 1):find("layout"))
+    assert.truthy(err(ckt.lds.xor_preshuffle, 64, 8, 0):find("rows 0 must be positive"))
+    assert.truthy(err(ckt.lds.xor_preshuffle, 64):find("k_pack"))
+    local S = ckt.sfc{lengths = {4, 4}}
+    assert.truthy(err(S.forward_step, S, 15):find("out of range"))
+    assert.truthy(err(S.backward_step, S, 0):find("out of range"))
+    assert.truthy(err(S.index, S, "a"):find("index"))
+    assert.truthy(err(S.locality, S, {sequential = 4, cache_line = 2}):find("thresholds"))
+    assert.truthy(err(S.locality, S, {line = 2}):find("unknown option"))
+    assert.truthy(err(ckt.sfc, {lengths = {1, 2, 3, 4, 5, 6, 7, 8, 9}}):find("lengths"))
+    assert.truthy(err(ckt.sfc, {lengths = {2^40, 2^40}}):find("overflows"))
+  end)
+end)
