@@ -189,7 +189,7 @@ static void *open_so(const uint8_t *code, size_t n, char *why, size_t whylen)
     char path[4096];
     snprintf(path, sizeof path, "%s/ckt-kernel-XXXXXX.so", tmp && *tmp ? tmp : "/tmp");
     fd = mkstemps(path, 3);
-    if (fd < 0) { snprintf(why, whylen, "cannot create %s: %s", path, strerror(errno)); return NULL; }
+    if (fd < 0) { snprintf(why, whylen, "cannot create %.400s: %s", path, strerror(errno)); return NULL; }
     ssize_t w = write(fd, code, n);
     close(fd);
     if (w == (ssize_t)n) {
