@@ -47,6 +47,14 @@ local found = ckt.lds.find_swizzle{target = "gfx90a", layout = tile, dtype = "f1
 print(("find_swizzle: %s  conflict-free=%s  LDS %d B (+%d)"):format(tostring(found.layout), tostring(found.conflict_free),
   found.lds_bytes, found.lds_extra_bytes))
 assert(found.conflict_free)
+print(("  (%d placements analysed; read %d/%d cycles, write %d/%d)"):format(found.candidates, found.read.cycles, found.read.ideal_cycles,
+  found.write.cycles, found.write.ideal_cycles))
+-- Without swizzles that keep 16-byte vectors whole (M = 0 splits them), the search falls back to padding and says what it costs.
+local padded = ckt.lds.find_swizzle{target = "gfx90a", layout = tile, dtype = "f16", M = {0, 0},
+  write = {thread_map = write_map, vector = 8}, read = {thread_map = read_map, vector = 8}}
+print(("find_swizzle, M = 0 only: %s  conflict-free=%s  padding %d banks, +%d B"):format(tostring(padded.layout),
+  tostring(padded.conflict_free), padded.padding_banks, padded.lds_extra_bytes))
+assert(padded.conflict_free and padded.lds_extra_bytes > 0)
 
 -- The same read on NVIDIA sm_90 (128-bit accesses: four phases of 8 lanes).
 local nv_map = ckt.layout({{16, 2}, {4, 2}}, {{1, 512}, {16, 1024}})
