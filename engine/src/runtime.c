@@ -37,6 +37,7 @@ static const ckt_backend_ops *ops_for(ckt_backend b)
 ckt_status ckt_device_open(ckt_context *ctx, const char *name, ckt_device **out, ckt_error *err)
 {
     (void)ctx; /* the backends' libraries are process-wide: loaded once, never unloaded */
+    if (!out) return ckt_fail(err, CKT_EINVAL, "device: out is NULL");
     ckt_backend b;
     ckt_status st = ckt_backend_for(name, &b, err);
     if (st) return st;
