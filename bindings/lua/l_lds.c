@@ -59,6 +59,8 @@ static int l_target(lua_State *L)
         lua_pushinteger(L, in->bytes); lua_setfield(L, -2, "bytes");
         lua_pushstring(L, in->is_write ? "write" : "read"); lua_setfield(L, -2, "op");
         lua_pushboolean(L, in->documented); lua_setfield(L, -2, "documented");
+        lua_pushinteger(L, in->lanes_per_phase); lua_setfield(L, -2, "lanes_per_phase");
+        lua_pushboolean(L, in->merge_pairs); lua_setfield(L, -2, "merge_pairs");
         lua_pushstring(L, in->source); lua_setfield(L, -2, "source");
         lua_createtable(L, in->nphases, 0);
         for (int p = 0; p < in->nphases; p++) {

@@ -212,6 +212,9 @@ describe("more of the LDS API", function()
     local x = ckt.lds.analyze{target = "sm_80", instr = "read_b32", addresses = a, svg = true}
     assert.equal(1, x.cycles); assert.truthy(x.svg:find("<svg")); assert.same({0, 1, 2}, {x.phases[1].banks[1], x.phases[1].banks[2], x.phases[1].banks[3]})
     assert.equal("gfx90a", ckt.target("cpu:gfx90a").name)
+    local nv = ckt.target("sm_90").instructions
+    assert.is_true(nv.lds128.merge_pairs); assert.is_false(nv.lds32.merge_pairs); assert.equal(8, nv.lds128.lanes_per_phase)
+    assert.equal("write", nv.sts64.op); assert.equal(8, nv.sts64.bytes)
     assert.equal("sfc{lengths={4,8}, order={1,0}, scalars_per_access={1,4}, snake=true, 8 accesses}",
       tostring(ckt.sfc{lengths = {4, 8}, order = {1, 0}, scalars_per_access = {1, 4}, snake = true}))
   end)
