@@ -9,12 +9,12 @@ int ckt_tuple_skip(const ckt_tuple *t, int i);
 int ckt_tuple_child_node(const ckt_tuple *t, int i);
 
 /* size and cosize must fit in 64 bits so that every offset a layout produces does too. */
-static ckt_status check_extent(const ckt_layout *l, ckt_error *err)
+static ckt_status check_extent(const ckt_tuple *shape, const ckt_tuple *stride, ckt_error *err)
 {
     int64_t size = 1, cos = 0;
-    for (int i = 0; i < l->shape.n; i++) {
-        if (l->shape.arity[i] != CKT_LEAF) continue;
-        int64_t s = l->shape.value[i], d = l->stride.value[i], span;
+    for (int i = 0; i < shape->n; i++) {
+        if (shape->arity[i] != CKT_LEAF) continue;
+        int64_t s = shape->value[i], d = stride->value[i], span;
         if (s <= 0)
             return ckt_fail(err, CKT_EINVAL, "layout: shape %lld must be positive", (long long)s);
         if (d == INT64_MIN)
@@ -27,28 +27,34 @@ static ckt_status check_extent(const ckt_layout *l, ckt_error *err)
     return CKT_OK;
 }
 
-ckt_status ckt_layout_make(ckt_layout *out, const ckt_tuple *shape, const ckt_tuple *stride, ckt_error *err)
+static ckt_status check_pair(const ckt_tuple *shape, const ckt_tuple *stride, ckt_error *err)
 {
-    if (!out || !shape || !stride) return ckt_fail(err, CKT_EINVAL, "layout: NULL argument");
-    if (shape->n <= 0 || shape->n > CKT_TUPLE_NODES || stride->n <= 0 || stride->n > CKT_TUPLE_NODES)
-        return ckt_fail(err, CKT_EINVAL, "layout: malformed tuple");
+    ckt_status st;
+    if ((st = ckt_tuple_check(shape, err))) return ckt_fail_prefix(err, "layout: shape: ");
+    if ((st = ckt_tuple_check(stride, err))) return ckt_fail_prefix(err, "layout: stride: ");
     if (!ckt_tuple_congruent(shape, stride)) {
         char a[256], b[256];
         ckt_tuple_to_string(shape, a, sizeof a);
         ckt_tuple_to_string(stride, b, sizeof b);
         return ckt_fail(err, CKT_EINVAL, "layout: shape %s and stride %s are not congruent", a, b);
     }
-    for (int i = 0; i < shape->n; i++)
-        if (shape->arity[i] != CKT_LEAF && (shape->arity[i] < 0 || shape->arity[i] > CKT_MAX_RANK))
-            return ckt_fail(err, CKT_ECAPACITY, "layout: a tuple of rank %d is beyond the capacity %d", shape->arity[i], CKT_MAX_RANK);
-    if (ckt_tuple_skip(shape, 0) != shape->n) return ckt_fail(err, CKT_EINVAL, "layout: malformed tuple");
-    if (ckt_tuple_depth(shape) > CKT_MAX_DEPTH)
-        return ckt_fail(err, CKT_ECAPACITY, "layout: depth %d is beyond the capacity %d", ckt_tuple_depth(shape), CKT_MAX_DEPTH);
-    ckt_layout l;
+    return check_extent(shape, stride, err);
+}
+
+ckt_status ckt_layout_check(const ckt_layout *l, ckt_error *err)
+{
+    if (!l) return ckt_fail(err, CKT_EINVAL, "layout: NULL layout");
+    return check_pair(&l->shape, &l->stride, err);
+}
+
+ckt_status ckt_layout_make(ckt_layout *out, const ckt_tuple *shape, const ckt_tuple *stride, ckt_error *err)
+{
+    if (!out || !shape || !stride) return ckt_fail(err, CKT_EINVAL, "layout: NULL argument");
+    ckt_status st = check_pair(shape, stride, err);
+    if (st) return st;
+    ckt_layout l; /* shape or stride may live inside *out */
     l.shape = *shape;
     l.stride = *stride;
-    ckt_status st = check_extent(&l, err);
-    if (st) return st;
     *out = l;
     return CKT_OK;
 }
@@ -57,6 +63,7 @@ ckt_status ckt_layout_make(ckt_layout *out, const ckt_tuple *shape, const ckt_tu
 static ckt_status compact(ckt_layout *out, const ckt_tuple *shape, bool row_major, ckt_error *err)
 {
     if (!shape) return ckt_fail(err, CKT_EINVAL, "layout: shape is NULL");
+    if (ckt_tuple_check(shape, err)) return ckt_fail_prefix(err, "layout: shape: ");
     ckt_tuple stride = *shape;
     int64_t cur = 1;
     for (int k = 0; k < shape->n; k++) {
@@ -111,6 +118,7 @@ int ckt_layout_depth(const ckt_layout *l) { return ckt_tuple_depth(&l->shape); }
 
 ckt_status ckt_layout_mode(const ckt_layout *l, int i, ckt_layout *out, ckt_error *err)
 {
+    if (!l || !out) return ckt_fail(err, CKT_EINVAL, "mode: NULL argument");
     ckt_layout m;
     ckt_status st;
     if ((st = ckt_tuple_get(&l->shape, i, &m.shape, err)) || (st = ckt_tuple_get(&l->stride, i, &m.stride, err)))
@@ -173,6 +181,8 @@ static ckt_status eval_node(const ckt_layout *l, int i, const ckt_tuple *coord, 
 
 ckt_status ckt_layout_eval_coord(const ckt_layout *l, const ckt_tuple *coord, int64_t *offset, ckt_error *err)
 {
+    if (!l || !coord || !offset) return ckt_fail(err, CKT_EINVAL, "layout: NULL argument");
+    if (ckt_tuple_check(coord, err)) return ckt_fail_prefix(err, "layout: coordinate: ");
     int64_t off = 0;
     /* a rank-1 tuple coordinate against an integer layout is accepted as its only mode */
     if (l->shape.arity[0] == CKT_LEAF && coord->arity[0] == 1 && coord->n == 2) {
@@ -188,6 +198,11 @@ ckt_status ckt_layout_eval_coord(const ckt_layout *l, const ckt_tuple *coord, in
 ckt_status ckt_idx2crd(const ckt_tuple *shape, int64_t idx, ckt_tuple *coord, ckt_error *err)
 {
     int64_t size;
+    if (!coord) return ckt_fail(err, CKT_EINVAL, "idx2crd: output is NULL");
+    if (ckt_tuple_check(shape, err)) return ckt_fail_prefix(err, "idx2crd: shape: ");
+    for (int i = 0; i < shape->n; i++)
+        if (shape->arity[i] == CKT_LEAF && shape->value[i] <= 0)
+            return ckt_fail(err, CKT_EINVAL, "idx2crd: shape %lld must be positive", (long long)shape->value[i]);
     ckt_status st = ckt_tuple_product(shape, &size, err);
     if (st) return st;
     if (idx < 0 || idx >= size)
@@ -206,33 +221,8 @@ ckt_status ckt_idx2crd(const ckt_tuple *shape, int64_t idx, ckt_tuple *coord, ck
 ckt_status ckt_crd2idx(const ckt_tuple *shape, const ckt_tuple *coord, int64_t *idx, ckt_error *err)
 {
     ckt_layout col;
+    if (ckt_tuple_check(shape, err)) return ckt_fail_prefix(err, "crd2idx: shape: ");
     ckt_status st = ckt_layout_col_major(&col, shape, err);
     if (st) return st;
     return ckt_layout_eval_coord(&col, coord, idx, err);
-}
-
-/* ---- swizzles and composed layouts ---- */
-
-ckt_status ckt_swizzle_make(int b, int m, int s, ckt_swizzle *out, ckt_error *err)
-{
-    if (b < 0) return ckt_fail(err, CKT_EINVAL, "swizzle: B = %d must be >= 0", b);
-    if (m < 0) return ckt_fail(err, CKT_EINVAL, "swizzle: M = %d must be >= 0", m);
-    int as = s < 0 ? -s : s;
-    if (as < b) return ckt_fail(err, CKT_EINVAL, "swizzle: |S| = %d must be >= B = %d (the masks would overlap)", as, b);
-    if (b + m + as > 62) return ckt_fail(err, CKT_EINVAL, "swizzle: B + M + |S| = %d is beyond 62 bits", b + m + as);
-    out->b = b;
-    out->m = m;
-    out->s = s;
-    return CKT_OK;
-}
-
-ckt_status ckt_composed_eval(const ckt_composed *c, int64_t idx, int64_t *offset, ckt_error *err)
-{
-    int64_t inner;
-    ckt_status st = ckt_layout_eval(&c->inner, idx, &inner, err);
-    if (st) return st;
-    int64_t x;
-    if (ckt_add_ovf(c->offset, inner, &x)) return ckt_fail(err, CKT_EOVERFLOW, "composed layout: offset overflows");
-    *offset = ckt_swizzle_apply(c->sw, x);
-    return CKT_OK;
 }

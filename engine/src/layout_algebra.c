@@ -51,6 +51,25 @@ static ckt_status from_modes(const modes *m, ckt_layout *out, ckt_error *err)
     return ckt_layout_flat(out, m->n, m->s, m->d, err);
 }
 
+/* Validate an input layout; the message names the function and the argument. */
+static ckt_status valid(const ckt_layout *l, const char *fn, const char *arg, ckt_error *err)
+{
+    if (!l) return ckt_fail(err, CKT_EINVAL, "%s: %s is NULL", fn, arg);
+    if (ckt_layout_check(l, err) == CKT_OK) return CKT_OK;
+    char pre[96];
+    snprintf(pre, sizeof pre, "%s: %s: ", fn, arg);
+    return ckt_fail_prefix(err, pre);
+}
+
+static ckt_status valid_tuple(const ckt_tuple *t, const char *fn, const char *arg, ckt_error *err)
+{
+    if (!t) return ckt_fail(err, CKT_EINVAL, "%s: %s is NULL", fn, arg);
+    if (ckt_tuple_check(t, err) == CKT_OK) return CKT_OK;
+    char pre[96];
+    snprintf(pre, sizeof pre, "%s: %s: ", fn, arg);
+    return ckt_fail_prefix(err, pre);
+}
+
 static void coalesce_modes(const modes *in, modes *out)
 {
     out->n = 0;
@@ -73,6 +92,9 @@ static void coalesce_modes(const modes *in, modes *out)
 
 ckt_status ckt_coalesce(const ckt_layout *l, ckt_layout *out, ckt_error *err)
 {
+    ckt_status st = valid(l, "coalesce", "layout", err);
+    if (st) return st;
+    if (!out) return ckt_fail(err, CKT_EINVAL, "coalesce: output is NULL");
     modes m, c;
     flatten(l, &m);
     coalesce_modes(&m, &c);
@@ -81,6 +103,9 @@ ckt_status ckt_coalesce(const ckt_layout *l, ckt_layout *out, ckt_error *err)
 
 ckt_status ckt_filter(const ckt_layout *l, ckt_layout *out, ckt_error *err)
 {
+    ckt_status st = valid(l, "filter", "layout", err);
+    if (st) return st;
+    if (!out) return ckt_fail(err, CKT_EINVAL, "filter: output is NULL");
     modes m, f, c;
     flatten(l, &m);
     f.n = 0;
@@ -119,96 +144,126 @@ static ckt_status make_list(int n, const ckt_layout *parts, ckt_layout *out, ckt
     return ckt_layout_make(out, &r.shape, &r.stride, err); /* validates size and offsets */
 }
 
-/* Append the whole tuple `sub` at the end of `t` (as one subtree). */
-static ckt_status append_subtree(ckt_tuple *t, const ckt_tuple *sub, ckt_error *err)
-{
-    if (t->n + sub->n > CKT_TUPLE_NODES)
-        return ckt_fail(err, CKT_ECAPACITY, "layout algebra: result has more than %d nodes", CKT_TUPLE_NODES);
-    memcpy(&t->arity[t->n], sub->arity, (size_t)sub->n);
-    memcpy(&t->value[t->n], sub->value, sizeof(int64_t) * (size_t)sub->n);
-    t->n = (int16_t)(t->n + sub->n);
-    return CKT_OK;
-}
-
 /* ---- composition ---- */
 
-/* shape_div with CuTe's divisibility condition. */
-static ckt_status shape_div(int64_t a, int64_t b, int64_t *out, const char *what, ckt_error *err)
+/* CuTe's coalesce_x: coalesce A but keep its last mode even when it has size 1, so
+ * A keeps its function beyond its domain (the last mode absorbs any overflow of the
+ * index, and composition extends A through it). */
+static void coalesce_keep_last(const ckt_layout *l, modes *out)
 {
-    if (b == 0 || (a % b != 0 && b % a != 0))
-        return ckt_fail(err, CKT_EINVAL, "composition: %s: %lld and %lld do not divide each other", what, (long long)a, (long long)b);
-    int64_t q = a / b;
-    *out = q != 0 ? q : 1;
-    return CKT_OK;
+    modes m;
+    flatten(l, &m);
+    if (m.n == 0) { out->n = 1; out->s[0] = 1; out->d[0] = 0; return; } /* not a validated layout */
+    int n = 0, last = m.n - 1;
+    /* backwards: the kept last mode first, then merge or prepend the others */
+    int64_t s[CKT_TUPLE_NODES], d[CKT_TUPLE_NODES];
+    s[0] = m.s[last];
+    d[0] = m.d[last];
+    n = 1;
+    for (int i = last - 1; i >= 0; i--) {
+        int64_t next;
+        if (m.s[i] == 1) continue;
+        if (!ckt_mul_ovf(m.s[i], m.d[i], &next) && next == d[n - 1]) {
+            s[n - 1] *= m.s[i]; /* validated layouts: the product is at most size(A) */
+            d[n - 1] = m.d[i];
+            continue;
+        }
+        s[n] = m.s[i];
+        d[n] = m.d[i];
+        n++;
+    }
+    out->n = n;
+    for (int k = 0; k < n; k++) {
+        out->s[k] = s[n - 1 - k];
+        out->d[k] = d[n - 1 - k];
+    }
 }
 
-/* A (flat, coalesced) composed with the single mode s:d. */
-static ckt_status compose_mode(const modes *a, int64_t s, int64_t d, ckt_layout *out, ckt_error *err)
+static ckt_status overflow(ckt_error *err) { return ckt_fail(err, CKT_EOVERFLOW, "composition: a stride overflows 64 bits"); }
+
+/* A (coalesced, see above) composed with one mode s:d of B. Follows CuTe: divide d out of
+ * A's shapes from the left (the quotients are the new shapes, A's strides scale by d),
+ * then keep the first s elements. CuTe accepts a stride smaller than a shape without
+ * dividing it and then computes a wrong layout; ckt insists on divisibility both ways
+ * and names the mode that breaks it. */
+static ckt_status compose_mode(const modes *a, int64_t s, int64_t d, int bleaf, modes *r, ckt_error *err)
 {
-    modes r;
-    r.n = 0;
-    if (d == 0) { /* a broadcast stays a broadcast */
-        push(&r, s, 0, err);
-        return from_modes(&r, out, err);
-    }
-    if (d < 0) return ckt_fail(err, CKT_EINVAL, "composition: stride %lld of B is negative", (long long)d);
-    if (a->n == 1) {
+    r->n = 0;
+    if (d == 0) return push(r, s, 0, err); /* a broadcast stays a broadcast */
+    if (a->n == 1) {                        /* an integral A just scales */
         int64_t nd;
-        if (ckt_mul_ovf(d, a->d[0], &nd)) return ckt_fail(err, CKT_EOVERFLOW, "composition: stride overflows");
-        push(&r, s, nd, err);
-        return from_modes(&r, out, err);
+        if (ckt_mul_ovf(d, a->d[0], &nd)) return overflow(err);
+        return push(r, s, nd, err);
     }
-    int last = a->n - 1;
-    int64_t rest_stride = d, rest_shape = s;
-    modes m;
-    m.n = 0;
-    char what[160];
-    for (int i = 0; i < last; i++) {
-        int64_t si = a->s[i], di = a->d[i], ns = 1, nr = 1;
-        /* divide the stride out of A's shape; the divisors scale A's strides */
-        snprintf(what, sizeof what, "stride %lld of B against shape %lld of mode %d of A", (long long)rest_stride, (long long)si, i);
-        ckt_status st = shape_div(si, rest_stride, &ns, what, err);
+    int64_t sign = d < 0 ? -1 : 1, rest_shape = s, rest_stride = d < 0 ? -d : d;
+    for (int i = 0; i + 1 < a->n; i++) {
+        int64_t si = a->s[i], di = a->d[i];
+        int64_t next_shape = ckt_ceil_div(si, rest_stride), next_stride = ckt_ceil_div(rest_stride, si);
+        if (rest_shape > 1 && si % rest_stride != 0 && rest_stride % si != 0)
+            return ckt_fail(err, CKT_EINVAL,
+                            "composition: stride %lld of B (leaf %d) and shape %lld of mode %d of coalesced A do not divide each other",
+                            (long long)(sign * rest_stride), bleaf, (long long)si, i);
+        if (next_shape == 1 || rest_shape == 1) { rest_stride = next_stride; continue; }
+        int64_t keep = next_shape < rest_shape ? next_shape : rest_shape, nd;
+        if (rest_shape % keep != 0)
+            return ckt_fail(err, CKT_EINVAL,
+                            "composition: shape %lld of B (leaf %d) is not divisible by the %lld elements left in mode %d of coalesced A (shape %lld)",
+                            (long long)rest_shape, bleaf, (long long)keep, i, (long long)si);
+        if (ckt_mul_ovf(sign * rest_stride, di, &nd)) return overflow(err);
+        ckt_status st = push(r, keep, nd, err);
         if (st) return st;
-        if ((st = shape_div(rest_stride, si, &nr, what, err))) return st;
-        int64_t scale = si / ns, nd;
-        if (ckt_mul_ovf(di, scale, &nd)) return ckt_fail(err, CKT_EOVERFLOW, "composition: stride overflows");
-        rest_stride = nr;
-        /* then keep the first rest_shape elements */
-        int64_t keep = ns < rest_shape ? ns : rest_shape;
-        snprintf(what, sizeof what, "shape %lld of B against shape %lld of mode %d of A", (long long)rest_shape, (long long)ns, i);
-        if ((st = shape_div(rest_shape, ns, &nr, what, err))) return st;
-        rest_shape = nr;
-        push(&m, keep, nd, err);
+        rest_shape /= keep;
+        rest_stride = next_stride;
     }
+    if (r->n > 0 && rest_shape == 1) return CKT_OK;
     int64_t ld;
-    if (ckt_mul_ovf(rest_stride, a->d[last], &ld)) return ckt_fail(err, CKT_EOVERFLOW, "composition: stride overflows");
-    push(&m, rest_shape, ld, err);
-    coalesce_modes(&m, &r);
-    return from_modes(&r, out, err);
+    if (ckt_mul_ovf(sign * rest_stride, a->d[a->n - 1], &ld)) return overflow(err);
+    return push(r, rest_shape, ld, err);
+}
+
+/* Append modes as one subtree: a single mode is a leaf, several a flat tuple. */
+static ckt_status append_modes(ckt_layout *r, const modes *m, ckt_error *err)
+{
+    if (r->shape.n + m->n + (m->n > 1) > CKT_TUPLE_NODES)
+        return ckt_fail(err, CKT_ECAPACITY, "composition: the result has more than %d nodes", CKT_TUPLE_NODES);
+    if (m->n > CKT_MAX_RANK)
+        return ckt_fail(err, CKT_ECAPACITY, "composition: a mode of the result has rank %d, beyond the capacity %d", m->n, CKT_MAX_RANK);
+    int k = r->shape.n;
+    if (m->n > 1) {
+        r->shape.arity[k] = r->stride.arity[k] = (int8_t)m->n;
+        r->shape.value[k] = r->stride.value[k] = 0;
+        k++;
+    }
+    for (int i = 0; i < m->n; i++, k++) {
+        r->shape.arity[k] = r->stride.arity[k] = CKT_LEAF;
+        r->shape.value[k] = m->s[i];
+        r->stride.value[k] = m->d[i];
+    }
+    r->shape.n = r->stride.n = (int16_t)k;
+    return CKT_OK;
 }
 
 ckt_status ckt_composition(const ckt_layout *a, const ckt_layout *b, ckt_layout *out, ckt_error *err)
 {
-    if (!a || !b || !out) return ckt_fail(err, CKT_EINVAL, "composition: NULL argument");
-    modes fa, ca;
-    flatten(a, &fa);
-    coalesce_modes(&fa, &ca);
-    if (ca.n == 0) { ca.n = 1; ca.s[0] = 1; ca.d[0] = 0; }
-    /* distribute over B's modes: every leaf s:d of B becomes A o (s:d), B's structure kept */
+    ckt_status st;
+    if (!out) return ckt_fail(err, CKT_EINVAL, "composition: output is NULL");
+    if ((st = valid(a, "composition", "A", err)) || (st = valid(b, "composition", "B", err))) return st;
+    modes ca, part;
+    coalesce_keep_last(a, &ca);
+    /* distribute over B's leaves: each leaf s:d becomes A o (s:d); B's tree is kept */
     ckt_layout r;
-    memset(&r, 0, sizeof r);
-    for (int i = 0; i < b->shape.n; i++) {
+    r.shape.n = r.stride.n = 0;
+    for (int i = 0, leaf = 0; i < b->shape.n; i++) {
         if (b->shape.arity[i] != CKT_LEAF) {
-            ckt_tuple node = ckt_tuple_int(0);
-            node.arity[0] = b->shape.arity[i];
-            ckt_status st;
-            if ((st = append_subtree(&r.shape, &node, err)) || (st = append_subtree(&r.stride, &node, err))) return st;
+            if (r.shape.n >= CKT_TUPLE_NODES) return ckt_fail(err, CKT_ECAPACITY, "composition: the result has more than %d nodes", CKT_TUPLE_NODES);
+            int k = r.shape.n++;
+            r.stride.n++;
+            r.shape.arity[k] = r.stride.arity[k] = b->shape.arity[i];
+            r.shape.value[k] = r.stride.value[k] = 0;
             continue;
         }
-        ckt_layout part;
-        ckt_status st = compose_mode(&ca, b->shape.value[i], b->stride.value[i], &part, err);
-        if (st) return st;
-        if ((st = append_subtree(&r.shape, &part.shape, err)) || (st = append_subtree(&r.stride, &part.stride, err))) return st;
+        if ((st = compose_mode(&ca, b->shape.value[i], b->stride.value[i], leaf++, &part, err))) return st;
+        if ((st = append_modes(&r, &part, err))) return st;
     }
     return ckt_layout_make(out, &r.shape, &r.stride, err);
 }
@@ -218,6 +273,10 @@ typedef ckt_status (*mode_fn)(const ckt_layout *a, const ckt_layout *b, ckt_layo
 
 static ckt_status by_mode(const ckt_layout *a, int n, const ckt_layout *tiler, mode_fn f, const char *name, ckt_layout *out, ckt_error *err)
 {
+    ckt_status vs = valid(a, name, "layout", err);
+    if (vs) return vs;
+    if (!tiler || !out) return ckt_fail(err, CKT_EINVAL, "%s: NULL argument", name);
+    if (n < 0 || n > CKT_MAX_RANK) return ckt_fail(err, CKT_EINVAL, "%s: a tiler of %d modes (1 to %d allowed)", name, n, CKT_MAX_RANK);
     int r = ckt_layout_rank(a);
     if (n > r) return ckt_fail(err, CKT_EINVAL, "%s: the tiler has %d modes but the layout only %d", name, n, r);
     if (ckt_tuple_is_int(&a->shape)) return f(a, &tiler[0], out, err);
@@ -249,6 +308,9 @@ ckt_status ckt_composition_tiler(const ckt_layout *a, int n, const ckt_layout *t
 
 ckt_status ckt_complement(const ckt_layout *l, int64_t cotarget, ckt_layout *out, ckt_error *err)
 {
+    ckt_status vs = valid(l, "complement", "layout", err);
+    if (vs) return vs;
+    if (!out) return ckt_fail(err, CKT_EINVAL, "complement: output is NULL");
     if (cotarget <= 0) cotarget = ckt_layout_cosize(l);
     modes m, sorted, r, c;
     flatten(l, &m);
@@ -272,9 +334,12 @@ ckt_status ckt_complement(const ckt_layout *l, int64_t cotarget, ckt_layout *out
     r.n = 0;
     int64_t cur = 1;
     for (int i = 0; i < sorted.n; i++) {
-        if (sorted.d[i] % cur != 0 || sorted.d[i] / cur == 0)
-            return ckt_fail(err, CKT_EINVAL, "complement: mode %lld:%lld overlaps the modes before it (stride %lld is not a multiple of %lld): the layout is not injective",
-                            (long long)sorted.s[i], (long long)sorted.d[i], (long long)sorted.d[i], (long long)cur);
+        if (sorted.d[i] < cur)
+            return ckt_fail(err, CKT_EINVAL, "complement: mode %lld:%lld overlaps the modes of smaller stride, which reach %lld: the layout is not injective",
+                            (long long)sorted.s[i], (long long)sorted.d[i], (long long)cur);
+        if (sorted.d[i] % cur != 0)
+            return ckt_fail(err, CKT_EINVAL, "complement: stride %lld of mode %lld:%lld is not a multiple of %lld, the extent of the modes of smaller stride: no layout fills the gap",
+                            (long long)sorted.d[i], (long long)sorted.s[i], (long long)sorted.d[i], (long long)cur);
         ckt_status st = push(&r, sorted.d[i] / cur, cur, err);
         if (st) return st;
         if (ckt_mul_ovf(sorted.s[i], sorted.d[i], &cur)) return ckt_fail(err, CKT_EOVERFLOW, "complement: extent overflows");
@@ -297,6 +362,9 @@ static void compact_strides(const modes *m, int64_t *rs)
 
 ckt_status ckt_right_inverse(const ckt_layout *l, ckt_layout *out, ckt_error *err)
 {
+    ckt_status vs = valid(l, "right_inverse", "layout", err);
+    if (vs) return vs;
+    if (!out) return ckt_fail(err, CKT_EINVAL, "right_inverse: output is NULL");
     modes m, c, r;
     flatten(l, &m);
     coalesce_modes(&m, &c);
@@ -304,15 +372,16 @@ ckt_status ckt_right_inverse(const ckt_layout *l, ckt_layout *out, ckt_error *er
     compact_strides(&c, rs);
     bool used[CKT_TUPLE_NODES] = {false};
     r.n = 0;
-    /* follow the strides from 1: each next mode starts where the previous one ends */
+    /* follow the strides from 1: each next mode starts where the previous one ends.
+     * Negative strides never continue the run (their offsets lie below 0), as in CuTe. */
     for (int64_t next = 1;;) {
         int found = -1;
         for (int i = 0; i < c.n; i++)
-            if (!used[i] && (c.d[i] == next || c.d[i] == -next)) { found = i; break; }
+            if (!used[i] && c.d[i] == next) { found = i; break; }
         if (found < 0) break;
         used[found] = true;
-        push(&r, c.s[found], c.d[found] < 0 ? -rs[found] : rs[found], err);
-        next = c.s[found] * (c.d[found] < 0 ? -c.d[found] : c.d[found]);
+        push(&r, c.s[found], rs[found], err);
+        next = c.s[found] * c.d[found]; /* <= cosize: no overflow */
     }
     return from_modes(&r, out, err);
 }
@@ -320,7 +389,8 @@ ckt_status ckt_right_inverse(const ckt_layout *l, ckt_layout *out, ckt_error *er
 ckt_status ckt_left_inverse(const ckt_layout *l, ckt_layout *out, ckt_error *err)
 {
     ckt_layout comp, both;
-    ckt_status st;
+    ckt_status st = valid(l, "left_inverse", "layout", err);
+    if (st) return st;
     if ((st = ckt_complement(l, 0, &comp, err))) return ckt_fail_prefix(err, "left_inverse: ");
     if ((st = make_pair(l, &comp, &both, err))) return st;
     return ckt_right_inverse(&both, out, err);
@@ -340,6 +410,8 @@ static ckt_status divide_one(const ckt_layout *a, const ckt_layout *b, ckt_layou
 ckt_status ckt_logical_divide(const ckt_layout *a, int n, const ckt_layout *tiler, ckt_layout *out, ckt_error *err)
 {
     if (!a || !tiler || !out) return ckt_fail(err, CKT_EINVAL, "logical_divide: NULL argument");
+    ckt_status vs;
+    if ((vs = valid(a, "logical_divide", "layout", err)) || (n == 0 && (vs = valid(tiler, "logical_divide", "tiler", err)))) return vs;
     ckt_status st = n == 0 ? divide_one(a, &tiler[0], out, err) : by_mode(a, n, tiler, divide_one, "logical_divide", out, err);
     return st ? (strncmp(err ? err->msg : "", "logical_divide", 14) ? ckt_fail_prefix(err, "logical_divide: ") : st) : CKT_OK;
 }
@@ -413,6 +485,9 @@ ckt_status ckt_flat_divide(const ckt_layout *a, int n, const ckt_layout *tiler, 
 
 ckt_status ckt_logical_product(const ckt_layout *a, const ckt_layout *b, ckt_layout *out, ckt_error *err)
 {
+    ckt_status vs;
+    if ((vs = valid(a, "logical_product", "A", err)) || (vs = valid(b, "logical_product", "B", err))) return vs;
+    if (!out) return ckt_fail(err, CKT_EINVAL, "logical_product: output is NULL");
     int64_t cot;
     if (ckt_mul_ovf(ckt_layout_size(a), ckt_layout_cosize(b), &cot)) return ckt_fail(err, CKT_EOVERFLOW, "logical_product: size(A)*cosize(B) overflows");
     ckt_layout comp, rest;
@@ -454,6 +529,10 @@ static ckt_status extend_rank(const ckt_layout *l, int r, ckt_layout *out, ckt_e
 
 static ckt_status block_or_rake(const ckt_layout *a, const ckt_layout *b, bool raked, ckt_layout *out, ckt_error *err)
 {
+    const char *fn = raked ? "raked_product" : "blocked_product";
+    ckt_status vs;
+    if ((vs = valid(a, fn, "A", err)) || (vs = valid(b, fn, "B", err))) return vs;
+    if (!out) return ckt_fail(err, CKT_EINVAL, "%s: output is NULL", fn);
     int r = ckt_layout_rank(a) > ckt_layout_rank(b) ? ckt_layout_rank(a) : ckt_layout_rank(b);
     ckt_layout ea, eb, p, p0, p1, parts[CKT_MAX_RANK];
     ckt_status st;
@@ -486,6 +565,9 @@ ckt_status ckt_raked_product(const ckt_layout *a, const ckt_layout *b, ckt_layou
 
 ckt_status ckt_make_ordered_layout(const ckt_tuple *shape, const ckt_tuple *order, ckt_layout *out, ckt_error *err)
 {
+    ckt_status vs;
+    if ((vs = valid_tuple(shape, "make_ordered_layout", "shape", err)) || (vs = valid_tuple(order, "make_ordered_layout", "order", err))) return vs;
+    if (!out) return ckt_fail(err, CKT_EINVAL, "make_ordered_layout: output is NULL");
     int64_t s[CKT_TUPLE_NODES], o[CKT_TUPLE_NODES], d[CKT_TUPLE_NODES];
     int n = ckt_tuple_flatten(shape, s, CKT_TUPLE_NODES), no = ckt_tuple_flatten(order, o, CKT_TUPLE_NODES);
     if (n != no) return ckt_fail(err, CKT_EINVAL, "make_ordered_layout: shape has %d modes but order has %d", n, no);
@@ -510,6 +592,11 @@ ckt_status ckt_make_ordered_layout(const ckt_tuple *shape, const ckt_tuple *orde
 
 ckt_status ckt_tile_to_shape(const ckt_layout *block, const ckt_tuple *shape, const ckt_tuple *order, ckt_layout *out, ckt_error *err)
 {
+    ckt_status vs;
+    if ((vs = valid(block, "tile_to_shape", "block", err)) || (vs = valid_tuple(shape, "tile_to_shape", "shape", err)) ||
+        (order && (vs = valid_tuple(order, "tile_to_shape", "order", err))))
+        return vs;
+    if (!out) return ckt_fail(err, CKT_EINVAL, "tile_to_shape: output is NULL");
     int r = ckt_tuple_rank(shape), rb = ckt_layout_rank(block);
     if (rb > r) return ckt_fail(err, CKT_EINVAL, "tile_to_shape: block has rank %d but the target shape only %d", rb, r);
     int64_t reps[CKT_MAX_RANK];
@@ -552,6 +639,8 @@ ckt_status ckt_max_common_layout(const ckt_layout *a, const ckt_layout *b, ckt_l
 {
     ckt_layout inv, comp, common, first;
     ckt_status st;
+    if ((st = valid(a, "max_common_layout", "a", err)) || (st = valid(b, "max_common_layout", "b", err))) return st;
+    if (!out) return ckt_fail(err, CKT_EINVAL, "max_common_layout: output is NULL");
     if ((st = ckt_right_inverse(b, &inv, err))) return st;
     if ((st = ckt_composition(a, &inv, &comp, err))) return ckt_fail_prefix(err, "max_common_layout: ");
     if ((st = ckt_coalesce(&comp, &common, err))) return st;
@@ -567,6 +656,8 @@ ckt_status ckt_max_common_vector(const ckt_layout *a, const ckt_layout *b, int64
 {
     ckt_layout inv, comp, common, first;
     ckt_status st;
+    if ((st = valid(a, "max_common_vector", "a", err)) || (st = valid(b, "max_common_vector", "b", err))) return st;
+    if (!out) return ckt_fail(err, CKT_EINVAL, "max_common_vector: output is NULL");
     if ((st = ckt_right_inverse(b, &inv, err))) return st;
     if ((st = ckt_composition(a, &inv, &comp, err))) return ckt_fail_prefix(err, "max_common_vector: ");
     if ((st = ckt_coalesce(&comp, &common, err))) return st;
@@ -577,6 +668,9 @@ ckt_status ckt_max_common_vector(const ckt_layout *a, const ckt_layout *b, int64
 
 ckt_status ckt_nullspace(const ckt_layout *l, ckt_layout *out, ckt_error *err)
 {
+    ckt_status vs = valid(l, "nullspace", "layout", err);
+    if (vs) return vs;
+    if (!out) return ckt_fail(err, CKT_EINVAL, "nullspace: output is NULL");
     modes m, r;
     flatten(l, &m);
     int64_t rs[CKT_TUPLE_NODES];
@@ -593,6 +687,8 @@ ckt_status ckt_make_layout_tv(const ckt_layout *thr, const ckt_layout *val, ckt_
 {
     ckt_layout mn, inv, shape_l, result;
     ckt_status st;
+    if ((st = valid(thr, "make_layout_tv", "thr", err)) || (st = valid(val, "make_layout_tv", "val", err))) return st;
+    if (!tiler || !tv) return ckt_fail(err, CKT_EINVAL, "make_layout_tv: output is NULL");
     if ((st = ckt_raked_product(thr, val, &mn, err))) return ckt_fail_prefix(err, "make_layout_tv: ");
     if ((st = ckt_right_inverse(&mn, &inv, err))) return st;
     int64_t sv[2] = {ckt_layout_size(thr), ckt_layout_size(val)}, dv[2] = {1, sv[0]};
@@ -632,6 +728,10 @@ ckt_status ckt_local_tile(const ckt_layout *l, const ckt_tuple *tiler, const ckt
     ckt_layout tl[CKT_MAX_RANK], z, tile, rest;
     int n;
     ckt_status st;
+    if ((st = valid(l, "local_tile", "layout", err)) || (st = valid_tuple(tiler, "local_tile", "tiler", err)) ||
+        (st = valid_tuple(coord, "local_tile", "coord", err)))
+        return st;
+    if (!out || !offset) return ckt_fail(err, CKT_EINVAL, "local_tile: output is NULL");
     if ((st = shape_tiler(tiler, tl, &n, err))) return ckt_fail_prefix(err, "local_tile: ");
     if (n > ckt_layout_rank(l)) return ckt_fail(err, CKT_EINVAL, "local_tile: the tiler has %d modes but the layout only %d", n, ckt_layout_rank(l));
     if ((st = ckt_zipped_divide(l, ckt_tuple_is_int(&l->shape) ? 0 : n, tl, &z, err))) return ckt_fail_prefix(err, "local_tile: ");
@@ -645,6 +745,9 @@ ckt_status ckt_local_tile(const ckt_layout *l, const ckt_tuple *tiler, const ckt
 
 ckt_status ckt_local_partition(const ckt_layout *l, const ckt_layout *thr, int64_t idx, ckt_layout *out, int64_t *offset, ckt_error *err)
 {
+    ckt_status vs;
+    if ((vs = valid(l, "local_partition", "layout", err)) || (vs = valid(thr, "local_partition", "thr", err))) return vs;
+    if (!out || !offset) return ckt_fail(err, CKT_EINVAL, "local_partition: output is NULL");
     int64_t tsize = ckt_layout_size(thr);
     if (idx < 0 || idx >= tsize)
         return ckt_fail(err, CKT_EINVAL, "local_partition: thread index %lld is out of range [0, %lld)", (long long)idx, (long long)tsize);
@@ -671,6 +774,9 @@ ckt_status ckt_local_partition(const ckt_layout *l, const ckt_layout *thr, int64
 
 ckt_status ckt_pad(const ckt_layout *l, const ckt_tuple *tile_shape, ckt_layout *out, ckt_error *err)
 {
+    ckt_status vs;
+    if ((vs = valid(l, "pad", "layout", err)) || (vs = valid_tuple(tile_shape, "pad", "tile_shape", err))) return vs;
+    if (!out) return ckt_fail(err, CKT_EINVAL, "pad: output is NULL");
     int r = ckt_layout_rank(l), rt = ckt_tuple_rank(tile_shape);
     if (r != rt) return ckt_fail(err, CKT_EINVAL, "pad: the layout has rank %d but the tile shape %d", r, rt);
     ckt_layout p = *l;

@@ -18,6 +18,26 @@ int ckt_tuple_skip(const ckt_tuple *t, int i)
     return i;
 }
 
+/* A well-formed tuple: 1..CKT_TUPLE_NODES nodes forming exactly one pre-order tree
+ * whose inner nodes have 1..CKT_MAX_RANK children and whose depth fits. */
+ckt_status ckt_tuple_check(const ckt_tuple *t, ckt_error *err)
+{
+    if (!t) return ckt_fail(err, CKT_EINVAL, "tuple is NULL");
+    if (t->n <= 0 || t->n > CKT_TUPLE_NODES)
+        return ckt_fail(err, CKT_ECAPACITY, "tuple has %d nodes; 1 to %d are allowed", t->n, CKT_TUPLE_NODES);
+    for (int i = 0; i < t->n; i++) {
+        int a = t->arity[i];
+        if (a == CKT_LEAF) continue;
+        if (a == 0) return ckt_fail(err, CKT_EINVAL, "tuple contains an empty tuple");
+        if (a < 0 || a > CKT_MAX_RANK)
+            return ckt_fail(err, CKT_ECAPACITY, "tuple has a node of rank %d, beyond the capacity %d", a, CKT_MAX_RANK);
+    }
+    if (ckt_tuple_skip(t, 0) != t->n) return ckt_fail(err, CKT_EINVAL, "tuple is not one well-formed tree (%d nodes)", t->n);
+    int depth = ckt_tuple_depth(t);
+    if (depth > CKT_MAX_DEPTH) return ckt_fail(err, CKT_ECAPACITY, "tuple has depth %d, beyond the capacity %d", depth, CKT_MAX_DEPTH);
+    return CKT_OK;
+}
+
 ckt_tuple ckt_tuple_int(int64_t v)
 {
     ckt_tuple t;

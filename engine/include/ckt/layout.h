@@ -46,6 +46,8 @@ ckt_tuple ckt_tuple_int(int64_t v);
 ckt_status ckt_tuple_flat(ckt_tuple *out, int n, const int64_t *v, ckt_error *err);
 /* Build a tuple node from children: out = (c0, c1, ...). */
 ckt_status ckt_tuple_make(ckt_tuple *out, int n, const ckt_tuple *children, ckt_error *err);
+/* Validate a tuple built by hand: one well-formed pre-order tree within the capacities. */
+ckt_status ckt_tuple_check(const ckt_tuple *t, ckt_error *err);
 bool ckt_tuple_is_int(const ckt_tuple *t);
 int ckt_tuple_rank(const ckt_tuple *t);  /* 1 for an integer */
 int ckt_tuple_depth(const ckt_tuple *t); /* 0 for an integer */
@@ -63,6 +65,9 @@ ckt_status ckt_tuple_parse(const char *s, ckt_tuple *out, ckt_error *err);
 
 /* ---- layouts: construction and queries ---- */
 ckt_status ckt_layout_make(ckt_layout *out, const ckt_tuple *shape, const ckt_tuple *stride, ckt_error *err);
+/* Validate a layout built by hand (well-formed congruent tuples, positive shapes,
+ * size and offsets within 64 bits). Every algebra entry point does this first. */
+ckt_status ckt_layout_check(const ckt_layout *l, ckt_error *err);
 ckt_status ckt_layout_col_major(ckt_layout *out, const ckt_tuple *shape, ckt_error *err); /* LayoutLeft */
 ckt_status ckt_layout_row_major(ckt_layout *out, const ckt_tuple *shape, ckt_error *err); /* LayoutRight */
 /* Convenience: a depth-1 layout from flat arrays (rank 1 gives an integer layout "s:d"). */
