@@ -227,6 +227,8 @@ static void push_tensor_result(lua_State *L, const ckt_target *t, const ckt_lds_
     lua_pushinteger(L, r->cycles); lua_setfield(L, -2, "cycles");
     lua_pushinteger(L, r->ideal_cycles); lua_setfield(L, -2, "ideal_cycles");
     lua_pushinteger(L, r->instructions); lua_setfield(L, -2, "instructions");
+    lua_pushstring(L, r->instr ? r->instr : ""); lua_setfield(L, -2, "instr");
+    lua_pushinteger(L, r->access_bytes); lua_setfield(L, -2, "access_bytes");
     push_report(L, t, "worst instruction", &r->first_worst);
     lua_pushfstring(L, "%d instructions: %d cycles for %d ideal (%d-way worst)\n%s", r->instructions, r->cycles, r->ideal_cycles, r->ways, lua_tostring(L, -1));
     lua_remove(L, -2);

@@ -98,10 +98,12 @@ ckt_status ckt_lds_analyze_tensor(const ckt_target *t, const ckt_lds_tensor *lt,
     if (!t || !lt || !thread_map || !out) return ckt_fail(err, CKT_EINVAL, "lds.analyze_tensor: NULL argument");
     if (lt->elem_bytes <= 0) return ckt_fail(err, CKT_EINVAL, "lds.analyze_tensor: element size %d must be positive", lt->elem_bytes);
     if (vector <= 0) return ckt_fail(err, CKT_EINVAL, "lds.analyze_tensor: vector %lld must be positive", (long long)vector);
-    int64_t bytes = vector * lt->elem_bytes;
-    const ckt_lds_instr *in = ckt_target_instr_for(t, (int)bytes, is_write);
-    if (!in) return ckt_fail(err, CKT_EINVAL, "lds.analyze_tensor: no %lld-byte %s instruction on %s (vector %lld x %d bytes); use 4, 8 or 16 bytes",
-                             (long long)bytes, is_write ? "write" : "read", t->name, (long long)vector, lt->elem_bytes);
+    /* 1- and 2-byte accesses (ds_read_u16, LDS.U16, ...) are served like 32-bit ones: lanes in
+     * the same word share it, so they are analysed as the 32-bit access of their word */
+    int64_t bytes = vector <= 16 && lt->elem_bytes <= 16 ? vector * lt->elem_bytes : 0;
+    const ckt_lds_instr *in = bytes == 1 || bytes == 2 ? ckt_target_instr_for(t, 4, is_write) : ckt_target_instr_for(t, (int)bytes, is_write);
+    if (!in) return ckt_fail(err, CKT_EINVAL, "lds.analyze_tensor: no %s instruction on %s moves vector %lld x %d bytes; use 1, 2, 4, 8 or 16 bytes per lane",
+                             is_write ? "write" : "read", t->name, (long long)vector, lt->elem_bytes);
     if (ckt_layout_rank(thread_map) != 2) return ckt_fail(err, CKT_EINVAL, "lds.analyze_tensor: thread_map must be a (thread, value) layout of rank 2");
     ckt_layout tm, vm;
     ckt_layout_mode(thread_map, 0, &tm, err);
@@ -139,11 +141,19 @@ ckt_status ckt_lds_analyze_tensor(const ckt_target *t, const ckt_lds_tensor *lt,
                                         lt->sw.b, lt->sw.m, lt->sw.s, (long long)vector, (long long)o, (long long)e, (long long)o2, (long long)(off + e));
                 }
                 addr[l] = off * lt->elem_bytes;
+                if (bytes < 4) {
+                    if (addr[l] % bytes != 0)
+                        return ckt_fail(err, CKT_EINVAL, "lds.analyze_tensor: thread %lld value %lld: byte address %lld is not aligned to its %lld-byte access",
+                                        (long long)(w0 + l), (long long)v, (long long)addr[l], (long long)bytes);
+                    addr[l] -= addr[l] % 4;
+                }
             }
             ckt_lds_result one;
             ckt_status st = ckt_lds_analyze(t, in, addr, t->wave_size, &one, err);
             if (st) return st;
             r.instructions++;
+            r.instr = in->name;
+            r.access_bytes = (int)bytes;
             r.cycles += one.cycles;
             r.ideal_cycles += one.ideal_cycles;
             if (one.ways > r.ways || r.instructions == 1) {

@@ -208,6 +208,10 @@ describe("more of the LDS API", function()
     local r = ckt.lds.analyze_tensor{target = "gfx90a", tensor_layout = tile, dtype = "half", thread_map = read_map, vector = 8, svg = true}
     assert.equal(4, r.ways); assert.equal(4, r.instructions)
     assert.truthy(r.svg:find("<svg")); assert.truthy(r.report:find("4 instructions: 128 cycles for 32 ideal"))
+    assert.equal("ds_read_b128", r.instr); assert.equal(16, r.access_bytes)
+    -- one half per lane down a column (the transposed ds_read_u16 read): every row on bank 0
+    local col = ckt.lds.analyze_tensor{target = "gfx90a", tensor_layout = tile, thread_map = ckt.layout({64, 1}, {1, 0})}
+    assert.equal("ds_read_b32", col.instr); assert.equal(2, col.access_bytes); assert.equal(32, col.ways)
     local a = {} for l = 1, 32 do a[l] = 4 * (l - 1) end
     local x = ckt.lds.analyze{target = "sm_80", instr = "read_b32", addresses = a, svg = true}
     assert.equal(1, x.cycles); assert.truthy(x.svg:find("<svg")); assert.same({0, 1, 2}, {x.phases[1].banks[1], x.phases[1].banks[2], x.phases[1].banks[3]})

@@ -238,6 +238,40 @@ static void tensor_analyses(void **state)
     assert_string_equal(buf, "(32,16):(1,33)");
 }
 
+/* 1- and 2-byte accesses are the 32-bit access of their word: lanes sharing a word share it. */
+static void sub_word_accesses(void **state)
+{
+    (void)state;
+    ckt_error err;
+    ckt_lds_tensor lt;
+    ckt_lds_tensor_result r;
+    memset(&lt, 0, sizeof lt);
+    lt.layout = P("(64,64):(64,1)");
+    lt.elem_bytes = 2;
+    ckt_target t = get("gfx90a"), n = get("sm_90");
+    /* a row of 64 halves read one half per lane: 32 words, two lanes per word, two phases of 32 */
+    ckt_layout row = P("(64,1):(64,0)");
+    assert_int_equal(ckt_lds_analyze_tensor(&t, &lt, &row, 1, 0, &r, &err), CKT_OK);
+    assert_int_equal(r.cycles, r.ideal_cycles);
+    assert_int_equal(r.access_bytes, 2);
+    assert_string_equal(r.instr, "ds_read_b32");
+    /* the transposed read (ds_read_u16 down a column): 64 rows of 128 bytes all on bank 0 */
+    ckt_layout col = P("(64,1):(1,0)");
+    assert_int_equal(ckt_lds_analyze_tensor(&t, &lt, &col, 1, 0, &r, &err), CKT_OK);
+    assert_int_equal(r.ways, 32);
+    assert_int_equal(r.cycles, 64);
+    /* sm_90, a warp of 32 reading one column: 32-way, 32 wavefronts */
+    ckt_layout col32 = P("(32,1):(1,0)");
+    assert_int_equal(ckt_lds_analyze_tensor(&n, &lt, &col32, 1, 0, &r, &err), CKT_OK);
+    assert_int_equal(r.cycles, 32);
+    assert_string_equal(r.instr, "lds32");
+    /* bytes: 4 lanes per word */
+    lt.elem_bytes = 1;
+    assert_int_equal(ckt_lds_analyze_tensor(&t, &lt, &row, 1, 1, &r, &err), CKT_OK);
+    assert_int_equal(r.cycles, 2);
+    assert_string_equal(r.instr, "ds_write_b32");
+}
+
 /* The preshuffle swizzle is the seed's formula on every (row, col) of tiles of several sizes. */
 static void xor_preshuffle_formula(void **state)
 {
@@ -336,7 +370,14 @@ static void bad_input(void **state)
     lt.elem_bytes = 2;
     ckt_lds_tensor_result tr;
     ckt_layout map = P("((16,4),4):((1,512),16)");
-    expect_fail(ckt_lds_analyze_tensor(&t, &lt, &map, 3, 0, &tr, &err), &err, "no 6-byte read instruction");
+    expect_fail(ckt_lds_analyze_tensor(&t, &lt, &map, 3, 0, &tr, &err), &err, "no read instruction on gfx90a moves vector 3 x 2 bytes");
+    expect_fail(ckt_lds_analyze_tensor(&t, &lt, &map, INT64_MAX / 2, 0, &tr, &err), &err, "no read instruction");
+    lt.elem_bytes = 1;
+    ckt_layout odd = P("(64,1):(1,0)");   /* thread l -> (row l, col 0): byte 64 l */
+    ckt_layout odd2 = P("(64,1):(64,0)"); /* thread l -> (row 0, col l): byte l, odd for odd lanes */
+    assert_int_equal(ckt_lds_analyze_tensor(&t, &lt, &odd, 1, 0, &tr, &err), CKT_OK);
+    expect_fail(ckt_lds_analyze_tensor(&t, &lt, &odd2, 2, 0, &tr, &err), &err, "byte address 1 is not aligned to its 2-byte access");
+    lt.elem_bytes = 2;
     expect_fail(ckt_lds_analyze_tensor(&t, &lt, &map, 0, 0, &tr, &err), &err, "vector 0 must be positive");
     expect_fail(ckt_lds_analyze_tensor(&t, &lt, &map, -8, 0, &tr, &err), &err, "must be positive");
     ckt_layout rank1 = P("64:1");
@@ -401,6 +442,7 @@ int main(void)
         cmocka_unit_test(nvidia_wavefronts_as_measured),
         cmocka_unit_test(random_addresses_against_naive_model),
         cmocka_unit_test(tensor_analyses),
+        cmocka_unit_test(sub_word_accesses),
         cmocka_unit_test(xor_preshuffle_formula),
         cmocka_unit_test(search),
         cmocka_unit_test(bad_input),

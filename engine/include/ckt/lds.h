@@ -40,11 +40,15 @@ typedef struct ckt_lds_tensor {
 } ckt_lds_tensor;
 
 /* A whole tile access: thread_map (thread, value) -> tile index of the first element of each
- * vector of `vector` elements (contiguous in memory). Every (wave, value) pair is one instruction. */
+ * vector of `vector` elements (contiguous in memory). Every (wave, value) pair is one instruction
+ * of vector x elem_bytes per lane: 4, 8 or 16 bytes, or 1 or 2 (analysed as the 32-bit access of
+ * the word, where lanes of one word share it). */
 typedef struct ckt_lds_tensor_result {
     int instructions;
     int ways, cycles, ideal_cycles; /* totals over instructions (ways: worst) */
     ckt_lds_result first_worst;     /* the phases of the worst instruction */
+    const char *instr;              /* the instruction table used (1- and 2-byte accesses: the 32-bit one) */
+    int access_bytes;               /* vector x element bytes per lane */
 } ckt_lds_tensor_result;
 ckt_status ckt_lds_analyze_tensor(const ckt_target *t, const ckt_lds_tensor *lt, const ckt_layout *thread_map, int64_t vector, int is_write,
                                   ckt_lds_tensor_result *out, ckt_error *err);
