@@ -396,4 +396,15 @@ void ckt_l_open_lds(lua_State *L)
                                    {"xor_preshuffle", l_xor_preshuffle}, {"find_swizzle", l_find_swizzle}, {NULL, NULL}};
     luaL_newlib(L, fns);
     lua_setfield(L, -2, "lds");
+    /* these topics follow the options added here (they win over l_help.c's built-in texts) */
+    ckt_l_help_add(L, "lds.analyze_tensor",
+                   "ckt.lds.analyze_tensor{target=, tensor_layout=, dtype=\"f16\", thread_map=, vector=1, op=\"read\", svg=false}:\n"
+                   "a whole tile access; thread_map maps (thread, value) to the tile index of the first element of each\n"
+                   "vector (contiguous in memory); vector x dtype = 1, 2, 4, 8 or 16 bytes per lane. -> {ways, cycles,\n"
+                   "ideal_cycles, instructions, instr, access_bytes, phases (worst instruction), report [, svg]}.");
+    ckt_l_help_add(L, "lds.find_swizzle",
+                   "ckt.lds.find_swizzle{target=, layout=, dtype=, write={thread_map=, vector=}, read={...},\n"
+                   "  B={1,4}, M={0,5}, S={1,8}, max_padding_banks=8}: the plain layout, then swizzles Sw<B,M,S>, then\n"
+                   "paddings; the conflict-free choice of least LDS, or the fewest cycles found -> {layout, swizzle,\n"
+                   "padding_banks, lds_bytes, lds_extra_bytes, conflict_free, candidates, write, read}. write or read may be omitted.");
 }

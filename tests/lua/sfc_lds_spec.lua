@@ -215,6 +215,8 @@ describe("more of the LDS API", function()
     local a = {} for l = 1, 32 do a[l] = 4 * (l - 1) end
     local x = ckt.lds.analyze{target = "sm_80", instr = "read_b32", addresses = a, svg = true}
     assert.equal(1, x.cycles); assert.truthy(x.svg:find("<svg")); assert.same({0, 1, 2}, {x.phases[1].banks[1], x.phases[1].banks[2], x.phases[1].banks[3]})
+    assert.truthy(ckt.help_text("lds.find_swizzle"):find("max_padding_banks=8"))
+    assert.truthy(ckt.help_text(ckt.lds.find_swizzle):find("B={1,4}"))
     assert.equal("gfx90a", ckt.target("cpu:gfx90a").name)
     local nv = ckt.target("sm_90").instructions
     assert.is_true(nv.lds128.merge_pairs); assert.is_false(nv.lds32.merge_pairs); assert.equal(8, nv.lds128.lanes_per_phase)
