@@ -21,6 +21,7 @@ static struct {
     nvrtcResult (*cubin_size)(nvrtcProgram, size_t *);
     nvrtcResult (*cubin)(nvrtcProgram, char *);
     nvrtcResult (*destroy)(nvrtcProgram *);
+    nvrtcResult (*version)(int *, int *);
 } N;
 
 static ckt_status load(ckt_error *err)
@@ -41,6 +42,7 @@ static ckt_status load(ckt_error *err)
     *(void **)&N.cubin_size = dlsym(N.lib, "nvrtcGetCUBINSize");
     *(void **)&N.cubin = dlsym(N.lib, "nvrtcGetCUBIN");
     *(void **)&N.destroy = dlsym(N.lib, "nvrtcDestroyProgram");
+    *(void **)&N.version = dlsym(N.lib, "nvrtcVersion");
     if (!N.create || !N.compile || !N.log_size || !N.log || !N.cubin_size || !N.cubin || !N.destroy) {
         dlclose(N.lib);
         N.lib = NULL;
@@ -112,5 +114,16 @@ ckt_status ckt_jit_cuda(const ckt_compile_request *req, ckt_binary *b, ckt_error
     snprintf(b->disasm_cmd[0], sizeof b->disasm_cmd[0], "%s", access("/usr/local/cuda/bin/cuobjdump", X_OK) == 0 ? "/usr/local/cuda/bin/cuobjdump" : "cuobjdump");
     snprintf(b->disasm_cmd[1], sizeof b->disasm_cmd[1], "-sass");
     b->disasm_suffix = ".cubin";
+    return CKT_OK;
+}
+
+/* What goes into the compile cache key: the library and its version. */
+ckt_status ckt_jit_cuda_identity(char *out, size_t cap, ckt_error *err)
+{
+    ckt_status st = load(err);
+    if (st) return st;
+    int major = -1, minor = -1;
+    if (N.version) N.version(&major, &minor);
+    snprintf(out, cap, "NVRTC %s %d.%d", N.name, major, minor);
     return CKT_OK;
 }

@@ -26,6 +26,7 @@ static struct {
     hiprtcResult (*code_size)(hiprtcProgram, size_t *);
     hiprtcResult (*code)(hiprtcProgram, char *);
     hiprtcResult (*destroy)(hiprtcProgram *);
+    hiprtcResult (*version)(int *, int *); /* optional */
 } H;
 
 static ckt_status load(ckt_error *err)
@@ -46,6 +47,7 @@ static ckt_status load(ckt_error *err)
     *(void **)&H.code_size = dlsym(H.lib, "hiprtcGetCodeSize");
     *(void **)&H.code = dlsym(H.lib, "hiprtcGetCode");
     *(void **)&H.destroy = dlsym(H.lib, "hiprtcDestroyProgram");
+    *(void **)&H.version = dlsym(H.lib, "hiprtcVersion");
     if (!H.create || !H.compile || !H.log_size || !H.log || !H.code_size || !H.code || !H.destroy) {
         dlclose(H.lib);
         H.lib = NULL;
@@ -120,5 +122,16 @@ ckt_status ckt_jit_hip(const ckt_compile_request *req, ckt_binary *b, ckt_error 
     snprintf(b->disasm_cmd[1], sizeof b->disasm_cmd[1], "-d");
     snprintf(b->disasm_cmd[2], sizeof b->disasm_cmd[2], "%s", mcpu);
     b->disasm_suffix = ".co";
+    return CKT_OK;
+}
+
+/* What goes into the compile cache key: the library and its version. */
+ckt_status ckt_jit_hip_identity(char *out, size_t cap, ckt_error *err)
+{
+    ckt_status st = load(err);
+    if (st) return st;
+    int major = -1, minor = -1;
+    if (H.version) H.version(&major, &minor);
+    snprintf(out, cap, "hipRTC %s %d.%d", H.name, major, minor);
     return CKT_OK;
 }

@@ -15,6 +15,7 @@ struct ckt_binary {
     int disasm_done;       /* disassembly runs on first request, not in the compile path */
     char disasm_cmd[3][64]; /* the disassembler and its options; empty: none */
     const char *disasm_suffix;
+    char disasm_note[320]; /* why there is no disassembly */
     double ms;
     char kernel_name[128];
     int from_cache, compile_only;
@@ -28,5 +29,12 @@ int ckt_jit_run(char *const argv[], const char *stdin_file, char **out);
 void ckt_jit_disassemble(ckt_binary *b, const char *const *argv_prefix, int nprefix, const char *suffix);
 ckt_status ckt_jit_hip(const ckt_compile_request *req, ckt_binary *b, ckt_error *err);
 ckt_status ckt_jit_cuda(const ckt_compile_request *req, ckt_binary *b, ckt_error *err);
+ckt_status ckt_jit_cpu(const ckt_compile_request *req, ckt_binary *b, ckt_error *err);
+/* the compiler's name and version, for the cache key (loads the library on first use) */
+ckt_status ckt_jit_hip_identity(char *out, size_t cap, ckt_error *err);
+ckt_status ckt_jit_cuda_identity(char *out, size_t cap, ckt_error *err);
+ckt_status ckt_jit_cpu_identity(char *out, size_t cap, ckt_error *err);
+ckt_status ckt_jit_write_file(const char *path, const void *data, size_t n, ckt_error *err);
+ckt_status ckt_jit_read_file(const char *path, uint8_t **data, size_t *n, ckt_error *err);
 
 #endif

@@ -64,6 +64,7 @@ const uint8_t *ckt_binary_code(const ckt_binary *b, size_t *size); /* code objec
 const ckt_resources *ckt_binary_resources(const ckt_binary *b);
 const char *ckt_binary_log(const ckt_binary *b);
 const char *ckt_binary_disassembly(const ckt_binary *b); /* NULL when no disassembler is installed */
+const char *ckt_binary_disassembly_note(const ckt_binary *b); /* why the disassembly is NULL ("" otherwise) */
 double ckt_binary_compile_ms(const ckt_binary *b);
 const char *ckt_binary_compiler(const ckt_binary *b); /* e.g. "hipRTC (libamdhip64.so.5)" */
 const char *ckt_binary_kernel_name(const ckt_binary *b);
