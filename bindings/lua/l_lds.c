@@ -120,22 +120,28 @@ static void push_report(lua_State *L, const ckt_target *t, const char *instr, co
     luaL_pushresult(&b);
 }
 
-/* SVG of lanes x banks: a cell holds the phase number of the lane that hits the bank. */
-static void push_svg(lua_State *L, const ckt_target *t, const char *title, const ckt_lds_result *r)
+/* SVG of lanes x banks: a lane's row marks every bank its access touches (1 for 32-bit and
+ * narrower, 2 or 4 consecutive banks for 64/128-bit) with its phase number. */
+static void push_svg(lua_State *L, const ckt_target *t, const char *title, const ckt_lds_result *r, int access_bytes)
 {
     int64_t rows = t->wave_size, cols = t->lds_banks;
+    int words = access_bytes > t->bank_bytes ? access_bytes / t->bank_bytes : 1;
     int64_t *v = lua_newuserdatauv(L, sizeof(int64_t) * (size_t)(rows * cols), 0);
     const char **labels = lua_newuserdatauv(L, sizeof(char *) * (size_t)(rows * cols), 0);
     char *text = lua_newuserdatauv(L, (size_t)(rows * cols) * 16, 0);
     for (int64_t i = 0; i < rows * cols; i++) { v[i] = -1; labels[i] = ""; }
     for (int p = 0; p < r->nphases; p++)
-        for (int k = 0; k < r->phases[p].nlanes; k++) {
-            int64_t c = r->phases[p].lanes[k] * cols + r->phases[p].bank[k];
-            v[c] = p;
-            snprintf(text + c * 16, 16, "P%d", p);
-            labels[c] = text + c * 16;
-        }
-    ckt_cells cells = {rows, cols, v, labels, title};
+        for (int k = 0; k < r->phases[p].nlanes; k++)
+            for (int w = 0; w < words; w++) {
+                int64_t c = r->phases[p].lanes[k] * cols + (r->phases[p].bank[k] + w) % cols;
+                v[c] = p;
+                snprintf(text + c * 16, 16, "P%d", p);
+                labels[c] = text + c * 16;
+            }
+    char head[160];
+    snprintf(head, sizeof head, "%s on %s: lanes (rows) x banks (columns), P = phase; %d cycles for %d ideal, %d-way", title, t->name,
+             r->cycles, r->ideal_cycles, r->ways);
+    ckt_cells cells = {rows, cols, v, labels, head};
     ckt_error err;
     char *s = ckt_render_svg(&cells, &err);
     lua_pop(L, 3);
@@ -186,7 +192,7 @@ static int l_analyze(lua_State *L)
     lua_setfield(L, -2, "report");
     int svg = 0;
     ckt_l_field_bool(L, 1, fn, "svg", &svg);
-    if (svg) { push_svg(L, &t, in->name, &r); lua_setfield(L, -2, "svg"); }
+    if (svg) { push_svg(L, &t, in->name, &r, in->bytes); lua_setfield(L, -2, "svg"); }
     return 1;
 }
 
@@ -257,7 +263,7 @@ static int l_analyze_tensor(lua_State *L)
     push_tensor_result(L, &t, &r);
     int svg = 0;
     ckt_l_field_bool(L, 1, fn, "svg", &svg);
-    if (svg) { push_svg(L, &t, "worst instruction", &r.first_worst); lua_setfield(L, -2, "svg"); }
+    if (svg) { push_svg(L, &t, "worst instruction", &r.first_worst, r.access_bytes); lua_setfield(L, -2, "svg"); }
     return 1;
 }
 

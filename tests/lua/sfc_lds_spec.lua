@@ -209,6 +209,9 @@ describe("more of the LDS API", function()
     assert.equal(4, r.ways); assert.equal(4, r.instructions)
     assert.truthy(r.svg:find("<svg")); assert.truthy(r.report:find("4 instructions: 128 cycles for 32 ideal"))
     assert.equal("ds_read_b128", r.instr); assert.equal(16, r.access_bytes)
+    -- every lane marks the 4 banks its 16 bytes touch: phase 0 has 8 lanes
+    local _, p0 = r.svg:gsub(">P0<", ""); assert.equal(32, p0)
+    assert.truthy(r.svg:find("32 cycles for 8 ideal, 4%-way"))
     -- one half per lane down a column (the transposed ds_read_u16 read): every row on bank 0
     local col = ckt.lds.analyze_tensor{target = "gfx90a", tensor_layout = tile, thread_map = ckt.layout({64, 1}, {1, 0})}
     assert.equal("ds_read_b32", col.instr); assert.equal(2, col.access_bytes); assert.equal(32, col.ways)
