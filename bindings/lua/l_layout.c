@@ -237,13 +237,28 @@ static void grid_dims(lua_State *L, const ckt_layout *l, int64_t *rows, int64_t 
     *cols = ckt_layout_size(&m1);
 }
 
-/* Fill values (and optional labels from a Lua function opts.labels(i, j, value)) and render. */
+/* Fill values (and optional labels: a function labels(i, j, value) or a row-major sequence
+ * of rows*cols strings) and render. */
 static int draw(lua_State *L, int obj, eval2_fn f, int64_t rows, int64_t cols, const char *title, int svg, int opts)
 {
-    if (rows * cols > CKT_RENDER_MAX_CELLS) return ckt_l_errorf(L, "grid: %lld cells are too many to draw", (long long)(rows * cols));
+    const char *fn = svg ? "svg" : "grid";
+    if (rows > CKT_RENDER_MAX_CELLS / cols) return ckt_l_errorf(L, "%s: %lld x %lld cells are too many to draw (at most %d)", fn, (long long)rows, (long long)cols, CKT_RENDER_MAX_CELLS);
     int64_t n = rows * cols;
+    int cell = 0;
+    if (opts) {
+        int64_t c;
+        if (ckt_l_field_int(L, opts, "svg", "cell", &c)) {
+            if (c < 4 || c > 200) return ckt_l_errorf(L, "svg: cell %lld must be between 4 and 200 pixels", (long long)c);
+            cell = (int)c;
+        }
+    }
     int64_t *vals = lua_newuserdatauv(L, sizeof(int64_t) * (size_t)n, 0); /* GC-owned scratch */
-    int has_labels = opts && lua_getfield(L, opts, "labels") == LUA_TFUNCTION;
+    int lab_type = opts ? lua_getfield(L, opts, "labels") : LUA_TNIL;
+    if (lab_type != LUA_TNIL && lab_type != LUA_TFUNCTION && lab_type != LUA_TTABLE)
+        return ckt_l_errorf(L, "svg: labels must be a function(row, col, value) or a sequence of strings, got %s", lua_typename(L, lab_type));
+    if (lab_type == LUA_TTABLE && luaL_len(L, -1) != n)
+        return ckt_l_errorf(L, "svg: labels has %lld entries but the picture has %lld x %lld = %lld cells", (long long)luaL_len(L, -1), (long long)rows, (long long)cols, (long long)n);
+    int has_labels = lab_type != LUA_TNIL;
     int lab_idx = lua_gettop(L);
     const char **labels = NULL;
     int anchor = 0;
@@ -258,19 +273,24 @@ static int draw(lua_State *L, int obj, eval2_fn f, int64_t rows, int64_t cols, c
             if (!f(L, obj, i, j, &v)) return ckt_l_errorf(L, "grid: cannot evaluate cell (%lld, %lld)", (long long)i, (long long)j);
             vals[i * cols + j] = v;
             if (has_labels) {
-                lua_pushvalue(L, lab_idx);
-                lua_pushinteger(L, (lua_Integer)i);
-                lua_pushinteger(L, (lua_Integer)j);
-                lua_pushinteger(L, (lua_Integer)v);
-                lua_call(L, 3, 1);
-                if (!lua_isstring(L, -1)) return ckt_l_errorf(L, "svg: labels(%lld, %lld, %lld) must return a string", (long long)i, (long long)j, (long long)v);
+                if (lab_type == LUA_TFUNCTION) {
+                    lua_pushvalue(L, lab_idx);
+                    lua_pushinteger(L, (lua_Integer)i);
+                    lua_pushinteger(L, (lua_Integer)j);
+                    lua_pushinteger(L, (lua_Integer)v);
+                    lua_call(L, 3, 1);
+                    if (!lua_isstring(L, -1)) return ckt_l_errorf(L, "svg: labels(%lld, %lld, %lld) must return a string, got %s", (long long)i, (long long)j, (long long)v, luaL_typename(L, -1));
+                } else if (lua_geti(L, lab_idx, (lua_Integer)(i * cols + j + 1)) != LUA_TSTRING && !lua_isnumber(L, -1)) {
+                    return ckt_l_errorf(L, "svg: labels[%lld] must be a string, got %s", (long long)(i * cols + j + 1), luaL_typename(L, -1));
+                }
+                lua_tostring(L, -1); /* numbers become strings in place */
                 labels[i * cols + j] = lua_tostring(L, -1);
                 lua_rawseti(L, anchor, (lua_Integer)(i * cols + j + 1));
             }
         }
     ckt_cells c = {rows, cols, vals, labels, title};
     ckt_error err;
-    char *s = svg ? ckt_render_svg(&c, &err) : ckt_render_grid(&c, &err);
+    char *s = svg ? ckt_render_svg_sized(&c, cell, &err) : ckt_render_grid(&c, &err);
     if (!s) return ckt_l_error(L, &err);
     lua_pushstring(L, s);
     free(s);
@@ -293,7 +313,7 @@ static int m_svg(lua_State *L)
     int opts = 0;
     if (!lua_isnoneornil(L, 2)) {
         luaL_checktype(L, 2, LUA_TTABLE);
-        static const char *const allowed[] = {"labels", "title", NULL};
+        static const char *const allowed[] = {"labels", "title", "cell", NULL};
         ckt_l_check_fields(L, 2, "svg", allowed);
         opts = 2;
     }
@@ -656,7 +676,7 @@ static int co_svg(lua_State *L)
     int opts = 0;
     if (!lua_isnoneornil(L, 2)) {
         luaL_checktype(L, 2, LUA_TTABLE);
-        static const char *const allowed[] = {"labels", "title", NULL};
+        static const char *const allowed[] = {"labels", "title", "cell", NULL};
         ckt_l_check_fields(L, 2, "svg", allowed);
         opts = 2;
     }
