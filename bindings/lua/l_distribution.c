@@ -12,7 +12,7 @@
 
 static ckt_encoding *checkenc(lua_State *L, int i) { return luaL_checkudata(L, i, CKT_L_ENCODING); }
 
-static void pushenc(lua_State *L, const ckt_encoding *e)
+void ckt_l_pushencoding(lua_State *L, const ckt_encoding *e)
 {
     ckt_encoding *u = lua_newuserdatauv(L, sizeof *u, 0);
     *u = *e;
@@ -78,23 +78,25 @@ static int l_encoding(lua_State *L)
     ckt_encoding e;
     ckt_error err;
     if (ckt_encoding_make(&d, &e, &err)) return ckt_l_error(L, &err);
-    pushenc(L, &e);
+    ckt_l_pushencoding(L, &e);
     return 1;
 }
 
 static int l_pattern_2d(lua_State *L)
 {
     static const char *const fn = "encoding_pattern_2d";
-    static const char *const allowed[] = {"block_size", "y_per_tile", "x_per_tile", "vec_size", "pattern", "num_wave_groups", "warp_size", NULL};
+    static const char *const allowed[] = {"block_size", "y_per_tile", "x_per_tile", "vec_size", "pattern", "num_wave_groups", "warp_size", "shuffled", NULL};
     luaL_checktype(L, 1, LUA_TTABLE);
     ckt_l_check_fields(L, 1, fn, allowed);
     ckt_pattern_2d p = {0, 0, 0, 0, 1, 64, CKT_THREAD_RAKED};
+    int shuffled = 0;
     static const char *const req[] = {"block_size", "y_per_tile", "x_per_tile", "vec_size"};
     int64_t *dst[] = {&p.block_size, &p.y_per_tile, &p.x_per_tile, &p.vec_size};
     for (int i = 0; i < 4; i++)
         if (!ckt_l_field_int(L, 1, fn, req[i], dst[i])) return ckt_l_errorf(L, "%s: field '%s' is required", fn, req[i]);
     ckt_l_field_int(L, 1, fn, "num_wave_groups", &p.num_wave_groups);
     ckt_l_field_int(L, 1, fn, "warp_size", &p.warp_size);
+    ckt_l_field_bool(L, 1, fn, "shuffled", &shuffled);
     const char *pat = "thread_raked";
     ckt_l_field_string(L, 1, fn, "pattern", &pat);
     if (strcmp(pat, "thread_raked") == 0) p.pattern = CKT_THREAD_RAKED;
@@ -103,8 +105,8 @@ static int l_pattern_2d(lua_State *L)
     else return ckt_l_errorf(L, "%s: pattern must be \"thread_raked\", \"warp_raked\" or \"block_raked\", got \"%s\"", fn, pat);
     ckt_encoding e;
     ckt_error err;
-    if (ckt_encoding_pattern_2d(&p, &e, &err)) return ckt_l_error(L, &err);
-    pushenc(L, &e);
+    if ((shuffled ? ckt_encoding_pattern_2d_shuffled : ckt_encoding_pattern_2d)(&p, &e, &err)) return ckt_l_error(L, &err);
+    ckt_l_pushencoding(L, &e);
     return 1;
 }
 
@@ -120,6 +122,7 @@ static int e_index(lua_State *L)
             for (size_t i = 0; i < sizeof f / sizeof *f; i++)
                 if (strcmp(k, f[i].name) == 0) { lua_pushinteger(L, (lua_Integer)f[i].v); return 1; }
         if (strcmp(k, "pattern") == 0) { lua_pushstring(L, ckt_pattern_name(e->pattern.pattern)); return 1; }
+        if (strcmp(k, "shuffled") == 0 && e->pattern.pattern != CKT_PATTERN_NONE) { lua_pushboolean(L, e->shuffled); return 1; }
     }
     luaL_getmetatable(L, CKT_L_ENCODING);
     lua_pushvalue(L, 2);
@@ -163,34 +166,23 @@ static int e_calculate_index(lua_State *L)
 static int e_owner(lua_State *L)
 {
     ckt_encoding *e = checkenc(L, 1);
-    int64_t want[CKT_DIST_MAX_X], xl[CKT_DIST_MAX_X];
+    int64_t want[CKT_DIST_MAX_X], ys[CKT_DIST_MAX_Y], count, first[64];
     int n = ckt_l_int_list(L, 2, "owner: x_coords", want, CKT_DIST_MAX_X);
     if (n != e->d.nx) return ckt_l_errorf(L, "owner: x_coords has %d entries, the encoding has %d X dimensions", n, e->d.nx);
-    ckt_encoding_x_lengths(e, xl, NULL);
-    for (int i = 0; i < n; i++)
-        if (want[i] < 0 || want[i] >= xl[i]) return ckt_l_errorf(L, "owner: x_coords[%d] = %lld is out of range [0, %lld)", i + 1, (long long)want[i], (long long)xl[i]);
-    int64_t ylen[CKT_DIST_MAX_Y], ys[CKT_DIST_MAX_Y], xs[CKT_DIST_MAX_X], nv = 1;
-    ckt_encoding_ys_lengths(e, ylen, NULL);
-    for (int y = 0; y < e->d.ny; y++) nv *= ylen[y];
-    lua_newtable(L);
-    int found = 0, threads = lua_gettop(L);
-    lua_pushnil(L);
-    int ycoords = lua_gettop(L);
-    int64_t nt = ckt_encoding_num_threads(e);
-    if (nt > CKT_WORK_LIMIT / nv)
-        return ckt_l_errorf(L, "owner: %lld threads x %lld values is more than the analysis limit %lld", (long long)nt, (long long)nv, (long long)CKT_WORK_LIMIT);
-    for (int64_t t = 0; t < nt; t++)
-        for (int64_t v = 0; v < nv; v++) {
-            int64_t r = v;
-            for (int y = e->d.ny - 1; y >= 0; y--) { ys[y] = r % ylen[y]; r /= ylen[y]; }
-            ckt_encoding_calculate_index(e, t, ys, xs, NULL);
-            if (memcmp(xs, want, sizeof(int64_t) * (size_t)n) != 0) continue;
-            lua_pushinteger(L, (lua_Integer)t);
-            lua_rawseti(L, threads, ++found);
-            if (found == 1) { ckt_l_push_int_list(L, ys, e->d.ny); lua_replace(L, ycoords); }
-        }
+    ckt_error err;
+    if (ckt_encoding_owner(e, want, first, 64, &count, ys, &err)) return ckt_l_error(L, &err);
+    int64_t *t = first;
+    if (count > 64) {
+        if (count > (1 << 24)) return ckt_l_errorf(L, "owner: %lld replicated owners are too many to list", (long long)count);
+        t = lua_newuserdatauv(L, sizeof(int64_t) * (size_t)count, 0);
+        if (ckt_encoding_owner(e, want, t, count, &count, ys, &err)) return ckt_l_error(L, &err);
+    }
+    ckt_l_push_int_list(L, t, (int)count);
+    ckt_l_push_int_list(L, ys, e->d.ny);
     return 2;
 }
+
+static int e_num_values(lua_State *L) { lua_pushinteger(L, (lua_Integer)ckt_encoding_num_values(checkenc(L, 1))); return 1; }
 
 static int e_tv_layout(lua_State *L)
 {
@@ -201,8 +193,6 @@ static int e_tv_layout(lua_State *L)
     return 1;
 }
 
-/* Draw a TV layout over a rows x cols tile with T#/V# cells (shared by encodings, nested layouts, fragments). */
-int ckt_l_draw_tv(lua_State *L, const ckt_layout *tv, int64_t rows, int64_t cols, const char *title, int svg);
 int ckt_l_draw_tv(lua_State *L, const ckt_layout *tv, int64_t rows, int64_t cols, const char *title, int svg)
 {
     int64_t cells = rows * cols;
@@ -302,12 +292,26 @@ static int f_draw(lua_State *L, int svg)
     return ckt_l_draw_tv(L, &f->tv, f->rows, f->cols, lua_tostring(L, -1), svg);
 }
 static int f_grid(lua_State *L) { return f_draw(L, 0); }
+static int f_encoding(lua_State *L)
+{
+    ckt_encoding e;
+    ckt_error err;
+    if (ckt_fragment_encoding(checkfrag(L, 1), &e, &err)) return ckt_l_error(L, &err);
+    ckt_l_pushencoding(L, &e);
+    return 1;
+}
+static int f_nested(lua_State *L)
+{
+    ckt_nested n;
+    ckt_error err;
+    if (ckt_fragment_nested(checkfrag(L, 1), &n, &err)) return ckt_l_error(L, &err);
+    ckt_l_pushnested(L, &n);
+    return 1;
+}
 static int f_svg(lua_State *L) { return f_draw(L, 1); }
 
 /* ---- the common view ---- */
 
-/* Any distribution-like value to its TV layout: a layout, an encoding, a nested layout, a fragment. */
-void ckt_l_to_tv(lua_State *L, int idx, const char *what, ckt_layout *tv);
 void ckt_l_to_tv(lua_State *L, int idx, const char *what, ckt_layout *tv)
 {
     idx = lua_absindex(L, idx);
@@ -351,10 +355,11 @@ void ckt_l_open_distribution(lua_State *L)
 {
     static const luaL_Reg enc_methods[] = {
         {"__index", e_index}, {"__tostring", e_tostring}, {"ys_lengths", e_ys_lengths}, {"x_lengths", e_x_lengths},
-        {"num_threads", e_num_threads}, {"calculate_index", e_calculate_index}, {"owner", e_owner},
+        {"num_threads", e_num_threads}, {"num_values", e_num_values}, {"calculate_index", e_calculate_index}, {"owner", e_owner},
         {"tv_layout", e_tv_layout}, {"grid", e_grid}, {"svg", e_svg}, {NULL, NULL}};
     static const luaL_Reg frag_methods[] = {
-        {"__index", f_index}, {"__tostring", f_tostring}, {"tv_layout", f_tv}, {"grid", f_grid}, {"svg", f_svg}, {NULL, NULL}};
+        {"__index", f_index}, {"__tostring", f_tostring}, {"tv_layout", f_tv}, {"encoding", f_encoding}, {"nested", f_nested},
+        {"grid", f_grid}, {"svg", f_svg}, {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_ENCODING, enc_methods);
     ckt_l_new_class(L, CKT_L_FRAGMENT, frag_methods);
     static const luaL_Reg fns[] = {{"tile_distribution_encoding", l_encoding}, {"encoding_pattern_2d", l_pattern_2d},

@@ -48,6 +48,16 @@ ckt_layout *ckt_l_checklayout(lua_State *L, int idx, const char *what);
 void ckt_l_tolayout(lua_State *L, int idx, const char *what, ckt_layout *out);
 ckt_layout *ckt_l_testlayout(lua_State *L, int idx); /* NULL when not a layout */
 
+/* ---- l_distribution.c / l_nested.c (distributions) ---- */
+struct ckt_encoding;
+struct ckt_nested;
+void ckt_l_pushencoding(lua_State *L, const struct ckt_encoding *e);
+void ckt_l_pushnested(lua_State *L, const struct ckt_nested *n);
+/* Any distribution-like value (encoding, nested layout, fragment, TV layout) to its TV layout. */
+void ckt_l_to_tv(lua_State *L, int idx, const char *what, ckt_layout *tv);
+/* Draw a TV layout over a rows x cols tile with T#/V# cells; pushes the text or SVG. */
+int ckt_l_draw_tv(lua_State *L, const ckt_layout *tv, int64_t rows, int64_t cols, const char *title, int svg);
+
 /* ---- one open function per binding file; each adds its fields to the module
  * table at the top of the stack ---- */
 void ckt_l_open_layout(lua_State *L);       /* l_layout.c: layouts, algebra, swizzle, composed, grid/svg */

@@ -1,19 +1,20 @@
 /* Lua: IREE nested layouts (ckt.nested_layout). */
+#include <stdio.h>
 #include <string.h>
 
 #include "ckt/distribution.h"
+#include "ckt/nested.h"
 #include "l_internal.h"
 
 #define CKT_L_NESTED "ckt.nested_layout"
-
-int ckt_l_draw_tv(lua_State *L, const ckt_layout *tv, int64_t rows, int64_t cols, const char *title, int svg);
 
 static ckt_nested *checknested(lua_State *L, int i) { return luaL_checkudata(L, i, CKT_L_NESTED); }
 
 static int l_nested(lua_State *L)
 {
     static const char *const fn = "nested_layout";
-    static const char *const fields[] = {"subgroup_tile", "batch_tile", "outer_tile", "thread_tile", "element_tile", "subgroup_strides", "thread_strides", NULL};
+    static const char *const fields[] = {"subgroup_tile", "batch_tile", "outer_tile", "thread_tile", "element_tile", "subgroup_strides", "thread_strides",
+                                         "subgroup_size", NULL};
     luaL_checktype(L, 1, LUA_TTABLE);
     ckt_l_check_fields(L, 1, fn, fields);
     ckt_nested n;
@@ -24,8 +25,8 @@ static int l_nested(lua_State *L)
         char what[64];
         snprintf(what, sizeof what, "%s: %s", fn, fields[f]);
         if (lua_getfield(L, 1, fields[f]) == LUA_TNIL) return ckt_l_errorf(L, "%s: field '%s' is required", fn, fields[f]);
-        int64_t v[64];
-        int k = ckt_l_int_list(L, -1, what, v, 64);
+        int64_t v[CKT_NESTED_MAX_RANK + 1];
+        int k = ckt_l_int_list(L, -1, what, v, CKT_NESTED_MAX_RANK + 1);
         lua_pop(L, 1);
         if (k > CKT_NESTED_MAX_RANK) return ckt_l_errorf(L, "%s: rank %d is beyond the capacity %d", fn, k, CKT_NESTED_MAX_RANK);
         if (rank >= 0 && k != rank)
@@ -34,13 +35,20 @@ static int l_nested(lua_State *L)
         memcpy(dst[f], v, sizeof(int64_t) * (size_t)k);
     }
     n.rank = rank;
+    if (ckt_l_field_int(L, 1, fn, "subgroup_size", &n.subgroup_size) && n.subgroup_size <= 0)
+        return ckt_l_errorf(L, "%s: subgroup_size is %lld, must be positive", fn, (long long)n.subgroup_size);
     ckt_nested out;
     ckt_error err;
     if (ckt_nested_make(&n, &out, &err)) return ckt_l_error(L, &err);
-    ckt_nested *u = lua_newuserdatauv(L, sizeof *u, 0);
-    *u = out;
-    luaL_setmetatable(L, CKT_L_NESTED);
+    ckt_l_pushnested(L, &out);
     return 1;
+}
+
+void ckt_l_pushnested(lua_State *L, const ckt_nested *n)
+{
+    ckt_nested *u = lua_newuserdatauv(L, sizeof *u, 0);
+    *u = *n;
+    luaL_setmetatable(L, CKT_L_NESTED);
 }
 
 static int n_undistributed(lua_State *L)
@@ -70,23 +78,29 @@ static int n_distributed(lua_State *L)
     return 1;
 }
 
-static int64_t subgroup_size_arg(lua_State *L, int idx)
+/* An optional subgroup size: an integer or {subgroup_size = n}; 0 when absent (the layout's own). */
+static int64_t subgroup_size_arg(lua_State *L, int idx, const char *fn)
 {
+    int64_t s = 0;
+    if (lua_isnoneornil(L, idx)) return 0;
     if (lua_istable(L, idx)) {
-        int64_t s = 64;
         static const char *const allowed[] = {"subgroup_size", NULL};
-        ckt_l_check_fields(L, idx, "nested_layout", allowed);
-        ckt_l_field_int(L, idx, "nested_layout", "subgroup_size", &s);
-        return s;
+        ckt_l_check_fields(L, idx, fn, allowed);
+        if (!ckt_l_field_int(L, idx, fn, "subgroup_size", &s)) return 0;
+    } else {
+        char what[64];
+        snprintf(what, sizeof what, "%s: subgroup_size", fn);
+        s = ckt_l_checkint(L, idx, what);
     }
-    return ckt_l_optint(L, idx, "subgroup_size", 64);
+    if (s <= 0) return ckt_l_errorf(L, "%s: subgroup_size is %lld, must be positive", fn, (long long)s);
+    return s;
 }
 
 static int n_elements(lua_State *L)
 {
     ckt_nested *n = checknested(L, 1);
     int64_t tid = ckt_l_checkint(L, 2, "elements: tid");
-    int64_t sgs = subgroup_size_arg(L, 3);
+    int64_t sgs = subgroup_size_arg(L, 3, "elements");
     int64_t nv = ckt_nested_values_per_thread(n);
     if (nv > (1 << 22)) return ckt_l_errorf(L, "elements: %lld values per thread is too many", (long long)nv);
     int64_t *c = lua_newuserdatauv(L, sizeof(int64_t) * (size_t)(nv * n->rank), 0);
@@ -100,12 +114,28 @@ static int n_elements(lua_State *L)
     return 1;
 }
 
+static int n_num_threads(lua_State *L)
+{
+    ckt_nested *n = checknested(L, 1);
+    int64_t t;
+    ckt_error err;
+    if (ckt_nested_num_threads(n, subgroup_size_arg(L, 2, "num_threads"), &t, &err)) return ckt_l_error(L, &err);
+    lua_pushinteger(L, (lua_Integer)t);
+    return 1;
+}
+
+static int n_values_per_thread(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)ckt_nested_values_per_thread(checknested(L, 1)));
+    return 1;
+}
+
 static int n_tv_layout(lua_State *L)
 {
     ckt_nested *n = checknested(L, 1);
     ckt_layout tv;
     ckt_error err;
-    if (ckt_nested_tv_layout(n, subgroup_size_arg(L, 2), &tv, &err)) return ckt_l_error(L, &err);
+    if (ckt_nested_tv_layout(n, subgroup_size_arg(L, 2, "tv_layout"), &tv, &err)) return ckt_l_error(L, &err);
     ckt_l_pushlayout(L, &tv);
     return 1;
 }
@@ -126,7 +156,7 @@ static int n_draw(lua_State *L, int svg)
     ckt_nested_undistributed_shape(n, s);
     ckt_layout tv;
     ckt_error err;
-    if (ckt_nested_tv_layout(n, subgroup_size_arg(L, 2), &tv, &err)) return ckt_l_error(L, &err);
+    if (ckt_nested_tv_layout(n, subgroup_size_arg(L, 2, svg ? "svg" : "grid"), &tv, &err)) return ckt_l_error(L, &err);
     char title[1024];
     ckt_nested_to_string(n, title, sizeof title);
     return ckt_l_draw_tv(L, &tv, s[0], s[1], title, svg);
@@ -138,7 +168,8 @@ void ckt_l_open_nested(lua_State *L)
 {
     static const luaL_Reg methods[] = {
         {"__tostring", n_tostring}, {"undistributed_shape", n_undistributed}, {"packed_shape", n_packed},
-        {"distributed_shape", n_distributed}, {"elements", n_elements}, {"tv_layout", n_tv_layout},
+        {"distributed_shape", n_distributed}, {"elements", n_elements}, {"num_threads", n_num_threads},
+        {"values_per_thread", n_values_per_thread}, {"tv_layout", n_tv_layout},
         {"grid", n_grid}, {"svg", n_svg}, {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_NESTED, methods);
     lua_pushcfunction(L, l_nested);

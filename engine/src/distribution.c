@@ -1,6 +1,8 @@
-/* CK Tile tile_distribution_encoding (see shared/reference/ck_tile.md) and the 2D raked
- * patterns of seed 000 (static_encoding_pattern.hpp). */
+/* CK Tile tile_distribution_encoding with CK's meaning (shared/reference/ck_tile.md): which
+ * (thread, Y index) reaches which X coordinate, who owns an X coordinate, the TV view. The 2D
+ * raked patterns that build encodings are in encoding_pattern.c. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ckt/checked.h"
@@ -88,22 +90,29 @@ int64_t ckt_encoding_num_threads(const ckt_encoding *e)
     int64_t n = 1;
     for (int p = 0; p < e->d.np; p++)
         for (int j = 0; j < e->d.np_comp[p]; j++) n *= comp_len(&e->d, e->d.p_major[p][j], e->d.p_minor[p][j]);
-    return n;
+    return n; /* ckt_encoding_make checked the product */
 }
 
 int ckt_encoding_ndim_x(const ckt_encoding *e) { return e->d.nx; }
 int ckt_encoding_ndim_y(const ckt_encoding *e) { return e->d.ny; }
 
+int64_t ckt_encoding_num_values(const ckt_encoding *e)
+{
+    int64_t n = 1;
+    for (int y = 0; y < e->d.ny; y++) n *= comp_len(&e->d, e->d.y_major[y], e->d.y_minor[y]);
+    return n; /* Ys are distinct H components: bounded by the tile size ckt_encoding_make checked */
+}
+
 ckt_status ckt_encoding_ys_lengths(const ckt_encoding *e, int64_t *ys, ckt_error *err)
 {
-    (void)err;
+    if (!e || !ys) return ckt_fail(err, CKT_EINVAL, "ys_lengths: NULL argument");
     for (int y = 0; y < e->d.ny; y++) ys[y] = comp_len(&e->d, e->d.y_major[y], e->d.y_minor[y]);
     return CKT_OK;
 }
 
 ckt_status ckt_encoding_x_lengths(const ckt_encoding *e, int64_t *xs, ckt_error *err)
 {
-    (void)err;
+    if (!e || !xs) return ckt_fail(err, CKT_EINVAL, "x_lengths: NULL argument");
     for (int x = 0; x < e->d.nx; x++) {
         xs[x] = 1;
         for (int k = 0; k < e->d.nh[x]; k++) xs[x] *= e->d.hs[x][k];
@@ -120,6 +129,7 @@ static int64_t p_size(const ckt_encoding_desc *d, int p)
 
 ckt_status ckt_encoding_calculate_index(const ckt_encoding *e, int64_t thread, const int64_t *ys, int64_t *xs, ckt_error *err)
 {
+    if (!e || !xs || (!ys && e->d.ny > 0)) return ckt_fail(err, CKT_EINVAL, "calculate_index: NULL argument");
     const ckt_encoding_desc *d = &e->d;
     int64_t nt = ckt_encoding_num_threads(e);
     if (thread < 0 || thread >= nt)
@@ -153,6 +163,63 @@ ckt_status ckt_encoding_calculate_index(const ckt_encoding *e, int64_t thread, c
     return CKT_OK;
 }
 
+static int cmp64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The inverse of calculate_index: X coordinates fix every H component (and so every Y and the P
+ * digits on H); the R components a P lists are free, and each of their values is one more owner. */
+ckt_status ckt_encoding_owner(const ckt_encoding *e, const int64_t *xs, int64_t *threads, int64_t cap, int64_t *count,
+                              int64_t *ys, ckt_error *err)
+{
+    if (!e || !xs || !count || (!threads && cap > 0)) return ckt_fail(err, CKT_EINVAL, "owner: NULL argument");
+    if (cap < 0) return ckt_fail(err, CKT_EINVAL, "owner: capacity %lld is negative", (long long)cap);
+    const ckt_encoding_desc *d = &e->d;
+    int64_t val[CKT_DIST_MAX_X + 1][CKT_DIST_MAX_H];
+    memset(val, 0, sizeof val);
+    for (int x = 0; x < d->nx; x++) {
+        int64_t len = 1;
+        for (int k = 0; k < d->nh[x]; k++) len *= d->hs[x][k];
+        if (xs[x] < 0 || xs[x] >= len)
+            return ckt_fail(err, CKT_EINVAL, "owner: X%d = %lld is out of range [0, %lld)", x, (long long)xs[x], (long long)len);
+        int64_t r = xs[x];
+        for (int k = d->nh[x] - 1; k >= 0; k--) {
+            val[x + 1][k] = r % d->hs[x][k];
+            r /= d->hs[x][k];
+        }
+    }
+    if (ys)
+        for (int y = 0; y < d->ny; y++) ys[y] = val[d->y_major[y]][d->y_minor[y]];
+    /* the free R components: every combination is an owner */
+    int free_minor[CKT_DIST_MAX_H], nfree = 0;
+    int64_t combos = 1;
+    for (int p = 0; p < d->np; p++)
+        for (int j = 0; j < d->np_comp[p]; j++)
+            if (d->p_major[p][j] == 0) {
+                free_minor[nfree++] = d->p_minor[p][j];
+                combos *= d->rs[d->p_minor[p][j]]; /* <= the thread count, checked by ckt_encoding_make */
+            }
+    *count = combos;
+    for (int64_t c = 0; c < combos && c < cap; c++) {
+        int64_t r = c;
+        for (int f = nfree - 1; f >= 0; f--) {
+            val[0][free_minor[f]] = r % d->rs[free_minor[f]];
+            r /= d->rs[free_minor[f]];
+        }
+        int64_t t = 0;
+        for (int p = 0; p < d->np; p++)
+            for (int j = 0; j < d->np_comp[p]; j++) {
+                int ma = d->p_major[p][j], mi = d->p_minor[p][j];
+                t = t * comp_len(d, ma, mi) + val[ma][mi];
+            }
+        threads[c] = t;
+    }
+    if (combos <= cap) qsort(threads, (size_t)combos, sizeof *threads, cmp64);
+    return CKT_OK;
+}
+
 /* Offset weight of component (major, minor) in the row-major tile (0 for R: replication). */
 static int64_t comp_stride(const ckt_encoding_desc *d, int major, int minor)
 {
@@ -165,35 +232,9 @@ static int64_t comp_stride(const ckt_encoding_desc *d, int major, int minor)
     return w;
 }
 
-static ckt_status mode_of(int n0, const int64_t *s0, const int64_t *d0, ckt_layout *out, ckt_error *err)
-{
-    /* size-1 leaves carry no information: drop them */
-    int64_t s[CKT_MAX_RANK * 4], dd[CKT_MAX_RANK * 4];
-    int n = 0;
-    for (int i = 0; i < n0 && n < CKT_MAX_RANK * 4; i++)
-        if (s0[i] != 1) { s[n] = s0[i]; dd[n++] = d0[i]; }
-    if (n > CKT_MAX_RANK) return ckt_fail(err, CKT_ECAPACITY, "tv_layout: %d modes are beyond the capacity %d", n, CKT_MAX_RANK);
-    if (n == 0) {
-        int64_t one = 1, zero = 0;
-        return ckt_layout_flat(out, 1, &one, &zero, err);
-    }
-    return ckt_layout_flat(out, n, s, dd, err);
-}
-
-ckt_status ckt_tv_from_modes(int nt, const int64_t *ts, const int64_t *td, int nv, const int64_t *vs, const int64_t *vd, ckt_layout *tv, ckt_error *err);
-ckt_status ckt_tv_from_modes(int nt, const int64_t *ts, const int64_t *td, int nv, const int64_t *vs, const int64_t *vd, ckt_layout *tv, ckt_error *err)
-{
-    ckt_layout t, v;
-    ckt_status st;
-    if ((st = mode_of(nt, ts, td, &t, err)) || (st = mode_of(nv, vs, vd, &v, err))) return st;
-    ckt_tuple sh[2] = {t.shape, v.shape}, sd[2] = {t.stride, v.stride};
-    ckt_tuple a, b;
-    if ((st = ckt_tuple_make(&a, 2, sh, err)) || (st = ckt_tuple_make(&b, 2, sd, err))) return st;
-    return ckt_layout_make(tv, &a, &b, err);
-}
-
 ckt_status ckt_encoding_tv_layout(const ckt_encoding *e, ckt_layout *tv, ckt_error *err)
 {
+    if (!e || !tv) return ckt_fail(err, CKT_EINVAL, "tv_layout: NULL argument");
     const ckt_encoding_desc *d = &e->d;
     int64_t ts[CKT_DIST_MAX_P * CKT_DIST_MAX_H], td[CKT_DIST_MAX_P * CKT_DIST_MAX_H], vs[CKT_DIST_MAX_Y], vd[CKT_DIST_MAX_Y];
     int nt = 0, nv = 0;
@@ -209,113 +250,21 @@ ckt_status ckt_encoding_tv_layout(const ckt_encoding *e, ckt_layout *tv, ckt_err
         vd[nv++] = comp_stride(d, d->y_major[y], d->y_minor[y]);
     }
     if (nt > CKT_MAX_RANK || nv > CKT_MAX_RANK) return ckt_fail(err, CKT_ECAPACITY, "tv_layout: too many components");
-    return ckt_tv_from_modes(nt, ts, td, nv, vs, vd, tv, err);
-}
-
-const char *ckt_pattern_name(ckt_pattern_kind k)
-{
-    switch (k) {
-    case CKT_THREAD_RAKED: return "thread_raked";
-    case CKT_WARP_RAKED: return "warp_raked";
-    case CKT_BLOCK_RAKED: return "block_raked";
-    default: return "general";
-    }
-}
-
-#define NEED(cond, ...) \
-    do { if (!(cond)) return ckt_fail(err, CKT_EINVAL, "encoding_pattern_2d: " __VA_ARGS__); } while (0)
-
-ckt_status ckt_encoding_pattern_2d(const ckt_pattern_2d *p, ckt_encoding *out, ckt_error *err)
-{
-    if (!p || !out) return ckt_fail(err, CKT_EINVAL, "encoding_pattern_2d: NULL argument");
-    NEED(p->block_size > 0, "block_size %lld must be positive", (long long)p->block_size);
-    NEED(p->y_per_tile > 0, "y_per_tile %lld must be positive", (long long)p->y_per_tile);
-    NEED(p->x_per_tile > 0, "x_per_tile %lld must be positive", (long long)p->x_per_tile);
-    NEED(p->vec_size > 0, "vec_size %lld must be positive", (long long)p->vec_size);
-    NEED(p->num_wave_groups > 0, "num_wave_groups %lld must be positive", (long long)p->num_wave_groups);
-    NEED(p->warp_size > 0, "warp_size %lld must be positive", (long long)p->warp_size);
-    NEED(p->pattern >= CKT_THREAD_RAKED && p->pattern <= CKT_BLOCK_RAKED, "unknown pattern");
-    NEED(p->block_size % p->warp_size == 0, "BlockSize %% WarpSize == 0 fails: %lld %% %lld != 0", (long long)p->block_size, (long long)p->warp_size);
-    NEED(p->num_wave_groups == 1 || p->pattern == CKT_THREAD_RAKED, "num_wave_groups %lld: only the thread-raked pattern takes wave groups", (long long)p->num_wave_groups);
-    int64_t tile;
-    if (ckt_mul_ovf(p->y_per_tile, p->x_per_tile, &tile)) return ckt_fail(err, CKT_EOVERFLOW, "encoding_pattern_2d: tile size overflows");
-    int64_t max_vec = tile / p->block_size;
-    NEED(max_vec >= 1, "the tile (%lld elements) is smaller than the block (%lld threads): TileSize / BlockSize == 0", (long long)tile, (long long)p->block_size);
-    int64_t x0 = ckt_min64(max_vec, p->vec_size);
-    NEED(p->x_per_tile % x0 == 0, "XPerTile %% X0 == 0 fails: %lld %% %lld != 0 (X0 = min(TileSize/BlockSize, VecSize))", (long long)p->x_per_tile, (long long)x0);
-    int64_t x1 = p->x_per_tile / x0;
-    NEED(p->warp_size % x1 == 0, "X1 * rows-per-warp == WarpSize fails: X1 = XPerTile/X0 = %lld does not divide WarpSize %lld", (long long)x1, (long long)p->warp_size);
-    int64_t warps = p->block_size / p->warp_size, rows_per_warp = p->warp_size / x1;
-    int64_t y0, y1, y2;
-    ckt_encoding_desc d;
-    memset(&d, 0, sizeof d);
-    d.nr = 1;
-    d.rs[0] = 1;
-    d.nx = 2;
-    d.nh[0] = 3;
-    d.nh[1] = 2;
-    d.np = 2;
-    d.np_comp[0] = 1;
-    d.np_comp[1] = 2;
-    d.ny = 2;
-    d.p_major[0][0] = 1;
-    d.p_major[1][0] = 1;
-    d.p_major[1][1] = 2;
-    d.p_minor[1][1] = 0;
-    d.y_major[0] = 1;
-    d.y_major[1] = 2;
-    switch (p->pattern) {
-    case CKT_THREAD_RAKED:
-        NEED(warps % p->num_wave_groups == 0, "warps %% NumWaveGroups == 0 fails: %lld %% %lld != 0", (long long)warps, (long long)p->num_wave_groups);
-        y0 = warps / p->num_wave_groups;
-        y1 = rows_per_warp;
-        y2 = p->y_per_tile / (y0 * y1);
-        NEED(y2 >= 1 && y0 * y1 * y2 == p->y_per_tile, "Y0*Y1*Y2 == YPerTile fails: Y0 = %lld warps, Y1 = %lld rows per warp, YPerTile = %lld is not a multiple of %lld",
-             (long long)y0, (long long)y1, (long long)p->y_per_tile, (long long)(y0 * y1));
-        d.p_minor[0][0] = 0; d.p_minor[1][0] = 1; d.y_minor[0] = 2; d.y_minor[1] = 1;
-        break;
-    case CKT_WARP_RAKED:
-        y0 = warps;
-        y2 = rows_per_warp;
-        y1 = p->y_per_tile / (y0 * y2);
-        NEED(y1 >= 1 && y0 * y1 * y2 == p->y_per_tile, "Y0*Y1*Y2 == YPerTile fails: Y0 = %lld warps, Y2 = %lld rows per warp, YPerTile = %lld is not a multiple of %lld",
-             (long long)y0, (long long)y2, (long long)p->y_per_tile, (long long)(y0 * y2));
-        d.p_minor[0][0] = 0; d.p_minor[1][0] = 2; d.y_minor[0] = 1; d.y_minor[1] = 1;
-        break;
-    default:
-        y1 = warps;
-        y2 = rows_per_warp;
-        y0 = p->y_per_tile / (y1 * y2);
-        NEED(y0 >= 1 && y0 * y1 * y2 == p->y_per_tile, "Y0*Y1*Y2 == YPerTile fails: Y1 = %lld warps, Y2 = %lld rows per warp, YPerTile = %lld is not a multiple of %lld",
-             (long long)y1, (long long)y2, (long long)p->y_per_tile, (long long)(y1 * y2));
-        d.p_minor[0][0] = 1; d.p_minor[1][0] = 2; d.y_minor[0] = 0; d.y_minor[1] = 1;
-        break;
-    }
-    d.hs[0][0] = y0;
-    d.hs[0][1] = y1;
-    d.hs[0][2] = y2;
-    d.hs[1][0] = x1; /* threads along X */
-    d.hs[1][1] = x0; /* the vector */
-    ckt_encoding e;
-    ckt_status st = ckt_encoding_make(&d, &e, err);
-    if (st) return st;
-    e.pattern = *p;
-    e.x0 = x0;
-    e.x1 = x1;
-    e.y0 = y0;
-    e.y1 = y1;
-    e.y2 = y2;
-    *out = e;
-    return CKT_OK;
+    return ckt_tv_from_leaves(nt, ts, td, nv, vs, vd, tv, err);
 }
 
 int ckt_encoding_to_string(const ckt_encoding *e, char *buf, size_t cap)
 {
-    if (e->pattern.pattern != CKT_PATTERN_NONE)
-        return snprintf(buf, cap, "encoding_pattern_2d{%s, block %lld, tile %lldx%lld, X0=%lld (vector) X1=%lld, Y0=%lld Y1=%lld Y2=%lld, %lld threads}",
+    if (e->pattern.pattern != CKT_PATTERN_NONE) {
+        char extra[64] = "";
+        if (e->pattern.num_wave_groups != 1)
+            snprintf(extra, sizeof extra, ", %lld wave groups", (long long)e->pattern.num_wave_groups);
+        if (e->shuffled) strcat(extra, ", shuffled");
+        return snprintf(buf, cap, "encoding_pattern_2d{%s, block %lld, tile %lldx%lld, warp %lld%s: X0=%lld (vector) X1=%lld, Y0=%lld Y1=%lld Y2=%lld, %lld threads}",
                         ckt_pattern_name(e->pattern.pattern), (long long)e->pattern.block_size, (long long)e->pattern.y_per_tile,
-                        (long long)e->pattern.x_per_tile, (long long)e->x0, (long long)e->x1, (long long)e->y0, (long long)e->y1,
-                        (long long)e->y2, (long long)ckt_encoding_num_threads(e));
+                        (long long)e->pattern.x_per_tile, (long long)e->pattern.warp_size, extra, (long long)e->x0, (long long)e->x1,
+                        (long long)e->y0, (long long)e->y1, (long long)e->y2, (long long)ckt_encoding_num_threads(e));
+    }
     const ckt_encoding_desc *d = &e->d;
     size_t n = 0;
 #define PUT(...) n += (size_t)snprintf(buf + (n < cap ? n : cap), n < cap ? cap - n : 0, __VA_ARGS__)

@@ -4,11 +4,8 @@
 
 #include "ckt/checked.h"
 #include "ckt/distribution.h"
+#include "ckt/nested.h"
 
-ckt_status ckt_tv_from_modes(int nt, const int64_t *ts, const int64_t *td, int nv, const int64_t *vs, const int64_t *vd, ckt_layout *tv, ckt_error *err);
-
-/* Strides must nest: sorted by stride, each stride a multiple of the extent before it
- * (IREE's computeThreadIds / basisFromSizesStrides). */
 /* The distributed dims (stride != 0) in increasing stride order; returns their count. */
 static int by_stride(int rank, const int64_t *stride, int *order)
 {
@@ -22,6 +19,17 @@ static int by_stride(int rank, const int64_t *stride, int *order)
     return n;
 }
 
+/* The id space a set of nested strides spans: max over dims of stride * tile. */
+static int64_t span(int rank, const int64_t *tile, const int64_t *stride)
+{
+    int64_t s = 1, e;
+    for (int i = 0; i < rank; i++)
+        if (stride[i] && !ckt_mul_ovf(stride[i], tile[i], &e) && e > s) s = e;
+    return s; /* extents that overflow were refused by ckt_nested_make */
+}
+
+/* Strides must nest: sorted by stride, each stride a multiple of the extent before it
+ * (IREE's computeThreadIds / basisFromSizesStrides); otherwise two virtual ids share a lane. */
 static ckt_status check_nesting(int rank, const int64_t *tile, const int64_t *stride, const char *what, ckt_error *err)
 {
     int order[CKT_NESTED_MAX_RANK], n = by_stride(rank, stride, order);
@@ -42,6 +50,7 @@ ckt_status ckt_nested_make(const ckt_nested *in, ckt_nested *out, ckt_error *err
     if (in->rank < 1 || in->rank > CKT_NESTED_MAX_RANK)
         return ckt_fail(err, CKT_EINVAL, "nested_layout: rank %d is out of range [1, %d]", in->rank, CKT_NESTED_MAX_RANK);
     ckt_nested n = *in;
+    if (n.subgroup_size < 0) return ckt_fail(err, CKT_EINVAL, "nested_layout: subgroup_size %lld is negative", (long long)n.subgroup_size);
     const struct { const char *name; int64_t *v; } tiles[] = {{"subgroup_tile", n.subgroup_tile}, {"batch_tile", n.batch_tile},
         {"outer_tile", n.outer_tile}, {"thread_tile", n.thread_tile}, {"element_tile", n.element_tile}};
     int64_t total = 1;
@@ -65,6 +74,12 @@ ckt_status ckt_nested_make(const ckt_nested *in, ckt_nested *out, ckt_error *err
     ckt_status st;
     if ((st = check_nesting(n.rank, n.thread_tile, n.thread_strides, "thread_strides", err))) return st;
     if ((st = check_nesting(n.rank, n.subgroup_tile, n.subgroup_strides, "subgroup_strides", err))) return st;
+    if (n.subgroup_size > 0) {
+        int64_t lanes = span(n.rank, n.thread_tile, n.thread_strides);
+        if (n.subgroup_size % lanes != 0)
+            return ckt_fail(err, CKT_EINVAL, "nested_layout: the thread tile spans %lld lanes, which does not divide subgroup_size %lld",
+                            (long long)lanes, (long long)n.subgroup_size);
+    }
     *out = n;
     return CKT_OK;
 }
@@ -98,23 +113,43 @@ int64_t ckt_nested_values_per_thread(const ckt_nested *n)
     return v;
 }
 
-/* The id space a set of nested strides spans: max over dims of stride * tile. */
-static int64_t span(int rank, const int64_t *tile, const int64_t *stride)
+int64_t ckt_nested_num_subgroups(const ckt_nested *n) { return span(n->rank, n->subgroup_tile, n->subgroup_strides); }
+
+int64_t ckt_nested_subgroup_size(const ckt_nested *n, int64_t requested)
 {
-    int64_t s = 1, e;
-    for (int i = 0; i < rank; i++)
-        if (stride[i] && !ckt_mul_ovf(stride[i], tile[i], &e) && e > s) s = e;
-    return s; /* extents that overflow were refused by ckt_nested_make */
+    if (requested > 0) return requested;
+    return n && n->subgroup_size > 0 ? n->subgroup_size : CKT_NESTED_DEFAULT_SUBGROUP;
 }
 
-int64_t ckt_nested_num_subgroups(const ckt_nested *n) { return span(n->rank, n->subgroup_tile, n->subgroup_strides); }
+/* The lanes of a subgroup must be a whole number of thread tiles: lanes beyond the tile wrap
+ * around (IREE's modulo) and replicate it. */
+static ckt_status check_subgroup(const ckt_nested *n, int64_t subgroup_size, const char *fn, ckt_error *err)
+{
+    int64_t lanes = span(n->rank, n->thread_tile, n->thread_strides);
+    if (subgroup_size % lanes != 0)
+        return ckt_fail(err, CKT_EINVAL, "%s: the thread tile spans %lld lanes, which does not divide the subgroup size %lld", fn, (long long)lanes,
+                        (long long)subgroup_size);
+    return CKT_OK;
+}
+
+ckt_status ckt_nested_num_threads(const ckt_nested *n, int64_t subgroup_size, int64_t *out, ckt_error *err)
+{
+    if (!n || !out) return ckt_fail(err, CKT_EINVAL, "num_threads: NULL argument");
+    subgroup_size = ckt_nested_subgroup_size(n, subgroup_size);
+    ckt_status st = check_subgroup(n, subgroup_size, "num_threads", err);
+    if (st) return st;
+    if (ckt_mul_ovf(ckt_nested_num_subgroups(n), subgroup_size, out))
+        return ckt_fail(err, CKT_EOVERFLOW, "num_threads: the thread count overflows 64 bits");
+    return CKT_OK;
+}
 
 ckt_status ckt_nested_elements(const ckt_nested *n, int64_t tid, int64_t subgroup_size, int64_t *coords, ckt_error *err)
 {
-    if (subgroup_size <= 0) return ckt_fail(err, CKT_EINVAL, "elements: subgroup_size %lld must be positive", (long long)subgroup_size);
-    int64_t lanes = span(n->rank, n->thread_tile, n->thread_strides);
-    if (lanes > subgroup_size)
-        return ckt_fail(err, CKT_EINVAL, "elements: the thread tile spans %lld lanes, more than the subgroup size %lld", (long long)lanes, (long long)subgroup_size);
+    if (!n || !coords) return ckt_fail(err, CKT_EINVAL, "elements: NULL argument");
+    if (subgroup_size < 0) return ckt_fail(err, CKT_EINVAL, "elements: subgroup_size %lld must be positive", (long long)subgroup_size);
+    subgroup_size = ckt_nested_subgroup_size(n, subgroup_size);
+    ckt_status st = check_subgroup(n, subgroup_size, "elements", err);
+    if (st) return st;
     int64_t nthreads;
     if (ckt_mul_ovf(ckt_nested_num_subgroups(n), subgroup_size, &nthreads))
         return ckt_fail(err, CKT_EOVERFLOW, "elements: the thread count overflows 64 bits");
@@ -168,10 +203,11 @@ static int id_leaves(int rank, const int64_t *tile, const int64_t *stride, const
 
 ckt_status ckt_nested_tv_layout(const ckt_nested *n, int64_t subgroup_size, ckt_layout *tv, ckt_error *err)
 {
-    if (subgroup_size <= 0) return ckt_fail(err, CKT_EINVAL, "tv_layout: subgroup_size %lld must be positive", (long long)subgroup_size);
-    int64_t lanes = span(n->rank, n->thread_tile, n->thread_strides);
-    if (lanes > subgroup_size || subgroup_size % lanes != 0)
-        return ckt_fail(err, CKT_EINVAL, "tv_layout: the thread tile spans %lld lanes, which does not divide the subgroup size %lld", (long long)lanes, (long long)subgroup_size);
+    if (!n || !tv) return ckt_fail(err, CKT_EINVAL, "tv_layout: NULL argument");
+    if (subgroup_size < 0) return ckt_fail(err, CKT_EINVAL, "tv_layout: subgroup_size %lld must be positive", (long long)subgroup_size);
+    subgroup_size = ckt_nested_subgroup_size(n, subgroup_size);
+    ckt_status st = check_subgroup(n, subgroup_size, "tv_layout", err);
+    if (st) return st;
     int64_t shape[CKT_NESTED_MAX_RANK], rowstride[CKT_NESTED_MAX_RANK];
     ckt_nested_undistributed_shape(n, shape);
     int64_t rs = 1;
@@ -198,7 +234,7 @@ ckt_status ckt_nested_tv_layout(const ckt_nested *n, int64_t subgroup_size, ckt_
             vd[nv++] = w[level][i];
         }
     if (nt > CKT_MAX_RANK || nv > CKT_MAX_RANK) return ckt_fail(err, CKT_ECAPACITY, "tv_layout: too many modes");
-    return ckt_tv_from_modes(nt, ts, td, nv, vs, vd, tv, err);
+    return ckt_tv_from_leaves(nt, ts, td, nv, vs, vd, tv, err);
 }
 
 int ckt_nested_to_string(const ckt_nested *n, char *buf, size_t cap)
@@ -214,6 +250,8 @@ int ckt_nested_to_string(const ckt_nested *n, char *buf, size_t cap)
             k += (size_t)snprintf(buf + (k < cap ? k : cap), k < cap ? cap - k : 0, "%s%lld", i ? ", " : "", (long long)f[j].v[i]);
         k += (size_t)snprintf(buf + (k < cap ? k : cap), k < cap ? cap - k : 0, "]");
     }
+    if (n->subgroup_size > 0)
+        k += (size_t)snprintf(buf + (k < cap ? k : cap), k < cap ? cap - k : 0, ", subgroup_size = %lld", (long long)n->subgroup_size);
     k += (size_t)snprintf(buf + (k < cap ? k : cap), k < cap ? cap - k : 0, ">");
     return (int)k;
 }
