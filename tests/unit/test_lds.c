@@ -334,6 +334,54 @@ static void search(void **state)
     assert_int_equal(c.candidates, 1);
 }
 
+/* Whatever the search returns is what an analysis of its choice says, over many tiles and maps. */
+static void search_is_consistent(void **state)
+{
+    (void)state;
+    srand(505);
+    static const char *const names[] = {"gfx90a", "gfx950", "sm_90"};
+    for (int iter = 0; iter < 36; iter++) {
+        ckt_target t = get(names[iter % 3]);
+        ckt_error err;
+        int64_t cols = 32 << (rand() % 3), rows = 64; /* halves per row: 32, 64, 128 */
+        int64_t R = 4 << (rand() % 4);                /* lanes down a column: 4..32 */
+        int64_t cb = cols / 8;                        /* 16-byte column blocks per row */
+        if (t.wave_size / R > cb) R = t.wave_size / cb;
+        char buf[128];
+        snprintf(buf, sizeof buf, "(%lld,%lld):(%lld,1)", (long long)rows, (long long)cols, (long long)cols);
+        ckt_layout tile = P(buf);
+        /* read: lane l -> row l % R, column block l / R; values step down the rows */
+        int64_t vals = rows / R;
+        snprintf(buf, sizeof buf, "((%lld,%lld),%lld):((1,%lld),%lld)", (long long)R, (long long)(t.wave_size / R), (long long)vals,
+                 (long long)(8 * rows), (long long)R);
+        ckt_lds_pattern rd = {P(buf), 8};
+        /* write: consecutive lanes along a row */
+        snprintf(buf, sizeof buf, "((%lld,%lld),%lld):((%lld,1),%lld)", (long long)cb, (long long)(t.wave_size / cb),
+                 (long long)(rows * cb / t.wave_size), (long long)(8 * rows), (long long)(t.wave_size / cb));
+        ckt_lds_pattern wr = {P(buf), 8};
+        ckt_lds_choice c;
+        if (ckt_lds_find_swizzle(&t, &tile, 2, &wr, &rd, NULL, &c, &err) != CKT_OK) fail_msg("%s: %s", t.name, err.msg);
+        ckt_lds_tensor_result a, b;
+        assert_int_equal(ckt_lds_analyze_tensor(&t, &c.tensor, &rd.thread_map, 8, 0, &a, &err), CKT_OK);
+        assert_int_equal(ckt_lds_analyze_tensor(&t, &c.tensor, &wr.thread_map, 8, 1, &b, &err), CKT_OK);
+        assert_int_equal(a.cycles, c.read.cycles);
+        assert_int_equal(b.cycles, c.write.cycles);
+        assert_int_equal(c.conflict_free, a.cycles == a.ideal_cycles && b.cycles == b.ideal_cycles);
+        assert_true(c.lds_extra_bytes >= 0);
+        assert_int_equal(c.lds_bytes - c.lds_extra_bytes, rows * cols * 2);
+        /* never worse than the plain tile */
+        ckt_lds_tensor plain;
+        memset(&plain, 0, sizeof plain);
+        plain.layout = tile;
+        plain.elem_bytes = 2;
+        assert_int_equal(ckt_lds_analyze_tensor(&t, &plain, &rd.thread_map, 8, 0, &a, &err), CKT_OK);
+        assert_int_equal(ckt_lds_analyze_tensor(&t, &plain, &wr.thread_map, 8, 1, &b, &err), CKT_OK);
+        assert_true(c.read.cycles + c.write.cycles <= a.cycles + b.cycles || c.conflict_free);
+        /* these tiles are powers of two: a swizzle always fixes them at no LDS cost */
+        if (!c.conflict_free || c.lds_extra_bytes != 0) fail_msg("%s cols %lld R %lld: no free fix", t.name, (long long)cols, (long long)R);
+    }
+}
+
 static void expect_fail_at(ckt_status st, const ckt_error *err, const char *needle, int line)
 {
     if (st == CKT_OK) fail_msg("line %d: accepted, expected an error with '%s'", line, needle);
@@ -445,6 +493,7 @@ int main(void)
         cmocka_unit_test(sub_word_accesses),
         cmocka_unit_test(xor_preshuffle_formula),
         cmocka_unit_test(search),
+        cmocka_unit_test(search_is_consistent),
         cmocka_unit_test(bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
