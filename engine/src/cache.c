@@ -75,11 +75,11 @@ ckt_status ckt_cache_open(const char *dir, ckt_cache **out, ckt_error *err)
     *out = c;
     if (!c->dir[0]) { note(c, "compile cache off: no directory (set CKT_CACHE_DIR or HOME)%s%s", "", ""); return CKT_OK; }
     if (strlen(c->dir) > sizeof c->dir - 200) { note(c, "compile cache off: directory name %.64s... is too long%s", c->dir, ""); return CKT_OK; }
-    if (make_dirs(c->dir) != 0) { note(c, "compile cache off: cannot create %s: %s", c->dir, strerror(errno)); return CKT_OK; }
+    if (make_dirs(c->dir) != 0) { note(c, "compile cache off: cannot create %.300s: %s", c->dir, strerror(errno)); return CKT_OK; }
     /* probe writability by writing: access(W_OK) says yes to root on a read-only mount */
     char probe[4096];
     int fd = temp_file(c, "probe", probe, sizeof probe);
-    if (fd < 0) { note(c, "compile cache off: %s is not writable: %s", c->dir, strerror(errno)); return CKT_OK; }
+    if (fd < 0) { note(c, "compile cache off: %.300s is not writable: %s", c->dir, strerror(errno)); return CKT_OK; }
     close(fd);
     unlink(probe);
     c->enabled = 1;
@@ -187,7 +187,7 @@ int ckt_cache_get(ckt_cache *c, const char *key, uint8_t **data, size_t *size)
         unlink(path);
         c->stats.corrupt++;
         c->stats.misses++;
-        note(c, "compile cache: removed a damaged entry (%s): %s", why, path);
+        note(c, "compile cache: removed a damaged entry (%s): %.300s", why, path);
         free(buf);
         return 0;
     }
@@ -224,7 +224,7 @@ int ckt_cache_put(ckt_cache *c, const char *key, const void *data, size_t size)
     int fd = temp_file(c, key, tmp, sizeof tmp);
     if (fd < 0) {
         c->stats.write_failures++;
-        note(c, "compile cache: cannot write in %s: %s", c->dir, strerror(errno));
+        note(c, "compile cache: cannot write in %.300s: %s", c->dir, strerror(errno));
         return 0;
     }
     int bad = write_all(fd, h, sizeof h) || write_all(fd, data, size) || fsync(fd);
@@ -235,7 +235,7 @@ int ckt_cache_put(ckt_cache *c, const char *key, const void *data, size_t size)
         if (!bad) e = errno;
         unlink(tmp);
         c->stats.write_failures++;
-        note(c, "compile cache: writing %s failed: %s", path, strerror(e));
+        note(c, "compile cache: writing %.300s failed: %s", path, strerror(e));
         return 0;
     }
     c->stats.writes++;
