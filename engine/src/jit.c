@@ -299,7 +299,7 @@ static void cache_key(const ckt_compile_request *req, const char *identity, char
 
 ckt_status ckt_compile_ex(ckt_context *ctx, const ckt_compile_request *req, unsigned flags, ckt_binary **out, ckt_error *err)
 {
-    backend be;
+    backend be = BACKEND_CPU; /* set by the target check below */
     ckt_status st = check_request(req, out, &be, err);
     if (st) return st;
     double t0 = ckt_jit_now_ms();
