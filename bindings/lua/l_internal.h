@@ -58,6 +58,24 @@ void ckt_l_to_tv(lua_State *L, int idx, const char *what, ckt_layout *tv);
 /* Draw a TV layout over a rows x cols tile with T#/V# cells; pushes the text or SVG. */
 int ckt_l_draw_tv(lua_State *L, const ckt_layout *tv, int64_t rows, int64_t cols, const char *title, int svg);
 
+/* ---- l_array.c (host arrays, devices, device buffers) and l_jit.c (compile results) ---- */
+#include "ckt/dtype.h"
+#include "ckt/jit.h"
+#include "ckt/runtime.h"
+#define CKT_L_ARRAY_MAX_RANK 8
+typedef struct ckt_l_array { /* the userdata of ckt.array: host memory, 64-byte aligned */
+    ckt_dtype dtype;
+    int64_t n; /* elements */
+    int rank;
+    int64_t shape[CKT_L_ARRAY_MAX_RANK];
+    void *data; /* NULL once closed */
+} ckt_l_array;
+ckt_l_array *ckt_l_checkarray(lua_State *L, int idx);  /* raises on a closed array */
+ckt_device *ckt_l_checkdevice(lua_State *L, int idx);  /* ckt.device userdata */
+ckt_buffer *ckt_l_checkbuffer(lua_State *L, int idx);  /* dev:alloc userdata */
+void ckt_l_pushbinary(lua_State *L, ckt_binary *b);    /* takes ownership (freed by __gc/__close) */
+ckt_binary *ckt_l_checkbinary(lua_State *L, int idx);
+
 /* ---- one open function per binding file; each adds its fields to the module
  * table at the top of the stack ---- */
 void ckt_l_open_layout(lua_State *L);       /* l_layout.c: layouts, algebra, swizzle, composed, grid/svg */

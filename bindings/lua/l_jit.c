@@ -9,15 +9,28 @@
 static ckt_binary **checkbin(lua_State *L, int i)
 {
     ckt_binary **b = luaL_checkudata(L, i, CKT_L_BINARY);
-    if (!*b) luaL_error(L, "compiled binary: already freed");
+    if (!*b) ckt_l_errorf(L, "compiled binary: used after close");
     return b;
 }
 
-/* ckt.compile{target=, source=, name=, options={...}} -> binary */
+ckt_binary *ckt_l_checkbinary(lua_State *L, int idx)
+{
+    if (!luaL_testudata(L, idx, CKT_L_BINARY)) ckt_l_errorf(L, "expected a compiled binary (ckt.compile), got %s", luaL_typename(L, idx));
+    return *checkbin(L, idx);
+}
+
+void ckt_l_pushbinary(lua_State *L, ckt_binary *b)
+{
+    ckt_binary **u = lua_newuserdatauv(L, sizeof *u, 0);
+    *u = b;
+    luaL_setmetatable(L, CKT_L_BINARY);
+}
+
+/* ckt.compile{target=, source=, name=, options={...}, compile_only=, cache=} -> binary */
 static int l_compile(lua_State *L)
 {
     static const char *const fn = "compile";
-    static const char *const allowed[] = {"target", "source", "name", "options", NULL};
+    static const char *const allowed[] = {"target", "source", "name", "options", "compile_only", "cache", NULL};
     luaL_checktype(L, 1, LUA_TTABLE);
     ckt_l_check_fields(L, 1, fn, allowed);
     ckt_compile_request req;
@@ -39,11 +52,15 @@ static int l_compile(lua_State *L)
         req.options = opts;
         req.noptions = n;
     }
+    int compile_only = 0, cache = 1;
+    ckt_l_field_bool(L, 1, fn, "compile_only", &compile_only);
+    ckt_l_field_bool(L, 1, fn, "cache", &cache);
+    unsigned flags = (compile_only ? CKT_COMPILE_ONLY : 0) | (cache ? 0 : CKT_COMPILE_NO_CACHE);
     ckt_binary **u = lua_newuserdatauv(L, sizeof *u, 0);
     *u = NULL;
     luaL_setmetatable(L, CKT_L_BINARY);
     ckt_error err;
-    if (ckt_compile(ckt_l_context(L), &req, u, &err)) return ckt_l_error(L, &err);
+    if (ckt_compile_ex(ckt_l_context(L), &req, flags, u, &err)) return ckt_l_error(L, &err);
     return 1;
 }
 
@@ -87,13 +104,20 @@ static int b_code(lua_State *L)
     return 1;
 }
 
+/* b:disassembly() -> text, or nil and why */
 static int b_disasm(lua_State *L)
 {
-    const char *d = ckt_binary_disassembly(*checkbin(L, 1));
-    if (d) lua_pushstring(L, d);
-    else lua_pushnil(L);
-    return 1;
+    ckt_binary *b = *checkbin(L, 1);
+    const char *d = ckt_binary_disassembly(b);
+    if (d) { lua_pushstring(L, d); return 1; }
+    lua_pushnil(L);
+    lua_pushstring(L, ckt_binary_disassembly_note(b));
+    return 2;
 }
+
+static int b_from_cache(lua_State *L) { lua_pushboolean(L, ckt_binary_from_cache(*checkbin(L, 1))); return 1; }
+static int b_compile_only(lua_State *L) { lua_pushboolean(L, ckt_binary_compile_only(*checkbin(L, 1))); return 1; }
+static int b_kernel_name(lua_State *L) { lua_pushstring(L, ckt_binary_kernel_name(*checkbin(L, 1))); return 1; }
 
 static int b_log(lua_State *L) { lua_pushstring(L, ckt_binary_log(*checkbin(L, 1))); return 1; }
 static int b_target(lua_State *L) { lua_pushstring(L, ckt_binary_target(*checkbin(L, 1))); return 1; }
@@ -113,7 +137,7 @@ void ckt_l_open_jit(lua_State *L)
     static const luaL_Reg methods[] = {
         {"__gc", b_gc}, {"__close", b_gc}, {"__tostring", b_tostring}, {"resources", b_resources}, {"code_object", b_code},
         {"disassembly", b_disasm}, {"log", b_log}, {"target", b_target}, {"compile_ms", b_ms}, {"compiler", b_compiler},
-        {NULL, NULL}};
+        {"from_cache", b_from_cache}, {"compile_only", b_compile_only}, {"kernel_name", b_kernel_name}, {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_BINARY, methods);
     lua_pushcfunction(L, l_compile);
     lua_setfield(L, -2, "compile");

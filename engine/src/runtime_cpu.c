@@ -23,6 +23,7 @@ typedef struct {
     void *so;
     cpu_kernel fn;
     unsigned long long lds_bytes;
+    const char *params; /* K__params: "ptr,ptr,i32" when the source declares it */
 } cpu_module;
 
 typedef struct cpu_pool {
@@ -228,8 +229,28 @@ static ckt_status cpu_load(ckt_device *dev, const ckt_binary *bin, void **module
         free(m);
         return ckt_fail(err, CKT_EINVAL, "launch: %s = %llu bytes of LDS is implausible", sym, *lds);
     }
+    snprintf(sym, sizeof sym, "%s__params", name);
+    m->params = dlsym(m->so, sym);
     *module = m;
     *fn = (void *)m->fn;
+    return CKT_OK;
+}
+
+static const char *kind_name(ckt_param_kind k)
+{
+    return k == CKT_PARAM_PTR ? "ptr" : k == CKT_PARAM_I32 ? "i32" : k == CKT_PARAM_I64 ? "i64" : "f32";
+}
+
+/* A kernel that declares its parameters ("ptr,f32") is checked against the caller's signature:
+ * a wrong signature would make the kernel read arguments that are not there. */
+static ckt_status check_declared(const cpu_module *m, const ckt_launch_params *lp, ckt_error *err)
+{
+    if (!m->params) return CKT_OK;
+    char said[512] = "", *w = said;
+    for (int i = 0; i < lp->signature_count && w < said + sizeof said - 8; i++)
+        w += snprintf(w, (size_t)(said + sizeof said - w), i ? ",%s" : "%s", kind_name(lp->signature[i].kind));
+    if (strcmp(said, m->params) != 0)
+        return ckt_fail(err, CKT_EINVAL, "launch: the kernel takes (%.200s), the launch passes (%.200s)", m->params, said);
     return CKT_OK;
 }
 
@@ -253,6 +274,8 @@ static ckt_status cpu_launch(ckt_device *dev, void *module, void *fn, const ckt_
     (void)fn;
     cpu_pool *p = dev->impl;
     cpu_module *m = module;
+    ckt_status st = check_declared(m, lp, err);
+    if (st) return st;
     double t0 = now_ms();
     pthread_mutex_lock(&p->launch_mu);
     pthread_mutex_lock(&p->mu);

@@ -32,6 +32,8 @@ typedef enum {
 /* The CPU target ABI. For a kernel K the C source defines
  *   void K(void *const *args, const ckt_cpu_launch *launch);   -- runs ONE block, all its threads
  *   const unsigned long long K__lds_bytes = <bytes>;            -- LDS per block (optional: 0)
+ *   const char K__params[] = "ptr,ptr,i32,f32";                 -- parameter kinds (optional; when
+ *                                                                  present, launches are checked against it)
  * args[i] points at the value of parameter i (as cuLaunchKernel's kernelParams). The runtime
  * gives each worker thread an LDS buffer of K__lds_bytes aligned to CKT_CPU_LDS_ALIGN.
  * The emitter's C prelude declares the same struct: keep them identical. */
