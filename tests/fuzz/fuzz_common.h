@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef struct {
@@ -29,7 +30,13 @@ static inline int64_t fz_int(fuzz_input *in)
     }
 }
 
-/* Report a broken invariant as a crash so libFuzzer records the input. */
-#define FUZZ_CHECK(cond) do { if (!(cond)) __builtin_trap(); } while (0)
+/* Report a broken invariant as a crash so libFuzzer records the input; say which one. */
+#define FUZZ_CHECK(cond) \
+    do { \
+        if (!(cond)) { \
+            fprintf(stderr, "%s:%d: fuzz invariant broken: %s\n", __FILE__, __LINE__, #cond); \
+            __builtin_trap(); \
+        } \
+    } while (0)
 
 #endif
