@@ -55,10 +55,13 @@ static ckt_status from_modes(const modes *m, ckt_layout *out, ckt_error *err)
 static ckt_status valid(const ckt_layout *l, const char *fn, const char *arg, ckt_error *err)
 {
     if (!l) return ckt_fail(err, CKT_EINVAL, "%s: %s is NULL", fn, arg);
-    if (ckt_layout_check(l, err) == CKT_OK) return CKT_OK;
-    char pre[96];
-    snprintf(pre, sizeof pre, "%s: %s: ", fn, arg);
-    return ckt_fail_prefix(err, pre);
+    ckt_status st = ckt_layout_check(l, err);
+    if (st == CKT_OK) return CKT_OK;
+    if (!err) return st;
+    const char *why = strncmp(err->msg, "layout: ", 8) == 0 ? err->msg + 8 : err->msg;
+    char msg[CKT_ERROR_MSG_CAP];
+    snprintf(msg, sizeof msg, "%s", why);
+    return ckt_fail(err, st, "%s: %s: %s", fn, arg, msg);
 }
 
 static ckt_status valid_tuple(const ckt_tuple *t, const char *fn, const char *arg, ckt_error *err)

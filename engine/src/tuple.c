@@ -32,7 +32,13 @@ ckt_status ckt_tuple_check(const ckt_tuple *t, ckt_error *err)
         if (a < 0 || a > CKT_MAX_RANK)
             return ckt_fail(err, CKT_ECAPACITY, "tuple has a node of rank %d, beyond the capacity %d", a, CKT_MAX_RANK);
     }
-    if (ckt_tuple_skip(t, 0) != t->n) return ckt_fail(err, CKT_EINVAL, "tuple is not one well-formed tree (%d nodes)", t->n);
+    /* exactly one tree: the count of subtrees still to read reaches 0 at the last node, not before */
+    int pending = 1;
+    for (int i = 0; i < t->n; i++) {
+        if (pending == 0) return ckt_fail(err, CKT_EINVAL, "tuple is not one well-formed tree (node %d is left over)", i);
+        pending += t->arity[i] == CKT_LEAF ? -1 : t->arity[i] - 1;
+    }
+    if (pending != 0) return ckt_fail(err, CKT_EINVAL, "tuple is not one well-formed tree (%d subtrees missing)", pending);
     int depth = ckt_tuple_depth(t);
     if (depth > CKT_MAX_DEPTH) return ckt_fail(err, CKT_ECAPACITY, "tuple has depth %d, beyond the capacity %d", depth, CKT_MAX_DEPTH);
     return CKT_OK;
