@@ -51,6 +51,30 @@ describe("ckt.compile", function()
     assert.equal("\127ELF", b:code_object():sub(1, 4)); assert.equal("cpu", b:target())
   end)
 
+  it("caches compiled code on disk: the second compile of a source is a hit with the same bytes", function()
+    local src = ("/* jit_spec %d */ int answer(void) { return 42; }"):format(os.time())
+    local a = ckt.compile{target = "cpu", source = src, name = "answer"}
+    local b = ckt.compile{target = "cpu", source = src, name = "answer"}
+    assert.is_false(a:from_cache()); assert.is_true(b:from_cache())
+    assert.equal(a:code_object(), b:code_object())
+    assert.is_true(b:compile_ms() < 50)
+    local c = ckt.compile{target = "cpu", source = src, name = "answer", cache = false}
+    assert.is_false(c:from_cache())
+    assert.equal("answer", c:kernel_name()); assert.is_false(c:compile_only())
+    assert.is_true(ckt.compile{target = "cpu", source = src, name = "answer", compile_only = true}:compile_only())
+    if available("gfx90a") then
+      local g1 = ckt.compile{target = "gfx90a", source = "// " .. src .. "\n" .. hip_src, name = "copy_tile"}
+      local g2 = ckt.compile{target = "gfx90a", source = "// " .. src .. "\n" .. hip_src, name = "copy_tile"}
+      assert.is_true(g2:from_cache()); assert.same(g1:resources(), g2:resources())
+    end
+  end)
+
+  it("says why there is no disassembly", function()
+    local b = ckt.compile{target = "cpu", source = "int answer(void) { return 42; }", name = "answer"}
+    local d, why = b:disassembly()
+    if d then assert.truthy(d:find("answer")) else assert.truthy(why:find("objdump")) end
+  end)
+
   it("refuses with reasons, never crashes", function()
     local function err(t) local ok, e = pcall(ckt.compile, t); assert.is_false(ok); return e end
     assert.truthy(err{target = "gfx9999", source = hip_src, name = "copy_tile"}:find("gfx9999"))
@@ -66,6 +90,9 @@ describe("ckt.compile", function()
     assert.truthy(err{target = "cpu", source = "int x(void){return 0;}"}:find("name"))
     assert.truthy(err{target = "cpu", source = "syntax error here", name = "x"}:find("cpu compile failed"))
     assert.truthy(err{target = "cpu", source = "int x;", name = "x", options = {1}}:find("options"))
-    assert.truthy(err{target = "gfx90a;rm -rf /", source = hip_src, name = "x"}:find("not an architecture"))
+    if available("gfx90a") then assert.truthy(err{target = "gfx90a;rm -rf /", source = hip_src, name = "x"}:find("not an architecture")) end
+    assert.truthy(err{target = "cpu", source = "int x;", name = "x y"}:find("not a C identifier"))
+    assert.truthy(err{target = "cpu", source = "int x;", name = "x", compile_only = "yes"}:find("compile_only"))
+    assert.truthy(err{target = "cpu", source = "int x;", name = "x", cach = false}:find("cach"))
   end)
 end)
