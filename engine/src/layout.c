@@ -134,18 +134,36 @@ bool ckt_layout_equal(const ckt_layout *a, const ckt_layout *b)
 
 ckt_status ckt_layout_eval(const ckt_layout *l, int64_t idx, int64_t *offset, ckt_error *err)
 {
-    int64_t size = ckt_layout_size(l);
-    if (idx < 0 || idx >= size)
+    /* one pass over the leaves; whatever is left of the index after the last leaf
+     * means it was out of range (no separate size computation on the fast path) */
+    int64_t off = 0, rest = idx;
+    const int8_t *arity = l->shape.arity;
+    const int64_t *s = l->shape.value, *d = l->stride.value;
+    for (int i = 0, n = l->shape.n; i < n && rest > 0; i++) {
+        if (arity[i] != CKT_LEAF) continue;
+        int64_t q = rest / s[i];
+        off += (rest - q * s[i]) * d[i];
+        rest = q;
+    }
+    if (rest != 0) {
+        int64_t size = ckt_layout_size(l);
         return ckt_fail(err, CKT_EINVAL, "layout: index %lld is out of range [0, %lld)", (long long)idx, (long long)size);
-    int64_t off = 0;
-    for (int i = 0; i < l->shape.n && idx; i++) {
-        if (l->shape.arity[i] != CKT_LEAF) continue;
-        int64_t s = l->shape.value[i];
-        off += (idx % s) * l->stride.value[i];
-        idx /= s;
     }
     *offset = off;
     return CKT_OK;
+}
+
+/* One pre-order tree of 1..CKT_TUPLE_NODES nodes (the cheap part of ckt_tuple_check,
+ * enough to keep evaluation inside the arrays). */
+static bool tree_ok(const ckt_tuple *t)
+{
+    if (t->n <= 0 || t->n > CKT_TUPLE_NODES) return false;
+    int pending = 1;
+    for (int i = 0; i < t->n; i++) {
+        if (pending == 0 || (t->arity[i] != CKT_LEAF && (t->arity[i] <= 0 || t->arity[i] > CKT_MAX_RANK))) return false;
+        pending += t->arity[i] == CKT_LEAF ? -1 : t->arity[i] - 1;
+    }
+    return pending == 0;
 }
 
 /* Offset of coordinate node c (in coord) against layout node i; a leaf coordinate against a
@@ -182,7 +200,7 @@ static ckt_status eval_node(const ckt_layout *l, int i, const ckt_tuple *coord, 
 ckt_status ckt_layout_eval_coord(const ckt_layout *l, const ckt_tuple *coord, int64_t *offset, ckt_error *err)
 {
     if (!l || !coord || !offset) return ckt_fail(err, CKT_EINVAL, "layout: NULL argument");
-    if (ckt_tuple_check(coord, err)) return ckt_fail_prefix(err, "layout: coordinate: ");
+    if (!tree_ok(coord)) return ckt_fail(err, CKT_EINVAL, "layout: coordinate: not a well-formed tuple (%d nodes)", coord->n);
     int64_t off = 0;
     /* a rank-1 tuple coordinate against an integer layout is accepted as its only mode */
     if (l->shape.arity[0] == CKT_LEAF && coord->arity[0] == 1 && coord->n == 2) {
