@@ -249,7 +249,7 @@ ckt_status ckt_encoding_tv_layout(const ckt_encoding *e, ckt_layout *tv, ckt_err
         vs[nv] = comp_len(d, d->y_major[y], d->y_minor[y]);
         vd[nv++] = comp_stride(d, d->y_major[y], d->y_minor[y]);
     }
-    if (nt > CKT_MAX_RANK || nv > CKT_MAX_RANK) return ckt_fail(err, CKT_ECAPACITY, "tv_layout: too many components");
+    if (nt > CKT_MAX_RANK || nv > CKT_MAX_RANK) return ckt_fail(err, CKT_ECAPACITY, "tv_layout: %d thread or %d value components are beyond the capacity %d of a layout mode", nt, nv, CKT_MAX_RANK);
     return ckt_tv_from_leaves(nt, ts, td, nv, vs, vd, tv, err);
 }
 

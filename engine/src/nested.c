@@ -233,7 +233,7 @@ ckt_status ckt_nested_tv_layout(const ckt_nested *n, int64_t subgroup_size, ckt_
             vs[nv] = cnt[level][i];
             vd[nv++] = w[level][i];
         }
-    if (nt > CKT_MAX_RANK || nv > CKT_MAX_RANK) return ckt_fail(err, CKT_ECAPACITY, "tv_layout: too many modes");
+    if (nt > CKT_MAX_RANK || nv > CKT_MAX_RANK) return ckt_fail(err, CKT_ECAPACITY, "tv_layout: %d thread or %d value leaves are beyond the capacity %d of a layout mode", nt, nv, CKT_MAX_RANK);
     return ckt_tv_from_leaves(nt, ts, td, nv, vs, vd, tv, err);
 }
 
