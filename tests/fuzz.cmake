@@ -1,6 +1,6 @@
 # libFuzzer targets (clang; -DCKT_FUZZ=ON). Each target gets a short run as a ctest (label fuzz);
 # long runs: build/fuzz_<name> -max_total_time=3600 tests/fuzz/corpus/<name>
-set(CKT_FUZZ_TARGETS layout_parse layout_algebra distribution lds code_object runtime)
+set(CKT_FUZZ_TARGETS layout_parse layout_algebra distribution lds code_object runtime cache)
 
 # In every build (any compiler): replay the kept corpus and the crash regressions of each target
 # (tests/fuzz/regressions/<name>/) through a plain main(), label unit; valgrind.cmake reuses them.
