@@ -55,3 +55,11 @@ local C = ckt.composed(ckt.swizzle(3, 3, 3), 0, L({8, 64}, "row"))
 show("ComposedLayout Sw<3,3,3> o 0 o (8,64):(64,1)", C, "C(1, 8) = " .. C(1, 8))
 local svg = L{16, 16}:svg{labels = function(m, n, v) return ("%d"):format(v) end}
 show("an SVG picture of a 16x16 layout", #svg .. " bytes")
+
+print("== composition beyond A's domain, and pictures with options")
+show("(4,1):(1,0) o 8:1  (A's last mode extends A)", ckt.composition(L"(4,1):(1,0)", L"8:1"))
+show("(4,8):(1,4) o 4:-1  (negative strides of B)", ckt.composition(L"(4,8):(1,4)", L"4:-1"))
+print(ckt.composed(ckt.swizzle(2, 0, 2), 0, L({4, 4}, "row")):grid())
+local tv_svg = tv:svg{cell = 24, title = "make_layout_tv: T#/V#",
+                      labels = function(t, v, off) return ("T%d/V%d"):format(t, v) end}
+show("an SVG of the TV layout with T#/V# labels", #tv_svg .. " bytes")
