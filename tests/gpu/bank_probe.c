@@ -98,11 +98,12 @@ int main(void)
     ckt_target_get("sm_90", &t, &err);
     static const char *instr[3] = {"lds32", "lds64", "lds128"};
     static const int width[3] = {4, 8, 16};
-    const char *names[] = {"stride-1", "stride-2", "stride-32-words", "broadcast", "mfma-vertical", "row-of-8", "random", "half-inactive"};
+    const char *names[] = {"stride-1", "stride-2", "stride-32-words", "broadcast", "mfma-vertical", "row-of-8", "random", "half-inactive",
+                           "8-distinct-x4", "16-distinct-x2"};
     srand(7);
     int idx = 0;
     for (int w = 0; w < 3; w++)
-        for (int p = 0; p < 8; p++) {
+        for (int p = 0; p < 10; p++) {
             int a32[32];
             int64_t a64[64];
             for (int l = 0; l < 32; l++) {
@@ -115,9 +116,12 @@ int main(void)
                 case 4: a = (l % 16) * 128 + (l / 16) * 16; break; /* 64 halves per row */
                 case 5: a = (l / 8) * 144 + (l % 8) * width[w]; break;
                 case 6: a = (int64_t)(rand() % (32768 / width[w])) * width[w]; break;
-                default: a = (l % 2) ? -1 : (int64_t)l * 64; break;
+                case 7: a = (l % 2) ? -1 : (int64_t)l * 64; break;
+                /* the two patterns that tell the phase-pair rule from NVIDIA's thread-pair packing rule */
+                case 8: a = (int64_t)(l % 8) * 16; break;
+                default: a = (int64_t)(l % 16) * 8; break;
                 }
-                a -= a % width[w];
+                if (a >= 0) a -= a % width[w]; /* inactive lanes stay inactive */
                 a32[l] = (int)a;
                 a64[l] = a;
             }
