@@ -188,6 +188,11 @@ static void sandbox(lua_State *L)
     static const char *const os_bad[] = {"execute", "exit", "remove", "rename", "tmpname", "getenv", "setlocale", NULL};
     for (const char *const *p = os_bad; *p; p++) replace_with_refusal(L, "os", *p);
     replace_with_refusal(L, "package", "loadlib");
+    /* ckt.compile for the cpu target runs the host C compiler on the script's source, and a
+     * device launches what it compiled as native code; device buffers are host memory outside
+     * the memory cap. An untrusted script gets neither (found by the fuzz helper). */
+    replace_with_refusal(L, "ckt", "compile");
+    replace_with_refusal(L, "ckt", "device");
     replace_with_refusal(L, NULL, "dofile");
     replace_with_refusal(L, NULL, "loadfile");
     lua_getglobal(L, "load");
