@@ -193,10 +193,22 @@ static int e_tv_layout(lua_State *L)
     return 1;
 }
 
-int ckt_l_draw_tv(lua_State *L, const ckt_layout *tv, int64_t rows, int64_t cols, const char *title, int svg)
+int ckt_l_draw_tv(lua_State *L, const ckt_layout *tv, int64_t rows, int64_t cols, const char *title, int svg, int opts)
 {
+    const char *fn = svg ? "svg" : "grid";
+    if (rows <= 0 || cols <= 0 || rows > CKT_RENDER_MAX_CELLS / cols)
+        return ckt_l_errorf(L, "%s: a %lld x %lld tile is too many cells to draw (at most %d)", fn, (long long)rows, (long long)cols, CKT_RENDER_MAX_CELLS);
+    int cell = 0;
+    if (opts) {
+        luaL_checktype(L, opts, LUA_TTABLE);
+        int64_t c;
+        ckt_l_field_string(L, opts, fn, "title", &title);
+        if (ckt_l_field_int(L, opts, fn, "cell", &c)) {
+            if (c < 4 || c > 200) return ckt_l_errorf(L, "%s: cell %lld must be between 4 and 200 pixels", fn, (long long)c);
+            cell = (int)c;
+        }
+    }
     int64_t cells = rows * cols;
-    if (cells > CKT_RENDER_MAX_CELLS) return ckt_l_errorf(L, "grid: %lld cells are too many to draw", (long long)cells);
     int64_t *ot = lua_newuserdatauv(L, sizeof(int64_t) * (size_t)cells * 2, 0), *ov = ot + cells;
     ckt_error err;
     if (ckt_tv_owners(tv, cells, ot, ov, &err)) return ckt_l_error(L, &err);
@@ -208,16 +220,29 @@ int ckt_l_draw_tv(lua_State *L, const ckt_layout *tv, int64_t rows, int64_t cols
         else snprintf(labels[i], 24, "T%lld/V%lld", (long long)ot[i], (long long)ov[i]);
     }
     ckt_cells c = {rows, cols, ot, (const char *const *)labels, title};
-    char *s = svg ? ckt_render_svg(&c, &err) : ckt_render_grid(&c, &err);
+    char *s = svg ? ckt_render_svg_sized(&c, cell, &err) : ckt_render_grid(&c, &err);
     if (!s) return ckt_l_error(L, &err);
     lua_pushstring(L, s);
     free(s);
     return 1;
 }
 
+/* Options of grid()/svg{}: svg takes {title=, cell=} (plus extra, e.g. subgroup_size for nested layouts). */
+int ckt_l_draw_opts(lua_State *L, int idx, int svg, const char *extra)
+{
+    if (lua_isnoneornil(L, idx)) return 0;
+    const char *fn = svg ? "svg" : "grid";
+    if (!lua_istable(L, idx)) return ckt_l_errorf(L, "%s: options must be a table, got %s", fn, luaL_typename(L, idx));
+    const char *const with[] = {"title", "cell", extra, NULL};
+    const char *const without[] = {extra, NULL};
+    ckt_l_check_fields(L, idx, fn, svg ? with : without);
+    return lua_absindex(L, idx);
+}
+
 static int e_draw(lua_State *L, int svg)
 {
     ckt_encoding *e = checkenc(L, 1);
+    int opts = ckt_l_draw_opts(L, 2, svg, NULL);
     if (e->d.nx != 2) return ckt_l_errorf(L, "grid: only 2-D encodings can be drawn (this one has %d X dimensions)", e->d.nx);
     int64_t xl[2];
     ckt_encoding_x_lengths(e, xl, NULL);
@@ -226,7 +251,7 @@ static int e_draw(lua_State *L, int svg)
     if (ckt_encoding_tv_layout(e, &tv, &err)) return ckt_l_error(L, &err);
     char title[512];
     ckt_encoding_to_string(e, title, sizeof title);
-    return ckt_l_draw_tv(L, &tv, xl[0], xl[1], title, svg);
+    return ckt_l_draw_tv(L, &tv, xl[0], xl[1], title, svg, opts);
 }
 
 static int e_grid(lua_State *L) { return e_draw(L, 0); }
@@ -286,10 +311,11 @@ static int f_tostring(lua_State *L)
 static int f_draw(lua_State *L, int svg)
 {
     ckt_fragment *f = checkfrag(L, 1);
+    int opts = ckt_l_draw_opts(L, 2, svg, NULL);
     lua_pushcfunction(L, f_tostring);
     lua_pushvalue(L, 1);
     lua_call(L, 1, 1);
-    return ckt_l_draw_tv(L, &f->tv, f->rows, f->cols, lua_tostring(L, -1), svg);
+    return ckt_l_draw_tv(L, &f->tv, f->rows, f->cols, lua_tostring(L, -1), svg, opts);
 }
 static int f_grid(lua_State *L) { return f_draw(L, 0); }
 static int f_encoding(lua_State *L)

@@ -55,8 +55,11 @@ void ckt_l_pushencoding(lua_State *L, const struct ckt_encoding *e);
 void ckt_l_pushnested(lua_State *L, const struct ckt_nested *n);
 /* Any distribution-like value (encoding, nested layout, fragment, TV layout) to its TV layout. */
 void ckt_l_to_tv(lua_State *L, int idx, const char *what, ckt_layout *tv);
-/* Draw a TV layout over a rows x cols tile with T#/V# cells; pushes the text or SVG. */
-int ckt_l_draw_tv(lua_State *L, const ckt_layout *tv, int64_t rows, int64_t cols, const char *title, int svg);
+/* Draw a TV layout over a rows x cols tile with T#/V# cells; pushes the text or SVG.
+ * opts: 0 or the stack index of checked options ({title=, cell=}, see ckt_l_draw_opts). */
+int ckt_l_draw_tv(lua_State *L, const ckt_layout *tv, int64_t rows, int64_t cols, const char *title, int svg, int opts);
+/* Check the options table at idx of grid()/svg{} (extra: one more allowed key or NULL); 0 when absent. */
+int ckt_l_draw_opts(lua_State *L, int idx, int svg, const char *extra);
 
 /* ---- l_array.c (host arrays, devices, device buffers) and l_jit.c (compile results) ---- */
 #include "ckt/dtype.h"

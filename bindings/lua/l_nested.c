@@ -156,10 +156,14 @@ static int n_draw(lua_State *L, int svg)
     ckt_nested_undistributed_shape(n, s);
     ckt_layout tv;
     ckt_error err;
-    if (ckt_nested_tv_layout(n, subgroup_size_arg(L, 2, svg ? "svg" : "grid"), &tv, &err)) return ckt_l_error(L, &err);
+    int opts = ckt_l_draw_opts(L, 2, svg, "subgroup_size");
+    int64_t sgs = 0;
+    if (opts && ckt_l_field_int(L, opts, svg ? "svg" : "grid", "subgroup_size", &sgs) && sgs <= 0)
+        return ckt_l_errorf(L, "%s: subgroup_size is %lld, must be positive", svg ? "svg" : "grid", (long long)sgs);
+    if (ckt_nested_tv_layout(n, sgs, &tv, &err)) return ckt_l_error(L, &err);
     char title[1024];
     ckt_nested_to_string(n, title, sizeof title);
-    return ckt_l_draw_tv(L, &tv, s[0], s[1], title, svg);
+    return ckt_l_draw_tv(L, &tv, s[0], s[1], title, svg, opts);
 }
 static int n_grid(lua_State *L) { return n_draw(L, 0); }
 static int n_svg(lua_State *L) { return n_draw(L, 1); }
