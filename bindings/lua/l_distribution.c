@@ -391,4 +391,18 @@ void ckt_l_open_distribution(lua_State *L)
     static const luaL_Reg fns[] = {{"tile_distribution_encoding", l_encoding}, {"encoding_pattern_2d", l_pattern_2d},
                                    {"fragment", l_fragment}, {"same_distribution", l_same_distribution}, {NULL, NULL}};
     luaL_setfuncs(L, fns, 0);
+    ckt_l_help_add(L, "encoding",
+                   "A CK Tile encoding (ckt.tile_distribution_encoding, ckt.encoding_pattern_2d, F:encoding()). Methods:\n"
+                   "E:ys_lengths() E:x_lengths() E:num_threads() E:num_values() E:calculate_index(tid, ys) -> xs\n"
+                   "E:owner(xs) -> tids, ys (several tids when R replicates) E:tv_layout() E:grid() E:svg{title=, cell=}\n"
+                   "tostring(E). Thread id = merge of the Ps, P0 most significant (P0 * size(P1) + P1).");
+    ckt_l_help_add(L, "encoding_pattern_2d",
+                   "ckt.encoding_pattern_2d{block_size=, y_per_tile=, x_per_tile=, vec_size=,\n"
+                   "  pattern=\"thread_raked\"|\"warp_raked\"|\"block_raked\", num_wave_groups=1, warp_size=64, shuffled=false}\n"
+                   "CK's TileDistributionEncodingPattern2D; E.x0 (vector) E.x1 (threads along X) E.y0 E.y1 E.y2 as in seed 000.\n"
+                   "Refusals name the broken equation (\"Y0*Y1*Y2 == YPerTile fails: 4*8*1 != 48\"). See help('encoding').");
+    ckt_l_help_add(L, "fragment",
+                   "ckt.fragment(name, \"A\"|\"B\"|\"C\"): an MFMA / mma operand fragment: mfma_f32_32x32x8f16,\n"
+                   "mfma_f32_16x16x16f16 (and bf16_1k twins), mma_m16n8k16. F:tv_layout() (lane, register) -> row-major offset,\n"
+                   "F:encoding() (a CK encoding), F:nested() (an IREE nested layout), F:grid(), F:svg{}; F.rows F.cols F.lanes F.values.");
 }

@@ -178,4 +178,9 @@ void ckt_l_open_nested(lua_State *L)
     ckt_l_new_class(L, CKT_L_NESTED, methods);
     lua_pushcfunction(L, l_nested);
     lua_setfield(L, -2, "nested_layout");
+    ckt_l_help_add(L, "nested_layout",
+                   "ckt.nested_layout{subgroup_tile=, batch_tile=, outer_tile=, thread_tile=, element_tile=,\n"
+                   "  subgroup_strides=, thread_strides= [, subgroup_size=64]}: an IREE nested layout, normalised and verified.\n"
+                   "Methods: N:undistributed_shape() N:packed_shape() N:distributed_shape() N:num_threads() N:values_per_thread()\n"
+                   "N:elements(tid [, subgroup_size]) N:tv_layout([subgroup_size]) N:grid() N:svg{title=, cell=, subgroup_size=}.");
 }
