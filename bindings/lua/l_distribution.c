@@ -392,7 +392,7 @@ void ckt_l_open_distribution(lua_State *L)
                                    {"fragment", l_fragment}, {"same_distribution", l_same_distribution}, {NULL, NULL}};
     luaL_setfuncs(L, fns, 0);
     ckt_l_help_add(L, "encoding",
-                   "A CK Tile encoding (ckt.tile_distribution_encoding, ckt.encoding_pattern_2d, F:encoding()). Methods:\n"
+                   "A CK Tile encoding (ckt.tile_distribution_encoding, ckt.encoding_pattern_2d, a fragment's encoding method).\nMethods: "
                    "E:ys_lengths() E:x_lengths() E:num_threads() E:num_values() E:calculate_index(tid, ys) -> xs\n"
                    "E:owner(xs) -> tids, ys (several tids when R replicates) E:tv_layout() E:grid() E:svg{title=, cell=}\n"
                    "tostring(E). Thread id = merge of the Ps, P0 most significant (P0 * size(P1) + P1).");
