@@ -56,8 +56,8 @@ static int l_encoding(lua_State *L)
         if (lm[p] != ln[p]) return ckt_l_errorf(L, "%s: P%d lists %d majors but %d minors", fn, p, lm[p], ln[p]);
         d.np_comp[p] = lm[p];
         for (int j = 0; j < lm[p]; j++) {
-            if (pm[p][j] < -1000 || pm[p][j] > 1000 || pn[p][j] < -1000 || pn[p][j] > 1000)
-                return ckt_l_errorf(L, "%s: P%d entry %d: major/minor out of range", fn, p, j);
+            if (pm[p][j] < -1000 || pm[p][j] > 1000 || pn[p][j] < -1000 || pn[p][j] > 1000) /* the engine names the valid range */
+                return ckt_l_errorf(L, "%s: P%d entry %d: major %lld / minor %lld is out of range", fn, p, j, (long long)pm[p][j], (long long)pn[p][j]);
             d.p_major[p][j] = (int)pm[p][j];
             d.p_minor[p][j] = (int)pn[p][j];
         }
@@ -71,7 +71,8 @@ static int l_encoding(lua_State *L)
     lua_pop(L, 1);
     if (ny2 != d.ny) return ckt_l_errorf(L, "%s: ys_to_rhs_major has %d Ys but ys_to_rhs_minor %d", fn, d.ny, ny2);
     for (int y = 0; y < d.ny; y++) {
-        if (ym[y] < -1000 || ym[y] > 1000 || yn[y] < -1000 || yn[y] > 1000) return ckt_l_errorf(L, "%s: Y%d major/minor out of range", fn, y);
+        if (ym[y] < -1000 || ym[y] > 1000 || yn[y] < -1000 || yn[y] > 1000)
+            return ckt_l_errorf(L, "%s: Y%d: major %lld / minor %lld is out of range", fn, y, (long long)ym[y], (long long)yn[y]);
         d.y_major[y] = (int)ym[y];
         d.y_minor[y] = (int)yn[y];
     }
@@ -243,9 +244,9 @@ static int e_draw(lua_State *L, int svg)
 {
     ckt_encoding *e = checkenc(L, 1);
     int opts = ckt_l_draw_opts(L, 2, svg, NULL);
-    if (e->d.nx != 2) return ckt_l_errorf(L, "grid: only 2-D encodings can be drawn (this one has %d X dimensions)", e->d.nx);
-    int64_t xl[2];
-    ckt_encoding_x_lengths(e, xl, NULL);
+    if (e->d.nx > 2) return ckt_l_errorf(L, "%s: only 1-D and 2-D encodings can be drawn (this one has %d X dimensions)", svg ? "svg" : "grid", e->d.nx);
+    int64_t xl[2] = {1, 1};
+    ckt_encoding_x_lengths(e, xl + 2 - e->d.nx, NULL); /* 1-D: one row */
     ckt_layout tv;
     ckt_error err;
     if (ckt_encoding_tv_layout(e, &tv, &err)) return ckt_l_error(L, &err);

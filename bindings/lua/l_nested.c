@@ -25,10 +25,12 @@ static int l_nested(lua_State *L)
         char what[64];
         snprintf(what, sizeof what, "%s: %s", fn, fields[f]);
         if (lua_getfield(L, 1, fields[f]) == LUA_TNIL) return ckt_l_errorf(L, "%s: field '%s' is required", fn, fields[f]);
-        int64_t v[CKT_NESTED_MAX_RANK + 1];
-        int k = ckt_l_int_list(L, -1, what, v, CKT_NESTED_MAX_RANK + 1);
+        int64_t v[CKT_NESTED_MAX_RANK];
+        if (lua_type(L, -1) == LUA_TTABLE && luaL_len(L, -1) > CKT_NESTED_MAX_RANK)
+            return ckt_l_errorf(L, "%s: %s has %lld entries: rank %lld is beyond the capacity %d", fn, fields[f], (long long)luaL_len(L, -1),
+                                (long long)luaL_len(L, -1), CKT_NESTED_MAX_RANK);
+        int k = ckt_l_int_list(L, -1, what, v, CKT_NESTED_MAX_RANK);
         lua_pop(L, 1);
-        if (k > CKT_NESTED_MAX_RANK) return ckt_l_errorf(L, "%s: rank %d is beyond the capacity %d", fn, k, CKT_NESTED_MAX_RANK);
         if (rank >= 0 && k != rank)
             return ckt_l_errorf(L, "%s: all fields must have the same rank as the layout: %s has %d entries, %s has %d", fn, fields[f], k, fields[0], rank);
         rank = k;

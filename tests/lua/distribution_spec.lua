@@ -205,7 +205,10 @@ describe("encoding_pattern_2d (more)", function()
     has(errmsg(E.svg, E, 5), "options must be a table")
     has(errmsg(E.grid, E, {title = "x"}), "unknown option")
     local three = ckt.tile_distribution_encoding{hs = {{2}, {2}, {2}}, ps_to_rhs_major = {{1, 2, 3}}, ps_to_rhs_minor = {{0, 0, 0}}}
-    has(errmsg(three.grid, three), "only 2-D encodings can be drawn")
+    has(errmsg(three.grid, three), "grid: only 1-D and 2-D encodings can be drawn (this one has 3 X dimensions)")
+    has(errmsg(three.svg, three), "svg: only 1-D")
+    local one = ckt.tile_distribution_encoding{hs = {{8}}, ps_to_rhs_major = {{1}}, ps_to_rhs_minor = {{0}}}
+    has(one:grid(), "T7/V0") -- one row
   end)
 
   it("refuses bad input with the reason", function()

@@ -174,7 +174,7 @@ describe("nested_layout (more)", function()
     has(err(with("lanes", 64)), "unknown option")
     local five = {}
     for k, v in pairs(seed()) do five[k] = {1, 1, 1, 1, 1} end
-    has(err(five), "rank 5 is beyond the capacity 4")
+    has(err(five), "has 5 entries: rank 5 is beyond the capacity 4")
     local zero = {}
     for k in pairs(seed()) do zero[k] = {} end
     has(err(zero), "rank 0 is out of range")
