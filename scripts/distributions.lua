@@ -18,6 +18,14 @@ assert(not ckt.same_distribution(patterns.warp_raked, patterns.block_raked))
 local t, ys = patterns.warp_raked:owner({17, 11})
 print(("   warp raked: element (17, 11) is thread %d, Y = {%d, %d}"):format(t[1], ys[1], ys[2]))
 
+-- thread and warp raked are IREE nested layouts too: the warp is the subgroup, the lane (row, column)
+-- the thread tile, the iterations elements (thread raked) or batches (warp raked)
+local as_nested = ckt.nested_layout{subgroup_tile = {4, 1}, batch_tile = {2, 1}, outer_tile = {1, 1}, thread_tile = {8, 8},
+  element_tile = {1, 8}, subgroup_strides = {1, 0}, thread_strides = {8, 1}}
+print("   warp raked == " .. tostring(as_nested) .. ": " .. tostring(ckt.same_distribution(patterns.warp_raked, as_nested, {strict = true})))
+assert(ckt.same_distribution(patterns.warp_raked, as_nested, {strict = true}))
+assert(not ckt.same_distribution(patterns.block_raked, as_nested)) -- its iteration sits above the warp
+
 print("\n== the same pattern, drawn small: a 16x16 tile on 64 threads of 32-wide warps, vectors of 4")
 print(ckt.encoding_pattern_2d{block_size = 64, y_per_tile = 16, x_per_tile = 16, vec_size = 4, pattern = "warp_raked", warp_size = 32}:grid())
 

@@ -161,6 +161,53 @@ static void same_distribution_semantics(void **state)
     assert_true(ckt_layout_equal(&c.tv, &d.tv));
 }
 
+/* Thread- and warp-raked patterns are IREE nested layouts too (the warp is the subgroup, the lane's
+ * row and column the thread tile; the iterations are elements (thread raked) or batches (warp
+ * raked)); block raked puts the iteration above the warp, which a nested layout cannot. */
+static uint64_t rng_state = 99;
+static uint64_t rnd(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void patterns_as_nested_layouts(void **state)
+{
+    (void)state;
+    int compared = 0, different = 0;
+    for (int trial = 0; trial < 400; trial++) {
+        int64_t warp = rnd() % 2 ? 64 : 32;
+        ckt_pattern_2d p = {warp << (rnd() % 3), (int64_t)4 << (rnd() % 5), (int64_t)4 << (rnd() % 5), (int64_t)1 << (rnd() % 4), 1, warp,
+                            (ckt_pattern_kind)(1 + rnd() % 3)};
+        ckt_encoding e;
+        ckt_error err;
+        if (ckt_encoding_pattern_2d(&p, &e, &err) != CKT_OK) continue;
+        bool thread = p.pattern == CKT_THREAD_RAKED;
+        int64_t iters = thread ? e.y2 : p.pattern == CKT_WARP_RAKED ? e.y1 : e.y0;
+        int64_t warps = p.pattern == CKT_BLOCK_RAKED ? e.y1 : e.y0, rows = p.pattern == CKT_THREAD_RAKED ? e.y1 : e.y2;
+        /* the nested layout of the thread- or warp-raked reading of these numbers */
+        ckt_nested in = {2, {warps, 1}, {thread ? 1 : iters, 1}, {1, 1}, {rows, e.x1}, {thread ? iters : 1, e.x0}, {1, 0}, {e.x1, 1}, warp}, n;
+        assert_int_equal(ckt_nested_make(&in, &n, &err), CKT_OK);
+        ckt_layout a, b;
+        assert_int_equal(ckt_encoding_tv_layout(&e, &a, &err), CKT_OK);
+        assert_int_equal(ckt_nested_tv_layout(&n, 0, &b, &err), CKT_OK);
+        bool same_strict, same_set;
+        assert_int_equal(ckt_same_distribution(&a, &b, true, &same_strict, &err), CKT_OK);
+        assert_int_equal(ckt_same_distribution(&a, &b, false, &same_set, &err), CKT_OK);
+        if (p.pattern != CKT_BLOCK_RAKED) {
+            assert_true(same_strict);
+            compared++;
+        } else if (iters > 1 && warps > 1) {
+            assert_false(same_set); /* the iteration above the warp is another distribution */
+            different++;
+        }
+    }
+    assert_true(compared > 100);
+    assert_true(different > 20);
+}
+
 static void refusals(void **state)
 {
     (void)state;
@@ -231,6 +278,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_lane_of_every_fragment),
         cmocka_unit_test(same_distribution_semantics),
+        cmocka_unit_test(patterns_as_nested_layouts),
         cmocka_unit_test(refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
