@@ -2,7 +2,8 @@
 find_program(VALGRIND_EXE valgrind)
 if(VALGRIND_EXE AND NOT CKT_SANITIZE AND CMOCKA_LIBRARY AND CMOCKA_INCLUDE_DIR)
   set(CKT_VALGRIND ${VALGRIND_EXE} --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect,possible
-      --show-leak-kinds=definite,indirect,possible --track-origins=yes --quiet)
+      --show-leak-kinds=definite,indirect,possible --track-origins=yes --quiet
+      --suppressions=${CMAKE_CURRENT_SOURCE_DIR}/valgrind.supp)
   foreach(src ${CKT_UNIT_TESTS})
     get_filename_component(name ${src} NAME_WE)
     add_test(NAME valgrind.${name} COMMAND ${CKT_VALGRIND} $<TARGET_FILE:${name}>)
