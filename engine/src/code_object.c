@@ -141,3 +141,137 @@ ckt_status ckt_code_object_resources(const uint8_t *elf, size_t size, ckt_resour
     *out = r;
     return CKT_OK;
 }
+
+/* ---- explicit kernel arguments (.args of the kernel named .name), for launch checks ---- */
+
+typedef struct { const uint8_t *p, *end; } cur;
+
+/* the header of a map / array / string, or an unsigned integer; 0 when p holds another type */
+static int hdr(cur *c, int want, uint64_t *n)
+{
+    if (c->p >= c->end) return 0;
+    uint8_t t = *c->p;
+    int w = 0;
+    if (want == 'm' && (t & 0xf0) == 0x80) { *n = t & 0x0f; c->p++; return 1; }
+    if (want == 'a' && (t & 0xf0) == 0x90) { *n = t & 0x0f; c->p++; return 1; }
+    if (want == 's' && (t & 0xe0) == 0xa0) { *n = t & 0x1f; c->p++; return 1; }
+    if (want == 'u' && t <= 0x7f) { *n = t; c->p++; return 1; }
+    if (want == 'm') w = t == 0xde ? 2 : t == 0xdf ? 4 : 0;
+    if (want == 'a') w = t == 0xdc ? 2 : t == 0xdd ? 4 : 0;
+    if (want == 's') w = t == 0xd9 ? 1 : t == 0xda ? 2 : t == 0xdb ? 4 : 0;
+    if (want == 'u') w = t == 0xcc ? 1 : t == 0xcd ? 2 : t == 0xce ? 4 : t == 0xcf ? 8 : 0;
+    if (!w || (size_t)(c->end - c->p) < (size_t)w + 1) return 0;
+    *n = be(c->p + 1, w);
+    c->p += 1 + w;
+    return 1;
+}
+
+static int str(cur *c, const uint8_t **s, uint64_t *n)
+{
+    if (!hdr(c, 's', n) || *n > (uint64_t)(c->end - c->p)) return 0;
+    *s = c->p;
+    c->p += *n;
+    return 1;
+}
+
+static int is(const uint8_t *s, uint64_t n, const char *lit) { return n == strlen(lit) && memcmp(s, lit, n) == 0; }
+
+/* skip one value with the existing bounds-checked walker (it stores nothing without a key) */
+static int skip(cur *c)
+{
+    ckt_resources scratch = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+    mp m = {c->p, c->end, 0, &scratch, NULL, 0};
+    if (!value(&m, 1)) return 0; /* as a key: no stores */
+    c->p = m.p;
+    return 1;
+}
+
+/* one kernel's map: its name and, when it is `kernel`, the explicit argument sizes */
+static int kernel_map(cur *c, const char *kernel, int64_t *sizes, int cap, int *count, int *found)
+{
+    uint64_t n, k, len;
+    const uint8_t *key, *name = NULL;
+    uint64_t namelen = 0;
+    cur args = {NULL, NULL};
+    if (!hdr(c, 'm', &n)) return skip(c);
+    for (uint64_t i = 0; i < n; i++) {
+        if (!str(c, &key, &len)) return 0;
+        if (is(key, len, ".name")) { if (!str(c, &name, &namelen)) return 0; }
+        else if (is(key, len, ".args")) { args.p = c->p; args.end = c->end; if (!skip(c)) return 0; }
+        else if (!skip(c)) return 0;
+    }
+    if (!name || !is(name, namelen, kernel) || !args.p) return 1;
+    if (!hdr(&args, 'a', &k)) return 0;
+    int nexp = 0;
+    for (uint64_t a = 0; a < k; a++) {
+        uint64_t fields, size = UINT64_MAX;
+        int hidden = 0;
+        if (!hdr(&args, 'm', &fields)) return 0;
+        for (uint64_t f = 0; f < fields; f++) {
+            if (!str(&args, &key, &len)) return 0;
+            const uint8_t *v;
+            uint64_t vl;
+            if (is(key, len, ".size")) { if (!hdr(&args, 'u', &size)) return 0; }
+            else if (is(key, len, ".value_kind")) { if (!str(&args, &v, &vl)) return 0; hidden = vl >= 7 && !memcmp(v, "hidden_", 7); }
+            else if (!skip(&args)) return 0;
+        }
+        if (hidden) continue;
+        if (size == UINT64_MAX || size > 4096 || nexp >= cap) return 0;
+        sizes[nexp++] = (int64_t)size;
+    }
+    *count = nexp;
+    *found = 1;
+    return 1;
+}
+
+ckt_status ckt_code_object_kernel_args(const uint8_t *elf, size_t size, const char *kernel, int64_t *sizes, int cap, int *count, ckt_error *err)
+{
+    if (!elf || !kernel || !sizes || !count || cap < 0) return ckt_fail(err, CKT_EINVAL, "code object: NULL argument");
+    if (size < 64 || memcmp(elf, "\x7f" "ELF", 4) != 0 || elf[4] != 2 || elf[5] != 1)
+        return ckt_fail(err, CKT_EINVAL, "code object: not a little-endian ELF64 file");
+    uint64_t shoff = 0;
+    uint16_t shentsize = 0, shnum = 0;
+    memcpy(&shoff, elf + 0x28, 8);
+    memcpy(&shentsize, elf + 0x3a, 2);
+    memcpy(&shnum, elf + 0x3c, 2);
+    if (shentsize < 64 || shoff > size || (uint64_t)shnum * shentsize > size - shoff)
+        return ckt_fail(err, CKT_EINVAL, "code object: section headers out of bounds");
+    for (uint16_t i = 0; i < shnum; i++) {
+        const uint8_t *sh = elf + shoff + (uint64_t)i * shentsize;
+        uint32_t type;
+        uint64_t off, sz;
+        memcpy(&type, sh + 4, 4);
+        memcpy(&off, sh + 0x18, 8);
+        memcpy(&sz, sh + 0x20, 8);
+        if (type != 7 || off > size || sz > size - off) continue;
+        const uint8_t *p = elf + off, *end = p + sz;
+        while ((size_t)(end - p) >= 12) {
+            uint32_t namesz, descsz, ntype;
+            memcpy(&namesz, p, 4);
+            memcpy(&descsz, p + 4, 4);
+            memcpy(&ntype, p + 8, 4);
+            size_t nalign = ((size_t)namesz + 3) & ~(size_t)3, dalign = ((size_t)descsz + 3) & ~(size_t)3;
+            if (nalign > (size_t)(end - p) - 12 || dalign > (size_t)(end - p) - 12 - nalign) break;
+            const uint8_t *name = p + 12, *desc = name + nalign;
+            if (ntype == 32 && namesz >= 6 && memcmp(name, "AMDGPU", 6) == 0) {
+                cur c = {desc, desc + descsz};
+                uint64_t n, len, nk;
+                const uint8_t *key;
+                if (!hdr(&c, 'm', &n)) return ckt_fail(err, CKT_EINVAL, "code object: malformed AMDGPU metadata");
+                for (uint64_t k = 0; k < n; k++) {
+                    if (!str(&c, &key, &len)) return ckt_fail(err, CKT_EINVAL, "code object: malformed AMDGPU metadata");
+                    if (!is(key, len, "amdhsa.kernels")) { if (!skip(&c)) return ckt_fail(err, CKT_EINVAL, "code object: malformed AMDGPU metadata"); continue; }
+                    if (!hdr(&c, 'a', &nk)) return ckt_fail(err, CKT_EINVAL, "code object: amdhsa.kernels is not a list");
+                    int found = 0;
+                    for (uint64_t j = 0; j < nk; j++)
+                        if (!kernel_map(&c, kernel, sizes, cap, count, &found))
+                            return ckt_fail(err, CKT_EINVAL, "code object: malformed kernel metadata (or more than %d arguments)", cap);
+                    if (found) return CKT_OK;
+                    return ckt_fail(err, CKT_EINVAL, "code object: no kernel '%.64s' in the metadata", kernel);
+                }
+            }
+            p = desc + dalign;
+        }
+    }
+    return ckt_fail(err, CKT_EINVAL, "code object: no AMDGPU metadata note");
+}

@@ -162,27 +162,56 @@ static ckt_status hip_memset(ckt_device *dev, void *dst, uint8_t byte, size_t n,
     return r ? fail(err, "hipMemset", r) : CKT_OK;
 }
 
+/* a loaded module and the explicit argument sizes its metadata declares (n < 0: unknown) */
+typedef struct {
+    hipModule_t m;
+    char name[128];
+    int n;
+    int64_t sizes[64];
+} hip_module;
+
 static ckt_status hip_load(ckt_device *dev, const ckt_binary *bin, void **module, void **fn, ckt_error *err)
 {
-    hipModule_t m;
+    hip_module *hm = calloc(1, sizeof *hm);
+    if (!hm) return ckt_fail(err, CKT_ENOMEM, "launch: out of memory");
     size_t n;
-    hipError_t r = H.module_load(&m, ckt_binary_code(bin, &n));
-    if (r) return ckt_fail(err, CKT_ERUNTIME, "launch: hipModuleLoadData failed for a %s code object on %s: %s", ckt_binary_target(bin), dev->name, hip_err(r));
+    const uint8_t *code = ckt_binary_code(bin, &n);
+    snprintf(hm->name, sizeof hm->name, "%s", ckt_binary_kernel_name(bin));
+    if (ckt_code_object_kernel_args(code, n, hm->name, hm->sizes, 64, &hm->n, NULL) != CKT_OK) hm->n = -1;
+    hipModule_t m;
+    hipError_t r = H.module_load(&m, code);
+    if (r) {
+        free(hm);
+        return ckt_fail(err, CKT_ERUNTIME, "launch: hipModuleLoadData failed for a %s code object on %s: %s", ckt_binary_target(bin), dev->name, hip_err(r));
+    }
     hipFunction_t f;
     if ((r = H.get_function(&f, m, ckt_binary_kernel_name(bin)))) {
         H.module_unload(m);
+        free(hm);
         return ckt_fail(err, CKT_EINVAL, "launch: the code object has no kernel '%s' (extern \"C\"?): %s", ckt_binary_kernel_name(bin), hip_err(r));
     }
-    *module = m;
+    hm->m = m;
+    *module = hm;
     *fn = f;
     return CKT_OK;
 }
 
-static void hip_unload(ckt_device *dev, void *module) { (void)dev; H.module_unload(module); }
+static void hip_unload(ckt_device *dev, void *module)
+{
+    (void)dev;
+    hip_module *hm = module;
+    H.module_unload(hm->m);
+    free(hm);
+}
 
 static ckt_status hip_launch(ckt_device *dev, void *module, void *fn, const ckt_launch_params *p, double *ms, ckt_error *err)
 {
-    (void)dev, (void)module;
+    (void)dev;
+    const hip_module *hm = module;
+    if (hm->n >= 0) {
+        ckt_status st = ckt_runtime_check_arg_sizes(hm->name, hm->sizes, hm->n, p, err);
+        if (st) return st;
+    }
     hipEvent_t ev[2] = {0, 0};
     hipError_t r;
     if ((r = H.event_create(&ev[0])) || (r = H.event_create(&ev[1]))) {

@@ -49,6 +49,9 @@ struct ckt_device {
 
 extern const ckt_backend_ops ckt_runtime_cpu_ops, ckt_runtime_cuda_ops, ckt_runtime_hip_ops;
 
+/* Check a launch's signature against the argument sizes the code object declares. */
+ckt_status ckt_runtime_check_arg_sizes(const char *kernel, const int64_t *sizes, int n, const ckt_launch_params *p, ckt_error *err);
+
 /* the binary's unique id (module cache key) */
 uint64_t ckt_binary_id(const ckt_binary *b);
 

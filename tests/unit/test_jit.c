@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "ckt/jit.h"
+#include "../../engine/src/runtime_internal.h" /* the launch check against declared argument sizes */
 
 static void expect_refusal(const ckt_compile_request *req, ckt_binary **out, ckt_status want, const char *says)
 {
@@ -157,11 +158,66 @@ static void amdgpu_metadata_of_a_real_code_object(void **state)
     free(co);
 }
 
+static void kernel_arguments_from_the_metadata(void **state)
+{
+    (void)state;
+    size_t n;
+    uint8_t *co = read_all(CKT_SOURCE_DIR "/tests/fuzz/corpus/code_object/gfx90a_kernel.co", &n);
+    int64_t sizes[8];
+    int count = -1;
+    ckt_error err;
+    assert_int_equal(ckt_code_object_kernel_args(co, n, "k", sizes, 8, &count, &err), CKT_OK);
+    assert_int_equal(count, 1); /* llvm-readelf-14: one global_buffer of 8 bytes */
+    assert_int_equal(sizes[0], 8);
+    assert_int_equal(ckt_code_object_kernel_args(co, n, "other", sizes, 8, &count, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "no kernel 'other'"));
+    assert_int_equal(ckt_code_object_kernel_args(co, n, "k", sizes, 0, &count, &err), CKT_EINVAL); /* capacity */
+    assert_int_equal(ckt_code_object_kernel_args(co, n, NULL, sizes, 8, &count, &err), CKT_EINVAL);
+    /* damaged copies: a result or an error, never a crash */
+    uint8_t *m = malloc(n);
+    uint64_t s = 5;
+    for (int trial = 0; trial < 3000; trial++) {
+        memcpy(m, co, n);
+        s = s * 6364136223846793005u + 1442695040888963407u;
+        m[(s >> 20) % n] ^= (uint8_t)(1 + (s >> 56) % 255);
+        count = -1;
+        if (ckt_code_object_kernel_args(m, n, "k", sizes, 8, &count, &err) == CKT_OK) assert_true(count >= 0 && count <= 8);
+    }
+    free(m);
+    free(co);
+    /* a fresh hipRTC object with three explicit arguments (pointer, pointer, int) */
+    ckt_compile_request req = {"gfx90a", "extern \"C\" __global__ void three(const float *a, float *b, int n) { int i = threadIdx.x; if (i < n) b[i] = a[i]; }",
+                               "three", NULL, 0};
+    ckt_binary *b;
+    if (ckt_compile_ex(NULL, &req, CKT_COMPILE_NO_CACHE, &b, &err) == CKT_OK) {
+        const uint8_t *code = ckt_binary_code(b, &n);
+        assert_int_equal(ckt_code_object_kernel_args(code, n, "three", sizes, 8, &count, &err), CKT_OK);
+        assert_int_equal(count, 3);
+        assert_int_equal(sizes[0], 8);
+        assert_int_equal(sizes[1], 8);
+        assert_int_equal(sizes[2], 4);
+        /* the check a HIP launch makes with them */
+        ckt_param good[] = {{CKT_PARAM_PTR, "a"}, {CKT_PARAM_PTR, "b"}, {CKT_PARAM_I32, "n"}};
+        ckt_param bad[] = {{CKT_PARAM_PTR, "a"}, {CKT_PARAM_PTR, "b"}, {CKT_PARAM_I64, "n"}};
+        ckt_launch_params p = {{1, 1, 1}, {64, 1, 1}, 0, NULL, 3, good, 3};
+        assert_int_equal(ckt_runtime_check_arg_sizes("three", sizes, count, &p, &err), CKT_OK);
+        p.signature = bad;
+        assert_int_equal(ckt_runtime_check_arg_sizes("three", sizes, count, &p, &err), CKT_EINVAL);
+        assert_non_null(strstr(err.msg, "kernel 'three' takes 3 arguments of (8, 8, 4) bytes, the launch passes 3 of (8, 8, 8) bytes"));
+        p.signature_count = 2;
+        assert_int_equal(ckt_runtime_check_arg_sizes("three", sizes, count, &p, &err), CKT_EINVAL);
+        ckt_binary_free(b);
+    } else {
+        printf("SKIPPED: hipRTC argument metadata check: %s\n", err.msg);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(requests_are_validated), cmocka_unit_test(cpu_compiles_and_reports),
         cmocka_unit_test(compile_errors_carry_the_log), cmocka_unit_test(amdgpu_metadata_of_a_real_code_object),
+        cmocka_unit_test(kernel_arguments_from_the_metadata),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

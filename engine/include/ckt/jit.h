@@ -75,6 +75,10 @@ int ckt_binary_compile_only(const ckt_binary *b); /* compiled with CKT_COMPILE_O
 
 /* The AMDGPU metadata of an HSA code object (ELF note NT_AMDGPU_METADATA, msgpack). Bounds-checked. */
 ckt_status ckt_code_object_resources(const uint8_t *elf, size_t size, ckt_resources *out, ckt_error *err);
+/* The explicit arguments of `kernel` in that metadata (.args without the hidden_* ones): their
+ * sizes in bytes, in order, into sizes[0..*count). The HIP runtime checks launches against them. */
+ckt_status ckt_code_object_kernel_args(const uint8_t *elf, size_t size, const char *kernel, int64_t *sizes, int cap, int *count,
+                                       ckt_error *err);
 
 #ifdef __cplusplus
 }
