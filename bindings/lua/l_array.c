@@ -2,6 +2,7 @@
  * to-be-closed: __close and __gc both release, exactly once; a released object refuses use. */
 #include <math.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "ckt/dtype.h"
@@ -70,8 +71,12 @@ static ckt_l_array *new_array(lua_State *L, ckt_dtype t, const int64_t *shape, i
     ckt_l_array *a = lua_newuserdatauv(L, sizeof *a, 0);
     memset(a, 0, sizeof *a);
     size_t bytes = (size_t)n * ckt_dtype_size(t), cap = (bytes + 63) / 64 * 64;
-    a->data = aligned_alloc(64, cap);
-    if (!a->data) ckt_l_errorf(L, "array: cannot allocate %zu bytes", bytes);
+    /* through the state's allocator: an embedding host's memory cap covers host arrays too */
+    a->allocf = lua_getallocf(L, &a->alloc_ud);
+    a->raw_size = cap + 64;
+    a->raw = a->allocf(a->alloc_ud, NULL, LUA_TUSERDATA, a->raw_size);
+    if (!a->raw) ckt_l_errorf(L, "array: cannot allocate %zu bytes (out of memory or over the state's memory limit)", bytes);
+    a->data = (void *)(((uintptr_t)a->raw + 63) & ~(uintptr_t)63);
     memset(a->data, 0, cap);
     a->dtype = t;
     a->n = n;
@@ -342,7 +347,8 @@ static int a_assign(lua_State *L)
 static int a_close(lua_State *L)
 {
     ckt_l_array *a = luaL_checkudata(L, 1, CKT_L_ARRAY);
-    free(a->data);
+    if (a->raw) a->allocf(a->alloc_ud, a->raw, a->raw_size, 0);
+    a->raw = NULL;
     a->data = NULL;
     return 0;
 }

@@ -72,6 +72,10 @@ typedef struct ckt_l_array { /* the userdata of ckt.array: host memory, 64-byte 
     int rank;
     int64_t shape[CKT_L_ARRAY_MAX_RANK];
     void *data; /* NULL once closed */
+    void *raw;  /* the allocation data lies in: from the state's allocator, so a sandbox's memory cap counts it */
+    size_t raw_size;
+    lua_Alloc allocf;
+    void *alloc_ud;
 } ckt_l_array;
 ckt_l_array *ckt_l_checkarray(lua_State *L, int idx);  /* raises on a closed array */
 ckt_device *ckt_l_checkdevice(lua_State *L, int idx);  /* ckt.device userdata */
