@@ -8,3 +8,14 @@ foreach(target gfx90a sm_90)
     COMMAND compile_check ${target} ${CMAKE_BINARY_DIR}/test-cache/compile)
   set_tests_properties(compile.${target} PROPERTIES LABELS compile SKIP_RETURN_CODE 77)
 endforeach()
+
+# GPU runtime tests (label gpu): compile for the device's own target, every buffer operation,
+# a launch over a grid checked element by element, refusals. Skipped (77) without the GPU.
+add_executable(runtime_check ${CMAKE_CURRENT_SOURCE_DIR}/compile/runtime_check.c)
+target_link_libraries(runtime_check PRIVATE ckt_static)
+if(CKT_GPU_TESTS)
+  foreach(backend cuda hip)
+    add_test(NAME gpu.runtime_${backend} COMMAND runtime_check ${backend})
+    set_tests_properties(gpu.runtime_${backend} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300)
+  endforeach()
+endif()
