@@ -2,6 +2,7 @@
  * ("AMDGPU", type 32) holds a msgpack map whose kernel entries carry .vgpr_count,
  * .sgpr_count, .agpr_count, .group_segment_fixed_size, .private_segment_fixed_size and the
  * spill counts. The input is untrusted: every read is bounds-checked. */
+#include <stdio.h>
 #include <string.h>
 
 #include "ckt/jit.h"
@@ -274,4 +275,68 @@ ckt_status ckt_code_object_kernel_args(const uint8_t *elf, size_t size, const ch
         }
     }
     return ckt_fail(err, CKT_EINVAL, "code object: no AMDGPU metadata note");
+}
+
+/* ---- cubin: the parameters of a kernel from its .nv.info.<kernel> section ----
+ * Records: u8 format, u8 attribute, then for format 3 a u16 value, for format 4 a u16 length
+ * and that many bytes. EIATTR_KPARAM_INFO (0x17, 12 bytes): u32 index, u16 ordinal,
+ * u16 offset, u32 flags with the size in bytes in bits 18..31 (checked against NVRTC's cubins
+ * for pointer, int, float, long long and char parameters). Another record format stops the
+ * walk: the parameters are then unknown rather than guessed. */
+ckt_status ckt_cubin_kernel_args(const uint8_t *elf, size_t size, const char *kernel, int64_t *sizes, int cap, int *count, ckt_error *err)
+{
+    if (!elf || !kernel || !sizes || !count || cap < 0) return ckt_fail(err, CKT_EINVAL, "cubin: NULL argument");
+    if (size < 64 || memcmp(elf, "\x7f" "ELF", 4) != 0 || elf[4] != 2 || elf[5] != 1)
+        return ckt_fail(err, CKT_EINVAL, "cubin: not a little-endian ELF64 file");
+    uint64_t shoff = 0;
+    uint16_t shentsize = 0, shnum = 0, shstrndx = 0;
+    memcpy(&shoff, elf + 0x28, 8);
+    memcpy(&shentsize, elf + 0x3a, 2);
+    memcpy(&shnum, elf + 0x3c, 2);
+    memcpy(&shstrndx, elf + 0x3e, 2);
+    if (shentsize < 64 || shoff > size || (uint64_t)shnum * shentsize > size - shoff || shstrndx >= shnum)
+        return ckt_fail(err, CKT_EINVAL, "cubin: section headers out of bounds");
+    uint64_t stroff, strsz;
+    memcpy(&stroff, elf + shoff + (uint64_t)shstrndx * shentsize + 0x18, 8);
+    memcpy(&strsz, elf + shoff + (uint64_t)shstrndx * shentsize + 0x20, 8);
+    if (stroff > size || strsz > size - stroff) return ckt_fail(err, CKT_EINVAL, "cubin: section names out of bounds");
+    char want[160];
+    int wl = snprintf(want, sizeof want, ".nv.info.%s", kernel);
+    if (wl < 0 || (size_t)wl >= sizeof want) return ckt_fail(err, CKT_EINVAL, "cubin: kernel name too long");
+    for (uint16_t i = 0; i < shnum; i++) {
+        const uint8_t *sh = elf + shoff + (uint64_t)i * shentsize;
+        uint32_t nameoff;
+        uint64_t off, sz;
+        memcpy(&nameoff, sh, 4);
+        memcpy(&off, sh + 0x18, 8);
+        memcpy(&sz, sh + 0x20, 8);
+        if (nameoff >= strsz || strsz - nameoff < (uint64_t)wl + 1 || memcmp(elf + stroff + nameoff, want, (size_t)wl + 1) != 0) continue;
+        if (off > size || sz > size - off) return ckt_fail(err, CKT_EINVAL, "cubin: %s out of bounds", want);
+        const uint8_t *p = elf + off, *end = p + sz;
+        int n = 0;
+        uint64_t seen = 0;
+        while (end - p >= 4) {
+            uint8_t fmt = p[0], attr = p[1];
+            uint16_t v;
+            memcpy(&v, p + 2, 2);
+            if (fmt == 3) { p += 4; continue; }
+            if (fmt != 4) return ckt_fail(err, CKT_EUNSUPPORTED, "cubin: %s has a record of format %u", want, fmt);
+            if (v > end - p - 4) return ckt_fail(err, CKT_EINVAL, "cubin: %s record out of bounds", want);
+            if (attr == 0x17 && v >= 12) {
+                uint16_t ordinal;
+                uint32_t flags;
+                memcpy(&ordinal, p + 8, 2);
+                memcpy(&flags, p + 12, 4);
+                if (ordinal >= cap || ordinal >= 64 || (seen >> ordinal & 1)) return ckt_fail(err, CKT_EINVAL, "cubin: parameter ordinal %u repeated or beyond %d", ordinal, cap);
+                seen |= UINT64_C(1) << ordinal;
+                sizes[ordinal] = flags >> 18;
+                n++;
+            }
+            p += 4 + v;
+        }
+        if (n < 64 && seen != ((UINT64_C(1) << n) - 1)) return ckt_fail(err, CKT_EINVAL, "cubin: parameter ordinals of '%s' have gaps", kernel);
+        *count = n;
+        return CKT_OK;
+    }
+    return ckt_fail(err, CKT_EINVAL, "cubin: no section %s", want);
 }

@@ -195,34 +195,53 @@ static ckt_status cu_memset(ckt_device *dev, void *dst, uint8_t byte, size_t n, 
     return st ? st : r ? fail(err, "cuMemsetD8", r) : CKT_OK;
 }
 
+/* a loaded module and the parameter sizes the cubin declares (n < 0: unknown) */
+typedef struct {
+    CUmodule m;
+    char name[128];
+    int n;
+    int64_t sizes[64];
+} cuda_module;
+
 static ckt_status cu_load(ckt_device *dev, const ckt_binary *bin, void **module, void **fn, ckt_error *err)
 {
     ckt_status st = make_current(dev, err);
     if (st) return st;
-    /* a cubin for another architecture fails in cuModuleLoadData with the driver's reason */
-    CUmodule m;
+    cuda_module *cm = calloc(1, sizeof *cm);
+    if (!cm) return ckt_fail(err, CKT_ENOMEM, "launch: out of memory");
     size_t n;
-    CUresult r = D.module_load(&m, ckt_binary_code(bin, &n));
-    if (r) return ckt_fail(err, CKT_ERUNTIME, "launch: cuModuleLoadData failed for a %s cubin on %s: %s", ckt_binary_target(bin), dev->name, cu_err(r));
+    const uint8_t *code = ckt_binary_code(bin, &n);
+    snprintf(cm->name, sizeof cm->name, "%s", ckt_binary_kernel_name(bin));
+    if (ckt_cubin_kernel_args(code, n, cm->name, cm->sizes, 64, &cm->n, NULL) != CKT_OK) cm->n = -1;
+    /* a cubin for another architecture fails in cuModuleLoadData with the driver's reason */
+    CUresult r = D.module_load(&cm->m, code);
+    if (r) {
+        free(cm);
+        return ckt_fail(err, CKT_ERUNTIME, "launch: cuModuleLoadData failed for a %s cubin on %s: %s", ckt_binary_target(bin), dev->name, cu_err(r));
+    }
     CUfunction f;
-    if ((r = D.get_function(&f, m, ckt_binary_kernel_name(bin)))) {
-        D.module_unload(m);
+    if ((r = D.get_function(&f, cm->m, cm->name))) {
+        D.module_unload(cm->m);
+        free(cm);
         return ckt_fail(err, CKT_EINVAL, "launch: the cubin has no kernel '%s' (extern \"C\"?): %s", ckt_binary_kernel_name(bin), cu_err(r));
     }
-    *module = m;
+    *module = cm;
     *fn = f;
     return CKT_OK;
 }
 
 static void cu_unload(ckt_device *dev, void *module)
 {
-    if (make_current(dev, NULL) == CKT_OK) D.module_unload(module);
+    cuda_module *cm = module;
+    if (make_current(dev, NULL) == CKT_OK) D.module_unload(cm->m);
+    free(cm);
 }
 
 static ckt_status cu_launch(ckt_device *dev, void *module, void *fn, const ckt_launch_params *p, double *ms, ckt_error *err)
 {
-    (void)module;
-    ckt_status st = make_current(dev, err);
+    const cuda_module *cm = module;
+    ckt_status st = cm->n >= 0 ? ckt_runtime_check_arg_sizes(cm->name, cm->sizes, cm->n, p, err) : CKT_OK;
+    if (!st) st = make_current(dev, err);
     if (st) return st;
     CUresult r;
     if (p->dyn_shared_bytes > 48 * 1024 && (r = D.func_set_attribute(fn, FUNC_MAX_DYNAMIC_SHARED, (int)p->dyn_shared_bytes)))

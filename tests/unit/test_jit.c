@@ -212,12 +212,47 @@ static void kernel_arguments_from_the_metadata(void **state)
     }
 }
 
+static void cubin_parameters(void **state)
+{
+    (void)state;
+    ckt_compile_request req = {"sm_90", "extern \"C\" __global__ void six(const float *x, float *y, int n, float a, long long q, char c)"
+                                        " { int i = threadIdx.x; if (i < n) y[i] += a * x[i] + q + c; }", "six", NULL, 0};
+    ckt_binary *b;
+    ckt_error err;
+    if (ckt_compile_ex(NULL, &req, CKT_COMPILE_NO_CACHE, &b, &err) != CKT_OK) {
+        printf("SKIPPED: NVRTC parameter check: %s\n", err.msg);
+        return;
+    }
+    size_t n;
+    const uint8_t *code = ckt_binary_code(b, &n);
+    int64_t sizes[8];
+    int count = -1;
+    assert_int_equal(ckt_cubin_kernel_args(code, n, "six", sizes, 8, &count, &err), CKT_OK);
+    assert_int_equal(count, 6);
+    int64_t want[6] = {8, 8, 4, 4, 8, 1};
+    assert_memory_equal(sizes, want, sizeof want);
+    assert_int_equal(ckt_cubin_kernel_args(code, n, "seven", sizes, 8, &count, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "no section .nv.info.seven"));
+    assert_int_equal(ckt_cubin_kernel_args(code, n, "six", sizes, 3, &count, &err), CKT_EINVAL); /* capacity */
+    uint8_t *m = malloc(n);
+    uint64_t s = 17;
+    for (int trial = 0; trial < 3000; trial++) {
+        memcpy(m, code, n);
+        s = s * 6364136223846793005u + 1442695040888963407u;
+        m[(s >> 20) % n] ^= (uint8_t)(1 + (s >> 56) % 255);
+        count = -1;
+        if (ckt_cubin_kernel_args(m, n, "six", sizes, 8, &count, &err) == CKT_OK) assert_true(count >= 0 && count <= 8);
+    }
+    free(m);
+    ckt_binary_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(requests_are_validated), cmocka_unit_test(cpu_compiles_and_reports),
         cmocka_unit_test(compile_errors_carry_the_log), cmocka_unit_test(amdgpu_metadata_of_a_real_code_object),
-        cmocka_unit_test(kernel_arguments_from_the_metadata),
+        cmocka_unit_test(kernel_arguments_from_the_metadata), cmocka_unit_test(cubin_parameters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
