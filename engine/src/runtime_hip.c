@@ -86,7 +86,7 @@ static ckt_status load_runtime(ckt_error *err)
 static void arch_name(int dev, char *out, size_t cap)
 {
     snprintf(out, cap, "gfx");
-    static unsigned char props[16384];
+    unsigned char props[16384]; /* larger than any hipDeviceProp_t so far */
     memset(props, 0, sizeof props);
     if (H.properties(props, dev)) return;
     for (size_t i = 0; i + 8 < sizeof props; i++) {
