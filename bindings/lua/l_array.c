@@ -399,7 +399,7 @@ ckt_device *ckt_l_checkdevice(lua_State *L, int idx)
 }
 
 /* ckt.device([name]): "cpu", "cuda", "hip" or a target; default: the context's default target */
-static int l_device_open(lua_State *L)
+int ckt_l_device_open(lua_State *L)
 {
     const char *name = lua_isnoneornil(L, 1) ? ckt_context_default_target(ckt_l_context(L)) : NULL;
     if (!name) {
@@ -550,7 +550,7 @@ static int b_tostring(lua_State *L)
 
 /* dev:launch(binary, {grid=, block=, shared=, params={{"ptr","in"}, {"i32","n"}, ...}, args={buf, 10, ...}}) -> ms.
  * The raw launch of a compiled binary; kernels built with ckt.kernel have their own launch. */
-static int d_launch(lua_State *L)
+int ckt_l_device_launch(lua_State *L)
 {
     static const char *const allowed[] = {"grid", "block", "shared", "params", "args", NULL};
     ckt_device *dev = ckt_l_checkdevice(L, 1);
@@ -630,7 +630,7 @@ void ckt_l_open_array(lua_State *L)
     ckt_l_new_class(L, CKT_L_ARRAY, amethods);
     static const luaL_Reg dmethods[] = {
         {"__close", d_close}, {"__gc", d_close}, {"__tostring", d_tostring}, {"close", d_close}, {"name", d_name},
-        {"target", d_target}, {"backend", d_backend}, {"alloc", d_alloc}, {"synchronize", d_sync}, {"launch", d_launch},
+        {"target", d_target}, {"backend", d_backend}, {"alloc", d_alloc}, {"synchronize", d_sync}, {"launch", ckt_l_device_launch},
         {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_DEVICE, dmethods);
     static const luaL_Reg bmethods[] = {
@@ -640,6 +640,6 @@ void ckt_l_open_array(lua_State *L)
     ckt_l_new_class(L, CKT_L_BUFFER, bmethods);
     lua_pushcfunction(L, l_array);
     lua_setfield(L, -2, "array");
-    lua_pushcfunction(L, l_device_open);
+    lua_pushcfunction(L, ckt_l_device_open);
     lua_setfield(L, -2, "device");
 }

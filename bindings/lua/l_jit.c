@@ -27,7 +27,7 @@ void ckt_l_pushbinary(lua_State *L, ckt_binary *b)
 }
 
 /* ckt.compile{target=, source=, name=, options={...}, compile_only=, cache=} -> binary */
-static int l_compile(lua_State *L)
+int ckt_l_compile(lua_State *L)
 {
     static const char *const fn = "compile";
     static const char *const allowed[] = {"target", "source", "name", "options", "compile_only", "cache", NULL};
@@ -139,6 +139,6 @@ void ckt_l_open_jit(lua_State *L)
         {"disassembly", b_disasm}, {"log", b_log}, {"target", b_target}, {"compile_ms", b_ms}, {"compiler", b_compiler},
         {"from_cache", b_from_cache}, {"compile_only", b_compile_only}, {"kernel_name", b_kernel_name}, {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_BINARY, methods);
-    lua_pushcfunction(L, l_compile);
+    lua_pushcfunction(L, ckt_l_compile);
     lua_setfield(L, -2, "compile");
 }

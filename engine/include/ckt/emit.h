@@ -1,0 +1,32 @@
+/* ckt — the one emitter: a kernel IR (ckt/kernel_ir.h) to device source in one of three
+ * dialects. The per-thread index arithmetic is generated once (folded symbolic expressions,
+ * each commented with the layout it came from); dialects differ only in thread ids, barriers,
+ * vector types, the LDS declaration and the kernel signature (and, later, matrix intrinsics).
+ *   HIP C++ (hipRTC: gfx90a, gfx908, ...), CUDA C++ (NVRTC: sm_80, sm_90), C (the CPU target,
+ *   ABI in ckt/jit.h: one call runs one block, barrier-free regions loop over the threads). */
+#ifndef CKT_EMIT_H
+#define CKT_EMIT_H
+
+#include "ckt/error.h"
+#include "ckt/kernel_ir.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { CKT_DIALECT_C, CKT_DIALECT_HIP, CKT_DIALECT_CUDA } ckt_dialect_kind;
+
+/* The dialect of a target name: "cpu", "cpu:<gpu>" -> C; "gfx*" -> HIP; "sm_*" -> CUDA. */
+ckt_status ckt_dialect_for_target(const char *target, ckt_dialect_kind *out, ckt_error *err);
+const char *ckt_dialect_name(ckt_dialect_kind d);
+/* The device prelude the emitter puts at the top of every source of a dialect. */
+const char *ckt_prelude_text(ckt_dialect_kind d);
+
+/* Emit the kernel's source for a target; *source is malloc'ed (free() it). Fails for LDS beyond
+ * the target's capacity, impossible vector widths asked for explicitly, an unfinished kernel. */
+ckt_status ckt_emit(ckt_kernel *k, const char *target, char **source, ckt_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,212 @@
+/* ckt — the kernel builder's IR: parameters, tensors in global / LDS / register memory, tile
+ * windows with block-uniform origins, distributions (which thread holds which element of a
+ * tile), and a flat list of operations (loads, stores, copies, elementwise maps, folds, block
+ * reductions, loops, barriers). A script builds it; the emitter (ckt/emit.h) turns it into
+ * straight-line HIP, CUDA or C source.
+ *
+ * Ownership: ckt_kernel_create allocates, ckt_kernel_destroy frees. Everything else is values
+ * copied into the kernel. Builder calls validate their arguments and return a ckt_status
+ * naming the argument and the reason. */
+#ifndef CKT_KERNEL_IR_H
+#define CKT_KERNEL_IR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ckt/distribution.h"
+#include "ckt/dtype.h"
+#include "ckt/error.h"
+#include "ckt/expr.h"
+#include "ckt/layout.h"
+#include "ckt/runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CKT_K_MAX_RANK 4
+#define CKT_K_MAX_DIGITS 16
+#define CKT_K_MAX_VALUES 256
+#define CKT_K_MAX_PARAMS 32
+#define CKT_K_MAX_BLOCK 1024
+
+typedef enum { CKT_MEM_GLOBAL, CKT_MEM_LDS, CKT_MEM_REG } ckt_memory;
+const char *ckt_memory_name(ckt_memory m);
+ckt_status ckt_memory_parse(const char *s, ckt_memory *out, ckt_error *err);
+
+/* Who holds which element of a tile: thread t (t < threads) holds, as its value v, the element
+ *   coord[d] = sum_i ((t / digit_div[i]) % digit_mod[i]) * coef[i][d] + vcoord[v][d].
+ * Threads >= `threads` take no part. Made from any TV layout (CK encodings, nested layouts,
+ * fragments, make_layout_tv) or from a CK-wrapper thread layout; checked element by element. */
+typedef struct ckt_dist {
+    int rank;
+    int64_t lengths[CKT_K_MAX_RANK];
+    int64_t threads;
+    int ndigits;
+    int64_t digit_div[CKT_K_MAX_DIGITS], digit_mod[CKT_K_MAX_DIGITS];
+    int64_t coef[CKT_K_MAX_DIGITS][CKT_K_MAX_RANK];
+    int64_t nvalues;
+    int64_t vcoord[CKT_K_MAX_VALUES][CKT_K_MAX_RANK];
+    char desc[96];
+} ckt_dist;
+
+/* tv: (thread, value) -> offset in the row-major tile of `lengths` (CK's tv_layout convention). */
+ckt_status ckt_dist_from_tv(const ckt_layout *tv, int rank, const int64_t *lengths, ckt_dist *out, ckt_error *err);
+/* CK wrapper blockwise_copy: thread_layout (rank == tile rank) maps a thread coordinate to the
+ * thread id; each thread moves vectors of `spv` along vector_dim, raked over the tile;
+ * access_order (NULL: 0..rank-1) lists the dims from slowest to fastest value order. */
+ckt_status ckt_dist_from_thread_layout(const ckt_layout *thread_layout, int rank, const int64_t *lengths, int vector_dim,
+                                       int64_t spv, const int *access_order, ckt_dist *out, ckt_error *err);
+/* One thread per block-sized slab: thread t holds `per_thread` consecutive elements of a 1-D tile
+ * starting at t * per_thread (threads = length / per_thread), repeated `repeats` times with a
+ * stride of threads * per_thread. */
+ckt_status ckt_dist_raked_1d(int64_t threads, int64_t per_thread, int64_t repeats, ckt_dist *out, ckt_error *err);
+void ckt_dist_coord(const ckt_dist *d, int64_t tid, int64_t v, int64_t *coord);
+ckt_status ckt_dist_check(const ckt_dist *d, ckt_error *err);
+
+typedef struct ckt_kparam {
+    char name[32];
+    ckt_param_kind kind;
+    ckt_dtype dtype;        /* pointers: the element type */
+    bool specialized;       /* folded to `value` at build time; not part of the signature */
+    int64_t ivalue;
+    double fvalue;
+    int64_t divisor;        /* runtime sizes: a promised divisor (checked at launch) */
+    int64_t align;          /* pointers: promised alignment in bytes (default 16) */
+    ckt_expr_id expr;
+    bool is_const;          /* pointers: only read */
+} ckt_kparam;
+
+typedef struct ckt_ktensor {
+    ckt_memory mem;
+    ckt_dtype dtype;
+    int rank;
+    char name[32];
+    /* global */
+    int param;
+    ckt_expr_id shape[CKT_K_MAX_RANK], stride[CKT_K_MAX_RANK];
+    bool padded;            /* ckt.pad: accesses beyond the shape are masked */
+    /* lds: a static layout of `rank` modes, optionally swizzled, at a byte offset */
+    ckt_layout layout;
+    ckt_swizzle sw;
+    bool swizzled;
+    int64_t lds_offset, cosize;
+    /* register */
+    int dist;               /* -1: a plain per-thread array of nvalues */
+    int64_t nvalues;
+} ckt_ktensor;
+
+typedef struct ckt_kwindow {
+    int tensor;
+    int rank;
+    int64_t lengths[CKT_K_MAX_RANK];
+    ckt_expr_id origin[CKT_K_MAX_RANK]; /* block-uniform variables */
+    ckt_expr_id init[CKT_K_MAX_RANK];
+    int64_t step_divisor[CKT_K_MAX_RANK]; /* gcd of every move step: known at emit time */
+    bool moved_by_runtime;
+} ckt_kwindow;
+
+typedef enum {
+    CKT_OP_SET,          /* var (expr a) = expr b */
+    CKT_OP_ADD,          /* var += expr b */
+    CKT_OP_LOOP,         /* for var in [0, expr b) */
+    CKT_OP_IF,           /* if (expr b) */
+    CKT_OP_END,
+    CKT_OP_SYNC,
+    CKT_OP_LOAD,         /* reg r = window w through reg's distribution */
+    CKT_OP_STORE,        /* window w = reg r */
+    CKT_OP_CLEAR,        /* reg r = fill */
+    CKT_OP_MAP,          /* reg r[v] = expr(inputs[v]) */
+    CKT_OP_FOLD,         /* reg r[0] = op(r[0], inputs[0][all v]) */
+    CKT_OP_BLOCK_REDUCE, /* reg r[0] = op over all threads (every thread gets the result) */
+    CKT_OP_GEMM          /* reserved: blockwise_gemm (MFMA / mma / emulated) */
+} ckt_kop_kind;
+
+typedef enum { CKT_REDUCE_SUM, CKT_REDUCE_MAX, CKT_REDUCE_MIN } ckt_reduce_op;
+
+#define CKT_K_MAX_INPUTS 8
+typedef struct ckt_kop {
+    ckt_kop_kind kind;
+    int w, r;
+    ckt_expr_id a, b;
+    int vector_dim;
+    int64_t spv;          /* 0: choose */
+    float fill;
+    ckt_reduce_op rop;
+    int ninputs;
+    int inputs[CKT_K_MAX_INPUTS];
+    int line;             /* the script line that built it (0: unknown) */
+    char note[96];
+} ckt_kop;
+
+typedef struct ckt_kernel ckt_kernel;
+
+ckt_status ckt_kernel_create(const char *name, int64_t block_threads, ckt_kernel **out, ckt_error *err);
+void ckt_kernel_destroy(ckt_kernel *k);
+const char *ckt_kernel_name(const ckt_kernel *k);
+int64_t ckt_kernel_block(const ckt_kernel *k);
+ckt_expr_pool *ckt_kernel_exprs(ckt_kernel *k);
+/* The script line recorded with the next operations (comments in the source). */
+void ckt_kernel_set_line(ckt_kernel *k, int line);
+
+/* Parameters in signature order. A specialized scalar folds to its value. */
+ckt_status ckt_kernel_param_ptr(ckt_kernel *k, const char *name, ckt_dtype dtype, bool is_const, int64_t align, int *index, ckt_error *err);
+ckt_status ckt_kernel_param_scalar(ckt_kernel *k, const char *name, ckt_param_kind kind, bool specialized, int64_t ivalue,
+                                   double fvalue, int64_t divisor, int *index, ckt_error *err);
+int ckt_kernel_nparams(const ckt_kernel *k);
+const ckt_kparam *ckt_kernel_param(const ckt_kernel *k, int i);
+/* The launch signature: the non-specialized parameters, in order; returns the count. */
+int ckt_kernel_signature(const ckt_kernel *k, ckt_param *sig, int cap);
+
+ckt_status ckt_kernel_global(ckt_kernel *k, int param, ckt_dtype dtype, int rank, const ckt_expr_id *shape,
+                             const ckt_expr_id *stride, bool padded, int *tensor, ckt_error *err);
+ckt_status ckt_kernel_lds(ckt_kernel *k, ckt_dtype dtype, const ckt_layout *layout, const ckt_swizzle *sw /* may be NULL */,
+                          int *tensor, ckt_error *err);
+ckt_status ckt_kernel_registers(ckt_kernel *k, ckt_dtype dtype, int dist /* -1: plain */, int64_t nvalues, int *tensor, ckt_error *err);
+ckt_status ckt_kernel_add_dist(ckt_kernel *k, const ckt_dist *d, int *index, ckt_error *err);
+const ckt_dist *ckt_kernel_dist(const ckt_kernel *k, int i);
+const ckt_ktensor *ckt_kernel_tensor(const ckt_kernel *k, int i);
+const ckt_kwindow *ckt_kernel_window(const ckt_kernel *k, int i);
+int64_t ckt_kernel_lds_bytes(const ckt_kernel *k);
+/* Byte offset in LDS of the block reductions' scratch (block x 4 bytes); -1 when none. */
+int64_t ckt_kernel_reduce_scratch(const ckt_kernel *k);
+
+ckt_status ckt_kernel_window_make(ckt_kernel *k, int tensor, int rank, const int64_t *lengths, const ckt_expr_id *origin,
+                                  int *window, ckt_error *err);
+ckt_status ckt_kernel_move(ckt_kernel *k, int window, const ckt_expr_id *step, ckt_error *err);
+
+/* Block-uniform variables, loops, branches, barriers. */
+ckt_status ckt_kernel_var(ckt_kernel *k, const char *name, ckt_expr_id init, ckt_expr_id *var, ckt_error *err);
+ckt_status ckt_kernel_loop(ckt_kernel *k, ckt_expr_id trip, ckt_expr_id *var, ckt_error *err);
+ckt_status ckt_kernel_if(ckt_kernel *k, ckt_expr_id cond, ckt_error *err);
+ckt_status ckt_kernel_end(ckt_kernel *k, ckt_error *err);
+ckt_status ckt_kernel_sync(ckt_kernel *k, ckt_error *err);
+
+/* Data movement and compute. spv 0 chooses the widest legal vector; vector_dim -1: the last dim. */
+ckt_status ckt_kernel_load(ckt_kernel *k, int window, int dist, int vector_dim, int64_t spv, float fill, int *reg, ckt_error *err);
+ckt_status ckt_kernel_store(ckt_kernel *k, int window, int reg, int vector_dim, int64_t spv, ckt_error *err);
+ckt_status ckt_kernel_clear(ckt_kernel *k, int reg, float value, ckt_error *err);
+/* out[v] = expr over inputs[i][v] (CKT_E_INPUT slot i); inputs share one distribution. */
+ckt_status ckt_kernel_map(ckt_kernel *k, int ninputs, const int *inputs, ckt_expr_id expr, ckt_dtype out_dtype, int *reg,
+                          ckt_error *err);
+ckt_status ckt_kernel_fold(ckt_kernel *k, int acc, int src, ckt_reduce_op op, ckt_error *err);
+ckt_status ckt_kernel_block_reduce(ckt_kernel *k, int acc, ckt_reduce_op op, ckt_error *err);
+ckt_status ckt_reduce_parse(const char *s, ckt_reduce_op *out, ckt_error *err);
+
+int ckt_kernel_nops(const ckt_kernel *k);
+const ckt_kop *ckt_kernel_op(const ckt_kernel *k, int i);
+int ckt_kernel_ntensors(const ckt_kernel *k);
+int ckt_kernel_nwindows(const ckt_kernel *k);
+
+/* Runtime conditions a launch must meet (unpadded windows over runtime sizes): each is an
+ * expression over the parameters that must evaluate to 0, with its explanation. */
+ckt_status ckt_kernel_check_launch(const ckt_kernel *k, const int64_t *param_values /* by parameter index */, ckt_error *err);
+
+/* Finish building: loops and branches closed, facts of window origins settled. Called by the
+ * emitter; idempotent. */
+ckt_status ckt_kernel_finish(ckt_kernel *k, ckt_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

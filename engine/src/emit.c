@@ -1,0 +1,809 @@
+/* The one emitter (see ckt/emit.h): walks the kernel IR once and writes source whose
+ * per-thread index arithmetic is the same for every dialect. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ckt/checked.h"
+#include "ckt/target.h"
+#include "ckt/ckt.h"
+#include "emit_internal.h"
+
+typedef struct ckt_embedded_file {
+    const char *name;
+    const char *text;
+    size_t length;
+} ckt_embedded_file;
+extern const ckt_embedded_file ckt_embedded_preludes[];
+
+/* ---------------------------------------------------------------- strings */
+
+void ckt_sb_printf(ckt_sb *s, const char *fmt, ...)
+{
+    if (s->oom) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        size_t room = s->cap - s->len;
+        int k = vsnprintf(s->buf ? s->buf + s->len : NULL, s->buf ? room : 0, fmt, ap);
+        va_end(ap);
+        if (k < 0) { s->oom = true; return; }
+        if (s->buf && (size_t)k < room) { s->len += (size_t)k; return; }
+        size_t cap = s->cap ? s->cap : 4096;
+        while (cap < s->len + (size_t)k + 1) cap *= 2;
+        char *nb = realloc(s->buf, cap);
+        if (!nb) { s->oom = true; return; }
+        s->buf = nb;
+        s->cap = cap;
+    }
+}
+
+static const char *prelude_file(const char *name)
+{
+    for (const ckt_embedded_file *f = ckt_embedded_preludes; f->name; f++)
+        if (!strcmp(f->name, name)) return f->text;
+    return "";
+}
+
+ckt_status ckt_dialect_for_target(const char *target, ckt_dialect_kind *out, ckt_error *err)
+{
+    if (!target || !out) return ckt_fail(err, CKT_EINVAL, "target: NULL");
+    if (!strcmp(target, "cpu") || !strncmp(target, "cpu:", 4)) *out = CKT_DIALECT_C;
+    else if (!strncmp(target, "gfx", 3)) *out = CKT_DIALECT_HIP;
+    else if (!strncmp(target, "sm_", 3)) *out = CKT_DIALECT_CUDA;
+    else return ckt_fail(err, CKT_EINVAL, "target '%s' is not one of cpu, cpu:<gpu>, gfx90a, gfx908, sm_80, sm_90", target);
+    return CKT_OK;
+}
+
+static const ckt_dialect *dialect_of(ckt_dialect_kind d)
+{
+    return d == CKT_DIALECT_HIP ? &ckt_dialect_hip : d == CKT_DIALECT_CUDA ? &ckt_dialect_cuda : &ckt_dialect_c;
+}
+
+const char *ckt_dialect_name(ckt_dialect_kind d) { return dialect_of(d)->name; }
+
+const char *ckt_prelude_text(ckt_dialect_kind d) { return prelude_file(dialect_of(d)->prelude); }
+
+const char *ckt_emit_ctype(ckt_dtype t)
+{
+    switch (t) {
+    case CKT_F32: return "float";
+    case CKT_F16: case CKT_BF16: return "ckt_u16";
+    case CKT_I32: return "ckt_i32";
+    case CKT_I8: return "ckt_i8";
+    case CKT_U8: return "ckt_u8";
+    case CKT_I64: return "ckt_i64";
+    case CKT_F64: return "double";
+    }
+    return "void";
+}
+
+const char *ckt_emit_param_ctype(ckt_param_kind k)
+{
+    switch (k) {
+    case CKT_PARAM_I32: return "ckt_i32";
+    case CKT_PARAM_I64: return "ckt_i64";
+    case CKT_PARAM_F32: return "float";
+    default: return "void *";
+    }
+}
+
+void ckt_emit_param_comment(ckt_sb *s, const ckt_kernel *k)
+{
+    for (int i = 0; i < ckt_kernel_nparams(k); i++) {
+        const ckt_kparam *p = ckt_kernel_param(k, i);
+        if (!p->specialized) continue;
+        if (p->kind == CKT_PARAM_F32) ckt_sb_printf(s, "/* %s = %.9g (specialized at build time) */\n", p->name, p->fvalue);
+        else ckt_sb_printf(s, "/* %s = %lld (specialized at build time) */\n", p->name, (long long)p->ivalue);
+    }
+}
+
+static const char *field(ckt_dtype t)
+{
+    switch (t) {
+    case CKT_F32: return "f32";
+    case CKT_F16: case CKT_BF16: return "u16";
+    case CKT_I32: return "i32";
+    case CKT_I8: return "i8";
+    case CKT_U8: return "u8";
+    default: return "b";
+    }
+}
+
+/* ---------------------------------------------------------------- the walk */
+
+enum { SCOPE_LOOP, SCOPE_UIF, SCOPE_DIF };
+
+typedef struct em {
+    ckt_sb *s;
+    ckt_kernel *k;
+    ckt_expr_pool *ex;
+    const ckt_dialect *dl;
+    int ind;
+    bool in_tid;
+    int scope[64], depth;
+    int64_t block;
+    ckt_error *err;
+    ckt_status st;
+} em;
+
+static void line(em *e, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void line(em *e, const char *fmt, ...)
+{
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    ckt_sb_printf(e->s, "%*s%s\n", e->ind * 4, "", buf);
+}
+
+/* an expression as a string the caller frees */
+static char *estr(em *e, ckt_expr_id id, const char *const *inputs)
+{
+    int n = ckt_expr_print(e->ex, id, NULL, 0, inputs);
+    char *b = malloc((size_t)n + 1);
+    if (!b) { e->s->oom = true; return NULL; }
+    ckt_expr_print(e->ex, id, b, (size_t)n + 1, inputs);
+    return b;
+}
+
+static void thread_open(em *e)
+{
+    if (!e->dl->thread_loops || e->in_tid) return;
+    line(e, "for (int tid = 0; tid < %lld; ++tid) {", (long long)e->block);
+    e->ind++;
+    e->in_tid = true;
+}
+
+static void thread_close(em *e)
+{
+    if (!e->in_tid) return;
+    e->ind--;
+    line(e, "}");
+    e->in_tid = false;
+}
+
+static void barrier(em *e, const char *why)
+{
+    if (e->dl->thread_loops) {
+        thread_close(e);
+        line(e, "/* barrier (%s): the thread loops run one after the other */", why);
+    } else {
+        line(e, "%s /* %s */", e->dl->barrier, why);
+    }
+}
+
+static char *reg(em *e, const ckt_ktensor *t, int64_t v, char *buf, size_t cap)
+{
+    if (e->dl->thread_loops) snprintf(buf, cap, "%s[tid][%lld]", t->name, (long long)v);
+    else snprintf(buf, cap, "%s[%lld]", t->name, (long long)v);
+    return buf;
+}
+
+/* value conversions through f32 (exact for the float formats) */
+static void to_f32(ckt_dtype t, const char *x, char *out, size_t cap)
+{
+    switch (t) {
+    case CKT_F16: snprintf(out, cap, "ckt_f16_to_f32(%s)", x); break;
+    case CKT_BF16: snprintf(out, cap, "ckt_bf16_to_f32(%s)", x); break;
+    case CKT_F32: snprintf(out, cap, "%s", x); break;
+    default: snprintf(out, cap, "(float)%s", x); break;
+    }
+}
+
+static void from_f32(ckt_dtype t, const char *x, char *out, size_t cap)
+{
+    switch (t) {
+    case CKT_F16: snprintf(out, cap, "ckt_f32_to_f16(%s)", x); break;
+    case CKT_BF16: snprintf(out, cap, "ckt_f32_to_bf16(%s)", x); break;
+    case CKT_F32: snprintf(out, cap, "%s", x); break;
+    default: snprintf(out, cap, "(%s)(%s)", ckt_emit_ctype(t), x); break;
+    }
+}
+
+static void convert(ckt_dtype to, ckt_dtype from, const char *x, char *out, size_t cap)
+{
+    if (to == from) { snprintf(out, cap, "%s", x); return; }
+    bool fi = from == CKT_I32 || from == CKT_I8 || from == CKT_U8, ti = to == CKT_I32 || to == CKT_I8 || to == CKT_U8;
+    if (fi && ti) { snprintf(out, cap, "(%s)%s", ckt_emit_ctype(to), x); return; }
+    char mid[512];
+    to_f32(from, x, mid, sizeof mid);
+    from_f32(to, mid, out, cap);
+}
+
+static void literal(ckt_dtype t, float v, char *out, size_t cap)
+{
+    switch (t) {
+    case CKT_F16: snprintf(out, cap, "0x%04x", ckt_f32_to_f16(v)); break;
+    case CKT_BF16: snprintf(out, cap, "0x%04x", ckt_f32_to_bf16(v)); break;
+    case CKT_F32:
+        if (isnan(v)) snprintf(out, cap, "CKT_NAN");
+        else if (isinf(v)) snprintf(out, cap, v > 0 ? "CKT_INF" : "(-CKT_INF)");
+        else {
+            snprintf(out, cap, "%.9g", (double)v);
+            if (!strpbrk(out, ".en")) strncat(out, ".0", cap - strlen(out) - 1);
+            strncat(out, "f", cap - strlen(out) - 1);
+        }
+        break;
+    default: snprintf(out, cap, "%lld", (long long)(isfinite(v) ? v : 0)); break;
+    }
+}
+
+/* ---------------------------------------------------------------- accesses */
+
+typedef struct access {
+    const ckt_kwindow *w;
+    const ckt_ktensor *t;
+    const ckt_ktensor *r;
+    const ckt_dist *d;
+    int rank, vd;
+    int64_t esz;
+    ckt_expr_id thr[CKT_K_MAX_RANK]; /* thread part of each coordinate */
+    ckt_expr_id idx[CKT_K_MAX_RANK]; /* i_d: origin + thread part (a named per-access variable) */
+    int64_t group[CKT_K_MAX_VALUES]; /* value -> first value of its vector (-1: not a first) */
+    int64_t order[CKT_K_MAX_VALUES]; /* value -> position in its vector */
+} access;
+
+static ckt_expr_id thread_part(ckt_expr_pool *ex, const ckt_dist *d, int dim)
+{
+    ckt_expr_id acc = ckt_expr_int(ex, 0), tid = ckt_expr_tid(ex);
+    for (int i = 0; i < d->ndigits; i++) {
+        if (!d->coef[i][dim]) continue;
+        ckt_expr_id digit = ckt_expr_binary(ex, CKT_E_DIV, tid, ckt_expr_int(ex, d->digit_div[i]));
+        /* threads >= d->threads are masked off, so the top digit needs no remainder */
+        int64_t top = (d->threads - 1) / d->digit_div[i];
+        if (top >= d->digit_mod[i]) digit = ckt_expr_binary(ex, CKT_E_MOD, digit, ckt_expr_int(ex, d->digit_mod[i]));
+        acc = ckt_expr_add(ex, acc, ckt_expr_mulc(ex, digit, d->coef[i][dim]));
+    }
+    return acc;
+}
+
+/* The coordinate of dim `dim` of value v (plus j along the vector dim). */
+static ckt_expr_id coord(em *e, const access *a, int dim, int64_t v)
+{
+    return ckt_expr_addc(e->ex, a->idx[dim], a->d->vcoord[v][dim]);
+}
+
+/* Element offset inside the tensor (LDS: before the swizzle) of a coordinate list. */
+static ckt_expr_id offset_of(em *e, const access *a, const ckt_expr_id *c)
+{
+    ckt_expr_pool *ex = e->ex;
+    ckt_expr_id off = ckt_expr_int(ex, 0);
+    if (a->t->mem == CKT_MEM_GLOBAL) {
+        for (int d = 0; d < a->rank; d++) off = ckt_expr_add(ex, off, ckt_expr_mul(ex, c[d], a->t->stride[d]));
+        return off;
+    }
+    for (int d = 0; d < a->rank; d++) {
+        ckt_layout m;
+        ckt_error err;
+        if (ckt_layout_mode(&a->t->layout, d, &m, &err)) return CKT_EXPR_NONE;
+        int64_t shp[CKT_TUPLE_NODES], str[CKT_TUPLE_NODES];
+        int n = ckt_tuple_flatten(&m.shape, shp, CKT_TUPLE_NODES);
+        ckt_tuple_flatten(&m.stride, str, CKT_TUPLE_NODES);
+        int64_t div = 1;
+        for (int i = 0; i < n; i++) {
+            ckt_expr_id digit = ckt_expr_binary(ex, CKT_E_DIV, c[d], ckt_expr_int(ex, div));
+            if (i < n - 1) digit = ckt_expr_binary(ex, CKT_E_MOD, digit, ckt_expr_int(ex, shp[i]));
+            off = ckt_expr_add(ex, off, ckt_expr_mulc(ex, digit, str[i]));
+            div *= shp[i];
+        }
+    }
+    return off;
+}
+
+static ckt_expr_id swizzled(em *e, const ckt_ktensor *t, ckt_expr_id off)
+{
+    if (!t->swizzled) return off;
+    ckt_expr_pool *ex = e->ex;
+    ckt_swizzle sw = t->sw;
+    int64_t mask = (((int64_t)1 << sw.b) - 1) << (sw.m + (sw.s > 0 ? sw.s : 0));
+    ckt_expr_id bits = ckt_expr_binary(ex, CKT_E_AND, off, ckt_expr_int(ex, mask));
+    bits = ckt_expr_binary(ex, sw.s >= 0 ? CKT_E_SHR : CKT_E_SHL, bits, ckt_expr_int(ex, sw.s >= 0 ? sw.s : -sw.s));
+    return ckt_expr_binary(ex, CKT_E_XOR, off, bits);
+}
+
+static ckt_expr_id group_offset(em *e, const access *a, int64_t v, int64_t j)
+{
+    ckt_expr_id c[CKT_K_MAX_RANK];
+    for (int d = 0; d < a->rank; d++) c[d] = coord(e, a, d, v);
+    if (j) c[a->vd] = ckt_expr_addc(e->ex, c[a->vd], j);
+    return offset_of(e, a, c);
+}
+
+/* The predicate of a padded global access: every coordinate inside the shape. */
+static ckt_expr_id in_bounds(em *e, const access *a, int64_t v)
+{
+    ckt_expr_id m = ckt_expr_int(e->ex, 1);
+    if (a->t->mem != CKT_MEM_GLOBAL || !a->t->padded) return m;
+    for (int d = 0; d < a->rank; d++) m = ckt_expr_binary(e->ex, CKT_E_LAND, m, ckt_expr_binary(e->ex, CKT_E_LT, coord(e, a, d, v), a->t->shape[d]));
+    return m;
+}
+
+/* Can the access move `s` elements per vector? NULL when yes, else why not. */
+static const char *vector_blocker(em *e, access *a, int64_t s, char *why, size_t cap)
+{
+    const ckt_dist *d = a->d;
+    int vd = a->vd;
+    if (s * a->esz > 16) { snprintf(why, cap, "%lld x %lld bytes exceed a 16-byte access", (long long)s, (long long)a->esz); return why; }
+    if (s * a->esz < 4) { snprintf(why, cap, "%lld x %lld bytes is narrower than a 4-byte access", (long long)s, (long long)a->esz); return why; }
+    /* runs of s values along the vector dim, starting at multiples of s */
+    bool taken[CKT_K_MAX_VALUES] = {false};
+    for (int64_t v = 0; v < d->nvalues; v++) {
+        if (taken[v]) continue;
+        if (d->vcoord[v][vd] % s) {
+            snprintf(why, cap, "value %lld of the distribution starts at %lld along dim %d, not a multiple of %lld", (long long)v, (long long)d->vcoord[v][vd], vd, (long long)s);
+            return why;
+        }
+        a->group[v] = v;
+        a->order[v] = 0;
+        taken[v] = true;
+        for (int64_t j = 1; j < s; j++) {
+            int64_t found = -1;
+            for (int64_t u = 0; u < d->nvalues && found < 0; u++) {
+                if (taken[u]) continue;
+                bool same = true;
+                for (int r = 0; r < a->rank; r++) same = same && d->vcoord[u][r] == d->vcoord[v][r] + (r == vd ? j : 0);
+                if (same) found = u;
+            }
+            if (found < 0) {
+                snprintf(why, cap, "the distribution gives no thread %lld consecutive elements along dim %d", (long long)s, vd);
+                return why;
+            }
+            taken[found] = true;
+            a->group[found] = -1;
+            a->order[found] = j;
+        }
+    }
+    if (ckt_expr_divisor(e->ex, a->idx[vd]) % s) {
+        snprintf(why, cap, "the window origin plus the thread offset along dim %d is not known to be a multiple of %lld", vd, (long long)s);
+        return why;
+    }
+    if (a->t->mem == CKT_MEM_GLOBAL) {
+        const ckt_kparam *p = ckt_kernel_param(e->k, a->t->param);
+        if (p->align < s * a->esz) {
+            snprintf(why, cap, "pointer '%s' is only promised %lld-byte alignment", p->name, (long long)p->align);
+            return why;
+        }
+        if (a->t->padded) {
+            int64_t lo, hi, slo, shi;
+            ckt_expr_range(e->ex, a->idx[vd], &lo, &hi);
+            ckt_expr_range(e->ex, a->t->shape[vd], &slo, &shi);
+            if (!(hi != INT64_MAX && hi + d->lengths[vd] <= slo) && ckt_expr_divisor(e->ex, a->t->shape[vd]) % s) {
+                char *sh = estr(e, a->t->shape[vd], NULL);
+                snprintf(why, cap, "dim %d of '%s' is padded and its extent %s is not known to be a multiple of %lld", vd, a->t->name, sh ? sh : "?", (long long)s);
+                free(sh);
+                return why;
+            }
+        }
+    } else if (a->t->swizzled && ((int64_t)1 << a->t->sw.m) < s) {
+        snprintf(why, cap, "the swizzle Sw<%d,%d,%d> keeps only %lld contiguous elements", a->t->sw.b, a->t->sw.m, a->t->sw.s, (long long)1 << a->t->sw.m);
+        return why;
+    }
+    /* contiguous in memory and aligned: offsets of j = 0..s-1 differ by exactly j */
+    for (int64_t v = 0; v < d->nvalues; v++) {
+        if (a->group[v] != v) continue;
+        ckt_expr_id o0 = group_offset(e, a, v, 0);
+        int64_t tensor_div = a->t->mem == CKT_MEM_LDS ? (a->t->lds_offset / a->esz) : 0;
+        if (ckt_gcd(ckt_expr_divisor(e->ex, o0), tensor_div) % s) {
+            char *o = estr(e, o0, NULL);
+            snprintf(why, cap, "the offset %s is not known to be a multiple of %lld (a runtime stride: specialize it or promise multiple_of)", o ? o : "?", (long long)s);
+            free(o);
+            return why;
+        }
+        for (int64_t j = 1; j < s; j++) {
+            ckt_expr_id diff = ckt_expr_binary(e->ex, CKT_E_SUB, group_offset(e, a, v, j), o0);
+            int64_t c;
+            if (!ckt_expr_is_const(e->ex, diff, &c) || c != j) {
+                snprintf(why, cap, "elements along dim %d are not contiguous in '%s' (stride is not 1)", vd, a->t->name);
+                return why;
+            }
+        }
+    }
+    return NULL;
+}
+
+static ckt_status plan(em *e, access *a, const ckt_kop *op, int64_t *spv, char *note, size_t cap)
+{
+    char why[256];
+    int64_t maxv = 16 / a->esz;
+    note[0] = 0;
+    if (op->spv > 0) {
+        if (op->spv > 1 && vector_blocker(e, a, op->spv, why, sizeof why))
+            return ckt_fail(e->err, CKT_EINVAL, "%s: scalar_per_vector %lld is impossible: %s", op->kind == CKT_OP_LOAD ? "load" : "store", (long long)op->spv, why);
+        *spv = op->spv;
+        if (op->spv == 1)
+            for (int64_t v = 0; v < a->d->nvalues; v++) { a->group[v] = v; a->order[v] = 0; }
+        return CKT_OK;
+    }
+    for (int64_t s = maxv; s > 1; s /= 2) {
+        if (!vector_blocker(e, a, s, why, sizeof why)) {
+            *spv = s;
+            return CKT_OK;
+        }
+        if (s == maxv) snprintf(note, cap, "%lld-wide vectors impossible: %s", (long long)s, why);
+    }
+    for (int64_t v = 0; v < a->d->nvalues; v++) { a->group[v] = v; a->order[v] = 0; }
+    *spv = 1;
+    return CKT_OK;
+}
+
+static void describe_tensor(em *e, const ckt_ktensor *t, char *buf, size_t cap)
+{
+    if (t->mem == CKT_MEM_LDS) {
+        char l[160];
+        ckt_layout_to_string(&t->layout, l, sizeof l);
+        if (t->swizzled) snprintf(buf, cap, "LDS %s %s o Sw<%d,%d,%d>", t->name, l, t->sw.b, t->sw.m, t->sw.s);
+        else snprintf(buf, cap, "LDS %s %s", t->name, l);
+        return;
+    }
+    size_t n = (size_t)snprintf(buf, cap, "global %s (", t->name);
+    for (int d = 0; d < t->rank && n < cap; d++) {
+        char *x = estr(e, t->shape[d], NULL);
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s", d ? "," : "", x ? x : "?");
+        free(x);
+    }
+    if (n < cap) n += (size_t)snprintf(buf + n, cap - n, "):(");
+    for (int d = 0; d < t->rank && n < cap; d++) {
+        char *x = estr(e, t->stride[d], NULL);
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s", d ? "," : "", x ? x : "?");
+        free(x);
+    }
+    if (n < cap) snprintf(buf + n, cap - n, ")%s", t->padded ? " padded" : "");
+}
+
+static void emit_access(em *e, const ckt_kop *op)
+{
+    bool load = op->kind == CKT_OP_LOAD;
+    access a;
+    memset(&a, 0, sizeof a);
+    a.w = ckt_kernel_window(e->k, op->w);
+    a.t = ckt_kernel_tensor(e->k, a.w->tensor);
+    a.r = ckt_kernel_tensor(e->k, op->r);
+    a.d = ckt_kernel_dist(e->k, a.r->dist);
+    a.rank = a.w->rank;
+    a.vd = op->vector_dim < 0 ? a.rank - 1 : op->vector_dim;
+    a.esz = (int64_t)ckt_dtype_size(a.t->dtype);
+    ckt_expr_pool *ex = e->ex;
+    for (int d = 0; d < a.rank; d++) {
+        a.thr[d] = thread_part(ex, a.d, d);
+        ckt_expr_id full = ckt_expr_add(ex, a.w->origin[d], a.thr[d]);
+        int64_t lo, hi;
+        ckt_expr_range(ex, full, &lo, &hi);
+        char name[8];
+        snprintf(name, sizeof name, "i%d", d);
+        a.idx[d] = ckt_expr_var(ex, name, lo, hi, ckt_expr_divisor(ex, full));
+    }
+    if (ckt_expr_pool_status(ex, e->err)) { e->st = e->err->status; return; }
+    int64_t spv = 1;
+    char note[300];
+    if ((e->st = plan(e, &a, op, &spv, note, sizeof note))) return;
+    char desc[400];
+    describe_tensor(e, a.t, desc, sizeof desc);
+    thread_open(e);
+    if (op->line) line(e, "/* line %d: %s %s window [%lld%s%lld%s%s] */", op->line, load ? "load from" : "store to", desc, (long long)a.w->lengths[0],
+                       a.rank > 1 ? "x" : "", a.rank > 1 ? (long long)a.w->lengths[1] : 0LL, a.rank > 2 ? "x..." : "", "");
+    else line(e, "/* %s %s */", load ? "load from" : "store to", desc);
+    line(e, "/*   threads: %s; %lld-element accesses along dim %d%s%s */", a.d->desc, (long long)spv, a.vd, note[0] ? "; " : "", note);
+    if (a.d->threads < e->block) line(e, "if (tid < %lld) {", (long long)a.d->threads);
+    else line(e, "{");
+    e->ind++;
+    for (int d = 0; d < a.rank; d++) {
+        ckt_expr_id full = ckt_expr_add(ex, a.w->origin[d], a.thr[d]);
+        char *x = estr(e, full, NULL);
+        line(e, "const ckt_i64 i%d = %s;", d, x ? x : "0");
+        free(x);
+    }
+    const char *ptr = a.t->name;
+    const char *fld = field(a.t->dtype);
+    int64_t bytes = spv * a.esz;
+    char r[64], cv[600], fill[48];
+    literal(a.r->dtype, op->fill, fill, sizeof fill);
+    for (int64_t v = 0; v < a.d->nvalues; v++) {
+        if (a.group[v] != v) continue;
+        ckt_expr_id off = group_offset(e, &a, v, 0);
+        if (a.t->mem == CKT_MEM_LDS) off = swizzled(e, a.t, off);
+        ckt_expr_id mask = in_bounds(e, &a, v);
+        int64_t always;
+        bool masked = !(ckt_expr_is_const(ex, mask, &always) && always);
+        char *os = estr(e, off, NULL), *ms = masked ? estr(e, mask, NULL) : NULL;
+        if (!os || (masked && !ms)) { free(os); free(ms); e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory"); return; }
+        int64_t members[16];
+        for (int64_t u = 0; u < a.d->nvalues; u++)
+            if (u == v || (a.group[u] < 0 && spv > 1)) {
+                /* members of this vector: values whose run starts at v */
+                bool mine = u == v;
+                if (!mine) {
+                    bool same = true;
+                    for (int rr = 0; rr < a.rank; rr++) same = same && a.d->vcoord[u][rr] == a.d->vcoord[v][rr] + (rr == a.vd ? a.order[u] : 0);
+                    mine = same;
+                }
+                if (mine) members[a.order[u]] = u;
+            }
+        if (spv == 1) {
+            reg(e, a.r, v, r, sizeof r);
+            if (load) {
+                if (masked) line(e, "%s = (%s) ? %s[%s] : %s;", r, ms, ptr, os, fill);
+                else line(e, "%s = %s[%s];", r, ptr, os);
+            } else {
+                convert(a.t->dtype, a.r->dtype, r, cv, sizeof cv);
+                if (masked) line(e, "if (%s) %s[%s] = %s;", ms, ptr, os, cv);
+                else line(e, "%s[%s] = %s;", ptr, os, cv);
+            }
+        } else {
+            if (masked) line(e, "if (%s) {", ms);
+            else line(e, "{");
+            e->ind++;
+            line(e, "ckt_v%lld v;", (long long)bytes);
+            if (load) {
+                line(e, "CKT_LD%lld(v, %s + %s);", (long long)bytes, ptr, os);
+                for (int64_t j = 0; j < spv; j++) {
+                    char src[64];
+                    snprintf(src, sizeof src, "v.%s[%lld]", fld, (long long)j);
+                    convert(a.r->dtype, a.t->dtype, src, cv, sizeof cv);
+                    line(e, "%s = %s;", reg(e, a.r, members[j], r, sizeof r), cv);
+                }
+            } else {
+                for (int64_t j = 0; j < spv; j++) {
+                    convert(a.t->dtype, a.r->dtype, reg(e, a.r, members[j], r, sizeof r), cv, sizeof cv);
+                    line(e, "v.%s[%lld] = %s;", fld, (long long)j, cv);
+                }
+                line(e, "CKT_ST%lld(%s + %s, v);", (long long)bytes, ptr, os);
+            }
+            e->ind--;
+            if (masked && load) {
+                line(e, "} else {");
+                e->ind++;
+                for (int64_t j = 0; j < spv; j++) line(e, "%s = %s;", reg(e, a.r, members[j], r, sizeof r), fill);
+                e->ind--;
+            }
+            line(e, "}");
+        }
+        free(os);
+        free(ms);
+    }
+    e->ind--;
+    line(e, "}");
+}
+
+/* ---------------------------------------------------------------- compute */
+
+static void emit_clear(em *e, const ckt_kop *op)
+{
+    const ckt_ktensor *t = ckt_kernel_tensor(e->k, op->r);
+    char r[64], lit[48];
+    literal(t->dtype, op->fill, lit, sizeof lit);
+    thread_open(e);
+    line(e, "/* clear %s */", t->name);
+    for (int64_t v = 0; v < t->nvalues; v++) line(e, "%s = %s;", reg(e, t, v, r, sizeof r), lit);
+}
+
+static void emit_map(em *e, const ckt_kop *op)
+{
+    const ckt_ktensor *out = ckt_kernel_tensor(e->k, op->r);
+    thread_open(e);
+    char *shown = estr(e, op->b, NULL);
+    line(e, "/* %s = map(%s) over %lld values */", out->name, shown ? shown : "?", (long long)out->nvalues);
+    free(shown);
+    char names[CKT_K_MAX_INPUTS][128];
+    const char *ptrs[CKT_K_MAX_INPUTS];
+    for (int64_t v = 0; v < out->nvalues; v++) {
+        for (int i = 0; i < op->ninputs; i++) {
+            const ckt_ktensor *in = ckt_kernel_tensor(e->k, op->inputs[i]);
+            char r[64];
+            to_f32(in->dtype, reg(e, in, v, r, sizeof r), names[i], sizeof names[i]);
+            ptrs[i] = names[i];
+        }
+        char *x = estr(e, op->b, ptrs);
+        if (!x) return;
+        size_t n = strlen(x) + 64;
+        char *y = malloc(n), *z = malloc(n + 64);
+        if (y && z) {
+            if (ckt_expr_type_of(e->ex, op->b) == CKT_T_F32) snprintf(y, n, "%s", x);
+            else snprintf(y, n, "(float)(%s)", x);
+            from_f32(out->dtype, y, z, n + 64);
+            char r[64];
+            line(e, "%s = %s;", reg(e, out, v, r, sizeof r), z);
+        } else {
+            e->s->oom = true;
+        }
+        free(x);
+        free(y);
+        free(z);
+    }
+}
+
+static const char *combine(ckt_reduce_op op, const char *a, const char *b, char *out, size_t cap)
+{
+    if (op == CKT_REDUCE_SUM) snprintf(out, cap, "%s + %s", a, b);
+    else snprintf(out, cap, "%s(%s, %s)", op == CKT_REDUCE_MAX ? "fmaxf" : "fminf", a, b);
+    return out;
+}
+
+static void emit_fold(em *e, const ckt_kop *op)
+{
+    const ckt_ktensor *acc = ckt_kernel_tensor(e->k, op->r), *src = ckt_kernel_tensor(e->k, op->inputs[0]);
+    thread_open(e);
+    line(e, "/* %s = %s over the %lld values of %s */", acc->name, op->rop == CKT_REDUCE_SUM ? "sum" : op->rop == CKT_REDUCE_MAX ? "max" : "min",
+         (long long)src->nvalues, src->name);
+    char a[64], s[64], af[128], sf[128], c[400], out[600];
+    reg(e, acc, 0, a, sizeof a);
+    for (int64_t v = 0; v < src->nvalues; v++) {
+        to_f32(acc->dtype, a, af, sizeof af);
+        to_f32(src->dtype, reg(e, src, v, s, sizeof s), sf, sizeof sf);
+        combine(op->rop, af, sf, c, sizeof c);
+        from_f32(acc->dtype, c, out, sizeof out);
+        line(e, "%s = %s;", a, out);
+    }
+}
+
+static void emit_block_reduce(em *e, const ckt_kop *op)
+{
+    const ckt_ktensor *acc = ckt_kernel_tensor(e->k, op->r);
+    int64_t scratch = ckt_kernel_reduce_scratch(e->k), B = e->block, P = 1;
+    while (P * 2 <= B) P *= 2;
+    char a[64], af[128], c[400], out[600];
+    reg(e, acc, 0, a, sizeof a);
+    to_f32(acc->dtype, a, af, sizeof af);
+    thread_close(e);
+    line(e, "/* block_reduce(%s): a tree over LDS scratch at byte %lld */", acc->name, (long long)scratch);
+    thread_open(e);
+    line(e, "ckt_red[tid] = %s;", af);
+    barrier(e, "block_reduce: partials written");
+    if (P < B) {
+        thread_open(e);
+        char rhs[64];
+        snprintf(rhs, sizeof rhs, "ckt_red[tid + %lld]", (long long)P);
+        line(e, "if (tid < %lld) ckt_red[tid] = %s;", (long long)(B - P), combine(op->rop, "ckt_red[tid]", rhs, c, sizeof c));
+        barrier(e, "block_reduce: tail folded");
+    }
+    for (int64_t s = P / 2; s >= 1; s /= 2) {
+        char rhs[64];
+        snprintf(rhs, sizeof rhs, "ckt_red[tid + %lld]", (long long)s);
+        thread_open(e);
+        line(e, "if (tid < %lld) ckt_red[tid] = %s;", (long long)s, combine(op->rop, "ckt_red[tid]", rhs, c, sizeof c));
+        barrier(e, "block_reduce: tree step");
+    }
+    thread_open(e);
+    from_f32(acc->dtype, "ckt_red[0]", out, sizeof out);
+    line(e, "%s = %s;", a, out);
+    barrier(e, "block_reduce: scratch free again");
+}
+
+/* ---------------------------------------------------------------- kernel */
+
+static void declare(em *e)
+{
+    char r[64];
+    (void)r;
+    for (int i = 0; i < ckt_kernel_ntensors(e->k); i++) {
+        const ckt_ktensor *t = ckt_kernel_tensor(e->k, i);
+        if (t->mem == CKT_MEM_REG) {
+            if (e->dl->thread_loops) line(e, "%s %s[%lld][%lld]; /* registers: %lld per thread */", ckt_emit_ctype(t->dtype), t->name, (long long)e->block, (long long)t->nvalues, (long long)t->nvalues);
+            else line(e, "%s %s[%lld]; /* registers */", ckt_emit_ctype(t->dtype), t->name, (long long)t->nvalues);
+        } else if (t->mem == CKT_MEM_LDS) {
+            char desc[300];
+            describe_tensor(e, t, desc, sizeof desc);
+            line(e, "%s *const %s = (%s *)(ckt_lds + %lld); /* %s */", ckt_emit_ctype(t->dtype), t->name, ckt_emit_ctype(t->dtype), (long long)t->lds_offset, desc);
+        }
+    }
+    if (ckt_kernel_reduce_scratch(e->k) >= 0) line(e, "float *const ckt_red = (float *)(ckt_lds + %lld);", (long long)ckt_kernel_reduce_scratch(e->k));
+    /* block-uniform variables: window origins and named variables */
+    for (int i = 0; i < ckt_kernel_nops(e->k); i++) {
+        const ckt_kop *op = ckt_kernel_op(e->k, i);
+        if (op->kind != CKT_OP_SET) continue;
+        bool first = true;
+        for (int j = 0; j < i && first; j++) {
+            const ckt_kop *o = ckt_kernel_op(e->k, j);
+            first = !(o->kind == CKT_OP_SET && o->a == op->a);
+        }
+        if (!first) continue;
+        char *x = estr(e, op->a, NULL);
+        line(e, "ckt_i64 %s = 0;", x ? x : "?");
+        free(x);
+    }
+}
+
+static void emit_op(em *e, const ckt_kop *op)
+{
+    char *x, *y;
+    switch (op->kind) {
+    case CKT_OP_SET:
+    case CKT_OP_ADD:
+        thread_close(e);
+        x = estr(e, op->a, NULL);
+        y = estr(e, op->b, NULL);
+        if (op->w >= 0 && op->kind == CKT_OP_SET) line(e, "%s = %s; /* origin of window %d */", x, y, op->w);
+        else line(e, "%s %s %s;", x, op->kind == CKT_OP_SET ? "=" : "+=", y);
+        free(x);
+        free(y);
+        break;
+    case CKT_OP_LOOP:
+        thread_close(e);
+        x = estr(e, op->a, NULL);
+        y = estr(e, op->b, NULL);
+        line(e, "for (ckt_i64 %s = 0; %s < %s; ++%s) {", x, x, y, x);
+        free(x);
+        free(y);
+        e->scope[e->depth++] = SCOPE_LOOP;
+        e->ind++;
+        break;
+    case CKT_OP_IF:
+        x = estr(e, op->b, NULL);
+        if (op->spv) {
+            thread_open(e);
+            e->scope[e->depth++] = SCOPE_DIF;
+        } else {
+            thread_close(e);
+            e->scope[e->depth++] = SCOPE_UIF;
+        }
+        line(e, "if (%s) {", x);
+        free(x);
+        e->ind++;
+        break;
+    case CKT_OP_END:
+        if (e->depth > 0 && e->scope[e->depth - 1] != SCOPE_DIF) thread_close(e);
+        e->depth--;
+        e->ind--;
+        line(e, "}");
+        break;
+    case CKT_OP_SYNC: barrier(e, "sync"); break;
+    case CKT_OP_LOAD:
+    case CKT_OP_STORE: emit_access(e, op); break;
+    case CKT_OP_CLEAR: emit_clear(e, op); break;
+    case CKT_OP_MAP: emit_map(e, op); break;
+    case CKT_OP_FOLD: emit_fold(e, op); break;
+    case CKT_OP_BLOCK_REDUCE: emit_block_reduce(e, op); break;
+    case CKT_OP_GEMM: e->st = ckt_fail(e->err, CKT_EUNSUPPORTED, "blockwise_gemm: not available yet"); break;
+    }
+}
+
+ckt_status ckt_emit(ckt_kernel *k, const char *target, char **source, ckt_error *err)
+{
+    ckt_status s;
+    ckt_dialect_kind dk;
+    if (!k || !source) return ckt_fail(err, CKT_EINVAL, "emit: NULL argument");
+    if ((s = ckt_dialect_for_target(target, &dk, err))) return s;
+    if ((s = ckt_kernel_finish(k, err))) return s;
+    const char *model = !strncmp(target, "cpu:", 4) ? target + 4 : !strcmp(target, "cpu") ? "gfx90a" : target;
+    ckt_target tm;
+    if (ckt_target_get(model, &tm, err) == CKT_OK) {
+        if (ckt_kernel_lds_bytes(k) > tm.lds_bytes)
+            return ckt_fail(err, CKT_ECAPACITY, "kernel '%s': needs %lld bytes of LDS but %s has %lld", ckt_kernel_name(k), (long long)ckt_kernel_lds_bytes(k), tm.name,
+                            (long long)tm.lds_bytes);
+    } else if (dk != CKT_DIALECT_C) {
+        ckt_error_clear(err);
+    }
+    ckt_sb sb = {0};
+    em e;
+    memset(&e, 0, sizeof e);
+    e.s = &sb;
+    e.k = k;
+    e.ex = ckt_kernel_exprs(k);
+    e.dl = dialect_of(dk);
+    e.block = ckt_kernel_block(k);
+    e.err = err;
+    ckt_sb_printf(&sb, "/* generated by ckt %s for %s (%s dialect): kernel %s, %lld threads per block, %lld bytes of LDS */\n", ckt_version(), target,
+                  e.dl->name, ckt_kernel_name(k), (long long)e.block, (long long)ckt_kernel_lds_bytes(k));
+    ckt_sb_printf(&sb, "%s\n%s\n", prelude_file(e.dl->prelude), prelude_file("common.h"));
+    ckt_emit_param_comment(&sb, k);
+    e.dl->open_kernel(&sb, k, ckt_kernel_lds_bytes(k));
+    e.ind = 1;
+    declare(&e);
+    for (int i = 0; i < ckt_kernel_nops(k) && !e.st; i++) emit_op(&e, ckt_kernel_op(k, i));
+    thread_close(&e);
+    e.ind = 0;
+    ckt_sb_printf(&sb, "}\n");
+    e.dl->close_kernel(&sb, k, ckt_kernel_lds_bytes(k));
+    if (!e.st && ckt_expr_pool_status(e.ex, err)) e.st = err->status;
+    if (e.st) { free(sb.buf); return e.st; }
+    if (sb.oom) { free(sb.buf); return ckt_fail(err, CKT_ENOMEM, "emit: out of memory"); }
+    *source = sb.buf;
+    return CKT_OK;
+}

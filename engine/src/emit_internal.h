@@ -1,0 +1,42 @@
+/* The emitter's pieces shared by emit.c and the three dialect descriptors. */
+#ifndef CKT_EMIT_INTERNAL_H
+#define CKT_EMIT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ckt/emit.h"
+
+typedef struct ckt_sb {
+    char *buf;
+    size_t len, cap;
+    bool oom;
+} ckt_sb;
+
+void ckt_sb_printf(ckt_sb *s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* What differs between HIP, CUDA and C. */
+typedef struct ckt_dialect {
+    ckt_dialect_kind kind;
+    const char *name;
+    const char *prelude; /* file name under kernels/prelude/ */
+    bool thread_loops;   /* C: per-thread regions become for (tid ...) loops; barriers split them */
+    const char *barrier; /* the barrier statement (GPU) */
+    /* the signature, parameter unpacking, thread / block ids, the LDS declaration */
+    void (*open_kernel)(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes);
+    /* exports after the function (C: K__lds_bytes, K__params) */
+    void (*close_kernel)(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes);
+} ckt_dialect;
+
+extern const ckt_dialect ckt_dialect_c, ckt_dialect_hip, ckt_dialect_cuda;
+
+/* Shared spellings. */
+const char *ckt_emit_ctype(ckt_dtype t);        /* the register / element type: float, ckt_u16, ... */
+const char *ckt_emit_param_ctype(ckt_param_kind k);
+void ckt_emit_param_comment(ckt_sb *s, const ckt_kernel *k);
+
+#endif

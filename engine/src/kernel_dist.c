@@ -1,0 +1,236 @@
+/* Distributions as the kernel builder uses them: per-thread digits plus per-value offsets
+ * (see ckt_dist in ckt/kernel_ir.h). Every constructor verifies its result element by element
+ * against the description it came from, so the emitter can trust the digits. */
+#include <stdio.h>
+#include <string.h>
+
+#include "ckt/checked.h"
+#include "ckt/kernel_ir.h"
+
+void ckt_dist_coord(const ckt_dist *d, int64_t tid, int64_t v, int64_t *coord)
+{
+    for (int r = 0; r < d->rank; r++) coord[r] = d->vcoord[v][r];
+    for (int i = 0; i < d->ndigits; i++) {
+        int64_t digit = (tid / d->digit_div[i]) % d->digit_mod[i];
+        for (int r = 0; r < d->rank; r++) coord[r] += digit * d->coef[i][r];
+    }
+}
+
+ckt_status ckt_dist_check(const ckt_dist *d, ckt_error *err)
+{
+    if (!d) return ckt_fail(err, CKT_EINVAL, "distribution: NULL");
+    if (d->rank < 1 || d->rank > CKT_K_MAX_RANK) return ckt_fail(err, CKT_EINVAL, "distribution: rank %d outside 1..%d", d->rank, CKT_K_MAX_RANK);
+    if (d->threads < 1 || d->threads > CKT_K_MAX_BLOCK) return ckt_fail(err, CKT_EINVAL, "distribution: %lld threads outside 1..%d", (long long)d->threads, CKT_K_MAX_BLOCK);
+    if (d->nvalues < 1 || d->nvalues > CKT_K_MAX_VALUES)
+        return ckt_fail(err, CKT_ECAPACITY, "distribution: %lld values per thread outside 1..%d", (long long)d->nvalues, CKT_K_MAX_VALUES);
+    if (d->ndigits < 0 || d->ndigits > CKT_K_MAX_DIGITS) return ckt_fail(err, CKT_ECAPACITY, "distribution: too many thread digits");
+    for (int i = 0; i < d->ndigits; i++)
+        if (d->digit_div[i] < 1 || d->digit_mod[i] < 1) return ckt_fail(err, CKT_EINVAL, "distribution: digit %d has a non-positive divisor", i);
+    for (int r = 0; r < d->rank; r++)
+        if (d->lengths[r] < 1) return ckt_fail(err, CKT_EINVAL, "distribution: length %lld of dim %d must be >= 1", (long long)d->lengths[r], r);
+    int64_t c[CKT_K_MAX_RANK];
+    for (int64_t t = 0; t < d->threads; t++)
+        for (int64_t v = 0; v < d->nvalues; v++) {
+            ckt_dist_coord(d, t, v, c);
+            for (int r = 0; r < d->rank; r++)
+                if (c[r] < 0 || c[r] >= d->lengths[r])
+                    return ckt_fail(err, CKT_EINVAL, "distribution: thread %lld value %lld reaches coordinate %lld of dim %d outside the tile length %lld",
+                                    (long long)t, (long long)v, (long long)c[r], r, (long long)d->lengths[r]);
+        }
+    return CKT_OK;
+}
+
+static ckt_status check_lengths(const char *fn, int rank, const int64_t *lengths, int64_t *cells, ckt_error *err)
+{
+    if (rank < 1 || rank > CKT_K_MAX_RANK) return ckt_fail(err, CKT_EINVAL, "%s: tile rank %d outside 1..%d", fn, rank, CKT_K_MAX_RANK);
+    if (!lengths) return ckt_fail(err, CKT_EINVAL, "%s: NULL lengths", fn);
+    int64_t n = 1;
+    for (int r = 0; r < rank; r++) {
+        if (lengths[r] < 1) return ckt_fail(err, CKT_EINVAL, "%s: tile length %lld of dim %d must be >= 1", fn, (long long)lengths[r], r);
+        if (ckt_mul_ovf(n, lengths[r], &n)) return ckt_fail(err, CKT_EOVERFLOW, "%s: tile size overflows 64 bits", fn);
+    }
+    *cells = n;
+    return CKT_OK;
+}
+
+/* A row-major tile offset into per-dim coordinates (non-negative offsets only). */
+static void split(int rank, const int64_t *lengths, int64_t off, int64_t *c)
+{
+    for (int r = rank - 1; r >= 0; r--) {
+        c[r] = r ? off % lengths[r] : off;
+        off /= lengths[r];
+    }
+}
+
+ckt_status ckt_dist_from_tv(const ckt_layout *tv, int rank, const int64_t *lengths, ckt_dist *out, ckt_error *err)
+{
+    int64_t cells;
+    ckt_status s;
+    if (!tv || !out) return ckt_fail(err, CKT_EINVAL, "distribution: NULL argument");
+    if ((s = check_lengths("distribution", rank, lengths, &cells, err))) return s;
+    if ((s = ckt_layout_check(tv, err))) return ckt_fail_prefix(err, "distribution: TV layout: ");
+    if (ckt_layout_rank(tv) != 2) return ckt_fail(err, CKT_EINVAL, "distribution: a TV layout has 2 modes (thread, value), got %d", ckt_layout_rank(tv));
+    ckt_layout tm, vm;
+    if ((s = ckt_layout_mode(tv, 0, &tm, err)) || (s = ckt_layout_mode(tv, 1, &vm, err))) return s;
+    ckt_dist d;
+    memset(&d, 0, sizeof d);
+    d.rank = rank;
+    memcpy(d.lengths, lengths, sizeof(int64_t) * (size_t)rank);
+    d.threads = ckt_layout_size(&tm);
+    d.nvalues = ckt_layout_size(&vm);
+    if (d.threads > CKT_K_MAX_BLOCK) return ckt_fail(err, CKT_EINVAL, "distribution: %lld threads exceed the largest block (%d)", (long long)d.threads, CKT_K_MAX_BLOCK);
+    if (d.nvalues > CKT_K_MAX_VALUES)
+        return ckt_fail(err, CKT_ECAPACITY, "distribution: %lld values per thread exceed the capacity %d (use a smaller tile or more threads)",
+                        (long long)d.nvalues, CKT_K_MAX_VALUES);
+    int64_t shp[CKT_TUPLE_NODES], str[CKT_TUPLE_NODES];
+    int n = ckt_tuple_flatten(&tm.shape, shp, CKT_TUPLE_NODES);
+    ckt_tuple_flatten(&tm.stride, str, CKT_TUPLE_NODES);
+    int64_t div = 1;
+    for (int i = 0; i < n; i++) {
+        if (shp[i] > 1 && str[i] != 0) {
+            if (d.ndigits == CKT_K_MAX_DIGITS) return ckt_fail(err, CKT_ECAPACITY, "distribution: more than %d thread digits", CKT_K_MAX_DIGITS);
+            if (str[i] < 0) return ckt_fail(err, CKT_EINVAL, "distribution: negative thread stride %lld", (long long)str[i]);
+            d.digit_div[d.ndigits] = div;
+            d.digit_mod[d.ndigits] = shp[i];
+            split(rank, lengths, str[i], d.coef[d.ndigits]);
+            d.ndigits++;
+        }
+        div *= shp[i];
+    }
+    for (int64_t v = 0; v < d.nvalues; v++) {
+        int64_t off;
+        if ((s = ckt_layout_eval(&vm, v, &off, err))) return s;
+        if (off < 0 || off >= cells)
+            return ckt_fail(err, CKT_EINVAL, "distribution: value %lld lies at offset %lld outside the %lld-element tile", (long long)v, (long long)off, (long long)cells);
+        split(rank, lengths, off, d.vcoord[v]);
+    }
+    /* the digit form must reproduce the TV layout exactly (a thread stride that carries across
+     * a row would not) */
+    int64_t c[CKT_K_MAX_RANK];
+    for (int64_t t = 0; t < d.threads; t++)
+        for (int64_t v = 0; v < d.nvalues; v++) {
+            int64_t want, got = 0;
+            if ((s = ckt_layout_eval(tv, t + d.threads * v, &want, err))) return s;
+            if (want < 0 || want >= cells)
+                return ckt_fail(err, CKT_EINVAL, "distribution: thread %lld value %lld lies at offset %lld outside the %lld-element tile",
+                                (long long)t, (long long)v, (long long)want, (long long)cells);
+            ckt_dist_coord(&d, t, v, c);
+            for (int r = 0; r < rank; r++) got = got * lengths[r] + c[r];
+            bool inside = true;
+            for (int r = 0; r < rank; r++) inside = inside && c[r] >= 0 && c[r] < lengths[r];
+            if (!inside || got != want)
+                return ckt_fail(err, CKT_EINVAL, "distribution: thread %lld value %lld: the TV layout's thread strides do not split into per-dimension steps of the tile",
+                                (long long)t, (long long)v);
+        }
+    char buf[80];
+    ckt_layout_to_string(tv, buf, sizeof buf);
+    snprintf(d.desc, sizeof d.desc, "TV %.80s", buf);
+    *out = d;
+    return CKT_OK;
+}
+
+ckt_status ckt_dist_from_thread_layout(const ckt_layout *tl, int rank, const int64_t *lengths, int vector_dim, int64_t spv,
+                                       const int *access_order, ckt_dist *out, ckt_error *err)
+{
+    int64_t cells;
+    ckt_status s;
+    if (!tl || !out) return ckt_fail(err, CKT_EINVAL, "blockwise_copy: NULL argument");
+    if ((s = check_lengths("blockwise_copy", rank, lengths, &cells, err))) return s;
+    if ((s = ckt_layout_check(tl, err))) return ckt_fail_prefix(err, "blockwise_copy: thread_layout: ");
+    if (ckt_layout_rank(tl) != rank)
+        return ckt_fail(err, CKT_EINVAL, "blockwise_copy: thread_layout has rank %d but the tile has rank %d", ckt_layout_rank(tl), rank);
+    if (vector_dim < 0 || vector_dim >= rank) return ckt_fail(err, CKT_EINVAL, "blockwise_copy: vector_dim %d outside 0..%d", vector_dim, rank - 1);
+    if (spv < 1 || spv > 16) return ckt_fail(err, CKT_EINVAL, "blockwise_copy: scalar_per_vector %lld outside 1..16", (long long)spv);
+    int order[CKT_K_MAX_RANK];
+    bool seen[CKT_K_MAX_RANK] = {false};
+    for (int i = 0; i < rank; i++) {
+        order[i] = access_order ? access_order[i] : i;
+        if (order[i] < 0 || order[i] >= rank || seen[order[i]])
+            return ckt_fail(err, CKT_EINVAL, "blockwise_copy: access_order must be a permutation of 0..%d", rank - 1);
+        seen[order[i]] = true;
+    }
+    ckt_dist d;
+    memset(&d, 0, sizeof d);
+    d.rank = rank;
+    memcpy(d.lengths, lengths, sizeof(int64_t) * (size_t)rank);
+    d.threads = ckt_layout_size(tl);
+    if (d.threads > CKT_K_MAX_BLOCK) return ckt_fail(err, CKT_EINVAL, "blockwise_copy: thread_layout has %lld threads, more than %d", (long long)d.threads, CKT_K_MAX_BLOCK);
+    int64_t T[CKT_K_MAX_RANK], S[CKT_K_MAX_RANK], reps[CKT_K_MAX_RANK];
+    for (int r = 0; r < rank; r++) {
+        ckt_layout m;
+        if ((s = ckt_layout_mode(tl, r, &m, err))) return s;
+        if (!ckt_tuple_is_int(&m.shape)) return ckt_fail(err, CKT_EINVAL, "blockwise_copy: mode %d of thread_layout must be flat", r);
+        T[r] = m.shape.value[0];
+        S[r] = m.stride.value[0];
+        int64_t unit = r == vector_dim ? spv : 1, per;
+        if (ckt_mul_ovf(T[r], unit, &per)) return ckt_fail(err, CKT_EOVERFLOW, "blockwise_copy: overflow");
+        if (lengths[r] % per)
+            return ckt_fail(err, CKT_EINVAL, "blockwise_copy: tile length %lld of dim %d is not a multiple of %lld threads x %lld elements",
+                            (long long)lengths[r], r, (long long)T[r], (long long)unit);
+        reps[r] = lengths[r] / per;
+        if (T[r] > 1) {
+            d.digit_div[d.ndigits] = S[r] > 0 ? S[r] : 1;
+            d.digit_mod[d.ndigits] = T[r];
+            d.coef[d.ndigits][r] = unit;
+            d.ndigits++;
+        }
+    }
+    for (int64_t t = 0; t < d.threads; t++) {
+        int64_t back = 0;
+        for (int r = 0; r < rank; r++) back += ((t / (S[r] > 0 ? S[r] : 1)) % T[r]) * S[r];
+        if (back != t)
+            return ckt_fail(err, CKT_EINVAL, "blockwise_copy: thread_layout must map its coordinates one to one onto 0..%lld (thread %lld is not reached)",
+                            (long long)d.threads - 1, (long long)t);
+    }
+    int64_t nv = spv;
+    for (int r = 0; r < rank; r++)
+        if (ckt_mul_ovf(nv, reps[r], &nv) || nv > CKT_K_MAX_VALUES)
+            return ckt_fail(err, CKT_ECAPACITY, "blockwise_copy: more than %d values per thread (tile too large for the thread layout)", CKT_K_MAX_VALUES);
+    d.nvalues = nv;
+    /* values: repetitions in access order (first listed slowest), the vector innermost */
+    for (int64_t v = 0; v < nv; v++) {
+        int64_t rest = v / spv, j = v % spv;
+        int64_t rc[CKT_K_MAX_RANK];
+        for (int i = rank - 1; i >= 0; i--) {
+            int r = order[i];
+            rc[r] = rest % reps[r];
+            rest /= reps[r];
+        }
+        for (int r = 0; r < rank; r++) {
+            int64_t unit = r == vector_dim ? spv : 1;
+            d.vcoord[v][r] = rc[r] * T[r] * unit + (r == vector_dim ? j : 0);
+        }
+    }
+    if ((s = ckt_dist_check(&d, err))) return s;
+    char buf[64];
+    ckt_layout_to_string(tl, buf, sizeof buf);
+    snprintf(d.desc, sizeof d.desc, "threads %.40s, %lld-vectors along dim %d", buf, (long long)spv, vector_dim);
+    *out = d;
+    return CKT_OK;
+}
+
+ckt_status ckt_dist_raked_1d(int64_t threads, int64_t per_thread, int64_t repeats, ckt_dist *out, ckt_error *err)
+{
+    if (!out) return ckt_fail(err, CKT_EINVAL, "distribution: NULL argument");
+    if (threads < 1 || threads > CKT_K_MAX_BLOCK) return ckt_fail(err, CKT_EINVAL, "distribution: threads %lld outside 1..%d", (long long)threads, CKT_K_MAX_BLOCK);
+    if (per_thread < 1 || repeats < 1) return ckt_fail(err, CKT_EINVAL, "distribution: per_thread and repeats must be >= 1");
+    if (per_thread > CKT_K_MAX_VALUES || repeats > CKT_K_MAX_VALUES || per_thread * repeats > CKT_K_MAX_VALUES)
+        return ckt_fail(err, CKT_ECAPACITY, "distribution: %lld values per thread exceed %d", (long long)(per_thread * repeats), CKT_K_MAX_VALUES);
+    ckt_dist d;
+    memset(&d, 0, sizeof d);
+    d.rank = 1;
+    d.threads = threads;
+    d.lengths[0] = threads * per_thread * repeats;
+    d.nvalues = per_thread * repeats;
+    if (threads > 1) {
+        d.ndigits = 1;
+        d.digit_div[0] = 1;
+        d.digit_mod[0] = threads;
+        d.coef[0][0] = per_thread;
+    }
+    for (int64_t r = 0; r < repeats; r++)
+        for (int64_t j = 0; j < per_thread; j++) d.vcoord[r * per_thread + j][0] = r * threads * per_thread + j;
+    snprintf(d.desc, sizeof d.desc, "%lld threads x %lld consecutive, %lld times", (long long)threads, (long long)per_thread, (long long)repeats);
+    *out = d;
+    return CKT_OK;
+}

@@ -1,0 +1,728 @@
+/* The kernel builder's IR (see ckt/kernel_ir.h): validation at every builder call. */
+#include "ckt/kernel_ir.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ckt/checked.h"
+
+#define MAX_CONSTRAINTS 64
+#define MAX_NEST 32
+
+struct ckt_kernel {
+    char name[64];
+    int64_t block;
+    ckt_expr_pool ex;
+    ckt_kparam params[CKT_K_MAX_PARAMS];
+    int nparams;
+    ckt_ktensor *tensors;
+    int ntensors, cap_tensors;
+    ckt_kwindow *windows;
+    int nwindows, cap_windows;
+    ckt_dist *dists;
+    int ndists, cap_dists;
+    ckt_kop *ops;
+    int nops, cap_ops;
+    int nest[MAX_NEST]; /* open scopes: op index of the LOOP/IF */
+    int depth, divergent;
+    int64_t lds_bytes, scratch;
+    ckt_expr_id cexpr[MAX_CONSTRAINTS];
+    char cnote[MAX_CONSTRAINTS][160];
+    int nconstraints;
+    int nloops;
+    int line;
+    bool finished;
+};
+
+const char *ckt_memory_name(ckt_memory m)
+{
+    switch (m) {
+    case CKT_MEM_GLOBAL: return "global";
+    case CKT_MEM_LDS: return "lds";
+    case CKT_MEM_REG: return "register";
+    }
+    return "?";
+}
+
+ckt_status ckt_memory_parse(const char *s, ckt_memory *out, ckt_error *err)
+{
+    if (s && !strcmp(s, "global")) *out = CKT_MEM_GLOBAL;
+    else if (s && (!strcmp(s, "lds") || !strcmp(s, "shared"))) *out = CKT_MEM_LDS;
+    else if (s && (!strcmp(s, "register") || !strcmp(s, "vgpr") || !strcmp(s, "reg"))) *out = CKT_MEM_REG;
+    else return ckt_fail(err, CKT_EINVAL, "tensor: unknown memory '%s' (global, lds, register)", s ? s : "(null)");
+    return CKT_OK;
+}
+
+ckt_status ckt_reduce_parse(const char *s, ckt_reduce_op *out, ckt_error *err)
+{
+    if (s && !strcmp(s, "sum")) *out = CKT_REDUCE_SUM;
+    else if (s && !strcmp(s, "max")) *out = CKT_REDUCE_MAX;
+    else if (s && !strcmp(s, "min")) *out = CKT_REDUCE_MIN;
+    else return ckt_fail(err, CKT_EINVAL, "reduce: unknown operation '%s' (sum, max, min)", s ? s : "(null)");
+    return CKT_OK;
+}
+
+static bool is_ident(const char *s)
+{
+    if (!s || !*s || strlen(s) > 30 || !(isalpha((unsigned char)*s) || *s == '_')) return false;
+    for (const char *p = s; *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '_') return false;
+    return strncmp(s, "ckt_", 4) != 0 && strncmp(s, "__", 2) != 0;
+}
+
+ckt_status ckt_kernel_create(const char *name, int64_t block, ckt_kernel **out, ckt_error *err)
+{
+    if (!out) return ckt_fail(err, CKT_EINVAL, "kernel: NULL output");
+    if (!is_ident(name)) return ckt_fail(err, CKT_EINVAL, "kernel: name '%s' must be a C identifier of at most 30 characters (not starting with ckt_ or __)", name ? name : "(null)");
+    if (block < 1 || block > CKT_K_MAX_BLOCK) return ckt_fail(err, CKT_EINVAL, "kernel: block %lld must be in 1..%d threads", (long long)block, CKT_K_MAX_BLOCK);
+    ckt_kernel *k = calloc(1, sizeof *k);
+    if (!k) return ckt_fail(err, CKT_ENOMEM, "kernel: out of memory");
+    snprintf(k->name, sizeof k->name, "%s", name);
+    k->block = block;
+    k->scratch = -1;
+    ckt_status s = ckt_expr_pool_init(&k->ex, block, err);
+    if (s) { free(k); return s; }
+    *out = k;
+    return CKT_OK;
+}
+
+void ckt_kernel_destroy(ckt_kernel *k)
+{
+    if (!k) return;
+    ckt_expr_pool_free(&k->ex);
+    free(k->tensors);
+    free(k->windows);
+    free(k->dists);
+    free(k->ops);
+    free(k);
+}
+
+const char *ckt_kernel_name(const ckt_kernel *k) { return k ? k->name : NULL; }
+int64_t ckt_kernel_block(const ckt_kernel *k) { return k ? k->block : 0; }
+ckt_expr_pool *ckt_kernel_exprs(ckt_kernel *k) { return k ? &k->ex : NULL; }
+void ckt_kernel_set_line(ckt_kernel *k, int line) { if (k) k->line = line; }
+int ckt_kernel_nparams(const ckt_kernel *k) { return k ? k->nparams : 0; }
+const ckt_kparam *ckt_kernel_param(const ckt_kernel *k, int i) { return k && i >= 0 && i < k->nparams ? &k->params[i] : NULL; }
+const ckt_dist *ckt_kernel_dist(const ckt_kernel *k, int i) { return k && i >= 0 && i < k->ndists ? &k->dists[i] : NULL; }
+const ckt_ktensor *ckt_kernel_tensor(const ckt_kernel *k, int i) { return k && i >= 0 && i < k->ntensors ? &k->tensors[i] : NULL; }
+const ckt_kwindow *ckt_kernel_window(const ckt_kernel *k, int i) { return k && i >= 0 && i < k->nwindows ? &k->windows[i] : NULL; }
+int ckt_kernel_nops(const ckt_kernel *k) { return k ? k->nops : 0; }
+const ckt_kop *ckt_kernel_op(const ckt_kernel *k, int i) { return k && i >= 0 && i < k->nops ? &k->ops[i] : NULL; }
+int ckt_kernel_ntensors(const ckt_kernel *k) { return k ? k->ntensors : 0; }
+int ckt_kernel_nwindows(const ckt_kernel *k) { return k ? k->nwindows : 0; }
+int64_t ckt_kernel_lds_bytes(const ckt_kernel *k) { return k ? k->lds_bytes : 0; }
+
+static ckt_status grow(void **arr, int *cap, int n, size_t elem, int limit, const char *what, ckt_error *err)
+{
+    if (n < *cap) return CKT_OK;
+    if (n >= limit) return ckt_fail(err, CKT_ECAPACITY, "kernel: more than %d %s", limit, what);
+    int nc = *cap ? *cap * 2 : 16;
+    void *p = realloc(*arr, elem * (size_t)nc);
+    if (!p) return ckt_fail(err, CKT_ENOMEM, "kernel: out of memory");
+    *arr = p;
+    *cap = nc;
+    return CKT_OK;
+}
+
+static ckt_status expr_ok(ckt_kernel *k, ckt_error *err) { return ckt_expr_pool_status(&k->ex, err); }
+
+static ckt_status check_open(const ckt_kernel *k, const char *fn, ckt_error *err)
+{
+    if (!k) return ckt_fail(err, CKT_EINVAL, "%s: NULL kernel", fn);
+    if (k->finished) return ckt_fail(err, CKT_EINVAL, "%s: the kernel is already finished (built)", fn);
+    return CKT_OK;
+}
+
+static ckt_status push_op(ckt_kernel *k, const ckt_kop *op, ckt_error *err)
+{
+    ckt_status s = grow((void **)&k->ops, &k->cap_ops, k->nops, sizeof(ckt_kop), 1 << 16, "operations", err);
+    if (s) return s;
+    k->ops[k->nops] = *op;
+    k->ops[k->nops].line = k->line;
+    k->nops++;
+    return CKT_OK;
+}
+
+static ckt_kop new_op(ckt_kop_kind kind)
+{
+    ckt_kop op;
+    memset(&op, 0, sizeof op);
+    op.kind = kind;
+    op.w = op.r = -1;
+    op.a = op.b = CKT_EXPR_NONE;
+    op.vector_dim = -1;
+    return op;
+}
+
+/* ---------------------------------------------------------------- parameters */
+
+static ckt_status check_param_name(const ckt_kernel *k, const char *name, ckt_error *err)
+{
+    if (!is_ident(name)) return ckt_fail(err, CKT_EINVAL, "param: name '%s' must be a C identifier of at most 30 characters", name ? name : "(null)");
+    static const char *const reserved[] = {"tid", "bid_x", "bid_y", "bid_z", "nblk_x", "nblk_y", "nblk_z", "args", "launch", "int", "float",
+                                           "char", "void", "for", "if", "else", "while", "return", "const", "long", "short", "unsigned",
+                                           "signed", "double", "struct", "union", "static", "extern", "auto", "register", "do", "switch",
+                                           "case", "default", "break", "continue", "goto", "sizeof", "typedef", "volatile", "inline", "restrict", NULL};
+    for (int i = 0; reserved[i]; i++)
+        if (!strcmp(name, reserved[i])) return ckt_fail(err, CKT_EINVAL, "param: name '%s' is reserved", name);
+    if ((name[0] == 'r' || name[0] == 'w' || name[0] == 'k' || name[0] == 'v' || name[0] == 'i' || name[0] == 'x') && isdigit((unsigned char)name[1]))
+        return ckt_fail(err, CKT_EINVAL, "param: name '%s' collides with the emitter's temporaries (r0, w1_0, k0, i0, v0, x0)", name);
+    for (int i = 0; i < k->nparams; i++)
+        if (!strcmp(k->params[i].name, name)) return ckt_fail(err, CKT_EINVAL, "param: '%s' is declared twice", name);
+    if (k->nparams == CKT_K_MAX_PARAMS) return ckt_fail(err, CKT_ECAPACITY, "param: more than %d parameters", CKT_K_MAX_PARAMS);
+    return CKT_OK;
+}
+
+ckt_status ckt_kernel_param_ptr(ckt_kernel *k, const char *name, ckt_dtype dtype, bool is_const, int64_t align, int *index, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "param", err)) || (s = check_param_name(k, name, err))) return s;
+    if (!ckt_dtype_valid(dtype)) return ckt_fail(err, CKT_EINVAL, "param '%s': unknown dtype", name);
+    if (align == 0) align = 16;
+    if (align < 1 || (align & (align - 1)) || align > 256) return ckt_fail(err, CKT_EINVAL, "param '%s': align %lld must be a power of two in 1..256", name, (long long)align);
+    if (align % (int64_t)ckt_dtype_size(dtype))
+        return ckt_fail(err, CKT_EINVAL, "param '%s': align %lld is smaller than the %s element", name, (long long)align, ckt_dtype_name(dtype));
+    ckt_kparam *p = &k->params[k->nparams];
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "%s", name);
+    p->kind = CKT_PARAM_PTR;
+    p->dtype = dtype;
+    p->align = align;
+    p->is_const = is_const;
+    p->expr = CKT_EXPR_NONE;
+    if (index) *index = k->nparams;
+    k->nparams++;
+    return CKT_OK;
+}
+
+ckt_status ckt_kernel_param_scalar(ckt_kernel *k, const char *name, ckt_param_kind kind, bool specialized, int64_t ivalue, double fvalue,
+                                   int64_t divisor, int *index, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "param", err)) || (s = check_param_name(k, name, err))) return s;
+    if (kind != CKT_PARAM_I32 && kind != CKT_PARAM_I64 && kind != CKT_PARAM_F32)
+        return ckt_fail(err, CKT_EINVAL, "param '%s': a scalar is i32, i64 or f32", name);
+    if (divisor == 0) divisor = 1;
+    if (divisor < 1) return ckt_fail(err, CKT_EINVAL, "param '%s': multiple_of %lld must be >= 1", name, (long long)divisor);
+    if (kind == CKT_PARAM_I32 && specialized && (ivalue < INT32_MIN || ivalue > INT32_MAX))
+        return ckt_fail(err, CKT_EINVAL, "param '%s': value %lld does not fit i32", name, (long long)ivalue);
+    if (specialized && kind != CKT_PARAM_F32 && ivalue % divisor)
+        return ckt_fail(err, CKT_EINVAL, "param '%s': value %lld is not a multiple of %lld", name, (long long)ivalue, (long long)divisor);
+    ckt_kparam *p = &k->params[k->nparams];
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "%s", name);
+    p->kind = kind;
+    p->specialized = specialized;
+    p->ivalue = ivalue;
+    p->fvalue = fvalue;
+    p->divisor = divisor;
+    if (specialized) p->expr = kind == CKT_PARAM_F32 ? ckt_expr_float(&k->ex, (float)fvalue) : ckt_expr_int(&k->ex, ivalue);
+    else if (kind == CKT_PARAM_F32) p->expr = ckt_expr_param(&k->ex, name, INT64_MIN, INT64_MAX, 1, true);
+    else p->expr = ckt_expr_param(&k->ex, name, kind == CKT_PARAM_I32 ? INT32_MIN : INT64_MIN, kind == CKT_PARAM_I32 ? INT32_MAX : INT64_MAX, divisor, false);
+    if ((s = expr_ok(k, err))) return s;
+    if (index) *index = k->nparams;
+    k->nparams++;
+    return CKT_OK;
+}
+
+int ckt_kernel_signature(const ckt_kernel *k, ckt_param *sig, int cap)
+{
+    int n = 0;
+    if (!k) return 0;
+    for (int i = 0; i < k->nparams; i++) {
+        if (k->params[i].specialized) continue;
+        if (sig && n < cap) {
+            sig[n].kind = k->params[i].kind;
+            sig[n].name = k->params[i].name;
+        }
+        n++;
+    }
+    return n;
+}
+
+/* ---------------------------------------------------------------- tensors */
+
+static ckt_status new_tensor(ckt_kernel *k, ckt_ktensor **t, int *index, ckt_error *err)
+{
+    ckt_status s = grow((void **)&k->tensors, &k->cap_tensors, k->ntensors, sizeof(ckt_ktensor), 4096, "tensors", err);
+    if (s) return s;
+    *t = &k->tensors[k->ntensors];
+    memset(*t, 0, sizeof **t);
+    (*t)->param = -1;
+    (*t)->dist = -1;
+    *index = k->ntensors++;
+    return CKT_OK;
+}
+
+static bool is_index(ckt_kernel *k, ckt_expr_id e) { return ckt_expr_get(&k->ex, e) && ckt_expr_type_of(&k->ex, e) == CKT_T_INDEX; }
+
+ckt_status ckt_kernel_global(ckt_kernel *k, int param, ckt_dtype dtype, int rank, const ckt_expr_id *shape, const ckt_expr_id *stride,
+                             bool padded, int *tensor, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "tensor", err))) return s;
+    if (param < 0 || param >= k->nparams || k->params[param].kind != CKT_PARAM_PTR)
+        return ckt_fail(err, CKT_EINVAL, "tensor: a global tensor needs a pointer parameter");
+    const ckt_kparam *p = &k->params[param];
+    if (p->dtype != dtype)
+        return ckt_fail(err, CKT_EINVAL, "tensor: pointer '%s' holds %s but the tensor is %s", p->name, ckt_dtype_name(p->dtype), ckt_dtype_name(dtype));
+    if (rank < 1 || rank > CKT_K_MAX_RANK) return ckt_fail(err, CKT_EINVAL, "tensor: rank %d outside 1..%d", rank, CKT_K_MAX_RANK);
+    for (int d = 0; d < rank; d++) {
+        if (!is_index(k, shape[d]) || !is_index(k, stride[d])) return ckt_fail(err, CKT_EINVAL, "tensor: shape and stride of dim %d must be integer expressions", d);
+        if (!ckt_expr_uniform(&k->ex, shape[d]) || !ckt_expr_uniform(&k->ex, stride[d]))
+            return ckt_fail(err, CKT_EINVAL, "tensor: shape and stride of dim %d must not depend on the thread id", d);
+        int64_t v;
+        if (ckt_expr_is_const(&k->ex, shape[d], &v) && v < 1) return ckt_fail(err, CKT_EINVAL, "tensor: shape %lld of dim %d must be >= 1", (long long)v, d);
+        if (ckt_expr_is_const(&k->ex, stride[d], &v) && v < 0) return ckt_fail(err, CKT_EINVAL, "tensor: stride %lld of dim %d must be >= 0", (long long)v, d);
+    }
+    ckt_ktensor *t;
+    int idx;
+    if ((s = new_tensor(k, &t, &idx, err))) return s;
+    t->mem = CKT_MEM_GLOBAL;
+    t->dtype = dtype;
+    t->rank = rank;
+    t->param = param;
+    t->padded = padded;
+    memcpy(t->shape, shape, sizeof(ckt_expr_id) * (size_t)rank);
+    memcpy(t->stride, stride, sizeof(ckt_expr_id) * (size_t)rank);
+    snprintf(t->name, sizeof t->name, "%s", p->name);
+    *tensor = idx;
+    return CKT_OK;
+}
+
+ckt_status ckt_kernel_lds(ckt_kernel *k, ckt_dtype dtype, const ckt_layout *layout, const ckt_swizzle *sw, int *tensor, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "tensor", err))) return s;
+    if (!layout) return ckt_fail(err, CKT_EINVAL, "tensor: an LDS tensor needs a layout");
+    if (!ckt_dtype_valid(dtype)) return ckt_fail(err, CKT_EINVAL, "tensor: unknown dtype");
+    if ((s = ckt_layout_check(layout, err))) return ckt_fail_prefix(err, "tensor: layout: ");
+    int rank = ckt_layout_rank(layout);
+    if (rank > CKT_K_MAX_RANK) return ckt_fail(err, CKT_EINVAL, "tensor: rank %d above %d", rank, CKT_K_MAX_RANK);
+    int64_t leaves[CKT_TUPLE_NODES];
+    int n = ckt_tuple_flatten(&layout->stride, leaves, CKT_TUPLE_NODES);
+    for (int i = 0; i < n; i++)
+        if (leaves[i] < 0) return ckt_fail(err, CKT_EINVAL, "tensor: LDS layout stride %lld is negative", (long long)leaves[i]);
+    int64_t cos = ckt_layout_cosize(layout), maxoff = cos - 1;
+    if (cos > ((int64_t)1 << 22)) return ckt_fail(err, CKT_ECAPACITY, "tensor: LDS layout spans %lld elements (more than any LDS)", (long long)cos);
+    if (sw && sw->b > 0) {
+        ckt_swizzle chk;
+        if ((s = ckt_swizzle_make(sw->b, sw->m, sw->s, &chk, err))) return ckt_fail_prefix(err, "tensor: swizzle: ");
+        for (int64_t o = 0; o < cos; o++) maxoff = ckt_max64(maxoff, ckt_swizzle_apply(*sw, o));
+    }
+    int64_t esz = (int64_t)ckt_dtype_size(dtype), bytes;
+    if (ckt_mul_ovf(maxoff + 1, esz, &bytes)) return ckt_fail(err, CKT_EOVERFLOW, "tensor: LDS size overflows");
+    ckt_ktensor *t;
+    int idx;
+    if ((s = new_tensor(k, &t, &idx, err))) return s;
+    t->mem = CKT_MEM_LDS;
+    t->dtype = dtype;
+    t->rank = rank;
+    t->layout = *layout;
+    if (sw && sw->b > 0) {
+        t->sw = *sw;
+        t->swizzled = true;
+    }
+    t->lds_offset = (k->lds_bytes + 15) / 16 * 16;
+    t->cosize = maxoff + 1;
+    k->lds_bytes = t->lds_offset + bytes;
+    snprintf(t->name, sizeof t->name, "lds%d", idx);
+    *tensor = idx;
+    return CKT_OK;
+}
+
+ckt_status ckt_kernel_add_dist(ckt_kernel *k, const ckt_dist *d, int *index, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "distribution", err)) || (s = ckt_dist_check(d, err))) return s;
+    if (d->threads > k->block)
+        return ckt_fail(err, CKT_EINVAL, "distribution: %lld threads but the kernel's block has %lld", (long long)d->threads, (long long)k->block);
+    for (int i = 0; i < k->ndists; i++)
+        if (!memcmp(&k->dists[i], d, sizeof *d)) { *index = i; return CKT_OK; }
+    if ((s = grow((void **)&k->dists, &k->cap_dists, k->ndists, sizeof(ckt_dist), 1024, "distributions", err))) return s;
+    k->dists[k->ndists] = *d;
+    *index = k->ndists++;
+    return CKT_OK;
+}
+
+ckt_status ckt_kernel_registers(ckt_kernel *k, ckt_dtype dtype, int dist, int64_t nvalues, int *tensor, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "registers", err))) return s;
+    if (!ckt_dtype_valid(dtype) || dtype == CKT_F64 || dtype == CKT_I64) return ckt_fail(err, CKT_EINVAL, "registers: dtype must be f16, bf16, f32, i32, i8 or u8");
+    if (dist >= k->ndists) return ckt_fail(err, CKT_EINVAL, "registers: no distribution %d", dist);
+    if (dist >= 0) nvalues = k->dists[dist].nvalues;
+    if (nvalues < 1 || nvalues > CKT_K_MAX_VALUES) return ckt_fail(err, CKT_EINVAL, "registers: %lld values per thread outside 1..%d", (long long)nvalues, CKT_K_MAX_VALUES);
+    ckt_ktensor *t;
+    int idx;
+    if ((s = new_tensor(k, &t, &idx, err))) return s;
+    t->mem = CKT_MEM_REG;
+    t->dtype = dtype;
+    t->dist = dist;
+    t->nvalues = nvalues;
+    t->rank = dist >= 0 ? k->dists[dist].rank : 1;
+    snprintf(t->name, sizeof t->name, "r%d", idx);
+    *tensor = idx;
+    return CKT_OK;
+}
+
+/* ---------------------------------------------------------------- windows */
+
+static ckt_status add_constraint(ckt_kernel *k, ckt_expr_id e, const char *note, ckt_error *err)
+{
+    int64_t v;
+    if (ckt_expr_is_const(&k->ex, e, &v)) return v == 0 ? CKT_OK : ckt_fail(err, CKT_EINVAL, "%s", note);
+    for (int i = 0; i < k->nconstraints; i++)
+        if (k->cexpr[i] == e) return CKT_OK;
+    if (k->nconstraints == MAX_CONSTRAINTS) return ckt_fail(err, CKT_ECAPACITY, "kernel: more than %d launch conditions", MAX_CONSTRAINTS);
+    k->cexpr[k->nconstraints] = e;
+    snprintf(k->cnote[k->nconstraints], sizeof k->cnote[0], "%s", note);
+    k->nconstraints++;
+    return CKT_OK;
+}
+
+ckt_status ckt_kernel_window_make(ckt_kernel *k, int tensor, int rank, const int64_t *lengths, const ckt_expr_id *origin, int *window, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "tile_window", err))) return s;
+    if (tensor < 0 || tensor >= k->ntensors) return ckt_fail(err, CKT_EINVAL, "tile_window: no such tensor");
+    ckt_ktensor *t = &k->tensors[tensor];
+    if (t->mem == CKT_MEM_REG) return ckt_fail(err, CKT_EINVAL, "tile_window: register tensors are not windowed (they are already per-thread)");
+    if (rank != t->rank) return ckt_fail(err, CKT_EINVAL, "tile_window: %d window lengths for a rank-%d tensor", rank, t->rank);
+    if (k->divergent) return ckt_fail(err, CKT_EINVAL, "tile_window: inside a branch that depends on the thread id (windows are block-uniform)");
+    if ((s = grow((void **)&k->windows, &k->cap_windows, k->nwindows, sizeof(ckt_kwindow), 4096, "windows", err))) return s;
+    ckt_kwindow w;
+    memset(&w, 0, sizeof w);
+    w.tensor = tensor;
+    w.rank = rank;
+    int idx = k->nwindows;
+    int64_t tshape[CKT_K_MAX_RANK];
+    if (t->mem == CKT_MEM_LDS)
+        for (int d = 0; d < rank; d++) {
+            ckt_layout m;
+            if ((s = ckt_layout_mode(&t->layout, d, &m, err))) return s;
+            tshape[d] = ckt_layout_size(&m);
+        }
+    for (int d = 0; d < rank; d++) {
+        if (lengths[d] < 1) return ckt_fail(err, CKT_EINVAL, "tile_window: window length %lld of dim %d must be >= 1", (long long)lengths[d], d);
+        if (lengths[d] > ((int64_t)1 << 20)) return ckt_fail(err, CKT_EINVAL, "tile_window: window length %lld of dim %d is not a tile", (long long)lengths[d], d);
+        if (!is_index(k, origin[d])) return ckt_fail(err, CKT_EINVAL, "tile_window: origin of dim %d must be an integer expression", d);
+        if (!ckt_expr_uniform(&k->ex, origin[d]))
+            return ckt_fail(err, CKT_EINVAL, "tile_window: origin of dim %d depends on the thread id (windows are block-uniform; use a distribution for per-thread parts)", d);
+        w.lengths[d] = lengths[d];
+        int64_t olo, ohi;
+        ckt_expr_range(&k->ex, origin[d], &olo, &ohi);
+        if (ohi < 0) return ckt_fail(err, CKT_EINVAL, "tile_window: origin of dim %d is negative", d);
+        if (t->mem == CKT_MEM_LDS) {
+            if (lengths[d] > tshape[d]) return ckt_fail(err, CKT_EINVAL, "tile_window: window length %lld of dim %d exceeds the LDS tensor's %lld", (long long)lengths[d], d, (long long)tshape[d]);
+            if (olo >= 0 && ohi != INT64_MAX && ohi + lengths[d] > tshape[d])
+                return ckt_fail(err, CKT_EINVAL, "tile_window: window [%lld, %lld) of dim %d leaves the LDS tensor (%lld)", (long long)ohi, (long long)(ohi + lengths[d]), d, (long long)tshape[d]);
+        } else if (!t->padded) {
+            int64_t sh;
+            char note[160];
+            if (ckt_expr_is_const(&k->ex, t->shape[d], &sh)) {
+                if (sh % lengths[d])
+                    return ckt_fail(err, CKT_EINVAL, "tile_window: window length %lld does not divide shape %lld of dim %d of '%s' (pad the tensor: pad=true)",
+                                    (long long)lengths[d], (long long)sh, d, t->name);
+            } else {
+                snprintf(note, sizeof note, "the shape of dim %d of '%s' must be a multiple of the window length %lld (or build with pad=true)", d, t->name, (long long)lengths[d]);
+                ckt_expr_id rem = ckt_expr_binary(&k->ex, CKT_E_MOD, t->shape[d], ckt_expr_int(&k->ex, lengths[d]));
+                if ((s = expr_ok(k, err)) || (s = add_constraint(k, rem, note, err))) return s;
+            }
+        }
+        char name[32];
+        snprintf(name, sizeof name, "w%d_%d", idx, d);
+        w.init[d] = origin[d];
+        w.step_divisor[d] = 0;
+        w.origin[d] = ckt_expr_var(&k->ex, name, ckt_max64(olo, 0), INT64_MAX, ckt_expr_divisor(&k->ex, origin[d]));
+        if ((s = expr_ok(k, err))) return s;
+    }
+    k->windows[k->nwindows++] = w;
+    for (int d = 0; d < rank; d++) {
+        ckt_kop op = new_op(CKT_OP_SET);
+        op.a = w.origin[d];
+        op.b = w.init[d];
+        op.w = idx;
+        if ((s = push_op(k, &op, err))) return s;
+    }
+    *window = idx;
+    return CKT_OK;
+}
+
+ckt_status ckt_kernel_move(ckt_kernel *k, int window, const ckt_expr_id *step, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "move", err))) return s;
+    if (window < 0 || window >= k->nwindows) return ckt_fail(err, CKT_EINVAL, "move: no such window");
+    if (k->divergent) return ckt_fail(err, CKT_EINVAL, "move: inside a branch that depends on the thread id (windows are block-uniform)");
+    ckt_kwindow *w = &k->windows[window];
+    for (int d = 0; d < w->rank; d++) {
+        if (!is_index(k, step[d])) return ckt_fail(err, CKT_EINVAL, "move: step of dim %d must be an integer expression", d);
+        if (!ckt_expr_uniform(&k->ex, step[d])) return ckt_fail(err, CKT_EINVAL, "move: step of dim %d depends on the thread id (windows are block-uniform)", d);
+    }
+    for (int d = 0; d < w->rank; d++) {
+        int64_t v;
+        if (ckt_expr_is_const(&k->ex, step[d], &v) && v == 0) continue;
+        int64_t lo, hi;
+        ckt_expr_range(&k->ex, step[d], &lo, &hi);
+        if (lo < 0) w->moved_by_runtime = true; /* negative steps: origins are no longer known >= 0 */
+        w->step_divisor[d] = ckt_gcd(w->step_divisor[d], ckt_expr_divisor(&k->ex, step[d]));
+        ckt_kop op = new_op(CKT_OP_ADD);
+        op.a = w->origin[d];
+        op.b = step[d];
+        op.w = window;
+        if ((s = push_op(k, &op, err))) return s;
+    }
+    return CKT_OK;
+}
+
+/* ---------------------------------------------------------------- control flow */
+
+ckt_status ckt_kernel_var(ckt_kernel *k, const char *name, ckt_expr_id init, ckt_expr_id *var, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "var", err))) return s;
+    if (!is_index(k, init) || !ckt_expr_uniform(&k->ex, init)) return ckt_fail(err, CKT_EINVAL, "var: the value must be a block-uniform integer expression");
+    ckt_expr_id v = ckt_expr_var(&k->ex, name, INT64_MIN, INT64_MAX, 1);
+    if ((s = expr_ok(k, err))) return s;
+    ckt_kop op = new_op(CKT_OP_SET);
+    op.a = v;
+    op.b = init;
+    if ((s = push_op(k, &op, err))) return s;
+    *var = v;
+    return CKT_OK;
+}
+
+ckt_status ckt_kernel_loop(ckt_kernel *k, ckt_expr_id trip, ckt_expr_id *var, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "loop", err))) return s;
+    if (!is_index(k, trip)) return ckt_fail(err, CKT_EINVAL, "loop: the trip count must be an integer expression");
+    if (!ckt_expr_uniform(&k->ex, trip)) return ckt_fail(err, CKT_EINVAL, "loop: the trip count depends on the thread id (loops are block-uniform)");
+    if (k->divergent) return ckt_fail(err, CKT_EINVAL, "loop: inside a branch that depends on the thread id (loops are block-uniform)");
+    if (k->depth == MAX_NEST) return ckt_fail(err, CKT_ECAPACITY, "loop: nested deeper than %d", MAX_NEST);
+    int64_t lo, hi;
+    ckt_expr_range(&k->ex, trip, &lo, &hi);
+    char name[16];
+    snprintf(name, sizeof name, "k%d", k->nloops++);
+    ckt_expr_id v = ckt_expr_var(&k->ex, name, 0, hi == INT64_MAX ? INT64_MAX : ckt_max64(hi - 1, 0), 1);
+    if ((s = expr_ok(k, err))) return s;
+    ckt_kop op = new_op(CKT_OP_LOOP);
+    op.a = v;
+    op.b = trip;
+    if ((s = push_op(k, &op, err))) return s;
+    k->nest[k->depth++] = k->nops - 1;
+    *var = v;
+    return CKT_OK;
+}
+
+ckt_status ckt_kernel_if(ckt_kernel *k, ckt_expr_id cond, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "if", err))) return s;
+    if (!ckt_expr_get(&k->ex, cond) || ckt_expr_type_of(&k->ex, cond) == CKT_T_F32 || ckt_expr_has_input(&k->ex, cond))
+        return ckt_fail(err, CKT_EINVAL, "if: the condition must be an integer or boolean expression over indices");
+    if (k->depth == MAX_NEST) return ckt_fail(err, CKT_ECAPACITY, "if: nested deeper than %d", MAX_NEST);
+    ckt_kop op = new_op(CKT_OP_IF);
+    op.b = cond;
+    op.spv = ckt_expr_uniform(&k->ex, cond) ? 0 : 1; /* 1: divergent */
+    if ((s = push_op(k, &op, err))) return s;
+    k->nest[k->depth++] = k->nops - 1;
+    if (op.spv) k->divergent++;
+    return CKT_OK;
+}
+
+ckt_status ckt_kernel_end(ckt_kernel *k, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "end", err))) return s;
+    if (k->depth == 0) return ckt_fail(err, CKT_EINVAL, "end: no open loop or branch");
+    const ckt_kop *open = &k->ops[k->nest[--k->depth]];
+    if (open->kind == CKT_OP_IF && open->spv) k->divergent--;
+    ckt_kop op = new_op(CKT_OP_END);
+    return push_op(k, &op, err);
+}
+
+ckt_status ckt_kernel_sync(ckt_kernel *k, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "sync", err))) return s;
+    if (k->divergent) return ckt_fail(err, CKT_EINVAL, "sync: inside a branch whose condition depends on the thread id (not every thread would reach the barrier)");
+    ckt_kop op = new_op(CKT_OP_SYNC);
+    return push_op(k, &op, err);
+}
+
+/* ---------------------------------------------------------------- data movement */
+
+static ckt_status check_access(ckt_kernel *k, const char *fn, int window, const ckt_dist *d, int vector_dim, int64_t spv, ckt_error *err)
+{
+    if (window < 0 || window >= k->nwindows) return ckt_fail(err, CKT_EINVAL, "%s: no such window", fn);
+    const ckt_kwindow *w = &k->windows[window];
+    if (d->rank != w->rank) return ckt_fail(err, CKT_EINVAL, "%s: the distribution has rank %d but the window has rank %d", fn, d->rank, w->rank);
+    for (int r = 0; r < w->rank; r++)
+        if (d->lengths[r] != w->lengths[r])
+            return ckt_fail(err, CKT_EINVAL, "%s: the distribution covers length %lld in dim %d but the window has %lld", fn, (long long)d->lengths[r], r,
+                            (long long)w->lengths[r]);
+    if (vector_dim < -1 || vector_dim >= w->rank) return ckt_fail(err, CKT_EINVAL, "%s: vector_dim %d outside 0..%d", fn, vector_dim, w->rank - 1);
+    if (spv < 0 || spv > 16 || (spv & (spv - 1))) return ckt_fail(err, CKT_EINVAL, "%s: scalar_per_vector %lld must be 1, 2, 4, 8 or 16 (0: choose)", fn, (long long)spv);
+    return CKT_OK;
+}
+
+ckt_status ckt_kernel_load(ckt_kernel *k, int window, int dist, int vector_dim, int64_t spv, float fill, int *reg, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "load", err))) return s;
+    if (dist < 0 || dist >= k->ndists) return ckt_fail(err, CKT_EINVAL, "load: a distribution is required");
+    if ((s = check_access(k, "load", window, &k->dists[dist], vector_dim, spv, err))) return s;
+    int r;
+    if ((s = ckt_kernel_registers(k, k->tensors[k->windows[window].tensor].dtype, dist, 0, &r, err))) return s;
+    ckt_kop op = new_op(CKT_OP_LOAD);
+    op.w = window;
+    op.r = r;
+    op.vector_dim = vector_dim;
+    op.spv = spv;
+    op.fill = fill;
+    if ((s = push_op(k, &op, err))) return s;
+    *reg = r;
+    return CKT_OK;
+}
+
+ckt_status ckt_kernel_store(ckt_kernel *k, int window, int reg, int vector_dim, int64_t spv, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "store", err))) return s;
+    if (reg < 0 || reg >= k->ntensors || k->tensors[reg].mem != CKT_MEM_REG) return ckt_fail(err, CKT_EINVAL, "store: the source must be a register tensor");
+    if (k->tensors[reg].dist < 0) return ckt_fail(err, CKT_EINVAL, "store: the register tensor has no distribution (it does not say which thread holds which element)");
+    if ((s = check_access(k, "store", window, &k->dists[k->tensors[reg].dist], vector_dim, spv, err))) return s;
+    const ckt_ktensor *dst = &k->tensors[k->windows[window].tensor];
+    if (dst->mem == CKT_MEM_GLOBAL && k->params[dst->param].is_const)
+        return ckt_fail(err, CKT_EINVAL, "store: pointer '%s' is declared read-only (const)", k->params[dst->param].name);
+    ckt_kop op = new_op(CKT_OP_STORE);
+    op.w = window;
+    op.r = reg;
+    op.vector_dim = vector_dim;
+    op.spv = spv;
+    return push_op(k, &op, err);
+}
+
+ckt_status ckt_kernel_clear(ckt_kernel *k, int reg, float value, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "clear", err))) return s;
+    if (reg < 0 || reg >= k->ntensors || k->tensors[reg].mem != CKT_MEM_REG) return ckt_fail(err, CKT_EINVAL, "clear: a register tensor is required");
+    ckt_kop op = new_op(CKT_OP_CLEAR);
+    op.r = reg;
+    op.fill = value;
+    return push_op(k, &op, err);
+}
+
+ckt_status ckt_kernel_map(ckt_kernel *k, int ninputs, const int *inputs, ckt_expr_id expr, ckt_dtype out_dtype, int *reg, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "map", err))) return s;
+    if (ninputs < 1 || ninputs > CKT_K_MAX_INPUTS) return ckt_fail(err, CKT_EINVAL, "map: 1 to %d register tensors", CKT_K_MAX_INPUTS);
+    const ckt_ktensor *first = NULL;
+    for (int i = 0; i < ninputs; i++) {
+        if (inputs[i] < 0 || inputs[i] >= k->ntensors || k->tensors[inputs[i]].mem != CKT_MEM_REG)
+            return ckt_fail(err, CKT_EINVAL, "map: input %d is not a register tensor", i + 1);
+        const ckt_ktensor *t = &k->tensors[inputs[i]];
+        if (!first) first = t;
+        else if (t->dist != first->dist || t->nvalues != first->nvalues)
+            return ckt_fail(err, CKT_EINVAL, "map: input %d is distributed differently from input 1 (elementwise maps need one distribution)", i + 1);
+    }
+    if (!ckt_expr_get(&k->ex, expr)) return ckt_fail(err, CKT_EINVAL, "map: the function must return an expression");
+    if ((s = ckt_kernel_registers(k, out_dtype, first->dist, first->nvalues, reg, err))) return s;
+    ckt_kop op = new_op(CKT_OP_MAP);
+    op.r = *reg;
+    op.b = expr;
+    op.ninputs = ninputs;
+    memcpy(op.inputs, inputs, sizeof(int) * (size_t)ninputs);
+    return push_op(k, &op, err);
+}
+
+ckt_status ckt_kernel_fold(ckt_kernel *k, int acc, int src, ckt_reduce_op rop, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "fold", err))) return s;
+    if (acc < 0 || acc >= k->ntensors || k->tensors[acc].mem != CKT_MEM_REG || k->tensors[acc].nvalues != 1)
+        return ckt_fail(err, CKT_EINVAL, "fold: the accumulator must be a register tensor of one value per thread");
+    if (src < 0 || src >= k->ntensors || k->tensors[src].mem != CKT_MEM_REG) return ckt_fail(err, CKT_EINVAL, "fold: the source must be a register tensor");
+    ckt_kop op = new_op(CKT_OP_FOLD);
+    op.r = acc;
+    op.inputs[0] = src;
+    op.ninputs = 1;
+    op.rop = rop;
+    return push_op(k, &op, err);
+}
+
+ckt_status ckt_kernel_block_reduce(ckt_kernel *k, int acc, ckt_reduce_op rop, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "block_reduce", err))) return s;
+    if (acc < 0 || acc >= k->ntensors || k->tensors[acc].mem != CKT_MEM_REG || k->tensors[acc].nvalues != 1)
+        return ckt_fail(err, CKT_EINVAL, "block_reduce: a register tensor of one value per thread is required");
+    if (k->divergent) return ckt_fail(err, CKT_EINVAL, "block_reduce: inside a branch whose condition depends on the thread id (it synchronizes the block)");
+    ckt_kop op = new_op(CKT_OP_BLOCK_REDUCE);
+    op.r = acc;
+    op.rop = rop;
+    return push_op(k, &op, err);
+}
+
+/* ---------------------------------------------------------------- finishing, launches */
+
+ckt_status ckt_kernel_finish(ckt_kernel *k, ckt_error *err)
+{
+    ckt_status s;
+    if (!k) return ckt_fail(err, CKT_EINVAL, "kernel: NULL");
+    if (k->finished) return CKT_OK;
+    if (k->depth) return ckt_fail(err, CKT_EINVAL, "kernel: %d loop(s) or branch(es) left open", k->depth);
+    if ((s = expr_ok(k, err))) return s;
+    /* window origins: the initial value's divisor and every step's */
+    for (int i = 0; i < k->nwindows; i++) {
+        ckt_kwindow *w = &k->windows[i];
+        for (int d = 0; d < w->rank; d++) {
+            int64_t lo, hi, div = ckt_gcd(ckt_expr_divisor(&k->ex, w->init[d]), w->step_divisor[d]);
+            ckt_expr_range(&k->ex, w->init[d], &lo, &hi);
+            bool grows = w->step_divisor[d] != 0;
+            ckt_expr_var_set(&k->ex, w->origin[d], w->moved_by_runtime ? INT64_MIN : ckt_max64(lo, 0), grows ? INT64_MAX : hi, div ? div : 1);
+        }
+    }
+    /* scratch for block reductions after the tensors */
+    for (int i = 0; i < k->nops; i++)
+        if (k->ops[i].kind == CKT_OP_BLOCK_REDUCE) {
+            k->scratch = (k->lds_bytes + 15) / 16 * 16;
+            k->lds_bytes = k->scratch + k->block * 4;
+            break;
+        }
+    k->finished = true;
+    return CKT_OK;
+}
+
+int64_t ckt_kernel_reduce_scratch(const ckt_kernel *k) { return k ? k->scratch : -1; }
+
+ckt_status ckt_kernel_check_launch(const ckt_kernel *k, const int64_t *values, ckt_error *err)
+{
+    if (!k) return ckt_fail(err, CKT_EINVAL, "launch: NULL kernel");
+    int64_t pv[CKT_EXPR_MAX_LEAVES] = {0};
+    for (int i = 0; i < k->nparams; i++) {
+        const ckt_kparam *p = &k->params[i];
+        if (p->kind == CKT_PARAM_PTR || p->kind == CKT_PARAM_F32 || p->specialized) continue;
+        int64_t v = values ? values[i] : 0;
+        const ckt_expr_node *n = ckt_expr_get(&k->ex, p->expr);
+        if (n && n->op == CKT_E_PARAM) pv[n->i] = v;
+        if (v % p->divisor) return ckt_fail(err, CKT_EINVAL, "launch: %s = %lld is not a multiple of %lld (promised by multiple_of)", p->name, (long long)v, (long long)p->divisor);
+        if (v < 0) return ckt_fail(err, CKT_EINVAL, "launch: %s = %lld must not be negative", p->name, (long long)v);
+    }
+    ckt_expr_env env;
+    memset(&env, 0, sizeof env);
+    env.params = pv;
+    for (int i = 0; i < k->nconstraints; i++) {
+        int64_t r;
+        ckt_status s = ckt_expr_eval_int(&k->ex, k->cexpr[i], &env, &r, err);
+        if (s) return s;
+        if (r != 0) return ckt_fail(err, CKT_EINVAL, "launch: %s", k->cnote[i]);
+    }
+    return CKT_OK;
+}

@@ -1,0 +1,51 @@
+/* ckt device prelude — shared by the three dialects (after the dialect's own part).
+ * Vector views of 4, 8 and 16 bytes; exact f16/bf16 <-> f32 conversions written with integer
+ * operations only, so the CPU target rounds exactly as the GPUs do. */
+typedef union { CKT_RAW16; float f32[4]; ckt_i32 i32[4]; ckt_u16 u16[8]; ckt_i8 i8[16]; ckt_u8 u8[16]; unsigned char b[16]; } ckt_v16;
+typedef union { CKT_RAW8; float f32[2]; ckt_i32 i32[2]; ckt_u16 u16[4]; ckt_i8 i8[8]; ckt_u8 u8[8]; unsigned char b[8]; } ckt_v8;
+typedef union { CKT_RAW4; float f32[1]; ckt_i32 i32[1]; ckt_u16 u16[2]; ckt_i8 i8[4]; ckt_u8 u8[4]; unsigned char b[4]; } ckt_v4;
+
+CKT_FN ckt_i64 ckt_imin(ckt_i64 a, ckt_i64 b) { return a < b ? a : b; }
+CKT_FN ckt_i64 ckt_imax(ckt_i64 a, ckt_i64 b) { return a > b ? a : b; }
+CKT_FN ckt_i64 ckt_iabs(ckt_i64 a) { return a < 0 ? -a : a; }
+
+/* f32 -> f16, round to nearest even; NaN keeps its sign and top payload bits (quiet). */
+CKT_FN ckt_u16 ckt_f32_to_f16(float f)
+{
+    ckt_u32 x = ckt_f32_bits(f), sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
+    if (ax >= 0x7f800000u) return (ckt_u16)(sign | (ax > 0x7f800000u ? (0x7e00u | ((ax >> 13) & 0x3ffu)) : 0x7c00u));
+    if (ax >= 0x477ff000u) return (ckt_u16)(sign | 0x7c00u); /* >= 65520 rounds to infinity */
+    if (ax < 0x38800000u) {                                  /* below 2^-14: an f16 subnormal */
+        ckt_u32 e = ax >> 23;
+        if (e < 102u) return (ckt_u16)sign;
+        ckt_u32 m = (ax & 0x7fffffu) | 0x800000u, shift = 126u - e;
+        ckt_u32 q = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+        if (rem > half || (rem == half && (q & 1u))) q++;
+        return (ckt_u16)(sign | q);
+    }
+    ckt_u32 r = (ax - 0x38000000u) >> 13, rem = ax & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (r & 1u))) r++;
+    return (ckt_u16)(sign | r);
+}
+
+CKT_FN float ckt_f16_to_f32(ckt_u16 h)
+{
+    ckt_u32 sign = ((ckt_u32)h & 0x8000u) << 16, e = ((ckt_u32)h >> 10) & 0x1fu, m = (ckt_u32)h & 0x3ffu;
+    if (e == 0x1fu) return ckt_bits_f32(sign | 0x7f800000u | (m << 13));
+    if (e == 0u) {
+        float v = (float)m * 5.9604644775390625e-8f; /* m * 2^-24, exact */
+        return sign ? -v : v;
+    }
+    return ckt_bits_f32(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+CKT_FN ckt_u16 ckt_f32_to_bf16(float f)
+{
+    ckt_u32 x = ckt_f32_bits(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (ckt_u16)((x >> 16) | 0x40u);
+    return (ckt_u16)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+CKT_FN float ckt_bf16_to_f32(ckt_u16 h) { return ckt_bits_f32((ckt_u32)h << 16); }
+CKT_FN float ckt_round_f16(float x) { return ckt_f16_to_f32(ckt_f32_to_f16(x)); }
+CKT_FN float ckt_round_bf16(float x) { return ckt_bf16_to_f32(ckt_f32_to_bf16(x)); }

@@ -1,0 +1,29 @@
+/* ckt device prelude — CUDA dialect (NVRTC, NVIDIA GPUs). No headers: NVRTC provides the
+ * built-in thread ids, vector types (uint4 is one 128-bit access), __syncthreads, __shared__. */
+typedef signed char ckt_i8;
+typedef unsigned char ckt_u8;
+typedef unsigned short ckt_u16;
+typedef int ckt_i32;
+typedef unsigned int ckt_u32;
+typedef long long ckt_i64;
+typedef unsigned long long ckt_u64;
+
+#define CKT_FN static __device__ __forceinline__
+#define CKT_INF (__int_as_float(0x7f800000))
+#define CKT_NAN (__int_as_float(0x7fc00000))
+#define CKT_ALIGN16 __align__(16)
+
+CKT_FN ckt_u32 ckt_f32_bits(float f) { return __float_as_uint(f); }
+CKT_FN float ckt_bits_f32(ckt_u32 u) { return __uint_as_float(u); }
+#define CKT_RAW16 uint4 raw
+#define CKT_RAW8 uint2 raw
+#define CKT_RAW4 ckt_u32 raw
+#define CKT_LD16(v, p) ((v).raw = *(const uint4 *)(p))
+#define CKT_LD8(v, p) ((v).raw = *(const uint2 *)(p))
+#define CKT_LD4(v, p) ((v).raw = *(const ckt_u32 *)(p))
+#define CKT_ST16(p, v) (*(uint4 *)(p) = (v).raw)
+#define CKT_ST8(p, v) (*(uint2 *)(p) = (v).raw)
+#define CKT_ST4(p, v) (*(ckt_u32 *)(p) = (v).raw)
+#define ckt_expf expf
+#define ckt_logf logf
+#define ckt_sqrtf sqrtf

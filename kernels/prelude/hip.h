@@ -1,0 +1,35 @@
+/* ckt device prelude — HIP dialect (hipRTC, AMD GPUs). No headers: hipRTC provides the
+ * built-in thread ids, __syncthreads and __shared__. Vectors are clang ext_vector types so a
+ * 16-byte access is one global_load_dwordx4 / ds_read_b128. */
+typedef signed char ckt_i8;
+typedef unsigned char ckt_u8;
+typedef unsigned short ckt_u16;
+typedef int ckt_i32;
+typedef unsigned int ckt_u32;
+typedef long long ckt_i64;
+typedef unsigned long long ckt_u64;
+typedef unsigned int ckt_u32x4 __attribute__((ext_vector_type(4)));
+typedef unsigned int ckt_u32x2 __attribute__((ext_vector_type(2)));
+
+#define CKT_FN static __device__ inline __attribute__((always_inline))
+#define CKT_INF (__builtin_inff())
+#define CKT_NAN (__builtin_nanf(""))
+#define CKT_ALIGN16 __attribute__((aligned(16)))
+
+CKT_FN ckt_u32 ckt_f32_bits(float f) { return __builtin_bit_cast(ckt_u32, f); }
+CKT_FN float ckt_bits_f32(ckt_u32 u) { return __builtin_bit_cast(float, u); }
+#define CKT_RAW16 ckt_u32x4 raw
+#define CKT_RAW8 ckt_u32x2 raw
+#define CKT_RAW4 ckt_u32 raw
+#define CKT_LD16(v, p) ((v).raw = *(const ckt_u32x4 *)(p))
+#define CKT_LD8(v, p) ((v).raw = *(const ckt_u32x2 *)(p))
+#define CKT_LD4(v, p) ((v).raw = *(const ckt_u32 *)(p))
+#define CKT_ST16(p, v) (*(ckt_u32x4 *)(p) = (v).raw)
+#define CKT_ST8(p, v) (*(ckt_u32x2 *)(p) = (v).raw)
+#define CKT_ST4(p, v) (*(ckt_u32 *)(p) = (v).raw)
+#define ckt_expf __builtin_expf
+#define ckt_logf __builtin_logf
+#define ckt_sqrtf __builtin_sqrtf
+#define fminf __builtin_fminf
+#define fmaxf __builtin_fmaxf
+#define fabsf __builtin_fabsf
