@@ -1,6 +1,6 @@
 # libFuzzer targets (clang; -DCKT_FUZZ=ON). Each target gets a short run as a ctest (label fuzz);
 # long runs: build/fuzz_<name> -max_total_time=3600 tests/fuzz/corpus/<name>
-set(CKT_FUZZ_TARGETS layout_parse layout_algebra distribution lds code_object runtime cache)
+set(CKT_FUZZ_TARGETS layout_parse layout_algebra distribution lds code_object runtime cache kernel)
 
 # In every build (any compiler): replay the kept corpus and the crash regressions of each target
 # (tests/fuzz/regressions/<name>/) through a plain main(), label unit; valgrind.cmake reuses them.
@@ -18,6 +18,7 @@ if(CKT_FUZZ)
   set(CKT_FUZZ_SECONDS 25 CACHE STRING "seconds per fuzz target in the test suite")
   foreach(name ${CKT_FUZZ_TARGETS})
     add_executable(fuzz_${name} ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_${name}.c ${CKT_ENGINE_SRC})
+    add_dependencies(fuzz_${name} ckt_engine) # generates the embedded preludes first
     target_include_directories(fuzz_${name} PRIVATE ${CMAKE_SOURCE_DIR}/engine/include)
     target_compile_options(fuzz_${name} PRIVATE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined)
     target_link_options(fuzz_${name} PRIVATE -fsanitize=fuzzer,address,undefined)

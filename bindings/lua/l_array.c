@@ -539,6 +539,17 @@ static int b_close(lua_State *L)
 
 static int b_size(lua_State *L) { lua_pushinteger(L, (lua_Integer)checkbuf(L, 1)->n); return 1; }
 static int b_bytes(lua_State *L) { lua_pushinteger(L, (lua_Integer)ckt_buffer_size(ckt_l_checkbuffer(L, 1))); return 1; }
+/* b:device() -> the device the buffer lives on (a new handle to it) */
+static int b_device(lua_State *L)
+{
+    ckt_device *dev = ckt_buffer_device(ckt_l_checkbuffer(L, 1));
+    l_device *d = lua_newuserdatauv(L, sizeof *d, 0);
+    d->dev = dev;
+    ckt_device_retain(dev);
+    luaL_setmetatable(L, CKT_L_DEVICE);
+    return 1;
+}
+
 static int b_dtype(lua_State *L) { lua_pushstring(L, ckt_dtype_name(checkbuf(L, 1)->dtype)); return 1; }
 static int b_tostring(lua_State *L)
 {
@@ -636,7 +647,7 @@ void ckt_l_open_array(lua_State *L)
     static const luaL_Reg bmethods[] = {
         {"__close", b_close}, {"__gc", b_close}, {"__tostring", b_tostring}, {"close", b_close}, {"upload", b_upload},
         {"download", b_download}, {"memset", b_memset}, {"copy_from", b_copy_from}, {"size", b_size}, {"bytes", b_bytes},
-        {"dtype", b_dtype}, {NULL, NULL}};
+        {"dtype", b_dtype}, {"device", b_device}, {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_BUFFER, bmethods);
     lua_pushcfunction(L, l_array);
     lua_setfield(L, -2, "array");

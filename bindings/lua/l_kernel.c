@@ -1303,11 +1303,20 @@ static int k_block(lua_State *L) { lua_pushinteger(L, (lua_Integer)ckt_kernel_bl
 
 static l_exe *checkexe(lua_State *L, int idx) { return luaL_checkudata(L, idx, CKT_L_EXE); }
 
-/* The device a launch runs on: opts.device, else one per backend kept for this Lua state. */
-static void push_device(lua_State *L, int opts, const char *target)
+/* The device a launch runs on: opts.device, else the first pointer argument's device, else one
+ * per backend kept for this Lua state. */
+static void push_device(lua_State *L, int opts, int args, const char *target)
 {
     if (lua_getfield(L, opts, "device") != LUA_TNIL) return;
     lua_pop(L, 1);
+    for (lua_Integer i = 1; i <= luaL_len(L, args); i++) {
+        if (lua_geti(L, args, i) == LUA_TUSERDATA && luaL_getmetafield(L, -1, "device") == LUA_TFUNCTION) {
+            lua_insert(L, -2);
+            lua_call(L, 1, 1);
+            return;
+        }
+        lua_pop(L, 1);
+    }
     const char *backend = !strncmp(target, "cpu", 3) ? "cpu" : !strncmp(target, "sm_", 3) ? "cuda" : "hip";
     if (lua_getfield(L, LUA_REGISTRYINDEX, DEVICES_KEY) != LUA_TTABLE) {
         lua_pop(L, 1);
@@ -1394,7 +1403,7 @@ static int x_launch(lua_State *L)
     ckt_error err;
     if (ckt_kernel_check_launch(k, values, &err)) return raise_status(L, &err);
     lua_pushcfunction(L, ckt_l_device_launch);
-    push_device(L, 2, e->target);
+    push_device(L, 2, at, e->target);
     lua_getiuservalue(L, 1, 2);
     lua_createtable(L, 0, 4);
     lua_pushvalue(L, gi);
@@ -1428,6 +1437,47 @@ static int x_tostring(lua_State *L)
     l_exe *e = checkexe(L, 1);
     lua_pushfstring(L, "ckt.executable(%s for %s%s)", ckt_kernel_name(e->kb->k), e->target, ckt_binary_compile_only(e->bin) ? ", compile only" : "");
     return 1;
+}
+
+/* ---------------------------------------------------------------- the kernel library */
+
+typedef struct ckt_embedded_file {
+    const char *name;
+    const char *text;
+    size_t length;
+} ckt_embedded_file;
+extern const ckt_embedded_file ckt_embedded_kernels[];
+
+/* package.preload loader of kernels/<name>.lua (embedded at build time): upvalue 1 = index */
+static int load_library_module(lua_State *L)
+{
+    const ckt_embedded_file *f = &ckt_embedded_kernels[lua_tointeger(L, lua_upvalueindex(1))];
+    char chunk[96];
+    snprintf(chunk, sizeof chunk, "=kernels/%s", f->name);
+    if (luaL_loadbuffer(L, f->text, f->length, chunk) != LUA_OK) return lua_error(L);
+    lua_pushvalue(L, 1);
+    lua_call(L, 1, 1);
+    return 1;
+}
+
+/* require "ckt.kernels.copy" etc. */
+static void register_library(lua_State *L)
+{
+    int top = lua_gettop(L);
+    if (lua_getglobal(L, "package") != LUA_TTABLE || lua_getfield(L, -1, "preload") != LUA_TTABLE) { /* a sandbox without require */
+        lua_settop(L, top);
+        return;
+    }
+    for (int i = 0; ckt_embedded_kernels[i].name; i++) {
+        char mod[96];
+        snprintf(mod, sizeof mod, "ckt.kernels.%s", ckt_embedded_kernels[i].name);
+        char *dot = strrchr(mod, '.');
+        if (dot && !strcmp(dot, ".lua")) *dot = 0;
+        lua_pushinteger(L, i);
+        lua_pushcclosure(L, load_library_module, 1);
+        lua_setfield(L, -2, mod);
+    }
+    lua_settop(L, top);
 }
 
 /* ---------------------------------------------------------------- registration */
@@ -1473,4 +1523,5 @@ void ckt_l_open_kernel(lua_State *L)
     if (!lua_isfunction(L, -1)) luaL_error(L, "ckt: the layout bindings must open before the kernel bindings");
     lua_pushcclosure(L, l_local_tile, 1);
     lua_setfield(L, -2, "local_tile");
+    register_library(L);
 }

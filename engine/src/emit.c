@@ -542,7 +542,7 @@ static void emit_access(em *e, const ckt_kop *op)
             e->ind++;
             line(e, "ckt_v%lld v;", (long long)bytes);
             if (load) {
-                line(e, "CKT_LD%lld(v, %s + %s);", (long long)bytes, ptr, os);
+                line(e, "CKT_LD%lld(v, %s + (%s));", (long long)bytes, ptr, os);
                 for (int64_t j = 0; j < spv; j++) {
                     char src[64];
                     snprintf(src, sizeof src, "v.%s[%lld]", fld, (long long)j);
@@ -554,7 +554,7 @@ static void emit_access(em *e, const ckt_kop *op)
                     convert(a.t->dtype, a.r->dtype, reg(e, a.r, members[j], r, sizeof r), cv, sizeof cv);
                     line(e, "v.%s[%lld] = %s;", fld, (long long)j, cv);
                 }
-                line(e, "CKT_ST%lld(%s + %s, v);", (long long)bytes, ptr, os);
+                line(e, "CKT_ST%lld(%s + (%s), v);", (long long)bytes, ptr, os);
             }
             e->ind--;
             if (masked && load) {

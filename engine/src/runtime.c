@@ -56,6 +56,14 @@ ckt_status ckt_device_open(ckt_context *ctx, const char *name, ckt_device **out,
     return CKT_OK;
 }
 
+void ckt_device_retain(ckt_device *dev)
+{
+    if (!dev) return;
+    pthread_mutex_lock(&dev->lock);
+    dev->refs++;
+    pthread_mutex_unlock(&dev->lock);
+}
+
 static void release(ckt_device *dev)
 {
     pthread_mutex_lock(&dev->lock);

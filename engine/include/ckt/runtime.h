@@ -36,6 +36,7 @@ const char *ckt_backend_name(ckt_backend b);
 /* Open device 0 of a backend (name as in ckt_backend_for). ctx may be NULL. */
 ckt_status ckt_device_open(ckt_context *ctx, const char *name, ckt_device **out, ckt_error *err);
 void ckt_device_close(ckt_device *dev); /* drops the caller's reference */
+void ckt_device_retain(ckt_device *dev); /* one more reference (closed by one more ckt_device_close) */
 ckt_backend ckt_device_backend(const ckt_device *dev);
 const char *ckt_device_name(const ckt_device *dev); /* "cpu (2 worker threads)", the GPU's name */
 /* The compile target this device runs natively ("cpu", "sm_90", "gfx90a"). */
