@@ -7,6 +7,7 @@
 --   local copy = require "ckt.kernels.copy"
 --   local k, grid = copy.build{dtype="f16", tile={32, 256}, block=256, pad=true}
 --   k:compile{target="cpu"}:launch{grid=grid(M, N), X=bx, Y=by, M=M, N=N}
+local ckt = ckt or require "ckt"
 local copy = {}
 
 local function vec(dtype) return 16 // ckt.array(dtype, 1):bytes() end

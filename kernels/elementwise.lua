@@ -7,6 +7,7 @@
 --   local ew = require "ckt.kernels.elementwise"
 --   local k, grid = ew.build{dtype="f16", inputs=2, f=function(x, y) return ckt.max(x + y, 0) end}
 --   exe:launch{grid=grid(n), X1=b1, X2=b2, Z=bz, n=n}
+local ckt = ckt or require "ckt"
 local ew = {}
 
 local function vec(dtype) return 16 // ckt.array(dtype, 1):bytes() end

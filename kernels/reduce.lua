@@ -6,6 +6,7 @@
 --   local red = require "ckt.kernels.reduce"
 --   local k, grid = red.build{dtype="f32", op="sum"}
 --   exe:launch{grid=grid(M), X=bx, Y=by, M=M, N=N}
+local ckt = ckt or require "ckt"
 local red = {}
 
 local function vec(dtype) return 16 // ckt.array(dtype, 1):bytes() end

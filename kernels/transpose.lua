@@ -9,6 +9,7 @@
 -- Step 2 reads LDS rows v apart: the LDS layout is chosen by ckt.lds.find_swizzle (a swizzle
 -- when one is conflict-free, else padding) for the target's bank model, from the two access
 -- patterns below. `swizzle=false` keeps the plain row-major tile (to measure the conflicts).
+local ckt = ckt or require "ckt"
 local tr = {}
 
 local function vec(dtype) return 16 // ckt.array(dtype, 1):bytes() end

@@ -19,3 +19,11 @@ if(CKT_GPU_TESTS)
     set_tests_properties(gpu.runtime_${backend} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300)
   endforeach()
 endif()
+
+# The kernel library compiled for each GPU target (compile only): every kernel and dtype, and the
+# code-object checks of the transpose (128-bit LDS and global accesses, no spills). 77: skipped.
+foreach(target gfx90a sm_90)
+  add_test(NAME compile.kernels_${target} COMMAND ckt-lua ${CMAKE_CURRENT_SOURCE_DIR}/compile/kernels_compile.lua ${target})
+  set_tests_properties(compile.kernels_${target} PROPERTIES LABELS compile SKIP_RETURN_CODE 77 TIMEOUT 900
+    ENVIRONMENT "CKT_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache/kernels")
+endforeach()

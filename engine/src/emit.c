@@ -487,9 +487,10 @@ static void emit_access(em *e, const ckt_kop *op)
     char desc[400];
     describe_tensor(e, a.t, desc, sizeof desc);
     thread_open(e);
-    if (op->line) line(e, "/* line %d: %s %s window [%lld%s%lld%s%s] */", op->line, load ? "load from" : "store to", desc, (long long)a.w->lengths[0],
-                       a.rank > 1 ? "x" : "", a.rank > 1 ? (long long)a.w->lengths[1] : 0LL, a.rank > 2 ? "x..." : "", "");
-    else line(e, "/* %s %s */", load ? "load from" : "store to", desc);
+    char lens[96] = "";
+    for (int d = 0, n = 0; d < a.rank && n < (int)sizeof lens; d++) n += snprintf(lens + n, sizeof lens - (size_t)n, "%s%lld", d ? "x" : "", (long long)a.w->lengths[d]);
+    if (op->line) line(e, "/* line %d: %s %s, window %s */", op->line, load ? "load from" : "store to", desc, lens);
+    else line(e, "/* %s %s, window %s */", load ? "load from" : "store to", desc, lens);
     line(e, "/*   threads: %s; %lld-element accesses along dim %d%s%s */", a.d->desc, (long long)spv, a.vd, note[0] ? "; " : "", note);
     if (a.d->threads < e->block) line(e, "if (tid < %lld) {", (long long)a.d->threads);
     else line(e, "{");

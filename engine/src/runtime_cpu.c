@@ -21,6 +21,7 @@ typedef void (*cpu_kernel)(void *const *args, const ckt_cpu_launch *launch);
 
 typedef struct {
     void *so;
+    int fd; /* the memory file the object was loaded from (-1: none), open as long as the module */
     cpu_kernel fn;
     unsigned long long lds_bytes;
     const char *params; /* K__params: "ptr,ptr,i32" when the source declares it */
@@ -168,11 +169,15 @@ static ckt_status cpu_memset(ckt_device *dev, void *dst, uint8_t byte, size_t n,
 }
 
 /* dlopen the shared object bytes: from an anonymous memory file when the kernel allows it
- * (nothing on disk, no noexec mount in the way), else from a temporary file. */
-static void *open_so(const uint8_t *code, size_t n, char *why, size_t whylen)
+ * (nothing on disk, no noexec mount in the way), else from a temporary file. The memory file
+ * stays open while the object is loaded: dlopen knows objects by path, and a closed file's
+ * descriptor number -- so its /proc/self/fd/N path -- would be reused by the next kernel, which
+ * dlopen would then answer with the still-loaded old one. */
+static void *open_so(const uint8_t *code, size_t n, int *keep_fd, char *why, size_t whylen)
 {
     void *so = NULL;
     int fd;
+    *keep_fd = -1;
 #ifdef MFD_CLOEXEC
     fd = memfd_create("ckt-kernel", MFD_CLOEXEC);
     if (fd >= 0) {
@@ -182,8 +187,11 @@ static void *open_so(const uint8_t *code, size_t n, char *why, size_t whylen)
             so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
             if (!so) snprintf(why, whylen, "%s", dlerror());
         }
+        if (so) {
+            *keep_fd = fd;
+            return so;
+        }
         close(fd);
-        if (so) return so;
     }
 #endif
     const char *tmp = getenv("TMPDIR");
@@ -212,11 +220,12 @@ static ckt_status cpu_load(ckt_device *dev, const ckt_binary *bin, void **module
     cpu_module *m = calloc(1, sizeof *m);
     if (!m) return ckt_fail(err, CKT_ENOMEM, "launch: out of memory");
     char why[512] = "";
-    m->so = open_so(code, n, why, sizeof why);
+    m->so = open_so(code, n, &m->fd, why, sizeof why);
     if (!m->so) { free(m); return ckt_fail(err, CKT_ERUNTIME, "launch: cannot load the kernel '%s': %s", name, why); }
     *(void **)&m->fn = dlsym(m->so, name);
     if (!m->fn) {
         dlclose(m->so);
+        if (m->fd >= 0) close(m->fd);
         free(m);
         return ckt_fail(err, CKT_EINVAL, "launch: the shared object has no function '%s' (cpu kernels are void %s(void *const *args, const ckt_cpu_launch *))", name, name);
     }
@@ -226,6 +235,7 @@ static ckt_status cpu_load(ckt_device *dev, const ckt_binary *bin, void **module
     m->lds_bytes = lds ? *lds : 0;
     if (m->lds_bytes > (1ull << 30)) {
         dlclose(m->so);
+        if (m->fd >= 0) close(m->fd);
         free(m);
         return ckt_fail(err, CKT_EINVAL, "launch: %s = %llu bytes of LDS is implausible", sym, *lds);
     }
@@ -259,6 +269,7 @@ static void cpu_unload(ckt_device *dev, void *module)
     (void)dev;
     cpu_module *m = module;
     dlclose(m->so);
+    if (m->fd >= 0) close(m->fd);
     free(m);
 }
 

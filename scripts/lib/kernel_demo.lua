@@ -1,0 +1,49 @@
+-- Shared by scripts/copy.lua and scripts/transpose.lua: build a library kernel, show its source
+-- and resources, compile it for every target whose compiler is here, run it on the default
+-- target, validate against the CPU reference. Not a script of its own (run the other two).
+local demo = {}
+
+local function section(title) print(("\n== %s %s"):format(title, ("="):rep(math.max(0, 70 - #title)))) end
+demo.section = section
+
+-- compile k for each target; prints resources or why it is skipped
+function demo.compile_everywhere(build, targets)
+  section("compile for every target")
+  for _, t in ipairs(targets) do
+    local ok, res = pcall(function()
+      local k = build(t)
+      local exe = k:compile{target = t, compile_only = t:sub(1, 3) ~= "cpu"}
+      local r, parts = exe:resources(), {}
+      for _, key in ipairs{"vgprs", "sgprs", "registers", "lds_bytes", "vgpr_spills", "sgpr_spills", "spill_stores", "scratch_bytes"} do
+        if r[key] then parts[#parts + 1] = key .. "=" .. r[key] end
+      end
+      return ("%-8s %7.1f ms %s  %s"):format(t, exe:compile_ms(), exe:from_cache() and "(cache)" or "       ", table.concat(parts, " "))
+    end)
+    print(ok and res or ("%-8s skipped: %s"):format(t, tostring(res):gsub("\n.*", "")))
+  end
+end
+
+-- run exe over the problem: inputs (host arrays) uploaded, the output poisoned first,
+-- downloaded, compared with the reference (rtol/atol 0: bit for bit)
+function demo.run_and_check(exe, args, inputs, output, reference, grid, tol)
+  local dev = ckt.device(ckt.default_target():sub(1, 3) == "cpu" and "cpu" or nil)
+  local bufs = {}
+  for name, a in pairs(inputs) do
+    bufs[name] = dev:alloc(a:dtype(), #a)
+    bufs[name]:upload(a)
+    args[name] = bufs[name]
+  end
+  output.array:poison()
+  local out = dev:alloc(output.array:dtype(), #output.array)
+  out:upload(output.array)
+  args[output.name] = out
+  args.grid = grid
+  local ms = exe:launch(args)
+  out:download(output.array)
+  local ok, err, bad = output.array:compare(reference, tol or {rtol = 0, atol = 0})
+  print(("run on %s: %d blocks in %.3f ms; %s (max abs error %g%s)"):format(dev:name(), grid, ms,
+        ok and "matches the reference" or "MISMATCH", err, bad and (", first at " .. bad) or ""))
+  if not ok then error("validation failed") end
+end
+
+return demo

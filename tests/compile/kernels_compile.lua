@@ -1,0 +1,65 @@
+-- Compile test of the kernel library for one GPU target (argument: gfx90a or sm_90), compile
+-- only: every library kernel in every dtype compiles; the transpose uses 128-bit LDS and global
+-- accesses and spills nothing (code-object checks). Exits 77 ("SKIPPED: ...") without the compiler.
+local target = arg[1] or "gfx90a"
+local copy, ew = require "ckt.kernels.copy", require "ckt.kernels.elementwise"
+local tr, red = require "ckt.kernels.transpose", require "ckt.kernels.reduce"
+
+local function compile(k) return k:compile{target = target, compile_only = true, cache = false} end
+local probe = ckt.kernel{name = "probe", block = 64, build = function(b) end}
+local ok, e = pcall(compile, probe)
+if not ok then
+  if tostring(e):find("not found") or tostring(e):find("cannot load") or tostring(e):find("no NVRTC") then
+    print(("SKIPPED: %s kernel compile tests: %s"):format(target, e))
+    os.exit(77)
+  end
+  error(e)
+end
+
+local failures = 0
+local function check(cond, what)
+  print(("%s %s"):format(cond and "ok  " or "FAIL", what))
+  if not cond then failures = failures + 1 end
+end
+
+for _, dt in ipairs{"f32", "f16", "bf16"} do
+  local kernels = {
+    copy = (copy.build{dtype = dt, pad = true}),
+    elementwise = (ew.build{dtype = dt, inputs = 2, f = function(x, y) return ckt.max(x * y + 1, 0) end}),
+    reduce = (red.build{dtype = dt, op = "max"}),
+    transpose = (tr.build{dtype = dt, target = target}),
+  }
+  for _, name in ipairs{"copy", "elementwise", "reduce", "transpose"} do
+    local exe = compile(kernels[name])
+    local r = exe:resources()
+    local spills = (r.vgpr_spills or 0) + (r.sgpr_spills or 0) + (r.spill_stores or 0) + (r.scratch_bytes or 0)
+    local what = ("%s %s %s: compiled in %.0f ms (%s, scratch %d bytes)"):format(target, name, dt, exe:compile_ms(),
+          r.vgprs and ("vgprs=" .. r.vgprs) or ("registers=" .. tostring(r.registers)), r.scratch_bytes or 0)
+    -- the issue's budget is on the transpose; the others report (hipRTC moves the 16-bit
+    -- elementwise kernels' private vector unions to scratch / LDS: a known gap, see docs/kernels.md)
+    if name == "transpose" then check(spills == 0, what .. ", no spills") else print("info " .. what) end
+    if name == "transpose" then
+      check(r.lds_bytes == kernels[name]:lds_bytes(), ("%s transpose %s: LDS %d bytes as built"):format(target, dt, r.lds_bytes))
+      local d, why = exe:disassembly()
+      if not d then
+        print(("SKIPPED: %s disassembly checks: %s"):format(target, why or "no disassembler"))
+      elseif target:sub(1, 3) == "gfx" then
+        for _, ins in ipairs{"ds_write_b128", "ds_read_b128", "global_load_dwordx4", "global_store_dwordx4"} do
+          check(d:find(ins) ~= nil, ("%s transpose %s uses %s"):format(target, dt, ins))
+        end
+        local narrow = 0
+        for _, ins in ipairs{"ds_read_b32", "ds_read_b64", "ds_write_b32", "ds_write_b64", "ds_read_u16", "ds_write_b16", "ds_read2", "ds_write2",
+                             "global_load_dword ", "global_store_dword ", "global_load_short", "global_store_short"} do
+          for _ in d:gmatch(ins) do narrow = narrow + 1 end
+        end
+        check(narrow == 0, ("%s transpose %s: no LDS or global access narrower than 128 bits (%d found)"):format(target, dt, narrow))
+      else
+        for _, ins in ipairs{"LDS%.128", "STS%.128", "LDG%.E%.128", "STG%.E%.128"} do
+          check(d:find(ins) ~= nil, ("%s transpose %s uses %s"):format(target, dt, ins:gsub("%%", "")))
+        end
+      end
+    end
+  end
+end
+if failures > 0 then error(failures .. " check(s) failed") end
+print("all kernel compile checks passed for " .. target)
