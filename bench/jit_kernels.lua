@@ -1,0 +1,27 @@
+-- JIT latency of the library transpose: cold compiles (cache off; the compiler library already
+-- loaded by a warm-up compile) for each GPU target whose compiler is here, and a cache hit.
+-- ckt-lua bench/jit_kernels.lua [targets...]
+local tr = require "ckt.kernels.transpose"
+local targets = #arg > 0 and arg or {"gfx90a", "sm_90"}
+local REPS = 5
+print("| target | cold compile ms (median of " .. REPS .. ") | cache hit ms | compiler |")
+print("|---|---|---|---|")
+for _, t in ipairs(targets) do
+  local ok, err = pcall(function()
+    local warm = tr.build{dtype = "f16", target = t}
+    warm:compile{target = t, compile_only = true, cache = false} -- loads the compiler library
+    local times, exe = {}, nil
+    for i = 1, REPS do
+      local k = tr.build{dtype = "f32", target = t, name = "transpose_jit_" .. i}
+      exe = k:compile{target = t, compile_only = true, cache = false}
+      times[i] = exe:compile_ms()
+    end
+    table.sort(times)
+    local k = tr.build{dtype = "f32", target = t}
+    k:compile{target = t, compile_only = true}
+    local hit = k:compile{target = t, compile_only = true}
+    assert(hit:from_cache(), "the second compile should come from the cache")
+    print(("| %s | %.1f | %.2f | %s |"):format(t, times[(REPS + 1) // 2], hit:compile_ms(), exe:compiler()))
+  end)
+  if not ok then print(("| %s | skipped: %s | | |"):format(t, tostring(err):gsub("\n.*", ""))) end
+end
