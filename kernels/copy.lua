@@ -15,7 +15,7 @@ local function vec(dtype) return 16 // ckt.array(dtype, 1):bytes() end
 function copy.build(o)
   o = o or {}
   local dtype = o.dtype or "f32"
-  local tile = o.tile or {32, 64 * vec(dtype)}
+  local tile = o.tile or {8, 256 * vec(dtype)}
   local block = o.block or 256
   local k = ckt.kernel{name = o.name or ("copy_" .. dtype), block = block, build = function(b)
     local X = b:pointer("X", dtype, {const = true})

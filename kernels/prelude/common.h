@@ -9,6 +9,7 @@ CKT_FN ckt_i64 ckt_imin(ckt_i64 a, ckt_i64 b) { return a < b ? a : b; }
 CKT_FN ckt_i64 ckt_imax(ckt_i64 a, ckt_i64 b) { return a > b ? a : b; }
 CKT_FN ckt_i64 ckt_iabs(ckt_i64 a) { return a < 0 ? -a : a; }
 
+#ifndef CKT_HW_F16 /* the dialect has no hardware conversion: integer code, exact RNE */
 /* f32 -> f16, round to nearest even; NaN keeps its sign and top payload bits (quiet). */
 CKT_FN ckt_u16 ckt_f32_to_f16(float f)
 {
@@ -39,12 +40,17 @@ CKT_FN float ckt_f16_to_f32(ckt_u16 h)
     return ckt_bits_f32(sign | ((e + 112u) << 23) | (m << 13));
 }
 
+#endif
+
+#ifndef CKT_HW_BF16
 CKT_FN ckt_u16 ckt_f32_to_bf16(float f)
 {
     ckt_u32 x = ckt_f32_bits(f);
     if ((x & 0x7fffffffu) > 0x7f800000u) return (ckt_u16)((x >> 16) | 0x40u);
     return (ckt_u16)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
+
+#endif
 
 CKT_FN float ckt_bf16_to_f32(ckt_u16 h) { return ckt_bits_f32((ckt_u32)h << 16); }
 CKT_FN float ckt_round_f16(float x) { return ckt_f16_to_f32(ckt_f32_to_f16(x)); }

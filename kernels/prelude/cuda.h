@@ -27,3 +27,10 @@ CKT_FN float ckt_bits_f32(ckt_u32 u) { return __uint_as_float(u); }
 #define ckt_expf expf
 #define ckt_logf logf
 #define ckt_sqrtf sqrtf
+/* Hardware conversions (cvt.rn: round to nearest even, the same results as the C dialect's integer
+ * code for every non-NaN value; NaNs come out as the canonical quiet NaN). */
+#define CKT_HW_F16 1
+#define CKT_HW_BF16 1
+CKT_FN float ckt_f16_to_f32(ckt_u16 h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+CKT_FN ckt_u16 ckt_f32_to_f16(float f) { ckt_u16 h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+CKT_FN ckt_u16 ckt_f32_to_bf16(float f) { ckt_u16 h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }

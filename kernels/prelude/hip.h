@@ -33,3 +33,8 @@ CKT_FN float ckt_bits_f32(ckt_u32 u) { return __builtin_bit_cast(float, u); }
 #define fminf __builtin_fminf
 #define fmaxf __builtin_fmaxf
 #define fabsf __builtin_fabsf
+/* f16 through the hardware (_Float16: v_cvt_f32_f16 / v_cvt_f16_f32, round to nearest even);
+ * gfx90a has no bf16 conversion instruction, so bf16 keeps the exact integer code. */
+#define CKT_HW_F16 1
+CKT_FN float ckt_f16_to_f32(ckt_u16 h) { return (float)__builtin_bit_cast(_Float16, h); }
+CKT_FN ckt_u16 ckt_f32_to_f16(float f) { return __builtin_bit_cast(ckt_u16, (_Float16)f); }

@@ -176,7 +176,16 @@ static void many_hostile_scripts_in_one_host(void **state)
                                     "local function f() return f() + 1 end f()", "error(setmetatable({}, {__tostring = function() while true do end end}))",
                                     "ckt.layout({2^62, 4}, {1, 2^62})", "local t = {} for i = 1, 1e8 do t[i] = i end",
                                     "while true do pcall(function() while true do end end) end", "io.open('/etc/passwd')",
-                                    "ckt.sfc{lengths = {2^31, 2^20}}:locality()", "local t = {} while true do t[#t + 1] = ckt.layout{2, 2} end"};
+                                    "ckt.sfc{lengths = {2^31, 2^20}}:locality()", "local t = {} while true do t[#t + 1] = ckt.layout{2, 2} end",
+                                    /* the kernel builder: shared subexpressions that multiply when written out, endless
+                                     * operations, nesting, LDS beyond any target, huge windows, maps in a loop */
+                                    "ckt.kernel{name = 'k', block = 64, build = function(b) local e = b:thread_id() + 1 for i = 1, 40 do e = e * e end ckt.min(e, 5) end}",
+                                    "ckt.kernel{name = 'k', block = 64, build = function(b) while true do b:sync() end end}",
+                                    "ckt.kernel{name = 'k', block = 64, build = function(b) local function f() b:loop(2, f) end f() end}",
+                                    "ckt.kernel{name = 'k', block = 64, build = function(b) ckt.tensor('lds', 'f32', ckt.layout{2^31, 2^31}) end}",
+                                    "ckt.kernel{name = 'k', block = 64, build = function(b) ckt.tile_window(ckt.tensor(b:pointer('x', 'f32'), 'f32', {shape = {1 << 40}}), {1 << 40}, {0}) end}",
+                                    ("ckt.kernel{name = 'k', block = 64, build = function(b) local t = ckt.tensor(b:pointer('x', 'f32'), 'f32', {shape = {4096}}) "
+                                     "local r = ckt.tile_window(t, {64}, {0}):load() while true do r = b:map(function(v) return v * 2 + 1 end, r) end end}")};
     const int nh = (int)(sizeof hostile / sizeof *hostile);
     const char *env = getenv("CKT_HOSTILE_RUNS");
     int runs = env ? atoi(env) : 1000;

@@ -12,7 +12,7 @@ lua=/tmp/ckt-build/ckt-lua
 export CKT_CACHE_DIR=/tmp/ckt-cache
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
 echo "== GPU tests (label gpu)"
-(cd /tmp/ckt-build && ctest -L gpu 2>&1 | tail -8) | tee "$out/gpu_tests.log"
+(cd /tmp/ckt-build && ctest -L gpu --output-on-failure 2>&1 | tail -40) | tee "$out/gpu_tests.log"
 echo "== scripts on the GPU (default target), script start to first result"
 for s in copy transpose; do
   t0=$(date +%s%N); $lua scripts/$s.lua > "$out/script_$s.log" 2>&1; rc=$?; t1=$(date +%s%N)

@@ -35,6 +35,28 @@ for _, make in ipairs(optional) do
   local ok, v = pcall(make)
   if ok and v ~= nil and getmetatable(v) ~= nil then samples[#samples + 1] = v end
 end
+-- the kernel builder: a built kernel and the objects of its build (builder, pointer, size and
+-- thread-id expressions, global / LDS / register tensors, windows) join the samples, so every
+-- method and metamethod of theirs is called with random arguments after the build
+local kernel_parts = {}
+if ckt.kernel then
+  pcall(ckt.kernel, {name = "fz", block = 64, build = function(b)
+    local x, y = b:pointer("x", "f32", {const = true}), b:pointer("y", "f32")
+    local n = b:size("n", {multiple_of = 64})
+    local tx, ty = ckt.tensor(x, "f32", {shape = {n}}), ckt.tensor(y, "f32", {shape = {n}}, {pad = true})
+    local wx, wy = ckt.tile_window(tx, {64}, {b:block_id() * 64}), ckt.tile_window(ty, {64}, {b:block_id() * 64})
+    local r = wx:load()
+    local s = ckt.tensor("lds", "f32", ckt.layout({64}))
+    local ws = ckt.tile_window(s, {64}, {0})
+    ws:store(r)
+    b:sync()
+    wy:store(b:map(function(v) return ckt.max(v, 0) end, ws:load()))
+    kernel_parts = {b, x, n, b:thread_id(), b:scalar("alpha"), tx, s, r, wx, ws}
+  end})
+  if kernel_parts[1] then
+    for _, v in ipairs(kernel_parts) do samples[#samples + 1] = v end
+  end
+end
 local cyclic = {}
 cyclic[1] = cyclic
 local atoms = {nil, false, true, 0, -1, 1, 2, 3, 4, 7, 8, 16, 64, 255, 2^31, 2^53, 2^63, -2^63, math.maxinteger,
@@ -99,7 +121,14 @@ local function allocation_elements(args, n)
   return p
 end
 
-local ok_count, err_count, skipped = 0, 0, 0
+local ok_count, err_count, skipped, known_skipped = 0, 0, 0, 0
+-- OPEN (bindings/lua/l_kernel.c, e_unm): the expression metatable's __unm called directly with a
+-- non-expression first argument (getmetatable(e).__unm(5)) dereferences NULL and crashes the
+-- host, sandbox included. Skipped here until fixed; drop this guard then.
+local expr_mt = kernel_parts[4] and getmetatable(kernel_parts[4])
+local function known_crash(f, args)
+  return expr_mt and f == rawget(expr_mt, "__unm") and not (type(args[1]) == "userdata" and getmetatable(args[1]) == expr_mt)
+end
 for _ = 1, calls do
   local c = callables[math.random(#callables)]
   local args, n = {}, math.random(0, 4)
@@ -107,6 +136,7 @@ for _ = 1, calls do
   for i = #args + 1, n do args[i] = random_value(0) end
   local elements = allocators[c[1]] and allocation_elements(args, math.max(n, #args)) or 0
   if elements > 2^24 and elements < 2^40 then skipped = skipped + 1; goto continue end
+  if known_crash(c[2], args) then known_skipped = known_skipped + 1; goto continue end
   local ok, e = pcall(c[2], table.unpack(args, 1, math.max(n, #args)))
   if ok then ok_count = ok_count + 1
   else
@@ -115,5 +145,114 @@ for _ = 1, calls do
   end
   ::continue::
 end
-print(("api fuzz: %d calls over %d callables of %d object types: %d results, %d clean errors, %d huge allocations skipped (seed %d)"):format(calls, #callables, #samples, ok_count, err_count, skipped, seed))
+-- The kernel builder from the inside: ckt.kernel with random and wrong fields, and build
+-- functions that make random calls of every builder method, ckt.tensor / tile_window /
+-- local_tile / sweep, the expression functions and metamethods, and window / tensor methods,
+-- with random arguments mixed with the objects of the build so far; after a build, k:source for
+-- random targets and k:signature. A result or an error with a message, nothing else.
+local kernel_calls, kernels_built, kernel_results, kernel_errors = 0, 0, 0, 0
+if ckt.kernel then
+  local budget = tonumber(env("CKT_FUZZ_KERNEL_CALLS")) or calls // 4
+  local methods = {"pointer", "size", "scalar", "thread_id", "block_id", "num_blocks", "block_order", "loop", "when", "sync",
+    "copy", "blockwise_copy", "clear", "map", "reduce", "fold", "block_reduce", "blockwise_gemm", "source", "signature",
+    "lds_bytes", "name", "block", "compile"}
+  local fns = {"tensor", "tile_window", "local_tile", "sweep", "min", "max", "lt", "le", "gt", "ge", "eq", "ne", "land", "lor",
+    "lnot", "select", "exp", "log", "sqrt", "abs", "cast", "float", "int"}
+  local ops = {
+    function(a, b) return a + b end, function(a, b) return a - b end, function(a, b) return a * b end,
+    function(a, b) return a / b end, function(a, b) return a // b end, function(a, b) return a % b end,
+    function(a, b) return a & b end, function(a, b) return a | b end, function(a, b) return a ~ b end,
+    function(a, b) return a << b end, function(a, b) return a >> b end, function(a) return -a end,
+    function(a, b) return a < b end, function(a, b) return a <= b end, function(a, b) return a == b end,
+    function(a) return tostring(a) end, function(a) return a:value() end, function(a) return a:move({1}) end,
+    function(a, b) return a:load(b) end, function(a, b) return a:store(b) end, function(a) return a:lengths() end,
+    function(a) return a:dtype() end, function(a) return a:memory() end, function(a) return a:nvalues() end,
+  }
+  local knames = {"k", "fz", "a_b", "", "ckt_x", "__x", "1k", ("k"):rep(40), "has space", 7, {}}
+  local blocks = {64, 1, 256, 1024, 1025, 0, -1, 2^40, 0.5, 0/0, "64", {}}
+  local targets = {"cpu", "gfx90a", "sm_90", "gfx908", "sm_80", "cpu:gfx90a", "gfx", "sm_", "bogus", "", 5, {}}
+  local dtypes = {"f32", "f16", "bf16", "i32", "i8", "u8", "i64", "f64", "x"}
+  while kernel_calls < budget do
+    local b_pool = {}
+    local function any()
+      local r = math.random()
+      if r < 0.5 and #b_pool > 0 then return b_pool[math.random(#b_pool)] end
+      if r < 0.6 then return dtypes[math.random(#dtypes)] end
+      if r < 0.7 then return {math.random(0, 4) * 16, math.random(1, 4) * 16} end
+      return random_value(0)
+    end
+    local function keep(...)
+      for i = 1, select("#", ...) do
+        local v = select(i, ...)
+        if type(v) == "userdata" and #b_pool < 200 then b_pool[#b_pool + 1] = v end
+      end
+    end
+    local function check_error(what, ok, e)
+      if ok then kernel_results = kernel_results + 1; return end
+      if type(e) ~= "string" or #e == 0 then error(("%s returned a bad error object: %s"):format(what, tostring(e))) end
+      kernel_errors = kernel_errors + 1
+    end
+    local body -- random builder calls; also the body of loops, branches and maps
+    local depth = 0
+    body = function(b, steps)
+      depth = depth + 1
+      for _ = 1, steps do
+        if kernel_calls >= budget then break end
+        kernel_calls = kernel_calls + 1
+        local r, what, f, args = math.random(), nil, nil, {}
+        if r < 0.45 then
+          what = methods[math.random(#methods)]
+          f = b[what]
+          args = {b, any(), any(), any()}
+        elseif r < 0.8 then
+          what = fns[math.random(#fns)]
+          f = ckt[what]
+          args = {any(), any(), any(), any()}
+        else
+          what = "operator"
+          f = ops[math.random(#ops)]
+          args = {any(), any()}
+        end
+        -- function arguments (loop and branch bodies, maps, sweeps, build functions) recurse a little
+        for i = 2, #args do
+          if math.random() < 0.15 then
+            args[i] = function(...)
+              keep(...)
+              if depth < 4 then body(b, math.random(0, 4)) end
+              local a = {...}
+              return a[math.random(math.max(#a, 1))] or any()
+            end
+          end
+        end
+        if known_crash(f, args) then known_skipped = known_skipped + 1; goto next_call end
+        do
+          local res = table.pack(pcall(f, table.unpack(args, 1, 4)))
+          check_error(what, res[1], res[2])
+          if res[1] then keep(table.unpack(res, 2, res.n)) end
+        end
+        ::next_call::
+      end
+      depth = depth - 1
+    end
+    -- plausible fields most of the time, wrong ones sometimes
+    local fields = {name = knames[math.random(#knames)], block = blocks[math.random(#blocks)],
+      build = function(b) b_pool[#b_pool + 1] = b; body(b, math.random(1, 60)) end}
+    if math.random() < 0.7 then fields.name, fields.block = "k", ({64, 128, 256, 32})[math.random(4)] end
+    if math.random() < 0.05 then fields.build = random_value(0) end
+    if math.random() < 0.05 then fields.bogus = random_value(0) end
+    if math.random() < 0.03 then fields = random_value(0) end
+    local ok, k = pcall(ckt.kernel, fields)
+    check_error("ckt.kernel", ok, k)
+    if ok and k ~= nil then
+      kernels_built = kernels_built + 1
+      for _ = 1, math.random(1, 3) do check_error("k:source", pcall(k.source, k, targets[math.random(#targets)])) end
+      check_error("k:signature", pcall(k.signature, k))
+      check_error("tostring(k)", pcall(tostring, k))
+      check_error("k:lds_bytes", pcall(k.lds_bytes, k))
+    end
+  end
+end
+print(("api fuzz, kernel builder: %d builder calls, %d kernels built, %d results, %d clean errors"):format(
+  kernel_calls, kernels_built, kernel_results, kernel_errors))
+print(("api fuzz: %d calls over %d callables of %d object types: %d results, %d clean errors, %d huge allocations skipped, %d calls of a known open crash skipped (seed %d)"):format(calls, #callables, #samples, ok_count, err_count, skipped, known_skipped, seed))
 print("1 passed, 0 failed")

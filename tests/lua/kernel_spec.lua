@@ -85,7 +85,8 @@ describe("library kernels on the CPU target", function()
       local z = run(k:compile{target = "cpu"}, {grid = grid(n), n = n}, {X1 = x, X2 = y}, "Z", ckt.array(dt, n))
       -- the reference in double precision; the kernel computes in f32, then rounds to dt
       local want = ew.reference(f, dt, x, y)
-      local ok, err = z:compare(want, {rtol = dt == "f32" and 1e-6 or 0, atol = dt == "f32" and 1e-6 or 0})
+      -- f32 arithmetic then one rounding to dt: at most 1 ulp from the double reference
+      local ok, err = z:compare(want, {rtol = dt == "f32" and 1e-6 or 1e-3, atol = dt == "f32" and 1e-6 or 1e-3})
       assert(ok, "max error " .. tostring(err))
     end)
   end
