@@ -93,9 +93,33 @@ static bool rehash(ckt_expr_pool *p, int32_t cap)
     return true;
 }
 
+/* Shared subexpressions make a node's written-out tree (what every recursive analysis, the
+ * evaluator and the printer walk) exponentially larger than the pool: x = x * x forty times is
+ * 2^40 nodes written out. Composite nodes record their written-out size and depth in the bits of
+ * `i` above the low 8 (ROUND keeps its dtype there), and both are bounded. */
+#define TREE_MAX_SIZE ((int64_t)1 << 16)
+#define TREE_MAX_DEPTH 2048
+static int64_t tree_size(const ckt_expr_pool *p, ckt_expr_id e)
+{
+    if (e < 0 || e >= p->n) return 0;
+    return p->nodes[e].a < 0 ? 1 : (p->nodes[e].i >> 8) & 0xffffff;
+}
+static int64_t tree_depth(const ckt_expr_pool *p, ckt_expr_id e)
+{
+    if (e < 0 || e >= p->n || p->nodes[e].a < 0) return 0;
+    return (p->nodes[e].i >> 32) & 0xffff;
+}
+
 static ckt_expr_id push(ckt_expr_pool *p, ckt_expr_node nd)
 {
     if (!p || !p->nodes || p->failed) return CKT_EXPR_NONE;
+    if (nd.a >= 0) {
+        int64_t size = 1 + tree_size(p, nd.a) + tree_size(p, nd.b) + tree_size(p, nd.c);
+        int64_t depth = 1 + ckt_max64(tree_depth(p, nd.a), ckt_max64(tree_depth(p, nd.b), tree_depth(p, nd.c)));
+        if (size > TREE_MAX_SIZE || depth > TREE_MAX_DEPTH)
+            return fail(p, CKT_ECAPACITY, "expression: more than 65536 nodes or 2048 levels when written out (shared subexpressions multiply)");
+        nd.i = (nd.i & 0xff) | (size << 8) | (depth << 32);
+    }
     /* parameters and variables are distinct leaves even with equal facts; all else is shared */
     bool share = nd.op != CKT_E_PARAM && nd.op != CKT_E_VAR;
     uint32_t slot = node_hash(&nd) & (uint32_t)(p->hcap - 1);
@@ -539,7 +563,7 @@ ckt_expr_id ckt_expr_binary(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id a, ckt
         case CKT_E_SHL:
             if (y < 0 || y > 62) return fail(p, CKT_EINVAL, "expression: shift count out of range 0..62");
             ovf = x < 0 || (x > (INT64_MAX >> y));
-            r = x << (y & 63);
+            r = ovf ? 0 : x << y; /* shifting a negative value is undefined */
             break;
         case CKT_E_SHR:
             if (y < 0 || y > 63) return fail(p, CKT_EINVAL, "expression: shift count out of range 0..63");
@@ -770,7 +794,7 @@ static ckt_status ev(const ckt_expr_pool *p, ckt_expr_id e, const ckt_expr_env *
     case CKT_E_LOG: *out = log(a); break;
     case CKT_E_SQRT: *out = sqrt(a); break;
     case CKT_E_ABS: *out = fabs(a); break;
-    case CKT_E_ROUND: *out = n->i == CKT_F16 ? ckt_f16_to_f32(ckt_f64_to_f16(a)) : ckt_bf16_to_f32(ckt_f64_to_bf16(a)); break;
+    case CKT_E_ROUND: *out = (n->i & 0xff) == CKT_F16 ? ckt_f16_to_f32(ckt_f64_to_f16(a)) : ckt_bf16_to_f32(ckt_f64_to_bf16(a)); break;
     case CKT_E_TOFLOAT: *out = a; break;
     case CKT_E_TOINT: *out = trunc(a); break;
     default: return ckt_fail(err, CKT_EINVAL, "expression eval: unknown operator %d", n->op);
@@ -878,7 +902,7 @@ static void pr(const ckt_expr_pool *p, ckt_expr_id e, sb *s, const char *const *
     case CKT_E_LOG: put(s, "ckt_logf("); pr(p, n->a, s, inputs, 1); put(s, ")"); return;
     case CKT_E_SQRT: put(s, "ckt_sqrtf("); pr(p, n->a, s, inputs, 1); put(s, ")"); return;
     case CKT_E_ABS: put(s, n->type == CKT_T_F32 ? "fabsf(" : "ckt_iabs("); pr(p, n->a, s, inputs, 1); put(s, ")"); return;
-    case CKT_E_ROUND: put(s, n->i == CKT_F16 ? "ckt_round_f16(" : "ckt_round_bf16("); pr(p, n->a, s, inputs, 1); put(s, ")"); return;
+    case CKT_E_ROUND: put(s, (n->i & 0xff) == CKT_F16 ? "ckt_round_f16(" : "ckt_round_bf16("); pr(p, n->a, s, inputs, 1); put(s, ")"); return;
     case CKT_E_TOFLOAT: put(s, "(float)"); pr(p, n->a, s, inputs, 0); return;
     case CKT_E_TOINT: put(s, "(int64_t)"); pr(p, n->a, s, inputs, 0); return;
     default:

@@ -215,7 +215,7 @@ ckt_status ckt_dist_raked_1d(int64_t threads, int64_t per_thread, int64_t repeat
     if (threads < 1 || threads > CKT_K_MAX_BLOCK) return ckt_fail(err, CKT_EINVAL, "distribution: threads %lld outside 1..%d", (long long)threads, CKT_K_MAX_BLOCK);
     if (per_thread < 1 || repeats < 1) return ckt_fail(err, CKT_EINVAL, "distribution: per_thread and repeats must be >= 1");
     if (per_thread > CKT_K_MAX_VALUES || repeats > CKT_K_MAX_VALUES || per_thread * repeats > CKT_K_MAX_VALUES)
-        return ckt_fail(err, CKT_ECAPACITY, "distribution: %lld values per thread exceed %d", (long long)(per_thread * repeats), CKT_K_MAX_VALUES);
+        return ckt_fail(err, CKT_ECAPACITY, "distribution: %lld x %lld values per thread exceed %d", (long long)per_thread, (long long)repeats, CKT_K_MAX_VALUES);
     ckt_dist d;
     memset(&d, 0, sizeof d);
     d.rank = 1;

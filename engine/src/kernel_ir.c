@@ -507,7 +507,7 @@ ckt_status ckt_kernel_loop(ckt_kernel *k, ckt_expr_id trip, ckt_expr_id *var, ck
     ckt_expr_range(&k->ex, trip, &lo, &hi);
     char name[16];
     snprintf(name, sizeof name, "k%d", k->nloops++);
-    ckt_expr_id v = ckt_expr_var(&k->ex, name, 0, hi == INT64_MAX ? INT64_MAX : ckt_max64(hi - 1, 0), 1);
+    ckt_expr_id v = ckt_expr_var(&k->ex, name, 0, hi == INT64_MAX ? INT64_MAX : hi < 1 ? 0 : hi - 1, 1);
     if ((s = expr_ok(k, err))) return s;
     ckt_kop op = new_op(CKT_OP_LOOP);
     op.a = v;
@@ -618,6 +618,16 @@ ckt_status ckt_kernel_clear(ckt_kernel *k, int reg, float value, ckt_error *err)
     return push_op(k, &op, err);
 }
 
+/* Every input slot of a map's expression names one of the map's inputs (an input expression kept
+ * from another map's function would make the emitter read past its input names). */
+static bool inputs_within(const ckt_expr_pool *p, ckt_expr_id e, int n)
+{
+    const ckt_expr_node *nd = ckt_expr_get(p, e);
+    if (!nd) return true;
+    if (nd->op == CKT_E_INPUT) return nd->i >= 0 && nd->i < n;
+    return inputs_within(p, nd->a, n) && inputs_within(p, nd->b, n) && inputs_within(p, nd->c, n);
+}
+
 ckt_status ckt_kernel_map(ckt_kernel *k, int ninputs, const int *inputs, ckt_expr_id expr, ckt_dtype out_dtype, int *reg, ckt_error *err)
 {
     ckt_status s;
@@ -633,6 +643,8 @@ ckt_status ckt_kernel_map(ckt_kernel *k, int ninputs, const int *inputs, ckt_exp
             return ckt_fail(err, CKT_EINVAL, "map: input %d is distributed differently from input 1 (elementwise maps need one distribution)", i + 1);
     }
     if (!ckt_expr_get(&k->ex, expr)) return ckt_fail(err, CKT_EINVAL, "map: the function must return an expression");
+    if (!inputs_within(&k->ex, expr, ninputs))
+        return ckt_fail(err, CKT_EINVAL, "map: the function's result uses an input beyond the %d given (an input of another map?)", ninputs);
     if ((s = ckt_kernel_registers(k, out_dtype, first->dist, first->nvalues, reg, err))) return s;
     ckt_kop op = new_op(CKT_OP_MAP);
     op.r = *reg;
