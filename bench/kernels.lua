@@ -126,7 +126,7 @@ for _, order in ipairs{"col", "grouped"} do
   local k, grid = tr.build{dtype = "f32", target = target, order = order}
   local M = 16384
   local x = random_buffer(dev, "f32", M * M // 4, 8); local y = dev:alloc("f32", M * M // 4)
-  report("transpose f32 (" .. order .. " block order)", 2 * GiB, time_launch(k:compile{target = target}, {grid = grid(M, M // 4), X = x, Y = y, M = M, N = M // 4}), 85)
+  report("transpose f32 (" .. order .. " block order)", 2 * GiB // 4, time_launch(k:compile{target = target}, {grid = grid(M, M // 4), X = x, Y = y, M = M, N = M // 4}), 85)
   x:close(); y:close()
 end
 
