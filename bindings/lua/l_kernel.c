@@ -26,6 +26,7 @@ typedef struct l_kernel {
     ckt_kernel *k;
     int building; /* inside its build function */
     int built;
+    size_t charged; /* bytes of ballast held as the user value: the kernel's C memory, charged to the state */
 } l_kernel;
 
 /* Every object of a kernel (expression, tensor, window) holds the kernel userdata as its user
@@ -49,9 +50,27 @@ static l_kernel *checkkernel(lua_State *L, int idx) { return luaL_checkudata(L, 
 
 static int raise_status(lua_State *L, ckt_error *err) { return ckt_l_error(L, err); }
 
+/* The engine allocates the IR with malloc, which a sandbox's memory cap does not see: a userdata
+ * of the same size (the kernel's user value) makes the state's allocator account for it, so a
+ * script cannot hold gigabytes of kernels in a state capped at megabytes. Recharged as it grows. */
+static void charge(lua_State *L, l_kernel *kb, int kidx)
+{
+    size_t fp = ckt_kernel_footprint(kb->k);
+    if (fp <= kb->charged && kb->charged - fp < (1u << 20)) return;
+    kidx = lua_absindex(L, kidx);
+    lua_newuserdatauv(L, fp, 0);
+    lua_setiuservalue(L, kidx, 1);
+    kb->charged = fp;
+}
+
 /* The caller's script line, recorded with the next operations (comments in the source). */
 static void mark_line(lua_State *L, l_kernel *kb)
 {
+    if (kb->building) { /* the kernel being built sits in the registry: recharge its growth */
+        lua_getfield(L, LUA_REGISTRYINDEX, ACTIVE_KEY);
+        if (lua_touserdata(L, -1) == kb) charge(L, kb, -1);
+        lua_pop(L, 1);
+    }
     lua_Debug ar;
     int line = 0;
     for (int level = 1; level < 4 && !line; level++)
@@ -166,7 +185,7 @@ static int e_shr(lua_State *L) { return expr_binop(L, CKT_E_SHR, ">>"); }
 
 static int e_unm(lua_State *L)
 {
-    l_kobj *o = testexpr(L, 1);
+    l_kobj *o = luaL_checkudata(L, 1, CKT_L_EXPR);
     ckt_expr_id a = toexpr(L, 1, o->kb, "unary -");
     push_owner(L, 1);
     push_expr(L, o->kb, -1, ckt_expr_unary(ckt_kernel_exprs(o->kb->k), CKT_E_NEG, a));
@@ -336,12 +355,13 @@ static int l_kernel_new(lua_State *L)
     lua_getfield(L, LUA_REGISTRYINDEX, ACTIVE_KEY);
     if (!lua_isnil(L, -1)) return ckt_l_errorf(L, "kernel: cannot build kernel '%s' inside another kernel's build function", name);
     lua_pop(L, 1);
-    l_kernel *kb = lua_newuserdatauv(L, sizeof *kb, 0);
+    l_kernel *kb = lua_newuserdatauv(L, sizeof *kb, 1);
     memset(kb, 0, sizeof *kb);
     luaL_setmetatable(L, CKT_L_KERNEL);
     int ki = lua_gettop(L);
     ckt_error err;
     if (ckt_kernel_create(name, block, &kb->k, &err)) return raise_status(L, &err);
+    charge(L, kb, ki);
     kb->building = 1;
     lua_pushvalue(L, ki);
     lua_setfield(L, LUA_REGISTRYINDEX, ACTIVE_KEY);
@@ -351,9 +371,17 @@ static int l_kernel_new(lua_State *L)
     kb->building = 0;
     lua_pushnil(L);
     lua_setfield(L, LUA_REGISTRYINDEX, ACTIVE_KEY);
-    if (rc != LUA_OK) return lua_error(L); /* the build function's error, as raised */
+    if (rc != LUA_OK) {
+        /* drop the ballast now: the kernel has a finalizer, and an object awaiting finalization
+         * keeps its user values alive through emergency collections, so the charge would stay */
+        lua_pushnil(L);
+        lua_setiuservalue(L, ki, 1);
+        kb->charged = 0;
+        return lua_error(L); /* the build function's error, as raised */
+    }
     kb->built = 1;
     if (ckt_kernel_finish(kb->k, &err)) return raise_status(L, &err);
+    charge(L, kb, ki);
     lua_settop(L, ki);
     return 1;
 }

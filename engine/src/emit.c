@@ -476,7 +476,7 @@ static void emit_access(em *e, const ckt_kop *op)
         ckt_expr_id full = ckt_expr_add(ex, a.w->origin[d], a.thr[d]);
         int64_t lo, hi;
         ckt_expr_range(ex, full, &lo, &hi);
-        char name[8];
+        char name[24];
         snprintf(name, sizeof name, "i%d", d);
         a.idx[d] = ckt_expr_var(ex, name, lo, hi, ckt_expr_divisor(ex, full));
     }

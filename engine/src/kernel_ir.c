@@ -113,6 +113,13 @@ const ckt_kop *ckt_kernel_op(const ckt_kernel *k, int i) { return k && i >= 0 &&
 int ckt_kernel_ntensors(const ckt_kernel *k) { return k ? k->ntensors : 0; }
 int ckt_kernel_nwindows(const ckt_kernel *k) { return k ? k->nwindows : 0; }
 int64_t ckt_kernel_lds_bytes(const ckt_kernel *k) { return k ? k->lds_bytes : 0; }
+size_t ckt_kernel_footprint(const ckt_kernel *k)
+{
+    if (!k) return 0;
+    return sizeof *k + (size_t)k->cap_tensors * sizeof(ckt_ktensor) + (size_t)k->cap_windows * sizeof(ckt_kwindow) +
+           (size_t)k->cap_dists * sizeof(ckt_dist) + (size_t)k->cap_ops * sizeof(ckt_kop) + (size_t)k->ex.cap * sizeof(ckt_expr_node) +
+           (size_t)k->ex.hcap * sizeof(int32_t);
+}
 
 static ckt_status grow(void **arr, int *cap, int n, size_t elem, int limit, const char *what, ckt_error *err)
 {

@@ -1,8 +1,7 @@
--- OPEN (this regression fails; registered WILL_FAIL until it is fixed): a kernel's IR is
--- allocated by the engine (calloc in ckt_kernel_create, about 270 KB each for the expression
--- pool's leaf tables, plus up to 2^20 expression nodes) outside the Lua allocator, so a sandbox's
--- memory cap does not see it. Kernels kept alive in a table grow the host without limit: 3,000
--- empty kernels took 830 MB of RSS in a state capped at 16 MiB. The cap must stop this loop.
+-- Regression: a kernel's IR is allocated by the engine (about 270 KB each for the expression
+-- pool's leaf tables, more as it grows) outside the Lua allocator; kept alive in a table, 3,000
+-- empty kernels once took 830 MB of RSS in a state capped at 16 MiB. The bindings now charge each
+-- kernel's footprint to the state (a ballast userdata), so the cap stops this loop.
 local kept = {}
 local ok, e = pcall(function()
   for i = 1, 400 do kept[i] = ckt.kernel{name = "k", block = 1, build = function() end} end

@@ -229,6 +229,10 @@ describe("builder refusals", function()
     assert.truthy(build_err(function(b) local n = b:size("n"); local _ = n < 3 end):find("ckt.lt"))
     assert.truthy(build_err(function(b) local s = b:scalar("s"); local _ = s & 3 end):find("integer"))
     assert.truthy(build_err(function(b) local _ = b:size("n") + {} end):find("expected a number"))
+    local e
+    ckt.kernel{name = "u", block = 32, build = function(b) e = b:size("n") end}
+    assert.is_false(pcall(getmetatable(e).__unm, 5)) -- a metamethod called directly: an error, not a crash
+    assert.is_false(pcall(getmetatable(e).__add, 5, 6))
     assert.equal(3, ckt.max(1, 3)); assert.equal(-2.5, ckt.min(-2.5, 0)); assert.is_true(ckt.lt(1, 2))
   end)
   it("launch: missing, unknown and mistyped arguments, other dtypes, wrong block", function()

@@ -168,6 +168,8 @@ const ckt_dist *ckt_kernel_dist(const ckt_kernel *k, int i);
 const ckt_ktensor *ckt_kernel_tensor(const ckt_kernel *k, int i);
 const ckt_kwindow *ckt_kernel_window(const ckt_kernel *k, int i);
 int64_t ckt_kernel_lds_bytes(const ckt_kernel *k);
+/* Host bytes the kernel holds (its own allocations): what an embedding charges to a script. */
+size_t ckt_kernel_footprint(const ckt_kernel *k);
 /* Byte offset in LDS of the block reductions' scratch (block x 4 bytes); -1 when none. */
 int64_t ckt_kernel_reduce_scratch(const ckt_kernel *k);
 
