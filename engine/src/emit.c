@@ -18,28 +18,6 @@ typedef struct ckt_embedded_file {
 } ckt_embedded_file;
 extern const ckt_embedded_file ckt_embedded_preludes[];
 
-/* ---------------------------------------------------------------- strings */
-
-void ckt_sb_printf(ckt_sb *s, const char *fmt, ...)
-{
-    if (s->oom) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        size_t room = s->cap - s->len;
-        int k = vsnprintf(s->buf ? s->buf + s->len : NULL, s->buf ? room : 0, fmt, ap);
-        va_end(ap);
-        if (k < 0) { s->oom = true; return; }
-        if (s->buf && (size_t)k < room) { s->len += (size_t)k; return; }
-        size_t cap = s->cap ? s->cap : 4096;
-        while (cap < s->len + (size_t)k + 1) cap *= 2;
-        char *nb = realloc(s->buf, cap);
-        if (!nb) { s->oom = true; return; }
-        s->buf = nb;
-        s->cap = cap;
-    }
-}
-
 static const char *prelude_file(const char *name)
 {
     for (const ckt_embedded_file *f = ckt_embedded_preludes; f->name; f++)
@@ -804,7 +782,6 @@ ckt_status ckt_emit(ckt_kernel *k, const char *target, char **source, ckt_error 
     e.dl->close_kernel(&sb, k, ckt_kernel_lds_bytes(k));
     if (!e.st && ckt_expr_pool_status(e.ex, err)) e.st = err->status;
     if (e.st) { free(sb.buf); return e.st; }
-    if (sb.oom) { free(sb.buf); return ckt_fail(err, CKT_ENOMEM, "emit: out of memory"); }
-    *source = sb.buf;
+    if (!(*source = ckt_sb_finish(&sb, "emit", err))) return err ? err->status : CKT_ENOMEM;
     return CKT_OK;
 }

@@ -6,18 +6,8 @@
 #include <stddef.h>
 
 #include "ckt/emit.h"
+#include "strbuf.h"
 
-typedef struct ckt_sb {
-    char *buf;
-    size_t len, cap;
-    bool oom;
-} ckt_sb;
-
-void ckt_sb_printf(ckt_sb *s, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
 
 /* What differs between HIP, CUDA and C. */
 typedef struct ckt_dialect {

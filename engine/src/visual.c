@@ -1,57 +1,10 @@
 /* Text grids and SVG pictures of cell tables (see ckt/visual.h). */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ckt/visual.h"
-
-/* A growable string; on allocation failure it stays failed and the caller reports it. */
-typedef struct {
-    char *p;
-    size_t len, cap;
-    int failed;
-} strbuf;
-
-static void sb_printf(strbuf *b, const char *fmt, ...)
-{
-    if (b->failed) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        size_t room = b->cap - b->len;
-        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? room : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) { b->failed = 1; return; }
-        if (b->p && (size_t)n < room) { b->len += (size_t)n; return; }
-        size_t ncap = (b->cap ? b->cap * 2 : 4096) + (size_t)n + 1;
-        char *np = realloc(b->p, ncap);
-        if (!np) { b->failed = 1; return; }
-        b->p = np;
-        b->cap = ncap;
-    }
-}
-
-static void sb_repeat(strbuf *b, char ch, size_t n)
-{
-    char run[64];
-    memset(run, ch, sizeof run);
-    while (n > 0) {
-        size_t k = n < sizeof run ? n : sizeof run;
-        sb_printf(b, "%.*s", (int)k, run);
-        n -= k;
-    }
-}
-
-static char *sb_finish(strbuf *b, ckt_error *err)
-{
-    if (b->failed || !b->p) {
-        free(b->p);
-        ckt_fail(err, CKT_ENOMEM, "render: out of memory");
-        return NULL;
-    }
-    return b->p;
-}
+#include "strbuf.h"
 
 static int check(const ckt_cells *c, ckt_error *err)
 {
@@ -96,14 +49,14 @@ static size_t cell_width(const ckt_cells *c)
 }
 
 /* The rule between rows: "+" and w+2 dashes per column, then "+". */
-static void rule(strbuf *b, size_t margin, int64_t cols, size_t w)
+static void rule(ckt_sb *b, size_t margin, int64_t cols, size_t w)
 {
-    sb_repeat(b, ' ', margin);
+    ckt_sb_repeat(b, ' ', margin);
     for (int64_t j = 0; j < cols; j++) {
-        sb_printf(b, "+");
-        sb_repeat(b, '-', w + 2);
+        ckt_sb_printf(b, "+");
+        ckt_sb_repeat(b, '-', w + 2);
     }
-    sb_printf(b, "+\n");
+    ckt_sb_printf(b, "+\n");
 }
 
 /* CuTe's print_layout, character for character when there are fewer than 100 rows and
@@ -117,19 +70,19 @@ char *ckt_render_grid(const ckt_cells *c, ckt_error *err)
     if (rw < 2) rw = 2;
     size_t margin = rw + 2;
     char tmp[32];
-    strbuf b = {0};
-    if (c->title) sb_printf(&b, "%s\n", c->title);
-    sb_repeat(&b, ' ', margin);
-    for (int64_t j = 0; j < c->cols; j++) sb_printf(&b, "  %*lld ", (int)w, (long long)j);
-    sb_printf(&b, "\n");
+    ckt_sb b = {0};
+    if (c->title) ckt_sb_printf(&b, "%s\n", c->title);
+    ckt_sb_repeat(&b, ' ', margin);
+    for (int64_t j = 0; j < c->cols; j++) ckt_sb_printf(&b, "  %*lld ", (int)w, (long long)j);
+    ckt_sb_printf(&b, "\n");
     for (int64_t i = 0; i < c->rows; i++) {
         rule(&b, margin, c->cols, w);
-        sb_printf(&b, "%*lld  ", (int)rw, (long long)i);
-        for (int64_t j = 0; j < c->cols; j++) sb_printf(&b, "| %*s ", (int)w, cell_text(c, i * c->cols + j, tmp, sizeof tmp));
-        sb_printf(&b, "|\n");
+        ckt_sb_printf(&b, "%*lld  ", (int)rw, (long long)i);
+        for (int64_t j = 0; j < c->cols; j++) ckt_sb_printf(&b, "| %*s ", (int)w, cell_text(c, i * c->cols + j, tmp, sizeof tmp));
+        ckt_sb_printf(&b, "|\n");
     }
     rule(&b, margin, c->cols, w);
-    return sb_finish(&b, err);
+    return ckt_sb_finish(&b, "render", err);
 }
 
 /* A deterministic palette keyed by value: 8 hues x 2 tones, light enough for black text. */
@@ -142,17 +95,17 @@ static int colour_class(int64_t v)
     return (int)(k < 0 ? k + 16 : k);
 }
 
-static void xml_escaped(strbuf *b, const char *s)
+static void xml_escaped(ckt_sb *b, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
-        case '<': sb_printf(b, "&lt;"); break;
-        case '>': sb_printf(b, "&gt;"); break;
-        case '&': sb_printf(b, "&amp;"); break;
-        case '"': sb_printf(b, "&quot;"); break;
+        case '<': ckt_sb_printf(b, "&lt;"); break;
+        case '>': ckt_sb_printf(b, "&gt;"); break;
+        case '&': ckt_sb_printf(b, "&amp;"); break;
+        case '"': ckt_sb_printf(b, "&quot;"); break;
         default:
-            if ((unsigned char)*s < 0x20) sb_printf(b, " "); /* control characters are not XML */
-            else sb_printf(b, "%c", *s);
+            if ((unsigned char)*s < 0x20) ckt_sb_printf(b, " "); /* control characters are not XML */
+            else ckt_sb_printf(b, "%c", *s);
         }
     }
 }
@@ -181,51 +134,51 @@ char *ckt_render_svg_sized(const ckt_cells *c, int cell_height, ckt_error *err)
     if (cw < ch) cw = ch;
     int left = (int)digits(c->rows - 1) * font * 6 / 10 + font, top = ch + (c->title ? ch + 4 : 0);
     int64_t width = left + c->cols * cw + 2, height = top + c->rows * ch + 2;
-    strbuf b = {0};
-    sb_printf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%lld\" height=\"%lld\" viewBox=\"0 0 %lld %lld\">\n",
+    ckt_sb b = {0};
+    ckt_sb_printf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%lld\" height=\"%lld\" viewBox=\"0 0 %lld %lld\">\n",
               (long long)width, (long long)height, (long long)width, (long long)height);
-    sb_printf(&b, "<style>text{font:%dpx monospace;text-anchor:middle;dominant-baseline:central}.t{text-anchor:start}"
+    ckt_sb_printf(&b, "<style>text{font:%dpx monospace;text-anchor:middle;dominant-baseline:central}.t{text-anchor:start}"
                   ".i{fill:#555}path.g{fill:none;stroke:#000;stroke-width:.5}</style>\n",
               font);
     if (c->title) {
-        sb_printf(&b, "<text class=\"t\" x=\"2\" y=\"%d\">", ch / 2 + 2);
+        ckt_sb_printf(&b, "<text class=\"t\" x=\"2\" y=\"%d\">", ch / 2 + 2);
         xml_escaped(&b, c->title);
-        sb_printf(&b, "</text>\n");
+        ckt_sb_printf(&b, "</text>\n");
     }
     /* cell backgrounds: one path per colour */
     for (int k = 0; k < 16; k++) {
         int any = 0;
         for (int64_t i = 0; i < total; i++) {
             if (colour_class(c->values[i]) != k) continue;
-            if (!any) sb_printf(&b, "<path fill=\"%s\" d=\"", palette[k]);
+            if (!any) ckt_sb_printf(&b, "<path fill=\"%s\" d=\"", palette[k]);
             any = 1;
-            sb_printf(&b, "M%lld %lldh%dv%dh-%dz", (long long)(left + (i % c->cols) * cw), (long long)(top + (i / c->cols) * ch), cw, ch, cw);
+            ckt_sb_printf(&b, "M%lld %lldh%dv%dh-%dz", (long long)(left + (i % c->cols) * cw), (long long)(top + (i / c->cols) * ch), cw, ch, cw);
         }
-        if (any) sb_printf(&b, "\"/>\n");
+        if (any) ckt_sb_printf(&b, "\"/>\n");
     }
     /* grid lines */
-    sb_printf(&b, "<path class=\"g\" d=\"");
-    for (int64_t i = 0; i <= c->rows; i++) sb_printf(&b, "M%d %lldh%lld", left, (long long)(top + i * ch), (long long)(c->cols * cw));
-    for (int64_t j = 0; j <= c->cols; j++) sb_printf(&b, "M%lld %dv%lld", (long long)(left + j * cw), top, (long long)(c->rows * ch));
-    sb_printf(&b, "\"/>\n");
+    ckt_sb_printf(&b, "<path class=\"g\" d=\"");
+    for (int64_t i = 0; i <= c->rows; i++) ckt_sb_printf(&b, "M%d %lldh%lld", left, (long long)(top + i * ch), (long long)(c->cols * cw));
+    for (int64_t j = 0; j <= c->cols; j++) ckt_sb_printf(&b, "M%lld %dv%lld", (long long)(left + j * cw), top, (long long)(c->rows * ch));
+    ckt_sb_printf(&b, "\"/>\n");
     /* column and row indices */
-    sb_printf(&b, "<g class=\"i\" transform=\"translate(0,%d)\">", top - ch / 2);
-    for (int64_t j = 0; j < c->cols; j++) sb_printf(&b, "<text x=\"%lld\">%lld</text>", (long long)(left + j * cw + cw / 2), (long long)j);
-    sb_printf(&b, "</g>\n<g class=\"i\">");
-    for (int64_t i = 0; i < c->rows; i++) sb_printf(&b, "<text x=\"%d\" y=\"%lld\">%lld</text>", left / 2, (long long)(top + i * ch + ch / 2), (long long)i);
-    sb_printf(&b, "</g>\n");
+    ckt_sb_printf(&b, "<g class=\"i\" transform=\"translate(0,%d)\">", top - ch / 2);
+    for (int64_t j = 0; j < c->cols; j++) ckt_sb_printf(&b, "<text x=\"%lld\">%lld</text>", (long long)(left + j * cw + cw / 2), (long long)j);
+    ckt_sb_printf(&b, "</g>\n<g class=\"i\">");
+    for (int64_t i = 0; i < c->rows; i++) ckt_sb_printf(&b, "<text x=\"%d\" y=\"%lld\">%lld</text>", left / 2, (long long)(top + i * ch + ch / 2), (long long)i);
+    ckt_sb_printf(&b, "</g>\n");
     /* cell texts, one group per row */
     for (int64_t i = 0; i < c->rows; i++) {
-        sb_printf(&b, "<g transform=\"translate(0,%lld)\">", (long long)(top + i * ch + ch / 2));
+        ckt_sb_printf(&b, "<g transform=\"translate(0,%lld)\">", (long long)(top + i * ch + ch / 2));
         for (int64_t j = 0; j < c->cols; j++) {
-            sb_printf(&b, "<text x=\"%lld\">", (long long)(left + j * cw + cw / 2));
+            ckt_sb_printf(&b, "<text x=\"%lld\">", (long long)(left + j * cw + cw / 2));
             xml_escaped(&b, cell_text(c, i * c->cols + j, tmp, sizeof tmp));
-            sb_printf(&b, "</text>");
+            ckt_sb_printf(&b, "</text>");
         }
-        sb_printf(&b, "</g>\n");
+        ckt_sb_printf(&b, "</g>\n");
     }
-    sb_printf(&b, "</svg>\n");
-    return sb_finish(&b, err);
+    ckt_sb_printf(&b, "</svg>\n");
+    return ckt_sb_finish(&b, "render", err);
 }
 
 char *ckt_render_svg(const ckt_cells *c, ckt_error *err) { return ckt_render_svg_sized(c, 0, err); }

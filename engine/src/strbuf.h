@@ -1,0 +1,27 @@
+/* A growable string for the engine's text output (the emitter's source, rendered grids and
+ * SVG). On allocation failure it stays failed; ckt_sb_finish reports it. */
+#ifndef CKT_STRBUF_H
+#define CKT_STRBUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ckt/error.h"
+
+typedef struct ckt_sb {
+    char *buf;
+    size_t len, cap;
+    bool oom;
+} ckt_sb;
+
+void ckt_sb_printf(ckt_sb *s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* ch written n times */
+void ckt_sb_repeat(ckt_sb *s, char ch, size_t n);
+/* The text (the caller frees it), or NULL and a CKT_ENOMEM "<what>: out of memory" error. */
+char *ckt_sb_finish(ckt_sb *s, const char *what, ckt_error *err);
+
+#endif
