@@ -17,7 +17,7 @@
 
 /* ---- element types and shapes ---- */
 
-static ckt_dtype check_dtype(lua_State *L, int idx, const char *fn)
+ckt_dtype ckt_l_checkdtype(lua_State *L, int idx, const char *fn)
 {
     if (lua_type(L, idx) != LUA_TSTRING)
         ckt_l_errorf(L, "%s: dtype must be a string (f16, bf16, f32, i32, i8, u8, i64, f64), got %s", fn, luaL_typename(L, idx));
@@ -90,7 +90,7 @@ static ckt_l_array *new_array(lua_State *L, ckt_dtype t, const int64_t *shape, i
 /* ckt.array(dtype, n | shape) */
 static int l_array(lua_State *L)
 {
-    ckt_dtype t = check_dtype(L, 1, "array");
+    ckt_dtype t = ckt_l_checkdtype(L, 1, "array");
     int64_t shape[CKT_L_ARRAY_MAX_RANK];
     int rank;
     int64_t n = check_shape(L, 2, "array", t, shape, &rank);
@@ -443,7 +443,7 @@ static int d_sync(lua_State *L)
 static int d_alloc(lua_State *L)
 {
     ckt_device *dev = ckt_l_checkdevice(L, 1);
-    ckt_dtype t = check_dtype(L, 2, "alloc");
+    ckt_dtype t = ckt_l_checkdtype(L, 2, "alloc");
     int64_t shape[CKT_L_ARRAY_MAX_RANK];
     int rank;
     int64_t n = check_shape(L, 3, "alloc", t, shape, &rank);

@@ -77,6 +77,8 @@ typedef struct ckt_l_array { /* the userdata of ckt.array: host memory, 64-byte 
     lua_Alloc allocf;
     void *alloc_ud;
 } ckt_l_array;
+/* A dtype name (f16, bf16, f32, ...) at idx; raises naming `what` otherwise. */
+ckt_dtype ckt_l_checkdtype(lua_State *L, int idx, const char *what);
 ckt_l_array *ckt_l_checkarray(lua_State *L, int idx);  /* raises on a closed array */
 ckt_device *ckt_l_checkdevice(lua_State *L, int idx);  /* ckt.device userdata */
 ckt_buffer *ckt_l_checkbuffer(lua_State *L, int idx);  /* dev:alloc userdata */

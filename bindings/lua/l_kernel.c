@@ -302,21 +302,12 @@ static int m_select(lua_State *L)
     return 1;
 }
 
-static ckt_dtype checkdtype(lua_State *L, int idx, const char *what)
-{
-    if (lua_type(L, idx) != LUA_TSTRING) ckt_l_errorf(L, "%s: expected a dtype name (f16, bf16, f32, i32, i8), got %s", what, luaL_typename(L, idx));
-    ckt_dtype t;
-    ckt_error err;
-    if (ckt_dtype_parse(lua_tostring(L, idx), &t, &err)) ckt_l_errorf(L, "%s: %s", what, err.msg);
-    return t;
-}
-
 /* ckt.cast(x, dtype): round an f32 value through f16 / bf16 (RNE), or to an integer type */
 static int m_cast(lua_State *L)
 {
     l_kobj *o = testexpr(L, 1);
     if (!o) return ckt_l_errorf(L, "ckt.cast: argument 1 must be a kernel expression, got %s", luaL_typename(L, 1));
-    ckt_dtype t = checkdtype(L, 2, "ckt.cast: argument 2");
+    ckt_dtype t = ckt_l_checkdtype(L, 2, "ckt.cast: argument 2");
     ckt_expr_id a = toexpr(L, 1, o->kb, "cast");
     ckt_expr_pool *ex = ckt_kernel_exprs(o->kb->k);
     ckt_expr_id r;
@@ -431,7 +422,7 @@ static int b_pointer(lua_State *L)
     l_kernel *kb = checkkernel(L, 1);
     require_building(L, kb, "pointer");
     const char *name = luaL_checkstring(L, 2);
-    ckt_dtype t = checkdtype(L, 3, "pointer: argument 2 (dtype)");
+    ckt_dtype t = ckt_l_checkdtype(L, 3, "pointer: argument 2 (dtype)");
     int is_const = 0;
     int64_t align = 16;
     if (!lua_isnoneornil(L, 4)) {
@@ -760,7 +751,7 @@ static int l_tensor(lua_State *L)
         kb = active(L, "tensor");
         if (ckt_memory_parse(lua_tostring(L, 1), &mem, &err)) return raise_status(L, &err);
     }
-    ckt_dtype dt = checkdtype(L, 2, "tensor: argument 2 (dtype)");
+    ckt_dtype dt = ckt_l_checkdtype(L, 2, "tensor: argument 2 (dtype)");
     luaL_checkany(L, 3);
     int has_opts = !lua_isnoneornil(L, 4);
     if (has_opts) {
@@ -1100,7 +1091,7 @@ static int map_regs(lua_State *L, l_kernel *kb, int ki, int fi, int first, int l
     if (nin >= 1 && lua_istable(L, last) && !luaL_testudata(L, last, CKT_L_KTENSOR)) {
         static const char *const allowed[] = {"dtype", NULL};
         ckt_l_check_fields(L, last, fn, allowed);
-        if (lua_getfield(L, last, "dtype") != LUA_TNIL) out = checkdtype(L, -1, "map: dtype");
+        if (lua_getfield(L, last, "dtype") != LUA_TNIL) out = ckt_l_checkdtype(L, -1, "map: dtype");
         else out = (ckt_dtype)-1;
         lua_pop(L, 1);
         nin--;
@@ -1175,7 +1166,7 @@ static int b_reduce(lua_State *L)
         luaL_checktype(L, 4, LUA_TTABLE);
         ckt_l_check_fields(L, 4, "reduce", allowed);
         ckt_l_field_bool(L, 4, "reduce", "block", &block);
-        if (lua_getfield(L, 4, "dtype") != LUA_TNIL) dt = checkdtype(L, -1, "reduce: dtype");
+        if (lua_getfield(L, 4, "dtype") != LUA_TNIL) dt = ckt_l_checkdtype(L, -1, "reduce: dtype");
         lua_pop(L, 1);
     }
     int acc;
