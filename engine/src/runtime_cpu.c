@@ -209,6 +209,13 @@ static void *open_so(const uint8_t *code, size_t n, int *keep_fd, char *why, siz
     return so;
 }
 
+static void free_module(cpu_module *m)
+{
+    dlclose(m->so);
+    if (m->fd >= 0) close(m->fd);
+    free(m);
+}
+
 static ckt_status cpu_load(ckt_device *dev, const ckt_binary *bin, void **module, void **fn, ckt_error *err)
 {
     (void)dev;
@@ -224,9 +231,7 @@ static ckt_status cpu_load(ckt_device *dev, const ckt_binary *bin, void **module
     if (!m->so) { free(m); return ckt_fail(err, CKT_ERUNTIME, "launch: cannot load the kernel '%s': %s", name, why); }
     *(void **)&m->fn = dlsym(m->so, name);
     if (!m->fn) {
-        dlclose(m->so);
-        if (m->fd >= 0) close(m->fd);
-        free(m);
+        free_module(m);
         return ckt_fail(err, CKT_EINVAL, "launch: the shared object has no function '%s' (cpu kernels are void %s(void *const *args, const ckt_cpu_launch *))", name, name);
     }
     char sym[160];
@@ -234,9 +239,7 @@ static ckt_status cpu_load(ckt_device *dev, const ckt_binary *bin, void **module
     const unsigned long long *lds = dlsym(m->so, sym);
     m->lds_bytes = lds ? *lds : 0;
     if (m->lds_bytes > (1ull << 30)) {
-        dlclose(m->so);
-        if (m->fd >= 0) close(m->fd);
-        free(m);
+        free_module(m);
         return ckt_fail(err, CKT_EINVAL, "launch: %s = %llu bytes of LDS is implausible", sym, *lds);
     }
     snprintf(sym, sizeof sym, "%s__params", name);
@@ -267,10 +270,7 @@ static ckt_status check_declared(const cpu_module *m, const ckt_launch_params *l
 static void cpu_unload(ckt_device *dev, void *module)
 {
     (void)dev;
-    cpu_module *m = module;
-    dlclose(m->so);
-    if (m->fd >= 0) close(m->fd);
-    free(m);
+    free_module(module);
 }
 
 static double now_ms(void)
