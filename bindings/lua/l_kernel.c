@@ -48,7 +48,6 @@ typedef struct l_exe {
 
 static l_kernel *checkkernel(lua_State *L, int idx) { return luaL_checkudata(L, idx, CKT_L_KERNEL); }
 
-static int raise_status(lua_State *L, ckt_error *err) { return ckt_l_error(L, err); }
 
 /* The engine allocates the IR with malloc, which a sandbox's memory cap does not see: a userdata
  * of the same size (the kernel's user value) makes the state's allocator account for it, so a
@@ -117,7 +116,7 @@ static void push_owner(lua_State *L, int idx) { lua_getiuservalue(L, idx, 1); }
 static void push_expr(lua_State *L, l_kernel *kb, int kidx, ckt_expr_id id)
 {
     ckt_error err;
-    if (ckt_expr_pool_status(ckt_kernel_exprs(kb->k), &err)) raise_status(L, &err);
+    if (ckt_expr_pool_status(ckt_kernel_exprs(kb->k), &err)) ckt_l_error(L, &err);
     newobj(L, kb, kidx, CKT_L_EXPR, id);
 }
 
@@ -155,7 +154,7 @@ static int find_kernel_arg(lua_State *L, int from, int to)
 static void check_pool(lua_State *L, l_kernel *kb)
 {
     ckt_error err;
-    if (ckt_expr_pool_status(ckt_kernel_exprs(kb->k), &err)) raise_status(L, &err);
+    if (ckt_expr_pool_status(ckt_kernel_exprs(kb->k), &err)) ckt_l_error(L, &err);
 }
 
 /* ---------------------------------------------------------------- expressions */
@@ -351,7 +350,7 @@ static int l_kernel_new(lua_State *L)
     luaL_setmetatable(L, CKT_L_KERNEL);
     int ki = lua_gettop(L);
     ckt_error err;
-    if (ckt_kernel_create(name, block, &kb->k, &err)) return raise_status(L, &err);
+    if (ckt_kernel_create(name, block, &kb->k, &err)) return ckt_l_error(L, &err);
     charge(L, kb, ki);
     kb->building = 1;
     lua_pushvalue(L, ki);
@@ -371,7 +370,7 @@ static int l_kernel_new(lua_State *L)
         return lua_error(L); /* the build function's error, as raised */
     }
     kb->built = 1;
-    if (ckt_kernel_finish(kb->k, &err)) return raise_status(L, &err);
+    if (ckt_kernel_finish(kb->k, &err)) return ckt_l_error(L, &err);
     charge(L, kb, ki);
     lua_settop(L, ki);
     return 1;
@@ -433,7 +432,7 @@ static int b_pointer(lua_State *L)
     }
     int idx;
     ckt_error err;
-    if (ckt_kernel_param_ptr(kb->k, name, t, is_const, align, &idx, &err)) return raise_status(L, &err);
+    if (ckt_kernel_param_ptr(kb->k, name, t, is_const, align, &idx, &err)) return ckt_l_error(L, &err);
     l_kobj *o = newobj(L, kb, 1, CKT_L_EXPR, CKT_EXPR_NONE);
     o->param = idx;
     return 1;
@@ -481,7 +480,7 @@ static int scalar_param(lua_State *L, int is_float)
     }
     int idx;
     ckt_error err;
-    if (ckt_kernel_param_scalar(kb->k, name, kind, specialized, iv, fv, divisor, &idx, &err)) return raise_status(L, &err);
+    if (ckt_kernel_param_scalar(kb->k, name, kind, specialized, iv, fv, divisor, &idx, &err)) return ckt_l_error(L, &err);
     push_expr(L, kb, 1, ckt_kernel_param(kb->k, idx)->expr);
     return 1;
 }
@@ -498,12 +497,12 @@ static int b_loop(lua_State *L)
     luaL_checktype(L, 3, LUA_TFUNCTION);
     ckt_expr_id var;
     ckt_error err;
-    if (ckt_kernel_loop(kb->k, trip, &var, &err)) return raise_status(L, &err);
+    if (ckt_kernel_loop(kb->k, trip, &var, &err)) return ckt_l_error(L, &err);
     lua_pushvalue(L, 3);
     push_expr(L, kb, 1, var);
     lua_call(L, 1, 0);
     mark_line(L, kb);
-    if (ckt_kernel_end(kb->k, &err)) return raise_status(L, &err);
+    if (ckt_kernel_end(kb->k, &err)) return ckt_l_error(L, &err);
     return 0;
 }
 
@@ -515,10 +514,10 @@ static int b_when(lua_State *L)
     ckt_expr_id c = toexpr(L, 2, kb, "when: condition");
     luaL_checktype(L, 3, LUA_TFUNCTION);
     ckt_error err;
-    if (ckt_kernel_if(kb->k, c, &err)) return raise_status(L, &err);
+    if (ckt_kernel_if(kb->k, c, &err)) return ckt_l_error(L, &err);
     lua_pushvalue(L, 3);
     lua_call(L, 0, 0);
-    if (ckt_kernel_end(kb->k, &err)) return raise_status(L, &err);
+    if (ckt_kernel_end(kb->k, &err)) return ckt_l_error(L, &err);
     return 0;
 }
 
@@ -527,7 +526,7 @@ static int b_sync(lua_State *L)
     l_kernel *kb = checkkernel(L, 1);
     require_building(L, kb, "sync");
     ckt_error err;
-    if (ckt_kernel_sync(kb->k, &err)) return raise_status(L, &err);
+    if (ckt_kernel_sync(kb->k, &err)) return ckt_l_error(L, &err);
     return 0;
 }
 
@@ -615,7 +614,7 @@ static void dist_from_thread_layout(lua_State *L, int idx, const char *fn, int r
     int order[CKT_K_MAX_RANK];
     for (int i = 0; i < rank && no >= 0; i++) order[i] = order64[i] < 0 || order64[i] >= rank ? -1 : (int)order64[i];
     ckt_error err;
-    if (ckt_dist_from_thread_layout(&tl, rank, lengths, (int)vd, spv, no >= 0 ? order : NULL, d, &err)) raise_status(L, &err);
+    if (ckt_dist_from_thread_layout(&tl, rank, lengths, (int)vd, spv, no >= 0 ? order : NULL, d, &err)) ckt_l_error(L, &err);
 }
 
 /* The default thread arrangement of a copy: vectors of up to 16 bytes along the last dim,
@@ -639,7 +638,7 @@ static void default_dist(lua_State *L, l_kernel *kb, int rank, const int64_t *le
     }
     ckt_tuple tshape, tstride;
     if (ckt_tuple_flat(&tshape, rank, T, &err) || ckt_tuple_flat(&tstride, rank, S, &err) || ckt_layout_make(&tl, &tshape, &tstride, &err) ||
-        ckt_dist_from_thread_layout(&tl, rank, lengths, rank - 1, spv, NULL, d, &err)) raise_status(L, &err);
+        ckt_dist_from_thread_layout(&tl, rank, lengths, rank - 1, spv, NULL, d, &err)) ckt_l_error(L, &err);
 }
 
 /* Any distribution-like Lua value over a tile of `lengths` into a kernel distribution index. */
@@ -652,10 +651,10 @@ static int todist(lua_State *L, int idx, l_kernel *kb, const char *fn, int rank,
     } else {
         ckt_layout tv;
         ckt_l_to_tv(L, idx, fn, &tv);
-        if (ckt_dist_from_tv(&tv, rank, lengths, &d, &err)) return raise_status(L, &err);
+        if (ckt_dist_from_tv(&tv, rank, lengths, &d, &err)) return ckt_l_error(L, &err);
     }
     int di;
-    if (ckt_kernel_add_dist(kb->k, &d, &di, &err)) return raise_status(L, &err);
+    if (ckt_kernel_add_dist(kb->k, &d, &di, &err)) return ckt_l_error(L, &err);
     return di;
 }
 
@@ -683,7 +682,7 @@ static int global_geometry(lua_State *L, int idx, l_kernel *kb, ckt_expr_id *sha
         for (int d = 0; d < rank; d++) {
             ckt_layout m;
             ckt_error err;
-            if (ckt_layout_mode(&lay, d, &m, &err)) raise_status(L, &err);
+            if (ckt_layout_mode(&lay, d, &m, &err)) ckt_l_error(L, &err);
             if (!ckt_tuple_is_int(&m.shape)) ckt_l_errorf(L, "tensor: mode %d of a global layout must be flat (one extent and one stride)", d);
             shape[d] = ckt_expr_int(ex, m.shape.value[0]);
             stride[d] = ckt_expr_int(ex, m.stride.value[0]);
@@ -749,7 +748,7 @@ static int l_tensor(lua_State *L)
     } else {
         if (lua_type(L, 1) != LUA_TSTRING) return ckt_l_errorf(L, "tensor: argument 1 must be \"global\", \"lds\", \"register\" or a pointer parameter, got %s", luaL_typename(L, 1));
         kb = active(L, "tensor");
-        if (ckt_memory_parse(lua_tostring(L, 1), &mem, &err)) return raise_status(L, &err);
+        if (ckt_memory_parse(lua_tostring(L, 1), &mem, &err)) return ckt_l_error(L, &err);
     }
     ckt_dtype dt = ckt_l_checkdtype(L, 2, "tensor: argument 2 (dtype)");
     luaL_checkany(L, 3);
@@ -773,7 +772,7 @@ static int l_tensor(lua_State *L)
         if (has_opts) ckt_l_field_bool(L, 4, "tensor", "pad", &pad);
         ckt_expr_id shape[CKT_K_MAX_RANK], stride[CKT_K_MAX_RANK];
         int rank = global_geometry(L, 3, kb, shape, stride);
-        if (ckt_kernel_global(kb->k, pi, dt, rank, shape, stride, pad, &idx, &err)) return raise_status(L, &err);
+        if (ckt_kernel_global(kb->k, pi, dt, rank, shape, stride, pad, &idx, &err)) return ckt_l_error(L, &err);
     } else if (mem == CKT_MEM_LDS) {
         ckt_layout lay;
         ckt_swizzle sw = {0, 0, 0};
@@ -791,16 +790,16 @@ static int l_tensor(lua_State *L)
             if (c) return ckt_l_errorf(L, "tensor: the layout is already swizzled");
             sw = *s;
         }
-        if (ckt_kernel_lds(kb->k, dt, &lay, &sw, &idx, &err)) return raise_status(L, &err);
+        if (ckt_kernel_lds(kb->k, dt, &lay, &sw, &idx, &err)) return ckt_l_error(L, &err);
     } else {
         if (lua_isinteger(L, 3)) {
-            if (ckt_kernel_registers(kb->k, dt, -1, (int64_t)lua_tointeger(L, 3), &idx, &err)) return raise_status(L, &err);
+            if (ckt_kernel_registers(kb->k, dt, -1, (int64_t)lua_tointeger(L, 3), &idx, &err)) return ckt_l_error(L, &err);
         } else {
             int64_t lengths[CKT_K_MAX_RANK];
             int rank = has_opts ? int_list_field(L, 4, "tensor", "lengths", lengths, CKT_K_MAX_RANK) : -1;
             if (rank < 1) return ckt_l_errorf(L, "tensor: a register tensor over a distribution needs opts.lengths (the tile it covers)");
             int di = todist(L, 3, kb, "tensor", rank, lengths);
-            if (ckt_kernel_registers(kb->k, dt, di, 0, &idx, &err)) return raise_status(L, &err);
+            if (ckt_kernel_registers(kb->k, dt, di, 0, &idx, &err)) return ckt_l_error(L, &err);
         }
     }
     newobj(L, kb, ki, CKT_L_KTENSOR, idx);
@@ -863,7 +862,7 @@ static int make_window(lua_State *L, l_kobj *t, int tidx, const int64_t *lengths
     int wi;
     ckt_error err;
     if (n != ktensor(t)->rank) return ckt_l_errorf(L, "tile_window: %d window lengths for a rank-%d tensor", n, ktensor(t)->rank);
-    if (ckt_kernel_window_make(t->kb->k, t->id, n, lengths, origin, &wi, &err)) return raise_status(L, &err);
+    if (ckt_kernel_window_make(t->kb->k, t->id, n, lengths, origin, &wi, &err)) return ckt_l_error(L, &err);
     push_owner(L, tidx);
     l_kobj *w = newobj(L, t->kb, -1, CKT_L_WINDOW, wi);
     lua_remove(L, -2);
@@ -919,7 +918,7 @@ static int w_move(lua_State *L)
     if (n != kwindow(w)->rank) return ckt_l_errorf(L, "move: %d steps for a rank-%d window", n, kwindow(w)->rank);
     check_pool(L, w->kb);
     ckt_error err;
-    if (ckt_kernel_move(w->kb->k, w->id, step, &err)) return raise_status(L, &err);
+    if (ckt_kernel_move(w->kb->k, w->id, step, &err)) return ckt_l_error(L, &err);
     return 0;
 }
 
@@ -962,7 +961,7 @@ static int default_dist_index(lua_State *L, l_kobj *w)
     default_dist(L, w->kb, kw->rank, kw->lengths, ckt_kernel_tensor(w->kb->k, kw->tensor)->dtype, &d);
     int di;
     ckt_error err;
-    if (ckt_kernel_add_dist(w->kb->k, &d, &di, &err)) raise_status(L, &err);
+    if (ckt_kernel_add_dist(w->kb->k, &d, &di, &err)) ckt_l_error(L, &err);
     return di;
 }
 
@@ -971,7 +970,7 @@ static int load_into(lua_State *L, l_kobj *w, int widx, access_opts o)
     if (o.dist < 0) o.dist = default_dist_index(L, w);
     int r;
     ckt_error err;
-    if (ckt_kernel_load(w->kb->k, w->id, o.dist, (int)o.vector_dim, o.spv, o.fill, &r, &err)) raise_status(L, &err);
+    if (ckt_kernel_load(w->kb->k, w->id, o.dist, (int)o.vector_dim, o.spv, o.fill, &r, &err)) ckt_l_error(L, &err);
     push_owner(L, widx);
     newobj(L, w->kb, -1, CKT_L_KTENSOR, r);
     lua_remove(L, -2);
@@ -988,7 +987,7 @@ static int w_load(lua_State *L)
 static void store_from(lua_State *L, l_kobj *w, l_kobj *r, access_opts o)
 {
     ckt_error err;
-    if (ckt_kernel_store(w->kb->k, w->id, r->id, (int)o.vector_dim, o.spv, &err)) raise_status(L, &err);
+    if (ckt_kernel_store(w->kb->k, w->id, r->id, (int)o.vector_dim, o.spv, &err)) ckt_l_error(L, &err);
 }
 
 /* w:store(reg [, {vector_dim=, scalar_per_vector=}]) */
@@ -1061,7 +1060,7 @@ static int b_blockwise_copy(lua_State *L)
     dist_from_thread_layout(L, 2, fn, ks->rank, ks->lengths, &d, -1, spv);
     int dist;
     ckt_error err;
-    if (ckt_kernel_add_dist(kb->k, &d, &dist, &err)) return raise_status(L, &err);
+    if (ckt_kernel_add_dist(kb->k, &d, &dist, &err)) return ckt_l_error(L, &err);
     int64_t vd = ks->rank - 1;
     ckt_l_field_int(L, 2, fn, "vector_dim", &vd);
     access_opts o = {dist, vd, spv, 0.0f};
@@ -1078,7 +1077,7 @@ static int b_clear(lua_State *L)
     l_kobj *r = checkreg(L, 2, kb, "clear: argument 1");
     double v = luaL_optnumber(L, 3, 0.0);
     ckt_error err;
-    if (ckt_kernel_clear(kb->k, r->id, (float)v, &err)) return raise_status(L, &err);
+    if (ckt_kernel_clear(kb->k, r->id, (float)v, &err)) return ckt_l_error(L, &err);
     return 0;
 }
 
@@ -1115,7 +1114,7 @@ static int map_regs(lua_State *L, l_kernel *kb, int ki, int fi, int first, int l
     mark_line(L, kb);
     int r;
     ckt_error err;
-    if (ckt_kernel_map(kb->k, nin, inputs, e, out, &r, &err)) return raise_status(L, &err);
+    if (ckt_kernel_map(kb->k, nin, inputs, e, out, &r, &err)) return ckt_l_error(L, &err);
     newobj(L, kb, ki, CKT_L_KTENSOR, r);
     return 1;
 }
@@ -1173,8 +1172,8 @@ static int b_reduce(lua_State *L)
     ckt_error err;
     float init = op == CKT_REDUCE_SUM ? 0.0f : op == CKT_REDUCE_MAX ? -INFINITY : INFINITY;
     if (ckt_kernel_registers(kb->k, dt, -1, 1, &acc, &err) || ckt_kernel_clear(kb->k, acc, init, &err) || ckt_kernel_fold(kb->k, acc, src->id, op, &err))
-        return raise_status(L, &err);
-    if (block && ckt_kernel_block_reduce(kb->k, acc, op, &err)) return raise_status(L, &err);
+        return ckt_l_error(L, &err);
+    if (block && ckt_kernel_block_reduce(kb->k, acc, op, &err)) return ckt_l_error(L, &err);
     newobj(L, kb, 1, CKT_L_KTENSOR, acc);
     return 1;
 }
@@ -1186,7 +1185,7 @@ static int b_fold(lua_State *L)
     require_building(L, kb, "fold");
     l_kobj *acc = checkreg(L, 2, kb, "fold: accumulator"), *src = checkreg(L, 3, kb, "fold: source");
     ckt_error err;
-    if (ckt_kernel_fold(kb->k, acc->id, src->id, checkreduce(L, 4, "fold"), &err)) return raise_status(L, &err);
+    if (ckt_kernel_fold(kb->k, acc->id, src->id, checkreduce(L, 4, "fold"), &err)) return ckt_l_error(L, &err);
     return 0;
 }
 
@@ -1196,7 +1195,7 @@ static int b_block_reduce(lua_State *L)
     require_building(L, kb, "block_reduce");
     l_kobj *acc = checkreg(L, 2, kb, "block_reduce: accumulator");
     ckt_error err;
-    if (ckt_kernel_block_reduce(kb->k, acc->id, checkreduce(L, 3, "block_reduce"), &err)) return raise_status(L, &err);
+    if (ckt_kernel_block_reduce(kb->k, acc->id, checkreduce(L, 3, "block_reduce"), &err)) return ckt_l_error(L, &err);
     return 0;
 }
 
@@ -1228,7 +1227,7 @@ static void push_source(lua_State *L, l_kernel *kb, const char *target)
 {
     char *src = NULL;
     ckt_error err;
-    if (ckt_emit(kb->k, target, &src, &err)) raise_status(L, &err);
+    if (ckt_emit(kb->k, target, &src, &err)) ckt_l_error(L, &err);
     lua_pushstring(L, src);
     free(src);
 }
@@ -1420,7 +1419,7 @@ static int x_launch(lua_State *L)
     }
     if (positional && luaL_len(L, ai) != n) return ckt_l_errorf(L, "launch: kernel '%s' takes %d arguments, got %d", ckt_kernel_name(k), n, (int)luaL_len(L, ai));
     ckt_error err;
-    if (ckt_kernel_check_launch(k, values, &err)) return raise_status(L, &err);
+    if (ckt_kernel_check_launch(k, values, &err)) return ckt_l_error(L, &err);
     lua_pushcfunction(L, ckt_l_device_launch);
     push_device(L, 2, at, e->target);
     lua_getiuservalue(L, 1, 2);
