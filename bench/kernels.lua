@@ -100,24 +100,20 @@ local bank = {}
 for _, dt in ipairs{"f32", "f16"} do
   local esz = dt == "f32" and 4 or 2
   for _, sw in ipairs{true, false} do
-    local k, grid, why = tr.build{dtype = dt, target = target, swizzle = sw}
+    local k, grid, why, plan = tr.build{dtype = dt, target = target, swizzle = sw}
     local M = 16384
     local N = GiB // esz // M
     local x = random_buffer(dev, dt, M * N, 8); local y = dev:alloc(dt, M * N)
-    report(("transpose %s (%s)"):format(dt, sw and why or "no swizzle"), 2 * GiB, time_launch(k:compile{target = target}, {grid = grid(M, N), X = x, Y = y, M = M, N = N}), 85)
+    report(("transpose %s %dx%d (%s)"):format(dt, plan.TM, plan.TN, sw and why or "no swizzle"), 2 * GiB, time_launch(k:compile{target = target}, {grid = grid(M, N), X = x, Y = y, M = M, N = N}), 85)
     x:close(); y:close()
-    local T = 16 * (16 // esz)
-    local xs = ckt.array(dt, {2 * T, 3 * T}):random{seed = 9}
-    check(("transpose %s %s"):format(dt, sw and "swizzled" or "plain"), k, {grid = grid(2 * T, 3 * T), M = 2 * T, N = 3 * T}, {X = xs}, "Y", dt,
-          6 * T * T, tr.reference(xs, 2 * T, 3 * T))
+    local sm, sn = 2 * plan.TM, 3 * plan.TN
+    local xs = ckt.array(dt, {sm, sn}):random{seed = 9}
+    check(("transpose %s %s"):format(dt, sw and "swizzled" or "plain"), k, {grid = grid(sm, sn), M = sm, N = sn}, {X = xs}, "Y", dt,
+          sm * sn, tr.reference(xs, sm, sn))
     -- the bank model's prediction for one launch over a 4 x 4 grid of tiles (ncu compares)
-    local v = 16 // esz
-    local write, read = tr.access_maps(T, v, 256)
-    local lay = tr.lds_layout({target = target, swizzle = sw}, dt, T, 256)
-    local r = ckt.lds.analyze_tensor{target = target, tensor_layout = lay, dtype = dt, thread_map = read, vector = v, op = "read"}
-    local w = ckt.lds.analyze_tensor{target = target, tensor_layout = lay, dtype = dt, thread_map = write, vector = v, op = "write"}
+    local r, w = tr.bank_cycles(plan, target)
     bank[#bank + 1] = {kernel = k:name() .. (sw and "" or "_plain"), dtype = dt, swizzled = sw, blocks = 16,
-                       ld_wavefronts = 16 * r.cycles, st_wavefronts = 16 * w.cycles, kernel_obj = k, T = T}
+                       ld_wavefronts = 16 * r, st_wavefronts = 16 * w, kernel_obj = k}
   end
 end
 

@@ -6,18 +6,12 @@ local tr = require "ckt.kernels.transpose"
 local dev = ckt.device(target:sub(1, 3) == "sm_" and "cuda" or "hip")
 for _, dt in ipairs{"f32", "f16"} do
   for _, sw in ipairs{true, false} do
-    local esz = dt == "f32" and 4 or 2
-    local v = 16 // esz
-    local T = 16 * v
-    local k, grid = tr.build{dtype = dt, target = target, swizzle = sw, name = ("transpose_%s_%s"):format(dt, sw and "swizzled" or "plain")}
-    local write, read = tr.access_maps(T, v, 256)
-    local lay = tr.lds_layout({target = target, swizzle = sw}, dt, T, 256)
-    local r = ckt.lds.analyze_tensor{target = target, tensor_layout = lay, dtype = dt, thread_map = read, vector = v, op = "read"}
-    local w = ckt.lds.analyze_tensor{target = target, tensor_layout = lay, dtype = dt, thread_map = write, vector = v, op = "write"}
-    local M = 4 * T
+    local k, grid, _, plan = tr.build{dtype = dt, target = target, swizzle = sw, name = ("transpose_%s_%s"):format(dt, sw and "swizzled" or "plain")}
+    local r, w = tr.bank_cycles(plan, target)
+    local M = 4 * math.max(plan.TM, plan.TN)
     local x = dev:alloc(dt, M * M); x:upload(ckt.array(dt, M * M):random{seed = 1})
     local y = dev:alloc(dt, M * M)
     k:compile{target = target}:launch{grid = grid(M, M), X = x, Y = y, M = M, N = M}
-    print(("BANK %s %d %d"):format(k:name(), grid(M, M) * r.cycles, grid(M, M) * w.cycles))
+    print(("BANK %s %d %d"):format(k:name(), grid(M, M) * r, grid(M, M) * w))
   end
 end

@@ -10,7 +10,7 @@
 local ckt = ckt or require "ckt"
 local ew = {}
 
-local function vec(dtype) return 16 // ckt.array(dtype, 1):bytes() end
+local vec = require("ckt.kernels.common").vec
 
 function ew.build(o)
   o = o or {}

@@ -9,7 +9,7 @@
 local ckt = ckt or require "ckt"
 local red = {}
 
-local function vec(dtype) return 16 // ckt.array(dtype, 1):bytes() end
+local vec = require("ckt.kernels.common").vec
 
 local identity = {sum = 0, max = -math.huge, min = math.huge}
 

@@ -1,68 +1,112 @@
 -- ckt kernel library: transpose through LDS, Y (N x M) = X (M x N)^T, both row-major.
--- A block moves one T x T tile (T = 16 x the 16-byte vector: 64 for f32, 128 for f16):
+-- A block moves one TM x TN tile (the defaults per target: tr.default_tile):
 --   1. global -> LDS: threads row-major over the tile, 16-byte vectors along X's rows, stored
 --      as 16-byte vectors into the LDS tile (m, n);
---   2. LDS -> global: thread t owns a v x v sub-block (v = elements per 16 bytes): it reads v
---      16-byte row vectors of the LDS tile and writes v 16-byte vectors of Y's rows. The
---      transposition is free: Y is viewed in X's coordinates, (m, n) -> n*M + m, so the
---      store just groups the same registers along m instead of n.
+--   2. LDS -> global: each thread owns v x v sub-blocks (v = elements per 16 bytes), threads
+--      along m first: it reads v 16-byte row vectors of the LDS tile per sub-block and writes v
+--      16-byte vectors of Y's rows. The transposition is free: Y is viewed in X's coordinates,
+--      (m, n) -> n*M + m, so the store just groups the same registers along m instead of n.
+--      When the tile has more sub-blocks than the block has threads, a thread takes several
+--      (more bytes in flight per thread).
 -- Step 2 reads LDS rows v apart: the LDS layout is chosen by ckt.lds.find_swizzle (a swizzle
 -- when one is conflict-free, else padding) for the target's bank model, from the two access
--- patterns below. `swizzle=false` keeps the plain row-major tile (to measure the conflicts).
+-- patterns of the plan. `swizzle=false` keeps the plain row-major tile (to measure the conflicts).
 local ckt = ckt or require "ckt"
+local vec = require("ckt.kernels.common").vec
 local tr = {}
 
-local function vec(dtype) return 16 // ckt.array(dtype, 1):bytes() end
-
--- The LDS accesses as (thread, value) -> the tile's colexicographic index (m + T*n) of each
--- vector's first element: what ckt.lds.find_swizzle and ckt.lds.analyze_tensor take.
-function tr.access_maps(T, v, block)
-  local per_row = T // v                      -- threads along a row in step 1
-  local rows = block // per_row               -- rows per pass in step 1
-  local write = ckt.layout({{per_row, rows}, T // rows}, {{T * v, 1}, rows})
-  local read = ckt.layout({{T // v, T // v}, v}, {{v, T * v}, 1})
-  return write, read
+-- the target whose bank model applies: the CPU target emulates gfx90a unless it names another
+local function bank_target(target)
+  target = target or "gfx90a"
+  if target:sub(1, 4) == "cpu:" then return target:sub(5) end
+  return target == "cpu" and "gfx90a" or target
 end
 
-function tr.lds_layout(o, dtype, T, block)
-  local tile = ckt.layout({T, T}, {T, 1})
-  if o.swizzle == false then return tile, "row-major (no swizzle)" end
-  local v = vec(dtype)
-  local write, read = tr.access_maps(T, v, block)
-  local target = o.target or "gfx90a"
-  if target:sub(1, 4) == "cpu:" then target = target:sub(5) elseif target == "cpu" then target = "gfx90a" end
-  local c = ckt.lds.find_swizzle{target = target, layout = tile, dtype = dtype,
-                                 write = {thread_map = write, vector = v}, read = {thread_map = read, vector = v}}
-  local why = c.swizzle and tostring(c.swizzle) or (c.padding_banks > 0 and (c.padding_banks .. " banks of padding") or "plain")
-  return c.layout, why .. (c.conflict_free and ", conflict-free" or ", not conflict-free") .. " for " .. target
+-- The default tile and block of a target, from bench/tune.lua. NVIDIA (measured on an H100,
+-- 2026-11-23): a 64 KiB tile (dynamic shared memory above 48 KiB) moved by 128 threads, 32 to 64
+-- bytes of loads in flight per thread, reaches 95% of the device-to-device copy; 16 KiB tiles with
+-- 256 threads reach 67%. AMD (not measured: there is no AMD GPU here): a 16 KiB (f32) / 32 KiB
+-- (16-bit) tile with 256 threads, so that several blocks share a CU's 64 KiB of LDS; the CPU
+-- target emulates gfx90a and gets the same.
+function tr.default_tile(target, dtype, block)
+  local v, esz = vec(dtype), ckt.array(dtype, 1):bytes()
+  if target and target:sub(1, 3) == "sm_" then
+    local TM = 32 * v
+    return {TM, 65536 // esz // TM}, block or 128
+  end
+  return {16 * v, 16 * v}, block
+end
+
+-- Everything about one transpose configuration: tile, threads, the two LDS access maps as
+-- (thread, value) -> the tile's colexicographic index (m + TM*n) of each vector's first element
+-- (what ckt.lds.find_swizzle and ckt.lds.analyze_tensor take), and the thread -> sub-block
+-- distribution of step 2 over the row-major tile index (m*TN + n).
+function tr.plan(o)
+  o = o or {}
+  local p = {dtype = o.dtype or "f32"}
+  local v = vec(p.dtype)
+  local tile, block = o.tile, o.block
+  if not tile then tile, block = tr.default_tile(o.target, p.dtype, block) end
+  if type(tile) == "number" then tile = {tile, tile} end
+  local TM, TN = tile[1], tile[2]
+  block = block or math.min(256, (TM // v) * (TN // v))
+  local function need(c, msg) if not c then error("transpose: " .. msg, 3) end end
+  need(TM % v == 0 and TN % v == 0 and TM > 0 and TN > 0, ("tile %dx%d: both sides must be multiples of %d (16 bytes of %s)"):format(TM, TN, v, p.dtype))
+  local per_row = TN // v                            -- step 1: threads along a row
+  need(block % per_row == 0 and TM % (block // per_row) == 0, ("block %d must cover whole rows of %d vectors and divide the %d rows"):format(block, per_row, TM))
+  local rows = block // per_row                      -- rows per pass in step 1
+  local tmt = math.min(TM // v, block)               -- step 2: threads along m, then n
+  local tnt = block // tmt
+  need(tmt * tnt == block and (TN // v) % tnt == 0, ("block %d does not tile the %dx%d sub-blocks of %dx%d"):format(block, TM // v, TN // v, v, v))
+  local rm, rn = (TM // v) // tmt, (TN // v) // tnt  -- sub-blocks per thread along m and n
+  p.v, p.TM, p.TN, p.block, p.rm, p.rn = v, TM, TN, block, rm, rn
+  p.write = ckt.layout({{per_row, rows}, TM // rows}, {{TM * v, 1}, rows})
+  p.read = ckt.layout({{tmt, tnt}, {v, rm, rn}}, {{v, TM * v}, {1, v * tmt, TM * v * tnt}})
+  p.dist = ckt.layout({{tmt, tnt}, {v, v, rm, rn}}, {{TN * v, v}, {1, TN, TN * v * tmt, v * tnt}})
+  p.tile_layout = ckt.layout({TM, TN}, {TN, 1})
+  if o.swizzle == false then
+    p.lds, p.why = p.tile_layout, "row-major (no swizzle)"
+    return p
+  end
+  local target = bank_target(o.target)
+  local c = ckt.lds.find_swizzle{target = target, layout = p.tile_layout, dtype = p.dtype,
+                                 write = {thread_map = p.write, vector = v}, read = {thread_map = p.read, vector = v}}
+  p.lds = c.layout
+  p.why = (c.swizzle and tostring(c.swizzle) or (c.padding_banks > 0 and (c.padding_banks .. " banks of padding") or "plain"))
+          .. (c.conflict_free and ", conflict-free" or ", not conflict-free") .. " for " .. target
+  return p
+end
+
+-- the bank model's cycles of the two LDS accesses of one block
+function tr.bank_cycles(p, target)
+  target = bank_target(target)
+  local function cycles(map, op)
+    return ckt.lds.analyze_tensor{target = target, tensor_layout = p.lds, dtype = p.dtype, thread_map = map, vector = p.v, op = op}.cycles
+  end
+  return cycles(p.read, "read"), cycles(p.write, "write")
 end
 
 function tr.build(o)
   o = o or {}
-  local dtype = o.dtype or "f32"
-  local v = vec(dtype)
-  local T = o.tile or 16 * v
-  local block = o.block or (T // v) * (T // v)
-  assert((T // v) * (T // v) == block, "transpose: block must be (tile / vector)^2 threads")
-  local lds, why = tr.lds_layout(o, dtype, T, block)
-  local k = ckt.kernel{name = o.name or ("transpose_" .. dtype), block = block, build = function(b)
+  local p = tr.plan(o)
+  local dtype, TM, TN = p.dtype, p.TM, p.TN
+  local k = ckt.kernel{name = o.name or ("transpose_" .. dtype), block = p.block, build = function(b)
     local X = b:pointer("X", dtype, {const = true})
     local Y = b:pointer("Y", dtype)
-    local M = b:size("M", {value = o.M, multiple_of = (not o.M) and T or nil})
-    local N = b:size("N", {value = o.N, multiple_of = (not o.N) and T or nil})
+    local M = b:size("M", {value = o.M, multiple_of = (not o.M) and TM or nil})
+    local N = b:size("N", {value = o.N, multiple_of = (not o.N) and TN or nil})
     local gx = ckt.tensor(X, dtype, {shape = {M, N}})
     local gyt = ckt.tensor(Y, dtype, {shape = {M, N}, stride = {1, M}}) -- Y seen as (m, n)
-    local s = ckt.tensor("lds", dtype, lds)
-    local tm, tn = b:block_order{tiles = {M // T, N // T}, order = o.order or "row"}
-    local tile = ckt.tile_window(s, {T, T}, {0, 0})
-    b:copy(tile, ckt.local_tile(gx, {T, T}, {tm, tn}))
+    local s = ckt.tensor("lds", dtype, p.lds)
+    local tm, tn = b:block_order{tiles = {M // TM, N // TN}, order = o.order or "row"}
+    local tile = ckt.tile_window(s, {TM, TN}, {0, 0})
+    b:copy(tile, ckt.local_tile(gx, {TM, TN}, {tm, tn}))
     b:sync()
-    local sub = ckt.layout({{T // v, T // v}, {v, v}}, {{T * v, v}, {1, T}}) -- thread -> v x v block
-    local r = tile:load{dist = sub}
-    ckt.local_tile(gyt, {T, T}, {tm, tn}):store(r, {vector_dim = 0})
+    local r = tile:load{dist = p.dist}
+    ckt.local_tile(gyt, {TM, TN}, {tm, tn}):store(r, {vector_dim = 0})
   end}
-  local function grid(M, N) return (M // T) * (N // T) end
-  return k, grid, why
+  local function grid(M, N) return (M // TM) * (N // TN) end
+  return k, grid, p.why, p
 end
 
 function tr.reference(x, M, N)

@@ -7,14 +7,12 @@ local tr = require "ckt.kernels.transpose"
 
 local M, N = 256, 384
 local target = ckt.default_target()
-local k, grid, why = tr.build{dtype = "f32", target = target}
+local k, grid, why, plan = tr.build{dtype = "f32", target = target}
 demo.section("the kernel")
 print(k)
-print("LDS tile layout: " .. why)
-local T, v = 64, 4
-local write, read = tr.access_maps(T, v, 256)
+print(("tile %dx%d, %d threads, %dx%d sub-blocks of %dx%d per thread; LDS tile layout: %s"):format(plan.TM, plan.TN, plan.block, plan.rm, plan.rn, plan.v, plan.v, why))
 for _, t in ipairs{"gfx90a", "sm_90"} do
-  local plain = ckt.lds.analyze_tensor{target = t, tensor_layout = ckt.layout({T, T}, {T, 1}), dtype = "f32", thread_map = read, vector = v}
+  local plain = ckt.lds.analyze_tensor{target = t, tensor_layout = plan.tile_layout, dtype = "f32", thread_map = plan.read, vector = plan.v}
   print(("%s: the plain row-major tile would make the LDS reads %d-way conflicted (%d cycles for %d ideal)"):format(t, plain.ways, plain.cycles, plain.ideal_cycles))
 end
 demo.section("generated source for sm_90 (kernel body)")

@@ -1432,6 +1432,10 @@ static int x_launch(lua_State *L)
     lua_setfield(L, -2, "params");
     lua_pushvalue(L, at);
     lua_setfield(L, -2, "args");
+    ckt_dialect_kind dk;
+    if (ckt_dialect_for_target(e->target, &dk, &err)) return ckt_l_error(L, &err);
+    lua_pushinteger(L, (lua_Integer)ckt_emit_dynamic_lds_bytes(k, dk)); /* LDS above CUDA's static limit */
+    lua_setfield(L, -2, "shared");
     lua_call(L, 3, 1);
     return 1;
 }

@@ -743,6 +743,12 @@ static void emit_op(em *e, const ckt_kop *op)
     }
 }
 
+int64_t ckt_emit_dynamic_lds_bytes(const ckt_kernel *k, ckt_dialect_kind d)
+{
+    int64_t limit = dialect_of(d)->static_lds_limit, bytes = ckt_kernel_lds_bytes(k);
+    return limit > 0 && bytes > limit ? bytes : 0;
+}
+
 ckt_status ckt_emit(ckt_kernel *k, const char *target, char **source, ckt_error *err)
 {
     ckt_status s;
@@ -772,7 +778,7 @@ ckt_status ckt_emit(ckt_kernel *k, const char *target, char **source, ckt_error 
                   e.dl->name, ckt_kernel_name(k), (long long)e.block, (long long)ckt_kernel_lds_bytes(k));
     ckt_sb_printf(&sb, "%s\n%s\n", prelude_file(e.dl->prelude), prelude_file("common.h"));
     ckt_emit_param_comment(&sb, k);
-    e.dl->open_kernel(&sb, k, ckt_kernel_lds_bytes(k));
+    e.dl->open_kernel(&sb, k, ckt_kernel_lds_bytes(k), ckt_emit_dynamic_lds_bytes(k, dk) > 0);
     e.ind = 1;
     declare(&e);
     for (int i = 0; i < ckt_kernel_nops(k) && !e.st; i++) emit_op(&e, ckt_kernel_op(k, i));

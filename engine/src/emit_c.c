@@ -8,9 +8,10 @@ static const char *kind_name(ckt_param_kind k)
     return k == CKT_PARAM_I32 ? "i32" : k == CKT_PARAM_I64 ? "i64" : k == CKT_PARAM_F32 ? "f32" : "ptr";
 }
 
-static void open_kernel(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes)
+static void open_kernel(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool dynamic_lds)
 {
     (void)lds_bytes;
+    (void)dynamic_lds;
     ckt_sb_printf(s, "void %s(void *const *args, const ckt_cpu_launch *launch)\n{\n", ckt_kernel_name(k));
     int arg = 0;
     for (int i = 0; i < ckt_kernel_nparams(k); i++) {
@@ -45,4 +46,4 @@ static void close_kernel(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes)
     ckt_sb_printf(s, "\";\n");
 }
 
-const ckt_dialect ckt_dialect_c = {CKT_DIALECT_C, "c", "c.h", true, NULL, open_kernel, close_kernel};
+const ckt_dialect ckt_dialect_c = {CKT_DIALECT_C, "c", "c.h", true, NULL, 0, open_kernel, close_kernel};

@@ -4,7 +4,7 @@
 
 #include "emit_gpu.h"
 
-void ckt_emit_gpu_open(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, const char *tid, const char *bid, const char *nblk)
+void ckt_emit_gpu_open(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool dynamic_lds, const char *tid, const char *bid, const char *nblk)
 {
     ckt_sb_printf(s, "extern \"C\" __global__ void __launch_bounds__(%lld) %s(", (long long)ckt_kernel_block(k), ckt_kernel_name(k));
     int n = 0;
@@ -20,10 +20,16 @@ void ckt_emit_gpu_open(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, const 
     ckt_sb_printf(s, "    const ckt_i64 bid_x = %s.x, bid_y = %s.y, bid_z = %s.z;\n", bid, bid, bid);
     ckt_sb_printf(s, "    const ckt_i64 nblk_x = %s.x, nblk_y = %s.y, nblk_z = %s.z;\n", nblk, nblk, nblk);
     ckt_sb_printf(s, "    (void)tid; (void)bid_x; (void)bid_y; (void)bid_z; (void)nblk_x; (void)nblk_y; (void)nblk_z;\n");
-    if (lds_bytes > 0) ckt_sb_printf(s, "    __shared__ CKT_ALIGN16 unsigned char ckt_lds[%lld];\n", (long long)lds_bytes);
+    if (dynamic_lds)
+        ckt_sb_printf(s, "    extern __shared__ CKT_ALIGN16 unsigned char ckt_lds[]; /* %lld bytes, requested at launch: above the static limit */\n",
+                      (long long)lds_bytes);
+    else if (lds_bytes > 0) ckt_sb_printf(s, "    __shared__ CKT_ALIGN16 unsigned char ckt_lds[%lld];\n", (long long)lds_bytes);
 }
 
-static void open_kernel(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes) { ckt_emit_gpu_open(s, k, lds_bytes, "threadIdx", "blockIdx", "gridDim"); }
+static void open_kernel(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool dynamic_lds)
+{
+    ckt_emit_gpu_open(s, k, lds_bytes, dynamic_lds, "threadIdx", "blockIdx", "gridDim");
+}
 static void close_kernel(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes) { (void)s; (void)k; (void)lds_bytes; }
 
-const ckt_dialect ckt_dialect_hip = {CKT_DIALECT_HIP, "hip", "hip.h", false, "__syncthreads();", open_kernel, close_kernel};
+const ckt_dialect ckt_dialect_hip = {CKT_DIALECT_HIP, "hip", "hip.h", false, "__syncthreads();", 0, open_kernel, close_kernel};

@@ -26,6 +26,11 @@ const char *ckt_prelude_text(ckt_dialect_kind d);
  * the target's capacity, impossible vector widths asked for explicitly, an unfinished kernel. */
 ckt_status ckt_emit(ckt_kernel *k, const char *target, char **source, ckt_error *err);
 
+/* The LDS bytes a launch of the emitted kernel must request (dynamic shared memory): the CUDA
+ * dialect declares LDS beyond the 48 KiB static limit as an extern array, and the runtime opts
+ * the function in to that size at launch; 0 for every other kernel and dialect. */
+int64_t ckt_emit_dynamic_lds_bytes(const ckt_kernel *k, ckt_dialect_kind d);
+
 #ifdef __cplusplus
 }
 #endif
