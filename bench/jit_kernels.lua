@@ -4,24 +4,24 @@
 local tr = require "ckt.kernels.transpose"
 local targets = #arg > 0 and arg or {"gfx90a", "sm_90"}
 local REPS = 5
-print("| target | cold compile ms (median of " .. REPS .. ") | cache hit ms | compiler |")
-print("|---|---|---|---|")
-for _, t in ipairs(targets) do
+print("| target | dtype | tile, threads | cold compile ms (median of " .. REPS .. ") | cache hit ms | compiler |")
+print("|---|---|---|---|---|---|")
+for _, t in ipairs(targets) do for _, dt in ipairs{"f32", "f16"} do
   local ok, err = pcall(function()
-    local warm = tr.build{dtype = "f16", target = t}
+    local warm = ckt.kernel{name = "jit_warm_up", block = 64, build = function() end}
     warm:compile{target = t, compile_only = true, cache = false} -- loads the compiler library
     local times, exe = {}, nil
     for i = 1, REPS do
-      local k = tr.build{dtype = "f32", target = t, name = "transpose_jit_" .. i}
+      local k = tr.build{dtype = dt, target = t, name = "transpose_jit_" .. i}
       exe = k:compile{target = t, compile_only = true, cache = false}
       times[i] = exe:compile_ms()
     end
     table.sort(times)
-    local k = tr.build{dtype = "f32", target = t}
+    local k, _, _, p = tr.build{dtype = dt, target = t}
     k:compile{target = t, compile_only = true}
     local hit = k:compile{target = t, compile_only = true}
     assert(hit:from_cache(), "the second compile should come from the cache")
-    print(("| %s | %.1f | %.2f | %s |"):format(t, times[(REPS + 1) // 2], hit:compile_ms(), exe:compiler()))
+    print(("| %s | %s | %dx%d, %d | %.1f | %.2f | %s |"):format(t, dt, p.TM, p.TN, p.block, times[(REPS + 1) // 2], hit:compile_ms(), exe:compiler()))
   end)
-  if not ok then print(("| %s | skipped: %s | | |"):format(t, tostring(err):gsub("\n.*", ""))) end
-end
+  if not ok then print(("| %s | %s | | skipped: %s | | |"):format(t, dt, tostring(err):gsub("\n.*", ""))) end
+end end

@@ -22,15 +22,20 @@ local function bank_target(target)
   return target == "cpu" and "gfx90a" or target
 end
 
--- The default tile and block of a target, from bench/tune.lua. NVIDIA (measured on an H100,
--- 2026-11-23): a 64 KiB tile (dynamic shared memory above 48 KiB) moved by 128 threads, 32 to 64
--- bytes of loads in flight per thread, reaches 95% of the device-to-device copy; 16 KiB tiles with
--- 256 threads reach 67%. AMD (not measured: there is no AMD GPU here): a 16 KiB (f32) / 32 KiB
--- (16-bit) tile with 256 threads, so that several blocks share a CU's 64 KiB of LDS; the CPU
--- target emulates gfx90a and gets the same.
+-- The default tile and block of a target, from bench/tune.lua (bench/results/tune_h100_*.json).
+-- NVIDIA (an H100, 2026-11-23): 4-byte elements, a 64 x 64 tile moved by 128 threads (two
+-- sub-blocks each): 88-90% of the device-to-device copy and a 72 ms cold NVRTC compile; 256
+-- threads reach only 67%. 16-bit elements: no 16 KiB or 32 KiB tile reached 85% (best 84.6%),
+-- a 64 KiB tile (256 x 128, dynamic shared memory above 48 KiB) with 128 threads reaches 95%, at
+-- the price of a ~490 ms cold compile (32 accesses per thread per phase; NVRTC's time grows
+-- with them). Pass tile={64, 128}, block=128 for an 83 ms compile at 84%.
+-- AMD (not measured: there is no AMD GPU here): a 16 KiB (f32) / 32 KiB (16-bit) tile with 256
+-- threads, so that several blocks share a CU's 64 KiB of LDS; the CPU target emulates gfx90a and
+-- gets the same.
 function tr.default_tile(target, dtype, block)
   local v, esz = vec(dtype), ckt.array(dtype, 1):bytes()
   if target and target:sub(1, 3) == "sm_" then
+    if esz >= 4 then return {16 * v, 16 * v}, block or 128 end
     local TM = 32 * v
     return {TM, 65536 // esz // TM}, block or 128
   end
