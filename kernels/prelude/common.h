@@ -43,11 +43,16 @@ CKT_FN float ckt_f16_to_f32(ckt_u16 h)
 #endif
 
 #ifndef CKT_HW_BF16
+/* f32 -> bf16, round to nearest even; NaN stays NaN (quiet). Both results, then a select: with
+ * an early return for NaN, hipRTC (ROCm 5.2, LLVM 15) made a divergent branch per element on
+ * gfx90a and left the 16-byte store vectors (ckt_v16) fed by those branches as private arrays:
+ * one moved to LDS (4096 bytes), three dead 16-byte stack slots (64 bytes of scratch), in the
+ * bf16 elementwise kernel. The same value for every input (checked for all 2^32). */
 CKT_FN ckt_u16 ckt_f32_to_bf16(float f)
 {
     ckt_u32 x = ckt_f32_bits(f);
-    if ((x & 0x7fffffffu) > 0x7f800000u) return (ckt_u16)((x >> 16) | 0x40u);
-    return (ckt_u16)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+    ckt_u32 nan = (x >> 16) | 0x40u, rne = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+    return (ckt_u16)((x & 0x7fffffffu) > 0x7f800000u ? nan : rne);
 }
 
 #endif
