@@ -9,6 +9,15 @@ foreach(target gfx90a sm_90)
   set_tests_properties(compile.${target} PROPERTIES LABELS compile SKIP_RETURN_CODE 77)
 endforeach()
 
+# The parameter sizes read from the cubin NVRTC produces (what every CUDA launch is checked
+# against), for sm_80 and sm_90: the records CUDA 13 writes, KPARAM_INFO_V2, no parameters.
+add_executable(cubin_params_check ${CMAKE_CURRENT_SOURCE_DIR}/compile/cubin_params_check.c)
+target_link_libraries(cubin_params_check PRIVATE ckt_static)
+foreach(target sm_80 sm_90)
+  add_test(NAME compile.cubin_params_${target} COMMAND cubin_params_check ${target})
+  set_tests_properties(compile.cubin_params_${target} PROPERTIES LABELS compile SKIP_RETURN_CODE 77)
+endforeach()
+
 # GPU runtime tests (label gpu): compile for the device's own target, every buffer operation,
 # a launch over a grid checked element by element, refusals. Skipped (77) without the GPU.
 add_executable(runtime_check ${CMAKE_CURRENT_SOURCE_DIR}/compile/runtime_check.c)

@@ -278,14 +278,75 @@ ckt_status ckt_code_object_kernel_args(const uint8_t *elf, size_t size, const ch
 }
 
 /* ---- cubin: the parameters of a kernel from its .nv.info.<kernel> section ----
- * Records: u8 format, u8 attribute, then for format 3 a u16 value, for format 4 a u16 length
- * and that many bytes. EIATTR_KPARAM_INFO (0x17, 12 bytes): u32 index, u16 ordinal,
- * u16 offset, u32 flags with the size in bytes in bits 18..31 (checked against NVRTC's cubins
- * for pointer, int, float, long long and char parameters). Another record format stops the
- * walk: the parameters are then unknown rather than guessed. */
+ * Records, each a multiple of 4 bytes: u8 format, u8 attribute, then
+ *   format 1, 2, 3 (EIFMT_NVAL, _BVAL, _HVAL): a 2-byte value slot (unused, u8, u16): 4 bytes in all;
+ *   format 4 (EIFMT_SVAL): u16 length, then that many bytes.
+ * The parameters, one record each, in any order:
+ *   EIATTR_KPARAM_INFO (0x17, 12 bytes): u32 index, u16 ordinal, u16 offset, u32 flags with the
+ *     size in bytes in bits 18..31;
+ *   EIATTR_KPARAM_INFO_V2 (0x45, 12 bytes; ptxas writes it for kernels with large by-value
+ *     parameters, past the old 4 KiB): u32 index, u16 ordinal, u16 offset, u16 size, u16 flags.
+ * EIATTR_CBANK_PARAM_SIZE (0x19, format 3) and EIATTR_PARAM_CBANK (0x0a: u32 symbol, u16 bank
+ * offset, u16 size) hold the parameter bytes in all: the last parameter must end exactly there.
+ * CUDA 13's NVRTC writes format-1 records (0x35 on sm_8x) and format-2 records (0x4c, the barrier
+ * count, in kernels that use barriers) among them. All checked against NVRTC 13.0 cubins for
+ * sm_80 ... sm_90a. Another record format, or records that disagree with the bank size, give
+ * CKT_EUNSUPPORTED: the parameters are then unknown rather than guessed. */
+static ckt_status nv_info_params(const uint8_t *p, const uint8_t *end, const char *sec, const char *kernel, int64_t *sizes, int cap, int *count,
+                                 ckt_error *err)
+{
+    int n = 0;
+    uint64_t seen = 0, last_end = 0, bank = UINT64_MAX;
+    while (end - p >= 4) {
+        uint8_t fmt = p[0], attr = p[1];
+        uint16_t v;
+        memcpy(&v, p + 2, 2);
+        if (fmt >= 1 && fmt <= 3) {
+            if (fmt == 3 && attr == 0x19) {
+                if (bank != UINT64_MAX && bank != v) return ckt_fail(err, CKT_EUNSUPPORTED, "cubin: %s gives two parameter bank sizes (%llu, %u)", sec, (unsigned long long)bank, v);
+                bank = v;
+            }
+            p += 4;
+            continue;
+        }
+        if (fmt != 4) return ckt_fail(err, CKT_EUNSUPPORTED, "cubin: %s has a record of format %u (attribute 0x%02x)", sec, fmt, attr);
+        if (v > end - p - 4) return ckt_fail(err, CKT_EINVAL, "cubin: %s record (attribute 0x%02x) of %u bytes runs past the section", sec, attr, v);
+        const uint8_t *d = p + 4;
+        if (attr == 0x0a && v >= 8) {
+            uint16_t psize;
+            memcpy(&psize, d + 6, 2);
+            if (bank != UINT64_MAX && bank != psize) return ckt_fail(err, CKT_EUNSUPPORTED, "cubin: %s gives two parameter bank sizes (%llu, %u)", sec, (unsigned long long)bank, psize);
+            bank = psize;
+        } else if ((attr == 0x17 || attr == 0x45) && v >= 12) {
+            uint16_t ordinal, offset;
+            uint32_t word;
+            memcpy(&ordinal, d + 4, 2);
+            memcpy(&offset, d + 6, 2);
+            memcpy(&word, d + 8, 4);
+            uint64_t psize = attr == 0x17 ? word >> 18 : (word & 0xffffu);
+            if (ordinal >= cap || ordinal >= 64 || (seen >> ordinal & 1))
+                return ckt_fail(err, CKT_EINVAL, "cubin: parameter ordinal %u of '%s' repeated or beyond %d", ordinal, kernel, cap < 64 ? cap : 64);
+            seen |= UINT64_C(1) << ordinal;
+            sizes[ordinal] = (int64_t)psize;
+            if (offset + psize > last_end) last_end = offset + psize;
+            n++;
+        }
+        p = d + v;
+    }
+    if (n < 64 && seen != ((UINT64_C(1) << n) - 1)) return ckt_fail(err, CKT_EINVAL, "cubin: parameter ordinals of '%s' have gaps", kernel);
+    if (bank != UINT64_MAX && bank != last_end)
+        return ckt_fail(err, CKT_EUNSUPPORTED, "cubin: the %d parameter records of '%s' end at byte %llu, its parameter bank holds %llu bytes", n, kernel,
+                        (unsigned long long)last_end, (unsigned long long)bank);
+    *count = n;
+    return CKT_OK;
+}
+
 ckt_status ckt_cubin_kernel_args(const uint8_t *elf, size_t size, const char *kernel, int64_t *sizes, int cap, int *count, ckt_error *err)
 {
-    if (!elf || !kernel || !sizes || !count || cap < 0) return ckt_fail(err, CKT_EINVAL, "cubin: NULL argument");
+    if (!elf) return ckt_fail(err, CKT_EINVAL, "cubin: elf is NULL");
+    if (!kernel) return ckt_fail(err, CKT_EINVAL, "cubin: kernel is NULL");
+    if (!sizes || !count) return ckt_fail(err, CKT_EINVAL, "cubin: %s is NULL", !sizes ? "sizes" : "count");
+    if (cap < 0) return ckt_fail(err, CKT_EINVAL, "cubin: cap %d is negative", cap);
     if (size < 64 || memcmp(elf, "\x7f" "ELF", 4) != 0 || elf[4] != 2 || elf[5] != 1)
         return ckt_fail(err, CKT_EINVAL, "cubin: not a little-endian ELF64 file");
     uint64_t shoff = 0;
@@ -312,31 +373,7 @@ ckt_status ckt_cubin_kernel_args(const uint8_t *elf, size_t size, const char *ke
         memcpy(&sz, sh + 0x20, 8);
         if (nameoff >= strsz || strsz - nameoff < (uint64_t)wl + 1 || memcmp(elf + stroff + nameoff, want, (size_t)wl + 1) != 0) continue;
         if (off > size || sz > size - off) return ckt_fail(err, CKT_EINVAL, "cubin: %s out of bounds", want);
-        const uint8_t *p = elf + off, *end = p + sz;
-        int n = 0;
-        uint64_t seen = 0;
-        while (end - p >= 4) {
-            uint8_t fmt = p[0], attr = p[1];
-            uint16_t v;
-            memcpy(&v, p + 2, 2);
-            if (fmt == 3) { p += 4; continue; }
-            if (fmt != 4) return ckt_fail(err, CKT_EUNSUPPORTED, "cubin: %s has a record of format %u", want, fmt);
-            if (v > end - p - 4) return ckt_fail(err, CKT_EINVAL, "cubin: %s record out of bounds", want);
-            if (attr == 0x17 && v >= 12) {
-                uint16_t ordinal;
-                uint32_t flags;
-                memcpy(&ordinal, p + 8, 2);
-                memcpy(&flags, p + 12, 4);
-                if (ordinal >= cap || ordinal >= 64 || (seen >> ordinal & 1)) return ckt_fail(err, CKT_EINVAL, "cubin: parameter ordinal %u repeated or beyond %d", ordinal, cap);
-                seen |= UINT64_C(1) << ordinal;
-                sizes[ordinal] = flags >> 18;
-                n++;
-            }
-            p += 4 + v;
-        }
-        if (n < 64 && seen != ((UINT64_C(1) << n) - 1)) return ckt_fail(err, CKT_EINVAL, "cubin: parameter ordinals of '%s' have gaps", kernel);
-        *count = n;
-        return CKT_OK;
+        return nv_info_params(elf + off, elf + off + sz, want, kernel, sizes, cap, count, err);
     }
     return ckt_fail(err, CKT_EINVAL, "cubin: no section %s", want);
 }

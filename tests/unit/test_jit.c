@@ -247,12 +247,187 @@ static void cubin_parameters(void **state)
     ckt_binary_free(b);
 }
 
+/* A minimal cubin: ELF64 header (EM_CUDA), .shstrtab, the section headers, and last, so that a
+ * shorter buffer cuts it, .nv.info.<kernel> holding `info`. Returns the size. */
+static size_t synth_cubin(uint8_t *out, size_t cap, const char *kernel, const uint8_t *info, size_t ninfo)
+{
+    char names[200];
+    int nl = snprintf(names, sizeof names, "%c.shstrtab%c.nv.info.%s", 0, 0, kernel) + 1;
+    size_t shoff = (64 + (size_t)nl + 7) & ~(size_t)7, infooff = shoff + 3 * 64, total = infooff + ninfo;
+    if (total > cap) fail_msg("synthetic cubin of %zu bytes does not fit %zu", total, cap);
+    memset(out, 0, total);
+    memcpy(out, "\x7f" "ELF\x02\x01\x01\x33", 8); /* ELF64, little-endian, ELFOSABI_CUDA */
+    uint16_t h16[] = {2 /* ET_EXEC */, 190 /* EM_CUDA */};
+    memcpy(out + 0x10, h16, sizeof h16);
+    uint32_t version = 1;
+    memcpy(out + 0x14, &version, 4);
+    uint64_t off64 = shoff;
+    memcpy(out + 0x28, &off64, 8);
+    uint16_t ehsize = 64, shentsize = 64, shnum = 3, shstrndx = 1;
+    memcpy(out + 0x34, &ehsize, 2);
+    memcpy(out + 0x3a, &shentsize, 2);
+    memcpy(out + 0x3c, &shnum, 2);
+    memcpy(out + 0x3e, &shstrndx, 2);
+    memcpy(out + 64, names, (size_t)nl);
+    struct { uint32_t name, type; uint64_t off, size; } sec[2] = {{1, 3 /* SHT_STRTAB */, 64, (uint64_t)nl},
+                                                                  {11, 0x70000000 /* SHT_LOPROC, as NVRTC's .nv.info */, infooff, ninfo}};
+    for (int i = 0; i < 2; i++) {
+        uint8_t *sh = out + shoff + 64 * (size_t)(i + 1);
+        memcpy(sh, &sec[i].name, 4);
+        memcpy(sh + 4, &sec[i].type, 4);
+        memcpy(sh + 0x18, &sec[i].off, 8);
+        memcpy(sh + 0x20, &sec[i].size, 8);
+    }
+    memcpy(out + infooff, info, ninfo);
+    return total;
+}
+
+/* .nv.info.axpy of axpy(const float *, float *, int, float) with a __syncthreads, as NVRTC 13.0
+ * writes it for sm_80 (readelf -x): CUDA_API_VERSION, an EIFMT_NVAL record (attribute 0x35),
+ * PARAM_CBANK, CBANK_PARAM_SIZE 24, four KPARAM_INFO (ordinals 3..0), MAXREG_COUNT, an EIFMT_BVAL
+ * record (0x4c, the barrier count), 0x5f, EXIT_INSTR_OFFSETS, CRS_STACK_SIZE. */
+static const uint8_t cuda13_axpy[] = {
+    0x04, 0x37, 0x04, 0x00, 0x82, 0x00, 0x00, 0x00, 0x01, 0x35, 0x00, 0x00, 0x04, 0x0a, 0x08, 0x00, 0x05, 0x00, 0x00, 0x00, 0x60, 0x01,
+    0x18, 0x00, 0x03, 0x19, 0x18, 0x00, 0x04, 0x17, 0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x00, 0x14, 0x00, 0x00, 0xf0, 0x11, 0x00,
+    0x04, 0x17, 0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x10, 0x00, 0x00, 0xf0, 0x11, 0x00, 0x04, 0x17, 0x0c, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x01, 0x00, 0x08, 0x00, 0x00, 0xf0, 0x21, 0x00, 0x04, 0x17, 0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0xf0, 0x21, 0x00, 0x03, 0x1b, 0xff, 0x00, 0x02, 0x4c, 0x01, 0x00, 0x03, 0x5f, 0x00, 0x00, 0x04, 0x1c, 0x08, 0x00, 0x00, 0x01,
+    0x00, 0x00, 0x70, 0x01, 0x00, 0x00, 0x04, 0x1e, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00};
+/* .nv.info.big of big(const __grid_constant__ struct { int a[5000]; }, int *) for sm_90: two
+ * KPARAM_INFO_V2 records (attribute 0x45: u32 index, u16 ordinal, u16 offset, u16 size, u16 flags),
+ * CBANK_PARAM_SIZE 0x4e28 = 20008 and PARAM_CBANK with the same size. */
+static const uint8_t cuda13_big[] = {
+    0x04, 0x37, 0x04, 0x00, 0x82, 0x00, 0x00, 0x00, 0x04, 0x45, 0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x20, 0x4e, 0x08, 0x00,
+    0x00, 0x00, 0x04, 0x45, 0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x20, 0x4e, 0x00, 0x00, 0x03, 0x50, 0x00, 0x00,
+    0x03, 0x1b, 0xff, 0x00, 0x03, 0x5f, 0x01, 0x01, 0x04, 0x1c, 0x04, 0x00, 0xa0, 0x00, 0x00, 0x00, 0x03, 0x19, 0x28, 0x4e, 0x04, 0x0a,
+    0x08, 0x00, 0x09, 0x00, 0x00, 0x00, 0x10, 0x02, 0x28, 0x4e, 0x04, 0x36, 0x04, 0x00, 0x08, 0x00, 0x00, 0x00};
+
+static ckt_status synth_args(const uint8_t *info, size_t ninfo, const char *kernel, int64_t *sizes, int cap, int *count, ckt_error *err)
+{
+    uint8_t elf[1024];
+    size_t n = synth_cubin(elf, sizeof elf, kernel, info, ninfo);
+    uint8_t *exact = malloc(n); /* exactly the bytes, so that a read past them is caught (ASan, valgrind) */
+    memcpy(exact, elf, n);
+    err->msg[0] = 0;
+    ckt_status st = ckt_cubin_kernel_args(exact, n, kernel, sizes, cap, count, err);
+    free(exact);
+    return st;
+}
+
+static void cubin_parameter_records(void **state)
+{
+    (void)state;
+    int64_t sizes[8];
+    int count = -1;
+    ckt_error err;
+    /* CUDA 13: NVAL and BVAL records among the parameters */
+    assert_int_equal(synth_args(cuda13_axpy, sizeof cuda13_axpy, "axpy", sizes, 8, &count, &err), CKT_OK);
+    assert_int_equal(count, 4);
+    int64_t want[4] = {8, 8, 4, 4};
+    assert_memory_equal(sizes, want, sizeof want);
+    /* the older layout: the same without the NVAL and BVAL records */
+    uint8_t old[sizeof cuda13_axpy];
+    size_t nold = 0;
+    for (size_t i = 0; i < sizeof cuda13_axpy;) {
+        size_t len = cuda13_axpy[i] == 4 ? 4 + (size_t)(cuda13_axpy[i + 2] | cuda13_axpy[i + 3] << 8) : 4;
+        if (cuda13_axpy[i] == 3 || cuda13_axpy[i] == 4) { memcpy(old + nold, cuda13_axpy + i, len); nold += len; }
+        i += len;
+    }
+    assert_int_equal(nold, sizeof cuda13_axpy - 8);
+    count = -1;
+    assert_int_equal(synth_args(old, nold, "axpy", sizes, 8, &count, &err), CKT_OK);
+    assert_int_equal(count, 4);
+    assert_memory_equal(sizes, want, sizeof want);
+    /* KPARAM_INFO_V2 */
+    assert_int_equal(synth_args(cuda13_big, sizeof cuda13_big, "big", sizes, 8, &count, &err), CKT_OK);
+    assert_int_equal(count, 2);
+    assert_int_equal(sizes[0], 20000);
+    assert_int_equal(sizes[1], 8);
+    /* no parameters: no records, no bank size */
+    static const uint8_t none[] = {0x04, 0x37, 0x04, 0x00, 0x82, 0x00, 0x00, 0x00, 0x03, 0x50, 0x00, 0x00, 0x03, 0x1b, 0xff, 0x00};
+    assert_int_equal(synth_args(none, sizeof none, "none", sizes, 8, &count, &err), CKT_OK);
+    assert_int_equal(count, 0);
+    /* refusals, each named */
+    uint8_t m[sizeof cuda13_axpy];
+    memcpy(m, cuda13_axpy, sizeof m);
+    m[26] = 0x1c; /* CBANK_PARAM_SIZE 28 */
+    assert_int_equal(synth_args(m, sizeof m, "axpy", sizes, 8, &count, &err), CKT_EUNSUPPORTED);
+    assert_non_null(strstr(err.msg, "cubin: .nv.info.axpy gives two parameter bank sizes (24, 28)"));
+    memcpy(m, cuda13_axpy, sizeof m);
+    m[22] = m[26] = 0x1c; /* PARAM_CBANK and CBANK_PARAM_SIZE agree on 28: the records end at 24 */
+    assert_int_equal(synth_args(m, sizeof m, "axpy", sizes, 8, &count, &err), CKT_EUNSUPPORTED);
+    assert_non_null(strstr(err.msg, "the 4 parameter records of 'axpy' end at byte 24, its parameter bank holds 28 bytes"));
+    memcpy(m, cuda13_axpy, sizeof m);
+    m[8] = 5; /* an unknown record format */
+    assert_int_equal(synth_args(m, sizeof m, "axpy", sizes, 8, &count, &err), CKT_EUNSUPPORTED);
+    assert_non_null(strstr(err.msg, "cubin: .nv.info.axpy has a record of format 5 (attribute 0x35)"));
+    memcpy(m, cuda13_axpy, sizeof m);
+    m[sizeof m - 6] = 8; /* the last record's length runs past the section */
+    assert_int_equal(synth_args(m, sizeof m, "axpy", sizes, 8, &count, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "record (attribute 0x1e) of 8 bytes runs past the section"));
+    memcpy(m, cuda13_axpy, sizeof m);
+    m[36] = 5; /* ordinal 3 becomes 5: 0, 1, 2, 5 */
+    assert_int_equal(synth_args(m, sizeof m, "axpy", sizes, 8, &count, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "parameter ordinals of 'axpy' have gaps"));
+    m[36] = 2; /* ordinal 2 twice */
+    assert_int_equal(synth_args(m, sizeof m, "axpy", sizes, 8, &count, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "parameter ordinal 2 of 'axpy' repeated"));
+    assert_int_equal(synth_args(cuda13_axpy, sizeof cuda13_axpy, "axpy", sizes, 3, &count, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "parameter ordinal 3 of 'axpy' repeated or beyond 3"));
+    assert_int_equal(synth_args(cuda13_axpy, sizeof cuda13_axpy, "other", sizes, 8, &count, &err), CKT_OK); /* names the section itself */
+    uint8_t elf[1024];
+    size_t n = synth_cubin(elf, sizeof elf, "axpy", cuda13_axpy, sizeof cuda13_axpy);
+    assert_int_equal(ckt_cubin_kernel_args(elf, n, "other", sizes, 8, &count, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "no section .nv.info.other"));
+    assert_int_equal(ckt_cubin_kernel_args(NULL, n, "axpy", sizes, 8, &count, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "elf is NULL"));
+    assert_int_equal(ckt_cubin_kernel_args(elf, n, NULL, sizes, 8, &count, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "kernel is NULL"));
+    assert_int_equal(ckt_cubin_kernel_args(elf, n, "axpy", sizes, -1, &count, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "cap -1 is negative"));
+    /* hostile copies: every cut of the section (it ends the file), every byte of it set to each
+     * of several values, and whole-file damage: a result within the capacity, or a message */
+    for (size_t len = 0; len < sizeof cuda13_axpy; len++) {
+        count = -1;
+        if (synth_args(cuda13_axpy, len, "axpy", sizes, 8, &count, &err) == CKT_OK) assert_true(count >= 0 && count <= 8);
+        else assert_true(err.msg[0] != 0);
+    }
+    static const uint8_t vals[] = {0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x17, 0x45, 0x7f, 0x80, 0xff};
+    for (int which = 0; which < 2; which++) {
+        const uint8_t *src = which ? cuda13_big : cuda13_axpy;
+        size_t ns = which ? sizeof cuda13_big : sizeof cuda13_axpy;
+        uint8_t d[sizeof cuda13_axpy > sizeof cuda13_big ? sizeof cuda13_axpy : sizeof cuda13_big];
+        for (size_t i = 0; i < ns; i++)
+            for (size_t v = 0; v < sizeof vals; v++) {
+                memcpy(d, src, ns);
+                d[i] = vals[v];
+                count = -1;
+                if (synth_args(d, ns, which ? "big" : "axpy", sizes, 8, &count, &err) == CKT_OK) assert_true(count >= 0 && count <= 8);
+                else assert_true(err.msg[0] != 0);
+            }
+    }
+    uint64_t s = 23;
+    for (int trial = 0; trial < 3000; trial++) {
+        n = synth_cubin(elf, sizeof elf, "axpy", cuda13_axpy, sizeof cuda13_axpy);
+        s = s * 6364136223846793005u + 1442695040888963407u;
+        elf[(s >> 20) % n] ^= (uint8_t)(1 + (s >> 56) % 255);
+        uint8_t *exact = malloc(n);
+        memcpy(exact, elf, n);
+        count = -1;
+        err.msg[0] = 0;
+        if (ckt_cubin_kernel_args(exact, n, "axpy", sizes, 8, &count, &err) == CKT_OK) assert_true(count >= 0 && count <= 8);
+        else assert_true(err.msg[0] != 0);
+        free(exact);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(requests_are_validated), cmocka_unit_test(cpu_compiles_and_reports),
         cmocka_unit_test(compile_errors_carry_the_log), cmocka_unit_test(amdgpu_metadata_of_a_real_code_object),
         cmocka_unit_test(kernel_arguments_from_the_metadata), cmocka_unit_test(cubin_parameters),
+        cmocka_unit_test(cubin_parameter_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -79,7 +79,8 @@ ckt_status ckt_code_object_resources(const uint8_t *elf, size_t size, ckt_resour
  * sizes in bytes, in order, into sizes[0..*count). The HIP runtime checks launches against them. */
 ckt_status ckt_code_object_kernel_args(const uint8_t *elf, size_t size, const char *kernel, int64_t *sizes, int cap, int *count,
                                        ckt_error *err);
-/* The same for a cubin (the .nv.info.<kernel> parameter records); the CUDA runtime checks launches. */
+/* The same for a cubin (the .nv.info.<kernel> parameter records, EIATTR_KPARAM_INFO and _V2);
+ * the CUDA runtime checks launches. CKT_EUNSUPPORTED: records of a form it does not know. */
 ckt_status ckt_cubin_kernel_args(const uint8_t *elf, size_t size, const char *kernel, int64_t *sizes, int cap, int *count, ckt_error *err);
 
 #ifdef __cplusplus
