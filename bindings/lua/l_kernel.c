@@ -35,7 +35,9 @@ typedef struct l_kobj {
     l_kernel *kb;
     int id;    /* expression id, tensor index, window index */
     int param; /* expressions: the pointer parameter's index (-1: not a pointer) */
-    int dist;  /* windows: the distribution given at creation (-1: none) */
+    int dist;  /* windows: the distribution given at creation (-1: none); partitions: theirs */
+    int part;  /* windows: a per-thread partition (ckt.local_partition): its distribution decides
+                * who holds what, and a store writes registers to it by value index */
 } l_kobj;
 
 typedef struct l_exe {
@@ -104,6 +106,7 @@ static l_kobj *newobj(lua_State *L, l_kernel *kb, int kidx, const char *tname, i
     o->id = id;
     o->param = -1;
     o->dist = -1;
+    o->part = 0;
     lua_pushvalue(L, kidx);
     lua_setiuservalue(L, -2, 1);
     luaL_setmetatable(L, tname);
@@ -948,6 +951,7 @@ static access_opts read_access(lua_State *L, int idx, l_kobj *w, const char *fn,
     lua_pop(L, 1);
     if (lua_getfield(L, idx, "dist") != LUA_TNIL) {
         if (!allow_dist) ckt_l_errorf(L, "%s: the register tensor's distribution decides who stores what (no 'dist' here)", fn);
+        if (w->part) ckt_l_errorf(L, "%s: a partition's thread layout decides who holds what (no 'dist' here)", fn);
         o.dist = todist(L, -1, w->kb, fn, kw->rank, kw->lengths);
     }
     lua_pop(L, 1);
@@ -984,10 +988,12 @@ static int w_load(lua_State *L)
     return load_into(L, w, 1, read_access(L, 2, w, "load", 1));
 }
 
+/* A partition takes the registers by value index (its own distribution); a plain window takes
+ * each value where the register tensor's distribution puts it. */
 static void store_from(lua_State *L, l_kobj *w, l_kobj *r, access_opts o)
 {
     ckt_error err;
-    if (ckt_kernel_store(w->kb->k, w->id, r->id, (int)o.vector_dim, o.spv, &err)) ckt_l_error(L, &err);
+    if (ckt_kernel_store_as(w->kb->k, w->id, r->id, w->part ? w->dist : -1, (int)o.vector_dim, o.spv, &err)) ckt_l_error(L, &err);
 }
 
 /* w:store(reg [, {vector_dim=, scalar_per_vector=}]) */
@@ -1006,7 +1012,22 @@ static int w_tostring(lua_State *L)
     char buf[128];
     size_t n = 0;
     for (int d = 0; d < kw->rank; d++) n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%lld", d ? "x" : "", (long long)kw->lengths[d]);
+    if (w->part) {
+        const ckt_dist *d = ckt_kernel_dist(w->kb->k, w->dist);
+        lua_pushfstring(L, "ckt.partition(%s over %s: %s, %I values per thread)", buf, ckt_kernel_tensor(w->kb->k, kw->tensor)->name, d->desc,
+                        (lua_Integer)d->nvalues);
+        return 1;
+    }
     lua_pushfstring(L, "ckt.window(%s over %s)", buf, ckt_kernel_tensor(w->kb->k, kw->tensor)->name);
+    return 1;
+}
+
+/* w:nvalues() -> the values per thread of a partition (or of the window's distribution) */
+static int w_nvalues(lua_State *L)
+{
+    l_kobj *w = luaL_checkudata(L, 1, CKT_L_WINDOW);
+    if (w->dist < 0) return ckt_l_errorf(L, "nvalues: the window has no distribution (only partitions and windows made with one say who holds what)");
+    lua_pushinteger(L, (lua_Integer)ckt_kernel_dist(w->kb->k, w->dist)->nvalues);
     return 1;
 }
 
@@ -1017,21 +1038,207 @@ static int w_lengths(lua_State *L)
     return 1;
 }
 
+/* ---------------------------------------------------------------- partitions */
+
+/* The thread index argument of local_partition as (tid / q) % m (m 0: no remainder): the thread
+ * id, and divisions (or right shifts) and remainders (or masks) of it by constants. 0: not of
+ * that form. */
+static int thread_index_form(const ckt_expr_pool *ex, ckt_expr_id e, int64_t *q, int64_t *m)
+{
+    const ckt_expr_node *n = ckt_expr_get(ex, e);
+    if (!n) return 0;
+    if (n->op == CKT_E_TID) {
+        *q = 1;
+        *m = 0;
+        return 1;
+    }
+    int64_t c;
+    ckt_expr_id x = n->a;
+    bool have = false;
+    if (n->op == CKT_E_DIV || n->op == CKT_E_MOD || n->op == CKT_E_SHR) have = ckt_expr_is_const(ex, n->b, &c);
+    else if (n->op == CKT_E_AND) {
+        have = ckt_expr_is_const(ex, n->b, &c);
+        if (!have && ckt_expr_is_const(ex, n->a, &c)) { have = true; x = n->b; }
+    }
+    if (!have || !thread_index_form(ex, x, q, m)) return 0;
+    int op = n->op;
+    if (op == CKT_E_SHR) {
+        if (c < 0 || c > 30) return 0;
+        c = (int64_t)1 << c;
+        op = CKT_E_DIV;
+    } else if (op == CKT_E_AND) {
+        if (c < 0 || c > (1 << 30) || (c & (c + 1))) return 0; /* a mask of low bits: a remainder */
+        c = c + 1;
+        op = CKT_E_MOD;
+    }
+    if (c < 1 || c > (1 << 30)) return 0;
+    if (op == CKT_E_DIV) {
+        if (*m && *m % c) return 0;
+        *q *= c;
+        if (*m) *m /= c;
+        return *q <= (1 << 30);
+    }
+    if (*m == 0 || *m % c == 0) *m = c; /* (x % m) % c = x % c when c divides m */
+    else if (c < *m) return 0;          /* c >= m: no effect */
+    return 1;
+}
+
+/* The parent's tile lengths (a window's, or a tensor's static shape). */
+static int partition_lengths(lua_State *L, l_kobj *o, bool is_window, int64_t *lengths)
+{
+    if (is_window) {
+        const ckt_kwindow *kw = kwindow(o);
+        memcpy(lengths, kw->lengths, sizeof(int64_t) * (size_t)kw->rank);
+        return kw->rank;
+    }
+    const ckt_ktensor *t = ktensor(o);
+    if (t->mem == CKT_MEM_REG)
+        ckt_l_errorf(L, "local_partition: argument 1 is a register tensor (already per thread): partition a global or LDS tensor or a tile window");
+    for (int d = 0; d < t->rank; d++) {
+        if (t->mem == CKT_MEM_LDS) {
+            ckt_layout m;
+            ckt_error err;
+            if (ckt_layout_mode(&t->layout, d, &m, &err)) ckt_l_error(L, &err);
+            lengths[d] = ckt_layout_size(&m);
+        } else if (!ckt_expr_is_const(ckt_kernel_exprs(o->kb->k), t->shape[d], &lengths[d])) {
+            ckt_l_errorf(L, "local_partition: dim %d of tensor '%s' has a runtime extent: partition a tile of it (ckt.local_tile) instead", d, t->name);
+        }
+    }
+    return t->rank;
+}
+
+/* ckt.local_partition(t, thr_layout, thread_index [, {packed=, scalar_per_vector=, vector_dim=,
+ * values=}]): the part of tile t (a global / LDS tensor or a tile window) that each thread owns,
+ * as a window with the partition's distribution (CuTe's local_partition; see docs/kernels.md).
+ * Layouts go to the layout algebra's local_partition (the upvalue). */
+static int l_local_partition(lua_State *L)
+{
+    static const char *const fn = "local_partition";
+    l_kobj *o = luaL_testudata(L, 1, CKT_L_KTENSOR);
+    bool is_window = false;
+    if (!o) {
+        o = luaL_testudata(L, 1, CKT_L_WINDOW);
+        is_window = o != NULL;
+    }
+    if (!o) { /* a layout: CuTe's local_partition of the layout algebra */
+        lua_pushvalue(L, lua_upvalueindex(1));
+        lua_insert(L, 1);
+        lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+        return lua_gettop(L);
+    }
+    l_kernel *kb = o->kb;
+    require_building(L, kb, fn);
+    if (is_window && o->part) return ckt_l_errorf(L, "local_partition: argument 1 is already a partition (partition its tile instead)");
+    int64_t lengths[CKT_K_MAX_RANK];
+    int rank = partition_lengths(L, o, is_window, lengths);
+    if (!ckt_l_testlayout(L, 2) && lua_type(L, 2) != LUA_TSTRING && !lua_isinteger(L, 2))
+        return ckt_l_errorf(L, "local_partition: argument 2 (thr_layout) must be a ckt.layout over the threads, got %s", luaL_typename(L, 2));
+    ckt_layout thr;
+    ckt_l_tolayout(L, 2, "local_partition: argument 2 (thr_layout)", &thr);
+    /* argument 3: the thread index */
+    l_kobj *e = testexpr(L, 3);
+    static const char *const want = "must be b:thread_id() or an expression of it (thread_id // n, thread_id % n)";
+    if (!e) return ckt_l_errorf(L, "local_partition: argument 3 (thread index) %s, got %s", want, luaL_typename(L, 3));
+    if (e->kb != kb) return ckt_l_errorf(L, "local_partition: argument 3 (thread index) belongs to another kernel");
+    ckt_expr_pool *ex = ckt_kernel_exprs(kb->k);
+    int64_t q = 1, m = 0;
+    if (e->param >= 0 || !thread_index_form(ex, e->id, &q, &m)) {
+        char buf[160] = "a pointer";
+        if (e->param < 0) ckt_expr_print(ex, e->id, buf, sizeof buf, NULL);
+        return ckt_l_errorf(L, "local_partition: argument 3 (thread index) %s, got %s%s", want, buf,
+                            e->param < 0 && ckt_expr_uniform(ex, e->id) ? " (it does not depend on the thread id)" : "");
+    }
+    /* the form must be what the expression computes, for every thread of the block */
+    ckt_expr_env env;
+    memset(&env, 0, sizeof env);
+    for (int64_t t = 0; t < ckt_kernel_block(kb->k); t++) {
+        int64_t got, exp = m ? (t / q) % m : t / q;
+        ckt_error err;
+        env.tid = t;
+        if (ckt_expr_eval_int(ex, e->id, &env, &got, &err) || got != exp)
+            return ckt_l_errorf(L, "local_partition: argument 3 (thread index): internal: thread %lld computes %lld, not %lld", (long long)t, (long long)got,
+                                (long long)exp);
+    }
+    /* argument 4: options */
+    int packed = 0;
+    int64_t val[CKT_K_MAX_RANK];
+    bool has_val = false;
+    for (int d = 0; d < rank; d++) val[d] = 1;
+    if (!lua_isnoneornil(L, 4)) {
+        static const char *const allowed[] = {"packed", "scalar_per_vector", "vector_dim", "values", NULL};
+        if (!lua_istable(L, 4)) return ckt_l_errorf(L, "local_partition: argument 4 (options) must be a table, got %s", luaL_typename(L, 4));
+        ckt_l_check_fields(L, 4, fn, allowed);
+        ckt_l_field_bool(L, 4, fn, "packed", &packed);
+        int64_t spv = 0, vd = rank - 1;
+        bool has_spv = ckt_l_field_int(L, 4, fn, "scalar_per_vector", &spv), has_vd = ckt_l_field_int(L, 4, fn, "vector_dim", &vd);
+        int nv = int_list_field(L, 4, fn, "values", val, CKT_K_MAX_RANK);
+        if (nv >= 0) {
+            if (has_spv || has_vd) return ckt_l_errorf(L, "local_partition: give either values= or scalar_per_vector= / vector_dim=, not both");
+            if (nv != rank) return ckt_l_errorf(L, "local_partition: values lists %d extents for a rank-%d tile", nv, rank);
+            has_val = true;
+        } else if (has_spv || has_vd) {
+            if (!has_spv) return ckt_l_errorf(L, "local_partition: vector_dim needs scalar_per_vector");
+            if (vd < 0 || vd >= rank) return ckt_l_errorf(L, "local_partition: vector_dim %lld outside 0..%d", (long long)vd, rank - 1);
+            if (spv < 1 || spv > 16) return ckt_l_errorf(L, "local_partition: scalar_per_vector %lld outside 1..16", (long long)spv);
+            val[vd] = spv;
+            has_val = true;
+        }
+        if (packed && has_val)
+            return ckt_l_errorf(L, "local_partition: packed=true gives each thread one contiguous block already (no values= / scalar_per_vector=)");
+    }
+    ckt_dist d;
+    ckt_error err;
+    if (ckt_dist_partition(&thr, rank, lengths, has_val ? val : NULL, packed, q, m, ckt_kernel_block(kb->k), &d, &err)) return ckt_l_error(L, &err);
+    int di, wi;
+    if (ckt_kernel_add_dist(kb->k, &d, &di, &err)) return ckt_l_error(L, &err);
+    /* the partition's own window over the same tile: later moves of the parent leave it be */
+    ckt_expr_id origin[CKT_K_MAX_RANK];
+    for (int r = 0; r < rank; r++) origin[r] = is_window ? kwindow(o)->origin[r] : ckt_expr_int(ex, 0);
+    check_pool(L, kb);
+    int tensor = is_window ? kwindow(o)->tensor : o->id;
+    if (ckt_kernel_window_make(kb->k, tensor, rank, lengths, origin, &wi, &err)) return ckt_l_error(L, &err);
+    push_owner(L, 1);
+    l_kobj *w = newobj(L, kb, -1, CKT_L_WINDOW, wi);
+    lua_remove(L, -2);
+    w->dist = di;
+    w->part = 1;
+    return 1;
+}
+
 /* ---------------------------------------------------------------- data movement, compute */
 
+/* Load src (at stack index si) and store the registers to dst. Partitions: the source's
+ * distribution loads, the destination's stores by value index (CuTe's copy between partitions). */
+static int copy_through(lua_State *L, l_kernel *kb, l_kobj *dst, l_kobj *src, int si, access_opts o, const char *fn)
+{
+    if (src->part) o.dist = src->dist;
+    else if (o.dist < 0) o.dist = dst->dist;
+    if (dst->part) {
+        const ckt_dist *sd = ckt_kernel_dist(kb->k, o.dist >= 0 ? o.dist : dst->dist), *dd = ckt_kernel_dist(kb->k, dst->dist);
+        if (src->part && sd->nvalues != dd->nvalues)
+            return ckt_l_errorf(L, "%s: the source partition gives each thread %lld values but the destination partition %lld", fn, (long long)sd->nvalues,
+                                (long long)dd->nvalues);
+    }
+    load_into(L, src, si, o);
+    store_from(L, dst, lua_touserdata(L, -1), o);
+    return 1;
+}
+
 /* b:copy(dst_window, src_window [, {dist=, vector_dim=, scalar_per_vector=, fill=}]): through
- * registers, one distribution for both sides */
+ * registers, one distribution for both sides (partitions: see copy_through) */
 static int b_copy(lua_State *L)
 {
     l_kernel *kb = checkkernel(L, 1);
     require_building(L, kb, "copy");
     l_kobj *dst = checkwindow(L, 2, "copy: destination"), *src = checkwindow(L, 3, "copy: source");
     if (dst->kb != kb || src->kb != kb) return ckt_l_errorf(L, "copy: the windows belong to another kernel");
+    if (dst->part && lua_istable(L, 4)) {
+        if (lua_getfield(L, 4, "dist") != LUA_TNIL)
+            return ckt_l_errorf(L, "copy: the destination is a partition: its thread layout decides who holds what (no 'dist' here)");
+        lua_pop(L, 1);
+    }
     access_opts o = read_access(L, 4, src, "copy", 1);
-    if (o.dist < 0) o.dist = dst->dist;
-    load_into(L, src, 3, o);
-    store_from(L, dst, lua_touserdata(L, -1), o);
-    return 1;
+    return copy_through(L, kb, dst, src, 3, o, "copy");
 }
 
 /* b:blockwise_copy{src=, dst=, thread_layout=, access_order=, vector_dim=, scalar_per_vector=}
@@ -1049,6 +1256,22 @@ static int b_blockwise_copy(lua_State *L)
     int si = lua_gettop(L) - 1, di = lua_gettop(L);
     l_kobj *src = checkwindow(L, si, "blockwise_copy: src"), *dst = checkwindow(L, di, "blockwise_copy: dst");
     if (src->kb != kb || dst->kb != kb) return ckt_l_errorf(L, "blockwise_copy: the windows belong to another kernel");
+    if (src->part || dst->part) { /* partitions: their thread layouts decide, as b:copy */
+        static const char *const owned[] = {"thread_layout", "access_order", NULL};
+        for (const char *const *f = owned; *f; f++) {
+            if (lua_getfield(L, 2, *f) != LUA_TNIL)
+                return ckt_l_errorf(L, "blockwise_copy: %s is a partition (ckt.local_partition): its thread layout decides who moves what (leave out '%s')",
+                                    src->part ? "src" : "dst", *f);
+            lua_pop(L, 1);
+        }
+        access_opts o = {-1, -1, 0, 0.0f};
+        ckt_l_field_int(L, 2, fn, "vector_dim", &o.vector_dim);
+        ckt_l_field_int(L, 2, fn, "scalar_per_vector", &o.spv);
+        const ckt_kwindow *kw = kwindow(src);
+        if (o.vector_dim < -1 || o.vector_dim >= kw->rank) return ckt_l_errorf(L, "%s: vector_dim %lld outside 0..%d", fn, (long long)o.vector_dim, kw->rank - 1);
+        if (o.spv < 0 || o.spv > 16) return ckt_l_errorf(L, "%s: scalar_per_vector %lld outside 1..16 (0: choose)", fn, (long long)o.spv);
+        return copy_through(L, kb, dst, src, si, o, fn);
+    }
     const ckt_kwindow *ks = kwindow(src), *kd = kwindow(dst);
     if (ks->rank != kd->rank || memcmp(ks->lengths, kd->lengths, sizeof(int64_t) * (size_t)ks->rank))
         return ckt_l_errorf(L, "blockwise_copy: src and dst windows differ in shape");
@@ -1518,7 +1741,7 @@ void ckt_l_open_kernel(lua_State *L)
         {"__unm", e_unm}, {"__band", e_band}, {"__bor", e_bor}, {"__bxor", e_bxor}, {"__shl", e_shl}, {"__shr", e_shr},
         {"__lt", e_compare}, {"__le", e_compare}, {"__tostring", e_tostring}, {"value", e_value}, {NULL, NULL}};
     static const luaL_Reg tmethods[] = {{"__tostring", t_tostring}, {"dtype", t_dtype}, {"memory", t_memory}, {"nvalues", t_nvalues}, {NULL, NULL}};
-    static const luaL_Reg wmethods[] = {{"__tostring", w_tostring}, {"move", w_move}, {"load", w_load}, {"store", w_store}, {"lengths", w_lengths}, {NULL, NULL}};
+    static const luaL_Reg wmethods[] = {{"__tostring", w_tostring}, {"move", w_move}, {"load", w_load}, {"store", w_store}, {"lengths", w_lengths}, {"nvalues", w_nvalues}, {NULL, NULL}};
     static const luaL_Reg xmethods[] = {{"__tostring", x_tostring}, {"launch", x_launch}, {"kernel", x_kernel}, {"binary", x_binary}, {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_KERNEL, kmethods);
     ckt_l_new_class(L, CKT_L_EXPR, emethods);
@@ -1545,5 +1768,10 @@ void ckt_l_open_kernel(lua_State *L)
     if (!lua_isfunction(L, -1)) luaL_error(L, "ckt: the layout bindings must open before the kernel bindings");
     lua_pushcclosure(L, l_local_tile, 1);
     lua_setfield(L, -2, "local_tile");
+    /* ckt.local_partition likewise: kernel tensors and windows here, layouts in the algebra */
+    lua_getfield(L, -1, "local_partition");
+    if (!lua_isfunction(L, -1)) luaL_error(L, "ckt: the layout bindings must open before the kernel bindings");
+    lua_pushcclosure(L, l_local_partition, 1);
+    lua_setfield(L, -2, "local_partition");
     register_library(L);
 }

@@ -444,7 +444,7 @@ static void emit_access(em *e, const ckt_kop *op)
     a.w = ckt_kernel_window(e->k, op->w);
     a.t = ckt_kernel_tensor(e->k, a.w->tensor);
     a.r = ckt_kernel_tensor(e->k, op->r);
-    a.d = ckt_kernel_dist(e->k, a.r->dist);
+    a.d = ckt_kernel_dist(e->k, op->dist >= 0 ? op->dist : a.r->dist); /* a store by value index names its own */
     a.rank = a.w->rank;
     a.vd = op->vector_dim < 0 ? a.rank - 1 : op->vector_dim;
     a.esz = (int64_t)ckt_dtype_size(a.t->dtype);

@@ -234,3 +234,132 @@ ckt_status ckt_dist_raked_1d(int64_t threads, int64_t per_thread, int64_t repeat
     *out = d;
     return CKT_OK;
 }
+
+/* The mixed-radix digits of a colexicographic index n over `shape` (the first dim fastest). */
+static void colex(int rank, const int64_t *shape, int64_t n, int64_t *c)
+{
+    for (int r = 0; r < rank; r++) {
+        c[r] = n % shape[r];
+        n /= shape[r];
+    }
+}
+
+ckt_status ckt_dist_partition(const ckt_layout *thr, int rank, const int64_t *lengths, const int64_t *val, bool packed, int64_t idx_div,
+                              int64_t idx_mod, int64_t block, ckt_dist *out, ckt_error *err)
+{
+    static const char *const fn = "local_partition";
+    int64_t cells;
+    ckt_status s;
+    if (!thr || !out) return ckt_fail(err, CKT_EINVAL, "%s: NULL argument", fn);
+    if ((s = check_lengths(fn, rank, lengths, &cells, err))) return s;
+    if ((s = ckt_layout_check(thr, err))) return ckt_fail_prefix(err, "local_partition: thr_layout: ");
+    if (ckt_layout_rank(thr) != rank)
+        return ckt_fail(err, CKT_EINVAL, "%s: thr_layout has %d modes but the tile has rank %d (one thread mode per tile dim)", fn, ckt_layout_rank(thr), rank);
+    if (block < 1 || block > CKT_K_MAX_BLOCK) return ckt_fail(err, CKT_EINVAL, "%s: block %lld outside 1..%d", fn, (long long)block, CKT_K_MAX_BLOCK);
+    if (idx_div < 1 || idx_mod < 0) return ckt_fail(err, CKT_EINVAL, "%s: thread index (tid / %lld) %% %lld is not a thread index", fn, (long long)idx_div, (long long)idx_mod);
+    int64_t T[CKT_K_MAX_RANK], S[CKT_K_MAX_RANK], V[CKT_K_MAX_RANK], P[CKT_K_MAX_RANK], R[CKT_K_MAX_RANK];
+    int64_t nthr = ckt_layout_size(thr), vsize = 1;
+    for (int r = 0; r < rank; r++) {
+        ckt_layout m;
+        if ((s = ckt_layout_mode(thr, r, &m, err))) return s;
+        if (!ckt_tuple_is_int(&m.shape)) return ckt_fail(err, CKT_EINVAL, "%s: mode %d of thr_layout must be flat (one extent and one stride)", fn, r);
+        T[r] = m.shape.value[0];
+        S[r] = m.stride.value[0];
+        V[r] = val ? val[r] : 1;
+        if (V[r] < 1) return ckt_fail(err, CKT_EINVAL, "%s: value block extent %lld of dim %d must be >= 1", fn, (long long)V[r], r);
+        if (packed && V[r] != 1) return ckt_fail(err, CKT_EINVAL, "%s: a packed partition already gives each thread one contiguous block (no value block)", fn);
+        int64_t step;
+        if (ckt_mul_ovf(T[r], V[r], &step) || lengths[r] % step)
+            return ckt_fail(err, CKT_EINVAL, "%s: tile length %lld of dim %d is not a multiple of %lld threads x %lld values", fn, (long long)lengths[r], r,
+                            (long long)T[r], (long long)V[r]);
+        R[r] = lengths[r] / step;
+        P[r] = lengths[r] / T[r];
+        vsize *= V[r];
+    }
+    if (nthr > block)
+        return ckt_fail(err, CKT_EINVAL, "%s: thr_layout has %lld threads but the kernel's block only %lld", fn, (long long)nthr, (long long)block);
+    /* one to one: the thread coordinate of index i maps back to i */
+    for (int64_t t = 0; t < nthr; t++) {
+        int64_t back = 0;
+        for (int r = 0; r < rank; r++) back += ((t / (S[r] > 0 ? S[r] : 1)) % T[r]) * S[r];
+        if (back != t)
+            return ckt_fail(err, CKT_EINVAL, "%s: thr_layout must map its coordinates one to one onto 0..%lld (thread index %lld is not reached)", fn,
+                            (long long)nthr - 1, (long long)t);
+    }
+    ckt_dist d;
+    memset(&d, 0, sizeof d);
+    d.rank = rank;
+    memcpy(d.lengths, lengths, sizeof(int64_t) * (size_t)rank);
+    d.nvalues = cells / nthr;
+    if (d.nvalues > CKT_K_MAX_VALUES)
+        return ckt_fail(err, CKT_ECAPACITY, "%s: %lld values per thread exceed the capacity %d (a smaller tile or more threads)", fn, (long long)d.nvalues,
+                        CKT_K_MAX_VALUES);
+    /* the thread index: (tid / q) % m; a remainder that never wraps inside the block is none */
+    int64_t q = idx_div, m = idx_mod;
+    if (m && (block - 1) / q < m) m = 0;
+    char ix[64];
+    if (q > 1 && m) snprintf(ix, sizeof ix, "(tid / %lld) %% %lld", (long long)q, (long long)m);
+    else if (m) snprintf(ix, sizeof ix, "tid %% %lld", (long long)m);
+    else snprintf(ix, sizeof ix, q > 1 ? "tid / %lld" : "tid", (long long)q);
+    if (m > nthr)
+        return ckt_fail(err, CKT_EINVAL, "%s: the thread index %s reaches %lld but thr_layout has only %lld threads", fn, ix, (long long)m - 1, (long long)nthr);
+    if (m) d.threads = block;
+    else d.threads = (block - 1) / q < nthr ? block : nthr * q;
+    for (int r = 0; r < rank; r++) {
+        if (T[r] < 2) continue;
+        int64_t div = S[r], mod = T[r];
+        if (m) { /* ((tid / q) % m / S) % T as one digit of tid */
+            if (m <= div) continue;
+            int64_t w = m / div;
+            if (m % div || (w < mod ? mod % w : w % mod))
+                return ckt_fail(err, CKT_EINVAL, "%s: the thread index %s splits thr_layout's mode %d (extent %lld, stride %lld) unevenly", fn, ix, r,
+                                (long long)mod, (long long)div);
+            if (w < mod) mod = w;
+        }
+        if (d.ndigits == CKT_K_MAX_DIGITS) return ckt_fail(err, CKT_ECAPACITY, "%s: more than %d thread digits", fn, CKT_K_MAX_DIGITS);
+        if (ckt_mul_ovf(div, q, &d.digit_div[d.ndigits])) return ckt_fail(err, CKT_EOVERFLOW, "%s: thread index divisor overflows", fn);
+        d.digit_mod[d.ndigits] = mod;
+        d.coef[d.ndigits][r] = packed ? P[r] : V[r];
+        d.ndigits++;
+    }
+    for (int64_t v = 0; v < d.nvalues; v++) {
+        int64_t j[CKT_K_MAX_RANK], k[CKT_K_MAX_RANK];
+        if (packed) {
+            colex(rank, P, v, k);
+            for (int r = 0; r < rank; r++) d.vcoord[v][r] = k[r];
+        } else {
+            colex(rank, V, v % vsize, j);
+            colex(rank, R, v / vsize, k);
+            for (int r = 0; r < rank; r++) d.vcoord[v][r] = j[r] + k[r] * T[r] * V[r];
+        }
+    }
+    /* the digits must reproduce the definition for every thread and value */
+    int64_t got[CKT_K_MAX_RANK];
+    for (int64_t t = 0; t < d.threads; t++) {
+        int64_t i = t / q;
+        if (m) i %= m;
+        for (int64_t v = 0; v < d.nvalues; v++) {
+            ckt_dist_coord(&d, t, v, got);
+            for (int r = 0; r < rank; r++) {
+                int64_t c = (i / (S[r] > 0 ? S[r] : 1)) % T[r];
+                int64_t want = packed ? c * P[r] + d.vcoord[v][r] : c * V[r] + d.vcoord[v][r];
+                if (got[r] != want)
+                    return ckt_fail(err, CKT_EINVAL, "%s: internal: thread %lld value %lld lands at %lld instead of %lld in dim %d", fn, (long long)t,
+                                    (long long)v, (long long)got[r], (long long)want, r);
+            }
+        }
+    }
+    if ((s = ckt_dist_check(&d, err))) return s;
+    char tb[48], vb[32] = "";
+    ckt_layout_to_string(thr, tb, sizeof tb);
+    if (vsize > 1) {
+        size_t n = (size_t)snprintf(vb, sizeof vb, ", values ");
+        for (int r = 0; r < rank && n < sizeof vb; r++) n += (size_t)snprintf(vb + n, sizeof vb - n, "%s%lld", r ? "x" : "", (long long)V[r]);
+    }
+    /* the description is a comment in the source: shortened when long */
+    int len = snprintf(d.desc, sizeof d.desc, "%s partition by %s%s%s%s", packed ? "packed" : "interleaved", tb, vb, q > 1 || m ? ", index " : "",
+                       q > 1 || m ? ix : "");
+    if (len >= (int)sizeof d.desc) memcpy(d.desc + sizeof d.desc - 4, "...", 4);
+    *out = d;
+    return CKT_OK;
+}

@@ -160,6 +160,7 @@ static ckt_kop new_op(ckt_kop_kind kind)
     op.w = op.r = -1;
     op.a = op.b = CKT_EXPR_NONE;
     op.vector_dim = -1;
+    op.dist = -1;
     return op;
 }
 
@@ -598,17 +599,35 @@ ckt_status ckt_kernel_load(ckt_kernel *k, int window, int dist, int vector_dim, 
 
 ckt_status ckt_kernel_store(ckt_kernel *k, int window, int reg, int vector_dim, int64_t spv, ckt_error *err)
 {
+    return ckt_kernel_store_as(k, window, reg, -1, vector_dim, spv, err);
+}
+
+ckt_status ckt_kernel_store_as(ckt_kernel *k, int window, int reg, int dist, int vector_dim, int64_t spv, ckt_error *err)
+{
     ckt_status s;
     if ((s = check_open(k, "store", err))) return s;
     if (reg < 0 || reg >= k->ntensors || k->tensors[reg].mem != CKT_MEM_REG) return ckt_fail(err, CKT_EINVAL, "store: the source must be a register tensor");
-    if (k->tensors[reg].dist < 0) return ckt_fail(err, CKT_EINVAL, "store: the register tensor has no distribution (it does not say which thread holds which element)");
-    if ((s = check_access(k, "store", window, &k->dists[k->tensors[reg].dist], vector_dim, spv, err))) return s;
+    const ckt_ktensor *rt = &k->tensors[reg];
+    if (dist >= k->ndists || dist < -1) return ckt_fail(err, CKT_EINVAL, "store: no distribution %d", dist);
+    if (dist == rt->dist) dist = -1;
+    if (dist < 0 && rt->dist < 0) return ckt_fail(err, CKT_EINVAL, "store: the register tensor has no distribution (it does not say which thread holds which element)");
+    if (dist >= 0) {
+        const ckt_dist *d = &k->dists[dist];
+        if (d->nvalues != rt->nvalues)
+            return ckt_fail(err, CKT_EINVAL, "store: the register tensor holds %lld values per thread but the destination takes %lld", (long long)rt->nvalues,
+                            (long long)d->nvalues);
+        if (rt->dist >= 0 && k->dists[rt->dist].threads < d->threads)
+            return ckt_fail(err, CKT_EINVAL, "store: the register tensor is held by %lld threads but the destination needs %lld",
+                            (long long)k->dists[rt->dist].threads, (long long)d->threads);
+    }
+    if ((s = check_access(k, "store", window, &k->dists[dist >= 0 ? dist : rt->dist], vector_dim, spv, err))) return s;
     const ckt_ktensor *dst = &k->tensors[k->windows[window].tensor];
     if (dst->mem == CKT_MEM_GLOBAL && k->params[dst->param].is_const)
         return ckt_fail(err, CKT_EINVAL, "store: pointer '%s' is declared read-only (const)", k->params[dst->param].name);
     ckt_kop op = new_op(CKT_OP_STORE);
     op.w = window;
     op.r = reg;
+    op.dist = dist;
     op.vector_dim = vector_dim;
     op.spv = spv;
     return push_op(k, &op, err);

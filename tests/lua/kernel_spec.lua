@@ -260,3 +260,342 @@ describe("builder refusals", function()
     assert.is_false(ok2); assert.truthy(e)
   end)
 end)
+
+-- ckt.local_partition on kernel tensors and tile windows (CuTe's local_partition: thread i owns
+-- thr_coord(i) + k * thr_shape of the tile; value v is element v of the layout version's result)
+describe("ckt.local_partition of kernel tensors and windows", function()
+  local row, col = ckt.layout({16, 16}, "row"), ckt.layout({16, 16})
+  local vec = {f32 = 4, f16 = 8}
+  local thread_layouts = {{"row-major 16x16", row}, {"column-major 16x16", col},
+                          {"row-major 8x32", ckt.layout({8, 32}, "row")}, {"column-major 32x8", ckt.layout({32, 8})}}
+
+  -- Y = X tile by tile (tile x block 256), each thread moving its partition of the tile
+  local function part_copy(dt, thr, opts, tile, how)
+    tile = tile or {32, 64}
+    return ckt.kernel{name = "pcopy", block = 256, build = function(b)
+      local X, Y = b:pointer("X", dt, {const = true}), b:pointer("Y", dt)
+      local M, N = b:size("M", {multiple_of = tile[1]}), b:size("N", {multiple_of = tile[2]})
+      local gx, gy = ckt.tensor(X, dt, {shape = {M, N}}), ckt.tensor(Y, dt, {shape = {M, N}})
+      local tm, tn = b:block_order{tiles = {M // tile[1], N // tile[2]}}
+      local tid = b:thread_id()
+      local src = ckt.local_partition(ckt.local_tile(gx, tile, {tm, tn}), thr, tid, opts)
+      local dst = ckt.local_partition(ckt.local_tile(gy, tile, {tm, tn}), thr, tid, opts)
+      if how == "copy" then b:copy(dst, src)
+      elseif how == "blockwise" then b:blockwise_copy{src = src, dst = dst}
+      else dst:store(src:load()) end
+    end}
+  end
+  local function run_copy(k, dt, M, N, tile)
+    local x = ckt.array(dt, {M, N}):random{seed = M + N, lo = -50, hi = 50}
+    local grid = (M // tile[1]) * (N // tile[2])
+    exact(run(k:compile{target = "cpu"}, {grid = grid, M = M, N = N}, {X = x}, "Y", ckt.array(dt, {M, N})), x)
+  end
+
+  for _, dt in ipairs{"f32", "f16"} do
+    for _, tl in ipairs(thread_layouts) do
+      it(("copies %s tiles through partitions by a %s thread layout (load/store, b:copy, blockwise_copy)"):format(dt, tl[1]), function()
+        for _, how in ipairs{"load", "copy", "blockwise"} do run_copy(part_copy(dt, tl[2], nil, nil, how), dt, 96, 192, {32, 64}) end
+      end)
+    end
+
+    it(dt .. ": scalar_per_vector gives each thread 16-byte runs and the accesses vectorize", function()
+      local tile = {32, 16 * vec[dt]}
+      for _, how in ipairs{"load", "copy"} do
+        local k = part_copy(dt, row, {scalar_per_vector = vec[dt]}, tile, how)
+        local src = k:source("cpu")
+        assert.truthy(src:find(vec[dt] .. "-element accesses along dim 1", 1, true), src)
+        assert.falsy(src:find("1-element accesses", 1, true))
+        run_copy(k, dt, 64, 2 * tile[2], tile)
+      end
+    end)
+
+    it(dt .. ": packed=true (CK wrapper's packed partition) gives each thread one block, vectorized", function()
+      local k = part_copy(dt, row, {packed = true})
+      local src = k:source("cpu") -- each thread: a 2 x 4 block
+      assert.truthy(src:find("4-element accesses along dim 1", 1, true), src)
+      run_copy(k, dt, 64, 128, {32, 64})
+    end)
+
+    it(dt .. ": transposes through LDS, row-major threads in and column-major threads out", function()
+      for _, direct in ipairs{false, true} do
+        local T = 32
+        local k = ckt.kernel{name = "ptranspose", block = 256, build = function(b)
+          local X, Y = b:pointer("X", dt, {const = true}), b:pointer("Y", dt)
+          local M, N = b:size("M", {multiple_of = T}), b:size("N", {multiple_of = T})
+          local gx = ckt.tensor(X, dt, {shape = {M, N}})
+          local gyt = ckt.tensor(Y, dt, {shape = {M, N}, stride = {1, M}}) -- Y (N x M) seen as (m, n)
+          -- a padded row-major LDS tile through a window, or a column-major one partitioned directly
+          local s = ckt.tensor("lds", dt, direct and ckt.layout({T, T}) or ckt.layout({T, T}, {T + 1, 1}))
+          local lt = direct and s or ckt.tile_window(s, {T, T}, {0, 0})
+          local tm, tn = b:block_order{tiles = {M // T, N // T}}
+          local tid = b:thread_id()
+          b:copy(ckt.local_partition(lt, row, tid), ckt.local_partition(ckt.local_tile(gx, {T, T}, {tm, tn}), row, tid))
+          b:sync()
+          b:copy(ckt.local_partition(ckt.local_tile(gyt, {T, T}, {tm, tn}), col, tid), ckt.local_partition(lt, col, tid))
+        end}
+        local M, N = 64, 96
+        local x = ckt.array(dt, {M, N}):random{seed = 21}
+        local y = run(k:compile{target = "cpu"}, {grid = (M // T) * (N // T), M = M, N = N}, {X = x}, "Y", ckt.array(dt, {N, M}))
+        exact(y, tr.reference(x, M, N))
+      end
+    end)
+  end
+
+  it("moves a partition along the tile row in a loop; plain register tensors store by value index", function()
+    local k = ckt.kernel{name = "pmove", block = 256, build = function(b)
+      local X, Y, Z = b:pointer("X", "f32", {const = true}), b:pointer("Y", "f32"), b:pointer("Z", "f32")
+      local M, N = b:size("M", {multiple_of = 32}), b:size("N", {multiple_of = 64})
+      local gx, gy = ckt.tensor(X, "f32", {shape = {M, N}}), ckt.tensor(Y, "f32", {shape = {M, N}})
+      local tx = ckt.local_tile(gx, {32, 64}, {b:block_id(), 0})
+      local px = ckt.local_partition(tx, row, b:thread_id(), {scalar_per_vector = 4})
+      local py = ckt.local_partition(ckt.local_tile(gy, {32, 64}, {b:block_id(), 0}), row, b:thread_id(), {scalar_per_vector = 4})
+      tx:move{0, 64} -- the parent moves; the partition made before it stays
+      b:loop(N // 64, function()
+        b:copy(py, px)
+        px:move{0, 64}; py:move{0, 64}
+      end)
+      local ones = ckt.tensor("register", "f32", 8)
+      b:clear(ones, 1.5)
+      ckt.local_partition(ckt.local_tile(ckt.tensor(Z, "f32", {shape = {M, N}}), {32, 64}, {b:block_id(), 0}), col, b:thread_id()):store(ones)
+    end}
+    local M, N = 64, 192
+    local x = ckt.array("f32", {M, N}):random{seed = 23}
+    local bz = dev:alloc("f32", M * N)
+    local z0 = ckt.array("f32", {M, N}):fill(0)
+    bz:upload(z0)
+    local y = run(k:compile{target = "cpu"}, {grid = M // 32, M = M, N = N, Z = bz}, {X = x}, "Y", ckt.array("f32", {M, N}))
+    exact(y, x)
+    local z = ckt.array("f32", {M, N})
+    bz:download(z)
+    for i = 0, M * N - 1 do assert.equal((i % N) < 64 and 1.5 or 0, z[i]) end
+  end)
+
+  it("masks a padded tensor's edge tiles", function()
+    local k = ckt.kernel{name = "ppad", block = 256, build = function(b)
+      local X, Y = b:pointer("X", "f32", {const = true}), b:pointer("Y", "f32")
+      local M, N = b:size("M"), b:size("N")
+      local gx = ckt.tensor(X, "f32", {shape = {M, N}}, {pad = true})
+      local gy = ckt.tensor(Y, "f32", {shape = {M, N}}, {pad = true})
+      local tm, tn = b:block_order{tiles = {(M + 31) // 32, (N + 63) // 64}}
+      b:copy(ckt.local_partition(ckt.local_tile(gy, {32, 64}, {tm, tn}), col, b:thread_id()),
+             ckt.local_partition(ckt.local_tile(gx, {32, 64}, {tm, tn}), col, b:thread_id()))
+    end}
+    local x = ckt.array("f32", {77, 100}):random{seed = 7}
+    exact(run(k:compile{target = "cpu"}, {grid = 3 * 2, M = 77, N = 100}, {X = x}, "Y", ckt.array("f32", {77, 100})), x)
+  end)
+
+  -- What each thread holds: thread t's values of the partition of the 32 x 64 tile at (1, 1) of a
+  -- 64 x 128 tensor, written to O[t * nv + v] through a packed 1-D partition.
+  local function holdings(dt, thr, index, opts, active)
+    local nv
+    local k = ckt.kernel{name = "hold", block = 256, build = function(b)
+      local X, O = b:pointer("X", dt, {const = true}), b:pointer("O", dt)
+      local p = ckt.local_partition(ckt.local_tile(ckt.tensor(X, dt, {shape = {64, 128}}), {32, 64}, {1, 1}), thr, index(b:thread_id()), opts)
+      nv = p:nvalues()
+      local out = ckt.tensor(O, dt, {shape = {active * nv}})
+      ckt.local_partition(out, ckt.layout(active), b:thread_id(), {packed = true}):store(p:load())
+    end}
+    local x = ckt.array(dt, {64, 128})
+    if dt == "f32" then for i = 0, #x - 1 do x[i] = i end else x:random{seed = 5} end
+    local o = run(k:compile{target = "cpu"}, {grid = 1}, {X = x}, "O", ckt.array(dt, active * nv))
+    return x, o, nv
+  end
+  local tile = ckt.layout({32, 64}, {128, 1}) -- the tile in X
+  local base = 32 * 128 + 64
+  local function check(x, o, got_nv, want_nv, active, where)
+    assert.equal(want_nv, got_nv)
+    for t = 0, active - 1 do
+      for v = 0, want_nv - 1 do
+        local off = base + where(t, v)
+        if o[t * want_nv + v] ~= x[off] then
+          error(("thread %d value %d: got %s, the layout algebra says X[%d] = %s"):format(t, v, tostring(o[t * want_nv + v]), off, tostring(x[off])))
+        end
+      end
+    end
+  end
+
+  for _, dt in ipairs{"f32", "f16"} do
+    for _, tl in ipairs{{"row-major 16x16", row}, {"column-major 16x16", col}, {"(8,32):(32,1)", ckt.layout({8, 32}, {32, 1})},
+                        {"(4,64):(1,4)", ckt.layout({4, 64}, {1, 4})}} do
+      it(dt .. ": each thread's values are the layout algebra's local_partition, " .. tl[1], function()
+        local x, o, nv = holdings(dt, tl[2], function(tid) return tid end, nil, 256)
+        check(x, o, nv, 8, 256, function(t, v)
+          local part, off = ckt.local_partition(tile, tl[2], t)
+          return off + part(v)
+        end)
+      end)
+    end
+  end
+
+  it("thread indices: thread_id // n and thread_id % n (threads sharing a part), fewer threads than the block", function()
+    local thr = ckt.layout({8, 8}, "row") -- 64 threads: 32 values each
+    local function want(index) return function(t, v)
+      local part, off = ckt.local_partition(tile, thr, index(t))
+      return off + part(v)
+    end end
+    for _, f in ipairs{{function(tid) return tid % 64 end, function(t) return t % 64 end},
+                       {function(tid) return tid // 4 end, function(t) return t // 4 end},
+                       {function(tid) return (tid >> 2) & 63 end, function(t) return (t >> 2) & 63 end}} do
+      local x, o, nv = holdings("f32", thr, f[1], nil, 256)
+      check(x, o, nv, 32, 256, want(f[2]))
+    end
+    -- 128 threads of a 256-thread block: the others take no part
+    local half = ckt.layout({8, 16}, "row")
+    local x, o, nv = holdings("f32", half, function(tid) return tid end, nil, 128)
+    check(x, o, nv, 16, 128, function(t, v) local part, off = ckt.local_partition(tile, half, t); return off + part(v) end)
+  end)
+
+  it("scalar_per_vector: the layout algebra's partition of the tile's vectors; packed: its local_tile", function()
+    local z = ckt.zipped_divide(tile, {1, 4})
+    local vecl, rest = z:mode(0), z:mode(1)
+    local x, o, nv = holdings("f32", row, function(tid) return tid end, {scalar_per_vector = 4}, 256)
+    check(x, o, nv, 8, 256, function(t, v)
+      local part, off = ckt.local_partition(rest, row, t)
+      return vecl(v % 4) + off + part(v // 4)
+    end)
+    x, o, nv = holdings("f32", col, function(tid) return tid end, {values = {2, 2}}, 256)
+    local z2 = ckt.zipped_divide(tile, {2, 2})
+    check(x, o, nv, 8, 256, function(t, v)
+      local part, off = ckt.local_partition(z2:mode(1), col, t)
+      return z2:mode(0)(v % 4) + off + part(v // 4)
+    end)
+    x, o, nv = holdings("f32", col, function(tid) return tid end, {packed = true}, 256)
+    check(x, o, nv, 8, 256, function(t, v)
+      local blk, off = ckt.local_tile(tile, {2, 4}, {t % 16, t // 16}) -- thread coordinate (t % 16, t // 16)
+      return off + blk(v)
+    end)
+  end)
+
+  it("a store into a partition of another thread layout goes by value index (CuTe's copy)", function()
+    for _, dt in ipairs{"f32", "f16"} do
+      local k = ckt.kernel{name = "pshuffle", block = 256, build = function(b)
+        local X, Y = b:pointer("X", dt, {const = true}), b:pointer("Y", dt)
+        local gx, gy = ckt.tensor(X, dt, {shape = {32, 64}}), ckt.tensor(Y, dt, {shape = {32, 64}})
+        local r = ckt.local_partition(gx, row, b:thread_id()):load()
+        ckt.local_partition(gy, col, b:thread_id()):store(r)
+      end}
+      local x = ckt.array(dt, {32, 64}):random{seed = 17}
+      local y = run(k:compile{target = "cpu"}, {grid = 1}, {X = x}, "Y", ckt.array(dt, {32, 64}))
+      local L = ckt.layout({32, 64}, "row")
+      local want = ckt.array(dt, {32, 64})
+      for t = 0, 255 do
+        local px, ox = ckt.local_partition(L, row, t)
+        local py, oy = ckt.local_partition(L, col, t)
+        for v = 0, 7 do want[oy + py(v)] = x[ox + px(v)] end
+      end
+      exact(y, want)
+    end
+  end)
+
+  it("leaves the layout algebra's local_partition as it was", function()
+    local l, off = ckt.local_partition(ckt.layout{8, 16}, ckt.layout "(2,4):(1,2)", 5)
+    assert.equal("(4,4):(2,32)", tostring(l)); assert.equal(17, off)
+  end)
+
+  it("compiles for gfx90a and sm_90 where the compilers are present", function()
+    local skipped = {}
+    for _, target in ipairs{"gfx90a", "sm_90"} do
+      for _, k in ipairs{part_copy("f16", row, {scalar_per_vector = 8}, {32, 128}, "copy"), part_copy("f32", col, nil, nil, "load")} do
+        local ok, exe = pcall(k.compile, k, {target = target, compile_only = true, cache = false})
+        if not ok then
+          if tostring(exe):find("not found") or tostring(exe):find("cannot load") or tostring(exe):find("NVRTC") or tostring(exe):find("hipRTC") then
+            skipped[#skipped + 1] = target .. ": " .. tostring(exe)
+            break
+          end
+          error(exe)
+        end
+        assert.truthy(exe:compile_only())
+      end
+    end
+    if #skipped > 0 then pending("skipped " .. table.concat(skipped, "; ")) end
+  end)
+
+  describe("refusals", function()
+    local function build_err(fn, block)
+      local ok, e = pcall(ckt.kernel, {name = "bad", block = block or 256, build = fn})
+      assert.is_false(ok)
+      return tostring(e)
+    end
+    local function with_tile(f, block)
+      return build_err(function(b)
+        local X, Y = b:pointer("X", "f32"), b:pointer("Y", "f32")
+        local gx = ckt.tensor(X, "f32", {shape = {64, 128}})
+        f(b, ckt.local_tile(gx, {32, 64}, {0, 0}), gx, ckt.tensor(Y, "f32", {shape = {64, 128}}))
+      end, block)
+    end
+    local function has(e, ...) for _, s in ipairs{...} do assert.truthy(e:find(s, 1, true), e) end end
+
+    it("thread indices that are not the thread id (or // and % of it)", function()
+      has(with_tile(function(b, t) ckt.local_partition(t, row, 5) end), "argument 3 (thread index)", "got number")
+      has(with_tile(function(b, t) ckt.local_partition(t, row) end), "argument 3 (thread index)", "got no value")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:block_id()) end), "argument 3 (thread index)", "does not depend on the thread id")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:size("n")) end), "argument 3 (thread index)", "does not depend")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id() + 1) end), "argument 3 (thread index)", "tid + 1")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id() * 2) end), "argument 3 (thread index)")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id() + b:block_id()) end), "argument 3 (thread index)")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:pointer("P", "f32")) end), "argument 3 (thread index)", "a pointer")
+      local other
+      ckt.kernel{name = "o", block = 256, build = function(b) other = b:thread_id() end}
+      has(with_tile(function(b, t) ckt.local_partition(t, row, other) end), "argument 3 (thread index) belongs to another kernel")
+      -- an index that would reach past the thread layout for threads in the middle of the block
+      has(with_tile(function(b, t) ckt.local_partition(t, ckt.layout({8, 8}), b:thread_id() % 128) end), "reaches 127", "only 64 threads")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id() % 24) end), "splits thr_layout's mode")
+    end)
+
+    it("thread layouts: wrong type, more threads than the block, rank, divisibility, not one to one, nested", function()
+      has(with_tile(function(b, t) ckt.local_partition(t, {16, 16}, b:thread_id()) end), "argument 2 (thr_layout)", "got table")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id()) end, 64), "256 threads but the kernel's block only 64")
+      has(with_tile(function(b, t) ckt.local_partition(t, ckt.layout(256), b:thread_id()) end), "1 modes but the tile has rank 2")
+      has(with_tile(function(b, t) ckt.local_partition(t, ckt.layout({4, 8, 8}), b:thread_id()) end), "3 modes but the tile has rank 2")
+      has(with_tile(function(b, t) ckt.local_partition(t, ckt.layout({8, 32}), b:thread_id(), {scalar_per_vector = 4}) end),
+          "tile length 64 of dim 1 is not a multiple of 32 threads x 4 values")
+      has(build_err(function(b)
+        local X = b:pointer("X", "f32")
+        ckt.local_partition(ckt.local_tile(ckt.tensor(X, "f32", {shape = {60, 60}}), {30, 60}, {0, 0}), row, b:thread_id())
+      end), "tile length 30 of dim 0 is not a multiple of 16 threads")
+      has(with_tile(function(b, t) ckt.local_partition(t, ckt.layout({16, 16}, {0, 1}), b:thread_id()) end), "one to one")
+      has(with_tile(function(b, t) ckt.local_partition(t, ckt.layout({16, 16}, {32, 1}), b:thread_id()) end), "one to one")
+      has(with_tile(function(b, t) ckt.local_partition(t, ckt.layout({{4, 4}, 16}, {{1, 4}, 16}), b:thread_id()) end), "must be flat")
+    end)
+
+    it("what is partitioned: registers, partitions, runtime-sized tensors", function()
+      has(with_tile(function(b, t) ckt.local_partition(t:load(), row, b:thread_id()) end), "register tensor")
+      has(with_tile(function(b, t) ckt.local_partition(ckt.local_partition(t, row, b:thread_id()), row, b:thread_id()) end), "already a partition")
+      has(build_err(function(b)
+        local X = b:pointer("X", "f32")
+        ckt.local_partition(ckt.tensor(X, "f32", {shape = {b:size("M"), 64}}), row, b:thread_id())
+      end), "runtime extent", "ckt.local_tile")
+    end)
+
+    it("options", function()
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id(), {bogus = 1}) end), "bogus")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id(), 4) end), "argument 4 (options)")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id(), {values = {2}}) end), "values lists 1 extents for a rank-2 tile")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id(), {values = {1, 2}, scalar_per_vector = 2}) end), "not both")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id(), {packed = true, scalar_per_vector = 2}) end), "packed=true")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id(), {scalar_per_vector = 32}) end), "scalar_per_vector 32")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id(), {scalar_per_vector = 2, vector_dim = 2}) end), "vector_dim 2")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id(), {vector_dim = 0}) end), "needs scalar_per_vector")
+    end)
+
+    it("uses of a partition: dist=, thread_layout=, value counts that differ", function()
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id()):load{dist = ckt.layout({256, 8}, {1, 256})} end), "no 'dist' here")
+      has(with_tile(function(b, t, gx, gy)
+        b:copy(ckt.local_partition(ckt.local_tile(gy, {32, 64}, {0, 0}), row, b:thread_id()), t, {dist = ckt.layout({256, 8}, {1, 256})})
+      end), "destination is a partition")
+      has(with_tile(function(b, t, gx, gy)
+        b:blockwise_copy{src = ckt.local_partition(t, row, b:thread_id()), dst = ckt.local_tile(gy, {32, 64}, {0, 0}), thread_layout = row}
+      end), "src is a partition", "thread_layout")
+      has(with_tile(function(b, t, gx, gy)
+        b:copy(ckt.local_partition(ckt.local_tile(gy, {64, 64}, {0, 0}), row, b:thread_id()), ckt.local_partition(t, row, b:thread_id()))
+      end), "source partition gives each thread 8 values but the destination partition 16")
+      has(with_tile(function(b, t)
+        ckt.local_partition(t, row, b:thread_id()):store(ckt.tensor("register", "f32", 4))
+      end), "holds 4 values per thread but the destination takes 8")
+      has(with_tile(function(b, t, gx, gy)
+        local r = ckt.local_partition(t, ckt.layout({8, 16}, "row"), b:thread_id()):load() -- 128 threads, 16 values
+        ckt.local_partition(ckt.local_tile(gy, {64, 64}, {0, 0}), row, b:thread_id()):store(r)
+      end), "held by 128 threads but the destination needs 256")
+    end)
+  end)
+end)

@@ -57,6 +57,18 @@ ckt_status ckt_dist_from_tv(const ckt_layout *tv, int rank, const int64_t *lengt
  * access_order (NULL: 0..rank-1) lists the dims from slowest to fastest value order. */
 ckt_status ckt_dist_from_thread_layout(const ckt_layout *thread_layout, int rank, const int64_t *lengths, int vector_dim,
                                        int64_t spv, const int *access_order, ckt_dist *out, ckt_error *err);
+/* CuTe local_partition (interleaved) / CK wrapper make_local_partition (packed) of a tile of
+ * `lengths` over the threads of `thr` (flat, one mode per tile dim, one to one onto
+ * 0..size(thr)-1): thread index i has the coordinate c_d = (i / stride_d) % shape_d, and owns
+ *   interleaved: c_d*val_d + j_d + k_d*shape_d*val_d  (j_d < val_d: a block of values per step,
+ *                val NULL: 1 each; CuTe's outer partition, the value block of make_tiled_copy)
+ *   packed:      c_d*(lengths_d/shape_d) + k_d        (one contiguous block per thread; val NULL)
+ * Values are numbered colexicographically, the value block first, then the steps k (CuTe's
+ * fragment order: value v is element v of the layout ckt_local_partition returns). The thread
+ * index is (tid / idx_div) % idx_mod (idx_mod 0: no remainder) in a block of `block` threads;
+ * threads whose index would reach size(thr) take no part (they must be the last ones). */
+ckt_status ckt_dist_partition(const ckt_layout *thr, int rank, const int64_t *lengths, const int64_t *val, bool packed, int64_t idx_div,
+                              int64_t idx_mod, int64_t block, ckt_dist *out, ckt_error *err);
 /* One thread per block-sized slab: thread t holds `per_thread` consecutive elements of a 1-D tile
  * starting at t * per_thread (threads = length / per_thread), repeated `repeats` times with a
  * stride of threads * per_thread. */
@@ -135,6 +147,7 @@ typedef struct ckt_kop {
     ckt_reduce_op rop;
     int ninputs;
     int inputs[CKT_K_MAX_INPUTS];
+    int dist;             /* LOAD / STORE: the distribution of the access (-1: the register tensor's) */
     int line;             /* the script line that built it (0: unknown) */
     char note[96];
 } ckt_kop;
@@ -187,6 +200,10 @@ ckt_status ckt_kernel_sync(ckt_kernel *k, ckt_error *err);
 /* Data movement and compute. spv 0 chooses the widest legal vector; vector_dim -1: the last dim. */
 ckt_status ckt_kernel_load(ckt_kernel *k, int window, int dist, int vector_dim, int64_t spv, float fill, int *reg, ckt_error *err);
 ckt_status ckt_kernel_store(ckt_kernel *k, int window, int reg, int vector_dim, int64_t spv, ckt_error *err);
+/* Store value v of each thread's `reg` to the element `dist` gives that thread as value v (dist -1:
+ * reg's own distribution), by value index: CuTe's copy into a partition of another thread
+ * layout. Same number of values; a distributed reg must be held by at least dist's threads. */
+ckt_status ckt_kernel_store_as(ckt_kernel *k, int window, int reg, int dist, int vector_dim, int64_t spv, ckt_error *err);
 ckt_status ckt_kernel_clear(ckt_kernel *k, int reg, float value, ckt_error *err);
 /* out[v] = expr over inputs[i][v] (CKT_E_INPUT slot i); inputs share one distribution. */
 ckt_status ckt_kernel_map(ckt_kernel *k, int ninputs, const int *inputs, ckt_expr_id expr, ckt_dtype out_dtype, int *reg,
