@@ -36,6 +36,34 @@ describe("ckt.compile", function()
     end
   end)
 
+  it("compiles gfx90a sources built on the HIP prelude without hipRTC's runtime header: the same code", function()
+    if not available("gfx90a") then pending("hipRTC is not installed") return end
+    local tr = require "ckt.kernels.transpose"
+    local src = tr.build{dtype = "f32", target = "gfx90a"}:source("gfx90a")
+    local fast = ckt.compile{target = "gfx90a", source = src, name = "transpose_f32", cache = false}
+    if not fast:compiler():find("comgr") then pending("no direct comgr path here: " .. fast:compiler()) return end
+    -- the same kernel, made to need the header: the direct path fails, hipRTC compiles it
+    local needs = src .. "\n#ifndef HIP_INCLUDE_HIP_HIP_RUNTIME_H\n#error needs hipRTC's runtime header\n#endif\n"
+    local slow = ckt.compile{target = "gfx90a", source = needs, name = "transpose_f32", cache = false}
+    assert.truthy(slow:compiler():find("^hipRTC"))
+    assert.same(slow:resources(), fast:resources())
+    local a, b = fast:disassembly(), slow:disassembly()
+    if not a then print("SKIPPED: no llvm-objdump-14 for the code comparison") return end
+    local function code(d) -- the instructions, without addresses and encodings
+      local t = {}
+      for line in d:gmatch("[^\n]+") do
+        local ins = line:match("^%s+([%a_][%w_]*.-)%s*//") or line:match("^%s+([%a_][%w_]*.*)$")
+        if ins then t[#t + 1] = ins end
+      end
+      return table.concat(t, "\n")
+    end
+    assert.truthy(#code(a) > 1000)
+    assert.equal(code(b), code(a))
+    -- header-only HIP in a prelude source still compiles (through hipRTC)
+    local shfl = src .. "\nextern \"C\" __global__ void uses_header(float *p) { p[threadIdx.x] = __shfl_xor(p[threadIdx.x], 1); }\n"
+    assert.truthy(ckt.compile{target = "gfx90a", source = shfl, name = "uses_header", cache = false}:compiler():find("^hipRTC"))
+  end)
+
   it("compiles for sm_90 through NVRTC: a cubin with ptxas resources", function()
     if not available("sm_90") then pending("NVRTC is not installed") return end
     local b = ckt.compile{target = "sm_90", source = hip_src, name = "copy_tile"}
