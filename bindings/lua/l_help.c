@@ -38,8 +38,10 @@ static const struct {
     {"max_common_layout", "ckt.max_common_layout(a, b): the layout of that common vector."},
     {"nullspace", "ckt.nullspace(L): the stride-0 modes of L, as a layout into L's domain."},
     {"make_layout_tv", "ckt.make_layout_tv(thr, val) -> tiler, tv: CuTe's make_tiled_copy (thread, value) -> tile offset."},
-    {"local_tile", "ckt.local_tile(L, tiler, coord) -> layout, offset: the tile at coord."},
-    {"local_partition", "ckt.local_partition(L, thr_layout, idx) -> layout, offset: the elements thread idx owns."},
+    {"local_tile", "ckt.local_tile(L, tiler, coord) -> layout, offset: the tile at coord. On a kernel tensor: the tile window at coord."},
+    {"local_partition", "ckt.local_partition(L, thr_layout, idx) -> layout, offset: the elements thread idx owns. On a kernel tensor or "
+                        "window with idx = b:thread_id(): the window of the elements each thread owns (CuTe's interleaved partition; "
+                        "options scalar_per_vector=, vector_dim=, values=, packed=)."},
     {"pad", "ckt.pad(L, tile_shape): CK wrapper padding: shapes rounded up to multiples of the tile, strides kept."},
     {"swizzle", "ckt.swizzle(B, M, S): Swizzle<B,M,S>, a functor sw(x) = x ^ ((x & mask) >> S)."},
     {"composed", "ckt.composed(sw, offset, L): the ComposedLayout c -> sw(offset + L(c)); usable like a layout."},

@@ -143,7 +143,7 @@ for _ = 1, calls do
 end
 -- The kernel builder from the inside: ckt.kernel with random and wrong fields, and build
 -- functions that make random calls of every builder method, ckt.tensor / tile_window /
--- local_tile / sweep, the expression functions and metamethods, and window / tensor methods,
+-- local_tile / local_partition / sweep, the expression functions and metamethods, and window / tensor methods,
 -- with random arguments mixed with the objects of the build so far; after a build, k:source for
 -- random targets and k:signature. A result or an error with a message, nothing else.
 local kernel_calls, kernels_built, kernel_results, kernel_errors = 0, 0, 0, 0
@@ -152,7 +152,7 @@ if ckt.kernel then
   local methods = {"pointer", "size", "scalar", "thread_id", "block_id", "num_blocks", "block_order", "loop", "when", "sync",
     "copy", "blockwise_copy", "clear", "map", "reduce", "fold", "block_reduce", "blockwise_gemm", "source", "signature",
     "lds_bytes", "name", "block", "compile"}
-  local fns = {"tensor", "tile_window", "local_tile", "sweep", "min", "max", "lt", "le", "gt", "ge", "eq", "ne", "land", "lor",
+  local fns = {"tensor", "tile_window", "local_tile", "local_partition", "sweep", "min", "max", "lt", "le", "gt", "ge", "eq", "ne", "land", "lor",
     "lnot", "select", "exp", "log", "sqrt", "abs", "cast", "float", "int"}
   local ops = {
     function(a, b) return a + b end, function(a, b) return a - b end, function(a, b) return a * b end,
