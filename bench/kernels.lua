@@ -8,36 +8,14 @@ local copy, ew = require "ckt.kernels.copy", require "ckt.kernels.elementwise"
 local tr, red = require "ckt.kernels.transpose", require "ckt.kernels.reduce"
 local dev = ckt.device(target:sub(1, 3) == "sm_" and "cuda" or "hip")
 local cpu = ckt.device("cpu")
-local REPS = tonumber(os.getenv("CKT_BENCH_REPS") or "20")
 local EXACT = {"--fmad=false"} -- no fused multiply-add: the GPU rounds like the CPU target
-
-local function median(t) table.sort(t); return t[(#t + 1) // 2] end
-
--- buffers of `bytes` filled with random data (never all zero)
-local function random_buffer(d, dtype, n, seed)
-  local a = ckt.array(dtype, n):random{seed = seed, lo = -2, hi = 2}
-  local b = d:alloc(dtype, n)
-  b:upload(a)
-  return b, a
-end
-
-local function time_launch(exe, args)
-  for _ = 1, 3 do exe:launch(args) end
-  local t = {}
-  for i = 1, REPS do t[i] = exe:launch(args) end
-  return median(t)
-end
+package.path = (arg and arg[0] and arg[0]:match("(.*/)") or "./") .. "lib/?.lua;" .. package.path
+local measure = require "measure"
+local REPS, random_buffer, time_launch = measure.REPS, measure.random_buffer, measure.time_launch
 
 -- device-to-device copy bandwidth: the ceiling, in this run
 local GiB = 1 << 30
-local n32 = GiB // 4
-local src = random_buffer(dev, "f32", n32, 1)
-local dst = dev:alloc("f32", n32)
-for _ = 1, 3 do dst:copy_from(src) end
-local tt = {}
-for i = 1, REPS do tt[i] = select(2, dst:copy_from(src)) end
-local d2d = 2 * GiB / (median(tt) * 1e-3) / 1e9
-dst:close(); src:close()
+local d2d = measure.d2d(dev, GiB)
 
 local rows = {}
 local function report(name, bytes, ms, floor)

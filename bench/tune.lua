@@ -7,28 +7,16 @@ local target = arg[1] or "sm_90"
 local json_path = arg[2] or "bench/results/tune.json"
 local copy, ew, tr = require "ckt.kernels.copy", require "ckt.kernels.elementwise", require "ckt.kernels.transpose"
 local dev = ckt.device(target:sub(1, 3) == "sm_" and "cuda" or target:sub(1, 3) == "cpu" and "cpu" or "hip")
-local REPS = tonumber(os.getenv("CKT_BENCH_REPS") or "20")
+package.path = (arg and arg[0] and arg[0]:match("(.*/)") or "./") .. "lib/?.lua;" .. package.path
+local measure = require "measure"
+local REPS, time_launch = measure.REPS, measure.time_launch
 local GiB = tonumber(os.getenv("CKT_TUNE_BYTES") or (1 << 30)) -- bytes of each buffer (smaller: a quick try on the CPU target)
 local ROWS = GiB >= (1 << 30) and 16384 or 1024
 
-local function median(t) table.sort(t); return t[(#t + 1) // 2] end
 local function upload(a) local b = dev:alloc(a:dtype(), #a); b:upload(a); return b end
 
-local function time_launch(exe, args)
-  for _ = 1, 3 do exe:launch(args) end
-  local t = {}
-  for i = 1, REPS do t[i] = exe:launch(args) end
-  return median(t)
-end
-
 -- the ceiling, in this run
-local src = upload(ckt.array("f32", GiB // 4):random{seed = 1})
-local dst = dev:alloc("f32", GiB // 4)
-for _ = 1, 3 do dst:copy_from(src) end
-local tt = {}
-for i = 1, REPS do tt[i] = select(2, dst:copy_from(src)) end
-local d2d = 2 * GiB / (median(tt) * 1e-3) / 1e9
-dst:close(); src:close()
+local d2d = measure.d2d(dev, GiB)
 
 -- one big input and output of 1 GiB each per dtype, shared by the variants
 local big = {}

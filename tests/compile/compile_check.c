@@ -9,6 +9,7 @@
 
 #include "ckt/cache.h"
 #include "ckt/jit.h"
+#include "check.h"
 
 #define SKIP 77
 
@@ -21,16 +22,6 @@ static const char *const src =
     "  if (i < n) out[i] = tile[255 - threadIdx.x];\n"
     "}\n";
 
-static int failures;
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            failures++;                                                    \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                  \
-            fputc('\n', stderr);                                           \
-        }                                                                  \
-    } while (0)
 
 int main(int argc, char **argv)
 {

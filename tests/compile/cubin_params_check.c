@@ -13,6 +13,7 @@
 
 #include "ckt/jit.h"
 #include "../../engine/src/runtime_internal.h" /* ckt_runtime_check_arg_sizes, the check a CUDA launch makes */
+#include "check.h"
 
 #define SKIP 77
 
@@ -29,16 +30,6 @@ static const char *const big =
     "extern \"C\" __global__ void big(const __grid_constant__ Big b, int *out) { out[threadIdx.x] = b.a[threadIdx.x]; }\n";
 static const char *const none = "extern \"C\" __global__ void none() { }\n";
 
-static int failures;
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            failures++;                                                    \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                  \
-            fputc('\n', stderr);                                           \
-        }                                                                  \
-    } while (0)
 
 /* compile `src` for `target`; 0: compiled, 1: failed (counted), SKIP: no NVRTC */
 static int params(const char *target, const char *src, const char *name, int64_t *sizes, int cap, int *count)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ckt/runtime.h"
+#include "check.h"
 
 #define SKIP 77
 
@@ -20,16 +21,6 @@ static const char *const src =
     "  if (i < n) y[i] += a * stage[threadIdx.x];\n"
     "}\n";
 
-static int failures;
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            failures++;                                                    \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                  \
-            fputc('\n', stderr);                                           \
-        }                                                                  \
-    } while (0)
 
 int main(int argc, char **argv)
 {

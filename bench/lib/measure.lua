@@ -1,0 +1,36 @@
+-- Shared by the kernel benchmarks: timing by the median of launches, random device buffers, the
+-- device-to-device copy bandwidth (the ceiling every figure is compared with, in the same run).
+local measure = {}
+measure.REPS = tonumber(os.getenv("CKT_BENCH_REPS") or "20")
+
+function measure.median(t) table.sort(t); return t[(#t + 1) // 2] end
+
+-- a device buffer of n random elements (never all zero); also returns the host array
+function measure.random_buffer(d, dtype, n, seed)
+  local a = ckt.array(dtype, n):random{seed = seed, lo = -2, hi = 2}
+  local b = d:alloc(dtype, n)
+  b:upload(a)
+  return b, a
+end
+
+-- milliseconds of one launch: 3 warm-up launches, then the median of REPS
+function measure.time_launch(exe, args)
+  for _ = 1, 3 do exe:launch(args) end
+  local t = {}
+  for i = 1, measure.REPS do t[i] = exe:launch(args) end
+  return measure.median(t)
+end
+
+-- GB/s of a device-to-device copy of `bytes` (read + write counted)
+function measure.d2d(dev, bytes)
+  local n = bytes // 4
+  local src = measure.random_buffer(dev, "f32", n, 1)
+  local dst = dev:alloc("f32", n)
+  for _ = 1, 3 do dst:copy_from(src) end
+  local t = {}
+  for i = 1, measure.REPS do t[i] = select(2, dst:copy_from(src)) end
+  dst:close(); src:close()
+  return 2 * bytes / (measure.median(t) * 1e-3) / 1e9
+end
+
+return measure
