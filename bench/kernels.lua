@@ -10,12 +10,12 @@ local dev = ckt.device(target:sub(1, 3) == "sm_" and "cuda" or "hip")
 local cpu = ckt.device("cpu")
 local EXACT = {"--fmad=false"} -- no fused multiply-add: the GPU rounds like the CPU target
 package.path = (arg and arg[0] and arg[0]:match("(.*/)") or "./") .. "lib/?.lua;" .. package.path
-local measure = require "measure"
-local REPS, random_buffer, time_launch = measure.REPS, measure.random_buffer, measure.time_launch
+local bench = require "measure"
+local REPS, random_buffer, time_launch = bench.REPS, bench.random_buffer, bench.time_launch
 
 -- device-to-device copy bandwidth: the ceiling, in this run
 local GiB = 1 << 30
-local d2d = measure.d2d(dev, GiB)
+local d2d = bench.d2d(dev, GiB)
 
 local rows = {}
 local function report(name, bytes, ms, floor)
@@ -133,21 +133,5 @@ end
 
 for _, b in ipairs(bank) do b.kernel_obj = nil end
 
-local function tojson(v, ind)
-  ind = ind or ""
-  if type(v) == "table" then
-    local parts, isarr = {}, #v > 0
-    for k2, x in (isarr and ipairs or pairs)(v) do
-      parts[#parts + 1] = (isarr and "" or ("%q: "):format(tostring(k2))) .. tojson(x, ind .. "  ")
-    end
-    return (isarr and "[" or "{") .. table.concat(parts, ", ") .. (isarr and "]" or "}")
-  elseif type(v) == "string" then return ("%q"):format(v)
-  elseif type(v) == "number" then return v ~= v and "null" or ("%.6g"):format(v)
-  else return tostring(v) end
-end
-local f = io.open(json_path, "w")
-if f then
-  f:write(tojson{date = os.date("!%Y-%m-%d"), device = dev:name(), target = target, reps = REPS, d2d_gbs = d2d, kernels = rows, checks = checks,
-                 bank_model = bank}, "\n")
-  f:close()
-end
+bench.write_json(json_path, {date = os.date("!%Y-%m-%d"), device = dev:name(), target = target, reps = REPS, d2d_gbs = d2d,
+                              kernels = rows, checks = checks, bank_model = bank})

@@ -8,15 +8,15 @@ local json_path = arg[2] or "bench/results/tune.json"
 local copy, ew, tr = require "ckt.kernels.copy", require "ckt.kernels.elementwise", require "ckt.kernels.transpose"
 local dev = ckt.device(target:sub(1, 3) == "sm_" and "cuda" or target:sub(1, 3) == "cpu" and "cpu" or "hip")
 package.path = (arg and arg[0] and arg[0]:match("(.*/)") or "./") .. "lib/?.lua;" .. package.path
-local measure = require "measure"
-local REPS, time_launch = measure.REPS, measure.time_launch
+local bench = require "measure"
+local REPS, time_launch = bench.REPS, bench.time_launch
 local GiB = tonumber(os.getenv("CKT_TUNE_BYTES") or (1 << 30)) -- bytes of each buffer (smaller: a quick try on the CPU target)
 local ROWS = GiB >= (1 << 30) and 16384 or 1024
 
 local function upload(a) local b = dev:alloc(a:dtype(), #a); b:upload(a); return b end
 
 -- the ceiling, in this run
-local d2d = measure.d2d(dev, GiB)
+local d2d = bench.d2d(dev, GiB)
 
 -- one big input and output of 1 GiB each per dtype, shared by the variants
 local big = {}
@@ -27,6 +27,14 @@ end
 
 local rows = {}
 -- check at a small size (poisoned output vs the reference), then time on 1 GiB
+-- one row of the table (and of the JSON): 1 GiB read and 1 GiB written in `ms`
+local function record(kind, label, ms, correct)
+  local gbs = 2 * GiB / (ms * 1e-3) / 1e9
+  rows[#rows + 1] = {kernel = kind, variant = label, ms = ms, gbs = gbs, pct = 100 * gbs / d2d, correct = correct}
+  io.write(("| %s | %s | %.3f | %.0f | %.1f%% | %s |\n"):format(kind, label, ms, gbs, 100 * gbs / d2d,
+           correct == nil and "(not checked)" or correct and "yes" or "NO"))
+end
+
 local function measure(kind, label, k, grid, dt, M, N, reference)
   local exe = k:compile{target = target}
   local sm, sn = table.unpack(reference.size)
@@ -36,10 +44,7 @@ local function measure(kind, label, k, grid, dt, M, N, reference)
   local ys = ckt.array(dt, sm * sn); by:download(ys)
   local ok = ys:compare(reference.f(xs, sm, sn), {rtol = 0, atol = 0})
   bx:close(); by:close()
-  local ms = time_launch(exe, {grid = grid(M, N), X = big[dt].x, Y = big[dt].y, M = M, N = N})
-  local gbs = 2 * GiB / (ms * 1e-3) / 1e9
-  rows[#rows + 1] = {kernel = kind, variant = label, ms = ms, gbs = gbs, pct = 100 * gbs / d2d, correct = ok}
-  io.write(("| %s | %s | %.3f | %.0f | %.1f%% | %s |\n"):format(kind, label, ms, gbs, 100 * gbs / d2d, ok and "yes" or "NO"))
+  record(kind, label, time_launch(exe, {grid = grid(M, N), X = big[dt].x, Y = big[dt].y, M = M, N = N}), ok)
 end
 
 print(("device: %s   target: %s   date: %s   reps: %d (median)   D2D %.0f GB/s"):format(dev:name(), target, os.date("!%Y-%m-%d"), REPS, d2d))
@@ -64,10 +69,7 @@ for _, dt in ipairs(ONLY == "transpose" and {} or {"f32", "f16"}) do
     local k, g = ew.build{dtype = dt, inputs = 1, unroll = unroll}
     local exe = k:compile{target = target}
     local n = GiB // esz
-    local ms = time_launch(exe, {grid = g(n), X1 = big[dt].x, Z = big[dt].y, n = n})
-    local gbs = 2 * GiB / (ms * 1e-3) / 1e9
-    rows[#rows + 1] = {kernel = "elementwise copy " .. dt, variant = "unroll " .. unroll, ms = ms, gbs = gbs, pct = 100 * gbs / d2d}
-    io.write(("| elementwise copy %s | unroll %d | %.3f | %.0f | %.1f%% | (not checked) |\n"):format(dt, unroll, ms, gbs, 100 * gbs / d2d))
+    record("elementwise copy " .. dt, "unroll " .. unroll, time_launch(exe, {grid = g(n), X1 = big[dt].x, Z = big[dt].y, n = n}))
   end
 end
 
@@ -95,22 +97,4 @@ for _, dt in ipairs(ONLY == "copy" and {} or {"f32", "f16"}) do
 end
 for _, b in pairs(big) do b.x:close(); b.y:close() end
 
-local f = io.open(json_path, "w")
-if f then
-  local function enc(v)
-    if type(v) == "table" then
-      local parts = {}
-      for key, val in pairs(v) do parts[#parts + 1] = ("%q:%s"):format(key, enc(val)) end
-      table.sort(parts)
-      return "{" .. table.concat(parts, ",") .. "}"
-    elseif type(v) == "string" then return ("%q"):format(v)
-    elseif type(v) == "boolean" then return tostring(v)
-    else return ("%.6g"):format(v) end
-  end
-  local list = {}
-  for i, r in ipairs(rows) do list[i] = enc(r) end
-  f:write(('{"device":%q,"target":%q,"date":%q,"reps":%d,"d2d_gbs":%.1f,"rows":[\n%s\n]}\n'):format(
-    dev:name(), target, os.date("!%Y-%m-%d"), REPS, d2d, table.concat(list, ",\n")))
-  f:close()
-  print("wrote " .. json_path)
-end
+bench.write_json(json_path, {device = dev:name(), target = target, date = os.date("!%Y-%m-%d"), reps = REPS, d2d_gbs = d2d, rows = rows})

@@ -33,4 +33,26 @@ function measure.d2d(dev, bytes)
   return 2 * bytes / (measure.median(t) * 1e-3) / 1e9
 end
 
+-- JSON text of a Lua value (tables with a list part become arrays; NaN becomes null)
+function measure.tojson(v)
+  if type(v) == "table" then
+    local parts, isarr = {}, #v > 0
+    for k, x in (isarr and ipairs or pairs)(v) do
+      parts[#parts + 1] = (isarr and "" or ("%q: "):format(tostring(k))) .. measure.tojson(x)
+    end
+    return (isarr and "[" or "{") .. table.concat(parts, ", ") .. (isarr and "]" or "}")
+  elseif type(v) == "string" then return ("%q"):format(v)
+  elseif type(v) == "number" then return v ~= v and "null" or ("%.6g"):format(v)
+  else return tostring(v) end
+end
+
+-- write v as JSON to path; says where (or why not)
+function measure.write_json(path, v)
+  local f, err = io.open(path, "w")
+  if not f then print("could not write " .. path .. ": " .. tostring(err)); return end
+  f:write(measure.tojson(v), "\n")
+  f:close()
+  print("wrote " .. path)
+end
+
 return measure
