@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ckt/embedded.h"
 #include "ckt/emit.h"
 #include "ckt/kernel_ir.h"
 #include "l_internal.h"
@@ -1686,11 +1687,6 @@ static int x_tostring(lua_State *L)
 
 /* ---------------------------------------------------------------- the kernel library */
 
-typedef struct ckt_embedded_file {
-    const char *name;
-    const char *text;
-    size_t length;
-} ckt_embedded_file;
 extern const ckt_embedded_file ckt_embedded_kernels[];
 
 /* package.preload loader of kernels/<name>.lua (embedded at build time): upvalue 1 = index */

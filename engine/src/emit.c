@@ -9,13 +9,9 @@
 #include "ckt/checked.h"
 #include "ckt/target.h"
 #include "ckt/ckt.h"
+#include "ckt/embedded.h"
 #include "emit_internal.h"
 
-typedef struct ckt_embedded_file {
-    const char *name;
-    const char *text;
-    size_t length;
-} ckt_embedded_file;
 extern const ckt_embedded_file ckt_embedded_preludes[];
 
 static const char *prelude_file(const char *name)
