@@ -45,6 +45,7 @@ typedef struct l_exe {
     l_kernel *kb; /* user value 1: the kernel; 2: the ckt.binary */
     ckt_binary *bin;
     char target[32];
+    int64_t dynamic_lds; /* LDS bytes each launch requests (above CUDA's static limit) */
 } l_exe;
 
 /* ---------------------------------------------------------------- helpers */
@@ -1495,6 +1496,10 @@ static int k_compile(lua_State *L)
     e->kb = kb;
     e->bin = ckt_l_checkbinary(L, bi);
     snprintf(e->target, sizeof e->target, "%s", target);
+    ckt_dialect_kind dk;
+    ckt_error err;
+    if (ckt_dialect_for_target(target, &dk, &err)) return ckt_l_error(L, &err);
+    e->dynamic_lds = ckt_emit_dynamic_lds_bytes(kb->k, dk);
     lua_pushvalue(L, 1);
     lua_setiuservalue(L, -2, 1);
     lua_pushvalue(L, bi);
@@ -1656,9 +1661,7 @@ static int x_launch(lua_State *L)
     lua_setfield(L, -2, "params");
     lua_pushvalue(L, at);
     lua_setfield(L, -2, "args");
-    ckt_dialect_kind dk;
-    if (ckt_dialect_for_target(e->target, &dk, &err)) return ckt_l_error(L, &err);
-    lua_pushinteger(L, (lua_Integer)ckt_emit_dynamic_lds_bytes(k, dk)); /* LDS above CUDA's static limit */
+    lua_pushinteger(L, (lua_Integer)e->dynamic_lds);
     lua_setfield(L, -2, "shared");
     lua_call(L, 3, 1);
     return 1;
