@@ -183,6 +183,23 @@ static ckt_status check_param_name(const ckt_kernel *k, const char *name, ckt_er
     return CKT_OK;
 }
 
+/* the next parameter slot, cleared and named; param_commit makes it count */
+static ckt_kparam *param_slot(ckt_kernel *k, const char *name, ckt_param_kind kind)
+{
+    ckt_kparam *p = &k->params[k->nparams];
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "%s", name);
+    p->kind = kind;
+    return p;
+}
+
+static ckt_status param_commit(ckt_kernel *k, int *index)
+{
+    if (index) *index = k->nparams;
+    k->nparams++;
+    return CKT_OK;
+}
+
 ckt_status ckt_kernel_param_ptr(ckt_kernel *k, const char *name, ckt_dtype dtype, bool is_const, int64_t align, int *index, ckt_error *err)
 {
     ckt_status s;
@@ -192,17 +209,12 @@ ckt_status ckt_kernel_param_ptr(ckt_kernel *k, const char *name, ckt_dtype dtype
     if (align < 1 || (align & (align - 1)) || align > 256) return ckt_fail(err, CKT_EINVAL, "param '%s': align %lld must be a power of two in 1..256", name, (long long)align);
     if (align % (int64_t)ckt_dtype_size(dtype))
         return ckt_fail(err, CKT_EINVAL, "param '%s': align %lld is smaller than the %s element", name, (long long)align, ckt_dtype_name(dtype));
-    ckt_kparam *p = &k->params[k->nparams];
-    memset(p, 0, sizeof *p);
-    snprintf(p->name, sizeof p->name, "%s", name);
-    p->kind = CKT_PARAM_PTR;
+    ckt_kparam *p = param_slot(k, name, CKT_PARAM_PTR);
     p->dtype = dtype;
     p->align = align;
     p->is_const = is_const;
     p->expr = CKT_EXPR_NONE;
-    if (index) *index = k->nparams;
-    k->nparams++;
-    return CKT_OK;
+    return param_commit(k, index);
 }
 
 ckt_status ckt_kernel_param_scalar(ckt_kernel *k, const char *name, ckt_param_kind kind, bool specialized, int64_t ivalue, double fvalue,
@@ -218,10 +230,7 @@ ckt_status ckt_kernel_param_scalar(ckt_kernel *k, const char *name, ckt_param_ki
         return ckt_fail(err, CKT_EINVAL, "param '%s': value %lld does not fit i32", name, (long long)ivalue);
     if (specialized && kind != CKT_PARAM_F32 && ivalue % divisor)
         return ckt_fail(err, CKT_EINVAL, "param '%s': value %lld is not a multiple of %lld", name, (long long)ivalue, (long long)divisor);
-    ckt_kparam *p = &k->params[k->nparams];
-    memset(p, 0, sizeof *p);
-    snprintf(p->name, sizeof p->name, "%s", name);
-    p->kind = kind;
+    ckt_kparam *p = param_slot(k, name, kind);
     p->specialized = specialized;
     p->ivalue = ivalue;
     p->fvalue = fvalue;
@@ -230,9 +239,7 @@ ckt_status ckt_kernel_param_scalar(ckt_kernel *k, const char *name, ckt_param_ki
     else if (kind == CKT_PARAM_F32) p->expr = ckt_expr_param(&k->ex, name, INT64_MIN, INT64_MAX, 1, true);
     else p->expr = ckt_expr_param(&k->ex, name, kind == CKT_PARAM_I32 ? INT32_MIN : INT64_MIN, kind == CKT_PARAM_I32 ? INT32_MAX : INT64_MAX, divisor, false);
     if ((s = expr_ok(k, err))) return s;
-    if (index) *index = k->nparams;
-    k->nparams++;
-    return CKT_OK;
+    return param_commit(k, index);
 }
 
 int ckt_kernel_signature(const ckt_kernel *k, ckt_param *sig, int cap)
