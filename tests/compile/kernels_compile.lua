@@ -17,6 +17,9 @@ if not ok then
   error(e)
 end
 
+-- LDS above CUDA's 48 KiB static limit is an extern array sized at launch: the code object declares none of it
+local function dynamic_lds(k) return k:source(target):find("extern __shared__", 1, true) ~= nil end
+
 local failures = 0
 local function check(cond, what)
   print(("%s %s"):format(cond and "ok  " or "FAIL", what))
@@ -41,8 +44,7 @@ for _, dt in ipairs{"f32", "f16", "bf16"} do
     -- declares (LLVM's AMDGPU backend can move private arrays to LDS: the bf16 elementwise
     -- kernel once had 64 bytes of scratch and 4096 bytes of LDS it never asked for)
     check(spills == 0, what .. ", no spills, no scratch")
-    -- LDS above CUDA's 48 KiB static limit is dynamic: the code object declares none of it
-    local dynamic = kernels[name]:source(target):find("extern __shared__", 1, true) ~= nil
+    local dynamic = dynamic_lds(kernels[name])
     check(r.lds_bytes == (dynamic and 0 or kernels[name]:lds_bytes()), ("%s %s %s: LDS %d bytes as built (%d %s)"):format(
           target, name, dt, r.lds_bytes, kernels[name]:lds_bytes(), dynamic and "dynamic" or "static"))
     if name == "transpose" then
@@ -71,8 +73,7 @@ end
 -- exactly gfx90a's whole LDS
 do
   local k = tr.build{dtype = "f32", target = target, tile = {128, 128}, block = 256}
-  local src = k:source(target)
-  local dynamic = src:find("extern __shared__", 1, true) ~= nil
+  local dynamic = dynamic_lds(k)
   check(dynamic == (target:sub(1, 3) == "sm_"), ("%s transpose 128x128 f32: %d bytes of LDS declared %s"):format(target, k:lds_bytes(), dynamic and "dynamic" or "static"))
   local okc, err = pcall(compile, k)
   check(okc, ("%s transpose 128x128 f32 (64 KiB LDS) compiles%s"):format(target, okc and "" or (": " .. tostring(err))))
