@@ -66,6 +66,27 @@ describe("library kernels on the CPU target", function()
     exact(run(k:compile{target = "cpu"}, {grid = grid(64, 128), M = 64, N = 128}, {X = x}, "Y", ckt.array("f32", {128, 64})), tr.reference(x, 64, 128))
   end)
 
+  it("transpose: rectangular tiles with several sub-blocks per thread, and the NVIDIA defaults, bit for bit", function()
+    for _, c in ipairs{{"f32", {32, 64}, 64}, {"f16", {128, 64}, 64}, {"f32", {64, 64}, 128}} do
+      local k, grid, _, p = tr.build{dtype = c[1], tile = c[2], block = c[3]}
+      assert.are.equal(c[3], p.block)
+      local M, N = 2 * c[2][1], 3 * c[2][2]
+      local x = ckt.array(c[1], {M, N}):random{seed = 5}
+      exact(run(k:compile{target = "cpu"}, {grid = grid(M, N), M = M, N = N}, {X = x}, "Y", ckt.array(c[1], {N, M})), tr.reference(x, M, N))
+    end
+    local _, _, _, p32 = tr.build{dtype = "f32", target = "sm_90"}
+    local _, _, _, p16 = tr.build{dtype = "f16", target = "sm_90"}
+    assert.are.same({64, 64, 128}, {p32.TM, p32.TN, p32.block})
+    assert.are.same({256, 128, 128}, {p16.TM, p16.TN, p16.block})
+  end)
+
+  it("transpose refuses tiles and blocks that do not fit together", function()
+    local function err(o) local ok, e = pcall(tr.build, o); assert.is_false(ok); return e end
+    assert.truthy(err{dtype = "f32", tile = {30, 64}}:find("tile 30x64: both sides must be multiples of 4"))
+    assert.truthy(err{dtype = "f32", tile = {64, 64}, block = 100}:find("block 100 must cover whole rows"))
+    assert.truthy(err{dtype = "f32", tile = {64, 64}, block = 2048}:find("block 2048"))
+  end)
+
   it("transpose refuses sizes that are not multiples of the tile at launch", function()
     local k = tr.build{dtype = "f32"}
     local exe = k:compile{target = "cpu"}
