@@ -629,7 +629,7 @@ int ckt_l_device_launch(lua_State *L)
         lua_pop(L, 1);
         args[i] = &vals[i];
     }
-    ckt_launch_params p = {{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, shared, args, np, sig, np};
+    ckt_launch_params p = {{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, shared, args, np, sig, np, ckt_l_deadline(L)};
     double ms = 0;
     ckt_error err;
     if (ckt_launch(dev, bin, &p, &ms, &err)) return ckt_l_error(L, &err);

@@ -55,7 +55,7 @@ int ckt_l_compile(lua_State *L)
     int compile_only = 0, cache = 1;
     ckt_l_field_bool(L, 1, fn, "compile_only", &compile_only);
     ckt_l_field_bool(L, 1, fn, "cache", &cache);
-    unsigned flags = (compile_only ? CKT_COMPILE_ONLY : 0) | (cache ? 0 : CKT_COMPILE_NO_CACHE);
+    unsigned flags = (compile_only ? CKT_COMPILE_ONLY : 0) | (cache ? 0 : CKT_COMPILE_NO_CACHE) | (ckt_l_sandboxed(L) ? CKT_COMPILE_SANDBOXED : 0);
     ckt_binary **u = lua_newuserdatauv(L, sizeof *u, 0);
     *u = NULL;
     luaL_setmetatable(L, CKT_L_BINARY);

@@ -301,6 +301,7 @@ ckt_status ckt_compile_ex(ckt_context *ctx, const ckt_compile_request *req, unsi
 {
     backend be = BACKEND_CPU; /* set by the target check below */
     ckt_status st = check_request(req, out, &be, err);
+    if (!st && (flags & CKT_COMPILE_SANDBOXED)) st = ckt_jit_check_sandboxed(req, err);
     if (st) return st;
     double t0 = ckt_jit_now_ms();
     ckt_cache *cache = (flags & CKT_COMPILE_NO_CACHE) ? NULL : ckt_context_cache(ctx);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ckt/runtime.h"
 #include "runtime_internal.h"
@@ -279,6 +280,13 @@ static ckt_status module_for(ckt_device *dev, const ckt_binary *bin, void **modu
     return CKT_OK;
 }
 
+double ckt_runtime_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 ckt_status ckt_launch(ckt_device *dev, const ckt_binary *bin, const ckt_launch_params *p, double *ms, ckt_error *err)
 {
     if (!dev) return ckt_fail(err, CKT_EINVAL, "launch: device is NULL");
@@ -298,6 +306,7 @@ ckt_status ckt_launch(ckt_device *dev, const ckt_binary *bin, const ckt_launch_p
     if (p->dyn_shared_bytes < 0 || p->dyn_shared_bytes > dev->max_shared_bytes)
         return ckt_fail(err, CKT_EINVAL, "launch: dyn_shared_bytes %lld is outside [0, %lld]", (long long)p->dyn_shared_bytes, (long long)dev->max_shared_bytes);
     if ((st = check_args(dev, p, err))) return st;
+    if (p->deadline > 0 && ckt_runtime_now() >= p->deadline) return ckt_fail(err, CKT_ELIMIT, "launch: the time limit ran out before the launch");
     void *module, *fn;
     if ((st = module_for(dev, bin, &module, &fn, err))) return st;
     double dummy;
@@ -309,6 +318,6 @@ ckt_status ckt_launch_kernel(ckt_device *dev, const ckt_binary *bin, const int64
                              int signature_count, double *ms, ckt_error *err)
 {
     if (!grid || !block) return ckt_fail(err, CKT_EINVAL, "launch: grid or block is NULL");
-    ckt_launch_params p = {{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, dyn_shared_bytes, args, arg_count, signature, signature_count};
+    ckt_launch_params p = {{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, dyn_shared_bytes, args, arg_count, signature, signature_count, 0};
     return ckt_launch(dev, bin, &p, ms, err);
 }
