@@ -291,12 +291,45 @@ static ckt_expr_id group_offset(em *e, const access *a, int64_t v, int64_t j)
     return offset_of(e, a, c);
 }
 
-/* The predicate of a padded global access: every coordinate inside the shape. */
+/* The predicate of a padded global access: every coordinate inside the shape, on both edges
+ * (a window at a runtime origin may start below 0). */
 static ckt_expr_id in_bounds(em *e, const access *a, int64_t v)
 {
-    ckt_expr_id m = ckt_expr_int(e->ex, 1);
+    ckt_expr_pool *ex = e->ex;
+    ckt_expr_id m = ckt_expr_int(ex, 1);
     if (a->t->mem != CKT_MEM_GLOBAL || !a->t->padded) return m;
-    for (int d = 0; d < a->rank; d++) m = ckt_expr_binary(e->ex, CKT_E_LAND, m, ckt_expr_binary(e->ex, CKT_E_LT, coord(e, a, d, v), a->t->shape[d]));
+    for (int d = 0; d < a->rank; d++) {
+        ckt_expr_id c = coord(e, a, d, v);
+        m = ckt_expr_binary(ex, CKT_E_LAND, m, ckt_expr_binary(ex, CKT_E_LE, ckt_expr_int(ex, 0), c));
+        m = ckt_expr_binary(ex, CKT_E_LAND, m, ckt_expr_binary(ex, CKT_E_LT, c, a->t->shape[d]));
+    }
+    return m;
+}
+
+/* The block-uniform predicate of an unmasked access: the whole window inside its tensor
+ * (LDS: the static layout; global without pad: the runtime shape). The range analysis folds
+ * it to 1 where it can prove it; else the access runs only when it holds, and CKT_FAULT tells
+ * the runtime. Without it a window at a runtime origin far out of range reads and writes any
+ * address (a sandboxed script crashed its host this way). */
+static ckt_expr_id window_inside(em *e, const access *a)
+{
+    ckt_expr_pool *ex = e->ex;
+    ckt_expr_id m = ckt_expr_int(ex, 1);
+    if (a->t->mem == CKT_MEM_GLOBAL && a->t->padded) return m;
+    for (int d = 0; d < a->rank; d++) {
+        ckt_expr_id shape;
+        if (a->t->mem == CKT_MEM_GLOBAL) {
+            shape = a->t->shape[d];
+        } else {
+            ckt_layout mode;
+            ckt_error err;
+            if (ckt_layout_mode(&a->t->layout, d, &mode, &err)) return CKT_EXPR_NONE;
+            shape = ckt_expr_int(ex, ckt_layout_size(&mode));
+        }
+        ckt_expr_id o = a->w->origin[d];
+        m = ckt_expr_binary(ex, CKT_E_LAND, m, ckt_expr_binary(ex, CKT_E_LE, ckt_expr_int(ex, 0), o));
+        m = ckt_expr_binary(ex, CKT_E_LAND, m, ckt_expr_binary(ex, CKT_E_LE, ckt_expr_addc(ex, o, a->w->lengths[d]), shape));
+    }
     return m;
 }
 
@@ -466,6 +499,17 @@ static void emit_access(em *e, const ckt_kop *op)
     if (op->line) line(e, "/* line %d: %s %s, window %s */", op->line, load ? "load from" : "store to", desc, lens);
     else line(e, "/* %s %s, window %s */", load ? "load from" : "store to", desc, lens);
     line(e, "/*   threads: %s; %lld-element accesses along dim %d%s%s */", a.d->desc, (long long)spv, a.vd, note[0] ? "; " : "", note);
+    ckt_expr_id inside = window_inside(e, &a);
+    int64_t always;
+    bool guarded = !(ckt_expr_is_const(ex, inside, &always) && always);
+    if (guarded) {
+        char *gs = estr(e, inside, NULL);
+        if (!gs) { e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory"); return; }
+        line(e, "if (!(%s)) {", gs);
+        line(e, "    CKT_FAULT(%d); /* window %d is not inside '%s' */", op->w + 1, op->w, a.t->name);
+        line(e, "} else");
+        free(gs);
+    }
     if (a.d->threads < e->block) line(e, "if (tid < %lld) {", (long long)a.d->threads);
     else line(e, "{");
     e->ind++;

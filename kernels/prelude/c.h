@@ -20,10 +20,13 @@ typedef uint64_t ckt_u64;
 typedef struct ckt_cpu_launch {
     int64_t grid[3], block[3], block_id[3];
     void *lds;
+    int *fault; /* a window outside its tensor sets it to the window's number + 1 (may be NULL) */
 } ckt_cpu_launch;
 #endif
 
 #define CKT_FN static inline
+/* a window left its tensor: the access is skipped and the runtime reports the launch failed */
+#define CKT_FAULT(n) do { if (launch->fault) __atomic_store_n(launch->fault, (n), __ATOMIC_RELAXED); } while (0)
 #define CKT_INF (__builtin_inff())
 #define CKT_NAN (__builtin_nanf(""))
 

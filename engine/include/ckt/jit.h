@@ -45,6 +45,7 @@ typedef enum {
 typedef struct ckt_cpu_launch {
     int64_t grid[3], block[3], block_id[3];
     void *lds;
+    int *fault; /* a window outside its tensor sets it to the window's number + 1 (may be NULL) */
 } ckt_cpu_launch;
 #endif
 #define CKT_CPU_LDS_ALIGN 64
