@@ -1582,6 +1582,19 @@ static void push_device(lua_State *L, int opts, int args, const char *target)
     lua_remove(L, -2);
 }
 
+/* The launch's grid (a number or a list of up to 3) for the bounds check; the device launch
+ * checks its form again and says what is wrong with it. */
+static void launch_grid(lua_State *L, int gi, int64_t grid[3])
+{
+    grid[0] = grid[1] = grid[2] = 1;
+    if (lua_isinteger(L, gi)) grid[0] = (int64_t)lua_tointeger(L, gi);
+    else if (lua_istable(L, gi))
+        for (int d = 0; d < 3; d++) {
+            if (lua_geti(L, gi, d + 1) == LUA_TNUMBER && lua_isinteger(L, -1)) grid[d] = (int64_t)lua_tointeger(L, -1);
+            lua_pop(L, 1);
+        }
+}
+
 /* exe:launch{grid=, device=, <param>=value ..., or args={...}} -> milliseconds */
 static int x_launch(lua_State *L)
 {
@@ -1612,6 +1625,8 @@ static int x_launch(lua_State *L)
     if (positional && !lua_istable(L, ai)) return ckt_l_errorf(L, "launch: field 'args' must be a list");
     /* argument values in signature order, plus the integer values the launch conditions need */
     int64_t values[CKT_K_MAX_PARAMS] = {0};
+    uint64_t bytes[CKT_K_MAX_PARAMS];
+    for (int i = 0; i < CKT_K_MAX_PARAMS; i++) bytes[i] = UINT64_MAX; /* not a buffer: the device launch refuses it */
     lua_newtable(L); /* params */
     int pt = lua_gettop(L);
     lua_newtable(L); /* args */
@@ -1635,6 +1650,7 @@ static int x_launch(lua_State *L)
                     return ckt_l_errorf(L, "%s: the buffer holds %s but the kernel reads it as %s", what, dt, ckt_dtype_name(p->dtype));
                 lua_pop(L, 1);
             }
+            if (luaL_testudata(L, -1, "ckt.buffer")) bytes[i] = ckt_buffer_size(ckt_l_checkbuffer(L, -1));
         } else if (p->kind != CKT_PARAM_F32) {
             values[i] = ckt_l_checkint(L, -1, what);
         }
@@ -1649,6 +1665,14 @@ static int x_launch(lua_State *L)
     if (positional && luaL_len(L, ai) != n) return ckt_l_errorf(L, "launch: kernel '%s' takes %d arguments, got %d", ckt_kernel_name(k), n, (int)luaL_len(L, ai));
     ckt_error err;
     if (ckt_kernel_check_launch(k, values, &err)) return ckt_l_error(L, &err);
+    int64_t grid[3];
+    bool empty;
+    launch_grid(L, gi, grid);
+    if (ckt_kernel_check_bounds(k, values, grid, bytes, &empty, &err)) return ckt_l_error(L, &err);
+    if (empty) { /* a zero-sized problem: no blocks run (the block order would divide by 0) */
+        lua_pushnumber(L, 0);
+        return 1;
+    }
     lua_pushcfunction(L, ckt_l_device_launch);
     push_device(L, 2, at, e->target);
     lua_getiuservalue(L, 1, 2);

@@ -434,7 +434,17 @@ ckt_status ckt_kernel_window_make(ckt_kernel *k, int tensor, int rank, const int
             if (lengths[d] > tshape[d]) return ckt_fail(err, CKT_EINVAL, "tile_window: window length %lld of dim %d exceeds the LDS tensor's %lld", (long long)lengths[d], d, (long long)tshape[d]);
             if (olo >= 0 && ohi != INT64_MAX && ohi + lengths[d] > tshape[d])
                 return ckt_fail(err, CKT_EINVAL, "tile_window: window [%lld, %lld) of dim %d leaves the LDS tensor (%lld)", (long long)ohi, (long long)(ohi + lengths[d]), d, (long long)tshape[d]);
-        } else if (!t->padded) {
+        } else {
+            int64_t sh;
+            /* a window that cannot touch the tensor at any origin it may take is a mistake */
+            if (ckt_expr_is_const(&k->ex, t->shape[d], &sh) && olo >= sh)
+                return ckt_fail(err, CKT_EINVAL, "tile_window: window [%lld, %lld) of dim %d is outside the shape %lld of '%s'", (long long)olo,
+                                (long long)(olo + lengths[d]), d, (long long)sh, t->name);
+            if (!t->padded && ckt_expr_is_const(&k->ex, t->shape[d], &sh) && olo >= 0 && ohi <= sh && ohi + lengths[d] > sh)
+                return ckt_fail(err, CKT_EINVAL, "tile_window: window [%lld, %lld) of dim %d leaves the shape %lld of '%s' (pad the tensor: pad=true)",
+                                (long long)ohi, (long long)(ohi + lengths[d]), d, (long long)sh, t->name);
+        }
+        if (t->mem == CKT_MEM_GLOBAL && !t->padded) {
             int64_t sh;
             char note[160];
             if (ckt_expr_is_const(&k->ex, t->shape[d], &sh)) {
@@ -451,7 +461,7 @@ ckt_status ckt_kernel_window_make(ckt_kernel *k, int tensor, int rank, const int
         snprintf(name, sizeof name, "w%d_%d", idx, d);
         w.init[d] = origin[d];
         w.step_divisor[d] = 0;
-        w.origin[d] = ckt_expr_var(&k->ex, name, ckt_max64(olo, 0), INT64_MAX, ckt_expr_divisor(&k->ex, origin[d]));
+        w.origin[d] = ckt_expr_var(&k->ex, name, olo, INT64_MAX, ckt_expr_divisor(&k->ex, origin[d]));
         if ((s = expr_ok(k, err))) return s;
     }
     k->windows[k->nwindows++] = w;
@@ -731,7 +741,7 @@ ckt_status ckt_kernel_finish(ckt_kernel *k, ckt_error *err)
             int64_t lo, hi, div = ckt_gcd(ckt_expr_divisor(&k->ex, w->init[d]), w->step_divisor[d]);
             ckt_expr_range(&k->ex, w->init[d], &lo, &hi);
             bool grows = w->step_divisor[d] != 0;
-            ckt_expr_var_set(&k->ex, w->origin[d], w->moved_by_runtime ? INT64_MIN : ckt_max64(lo, 0), grows ? INT64_MAX : hi, div ? div : 1);
+            ckt_expr_var_set(&k->ex, w->origin[d], w->moved_by_runtime ? INT64_MIN : lo, grows ? INT64_MAX : hi, div ? div : 1);
         }
     }
     /* scratch for block reductions after the tensors */

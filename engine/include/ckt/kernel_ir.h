@@ -221,6 +221,14 @@ int ckt_kernel_nwindows(const ckt_kernel *k);
  * expression over the parameters that must evaluate to 0, with its explanation. */
 ckt_status ckt_kernel_check_launch(const ckt_kernel *k, const int64_t *param_values /* by parameter index */, ckt_error *err);
 
+/* Launch memory safety (kernel_bounds.c), before anything runs: at these parameter values
+ * (by parameter index) every global tensor's strides are >= 0 and its extent fits the buffer
+ * of its pointer (buffer_bytes by parameter index; NULL: not checked), and windows whose
+ * origins depend only on the block index stay inside their unpadded tensors over the whole
+ * grid. *empty: some global tensor has no elements -- the launch must run no blocks. */
+ckt_status ckt_kernel_check_bounds(const ckt_kernel *k, const int64_t *param_values, const int64_t grid[3], const uint64_t *buffer_bytes,
+                                   bool *empty, ckt_error *err);
+
 /* Finish building: loops and branches closed, facts of window origins settled. Called by the
  * emitter; idempotent. */
 ckt_status ckt_kernel_finish(ckt_kernel *k, ckt_error *err);
