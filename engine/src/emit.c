@@ -178,6 +178,23 @@ static void from_f32(ckt_dtype t, const char *x, char *out, size_t cap)
     case CKT_F16: snprintf(out, cap, "ckt_f32_to_f16(%s)", x); break;
     case CKT_BF16: snprintf(out, cap, "ckt_f32_to_bf16(%s)", x); break;
     case CKT_F32: snprintf(out, cap, "%s", x); break;
+    /* saturating, as ckt.array stores numbers (a C cast of an out-of-range float is undefined) */
+    case CKT_I32: snprintf(out, cap, "ckt_sat_i32(%s)", x); break;
+    case CKT_I8: snprintf(out, cap, "ckt_sat_i8(%s)", x); break;
+    case CKT_U8: snprintf(out, cap, "ckt_sat_u8(%s)", x); break;
+    default: snprintf(out, cap, "(%s)(%s)", ckt_emit_ctype(t), x); break;
+    }
+}
+
+static bool is_int(ckt_dtype t) { return t == CKT_I32 || t == CKT_I8 || t == CKT_U8 || t == CKT_I64; }
+
+/* an integer value into integer type t, saturating like ckt.array (300 -> i8 is 127) */
+static void int_to(ckt_dtype t, const char *x, char *out, size_t cap)
+{
+    switch (t) {
+    case CKT_I32: snprintf(out, cap, "(ckt_i32)ckt_clamp(%s, -2147483647 - 1, 2147483647)", x); break;
+    case CKT_I8: snprintf(out, cap, "(ckt_i8)ckt_clamp(%s, -128, 127)", x); break;
+    case CKT_U8: snprintf(out, cap, "(ckt_u8)ckt_clamp(%s, 0, 255)", x); break;
     default: snprintf(out, cap, "(%s)(%s)", ckt_emit_ctype(t), x); break;
     }
 }
@@ -185,8 +202,7 @@ static void from_f32(ckt_dtype t, const char *x, char *out, size_t cap)
 static void convert(ckt_dtype to, ckt_dtype from, const char *x, char *out, size_t cap)
 {
     if (to == from) { snprintf(out, cap, "%s", x); return; }
-    bool fi = from == CKT_I32 || from == CKT_I8 || from == CKT_U8, ti = to == CKT_I32 || to == CKT_I8 || to == CKT_U8;
-    if (fi && ti) { snprintf(out, cap, "(%s)%s", ckt_emit_ctype(to), x); return; }
+    if (is_int(from) && is_int(to)) { int_to(to, x, out, cap); return; }
     char mid[512];
     to_f32(from, x, mid, sizeof mid);
     from_f32(to, mid, out, cap);
@@ -616,7 +632,9 @@ static void emit_map(em *e, const ckt_kop *op)
         for (int i = 0; i < op->ninputs; i++) {
             const ckt_ktensor *in = ckt_kernel_tensor(e->k, op->inputs[i]);
             char r[64];
-            to_f32(in->dtype, reg(e, in, v, r, sizeof r), names[i], sizeof names[i]);
+            /* integer inputs stay integers (an i32 through f32 loses bits above 2^24) */
+            if (is_int(in->dtype)) snprintf(names[i], sizeof names[i], "((ckt_i64)%s)", reg(e, in, v, r, sizeof r));
+            else to_f32(in->dtype, reg(e, in, v, r, sizeof r), names[i], sizeof names[i]);
             ptrs[i] = names[i];
         }
         char *x = estr(e, op->b, ptrs);
@@ -624,9 +642,15 @@ static void emit_map(em *e, const ckt_kop *op)
         size_t n = strlen(x) + 64;
         char *y = malloc(n), *z = malloc(n + 64);
         if (y && z) {
-            if (ckt_expr_type_of(e->ex, op->b) == CKT_T_F32) snprintf(y, n, "%s", x);
-            else snprintf(y, n, "(float)(%s)", x);
-            from_f32(out->dtype, y, z, n + 64);
+            ckt_expr_type ty = ckt_expr_type_of(e->ex, op->b);
+            if (ty != CKT_T_F32 && is_int(out->dtype)) { /* integer to integer: no trip through f32 */
+                snprintf(y, n, "(ckt_i64)(%s)", x);
+                int_to(out->dtype, y, z, n + 64);
+            } else {
+                if (ty == CKT_T_F32) snprintf(y, n, "%s", x);
+                else snprintf(y, n, "(float)(%s)", x);
+                from_f32(out->dtype, y, z, n + 64);
+            }
             char r[64];
             line(e, "%s = %s;", reg(e, out, v, r, sizeof r), z);
         } else {
