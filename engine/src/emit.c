@@ -222,7 +222,14 @@ static void literal(ckt_dtype t, float v, char *out, size_t cap)
             strncat(out, "f", cap - strlen(out) - 1);
         }
         break;
-    default: snprintf(out, cap, "%lld", (long long)(isfinite(v) ? v : 0)); break;
+    default: { /* saturating like ckt.array: a -inf fill of an i8 max-reduction is -128, not 0 */
+        double lo = t == CKT_I8 ? INT8_MIN : t == CKT_U8 ? 0 : t == CKT_I32 ? INT32_MIN : -0x1p63;
+        double hi = t == CKT_I8 ? INT8_MAX : t == CKT_U8 ? UINT8_MAX : t == CKT_I32 ? INT32_MAX : 0x1p63 - 1024;
+        double d = isnan(v) ? 0 : v < lo ? lo : v > hi ? hi : (double)v;
+        snprintf(out, cap, "%lld", (long long)d);
+        if (t == CKT_I32 && d == INT32_MIN) snprintf(out, cap, "(-2147483647 - 1)");
+        break;
+    }
     }
 }
 
@@ -677,12 +684,23 @@ static void emit_fold(em *e, const ckt_kop *op)
          (long long)src->nvalues, src->name);
     char a[64], s[64], af[128], sf[128], c[400], out[600];
     reg(e, acc, 0, a, sizeof a);
+    /* threads outside the source's distribution hold no values: their accumulator stays */
+    const ckt_dist *d = src->dist >= 0 ? ckt_kernel_dist(e->k, src->dist) : NULL;
+    bool idle = d && d->threads < e->block;
+    if (idle) {
+        line(e, "if (tid < %lld) {", (long long)d->threads);
+        e->ind++;
+    }
     for (int64_t v = 0; v < src->nvalues; v++) {
         to_f32(acc->dtype, a, af, sizeof af);
         to_f32(src->dtype, reg(e, src, v, s, sizeof s), sf, sizeof sf);
         combine(op->rop, af, sf, c, sizeof c);
         from_f32(acc->dtype, c, out, sizeof out);
         line(e, "%s = %s;", a, out);
+    }
+    if (idle) {
+        e->ind--;
+        line(e, "}");
     }
 }
 

@@ -181,3 +181,47 @@ describe("the rules, one by one", function()
     assert.same({1, 0, 0}, one(function(x) return ckt.select(ckt.land(x, ckt.lnot(ckt.eq(x, 2))), 1, 0) end, "i32", "i32", {1, 0, 2}))
   end)
 end)
+
+describe("reductions", function()
+  it("a block reduction with idle threads does not read their registers", function()
+    -- 16 elements in 4-element vectors: 4 of the 16 threads hold values, 12 are idle
+    local k = ckt.kernel{name = "idle_sum", block = 16, build = function(b)
+      local X, Y = b:pointer("X", "f32", {const = true}), b:pointer("Y", "f32")
+      local r = ckt.tile_window(ckt.tensor(X, "f32", {shape = {16}}), {16}, {0}):load()
+      local acc = ckt.tensor("register", "f32", ckt.layout({1, 1}, {0, 0}), {lengths = {1}})
+      b:clear(acc, 0)
+      b:fold(acc, r, "sum")
+      b:block_reduce(acc, "sum")
+      ckt.tile_window(ckt.tensor(Y, "f32", {shape = {1}}), {1}, {0}):store(b:map(function(x) return x end, acc))
+    end}
+    local exe = k:compile{target = "cpu"}
+    local x, y = dev:alloc("f32", 16), dev:alloc("f32", 1)
+    local ones = ckt.array("f32", {16})
+    for i = 0, 15 do ones[i] = 1 end
+    x:upload(ones)
+    for _ = 1, 3 do
+      local out = ckt.array("f32", {1}):poison()
+      y:upload(out)
+      exe:launch{grid = 1, X = x, Y = y}
+      y:download(out)
+      assert.equal(16, out[0])
+    end
+  end)
+  it("the library reduce's i8 max/min start from the type's extremes", function()
+    local red = require "ckt.kernels.reduce"
+    for _, case in ipairs{{"max", -5}, {"min", 7}} do
+      local k, grid = red.build{dtype = "i8", op = case[1]}
+      local exe = k:compile{target = "cpu"}
+      local M, N = 2, 16
+      local xa = ckt.array("i8", {M, N})
+      for i = 0, M * N - 1 do xa[i] = case[2] end
+      local x, y = dev:alloc("i8", M * N), dev:alloc("f32", M)
+      x:upload(xa)
+      local out = ckt.array("f32", {M}):poison()
+      y:upload(out)
+      exe:launch{grid = grid(M), X = x, Y = y, M = M, N = N}
+      y:download(out)
+      assert.equal(case[2], out[0]); assert.equal(case[2], out[1])
+    end
+  end)
+end)
