@@ -1,5 +1,6 @@
 /* The kernel builder's IR (see ckt/kernel_ir.h): validation at every builder call. */
 #include "ckt/kernel_ir.h"
+#include "kernel_names.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -76,6 +77,8 @@ ckt_status ckt_kernel_create(const char *name, int64_t block, ckt_kernel **out, 
 {
     if (!out) return ckt_fail(err, CKT_EINVAL, "kernel: NULL output");
     if (!is_ident(name)) return ckt_fail(err, CKT_EINVAL, "kernel: name '%s' must be a C identifier of at most 30 characters (not starting with ckt_ or __)", name ? name : "(null)");
+    if (ckt_kernel_name_reserved(name))
+        return ckt_fail(err, CKT_EINVAL, "kernel: name '%s' is a keyword, macro, function or built-in of the generated source's dialects (C, CUDA, HIP)", name);
     if (block < 1 || block > CKT_K_MAX_BLOCK) return ckt_fail(err, CKT_EINVAL, "kernel: block %lld must be in 1..%d threads", (long long)block, CKT_K_MAX_BLOCK);
     ckt_kernel *k = calloc(1, sizeof *k);
     if (!k) return ckt_fail(err, CKT_ENOMEM, "kernel: out of memory");
@@ -175,6 +178,8 @@ static ckt_status check_param_name(const ckt_kernel *k, const char *name, ckt_er
                                            "case", "default", "break", "continue", "goto", "sizeof", "typedef", "volatile", "inline", "restrict", NULL};
     for (int i = 0; reserved[i]; i++)
         if (!strcmp(name, reserved[i])) return ckt_fail(err, CKT_EINVAL, "param: name '%s' is reserved", name);
+    if (ckt_kernel_name_reserved(name) || !strcmp(name, "v"))
+        return ckt_fail(err, CKT_EINVAL, "param: name '%s' is a keyword, macro, function or built-in of the generated source's dialects (C, CUDA, HIP); choose another", name);
     if ((name[0] == 'r' || name[0] == 'w' || name[0] == 'k' || name[0] == 'v' || name[0] == 'i' || name[0] == 'x') && isdigit((unsigned char)name[1]))
         return ckt_fail(err, CKT_EINVAL, "param: name '%s' collides with the emitter's temporaries (r0, w1_0, k0, i0, v0, x0)", name);
     for (int i = 0; i < k->nparams; i++)

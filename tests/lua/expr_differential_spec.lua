@@ -225,3 +225,20 @@ describe("reductions", function()
     end
   end)
 end)
+
+describe("parameter names", function()
+  it("names the dialects already use are refused at b:pointer / b:size, not in the device compiler", function()
+    for _, name in ipairs{"NAN", "INT64_MAX", "INFINITY", "threadIdx", "blockDim", "_Pragma", "_Bool", "class", "template",
+                          "sqrtf", "memcpy", "float4", "v"} do
+      for _, make in ipairs{function(b) b:pointer(name, "f32") end, function(b) b:size(name) end} do
+        local ok, e = pcall(ckt.kernel, {name = "names", block = 32, build = make})
+        assert.is_false(ok, name)
+        assert.truthy(tostring(e):find(name, 1, true) and tostring(e):find("dialects", 1, true), tostring(e))
+      end
+    end
+    assert.is_false((pcall(ckt.kernel, {name = "NAN", block = 32, build = function() end})))
+    -- ordinary names still work, on every dialect
+    local k = ckt.kernel{name = "names_ok", block = 32, build = function(b) b:pointer("Nx", "f32"); b:size("n_rows") end}
+    for _, t in ipairs{"cpu", "gfx90a", "sm_90"} do assert.truthy(k:source(t):find("n_rows", 1, true)) end
+  end)
+end)
