@@ -1,4 +1,4 @@
-/* Space-filling curves: seed 003's examples, CK's snake semantics against an independent
+/* Space-filling curves: the examples of CK Tile's space-filling curve documentation, CK's snake semantics against an independent
  * recursive construction, seeded properties over random curves, bad input. */
 #include <setjmp.h>
 #include <stdarg.h>
