@@ -167,7 +167,16 @@ describe("blockwise GEMM on the CPU target, every instruction emulated lane by l
     end
     assert.truthy(k:source("gfx90a"):find("__builtin_amdgcn_mfma_f32_16x16x16f16(", 1, true))
     local m = build("mma_m16n8k16_bf16", {})
-    assert.truthy(m:source("sm_80"):find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 1, true))
+    local src = m:source("sm_80")
+    assert.truthy(src:find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 1, true))
+    -- K-contiguous LDS tiles: the fragments come by ldmatrix (x4 for A, x2 for B) ...
+    assert.truthy(src:find("ldmatrix.sync.aligned.m8n8.x4.shared.b16", 1, true))
+    assert.truthy(src:find("ldmatrix.sync.aligned.m8n8.x2.shared.b16", 1, true))
+    -- ... an M-contiguous A tile has no 16-byte K rows: element loads, and the source says why
+    local mm = build("mma_m16n8k16_bf16", {a_major = "m"}):source("sm_80")
+    assert.falsy(mm:find("ldmatrix.sync.aligned.m8n8.x4", 1, true))
+    assert.truthy(mm:find("no ldmatrix: ", 1, true))
+    assert.truthy(mm:find("ldmatrix.sync.aligned.m8n8.x2", 1, true))
   end)
 end)
 
