@@ -45,7 +45,7 @@ static void formula(const char *name, char op, int64_t l, int64_t r, int64_t *ro
 static void every_lane_of_every_instruction(void **state)
 {
     (void)state;
-    assert_int_equal(ckt_mma_count(), 6);
+    assert_int_equal(ckt_mma_count(), 7);
     for (int i = 0; i < ckt_mma_count(); i++) {
         const ckt_mma *m = ckt_mma_at(i);
         assert_non_null(m);
@@ -103,7 +103,12 @@ static void descriptions_and_targets(void **state)
     assert_int_equal(n, 2);
     n = 0;
     while (ckt_mma_for_target("cpu:sm_80", n)) n++;
-    assert_int_equal(n, 2);
+    assert_int_equal(n, 3); /* mma.sync f16, bf16 and the emulation-only f32 */
+    assert_int_equal(ckt_mma_find("cpu:sm_90", CKT_F32, CKT_F32, CKT_F32, 0, 0, 0, &m, &err), CKT_OK);
+    assert_string_equal(m->name, "emu_f32_32x32x8f32");
+    assert_false(ckt_mma_on_target(m, "gfx90a"));
+    assert_false(ckt_mma_on_target(m, "sm_90"));
+    assert_true(ckt_mma_on_target(m, "cpu"));
     assert_null(ckt_mma_for_target("gfx1100", 0));
     assert_null(ckt_mma_for_target(NULL, 0));
     assert_int_equal(ckt_mma_find("sm_90", CKT_BF16, CKT_BF16, CKT_F32, 0, 0, 0, &m, &err), CKT_OK);
@@ -126,7 +131,7 @@ static void lookup_refusals(void **state)
     assert_int_equal(ckt_mma_get(NULL, &m, &err), CKT_EINVAL);
     assert_int_equal(ckt_mma_find("gfx908", CKT_BF16, CKT_BF16, CKT_F32, 0, 0, 0, &m, &err), CKT_EUNSUPPORTED);
     expect_msg(err.msg, "gfx908");
-    assert_int_equal(ckt_mma_find("gfx90a", CKT_F32, CKT_F32, CKT_F32, 0, 0, 0, &m, &err), CKT_EUNSUPPORTED);
+    assert_int_equal(ckt_mma_find("gfx90a", CKT_F32, CKT_F32, CKT_F32, 0, 0, 0, &m, &err), CKT_EUNSUPPORTED); /* f32: the CPU target only */
     assert_int_equal(ckt_mma_find("gfx90a", CKT_F16, CKT_F16, CKT_F32, -1, 0, 0, &m, &err), CKT_EINVAL);
     assert_int_equal(ckt_mma_find(NULL, CKT_F16, CKT_F16, CKT_F32, 0, 0, 0, &m, &err), CKT_EINVAL);
     ckt_layout tv;
@@ -134,7 +139,7 @@ static void lookup_refusals(void **state)
     expect_msg(err.msg, "operand 'X'");
     assert_int_equal(ckt_mma_layout(NULL, 'A', &tv, &err), CKT_EINVAL);
     assert_null(ckt_mma_at(-1));
-    assert_null(ckt_mma_at(6));
+    assert_null(ckt_mma_at(7));
 }
 
 static void traits_and_geometry(void **state)
