@@ -1,7 +1,7 @@
 /* Matrix instructions as data (ckt/mma.h) and the blockwise GEMM's distributions (ckt/gemm.h):
  * every lane and value of every instruction's A, B and C layouts against the vendors' lane
- * formulas (AMD's MFMA operand layouts, NVIDIA's mma.sync fragments, as shared/reference states
- * them), written here independently of mma.c; the block-level A, B and C distributions against
+ * formulas (AMD's CDNA instruction set reference for the MFMA operand layouts, NVIDIA's PTX
+ * ISA for the mma.sync fragments), written here independently of mma.c; the block-level A, B and C distributions against
  * an independent formula (waves, repeats, CK's KPack permutation of K); lookups; targets; the
  * builder's op and the emitter's refusals; bad input for every entry point. */
 #include <setjmp.h>
