@@ -14,32 +14,11 @@
 #include "ckt/emit.h"
 #include "ckt/kernel_ir.h"
 #include "l_internal.h"
+#include "l_kbuild.h"
 
-#define CKT_L_KERNEL "ckt.kernel"
-#define CKT_L_EXPR "ckt.expr"
-#define CKT_L_KTENSOR "ckt.ktensor"
-#define CKT_L_WINDOW "ckt.window"
 #define CKT_L_EXE "ckt.executable"
 #define ACTIVE_KEY "ckt.kernel.active"
 #define DEVICES_KEY "ckt.kernel.devices"
-
-typedef struct l_kernel {
-    ckt_kernel *k;
-    int building; /* inside its build function */
-    int built;
-    size_t charged; /* bytes of ballast held as the user value: the kernel's C memory, charged to the state */
-} l_kernel;
-
-/* Every object of a kernel (expression, tensor, window) holds the kernel userdata as its user
- * value, so the kernel outlives them. */
-typedef struct l_kobj {
-    l_kernel *kb;
-    int id;    /* expression id, tensor index, window index */
-    int param; /* expressions: the pointer parameter's index (-1: not a pointer) */
-    int dist;  /* windows: the distribution given at creation (-1: none); partitions: theirs */
-    int part;  /* windows: a per-thread partition (ckt.local_partition): its distribution decides
-                * who holds what, and a store writes registers to it by value index */
-} l_kobj;
 
 typedef struct l_exe {
     l_kernel *kb; /* user value 1: the kernel; 2: the ckt.binary */
@@ -1773,4 +1752,24 @@ void ckt_l_open_kernel(lua_State *L)
     lua_pushcclosure(L, l_local_partition, 1);
     lua_setfield(L, -2, "local_partition");
     register_library(L);
+    ckt_l_open_async(L);
+}
+
+/* ---------------------------------------------------------------- for l_kbuild.h */
+
+void ckt_l_kb_require_building(lua_State *L, l_kernel *kb, const char *fn) { require_building(L, kb, fn); }
+l_kobj *ckt_l_kb_newobj(lua_State *L, l_kernel *kb, int kidx, const char *tname, int id) { return newobj(L, kb, kidx, tname, id); }
+ckt_expr_id ckt_l_kb_toexpr(lua_State *L, int idx, l_kernel *kb, const char *what) { return toexpr(L, idx, kb, what); }
+l_kobj *ckt_l_kb_checkwindow(lua_State *L, int idx, const char *what) { return checkwindow(L, idx, what); }
+l_kobj *ckt_l_kb_checktensor(lua_State *L, int idx, const char *what) { return checktensor(L, idx, what); }
+int ckt_l_kb_todist(lua_State *L, int idx, l_kernel *kb, const char *fn, int rank, const int64_t *lengths) { return todist(L, idx, kb, fn, rank, lengths); }
+
+int ckt_l_kb_default_dist(lua_State *L, l_kernel *kb, int rank, const int64_t *lengths, ckt_dtype dtype)
+{
+    ckt_dist d;
+    default_dist(L, kb, rank, lengths, dtype, &d);
+    int di;
+    ckt_error err;
+    if (ckt_kernel_add_dist(kb->k, &d, &di, &err)) ckt_l_error(L, &err);
+    return di;
 }
