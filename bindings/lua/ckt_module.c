@@ -34,6 +34,7 @@ int luaopen_ckt(lua_State *L)
     ckt_l_open_lds(L);
     ckt_l_open_array(L);
     ckt_l_open_kernel(L);
+    ckt_l_open_gemm(L);
     ckt_l_open_jit(L);
     ckt_l_open_help(L);
     return 1;

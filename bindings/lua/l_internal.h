@@ -99,8 +99,22 @@ void ckt_l_open_lds(lua_State *L);          /* l_lds.c: ckt.target, ckt.lds.* */
 void ckt_l_open_array(lua_State *L);        /* l_array.c: host arrays, device buffers */
 void ckt_l_open_kernel(lua_State *L);       /* l_kernel.c: builder, tensors, windows, compile, launch */
 void ckt_l_open_help(lua_State *L);
+void ckt_l_open_gemm(lua_State *L);         /* l_gemm.c: ckt.mma, ckt.gemm_traits, the blockwise GEMM pieces */
 void ckt_l_open_jit(lua_State *L);          /* l_jit.c: ckt.compile */         /* l_help.c: help texts */
 /* l_help.c: add (or replace) a help topic, e.g. from a binding file's open function */
 void ckt_l_help_add(lua_State *L, const char *name, const char *text);
+
+/* ---- l_kernel.c: the builder's objects, for the concept files that add builder pieces (l_gemm.c) ---- */
+struct ckt_kernel;
+/* The builder at idx, inside its build function (fn names the call in errors). */
+struct ckt_kernel *ckt_l_builder(lua_State *L, int idx, const char *fn);
+/* A tensor (ckt.tensor) of kernel k at idx: its index; errors name `what`. NULL k: any kernel
+ * being built, which *k_out (may be NULL) receives. */
+int ckt_l_kernel_tensor(lua_State *L, int idx, struct ckt_kernel **k, const char *what);
+/* A tile window (not a partition) at idx: its index and kernel (being built). */
+int ckt_l_kernel_window(lua_State *L, int idx, struct ckt_kernel **k, const char *what);
+/* New objects of the kernel that owns the object (or is the builder) at `owner`. */
+void ckt_l_push_kernel_tensor(lua_State *L, int owner, int tensor);
+void ckt_l_push_partition(lua_State *L, int owner, int window, int dist);
 
 #endif

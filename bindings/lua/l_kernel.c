@@ -1403,12 +1403,53 @@ static int b_block_reduce(lua_State *L)
     return 0;
 }
 
-/* b:blockwise_gemm is part of the GEMM issue: refuse clearly until then. */
-static int b_blockwise_gemm(lua_State *L)
+/* ---------------------------------------------------------------- hooks for l_gemm.c */
+
+ckt_kernel *ckt_l_builder(lua_State *L, int idx, const char *fn)
 {
-    l_kernel *kb = checkkernel(L, 1);
-    require_building(L, kb, "blockwise_gemm");
-    return ckt_l_errorf(L, "blockwise_gemm: not available in this version (MFMA / mma lowering is not implemented yet)");
+    l_kernel *kb = checkkernel(L, idx);
+    require_building(L, kb, fn);
+    return kb->k;
+}
+
+int ckt_l_kernel_tensor(lua_State *L, int idx, ckt_kernel **k, const char *what)
+{
+    l_kobj *t = checktensor(L, idx, what);
+    require_building(L, t->kb, what);
+    if (*k && t->kb->k != *k) return ckt_l_errorf(L, "%s: the tensor belongs to another kernel", what);
+    *k = t->kb->k;
+    return t->id;
+}
+
+int ckt_l_kernel_window(lua_State *L, int idx, ckt_kernel **k, const char *what)
+{
+    l_kobj *w = checkwindow(L, idx, what);
+    if (w->part) return ckt_l_errorf(L, "%s: expected a tile window, got a partition", what);
+    if (*k && w->kb->k != *k) return ckt_l_errorf(L, "%s: the window belongs to another kernel", what);
+    *k = w->kb->k;
+    return w->id;
+}
+
+static void push_kernel_of(lua_State *L, int idx)
+{
+    if (luaL_testudata(L, idx, CKT_L_KERNEL)) lua_pushvalue(L, idx);
+    else push_owner(L, idx);
+}
+
+void ckt_l_push_kernel_tensor(lua_State *L, int owner, int tensor)
+{
+    push_kernel_of(L, owner);
+    newobj(L, checkkernel(L, -1), -1, CKT_L_KTENSOR, tensor);
+    lua_remove(L, -2);
+}
+
+void ckt_l_push_partition(lua_State *L, int owner, int window, int dist)
+{
+    push_kernel_of(L, owner);
+    l_kobj *w = newobj(L, checkkernel(L, -1), -1, CKT_L_WINDOW, window);
+    lua_remove(L, -2);
+    w->dist = dist;
+    w->part = 1;
 }
 
 /* ---------------------------------------------------------------- built kernels */
@@ -1712,7 +1753,7 @@ void ckt_l_open_kernel(lua_State *L)
         {"thread_id", b_thread_id}, {"block_id", b_block_id}, {"num_blocks", b_num_blocks}, {"block_order", b_block_order},
         {"loop", b_loop}, {"when", b_when}, {"sync", b_sync}, {"copy", b_copy}, {"blockwise_copy", b_blockwise_copy},
         {"clear", b_clear}, {"map", b_map}, {"reduce", b_reduce}, {"fold", b_fold}, {"block_reduce", b_block_reduce},
-        {"blockwise_gemm", b_blockwise_gemm}, {"source", k_source}, {"compile", k_compile}, {"signature", k_signature},
+        {"source", k_source}, {"compile", k_compile}, {"signature", k_signature},
         {"lds_bytes", k_lds_bytes}, {"name", k_name}, {"block", k_block}, {NULL, NULL}};
     static const luaL_Reg emethods[] = {
         {"__add", e_add}, {"__sub", e_sub}, {"__mul", e_mul}, {"__div", e_div}, {"__idiv", e_div}, {"__mod", e_mod},

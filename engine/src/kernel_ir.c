@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ckt/checked.h"
+#include "ckt/mma.h"
 
 #define MAX_CONSTRAINTS 64
 #define MAX_NEST 32
@@ -718,6 +719,42 @@ ckt_status ckt_kernel_block_reduce(ckt_kernel *k, int acc, ckt_reduce_op rop, ck
 }
 
 /* ---------------------------------------------------------------- finishing, launches */
+
+static ckt_status mma_operand(const ckt_kernel *k, int reg, const char *what, ckt_dtype want, int64_t values, ckt_error *err)
+{
+    if (reg < 0 || reg >= k->ntensors || k->tensors[reg].mem != CKT_MEM_REG) return ckt_fail(err, CKT_EINVAL, "mma: %s must be a register tensor", what);
+    const ckt_ktensor *t = &k->tensors[reg];
+    if (t->dtype != want)
+        return ckt_fail(err, CKT_EINVAL, "mma: %s is %s but the instruction takes %s", what, ckt_dtype_name(t->dtype), ckt_dtype_name(want));
+    if (t->nvalues != values)
+        return ckt_fail(err, CKT_EINVAL, "mma: %s holds %lld values per thread, the instructions take %lld", what, (long long)t->nvalues, (long long)values);
+    return CKT_OK;
+}
+
+ckt_status ckt_kernel_mma(ckt_kernel *k, int c_reg, int a_reg, int b_reg, int mma, const int64_t *rep, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "mma", err))) return s;
+    const ckt_mma *m = ckt_mma_at(mma);
+    if (!m || !rep) return ckt_fail(err, CKT_EINVAL, "mma: no instruction %d", mma);
+    for (int i = 0; i < 3; i++)
+        if (rep[i] < 1 || rep[i] > 64) return ckt_fail(err, CKT_EINVAL, "mma: repeat %d is %lld (1..64)", i, (long long)rep[i]);
+    if (k->divergent) return ckt_fail(err, CKT_EINVAL, "mma: inside a branch that depends on the thread id (a wave-wide instruction needs every lane)");
+    if (k->block % m->lanes)
+        return ckt_fail(err, CKT_EINVAL, "mma: the block of %lld threads is not whole waves of %lld lanes (%s)", (long long)k->block, (long long)m->lanes, m->name);
+    if ((s = mma_operand(k, a_reg, "A", m->a, m->a_values * rep[0] * rep[2], err)) || (s = mma_operand(k, b_reg, "B", m->b, m->b_values * rep[1] * rep[2], err)) ||
+        (s = mma_operand(k, c_reg, "C", m->c, m->c_values * rep[0] * rep[1], err)))
+        return s;
+    ckt_kop op = new_op(CKT_OP_GEMM);
+    op.r = c_reg;
+    op.ninputs = 2;
+    op.inputs[0] = a_reg;
+    op.inputs[1] = b_reg;
+    op.mma = mma;
+    memcpy(op.mma_rep, rep, sizeof op.mma_rep);
+    snprintf(op.note, sizeof op.note, "%s", m->name);
+    return push_op(k, &op, err);
+}
 
 ckt_status ckt_kernel_finish(ckt_kernel *k, ckt_error *err)
 {

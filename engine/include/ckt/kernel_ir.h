@@ -137,7 +137,7 @@ typedef enum {
     CKT_OP_MAP,          /* reg r[v] = expr(inputs[v]) */
     CKT_OP_FOLD,         /* reg r[0] = op(r[0], inputs[0][all v]) */
     CKT_OP_BLOCK_REDUCE, /* reg r[0] = op over all threads (every thread gets the result) */
-    CKT_OP_GEMM,         /* reserved: blockwise_gemm (MFMA / mma / emulated) */
+    CKT_OP_GEMM,         /* reg r += inputs[0] x inputs[1]: matrix instruction mma (ckt/mma.h), mma_rep = {MX, NX, P} per wave */
     CKT_OP_COPY_ASYNC,   /* LDS window w = global window inputs[0], element by element through dist */
     CKT_OP_COMMIT,       /* close the group of asynchronous copies issued since the last commit */
     CKT_OP_WAIT          /* wait until at most spv committed groups are pending (then a barrier unless b == 0) */
@@ -159,6 +159,8 @@ typedef struct ckt_kop {
     int dist;             /* LOAD / STORE: the distribution of the access (-1: the register tensor's) */
     int line;             /* the script line that built it (0: unknown) */
     char note[96];
+    int mma;              /* GEMM: the instruction (ckt_mma_at index) */
+    int64_t mma_rep[3];   /* GEMM: instructions per wave along M and N, and per K step (k_pack / k_chunk) */
 } ckt_kop;
 
 typedef struct ckt_kernel ckt_kernel;
@@ -219,6 +221,10 @@ ckt_status ckt_kernel_map(ckt_kernel *k, int ninputs, const int *inputs, ckt_exp
                           ckt_error *err);
 ckt_status ckt_kernel_fold(ckt_kernel *k, int acc, int src, ckt_reduce_op op, ckt_error *err);
 ckt_status ckt_kernel_block_reduce(ckt_kernel *k, int acc, ckt_reduce_op op, ckt_error *err);
+/* c += a x b by matrix instruction `mma` (a ckt_mma_at index), each wave issuing rep[0] x rep[1]
+ * instruction tiles times rep[2] along K; register value orders as in ckt/gemm.h. The block must
+ * be whole waves; the dtypes and values per thread must be the instruction's. Block-uniform. */
+ckt_status ckt_kernel_mma(ckt_kernel *k, int c_reg, int a_reg, int b_reg, int mma, const int64_t *rep, ckt_error *err);
 ckt_status ckt_reduce_parse(const char *s, ckt_reduce_op *out, ckt_error *err);
 
 /* Asynchronous copies and multi-stage LDS.
