@@ -95,8 +95,11 @@ function gemm.plan(o)
   local wn = waves // wm
   if p.TM % (wm * m.m) ~= 0 then fail(("tile TM %d is not a multiple of %d waves x %d rows of %s"):format(p.TM, wm, m.m, m.name)) end
   if p.TN % (wn * m.n) ~= 0 then fail(("tile TN %d is not a multiple of %d waves x %d columns of %s"):format(p.TN, wn, m.n, m.name)) end
-  p.k_pack = o.k_pack or (vendor == "amd" and 8 or m.k)
-  if p.TK % m.k ~= 0 or p.TK % p.k_pack ~= 0 then fail(("tile TK %d is not a multiple of the instruction's K %d and k_pack %d"):format(p.TK, m.k, p.k_pack)) end
+  -- k_pack: contiguous K a lane reads per step (CK's K1); one K step is instr.k x k_pack / k_chunk
+  p.k_pack = o.k_pack or (vendor == "amd" and 8 or m.k_chunk)
+  if math.type(p.k_pack) ~= "integer" or p.k_pack < 1 or p.k_pack % m.k_chunk ~= 0 then fail(("k_pack %s must be a multiple of %s's %d contiguous K per lane"):format(tostring(p.k_pack), m.name, m.k_chunk)) end
+  p.k_step = m.k * p.k_pack // m.k_chunk
+  if p.TK % p.k_step ~= 0 then fail(("tile TK %d is not a multiple of the K step %d (%s's K %d x k_pack %d / %d)"):format(p.TK, p.k_step, m.name, m.k, p.k_pack, m.k_chunk)) end
   p.waves_m, p.waves_n = wm, wn
   p.m_per_wave, p.n_per_wave = p.TM // (wm * m.m), p.TN // (wn * m.n)
   p.traits = ckt.gemm_traits{instr = m.name, m_per_wave = p.m_per_wave, n_per_wave = p.n_per_wave, k_pack = p.k_pack}
@@ -159,6 +162,7 @@ function gemm.plan(o)
       return
     end
     local read, rv = read_map(rows, per_wave, name)
+    rv = math.min(rv, p.v) -- f32 (CPU only): a lane's run is read 16 bytes at a time
     c.read, c.read_vector = read, rv
     local s = ckt.lds.find_swizzle{target = p.arch, layout = c.lds, dtype = p.dtype,
                                    write = {thread_map = c.write, vector = v}, read = {thread_map = read, vector = rv}}
@@ -216,7 +220,7 @@ function gemm.build(o)
       end
       b:commit()
     end
-    local acc = b:make_blockwise_gemm_xdl_c_vgpr(p.a_copy.lds, p.b_copy.lds, T)
+    local acc = b:make_blockwise_gemm_xdl_c_vgpr(sa, sb, T)
     b:clear(acc, 0)
     for s = 0, S - 2 do issue(s, s) end -- slices past K are zero-filled and never read
     b:loop(nk, function(i)
