@@ -136,33 +136,36 @@ function gemm.plan(o)
   end
   p.a_copy = copy_plan(p.TM, p.a_major == "m", "A (TM x TK)")
   p.b_copy = copy_plan(p.TN, p.b_major == "n", "B (TN x TK)")
-  -- operand reads (NVIDIA, K-contiguous LDS): ldmatrix rows of 8 elements (16 bytes); A: x4 per
-  -- 16 x 16 instruction tile, lane l gives row l % 16 at K (l // 16) * 8; B: x2 per 8 x 16
-  -- (N x K) tile, lane l row l % 8 at K ((l // 8) % 2) * 8 (lanes 16..31 repeat 0..15).
-  -- AMD (MFMA): lane l reads k_pack contiguous K of row l % m at K (l // m) * k_pack.
-  local function read_map(rows, per_wave, name)
-    local kgroups = p.TK // 16
-    if vendor == "nvidia" then
-      if name == "A" then
-        return ckt.layout({{16, 2, wn, wm}, {per_wave, kgroups}}, {{1, 8 * rows, 0, per_wave * 16}, {16, 16 * rows}}), 8
-      end
-      return ckt.layout({{8, 2, 2, wn, wm}, {per_wave, kgroups}}, {{1, 8 * rows, 0, per_wave * 8, 0}, {8, 16 * rows}}), 8
-    end
-    local mm, kp = m.m, p.k_pack
-    local lanes_k = lanes // mm
-    local steps = p.TK // (lanes_k * kp)
-    if name == "A" then
-      return ckt.layout({{mm, lanes_k, wn, wm}, {per_wave, steps}}, {{1, kp * rows, 0, per_wave * mm}, {mm, lanes_k * kp * rows}}), kp
-    end
-    return ckt.layout({{mm, lanes_k, wn, wm}, {per_wave, steps}}, {{1, kp * rows, per_wave * mm, 0}, {mm, lanes_k * kp * rows}}), kp
+  -- operand reads: what b:blockwise_gemm loads from LDS per K step is the traits' block-level
+  -- distribution of the operand (T:tv: (thread, value) -> m * k_step + k over one K step of the
+  -- rows x k_step tile); a lane's run of contiguous K (k_chunk on NVIDIA: 4-byte reads; k_pack
+  -- on AMD: 16-byte reads) is one vector. As a bank-model thread map: (thread, vector) -> the
+  -- tile index row + rows * k of the vector's first element, for every K step of the slice.
+  local function flat(t, out)
+    out = out or {}
+    if type(t) == "table" then for _, x in ipairs(t) do flat(x, out) end else out[#out + 1] = t end
+    return out
+  end
+  local function read_map(operand, rows)
+    local tv = p.traits:tv(operand, p.TM, p.TN, p.TK, p.block)
+    local ks = p.k_step
+    local function conv(st) return (st // ks) + rows * (st % ks) end
+    local ts, tt = flat(tv:mode(0):shape()), flat(tv:mode(0):stride())
+    local vs, vt = flat(tv:mode(1):shape()), flat(tv:mode(1):stride())
+    local run, i = 1, 1
+    while i <= #vs and vt[i] == run do run = run * vs[i]; i = i + 1 end
+    local tsh, tst, vsh, vst = {}, {}, {}, {}
+    for j = 1, #ts do tsh[j], tst[j] = ts[j], conv(tt[j]) end
+    for j = i, #vs do vsh[#vsh + 1], vst[#vst + 1] = vs[j], conv(vt[j]) end
+    vsh[#vsh + 1], vst[#vst + 1] = p.TK // ks, rows * ks
+    return ckt.layout({tsh, vsh}, {tst, vst}), run
   end
   local function lds_layout(c, rows, per_wave, name, contiguous_rows)
-    if contiguous_rows or o.swizzle == false then
-      c.why = contiguous_rows and "M/N-contiguous tile, element operand reads" or "row-major (no swizzle)"
+    if contiguous_rows or o.swizzle == false or p.dtype == "f32" then
+      c.why = contiguous_rows and "M/N-contiguous tile, element operand reads" or p.dtype == "f32" and "row-major (f32 runs on the CPU only)" or "row-major (no swizzle)"
       return
     end
-    local read, rv = read_map(rows, per_wave, name)
-    rv = math.min(rv, p.v) -- f32 (CPU only): a lane's run is read 16 bytes at a time
+    local read, rv = read_map(name, rows)
     c.read, c.read_vector = read, rv
     local s = ckt.lds.find_swizzle{target = p.arch, layout = c.lds, dtype = p.dtype,
                                    write = {thread_map = c.write, vector = v}, read = {thread_map = read, vector = rv}}
