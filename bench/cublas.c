@@ -100,7 +100,17 @@ static int l_open(lua_State *L)
     if (!ctx_get || !h->ev_create || !h->ev_record || !h->ev_sync || !h->ev_elapsed || !h->ev_destroy || !h->ctx_sync)
         return fail(L, "libcuda.so.1 lacks the event functions%s", "");
     void *ctx = NULL;
-    if (ctx_get(&ctx) || !ctx) return fail(L, "no current CUDA context: open a ckt device (ckt.device(\"sm_90\")) first%s", "");
+    if (ctx_get(&ctx) || !ctx) { /* ckt makes its context current per call: device 0's primary context, the one ckt retained */
+        typedef int (*dev_get_fn)(int *, int);
+        typedef int (*retain_fn)(void **, int);
+        typedef int (*set_fn)(void *);
+        dev_get_fn dev_get = (dev_get_fn)dlsym(cuda, "cuDeviceGet");
+        retain_fn retain = (retain_fn)dlsym(cuda, "cuDevicePrimaryCtxRetain");
+        set_fn set = (set_fn)dlsym(cuda, "cuCtxSetCurrent");
+        int dev = 0;
+        if (!dev_get || !retain || !set || dev_get(&dev, 0) || retain(&ctx, dev) || !ctx || set(ctx))
+            return fail(L, "no CUDA context: open a ckt device (ckt.device(\"cuda\")) first%s", "");
+    }
     int st = create(&h->h);
     if (st) {
         char buf[32];

@@ -36,9 +36,10 @@ for _, m in ipairs(split(major_arg)) do majors[#majors + 1] = {m:sub(1, 1), m:su
 local dev = ckt.device(target:sub(1, 3) == "sm_" and "cuda" or target:sub(1, 3) == "cpu" and "cpu" or "hip") -- cpu: a dry run of the script
 local cpu = ckt.device("cpu")
 
--- cuBLAS (after the device: it runs in the primary context ckt made current)
+-- cuBLAS (after the device: it runs in the primary context ckt retained, current after an allocation)
 local cublas, cublas_why
 do
+  dev:alloc("f32", 1):close()
   package.cpath = (os.getenv("CKT_BENCH_LIB") and (os.getenv("CKT_BENCH_LIB") .. "/?.so;") or "") .. "build/?.so;/tmp/ckt-build/?.so;" .. package.cpath
   local ok, mod = pcall(require, "ckt_cublas")
   if ok then cublas, cublas_why = mod.open() else cublas_why = tostring(mod):gsub("\n.*", "") end
