@@ -27,7 +27,7 @@ print(tostring(S) .. ": " .. table.concat(path, " ") .. " ...")
 local loc, lin = S:locality(), ckt.sfc{lengths = {4, 8}}:locality()
 print(("snake: %d sequential steps of %d; linear: %d"):format(loc.sequential, loc.steps, lin.sequential))
 
-section("4. LDS bank conflicts and their remedies (seed 004)")
+section("4. LDS bank conflicts and their remedies (AMD's note on LDS bank conflicts)")
 local tile = ckt.layout({64, 64}, "row")
 local read_map = ckt.layout({{16, 4}, 4}, {{1, 512}, 16})
 local r = ckt.lds.analyze_tensor{target = "gfx90a", tensor_layout = tile, dtype = "f16", thread_map = read_map, vector = 8}

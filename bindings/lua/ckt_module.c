@@ -34,7 +34,6 @@ int luaopen_ckt(lua_State *L)
     ckt_l_open_lds(L);
     ckt_l_open_array(L);
     ckt_l_open_kernel(L);
-    ckt_l_open_gemm(L);
     ckt_l_open_jit(L);
     ckt_l_open_help(L);
     return 1;

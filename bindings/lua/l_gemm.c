@@ -11,10 +11,48 @@
 
 #include "ckt/gemm.h"
 #include "ckt/mma.h"
-#include "l_internal.h"
+#include "l_kernel.h"
 
 #define CKT_L_MMA "ckt.mma"
 #define CKT_L_TRAITS "ckt.gemm_traits"
+
+/* ---------------------------------------------------------------- kernel objects */
+
+static ckt_kernel *builder(lua_State *L, int idx, const char *fn)
+{
+    l_kernel *kb = ckt_lk_checkkernel(L, idx);
+    ckt_lk_require_building(L, kb, fn);
+    return kb->k;
+}
+
+/* A tensor of kernel *k (NULL: any kernel being built, stored into *k): its index. */
+static int kernel_tensor(lua_State *L, int idx, ckt_kernel **k, const char *what)
+{
+    l_kobj *t = ckt_lk_checktensor(L, idx, what);
+    ckt_lk_require_building(L, t->kb, what);
+    if (*k && t->kb->k != *k) return ckt_l_errorf(L, "%s: the tensor belongs to another kernel", what);
+    *k = t->kb->k;
+    return t->id;
+}
+
+static int kernel_window(lua_State *L, int idx, ckt_kernel **k, const char *what)
+{
+    l_kobj *w = ckt_lk_checkwindow(L, idx, what);
+    if (w->part) return ckt_l_errorf(L, "%s: expected a tile window, got a partition", what);
+    if (*k && w->kb->k != *k) return ckt_l_errorf(L, "%s: the window belongs to another kernel", what);
+    *k = w->kb->k;
+    return w->id;
+}
+
+/* A new object of the kernel that owns the object (or is the builder) at `owner`. */
+static l_kobj *push_object(lua_State *L, int owner, const char *tname, int id)
+{
+    if (luaL_testudata(L, owner, CKT_L_KERNEL)) lua_pushvalue(L, owner);
+    else ckt_lk_push_owner(L, owner);
+    l_kobj *o = ckt_lk_newobj(L, ckt_lk_checkkernel(L, -1), -1, tname, id);
+    lua_remove(L, -2);
+    return o;
+}
 
 /* ---------------------------------------------------------------- ckt.mma */
 
@@ -292,7 +330,7 @@ static void tile_shape(lua_State *L, int idx, ckt_kernel *k, const char *what, i
 {
     ckt_layout lay;
     if (lua_isuserdata(L, idx) && !ckt_l_testlayout(L, idx)) {
-        int ti = ckt_l_kernel_tensor(L, idx, &k, what);
+        int ti = kernel_tensor(L, idx, &k, what);
         const ckt_ktensor *t = ckt_kernel_tensor(k, ti);
         if (t->mem != CKT_MEM_LDS) ckt_l_errorf(L, "%s: expected an LDS tensor or a tile layout, got a %s tensor", what, ckt_memory_name(t->mem));
         lay = t->layout;
@@ -313,7 +351,7 @@ static void tile_shape(lua_State *L, int idx, ckt_kernel *k, const char *what, i
 static int b_c_vgpr(lua_State *L)
 {
     static const char *const fn = "make_blockwise_gemm_xdl_c_vgpr";
-    ckt_kernel *k = ckt_l_builder(L, 1, fn);
+    ckt_kernel *k = builder(L, 1, fn);
     int64_t mpb, kpa, npb, kpb;
     tile_shape(L, 2, k, "make_blockwise_gemm_xdl_c_vgpr: argument 1 (a_tile)", &mpb, &kpa);
     tile_shape(L, 3, k, "make_blockwise_gemm_xdl_c_vgpr: argument 2 (b_tile)", &npb, &kpb);
@@ -324,7 +362,7 @@ static int b_c_vgpr(lua_State *L)
     int reg;
     if (ckt_gemm_geometry(t, mpb, npb, kpa, ckt_kernel_block(k), &g, &err) || ckt_kernel_gemm_c_vgpr(k, t, mpb, npb, &reg, NULL, &err))
         return ckt_l_errorf(L, "%s: %s", fn, err.msg);
-    ckt_l_push_kernel_tensor(L, 1, reg);
+    push_object(L, 1, CKT_L_KTENSOR, reg);
     return 1;
 }
 
@@ -334,9 +372,9 @@ static int b_c_vgpr(lua_State *L)
 static int l_c_partition(lua_State *L)
 {
     static const char *const fn = "make_blockwise_gemm_xdl_c_local_partition";
-    int first = luaL_testudata(L, 1, "ckt.kernel") ? 2 : 1; /* also a builder method */
-    ckt_kernel *k = first == 2 ? ckt_l_builder(L, 1, fn) : NULL;
-    int wi = ckt_l_kernel_window(L, first, &k, "make_blockwise_gemm_xdl_c_local_partition: argument 1 (c_tile)");
+    int first = luaL_testudata(L, 1, CKT_L_KERNEL) ? 2 : 1; /* also a builder method */
+    ckt_kernel *k = first == 2 ? builder(L, 1, fn) : NULL;
+    int wi = kernel_window(L, first, &k, "make_blockwise_gemm_xdl_c_local_partition: argument 1 (c_tile)");
     const ckt_kwindow *w = ckt_kernel_window(k, wi);
     if (w->rank != 2) return ckt_l_errorf(L, "%s: argument 1 (c_tile) has rank %d, the C tile has 2", fn, w->rank);
     const ckt_gemm_traits *t = checktraits(L, first + 1, "make_blockwise_gemm_xdl_c_local_partition: argument 2 (traits)");
@@ -346,24 +384,26 @@ static int l_c_partition(lua_State *L)
     ckt_expr_id origin[2] = {w->origin[0], w->origin[1]};
     int64_t lengths[2] = {w->lengths[0], w->lengths[1]};
     if (ckt_kernel_window_make(k, w->tensor, 2, lengths, origin, &pw, &err)) return ckt_l_error(L, &err);
-    ckt_l_push_partition(L, first, pw, dist);
+    l_kobj *p = push_object(L, first, CKT_L_WINDOW, pw);
+    p->dist = dist;
+    p->part = 1;
     return 1;
 }
 
 /* b:blockwise_gemm(a_lds, b_lds, c_vgpr, traits): c_vgpr += a_lds x b_lds^T (blockwise_gemm_xdl) */
 static int b_blockwise_gemm(lua_State *L)
 {
-    ckt_kernel *k = ckt_l_builder(L, 1, "blockwise_gemm");
-    int a = ckt_l_kernel_tensor(L, 2, &k, "blockwise_gemm: argument 1 (a_lds)");
-    int b = ckt_l_kernel_tensor(L, 3, &k, "blockwise_gemm: argument 2 (b_lds)");
-    int c = ckt_l_kernel_tensor(L, 4, &k, "blockwise_gemm: argument 3 (c_vgpr)");
+    ckt_kernel *k = builder(L, 1, "blockwise_gemm");
+    int a = kernel_tensor(L, 2, &k, "blockwise_gemm: argument 1 (a_lds)");
+    int b = kernel_tensor(L, 3, &k, "blockwise_gemm: argument 2 (b_lds)");
+    int c = kernel_tensor(L, 4, &k, "blockwise_gemm: argument 3 (c_vgpr)");
     const ckt_gemm_traits *t = checktraits(L, 5, "blockwise_gemm: argument 4 (traits)");
     ckt_error err;
     if (ckt_kernel_blockwise_gemm(k, a, b, c, t, &err)) return ckt_l_error(L, &err);
     return 0;
 }
 
-void ckt_l_open_gemm(lua_State *L)
+void ckt_lk_open_gemm(lua_State *L)
 {
     static const luaL_Reg mmethods[] = {{"__index", m_index}, {"__tostring", m_tostring}, {"layout", m_layout}, {"grid", m_grid}, {"svg", m_svg},
                                         {"on", m_has}, {NULL, NULL}};
@@ -371,12 +411,10 @@ void ckt_l_open_gemm(lua_State *L)
     ckt_l_new_class(L, CKT_L_MMA, mmethods);
     ckt_l_new_class(L, CKT_L_TRAITS, tmethods);
     /* builder methods (the CK wrapper's names) */
-    luaL_getmetatable(L, "ckt.kernel");
     static const luaL_Reg bmethods[] = {{"blockwise_gemm", b_blockwise_gemm}, {"blockwise_gemm_xdl", b_blockwise_gemm},
                                         {"make_blockwise_gemm_xdl_c_vgpr", b_c_vgpr}, {"make_blockwise_gemm_xdl_c_local_partition", l_c_partition},
                                         {NULL, NULL}};
-    luaL_setfuncs(L, bmethods, 0);
-    lua_pop(L, 1);
+    ckt_lk_builder_methods(L, bmethods);
     static const luaL_Reg fns[] = {{"mma", l_mma}, {"mma_list", l_mma_list}, {"mma_find", l_mma_find}, {"gemm_traits", l_gemm_traits},
                                    {"make_blockwise_gemm_xdl_c_local_partition", l_c_partition}, {NULL, NULL}};
     luaL_setfuncs(L, fns, 0);

@@ -53,7 +53,7 @@ static const struct {
                  "E:tv_layout() E:grid() E:svg(); tostring(E)."},
     {"encoding_pattern_2d", "ckt.encoding_pattern_2d{block_size=, y_per_tile=, x_per_tile=, vec_size=,\n"
                             "  pattern=\"thread_raked\"|\"warp_raked\"|\"block_raked\", num_wave_groups=1, warp_size=64}\n"
-                            "CK's 2D static encoding patterns; E.x0 E.x1 E.y0 E.y1 E.y2 as in seed 000. See help('encoding')."},
+                            "CK's 2D static encoding patterns; E.x0 E.x1 E.y0 E.y1 E.y2 as in CK Tile's pattern_2d. See help('encoding')."},
     {"nested_layout", "ckt.nested_layout{subgroup_tile=, batch_tile=, outer_tile=, thread_tile=, element_tile=,\n"
                       "  subgroup_strides=, thread_strides=}: an IREE nested layout, normalised and verified.\n"
                       "Methods: N:undistributed_shape() N:packed_shape() N:distributed_shape()\n"
@@ -74,7 +74,7 @@ static const struct {
     {"lds.analyze_tensor", "ckt.lds.analyze_tensor{target=, tensor_layout=, dtype=, thread_map=, vector=, op=}:\n"
                            "a whole tile access; thread_map maps (thread, value) to the first element of each vector."},
     {"lds.pad", "ckt.lds.pad(layout, banks [, dtype]) -> padded layout, extra bytes."},
-    {"lds.xor_preshuffle", "ckt.lds.xor_preshuffle(k_per_block, k_pack [, rows]): seed 004's XOR preshuffle as the\n"
+    {"lds.xor_preshuffle", "ckt.lds.xor_preshuffle(k_per_block, k_pack [, rows]): the XOR preshuffle of AMD's note on LDS bank conflicts as the\n"
                            "composed layout Sw<B,M,B> o (rows,K):(K,1)."},
     {"lds.find_swizzle", "ckt.lds.find_swizzle{target=, layout=, dtype=, write={thread_map=, vector=},\n"
                          "  read={thread_map=, vector=}, max_padding_banks=8}: swizzles first, then paddings; the cheapest\n"

@@ -47,6 +47,10 @@ ckt_layout *ckt_l_checklayout(lua_State *L, int idx, const char *what);
 /* A layout, an integer n (n:1) or a layout string; raises otherwise. */
 void ckt_l_tolayout(lua_State *L, int idx, const char *what, ckt_layout *out);
 ckt_layout *ckt_l_testlayout(lua_State *L, int idx); /* NULL when not a layout */
+/* ckt.local_tile / ckt.local_partition on layouts (the kernel bindings register the functions,
+ * which take kernel tensors and windows too, and call these for layouts). */
+int ckt_l_layout_local_tile(lua_State *L);
+int ckt_l_layout_local_partition(lua_State *L);
 
 /* ---- l_distribution.c / l_nested.c (distributions) ---- */
 struct ckt_encoding;
@@ -97,24 +101,10 @@ void ckt_l_open_nested(lua_State *L);       /* l_nested.c: IREE nested layouts *
 void ckt_l_open_sfc(lua_State *L);          /* l_sfc.c */
 void ckt_l_open_lds(lua_State *L);          /* l_lds.c: ckt.target, ckt.lds.* */
 void ckt_l_open_array(lua_State *L);        /* l_array.c: host arrays, device buffers */
-void ckt_l_open_kernel(lua_State *L);       /* l_kernel.c: builder, tensors, windows, compile, launch */
-void ckt_l_open_help(lua_State *L);
-void ckt_l_open_gemm(lua_State *L);         /* l_gemm.c: ckt.mma, ckt.gemm_traits, the blockwise GEMM pieces */
-void ckt_l_open_jit(lua_State *L);          /* l_jit.c: ckt.compile */         /* l_help.c: help texts */
+void ckt_l_open_kernel(lua_State *L);       /* l_builder.c and l_kernel.h's files: builder, tensors, windows, compile, launch */
+void ckt_l_open_help(lua_State *L);         /* l_help.c: help texts */
+void ckt_l_open_jit(lua_State *L);          /* l_jit.c: ckt.compile */
 /* l_help.c: add (or replace) a help topic, e.g. from a binding file's open function */
 void ckt_l_help_add(lua_State *L, const char *name, const char *text);
-
-/* ---- l_kernel.c: the builder's objects, for the concept files that add builder pieces (l_gemm.c) ---- */
-struct ckt_kernel;
-/* The builder at idx, inside its build function (fn names the call in errors). */
-struct ckt_kernel *ckt_l_builder(lua_State *L, int idx, const char *fn);
-/* A tensor (ckt.tensor) of kernel k at idx: its index; errors name `what`. NULL k: any kernel
- * being built, which *k_out (may be NULL) receives. */
-int ckt_l_kernel_tensor(lua_State *L, int idx, struct ckt_kernel **k, const char *what);
-/* A tile window (not a partition) at idx: its index and kernel (being built). */
-int ckt_l_kernel_window(lua_State *L, int idx, struct ckt_kernel **k, const char *what);
-/* New objects of the kernel that owns the object (or is the builder) at `owner`. */
-void ckt_l_push_kernel_tensor(lua_State *L, int owner, int tensor);
-void ckt_l_push_partition(lua_State *L, int owner, int window, int dist);
 
 #endif

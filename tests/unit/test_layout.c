@@ -1,4 +1,4 @@
-/* Layout algebra: literal examples (shared/reference/cute_layouts.md) and seeded
+/* Layout algebra: literal examples (CuTe's layout documentation) and seeded
  * property tests over thousands of random layouts. */
 #include <setjmp.h>
 #include <stdarg.h>

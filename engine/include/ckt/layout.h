@@ -6,7 +6,7 @@
  * No allocation: tuples and layouts are plain values, copied by assignment.
  *
  * A ckt_layout is a congruent pair shape:stride (CuTe semantics, see
- * shared/reference/cute_layouts.md). Evaluation maps a 1-D index
+ * https://docs.nvidia.com/cutlass/media/docs/cpp/cute/01_layout.html). Evaluation maps a 1-D index
  * (colexicographic, first mode fastest) or a hierarchical coordinate to an offset.
  *
  * All functions validate inputs and return a ckt_status; on failure `err` says
@@ -91,7 +91,7 @@ ckt_status ckt_layout_eval_coord(const ckt_layout *l, const ckt_tuple *coord, in
 ckt_status ckt_idx2crd(const ckt_tuple *shape, int64_t idx, ckt_tuple *coord, ckt_error *err);
 ckt_status ckt_crd2idx(const ckt_tuple *shape, const ckt_tuple *coord, int64_t *idx, ckt_error *err);
 
-/* ---- algebra (CuTe semantics; see shared/reference/cute_layouts.md) ---- */
+/* ---- algebra (CuTe semantics; see CuTe's layout algebra documentation) ---- */
 ckt_status ckt_coalesce(const ckt_layout *l, ckt_layout *out, ckt_error *err);
 ckt_status ckt_filter(const ckt_layout *l, ckt_layout *out, ckt_error *err);
 ckt_status ckt_composition(const ckt_layout *a, const ckt_layout *b, ckt_layout *out, ckt_error *err);
