@@ -232,6 +232,7 @@ function gemm.build(o)
       issue(i + S - 1, (i + S - 1) % S) -- into the stage of slice i - 1
       b:blockwise_gemm(sa:stage(i % S), sb:stage(i % S), acc, T)
     end)
+    b:wait{pending = 0, sync = false} -- no copy (the zero-filled ones past K) outlives the block
     local res = p.epilogue and b:map(p.epilogue, acc) or acc
     ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.local_tile(gc, {TM, TN}, {tm, tn}), T):store(res)
   end}

@@ -82,8 +82,30 @@ describe("ckt.kernels.gemm on the CPU target", function()
     end
     local plain = gemm.plan{dtype = "f16", target = "sm_90"}
     local tile = ckt.layout({plain.TM, plain.TK}, {plain.TK, 1})
-    local a = ckt.lds.analyze_tensor{target = "sm_90", tensor_layout = tile, dtype = "f16", thread_map = plain.a_copy.read, vector = 8, op = "read"}
+    local a = ckt.lds.analyze_tensor{target = "sm_90", tensor_layout = tile, dtype = "f16", thread_map = plain.a_copy.read, vector = plain.a_copy.read_vector, op = "read"}
     assert.truthy(a.cycles > a.ideal_cycles, "the row-major tile has conflicting ldmatrix reads")
+  end)
+
+  it("the operand read maps are the traits' distributions, vector by vector", function()
+    for _, target in ipairs{"sm_90", "gfx90a"} do
+      local p = gemm.plan{dtype = "f16", target = target}
+      for _, x in ipairs{{"A", p.a_copy, p.TM}, {"B", p.b_copy, p.TN}} do
+        local tv, read, run, rows = p.traits:tv(x[1], p.TM, p.TN, p.TK, p.block), x[2].read, x[2].read_vector, x[3]
+        local nv, per_step = tv:mode(1):size(), read:mode(1):size() // (p.TK // p.k_step)
+        assert.equal(tv:mode(0):size(), read:mode(0):size())
+        for t = 0, p.block - 1, 7 do
+          local want, got = {}, {}
+          for v = 0, nv - 1 do
+            local off = tv(t, v)
+            local m, k = off // p.k_step, off % p.k_step
+            if k % run == 0 then want[#want + 1] = m + rows * k end
+          end
+          for v = 0, per_step - 1 do got[#got + 1] = read(t, v) end
+          table.sort(want); table.sort(got)
+          assert.same(want, got, ("%s %s thread %d"):format(target, x[1], t))
+        end
+      end
+    end
   end)
 
   it("grid(M, N) counts the tiles; the plan says what it chose", function()
