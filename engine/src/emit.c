@@ -273,8 +273,15 @@ static ckt_expr_id offset_of(em *e, const access *a, const ckt_expr_id *c)
     return off;
 }
 
+/* The element offset from an LDS tensor's pointer of a layout offset: the swizzle, then the
+ * stage of a stage view (stages are whole multiples of 128 bytes apart, after the swizzle). */
 static ckt_expr_id swizzled(em *e, const ckt_ktensor *t, ckt_expr_id off)
 {
+    if (t->stage_view) {
+        ckt_ktensor plain = *t;
+        plain.stage_view = false;
+        return ckt_expr_add(e->ex, swizzled(e, &plain, off), t->stage_base);
+    }
     if (!t->swizzled) return off;
     ckt_expr_pool *ex = e->ex;
     ckt_swizzle sw = t->sw;
@@ -414,8 +421,12 @@ static void describe_tensor(em *e, const ckt_ktensor *t, char *buf, size_t cap)
     if (t->mem == CKT_MEM_LDS) {
         char l[160];
         ckt_layout_to_string(&t->layout, l, sizeof l);
-        if (t->swizzled) snprintf(buf, cap, "LDS %s %s o Sw<%d,%d,%d>", t->name, l, t->sw.b, t->sw.m, t->sw.s);
-        else snprintf(buf, cap, "LDS %s %s", t->name, l);
+        int n = t->swizzled ? snprintf(buf, cap, "LDS %s %s o Sw<%d,%d,%d>", t->name, l, t->sw.b, t->sw.m, t->sw.s) : snprintf(buf, cap, "LDS %s %s", t->name, l);
+        if (t->stages > 1 && n >= 0 && (size_t)n < cap) {
+            char *x = t->stage_view ? estr(e, t->stage_base, NULL) : NULL;
+            snprintf(buf + n, cap - (size_t)n, t->stage_view ? ", a stage of %lld at element %s" : ", %lld stages", (long long)t->stages, x ? x : "?");
+            free(x);
+        }
         return;
     }
     size_t n = (size_t)snprintf(buf, cap, "global %s (", t->name);
@@ -499,6 +510,39 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
     return true;
 }
 
+/* An access of window `w` through distribution `dist`: its per-thread coordinates are the
+ * variables <prefix>0, <prefix>1, ... (origin + thread part) the emitted block declares. */
+static ckt_status access_init(em *e, access *a, int w, int dist, int vector_dim, const char *prefix)
+{
+    ckt_expr_pool *ex = e->ex;
+    a->w = ckt_kernel_window(e->k, w);
+    a->t = ckt_kernel_tensor(e->k, a->w->tensor);
+    a->d = ckt_kernel_dist(e->k, dist);
+    a->rank = a->w->rank;
+    a->vd = vector_dim < 0 ? a->rank - 1 : vector_dim;
+    a->esz = (int64_t)ckt_dtype_size(a->t->dtype);
+    for (int d = 0; d < a->rank; d++) {
+        a->thr[d] = thread_part(ex, a->d, d);
+        ckt_expr_id full = ckt_expr_add(ex, a->w->origin[d], a->thr[d]);
+        int64_t lo, hi;
+        ckt_expr_range(ex, full, &lo, &hi);
+        char name[24];
+        snprintf(name, sizeof name, "%s%d", prefix, d);
+        a->idx[d] = ckt_expr_var(ex, name, lo, hi, ckt_expr_divisor(ex, full));
+    }
+    return ckt_expr_pool_status(ex, e->err);
+}
+
+/* const ckt_i64 <prefix>d = origin + thread part; for every dim */
+static void declare_coords(em *e, const access *a, const char *prefix)
+{
+    for (int d = 0; d < a->rank; d++) {
+        char *x = estr(e, ckt_expr_add(e->ex, a->w->origin[d], a->thr[d]), NULL);
+        line(e, "const ckt_i64 %s%d = %s;", prefix, d, x ? x : "0");
+        free(x);
+    }
+}
+
 static void emit_access(em *e, const ckt_kop *op)
 {
     char ldm_why[300] = "";
@@ -508,24 +552,10 @@ static void emit_access(em *e, const ckt_kop *op)
     bool load = op->kind == CKT_OP_LOAD;
     access a;
     memset(&a, 0, sizeof a);
-    a.w = ckt_kernel_window(e->k, op->w);
-    a.t = ckt_kernel_tensor(e->k, a.w->tensor);
     a.r = ckt_kernel_tensor(e->k, op->r);
-    a.d = ckt_kernel_dist(e->k, op->dist >= 0 ? op->dist : a.r->dist); /* a store by value index names its own */
-    a.rank = a.w->rank;
-    a.vd = op->vector_dim < 0 ? a.rank - 1 : op->vector_dim;
-    a.esz = (int64_t)ckt_dtype_size(a.t->dtype);
+    /* a store by value index names its own distribution */
+    if (access_init(e, &a, op->w, op->dist >= 0 ? op->dist : a.r->dist, op->vector_dim, "i")) { e->st = e->err->status; return; }
     ckt_expr_pool *ex = e->ex;
-    for (int d = 0; d < a.rank; d++) {
-        a.thr[d] = thread_part(ex, a.d, d);
-        ckt_expr_id full = ckt_expr_add(ex, a.w->origin[d], a.thr[d]);
-        int64_t lo, hi;
-        ckt_expr_range(ex, full, &lo, &hi);
-        char name[24];
-        snprintf(name, sizeof name, "i%d", d);
-        a.idx[d] = ckt_expr_var(ex, name, lo, hi, ckt_expr_divisor(ex, full));
-    }
-    if (ckt_expr_pool_status(ex, e->err)) { e->st = e->err->status; return; }
     int64_t spv = 1;
     char note[300];
     if ((e->st = plan(e, &a, op, &spv, note, sizeof note))) return;
@@ -541,12 +571,7 @@ static void emit_access(em *e, const ckt_kop *op)
     if (a.d->threads < e->block) line(e, "if (tid < %lld) {", (long long)a.d->threads);
     else line(e, "{");
     e->ind++;
-    for (int d = 0; d < a.rank; d++) {
-        ckt_expr_id full = ckt_expr_add(ex, a.w->origin[d], a.thr[d]);
-        char *x = estr(e, full, NULL);
-        line(e, "const ckt_i64 i%d = %s;", d, x ? x : "0");
-        free(x);
-    }
+    declare_coords(e, &a, "i");
     const char *ptr = a.t->name;
     const char *fld = field(a.t->dtype);
     int64_t bytes = spv * a.esz;
@@ -617,6 +642,94 @@ static void emit_access(em *e, const ckt_kop *op)
     }
     e->ind--;
     line(e, "}");
+}
+
+/* ---------------------------------------------------------------- asynchronous copies */
+
+/* The widest vector both sides of a copy allow (the same distribution, so the same runs). */
+static int64_t copy_width(em *e, access *src, access *dst, int64_t want, char *why, size_t cap)
+{
+    why[0] = 0;
+    for (int64_t s = want ? want : 16 / src->esz; s > 1; s /= 2) {
+        char w[256];
+        const char *b = vector_blocker(e, src, s, w, sizeof w);
+        if (!b) b = vector_blocker(e, dst, s, w, sizeof w);
+        if (!b) return s;
+        if (!why[0]) snprintf(why, cap, "%lld-wide vectors impossible: %s", (long long)s, b);
+        if (want) return 0;
+    }
+    for (int64_t v = 0; v < src->d->nvalues; v++) { src->group[v] = dst->group[v] = v; src->order[v] = dst->order[v] = 0; }
+    return 1;
+}
+
+/* LDS window = global window, each thread its elements of the distribution: CKT_CP_ASYNC is
+ * cp.async (16 bytes: .cg, zero-filled past a padded edge) in the CUDA prelude, a load and a
+ * store through registers in the HIP and C preludes; 2-byte elements go one by one. */
+static void emit_copy_async(em *e, const ckt_kop *op)
+{
+    access src, dst;
+    memset(&src, 0, sizeof src);
+    memset(&dst, 0, sizeof dst);
+    if (access_init(e, &src, op->inputs[0], op->dist, op->vector_dim, "i") || access_init(e, &dst, op->w, op->dist, op->vector_dim, "j")) {
+        e->st = e->err->status;
+        return;
+    }
+    ckt_expr_pool *ex = e->ex;
+    char why[300];
+    int64_t spv = copy_width(e, &src, &dst, op->spv > 1 ? op->spv : 0, why, sizeof why);
+    if (!spv) { e->st = ckt_fail(e->err, CKT_EINVAL, "copy_async: scalar_per_vector %lld is impossible: %s", (long long)op->spv, why); return; }
+    int64_t bytes = spv * src.esz;
+    char sdesc[400], ddesc[400], lens[96] = "", zero[48];
+    describe_tensor(e, src.t, sdesc, sizeof sdesc);
+    describe_tensor(e, dst.t, ddesc, sizeof ddesc);
+    for (int d = 0, n = 0; d < src.rank && n < (int)sizeof lens; d++) n += snprintf(lens + n, sizeof lens - (size_t)n, "%s%lld", d ? "x" : "", (long long)src.w->lengths[d]);
+    literal(dst.t->dtype, 0.0f, zero, sizeof zero);
+    thread_open(e);
+    if (op->line) line(e, "/* line %d: asynchronous copy from %s to %s, window %s */", op->line, sdesc, ddesc, lens);
+    else line(e, "/* asynchronous copy from %s to %s, window %s */", sdesc, ddesc, lens);
+    line(e, "/*   threads: %s; %lld-byte copies%s%s */", src.d->desc, (long long)(bytes >= 4 ? bytes : src.esz), why[0] ? "; " : "", why);
+    if (src.d->threads < e->block) line(e, "if (tid < %lld) {", (long long)src.d->threads);
+    else line(e, "{");
+    e->ind++;
+    declare_coords(e, &src, "i");
+    declare_coords(e, &dst, "j");
+    for (int64_t v = 0; v < src.d->nvalues; v++) {
+        if (src.group[v] != v) continue;
+        ckt_expr_id so = group_offset(e, &src, v, 0), dof = swizzled(e, dst.t, group_offset(e, &dst, v, 0)), mask = in_bounds(e, &src, v);
+        int64_t always;
+        bool masked = !(ckt_expr_is_const(ex, mask, &always) && always);
+        char *ss = estr(e, so, NULL), *ds = estr(e, dof, NULL), *ms = masked ? estr(e, mask, NULL) : NULL;
+        if (!ss || !ds || (masked && !ms)) {
+            free(ss); free(ds); free(ms);
+            e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory");
+            return;
+        }
+        if (bytes >= 4 && masked) /* a masked-off copy reads nothing, but names a valid address anyway */
+            line(e, "CKT_CP_ASYNC(%lld, %s + (%s), (%s) ? %s + (%s) : %s, %s);", (long long)bytes, dst.t->name, ds, ms, src.t->name, ss, src.t->name, ms);
+        else if (bytes >= 4)
+            line(e, "CKT_CP_ASYNC(%lld, %s + (%s), %s + (%s), 1);", (long long)bytes, dst.t->name, ds, src.t->name, ss);
+        else if (masked)
+            line(e, "%s[%s] = (%s) ? %s[%s] : %s;", dst.t->name, ds, ms, src.t->name, ss, zero);
+        else
+            line(e, "%s[%s] = %s[%s];", dst.t->name, ds, src.t->name, ss);
+        free(ss);
+        free(ds);
+        free(ms);
+    }
+    e->ind--;
+    line(e, "}");
+}
+
+static void emit_commit(em *e)
+{
+    line(e, "CKT_CP_COMMIT(); /* the asynchronous copies since the last commit form one group */");
+}
+
+static void emit_wait(em *e, const ckt_kop *op)
+{
+    thread_close(e);
+    line(e, "CKT_CP_WAIT(%lld); /* at most %lld groups of asynchronous copies still in flight */", (long long)op->spv, (long long)op->spv);
+    if (op->b != CKT_EXPR_NONE) barrier(e, "wait: every thread's copies have landed");
 }
 
 /* ---------------------------------------------------------------- compute */
@@ -821,6 +934,9 @@ static void emit_op(em *e, const ckt_kop *op)
     case CKT_OP_FOLD: emit_fold(e, op); break;
     case CKT_OP_BLOCK_REDUCE: emit_block_reduce(e, op); break;
     case CKT_OP_GEMM: emit_gemm(e, op); break;
+    case CKT_OP_COPY_ASYNC: emit_copy_async(e, op); break;
+    case CKT_OP_COMMIT: emit_commit(e); break;
+    case CKT_OP_WAIT: emit_wait(e, op); break;
     }
 }
 
