@@ -318,10 +318,12 @@ void ckt_expr_range(const ckt_expr_pool *p, ckt_expr_id e, int64_t *lo, int64_t 
     case CKT_E_DIV:
         ckt_expr_range(p, n->a, &al, &ah); ckt_expr_range(p, n->b, &bl, &bh);
         if (al >= 0 && bl > 0) { l = al / bh; h = ah == INT64_MAX ? INT64_MAX : ah / bl; }
+        else if (al >= 0 && bl == 0) { l = 0; h = ah; } /* a zero divisor gives 0 (ckt_floordiv) */
         break;
     case CKT_E_MOD:
         ckt_expr_range(p, n->a, &al, &ah); ckt_expr_range(p, n->b, &bl, &bh);
         if (al >= 0 && bl > 0) { l = 0; h = ckt_min64(ah, bh == INT64_MAX ? INT64_MAX : bh - 1); }
+        else if (al >= 0 && bl == 0) { l = 0; h = ckt_min64(ah, bh == INT64_MAX ? INT64_MAX : ckt_max64(bh - 1, 0)); }
         break;
     case CKT_E_MIN:
         ckt_expr_range(p, n->a, &al, &ah); ckt_expr_range(p, n->b, &bl, &bh);
