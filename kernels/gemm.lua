@@ -79,12 +79,19 @@ function gemm.plan(o)
   if math.type(p.stages) ~= "integer" or p.stages < 2 or p.stages > 8 then fail(("stages %s must be an integer in 2..8"):format(tostring(p.stages))) end
   p.group = o.group or d.group
   if math.type(p.group) ~= "integer" or p.group < 1 then fail(("group %s must be a positive integer"):format(tostring(p.group))) end
-  -- the instruction: the target's for these dtypes (the CPU target's f32 path borrows the
-  -- 16-bit instruction's lanes: f32 operands are emulated, not rounded)
-  local idt = p.dtype == "f32" and "f16" or p.dtype
-  local ok, m = pcall(ckt.mma_find, {target = p.arch, a = idt, b = idt, c = "f32", m = o.instr and nil or (vendor == "amd" and 32 or 16)})
-  if o.instr then ok, m = pcall(ckt.mma, o.instr) end
-  if not ok or not m then fail(("no matrix instruction for %s on %s: %s"):format(idt, p.arch, tostring(m))) end
+  -- the instruction: the target's for these dtypes (f32: the CPU target's emulation-only
+  -- instruction, MFMA lane layouts with f32 operands)
+  local ok, m
+  if o.instr then
+    ok, m = pcall(ckt.mma, o.instr)
+    if ok and not m:on(p.target) then ok, m = false, ("%s is not an instruction of %s (%s)"):format(m.name, p.target, table.concat(m.targets, ", ")) end
+    if ok and (m.a ~= p.dtype or m.b ~= p.dtype) then ok, m = false, ("%s takes %s operands, not %s"):format(m.name, m.a, p.dtype) end
+  elseif p.dtype == "f32" then
+    ok, m = pcall(ckt.mma_find, {target = p.target, a = "f32", b = "f32", c = "f32"})
+  else
+    ok, m = pcall(ckt.mma_find, {target = p.arch, a = p.dtype, b = p.dtype, c = "f32", m = vendor == "amd" and 32 or 16})
+  end
+  if not ok or not m then fail(("instr: no matrix instruction for %s on %s: %s"):format(p.dtype, p.target, tostring(m))) end
   p.instr = m.name
   -- waves: a square-ish grid whose wave tiles are multiples of the instruction
   local lanes = m.lanes
@@ -138,7 +145,7 @@ function gemm.plan(o)
   p.a_copy = copy_plan(p.TM, p.a_major == "m", "A (TM x TK)")
   p.b_copy = copy_plan(p.TN, p.b_major == "n", "B (TN x TK)")
   -- operand reads: what b:blockwise_gemm loads from LDS per K step is the traits' block-level
-  -- distribution of the operand (T:tv: (thread, value) -> m * k_step + k over one K step of the
+  -- distribution of the operand (or, on NVIDIA, ldmatrix's row addresses, below) (T:tv: (thread, value) -> m * k_step + k over one K step of the
   -- rows x k_step tile); a lane's run of contiguous K (k_chunk on NVIDIA: 4-byte reads; k_pack
   -- on AMD: 16-byte reads) is one vector. As a bank-model thread map: (thread, vector) -> the
   -- tile index row + rows * k of the vector's first element, for every K step of the slice.
@@ -150,6 +157,18 @@ function gemm.plan(o)
   local function read_map(operand, rows)
     local tv = p.traits:tv(operand, p.TM, p.TN, p.TK, p.block)
     local ks = p.k_step
+    if vendor == "nvidia" and m.ldmatrix and p.k_pack == m.k_chunk then
+      -- ldmatrix (what the CUDA dialect emits for K-contiguous 16-bit tiles): lane l of a warp
+      -- points at one 16-byte K row of one 8 x 8 matrix; A x4: row l % 8 (+8 for matrices 1, 3),
+      -- K + 8 for matrices 2, 3; B x2: row l % 8, K + 8 for matrix 1 (lanes 16..31 repeat)
+      local pw = operand == "A" and p.m_per_wave or p.n_per_wave
+      local mm = operand == "A" and m.m or m.n
+      if operand == "A" then
+        tv = ckt.layout({{8, 2, 2, wn, wm}, {8, pw}}, {{ks, 8 * ks, 8, 0, pw * mm * ks}, {1, mm * ks}})
+      else
+        tv = ckt.layout({{8, 2, 2, wn, wm}, {8, pw}}, {{ks, 8, 0, pw * mm * ks, 0}, {1, mm * ks}})
+      end
+    end
     local function conv(st) return (st // ks) + rows * (st % ks) end
     local ts, tt = flat(tv:mode(0):shape()), flat(tv:mode(0):stride())
     local vs, vt = flat(tv:mode(1):shape()), flat(tv:mode(1):stride())

@@ -477,8 +477,78 @@ static void declare_coords(em *e, const access *a, const char *prefix)
     }
 }
 
+/* CUDA: the A / B fragments of mma.sync by ldmatrix (x4 for A, x2 for B) when every 8-element K
+ * row the lanes point at is 16 contiguous, aligned bytes of LDS; returns false (why in `why`)
+ * when the layout does not allow it, and the load stays ordinary element / vector loads. */
+static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
+{
+    access a;
+    memset(&a, 0, sizeof a);
+    a.w = ckt_kernel_window(e->k, op->w);
+    a.t = ckt_kernel_tensor(e->k, a.w->tensor);
+    a.r = ckt_kernel_tensor(e->k, op->r);
+    a.d = ckt_kernel_dist(e->k, (int)op->mma_rep[1]);
+    a.rank = 2;
+    a.vd = 1;
+    a.esz = (int64_t)ckt_dtype_size(a.t->dtype);
+    const ckt_mma *m = ckt_mma_at(op->mma);
+    if (!m || !a.d || a.t->mem != CKT_MEM_LDS || a.esz != 2) { snprintf(why, cap, "not a 16-bit LDS fragment load"); return false; }
+    ckt_expr_pool *ex = e->ex;
+    for (int d = 0; d < 2; d++) {
+        a.thr[d] = thread_part(ex, a.d, d);
+        ckt_expr_id full = ckt_expr_add(ex, a.w->origin[d], a.thr[d]);
+        int64_t lo, hi;
+        ckt_expr_range(ex, full, &lo, &hi);
+        char name[24];
+        snprintf(name, sizeof name, "i%d", d);
+        a.idx[d] = ckt_expr_var(ex, name, lo, hi, ckt_expr_divisor(ex, full));
+    }
+    char blk[200];
+    if (ckt_expr_pool_status(ex, e->err)) { e->st = e->err->status; return false; }
+    if (vector_blocker(e, &a, 8, blk, sizeof blk)) { snprintf(why, cap, "no ldmatrix: %s", blk); return false; }
+    bool isa = op->mma_rep[0] == 'A';
+    int nregs = isa ? 4 : 2;
+    char desc[400];
+    describe_tensor(e, a.t, desc, sizeof desc);
+    thread_open(e);
+    line(e, "/* line %d: ldmatrix.x%d: %c fragments of %s from %s (%s) */", op->line, nregs, isa ? 'A' : 'B', m->isa, desc, a.d->desc);
+    line(e, "{");
+    e->ind++;
+    for (int d = 0; d < 2; d++) {
+        char *x = estr(e, ckt_expr_add(ex, a.w->origin[d], a.thr[d]), NULL);
+        line(e, "const ckt_i64 i%d = %s;", d, x ? x : "0");
+        free(x);
+    }
+    int64_t per = isa ? m->a_values : m->b_values;
+    for (int64_t rep = 0; rep * 8 < a.d->nvalues; rep++) {
+        ckt_expr_id off = swizzled(e, a.t, group_offset(e, &a, rep * 8, 0));
+        char *os = estr(e, off, NULL);
+        if (!os) { e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory"); return false; }
+        line(e, "{");
+        e->ind++;
+        line(e, "ckt_u32 q[4], sa;");
+        line(e, "asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %%1; cvt.u32.u64 %%0, t; }\" : \"=r\"(sa) : \"l\"(%s + (%s)));", a.t->name, os);
+        if (isa) line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%%0,%%1,%%2,%%3}, [%%4];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : \"r\"(sa));");
+        else line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%%0,%%1}, [%%2];\" : \"=r\"(q[0]), \"=r\"(q[1]) : \"r\"(sa));");
+        for (int j = 0; j < nregs; j++) {
+            char r0[64], r1[64];
+            line(e, "%s = (ckt_u16)q[%d]; %s = (ckt_u16)(q[%d] >> 16);", reg(e, a.r, rep * per + 2 * j, r0, sizeof r0), j, reg(e, a.r, rep * per + 2 * j + 1, r1, sizeof r1), j);
+        }
+        e->ind--;
+        line(e, "}");
+        free(os);
+    }
+    e->ind--;
+    line(e, "}");
+    return true;
+}
+
 static void emit_access(em *e, const ckt_kop *op)
 {
+    char ldm_why[300] = "";
+    if (op->kind == CKT_OP_LOAD && op->mma_rep[2] == 1 && e->dl->kind == CKT_DIALECT_CUDA) {
+        if (emit_ldmatrix(e, op, ldm_why, sizeof ldm_why) || e->st) return;
+    }
     bool load = op->kind == CKT_OP_LOAD;
     access a;
     memset(&a, 0, sizeof a);
@@ -497,6 +567,7 @@ static void emit_access(em *e, const ckt_kop *op)
     if (op->line) line(e, "/* line %d: %s %s, window %s */", op->line, load ? "load from" : "store to", desc, lens);
     else line(e, "/* %s %s, window %s */", load ? "load from" : "store to", desc, lens);
     line(e, "/*   threads: %s; %lld-element accesses along dim %d%s%s */", a.d->desc, (long long)spv, a.vd, note[0] ? "; " : "", note);
+    if (ldm_why[0]) line(e, "/*   %s */", ldm_why);
     if (a.d->threads < e->block) line(e, "if (tid < %lld) {", (long long)a.d->threads);
     else line(e, "{");
     e->ind++;

@@ -168,6 +168,30 @@ ckt_status ckt_gemm_dist(const ckt_gemm_traits *t, const ckt_gemm_geom *g, char 
     return CKT_OK;
 }
 
+ckt_status ckt_gemm_ldmatrix_dist(const ckt_gemm_traits *t, const ckt_gemm_geom *g, char operand, ckt_dist *out, ckt_error *err)
+{
+    if (!t || !t->instr || !g || !out) return ckt_fail(err, CKT_EINVAL, "gemm: NULL argument");
+    const ckt_mma *m = t->instr;
+    if (!m->ldmatrix || g->pack != 1 || m->k != 16 || m->lanes != 32)
+        return ckt_fail(err, CKT_EUNSUPPORTED, "gemm: %s with k_pack %lld has no ldmatrix form (needs k_pack %lld)", m->name, (long long)t->k_pack, (long long)m->k_chunk);
+    long long ks = (long long)g->k_step, nw = (long long)g->waves_n, mw = (long long)g->waves_m;
+    char text[300];
+    int64_t lengths[2] = {operand == 'A' ? g->mpb : g->npb, g->k_step};
+    if (operand == 'A') /* x4: lane l -> row l%8 (+8 for matrices 1, 3), K +8 for matrices 2, 3 */
+        snprintf(text, sizeof text, "((8,2,2,%lld,%lld),(8,%lld)):((%lld,%lld,8,0,%lld),(1,%lld))", nw, mw, (long long)t->m_per_wave, ks, 8 * ks,
+                 (long long)(t->m_per_wave * m->m) * ks, (long long)m->m * ks);
+    else if (operand == 'B') /* x2 on the N x K tile: lane l < 16 -> row n = l%8, K +8 for matrix 1 */
+        snprintf(text, sizeof text, "((8,2,2,%lld,%lld),(8,%lld)):((%lld,8,0,%lld,0),(1,%lld))", nw, mw, (long long)t->n_per_wave, ks,
+                 (long long)(t->n_per_wave * m->n) * ks, (long long)m->n * ks);
+    else
+        return ckt_fail(err, CKT_EINVAL, "gemm: ldmatrix loads operand A or B, not '%c'", operand);
+    ckt_layout tv;
+    ckt_status s;
+    if ((s = ckt_layout_parse(text, &tv, err)) || (s = ckt_dist_from_tv(&tv, 2, lengths, out, err))) return s;
+    snprintf(out->desc, sizeof out->desc, "ldmatrix.x%d row addresses of %s %c", operand == 'A' ? 4 : 2, m->name, operand);
+    return CKT_OK;
+}
+
 ckt_status ckt_kernel_gemm_c_dist(ckt_kernel *k, const ckt_gemm_traits *t, int64_t mpb, int64_t npb, int *dist, ckt_error *err)
 {
     if (!k || !dist) return ckt_fail(err, CKT_EINVAL, "gemm: NULL argument");
@@ -241,9 +265,17 @@ ckt_status ckt_kernel_blockwise_gemm(ckt_kernel *k, int a_lds, int b_lds, int c_
     int64_t alen[2] = {mpb, g.k_step}, blen[2] = {npb, g.k_step};
     int wa, wb, ra, rb;
     int64_t rep[3] = {t->m_per_wave, t->n_per_wave, g.pack};
+    /* NVIDIA: ldmatrix where the LDS layout gives 16-byte K rows (the emitter decides) */
+    int la = -1, lb = -1;
+    if (m->ldmatrix && g.pack == 1) {
+        if ((s = ckt_gemm_ldmatrix_dist(t, &g, 'A', &d, err)) || (s = ckt_kernel_add_dist(k, &d, &la, err))) return s;
+        if ((s = ckt_gemm_ldmatrix_dist(t, &g, 'B', &d, err)) || (s = ckt_kernel_add_dist(k, &d, &lb, err))) return s;
+    }
+    int mi = mma_index(m);
     if ((s = ckt_kernel_window_make(k, a_lds, 2, alen, origin, &wa, err)) || (s = ckt_kernel_load(k, wa, ad, 1, 0, 0.0f, &ra, err)) ||
-        (s = ckt_kernel_window_make(k, b_lds, 2, blen, origin, &wb, err)) || (s = ckt_kernel_load(k, wb, bd, 1, 0, 0.0f, &rb, err)) ||
-        (s = ckt_kernel_mma(k, c_reg, ra, rb, mma_index(m), rep, err)))
+        (la >= 0 && (s = ckt_kernel_fragment_load(k, ra, mi, 'A', la, err))) || (s = ckt_kernel_window_make(k, b_lds, 2, blen, origin, &wb, err)) ||
+        (s = ckt_kernel_load(k, wb, bd, 1, 0, 0.0f, &rb, err)) || (lb >= 0 && (s = ckt_kernel_fragment_load(k, rb, mi, 'B', lb, err))) ||
+        (s = ckt_kernel_mma(k, c_reg, ra, rb, mi, rep, err)))
         return s;
     if (steps > 1 && (s = ckt_kernel_end(k, err))) return s;
     return CKT_OK;

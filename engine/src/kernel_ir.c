@@ -756,6 +756,22 @@ ckt_status ckt_kernel_mma(ckt_kernel *k, int c_reg, int a_reg, int b_reg, int mm
     return push_op(k, &op, err);
 }
 
+ckt_status ckt_kernel_fragment_load(ckt_kernel *k, int reg, int mma, char operand, int addr_dist, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "fragment load", err))) return s;
+    if (k->nops == 0 || k->ops[k->nops - 1].kind != CKT_OP_LOAD || k->ops[k->nops - 1].r != reg)
+        return ckt_fail(err, CKT_EINVAL, "fragment load: the last operation is not the load into register tensor %d", reg);
+    if (!ckt_mma_at(mma) || (operand != 'A' && operand != 'B') || addr_dist < 0 || addr_dist >= k->ndists)
+        return ckt_fail(err, CKT_EINVAL, "fragment load: bad instruction, operand or distribution");
+    ckt_kop *op = &k->ops[k->nops - 1];
+    op->mma = mma;
+    op->mma_rep[0] = operand;
+    op->mma_rep[1] = addr_dist;
+    op->mma_rep[2] = 1;
+    return CKT_OK;
+}
+
 ckt_status ckt_kernel_finish(ckt_kernel *k, ckt_error *err)
 {
     ckt_status s;

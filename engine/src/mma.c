@@ -46,6 +46,11 @@ static const ckt_mma table[] = {
     {"mma_m16n8k16_bf16", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", CKT_VENDOR_NVIDIA, NV_MMA, 16, 8, 16, CKT_BF16, CKT_BF16, CKT_F32, 32,
      8, 4, 4, 2, MMA_A, MMA_B, MMA_C, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", "", "ckt_emu_mma_m16n8k16", true,
      "D(16x8 f32) = A(16x16 bf16) B(16x8 bf16) + C, one warp of 32 lanes; the lane layouts of the f16 form"},
+    /* no hardware has it: f32 operands through the 32x32x8 MFMA lane layouts, on the CPU target
+     * only, so that f32 GEMMs run through the same blockwise GEMM there */
+    {"emu_f32_32x32x8f32", "emu_f32_32x32x8f32 (CPU emulation only)", CKT_VENDOR_AMD, "cpu", 32, 32, 8, CKT_F32, CKT_F32, CKT_F32, 64, 4, 4, 16, 4, MFMA32_A,
+     MFMA32_B, MFMA32_C, "", "", "ckt_emu_mfma_32x32x8", false,
+     "D(32x32 f32) = A(32x8 f32) B(8x32 f32) + C with the lane layouts of v_mfma_f32_32x32x8f16; the CPU target only (any cpu:<gpu>)"},
 };
 #define NMMA ((int)(sizeof table / sizeof *table))
 
@@ -96,6 +101,7 @@ bool ckt_mma_on_target(const ckt_mma *mma, const char *target)
 {
     char arch[32];
     if (!mma || !target) return false;
+    if (!strcmp(mma->targets, "cpu")) return !strcmp(target, "cpu") || !strncmp(target, "cpu:", 4); /* emulation only */
     return listed(mma->targets, ckt_mma_arch(target, arch, sizeof arch));
 }
 

@@ -1,9 +1,10 @@
 -- Blockwise GEMM on the CPU target: every matrix instruction emulated lane by lane (cpu:gfx90a
 -- for MFMA, cpu:sm_90 for mma.sync), A and B in either major, f16 and bf16, sizes that are and
 -- are not multiples of the block tile, random data, the output poisoned, a double-precision
--- reference. Tolerance (stated once): the products of f16 / bf16 values are exact in f32 and the
--- K-long f32 sum rounds each partial sum by at most 2^-24 relative, so per element
---   |C - C_ref| <= K * 2^-24 * sum_k |A_ik B_kj|   (+ half an ulp of the output dtype, |C_ref| * 2^-p)
+-- reference; f32 through the CPU-only emulated instruction. Tolerance (stated once): the products
+-- of f16 / bf16 values are exact in f32 (f32 products round by 2^-24 relative) and the K-long f32
+-- sum rounds each partial sum by at most 2^-24 relative, so per element
+--   |C - C_ref| <= (K + 1) * 2^-24 * sum_k |A_ik B_kj|   (+ half an ulp of the output dtype, |C_ref| * 2^-p)
 -- a bound that grows with K. Then the misuse of every new entry point.
 local ckt = require "ckt"
 local dev = ckt.device("cpu")
@@ -15,6 +16,7 @@ local cfgs = {
   mfma_f32_16x16x16bf16_1k = {target = "cpu:gfx90a", tile = {64, 64, 32}, threads = 256, mx = 2, nx = 2, k_pack = 8},
   mma_m16n8k16_f16 = {target = "cpu:sm_90", tile = {64, 64, 32}, threads = 128, mx = 2, nx = 4, k_pack = 4},
   mma_m16n8k16_bf16 = {target = "cpu:sm_90", tile = {64, 64, 32}, threads = 128, mx = 2, nx = 4, k_pack = 2},
+  emu_f32_32x32x8f32 = {target = "cpu:sm_90", tile = {64, 64, 32}, threads = 256, mx = 1, nx = 1, k_pack = 4},
 }
 
 -- C (M x N, row-major) = A (M x K) * B (K x N); a_major "k": A stored M x K row-major, "m": K x M;
@@ -107,7 +109,7 @@ local function check(exe, grid, o, dt, M, N, K)
   local post = o.reference or function(x) return x end
   for i = 0, M * N - 1 do
     local want = post(p.ref[i])
-    local tol = K * 2 ^ -24 * p.bound[i] * (o.reference and 2 or 1) + math.abs(want) * 2 ^ -precision[out]
+    local tol = (K + 1) * 2 ^ -24 * p.bound[i] * (o.reference and 2 or 1) + math.abs(want) * 2 ^ -precision[out]
     local got = c[i]
     if not (math.abs(got - want) <= tol) then
       error(("%dx%dx%d: C[%d][%d] = %.9g, reference %.9g, tolerance %.3g"):format(M, N, K, i // N, i % N, got, want, tol))
@@ -118,7 +120,8 @@ end
 local sizes = {{1, 1, 1}, {17, 33, 9}, {128, 128, 64}, {200, 136, 264}}
 
 describe("blockwise GEMM on the CPU target, every instruction emulated lane by lane", function()
-  local names = {"mfma_f32_32x32x8f16", "mfma_f32_32x32x8bf16_1k", "mfma_f32_16x16x16f16", "mfma_f32_16x16x16bf16_1k", "mma_m16n8k16_f16", "mma_m16n8k16_bf16"}
+  local names = {"mfma_f32_32x32x8f16", "mfma_f32_32x32x8bf16_1k", "mfma_f32_16x16x16f16", "mfma_f32_16x16x16bf16_1k", "mma_m16n8k16_f16", "mma_m16n8k16_bf16",
+                 "emu_f32_32x32x8f32"}
   for _, instr in ipairs(names) do
     for _, majors in ipairs{{"k", "k"}, {"m", "n"}} do
       it(("%s, A %s-major, B %s-major, sizes 1x1x1 to 200x136x264"):format(instr, majors[1], majors[2]), function()
@@ -167,7 +170,16 @@ describe("blockwise GEMM on the CPU target, every instruction emulated lane by l
     end
     assert.truthy(k:source("gfx90a"):find("__builtin_amdgcn_mfma_f32_16x16x16f16(", 1, true))
     local m = build("mma_m16n8k16_bf16", {})
-    assert.truthy(m:source("sm_80"):find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 1, true))
+    local src = m:source("sm_80")
+    assert.truthy(src:find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 1, true))
+    -- K-contiguous LDS tiles: the fragments come by ldmatrix (x4 for A, x2 for B) ...
+    assert.truthy(src:find("ldmatrix.sync.aligned.m8n8.x4.shared.b16", 1, true))
+    assert.truthy(src:find("ldmatrix.sync.aligned.m8n8.x2.shared.b16", 1, true))
+    -- ... an M-contiguous A tile has no 16-byte K rows: element loads, and the source says why
+    local mm = build("mma_m16n8k16_bf16", {a_major = "m"}):source("sm_80")
+    assert.falsy(mm:find("ldmatrix.sync.aligned.m8n8.x4", 1, true))
+    assert.truthy(mm:find("no ldmatrix: ", 1, true))
+    assert.truthy(mm:find("ldmatrix.sync.aligned.m8n8.x2", 1, true))
   end)
 end)
 
@@ -189,7 +201,9 @@ describe("matrix instructions as data (ckt.mma)", function()
     assert.is_true(m:on("cpu"))
     assert.is_false(ckt.mma("mfma_f32_32x32x8bf16_1k"):on("gfx908"))
     assert.same({"mma_m16n8k16_f16", "mma_m16n8k16_bf16"}, ckt.mma_list("sm_90"))
-    assert.equal(6, #ckt.mma_list())
+    assert.equal(7, #ckt.mma_list())
+    assert.same({"emu_f32_32x32x8f32"}, (function() local l = {} for _, n in ipairs(ckt.mma_list("cpu:sm_90")) do if ckt.mma(n).a == "f32" then l[#l + 1] = n end end return l end)())
+    assert.is_false(ckt.mma("emu_f32_32x32x8f32"):on("gfx90a"))
     assert.equal("mma_m16n8k16_bf16", ckt.mma_find{target = "cpu:sm_80", a = "bf16"}.name)
     assert.equal("mfma_f32_16x16x16f16", ckt.mma_find{target = "gfx90a", m = 16}.name)
     local t = ckt.gemm_traits("32x32Xdl_4x2XdlPerWave_8K1", "bf16")
@@ -302,6 +316,12 @@ describe("blockwise GEMM misuse in the builder", function()
   end)
 
   it("refuses a target without the instruction when the source is made", function()
+    local f = build("emu_f32_32x32x8f32", {})
+    for _, t in ipairs{"gfx90a", "sm_90"} do
+      local okf, ef = pcall(f.source, f, t)
+      assert.is_false(okf)
+      assert.truthy(tostring(ef):find("emu_f32_32x32x8f32", 1, true), t)
+    end
     local k = build("mfma_f32_32x32x8bf16_1k", {})
     for _, t in ipairs{"sm_90", "gfx908", "cpu:sm_90"} do
       local ok, e = pcall(k.source, k, t)

@@ -1,7 +1,7 @@
 /* Matrix instructions as data (ckt/mma.h) and the blockwise GEMM's distributions (ckt/gemm.h):
  * every lane and value of every instruction's A, B and C layouts against the vendors' lane
- * formulas (AMD's MFMA operand layouts, NVIDIA's mma.sync fragments, as shared/reference states
- * them), written here independently of mma.c; the block-level A, B and C distributions against
+ * formulas (AMD's CDNA instruction set reference for the MFMA operand layouts, NVIDIA's PTX
+ * ISA for the mma.sync fragments), written here independently of mma.c; the block-level A, B and C distributions against
  * an independent formula (waves, repeats, CK's KPack permutation of K); lookups; targets; the
  * builder's op and the emitter's refusals; bad input for every entry point. */
 #include <setjmp.h>
@@ -45,7 +45,7 @@ static void formula(const char *name, char op, int64_t l, int64_t r, int64_t *ro
 static void every_lane_of_every_instruction(void **state)
 {
     (void)state;
-    assert_int_equal(ckt_mma_count(), 6);
+    assert_int_equal(ckt_mma_count(), 7);
     for (int i = 0; i < ckt_mma_count(); i++) {
         const ckt_mma *m = ckt_mma_at(i);
         assert_non_null(m);
@@ -103,7 +103,12 @@ static void descriptions_and_targets(void **state)
     assert_int_equal(n, 2);
     n = 0;
     while (ckt_mma_for_target("cpu:sm_80", n)) n++;
-    assert_int_equal(n, 2);
+    assert_int_equal(n, 3); /* mma.sync f16, bf16 and the emulation-only f32 */
+    assert_int_equal(ckt_mma_find("cpu:sm_90", CKT_F32, CKT_F32, CKT_F32, 0, 0, 0, &m, &err), CKT_OK);
+    assert_string_equal(m->name, "emu_f32_32x32x8f32");
+    assert_false(ckt_mma_on_target(m, "gfx90a"));
+    assert_false(ckt_mma_on_target(m, "sm_90"));
+    assert_true(ckt_mma_on_target(m, "cpu"));
     assert_null(ckt_mma_for_target("gfx1100", 0));
     assert_null(ckt_mma_for_target(NULL, 0));
     assert_int_equal(ckt_mma_find("sm_90", CKT_BF16, CKT_BF16, CKT_F32, 0, 0, 0, &m, &err), CKT_OK);
@@ -126,7 +131,7 @@ static void lookup_refusals(void **state)
     assert_int_equal(ckt_mma_get(NULL, &m, &err), CKT_EINVAL);
     assert_int_equal(ckt_mma_find("gfx908", CKT_BF16, CKT_BF16, CKT_F32, 0, 0, 0, &m, &err), CKT_EUNSUPPORTED);
     expect_msg(err.msg, "gfx908");
-    assert_int_equal(ckt_mma_find("gfx90a", CKT_F32, CKT_F32, CKT_F32, 0, 0, 0, &m, &err), CKT_EUNSUPPORTED);
+    assert_int_equal(ckt_mma_find("gfx90a", CKT_F32, CKT_F32, CKT_F32, 0, 0, 0, &m, &err), CKT_EUNSUPPORTED); /* f32: the CPU target only */
     assert_int_equal(ckt_mma_find("gfx90a", CKT_F16, CKT_F16, CKT_F32, -1, 0, 0, &m, &err), CKT_EINVAL);
     assert_int_equal(ckt_mma_find(NULL, CKT_F16, CKT_F16, CKT_F32, 0, 0, 0, &m, &err), CKT_EINVAL);
     ckt_layout tv;
@@ -134,7 +139,7 @@ static void lookup_refusals(void **state)
     expect_msg(err.msg, "operand 'X'");
     assert_int_equal(ckt_mma_layout(NULL, 'A', &tv, &err), CKT_EINVAL);
     assert_null(ckt_mma_at(-1));
-    assert_null(ckt_mma_at(6));
+    assert_null(ckt_mma_at(7));
 }
 
 static void traits_and_geometry(void **state)
@@ -229,6 +234,62 @@ static void block_distributions(void **state)
     }
 }
 
+/* ldmatrix as the PTX ISA defines it: thread l of a warp receives in register j the elements at
+ * row l/4, columns 2*(l%4) and 2*(l%4)+1 of matrix j, whose row r starts at the address thread
+ * 8*j + r supplies. With the address distribution and the register order of the emitter, every
+ * thread must receive exactly the fragment values the A and B distributions assign to it. */
+static void ldmatrix_delivers_the_fragments(void **state)
+{
+    (void)state;
+    const struct { const char *instr; int64_t mx, nx, mpb, npb, threads; } cases[] = {
+        {"mma_m16n8k16_f16", 2, 4, 64, 64, 128}, {"mma_m16n8k16_bf16", 4, 4, 128, 128, 256}, {"mma_m16n8k16_f16", 1, 1, 16, 8, 32}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        ckt_gemm_traits t;
+        ckt_gemm_geom g;
+        ckt_error err;
+        assert_int_equal(ckt_gemm_traits_make(cases[c].instr, cases[c].mx, cases[c].nx, 2, &t, &err), CKT_OK);
+        assert_int_equal(ckt_gemm_geometry(&t, cases[c].mpb, cases[c].npb, 0, cases[c].threads, &g, &err), CKT_OK);
+        for (int o = 0; o < 2; o++) {
+            char op = "AB"[o];
+            ckt_dist frag, addr;
+            assert_int_equal(ckt_gemm_dist(&t, &g, op, &frag, &err), CKT_OK);
+            assert_int_equal(ckt_gemm_ldmatrix_dist(&t, &g, op, &addr, &err), CKT_OK);
+            int64_t nregs = op == 'A' ? 4 : 2, per = op == 'A' ? t.instr->a_values : t.instr->b_values, reps = op == 'A' ? t.m_per_wave : t.n_per_wave;
+            assert_int_equal(addr.nvalues, 8 * reps);
+            for (int64_t tid = 0; tid < g.threads; tid++) {
+                int64_t lane = tid % 32, base = tid - lane;
+                for (int64_t rep = 0; rep < reps; rep++)
+                    for (int64_t j = 0; j < nregs; j++)
+                        for (int64_t h = 0; h < 2; h++) {
+                            int64_t row[2], got[2], want[2];
+                            ckt_dist_coord(&addr, base + 8 * j + lane / 4, 8 * rep, row);
+                            got[0] = row[0];
+                            got[1] = row[1] + 2 * (lane % 4) + h;
+                            ckt_dist_coord(&frag, tid, rep * per + 2 * j + h, want);
+                            if (got[0] != want[0] || got[1] != want[1])
+                                fail_msg("%s %c thread %lld repeat %lld register %lld half %lld: ldmatrix gives (%lld, %lld), the fragment is (%lld, %lld)", cases[c].instr, op,
+                                         (long long)tid, (long long)rep, (long long)j, (long long)h, (long long)got[0], (long long)got[1], (long long)want[0], (long long)want[1]);
+                        }
+            }
+        }
+    }
+    /* no ldmatrix form: K packs of more than one instruction, MFMA */
+    ckt_gemm_traits t;
+    ckt_gemm_geom g;
+    ckt_dist d;
+    ckt_error err;
+    assert_int_equal(ckt_gemm_traits_make("mma_m16n8k16_f16", 2, 4, 4, &t, &err), CKT_OK);
+    assert_int_equal(ckt_gemm_geometry(&t, 64, 64, 0, 128, &g, &err), CKT_OK);
+    assert_int_equal(ckt_gemm_ldmatrix_dist(&t, &g, 'A', &d, &err), CKT_EUNSUPPORTED);
+    expect_msg(err.msg, "k_pack 4");
+    assert_int_equal(ckt_gemm_traits_make("mma_m16n8k16_f16", 2, 4, 2, &t, &err), CKT_OK);
+    assert_int_equal(ckt_gemm_geometry(&t, 64, 64, 0, 128, &g, &err), CKT_OK);
+    assert_int_equal(ckt_gemm_ldmatrix_dist(&t, &g, 'C', &d, &err), CKT_EINVAL);
+    assert_int_equal(ckt_gemm_traits_make("mfma_f32_32x32x8f16", 2, 2, 4, &t, &err), CKT_OK);
+    assert_int_equal(ckt_gemm_geometry(&t, 128, 128, 0, 256, &g, &err), CKT_OK);
+    assert_int_equal(ckt_gemm_ldmatrix_dist(&t, &g, 'A', &d, &err), CKT_EUNSUPPORTED);
+}
+
 /* A kernel with one blockwise GEMM over two LDS tiles. */
 static ckt_kernel *gemm_kernel(const char *instr, ckt_dtype dt, int64_t block, int64_t mx, int64_t nx, int64_t kp, int64_t mpb, int64_t npb, int64_t kpb)
 {
@@ -280,6 +341,16 @@ static void emit_per_target(void **state)
     assert_non_null(strstr(src, "ckt_emu_mma_m16n8k16("));
     free(src);
     assert_int_equal(ckt_emit(k, "gfx90a", &src, &err), CKT_EUNSUPPORTED);
+    ckt_kernel_destroy(k);
+    /* k_pack 2 over K-contiguous tiles: ldmatrix.x4 for A, .x2 for B; the CPU emulation loads values */
+    k = gemm_kernel("mma_m16n8k16_bf16", CKT_BF16, 128, 2, 4, 2, 64, 64, 32);
+    assert_int_equal(ckt_emit(k, "sm_90", &src, &err), CKT_OK);
+    assert_non_null(strstr(src, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"));
+    assert_non_null(strstr(src, "ldmatrix.sync.aligned.m8n8.x2.shared.b16"));
+    free(src);
+    assert_int_equal(ckt_emit(k, "cpu:sm_90", &src, &err), CKT_OK);
+    assert_null(strstr(src, "ldmatrix"));
+    free(src);
     ckt_kernel_destroy(k);
 }
 
@@ -349,7 +420,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_lane_of_every_instruction), cmocka_unit_test(descriptions_and_targets), cmocka_unit_test(lookup_refusals),
         cmocka_unit_test(traits_and_geometry), cmocka_unit_test(block_distributions), cmocka_unit_test(emit_per_target),
-        cmocka_unit_test(builder_refusals),
+        cmocka_unit_test(builder_refusals), cmocka_unit_test(ldmatrix_delivers_the_fragments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -60,6 +60,12 @@ ckt_status ckt_gemm_geometry(const ckt_gemm_traits *t, int64_t mpb, int64_t npb,
 ckt_status ckt_gemm_tv(const ckt_gemm_traits *t, const ckt_gemm_geom *g, char operand, char *buf, size_t cap, ckt_error *err);
 ckt_status ckt_gemm_dist(const ckt_gemm_traits *t, const ckt_gemm_geom *g, char operand, ckt_dist *out, ckt_error *err);
 
+/* NVIDIA (instr.ldmatrix, k_pack == k_chunk): the addresses of the ldmatrix loads of 'A' (x4 per
+ * M repeat) or 'B' (x2 per N repeat) over the same windows as ckt_gemm_dist: thread t points at
+ * the 8-element K row that lane (t % 32) supplies for matrix (lane / 8); value j + 8 * repeat is
+ * element j of that row. CKT_EUNSUPPORTED when the instruction or the K pack has no ldmatrix form. */
+ckt_status ckt_gemm_ldmatrix_dist(const ckt_gemm_traits *t, const ckt_gemm_geom *g, char operand, ckt_dist *out, ckt_error *err);
+
 /* Builder: the C register tensor (f32, the C distribution) of an MPerBlock x NPerBlock block tile
  * (make_blockwise_gemm_xdl_c_vgpr); *dist (may be NULL) gets the C distribution's index, which
  * the C local partition uses. */

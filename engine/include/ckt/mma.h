@@ -29,7 +29,8 @@ typedef struct ckt_mma {
     const char *name;      /* ckt's name: "mfma_f32_32x32x8f16", "mma_m16n8k16_f16", ... */
     const char *isa;       /* the instruction as the ISA / PTX spells it */
     ckt_vendor vendor;
-    const char *targets;   /* comma-separated targets that have it: "gfx90a,gfx942" */
+    const char *targets;   /* comma-separated targets that have it: "gfx90a,gfx942"; "cpu": an
+                            * emulation-only instruction of the CPU target (any cpu:<gpu>) */
     int64_t m, n, k;
     ckt_dtype a, b, c;     /* operand dtypes (C is also D, the accumulator) */
     int64_t lanes;         /* 64 (an AMD wave) or 32 (an NVIDIA warp) */
