@@ -13,7 +13,7 @@
 -- libcublas) the ckt figures are still measured and validated against the reference.
 local target = arg[1] or "sm_90"
 local json_path = arg[2] or "bench/results/gemm.json"
-local config_arg = arg[3] or "default,128x128x32/256/3,128x256x32/256/3,128x128x32/128/4"
+local config_arg = arg[3] or "default,128x256x32/256/3,256x128x32/256/3,128x128x32/128/4"
 local size_arg = arg[4] or "4096,8192"
 local major_arg = arg[5] or "kk,kn,mk,mn"
 local gemm = require "ckt.kernels.gemm"

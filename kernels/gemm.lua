@@ -93,13 +93,19 @@ function gemm.plan(o)
   end
   if not ok or not m then fail(("instr: no matrix instruction for %s on %s: %s"):format(p.dtype, p.target, tostring(m))) end
   p.instr = m.name
-  -- waves: a square-ish grid whose wave tiles are multiples of the instruction
+  -- waves: the grid whose wave tiles are the most square (ties: more rows per wave, which on
+  -- NVIDIA loads more of C's tile by ldmatrix.x4 and less by .x2) among those the instruction divides
   local lanes = m.lanes
   if p.block % lanes ~= 0 then fail(("block %d is not a whole number of %d-lane %s"):format(p.block, lanes, vendor == "amd" and "waves" or "warps")) end
   local waves = p.block // lanes
-  local wm = 1
-  while wm * wm < waves do wm = wm * 2 end
-  if waves % wm ~= 0 then wm = waves end
+  local wm, best = 1, math.huge
+  for c = 1, waves do
+    if waves % c == 0 and p.TM % (c * m.m) == 0 and p.TN % ((waves // c) * m.n) == 0 then
+      local a, b = p.TM // c, p.TN // (waves // c)
+      local skew = math.max(a, b) / math.min(a, b)
+      if skew < best then wm, best = c, skew end
+    end
+  end
   local wn = waves // wm
   if p.TM % (wm * m.m) ~= 0 then fail(("tile TM %d is not a multiple of %d waves x %d rows of %s"):format(p.TM, wm, m.m, m.name)) end
   if p.TN % (wn * m.n) ~= 0 then fail(("tile TN %d is not a multiple of %d waves x %d columns of %s"):format(p.TN, wn, m.n, m.name)) end

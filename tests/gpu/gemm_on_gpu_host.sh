@@ -17,7 +17,7 @@ lua=/tmp/ckt-build/ckt-lua
 export CKT_CACHE_DIR=/tmp/ckt-cache CKT_BENCH_LIB=/tmp/ckt-build
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
 echo "== GEMM: correctness and TFLOP/s against cuBLAS"
-$lua bench/gemm.lua sm_90 "$out/gemm_h100.json" "${1:-default,128x128x32/256/3,128x256x32/256/3,128x128x32/128/4}" "${2:-4096,8192}" "${3:-kk,kn,mk,mn}" 2>&1 | tee "$out/gemm.log" | grep -v "^ckt vs\|^cuBLAS vs"
+$lua bench/gemm.lua sm_90 "$out/gemm_h100.json" "${1:-default,128x256x32/256/3,256x128x32/256/3,128x128x32/128/4}" "${2:-4096,8192}" "${3:-kk,kn,mk,mn}" 2>&1 | tee "$out/gemm.log" | grep -v "^ckt vs\|^cuBLAS vs"
 rc=${PIPESTATUS[0]}
 echo "== JIT latency (cold NVRTC compile, cache hit)"
 $lua bench/jit_kernels.lua sm_90 2>&1 | tail -8 | tee "$out/jit_gemm.log"
