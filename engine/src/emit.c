@@ -444,39 +444,6 @@ static void describe_tensor(em *e, const ckt_ktensor *t, char *buf, size_t cap)
     if (n < cap) snprintf(buf + n, cap - n, ")%s", t->padded ? " padded" : "");
 }
 
-/* An access of window `w` through distribution `dist`: its per-thread coordinates are the
- * variables <prefix>0, <prefix>1, ... (origin + thread part) the emitted block declares. */
-static ckt_status access_init(em *e, access *a, int w, int dist, int vector_dim, const char *prefix)
-{
-    ckt_expr_pool *ex = e->ex;
-    a->w = ckt_kernel_window(e->k, w);
-    a->t = ckt_kernel_tensor(e->k, a->w->tensor);
-    a->d = ckt_kernel_dist(e->k, dist);
-    a->rank = a->w->rank;
-    a->vd = vector_dim < 0 ? a->rank - 1 : vector_dim;
-    a->esz = (int64_t)ckt_dtype_size(a->t->dtype);
-    for (int d = 0; d < a->rank; d++) {
-        a->thr[d] = thread_part(ex, a->d, d);
-        ckt_expr_id full = ckt_expr_add(ex, a->w->origin[d], a->thr[d]);
-        int64_t lo, hi;
-        ckt_expr_range(ex, full, &lo, &hi);
-        char name[24];
-        snprintf(name, sizeof name, "%s%d", prefix, d);
-        a->idx[d] = ckt_expr_var(ex, name, lo, hi, ckt_expr_divisor(ex, full));
-    }
-    return ckt_expr_pool_status(ex, e->err);
-}
-
-/* const ckt_i64 <prefix>d = origin + thread part; for every dim */
-static void declare_coords(em *e, const access *a, const char *prefix)
-{
-    for (int d = 0; d < a->rank; d++) {
-        char *x = estr(e, ckt_expr_add(e->ex, a->w->origin[d], a->thr[d]), NULL);
-        line(e, "const ckt_i64 %s%d = %s;", prefix, d, x ? x : "0");
-        free(x);
-    }
-}
-
 /* CUDA: the A / B fragments of mma.sync by ldmatrix (x4 for A, x2 for B) when every 8-element K
  * row the lanes point at is 16 contiguous, aligned bytes of LDS; returns false (why in `why`)
  * when the layout does not allow it, and the load stays ordinary element / vector loads. */
@@ -541,6 +508,39 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
     e->ind--;
     line(e, "}");
     return true;
+}
+
+/* An access of window `w` through distribution `dist`: its per-thread coordinates are the
+ * variables <prefix>0, <prefix>1, ... (origin + thread part) the emitted block declares. */
+static ckt_status access_init(em *e, access *a, int w, int dist, int vector_dim, const char *prefix)
+{
+    ckt_expr_pool *ex = e->ex;
+    a->w = ckt_kernel_window(e->k, w);
+    a->t = ckt_kernel_tensor(e->k, a->w->tensor);
+    a->d = ckt_kernel_dist(e->k, dist);
+    a->rank = a->w->rank;
+    a->vd = vector_dim < 0 ? a->rank - 1 : vector_dim;
+    a->esz = (int64_t)ckt_dtype_size(a->t->dtype);
+    for (int d = 0; d < a->rank; d++) {
+        a->thr[d] = thread_part(ex, a->d, d);
+        ckt_expr_id full = ckt_expr_add(ex, a->w->origin[d], a->thr[d]);
+        int64_t lo, hi;
+        ckt_expr_range(ex, full, &lo, &hi);
+        char name[24];
+        snprintf(name, sizeof name, "%s%d", prefix, d);
+        a->idx[d] = ckt_expr_var(ex, name, lo, hi, ckt_expr_divisor(ex, full));
+    }
+    return ckt_expr_pool_status(ex, e->err);
+}
+
+/* const ckt_i64 <prefix>d = origin + thread part; for every dim */
+static void declare_coords(em *e, const access *a, const char *prefix)
+{
+    for (int d = 0; d < a->rank; d++) {
+        char *x = estr(e, ckt_expr_add(e->ex, a->w->origin[d], a->thr[d]), NULL);
+        line(e, "const ckt_i64 %s%d = %s;", prefix, d, x ? x : "0");
+        free(x);
+    }
 }
 
 static void emit_access(em *e, const ckt_kop *op)

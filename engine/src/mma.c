@@ -148,7 +148,10 @@ ckt_status ckt_mma_layout(const ckt_mma *mma, char operand, ckt_layout *out, ckt
 
 void ckt_mma_operand_shape(const ckt_mma *mma, char operand, int64_t *rows, int64_t *cols)
 {
+    if (!rows || !cols) return;
+    *rows = *cols = 0;
     char o = upper_operand(operand);
+    if (!mma || (o != 'A' && o != 'B' && o != 'C')) return;
     *rows = o == 'B' ? mma->k : mma->m;
     *cols = o == 'A' ? mma->k : mma->n;
 }

@@ -334,6 +334,20 @@ describe("blockwise GEMM misuse in the builder", function()
     assert.truthy(tostring(e):find("gfx90a", 1, true))
   end)
 
+  it("the C partition is also a builder method; both forms split the tile alike", function()
+    ckt.kernel{name = "ok", block = 256, build = function(b)
+      local C = b:pointer("C", "f32")
+      local w = ckt.tile_window(ckt.tensor(C, "f32", {shape = {256, 256}}), {128, 128}, {0, 0})
+      local p1 = b:make_blockwise_gemm_xdl_c_local_partition(w, traits)
+      local p2 = ckt.make_blockwise_gemm_xdl_c_local_partition(w, traits)
+      assert.equal(64, p1:nvalues())
+      assert.equal(p1:nvalues(), p2:nvalues())
+      local ok, e = pcall(ckt.make_blockwise_gemm_xdl_c_local_partition, p1, traits)
+      assert.is_false(ok)
+      assert.truthy(tostring(e):find("partition", 1, true))
+    end}
+  end)
+
   it("is refused outside a build function", function()
     local la
     ckt.kernel{name = "k", block = 256, build = function() la = ckt.tensor("lds", "f16", ckt.layout({128, 32}, {32, 1})) end}

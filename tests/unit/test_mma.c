@@ -138,6 +138,16 @@ static void lookup_refusals(void **state)
     assert_int_equal(ckt_mma_layout(ckt_mma_at(0), 'X', &tv, &err), CKT_EINVAL);
     expect_msg(err.msg, "operand 'X'");
     assert_int_equal(ckt_mma_layout(NULL, 'A', &tv, &err), CKT_EINVAL);
+    int64_t rows = 1, cols = 1;
+    ckt_mma_operand_shape(ckt_mma_at(0), 'Q', &rows, &cols);
+    assert_int_equal(rows + cols, 0);
+    ckt_mma_operand_shape(NULL, 'A', &rows, &cols);
+    assert_int_equal(rows + cols, 0);
+    char buf[8];
+    assert_null(ckt_mma_arch("gfx90a", buf, 0));
+    assert_string_equal(ckt_mma_arch("a_very_long_target_name", buf, sizeof buf), "a_very_");
+    assert_false(ckt_mma_on_target(NULL, "gfx90a"));
+    assert_int_equal(ckt_mma_check_target(NULL, "gfx90a", &err), CKT_EINVAL);
     assert_null(ckt_mma_at(-1));
     assert_null(ckt_mma_at(7));
 }
@@ -403,6 +413,20 @@ static void builder_refusals(void **state)
     assert_int_equal(ckt_kernel_mma(k, c, c, c, 0, bad, &err), CKT_EINVAL);
     assert_int_equal(ckt_kernel_mma(k, c, c, c, 17, rep, &err), CKT_EINVAL);
     assert_int_equal(ckt_kernel_blockwise_gemm(k, a, a, c, NULL, &err), CKT_EINVAL);
+    /* the fragment-load mark: only right after the load it names */
+    assert_int_equal(ckt_kernel_fragment_load(k, c, 4, 'A', 0, &err), CKT_EINVAL);
+    expect_msg(err.msg, "not the load");
+    /* the block-level layouts: bad operands, NULLs, geometry */
+    ckt_gemm_geom g;
+    char text[64];
+    ckt_dist d;
+    assert_int_equal(ckt_gemm_geometry(&t, 128, 128, 32, 256, &g, &err), CKT_OK);
+    assert_int_equal(ckt_gemm_tv(&t, &g, 'X', text, sizeof text, &err), CKT_EINVAL);
+    assert_int_equal(ckt_gemm_tv(&t, &g, 'C', text, 8, &err), CKT_ECAPACITY);
+    assert_int_equal(ckt_gemm_tv(NULL, &g, 'A', text, sizeof text, &err), CKT_EINVAL);
+    assert_int_equal(ckt_gemm_dist(&t, &g, 'Z', &d, &err), CKT_EINVAL);
+    assert_int_equal(ckt_kernel_gemm_c_dist(k, &t, 128, 128, NULL, &err), CKT_EINVAL);
+    assert_int_equal(ckt_kernel_gemm_c_vgpr(k, &t, 128, 128, NULL, NULL, &err), CKT_EINVAL);
     ckt_kernel_destroy(k);
     /* a block that is not whole waves */
     assert_int_equal(ckt_kernel_create("g", 96, &k, &err), CKT_OK);
