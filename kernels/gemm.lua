@@ -31,10 +31,11 @@ end
 local function pow2(x) return x > 0 and x & (x - 1) == 0 end
 
 -- Defaults per target. NVIDIA: a 128 x 128 block tile in 32-wide K slices, 8 warps of 64 x 32
--- (4 x 4 m16n8 tiles each; 127 registers, a 217 ms cold NVRTC compile here, where 4 warps of
--- 64 x 64 take 212 registers and 420 ms), 3 stages (48 KiB of LDS at 16-bit), grouped by 8 tile rows.
+-- (4 x 4 m16n8 tiles each; 118 registers, a 227 ms cold NVRTC compile on the 2-core development
+-- machine, where 4 warps of 64 x 64 take 212 registers and about twice the time), 3 stages
+-- (48 KiB of LDS at 16 bits), grouped by 8 tile rows. Not measured on a GPU yet: bench/gemm.lua.
 -- AMD (not measured: there is no AMD GPU here): 128 x 128 x 32, 4 waves of 64 x 64 with the
--- 32x32x8 MFMA (2 x 2 per wave), 2 stages (32 KiB, so two blocks share a CU's 64 KiB).
+-- 32x32x8 MFMA (2 x 2 per wave), 2 stages (32 KiB, so two blocks share a CU's 64 KiB); 235 ms.
 local DEFAULTS = {
   nvidia = {tile = {128, 128, 32}, block = 256, stages = 3, group = 8},
   amd = {tile = {128, 128, 32}, block = 256, stages = 2, group = 8},
