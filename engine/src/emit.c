@@ -664,7 +664,8 @@ static int64_t copy_width(em *e, access *src, access *dst, int64_t want, char *w
 
 /* LDS window = global window, each thread its elements of the distribution: CKT_CP_ASYNC is
  * cp.async (16 bytes: .cg, zero-filled past a padded edge) in the CUDA prelude, a load and a
- * store through registers in the HIP and C preludes; 2-byte elements go one by one. */
+ * store through registers in the HIP prelude, a copy queued until its wait in the C prelude;
+ * 2-byte elements go one by one (synchronously, in every dialect). */
 static void emit_copy_async(em *e, const ckt_kop *op)
 {
     access src, dst;
@@ -722,6 +723,7 @@ static void emit_copy_async(em *e, const ckt_kop *op)
 
 static void emit_commit(em *e)
 {
+    thread_close(e); /* a block-level statement (the C dialect counts groups per block) */
     line(e, "CKT_CP_COMMIT(); /* the asynchronous copies since the last commit form one group */");
 }
 
@@ -851,6 +853,13 @@ static void emit_gemm(em *e, const ckt_kop *op)
 
 /* ---------------------------------------------------------------- kernel */
 
+static bool has_async(const ckt_kernel *k)
+{
+    for (int i = 0; i < ckt_kernel_nops(k); i++)
+        if (ckt_kernel_op(k, i)->kind == CKT_OP_COPY_ASYNC) return true;
+    return false;
+}
+
 static void declare(em *e)
 {
     char r[64];
@@ -867,6 +876,7 @@ static void declare(em *e)
         }
     }
     if (ckt_kernel_reduce_scratch(e->k) >= 0) line(e, "float *const ckt_red = (float *)(ckt_lds + %lld);", (long long)ckt_kernel_reduce_scratch(e->k));
+    if (e->dl->thread_loops && has_async(e->k)) line(e, "ckt_cp_queue ckt_cpq = {0, 0, 0, 0}; /* asynchronous copies in flight (emulated) */");
     /* block-uniform variables: window origins and named variables */
     for (int i = 0; i < ckt_kernel_nops(e->k); i++) {
         const ckt_kop *op = ckt_kernel_op(e->k, i);
@@ -981,6 +991,7 @@ ckt_status ckt_emit(ckt_kernel *k, const char *target, char **source, ckt_error 
     declare(&e);
     for (int i = 0; i < ckt_kernel_nops(k) && !e.st; i++) emit_op(&e, ckt_kernel_op(k, i));
     thread_close(&e);
+    if (e.dl->thread_loops && has_async(k)) line(&e, "free(ckt_cpq.e); /* copies never waited for never land */");
     e.ind = 0;
     ckt_sb_printf(&sb, "}\n");
     e.dl->close_kernel(&sb, k, ckt_kernel_lds_bytes(k));
