@@ -7,7 +7,7 @@ foreach(name sandbox_native_code sandbox_array_memory kernel_many_ops kernel_hug
   add_test(NAME embed.hostile_${name} COMMAND run_hostile ${CMAKE_CURRENT_SOURCE_DIR}/hostile/${name}.lua)
   set_tests_properties(embed.hostile_${name} PROPERTIES LABELS embed TIMEOUT 120 PASS_REGULAR_EXPRESSION "hostile scripts survived: 1")
 endforeach()
-# kernel_memory.lua: a kernel's C memory is charged to the state (bindings/lua/l_kernel.c, charge()).
+# kernel_memory.lua: a kernel's C memory is charged to the state (bindings/lua/l_builder.c, charge()).
 # All kernel-builder hostile scripts in one state, one after another: the host keeps serving.
 add_test(NAME embed.hostile_kernel_all COMMAND run_hostile ${CMAKE_CURRENT_SOURCE_DIR}/hostile/kernel_many_ops.lua
   ${CMAKE_CURRENT_SOURCE_DIR}/hostile/kernel_huge_lds.lua ${CMAKE_CURRENT_SOURCE_DIR}/hostile/kernel_deep_nesting.lua

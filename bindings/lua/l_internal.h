@@ -47,6 +47,10 @@ ckt_layout *ckt_l_checklayout(lua_State *L, int idx, const char *what);
 /* A layout, an integer n (n:1) or a layout string; raises otherwise. */
 void ckt_l_tolayout(lua_State *L, int idx, const char *what, ckt_layout *out);
 ckt_layout *ckt_l_testlayout(lua_State *L, int idx); /* NULL when not a layout */
+/* ckt.local_tile / ckt.local_partition on layouts (the kernel bindings register the functions,
+ * which take kernel tensors and windows too, and call these for layouts). */
+int ckt_l_layout_local_tile(lua_State *L);
+int ckt_l_layout_local_partition(lua_State *L);
 
 /* ---- l_distribution.c / l_nested.c (distributions) ---- */
 struct ckt_encoding;
@@ -97,9 +101,9 @@ void ckt_l_open_nested(lua_State *L);       /* l_nested.c: IREE nested layouts *
 void ckt_l_open_sfc(lua_State *L);          /* l_sfc.c */
 void ckt_l_open_lds(lua_State *L);          /* l_lds.c: ckt.target, ckt.lds.* */
 void ckt_l_open_array(lua_State *L);        /* l_array.c: host arrays, device buffers */
-void ckt_l_open_kernel(lua_State *L);       /* l_kernel.c: builder, tensors, windows, compile, launch */
-void ckt_l_open_help(lua_State *L);
-void ckt_l_open_jit(lua_State *L);          /* l_jit.c: ckt.compile */         /* l_help.c: help texts */
+void ckt_l_open_kernel(lua_State *L);       /* l_builder.c and l_kernel.h's files: builder, tensors, windows, compile, launch */
+void ckt_l_open_help(lua_State *L);         /* l_help.c: help texts */
+void ckt_l_open_jit(lua_State *L);          /* l_jit.c: ckt.compile */
 /* l_help.c: add (or replace) a help topic, e.g. from a binding file's open function */
 void ckt_l_help_add(lua_State *L, const char *name, const char *text);
 

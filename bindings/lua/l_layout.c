@@ -493,7 +493,7 @@ static int l_make_layout_tv(lua_State *L)
     return 2;
 }
 
-static int l_local_tile(lua_State *L)
+int ckt_l_layout_local_tile(lua_State *L)
 {
     ckt_layout a, out;
     ckt_tuple tiler, coord;
@@ -508,7 +508,7 @@ static int l_local_tile(lua_State *L)
     return 2;
 }
 
-static int l_local_partition(lua_State *L)
+int ckt_l_layout_local_partition(lua_State *L)
 {
     ckt_layout a, thr, out;
     ckt_error err;
@@ -713,8 +713,8 @@ void ckt_l_open_layout(lua_State *L)
         {"tiled_product", l_tiled_product}, {"blocked_product", l_blocked_product}, {"raked_product", l_raked_product},
         {"make_ordered_layout", l_make_ordered_layout}, {"tile_to_shape", l_tile_to_shape},
         {"max_common_vector", l_max_common_vector}, {"max_common_layout", l_max_common_layout},
-        {"nullspace", l_nullspace}, {"make_layout_tv", l_make_layout_tv}, {"local_tile", l_local_tile},
-        {"local_partition", l_local_partition}, {"pad", l_pad}, {"swizzle", l_swizzle}, {"composed", l_composed},
+        {"nullspace", l_nullspace}, {"make_layout_tv", l_make_layout_tv},
+        {"pad", l_pad}, {"swizzle", l_swizzle}, {"composed", l_composed},
         {NULL, NULL}};
     luaL_setfuncs(L, fns, 0);
 }

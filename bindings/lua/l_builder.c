@@ -1,0 +1,367 @@
+/* ckt Lua bindings — the kernel builder (DESIGN 3.6): ckt.kernel{name=, block=, build=fn} runs
+ * fn(b) over a builder whose calls record the kernel IR (ckt/kernel_ir.h). This file holds the
+ * kernel object, the builder's control methods (thread and block ids, parameters, loops,
+ * branches, sync, block order) and assembles the builder from the files of l_kernel.h. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "l_kernel.h"
+
+l_kernel *ckt_lk_checkkernel(lua_State *L, int idx) { return luaL_checkudata(L, idx, CKT_L_KERNEL); }
+
+
+/* The engine allocates the IR with malloc, which a sandbox's memory cap does not see: a userdata
+ * of the same size (the kernel's user value) makes the state's allocator account for it, so a
+ * script cannot hold gigabytes of kernels in a state capped at megabytes. Recharged as it grows. */
+static void charge(lua_State *L, l_kernel *kb, int kidx)
+{
+    size_t fp = ckt_kernel_footprint(kb->k);
+    if (fp <= kb->charged && kb->charged - fp < (1u << 20)) return;
+    kidx = lua_absindex(L, kidx);
+    lua_newuserdatauv(L, fp, 0);
+    lua_setiuservalue(L, kidx, 1);
+    kb->charged = fp;
+}
+
+/* The caller's script line, recorded with the next operations (comments in the source). */
+void ckt_lk_mark_line(lua_State *L, l_kernel *kb)
+{
+    if (kb->building) { /* the kernel being built sits in the registry: recharge its growth */
+        lua_getfield(L, LUA_REGISTRYINDEX, ACTIVE_KEY);
+        if (lua_touserdata(L, -1) == kb) charge(L, kb, -1);
+        lua_pop(L, 1);
+    }
+    lua_Debug ar;
+    int line = 0;
+    for (int level = 1; level < 4 && !line; level++)
+        if (lua_getstack(L, level, &ar) && lua_getinfo(L, "Sl", &ar) && ar.currentline > 0 && ar.what[0] != 'C') line = ar.currentline;
+    ckt_kernel_set_line(kb->k, line);
+}
+
+void ckt_lk_require_building(lua_State *L, l_kernel *kb, const char *fn)
+{
+    if (!kb->building)
+        ckt_l_errorf(L, "%s: kernel '%s' is %s (builder calls belong inside its build function)", fn, ckt_kernel_name(kb->k),
+                     kb->built ? "already built" : "not being built");
+    ckt_lk_mark_line(L, kb);
+}
+
+/* The kernel whose build function is running. */
+l_kernel *ckt_lk_active(lua_State *L, const char *fn)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, ACTIVE_KEY);
+    l_kernel *kb = luaL_testudata(L, -1, CKT_L_KERNEL);
+    lua_pop(L, 1); /* still anchored: the build function's caller holds it */
+    if (!kb) ckt_l_errorf(L, "%s: only inside a kernel's build function (ckt.kernel{name=, block=, build=function(b) ... end})", fn);
+    ckt_lk_mark_line(L, kb);
+    return kb;
+}
+
+l_kobj *ckt_lk_newobj(lua_State *L, l_kernel *kb, int kidx, const char *tname, int id)
+{
+    kidx = lua_absindex(L, kidx);
+    l_kobj *o = lua_newuserdatauv(L, sizeof *o, 1);
+    o->kb = kb;
+    o->id = id;
+    o->param = -1;
+    o->dist = -1;
+    o->part = 0;
+    lua_pushvalue(L, kidx);
+    lua_setiuservalue(L, -2, 1);
+    luaL_setmetatable(L, tname);
+    return o;
+}
+
+/* Push the kernel userdata an object belongs to. */
+void ckt_lk_push_owner(lua_State *L, int idx) { lua_getiuservalue(L, idx, 1); }
+
+
+static int k_gc(lua_State *L)
+{
+    l_kernel *kb = luaL_checkudata(L, 1, CKT_L_KERNEL);
+    ckt_kernel_destroy(kb->k);
+    kb->k = NULL;
+    return 0;
+}
+
+static int k_tostring(lua_State *L)
+{
+    l_kernel *kb = ckt_lk_checkkernel(L, 1);
+    if (!kb->k) { lua_pushliteral(L, "ckt.kernel (destroyed)"); return 1; }
+    lua_pushfstring(L, "ckt.kernel(%s: %d threads, %d params, %d ops, %I bytes of LDS%s)", ckt_kernel_name(kb->k), (int)ckt_kernel_block(kb->k),
+                    ckt_kernel_nparams(kb->k), ckt_kernel_nops(kb->k), (lua_Integer)ckt_kernel_lds_bytes(kb->k), kb->built ? "" : ", building");
+    return 1;
+}
+
+/* ckt.kernel{name=, block=, build=function(b) ... end} -> kernel */
+static int l_kernel_new(lua_State *L)
+{
+    static const char *const fn = "kernel";
+    static const char *const allowed[] = {"name", "block", "build", NULL};
+    luaL_checktype(L, 1, LUA_TTABLE);
+    ckt_l_check_fields(L, 1, fn, allowed);
+    const char *name;
+    int64_t block;
+    if (!ckt_l_field_string(L, 1, fn, "name", &name)) return ckt_l_errorf(L, "kernel: field 'name' (a C identifier) is required");
+    if (!ckt_l_field_int(L, 1, fn, "block", &block)) return ckt_l_errorf(L, "kernel: field 'block' (threads per block) is required");
+    if (lua_getfield(L, 1, "build") != LUA_TFUNCTION) return ckt_l_errorf(L, "kernel: field 'build' must be a function(b), got %s", luaL_typename(L, -1));
+    int fi = lua_gettop(L);
+    lua_getfield(L, LUA_REGISTRYINDEX, ACTIVE_KEY);
+    if (!lua_isnil(L, -1)) return ckt_l_errorf(L, "kernel: cannot build kernel '%s' inside another kernel's build function", name);
+    lua_pop(L, 1);
+    l_kernel *kb = lua_newuserdatauv(L, sizeof *kb, 1);
+    memset(kb, 0, sizeof *kb);
+    luaL_setmetatable(L, CKT_L_KERNEL);
+    int ki = lua_gettop(L);
+    ckt_error err;
+    if (ckt_kernel_create(name, block, &kb->k, &err)) return ckt_l_error(L, &err);
+    charge(L, kb, ki);
+    kb->building = 1;
+    lua_pushvalue(L, ki);
+    lua_setfield(L, LUA_REGISTRYINDEX, ACTIVE_KEY);
+    lua_pushvalue(L, fi);
+    lua_pushvalue(L, ki);
+    int rc = lua_pcall(L, 1, 0, 0);
+    kb->building = 0;
+    lua_pushnil(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, ACTIVE_KEY);
+    if (rc != LUA_OK) {
+        /* drop the ballast now: the kernel has a finalizer, and an object awaiting finalization
+         * keeps its user values alive through emergency collections, so the charge would stay */
+        lua_pushnil(L);
+        lua_setiuservalue(L, ki, 1);
+        kb->charged = 0;
+        return lua_error(L); /* the build function's error, as raised */
+    }
+    kb->built = 1;
+    if (ckt_kernel_finish(kb->k, &err)) return ckt_l_error(L, &err);
+    charge(L, kb, ki);
+    lua_settop(L, ki);
+    return 1;
+}
+
+static int b_thread_id(lua_State *L)
+{
+    l_kernel *kb = ckt_lk_checkkernel(L, 1);
+    ckt_lk_require_building(L, kb, "thread_id");
+    ckt_lk_push_expr(L, kb, 1, ckt_expr_tid(ckt_kernel_exprs(kb->k)));
+    return 1;
+}
+
+static int check_axis(lua_State *L, int idx, const char *fn)
+{
+    if (lua_isnoneornil(L, idx)) return 0;
+    if (lua_type(L, idx) == LUA_TSTRING) {
+        const char *s = lua_tostring(L, idx);
+        if (!strcmp(s, "x")) return 0;
+        if (!strcmp(s, "y")) return 1;
+        if (!strcmp(s, "z")) return 2;
+    } else if (lua_isinteger(L, idx) && lua_tointeger(L, idx) >= 0 && lua_tointeger(L, idx) <= 2) {
+        return (int)lua_tointeger(L, idx);
+    }
+    return ckt_l_errorf(L, "%s: axis must be 0, 1, 2, \"x\", \"y\" or \"z\"", fn);
+}
+
+static int b_block_id(lua_State *L)
+{
+    l_kernel *kb = ckt_lk_checkkernel(L, 1);
+    ckt_lk_require_building(L, kb, "block_id");
+    ckt_lk_push_expr(L, kb, 1, ckt_expr_bid(ckt_kernel_exprs(kb->k), check_axis(L, 2, "block_id")));
+    return 1;
+}
+
+static int b_num_blocks(lua_State *L)
+{
+    l_kernel *kb = ckt_lk_checkkernel(L, 1);
+    ckt_lk_require_building(L, kb, "num_blocks");
+    ckt_lk_push_expr(L, kb, 1, ckt_expr_nblocks(ckt_kernel_exprs(kb->k), check_axis(L, 2, "num_blocks")));
+    return 1;
+}
+
+/* b:pointer(name, dtype [, {const=, align=}]) */
+static int b_pointer(lua_State *L)
+{
+    static const char *const allowed[] = {"const", "align", NULL};
+    l_kernel *kb = ckt_lk_checkkernel(L, 1);
+    ckt_lk_require_building(L, kb, "pointer");
+    const char *name = luaL_checkstring(L, 2);
+    ckt_dtype t = ckt_l_checkdtype(L, 3, "pointer: argument 2 (dtype)");
+    int is_const = 0;
+    int64_t align = 16;
+    if (!lua_isnoneornil(L, 4)) {
+        luaL_checktype(L, 4, LUA_TTABLE);
+        ckt_l_check_fields(L, 4, "pointer", allowed);
+        ckt_l_field_bool(L, 4, "pointer", "const", &is_const);
+        ckt_l_field_int(L, 4, "pointer", "align", &align);
+    }
+    int idx;
+    ckt_error err;
+    if (ckt_kernel_param_ptr(kb->k, name, t, is_const, align, &idx, &err)) return ckt_l_error(L, &err);
+    l_kobj *o = ckt_lk_newobj(L, kb, 1, CKT_L_EXPR, CKT_EXPR_NONE);
+    o->param = idx;
+    return 1;
+}
+
+static ckt_param_kind scalar_kind(lua_State *L, const char *s, const char *fn)
+{
+    if (!strcmp(s, "i32")) return CKT_PARAM_I32;
+    if (!strcmp(s, "i64")) return CKT_PARAM_I64;
+    if (!strcmp(s, "f32")) return CKT_PARAM_F32;
+    ckt_l_errorf(L, "%s: type '%s' is not i32, i64 or f32", fn, s);
+    return CKT_PARAM_I32;
+}
+
+/* b:size(name [, {value=, multiple_of=, type="i32"|"i64"}]) -> an index expression; with value=
+ * the size is specialized (folded into the source, not a launch argument). */
+static int scalar_param(lua_State *L, int is_float)
+{
+    static const char *const allowed[] = {"value", "multiple_of", "type", NULL};
+    const char *fn = is_float ? "scalar" : "size";
+    l_kernel *kb = ckt_lk_checkkernel(L, 1);
+    ckt_lk_require_building(L, kb, fn);
+    const char *name = luaL_checkstring(L, 2);
+    ckt_param_kind kind = is_float ? CKT_PARAM_F32 : CKT_PARAM_I32;
+    int specialized = 0;
+    int64_t iv = 0, divisor = 1;
+    double fv = 0;
+    if (!lua_isnoneornil(L, 3)) {
+        luaL_checktype(L, 3, LUA_TTABLE);
+        ckt_l_check_fields(L, 3, fn, allowed);
+        const char *ty;
+        if (ckt_l_field_string(L, 3, fn, "type", &ty)) kind = scalar_kind(L, ty, fn);
+        if (is_float != (kind == CKT_PARAM_F32)) return ckt_l_errorf(L, "%s: type must be %s", fn, is_float ? "f32" : "i32 or i64");
+        if (lua_getfield(L, 3, "value") != LUA_TNIL) {
+            specialized = 1;
+            if (is_float) {
+                if (lua_type(L, -1) != LUA_TNUMBER) return ckt_l_errorf(L, "%s: field 'value' must be a number, got %s", fn, luaL_typename(L, -1));
+                fv = lua_tonumber(L, -1);
+            } else {
+                iv = ckt_l_checkint(L, -1, "size: field 'value'");
+            }
+        }
+        lua_pop(L, 1);
+        ckt_l_field_int(L, 3, fn, "multiple_of", &divisor);
+    }
+    int idx;
+    ckt_error err;
+    if (ckt_kernel_param_scalar(kb->k, name, kind, specialized, iv, fv, divisor, &idx, &err)) return ckt_l_error(L, &err);
+    ckt_lk_push_expr(L, kb, 1, ckt_kernel_param(kb->k, idx)->expr);
+    return 1;
+}
+
+static int b_size(lua_State *L) { return scalar_param(L, 0); }
+static int b_scalar(lua_State *L) { return scalar_param(L, 1); }
+
+/* b:loop(trip, function(i) ... end): a loop with a block-uniform trip count */
+static int b_loop(lua_State *L)
+{
+    l_kernel *kb = ckt_lk_checkkernel(L, 1);
+    ckt_lk_require_building(L, kb, "loop");
+    ckt_expr_id trip = ckt_lk_toexpr(L, 2, kb, "loop: trip count");
+    luaL_checktype(L, 3, LUA_TFUNCTION);
+    ckt_expr_id var;
+    ckt_error err;
+    if (ckt_kernel_loop(kb->k, trip, &var, &err)) return ckt_l_error(L, &err);
+    lua_pushvalue(L, 3);
+    ckt_lk_push_expr(L, kb, 1, var);
+    lua_call(L, 1, 0);
+    ckt_lk_mark_line(L, kb);
+    if (ckt_kernel_end(kb->k, &err)) return ckt_l_error(L, &err);
+    return 0;
+}
+
+/* b:when(cond, function() ... end): a branch (block-uniform or per thread) */
+static int b_when(lua_State *L)
+{
+    l_kernel *kb = ckt_lk_checkkernel(L, 1);
+    ckt_lk_require_building(L, kb, "when");
+    ckt_expr_id c = ckt_lk_toexpr(L, 2, kb, "when: condition");
+    luaL_checktype(L, 3, LUA_TFUNCTION);
+    ckt_error err;
+    if (ckt_kernel_if(kb->k, c, &err)) return ckt_l_error(L, &err);
+    lua_pushvalue(L, 3);
+    lua_call(L, 0, 0);
+    if (ckt_kernel_end(kb->k, &err)) return ckt_l_error(L, &err);
+    return 0;
+}
+
+static int b_sync(lua_State *L)
+{
+    l_kernel *kb = ckt_lk_checkkernel(L, 1);
+    ckt_lk_require_building(L, kb, "sync");
+    ckt_error err;
+    if (ckt_kernel_sync(kb->k, &err)) return ckt_l_error(L, &err);
+    return 0;
+}
+
+/* b:block_order{tiles={m, n}, order="row"|"col"|"grouped", group=} -> tile coordinates of this
+ * block (block id x over m*n tiles). "grouped" walks `group` tile rows at a time down a column
+ * of groups (the L2-friendly order of CK's / Triton's grouped GEMM schedules). */
+static int b_block_order(lua_State *L)
+{
+    static const char *const fn = "block_order";
+    static const char *const allowed[] = {"tiles", "order", "group", NULL};
+    l_kernel *kb = ckt_lk_checkkernel(L, 1);
+    ckt_lk_require_building(L, kb, fn);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    ckt_l_check_fields(L, 2, fn, allowed);
+    if (lua_getfield(L, 2, "tiles") != LUA_TTABLE || luaL_len(L, -1) != 2) return ckt_l_errorf(L, "block_order: field 'tiles' must be {m_tiles, n_tiles}");
+    lua_geti(L, -1, 1);
+    lua_geti(L, -2, 2);
+    ckt_expr_id m = ckt_lk_toexpr(L, -2, kb, "block_order: tiles[1]"), n = ckt_lk_toexpr(L, -1, kb, "block_order: tiles[2]");
+    lua_pop(L, 3);
+    const char *order = "row";
+    int64_t group = 8;
+    ckt_l_field_string(L, 2, fn, "order", &order);
+    ckt_l_field_int(L, 2, fn, "group", &group);
+    if (group < 1) return ckt_l_errorf(L, "block_order: group must be >= 1, got %lld", (long long)group);
+    ckt_expr_pool *ex = ckt_kernel_exprs(kb->k);
+    ckt_expr_id pid = ckt_expr_bid(ex, 0), tm, tn;
+    if (!strcmp(order, "row")) {
+        tm = ckt_expr_binary(ex, CKT_E_DIV, pid, n);
+        tn = ckt_expr_binary(ex, CKT_E_MOD, pid, n);
+    } else if (!strcmp(order, "col")) {
+        tm = ckt_expr_binary(ex, CKT_E_MOD, pid, m);
+        tn = ckt_expr_binary(ex, CKT_E_DIV, pid, m);
+    } else if (!strcmp(order, "grouped")) {
+        ckt_expr_id per_group = ckt_expr_mulc(ex, n, group);
+        ckt_expr_id first = ckt_expr_mulc(ex, ckt_expr_binary(ex, CKT_E_DIV, pid, per_group), group);
+        ckt_expr_id rows = ckt_expr_binary(ex, CKT_E_MIN, ckt_expr_binary(ex, CKT_E_SUB, m, first), ckt_expr_int(ex, group));
+        ckt_expr_id in_group = ckt_expr_binary(ex, CKT_E_MOD, pid, per_group);
+        tm = ckt_expr_add(ex, first, ckt_expr_binary(ex, CKT_E_MOD, in_group, rows));
+        tn = ckt_expr_binary(ex, CKT_E_DIV, in_group, rows);
+    } else {
+        return ckt_l_errorf(L, "block_order: order '%s' is not row, col or grouped", order);
+    }
+    ckt_lk_check_pool(L, kb);
+    ckt_lk_push_expr(L, kb, 1, tm);
+    ckt_lk_push_expr(L, kb, 1, tn);
+    return 2;
+}
+
+void ckt_lk_builder_methods(lua_State *L, const luaL_Reg *methods)
+{
+    luaL_getmetatable(L, CKT_L_KERNEL);
+    luaL_setfuncs(L, methods, 0);
+    lua_pop(L, 1);
+}
+
+/* The files of the kernel builder (l_kernel.h), each adding its part; a new file adds a line. */
+static void (*const kernel_parts[])(lua_State *L) = {
+    ckt_lk_open_expr, ckt_lk_open_tensor, ckt_lk_open_partition, ckt_lk_open_copy,
+    ckt_lk_open_compute, ckt_lk_open_executable, ckt_lk_open_library,
+};
+
+void ckt_l_open_kernel(lua_State *L)
+{
+    static const luaL_Reg kmethods[] = {
+        {"__gc", k_gc}, {"__tostring", k_tostring}, {"pointer", b_pointer}, {"size", b_size}, {"scalar", b_scalar},
+        {"thread_id", b_thread_id}, {"block_id", b_block_id}, {"num_blocks", b_num_blocks}, {"block_order", b_block_order},
+        {"loop", b_loop}, {"when", b_when}, {"sync", b_sync}, {NULL, NULL}};
+    ckt_l_new_class(L, CKT_L_KERNEL, kmethods);
+    lua_pushcfunction(L, l_kernel_new);
+    lua_setfield(L, -2, "kernel");
+    for (size_t i = 0; i < sizeof kernel_parts / sizeof *kernel_parts; i++) kernel_parts[i](L);
+}

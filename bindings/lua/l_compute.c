@@ -1,0 +1,155 @@
+/* ckt Lua bindings — compute on register tensors: b:clear, b:map, ckt.sweep, b:reduce, b:fold,
+ * b:block_reduce. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "l_kernel.h"
+
+/* b:clear(reg [, value]) */
+static int b_clear(lua_State *L)
+{
+    l_kernel *kb = ckt_lk_checkkernel(L, 1);
+    ckt_lk_require_building(L, kb, "clear");
+    l_kobj *r = ckt_lk_checkreg(L, 2, kb, "clear: argument 1");
+    double v = luaL_optnumber(L, 3, 0.0);
+    ckt_error err;
+    if (ckt_kernel_clear(kb->k, r->id, (float)v, &err)) return ckt_l_error(L, &err);
+    return 0;
+}
+
+/* b:map(fn, reg1 [, reg2 ...] [, {dtype=}]) -> reg: out[v] = fn(reg1[v], reg2[v], ...), the
+ * arithmetic in f32; stored as dtype (default: reg1's) */
+static int map_regs(lua_State *L, l_kernel *kb, int ki, int fi, int first, int last, const char *fn)
+{
+    int nin = last - first + 1;
+    ckt_dtype out = CKT_F32;
+    if (nin >= 1 && lua_istable(L, last) && !luaL_testudata(L, last, CKT_L_KTENSOR)) {
+        static const char *const allowed[] = {"dtype", NULL};
+        ckt_l_check_fields(L, last, fn, allowed);
+        if (lua_getfield(L, last, "dtype") != LUA_TNIL) out = ckt_l_checkdtype(L, -1, "map: dtype");
+        else out = (ckt_dtype)-1;
+        lua_pop(L, 1);
+        nin--;
+    } else {
+        out = (ckt_dtype)-1;
+    }
+    if (nin < 1 || nin > CKT_K_MAX_INPUTS) return ckt_l_errorf(L, "%s: 1 to %d register tensors", fn, CKT_K_MAX_INPUTS);
+    int inputs[CKT_K_MAX_INPUTS];
+    ckt_expr_pool *ex = ckt_kernel_exprs(kb->k);
+    for (int i = 0; i < nin; i++) {
+        char what[48];
+        snprintf(what, sizeof what, "%s: input %d", fn, i + 1);
+        inputs[i] = ckt_lk_checkreg(L, first + i, kb, what)->id;
+    }
+    if ((int)out < 0) out = ckt_kernel_tensor(kb->k, inputs[0])->dtype;
+    lua_pushvalue(L, fi);
+    for (int i = 0; i < nin; i++) ckt_lk_push_expr(L, kb, ki, ckt_expr_input(ex, i));
+    lua_call(L, nin, 1);
+    ckt_expr_id e = ckt_lk_toexpr(L, -1, kb, "map: the function's result");
+    lua_pop(L, 1);
+    ckt_lk_mark_line(L, kb);
+    int r;
+    ckt_error err;
+    if (ckt_kernel_map(kb->k, nin, inputs, e, out, &r, &err)) return ckt_l_error(L, &err);
+    ckt_lk_newobj(L, kb, ki, CKT_L_KTENSOR, r);
+    return 1;
+}
+
+static int b_map(lua_State *L)
+{
+    l_kernel *kb = ckt_lk_checkkernel(L, 1);
+    ckt_lk_require_building(L, kb, "map");
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    return map_regs(L, kb, 1, 2, 3, lua_gettop(L), "map");
+}
+
+/* ckt.sweep(reg, fn [, {dtype=}]): fn over every value a thread holds (CK Tile's sweep_tile) */
+static int l_sweep(lua_State *L)
+{
+    l_kobj *r = ckt_lk_checktensor(L, 1, "sweep: argument 1");
+    ckt_lk_require_building(L, r->kb, "sweep");
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    int top = lua_gettop(L);
+    ckt_lk_push_owner(L, 1);
+    int ki = lua_gettop(L);
+    lua_pushvalue(L, 1);
+    if (top >= 3) lua_pushvalue(L, 3);
+    return map_regs(L, r->kb, ki, 2, ki + 1, lua_gettop(L), "sweep");
+}
+
+static ckt_reduce_op checkreduce(lua_State *L, int idx, const char *fn)
+{
+    const char *s = luaL_optstring(L, idx, "sum");
+    ckt_reduce_op op;
+    ckt_error err;
+    if (ckt_reduce_parse(s, &op, &err)) ckt_l_errorf(L, "%s: %s", fn, err.msg);
+    return op;
+}
+
+/* b:reduce(reg, op [, {block=true, dtype=}]) -> a one-value-per-thread register tensor holding
+ * op over the thread's values (and, with block=true, over the whole block) */
+static int b_reduce(lua_State *L)
+{
+    static const char *const allowed[] = {"block", "dtype", NULL};
+    l_kernel *kb = ckt_lk_checkkernel(L, 1);
+    ckt_lk_require_building(L, kb, "reduce");
+    l_kobj *src = ckt_lk_checkreg(L, 2, kb, "reduce: argument 1");
+    ckt_reduce_op op = checkreduce(L, 3, "reduce");
+    int block = 0;
+    ckt_dtype dt = CKT_F32;
+    if (!lua_isnoneornil(L, 4)) {
+        luaL_checktype(L, 4, LUA_TTABLE);
+        ckt_l_check_fields(L, 4, "reduce", allowed);
+        ckt_l_field_bool(L, 4, "reduce", "block", &block);
+        if (lua_getfield(L, 4, "dtype") != LUA_TNIL) dt = ckt_l_checkdtype(L, -1, "reduce: dtype");
+        lua_pop(L, 1);
+    }
+    int acc;
+    ckt_error err;
+    float init = op == CKT_REDUCE_SUM ? 0.0f : op == CKT_REDUCE_MAX ? -INFINITY : INFINITY;
+    if (ckt_kernel_registers(kb->k, dt, -1, 1, &acc, &err) || ckt_kernel_clear(kb->k, acc, init, &err) || ckt_kernel_fold(kb->k, acc, src->id, op, &err))
+        return ckt_l_error(L, &err);
+    if (block && ckt_kernel_block_reduce(kb->k, acc, op, &err)) return ckt_l_error(L, &err);
+    ckt_lk_newobj(L, kb, 1, CKT_L_KTENSOR, acc);
+    return 1;
+}
+
+/* b:fold(acc, src, op), b:block_reduce(acc, op): the two steps of reduce, on your accumulator */
+static int b_fold(lua_State *L)
+{
+    l_kernel *kb = ckt_lk_checkkernel(L, 1);
+    ckt_lk_require_building(L, kb, "fold");
+    l_kobj *acc = ckt_lk_checkreg(L, 2, kb, "fold: accumulator"), *src = ckt_lk_checkreg(L, 3, kb, "fold: source");
+    ckt_error err;
+    if (ckt_kernel_fold(kb->k, acc->id, src->id, checkreduce(L, 4, "fold"), &err)) return ckt_l_error(L, &err);
+    return 0;
+}
+
+static int b_block_reduce(lua_State *L)
+{
+    l_kernel *kb = ckt_lk_checkkernel(L, 1);
+    ckt_lk_require_building(L, kb, "block_reduce");
+    l_kobj *acc = ckt_lk_checkreg(L, 2, kb, "block_reduce: accumulator");
+    ckt_error err;
+    if (ckt_kernel_block_reduce(kb->k, acc->id, checkreduce(L, 3, "block_reduce"), &err)) return ckt_l_error(L, &err);
+    return 0;
+}
+
+/* b:blockwise_gemm is part of the GEMM issue: refuse clearly until then. */
+static int b_blockwise_gemm(lua_State *L)
+{
+    l_kernel *kb = ckt_lk_checkkernel(L, 1);
+    ckt_lk_require_building(L, kb, "blockwise_gemm");
+    return ckt_l_errorf(L, "blockwise_gemm: not available in this version (MFMA / mma lowering is not implemented yet)");
+}
+
+void ckt_lk_open_compute(lua_State *L)
+{
+    static const luaL_Reg methods[] = {{"clear", b_clear}, {"map", b_map}, {"reduce", b_reduce}, {"fold", b_fold},
+                                       {"block_reduce", b_block_reduce}, {"blockwise_gemm", b_blockwise_gemm}, {NULL, NULL}};
+    ckt_lk_builder_methods(L, methods);
+    lua_pushcfunction(L, l_sweep);
+    lua_setfield(L, -2, "sweep");
+}

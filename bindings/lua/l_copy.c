@@ -1,0 +1,99 @@
+/* ckt Lua bindings — data movement of the builder: b:copy (through registers, partitions
+ * included) and b:blockwise_copy (the CK wrapper's blockwise copy). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "l_kernel.h"
+
+/* Load src (at stack index si) and store the registers to dst. Partitions: the source's
+ * distribution loads, the destination's stores by value index (CuTe's copy between partitions). */
+static int copy_through(lua_State *L, l_kernel *kb, l_kobj *dst, l_kobj *src, int si, access_opts o, const char *fn)
+{
+    if (src->part) o.dist = src->dist;
+    else if (o.dist < 0) o.dist = dst->dist;
+    if (dst->part) {
+        const ckt_dist *sd = ckt_kernel_dist(kb->k, o.dist >= 0 ? o.dist : dst->dist), *dd = ckt_kernel_dist(kb->k, dst->dist);
+        if (src->part && sd->nvalues != dd->nvalues)
+            return ckt_l_errorf(L, "%s: the source partition gives each thread %lld values but the destination partition %lld", fn, (long long)sd->nvalues,
+                                (long long)dd->nvalues);
+    }
+    ckt_lk_load_into(L, src, si, o);
+    ckt_lk_store_from(L, dst, lua_touserdata(L, -1), o);
+    return 1;
+}
+
+/* b:copy(dst_window, src_window [, {dist=, vector_dim=, scalar_per_vector=, fill=}]): through
+ * registers, one distribution for both sides (partitions: see copy_through) */
+static int b_copy(lua_State *L)
+{
+    l_kernel *kb = ckt_lk_checkkernel(L, 1);
+    ckt_lk_require_building(L, kb, "copy");
+    l_kobj *dst = ckt_lk_checkwindow(L, 2, "copy: destination"), *src = ckt_lk_checkwindow(L, 3, "copy: source");
+    if (dst->kb != kb || src->kb != kb) return ckt_l_errorf(L, "copy: the windows belong to another kernel");
+    if (dst->part && lua_istable(L, 4)) {
+        if (lua_getfield(L, 4, "dist") != LUA_TNIL)
+            return ckt_l_errorf(L, "copy: the destination is a partition: its thread layout decides who holds what (no 'dist' here)");
+        lua_pop(L, 1);
+    }
+    access_opts o = ckt_lk_read_access(L, 4, src, "copy", 1);
+    return copy_through(L, kb, dst, src, 3, o, "copy");
+}
+
+/* b:blockwise_copy{src=, dst=, thread_layout=, access_order=, vector_dim=, scalar_per_vector=}
+ * (CK wrapper blockwise_copy) -> the register tensor it went through */
+static int b_blockwise_copy(lua_State *L)
+{
+    static const char *const fn = "blockwise_copy";
+    static const char *const allowed[] = {"src", "dst", "thread_layout", "access_order", "vector_dim", "scalar_per_vector", NULL};
+    l_kernel *kb = ckt_lk_checkkernel(L, 1);
+    ckt_lk_require_building(L, kb, fn);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    ckt_l_check_fields(L, 2, fn, allowed);
+    lua_getfield(L, 2, "src");
+    lua_getfield(L, 2, "dst");
+    int si = lua_gettop(L) - 1, di = lua_gettop(L);
+    l_kobj *src = ckt_lk_checkwindow(L, si, "blockwise_copy: src"), *dst = ckt_lk_checkwindow(L, di, "blockwise_copy: dst");
+    if (src->kb != kb || dst->kb != kb) return ckt_l_errorf(L, "blockwise_copy: the windows belong to another kernel");
+    if (src->part || dst->part) { /* partitions: their thread layouts decide, as b:copy */
+        static const char *const owned[] = {"thread_layout", "access_order", NULL};
+        for (const char *const *f = owned; *f; f++) {
+            if (lua_getfield(L, 2, *f) != LUA_TNIL)
+                return ckt_l_errorf(L, "blockwise_copy: %s is a partition (ckt.local_partition): its thread layout decides who moves what (leave out '%s')",
+                                    src->part ? "src" : "dst", *f);
+            lua_pop(L, 1);
+        }
+        access_opts o = {-1, -1, 0, 0.0f};
+        ckt_l_field_int(L, 2, fn, "vector_dim", &o.vector_dim);
+        ckt_l_field_int(L, 2, fn, "scalar_per_vector", &o.spv);
+        const ckt_kwindow *kw = ckt_lk_kwindow(src);
+        if (o.vector_dim < -1 || o.vector_dim >= kw->rank) return ckt_l_errorf(L, "%s: vector_dim %lld outside 0..%d", fn, (long long)o.vector_dim, kw->rank - 1);
+        if (o.spv < 0 || o.spv > 16) return ckt_l_errorf(L, "%s: scalar_per_vector %lld outside 1..16 (0: choose)", fn, (long long)o.spv);
+        return copy_through(L, kb, dst, src, si, o, fn);
+    }
+    const ckt_kwindow *ks = ckt_lk_kwindow(src), *kd = ckt_lk_kwindow(dst);
+    if (ks->rank != kd->rank || memcmp(ks->lengths, kd->lengths, sizeof(int64_t) * (size_t)ks->rank))
+        return ckt_l_errorf(L, "blockwise_copy: src and dst windows differ in shape");
+    if (lua_getfield(L, 2, "thread_layout") == LUA_TNIL) return ckt_l_errorf(L, "blockwise_copy: field 'thread_layout' is required");
+    lua_pop(L, 1);
+    int64_t spv = 1;
+    ckt_l_field_int(L, 2, fn, "scalar_per_vector", &spv);
+    ckt_dist d;
+    ckt_lk_dist_from_thread_layout(L, 2, fn, ks->rank, ks->lengths, &d, -1, spv);
+    int dist;
+    ckt_error err;
+    if (ckt_kernel_add_dist(kb->k, &d, &dist, &err)) return ckt_l_error(L, &err);
+    int64_t vd = ks->rank - 1;
+    ckt_l_field_int(L, 2, fn, "vector_dim", &vd);
+    access_opts o = {dist, vd, spv, 0.0f};
+    ckt_lk_load_into(L, src, si, o);
+    ckt_lk_store_from(L, dst, lua_touserdata(L, -1), o);
+    return 1;
+}
+
+void ckt_lk_open_copy(lua_State *L)
+{
+    static const luaL_Reg methods[] = {{"copy", b_copy}, {"blockwise_copy", b_blockwise_copy}, {NULL, NULL}};
+    ckt_lk_builder_methods(L, methods);
+}

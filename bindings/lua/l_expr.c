@@ -1,0 +1,228 @@
+/* ckt Lua bindings — kernel expressions: parameters, thread and block ids, loop counters and
+ * epilogue values are userdata with arithmetic metamethods; comparisons, min/max, select, exp...
+ * are ckt.lt, ckt.max, ... (plain numbers compute in Lua). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "l_kernel.h"
+
+void ckt_lk_push_expr(lua_State *L, l_kernel *kb, int kidx, ckt_expr_id id)
+{
+    ckt_error err;
+    if (ckt_expr_pool_status(ckt_kernel_exprs(kb->k), &err)) ckt_l_error(L, &err);
+    ckt_lk_newobj(L, kb, kidx, CKT_L_EXPR, id);
+}
+
+l_kobj *ckt_lk_testexpr(lua_State *L, int idx) { return luaL_testudata(L, idx, CKT_L_EXPR); }
+
+/* A Lua number or an expression of kernel kb as an expression id. */
+ckt_expr_id ckt_lk_toexpr(lua_State *L, int idx, l_kernel *kb, const char *what)
+{
+    ckt_expr_pool *ex = ckt_kernel_exprs(kb->k);
+    if (lua_isinteger(L, idx)) return ckt_expr_int(ex, (int64_t)lua_tointeger(L, idx));
+    if (lua_type(L, idx) == LUA_TNUMBER) {
+        double v = lua_tonumber(L, idx);
+        if (isnan(v) || isinf(v) || fabs(v) > 3.0e38) {
+            if (isnan(v)) return ckt_expr_float(ex, NAN);
+            if (isinf(v)) return ckt_expr_float(ex, (float)v);
+            ckt_l_errorf(L, "%s: %g does not fit f32", what, v);
+        }
+        return ckt_expr_float(ex, (float)v);
+    }
+    l_kobj *o = ckt_lk_testexpr(L, idx);
+    if (!o) ckt_l_errorf(L, "%s: expected a number or a kernel expression, got %s", what, luaL_typename(L, idx));
+    if (o->kb != kb) ckt_l_errorf(L, "%s: the expression belongs to another kernel", what);
+    if (o->param >= 0) ckt_l_errorf(L, "%s: pointer '%s' is not a value (make a tensor over it)", what, ckt_kernel_param(kb->k, o->param)->name);
+    return o->id;
+}
+
+/* The kernel of the first expression among the arguments (-1 when none). */
+static int find_kernel_arg(lua_State *L, int from, int to)
+{
+    for (int i = from; i <= to; i++)
+        if (ckt_lk_testexpr(L, i)) return i;
+    return -1;
+}
+
+void ckt_lk_check_pool(lua_State *L, l_kernel *kb)
+{
+    ckt_error err;
+    if (ckt_expr_pool_status(ckt_kernel_exprs(kb->k), &err)) ckt_l_error(L, &err);
+}
+
+
+static int expr_binop(lua_State *L, ckt_expr_op op, const char *name)
+{
+    int ki = find_kernel_arg(L, 1, 2);
+    if (ki < 0) return ckt_l_errorf(L, "%s: no kernel expression among the operands", name);
+    l_kobj *o = ckt_lk_testexpr(L, ki);
+    ckt_expr_id a = ckt_lk_toexpr(L, 1, o->kb, name), b = ckt_lk_toexpr(L, 2, o->kb, name);
+    ckt_expr_id r = ckt_expr_binary(ckt_kernel_exprs(o->kb->k), op, a, b);
+    ckt_lk_push_owner(L, ki);
+    ckt_lk_push_expr(L, o->kb, -1, r);
+    return 1;
+}
+
+static int e_add(lua_State *L) { return expr_binop(L, CKT_E_ADD, "+"); }
+static int e_sub(lua_State *L) { return expr_binop(L, CKT_E_SUB, "-"); }
+static int e_mul(lua_State *L) { return expr_binop(L, CKT_E_MUL, "*"); }
+static int e_div(lua_State *L) { return expr_binop(L, CKT_E_DIV, "/"); }
+static int e_mod(lua_State *L) { return expr_binop(L, CKT_E_MOD, "%"); }
+static int e_band(lua_State *L) { return expr_binop(L, CKT_E_AND, "&"); }
+static int e_bor(lua_State *L) { return expr_binop(L, CKT_E_OR, "|"); }
+static int e_bxor(lua_State *L) { return expr_binop(L, CKT_E_XOR, "~"); }
+static int e_shl(lua_State *L) { return expr_binop(L, CKT_E_SHL, "<<"); }
+static int e_shr(lua_State *L) { return expr_binop(L, CKT_E_SHR, ">>"); }
+
+static int e_unm(lua_State *L)
+{
+    l_kobj *o = luaL_checkudata(L, 1, CKT_L_EXPR);
+    ckt_expr_id a = ckt_lk_toexpr(L, 1, o->kb, "unary -");
+    ckt_lk_push_owner(L, 1);
+    ckt_lk_push_expr(L, o->kb, -1, ckt_expr_unary(ckt_kernel_exprs(o->kb->k), CKT_E_NEG, a));
+    return 1;
+}
+
+static int e_compare(lua_State *L)
+{
+    return ckt_l_errorf(L, "comparing kernel expressions with < or <= has no Lua meaning: use ckt.lt(a, b), ckt.le, ckt.gt, ckt.ge, ckt.eq, ckt.ne");
+}
+
+static int e_tostring(lua_State *L)
+{
+    l_kobj *o = luaL_checkudata(L, 1, CKT_L_EXPR);
+    if (o->param >= 0) {
+        const ckt_kparam *p = ckt_kernel_param(o->kb->k, o->param);
+        lua_pushfstring(L, "ckt.expr(pointer %s: %s)", p->name, ckt_dtype_name(p->dtype));
+        return 1;
+    }
+    char buf[512];
+    ckt_expr_print(ckt_kernel_exprs(o->kb->k), o->id, buf, sizeof buf, NULL);
+    lua_pushfstring(L, "ckt.expr(%s)", buf);
+    return 1;
+}
+
+/* e:value() -> the integer when the expression folded to a constant, else nil */
+static int e_value(lua_State *L)
+{
+    l_kobj *o = luaL_checkudata(L, 1, CKT_L_EXPR);
+    int64_t v;
+    if (o->param < 0 && ckt_expr_is_const(ckt_kernel_exprs(o->kb->k), o->id, &v)) lua_pushinteger(L, (lua_Integer)v);
+    else lua_pushnil(L);
+    return 1;
+}
+
+/* ckt.min/max/lt/... on plain numbers compute in Lua; with an expression among the operands
+ * they build an expression. */
+static int math_binary(lua_State *L, ckt_expr_op op, const char *name)
+{
+    luaL_checkany(L, 1);
+    luaL_checkany(L, 2);
+    if (find_kernel_arg(L, 1, 2) < 0) {
+        if (lua_type(L, 1) != LUA_TNUMBER || lua_type(L, 2) != LUA_TNUMBER)
+            return ckt_l_errorf(L, "ckt.%s: expected numbers or kernel expressions, got %s and %s", name, luaL_typename(L, 1), luaL_typename(L, 2));
+        int cmp = op >= CKT_E_LT && op <= CKT_E_NE;
+        if (lua_isinteger(L, 1) && lua_isinteger(L, 2) && !cmp) {
+            lua_Integer a = lua_tointeger(L, 1), b = lua_tointeger(L, 2);
+            lua_pushinteger(L, op == CKT_E_MIN ? (a < b ? a : b) : (a > b ? a : b));
+            return 1;
+        }
+        lua_Number a = lua_tonumber(L, 1), b = lua_tonumber(L, 2);
+        switch (op) {
+        case CKT_E_MIN: lua_pushnumber(L, fmin(a, b)); break;
+        case CKT_E_MAX: lua_pushnumber(L, fmax(a, b)); break;
+        case CKT_E_LT: lua_pushboolean(L, a < b); break;
+        case CKT_E_LE: lua_pushboolean(L, a <= b); break;
+        case CKT_E_EQ: lua_pushboolean(L, a == b); break;
+        default: lua_pushboolean(L, a != b); break;
+        }
+        return 1;
+    }
+    return expr_binop(L, op, name);
+}
+
+static int m_min(lua_State *L) { return math_binary(L, CKT_E_MIN, "min"); }
+static int m_max(lua_State *L) { return math_binary(L, CKT_E_MAX, "max"); }
+static int m_lt(lua_State *L) { return math_binary(L, CKT_E_LT, "lt"); }
+static int m_le(lua_State *L) { return math_binary(L, CKT_E_LE, "le"); }
+static int m_eq(lua_State *L) { return math_binary(L, CKT_E_EQ, "eq"); }
+static int m_ne(lua_State *L) { return math_binary(L, CKT_E_NE, "ne"); }
+static int m_gt(lua_State *L) { lua_rotate(L, 1, 1); return math_binary(L, CKT_E_LT, "gt"); }
+static int m_ge(lua_State *L) { lua_rotate(L, 1, 1); return math_binary(L, CKT_E_LE, "ge"); }
+static int m_and(lua_State *L) { return expr_binop(L, CKT_E_LAND, "land"); }
+static int m_or(lua_State *L) { return expr_binop(L, CKT_E_LOR, "lor"); }
+
+static int math_unary(lua_State *L, ckt_expr_op op, const char *name, double (*f)(double))
+{
+    luaL_checkany(L, 1);
+    l_kobj *o = ckt_lk_testexpr(L, 1);
+    if (!o) {
+        if (lua_type(L, 1) != LUA_TNUMBER) return ckt_l_errorf(L, "ckt.%s: expected a number or a kernel expression, got %s", name, luaL_typename(L, 1));
+        if (!f) return ckt_l_errorf(L, "ckt.%s: expected a kernel expression", name);
+        lua_pushnumber(L, f(lua_tonumber(L, 1)));
+        return 1;
+    }
+    ckt_expr_id a = ckt_lk_toexpr(L, 1, o->kb, name);
+    ckt_lk_push_owner(L, 1);
+    ckt_lk_push_expr(L, o->kb, -1, ckt_expr_unary(ckt_kernel_exprs(o->kb->k), op, a));
+    return 1;
+}
+
+static int m_exp(lua_State *L) { return math_unary(L, CKT_E_EXP, "exp", exp); }
+static int m_log(lua_State *L) { return math_unary(L, CKT_E_LOG, "log", log); }
+static int m_sqrt(lua_State *L) { return math_unary(L, CKT_E_SQRT, "sqrt", sqrt); }
+static int m_abs(lua_State *L) { return math_unary(L, CKT_E_ABS, "abs", fabs); }
+static int m_not(lua_State *L) { return math_unary(L, CKT_E_NOT, "lnot", NULL); }
+static int m_float(lua_State *L) { return math_unary(L, CKT_E_TOFLOAT, "float", NULL); }
+static int m_int(lua_State *L) { return math_unary(L, CKT_E_TOINT, "int", NULL); }
+
+/* ckt.select(cond, a, b) */
+static int m_select(lua_State *L)
+{
+    int ki = find_kernel_arg(L, 1, 3);
+    if (ki < 0) {
+        luaL_checkany(L, 3);
+        lua_pushvalue(L, lua_toboolean(L, 1) ? 2 : 3);
+        return 1;
+    }
+    l_kobj *o = ckt_lk_testexpr(L, ki);
+    ckt_expr_id c = ckt_lk_toexpr(L, 1, o->kb, "select: condition"), a = ckt_lk_toexpr(L, 2, o->kb, "select: value if true"),
+                b = ckt_lk_toexpr(L, 3, o->kb, "select: value if false");
+    ckt_lk_push_owner(L, ki);
+    ckt_lk_push_expr(L, o->kb, -1, ckt_expr_select(ckt_kernel_exprs(o->kb->k), c, a, b));
+    return 1;
+}
+
+/* ckt.cast(x, dtype): round an f32 value through f16 / bf16 (RNE), or to an integer type */
+static int m_cast(lua_State *L)
+{
+    l_kobj *o = ckt_lk_testexpr(L, 1);
+    if (!o) return ckt_l_errorf(L, "ckt.cast: argument 1 must be a kernel expression, got %s", luaL_typename(L, 1));
+    ckt_dtype t = ckt_l_checkdtype(L, 2, "ckt.cast: argument 2");
+    ckt_expr_id a = ckt_lk_toexpr(L, 1, o->kb, "cast");
+    ckt_expr_pool *ex = ckt_kernel_exprs(o->kb->k);
+    ckt_expr_id r;
+    if (t == CKT_F16 || t == CKT_BF16) r = ckt_expr_round(ex, a, (int)t);
+    else if (t == CKT_F32) r = ckt_expr_unary(ex, CKT_E_TOFLOAT, a);
+    else if (t == CKT_I32 || t == CKT_I8 || t == CKT_U8 || t == CKT_I64) r = ckt_expr_unary(ex, CKT_E_TOINT, a);
+    else return ckt_l_errorf(L, "ckt.cast: cannot cast to %s", ckt_dtype_name(t));
+    ckt_lk_push_owner(L, 1);
+    ckt_lk_push_expr(L, o->kb, -1, r);
+    return 1;
+}
+
+void ckt_lk_open_expr(lua_State *L)
+{
+    static const luaL_Reg emethods[] = {
+        {"__add", e_add}, {"__sub", e_sub}, {"__mul", e_mul}, {"__div", e_div}, {"__idiv", e_div}, {"__mod", e_mod},
+        {"__unm", e_unm}, {"__band", e_band}, {"__bor", e_bor}, {"__bxor", e_bxor}, {"__shl", e_shl}, {"__shr", e_shr},
+        {"__lt", e_compare}, {"__le", e_compare}, {"__tostring", e_tostring}, {"value", e_value}, {NULL, NULL}};
+    static const luaL_Reg fns[] = {
+        {"min", m_min}, {"max", m_max}, {"lt", m_lt}, {"le", m_le}, {"gt", m_gt}, {"ge", m_ge}, {"eq", m_eq}, {"ne", m_ne},
+        {"land", m_and}, {"lor", m_or}, {"lnot", m_not}, {"select", m_select}, {"exp", m_exp}, {"log", m_log}, {"sqrt", m_sqrt},
+        {"abs", m_abs}, {"cast", m_cast}, {"float", m_float}, {"int", m_int}, {NULL, NULL}};
+    ckt_l_new_class(L, CKT_L_EXPR, emethods);
+    luaL_setfuncs(L, fns, 0);
+}
