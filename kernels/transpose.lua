@@ -28,7 +28,7 @@ end
 -- threads reach only 67%. 16-bit elements: no 16 KiB or 32 KiB tile reached 85% (best 84.6%),
 -- a 64 KiB tile (256 x 128, dynamic shared memory above 48 KiB) with 128 threads reaches 95%.
 -- Its 32 accesses per thread per step took 516 ms to compile cold as straight-line code; the
--- emitter now writes them as loops of 4 passes and it compiles as fast as the f32 tile.
+-- emitter now writes them as loops of 4 passes and it compiles within 10-15 ms of the f32 tile.
 -- AMD (not measured: there is no AMD GPU here): a 16 KiB (f32) / 32 KiB (16-bit) tile with 256
 -- threads, so that several blocks share a CU's 64 KiB of LDS; the CPU target emulates gfx90a and
 -- gets the same.
