@@ -137,18 +137,10 @@ static int b_block_reduce(lua_State *L)
     return 0;
 }
 
-/* b:blockwise_gemm is part of the GEMM issue: refuse clearly until then. */
-static int b_blockwise_gemm(lua_State *L)
-{
-    l_kernel *kb = ckt_lk_checkkernel(L, 1);
-    ckt_lk_require_building(L, kb, "blockwise_gemm");
-    return ckt_l_errorf(L, "blockwise_gemm: not available in this version (MFMA / mma lowering is not implemented yet)");
-}
-
 void ckt_lk_open_compute(lua_State *L)
 {
     static const luaL_Reg methods[] = {{"clear", b_clear}, {"map", b_map}, {"reduce", b_reduce}, {"fold", b_fold},
-                                       {"block_reduce", b_block_reduce}, {"blockwise_gemm", b_blockwise_gemm}, {NULL, NULL}};
+                                       {"block_reduce", b_block_reduce}, {NULL, NULL}};
     ckt_lk_builder_methods(L, methods);
     lua_pushcfunction(L, l_sweep);
     lua_setfield(L, -2, "sweep");

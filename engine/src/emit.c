@@ -99,6 +99,7 @@ typedef struct em {
     bool in_tid;
     int scope[64], depth;
     int64_t block;
+    const char *target;
     ckt_error *err;
     ckt_status st;
 } em;
@@ -272,8 +273,15 @@ static ckt_expr_id offset_of(em *e, const access *a, const ckt_expr_id *c)
     return off;
 }
 
+/* The element offset from an LDS tensor's pointer of a layout offset: the swizzle, then the
+ * stage of a stage view (stages are whole multiples of 128 bytes apart, after the swizzle). */
 static ckt_expr_id swizzled(em *e, const ckt_ktensor *t, ckt_expr_id off)
 {
+    if (t->stage_view) {
+        ckt_ktensor plain = *t;
+        plain.stage_view = false;
+        return ckt_expr_add(e->ex, swizzled(e, &plain, off), t->stage_base);
+    }
     if (!t->swizzled) return off;
     ckt_expr_pool *ex = e->ex;
     ckt_swizzle sw = t->sw;
@@ -413,8 +421,12 @@ static void describe_tensor(em *e, const ckt_ktensor *t, char *buf, size_t cap)
     if (t->mem == CKT_MEM_LDS) {
         char l[160];
         ckt_layout_to_string(&t->layout, l, sizeof l);
-        if (t->swizzled) snprintf(buf, cap, "LDS %s %s o Sw<%d,%d,%d>", t->name, l, t->sw.b, t->sw.m, t->sw.s);
-        else snprintf(buf, cap, "LDS %s %s", t->name, l);
+        int n = t->swizzled ? snprintf(buf, cap, "LDS %s %s o Sw<%d,%d,%d>", t->name, l, t->sw.b, t->sw.m, t->sw.s) : snprintf(buf, cap, "LDS %s %s", t->name, l);
+        if (t->stages > 1 && n >= 0 && (size_t)n < cap) {
+            char *x = t->stage_view ? estr(e, t->stage_base, NULL) : NULL;
+            snprintf(buf + n, cap - (size_t)n, t->stage_view ? ", a stage of %lld at element %s" : ", %lld stages", (long long)t->stages, x ? x : "?");
+            free(x);
+        }
         return;
     }
     size_t n = (size_t)snprintf(buf, cap, "global %s (", t->name);
@@ -432,41 +444,130 @@ static void describe_tensor(em *e, const ckt_ktensor *t, char *buf, size_t cap)
     if (n < cap) snprintf(buf + n, cap - n, ")%s", t->padded ? " padded" : "");
 }
 
-/* The index variables i<d> of an access: the window origin plus the thread part, plus it * step[d]
- * inside a pass loop (it = the pass, 0..passes-1; step = NULL outside one). */
-static void index_vars(em *e, access *a, int64_t passes, const int64_t *step)
+/* CUDA: the A / B fragments of mma.sync by ldmatrix (x4 for A, x2 for B) when every 8-element K
+ * row the lanes point at is 16 contiguous, aligned bytes of LDS; returns false (why in `why`)
+ * when the layout does not allow it, and the load stays ordinary element / vector loads. */
+static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
+{
+    access a;
+    memset(&a, 0, sizeof a);
+    a.w = ckt_kernel_window(e->k, op->w);
+    a.t = ckt_kernel_tensor(e->k, a.w->tensor);
+    a.r = ckt_kernel_tensor(e->k, op->r);
+    a.d = ckt_kernel_dist(e->k, (int)op->mma_rep[1]);
+    a.rank = 2;
+    a.vd = 1;
+    a.esz = (int64_t)ckt_dtype_size(a.t->dtype);
+    const ckt_mma *m = ckt_mma_at(op->mma);
+    if (!m || !a.d || a.t->mem != CKT_MEM_LDS || a.esz != 2) { snprintf(why, cap, "not a 16-bit LDS fragment load"); return false; }
+    ckt_expr_pool *ex = e->ex;
+    for (int d = 0; d < 2; d++) {
+        a.thr[d] = thread_part(ex, a.d, d);
+        ckt_expr_id full = ckt_expr_add(ex, a.w->origin[d], a.thr[d]);
+        int64_t lo, hi;
+        ckt_expr_range(ex, full, &lo, &hi);
+        char name[24];
+        snprintf(name, sizeof name, "i%d", d);
+        a.idx[d] = ckt_expr_var(ex, name, lo, hi, ckt_expr_divisor(ex, full));
+    }
+    char blk[200];
+    if (ckt_expr_pool_status(ex, e->err)) { e->st = e->err->status; return false; }
+    if (vector_blocker(e, &a, 8, blk, sizeof blk)) { snprintf(why, cap, "no ldmatrix: %s", blk); return false; }
+    bool isa = op->mma_rep[0] == 'A';
+    int nregs = isa ? 4 : 2;
+    char desc[400];
+    describe_tensor(e, a.t, desc, sizeof desc);
+    thread_open(e);
+    line(e, "/* line %d: ldmatrix.x%d: %c fragments of %s from %s (%s) */", op->line, nregs, isa ? 'A' : 'B', m->isa, desc, a.d->desc);
+    line(e, "{");
+    e->ind++;
+    for (int d = 0; d < 2; d++) {
+        char *x = estr(e, ckt_expr_add(ex, a.w->origin[d], a.thr[d]), NULL);
+        line(e, "const ckt_i64 i%d = %s;", d, x ? x : "0");
+        free(x);
+    }
+    int64_t per = isa ? m->a_values : m->b_values;
+    for (int64_t rep = 0; rep * 8 < a.d->nvalues; rep++) {
+        ckt_expr_id off = swizzled(e, a.t, group_offset(e, &a, rep * 8, 0));
+        char *os = estr(e, off, NULL);
+        if (!os) { e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory"); return false; }
+        line(e, "{");
+        e->ind++;
+        line(e, "ckt_u32 q[4], sa;");
+        line(e, "asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %%1; cvt.u32.u64 %%0, t; }\" : \"=r\"(sa) : \"l\"(%s + (%s)));", a.t->name, os);
+        if (isa) line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%%0,%%1,%%2,%%3}, [%%4];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : \"r\"(sa));");
+        else line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%%0,%%1}, [%%2];\" : \"=r\"(q[0]), \"=r\"(q[1]) : \"r\"(sa));");
+        for (int j = 0; j < nregs; j++) {
+            char r0[64], r1[64];
+            line(e, "%s = (ckt_u16)q[%d]; %s = (ckt_u16)(q[%d] >> 16);", reg(e, a.r, rep * per + 2 * j, r0, sizeof r0), j, reg(e, a.r, rep * per + 2 * j + 1, r1, sizeof r1), j);
+        }
+        e->ind--;
+        line(e, "}");
+        free(os);
+    }
+    e->ind--;
+    line(e, "}");
+    return true;
+}
+
+/* An access of window `w` through distribution `dist`: its per-thread coordinates are the
+ * variables <prefix>0, <prefix>1, ... (origin + thread part) the emitted block declares. */
+static ckt_status access_init(em *e, access *a, int w, int dist, int vector_dim, const char *prefix)
 {
     ckt_expr_pool *ex = e->ex;
+    a->w = ckt_kernel_window(e->k, w);
+    a->t = ckt_kernel_tensor(e->k, a->w->tensor);
+    a->d = ckt_kernel_dist(e->k, dist);
+    a->rank = a->w->rank;
+    a->vd = vector_dim < 0 ? a->rank - 1 : vector_dim;
+    a->esz = (int64_t)ckt_dtype_size(a->t->dtype);
     for (int d = 0; d < a->rank; d++) {
         a->thr[d] = thread_part(ex, a->d, d);
         ckt_expr_id full = ckt_expr_add(ex, a->w->origin[d], a->thr[d]);
-        int64_t lo, hi, div = ckt_expr_divisor(ex, full), st = step ? step[d] : 0;
+        int64_t lo, hi;
         ckt_expr_range(ex, full, &lo, &hi);
-        if (st) {
-            int64_t span = (passes - 1) * st;
-            if (span > 0 && hi != INT64_MAX) hi += span;
-            if (span < 0 && lo != INT64_MIN) lo += span;
-            div = ckt_gcd(div, st < 0 ? -st : st);
-        }
+        char name[24];
+        snprintf(name, sizeof name, "%s%d", prefix, d);
+        a->idx[d] = ckt_expr_var(ex, name, lo, hi, ckt_expr_divisor(ex, full));
+    }
+    return ckt_expr_pool_status(ex, e->err);
+}
+
+/* const ckt_i64 <prefix>d = origin + thread part; for every dim */
+static void declare_coords(em *e, const access *a, const char *prefix)
+{
+    for (int d = 0; d < a->rank; d++) {
+        char *x = estr(e, ckt_expr_add(e->ex, a->w->origin[d], a->thr[d]), NULL);
+        line(e, "const ckt_i64 %s%d = %s;", prefix, d, x ? x : "0");
+        free(x);
+    }
+}
+
+/* Inside a pass loop (it = the pass, 0..passes-1) the index variables move by step[d] per pass:
+ * redefine them with the range and divisor that holds for every pass. */
+static void pass_index_vars(em *e, access *a, int64_t passes, const int64_t *step)
+{
+    ckt_expr_pool *ex = e->ex;
+    for (int d = 0; d < a->rank; d++) {
+        ckt_expr_id full = ckt_expr_add(ex, a->w->origin[d], a->thr[d]);
+        int64_t lo, hi, div = ckt_expr_divisor(ex, full), span = (passes - 1) * step[d];
+        ckt_expr_range(ex, full, &lo, &hi);
+        if (span > 0 && hi != INT64_MAX) hi += span;
+        if (span < 0 && lo != INT64_MIN) lo += span;
+        if (step[d]) div = ckt_gcd(div, step[d] < 0 ? -step[d] : step[d]);
         char name[24];
         snprintf(name, sizeof name, "i%d", d);
         a->idx[d] = ckt_expr_var(ex, name, lo, hi, div);
     }
 }
 
-/* Set up an access: its tensors, distribution, index variables and vector plan. */
+/* Set up a load or store: its tensors, distribution, index variables and vector plan. */
 static bool access_prepare(em *e, const ckt_kop *op, access *a, int64_t *spv, char *note, size_t cap)
 {
     memset(a, 0, sizeof *a);
-    a->w = ckt_kernel_window(e->k, op->w);
-    a->t = ckt_kernel_tensor(e->k, a->w->tensor);
     a->r = ckt_kernel_tensor(e->k, op->r);
-    a->d = ckt_kernel_dist(e->k, op->dist >= 0 ? op->dist : a->r->dist); /* a store by value index names its own */
-    a->rank = a->w->rank;
-    a->vd = op->vector_dim < 0 ? a->rank - 1 : op->vector_dim;
-    a->esz = (int64_t)ckt_dtype_size(a->t->dtype);
-    index_vars(e, a, 1, NULL);
-    if (ckt_expr_pool_status(e->ex, e->err)) { e->st = e->err->status; return false; }
+    /* a store by value index names its own distribution */
+    if (access_init(e, a, op->w, op->dist >= 0 ? op->dist : a->r->dist, op->vector_dim, "i")) { e->st = e->err->status; return false; }
     *spv = 1;
     if ((e->st = plan(e, a, op, spv, note, cap))) return false;
     return true;
@@ -484,8 +585,8 @@ static void access_comments(em *e, const ckt_kop *op, const access *a, int64_t s
     line(e, "/*   threads: %s; %lld-element accesses along dim %d%s%s */", a->d->desc, (long long)spv, a->vd, note[0] ? "; " : "", note);
 }
 
-/* The statements of an access for values 0..nv-1 (all of them, or one pass of a pass loop whose
- * counter `it` moves the index variables by step[d] per pass). */
+/* The statements of a load or store for values 0..nv-1: all of them, or one pass of a pass loop
+ * whose counter `it` moves the index variables by step[d] per pass (step NULL: no loop). */
 static void access_body(em *e, const ckt_kop *op, access *a, int64_t spv, int64_t nv, const int64_t *step)
 {
     bool load = op->kind == CKT_OP_LOAD;
@@ -493,12 +594,15 @@ static void access_body(em *e, const ckt_kop *op, access *a, int64_t spv, int64_
     if (a->d->threads < e->block) line(e, "if (tid < %lld) {", (long long)a->d->threads);
     else line(e, "{");
     e->ind++;
-    for (int d = 0; d < a->rank; d++) {
-        ckt_expr_id full = ckt_expr_add(ex, a->w->origin[d], a->thr[d]);
-        char *x = estr(e, full, NULL);
-        if (step && step[d]) line(e, "const ckt_i64 i%d = %s + it * %lld;", d, x ? x : "0", (long long)step[d]);
-        else line(e, "const ckt_i64 i%d = %s;", d, x ? x : "0");
-        free(x);
+    if (!step) {
+        declare_coords(e, a, "i");
+    } else {
+        for (int d = 0; d < a->rank; d++) {
+            char *x = estr(e, ckt_expr_add(ex, a->w->origin[d], a->thr[d]), NULL);
+            if (step[d]) line(e, "const ckt_i64 i%d = %s + it * %lld;", d, x ? x : "0", (long long)step[d]);
+            else line(e, "const ckt_i64 i%d = %s;", d, x ? x : "0");
+            free(x);
+        }
     }
     const char *ptr = a->t->name;
     const char *fld = field(a->t->dtype);
@@ -574,13 +678,106 @@ static void access_body(em *e, const ckt_kop *op, access *a, int64_t spv, int64_
 
 static void emit_access(em *e, const ckt_kop *op)
 {
+    char ldm_why[300] = "";
+    if (op->kind == CKT_OP_LOAD && op->mma_rep[2] == 1 && e->dl->kind == CKT_DIALECT_CUDA) {
+        if (emit_ldmatrix(e, op, ldm_why, sizeof ldm_why) || e->st) return;
+    }
     access a;
     int64_t spv;
     char note[300];
     if (!access_prepare(e, op, &a, &spv, note, sizeof note)) return;
     thread_open(e);
     access_comments(e, op, &a, spv, note);
+    if (ldm_why[0]) line(e, "/*   %s */", ldm_why);
     access_body(e, op, &a, spv, a.d->nvalues, NULL);
+}
+
+/* ---------------------------------------------------------------- asynchronous copies */
+
+/* The widest vector both sides of a copy allow (the same distribution, so the same runs). */
+static int64_t copy_width(em *e, access *src, access *dst, int64_t want, char *why, size_t cap)
+{
+    why[0] = 0;
+    for (int64_t s = want ? want : 16 / src->esz; s > 1; s /= 2) {
+        char w[256];
+        const char *b = vector_blocker(e, src, s, w, sizeof w);
+        if (!b) b = vector_blocker(e, dst, s, w, sizeof w);
+        if (!b) return s;
+        if (!why[0]) snprintf(why, cap, "%lld-wide vectors impossible: %s", (long long)s, b);
+        if (want) return 0;
+    }
+    for (int64_t v = 0; v < src->d->nvalues; v++) { src->group[v] = dst->group[v] = v; src->order[v] = dst->order[v] = 0; }
+    return 1;
+}
+
+/* LDS window = global window, each thread its elements of the distribution: CKT_CP_ASYNC is
+ * cp.async (16 bytes: .cg, zero-filled past a padded edge) in the CUDA prelude, a load and a
+ * store through registers in the HIP and C preludes; 2-byte elements go one by one. */
+static void emit_copy_async(em *e, const ckt_kop *op)
+{
+    access src, dst;
+    memset(&src, 0, sizeof src);
+    memset(&dst, 0, sizeof dst);
+    if (access_init(e, &src, op->inputs[0], op->dist, op->vector_dim, "i") || access_init(e, &dst, op->w, op->dist, op->vector_dim, "j")) {
+        e->st = e->err->status;
+        return;
+    }
+    ckt_expr_pool *ex = e->ex;
+    char why[300];
+    int64_t spv = copy_width(e, &src, &dst, op->spv > 1 ? op->spv : 0, why, sizeof why);
+    if (!spv) { e->st = ckt_fail(e->err, CKT_EINVAL, "copy_async: scalar_per_vector %lld is impossible: %s", (long long)op->spv, why); return; }
+    int64_t bytes = spv * src.esz;
+    char sdesc[400], ddesc[400], lens[96] = "", zero[48];
+    describe_tensor(e, src.t, sdesc, sizeof sdesc);
+    describe_tensor(e, dst.t, ddesc, sizeof ddesc);
+    for (int d = 0, n = 0; d < src.rank && n < (int)sizeof lens; d++) n += snprintf(lens + n, sizeof lens - (size_t)n, "%s%lld", d ? "x" : "", (long long)src.w->lengths[d]);
+    literal(dst.t->dtype, 0.0f, zero, sizeof zero);
+    thread_open(e);
+    if (op->line) line(e, "/* line %d: asynchronous copy from %s to %s, window %s */", op->line, sdesc, ddesc, lens);
+    else line(e, "/* asynchronous copy from %s to %s, window %s */", sdesc, ddesc, lens);
+    line(e, "/*   threads: %s; %lld-byte copies%s%s */", src.d->desc, (long long)(bytes >= 4 ? bytes : src.esz), why[0] ? "; " : "", why);
+    if (src.d->threads < e->block) line(e, "if (tid < %lld) {", (long long)src.d->threads);
+    else line(e, "{");
+    e->ind++;
+    declare_coords(e, &src, "i");
+    declare_coords(e, &dst, "j");
+    for (int64_t v = 0; v < src.d->nvalues; v++) {
+        if (src.group[v] != v) continue;
+        ckt_expr_id so = group_offset(e, &src, v, 0), dof = swizzled(e, dst.t, group_offset(e, &dst, v, 0)), mask = in_bounds(e, &src, v);
+        int64_t always;
+        bool masked = !(ckt_expr_is_const(ex, mask, &always) && always);
+        char *ss = estr(e, so, NULL), *ds = estr(e, dof, NULL), *ms = masked ? estr(e, mask, NULL) : NULL;
+        if (!ss || !ds || (masked && !ms)) {
+            free(ss); free(ds); free(ms);
+            e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory");
+            return;
+        }
+        if (bytes >= 4 && masked) /* a masked-off copy reads nothing, but names a valid address anyway */
+            line(e, "CKT_CP_ASYNC(%lld, %s + (%s), (%s) ? %s + (%s) : %s, %s);", (long long)bytes, dst.t->name, ds, ms, src.t->name, ss, src.t->name, ms);
+        else if (bytes >= 4)
+            line(e, "CKT_CP_ASYNC(%lld, %s + (%s), %s + (%s), 1);", (long long)bytes, dst.t->name, ds, src.t->name, ss);
+        else if (masked)
+            line(e, "%s[%s] = (%s) ? %s[%s] : %s;", dst.t->name, ds, ms, src.t->name, ss, zero);
+        else
+            line(e, "%s[%s] = %s[%s];", dst.t->name, ds, src.t->name, ss);
+        free(ss);
+        free(ds);
+        free(ms);
+    }
+    e->ind--;
+    line(e, "}");
+}
+
+static void emit_commit(em *e)
+{
+    line(e, "CKT_CP_COMMIT(); /* the asynchronous copies since the last commit form one group */");
+}
+
+static void emit_wait(em *e, const ckt_kop *op)
+{
+    thread_close(e);
+    line(e, "CKT_CP_WAIT(%lld); /* at most %lld groups of asynchronous copies still in flight */", (long long)op->spv, (long long)op->spv);
+    if (op->b != CKT_EXPR_NONE) barrier(e, "wait: every thread's copies have landed");
 }
 
 /* ---------------------------------------------------------------- pass loops
@@ -627,8 +824,8 @@ static bool only_user(em *e, int ld, int st, int rt)
     for (int i = 0; i < ckt_kernel_nops(e->k); i++) {
         if (i == ld || i == st) continue;
         const ckt_kop *o = ckt_kernel_op(e->k, i);
-        if ((o->kind == CKT_OP_LOAD || o->kind == CKT_OP_STORE || o->kind == CKT_OP_CLEAR || o->kind == CKT_OP_MAP || o->kind == CKT_OP_FOLD ||
-             o->kind == CKT_OP_BLOCK_REDUCE || o->kind == CKT_OP_GEMM) && o->r == rt)
+        if (o->kind != CKT_OP_SET && o->kind != CKT_OP_ADD && o->kind != CKT_OP_LOOP && o->kind != CKT_OP_IF && o->kind != CKT_OP_END &&
+            o->kind != CKT_OP_SYNC && o->r == rt)
             return false;
         for (int j = 0; j < o->ninputs; j++)
             if (o->inputs[j] == rt) return false;
@@ -643,7 +840,7 @@ static int emit_pass_loop(em *e, int i)
 {
     int nops = ckt_kernel_nops(e->k), j = i + 1;
     const ckt_kop *ld = ckt_kernel_op(e->k, i);
-    if (ld->kind != CKT_OP_LOAD) return 0;
+    if (ld->kind != CKT_OP_LOAD || ld->mma_rep[2] == 1) return 0; /* matrix-fragment loads have their own path (ldmatrix) */
     while (j < nops && ckt_kernel_op(e->k, j)->kind == CKT_OP_SET && ckt_kernel_op(e->k, j)->w >= 0 && ckt_kernel_op(e->k, j)->w != ld->w) j++;
     if (j >= nops) return 0;
     const ckt_kop *st = ckt_kernel_op(e->k, j);
@@ -670,8 +867,8 @@ static int emit_pass_loop(em *e, int i)
     if (!passes) return 0;
     /* the vector plans must still hold with the pass step in the index variables */
     char why[256];
-    index_vars(e, &a, passes, stepa);
-    index_vars(e, &b, passes, stepb);
+    pass_index_vars(e, &a, passes, stepa);
+    pass_index_vars(e, &b, passes, stepb);
     if ((sa > 1 && vector_blocker(e, &a, sa, why, sizeof why)) || (sb > 1 && vector_blocker(e, &b, sb, why, sizeof why))) return 0;
     for (int k = i + 1; k < j; k++) emit_op(e, ckt_kernel_op(e->k, k)); /* origins the store's window needs */
     thread_open(e);
@@ -795,6 +992,19 @@ static void emit_block_reduce(em *e, const ckt_kop *op)
     barrier(e, "block_reduce: scratch free again");
 }
 
+/* A matrix instruction exists on the target (cpu:<gpu>: the emulated one); the C dialect runs it
+ * between the per-thread regions, where every lane's registers are in memory. */
+static void emit_gemm(em *e, const ckt_kop *op)
+{
+    const ckt_mma *m = ckt_mma_at(op->mma);
+    if (!m) { e->st = ckt_fail(e->err, CKT_EINVAL, "blockwise_gemm: no instruction %d", op->mma); return; }
+    if ((e->st = ckt_mma_check_target(m, e->target, e->err))) return;
+    thread_close(e);
+    ckt_mma_site x = {m, ckt_kernel_tensor(e->k, op->inputs[0])->name, ckt_kernel_tensor(e->k, op->inputs[1])->name, ckt_kernel_tensor(e->k, op->r)->name,
+                      {op->mma_rep[0], op->mma_rep[1], op->mma_rep[2]}, e->block, op->line};
+    ckt_emit_mma(e->s, e->ind, e->dl->kind, &x);
+}
+
 /* ---------------------------------------------------------------- kernel */
 
 static void declare(em *e)
@@ -879,7 +1089,10 @@ static void emit_op(em *e, const ckt_kop *op)
     case CKT_OP_MAP: emit_map(e, op); break;
     case CKT_OP_FOLD: emit_fold(e, op); break;
     case CKT_OP_BLOCK_REDUCE: emit_block_reduce(e, op); break;
-    case CKT_OP_GEMM: e->st = ckt_fail(e->err, CKT_EUNSUPPORTED, "blockwise_gemm: not available yet"); break;
+    case CKT_OP_GEMM: emit_gemm(e, op); break;
+    case CKT_OP_COPY_ASYNC: emit_copy_async(e, op); break;
+    case CKT_OP_COMMIT: emit_commit(e); break;
+    case CKT_OP_WAIT: emit_wait(e, op); break;
     }
 }
 
@@ -913,6 +1126,7 @@ ckt_status ckt_emit(ckt_kernel *k, const char *target, char **source, ckt_error 
     e.ex = ckt_kernel_exprs(k);
     e.dl = dialect_of(dk);
     e.block = ckt_kernel_block(k);
+    e.target = target;
     e.err = err;
     ckt_sb_printf(&sb, "/* generated by ckt %s for %s (%s dialect): kernel %s, %lld threads per block, %lld bytes of LDS */\n", ckt_version(), target,
                   e.dl->name, ckt_kernel_name(k), (long long)e.block, (long long)ckt_kernel_lds_bytes(k));

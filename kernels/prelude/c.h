@@ -41,3 +41,60 @@ CKT_FN float ckt_bits_f32(ckt_u32 u) { float f; memcpy(&f, &u, 4); return f; }
 #define CKT_ST16(p, v) memcpy((p), (v).b, 16)
 #define CKT_ST8(p, v) memcpy((p), (v).b, 8)
 #define CKT_ST4(p, v) memcpy((p), (v).b, 4)
+
+/* Matrix instructions, emulated lane by lane for the CPU target. Lane l's registers arrive as
+ * f32 in a[l][i], b[l][i], c[l][i]; the operand tiles are formed with the vendors' lane formulas
+ * (AMD's CDNA instruction set reference for MFMA, NVIDIA's PTX ISA for mma.sync), written here
+ * independently of ckt's instruction descriptions: the builder places values in registers by
+ * the descriptions' lane layouts, so a wrong layout there gives wrong results here. Products of
+ * f16 / bf16 values are exact in f32; the sum runs in K order. */
+CKT_FN void ckt_emu_mfma_32x32x8(float a[64][4], float b[64][4], float c[64][16])
+{
+    float A[32][8], B[8][32];
+    for (int l = 0; l < 64; ++l)
+        for (int r = 0; r < 4; ++r) {
+            A[l % 32][4 * (l / 32) + r] = a[l][r];
+            B[4 * (l / 32) + r][l % 32] = b[l][r];
+        }
+    for (int l = 0; l < 64; ++l)
+        for (int r = 0; r < 16; ++r) {
+            int m = 8 * (r / 4) + 4 * (l / 32) + r % 4, n = l % 32;
+            float acc = c[l][r];
+            for (int k = 0; k < 8; ++k) acc += A[m][k] * B[k][n];
+            c[l][r] = acc;
+        }
+}
+
+CKT_FN void ckt_emu_mfma_16x16x16(float a[64][4], float b[64][4], float c[64][4])
+{
+    float A[16][16], B[16][16];
+    for (int l = 0; l < 64; ++l)
+        for (int r = 0; r < 4; ++r) {
+            A[l % 16][4 * (l / 16) + r] = a[l][r];
+            B[4 * (l / 16) + r][l % 16] = b[l][r];
+        }
+    for (int l = 0; l < 64; ++l)
+        for (int r = 0; r < 4; ++r) {
+            int m = 4 * (l / 16) + r, n = l % 16;
+            float acc = c[l][r];
+            for (int k = 0; k < 16; ++k) acc += A[m][k] * B[k][n];
+            c[l][r] = acc;
+        }
+}
+
+CKT_FN void ckt_emu_mma_m16n8k16(float a[32][8], float b[32][4], float c[32][4])
+{
+    float A[16][16], B[16][8];
+    for (int l = 0; l < 32; ++l) {
+        int g = l >> 2, t = l % 4;
+        for (int i = 0; i < 8; ++i) A[g + 8 * ((i >> 1) & 1)][2 * t + (i & 1) + 8 * (i >> 2)] = a[l][i];
+        for (int i = 0; i < 4; ++i) B[2 * t + (i & 1) + 8 * (i >> 1)][g] = b[l][i];
+    }
+    for (int l = 0; l < 32; ++l)
+        for (int i = 0; i < 4; ++i) {
+            int m = (l >> 2) + 8 * (i >> 1), n = 2 * (l % 4) + (i & 1);
+            float acc = c[l][i];
+            for (int k = 0; k < 16; ++k) acc += A[m][k] * B[k][n];
+            c[l][i] = acc;
+        }
+}

@@ -5,6 +5,26 @@ typedef union { CKT_RAW16; float f32[4]; ckt_i32 i32[4]; ckt_u16 u16[8]; ckt_i8 
 typedef union { CKT_RAW8; float f32[2]; ckt_i32 i32[2]; ckt_u16 u16[4]; ckt_i8 i8[8]; ckt_u8 u8[8]; unsigned char b[8]; } ckt_v8;
 typedef union { CKT_RAW4; float f32[1]; ckt_i32 i32[1]; ckt_u16 u16[2]; ckt_i8 i8[4]; ckt_u8 u8[4]; unsigned char b[4]; } ckt_v4;
 
+/* Asynchronous global -> LDS copies of n = 4, 8 or 16 bytes, zero-filled when p is false. Where
+ * the dialect has no asynchronous copy (the CUDA prelude defines cp.async) they are a load and a
+ * store through registers, done when issued, so commit and wait have nothing to do. */
+#ifndef CKT_CP_ASYNC
+#define CKT_CP_ASYNC(n, d, s, p)                                   \
+    do {                                                           \
+        if (p) {                                                   \
+            ckt_v##n ckt_cp_;                                      \
+            CKT_LD##n(ckt_cp_, (s));                               \
+            CKT_ST##n((d), ckt_cp_);                               \
+        } else {                                                   \
+            ckt_v##n ckt_cz_;                                      \
+            for (int ckt_q_ = 0; ckt_q_ < (n) / 4; ++ckt_q_) ckt_cz_.i32[ckt_q_] = 0; \
+            CKT_ST##n((d), ckt_cz_);                               \
+        }                                                          \
+    } while (0)
+#define CKT_CP_COMMIT() ((void)0)
+#define CKT_CP_WAIT(n) ((void)0)
+#endif
+
 CKT_FN ckt_i64 ckt_imin(ckt_i64 a, ckt_i64 b) { return a < b ? a : b; }
 CKT_FN ckt_i64 ckt_imax(ckt_i64 a, ckt_i64 b) { return a > b ? a : b; }
 CKT_FN ckt_i64 ckt_iabs(ckt_i64 a) { return a < 0 ? -a : a; }
