@@ -35,5 +35,58 @@ print(("MFMA-style ds_read_b128 of a row-major 64x64 fp16 tile: %d-way, %d cycle
 local x = ckt.lds.analyze_tensor{target = "gfx90a", tensor_layout = ckt.lds.xor_preshuffle(64, 8, 64), dtype = "f16", thread_map = read_map, vector = 8}
 print(("with the XOR preshuffle: %d-way, %d cycles"):format(x.ways, x.cycles))
 
+-- ---------------------------------------------------------------------------------------------
+-- Kernels. (Kept as its own section at the end: a GEMM joins it later.)
+section("5. A kernel: build, read, compile everywhere, run, check")
+-- Y = X^T for any M x N (edge tiles masked): each block moves one 32x32 tile; Y is viewed in X's
+-- coordinates (m, n) -> n*M + m, so the transpose is a load and a store of the same registers.
+local k = ckt.kernel{name = "tour_transpose", block = 256, build = function(b)
+  local X, Y = b:pointer("X", "f32", {const = true}), b:pointer("Y", "f32")
+  local M, N = b:size("M"), b:size("N")
+  local x = ckt.tensor(X, "f32", {shape = {M, N}}, {pad = true})
+  local yt = ckt.tensor(Y, "f32", {shape = {M, N}, stride = {1, M}}, {pad = true})
+  local tm, tn = b:block_order{tiles = {(M + 31) // 32, (N + 31) // 32}}
+  ckt.local_tile(yt, {32, 32}, {tm, tn}):store(ckt.local_tile(x, {32, 32}, {tm, tn}):load())
+end}
+print(k)
+local gpu = "sm_90"
+local src = k:source(gpu)
+-- from the first access on: each index comes with the layout it came from
+local body, shown = src:sub(src:find("[^\n]*/%* line") or 1), 0
+print(("-- an excerpt of its %s source (%d lines in all; k:source(target) gives the whole):"):format(gpu, select(2, src:gsub("\n", ""))))
+for l in body:gmatch("[^\n]+") do
+  if shown < 18 then print(l) end
+  shown = shown + 1
+end
+print("    ...")
+print("-- compiled for the CPU target and every GPU target whose compiler is here:")
+for _, t in ipairs{"cpu", "gfx90a", "sm_90"} do
+  local ok, res = pcall(function()
+    local exe = k:compile{target = t, compile_only = t ~= "cpu", cache = false}
+    local r, parts = exe:resources(), {}
+    for _, key in ipairs{"vgprs", "sgprs", "registers", "lds_bytes", "scratch_bytes", "spill_stores", "vgpr_spills"} do
+      if r[key] then parts[#parts + 1] = key .. "=" .. r[key] end
+    end
+    return ("%-7s %7.1f ms  %s  (%s)"):format(t, exe:compile_ms(), table.concat(parts, " "), exe:compiler())
+  end)
+  print(ok and res or ("%-7s skipped: %s"):format(t, (tostring(res):gsub("\n.*", ""))))
+end
+-- run on the CPU target at a size the tile does not divide: random input, poisoned output
+local M, N = 100, 70
+local dev, xs = ckt.device("cpu"), ckt.array("f32", {M, N}):random{seed = 7}
+local want = ckt.array("f32", {N, M})
+for m = 0, M - 1 do for n = 0, N - 1 do want[n * M + m] = xs[m * N + n] end end
+local bx, by, got = dev:alloc("f32", M * N), dev:alloc("f32", M * N), ckt.array("f32", {N, M})
+bx:upload(xs)
+got:poison()
+by:upload(got)
+local ms = k:compile{target = "cpu"}:launch{grid = ((M + 31) // 32) * ((N + 31) // 32), X = bx, Y = by, M = M, N = N}
+by:download(got)
+local same, err = got:compare(want, {rtol = 0, atol = 0})
+print(("run on the CPU target, %dx%d (edge tiles masked): %.2f ms, %s"):format(M, N, ms, same and "equal to the reference, bit for bit" or ("MISMATCH, max error " .. tostring(err))))
+assert(same, "the tour's transpose does not match its reference")
+print("The kernel library does it faster (an LDS tile, 16-byte vectors, a bank-conflict-free swizzle):")
+print("scripts/transpose.lua; the builder: docs/kernels.md.")
+
 section("More")
 print("scripts/layouts.lua, scripts/distributions.lua, scripts/bank_conflicts.lua; help() in the REPL (ckt-lua).")
