@@ -36,7 +36,7 @@ local x = ckt.lds.analyze_tensor{target = "gfx90a", tensor_layout = ckt.lds.xor_
 print(("with the XOR preshuffle: %d-way, %d cycles"):format(x.ways, x.cycles))
 
 -- ---------------------------------------------------------------------------------------------
--- Kernels. (Kept as its own section at the end: a GEMM joins it later.)
+-- Kernels: a transpose built by hand, then the library GEMM.
 section("5. A kernel: build, read, compile everywhere, run, check")
 -- Y = X^T for any M x N (edge tiles masked): each block moves one 32x32 tile; Y is viewed in X's
 -- coordinates (m, n) -> n*M + m, so the transpose is a load and a store of the same registers.
@@ -87,6 +87,42 @@ print(("run on the CPU target, %dx%d (edge tiles masked): %.2f ms, %s"):format(M
 assert(same, "the tour's transpose does not match its reference")
 print("The kernel library does it faster (an LDS tile, 16-byte vectors, a bank-conflict-free swizzle):")
 print("scripts/transpose.lua; the builder: docs/kernels.md.")
+
+section("6. A GEMM: the library kernel, mma.sync emulated lane by lane on the CPU")
+-- C = A . B with the library GEMM (require "ckt.kernels.gemm"): a multi-stage LDS ring fed by
+-- asynchronous copies, swizzled LDS tiles, mma.sync m16n8k16 fragments loaded by ldmatrix. The
+-- CPU target "cpu:sm_90" runs the same lowering, emulating each mma.sync with its lane layouts.
+local gemm = require "ckt.kernels.gemm"
+local gk, ggrid, plan = gemm.build{dtype = "f16", out = "f32", target = "cpu:sm_90", tile = {64, 64, 32}, block = 128, stages = 3}
+print(("plan: %dx%dx%d tile, %d threads, %d stages, A LDS %s"):format(plan.TM, plan.TN, plan.TK, plan.block, plan.stages, plan.a_copy.why or "?"))
+local gsrc = gk:source("sm_90")
+local at = gsrc:find("[^\n]*ldmatrix[^\n]*\n") or 1
+print("-- the sm_90 source, where the operands are loaded and multiplied:")
+local n, gap = 0, false
+for l in gsrc:sub(at):gmatch("[^\n]+") do
+  local mma = l:find("asm volatile%(\"mma%.sync") or l:find("blockwise_gemm:")
+  if n < 7 or mma then print(l) elseif not gap then print("    ..."); gap = true end
+  n = n + 1
+  if l:find("asm volatile%(\"mma%.sync") then break end
+end
+print("    ...")
+local GM, GN, GK = 70, 45, 100 -- not multiples of the tile
+local ga = ckt.array("f16", GM * GK):random{seed = 11, lo = -1, hi = 1}
+local gb = ckt.array("f16", GK * GN):random{seed = 12, lo = -1, hi = 1}
+local gwant = gemm.reference(ga, gb, GM, GN, GK, {a_major = "k", b_major = "k", out = "f32"})
+local gba, gbb, gbc, ggot = dev:alloc("f16", GM * GK), dev:alloc("f16", GK * GN), dev:alloc("f32", GM * GN), ckt.array("f32", GM * GN)
+gba:upload(ga); gbb:upload(gb)
+ggot:poison()
+gbc:upload(ggot)
+local gexe = gk:compile{target = "cpu:sm_90"}
+local gms = gexe:launch{grid = ggrid(GM, GN), A = gba, B = gbb, C = gbc, M = GM, N = GN, K = GK}
+gbc:download(ggot)
+-- f32 accumulation of f16 products: a tolerance that grows with K
+local gsame, gerr = ggot:compare(gwant, {rtol = 2 ^ -11, atol = GK * 2 ^ -21})
+print(("run on cpu:sm_90, %dx%dx%d: compiled in %.0f ms, ran in %.1f ms, %s"):format(GM, GN, GK, gexe:compile_ms(), gms,
+      gsame and "equal to the double-precision reference within the tolerance" or ("MISMATCH, max error " .. tostring(gerr))))
+assert(gsame, "the tour's GEMM does not match its reference")
+print("scripts/gemm.lua is the CK wrapper GEMM tutorial step by step; docs/gemm.md the library GEMM.")
 
 section("More")
 print("scripts/layouts.lua, scripts/distributions.lua, scripts/bank_conflicts.lua; help() in the REPL (ckt-lua).")
