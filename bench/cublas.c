@@ -52,6 +52,13 @@ typedef struct handle {
 
 #define HANDLE "ckt_cublas.handle"
 
+/* dst = the function `name` of lib (NULL when absent), without an object -> function pointer cast */
+#define LOAD(dst, lib, name)                 \
+    do {                                     \
+        void *ckt_p_ = dlsym((lib), (name)); \
+        memcpy(&(dst), &ckt_p_, sizeof ckt_p_); \
+    } while (0)
+
 static int h_gc(lua_State *L)
 {
     handle *h = luaL_checkudata(L, 1, HANDLE);
@@ -85,17 +92,19 @@ static int l_open(lua_State *L)
     h->lib = lib;
     h->cuda = cuda;
     snprintf(h->libname, sizeof h->libname, "%s", used);
-    cublas_create_fn create = (cublas_create_fn)dlsym(lib, "cublasCreate_v2");
-    h->destroy = (cublas_destroy_fn)dlsym(lib, "cublasDestroy_v2");
-    h->gemm = (cublas_gemmex_fn)dlsym(lib, "cublasGemmEx");
-    cu_ctx_get_fn ctx_get = (cu_ctx_get_fn)dlsym(cuda, "cuCtxGetCurrent");
-    h->ev_create = (cu_event_create_fn)dlsym(cuda, "cuEventCreate");
-    h->ev_record = (cu_event_record_fn)dlsym(cuda, "cuEventRecord");
-    h->ev_sync = (cu_event_sync_fn)dlsym(cuda, "cuEventSynchronize");
-    h->ev_elapsed = (cu_event_elapsed_fn)dlsym(cuda, "cuEventElapsedTime_v2");
-    if (!h->ev_elapsed) h->ev_elapsed = (cu_event_elapsed_fn)dlsym(cuda, "cuEventElapsedTime");
-    h->ev_destroy = (cu_event_destroy_fn)dlsym(cuda, "cuEventDestroy_v2");
-    h->ctx_sync = (cu_ctx_sync_fn)dlsym(cuda, "cuCtxSynchronize");
+    cublas_create_fn create;
+    LOAD(create, lib, "cublasCreate_v2");
+    LOAD(h->destroy, lib, "cublasDestroy_v2");
+    LOAD(h->gemm, lib, "cublasGemmEx");
+    cu_ctx_get_fn ctx_get;
+    LOAD(ctx_get, cuda, "cuCtxGetCurrent");
+    LOAD(h->ev_create, cuda, "cuEventCreate");
+    LOAD(h->ev_record, cuda, "cuEventRecord");
+    LOAD(h->ev_sync, cuda, "cuEventSynchronize");
+    LOAD(h->ev_elapsed, cuda, "cuEventElapsedTime_v2");
+    if (!h->ev_elapsed) LOAD(h->ev_elapsed, cuda, "cuEventElapsedTime");
+    LOAD(h->ev_destroy, cuda, "cuEventDestroy_v2");
+    LOAD(h->ctx_sync, cuda, "cuCtxSynchronize");
     if (!create || !h->destroy || !h->gemm) return fail(L, "%s lacks cublasCreate_v2 / cublasGemmEx", used);
     if (!ctx_get || !h->ev_create || !h->ev_record || !h->ev_sync || !h->ev_elapsed || !h->ev_destroy || !h->ctx_sync)
         return fail(L, "libcuda.so.1 lacks the event functions%s", "");
@@ -104,9 +113,12 @@ static int l_open(lua_State *L)
         typedef int (*dev_get_fn)(int *, int);
         typedef int (*retain_fn)(void **, int);
         typedef int (*set_fn)(void *);
-        dev_get_fn dev_get = (dev_get_fn)dlsym(cuda, "cuDeviceGet");
-        retain_fn retain = (retain_fn)dlsym(cuda, "cuDevicePrimaryCtxRetain");
-        set_fn set = (set_fn)dlsym(cuda, "cuCtxSetCurrent");
+        dev_get_fn dev_get;
+        LOAD(dev_get, cuda, "cuDeviceGet");
+        retain_fn retain;
+        LOAD(retain, cuda, "cuDevicePrimaryCtxRetain");
+        set_fn set;
+        LOAD(set, cuda, "cuCtxSetCurrent");
         int dev = 0;
         if (!dev_get || !retain || !set || dev_get(&dev, 0) || retain(&ctx, dev) || !ctx || set(ctx))
             return fail(L, "no CUDA context: open a ckt device (ckt.device(\"cuda\")) first%s", "");

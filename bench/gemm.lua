@@ -7,13 +7,13 @@
 -- ckt-lua bench/gemm.lua [target=sm_90] [json=bench/results/gemm_h100.json] [configs] [sizes] [majors]
 --   configs: comma-separated TMxTNxTK/block/stages[/group], e.g. 128x128x32/128/3,128x256x32/256/3
 --            ("default": the library's default for the target)
---   sizes:   comma-separated, default 4096,8192;  majors: comma-separated a_major..b_major, default kk,kn,mk,mn
+--   sizes:   comma-separated, default 4096,8192 ("none": the correctness checks only);  majors: comma-separated a_major..b_major, default kk,kn,mk,mn
 -- The cuBLAS module (bench/cublas.c, built as ckt_cublas.so next to ckt-lua) is looked up in
 -- $CKT_BENCH_LIB, the build directories build/ and /tmp/ckt-build/; without it (or without
 -- libcublas) the ckt figures are still measured and validated against the reference.
 local target = arg[1] or "sm_90"
 local json_path = arg[2] or "bench/results/gemm.json"
-local config_arg = arg[3] or "default,128x128x32/256/3,128x256x32/256/3,128x128x32/128/4"
+local config_arg = arg[3] or "default,128x256x32/256/3,256x128x32/256/3,128x128x32/128/4"
 local size_arg = arg[4] or "4096,8192"
 local major_arg = arg[5] or "kk,kn,mk,mn"
 local gemm = require "ckt.kernels.gemm"
@@ -30,10 +30,14 @@ local function parse_config(s)
 end
 local configs, sizes, majors = {}, {}, {}
 for _, c in ipairs(split(config_arg)) do configs[#configs + 1] = parse_config(c) end
-for _, s in ipairs(split(size_arg)) do sizes[#sizes + 1] = tonumber(s) end
+for _, s in ipairs(split(size_arg)) do if s ~= "none" then sizes[#sizes + 1] = tonumber(s) end end
 for _, m in ipairs(split(major_arg)) do majors[#majors + 1] = {m:sub(1, 1), m:sub(2, 2)} end
 
-local dev = ckt.device(target:sub(1, 3) == "sm_" and "cuda" or target:sub(1, 3) == "cpu" and "cpu" or "hip") -- cpu: a dry run of the script
+local okd, dev = pcall(ckt.device, target:sub(1, 3) == "sm_" and "cuda" or target:sub(1, 3) == "cpu" and "cpu" or "hip") -- cpu: a dry run
+if not okd then
+  print("SKIPPED: bench/gemm.lua: no device for " .. target .. ": " .. tostring(dev))
+  os.exit(77)
+end
 local cpu = ckt.device("cpu")
 
 -- cuBLAS (after the device: it runs in the primary context ckt retained, current after an allocation)

@@ -31,10 +31,11 @@ end
 local function pow2(x) return x > 0 and x & (x - 1) == 0 end
 
 -- Defaults per target. NVIDIA: a 128 x 128 block tile in 32-wide K slices, 8 warps of 64 x 32
--- (4 x 4 m16n8 tiles each; 127 registers, a 217 ms cold NVRTC compile here, where 4 warps of
--- 64 x 64 take 212 registers and 420 ms), 3 stages (48 KiB of LDS at 16-bit), grouped by 8 tile rows.
+-- (4 x 4 m16n8 tiles each; 118 registers, a 227 ms cold NVRTC compile on the 2-core development
+-- machine, where 4 warps of 64 x 64 take 212 registers and about twice the time), 3 stages
+-- (48 KiB of LDS at 16 bits), grouped by 8 tile rows. Not measured on a GPU yet: bench/gemm.lua.
 -- AMD (not measured: there is no AMD GPU here): 128 x 128 x 32, 4 waves of 64 x 64 with the
--- 32x32x8 MFMA (2 x 2 per wave), 2 stages (32 KiB, so two blocks share a CU's 64 KiB).
+-- 32x32x8 MFMA (2 x 2 per wave), 2 stages (32 KiB, so two blocks share a CU's 64 KiB); 235 ms.
 local DEFAULTS = {
   nvidia = {tile = {128, 128, 32}, block = 256, stages = 3, group = 8},
   amd = {tile = {128, 128, 32}, block = 256, stages = 2, group = 8},
@@ -79,20 +80,33 @@ function gemm.plan(o)
   if math.type(p.stages) ~= "integer" or p.stages < 2 or p.stages > 8 then fail(("stages %s must be an integer in 2..8"):format(tostring(p.stages))) end
   p.group = o.group or d.group
   if math.type(p.group) ~= "integer" or p.group < 1 then fail(("group %s must be a positive integer"):format(tostring(p.group))) end
-  -- the instruction: the target's for these dtypes (the CPU target's f32 path borrows the
-  -- 16-bit instruction's lanes: f32 operands are emulated, not rounded)
-  local idt = p.dtype == "f32" and "f16" or p.dtype
-  local ok, m = pcall(ckt.mma_find, {target = p.arch, a = idt, b = idt, c = "f32", m = o.instr and nil or (vendor == "amd" and 32 or 16)})
-  if o.instr then ok, m = pcall(ckt.mma, o.instr) end
-  if not ok or not m then fail(("no matrix instruction for %s on %s: %s"):format(idt, p.arch, tostring(m))) end
+  -- the instruction: the target's for these dtypes (f32: the CPU target's emulation-only
+  -- instruction, MFMA lane layouts with f32 operands)
+  local ok, m
+  if o.instr then
+    ok, m = pcall(ckt.mma, o.instr)
+    if ok and not m:on(p.target) then ok, m = false, ("%s is not an instruction of %s (%s)"):format(m.name, p.target, table.concat(m.targets, ", ")) end
+    if ok and (m.a ~= p.dtype or m.b ~= p.dtype) then ok, m = false, ("%s takes %s operands, not %s"):format(m.name, m.a, p.dtype) end
+  elseif p.dtype == "f32" then
+    ok, m = pcall(ckt.mma_find, {target = p.target, a = "f32", b = "f32", c = "f32"})
+  else
+    ok, m = pcall(ckt.mma_find, {target = p.arch, a = p.dtype, b = p.dtype, c = "f32", m = vendor == "amd" and 32 or 16})
+  end
+  if not ok or not m then fail(("instr: no matrix instruction for %s on %s: %s"):format(p.dtype, p.target, tostring(m))) end
   p.instr = m.name
-  -- waves: a square-ish grid whose wave tiles are multiples of the instruction
+  -- waves: the grid whose wave tiles are the most square (ties: more rows per wave, which on
+  -- NVIDIA loads more of C's tile by ldmatrix.x4 and less by .x2) among those the instruction divides
   local lanes = m.lanes
   if p.block % lanes ~= 0 then fail(("block %d is not a whole number of %d-lane %s"):format(p.block, lanes, vendor == "amd" and "waves" or "warps")) end
   local waves = p.block // lanes
-  local wm = 1
-  while wm * wm < waves do wm = wm * 2 end
-  if waves % wm ~= 0 then wm = waves end
+  local wm, best = 1, math.huge
+  for c = 1, waves do
+    if waves % c == 0 and p.TM % (c * m.m) == 0 and p.TN % ((waves // c) * m.n) == 0 then
+      local a, b = p.TM // c, p.TN // (waves // c)
+      local skew = math.max(a, b) / math.min(a, b)
+      if skew < best then wm, best = c, skew end
+    end
+  end
   local wn = waves // wm
   if p.TM % (wm * m.m) ~= 0 then fail(("tile TM %d is not a multiple of %d waves x %d rows of %s"):format(p.TM, wm, m.m, m.name)) end
   if p.TN % (wn * m.n) ~= 0 then fail(("tile TN %d is not a multiple of %d waves x %d columns of %s"):format(p.TN, wn, m.n, m.name)) end
@@ -138,7 +152,7 @@ function gemm.plan(o)
   p.a_copy = copy_plan(p.TM, p.a_major == "m", "A (TM x TK)")
   p.b_copy = copy_plan(p.TN, p.b_major == "n", "B (TN x TK)")
   -- operand reads: what b:blockwise_gemm loads from LDS per K step is the traits' block-level
-  -- distribution of the operand (T:tv: (thread, value) -> m * k_step + k over one K step of the
+  -- distribution of the operand (or, on NVIDIA, ldmatrix's row addresses, below) (T:tv: (thread, value) -> m * k_step + k over one K step of the
   -- rows x k_step tile); a lane's run of contiguous K (k_chunk on NVIDIA: 4-byte reads; k_pack
   -- on AMD: 16-byte reads) is one vector. As a bank-model thread map: (thread, vector) -> the
   -- tile index row + rows * k of the vector's first element, for every K step of the slice.
@@ -150,6 +164,22 @@ function gemm.plan(o)
   local function read_map(operand, rows)
     local tv = p.traits:tv(operand, p.TM, p.TN, p.TK, p.block)
     local ks = p.k_step
+    if vendor == "nvidia" and m.ldmatrix and p.k_pack == m.k_chunk then
+      -- ldmatrix (what the CUDA dialect emits for K-contiguous 16-bit tiles): lane l of a warp
+      -- points at one 16-byte K row of one 8 x 8 matrix; A x4: row l % 8 (+8 for matrices 1, 3),
+      -- K + 8 for matrices 2, 3; B x2: row l % 8, K + 8 for matrix 1
+      local pw = operand == "A" and p.m_per_wave or p.n_per_wave
+      local mm = operand == "A" and m.m or m.n
+      if operand == "A" then
+        tv = ckt.layout({{8, 2, 2, wn, wm}, {8, pw}}, {{ks, 8 * ks, 8, 0, pw * mm * ks}, {1, mm * ks}})
+      elseif pw % 2 == 0 then
+        -- two x2 loads (N tiles 2j, 2j+1) as one 32-lane access: lanes 16..31 take the odd tile,
+        -- so the model counts the wavefronts the two x2 instructions take, no more
+        tv = ckt.layout({{8, 2, 2, wn, wm}, {8, pw // 2}}, {{ks, 8, mm * ks, pw * mm * ks, 0}, {1, 2 * mm * ks}})
+      else
+        tv = ckt.layout({{8, 2, 2, wn, wm}, {8, pw}}, {{ks, 8, 0, pw * mm * ks, 0}, {1, mm * ks}})
+      end
+    end
     local function conv(st) return (st // ks) + rows * (st % ks) end
     local ts, tt = flat(tv:mode(0):shape()), flat(tv:mode(0):stride())
     local vs, vt = flat(tv:mode(1):shape()), flat(tv:mode(1):stride())

@@ -27,11 +27,17 @@ static const struct {
     {"zipped_divide", "ckt.zipped_divide(A, tiler): ((tiles...), (rests...))."},
     {"tiled_divide", "ckt.tiled_divide(A, tiler): ((tiles...), rest0, rest1, ...)."},
     {"flat_divide", "ckt.flat_divide(A, tiler): (tile0, tile1, ..., rest0, rest1, ...)."},
-    {"logical_product", "ckt.logical_product(A, B): (A, complement(A, size(A)*cosize(B)) o B)."},
-    {"blocked_product", "ckt.blocked_product(A, B): per mode (A_i, B-repeat_i): A as the block, repeated by B."},
-    {"raked_product", "ckt.raked_product(A, B): per mode (B-repeat_i, A_i): A's elements interleaved (raked)."},
-    {"zipped_product", "ckt.zipped_product(A, B): the logical product, tiles first."},
-    {"tiled_product", "ckt.tiled_product(A, B): (A, rest modes unpacked)."},
+    {"logical_product", "ckt.logical_product(A, B): (A, complement(A, size(A)*cosize(B)) o B). B may be a tuple of per-mode\n"
+                        "tilers {B0, B1, ...} (layouts, integers n = n:1, or shapes), applied mode by mode as CuTe does:\n"
+                        "(A0 x B0, A1 x B1, A2, ...)."},
+    {"blocked_product", "ckt.blocked_product(A, B): per mode (A_i, B-repeat_i): A as the block, repeated by B.\n"
+                        "B is one layout (CuTe's rank-sensitive products take no tuple of tilers)."},
+    {"raked_product", "ckt.raked_product(A, B): per mode (B-repeat_i, A_i): A's elements interleaved (raked).\n"
+                      "B is one layout, as in CuTe."},
+    {"zipped_product", "ckt.zipped_product(A, B): the logical product gathered as ((blocks...), (rests..., other modes));\n"
+                       "B one layout or a tuple of per-mode tilers."},
+    {"tiled_product", "ckt.tiled_product(A, B): ((blocks...), rests..., other modes): the zipped product, rests unpacked."},
+    {"flat_product", "ckt.flat_product(A, B): (blocks..., rests..., other modes): the zipped product, both modes unpacked."},
     {"make_ordered_layout", "ckt.make_ordered_layout(shape, order): compact strides assigned by increasing order."},
     {"tile_to_shape", "ckt.tile_to_shape(block, shape [, order]): repeat block to cover shape (must divide)."},
     {"max_common_vector", "ckt.max_common_vector(a, b): the number of elements contiguous in both layouts."},

@@ -617,69 +617,101 @@ static void declare_coords(em *e, const access *a, const char *prefix)
     }
 }
 
-static void emit_access(em *e, const ckt_kop *op)
+/* Inside a pass loop (it = the pass, 0..passes-1) the index variables move by step[d] per pass:
+ * redefine them with the range and divisor that holds for every pass. */
+static void pass_index_vars(em *e, access *a, int64_t passes, const int64_t *step)
 {
-    char ldm_why[300] = "";
-    if (op->kind == CKT_OP_LOAD && op->mma_rep[2] == 1 && e->dl->kind == CKT_DIALECT_CUDA) {
-        if (emit_ldmatrix(e, op, ldm_why, sizeof ldm_why) || e->st) return;
-    }
-    bool load = op->kind == CKT_OP_LOAD;
-    access a;
-    memset(&a, 0, sizeof a);
-    a.r = ckt_kernel_tensor(e->k, op->r);
-    /* a store by value index names its own distribution */
-    if (access_init(e, &a, op->w, op->dist >= 0 ? op->dist : a.r->dist, op->vector_dim, "i")) { e->st = e->err->status; return; }
     ckt_expr_pool *ex = e->ex;
-    int64_t spv = 1;
-    char note[300];
-    if ((e->st = plan(e, &a, op, &spv, note, sizeof note))) return;
+    for (int d = 0; d < a->rank; d++) {
+        ckt_expr_id full = ckt_expr_add(ex, a->w->origin[d], a->thr[d]);
+        int64_t lo, hi, div = ckt_expr_divisor(ex, full), span = (passes - 1) * step[d];
+        ckt_expr_range(ex, full, &lo, &hi);
+        if (span > 0 && hi != INT64_MAX) hi += span;
+        if (span < 0 && lo != INT64_MIN) lo += span;
+        if (step[d]) div = ckt_gcd(div, step[d] < 0 ? -step[d] : step[d]);
+        char name[24];
+        snprintf(name, sizeof name, "i%d", d);
+        a->idx[d] = ckt_expr_var(ex, name, lo, hi, div);
+    }
+}
+
+/* Set up a load or store: its tensors, distribution, index variables and vector plan. */
+static bool access_prepare(em *e, const ckt_kop *op, access *a, int64_t *spv, char *note, size_t cap)
+{
+    memset(a, 0, sizeof *a);
+    a->r = ckt_kernel_tensor(e->k, op->r);
+    /* a store by value index names its own distribution */
+    if (access_init(e, a, op->w, op->dist >= 0 ? op->dist : a->r->dist, op->vector_dim, "i")) { e->st = e->err->status; return false; }
+    *spv = 1;
+    if ((e->st = plan(e, a, op, spv, note, cap))) return false;
+    return true;
+}
+
+static void access_comments(em *e, const ckt_kop *op, const access *a, int64_t spv, const char *note)
+{
+    bool load = op->kind == CKT_OP_LOAD;
     char desc[400];
-    describe_tensor(e, a.t, desc, sizeof desc);
-    thread_open(e);
+    describe_tensor(e, a->t, desc, sizeof desc);
     char lens[96] = "";
-    for (int d = 0, n = 0; d < a.rank && n < (int)sizeof lens; d++) n += snprintf(lens + n, sizeof lens - (size_t)n, "%s%lld", d ? "x" : "", (long long)a.w->lengths[d]);
+    for (int d = 0, n = 0; d < a->rank && n < (int)sizeof lens; d++) n += snprintf(lens + n, sizeof lens - (size_t)n, "%s%lld", d ? "x" : "", (long long)a->w->lengths[d]);
     if (op->line) line(e, "/* line %d: %s %s, window %s */", op->line, load ? "load from" : "store to", desc, lens);
     else line(e, "/* %s %s, window %s */", load ? "load from" : "store to", desc, lens);
-    line(e, "/*   threads: %s; %lld-element accesses along dim %d%s%s */", a.d->desc, (long long)spv, a.vd, note[0] ? "; " : "", note);
-    if (ldm_why[0]) line(e, "/*   %s */", ldm_why);
-    if (!window_guard(e, &a, op->w)) return;
-    if (a.d->threads < e->block) line(e, "if (tid < %lld) {", (long long)a.d->threads);
+    line(e, "/*   threads: %s; %lld-element accesses along dim %d%s%s */", a->d->desc, (long long)spv, a->vd, note[0] ? "; " : "", note);
+}
+
+/* The statements of a load or store for values 0..nv-1: all of them, or one pass of a pass loop
+ * whose counter `it` moves the index variables by step[d] per pass (step NULL: no loop). */
+static void access_body(em *e, const ckt_kop *op, access *a, int64_t spv, int64_t nv, const int64_t *step)
+{
+    bool load = op->kind == CKT_OP_LOAD;
+    ckt_expr_pool *ex = e->ex;
+    if (!window_guard(e, a, op->w)) return;
+    if (a->d->threads < e->block) line(e, "if (tid < %lld) {", (long long)a->d->threads);
     else line(e, "{");
     e->ind++;
-    declare_coords(e, &a, "i");
-    const char *ptr = a.t->name;
-    const char *fld = field(a.t->dtype);
-    int64_t bytes = spv * a.esz;
+    if (!step) {
+        declare_coords(e, a, "i");
+    } else {
+        for (int d = 0; d < a->rank; d++) {
+            char *x = estr(e, ckt_expr_add(ex, a->w->origin[d], a->thr[d]), NULL);
+            if (step[d]) line(e, "const ckt_i64 i%d = %s + it * %lld;", d, x ? x : "0", (long long)step[d]);
+            else line(e, "const ckt_i64 i%d = %s;", d, x ? x : "0");
+            free(x);
+        }
+    }
+    const char *ptr = a->t->name;
+    const char *fld = field(a->t->dtype);
+    int64_t bytes = spv * a->esz;
     char r[64], cv[600], fill[48];
-    literal(a.r->dtype, op->fill, fill, sizeof fill);
-    for (int64_t v = 0; v < a.d->nvalues; v++) {
-        if (a.group[v] != v) continue;
-        ckt_expr_id off = group_offset(e, &a, v, 0);
-        if (a.t->mem == CKT_MEM_LDS) off = swizzled(e, a.t, off);
-        ckt_expr_id mask = in_bounds(e, &a, v);
+    literal(a->r->dtype, op->fill, fill, sizeof fill);
+    for (int64_t v = 0; v < nv; v++) {
+        if (a->group[v] != v) continue;
+        ckt_expr_id off = group_offset(e, a, v, 0);
+        if (a->t->mem == CKT_MEM_LDS) off = swizzled(e, a->t, off);
+        ckt_expr_id mask = in_bounds(e, a, v);
         int64_t always;
         bool masked = !(ckt_expr_is_const(ex, mask, &always) && always);
         char *os = estr(e, off, NULL), *ms = masked ? estr(e, mask, NULL) : NULL;
         if (!os || (masked && !ms)) { free(os); free(ms); e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory"); return; }
         int64_t members[16];
-        for (int64_t u = 0; u < a.d->nvalues; u++)
-            if (u == v || (a.group[u] < 0 && spv > 1)) {
+        for (int64_t u = 0; u < nv; u++)
+            if (u == v || (a->group[u] < 0 && spv > 1)) {
                 /* members of this vector: values whose run starts at v */
                 bool mine = u == v;
                 if (!mine) {
                     bool same = true;
-                    for (int rr = 0; rr < a.rank; rr++) same = same && a.d->vcoord[u][rr] == a.d->vcoord[v][rr] + (rr == a.vd ? a.order[u] : 0);
+                    for (int rr = 0; rr < a->rank; rr++) same = same && a->d->vcoord[u][rr] == a->d->vcoord[v][rr] + (rr == a->vd ? a->order[u] : 0);
                     mine = same;
                 }
-                if (mine) members[a.order[u]] = u;
+                if (mine) members[a->order[u]] = u;
             }
         if (spv == 1) {
-            reg(e, a.r, v, r, sizeof r);
+            reg(e, a->r, v, r, sizeof r);
             if (load) {
                 if (masked) line(e, "%s = (%s) ? %s[%s] : %s;", r, ms, ptr, os, fill);
                 else line(e, "%s = %s[%s];", r, ptr, os);
             } else {
-                convert(a.t->dtype, a.r->dtype, r, cv, sizeof cv);
+                convert(a->t->dtype, a->r->dtype, r, cv, sizeof cv);
                 if (masked) line(e, "if (%s) %s[%s] = %s;", ms, ptr, os, cv);
                 else line(e, "%s[%s] = %s;", ptr, os, cv);
             }
@@ -693,12 +725,12 @@ static void emit_access(em *e, const ckt_kop *op)
                 for (int64_t j = 0; j < spv; j++) {
                     char src[64];
                     snprintf(src, sizeof src, "v.%s[%lld]", fld, (long long)j);
-                    convert(a.r->dtype, a.t->dtype, src, cv, sizeof cv);
-                    line(e, "%s = %s;", reg(e, a.r, members[j], r, sizeof r), cv);
+                    convert(a->r->dtype, a->t->dtype, src, cv, sizeof cv);
+                    line(e, "%s = %s;", reg(e, a->r, members[j], r, sizeof r), cv);
                 }
             } else {
                 for (int64_t j = 0; j < spv; j++) {
-                    convert(a.t->dtype, a.r->dtype, reg(e, a.r, members[j], r, sizeof r), cv, sizeof cv);
+                    convert(a->t->dtype, a->r->dtype, reg(e, a->r, members[j], r, sizeof r), cv, sizeof cv);
                     line(e, "v.%s[%lld] = %s;", fld, (long long)j, cv);
                 }
                 line(e, "CKT_ST%lld(%s + (%s), v);", (long long)bytes, ptr, os);
@@ -707,7 +739,7 @@ static void emit_access(em *e, const ckt_kop *op)
             if (masked && load) {
                 line(e, "} else {");
                 e->ind++;
-                for (int64_t j = 0; j < spv; j++) line(e, "%s = %s;", reg(e, a.r, members[j], r, sizeof r), fill);
+                for (int64_t j = 0; j < spv; j++) line(e, "%s = %s;", reg(e, a->r, members[j], r, sizeof r), fill);
                 e->ind--;
             }
             line(e, "}");
@@ -717,6 +749,22 @@ static void emit_access(em *e, const ckt_kop *op)
     }
     e->ind--;
     line(e, "}");
+}
+
+static void emit_access(em *e, const ckt_kop *op)
+{
+    char ldm_why[300] = "";
+    if (op->kind == CKT_OP_LOAD && op->mma_rep[2] == 1 && e->dl->kind == CKT_DIALECT_CUDA) {
+        if (emit_ldmatrix(e, op, ldm_why, sizeof ldm_why) || e->st) return;
+    }
+    access a;
+    int64_t spv;
+    char note[300];
+    if (!access_prepare(e, op, &a, &spv, note, sizeof note)) return;
+    thread_open(e);
+    access_comments(e, op, &a, spv, note);
+    if (ldm_why[0]) line(e, "/*   %s */", ldm_why);
+    access_body(e, op, &a, spv, a.d->nvalues, NULL);
 }
 
 /* ---------------------------------------------------------------- asynchronous copies */
@@ -739,7 +787,8 @@ static int64_t copy_width(em *e, access *src, access *dst, int64_t want, char *w
 
 /* LDS window = global window, each thread its elements of the distribution: CKT_CP_ASYNC is
  * cp.async (16 bytes: .cg, zero-filled past a padded edge) in the CUDA prelude, a load and a
- * store through registers in the HIP and C preludes; 2-byte elements go one by one. */
+ * store through registers in the HIP prelude, a copy queued until its wait in the C prelude;
+ * 2-byte elements go one by one (synchronously, in every dialect). */
 static void emit_copy_async(em *e, const ckt_kop *op)
 {
     access src, dst;
@@ -797,6 +846,7 @@ static void emit_copy_async(em *e, const ckt_kop *op)
 
 static void emit_commit(em *e)
 {
+    thread_close(e); /* a block-level statement (the C dialect counts groups per block) */
     line(e, "CKT_CP_COMMIT(); /* the asynchronous copies since the last commit form one group */");
 }
 
@@ -805,6 +855,114 @@ static void emit_wait(em *e, const ckt_kop *op)
     thread_close(e);
     line(e, "CKT_CP_WAIT(%lld); /* at most %lld groups of asynchronous copies still in flight */", (long long)op->spv, (long long)op->spv);
     if (op->b != CKT_EXPR_NONE) barrier(e, "wait: every thread's copies have landed");
+}
+
+/* ---------------------------------------------------------------- pass loops
+ * A load into registers followed by a store of those registers, the registers used nowhere else
+ * (a copy through registers, a transpose's LDS -> global step), often repeats one sub-block: the
+ * values split into `passes` runs of nv / passes values, and run p sits at run 0's coordinates plus
+ * p times a fixed step, in both accesses. Unrolled, every pass is straight-line code that only
+ * costs compile time (NVRTC's grows with it); emitted as a loop over the passes, one pass's
+ * statements are written once, and the registers hold one pass. */
+
+/* Does the access repeat with period nv / passes? Then step[] is the coordinate step per pass. */
+static bool periodic(const access *a, int64_t spv, int64_t passes, int64_t *step)
+{
+    const ckt_dist *d = a->d;
+    int64_t per = d->nvalues / passes;
+    if (per * passes != d->nvalues || per % spv) return false;
+    for (int r = 0; r < a->rank; r++) step[r] = d->vcoord[per][r] - d->vcoord[0][r];
+    for (int64_t v = per; v < d->nvalues; v++) {
+        int64_t base = v % per, p = v / per;
+        if ((a->group[v] == v) != (a->group[base] == base) || a->order[v] != a->order[base]) return false;
+        for (int r = 0; r < a->rank; r++)
+            if (d->vcoord[v][r] != d->vcoord[base][r] + p * step[r]) return false;
+    }
+    /* a vector's members stay in its pass: they are the values next to it along the vector dim */
+    for (int64_t v = 0; v < per; v++) {
+        if (a->group[v] != v || spv == 1) continue;
+        for (int64_t j = 1; j < spv; j++) {
+            bool found = false;
+            for (int64_t u = 0; u < per && !found; u++) {
+                bool same = a->group[u] < 0 && a->order[u] == j;
+                for (int r = 0; r < a->rank && same; r++) same = d->vcoord[u][r] == d->vcoord[v][r] + (r == a->vd ? j : 0);
+                found = same;
+            }
+            if (!found) return false;
+        }
+    }
+    return true;
+}
+
+static void emit_op(em *e, const ckt_kop *op);
+
+static bool only_user(em *e, int ld, int st, int rt)
+{
+    for (int i = 0; i < ckt_kernel_nops(e->k); i++) {
+        if (i == ld || i == st) continue;
+        const ckt_kop *o = ckt_kernel_op(e->k, i);
+        if (o->kind != CKT_OP_SET && o->kind != CKT_OP_ADD && o->kind != CKT_OP_LOOP && o->kind != CKT_OP_IF && o->kind != CKT_OP_END &&
+            o->kind != CKT_OP_SYNC && o->r == rt)
+            return false;
+        for (int j = 0; j < o->ninputs; j++)
+            if (o->inputs[j] == rt) return false;
+    }
+    return true;
+}
+
+/* Op i (a load into r), then only the origins of other windows, then a store of r: emitted as
+ * the origins, then one loop over passes. Returns the number of ops emitted (0: none; emit op i
+ * as usual). */
+static int emit_pass_loop(em *e, int i)
+{
+    int nops = ckt_kernel_nops(e->k), j = i + 1;
+    const ckt_kop *ld = ckt_kernel_op(e->k, i);
+    if (ld->kind != CKT_OP_LOAD || ld->mma_rep[2] == 1) return 0; /* matrix-fragment loads have their own path (ldmatrix) */
+    while (j < nops && ckt_kernel_op(e->k, j)->kind == CKT_OP_SET && ckt_kernel_op(e->k, j)->w >= 0 && ckt_kernel_op(e->k, j)->w != ld->w) j++;
+    if (j >= nops) return 0;
+    const ckt_kop *st = ckt_kernel_op(e->k, j);
+    if (st->kind != CKT_OP_STORE || ld->r != st->r || !only_user(e, i, j, ld->r)) return 0;
+    access a, b;
+    int64_t sa, sb;
+    char na[300], nb[300];
+    ckt_error saved;
+    if (e->err) saved = *e->err;
+    if (!access_prepare(e, ld, &a, &sa, na, sizeof na) || !access_prepare(e, st, &b, &sb, nb, sizeof nb)) {
+        e->st = CKT_OK; /* emit_access reports it */
+        if (e->err) *e->err = saved;
+        return 0;
+    }
+    if (a.d->nvalues != b.d->nvalues || a.d->threads != b.d->threads) return 0;
+    /* Small copies stay straight-line code (their source is short and compiles fast). A pass keeps
+     * at least PASS_MIN_ACCESSES vector accesses per op, so that the loop, which is not unrolled,
+     * keeps that many independent memory accesses in flight per thread (8 x 16 bytes). */
+    enum { LOOP_MIN_ACCESSES = 16, PASS_MIN_ACCESSES = 8 };
+    int64_t n = a.d->nvalues, passes = 0, stepa[CKT_K_MAX_RANK], stepb[CKT_K_MAX_RANK], smax = sa > sb ? sa : sb;
+    if (n / smax < LOOP_MIN_ACCESSES) return 0;
+    for (int64_t p = n / smax / PASS_MIN_ACCESSES; p >= 2 && !passes; p--)
+        if (n % p == 0 && periodic(&a, sa, p, stepa) && periodic(&b, sb, p, stepb)) passes = p;
+    if (!passes) return 0;
+    /* the vector plans must still hold with the pass step in the index variables */
+    char why[256];
+    pass_index_vars(e, &a, passes, stepa);
+    pass_index_vars(e, &b, passes, stepb);
+    if ((sa > 1 && vector_blocker(e, &a, sa, why, sizeof why)) || (sb > 1 && vector_blocker(e, &b, sb, why, sizeof why))) return 0;
+    for (int k = i + 1; k < j; k++) emit_op(e, ckt_kernel_op(e->k, k)); /* origins the store's window needs */
+    thread_open(e);
+    access_comments(e, ld, &a, sa, na);
+    access_comments(e, st, &b, sb, nb);
+    line(e, "/*   as %lld passes of %lld values (the same sub-block %lld times: a loop, not unrolled code) */", (long long)passes, (long long)(n / passes),
+         (long long)passes);
+    /* GPU compilers would unroll the passes again (NVRTC does: 1.5x the compile time); a pass
+     * already has PASS_MIN_ACCESSES accesses in flight. The C dialect's compiler decides itself. */
+    if (!e->dl->thread_loops) line(e, "#pragma unroll 1");
+    line(e, "for (int it = 0; it < %lld; ++it) {", (long long)passes);
+    e->ind++;
+    access_body(e, ld, &a, sa, n / passes, stepa);
+    if (!e->st) access_body(e, st, &b, sb, n / passes, stepb);
+    e->ind--;
+    line(e, "}");
+    return j - i + 1;
 }
 
 /* ---------------------------------------------------------------- compute */
@@ -945,6 +1103,13 @@ static void emit_gemm(em *e, const ckt_kop *op)
 
 /* ---------------------------------------------------------------- kernel */
 
+static bool has_async(const ckt_kernel *k)
+{
+    for (int i = 0; i < ckt_kernel_nops(k); i++)
+        if (ckt_kernel_op(k, i)->kind == CKT_OP_COPY_ASYNC) return true;
+    return false;
+}
+
 static void declare(em *e)
 {
     char r[64];
@@ -961,6 +1126,7 @@ static void declare(em *e)
         }
     }
     if (ckt_kernel_reduce_scratch(e->k) >= 0) line(e, "float *const ckt_red = (float *)(ckt_lds + %lld);", (long long)ckt_kernel_reduce_scratch(e->k));
+    if (e->dl->thread_loops && has_async(e->k)) line(e, "ckt_cp_queue ckt_cpq = {0, 0, 0, 0}; /* asynchronous copies in flight (emulated) */");
     /* block-uniform variables: window origins and named variables */
     for (int i = 0; i < ckt_kernel_nops(e->k); i++) {
         const ckt_kop *op = ckt_kernel_op(e->k, i);
@@ -1073,8 +1239,13 @@ ckt_status ckt_emit(ckt_kernel *k, const char *target, char **source, ckt_error 
     e.dl->open_kernel(&sb, k, ckt_kernel_lds_bytes(k), ckt_emit_dynamic_lds_bytes(k, dk) > 0);
     e.ind = 1;
     declare(&e);
-    for (int i = 0; i < ckt_kernel_nops(k) && !e.st; i++) emit_op(&e, ckt_kernel_op(k, i));
+    for (int i = 0; i < ckt_kernel_nops(k) && !e.st; i++) {
+        int done = emit_pass_loop(&e, i);
+        if (done) i += done - 1;
+        else if (!e.st) emit_op(&e, ckt_kernel_op(k, i));
+    }
     thread_close(&e);
+    if (e.dl->thread_loops && has_async(k)) line(&e, "free(ckt_cpq.e); /* copies never waited for never land */");
     e.ind = 0;
     ckt_sb_printf(&sb, "}\n");
     e.dl->close_kernel(&sb, k, ckt_kernel_lds_bytes(k));

@@ -3,8 +3,8 @@
  * -B, -fplugin, -specs), read a file into the output (@file, -include) or write one (-o, -MF),
  * and the preprocessor reads any file an #include names. So a sandboxed compile takes options
  * only from a closed list of optimisation switches, and a source whose preprocessor lines are
- * the ones the emitter writes: conditionals, macro definitions and the C preludes' three
- * system headers. The emitter never puts a script's string into the source except as a C
+ * the ones the emitter writes: conditionals, macro definitions, "#pragma unroll [n]" and the
+ * C prelude's system headers. The emitter never puts a script's string into the source except as a C
  * identifier, so generated kernels pass; this check is the second wall. */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -43,15 +43,22 @@ static ckt_status check_options(const ckt_compile_request *req, ckt_error *err)
 static bool directive_allowed(const char *d, size_t n)
 {
     static const char *const plain[] = {"define", "undef", "ifdef", "ifndef", "if", "elif", "else", "endif", NULL};
-    static const char *const headers[] = {"<math.h>", "<stdint.h>", "<string.h>", NULL};
+    static const char *const headers[] = {"<math.h>", "<stdint.h>", "<string.h>", "<stdlib.h>", NULL};
     size_t w = strspn(d, "abcdefghijklmnopqrstuvwxyz_");
     if (w > n) w = n;
     char word[16] = "";
     if (w >= sizeof word) return false;
     memcpy(word, d, w);
     if (listed(word, plain)) return true;
-    if (strcmp(word, "include") != 0) return false;
     const char *h = d + w;
+    if (!strcmp(word, "pragma")) { /* only the emitter's loop hints: "#pragma unroll [n]" */
+        while (h < d + n && (*h == ' ' || *h == '\t')) h++;
+        if ((size_t)(d + n - h) < 6 || strncmp(h, "unroll", 6)) return false;
+        for (h += 6; h < d + n; h++)
+            if (!strchr(" \t\r0123456789", *h)) return false;
+        return true;
+    }
+    if (strcmp(word, "include") != 0) return false;
     while (h < d + n && (*h == ' ' || *h == '\t')) h++;
     size_t hn = (size_t)(d + n - h);
     while (hn && (h[hn - 1] == ' ' || h[hn - 1] == '\t' || h[hn - 1] == '\r')) hn--;

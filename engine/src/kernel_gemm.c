@@ -238,7 +238,7 @@ ckt_status ckt_kernel_blockwise_gemm(ckt_kernel *k, int a_lds, int b_lds, int c_
 {
     if (!k || !t || !t->instr) return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: NULL argument");
     const ckt_mma *m = t->instr;
-    int64_t mpb, kpa, npb, kpb;
+    int64_t mpb = 0, kpa = 0, npb = 0, kpb = 0; /* set by lds_tile; gcc -O3 cannot tell */
     ckt_status s;
     if ((s = lds_tile(k, a_lds, "a_lds (MPerBlock x KPerBlock)", &mpb, &kpa, err)) || (s = lds_tile(k, b_lds, "b_lds (NPerBlock x KPerBlock)", &npb, &kpb, err)))
         return s;

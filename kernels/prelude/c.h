@@ -5,6 +5,7 @@
  * (round to nearest even) like the GPU preludes do. */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef int8_t ckt_i8;
@@ -101,3 +102,39 @@ CKT_FN void ckt_emu_mma_m16n8k16(float a[32][8], float b[32][4], float c[32][4])
             c[l][i] = acc;
         }
 }
+
+/* Asynchronous copies (cp.async on the GPU), emulated: a copy is queued with the group it will be
+ * committed in and lands only at the CKT_CP_WAIT that retires that group, so a kernel that reads
+ * its LDS before waiting for it reads what was there before, on the CPU as on the GPU (here
+ * deterministically). Commits and waits are block-level statements of the C dialect. */
+typedef struct { void *d; const void *s; int n, p; long long g; } ckt_cp_entry;
+typedef struct { ckt_cp_entry *e; long long n, cap, group; } ckt_cp_queue;
+CKT_FN void ckt_cp_land(const ckt_cp_entry *c)
+{
+    if (c->p) memcpy(c->d, c->s, (size_t)c->n);
+    else memset(c->d, 0, (size_t)c->n);
+}
+CKT_FN void ckt_cp_push(ckt_cp_queue *q, int n, void *d, const void *s, int p)
+{
+    ckt_cp_entry c = {d, s, n, p, q->group};
+    if (q->n == q->cap) {
+        long long cap = q->cap ? 2 * q->cap : 1024;
+        ckt_cp_entry *e = (ckt_cp_entry *)realloc(q->e, (size_t)cap * sizeof *e);
+        if (!e) { ckt_cp_land(&c); return; } /* out of memory: the copy lands at once */
+        q->e = e;
+        q->cap = cap;
+    }
+    q->e[q->n++] = c;
+}
+CKT_FN void ckt_cp_wait(ckt_cp_queue *q, long long pending)
+{
+    long long keep = 0;
+    for (long long i = 0; i < q->n; i++) {
+        if (q->e[i].g < q->group - pending) ckt_cp_land(&q->e[i]);
+        else q->e[keep++] = q->e[i];
+    }
+    q->n = keep;
+}
+#define CKT_CP_ASYNC(n, d, s, p) ckt_cp_push(&ckt_cpq, (n), (d), (s), (p))
+#define CKT_CP_COMMIT() (ckt_cpq.group++)
+#define CKT_CP_WAIT(n) ckt_cp_wait(&ckt_cpq, (n))

@@ -6,8 +6,9 @@ typedef union { CKT_RAW8; float f32[2]; ckt_i32 i32[2]; ckt_u16 u16[4]; ckt_i8 i
 typedef union { CKT_RAW4; float f32[1]; ckt_i32 i32[1]; ckt_u16 u16[2]; ckt_i8 i8[4]; ckt_u8 u8[4]; unsigned char b[4]; } ckt_v4;
 
 /* Asynchronous global -> LDS copies of n = 4, 8 or 16 bytes, zero-filled when p is false. Where
- * the dialect has no asynchronous copy (the CUDA prelude defines cp.async) they are a load and a
- * store through registers, done when issued, so commit and wait have nothing to do. */
+ * the dialect has no asynchronous copy (the CUDA prelude defines cp.async, the C prelude an
+ * emulation) they are a load and a store through registers, done when issued, so commit and wait
+ * have nothing to do. */
 #ifndef CKT_CP_ASYNC
 #define CKT_CP_ASYNC(n, d, s, p)                                   \
     do {                                                           \

@@ -33,7 +33,7 @@ local SIZES = {{1, 1, 1}, {17, 33, 9}, {128, 128, 64}, {200, 136, 264}}
 
 describe("ckt.kernels.gemm on the CPU target", function()
   for _, target in ipairs{"cpu", "cpu:sm_90"} do
-    for _, dt in ipairs{"f16", "bf16"} do
+    for _, dt in ipairs{"f16", "bf16", "f32"} do
       for _, mj in ipairs{{"k", "k"}, {"k", "n"}, {"m", "k"}, {"m", "n"}} do
         it(("%s %s a_major=%s b_major=%s"):format(target, dt, mj[1], mj[2]), function()
           for i, s in ipairs(SIZES) do
@@ -86,8 +86,20 @@ describe("ckt.kernels.gemm on the CPU target", function()
     assert.truthy(a.cycles > a.ideal_cycles, "the row-major tile has conflicting ldmatrix reads")
   end)
 
-  it("the operand read maps are the traits' distributions, vector by vector", function()
-    for _, target in ipairs{"sm_90", "gfx90a"} do
+  it("the operand read maps are what the emitter reads: ldmatrix rows on NVIDIA, the traits' distributions on AMD", function()
+    local k, _, pn = gemm.build{dtype = "f16", target = "sm_90"}
+    local src = k:source("sm_90")
+    assert.truthy(src:find("ldmatrix.sync.aligned.m8n8.x4", 1, true) and src:find("ldmatrix.sync.aligned.m8n8.x2", 1, true))
+    assert.equal(8, pn.a_copy.read_vector)
+    assert.equal(8, pn.b_copy.read_vector)
+    -- A: lane l of warp w reads the 16-byte K row (l % 8 + 8 ((l // 8) % 2) + rows of its warp, 8 ((l // 16) % 2))
+    for t = 0, pn.block - 1, 5 do
+      local l, w = t % 32, t // 32
+      local wm = w // pn.waves_n
+      local row, kk = l % 8 + 8 * ((l // 8) % 2) + wm * pn.m_per_wave * 16, 8 * ((l // 16) % 2)
+      assert.equal(row + pn.TM * kk, pn.a_copy.read(t, 0), "A thread " .. t)
+    end
+    for _, target in ipairs{"gfx90a"} do
       local p = gemm.plan{dtype = "f16", target = target}
       for _, x in ipairs{{"A", p.a_copy, p.TM}, {"B", p.b_copy, p.TN}} do
         local tv, read, run, rows = p.traits:tv(x[1], p.TM, p.TN, p.TK, p.block), x[2].read, x[2].read_vector, x[3]

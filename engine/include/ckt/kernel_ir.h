@@ -238,7 +238,8 @@ ckt_status ckt_reduce_parse(const char *s, ckt_reduce_op *out, ckt_error *err);
  * 0..stages-1, e.g. i % stages) that windows, copies and GEMMs take like any LDS tensor.
  * ckt_kernel_copy_async: dst (an LDS window) = src (a global window of the same lengths and dtype),
  * each thread moving the elements `dist` gives it (padded sources fill 0): cp.async on sm_80+, a
- * load and a store through registers on gfx90a and in the C dialect (synchronous there).
+ * load and a store through registers on gfx90a, queued until the wait that retires its group in
+ * the C dialect.
  * ckt_kernel_commit / ckt_kernel_wait: cp.async.commit_group and cp.async.wait_group `pending`;
  * the wait is followed by a barrier when `sync` (other threads' copies become visible). */
 ckt_status ckt_kernel_lds_stages(ckt_kernel *k, int tensor, int64_t stages, ckt_error *err);

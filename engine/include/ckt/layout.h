@@ -109,6 +109,14 @@ ckt_status ckt_logical_product(const ckt_layout *a, const ckt_layout *b, ckt_lay
 ckt_status ckt_zipped_product(const ckt_layout *a, const ckt_layout *b, ckt_layout *out, ckt_error *err);
 ckt_status ckt_tiled_product(const ckt_layout *a, const ckt_layout *b, ckt_layout *out, ckt_error *err);
 ckt_status ckt_blocked_product(const ckt_layout *a, const ckt_layout *b, ckt_layout *out, ckt_error *err);
+/* Products with CuTe's tilers: one layout (n = 0: tiler[0], as the functions above) or a tuple
+ * of n layouts applied mode by mode, the other modes of a kept: logical_product(a, (T0, T1)) =
+ * (a0 x T0, a1 x T1, a2, ...); zipped gathers ((blocks...), (rests..., other modes)), tiled
+ * unpacks the rests, flat unpacks both. CuTe's blocked/raked products take one layout only. */
+ckt_status ckt_logical_product_tiler(const ckt_layout *a, int n, const ckt_layout *tiler, ckt_layout *out, ckt_error *err);
+ckt_status ckt_zipped_product_tiler(const ckt_layout *a, int n, const ckt_layout *tiler, ckt_layout *out, ckt_error *err);
+ckt_status ckt_tiled_product_tiler(const ckt_layout *a, int n, const ckt_layout *tiler, ckt_layout *out, ckt_error *err);
+ckt_status ckt_flat_product(const ckt_layout *a, int n, const ckt_layout *tiler, ckt_layout *out, ckt_error *err);
 ckt_status ckt_raked_product(const ckt_layout *a, const ckt_layout *b, ckt_layout *out, ckt_error *err);
 ckt_status ckt_make_ordered_layout(const ckt_tuple *shape, const ckt_tuple *order, ckt_layout *out, ckt_error *err);
 ckt_status ckt_tile_to_shape(const ckt_layout *block, const ckt_tuple *shape, const ckt_tuple *order /* NULL: col-major */,
