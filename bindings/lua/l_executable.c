@@ -16,6 +16,7 @@ typedef struct l_exe {
     ckt_binary *bin;
     char target[32];
     int64_t dynamic_lds; /* LDS bytes each launch requests (above CUDA's static limit) */
+    ckt_backend runtime; /* the runtime of the target */
 } l_exe;
 
 static l_kernel *checkbuilt(lua_State *L, int idx, const char *fn)
@@ -80,10 +81,11 @@ static int k_compile(lua_State *L)
     e->kb = kb;
     e->bin = ckt_l_checkbinary(L, bi);
     snprintf(e->target, sizeof e->target, "%s", target);
-    ckt_dialect_kind dk;
+    ckt_target_record t;
     ckt_error err;
-    if (ckt_dialect_for_target(target, &dk, &err)) return ckt_l_error(L, &err);
-    e->dynamic_lds = ckt_emit_dynamic_lds_bytes(kb->k, dk);
+    if (ckt_target_parse(target, &t, &err)) return ckt_l_error(L, &err);
+    e->runtime = t.runtime;
+    e->dynamic_lds = ckt_emit_dynamic_lds_bytes(kb->k, &t);
     lua_pushvalue(L, 1);
     lua_setiuservalue(L, -2, 1);
     lua_pushvalue(L, bi);
@@ -126,7 +128,7 @@ static l_exe *checkexe(lua_State *L, int idx) { return luaL_checkudata(L, idx, C
 
 /* The device a launch runs on: opts.device, else the first pointer argument's device, else one
  * per backend kept for this Lua state. */
-static void push_device(lua_State *L, int opts, int args, const char *target)
+static void push_device(lua_State *L, int opts, int args, ckt_backend runtime)
 {
     if (lua_getfield(L, opts, "device") != LUA_TNIL) return;
     lua_pop(L, 1);
@@ -138,7 +140,7 @@ static void push_device(lua_State *L, int opts, int args, const char *target)
         }
         lua_pop(L, 1);
     }
-    const char *backend = !strncmp(target, "cpu", 3) ? "cpu" : !strncmp(target, "sm_", 3) ? "cuda" : "hip";
+    const char *backend = ckt_backend_name(runtime);
     if (lua_getfield(L, LUA_REGISTRYINDEX, DEVICES_KEY) != LUA_TTABLE) {
         lua_pop(L, 1);
         lua_newtable(L);
@@ -224,7 +226,7 @@ static int x_launch(lua_State *L)
     ckt_error err;
     if (ckt_kernel_check_launch(k, values, &err)) return ckt_l_error(L, &err);
     lua_pushcfunction(L, ckt_l_device_launch);
-    push_device(L, 2, at, e->target);
+    push_device(L, 2, at, e->runtime);
     lua_getiuservalue(L, 1, 2);
     lua_createtable(L, 0, 4);
     lua_pushvalue(L, gi);

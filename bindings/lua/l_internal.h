@@ -99,7 +99,8 @@ void ckt_l_open_layout(lua_State *L);       /* l_layout.c: layouts, algebra, swi
 void ckt_l_open_distribution(lua_State *L); /* l_distribution.c: CK encodings, patterns, fragments, same_distribution */
 void ckt_l_open_nested(lua_State *L);       /* l_nested.c: IREE nested layouts */
 void ckt_l_open_sfc(lua_State *L);          /* l_sfc.c */
-void ckt_l_open_lds(lua_State *L);          /* l_lds.c: ckt.target, ckt.lds.* */
+void ckt_l_open_target(lua_State *L);       /* l_target.c: ckt.target */
+void ckt_l_open_lds(lua_State *L);          /* l_lds.c: ckt.lds.* */
 void ckt_l_open_array(lua_State *L);        /* l_array.c: host arrays, device buffers */
 void ckt_l_open_kernel(lua_State *L);       /* l_builder.c and l_kernel.h's files: builder, tensors, windows, compile, launch */
 void ckt_l_open_help(lua_State *L);         /* l_help.c: help texts */

@@ -1,4 +1,4 @@
-/* Lua: hardware models (ckt.target) and the LDS bank model (ckt.lds.*). */
+/* Lua: the LDS bank model (ckt.lds.*) of a target's hardware model (l_target.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,54 +28,6 @@ int ckt_l_dtype_bytes(lua_State *L, const char *fn, const char *dtype)
     ckt_error err;
     if (ckt_dtype_parse(dtype, &d, &err) == CKT_OK) return (int)ckt_dtype_size(d);
     return ckt_l_errorf(L, "%s: unknown dtype '%s' (f16, bf16, f32, i32, u32, i8, u8, f64, i64, fp8, or an alias such as half, float)", fn, dtype);
-}
-
-static int l_target(lua_State *L)
-{
-    const char *name = lua_isnoneornil(L, 1) ? ckt_context_default_target(ckt_l_context(L)) : luaL_checkstring(L, 1);
-    ckt_target t;
-    ckt_error err;
-    if (ckt_target_get(name, &t, &err)) return ckt_l_error(L, &err);
-    lua_createtable(L, 0, 10);
-    lua_pushstring(L, t.name); lua_setfield(L, -2, "name");
-    lua_pushstring(L, t.vendor == CKT_VENDOR_AMD ? "amd" : "nvidia"); lua_setfield(L, -2, "vendor");
-    lua_pushinteger(L, t.wave_size); lua_setfield(L, -2, "wave_size");
-    lua_pushinteger(L, t.lds_banks); lua_setfield(L, -2, "lds_banks");
-    lua_pushinteger(L, t.bank_bytes); lua_setfield(L, -2, "bank_bytes");
-    lua_pushinteger(L, (lua_Integer)t.lds_bytes); lua_setfield(L, -2, "lds_bytes");
-    lua_newtable(L);
-    const char *m = t.matrix;
-    for (int k = 1; m && *m; k++) {
-        const char *c = strchr(m, ',');
-        lua_pushlstring(L, m, c ? (size_t)(c - m) : strlen(m));
-        lua_rawseti(L, -2, k);
-        m = c ? c + 1 : NULL;
-    }
-    lua_setfield(L, -2, "matrix");
-    lua_newtable(L);
-    for (int i = 0; i < t.ninstr; i++) {
-        const ckt_lds_instr *in = &t.instr[i];
-        lua_createtable(L, 0, 6);
-        lua_pushinteger(L, in->bytes); lua_setfield(L, -2, "bytes");
-        lua_pushstring(L, in->is_write ? "write" : "read"); lua_setfield(L, -2, "op");
-        lua_pushboolean(L, in->documented); lua_setfield(L, -2, "documented");
-        lua_pushinteger(L, in->lanes_per_phase); lua_setfield(L, -2, "lanes_per_phase");
-        lua_pushboolean(L, in->merge_pairs); lua_setfield(L, -2, "merge_pairs");
-        lua_pushstring(L, in->source); lua_setfield(L, -2, "source");
-        lua_createtable(L, in->nphases, 0);
-        for (int p = 0; p < in->nphases; p++) {
-            lua_createtable(L, in->lanes_per_phase, 0);
-            for (int k = 0; k < in->lanes_per_phase; k++) {
-                lua_pushinteger(L, in->lanes[p][k]);
-                lua_rawseti(L, -2, k + 1);
-            }
-            lua_rawseti(L, -2, p + 1);
-        }
-        lua_setfield(L, -2, "phases");
-        lua_setfield(L, -2, in->name);
-    }
-    lua_setfield(L, -2, "instructions");
-    return 1;
 }
 
 static void push_result(lua_State *L, const ckt_lds_result *r)
@@ -396,8 +348,6 @@ static int l_find_swizzle(lua_State *L)
 
 void ckt_l_open_lds(lua_State *L)
 {
-    lua_pushcfunction(L, l_target);
-    lua_setfield(L, -2, "target");
     static const luaL_Reg fns[] = {{"analyze", l_analyze}, {"analyze_tensor", l_analyze_tensor}, {"pad", l_pad},
                                    {"xor_preshuffle", l_xor_preshuffle}, {"find_swizzle", l_find_swizzle}, {NULL, NULL}};
     luaL_newlib(L, fns);

@@ -21,22 +21,10 @@ static const char *prelude_file(const char *name)
     return "";
 }
 
-ckt_status ckt_dialect_for_target(const char *target, ckt_dialect_kind *out, ckt_error *err)
-{
-    if (!target || !out) return ckt_fail(err, CKT_EINVAL, "target: NULL");
-    if (!strcmp(target, "cpu") || !strncmp(target, "cpu:", 4)) *out = CKT_DIALECT_C;
-    else if (!strncmp(target, "gfx", 3)) *out = CKT_DIALECT_HIP;
-    else if (!strncmp(target, "sm_", 3)) *out = CKT_DIALECT_CUDA;
-    else return ckt_fail(err, CKT_EINVAL, "target '%s' is not one of cpu, cpu:<gpu>, gfx90a, gfx908, sm_80, sm_90", target);
-    return CKT_OK;
-}
-
 static const ckt_dialect *dialect_of(ckt_dialect_kind d)
 {
     return d == CKT_DIALECT_HIP ? &ckt_dialect_hip : d == CKT_DIALECT_CUDA ? &ckt_dialect_cuda : &ckt_dialect_c;
 }
-
-const char *ckt_dialect_name(ckt_dialect_kind d) { return dialect_of(d)->name; }
 
 const char *ckt_prelude_text(ckt_dialect_kind d) { return prelude_file(dialect_of(d)->prelude); }
 
@@ -739,28 +727,23 @@ static void emit_op(em *e, const ckt_kop *op)
     }
 }
 
-int64_t ckt_emit_dynamic_lds_bytes(const ckt_kernel *k, ckt_dialect_kind d)
+int64_t ckt_emit_dynamic_lds_bytes(const ckt_kernel *k, const ckt_target_record *t)
 {
-    int64_t limit = dialect_of(d)->static_lds_limit, bytes = ckt_kernel_lds_bytes(k);
+    int64_t limit = t->lds_static_bytes, bytes = ckt_kernel_lds_bytes(k);
     return limit > 0 && bytes > limit ? bytes : 0;
 }
 
 ckt_status ckt_emit(ckt_kernel *k, const char *target, char **source, ckt_error *err)
 {
     ckt_status s;
-    ckt_dialect_kind dk;
+    ckt_target_record t;
     if (!k || !source) return ckt_fail(err, CKT_EINVAL, "emit: NULL argument");
-    if ((s = ckt_dialect_for_target(target, &dk, err))) return s;
+    if ((s = ckt_target_parse(target, &t, err))) return s;
     if ((s = ckt_kernel_finish(k, err))) return s;
-    const char *model = !strncmp(target, "cpu:", 4) ? target + 4 : !strcmp(target, "cpu") ? "gfx90a" : target;
-    ckt_target tm;
-    if (ckt_target_get(model, &tm, err) == CKT_OK) {
-        if (ckt_kernel_lds_bytes(k) > tm.lds_bytes)
-            return ckt_fail(err, CKT_ECAPACITY, "kernel '%s': needs %lld bytes of LDS but %s has %lld", ckt_kernel_name(k), (long long)ckt_kernel_lds_bytes(k), tm.name,
-                            (long long)tm.lds_bytes);
-    } else if (dk != CKT_DIALECT_C) {
-        ckt_error_clear(err);
-    }
+    ckt_dialect_kind dk = t.dialect;
+    if (t.modelled && ckt_kernel_lds_bytes(k) > t.lds_max_bytes)
+        return ckt_fail(err, CKT_ECAPACITY, "kernel '%s': needs %lld bytes of LDS but %s has %lld", ckt_kernel_name(k), (long long)ckt_kernel_lds_bytes(k),
+                        t.hw.name, (long long)t.lds_max_bytes);
     ckt_sb sb = {0};
     em e;
     memset(&e, 0, sizeof e);
@@ -774,7 +757,7 @@ ckt_status ckt_emit(ckt_kernel *k, const char *target, char **source, ckt_error 
                   e.dl->name, ckt_kernel_name(k), (long long)e.block, (long long)ckt_kernel_lds_bytes(k));
     ckt_sb_printf(&sb, "%s\n%s\n", prelude_file(e.dl->prelude), prelude_file("common.h"));
     ckt_emit_param_comment(&sb, k);
-    e.dl->open_kernel(&sb, k, ckt_kernel_lds_bytes(k), ckt_emit_dynamic_lds_bytes(k, dk) > 0);
+    e.dl->open_kernel(&sb, k, ckt_kernel_lds_bytes(k), ckt_emit_dynamic_lds_bytes(k, &t) > 0);
     e.ind = 1;
     declare(&e);
     for (int i = 0; i < ckt_kernel_nops(k) && !e.st; i++) emit_op(&e, ckt_kernel_op(k, i));

@@ -81,10 +81,10 @@ static void parse_ptxas(const char *log, ckt_resources *r)
     }
 }
 
-ckt_status ckt_jit_cuda(const ckt_compile_request *req, ckt_binary *b, ckt_error *err)
+ckt_status ckt_jit_cuda(const ckt_compile_request *req, const ckt_target_record *t, ckt_binary *b, ckt_error *err)
 {
-    const char *arch = req->target;
-    if (strcmp(arch, "sm_80") && strcmp(arch, "sm_90") && strcmp(arch, "sm_90a") && strcmp(arch, "sm_86") && strcmp(arch, "sm_89"))
+    const char *arch = t->arch;
+    if (!t->compiler_known)
         return ckt_fail(err, CKT_EUNSUPPORTED, "compile: target '%s' is not supported (sm_80, sm_86, sm_89, sm_90, sm_90a)", arch);
     ckt_status st = load(err);
     if (st) return st;

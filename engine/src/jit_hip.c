@@ -302,18 +302,12 @@ static int probe(const char *arch)
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-ckt_status ckt_jit_hip(const ckt_compile_request *req, ckt_binary *b, ckt_error *err)
+ckt_status ckt_jit_hip(const ckt_compile_request *req, const ckt_target_record *t, ckt_binary *b, ckt_error *err)
 {
     ckt_status st = load(err);
     if (st) return st;
-    const char *arch = req->target;
-    static const char *const known[] = {"gfx908", "gfx90a", NULL};
-    int ok = 0;
-    for (const char *const *k = known; *k; k++) ok |= !strcmp(*k, arch);
-    for (const char *p = arch; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == ':' || *p == '-' || *p == '+'))
-            return ckt_fail(err, CKT_EINVAL, "compile: target '%s' is not an architecture name", arch);
-    if (!ok && !probe(arch))
+    const char *arch = t->arch; /* gfx<hex digits>: safe to pass to a probe compile */
+    if (!t->compiler_known && !probe(arch))
         return ckt_fail(err, CKT_EUNSUPPORTED, "compile: the installed hipRTC (%s) cannot compile for %s (a probe compile failed or crashed); supported here: gfx908, gfx90a", H.name, arch);
     pthread_mutex_lock(&hip_lock);
     int direct = uses_prelude(req->source) && comgr_usable() && compile_comgr(arch, req->source, req->options, req->noptions, b) == 0;

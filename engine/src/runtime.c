@@ -8,23 +8,15 @@
 #include "ckt/runtime.h"
 #include "runtime_internal.h"
 
-const char *ckt_backend_name(ckt_backend b)
-{
-    switch (b) {
-    case CKT_BACKEND_CPU: return "cpu";
-    case CKT_BACKEND_CUDA: return "cuda";
-    case CKT_BACKEND_HIP: return "hip";
-    }
-    return "?";
-}
-
 ckt_status ckt_backend_for(const char *name, ckt_backend *out, ckt_error *err)
 {
     if (!out) return ckt_fail(err, CKT_EINVAL, "device: out is NULL");
     if (!name || !*name) return ckt_fail(err, CKT_EINVAL, "device: backend name is empty (cpu, cuda, hip or a target)");
-    if (!strcmp(name, "cpu") || !strncmp(name, "cpu:", 4)) *out = CKT_BACKEND_CPU;
-    else if (!strcmp(name, "cuda") || !strncmp(name, "sm_", 3)) *out = CKT_BACKEND_CUDA;
-    else if (!strcmp(name, "hip") || !strncmp(name, "gfx", 3)) *out = CKT_BACKEND_HIP;
+    ckt_target_record t;
+    ckt_error ignored;
+    if (!strcmp(name, "cuda")) *out = CKT_BACKEND_CUDA;
+    else if (!strcmp(name, "hip")) *out = CKT_BACKEND_HIP;
+    else if (ckt_target_parse(name, &t, &ignored) == CKT_OK) *out = t.runtime;
     else return ckt_fail(err, CKT_EUNSUPPORTED, "device: unknown backend '%.64s' (cpu, cuda, hip, or a target: cpu:<gpu>, sm_90, gfx90a)", name);
     return CKT_OK;
 }
@@ -194,12 +186,9 @@ static const char *param_kind_name(ckt_param_kind k)
 
 static int target_fits(const ckt_device *dev, const char *t)
 {
-    switch (dev->backend) {
-    case CKT_BACKEND_CPU: return !strcmp(t, "cpu") || !strncmp(t, "cpu:", 4);
-    case CKT_BACKEND_CUDA: return !strncmp(t, "sm_", 3);
-    case CKT_BACKEND_HIP: return !strncmp(t, "gfx", 3);
-    }
-    return 0;
+    ckt_target_record r;
+    ckt_error ignored;
+    return ckt_target_parse(t, &r, &ignored) == CKT_OK && r.runtime == dev->backend;
 }
 
 static ckt_status check_dims(const char *what, const int64_t v[3], const int64_t lim[3], ckt_error *err)

@@ -18,20 +18,17 @@
 #include "ckt/context.h"
 #include "ckt/error.h"
 #include "ckt/jit.h"
+#include "ckt/target.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef enum { CKT_BACKEND_CPU, CKT_BACKEND_CUDA, CKT_BACKEND_HIP } ckt_backend;
-
 typedef struct ckt_device ckt_device;
 typedef struct ckt_buffer ckt_buffer;
 
-/* The backend for a name: "cpu" | "cuda" | "hip", or a target: "cpu", "cpu:<gpu>" -> cpu,
- * "sm_*" -> cuda, "gfx*" -> hip. */
+/* The backend for a name: "cpu" | "cuda" | "hip", or a target (its record's runtime). */
 ckt_status ckt_backend_for(const char *name, ckt_backend *out, ckt_error *err);
-const char *ckt_backend_name(ckt_backend b);
 
 /* Open device 0 of a backend (name as in ckt_backend_for). ctx may be NULL. */
 ckt_status ckt_device_open(ckt_context *ctx, const char *name, ckt_device **out, ckt_error *err);
