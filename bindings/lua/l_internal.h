@@ -88,10 +88,13 @@ ckt_device *ckt_l_checkdevice(lua_State *L, int idx);  /* ckt.device userdata */
 ckt_buffer *ckt_l_checkbuffer(lua_State *L, int idx);  /* dev:alloc userdata */
 void ckt_l_pushbinary(lua_State *L, ckt_binary *b);    /* takes ownership (freed by __gc/__close) */
 ckt_binary *ckt_l_checkbinary(lua_State *L, int idx);
-/* The Lua functions behind ckt.compile, ckt.device and dev:launch (the kernel builder reuses them). */
-int ckt_l_compile(lua_State *L);
+/* options=, compile_only=, cache= of the compile table at t: fills opts (32), returns their
+ * count, sets *flags (ckt_compile_flags). */
+int ckt_l_compile_options(lua_State *L, int t, const char *fn, const char **opts, unsigned *flags);
+/* The element type of a device buffer (dev:alloc userdata). */
+ckt_dtype ckt_l_buffer_dtype(lua_State *L, int idx);
+/* The Lua function behind ckt.device (the kernel builder's launch opens default devices with it). */
 int ckt_l_device_open(lua_State *L);
-int ckt_l_device_launch(lua_State *L);
 
 /* ---- one open function per binding file; each adds its fields to the module
  * table at the top of the stack ---- */

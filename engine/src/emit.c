@@ -80,7 +80,7 @@ enum { SCOPE_LOOP, SCOPE_UIF, SCOPE_DIF };
 
 typedef struct em {
     ckt_sb *s;
-    ckt_kernel *k;
+    const ckt_kernel *k;
     ckt_expr_pool *ex;
     const ckt_dialect *dl;
     int ind;
@@ -733,13 +733,14 @@ int64_t ckt_emit_dynamic_lds_bytes(const ckt_kernel *k, const ckt_target_record 
     return limit > 0 && bytes > limit ? bytes : 0;
 }
 
-ckt_status ckt_emit(ckt_kernel *k, const char *target, char **source, ckt_error *err)
+ckt_status ckt_emit(const ckt_kernel *k, const char *target, char **source, ckt_error *err)
 {
     ckt_status s;
     ckt_target_record t;
     if (!k || !source) return ckt_fail(err, CKT_EINVAL, "emit: NULL argument");
     if ((s = ckt_target_parse(target, &t, err))) return s;
-    if ((s = ckt_kernel_finish(k, err))) return s;
+    if (!ckt_kernel_is_finished(k))
+        return ckt_fail(err, CKT_EINVAL, "emit: kernel '%s' is not finished (ckt_kernel_finish: loops and branches closed)", ckt_kernel_name(k));
     ckt_dialect_kind dk = t.dialect;
     if (t.modelled && ckt_kernel_lds_bytes(k) > t.lds_max_bytes)
         return ckt_fail(err, CKT_ECAPACITY, "kernel '%s': needs %lld bytes of LDS but %s has %lld", ckt_kernel_name(k), (long long)ckt_kernel_lds_bytes(k),
@@ -749,7 +750,10 @@ ckt_status ckt_emit(ckt_kernel *k, const char *target, char **source, ckt_error 
     memset(&e, 0, sizeof e);
     e.s = &sb;
     e.k = k;
-    e.ex = ckt_kernel_exprs(k);
+    /* the emitter interns the index arithmetic it derives: in a copy, so the kernel stays as built */
+    ckt_expr_pool pool;
+    if ((s = ckt_expr_pool_copy(&pool, ckt_kernel_exprs_const(k), err))) return s;
+    e.ex = &pool;
     e.dl = dialect_of(dk);
     e.block = ckt_kernel_block(k);
     e.err = err;
@@ -766,6 +770,7 @@ ckt_status ckt_emit(ckt_kernel *k, const char *target, char **source, ckt_error 
     ckt_sb_printf(&sb, "}\n");
     e.dl->close_kernel(&sb, k, ckt_kernel_lds_bytes(k));
     if (!e.st && ckt_expr_pool_status(e.ex, err)) e.st = err->status;
+    ckt_expr_pool_free(&pool);
     if (e.st) { free(sb.buf); return e.st; }
     if (!(*source = ckt_sb_finish(&sb, "emit", err))) return err ? err->status : CKT_ENOMEM;
     return CKT_OK;

@@ -29,14 +29,20 @@ ckt_binary *ckt_binary_new(const char *target)
     snprintf(b->target, sizeof b->target, "%s", target);
     static _Atomic uint64_t next_id = 1;
     b->id = next_id++;
+    b->refs = 1;
     ckt_resources none = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
     b->res = none;
     return b;
 }
 
+void ckt_binary_retain(ckt_binary *b)
+{
+    if (b) b->refs++;
+}
+
 void ckt_binary_free(ckt_binary *b)
 {
-    if (!b) return;
+    if (!b || --b->refs > 0) return;
     free(b->code);
     free(b->log);
     free(b->disasm);

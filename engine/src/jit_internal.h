@@ -21,6 +21,7 @@ struct ckt_binary {
     char kernel_name[128];
     int from_cache, compile_only;
     uint64_t id; /* unique per process: runtimes key their loaded modules on it */
+    _Atomic int refs; /* ckt_binary_retain / ckt_binary_free */
 };
 
 ckt_binary *ckt_binary_new(const char *target);

@@ -168,17 +168,6 @@ ckt_status ckt_buffer_memset(ckt_buffer *dst, size_t off, uint8_t byte, size_t n
 
 /* ---- launches ---- */
 
-size_t ckt_param_size(ckt_param_kind k)
-{
-    switch (k) {
-    case CKT_PARAM_PTR: return sizeof(void *);
-    case CKT_PARAM_I32: return 4;
-    case CKT_PARAM_I64: return 8;
-    case CKT_PARAM_F32: return 4;
-    }
-    return 0;
-}
-
 static const char *param_kind_name(ckt_param_kind k)
 {
     return k == CKT_PARAM_PTR ? "pointer" : k == CKT_PARAM_I32 ? "i32" : k == CKT_PARAM_I64 ? "i64" : "f32";

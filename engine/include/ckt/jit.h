@@ -60,7 +60,9 @@ typedef struct ckt_binary ckt_binary;
 ckt_status ckt_compile(ckt_context *ctx, const ckt_compile_request *req, ckt_binary **out, ckt_error *err);
 ckt_status ckt_compile_ex(ckt_context *ctx, const ckt_compile_request *req, unsigned flags /* ckt_compile_flags */,
                           ckt_binary **out, ckt_error *err);
+/* Binaries are reference counted: ckt_binary_free drops one reference (the last frees it). */
 void ckt_binary_free(ckt_binary *b);
+void ckt_binary_retain(ckt_binary *b);
 const char *ckt_binary_target(const ckt_binary *b);
 const uint8_t *ckt_binary_code(const ckt_binary *b, size_t *size); /* code object / cubin / shared object */
 const ckt_resources *ckt_binary_resources(const ckt_binary *b);

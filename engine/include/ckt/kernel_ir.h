@@ -18,7 +18,7 @@
 #include "ckt/error.h"
 #include "ckt/expr.h"
 #include "ckt/layout.h"
-#include "ckt/runtime.h"
+#include "ckt/param.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -159,6 +159,7 @@ void ckt_kernel_destroy(ckt_kernel *k);
 const char *ckt_kernel_name(const ckt_kernel *k);
 int64_t ckt_kernel_block(const ckt_kernel *k);
 ckt_expr_pool *ckt_kernel_exprs(ckt_kernel *k);
+const ckt_expr_pool *ckt_kernel_exprs_const(const ckt_kernel *k);
 /* The script line recorded with the next operations (comments in the source). */
 void ckt_kernel_set_line(ckt_kernel *k, int line);
 
@@ -224,6 +225,7 @@ ckt_status ckt_kernel_check_launch(const ckt_kernel *k, const int64_t *param_val
 /* Finish building: loops and branches closed, facts of window origins settled. Called by the
  * emitter; idempotent. */
 ckt_status ckt_kernel_finish(ckt_kernel *k, ckt_error *err);
+bool ckt_kernel_is_finished(const ckt_kernel *k);
 
 #ifdef __cplusplus
 }

@@ -18,6 +18,7 @@
 #include "ckt/context.h"
 #include "ckt/error.h"
 #include "ckt/jit.h"
+#include "ckt/param.h"
 #include "ckt/target.h"
 
 #ifdef __cplusplus
@@ -51,14 +52,6 @@ ckt_status ckt_buffer_download(const ckt_buffer *src, size_t offset, void *dst, 
 ckt_status ckt_buffer_copy(ckt_buffer *dst, size_t dst_offset, const ckt_buffer *src, size_t src_offset, size_t bytes,
                            ckt_error *err); /* d2d, same device */
 ckt_status ckt_buffer_memset(ckt_buffer *dst, size_t offset, uint8_t byte, size_t bytes, ckt_error *err);
-
-/* A kernel's parameters, as the kernel builder declares them. Launches check against it. */
-typedef enum { CKT_PARAM_PTR, CKT_PARAM_I32, CKT_PARAM_I64, CKT_PARAM_F32 } ckt_param_kind;
-typedef struct ckt_param {
-    ckt_param_kind kind;
-    const char *name;
-} ckt_param;
-size_t ckt_param_size(ckt_param_kind k); /* 8, 4, 8, 4; 0 for a bad kind */
 
 typedef struct ckt_launch_params {
     int64_t grid[3], block[3];     /* every entry >= 1 and within the device's limits */
