@@ -70,7 +70,7 @@ int ckt_l_compile(lua_State *L)
     *u = NULL;
     luaL_setmetatable(L, CKT_L_BINARY);
     ckt_error err;
-    if (ckt_compile_ex(ckt_l_context(L), &req, flags, u, &err)) return ckt_l_error(L, &err);
+    if (ckt_compile(ckt_l_context(L), &req, flags, u, &err)) return ckt_l_error(L, &err);
     return 1;
 }
 

@@ -17,16 +17,10 @@ static void get_target(lua_State *L, int t, const char *fn, ckt_target *out)
     if (ckt_target_get(name, out, &err)) ckt_l_errorf(L, "%s: %s", fn, err.msg);
 }
 
-int ckt_l_dtype_bytes(lua_State *L, const char *fn, const char *dtype);
-int ckt_l_dtype_bytes(lua_State *L, const char *fn, const char *dtype)
+static int dtype_bytes(lua_State *L, const char *fn, const char *dtype)
 {
-    static const struct { const char *n; int b; } t[] = {{"f16", 2}, {"bf16", 2}, {"f32", 4}, {"i32", 4}, {"u32", 4}, {"i8", 1}, {"u8", 1}, {"f64", 8}, {"i64", 8}, {"fp8", 1}};
-    for (size_t i = 0; i < sizeof t / sizeof *t; i++)
-        if (!strcmp(t[i].n, dtype)) return t[i].b;
-    /* the kernel builder's aliases ("half", "float", ...) name the same sizes */
-    ckt_dtype d;
-    ckt_error err;
-    if (ckt_dtype_parse(dtype, &d, &err) == CKT_OK) return (int)ckt_dtype_size(d);
+    size_t b = ckt_dtype_name_bytes(dtype);
+    if (b) return (int)b;
     return ckt_l_errorf(L, "%s: unknown dtype '%s' (f16, bf16, f32, i32, u32, i8, u8, f64, i64, fp8, or an alias such as half, float)", fn, dtype);
 }
 
@@ -209,7 +203,7 @@ static int l_analyze_tensor(lua_State *L)
     ckt_l_field_string(L, 1, fn, "dtype", &dtype);
     ckt_l_field_string(L, 1, fn, "op", &op);
     if (strcmp(op, "read") && strcmp(op, "write")) return ckt_l_errorf(L, "%s: op must be \"read\" or \"write\", got \"%s\"", fn, op);
-    lt.elem_bytes = ckt_l_dtype_bytes(L, fn, dtype);
+    lt.elem_bytes = dtype_bytes(L, fn, dtype);
     ckt_lds_tensor_result r;
     analyze_one(L, &t, &lt, 1, op[0] == 'w', fn, &r);
     push_tensor_result(L, &t, &r);
@@ -226,7 +220,7 @@ static int l_pad(lua_State *L)
     int64_t banks = ckt_l_checkint(L, 2, "lds.pad: banks");
     if (banks < 0 || banks > 1024) return ckt_l_errorf(L, "lds.pad: banks %lld must be in [0, 1024]", (long long)banks);
     const char *dtype = luaL_optstring(L, 3, "f16");
-    int eb = ckt_l_dtype_bytes(L, "lds.pad", dtype);
+    int eb = dtype_bytes(L, "lds.pad", dtype);
     ckt_error err;
     if (ckt_lds_pad(&l, (int)banks, 4, eb, &out, &err)) return ckt_l_error(L, &err);
     ckt_l_pushlayout(L, &out);
@@ -309,7 +303,7 @@ static int l_find_swizzle(lua_State *L)
     lua_pop(L, 1);
     const char *dtype = "f16";
     ckt_l_field_string(L, 1, fn, "dtype", &dtype);
-    int eb = ckt_l_dtype_bytes(L, fn, dtype);
+    int eb = dtype_bytes(L, fn, dtype);
     ckt_lds_search_opts o;
     ckt_lds_search_defaults(&o);
     int64_t max_pad = o.max_padding_banks;

@@ -48,28 +48,10 @@ void ckt_lk_dist_from_thread_layout(lua_State *L, int idx, const char *fn, int r
     if (ckt_dist_from_thread_layout(&tl, rank, lengths, (int)vd, spv, no >= 0 ? order : NULL, d, &err)) ckt_l_error(L, &err);
 }
 
-/* The default thread arrangement of a copy: vectors of up to 16 bytes along the last dim,
- * threads row-major (the last dim fastest) over as much of the block as the tile divides. */
 static void default_dist(lua_State *L, l_kernel *kb, int rank, const int64_t *lengths, ckt_dtype dtype, ckt_dist *d)
 {
-    int64_t esz = (int64_t)ckt_dtype_size(dtype), spv = 16 / esz;
-    while (spv > 1 && lengths[rank - 1] % spv) spv /= 2;
-    int64_t remaining = ckt_kernel_block(kb->k), T[CKT_K_MAX_RANK];
-    for (int r = rank - 1; r >= 0; r--) {
-        int64_t avail = lengths[r] / (r == rank - 1 ? spv : 1);
-        T[r] = ckt_gcd(avail, remaining);
-        remaining /= T[r];
-    }
-    ckt_layout tl;
     ckt_error err;
-    int64_t stride = 1, S[CKT_K_MAX_RANK];
-    for (int r = rank - 1; r >= 0; r--) {
-        S[r] = stride;
-        stride *= T[r];
-    }
-    ckt_tuple tshape, tstride;
-    if (ckt_tuple_flat(&tshape, rank, T, &err) || ckt_tuple_flat(&tstride, rank, S, &err) || ckt_layout_make(&tl, &tshape, &tstride, &err) ||
-        ckt_dist_from_thread_layout(&tl, rank, lengths, rank - 1, spv, NULL, d, &err)) ckt_l_error(L, &err);
+    if (ckt_dist_default_copy(rank, lengths, ckt_dtype_size(dtype), ckt_kernel_block(kb->k), d, &err)) ckt_l_error(L, &err);
 }
 
 /* Any distribution-like Lua value over a tile of `lengths` into a kernel distribution index. */

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckt/checked.h"
+#include "checked.h"
 #include "ckt/target.h"
 #include "ckt/ckt.h"
-#include "ckt/embedded.h"
+#include "embedded.h"
 #include "emit_internal.h"
 
 extern const ckt_embedded_file ckt_embedded_preludes[];

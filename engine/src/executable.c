@@ -29,7 +29,7 @@ ckt_status ckt_kernel_compile(ckt_context *ctx, const ckt_kernel *k, const char 
     ckt_status s;
     if ((s = ckt_target_parse(target, &e->target, err)) || (s = ckt_emit(k, target, &e->source, err))) goto fail;
     ckt_compile_request req = {target, e->source, ckt_kernel_name(k), opts->options, opts->noptions};
-    if ((s = ckt_compile_ex(ctx, &req, opts->flags, &e->bin, err))) goto fail;
+    if ((s = ckt_compile(ctx, &req, opts->flags, &e->bin, err))) goto fail;
     e->dynamic_lds = ckt_emit_dynamic_lds_bytes(k, &e->target);
     for (int i = 0; i < ckt_kernel_nparams(k); i++) {
         const ckt_kparam *p = ckt_kernel_param(k, i);

@@ -263,11 +263,6 @@ static int deserialize(const uint8_t *p, size_t n, ckt_binary *b)
     return p == end;
 }
 
-ckt_status ckt_compile(ckt_context *ctx, const ckt_compile_request *req, ckt_binary **out, ckt_error *err)
-{
-    return ckt_compile_ex(ctx, req, 0, out, err);
-}
-
 static ckt_status check_request(const ckt_compile_request *req, ckt_binary **out, ckt_target_record *t, ckt_error *err)
 {
     if (!req) return ckt_fail(err, CKT_EINVAL, "compile: request is NULL");
@@ -297,7 +292,7 @@ static void cache_key(const ckt_compile_request *req, const char *identity, char
     ckt_cache_key(parts, NULL, n, key);
 }
 
-ckt_status ckt_compile_ex(ckt_context *ctx, const ckt_compile_request *req, unsigned flags, ckt_binary **out, ckt_error *err)
+ckt_status ckt_compile(ckt_context *ctx, const ckt_compile_request *req, unsigned flags, ckt_binary **out, ckt_error *err)
 {
     ckt_target_record t;
     ckt_status st = check_request(req, out, &t, err);

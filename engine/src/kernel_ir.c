@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckt/checked.h"
+#include "checked.h"
 
 #define MAX_CONSTRAINTS 64
 #define MAX_NEST 32

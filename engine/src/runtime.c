@@ -281,12 +281,3 @@ ckt_status ckt_launch(ckt_device *dev, const ckt_binary *bin, const ckt_launch_p
     double dummy;
     return dev->ops->launch(dev, module, fn, p, ms ? ms : &dummy, err);
 }
-
-ckt_status ckt_launch_kernel(ckt_device *dev, const ckt_binary *bin, const int64_t grid[3], const int64_t block[3],
-                             int64_t dyn_shared_bytes, void *const *args, int arg_count, const ckt_param *signature,
-                             int signature_count, double *ms, ckt_error *err)
-{
-    if (!grid || !block) return ckt_fail(err, CKT_EINVAL, "launch: grid or block is NULL");
-    ckt_launch_params p = {{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, dyn_shared_bytes, args, arg_count, signature, signature_count};
-    return ckt_launch(dev, bin, &p, ms, err);
-}

@@ -73,6 +73,10 @@ ckt_status ckt_dist_partition(const ckt_layout *thr, int rank, const int64_t *le
  * starting at t * per_thread (threads = length / per_thread), repeated `repeats` times with a
  * stride of threads * per_thread. */
 ckt_status ckt_dist_raked_1d(int64_t threads, int64_t per_thread, int64_t repeats, ckt_dist *out, ckt_error *err);
+/* The default thread arrangement of a copy of a tile of `lengths` (elements of elem_bytes) by
+ * `block` threads: vectors of up to 16 bytes along the last dim, threads row-major over as
+ * much of the block as the tile divides. */
+ckt_status ckt_dist_default_copy(int rank, const int64_t *lengths, size_t elem_bytes, int64_t block, ckt_dist *out, ckt_error *err);
 void ckt_dist_coord(const ckt_dist *d, int64_t tid, int64_t v, int64_t *coord);
 ckt_status ckt_dist_check(const ckt_dist *d, ckt_error *err);
 

@@ -68,11 +68,6 @@ typedef struct ckt_launch_params {
  * (cpu / cpu:<gpu> on cpu; sm_* on cuda; gfx* on hip) and not be compile_only. */
 ckt_status ckt_launch(ckt_device *dev, const ckt_binary *bin, const ckt_launch_params *p, double *ms, ckt_error *err);
 
-/* The same, in the positional form of the interface contract. */
-ckt_status ckt_launch_kernel(ckt_device *dev, const ckt_binary *bin, const int64_t grid[3], const int64_t block[3],
-                             int64_t dyn_shared_bytes, void *const *args, int arg_count, const ckt_param *signature,
-                             int signature_count, double *ms, ckt_error *err);
-
 #ifdef __cplusplus
 }
 #endif
