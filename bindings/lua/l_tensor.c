@@ -328,6 +328,15 @@ static int w_move(lua_State *L)
     return 0;
 }
 
+/* vector_dim= and scalar_per_vector= of the options table at idx, checked for a rank-`rank` tile */
+void ckt_lk_vector_opts(lua_State *L, int idx, const char *fn, int rank, access_opts *o)
+{
+    ckt_l_field_int(L, idx, fn, "vector_dim", &o->vector_dim);
+    ckt_l_field_int(L, idx, fn, "scalar_per_vector", &o->spv);
+    if (o->vector_dim < -1 || o->vector_dim >= rank) ckt_l_errorf(L, "%s: vector_dim %lld outside 0..%d", fn, (long long)o->vector_dim, rank - 1);
+    if (o->spv < 0 || o->spv > 16) ckt_l_errorf(L, "%s: scalar_per_vector %lld outside 1..16 (0: choose)", fn, (long long)o->spv);
+}
+
 /* {dist=, vector_dim=, scalar_per_vector=, fill=} of load / store / copy */
 access_opts ckt_lk_read_access(lua_State *L, int idx, l_kobj *w, const char *fn, int allow_dist)
 {
@@ -337,10 +346,7 @@ access_opts ckt_lk_read_access(lua_State *L, int idx, l_kobj *w, const char *fn,
     if (lua_isnoneornil(L, idx)) return o;
     luaL_checktype(L, idx, LUA_TTABLE);
     ckt_l_check_fields(L, idx, fn, allowed);
-    ckt_l_field_int(L, idx, fn, "vector_dim", &o.vector_dim);
-    ckt_l_field_int(L, idx, fn, "scalar_per_vector", &o.spv);
-    if (o.vector_dim < -1 || o.vector_dim >= kw->rank) ckt_l_errorf(L, "%s: vector_dim %lld outside 0..%d", fn, (long long)o.vector_dim, kw->rank - 1);
-    if (o.spv < 0 || o.spv > 16) ckt_l_errorf(L, "%s: scalar_per_vector %lld outside 1..16 (0: choose)", fn, (long long)o.spv);
+    ckt_lk_vector_opts(L, idx, fn, kw->rank, &o);
     if (lua_getfield(L, idx, "fill") != LUA_TNIL) {
         if (lua_type(L, -1) != LUA_TNUMBER) ckt_l_errorf(L, "%s: field 'fill' must be a number", fn);
         o.fill = (float)lua_tonumber(L, -1);
