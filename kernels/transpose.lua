@@ -15,11 +15,10 @@ local ckt = ckt or require "ckt"
 local vec = require("ckt.kernels.common").vec
 local tr = {}
 
--- the target whose bank model applies: the CPU target emulates gfx90a unless it names another
+-- the GPU whose bank model applies: the target's, or the one a CPU target emulates
+-- (ckt.target says which; no target: the default target's)
 local function bank_target(target)
-  target = target or "gfx90a"
-  if target:sub(1, 4) == "cpu:" then return target:sub(5) end
-  return target == "cpu" and "gfx90a" or target
+  return ckt.target(target).name
 end
 
 -- The default tile and block of a target, from bench/tune.lua (bench/results/tune_h100_*.json).
@@ -34,7 +33,7 @@ end
 -- gets the same.
 function tr.default_tile(target, dtype, block)
   local v, esz = vec(dtype), ckt.array(dtype, 1):bytes()
-  if target and target:sub(1, 3) == "sm_" then
+  if target and ckt.target(target).runtime == "cuda" then
     if esz >= 4 then return {16 * v, 16 * v}, block or 128 end
     local TM = 32 * v
     return {TM, 65536 // esz // TM}, block or 128

@@ -10,6 +10,15 @@ target_link_libraries(ckt-embed-example PRIVATE ckt_lua)
 add_test(NAME embed.example COMMAND ckt-embed-example)
 set_tests_properties(embed.example PROPERTIES LABELS embed PASS_REGULAR_EXPRESSION "stopped: sandbox: instruction budget.*\nckt [0-9.]+: \\(2,3\\):\\(6,1\\)")
 
+# examples/embed_kernel.c: a kernel built, compiled and launched with the C API alone (no Lua),
+# checked element by element on the CPU; GPU targets compile only (when their compiler exists)
+add_executable(ckt-embed-kernel ${CMAKE_SOURCE_DIR}/examples/embed_kernel.c)
+target_link_libraries(ckt-embed-kernel PRIVATE ckt_static m)
+add_test(NAME embed.kernel_example COMMAND ckt-embed-kernel 37 101)
+set_tests_properties(embed.kernel_example PROPERTIES LABELS embed TIMEOUT 300 PASS_REGULAR_EXPRESSION "cpu: 37 x 101, 3737 elements match")
+add_test(NAME embed.kernel_example_one_tile COMMAND ckt-embed-kernel 1 1)
+set_tests_properties(embed.kernel_example_one_tile PROPERTIES LABELS embed TIMEOUT 300 PASS_REGULAR_EXPRESSION "cpu: 1 x 1, 1 elements match")
+
 if(CMOCKA_LIBRARY AND CMOCKA_INCLUDE_DIR)
   add_executable(test_embed ${CMAKE_CURRENT_SOURCE_DIR}/embed/test_embed.c)
   target_include_directories(test_embed PRIVATE ${CMAKE_SOURCE_DIR}/bindings/lua ${CMOCKA_INCLUDE_DIR})

@@ -19,7 +19,7 @@ if(CKT_FUZZ)
   foreach(name ${CKT_FUZZ_TARGETS})
     add_executable(fuzz_${name} ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_${name}.c ${CKT_ENGINE_SRC})
     add_dependencies(fuzz_${name} ckt_engine) # generates the embedded preludes first
-    target_include_directories(fuzz_${name} PRIVATE ${CMAKE_SOURCE_DIR}/engine/include)
+    target_include_directories(fuzz_${name} PRIVATE ${CMAKE_SOURCE_DIR}/engine/include ${CMAKE_SOURCE_DIR}/engine/src)
     target_compile_options(fuzz_${name} PRIVATE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined)
     target_link_options(fuzz_${name} PRIVATE -fsanitize=fuzzer,address,undefined)
     target_link_libraries(fuzz_${name} PRIVATE ${CKT_SYSLIBS})

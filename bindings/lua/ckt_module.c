@@ -31,6 +31,7 @@ int luaopen_ckt(lua_State *L)
     ckt_l_open_distribution(L);
     ckt_l_open_nested(L);
     ckt_l_open_sfc(L);
+    ckt_l_open_target(L);
     ckt_l_open_lds(L);
     ckt_l_open_array(L);
     ckt_l_open_kernel(L);

@@ -218,29 +218,12 @@ static void sandbox(lua_State *L)
     lua_setfield(L, LUA_REGISTRYINDEX, CKT_L_SANDBOXED_KEY);
 }
 
-/* A compile target: "cpu", a modelled GPU (or cpu:<gpu>), or a name shaped like an AMD/NVIDIA
- * architecture that the installed runtime compiler may know (gfx1100, sm_89, ...). */
-static int arch_shaped(const char *n)
-{
-    if (strncmp(n, "gfx", 3) == 0 && n[3]) return strspn(n + 3, "0123456789abcdef") == strlen(n + 3);
-    if (strncmp(n, "sm_", 3) == 0 && n[3]) {
-        size_t digits = strspn(n + 3, "0123456789");
-        return digits > 0 && (n[3 + digits] == 0 || (n[3 + digits] == 'a' && n[4 + digits] == 0));
-    }
-    return 0;
-}
-
+/* A compile target: whatever ckt_target_parse takes ("cpu", cpu:<modelled gpu>, a modelled GPU
+ * or a name shaped like an AMD/NVIDIA architecture the runtime compiler may know). */
 ckt_status ckt_lua_check_target(const char *name, ckt_error *err)
 {
-    if (!name || !*name) return ckt_fail(err, CKT_EINVAL, "target: the name is empty (use cpu, cpu:gfx90a, gfx90a, sm_90, ...)");
-    if (strcmp(name, "cpu") == 0) return CKT_OK;
-    ckt_target t;
-    ckt_error ignored;
-    if (ckt_target_get(name, &t, &ignored) == CKT_OK) return CKT_OK;
-    const char *gpu = strncmp(name, "cpu:", 4) == 0 ? NULL : name;
-    if (gpu && arch_shaped(gpu) && strlen(gpu) < 16) return CKT_OK;
-    return ckt_fail(err, CKT_EINVAL, "target: unknown target '%.64s'; known: cpu, %s, or another gfx*/sm_* architecture for hipRTC/NVRTC",
-                    name, ckt_target_names());
+    ckt_target_record t;
+    return ckt_target_parse(name, &t, err);
 }
 
 static int open_protected(lua_State *L)

@@ -561,6 +561,7 @@ static int b_device(lua_State *L)
 }
 
 static int b_dtype(lua_State *L) { lua_pushstring(L, ckt_dtype_name(checkbuf(L, 1)->dtype)); return 1; }
+ckt_dtype ckt_l_buffer_dtype(lua_State *L, int idx) { return checkbuf(L, idx)->dtype; }
 static int b_tostring(lua_State *L)
 {
     l_buffer *b = luaL_checkudata(L, 1, CKT_L_BUFFER);
@@ -571,7 +572,7 @@ static int b_tostring(lua_State *L)
 
 /* dev:launch(binary, {grid=, block=, shared=, params={{"ptr","in"}, {"i32","n"}, ...}, args={buf, 10, ...}}) -> ms.
  * The raw launch of a compiled binary; kernels built with ckt.kernel have their own launch. */
-int ckt_l_device_launch(lua_State *L)
+static int device_launch(lua_State *L)
 {
     static const char *const allowed[] = {"grid", "block", "shared", "params", "args", NULL};
     ckt_device *dev = ckt_l_checkdevice(L, 1);
@@ -608,11 +609,7 @@ int ckt_l_device_launch(lua_State *L)
         const char *kind = lua_tostring(L, -2), *name = lua_tostring(L, -1);
         if (!kind) return ckt_l_errorf(L, "launch: params[%d][1] must be a kind (ptr, i32, i64, f32)", i + 1);
         sig[i].name = name ? name : "?"; /* anchored in the params table */
-        if (!strcmp(kind, "ptr")) sig[i].kind = CKT_PARAM_PTR;
-        else if (!strcmp(kind, "i32")) sig[i].kind = CKT_PARAM_I32;
-        else if (!strcmp(kind, "i64")) sig[i].kind = CKT_PARAM_I64;
-        else if (!strcmp(kind, "f32")) sig[i].kind = CKT_PARAM_F32;
-        else return ckt_l_errorf(L, "launch: params[%d] has unknown kind '%s' (ptr, i32, i64, f32)", i + 1, kind);
+        if (!ckt_param_kind_parse(kind, &sig[i].kind)) return ckt_l_errorf(L, "launch: params[%d] has unknown kind '%s' (ptr, i32, i64, f32)", i + 1, kind);
         lua_pop(L, 3);
         lua_geti(L, at, i + 1);
         char what[160];
@@ -651,7 +648,7 @@ void ckt_l_open_array(lua_State *L)
     ckt_l_new_class(L, CKT_L_ARRAY, amethods);
     static const luaL_Reg dmethods[] = {
         {"__close", d_close}, {"__gc", d_close}, {"__tostring", d_tostring}, {"close", d_close}, {"name", d_name},
-        {"target", d_target}, {"backend", d_backend}, {"alloc", d_alloc}, {"synchronize", d_sync}, {"launch", ckt_l_device_launch},
+        {"target", d_target}, {"backend", d_backend}, {"alloc", d_alloc}, {"synchronize", d_sync}, {"launch", device_launch},
         {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_DEVICE, dmethods);
     static const luaL_Reg bmethods[] = {

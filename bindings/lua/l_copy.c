@@ -93,11 +93,7 @@ static int b_blockwise_copy(lua_State *L)
             lua_pop(L, 1);
         }
         access_opts o = {-1, -1, 0, 0.0f};
-        ckt_l_field_int(L, 2, fn, "vector_dim", &o.vector_dim);
-        ckt_l_field_int(L, 2, fn, "scalar_per_vector", &o.spv);
-        const ckt_kwindow *kw = ckt_lk_kwindow(src);
-        if (o.vector_dim < -1 || o.vector_dim >= kw->rank) return ckt_l_errorf(L, "%s: vector_dim %lld outside 0..%d", fn, (long long)o.vector_dim, kw->rank - 1);
-        if (o.spv < 0 || o.spv > 16) return ckt_l_errorf(L, "%s: scalar_per_vector %lld outside 1..16 (0: choose)", fn, (long long)o.spv);
+        ckt_lk_vector_opts(L, 2, fn, ckt_lk_kwindow(src)->rank, &o);
         return copy_through(L, kb, dst, src, si, o, fn);
     }
     const ckt_kwindow *ks = ckt_lk_kwindow(src), *kd = ckt_lk_kwindow(dst);
@@ -114,10 +110,7 @@ static int b_blockwise_copy(lua_State *L)
     if (ckt_kernel_add_dist(kb->k, &d, &dist, &err)) return ckt_l_error(L, &err);
     int64_t vd = ks->rank - 1;
     ckt_l_field_int(L, 2, fn, "vector_dim", &vd);
-    access_opts o = {dist, vd, spv, 0.0f};
-    ckt_lk_load_into(L, src, si, o);
-    ckt_lk_store_from(L, dst, lua_touserdata(L, -1), o);
-    return 1;
+    return copy_through(L, kb, dst, src, si, (access_opts){dist, vd, spv, 0.0f}, fn);
 }
 
 void ckt_lk_open_copy(lua_State *L)

@@ -7,15 +7,14 @@
 #include <string.h>
 
 #include "ckt/emit.h"
+#include "ckt/executable.h"
 #include "l_kernel.h"
 
 #define DEVICES_KEY "ckt.kernel.devices"
 
+/* user value 1: the kernel (the executable borrows its IR); 2: the ckt.binary */
 typedef struct l_exe {
-    l_kernel *kb; /* user value 1: the kernel; 2: the ckt.binary */
-    ckt_binary *bin;
-    char target[32];
-    int64_t dynamic_lds; /* LDS bytes each launch requests (above CUDA's static limit) */
+    ckt_executable *exe;
 } l_exe;
 
 static l_kernel *checkbuilt(lua_State *L, int idx, const char *fn)
@@ -49,6 +48,14 @@ static int k_source(lua_State *L)
     return 1;
 }
 
+static int x_gc(lua_State *L)
+{
+    l_exe *e = luaL_checkudata(L, 1, CKT_L_EXE);
+    ckt_exe_free(e->exe);
+    e->exe = NULL;
+    return 0;
+}
+
 /* k:compile{target=, compile_only=, cache=, options=} -> executable */
 static int k_compile(lua_State *L)
 {
@@ -60,39 +67,23 @@ static int k_compile(lua_State *L)
     }
     luaL_checktype(L, 2, LUA_TTABLE);
     ckt_l_check_fields(L, 2, "compile", allowed);
-    const char *target;
+    const char *target, *opts[32];
     if (!ckt_l_field_string(L, 2, "compile", "target", &target)) target = ckt_context_default_target(ckt_l_context(L));
-    lua_pushcfunction(L, ckt_l_compile);
-    lua_createtable(L, 0, 6);
-    for (const char *const *f = allowed; *f; f++) {
-        lua_getfield(L, 2, *f);
-        lua_setfield(L, -2, *f);
-    }
-    lua_pushstring(L, target);
-    lua_setfield(L, -2, "target");
-    push_source(L, kb, target);
-    lua_setfield(L, -2, "source");
-    lua_pushstring(L, ckt_kernel_name(kb->k));
-    lua_setfield(L, -2, "name");
-    lua_call(L, 1, 1);
-    int bi = lua_gettop(L);
+    ckt_kernel_compile_options o = {0, opts, 0};
+    o.noptions = ckt_l_compile_options(L, 2, "compile", opts, &o.flags);
     l_exe *e = lua_newuserdatauv(L, sizeof *e, 2);
-    e->kb = kb;
-    e->bin = ckt_l_checkbinary(L, bi);
-    snprintf(e->target, sizeof e->target, "%s", target);
-    ckt_dialect_kind dk;
+    e->exe = NULL;
+    luaL_setmetatable(L, CKT_L_EXE);
     ckt_error err;
-    if (ckt_dialect_for_target(target, &dk, &err)) return ckt_l_error(L, &err);
-    e->dynamic_lds = ckt_emit_dynamic_lds_bytes(kb->k, dk);
+    if (ckt_kernel_compile(ckt_l_context(L), kb->k, target, &o, &e->exe, &err)) return ckt_l_error(L, &err);
     lua_pushvalue(L, 1);
     lua_setiuservalue(L, -2, 1);
-    lua_pushvalue(L, bi);
+    ckt_binary *bin = ckt_exe_binary(e->exe);
+    ckt_binary_retain(bin); /* the ckt.binary userdata's own reference */
+    ckt_l_pushbinary(L, bin);
     lua_setiuservalue(L, -2, 2);
-    luaL_setmetatable(L, CKT_L_EXE);
     return 1;
 }
-
-static const char *kind_name(ckt_param_kind k) { return k == CKT_PARAM_I32 ? "i32" : k == CKT_PARAM_I64 ? "i64" : k == CKT_PARAM_F32 ? "f32" : "ptr"; }
 
 /* k:signature() -> {{name=, kind=, dtype=}, ...}: the launch arguments in order */
 static int k_signature(lua_State *L)
@@ -106,7 +97,7 @@ static int k_signature(lua_State *L)
         lua_createtable(L, 0, 3);
         lua_pushstring(L, p->name);
         lua_setfield(L, -2, "name");
-        lua_pushstring(L, kind_name(p->kind));
+        lua_pushstring(L, ckt_param_kind_name(p->kind));
         lua_setfield(L, -2, "kind");
         if (p->kind == CKT_PARAM_PTR) {
             lua_pushstring(L, ckt_dtype_name(p->dtype));
@@ -122,23 +113,18 @@ static int k_name(lua_State *L) { lua_pushstring(L, ckt_kernel_name(ckt_lk_check
 static int k_block(lua_State *L) { lua_pushinteger(L, (lua_Integer)ckt_kernel_block(ckt_lk_checkkernel(L, 1)->k)); return 1; }
 
 
-static l_exe *checkexe(lua_State *L, int idx) { return luaL_checkudata(L, idx, CKT_L_EXE); }
-
-/* The device a launch runs on: opts.device, else the first pointer argument's device, else one
- * per backend kept for this Lua state. */
-static void push_device(lua_State *L, int opts, int args, const char *target)
+static l_exe *checkexe(lua_State *L, int idx)
 {
-    if (lua_getfield(L, opts, "device") != LUA_TNIL) return;
-    lua_pop(L, 1);
-    for (lua_Integer i = 1; i <= luaL_len(L, args); i++) {
-        if (lua_geti(L, args, i) == LUA_TUSERDATA && luaL_getmetafield(L, -1, "device") == LUA_TFUNCTION) {
-            lua_insert(L, -2);
-            lua_call(L, 1, 1);
-            return;
-        }
-        lua_pop(L, 1);
-    }
-    const char *backend = !strncmp(target, "cpu", 3) ? "cpu" : !strncmp(target, "sm_", 3) ? "cuda" : "hip";
+    l_exe *e = luaL_checkudata(L, idx, CKT_L_EXE);
+    if (!e->exe) ckt_l_errorf(L, "executable: used after close");
+    return e;
+}
+
+/* The device a launch runs on when neither opts.device nor a buffer argument says: one per
+ * backend kept for this Lua state. */
+static ckt_device *default_device(lua_State *L, ckt_backend runtime)
+{
+    const char *backend = ckt_backend_name(runtime);
     if (lua_getfield(L, LUA_REGISTRYINDEX, DEVICES_KEY) != LUA_TTABLE) {
         lua_pop(L, 1);
         lua_newtable(L);
@@ -153,20 +139,62 @@ static void push_device(lua_State *L, int opts, int args, const char *target)
         lua_pushvalue(L, -1);
         lua_setfield(L, -3, backend);
     }
-    lua_remove(L, -2);
+    ckt_device *dev = ckt_l_checkdevice(L, -1);
+    lua_pop(L, 2); /* anchored in the registry */
+    return dev;
 }
 
-/* The launch's grid (a number or a list of up to 3) for the bounds check; the device launch
- * checks its form again and says what is wrong with it. */
-static void launch_grid(lua_State *L, int gi, int64_t grid[3])
+/* Only launch options and parameter names as keys (catches typos). */
+static void check_launch_keys(lua_State *L, const ckt_kernel *k)
 {
-    grid[0] = grid[1] = grid[2] = 1;
-    if (lua_isinteger(L, gi)) grid[0] = (int64_t)lua_tointeger(L, gi);
-    else if (lua_istable(L, gi))
-        for (int d = 0; d < 3; d++) {
-            if (lua_geti(L, gi, d + 1) == LUA_TNUMBER && lua_isinteger(L, -1)) grid[d] = (int64_t)lua_tointeger(L, -1);
-            lua_pop(L, 1);
-        }
+    lua_pushnil(L);
+    while (lua_next(L, 2)) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) != LUA_TSTRING) ckt_l_errorf(L, "launch: keys must be names (grid, block, device, args or a parameter)");
+        const char *key = lua_tostring(L, -1);
+        int ok = !strcmp(key, "grid") || !strcmp(key, "block") || !strcmp(key, "device") || !strcmp(key, "args");
+        for (int i = 0; i < ckt_kernel_nparams(k) && !ok; i++) ok = !strcmp(ckt_kernel_param(k, i)->name, key) && !ckt_kernel_param(k, i)->specialized;
+        if (!ok) ckt_l_errorf(L, "launch: '%s' is neither grid, block, device, args nor a parameter of kernel '%s'", key, ckt_kernel_name(k));
+    }
+}
+
+/* grid= (an integer or a list of up to 3) into g */
+static void launch_grid(lua_State *L, int64_t g[3])
+{
+    g[0] = g[1] = g[2] = 1;
+    int t = lua_getfield(L, 2, "grid");
+    if (t == LUA_TNIL) ckt_l_errorf(L, "launch: field 'grid' is required");
+    if (t == LUA_TNUMBER) g[0] = ckt_l_checkint(L, -1, "launch: grid");
+    else if (t == LUA_TTABLE) {
+        if (ckt_l_int_list(L, -1, "launch: grid", g, 3) < 1) ckt_l_errorf(L, "launch: grid must have 1 to 3 extents");
+    } else ckt_l_errorf(L, "launch: field 'grid' must be an integer or a list of up to 3 integers, got %s", luaL_typename(L, -1));
+    lua_pop(L, 1);
+}
+
+/* The Lua value at the top as argument i (parameter p) of a typed launch. */
+static ckt_arg launch_arg(lua_State *L, int i, const ckt_kparam *p)
+{
+    char what[96];
+    snprintf(what, sizeof what, "launch: argument %d '%s'", i + 1, p->name);
+    switch (p->kind) {
+    case CKT_PARAM_PTR: {
+        if (lua_type(L, -1) != LUA_TUSERDATA || !luaL_testudata(L, -1, "ckt.buffer"))
+            ckt_l_errorf(L, "%s must be a device buffer, got %s", what, luaL_typename(L, -1));
+        ckt_dtype dt = ckt_l_buffer_dtype(L, -1);
+        if (dt != p->dtype) ckt_l_errorf(L, "%s: the buffer holds %s but the kernel reads it as %s", what, ckt_dtype_name(dt), ckt_dtype_name(p->dtype));
+        return ckt_arg_buffer(ckt_l_checkbuffer(L, -1));
+    }
+    case CKT_PARAM_F32:
+        if (lua_type(L, -1) != LUA_TNUMBER) ckt_l_errorf(L, "%s must be a number, got %s", what, luaL_typename(L, -1));
+        return ckt_arg_f32((float)lua_tonumber(L, -1));
+    case CKT_PARAM_I32: {
+        int64_t v = ckt_l_checkint(L, -1, what);
+        if (v < INT32_MIN || v > INT32_MAX) ckt_l_errorf(L, "%s = %lld does not fit i32", what, (long long)v);
+        return ckt_arg_i32((int32_t)v);
+    }
+    case CKT_PARAM_I64: break;
+    }
+    return ckt_arg_i64(ckt_l_checkint(L, -1, what));
 }
 
 /* exe:launch{grid=, device=, <param>=value ..., or args={...}} -> milliseconds */
@@ -174,94 +202,42 @@ static int x_launch(lua_State *L)
 {
     l_exe *e = checkexe(L, 1);
     luaL_checktype(L, 2, LUA_TTABLE);
-    ckt_kernel *k = e->kb->k;
-    int np = ckt_kernel_nparams(k);
-    /* unknown fields: neither launch options nor parameter names */
-    lua_pushnil(L);
-    while (lua_next(L, 2)) {
-        lua_pop(L, 1);
-        if (lua_type(L, -1) != LUA_TSTRING) return ckt_l_errorf(L, "launch: keys must be names (grid, block, device, args or a parameter)");
-        const char *key = lua_tostring(L, -1);
-        int ok = !strcmp(key, "grid") || !strcmp(key, "block") || !strcmp(key, "device") || !strcmp(key, "args");
-        for (int i = 0; i < np && !ok; i++) ok = !strcmp(ckt_kernel_param(k, i)->name, key) && !ckt_kernel_param(k, i)->specialized;
-        if (!ok) return ckt_l_errorf(L, "launch: '%s' is neither grid, block, device, args nor a parameter of kernel '%s'", key, ckt_kernel_name(k));
-    }
+    const ckt_kernel *k = ckt_exe_kernel(e->exe);
+    check_launch_keys(L, k);
     int64_t block = ckt_kernel_block(k), given;
     if (lua_getfield(L, 2, "block") != LUA_TNIL) {
         given = lua_istable(L, -1) ? (lua_geti(L, -1, 1), ckt_l_checkint(L, -1, "launch: block[1]")) : ckt_l_checkint(L, -1, "launch: block");
         if (given != block) return ckt_l_errorf(L, "launch: block %lld differs from the kernel's %lld threads (the block size is built into the source)", (long long)given, (long long)block);
     }
     lua_settop(L, 2);
-    if (lua_getfield(L, 2, "grid") == LUA_TNIL) return ckt_l_errorf(L, "launch: field 'grid' is required");
-    int gi = lua_gettop(L);
-    int positional = lua_getfield(L, 2, "args") != LUA_TNIL;
-    int ai = lua_gettop(L);
+    int64_t grid[3];
+    launch_grid(L, grid);
+    int positional = lua_getfield(L, 2, "args") != LUA_TNIL, ai = lua_gettop(L);
     if (positional && !lua_istable(L, ai)) return ckt_l_errorf(L, "launch: field 'args' must be a list");
-    /* argument values in signature order, plus the integer values the launch conditions need */
-    int64_t values[CKT_K_MAX_PARAMS] = {0};
-    uint64_t bytes[CKT_K_MAX_PARAMS];
-    for (int i = 0; i < CKT_K_MAX_PARAMS; i++) bytes[i] = UINT64_MAX; /* not a buffer: the device launch refuses it */
-    lua_newtable(L); /* params */
-    int pt = lua_gettop(L);
-    lua_newtable(L); /* args */
-    int at = lua_gettop(L);
+    int nsig;
+    ckt_exe_signature(e->exe, &nsig);
+    if (positional && luaL_len(L, ai) != nsig) return ckt_l_errorf(L, "launch: kernel '%s' takes %d arguments, got %d", ckt_kernel_name(k), nsig, (int)luaL_len(L, ai));
+    ckt_arg args[CKT_K_MAX_PARAMS];
     int n = 0;
-    for (int i = 0; i < np; i++) {
+    for (int i = 0; i < ckt_kernel_nparams(k); i++) {
         const ckt_kparam *p = ckt_kernel_param(k, i);
         if (p->specialized) continue;
-        n++;
-        if (positional) lua_geti(L, ai, n);
+        if (positional) lua_geti(L, ai, n + 1);
         else lua_getfield(L, 2, p->name);
-        if (lua_isnil(L, -1)) return ckt_l_errorf(L, "launch: argument '%s' (%s) is missing", p->name, kind_name(p->kind));
-        char what[64];
-        snprintf(what, sizeof what, "launch: argument '%s'", p->name);
-        if (p->kind == CKT_PARAM_PTR) {
-            if (lua_type(L, -1) == LUA_TUSERDATA && luaL_getmetafield(L, -1, "dtype") == LUA_TFUNCTION) {
-                lua_pushvalue(L, -2);
-                lua_call(L, 1, 1);
-                const char *dt = lua_tostring(L, -1);
-                if (dt && strcmp(dt, ckt_dtype_name(p->dtype)))
-                    return ckt_l_errorf(L, "%s: the buffer holds %s but the kernel reads it as %s", what, dt, ckt_dtype_name(p->dtype));
-                lua_pop(L, 1);
-            }
-            if (luaL_testudata(L, -1, "ckt.buffer")) bytes[i] = ckt_buffer_size(ckt_l_checkbuffer(L, -1));
-        } else if (p->kind != CKT_PARAM_F32) {
-            values[i] = ckt_l_checkint(L, -1, what);
-        }
-        lua_seti(L, at, n);
-        lua_createtable(L, 2, 0);
-        lua_pushstring(L, kind_name(p->kind));
-        lua_seti(L, -2, 1);
-        lua_pushstring(L, p->name);
-        lua_seti(L, -2, 2);
-        lua_seti(L, pt, n);
+        if (lua_isnil(L, -1)) return ckt_l_errorf(L, "launch: argument '%s' (%s) is missing", p->name, ckt_param_kind_name(p->kind));
+        args[n] = launch_arg(L, n, p);
+        n++;
+        lua_pop(L, 1); /* buffers stay anchored in the launch table */
     }
-    if (positional && luaL_len(L, ai) != n) return ckt_l_errorf(L, "launch: kernel '%s' takes %d arguments, got %d", ckt_kernel_name(k), n, (int)luaL_len(L, ai));
+    ckt_device *dev = NULL;
+    if (lua_getfield(L, 2, "device") != LUA_TNIL) dev = ckt_l_checkdevice(L, -1);
+    bool any_buffer = false;
+    for (int i = 0; i < n; i++) any_buffer |= args[i].kind == CKT_PARAM_PTR;
+    if (!dev && !any_buffer) dev = default_device(L, ckt_exe_target(e->exe)->runtime);
+    double ms = 0;
     ckt_error err;
-    if (ckt_kernel_check_launch(k, values, &err)) return ckt_l_error(L, &err);
-    int64_t grid[3];
-    bool empty;
-    launch_grid(L, gi, grid);
-    if (ckt_kernel_check_bounds(k, values, grid, bytes, &empty, &err)) return ckt_l_error(L, &err);
-    if (empty) { /* a zero-sized problem: no blocks run (the block order would divide by 0) */
-        lua_pushnumber(L, 0);
-        return 1;
-    }
-    lua_pushcfunction(L, ckt_l_device_launch);
-    push_device(L, 2, at, e->target);
-    lua_getiuservalue(L, 1, 2);
-    lua_createtable(L, 0, 4);
-    lua_pushvalue(L, gi);
-    lua_setfield(L, -2, "grid");
-    lua_pushinteger(L, (lua_Integer)block);
-    lua_setfield(L, -2, "block");
-    lua_pushvalue(L, pt);
-    lua_setfield(L, -2, "params");
-    lua_pushvalue(L, at);
-    lua_setfield(L, -2, "args");
-    lua_pushinteger(L, (lua_Integer)e->dynamic_lds);
-    lua_setfield(L, -2, "shared");
-    lua_call(L, 3, 1);
+    if (ckt_exe_launch(e->exe, dev, grid, args, n, ckt_l_deadline(L), &ms, &err)) return ckt_l_error(L, &err);
+    lua_pushnumber(L, ms);
     return 1;
 }
 
@@ -281,8 +257,10 @@ static int x_kernel(lua_State *L) { checkexe(L, 1); lua_getiuservalue(L, 1, 1); 
 static int x_binary(lua_State *L) { checkexe(L, 1); lua_getiuservalue(L, 1, 2); return 1; }
 static int x_tostring(lua_State *L)
 {
-    l_exe *e = checkexe(L, 1);
-    lua_pushfstring(L, "ckt.executable(%s for %s%s)", ckt_kernel_name(e->kb->k), e->target, ckt_binary_compile_only(e->bin) ? ", compile only" : "");
+    l_exe *e = luaL_checkudata(L, 1, CKT_L_EXE);
+    if (!e->exe) { lua_pushliteral(L, "ckt.executable (closed)"); return 1; }
+    lua_pushfstring(L, "ckt.executable(%s for %s%s)", ckt_kernel_name(ckt_exe_kernel(e->exe)), ckt_exe_target(e->exe)->name,
+                    ckt_binary_compile_only(ckt_exe_binary(e->exe)) ? ", compile only" : "");
     return 1;
 }
 
@@ -290,7 +268,7 @@ void ckt_lk_open_executable(lua_State *L)
 {
     static const luaL_Reg kmethods[] = {{"source", k_source}, {"compile", k_compile}, {"signature", k_signature},
                                         {"lds_bytes", k_lds_bytes}, {"name", k_name}, {"block", k_block}, {NULL, NULL}};
-    static const luaL_Reg xmethods[] = {{"__tostring", x_tostring}, {"launch", x_launch}, {"kernel", x_kernel}, {"binary", x_binary}, {NULL, NULL}};
+    static const luaL_Reg xmethods[] = {{"__gc", x_gc}, {"__tostring", x_tostring}, {"launch", x_launch}, {"kernel", x_kernel}, {"binary", x_binary}, {NULL, NULL}};
     ckt_lk_builder_methods(L, kmethods);
     ckt_l_new_class(L, CKT_L_EXE, xmethods);
     /* the binary's inspection methods on the executable */

@@ -71,8 +71,11 @@ static const struct {
     {"sfc", "ckt.sfc{lengths=, order=, scalars_per_access=, snake=false}: CK's space-filling curve (every level\n"
             "snakes). S:index(i) -> coord [, partial], S:step(i, j), S:forward_step(i), S:backward_step(i),\n"
             "for i, c in S:iter() do ... end, S:locality{sequential=1, cache_line=16}."},
-    {"target", "ckt.target(name): gfx908 gfx90a gfx942 gfx950 sm_80 sm_90 (and cpu:<gpu>): wave size, LDS banks,\n"
-               "bank width, LDS bytes, matrix instructions and the lane phases of each LDS instruction."},
+    {"target", "ckt.target([name]): cpu, cpu:<gpu>, gfx908 gfx90a gfx942 gfx950 sm_80 sm_90 sm_90a (default: the default\n"
+               "target): the parsed target (target, arch, dialect, compiler, runtime, emulated, emulates, lds_static_bytes,\n"
+               "lds_max_bytes) and the hardware model of the GPU it compiles for or emulates (name, vendor, wave size, LDS\n"
+               "banks, bank width, LDS bytes, matrix instructions, the lane phases of each LDS instruction). A bare cpu\n"
+               "emulates gfx90a."},
     {"lds", "ckt.lds: the LDS bank model. help('lds.analyze'), help('lds.analyze_tensor'), help('lds.pad'),\n"
             "help('lds.xor_preshuffle'), help('lds.find_swizzle')."},
     {"lds.analyze", "ckt.lds.analyze{target=, instr=, addresses=, svg=false}: one byte address per lane (false:\n"

@@ -96,10 +96,13 @@ ckt_device *ckt_l_checkdevice(lua_State *L, int idx);  /* ckt.device userdata */
 ckt_buffer *ckt_l_checkbuffer(lua_State *L, int idx);  /* dev:alloc userdata */
 void ckt_l_pushbinary(lua_State *L, ckt_binary *b);    /* takes ownership (freed by __gc/__close) */
 ckt_binary *ckt_l_checkbinary(lua_State *L, int idx);
-/* The Lua functions behind ckt.compile, ckt.device and dev:launch (the kernel builder reuses them). */
-int ckt_l_compile(lua_State *L);
+/* options=, compile_only=, cache= of the compile table at t: fills opts (32), returns their
+ * count, sets *flags (ckt_compile_flags). */
+int ckt_l_compile_options(lua_State *L, int t, const char *fn, const char **opts, unsigned *flags);
+/* The element type of a device buffer (dev:alloc userdata). */
+ckt_dtype ckt_l_buffer_dtype(lua_State *L, int idx);
+/* The Lua function behind ckt.device (the kernel builder's launch opens default devices with it). */
 int ckt_l_device_open(lua_State *L);
-int ckt_l_device_launch(lua_State *L);
 
 /* ---- one open function per binding file; each adds its fields to the module
  * table at the top of the stack ---- */
@@ -107,7 +110,8 @@ void ckt_l_open_layout(lua_State *L);       /* l_layout.c: layouts, algebra, swi
 void ckt_l_open_distribution(lua_State *L); /* l_distribution.c: CK encodings, patterns, fragments, same_distribution */
 void ckt_l_open_nested(lua_State *L);       /* l_nested.c: IREE nested layouts */
 void ckt_l_open_sfc(lua_State *L);          /* l_sfc.c */
-void ckt_l_open_lds(lua_State *L);          /* l_lds.c: ckt.target, ckt.lds.* */
+void ckt_l_open_target(lua_State *L);       /* l_target.c: ckt.target */
+void ckt_l_open_lds(lua_State *L);          /* l_lds.c: ckt.lds.* */
 void ckt_l_open_array(lua_State *L);        /* l_array.c: host arrays, device buffers */
 void ckt_l_open_kernel(lua_State *L);       /* l_builder.c and l_kernel.h's files: builder, tensors, windows, compile, launch */
 void ckt_l_open_help(lua_State *L);         /* l_help.c: help texts */

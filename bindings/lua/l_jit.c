@@ -26,6 +26,31 @@ void ckt_l_pushbinary(lua_State *L, ckt_binary *b)
     luaL_setmetatable(L, CKT_L_BINARY);
 }
 
+/* options={...}, compile_only=, cache= of the table at t: the compiler options (anchored in the
+ * table; opts holds 32) and the ckt_compile_flags, for ckt.compile and k:compile alike. */
+int ckt_l_compile_options(lua_State *L, int t, const char *fn, const char **opts, unsigned *flags)
+{
+    int n = 0;
+    if (lua_getfield(L, t, "options") != LUA_TNIL) {
+        if (!lua_istable(L, -1)) return ckt_l_errorf(L, "%s: field 'options' must be a list of strings", fn);
+        n = (int)luaL_len(L, -1);
+        if (n > 32) return ckt_l_errorf(L, "%s: at most 32 options", fn);
+        for (int i = 0; i < n; i++) {
+            lua_geti(L, -1, i + 1);
+            if (lua_type(L, -1) != LUA_TSTRING) return ckt_l_errorf(L, "%s: options[%d] must be a string", fn, i + 1);
+            opts[i] = lua_tostring(L, -1);
+            lua_pop(L, 1); /* anchored in the options table */
+        }
+    }
+    lua_pop(L, 1);
+    int compile_only = 0, cache = 1;
+    ckt_l_field_bool(L, t, fn, "compile_only", &compile_only);
+    ckt_l_field_bool(L, t, fn, "cache", &cache);
+    /* a sandboxed state's compiles take only the known-harmless options (jit_sandbox.c) */
+    *flags = (compile_only ? CKT_COMPILE_ONLY : 0) | (cache ? 0 : CKT_COMPILE_NO_CACHE) | (ckt_l_sandboxed(L) ? CKT_COMPILE_SANDBOXED : 0);
+    return n;
+}
+
 /* ckt.compile{target=, source=, name=, options={...}, compile_only=, cache=} -> binary */
 int ckt_l_compile(lua_State *L)
 {
@@ -39,28 +64,14 @@ int ckt_l_compile(lua_State *L)
     if (!ckt_l_field_string(L, 1, fn, "source", &req.source)) return ckt_l_errorf(L, "compile: field 'source' is required");
     if (!ckt_l_field_string(L, 1, fn, "name", &req.kernel_name)) return ckt_l_errorf(L, "compile: field 'name' is required");
     const char *opts[32];
-    if (lua_getfield(L, 1, "options") != LUA_TNIL) {
-        if (!lua_istable(L, -1)) return ckt_l_errorf(L, "compile: field 'options' must be a list of strings");
-        int n = (int)luaL_len(L, -1);
-        if (n > 32) return ckt_l_errorf(L, "compile: at most 32 options");
-        for (int i = 0; i < n; i++) {
-            lua_geti(L, -1, i + 1);
-            if (lua_type(L, -1) != LUA_TSTRING) return ckt_l_errorf(L, "compile: options[%d] must be a string", i + 1);
-            opts[i] = lua_tostring(L, -1);
-            lua_pop(L, 1); /* anchored in the options table */
-        }
-        req.options = opts;
-        req.noptions = n;
-    }
-    int compile_only = 0, cache = 1;
-    ckt_l_field_bool(L, 1, fn, "compile_only", &compile_only);
-    ckt_l_field_bool(L, 1, fn, "cache", &cache);
-    unsigned flags = (compile_only ? CKT_COMPILE_ONLY : 0) | (cache ? 0 : CKT_COMPILE_NO_CACHE) | (ckt_l_sandboxed(L) ? CKT_COMPILE_SANDBOXED : 0);
+    unsigned flags;
+    req.noptions = ckt_l_compile_options(L, 1, fn, opts, &flags);
+    req.options = req.noptions ? opts : NULL;
     ckt_binary **u = lua_newuserdatauv(L, sizeof *u, 0);
     *u = NULL;
     luaL_setmetatable(L, CKT_L_BINARY);
     ckt_error err;
-    if (ckt_compile_ex(ckt_l_context(L), &req, flags, u, &err)) return ckt_l_error(L, &err);
+    if (ckt_compile(ckt_l_context(L), &req, flags, u, &err)) return ckt_l_error(L, &err);
     return 1;
 }
 

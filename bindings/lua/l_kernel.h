@@ -84,6 +84,7 @@ const ckt_kwindow *ckt_lk_kwindow(const l_kobj *w);
 int ckt_lk_int_list_field(lua_State *L, int t, const char *fn, const char *field, int64_t *v, int cap);
 void ckt_lk_dist_from_thread_layout(lua_State *L, int idx, const char *fn, int rank, const int64_t *lengths, ckt_dist *d,
                                     int vector_dim, int64_t spv);
+void ckt_lk_vector_opts(lua_State *L, int idx, const char *fn, int rank, access_opts *o);
 access_opts ckt_lk_read_access(lua_State *L, int idx, l_kobj *w, const char *fn, int allow_dist);
 int ckt_lk_load_into(lua_State *L, l_kobj *w, int widx, access_opts o);
 /* Any distribution-like value (or a {thread_layout=, ...} table) over `lengths` as a distribution

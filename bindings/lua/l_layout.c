@@ -42,8 +42,6 @@ void ckt_l_totuple(lua_State *L, int idx, const char *what, ckt_tuple *out)
     *out = t;
 }
 
-int ckt_tuple_skip(const ckt_tuple *t, int i);
-
 static int pushtuple_node(lua_State *L, const ckt_tuple *t, int i)
 {
     if (t->arity[i] == CKT_LEAF) {
@@ -622,7 +620,7 @@ static int co_call(lua_State *L)
     for (int i = 0; i < nargs; i++) lua_pushvalue(L, 2 + i);
     lua_call(L, nargs + 1, 1);
     int64_t x = lua_tointeger(L, -1), y;
-    if (ckt_add_ovf(x, c->offset, &y)) return ckt_l_errorf(L, "composed: offset overflows");
+    if (__builtin_add_overflow(x, c->offset, &y)) return ckt_l_errorf(L, "composed: offset overflows");
     if (y < 0) return ckt_l_errorf(L, "composed: offset %lld is negative; swizzles act on non-negative offsets", (long long)y);
     lua_pushinteger(L, (lua_Integer)ckt_swizzle_apply(c->sw, y));
     return 1;
@@ -665,7 +663,7 @@ static int eval2_composed(lua_State *L, int idx, int64_t i, int64_t j, int64_t *
         ckt_tuple_flat(&crd, 2, ij, &err);
         if (ckt_layout_eval_coord(inner, &crd, &x, &err)) return 0;
     }
-    if (ckt_add_ovf(x, c->offset, &x) || x < 0) return 0;
+    if (__builtin_add_overflow(x, c->offset, &x) || x < 0) return 0;
     *v = ckt_swizzle_apply(c->sw, x);
     return 1;
 }

@@ -1,4 +1,4 @@
-/* Lua: hardware models (ckt.target) and the LDS bank model (ckt.lds.*). */
+/* Lua: the LDS bank model (ckt.lds.*) of a target's hardware model (l_target.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,65 +17,11 @@ static void get_target(lua_State *L, int t, const char *fn, ckt_target *out)
     if (ckt_target_get(name, out, &err)) ckt_l_errorf(L, "%s: %s", fn, err.msg);
 }
 
-int ckt_l_dtype_bytes(lua_State *L, const char *fn, const char *dtype);
-int ckt_l_dtype_bytes(lua_State *L, const char *fn, const char *dtype)
+static int dtype_bytes(lua_State *L, const char *fn, const char *dtype)
 {
-    static const struct { const char *n; int b; } t[] = {{"f16", 2}, {"bf16", 2}, {"f32", 4}, {"i32", 4}, {"u32", 4}, {"i8", 1}, {"u8", 1}, {"f64", 8}, {"i64", 8}, {"fp8", 1}};
-    for (size_t i = 0; i < sizeof t / sizeof *t; i++)
-        if (!strcmp(t[i].n, dtype)) return t[i].b;
-    /* the kernel builder's aliases ("half", "float", ...) name the same sizes */
-    ckt_dtype d;
-    ckt_error err;
-    if (ckt_dtype_parse(dtype, &d, &err) == CKT_OK) return (int)ckt_dtype_size(d);
+    size_t b = ckt_dtype_name_bytes(dtype);
+    if (b) return (int)b;
     return ckt_l_errorf(L, "%s: unknown dtype '%s' (f16, bf16, f32, i32, u32, i8, u8, f64, i64, fp8, or an alias such as half, float)", fn, dtype);
-}
-
-static int l_target(lua_State *L)
-{
-    const char *name = lua_isnoneornil(L, 1) ? ckt_context_default_target(ckt_l_context(L)) : luaL_checkstring(L, 1);
-    ckt_target t;
-    ckt_error err;
-    if (ckt_target_get(name, &t, &err)) return ckt_l_error(L, &err);
-    lua_createtable(L, 0, 10);
-    lua_pushstring(L, t.name); lua_setfield(L, -2, "name");
-    lua_pushstring(L, t.vendor == CKT_VENDOR_AMD ? "amd" : "nvidia"); lua_setfield(L, -2, "vendor");
-    lua_pushinteger(L, t.wave_size); lua_setfield(L, -2, "wave_size");
-    lua_pushinteger(L, t.lds_banks); lua_setfield(L, -2, "lds_banks");
-    lua_pushinteger(L, t.bank_bytes); lua_setfield(L, -2, "bank_bytes");
-    lua_pushinteger(L, (lua_Integer)t.lds_bytes); lua_setfield(L, -2, "lds_bytes");
-    lua_newtable(L);
-    const char *m = t.matrix;
-    for (int k = 1; m && *m; k++) {
-        const char *c = strchr(m, ',');
-        lua_pushlstring(L, m, c ? (size_t)(c - m) : strlen(m));
-        lua_rawseti(L, -2, k);
-        m = c ? c + 1 : NULL;
-    }
-    lua_setfield(L, -2, "matrix");
-    lua_newtable(L);
-    for (int i = 0; i < t.ninstr; i++) {
-        const ckt_lds_instr *in = &t.instr[i];
-        lua_createtable(L, 0, 6);
-        lua_pushinteger(L, in->bytes); lua_setfield(L, -2, "bytes");
-        lua_pushstring(L, in->is_write ? "write" : "read"); lua_setfield(L, -2, "op");
-        lua_pushboolean(L, in->documented); lua_setfield(L, -2, "documented");
-        lua_pushinteger(L, in->lanes_per_phase); lua_setfield(L, -2, "lanes_per_phase");
-        lua_pushboolean(L, in->merge_pairs); lua_setfield(L, -2, "merge_pairs");
-        lua_pushstring(L, in->source); lua_setfield(L, -2, "source");
-        lua_createtable(L, in->nphases, 0);
-        for (int p = 0; p < in->nphases; p++) {
-            lua_createtable(L, in->lanes_per_phase, 0);
-            for (int k = 0; k < in->lanes_per_phase; k++) {
-                lua_pushinteger(L, in->lanes[p][k]);
-                lua_rawseti(L, -2, k + 1);
-            }
-            lua_rawseti(L, -2, p + 1);
-        }
-        lua_setfield(L, -2, "phases");
-        lua_setfield(L, -2, in->name);
-    }
-    lua_setfield(L, -2, "instructions");
-    return 1;
 }
 
 static void push_result(lua_State *L, const ckt_lds_result *r)
@@ -257,7 +203,7 @@ static int l_analyze_tensor(lua_State *L)
     ckt_l_field_string(L, 1, fn, "dtype", &dtype);
     ckt_l_field_string(L, 1, fn, "op", &op);
     if (strcmp(op, "read") && strcmp(op, "write")) return ckt_l_errorf(L, "%s: op must be \"read\" or \"write\", got \"%s\"", fn, op);
-    lt.elem_bytes = ckt_l_dtype_bytes(L, fn, dtype);
+    lt.elem_bytes = dtype_bytes(L, fn, dtype);
     ckt_lds_tensor_result r;
     analyze_one(L, &t, &lt, 1, op[0] == 'w', fn, &r);
     push_tensor_result(L, &t, &r);
@@ -274,7 +220,7 @@ static int l_pad(lua_State *L)
     int64_t banks = ckt_l_checkint(L, 2, "lds.pad: banks");
     if (banks < 0 || banks > 1024) return ckt_l_errorf(L, "lds.pad: banks %lld must be in [0, 1024]", (long long)banks);
     const char *dtype = luaL_optstring(L, 3, "f16");
-    int eb = ckt_l_dtype_bytes(L, "lds.pad", dtype);
+    int eb = dtype_bytes(L, "lds.pad", dtype);
     ckt_error err;
     if (ckt_lds_pad(&l, (int)banks, 4, eb, &out, &err)) return ckt_l_error(L, &err);
     ckt_l_pushlayout(L, &out);
@@ -357,7 +303,7 @@ static int l_find_swizzle(lua_State *L)
     lua_pop(L, 1);
     const char *dtype = "f16";
     ckt_l_field_string(L, 1, fn, "dtype", &dtype);
-    int eb = ckt_l_dtype_bytes(L, fn, dtype);
+    int eb = dtype_bytes(L, fn, dtype);
     ckt_lds_search_opts o;
     ckt_lds_search_defaults(&o);
     int64_t max_pad = o.max_padding_banks;
@@ -396,8 +342,6 @@ static int l_find_swizzle(lua_State *L)
 
 void ckt_l_open_lds(lua_State *L)
 {
-    lua_pushcfunction(L, l_target);
-    lua_setfield(L, -2, "target");
     static const luaL_Reg fns[] = {{"analyze", l_analyze}, {"analyze_tensor", l_analyze_tensor}, {"pad", l_pad},
                                    {"xor_preshuffle", l_xor_preshuffle}, {"find_swizzle", l_find_swizzle}, {NULL, NULL}};
     luaL_newlib(L, fns);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckt/embedded.h"
+#include "embedded.h"
 #include "l_kernel.h"
 
 extern const ckt_embedded_file ckt_embedded_kernels[];

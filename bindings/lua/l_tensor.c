@@ -48,28 +48,10 @@ void ckt_lk_dist_from_thread_layout(lua_State *L, int idx, const char *fn, int r
     if (ckt_dist_from_thread_layout(&tl, rank, lengths, (int)vd, spv, no >= 0 ? order : NULL, d, &err)) ckt_l_error(L, &err);
 }
 
-/* The default thread arrangement of a copy: vectors of up to 16 bytes along the last dim,
- * threads row-major (the last dim fastest) over as much of the block as the tile divides. */
 static void default_dist(lua_State *L, l_kernel *kb, int rank, const int64_t *lengths, ckt_dtype dtype, ckt_dist *d)
 {
-    int64_t esz = (int64_t)ckt_dtype_size(dtype), spv = 16 / esz;
-    while (spv > 1 && lengths[rank - 1] % spv) spv /= 2;
-    int64_t remaining = ckt_kernel_block(kb->k), T[CKT_K_MAX_RANK];
-    for (int r = rank - 1; r >= 0; r--) {
-        int64_t avail = lengths[r] / (r == rank - 1 ? spv : 1);
-        T[r] = ckt_gcd(avail, remaining);
-        remaining /= T[r];
-    }
-    ckt_layout tl;
     ckt_error err;
-    int64_t stride = 1, S[CKT_K_MAX_RANK];
-    for (int r = rank - 1; r >= 0; r--) {
-        S[r] = stride;
-        stride *= T[r];
-    }
-    ckt_tuple tshape, tstride;
-    if (ckt_tuple_flat(&tshape, rank, T, &err) || ckt_tuple_flat(&tstride, rank, S, &err) || ckt_layout_make(&tl, &tshape, &tstride, &err) ||
-        ckt_dist_from_thread_layout(&tl, rank, lengths, rank - 1, spv, NULL, d, &err)) ckt_l_error(L, &err);
+    if (ckt_dist_default_copy(rank, lengths, ckt_dtype_size(dtype), ckt_kernel_block(kb->k), d, &err)) ckt_l_error(L, &err);
 }
 
 /* Any distribution-like Lua value over a tile of `lengths` into a kernel distribution index. */
@@ -350,6 +332,15 @@ static int w_move(lua_State *L)
     return 0;
 }
 
+/* vector_dim= and scalar_per_vector= of the options table at idx, checked for a rank-`rank` tile */
+void ckt_lk_vector_opts(lua_State *L, int idx, const char *fn, int rank, access_opts *o)
+{
+    ckt_l_field_int(L, idx, fn, "vector_dim", &o->vector_dim);
+    ckt_l_field_int(L, idx, fn, "scalar_per_vector", &o->spv);
+    if (o->vector_dim < -1 || o->vector_dim >= rank) ckt_l_errorf(L, "%s: vector_dim %lld outside 0..%d", fn, (long long)o->vector_dim, rank - 1);
+    if (o->spv < 0 || o->spv > 16) ckt_l_errorf(L, "%s: scalar_per_vector %lld outside 1..16 (0: choose)", fn, (long long)o->spv);
+}
+
 /* {dist=, vector_dim=, scalar_per_vector=, fill=} of load / store / copy */
 access_opts ckt_lk_read_access(lua_State *L, int idx, l_kobj *w, const char *fn, int allow_dist)
 {
@@ -359,10 +350,7 @@ access_opts ckt_lk_read_access(lua_State *L, int idx, l_kobj *w, const char *fn,
     if (lua_isnoneornil(L, idx)) return o;
     luaL_checktype(L, idx, LUA_TTABLE);
     ckt_l_check_fields(L, idx, fn, allowed);
-    ckt_l_field_int(L, idx, fn, "vector_dim", &o.vector_dim);
-    ckt_l_field_int(L, idx, fn, "scalar_per_vector", &o.spv);
-    if (o.vector_dim < -1 || o.vector_dim >= kw->rank) ckt_l_errorf(L, "%s: vector_dim %lld outside 0..%d", fn, (long long)o.vector_dim, kw->rank - 1);
-    if (o.spv < 0 || o.spv > 16) ckt_l_errorf(L, "%s: scalar_per_vector %lld outside 1..16 (0: choose)", fn, (long long)o.spv);
+    ckt_lk_vector_opts(L, idx, fn, kw->rank, &o);
     if (lua_getfield(L, idx, "fill") != LUA_TNIL) {
         if (lua_type(L, -1) != LUA_TNUMBER) ckt_l_errorf(L, "%s: field 'fill' must be a number", fn);
         o.fill = (float)lua_tonumber(L, -1);

@@ -97,12 +97,12 @@ out:
     return ok;
 }
 
-ckt_status ckt_code_object_resources(const uint8_t *elf, size_t size, ckt_resources *out, ckt_error *err)
+/* The descriptor of the code object's AMDGPU metadata note (NT_AMDGPU_METADATA: msgpack), every
+ * offset checked against the file. */
+static ckt_status metadata_note(const uint8_t *elf, size_t size, const uint8_t **desc, size_t *len, ckt_error *err)
 {
-    if (!elf || !out) return ckt_fail(err, CKT_EINVAL, "code object: NULL argument");
     if (size < 64 || memcmp(elf, "\x7f" "ELF", 4) != 0 || elf[4] != 2 || elf[5] != 1)
         return ckt_fail(err, CKT_EINVAL, "code object: not a little-endian ELF64 file");
-    ckt_resources r = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
     uint64_t shoff = 0;
     uint16_t shentsize = 0, shnum = 0;
     memcpy(&shoff, elf + 0x28, 8);
@@ -110,7 +110,6 @@ ckt_status ckt_code_object_resources(const uint8_t *elf, size_t size, ckt_resour
     memcpy(&shnum, elf + 0x3c, 2);
     if (shentsize < 64 || shoff > size || (uint64_t)shnum * shentsize > size - shoff)
         return ckt_fail(err, CKT_EINVAL, "code object: section headers out of bounds");
-    int found = 0;
     for (uint16_t i = 0; i < shnum; i++) {
         const uint8_t *sh = elf + shoff + (uint64_t)i * shentsize;
         uint32_t type;
@@ -129,16 +128,28 @@ ckt_status ckt_code_object_resources(const uint8_t *elf, size_t size, ckt_resour
             size_t nalign = ((size_t)namesz + 3) & ~(size_t)3, dalign = ((size_t)descsz + 3) & ~(size_t)3;
             if (nalign > (size_t)(end - p) - 12 || dalign > (size_t)(end - p) - 12 - nalign)
                 return ckt_fail(err, CKT_EINVAL, "code object: note out of bounds");
-            const uint8_t *name = p + 12, *desc = name + nalign;
+            const uint8_t *name = p + 12;
             if (ntype == 32 && namesz >= 6 && memcmp(name, "AMDGPU", 6) == 0) {
-                mp m = {desc, desc + descsz, 0, &r, NULL, 0};
-                if (!value(&m, 0)) return ckt_fail(err, CKT_EINVAL, "code object: malformed AMDGPU metadata");
-                found = 1;
+                *desc = name + nalign;
+                *len = descsz;
+                return CKT_OK;
             }
-            p = desc + dalign;
+            p = name + nalign + dalign;
         }
     }
-    if (!found) return ckt_fail(err, CKT_EINVAL, "code object: no AMDGPU metadata note");
+    return ckt_fail(err, CKT_EINVAL, "code object: no AMDGPU metadata note");
+}
+
+ckt_status ckt_code_object_resources(const uint8_t *elf, size_t size, ckt_resources *out, ckt_error *err)
+{
+    if (!elf || !out) return ckt_fail(err, CKT_EINVAL, "code object: NULL argument");
+    const uint8_t *desc;
+    size_t len;
+    ckt_status s = metadata_note(elf, size, &desc, &len, err);
+    if (s) return s;
+    ckt_resources r = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+    mp m = {desc, desc + len, 0, &r, NULL, 0};
+    if (!value(&m, 0)) return ckt_fail(err, CKT_EINVAL, "code object: malformed AMDGPU metadata");
     *out = r;
     return CKT_OK;
 }
@@ -228,53 +239,25 @@ static int kernel_map(cur *c, const char *kernel, int64_t *sizes, int cap, int *
 ckt_status ckt_code_object_kernel_args(const uint8_t *elf, size_t size, const char *kernel, int64_t *sizes, int cap, int *count, ckt_error *err)
 {
     if (!elf || !kernel || !sizes || !count || cap < 0) return ckt_fail(err, CKT_EINVAL, "code object: NULL argument");
-    if (size < 64 || memcmp(elf, "\x7f" "ELF", 4) != 0 || elf[4] != 2 || elf[5] != 1)
-        return ckt_fail(err, CKT_EINVAL, "code object: not a little-endian ELF64 file");
-    uint64_t shoff = 0;
-    uint16_t shentsize = 0, shnum = 0;
-    memcpy(&shoff, elf + 0x28, 8);
-    memcpy(&shentsize, elf + 0x3a, 2);
-    memcpy(&shnum, elf + 0x3c, 2);
-    if (shentsize < 64 || shoff > size || (uint64_t)shnum * shentsize > size - shoff)
-        return ckt_fail(err, CKT_EINVAL, "code object: section headers out of bounds");
-    for (uint16_t i = 0; i < shnum; i++) {
-        const uint8_t *sh = elf + shoff + (uint64_t)i * shentsize;
-        uint32_t type;
-        uint64_t off, sz;
-        memcpy(&type, sh + 4, 4);
-        memcpy(&off, sh + 0x18, 8);
-        memcpy(&sz, sh + 0x20, 8);
-        if (type != 7 || off > size || sz > size - off) continue;
-        const uint8_t *p = elf + off, *end = p + sz;
-        while ((size_t)(end - p) >= 12) {
-            uint32_t namesz, descsz, ntype;
-            memcpy(&namesz, p, 4);
-            memcpy(&descsz, p + 4, 4);
-            memcpy(&ntype, p + 8, 4);
-            size_t nalign = ((size_t)namesz + 3) & ~(size_t)3, dalign = ((size_t)descsz + 3) & ~(size_t)3;
-            if (nalign > (size_t)(end - p) - 12 || dalign > (size_t)(end - p) - 12 - nalign) break;
-            const uint8_t *name = p + 12, *desc = name + nalign;
-            if (ntype == 32 && namesz >= 6 && memcmp(name, "AMDGPU", 6) == 0) {
-                cur c = {desc, desc + descsz};
-                uint64_t n, len, nk;
-                const uint8_t *key;
-                if (!hdr(&c, 'm', &n)) return ckt_fail(err, CKT_EINVAL, "code object: malformed AMDGPU metadata");
-                for (uint64_t k = 0; k < n; k++) {
-                    if (!str(&c, &key, &len)) return ckt_fail(err, CKT_EINVAL, "code object: malformed AMDGPU metadata");
-                    if (!is(key, len, "amdhsa.kernels")) { if (!skip(&c)) return ckt_fail(err, CKT_EINVAL, "code object: malformed AMDGPU metadata"); continue; }
-                    if (!hdr(&c, 'a', &nk)) return ckt_fail(err, CKT_EINVAL, "code object: amdhsa.kernels is not a list");
-                    int found = 0;
-                    for (uint64_t j = 0; j < nk; j++)
-                        if (!kernel_map(&c, kernel, sizes, cap, count, &found))
-                            return ckt_fail(err, CKT_EINVAL, "code object: malformed kernel metadata (or more than %d arguments)", cap);
-                    if (found) return CKT_OK;
-                    return ckt_fail(err, CKT_EINVAL, "code object: no kernel '%.64s' in the metadata", kernel);
-                }
-            }
-            p = desc + dalign;
-        }
+    const uint8_t *desc, *key;
+    size_t len;
+    ckt_status s = metadata_note(elf, size, &desc, &len, err);
+    if (s) return s;
+    cur c = {desc, desc + len};
+    uint64_t n, klen, nk;
+    if (!hdr(&c, 'm', &n)) return ckt_fail(err, CKT_EINVAL, "code object: malformed AMDGPU metadata");
+    for (uint64_t k = 0; k < n; k++) {
+        if (!str(&c, &key, &klen)) return ckt_fail(err, CKT_EINVAL, "code object: malformed AMDGPU metadata");
+        if (!is(key, klen, "amdhsa.kernels")) { if (!skip(&c)) return ckt_fail(err, CKT_EINVAL, "code object: malformed AMDGPU metadata"); continue; }
+        if (!hdr(&c, 'a', &nk)) return ckt_fail(err, CKT_EINVAL, "code object: amdhsa.kernels is not a list");
+        int found = 0;
+        for (uint64_t j = 0; j < nk; j++)
+            if (!kernel_map(&c, kernel, sizes, cap, count, &found))
+                return ckt_fail(err, CKT_EINVAL, "code object: malformed kernel metadata (or more than %d arguments)", cap);
+        if (found) return CKT_OK;
+        return ckt_fail(err, CKT_EINVAL, "code object: no kernel '%.64s' in the metadata", kernel);
     }
-    return ckt_fail(err, CKT_EINVAL, "code object: no AMDGPU metadata note");
+    return ckt_fail(err, CKT_EINVAL, "code object: no amdhsa.kernels in the AMDGPU metadata");
 }
 
 /* ---- cubin: the parameters of a kernel from its .nv.info.<kernel> section ----

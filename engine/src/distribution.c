@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckt/checked.h"
+#include "checked.h"
 #include "ckt/distribution.h"
 
 /* Where each RH component gets its value: from a P (digit of that P) or from a Y. */

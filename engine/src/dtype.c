@@ -36,6 +36,16 @@ ckt_status ckt_dtype_parse(const char *name, ckt_dtype *out, ckt_error *err)
     return ckt_fail(err, CKT_EINVAL, "dtype: unknown element type '%.64s' (f16, bf16, f32, i32, i8, u8, i64, f64)", name);
 }
 
+size_t ckt_dtype_name_bytes(const char *name)
+{
+    static const struct { const char *name; size_t bytes; } storage_only[] = {{"u32", 4}, {"fp8", 1}};
+    ckt_dtype t;
+    if (ckt_dtype_parse(name, &t, NULL) == CKT_OK) return ckt_dtype_size(t);
+    for (size_t i = 0; name && i < sizeof storage_only / sizeof *storage_only; i++)
+        if (!strcmp(name, storage_only[i].name)) return storage_only[i].bytes;
+    return 0;
+}
+
 /* Round a double to a binary float with `mbits` stored mantissa bits and `ebits` exponent
  * bits (f16: 10/5, bf16: 7/8), to nearest, ties to even. Returns the 16-bit pattern. */
 static uint16_t round_to_small(double d, int mbits, int ebits)

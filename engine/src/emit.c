@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckt/checked.h"
+#include "checked.h"
 #include "ckt/target.h"
 #include "ckt/ckt.h"
-#include "ckt/embedded.h"
+#include "embedded.h"
 #include "emit_internal.h"
 
 extern const ckt_embedded_file ckt_embedded_preludes[];
@@ -21,22 +21,10 @@ static const char *prelude_file(const char *name)
     return "";
 }
 
-ckt_status ckt_dialect_for_target(const char *target, ckt_dialect_kind *out, ckt_error *err)
-{
-    if (!target || !out) return ckt_fail(err, CKT_EINVAL, "target: NULL");
-    if (!strcmp(target, "cpu") || !strncmp(target, "cpu:", 4)) *out = CKT_DIALECT_C;
-    else if (!strncmp(target, "gfx", 3)) *out = CKT_DIALECT_HIP;
-    else if (!strncmp(target, "sm_", 3)) *out = CKT_DIALECT_CUDA;
-    else return ckt_fail(err, CKT_EINVAL, "target '%s' is not one of cpu, cpu:<gpu>, gfx90a, gfx908, sm_80, sm_90", target);
-    return CKT_OK;
-}
-
 static const ckt_dialect *dialect_of(ckt_dialect_kind d)
 {
     return d == CKT_DIALECT_HIP ? &ckt_dialect_hip : d == CKT_DIALECT_CUDA ? &ckt_dialect_cuda : &ckt_dialect_c;
 }
-
-const char *ckt_dialect_name(ckt_dialect_kind d) { return dialect_of(d)->name; }
 
 const char *ckt_prelude_text(ckt_dialect_kind d) { return prelude_file(dialect_of(d)->prelude); }
 
@@ -92,7 +80,7 @@ enum { SCOPE_LOOP, SCOPE_UIF, SCOPE_DIF };
 
 typedef struct em {
     ckt_sb *s;
-    ckt_kernel *k;
+    const ckt_kernel *k;
     ckt_expr_pool *ex;
     const ckt_dialect *dl;
     int ind;
@@ -1200,34 +1188,33 @@ static void emit_op(em *e, const ckt_kop *op)
     }
 }
 
-int64_t ckt_emit_dynamic_lds_bytes(const ckt_kernel *k, ckt_dialect_kind d)
+int64_t ckt_emit_dynamic_lds_bytes(const ckt_kernel *k, const ckt_target_record *t)
 {
-    int64_t limit = dialect_of(d)->static_lds_limit, bytes = ckt_kernel_lds_bytes(k);
+    int64_t limit = t->lds_static_bytes, bytes = ckt_kernel_lds_bytes(k);
     return limit > 0 && bytes > limit ? bytes : 0;
 }
 
-ckt_status ckt_emit(ckt_kernel *k, const char *target, char **source, ckt_error *err)
+ckt_status ckt_emit(const ckt_kernel *k, const char *target, char **source, ckt_error *err)
 {
     ckt_status s;
-    ckt_dialect_kind dk;
+    ckt_target_record t;
     if (!k || !source) return ckt_fail(err, CKT_EINVAL, "emit: NULL argument");
-    if ((s = ckt_dialect_for_target(target, &dk, err))) return s;
-    if ((s = ckt_kernel_finish(k, err))) return s;
-    const char *model = !strncmp(target, "cpu:", 4) ? target + 4 : !strcmp(target, "cpu") ? "gfx90a" : target;
-    ckt_target tm;
-    if (ckt_target_get(model, &tm, err) == CKT_OK) {
-        if (ckt_kernel_lds_bytes(k) > tm.lds_bytes)
-            return ckt_fail(err, CKT_ECAPACITY, "kernel '%s': needs %lld bytes of LDS but %s has %lld", ckt_kernel_name(k), (long long)ckt_kernel_lds_bytes(k), tm.name,
-                            (long long)tm.lds_bytes);
-    } else if (dk != CKT_DIALECT_C) {
-        ckt_error_clear(err);
-    }
+    if ((s = ckt_target_parse(target, &t, err))) return s;
+    if (!ckt_kernel_is_finished(k))
+        return ckt_fail(err, CKT_EINVAL, "emit: kernel '%s' is not finished (ckt_kernel_finish: loops and branches closed)", ckt_kernel_name(k));
+    ckt_dialect_kind dk = t.dialect;
+    if (t.modelled && ckt_kernel_lds_bytes(k) > t.lds_max_bytes)
+        return ckt_fail(err, CKT_ECAPACITY, "kernel '%s': needs %lld bytes of LDS but %s has %lld", ckt_kernel_name(k), (long long)ckt_kernel_lds_bytes(k),
+                        t.hw.name, (long long)t.lds_max_bytes);
     ckt_sb sb = {0};
     em e;
     memset(&e, 0, sizeof e);
     e.s = &sb;
     e.k = k;
-    e.ex = ckt_kernel_exprs(k);
+    /* the emitter interns the index arithmetic it derives: in a copy, so the kernel stays as built */
+    ckt_expr_pool pool;
+    if ((s = ckt_expr_pool_copy(&pool, ckt_kernel_exprs_const(k), err))) return s;
+    e.ex = &pool;
     e.dl = dialect_of(dk);
     e.block = ckt_kernel_block(k);
     e.target = target;
@@ -1236,7 +1223,7 @@ ckt_status ckt_emit(ckt_kernel *k, const char *target, char **source, ckt_error 
                   e.dl->name, ckt_kernel_name(k), (long long)e.block, (long long)ckt_kernel_lds_bytes(k));
     ckt_sb_printf(&sb, "%s\n%s\n", prelude_file(e.dl->prelude), prelude_file("common.h"));
     ckt_emit_param_comment(&sb, k);
-    e.dl->open_kernel(&sb, k, ckt_kernel_lds_bytes(k), ckt_emit_dynamic_lds_bytes(k, dk) > 0);
+    e.dl->open_kernel(&sb, k, ckt_kernel_lds_bytes(k), ckt_emit_dynamic_lds_bytes(k, &t) > 0);
     e.ind = 1;
     declare(&e);
     for (int i = 0; i < ckt_kernel_nops(k) && !e.st; i++) {
@@ -1250,6 +1237,7 @@ ckt_status ckt_emit(ckt_kernel *k, const char *target, char **source, ckt_error 
     ckt_sb_printf(&sb, "}\n");
     e.dl->close_kernel(&sb, k, ckt_kernel_lds_bytes(k));
     if (!e.st && ckt_expr_pool_status(e.ex, err)) e.st = err->status;
+    ckt_expr_pool_free(&pool);
     if (e.st) { free(sb.buf); return e.st; }
     if (!(*source = ckt_sb_finish(&sb, "emit", err))) return err ? err->status : CKT_ENOMEM;
     return CKT_OK;

@@ -46,4 +46,4 @@ static void close_kernel(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes)
     ckt_sb_printf(s, "\";\n");
 }
 
-const ckt_dialect ckt_dialect_c = {CKT_DIALECT_C, "c", "c.h", true, NULL, 0, open_kernel, close_kernel};
+const ckt_dialect ckt_dialect_c = {CKT_DIALECT_C, "c", "c.h", true, NULL, open_kernel, close_kernel};

@@ -32,4 +32,4 @@ static void open_kernel(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool 
 }
 static void close_kernel(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes) { (void)s; (void)k; (void)lds_bytes; }
 
-const ckt_dialect ckt_dialect_hip = {CKT_DIALECT_HIP, "hip", "hip.h", false, "__syncthreads();", 0, open_kernel, close_kernel};
+const ckt_dialect ckt_dialect_hip = {CKT_DIALECT_HIP, "hip", "hip.h", false, "__syncthreads();", open_kernel, close_kernel};

@@ -17,9 +17,6 @@ typedef struct ckt_dialect {
     const char *prelude; /* file name under kernels/prelude/ */
     bool thread_loops;   /* C: per-thread regions become for (tid ...) loops; barriers split them */
     const char *barrier; /* the barrier statement (GPU) */
-    /* LDS beyond this many bytes cannot be a static array (CUDA: 48 KiB) and is requested at
-     * launch instead; 0: no such limit */
-    int64_t static_lds_limit;
     /* the signature, parameter unpacking, thread / block ids, the LDS declaration (dynamic: an
      * extern array sized at launch) */
     void (*open_kernel)(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool dynamic_lds);

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ckt/checked.h"
+#include "checked.h"
 #include "ckt/distribution.h"
 
 const char *ckt_pattern_name(ckt_pattern_kind k)

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckt/checked.h"
+#include "checked.h"
 #include "ckt/dtype.h"
 
 #define NTERMS 48
@@ -40,6 +40,21 @@ void ckt_expr_pool_free(ckt_expr_pool *p)
     p->nodes = NULL;
     p->hash = NULL;
     p->n = p->cap = p->hcap = 0;
+}
+
+ckt_status ckt_expr_pool_copy(ckt_expr_pool *dst, const ckt_expr_pool *src, ckt_error *err)
+{
+    if (!dst || !src) return ckt_fail(err, CKT_EINVAL, "expr pool: NULL pool");
+    *dst = *src;
+    dst->nodes = malloc(sizeof(ckt_expr_node) * (size_t)src->cap);
+    dst->hash = malloc(sizeof(int32_t) * (size_t)src->hcap);
+    if (!dst->nodes || !dst->hash) {
+        ckt_expr_pool_free(dst);
+        return ckt_fail(err, CKT_ENOMEM, "expr pool: out of memory");
+    }
+    memcpy(dst->nodes, src->nodes, sizeof(ckt_expr_node) * (size_t)src->n);
+    memcpy(dst->hash, src->hash, sizeof(int32_t) * (size_t)src->hcap);
+    return CKT_OK;
 }
 
 static ckt_expr_id fail(ckt_expr_pool *p, ckt_status s, const char *msg)

@@ -29,14 +29,20 @@ ckt_binary *ckt_binary_new(const char *target)
     snprintf(b->target, sizeof b->target, "%s", target);
     static _Atomic uint64_t next_id = 1;
     b->id = next_id++;
+    b->refs = 1;
     ckt_resources none = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
     b->res = none;
     return b;
 }
 
+void ckt_binary_retain(ckt_binary *b)
+{
+    if (b) b->refs++;
+}
+
 void ckt_binary_free(ckt_binary *b)
 {
-    if (!b) return;
+    if (!b || --b->refs > 0) return;
     free(b->code);
     free(b->log);
     free(b->disasm);
@@ -257,14 +263,7 @@ static int deserialize(const uint8_t *p, size_t n, ckt_binary *b)
     return p == end;
 }
 
-ckt_status ckt_compile(ckt_context *ctx, const ckt_compile_request *req, ckt_binary **out, ckt_error *err)
-{
-    return ckt_compile_ex(ctx, req, 0, out, err);
-}
-
-typedef enum { BACKEND_CPU, BACKEND_HIP, BACKEND_CUDA } backend;
-
-static ckt_status check_request(const ckt_compile_request *req, ckt_binary **out, backend *be, ckt_error *err)
+static ckt_status check_request(const ckt_compile_request *req, ckt_binary **out, ckt_target_record *t, ckt_error *err)
 {
     if (!req) return ckt_fail(err, CKT_EINVAL, "compile: request is NULL");
     if (!out) return ckt_fail(err, CKT_EINVAL, "compile: out is NULL");
@@ -280,11 +279,7 @@ static ckt_status check_request(const ckt_compile_request *req, ckt_binary **out
     if (req->noptions > 0 && !req->options) return ckt_fail(err, CKT_EINVAL, "compile: options is NULL with noptions %d", req->noptions);
     for (int i = 0; i < req->noptions; i++)
         if (!req->options[i]) return ckt_fail(err, CKT_EINVAL, "compile: option %d is NULL", i);
-    const char *t = req->target;
-    if (!strcmp(t, "cpu") || !strncmp(t, "cpu:", 4)) *be = BACKEND_CPU;
-    else if (!strncmp(t, "gfx", 3)) *be = BACKEND_HIP;
-    else if (!strncmp(t, "sm_", 3)) *be = BACKEND_CUDA;
-    else return ckt_fail(err, CKT_EUNSUPPORTED, "compile: unknown target '%.64s' (gfx90a, gfx908, sm_80, sm_90, cpu, cpu:<gpu>)", t);
+    if (ckt_target_parse(req->target, t, err)) return ckt_fail_prefix(err, "compile: ");
     return CKT_OK;
 }
 
@@ -297,19 +292,20 @@ static void cache_key(const ckt_compile_request *req, const char *identity, char
     ckt_cache_key(parts, NULL, n, key);
 }
 
-ckt_status ckt_compile_ex(ckt_context *ctx, const ckt_compile_request *req, unsigned flags, ckt_binary **out, ckt_error *err)
+ckt_status ckt_compile(ckt_context *ctx, const ckt_compile_request *req, unsigned flags, ckt_binary **out, ckt_error *err)
 {
-    backend be = BACKEND_CPU; /* set by the target check below */
-    ckt_status st = check_request(req, out, &be, err);
+    ckt_target_record t;
+    ckt_status st = check_request(req, out, &t, err);
     if (!st && (flags & CKT_COMPILE_SANDBOXED)) st = ckt_jit_check_sandboxed(req, err);
+    ckt_compiler_kind be = t.compiler;
     if (st) return st;
     double t0 = ckt_jit_now_ms();
     ckt_cache *cache = (flags & CKT_COMPILE_NO_CACHE) ? NULL : ckt_context_cache(ctx);
     char key[CKT_CACHE_KEY_LEN + 1] = "";
     if (ckt_cache_enabled(cache)) {
         char identity[256];
-        st = be == BACKEND_CPU ? ckt_jit_cpu_identity(identity, sizeof identity, err)
-           : be == BACKEND_HIP ? ckt_jit_hip_identity(identity, sizeof identity, err)
+        st = be == CKT_COMPILER_HOST_CC ? ckt_jit_cpu_identity(identity, sizeof identity, err)
+           : be == CKT_COMPILER_HIPRTC ? ckt_jit_hip_identity(identity, sizeof identity, err)
                                : ckt_jit_cuda_identity(identity, sizeof identity, err);
         if (st) return st;
         cache_key(req, identity, key);
@@ -332,7 +328,7 @@ ckt_status ckt_compile_ex(ckt_context *ctx, const ckt_compile_request *req, unsi
     ckt_binary *b = ckt_binary_new(req->target);
     if (!b) return ckt_fail(err, CKT_ENOMEM, "compile: out of memory");
     snprintf(b->kernel_name, sizeof b->kernel_name, "%s", req->kernel_name);
-    st = be == BACKEND_CPU ? ckt_jit_cpu(req, b, err) : be == BACKEND_HIP ? ckt_jit_hip(req, b, err) : ckt_jit_cuda(req, b, err);
+    st = be == CKT_COMPILER_HOST_CC ? ckt_jit_cpu(req, b, err) : be == CKT_COMPILER_HIPRTC ? ckt_jit_hip(req, &t, b, err) : ckt_jit_cuda(req, &t, b, err);
     b->ms = ckt_jit_now_ms() - t0;
     if (st) { ckt_binary_free(b); return st; }
     b->compile_only = (flags & CKT_COMPILE_ONLY) != 0;

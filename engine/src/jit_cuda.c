@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dynlib.h"
 #include "jit_internal.h"
 
 typedef int nvrtcResult;
@@ -13,7 +14,7 @@ typedef struct _nvrtcProgram *nvrtcProgram;
 
 static struct {
     void *lib;
-    char name[128];
+    const char *name;
     nvrtcResult (*create)(nvrtcProgram *, const char *, const char *, int, const char *const *, const char *const *);
     nvrtcResult (*compile)(nvrtcProgram, int, const char *const *);
     nvrtcResult (*log_size)(nvrtcProgram, size_t *);
@@ -29,25 +30,18 @@ static ckt_status load(ckt_error *err)
     if (N.lib) return CKT_OK;
     static const char *const names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "/usr/local/cuda/lib64/libnvrtc.so",
                                         "/usr/local/cuda/lib64/libnvrtc.so.13", "/usr/local/cuda/lib64/libnvrtc.so.12", NULL};
-    for (const char *const *n = names; *n && !N.lib; n++) {
-        N.lib = dlopen(*n, RTLD_NOW | RTLD_LOCAL);
-        if (N.lib) snprintf(N.name, sizeof N.name, "%s", *n);
-    }
-    if (!N.lib)
+    void *lib = ckt_dynlib_open(names, NULL, &N.name);
+    if (!lib)
         return ckt_fail(err, CKT_ERUNTIME, "NVRTC not found (libnvrtc.so.13/.12, also in /usr/local/cuda/lib64); install the CUDA toolkit, or use the cpu target (e.g. cpu:sm_90) to emulate");
-    *(void **)&N.create = dlsym(N.lib, "nvrtcCreateProgram");
-    *(void **)&N.compile = dlsym(N.lib, "nvrtcCompileProgram");
-    *(void **)&N.log_size = dlsym(N.lib, "nvrtcGetProgramLogSize");
-    *(void **)&N.log = dlsym(N.lib, "nvrtcGetProgramLog");
-    *(void **)&N.cubin_size = dlsym(N.lib, "nvrtcGetCUBINSize");
-    *(void **)&N.cubin = dlsym(N.lib, "nvrtcGetCUBIN");
-    *(void **)&N.destroy = dlsym(N.lib, "nvrtcDestroyProgram");
-    *(void **)&N.version = dlsym(N.lib, "nvrtcVersion");
-    if (!N.create || !N.compile || !N.log_size || !N.log || !N.cubin_size || !N.cubin || !N.destroy) {
-        dlclose(N.lib);
-        N.lib = NULL;
+    const ckt_dynsym syms[] = {
+        {(void **)&N.create, "nvrtcCreateProgram", NULL, false}, {(void **)&N.compile, "nvrtcCompileProgram", NULL, false},
+        {(void **)&N.log_size, "nvrtcGetProgramLogSize", NULL, false}, {(void **)&N.log, "nvrtcGetProgramLog", NULL, false},
+        {(void **)&N.cubin_size, "nvrtcGetCUBINSize", NULL, false}, {(void **)&N.cubin, "nvrtcGetCUBIN", NULL, false},
+        {(void **)&N.destroy, "nvrtcDestroyProgram", NULL, false}, {(void **)&N.version, "nvrtcVersion", NULL, true},
+    };
+    if (ckt_dynlib_bind(lib, syms, sizeof syms / sizeof *syms))
         return ckt_fail(err, CKT_ERUNTIME, "NVRTC in %s lacks the nvrtc* entry points (too old?)", N.name);
-    }
+    N.lib = lib;
     return CKT_OK;
 }
 
@@ -81,10 +75,10 @@ static void parse_ptxas(const char *log, ckt_resources *r)
     }
 }
 
-ckt_status ckt_jit_cuda(const ckt_compile_request *req, ckt_binary *b, ckt_error *err)
+ckt_status ckt_jit_cuda(const ckt_compile_request *req, const ckt_target_record *t, ckt_binary *b, ckt_error *err)
 {
-    const char *arch = req->target;
-    if (strcmp(arch, "sm_80") && strcmp(arch, "sm_90") && strcmp(arch, "sm_90a") && strcmp(arch, "sm_86") && strcmp(arch, "sm_89"))
+    const char *arch = t->arch;
+    if (!t->compiler_known)
         return ckt_fail(err, CKT_EUNSUPPORTED, "compile: target '%s' is not supported (sm_80, sm_86, sm_89, sm_90, sm_90a)", arch);
     ckt_status st = load(err);
     if (st) return st;

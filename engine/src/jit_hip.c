@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "ckt/emit.h"
+#include "dynlib.h"
 #include "jit_internal.h"
 
 /* one HIP compile at a time: hipRTC serializes its own compiles (LLVM state), and the direct comgr
@@ -48,27 +49,21 @@ static struct {
 static ckt_status load(ckt_error *err)
 {
     if (H.lib) return CKT_OK;
-    static const char *const names[] = {"libhiprtc.so", "libhiprtc.so.6", "libamdhip64.so.5", "libamdhip64.so.6", "libamdhip64.so", NULL};
-    for (const char *const *n = names; *n && !H.lib; n++) {
-        void *lib = dlopen(*n, RTLD_NOW | RTLD_LOCAL);
-        if (lib && dlsym(lib, "hiprtcCreateProgram")) { H.lib = lib; H.name = *n; }
-        else if (lib) dlclose(lib);
-    }
-    if (!H.lib)
+    /* hipRTC: its own library (ROCm 6), else inside the HIP runtime (ROCm 5), the one runtime_hip.c opens */
+    static const char *const names[] = {"libhiprtc.so", "libhiprtc.so.6", NULL};
+    void *lib = ckt_dynlib_open(names, "hiprtcCreateProgram", &H.name);
+    if (!lib) lib = ckt_dynlib_open(ckt_dynlib_hip_names, "hiprtcCreateProgram", &H.name);
+    if (!lib)
         return ckt_fail(err, CKT_ERUNTIME, "hipRTC not found (tried libhiprtc.so, libamdhip64.so.5/.6; Debian: apt-get install libamdhip64-5); use the cpu target (e.g. cpu:gfx90a) to emulate");
-    *(void **)&H.create = dlsym(H.lib, "hiprtcCreateProgram");
-    *(void **)&H.compile = dlsym(H.lib, "hiprtcCompileProgram");
-    *(void **)&H.log_size = dlsym(H.lib, "hiprtcGetProgramLogSize");
-    *(void **)&H.log = dlsym(H.lib, "hiprtcGetProgramLog");
-    *(void **)&H.code_size = dlsym(H.lib, "hiprtcGetCodeSize");
-    *(void **)&H.code = dlsym(H.lib, "hiprtcGetCode");
-    *(void **)&H.destroy = dlsym(H.lib, "hiprtcDestroyProgram");
-    *(void **)&H.version = dlsym(H.lib, "hiprtcVersion");
-    if (!H.create || !H.compile || !H.log_size || !H.log || !H.code_size || !H.code || !H.destroy) {
-        dlclose(H.lib);
-        H.lib = NULL;
+    const ckt_dynsym syms[] = {
+        {(void **)&H.create, "hiprtcCreateProgram", NULL, false}, {(void **)&H.compile, "hiprtcCompileProgram", NULL, false},
+        {(void **)&H.log_size, "hiprtcGetProgramLogSize", NULL, false}, {(void **)&H.log, "hiprtcGetProgramLog", NULL, false},
+        {(void **)&H.code_size, "hiprtcGetCodeSize", NULL, false}, {(void **)&H.code, "hiprtcGetCode", NULL, false},
+        {(void **)&H.destroy, "hiprtcDestroyProgram", NULL, false}, {(void **)&H.version, "hiprtcVersion", NULL, true},
+    };
+    if (ckt_dynlib_bind(lib, syms, sizeof syms / sizeof *syms))
         return ckt_fail(err, CKT_ERUNTIME, "hipRTC in %s lacks the hiprtc* entry points", H.name);
-    }
+    H.lib = lib;
     return CKT_OK;
 }
 
@@ -302,18 +297,12 @@ static int probe(const char *arch)
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-ckt_status ckt_jit_hip(const ckt_compile_request *req, ckt_binary *b, ckt_error *err)
+ckt_status ckt_jit_hip(const ckt_compile_request *req, const ckt_target_record *t, ckt_binary *b, ckt_error *err)
 {
     ckt_status st = load(err);
     if (st) return st;
-    const char *arch = req->target;
-    static const char *const known[] = {"gfx908", "gfx90a", NULL};
-    int ok = 0;
-    for (const char *const *k = known; *k; k++) ok |= !strcmp(*k, arch);
-    for (const char *p = arch; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == ':' || *p == '-' || *p == '+'))
-            return ckt_fail(err, CKT_EINVAL, "compile: target '%s' is not an architecture name", arch);
-    if (!ok && !probe(arch))
+    const char *arch = t->arch; /* gfx<hex digits>: safe to pass to a probe compile */
+    if (!t->compiler_known && !probe(arch))
         return ckt_fail(err, CKT_EUNSUPPORTED, "compile: the installed hipRTC (%s) cannot compile for %s (a probe compile failed or crashed); supported here: gfx908, gfx90a", H.name, arch);
     pthread_mutex_lock(&hip_lock);
     int direct = uses_prelude(req->source) && comgr_usable() && compile_comgr(arch, req->source, req->options, req->noptions, b) == 0;

@@ -3,6 +3,7 @@
 #define CKT_JIT_INTERNAL_H
 
 #include "ckt/jit.h"
+#include "ckt/target.h"
 
 struct ckt_binary {
     char target[32];
@@ -20,6 +21,7 @@ struct ckt_binary {
     char kernel_name[128];
     int from_cache, compile_only;
     uint64_t id; /* unique per process: runtimes key their loaded modules on it */
+    _Atomic int refs; /* ckt_binary_retain / ckt_binary_free */
 };
 
 ckt_binary *ckt_binary_new(const char *target);
@@ -27,8 +29,9 @@ uint64_t ckt_binary_id(const ckt_binary *b);
 double ckt_jit_now_ms(void);
 int ckt_jit_run(char *const argv[], const char *stdin_file, char **out);
 void ckt_jit_disassemble(ckt_binary *b, const char *const *argv_prefix, int nprefix, const char *suffix);
-ckt_status ckt_jit_hip(const ckt_compile_request *req, ckt_binary *b, ckt_error *err);
-ckt_status ckt_jit_cuda(const ckt_compile_request *req, ckt_binary *b, ckt_error *err);
+/* t: the request's target, parsed (its architecture is what they compile for) */
+ckt_status ckt_jit_hip(const ckt_compile_request *req, const ckt_target_record *t, ckt_binary *b, ckt_error *err);
+ckt_status ckt_jit_cuda(const ckt_compile_request *req, const ckt_target_record *t, ckt_binary *b, ckt_error *err);
 ckt_status ckt_jit_cpu(const ckt_compile_request *req, ckt_binary *b, ckt_error *err);
 /* the compiler's name and version, for the cache key (loads the library on first use) */
 ckt_status ckt_jit_hip_identity(char *out, size_t cap, ckt_error *err);

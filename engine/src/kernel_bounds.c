@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ckt/checked.h"
+#include "checked.h"
 #include "ckt/kernel_ir.h"
 
 typedef struct span {

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ckt/checked.h"
+#include "checked.h"
 #include "ckt/kernel_ir.h"
 
 void ckt_dist_coord(const ckt_dist *d, int64_t tid, int64_t v, int64_t *coord)
@@ -362,4 +362,31 @@ ckt_status ckt_dist_partition(const ckt_layout *thr, int rank, const int64_t *le
     if (len >= (int)sizeof d.desc) memcpy(d.desc + sizeof d.desc - 4, "...", 4);
     *out = d;
     return CKT_OK;
+}
+
+/* Vectors of up to 16 bytes along the last dim, threads row-major (the last dim fastest) over
+ * as much of the block as the tile divides. */
+ckt_status ckt_dist_default_copy(int rank, const int64_t *lengths, size_t elem_bytes, int64_t block, ckt_dist *out, ckt_error *err)
+{
+    if (rank < 1 || rank > CKT_K_MAX_RANK || !lengths || !out) return ckt_fail(err, CKT_EINVAL, "distribution: rank %d outside 1..%d", rank, CKT_K_MAX_RANK);
+    if (elem_bytes < 1 || elem_bytes > 16 || block < 1) return ckt_fail(err, CKT_EINVAL, "distribution: element size %zu or block %lld", elem_bytes, (long long)block);
+    int64_t spv = 16 / (int64_t)elem_bytes;
+    while (spv > 1 && lengths[rank - 1] % spv) spv /= 2;
+    int64_t remaining = block, T[CKT_K_MAX_RANK], S[CKT_K_MAX_RANK];
+    for (int r = rank - 1; r >= 0; r--) {
+        int64_t avail = lengths[r] / (r == rank - 1 ? spv : 1);
+        T[r] = ckt_gcd(avail, remaining);
+        remaining /= T[r];
+    }
+    int64_t stride = 1;
+    for (int r = rank - 1; r >= 0; r--) {
+        S[r] = stride;
+        stride *= T[r];
+    }
+    ckt_layout tl;
+    ckt_tuple tshape, tstride;
+    ckt_status s;
+    if ((s = ckt_tuple_flat(&tshape, rank, T, err)) || (s = ckt_tuple_flat(&tstride, rank, S, err)) || (s = ckt_layout_make(&tl, &tshape, &tstride, err)))
+        return s;
+    return ckt_dist_from_thread_layout(&tl, rank, lengths, rank - 1, spv, NULL, out, err);
 }

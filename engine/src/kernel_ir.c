@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckt/checked.h"
+#include "checked.h"
 #include "ckt/mma.h"
 
 #define MAX_CONSTRAINTS 64
@@ -106,6 +106,8 @@ void ckt_kernel_destroy(ckt_kernel *k)
 const char *ckt_kernel_name(const ckt_kernel *k) { return k ? k->name : NULL; }
 int64_t ckt_kernel_block(const ckt_kernel *k) { return k ? k->block : 0; }
 ckt_expr_pool *ckt_kernel_exprs(ckt_kernel *k) { return k ? &k->ex : NULL; }
+const ckt_expr_pool *ckt_kernel_exprs_const(const ckt_kernel *k) { return k ? &k->ex : NULL; }
+bool ckt_kernel_is_finished(const ckt_kernel *k) { return k && k->finished; }
 void ckt_kernel_set_line(ckt_kernel *k, int line) { if (k) k->line = line; }
 int ckt_kernel_nparams(const ckt_kernel *k) { return k ? k->nparams : 0; }
 const ckt_kparam *ckt_kernel_param(const ckt_kernel *k, int i) { return k && i >= 0 && i < k->nparams ? &k->params[i] : NULL; }

@@ -2,11 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckt/checked.h"
+#include "checked.h"
 #include "ckt/layout.h"
+#include "tuple_internal.h"
 
-int ckt_tuple_skip(const ckt_tuple *t, int i);
-int ckt_tuple_child_node(const ckt_tuple *t, int i);
 
 /* size and cosize must fit in 64 bits so that every offset a layout produces does too. */
 static ckt_status check_extent(const ckt_tuple *shape, const ckt_tuple *stride, ckt_error *err)

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckt/checked.h"
+#include "checked.h"
 #include "ckt/layout.h"
+#include "tuple_internal.h"
 
-int ckt_tuple_skip(const ckt_tuple *t, int i);
 
 /* A flat list of (shape, stride) modes: the working form of most algorithms. */
 typedef struct {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckt/checked.h"
+#include "checked.h"
 #include "ckt/lds.h"
 
 /* The largest number of distinct words any bank serves for phases p and p+1 together. */

@@ -3,7 +3,7 @@
  * usually cost no LDS; paddings always do. */
 #include <string.h>
 
-#include "ckt/checked.h"
+#include "checked.h"
 #include "ckt/lds.h"
 
 void ckt_lds_search_defaults(ckt_lds_search_opts *o)

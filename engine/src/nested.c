@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ckt/checked.h"
+#include "checked.h"
 #include "ckt/distribution.h"
 #include "ckt/nested.h"
 

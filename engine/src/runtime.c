@@ -9,23 +9,15 @@
 #include "ckt/runtime.h"
 #include "runtime_internal.h"
 
-const char *ckt_backend_name(ckt_backend b)
-{
-    switch (b) {
-    case CKT_BACKEND_CPU: return "cpu";
-    case CKT_BACKEND_CUDA: return "cuda";
-    case CKT_BACKEND_HIP: return "hip";
-    }
-    return "?";
-}
-
 ckt_status ckt_backend_for(const char *name, ckt_backend *out, ckt_error *err)
 {
     if (!out) return ckt_fail(err, CKT_EINVAL, "device: out is NULL");
     if (!name || !*name) return ckt_fail(err, CKT_EINVAL, "device: backend name is empty (cpu, cuda, hip or a target)");
-    if (!strcmp(name, "cpu") || !strncmp(name, "cpu:", 4)) *out = CKT_BACKEND_CPU;
-    else if (!strcmp(name, "cuda") || !strncmp(name, "sm_", 3)) *out = CKT_BACKEND_CUDA;
-    else if (!strcmp(name, "hip") || !strncmp(name, "gfx", 3)) *out = CKT_BACKEND_HIP;
+    ckt_target_record t;
+    ckt_error ignored;
+    if (!strcmp(name, "cuda")) *out = CKT_BACKEND_CUDA;
+    else if (!strcmp(name, "hip")) *out = CKT_BACKEND_HIP;
+    else if (ckt_target_parse(name, &t, &ignored) == CKT_OK) *out = t.runtime;
     else return ckt_fail(err, CKT_EUNSUPPORTED, "device: unknown backend '%.64s' (cpu, cuda, hip, or a target: cpu:<gpu>, sm_90, gfx90a)", name);
     return CKT_OK;
 }
@@ -177,17 +169,6 @@ ckt_status ckt_buffer_memset(ckt_buffer *dst, size_t off, uint8_t byte, size_t n
 
 /* ---- launches ---- */
 
-size_t ckt_param_size(ckt_param_kind k)
-{
-    switch (k) {
-    case CKT_PARAM_PTR: return sizeof(void *);
-    case CKT_PARAM_I32: return 4;
-    case CKT_PARAM_I64: return 8;
-    case CKT_PARAM_F32: return 4;
-    }
-    return 0;
-}
-
 static const char *param_kind_name(ckt_param_kind k)
 {
     return k == CKT_PARAM_PTR ? "pointer" : k == CKT_PARAM_I32 ? "i32" : k == CKT_PARAM_I64 ? "i64" : "f32";
@@ -195,12 +176,9 @@ static const char *param_kind_name(ckt_param_kind k)
 
 static int target_fits(const ckt_device *dev, const char *t)
 {
-    switch (dev->backend) {
-    case CKT_BACKEND_CPU: return !strcmp(t, "cpu") || !strncmp(t, "cpu:", 4);
-    case CKT_BACKEND_CUDA: return !strncmp(t, "sm_", 3);
-    case CKT_BACKEND_HIP: return !strncmp(t, "gfx", 3);
-    }
-    return 0;
+    ckt_target_record r;
+    ckt_error ignored;
+    return ckt_target_parse(t, &r, &ignored) == CKT_OK && r.runtime == dev->backend;
 }
 
 static ckt_status check_dims(const char *what, const int64_t v[3], const int64_t lim[3], ckt_error *err)
@@ -311,13 +289,4 @@ ckt_status ckt_launch(ckt_device *dev, const ckt_binary *bin, const ckt_launch_p
     if ((st = module_for(dev, bin, &module, &fn, err))) return st;
     double dummy;
     return dev->ops->launch(dev, module, fn, p, ms ? ms : &dummy, err);
-}
-
-ckt_status ckt_launch_kernel(ckt_device *dev, const ckt_binary *bin, const int64_t grid[3], const int64_t block[3],
-                             int64_t dyn_shared_bytes, void *const *args, int arg_count, const ckt_param *signature,
-                             int signature_count, double *ms, ckt_error *err)
-{
-    if (!grid || !block) return ckt_fail(err, CKT_EINVAL, "launch: grid or block is NULL");
-    ckt_launch_params p = {{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, dyn_shared_bytes, args, arg_count, signature, signature_count, 0};
-    return ckt_launch(dev, bin, &p, ms, err);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dynlib.h"
 #include "runtime_internal.h"
 
 typedef int CUresult;
@@ -21,7 +22,7 @@ enum { /* CUdevice_attribute values (stable across CUDA versions) */
 
 static struct {
     void *lib;
-    char libname[96];
+    const char *libname;
     CUresult (*init)(unsigned);
     CUresult (*device_get)(CUdevice *, int);
     CUresult (*device_count)(int *);
@@ -71,33 +72,27 @@ static ckt_status load_driver(ckt_error *err)
 {
     if (D.lib) return CKT_OK;
     static const char *const names[] = {"libcuda.so.1", "/usr/local/nvidia/lib64/libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libcuda.so.1", "libcuda.so", NULL};
-    void *lib = NULL;
-    for (const char *const *n = names; *n && !lib; n++)
-        if ((lib = dlopen(*n, RTLD_NOW | RTLD_LOCAL))) snprintf(D.libname, sizeof D.libname, "%s", *n);
+    void *lib = ckt_dynlib_open(names, NULL, &D.libname);
     if (!lib) return ckt_fail(err, CKT_ERUNTIME, "CUDA driver libcuda.so.1 not found (no NVIDIA GPU here?); use --target cpu:sm_90 to emulate");
-    struct { void **slot; const char *sym; } syms[] = {
-        {(void **)&D.init, "cuInit"}, {(void **)&D.device_get, "cuDeviceGet"}, {(void **)&D.device_count, "cuDeviceGetCount"},
-        {(void **)&D.device_name, "cuDeviceGetName"}, {(void **)&D.attribute, "cuDeviceGetAttribute"},
-        {(void **)&D.retain, "cuDevicePrimaryCtxRetain"}, {(void **)&D.release, "cuDevicePrimaryCtxRelease_v2"},
-        {(void **)&D.set_current, "cuCtxSetCurrent"}, {(void **)&D.alloc, "cuMemAlloc_v2"}, {(void **)&D.free, "cuMemFree_v2"},
-        {(void **)&D.h2d, "cuMemcpyHtoD_v2"}, {(void **)&D.d2h, "cuMemcpyDtoH_v2"}, {(void **)&D.d2d, "cuMemcpyDtoD_v2"},
-        {(void **)&D.memset8, "cuMemsetD8_v2"}, {(void **)&D.module_load, "cuModuleLoadData"},
-        {(void **)&D.module_unload, "cuModuleUnload"}, {(void **)&D.get_function, "cuModuleGetFunction"},
-        {(void **)&D.func_set_attribute, "cuFuncSetAttribute"}, {(void **)&D.launch, "cuLaunchKernel"},
-        {(void **)&D.event_create, "cuEventCreate"}, {(void **)&D.event_record, "cuEventRecord"},
-        {(void **)&D.event_sync, "cuEventSynchronize"}, {(void **)&D.event_elapsed, "cuEventElapsedTime"},
-        {(void **)&D.event_destroy, "cuEventDestroy_v2"}, {(void **)&D.sync, "cuCtxSynchronize"},
-        {(void **)&D.error_string, "cuGetErrorString"},
+    const ckt_dynsym syms[] = {
+        {(void **)&D.init, "cuInit", NULL, false}, {(void **)&D.device_get, "cuDeviceGet", NULL, false},
+        {(void **)&D.device_count, "cuDeviceGetCount", NULL, false}, {(void **)&D.device_name, "cuDeviceGetName", NULL, false},
+        {(void **)&D.attribute, "cuDeviceGetAttribute", NULL, false}, {(void **)&D.retain, "cuDevicePrimaryCtxRetain", NULL, false},
+        {(void **)&D.release, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease", false},
+        {(void **)&D.set_current, "cuCtxSetCurrent", NULL, false}, {(void **)&D.alloc, "cuMemAlloc_v2", NULL, false},
+        {(void **)&D.free, "cuMemFree_v2", NULL, false}, {(void **)&D.h2d, "cuMemcpyHtoD_v2", NULL, false},
+        {(void **)&D.d2h, "cuMemcpyDtoH_v2", NULL, false}, {(void **)&D.d2d, "cuMemcpyDtoD_v2", NULL, false},
+        {(void **)&D.memset8, "cuMemsetD8_v2", NULL, false}, {(void **)&D.module_load, "cuModuleLoadData", NULL, false},
+        {(void **)&D.module_unload, "cuModuleUnload", NULL, false}, {(void **)&D.get_function, "cuModuleGetFunction", NULL, false},
+        {(void **)&D.func_set_attribute, "cuFuncSetAttribute", NULL, false}, {(void **)&D.launch, "cuLaunchKernel", NULL, false},
+        {(void **)&D.event_create, "cuEventCreate", NULL, false}, {(void **)&D.event_record, "cuEventRecord", NULL, false},
+        {(void **)&D.event_sync, "cuEventSynchronize", NULL, false},
+        {(void **)&D.event_elapsed, "cuEventElapsedTime", "cuEventElapsedTime_v2", false},
+        {(void **)&D.event_destroy, "cuEventDestroy_v2", NULL, false}, {(void **)&D.sync, "cuCtxSynchronize", NULL, false},
+        {(void **)&D.error_string, "cuGetErrorString", NULL, false},
     };
-    for (size_t i = 0; i < sizeof syms / sizeof *syms; i++) {
-        *syms[i].slot = dlsym(lib, syms[i].sym);
-        if (!*syms[i].slot && !strcmp(syms[i].sym, "cuEventElapsedTime")) *syms[i].slot = dlsym(lib, "cuEventElapsedTime_v2");
-        if (!*syms[i].slot && !strcmp(syms[i].sym, "cuDevicePrimaryCtxRelease_v2")) *syms[i].slot = dlsym(lib, "cuDevicePrimaryCtxRelease");
-        if (!*syms[i].slot) {
-            dlclose(lib);
-            return ckt_fail(err, CKT_ERUNTIME, "CUDA driver %s lacks %s (driver too old?)", D.libname, syms[i].sym);
-        }
-    }
+    const char *missing = ckt_dynlib_bind(lib, syms, sizeof syms / sizeof *syms);
+    if (missing) return ckt_fail(err, CKT_ERUNTIME, "CUDA driver %s lacks %s (driver too old?)", D.libname, missing);
     D.lib = lib;
     return CKT_OK;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dynlib.h"
 #include "runtime_internal.h"
 
 typedef int hipError_t;
@@ -13,7 +14,7 @@ typedef void *hipModule_t, *hipFunction_t, *hipEvent_t, *hipStream_t;
 
 static struct {
     void *lib;
-    char libname[64];
+    const char *libname;
     hipError_t (*init)(unsigned);
     hipError_t (*device_count)(int *);
     hipError_t (*set_device)(int);
@@ -52,30 +53,24 @@ static ckt_status fail(ckt_error *err, const char *what, hipError_t r)
 static ckt_status load_runtime(ckt_error *err)
 {
     if (H.lib) return CKT_OK;
-    static const char *const names[] = {"libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so", "/opt/rocm/lib/libamdhip64.so", NULL};
-    void *lib = NULL;
-    for (const char *const *n = names; *n && !lib; n++)
-        if ((lib = dlopen(*n, RTLD_NOW | RTLD_LOCAL))) snprintf(H.libname, sizeof H.libname, "%s", *n);
+    void *lib = ckt_dynlib_open(ckt_dynlib_hip_names, NULL, &H.libname);
     if (!lib) return ckt_fail(err, CKT_ERUNTIME, "HIP runtime libamdhip64.so.5/.6 not found (no ROCm here?); use --target cpu:gfx90a to emulate");
-    struct { void **slot; const char *sym; } syms[] = {
-        {(void **)&H.init, "hipInit"}, {(void **)&H.device_count, "hipGetDeviceCount"}, {(void **)&H.set_device, "hipSetDevice"},
-        {(void **)&H.device_name, "hipDeviceGetName"}, {(void **)&H.properties, "hipGetDeviceProperties"},
-        {(void **)&H.malloc, "hipMalloc"}, {(void **)&H.free, "hipFree"}, {(void **)&H.h2d, "hipMemcpyHtoD"},
-        {(void **)&H.d2h, "hipMemcpyDtoH"}, {(void **)&H.d2d, "hipMemcpyDtoD"}, {(void **)&H.memset, "hipMemset"},
-        {(void **)&H.module_load, "hipModuleLoadData"}, {(void **)&H.module_unload, "hipModuleUnload"},
-        {(void **)&H.get_function, "hipModuleGetFunction"}, {(void **)&H.launch, "hipModuleLaunchKernel"},
-        {(void **)&H.event_create, "hipEventCreate"}, {(void **)&H.event_record, "hipEventRecord"},
-        {(void **)&H.event_sync, "hipEventSynchronize"}, {(void **)&H.event_elapsed, "hipEventElapsedTime"},
-        {(void **)&H.event_destroy, "hipEventDestroy"}, {(void **)&H.sync, "hipDeviceSynchronize"},
-        {(void **)&H.error_string, "hipGetErrorString"},
+    const ckt_dynsym syms[] = {
+        {(void **)&H.init, "hipInit", NULL, false}, {(void **)&H.device_count, "hipGetDeviceCount", NULL, false},
+        {(void **)&H.set_device, "hipSetDevice", NULL, false}, {(void **)&H.device_name, "hipDeviceGetName", NULL, false},
+        {(void **)&H.properties, "hipGetDevicePropertiesR0600", "hipGetDeviceProperties", false},
+        {(void **)&H.malloc, "hipMalloc", NULL, false}, {(void **)&H.free, "hipFree", NULL, false},
+        {(void **)&H.h2d, "hipMemcpyHtoD", NULL, false}, {(void **)&H.d2h, "hipMemcpyDtoH", NULL, false},
+        {(void **)&H.d2d, "hipMemcpyDtoD", NULL, false}, {(void **)&H.memset, "hipMemset", NULL, false},
+        {(void **)&H.module_load, "hipModuleLoadData", NULL, false}, {(void **)&H.module_unload, "hipModuleUnload", NULL, false},
+        {(void **)&H.get_function, "hipModuleGetFunction", NULL, false}, {(void **)&H.launch, "hipModuleLaunchKernel", NULL, false},
+        {(void **)&H.event_create, "hipEventCreate", NULL, false}, {(void **)&H.event_record, "hipEventRecord", NULL, false},
+        {(void **)&H.event_sync, "hipEventSynchronize", NULL, false}, {(void **)&H.event_elapsed, "hipEventElapsedTime", NULL, false},
+        {(void **)&H.event_destroy, "hipEventDestroy", NULL, false}, {(void **)&H.sync, "hipDeviceSynchronize", NULL, false},
+        {(void **)&H.error_string, "hipGetErrorString", NULL, false},
     };
-    for (size_t i = 0; i < sizeof syms / sizeof *syms; i++) {
-        if (!strcmp(syms[i].sym, "hipGetDeviceProperties") && (*syms[i].slot = dlsym(lib, "hipGetDevicePropertiesR0600"))) continue;
-        if (!(*syms[i].slot = dlsym(lib, syms[i].sym))) {
-            dlclose(lib);
-            return ckt_fail(err, CKT_ERUNTIME, "HIP runtime %s lacks %s", H.libname, syms[i].sym);
-        }
-    }
+    const char *missing = ckt_dynlib_bind(lib, syms, sizeof syms / sizeof *syms);
+    if (missing) return ckt_fail(err, CKT_ERUNTIME, "HIP runtime %s lacks %s", H.libname, missing);
     H.lib = lib;
     return CKT_OK;
 }

@@ -4,7 +4,7 @@
  * of ordered dims 0..k-1 is odd. ckt extends CK with ceil division and partial edge accesses. */
 #include <string.h>
 
-#include "ckt/checked.h"
+#include "checked.h"
 #include "ckt/sfc.h"
 
 ckt_status ckt_sfc_make(int ndim, const int64_t *lengths, const int64_t *order, const int64_t *scalars, bool snake,

@@ -1,7 +1,7 @@
 /* Swizzles (CuTe's Swizzle<B,M,S>) and composed layouts sw(offset + L(c)).
  * The bit fields must not overlap: |S| >= B keeps the function an XOR of a
  * field into a disjoint field, hence a bijection (and its own inverse). */
-#include "ckt/checked.h"
+#include "checked.h"
 #include "ckt/layout.h"
 
 ckt_status ckt_swizzle_make(int b, int m, int s, ckt_swizzle *out, ckt_error *err)

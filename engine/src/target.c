@@ -6,7 +6,7 @@
 
 #include "ckt/target.h"
 
-static const char *const known = "gfx908, gfx90a, gfx942, gfx950, sm_80, sm_90 (and cpu:<one of them>)";
+static const char *const known = "gfx908, gfx90a, gfx942, gfx950, sm_80, sm_90, sm_90a (and cpu:<one of them>)";
 
 const char *ckt_target_names(void) { return known; }
 
@@ -88,19 +88,91 @@ static void nvidia(ckt_target *t, const char *name, int64_t smem, const char *ma
     t->ninstr = 6;
 }
 
+/* The hardware model of a modelled architecture; 0 when arch has none. */
+static int model(const char *arch, ckt_target *out)
+{
+    if (!strcmp(arch, "gfx908")) amd(out, arch, 32, 64 << 10, "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16");
+    else if (!strcmp(arch, "gfx90a")) amd(out, arch, 32, 64 << 10, "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16,mfma_f32_32x32x8bf16_1k,mfma_f32_16x16x16bf16_1k,mfma_f64_16x16x4f64");
+    else if (!strcmp(arch, "gfx942")) amd(out, arch, 32, 64 << 10, "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16,mfma_f32_16x16x32_fp8,mfma_f32_32x32x8bf16_1k,mfma_f32_16x16x16bf16_1k");
+    else if (!strcmp(arch, "gfx950")) amd(out, arch, 64, 160 << 10, "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16,mfma_f32_16x16x32_fp8,mfma_scale_f32_32x32x64_f8f6f4");
+    else if (!strcmp(arch, "sm_80")) nvidia(out, arch, 163 << 10, "mma_m16n8k16,mma_m16n8k8");
+    /* sm_90a is sm_90 with the architecture-specific features (wgmma, setmaxnreg) enabled in
+     * NVRTC: the same shared memory and banks */
+    else if (!strcmp(arch, "sm_90") || !strcmp(arch, "sm_90a")) nvidia(out, "sm_90", 227 << 10, "mma_m16n8k16,mma_m16n8k8,wgmma");
+    else return 0;
+    return 1;
+}
+
+/* gfx<hex digits> (AMD) or sm_<digits>[a] (NVIDIA): a name the runtime compilers may know. */
+static int arch_shaped(const char *n, ckt_vendor *vendor)
+{
+    if (!strncmp(n, "gfx", 3) && n[3] && strspn(n + 3, "0123456789abcdef") == strlen(n + 3)) {
+        *vendor = CKT_VENDOR_AMD;
+        return 1;
+    }
+    if (!strncmp(n, "sm_", 3) && n[3]) {
+        size_t digits = strspn(n + 3, "0123456789");
+        *vendor = CKT_VENDOR_NVIDIA;
+        return digits > 0 && (n[3 + digits] == 0 || (n[3 + digits] == 'a' && n[4 + digits] == 0));
+    }
+    return 0;
+}
+
+/* Architectures the compilers are known to take (others: hipRTC is probed, NVRTC refuses). */
+static int compiler_knows(const char *arch)
+{
+    static const char *const known[] = {"gfx908", "gfx90a", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", NULL};
+    for (const char *const *k = known; *k; k++)
+        if (!strcmp(*k, arch)) return 1;
+    return 0;
+}
+
+static ckt_status unknown(const char *name, ckt_error *err)
+{
+    return ckt_fail(err, CKT_EUNSUPPORTED, "target: unknown target '%.64s'; known: cpu, %s, or another gfx*/sm_* architecture for hipRTC/NVRTC", name,
+                    known);
+}
+
+ckt_status ckt_target_parse(const char *name, ckt_target_record *out, ckt_error *err)
+{
+    if (!out) return ckt_fail(err, CKT_EINVAL, "target: out is NULL");
+    if (!name || !*name) return ckt_fail(err, CKT_EINVAL, "target: the name is empty (use cpu, cpu:gfx90a, gfx90a, sm_90, ...)");
+    memset(out, 0, sizeof *out);
+    if (strlen(name) >= sizeof out->name) return unknown(name, err);
+    snprintf(out->name, sizeof out->name, "%s", name);
+    int cpu = !strcmp(name, "cpu") || !strncmp(name, "cpu:", 4);
+    const char *arch = !strcmp(name, "cpu") ? CKT_CPU_DEFAULT_ARCH : cpu ? name + 4 : name;
+    ckt_vendor vendor;
+    if (!arch_shaped(arch, &vendor)) return unknown(name, err);
+    snprintf(out->arch, sizeof out->arch, "%s", arch);
+    out->modelled = model(arch, &out->hw);
+    if (cpu && !out->modelled) return unknown(name, err); /* the emulation needs the model */
+    out->emulated = cpu;
+    out->dialect = cpu ? CKT_DIALECT_C : vendor == CKT_VENDOR_AMD ? CKT_DIALECT_HIP : CKT_DIALECT_CUDA;
+    out->compiler = cpu ? CKT_COMPILER_HOST_CC : vendor == CKT_VENDOR_AMD ? CKT_COMPILER_HIPRTC : CKT_COMPILER_NVRTC;
+    out->runtime = cpu ? CKT_BACKEND_CPU : vendor == CKT_VENDOR_AMD ? CKT_BACKEND_HIP : CKT_BACKEND_CUDA;
+    out->compiler_known = cpu || compiler_knows(arch);
+    out->wave_size = out->modelled ? out->hw.wave_size : 0;
+    out->lds_max_bytes = out->modelled ? out->hw.lds_bytes : 0;
+    /* CUDA: a __shared__ array is at most 48 KiB; more is dynamic shared memory, opted in at launch */
+    out->lds_static_bytes = out->dialect == CKT_DIALECT_CUDA ? 48 << 10 : 0;
+    out->matrix = out->modelled ? out->hw.matrix : "";
+    return CKT_OK;
+}
+
 ckt_status ckt_target_get(const char *name, ckt_target *out, ckt_error *err)
 {
     if (!name || !out) return ckt_fail(err, CKT_EINVAL, "target: name and out must not be NULL");
-    const char *n = strncmp(name, "cpu:", 4) == 0 ? name + 4 : name;
-    if (!strcmp(n, "gfx908")) amd(out, n, 32, 64 << 10, "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16");
-    else if (!strcmp(n, "gfx90a")) amd(out, n, 32, 64 << 10, "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16,mfma_f32_32x32x8bf16_1k,mfma_f32_16x16x16bf16_1k,mfma_f64_16x16x4f64");
-    else if (!strcmp(n, "gfx942")) amd(out, n, 32, 64 << 10, "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16,mfma_f32_16x16x32_fp8,mfma_f32_32x32x8bf16_1k,mfma_f32_16x16x16bf16_1k");
-    else if (!strcmp(n, "gfx950")) amd(out, n, 64, 160 << 10, "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16,mfma_f32_16x16x32_fp8,mfma_scale_f32_32x32x64_f8f6f4");
-    else if (!strcmp(n, "sm_80")) nvidia(out, n, 163 << 10, "mma_m16n8k16,mma_m16n8k8");
-    else if (!strcmp(n, "sm_90")) nvidia(out, n, 227 << 10, "mma_m16n8k16,mma_m16n8k8,wgmma");
-    else return ckt_fail(err, CKT_EINVAL, "target: unknown target '%s'; known: %s", name, known);
+    ckt_target_record r;
+    if (ckt_target_parse(name, &r, err) != CKT_OK || !r.modelled)
+        return ckt_fail(err, CKT_EINVAL, "target: unknown target '%.64s'; known: %s", name, known);
+    *out = r.hw;
     return CKT_OK;
 }
+
+const char *ckt_dialect_name(ckt_dialect_kind d) { return d == CKT_DIALECT_HIP ? "hip" : d == CKT_DIALECT_CUDA ? "cuda" : "c"; }
+const char *ckt_compiler_name(ckt_compiler_kind c) { return c == CKT_COMPILER_HIPRTC ? "hiprtc" : c == CKT_COMPILER_NVRTC ? "nvrtc" : "cc"; }
+const char *ckt_backend_name(ckt_backend b) { return b == CKT_BACKEND_HIP ? "hip" : b == CKT_BACKEND_CUDA ? "cuda" : "cpu"; }
 
 const ckt_lds_instr *ckt_target_instr(const ckt_target *t, const char *name)
 {

@@ -2,11 +2,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ckt/checked.h"
+#include "checked.h"
 #include "ckt/layout.h"
+#include "tuple_internal.h"
 
-/* Index one past the subtree rooted at node i. */
-int ckt_tuple_skip(const ckt_tuple *t, int i);
 int ckt_tuple_skip(const ckt_tuple *t, int i)
 {
     int pending = 1;
@@ -135,7 +134,6 @@ static ckt_tuple subtree(const ckt_tuple *t, int start)
 }
 
 /* Node index of child i of the root. */
-int ckt_tuple_child_node(const ckt_tuple *t, int i);
 int ckt_tuple_child_node(const ckt_tuple *t, int i)
 {
     int k = 1;

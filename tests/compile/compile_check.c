@@ -34,7 +34,7 @@ int main(int argc, char **argv)
     if (ckt_context_create(&o, &ctx, &err)) { fprintf(stderr, "%s\n", err.msg); return 1; }
     ckt_compile_request req = {target, src, "stage", NULL, 0};
     ckt_binary *b;
-    ckt_status st = ckt_compile_ex(ctx, &req, CKT_COMPILE_ONLY | CKT_COMPILE_NO_CACHE, &b, &err);
+    ckt_status st = ckt_compile(ctx, &req, CKT_COMPILE_ONLY | CKT_COMPILE_NO_CACHE, &b, &err);
     if (st == CKT_ERUNTIME && strstr(err.msg, "not found")) {
         printf("SKIPPED: %s compile test: %s\n", target, err.msg);
         ckt_context_destroy(ctx);
@@ -73,7 +73,7 @@ int main(int argc, char **argv)
     char salted[4096];
     snprintf(salted, sizeof salted, "// compile_check %s\n%s", target, src);
     ckt_compile_request req2 = {target, salted, "stage", NULL, 0};
-    if (ckt_compile(ctx, &req2, &c1, &err) || ckt_compile(ctx, &req2, &c2, &err)) { fprintf(stderr, "FAIL: %s\n", err.msg); return 1; }
+    if (ckt_compile(ctx, &req2, 0, &c1, &err) || ckt_compile(ctx, &req2, 0, &c2, &err)) { fprintf(stderr, "FAIL: %s\n", err.msg); return 1; }
     size_t n1, n2;
     const uint8_t *b1 = ckt_binary_code(c1, &n1), *b2 = ckt_binary_code(c2, &n2);
     CHECK(ckt_binary_from_cache(c2), "second compile did not hit the cache (%s)", ckt_cache_note(ckt_context_cache(ctx)));
@@ -85,13 +85,13 @@ int main(int argc, char **argv)
 
     /* refusals: a compile error carries the compiler's log; unknown architectures never crash */
     ckt_compile_request bad = {target, "this is not C++ {", "stage", NULL, 0};
-    st = ckt_compile_ex(ctx, &bad, CKT_COMPILE_NO_CACHE, &b, &err);
+    st = ckt_compile(ctx, &bad, CKT_COMPILE_NO_CACHE, &b, &err);
     CHECK(st == CKT_ECOMPILE, "a syntax error gave status %d: %s", st, err.msg);
     CHECK(strstr(err.msg, "error") != NULL, "no compiler log in: %s", err.msg);
     const char *refused[] = {amd ? "gfx942" : "sm_75", amd ? "gfx1100" : "sm_9999", amd ? "gfx9999" : "sm_", NULL};
     for (const char *const *t = refused; *t; t++) {
         ckt_compile_request rq = {*t, src, "stage", NULL, 0};
-        st = ckt_compile_ex(ctx, &rq, CKT_COMPILE_NO_CACHE, &b, &err);
+        st = ckt_compile(ctx, &rq, CKT_COMPILE_NO_CACHE, &b, &err);
         if (st == CKT_OK) { /* a newer compiler may know it: then it must be a real code object */
             ckt_binary_code(b, &n);
             CHECK(n > 64, "%s: empty code object", *t);

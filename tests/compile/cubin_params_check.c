@@ -37,7 +37,7 @@ static int params(const char *target, const char *src, const char *name, int64_t
     ckt_compile_request req = {target, src, name, NULL, 0};
     ckt_binary *b;
     ckt_error err;
-    ckt_status st = ckt_compile_ex(NULL, &req, CKT_COMPILE_ONLY | CKT_COMPILE_NO_CACHE, &b, &err);
+    ckt_status st = ckt_compile(NULL, &req, CKT_COMPILE_ONLY | CKT_COMPILE_NO_CACHE, &b, &err);
     if (st == CKT_ERUNTIME && strstr(err.msg, "not found")) {
         printf("SKIPPED: %s cubin parameter test: %s\n", target, err.msg);
         return SKIP;

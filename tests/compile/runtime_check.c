@@ -8,6 +8,15 @@
 #include <string.h>
 
 #include "ckt/runtime.h"
+
+/* The positional form of a launch (grid, block, shared bytes, arguments, signature). */
+static ckt_status launch_kernel(ckt_device *dev, const ckt_binary *bin, const int64_t grid[3], const int64_t block[3], int64_t dyn_shared_bytes,
+                                void *const *args, int arg_count, const ckt_param *signature, int signature_count, double *ms, ckt_error *err)
+{
+    if (!grid || !block) return ckt_fail(err, CKT_EINVAL, "launch: grid or block is NULL");
+    ckt_launch_params p = {{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, dyn_shared_bytes, args, arg_count, signature, signature_count, 0};
+    return ckt_launch(dev, bin, &p, ms, err);
+}
 #include "check.h"
 
 #define SKIP 77
@@ -34,7 +43,7 @@ int main(int argc, char **argv)
     printf("%s: %s\n", argv[1], ckt_device_name(dev));
     ckt_compile_request req = {ckt_device_target(dev), src, "axpy", NULL, 0};
     ckt_binary *bin;
-    if (ckt_compile_ex(NULL, &req, CKT_COMPILE_NO_CACHE, &bin, &err)) {
+    if (ckt_compile(NULL, &req, CKT_COMPILE_NO_CACHE, &bin, &err)) {
         fprintf(stderr, "FAIL: compile for %s: %s\n", ckt_device_target(dev), err.msg);
         return 1;
     }
@@ -58,7 +67,7 @@ int main(int argc, char **argv)
     ckt_param sig[] = {{CKT_PARAM_PTR, "x"}, {CKT_PARAM_PTR, "y"}, {CKT_PARAM_I32, "n"}, {CKT_PARAM_F32, "a"}};
     int64_t grid[3] = {(n + 255) / 256, 1, 1}, block[3] = {256, 1, 1};
     double ms = -1;
-    CHECK(!ckt_launch_kernel(dev, bin, grid, block, 0, args, 4, sig, 4, &ms, &err), "%s", err.msg);
+    CHECK(!launch_kernel(dev, bin, grid, block, 0, args, 4, sig, 4, &ms, &err), "%s", err.msg);
     CHECK(ms > 0, "kernel time %g ms", ms);
     CHECK(!ckt_buffer_download(dy, 0, out, n * sizeof(float), &err), "%s", err.msg);
     int bad = 0;
@@ -69,16 +78,16 @@ int main(int argc, char **argv)
     /* refusals before anything runs */
     void *host = x;
     void *args_host[] = {&px, &host, &nn, &a};
-    CHECK(ckt_launch_kernel(dev, bin, grid, block, 0, args_host, 4, sig, 4, NULL, &err) == CKT_EINVAL && strstr(err.msg, "not inside a live buffer"),
+    CHECK(launch_kernel(dev, bin, grid, block, 0, args_host, 4, sig, 4, NULL, &err) == CKT_EINVAL && strstr(err.msg, "not inside a live buffer"),
           "host pointer: %s", err.msg);
-    CHECK(ckt_launch_kernel(dev, bin, grid, block, 0, args, 3, sig, 3, NULL, &err) == CKT_EINVAL, "3 of 4 arguments accepted");
+    CHECK(launch_kernel(dev, bin, grid, block, 0, args, 3, sig, 3, NULL, &err) == CKT_EINVAL, "3 of 4 arguments accepted");
     { /* the code object (AMDGPU metadata / cubin .nv.info) declares the sizes */
         ckt_param wide[] = {{CKT_PARAM_PTR, "x"}, {CKT_PARAM_PTR, "y"}, {CKT_PARAM_I64, "n"}, {CKT_PARAM_F32, "a"}};
-        CHECK(ckt_launch_kernel(dev, bin, grid, block, 0, args, 4, wide, 4, NULL, &err) == CKT_EINVAL && strstr(err.msg, "bytes"),
+        CHECK(launch_kernel(dev, bin, grid, block, 0, args, 4, wide, 4, NULL, &err) == CKT_EINVAL && strstr(err.msg, "bytes"),
               "an i64 for an int: %s", err.msg);
     }
     int64_t huge[3] = {1, 1, 1}, bigblock[3] = {2048, 1, 1};
-    CHECK(ckt_launch_kernel(dev, bin, huge, bigblock, 0, args, 4, sig, 4, NULL, &err) == CKT_EINVAL, "block of 2048 accepted");
+    CHECK(launch_kernel(dev, bin, huge, bigblock, 0, args, 4, sig, 4, NULL, &err) == CKT_EINVAL, "block of 2048 accepted");
     ckt_buffer_free(dx);
     ckt_buffer_free(dy);
     ckt_buffer_free(dtmp);

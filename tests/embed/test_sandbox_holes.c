@@ -93,14 +93,14 @@ static void sandboxed_compile_refuses_file_reading_sources(void **state)
         ckt_compile_request req = {"cpu", bad[i], "k", NULL, 0};
         ckt_binary *b = NULL;
         ckt_error err;
-        ckt_status st = ckt_compile_ex(NULL, &req, CKT_COMPILE_SANDBOXED | CKT_COMPILE_NO_CACHE, &b, &err);
+        ckt_status st = ckt_compile(NULL, &req, CKT_COMPILE_SANDBOXED | CKT_COMPILE_NO_CACHE, &b, &err);
         if (st == CKT_OK) fail_msg("a sandboxed compile took '%s'", bad[i]);
         if (!strstr(err.msg, "sandbox")) fail_msg("'%s': %s", bad[i], err.msg);
     }
     ckt_compile_request ok = {"cpu", "#include <math.h>\n#define K 1\n#if K\nvoid k(void) {}\n#endif\n", "k", NULL, 0};
     ckt_binary *b = NULL;
     ckt_error err;
-    assert_int_equal(ckt_compile_ex(NULL, &ok, CKT_COMPILE_SANDBOXED | CKT_COMPILE_NO_CACHE, &b, &err), CKT_OK);
+    assert_int_equal(ckt_compile(NULL, &ok, CKT_COMPILE_SANDBOXED | CKT_COMPILE_NO_CACHE, &b, &err), CKT_OK);
     ckt_binary_free(b);
 }
 

@@ -340,6 +340,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (int i = 0; i < 40; i++)
             if (ckt_kernel_end(f.k, &err)) break;
     static const char *const targets[] = {"cpu", "gfx90a", "sm_90"};
+    (void)ckt_kernel_finish(f.k, &err); /* refused with loops open: then emitting is refused too */
     for (int t = 0; t < 3; t++) {
         char *src = NULL;
         err.msg[0] = 0;

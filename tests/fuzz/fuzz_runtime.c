@@ -28,7 +28,7 @@ static void setup(void)
     ckt_compile_request req = {"cpu", "typedef struct ckt_cpu_launch ckt_cpu_launch;\n"
                                       "void k(void *const *args, const ckt_cpu_launch *l) { (void)args; (void)l; }\n",
                                "k", NULL, 0};
-    if (ckt_compile_ex(NULL, &req, CKT_COMPILE_NO_CACHE, &bin, &err) != CKT_OK) abort();
+    if (ckt_compile(NULL, &req, CKT_COMPILE_NO_CACHE, &bin, &err) != CKT_OK) abort();
     atexit(teardown);
 }
 

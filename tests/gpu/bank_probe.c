@@ -82,7 +82,7 @@ int main(void)
     ckt_error err;
     ckt_binary *bin;
     ckt_compile_request req = {"sm_90", src, "probe32", NULL, 0};
-    if (ckt_compile(NULL, &req, &bin, &err)) { fprintf(stderr, "%s\n", err.msg); return 1; }
+    if (ckt_compile(NULL, &req, 0, &bin, &err)) { fprintf(stderr, "%s\n", err.msg); return 1; }
     size_t n;
     const uint8_t *code = ckt_binary_code(bin, &n);
     CUmodule mod;

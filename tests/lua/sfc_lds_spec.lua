@@ -222,6 +222,13 @@ describe("more of the LDS API", function()
     assert.truthy(ckt.help_text("lds.find_swizzle"):find("max_padding_banks=8"))
     assert.truthy(ckt.help_text(ckt.lds.find_swizzle):find("B={1,4}"))
     assert.equal("gfx90a", ckt.target("cpu:gfx90a").name)
+    local cpu = ckt.target("cpu") -- what a bare cpu emulates, from the one parser
+    assert.equal("gfx90a", cpu.emulates); assert.equal("gfx90a", cpu.name); assert.is_true(cpu.emulated)
+    assert.same({"c", "cc", "cpu", 64}, {cpu.dialect, cpu.compiler, cpu.runtime, cpu.wave_size})
+    local s90 = ckt.target("sm_90a")
+    assert.same({"sm_90a", "sm_90", "cuda", "nvrtc", "cuda", 49152}, {s90.arch, s90.name, s90.dialect, s90.compiler, s90.runtime, s90.lds_static_bytes})
+    assert.equal("sm_90", ckt.target("cpu:sm_90").emulates); assert.equal(32, ckt.target("cpu:sm_90").wave_size)
+    assert.equal(ckt.target().target, ckt.default_target())
     local nv = ckt.target("sm_90").instructions
     assert.is_true(nv.lds128.merge_pairs); assert.is_false(nv.lds32.merge_pairs); assert.equal(8, nv.lds128.lanes_per_phase)
     assert.equal("write", nv.sts64.op); assert.equal(8, nv.sts64.bytes)

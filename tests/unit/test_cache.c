@@ -186,7 +186,7 @@ static void unusable_directories_degrade(void **state)
     ckt_compile_request req = {"cpu", "int f(void) { return 1; }", "f", NULL, 0};
     ckt_binary *b;
     ckt_error err;
-    assert_int_equal(ckt_compile(ctx, &req, &b, &err), CKT_OK);
+    assert_int_equal(ckt_compile(ctx, &req, 0, &b, &err), CKT_OK);
     assert_false(ckt_binary_from_cache(b));
     ckt_binary_free(b);
     ckt_context_destroy(ctx);
@@ -211,9 +211,9 @@ static void compile_hits_and_rebuilds(void **state)
     ckt_compile_request req = {"cpu", src, "answer", NULL, 0};
     ckt_binary *a, *b;
     ckt_error err;
-    assert_int_equal(ckt_compile(ctx, &req, &a, &err), CKT_OK);
+    assert_int_equal(ckt_compile(ctx, &req, 0, &a, &err), CKT_OK);
     assert_false(ckt_binary_from_cache(a));
-    assert_int_equal(ckt_compile(ctx, &req, &b, &err), CKT_OK);
+    assert_int_equal(ckt_compile(ctx, &req, 0, &b, &err), CKT_OK);
     assert_true(ckt_binary_from_cache(b));
     size_t na, nb;
     const uint8_t *ca = ckt_binary_code(a, &na), *cb = ckt_binary_code(b, &nb);
@@ -224,17 +224,17 @@ static void compile_hits_and_rebuilds(void **state)
     assert_string_equal(ckt_binary_compiler(a), ckt_binary_compiler(b));
     ckt_binary_free(b);
     /* NO_CACHE neither reads nor writes */
-    assert_int_equal(ckt_compile_ex(ctx, &req, CKT_COMPILE_NO_CACHE, &b, &err), CKT_OK);
+    assert_int_equal(ckt_compile(ctx, &req, CKT_COMPILE_NO_CACHE, &b, &err), CKT_OK);
     assert_false(ckt_binary_from_cache(b));
     ckt_binary_free(b);
     /* other options, other target, other kernel name: other keys */
     const char *opt[] = {"-O1"};
     ckt_compile_request req2 = {"cpu", src, "answer", opt, 1};
-    assert_int_equal(ckt_compile(ctx, &req2, &b, &err), CKT_OK);
+    assert_int_equal(ckt_compile(ctx, &req2, 0, &b, &err), CKT_OK);
     assert_false(ckt_binary_from_cache(b));
     ckt_binary_free(b);
     ckt_compile_request req3 = {"cpu:gfx90a", src, "answer", NULL, 0};
-    assert_int_equal(ckt_compile(ctx, &req3, &b, &err), CKT_OK);
+    assert_int_equal(ckt_compile(ctx, &req3, 0, &b, &err), CKT_OK);
     assert_false(ckt_binary_from_cache(b));
     assert_string_equal(ckt_binary_target(b), "cpu:gfx90a");
     ckt_binary_free(b);
@@ -256,12 +256,12 @@ static void compile_hits_and_rebuilds(void **state)
     }
     closedir(d);
     assert_int_equal(damaged, 3);
-    assert_int_equal(ckt_compile(ctx, &req, &b, &err), CKT_OK);
+    assert_int_equal(ckt_compile(ctx, &req, 0, &b, &err), CKT_OK);
     assert_false(ckt_binary_from_cache(b));
     ckt_binary_code(b, &nb);
     assert_int_equal(na, nb);
     ckt_binary_free(b);
-    assert_int_equal(ckt_compile(ctx, &req, &b, &err), CKT_OK);
+    assert_int_equal(ckt_compile(ctx, &req, 0, &b, &err), CKT_OK);
     assert_true(ckt_binary_from_cache(b));
     ckt_binary_free(b);
     assert_int_equal(ckt_cache_get_stats(ckt_context_cache(ctx)).corrupt, 1);
@@ -271,7 +271,7 @@ static void compile_hits_and_rebuilds(void **state)
     ckt_context_options off = {dir, 1, NULL};
     assert_int_equal(ckt_context_create(&off, &ctx, NULL), CKT_OK);
     assert_null(ckt_context_cache(ctx));
-    assert_int_equal(ckt_compile(ctx, &req, &b, &err), CKT_OK);
+    assert_int_equal(ckt_compile(ctx, &req, 0, &b, &err), CKT_OK);
     assert_false(ckt_binary_from_cache(b));
     ckt_binary_free(b);
     ckt_context_destroy(ctx);
@@ -306,7 +306,7 @@ static void two_processes_at_once(void **state)
                 ckt_compile_request req = {"cpu", src, "v", NULL, 0};
                 ckt_binary *b;
                 ckt_error err;
-                if (ckt_compile(ctx, &req, &b, &err) != CKT_OK) bad = 1;
+                if (ckt_compile(ctx, &req, 0, &b, &err) != CKT_OK) bad = 1;
                 else ckt_binary_free(b);
             }
             ckt_context_destroy(ctx);
@@ -332,7 +332,7 @@ static void two_processes_at_once(void **state)
         ckt_compile_request req = {"cpu", src, "v", NULL, 0};
         ckt_binary *b;
         ckt_error err;
-        assert_int_equal(ckt_compile(ctx, &req, &b, &err), CKT_OK);
+        assert_int_equal(ckt_compile(ctx, &req, 0, &b, &err), CKT_OK);
         assert_true(ckt_binary_from_cache(b));
         ckt_binary_free(b);
     }

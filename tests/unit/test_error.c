@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include "ckt/ckt.h"
+#include "checked.h"
 
 static void fail_formats_and_returns_status(void **state)
 {

@@ -17,7 +17,7 @@
 static void expect_refusal(const ckt_compile_request *req, ckt_binary **out, ckt_status want, const char *says)
 {
     ckt_error err;
-    ckt_status st = ckt_compile_ex(NULL, req, CKT_COMPILE_NO_CACHE, out, &err);
+    ckt_status st = ckt_compile(NULL, req, CKT_COMPILE_NO_CACHE, out, &err);
     if (st != want) fail_msg("status %d, want %d (%s)", st, want, err.msg);
     if (!strstr(err.msg, says)) fail_msg("'%s' does not say '%s'", err.msg, says);
 }
@@ -58,7 +58,7 @@ static void requests_are_validated(void **state)
     expect_refusal(&r11, &b, CKT_EINVAL, "longer than 127");
     ckt_compile_request r12 = {"gfx90a;reboot", src, "f", NULL, 0};
     ckt_error err;
-    ckt_status st = ckt_compile_ex(NULL, &r12, CKT_COMPILE_NO_CACHE, &b, &err);
+    ckt_status st = ckt_compile(NULL, &r12, CKT_COMPILE_NO_CACHE, &b, &err);
     assert_int_not_equal(st, CKT_OK); /* EINVAL with hipRTC, ERUNTIME without: never a compile */
 }
 
@@ -69,7 +69,7 @@ static void cpu_compiles_and_reports(void **state)
     ckt_compile_request req = {"cpu:gfx90a", "int f(void) { return VALUE; }", "f", opts, 1};
     ckt_binary *b;
     ckt_error err;
-    assert_int_equal(ckt_compile_ex(NULL, &req, CKT_COMPILE_NO_CACHE | CKT_COMPILE_ONLY, &b, &err), CKT_OK);
+    assert_int_equal(ckt_compile(NULL, &req, CKT_COMPILE_NO_CACHE | CKT_COMPILE_ONLY, &b, &err), CKT_OK);
     size_t n;
     const uint8_t *code = ckt_binary_code(b, &n);
     assert_true(n > 64);
@@ -97,7 +97,7 @@ static void compile_errors_carry_the_log(void **state)
     ckt_compile_request req = {"cpu", "int f(void) { return undefined_name; }", "f", NULL, 0};
     ckt_binary *b = NULL;
     ckt_error err;
-    assert_int_equal(ckt_compile_ex(NULL, &req, CKT_COMPILE_NO_CACHE, &b, &err), CKT_ECOMPILE);
+    assert_int_equal(ckt_compile(NULL, &req, CKT_COMPILE_NO_CACHE, &b, &err), CKT_ECOMPILE);
     assert_non_null(strstr(err.msg, "cpu compile failed for 'f'"));
     assert_non_null(strstr(err.msg, "undefined_name"));
     assert_null(b);
@@ -189,7 +189,7 @@ static void kernel_arguments_from_the_metadata(void **state)
     ckt_compile_request req = {"gfx90a", "extern \"C\" __global__ void three(const float *a, float *b, int n) { int i = threadIdx.x; if (i < n) b[i] = a[i]; }",
                                "three", NULL, 0};
     ckt_binary *b;
-    if (ckt_compile_ex(NULL, &req, CKT_COMPILE_NO_CACHE, &b, &err) == CKT_OK) {
+    if (ckt_compile(NULL, &req, CKT_COMPILE_NO_CACHE, &b, &err) == CKT_OK) {
         const uint8_t *code = ckt_binary_code(b, &n);
         assert_int_equal(ckt_code_object_kernel_args(code, n, "three", sizes, 8, &count, &err), CKT_OK);
         assert_int_equal(count, 3);
@@ -219,7 +219,7 @@ static void cubin_parameters(void **state)
                                         " { int i = threadIdx.x; if (i < n) y[i] += a * x[i] + q + c; }", "six", NULL, 0};
     ckt_binary *b;
     ckt_error err;
-    if (ckt_compile_ex(NULL, &req, CKT_COMPILE_NO_CACHE, &b, &err) != CKT_OK) {
+    if (ckt_compile(NULL, &req, CKT_COMPILE_NO_CACHE, &b, &err) != CKT_OK) {
         printf("SKIPPED: NVRTC parameter check: %s\n", err.msg);
         return;
     }

@@ -319,6 +319,7 @@ static ckt_kernel *gemm_kernel(const char *instr, ckt_dtype dt, int64_t block, i
     assert_int_equal(ckt_kernel_lds(k, dt, &lb, NULL, &b, &err), CKT_OK);
     assert_int_equal(ckt_kernel_gemm_c_vgpr(k, &t, mpb, npb, &c, NULL, &err), CKT_OK);
     assert_int_equal(ckt_kernel_blockwise_gemm(k, a, b, c, &t, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_finish(k, &err), CKT_OK); /* emitting does not change a kernel */
     return k;
 }
 

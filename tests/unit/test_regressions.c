@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "ckt/ckt.h"
+#include "checked.h"
 #include "ckt/distribution.h"
 #include "ckt/lds.h"
 #include "ckt/sfc.h"

@@ -12,6 +12,15 @@
 
 #include "ckt/runtime.h"
 
+/* The positional form of a launch (grid, block, shared bytes, arguments, signature). */
+static ckt_status launch_kernel(ckt_device *dev, const ckt_binary *bin, const int64_t grid[3], const int64_t block[3], int64_t dyn_shared_bytes,
+                                void *const *args, int arg_count, const ckt_param *signature, int signature_count, double *ms, ckt_error *err)
+{
+    if (!grid || !block) return ckt_fail(err, CKT_EINVAL, "launch: grid or block is NULL");
+    ckt_launch_params p = {{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, dyn_shared_bytes, args, arg_count, signature, signature_count, 0};
+    return ckt_launch(dev, bin, &p, ms, err);
+}
+
 /* out[i] = a * in[reversed within the block] + block_id.y, staged through LDS like a GPU kernel */
 static const char *const reverse_src =
     "#include <stdint.h>\n"
@@ -43,7 +52,7 @@ static ckt_binary *build(const char *src, const char *name, unsigned flags)
     ckt_compile_request req = {"cpu", src, name, NULL, 0};
     ckt_binary *b = NULL;
     ckt_error err;
-    if (ckt_compile_ex(NULL, &req, flags | CKT_COMPILE_NO_CACHE, &b, &err)) fail_msg("compile: %s", err.msg);
+    if (ckt_compile(NULL, &req, flags | CKT_COMPILE_NO_CACHE, &b, &err)) fail_msg("compile: %s", err.msg);
     return b;
 }
 
@@ -82,7 +91,7 @@ static void cpu_kernel_over_a_grid(void **state)
         void *args[] = {&pin, &pout, &n, &a};
         int64_t grid[3] = {gx, gy, 1}, block[3] = {bs, 1, 1};
         double ms = -1;
-        if (ckt_launch_kernel(dev, bin, grid, block, 0, args, 4, reverse_sig, 4, &ms, &err)) fail_msg("%s", err.msg);
+        if (launch_kernel(dev, bin, grid, block, 0, args, 4, reverse_sig, 4, &ms, &err)) fail_msg("%s", err.msg);
         assert_true(ms >= 0);
         assert_int_equal(ckt_buffer_download(dout, 0, out, (size_t)n * 4, &err), CKT_OK);
         for (int i = 0; i < n; i++) {
@@ -113,7 +122,7 @@ static void every_block_runs_exactly_once(void **state)
         void *p = ckt_buffer_ptr(hits);
         void *args[] = {&p};
         ckt_param sig[] = {{CKT_PARAM_PTR, "hits"}};
-        if (ckt_launch_kernel(dev, bin, grid, block, 0, args, 1, sig, 1, NULL, &err)) fail_msg("%s", err.msg);
+        if (launch_kernel(dev, bin, grid, block, 0, args, 1, sig, 1, NULL, &err)) fail_msg("%s", err.msg);
         int32_t h[37 * 5 * 3];
         assert_int_equal(ckt_buffer_download(hits, 0, h, sizeof h, &err), CKT_OK);
         for (int i = 0; i < nb; i++) assert_int_equal(h[i], 1);
@@ -178,7 +187,7 @@ static void launch_bad_input(void **state)
     int64_t g[3] = {1, 1, 1}, blk[3] = {16, 1, 1};
 #define LAUNCH_FAILS(expect, ...)                                                            \
     do {                                                                                     \
-        assert_int_equal(ckt_launch_kernel(__VA_ARGS__, NULL, &err), CKT_EINVAL);            \
+        assert_int_equal(launch_kernel(__VA_ARGS__, NULL, &err), CKT_EINVAL);            \
         if (!strstr(err.msg, expect)) fail_msg("'%s' does not say '%s'", err.msg, expect);   \
     } while (0)
     LAUNCH_FAILS("takes 4 arguments, got 3", dev, bin, g, blk, 0, args, 3, reverse_sig, 4);
@@ -209,11 +218,11 @@ static void launch_bad_input(void **state)
     /* a shared object without the kernel's symbol */
     ckt_compile_request req = {"cpu", "int other(void) { return 1; }", "missing_kernel", NULL, 0};
     ckt_binary *nosym;
-    assert_int_equal(ckt_compile_ex(NULL, &req, CKT_COMPILE_NO_CACHE, &nosym, &err), CKT_OK);
+    assert_int_equal(ckt_compile(NULL, &req, CKT_COMPILE_NO_CACHE, &nosym, &err), CKT_OK);
     LAUNCH_FAILS("no function 'missing_kernel'", dev, nosym, g, blk, 0, NULL, 0, NULL, 0);
     ckt_binary_free(nosym);
     /* the valid launch still works after all that */
-    assert_int_equal(ckt_launch_kernel(dev, bin, g, blk, 0, args, 4, reverse_sig, 4, NULL, &err), CKT_OK);
+    assert_int_equal(launch_kernel(dev, bin, g, blk, 0, args, 4, reverse_sig, 4, NULL, &err), CKT_OK);
     ckt_buffer_free(buf);
     ckt_binary_free(bin);
     ckt_device_close(dev);
@@ -258,9 +267,9 @@ static void backends_and_missing_runtimes(void **state)
     dev = cpu();
     ckt_compile_request req = {"gfx90a", "extern \"C\" __global__ void k(int *p) { p[threadIdx.x] = 1; }", "k", NULL, 0};
     ckt_binary *gpu;
-    if (ckt_compile_ex(NULL, &req, CKT_COMPILE_NO_CACHE, &gpu, &err) == CKT_OK) {
+    if (ckt_compile(NULL, &req, CKT_COMPILE_NO_CACHE, &gpu, &err) == CKT_OK) {
         int64_t g[3] = {1, 1, 1};
-        assert_int_equal(ckt_launch_kernel(dev, gpu, g, g, 0, NULL, 0, NULL, 0, NULL, &err), CKT_EINVAL);
+        assert_int_equal(launch_kernel(dev, gpu, g, g, 0, NULL, 0, NULL, 0, NULL, &err), CKT_EINVAL);
         assert_non_null(strstr(err.msg, "a binary for gfx90a cannot run on the cpu device"));
         ckt_binary_free(gpu);
     }

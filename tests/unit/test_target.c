@@ -142,6 +142,72 @@ static void unknown_names(void **state)
     assert_non_null(strstr(ckt_target_names(), "gfx950"));
 }
 
+/* One parse per target name: dialect, compiler, runtime, the architecture and its model. */
+static void parsed_records(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *arch;
+        ckt_dialect_kind dialect;
+        ckt_compiler_kind compiler;
+        ckt_backend runtime;
+        bool emulated, modelled;
+        int wave;
+        int64_t lds_static, lds_max;
+    } want[] = {
+        {"cpu", CKT_CPU_DEFAULT_ARCH, CKT_DIALECT_C, CKT_COMPILER_HOST_CC, CKT_BACKEND_CPU, true, true, 64, 0, 64 << 10},
+        {"cpu:gfx90a", "gfx90a", CKT_DIALECT_C, CKT_COMPILER_HOST_CC, CKT_BACKEND_CPU, true, true, 64, 0, 64 << 10},
+        {"cpu:sm_90", "sm_90", CKT_DIALECT_C, CKT_COMPILER_HOST_CC, CKT_BACKEND_CPU, true, true, 32, 0, 227 << 10},
+        {"gfx90a", "gfx90a", CKT_DIALECT_HIP, CKT_COMPILER_HIPRTC, CKT_BACKEND_HIP, false, true, 64, 0, 64 << 10},
+        {"gfx908", "gfx908", CKT_DIALECT_HIP, CKT_COMPILER_HIPRTC, CKT_BACKEND_HIP, false, true, 64, 0, 64 << 10},
+        {"gfx950", "gfx950", CKT_DIALECT_HIP, CKT_COMPILER_HIPRTC, CKT_BACKEND_HIP, false, true, 64, 0, 160 << 10},
+        {"sm_80", "sm_80", CKT_DIALECT_CUDA, CKT_COMPILER_NVRTC, CKT_BACKEND_CUDA, false, true, 32, 48 << 10, 163 << 10},
+        {"sm_90", "sm_90", CKT_DIALECT_CUDA, CKT_COMPILER_NVRTC, CKT_BACKEND_CUDA, false, true, 32, 48 << 10, 227 << 10},
+        {"sm_90a", "sm_90a", CKT_DIALECT_CUDA, CKT_COMPILER_NVRTC, CKT_BACKEND_CUDA, false, true, 32, 48 << 10, 227 << 10},
+        {"gfx1100", "gfx1100", CKT_DIALECT_HIP, CKT_COMPILER_HIPRTC, CKT_BACKEND_HIP, false, false, 0, 0, 0},
+        {"sm_89", "sm_89", CKT_DIALECT_CUDA, CKT_COMPILER_NVRTC, CKT_BACKEND_CUDA, false, false, 0, 48 << 10, 0},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        ckt_target_record r;
+        ckt_error err;
+        if (ckt_target_parse(want[i].name, &r, &err)) fail_msg("%s: %s", want[i].name, err.msg);
+        assert_string_equal(r.name, want[i].name);
+        assert_string_equal(r.arch, want[i].arch);
+        assert_int_equal(r.dialect, want[i].dialect);
+        assert_int_equal(r.compiler, want[i].compiler);
+        assert_int_equal(r.runtime, want[i].runtime);
+        assert_int_equal(r.emulated, want[i].emulated);
+        assert_int_equal(r.modelled, want[i].modelled);
+        assert_int_equal(r.wave_size, want[i].wave);
+        assert_int_equal(r.lds_static_bytes, want[i].lds_static);
+        assert_int_equal(r.lds_max_bytes, want[i].lds_max);
+        assert_non_null(r.matrix);
+        if (r.modelled) assert_non_null(strstr(r.matrix, r.hw.vendor == CKT_VENDOR_AMD ? "mfma" : "mma"));
+    }
+    /* sm_90a compiles for sm_90a with sm_90's model; the CPU emulates the named GPU's model */
+    ckt_target_record r;
+    ckt_error err;
+    assert_int_equal(ckt_target_parse("sm_90a", &r, &err), CKT_OK);
+    assert_string_equal(r.hw.name, "sm_90");
+    assert_true(r.compiler_known);
+    assert_int_equal(ckt_target_parse("sm_75", &r, &err), CKT_OK);
+    assert_false(r.compiler_known);
+    assert_int_equal(ckt_target_get("cpu", &(ckt_target){0}, &err), CKT_OK);
+    static const char *bad[] = {"", "gpu", "cpu:", "cpu:gfx1100", "cpu:cpu", "gfx", "gfx90z", "sm_", "sm_9x", "sm_90b", "CPU",
+                                "gfx90a;rm -rf /", "sm_9000000000000000000000000000", " gfx90a", "gfx90a "};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        if (ckt_target_parse(bad[i], &r, &err) == CKT_OK) fail_msg("'%s' accepted", bad[i]);
+        assert_non_null(strstr(err.msg, "target: "));
+    }
+    assert_int_equal(ckt_target_parse("vulkan", &r, &err), CKT_EUNSUPPORTED);
+    assert_non_null(strstr(err.msg, "unknown target 'vulkan'; known: cpu, gfx908"));
+    assert_int_equal(ckt_target_parse(NULL, &r, &err), CKT_EINVAL);
+    assert_int_equal(ckt_target_parse("cpu", NULL, &err), CKT_EINVAL);
+    assert_string_equal(ckt_dialect_name(CKT_DIALECT_CUDA), "cuda");
+    assert_string_equal(ckt_compiler_name(CKT_COMPILER_HIPRTC), "hiprtc");
+    assert_string_equal(ckt_backend_name(CKT_BACKEND_HIP), "hip");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -149,6 +215,7 @@ int main(void)
         cmocka_unit_test(phases_partition_the_wave),
         cmocka_unit_test(lds_bank_note_tables),
         cmocka_unit_test(unknown_names),
+        cmocka_unit_test(parsed_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,11 +1,27 @@
-/* ckt — a tiling engine for GPU kernel authors. The umbrella header of the C API. */
+/* ckt — a tiling engine for GPU kernel authors. The umbrella header of the C API: it includes
+ * every public header (engine/include/ckt); build details live in engine/src. */
 #ifndef CKT_CKT_H
 #define CKT_CKT_H
 
-#include "ckt/error.h"
-#include "ckt/checked.h"
+#include "ckt/cache.h"
 #include "ckt/context.h"
+#include "ckt/distribution.h"
+#include "ckt/dtype.h"
+#include "ckt/emit.h"
+#include "ckt/error.h"
+#include "ckt/executable.h"
+#include "ckt/expr.h"
+#include "ckt/fragment.h"
+#include "ckt/jit.h"
+#include "ckt/kernel_ir.h"
 #include "ckt/layout.h"
+#include "ckt/lds.h"
+#include "ckt/nested.h"
+#include "ckt/param.h"
+#include "ckt/runtime.h"
+#include "ckt/sfc.h"
+#include "ckt/target.h"
+#include "ckt/visual.h"
 
 #ifdef __cplusplus
 extern "C" {

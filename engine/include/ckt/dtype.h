@@ -23,6 +23,9 @@ const char *ckt_dtype_name(ckt_dtype t);
 /* The names above (also "half", "float", "double", "int", "int32", "int64", "bfloat16", "float16",
  * "float32", "float64", "int8", "uint8"). Unknown names: CKT_EINVAL naming the known ones. */
 ckt_status ckt_dtype_parse(const char *name, ckt_dtype *out, ckt_error *err);
+/* Bytes per element of a type name for layout and bank analyses: every name ckt_dtype_parse
+ * takes, and element types kernels do not compute in yet (u32, fp8); 0 for an unknown name. */
+size_t ckt_dtype_name_bytes(const char *name);
 int ckt_dtype_is_float(ckt_dtype t);
 int ckt_dtype_valid(ckt_dtype t);
 

@@ -9,27 +9,24 @@
 
 #include "ckt/error.h"
 #include "ckt/kernel_ir.h"
+#include "ckt/target.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef enum { CKT_DIALECT_C, CKT_DIALECT_HIP, CKT_DIALECT_CUDA } ckt_dialect_kind;
-
-/* The dialect of a target name: "cpu", "cpu:<gpu>" -> C; "gfx*" -> HIP; "sm_*" -> CUDA. */
-ckt_status ckt_dialect_for_target(const char *target, ckt_dialect_kind *out, ckt_error *err);
-const char *ckt_dialect_name(ckt_dialect_kind d);
 /* The device prelude the emitter puts at the top of every source of a dialect. */
 const char *ckt_prelude_text(ckt_dialect_kind d);
 
-/* Emit the kernel's source for a target; *source is malloc'ed (free() it). Fails for LDS beyond
- * the target's capacity, impossible vector widths asked for explicitly, an unfinished kernel. */
-ckt_status ckt_emit(ckt_kernel *k, const char *target, char **source, ckt_error *err);
+/* Emit the kernel's source for a target; *source is malloc'ed (free() it). The kernel is not
+ * changed. Fails for LDS beyond the target's capacity, impossible vector widths asked for
+ * explicitly, an unfinished kernel (ckt_kernel_finish). */
+ckt_status ckt_emit(const ckt_kernel *k, const char *target, char **source, ckt_error *err);
 
 /* The LDS bytes a launch of the emitted kernel must request (dynamic shared memory): the CUDA
  * dialect declares LDS beyond the 48 KiB static limit as an extern array, and the runtime opts
  * the function in to that size at launch; 0 for every other kernel and dialect. */
-int64_t ckt_emit_dynamic_lds_bytes(const ckt_kernel *k, ckt_dialect_kind d);
+int64_t ckt_emit_dynamic_lds_bytes(const ckt_kernel *k, const ckt_target_record *t);
 
 #ifdef __cplusplus
 }

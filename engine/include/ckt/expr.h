@@ -79,6 +79,8 @@ typedef struct ckt_expr_pool {
 
 ckt_status ckt_expr_pool_init(ckt_expr_pool *p, int64_t block_threads, ckt_error *err);
 void ckt_expr_pool_free(ckt_expr_pool *p);
+/* dst (uninitialized) becomes an independent copy of src: the same ids mean the same nodes. */
+ckt_status ckt_expr_pool_copy(ckt_expr_pool *dst, const ckt_expr_pool *src, ckt_error *err);
 
 /* Leaves. Failures are sticky in the pool (checked with ckt_expr_pool_status): a builder can
  * chain constructors and check once. */

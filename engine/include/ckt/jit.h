@@ -22,7 +22,7 @@ typedef struct ckt_compile_request {
     const char *const *options; /* extra compiler options (may be NULL) */
     int noptions;
 } ckt_compile_request;
-/* (The request's layout is frozen: callers initialize it positionally. Flags go to ckt_compile_ex.) */
+/* (The request's layout is frozen: callers initialize it positionally. Flags go to ckt_compile.) */
 
 typedef enum {
     CKT_COMPILE_ONLY = 1,     /* the result is for inspection; ckt_launch refuses it */
@@ -60,11 +60,12 @@ typedef struct ckt_resources {
 
 typedef struct ckt_binary ckt_binary;
 
-/* Compile (or load from the context's disk cache). ctx may be NULL: no cache. */
-ckt_status ckt_compile(ckt_context *ctx, const ckt_compile_request *req, ckt_binary **out, ckt_error *err);
-ckt_status ckt_compile_ex(ckt_context *ctx, const ckt_compile_request *req, unsigned flags /* ckt_compile_flags */,
-                          ckt_binary **out, ckt_error *err);
+/* Compile (or load from the context's disk cache). ctx may be NULL: no cache. flags: 0 or
+ * ckt_compile_flags. */
+ckt_status ckt_compile(ckt_context *ctx, const ckt_compile_request *req, unsigned flags, ckt_binary **out, ckt_error *err);
+/* Binaries are reference counted: ckt_binary_free drops one reference (the last frees it). */
 void ckt_binary_free(ckt_binary *b);
+void ckt_binary_retain(ckt_binary *b);
 const char *ckt_binary_target(const ckt_binary *b);
 const uint8_t *ckt_binary_code(const ckt_binary *b, size_t *size); /* code object / cubin / shared object */
 const ckt_resources *ckt_binary_resources(const ckt_binary *b);

@@ -18,7 +18,7 @@
 #include "ckt/error.h"
 #include "ckt/expr.h"
 #include "ckt/layout.h"
-#include "ckt/runtime.h"
+#include "ckt/param.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -73,6 +73,10 @@ ckt_status ckt_dist_partition(const ckt_layout *thr, int rank, const int64_t *le
  * starting at t * per_thread (threads = length / per_thread), repeated `repeats` times with a
  * stride of threads * per_thread. */
 ckt_status ckt_dist_raked_1d(int64_t threads, int64_t per_thread, int64_t repeats, ckt_dist *out, ckt_error *err);
+/* The default thread arrangement of a copy of a tile of `lengths` (elements of elem_bytes) by
+ * `block` threads: vectors of up to 16 bytes along the last dim, threads row-major over as
+ * much of the block as the tile divides. */
+ckt_status ckt_dist_default_copy(int rank, const int64_t *lengths, size_t elem_bytes, int64_t block, ckt_dist *out, ckt_error *err);
 void ckt_dist_coord(const ckt_dist *d, int64_t tid, int64_t v, int64_t *coord);
 ckt_status ckt_dist_check(const ckt_dist *d, ckt_error *err);
 
@@ -170,6 +174,7 @@ void ckt_kernel_destroy(ckt_kernel *k);
 const char *ckt_kernel_name(const ckt_kernel *k);
 int64_t ckt_kernel_block(const ckt_kernel *k);
 ckt_expr_pool *ckt_kernel_exprs(ckt_kernel *k);
+const ckt_expr_pool *ckt_kernel_exprs_const(const ckt_kernel *k);
 /* The script line recorded with the next operations (comments in the source). */
 void ckt_kernel_set_line(ckt_kernel *k, int line);
 
@@ -268,6 +273,7 @@ ckt_status ckt_kernel_check_bounds(const ckt_kernel *k, const int64_t *param_val
 /* Finish building: loops and branches closed, facts of window origins settled. Called by the
  * emitter; idempotent. */
 ckt_status ckt_kernel_finish(ckt_kernel *k, ckt_error *err);
+bool ckt_kernel_is_finished(const ckt_kernel *k);
 
 #ifdef __cplusplus
 }

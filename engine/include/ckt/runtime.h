@@ -18,20 +18,18 @@
 #include "ckt/context.h"
 #include "ckt/error.h"
 #include "ckt/jit.h"
+#include "ckt/param.h"
+#include "ckt/target.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef enum { CKT_BACKEND_CPU, CKT_BACKEND_CUDA, CKT_BACKEND_HIP } ckt_backend;
-
 typedef struct ckt_device ckt_device;
 typedef struct ckt_buffer ckt_buffer;
 
-/* The backend for a name: "cpu" | "cuda" | "hip", or a target: "cpu", "cpu:<gpu>" -> cpu,
- * "sm_*" -> cuda, "gfx*" -> hip. */
+/* The backend for a name: "cpu" | "cuda" | "hip", or a target (its record's runtime). */
 ckt_status ckt_backend_for(const char *name, ckt_backend *out, ckt_error *err);
-const char *ckt_backend_name(ckt_backend b);
 
 /* Open device 0 of a backend (name as in ckt_backend_for). ctx may be NULL. */
 ckt_status ckt_device_open(ckt_context *ctx, const char *name, ckt_device **out, ckt_error *err);
@@ -55,14 +53,6 @@ ckt_status ckt_buffer_copy(ckt_buffer *dst, size_t dst_offset, const ckt_buffer 
                            ckt_error *err); /* d2d, same device */
 ckt_status ckt_buffer_memset(ckt_buffer *dst, size_t offset, uint8_t byte, size_t bytes, ckt_error *err);
 
-/* A kernel's parameters, as the kernel builder declares them. Launches check against it. */
-typedef enum { CKT_PARAM_PTR, CKT_PARAM_I32, CKT_PARAM_I64, CKT_PARAM_F32 } ckt_param_kind;
-typedef struct ckt_param {
-    ckt_param_kind kind;
-    const char *name;
-} ckt_param;
-size_t ckt_param_size(ckt_param_kind k); /* 8, 4, 8, 4; 0 for a bad kind */
-
 typedef struct ckt_launch_params {
     int64_t grid[3], block[3];     /* every entry >= 1 and within the device's limits */
     int64_t dyn_shared_bytes;      /* dynamic LDS / shared memory (GPU backends; cpu: must be 0) */
@@ -81,11 +71,6 @@ typedef struct ckt_launch_params {
  * point into a live buffer of this device. The binary's target must suit the device
  * (cpu / cpu:<gpu> on cpu; sm_* on cuda; gfx* on hip) and not be compile_only. */
 ckt_status ckt_launch(ckt_device *dev, const ckt_binary *bin, const ckt_launch_params *p, double *ms, ckt_error *err);
-
-/* The same, in the positional form of the interface contract. */
-ckt_status ckt_launch_kernel(ckt_device *dev, const ckt_binary *bin, const int64_t grid[3], const int64_t block[3],
-                             int64_t dyn_shared_bytes, void *const *args, int arg_count, const ckt_param *signature,
-                             int signature_count, double *ms, ckt_error *err);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,9 @@
-/* ckt — hardware models of the targets: wave size, LDS/shared-memory banks and size, matrix
- * instructions, and per-instruction lane phases held as data (each table marked documented
- * or assumed). */
+/* ckt — compile targets. A target name ("cpu", "cpu:sm_90", "gfx90a", "sm_90a", ...) is parsed
+ * once, here, into a ckt_target_record: the dialect the emitter writes, the compiler that builds
+ * it, the runtime that launches it, the GPU architecture it compiles for or emulates, and that
+ * architecture's hardware model (wave size, LDS/shared-memory banks and size, matrix
+ * instructions, per-instruction lane phases held as data, each table marked documented or
+ * assumed). Nothing outside target.c decodes a target string. */
 #ifndef CKT_TARGET_H
 #define CKT_TARGET_H
 
@@ -17,6 +20,15 @@ extern "C" {
 #define CKT_MAX_PHASES 16
 
 typedef enum { CKT_VENDOR_AMD, CKT_VENDOR_NVIDIA } ckt_vendor;
+/* The source dialect the emitter writes (ckt/emit.h). */
+typedef enum { CKT_DIALECT_C, CKT_DIALECT_HIP, CKT_DIALECT_CUDA } ckt_dialect_kind;
+/* The compiler that builds a target's source (ckt/jit.h). */
+typedef enum { CKT_COMPILER_HOST_CC, CKT_COMPILER_HIPRTC, CKT_COMPILER_NVRTC } ckt_compiler_kind;
+/* The runtime that launches a target's binaries (ckt/runtime.h). */
+typedef enum { CKT_BACKEND_CPU, CKT_BACKEND_CUDA, CKT_BACKEND_HIP } ckt_backend;
+
+/* What a bare "cpu" target emulates (stated here only; ckt.target("cpu") shows it). */
+#define CKT_CPU_DEFAULT_ARCH "gfx90a"
 
 /* One LDS instruction: its access width and which lanes are served together (a phase). */
 typedef struct ckt_lds_instr {
@@ -41,9 +53,40 @@ typedef struct ckt_target {
     ckt_lds_instr instr[12];
 } ckt_target;
 
-/* "gfx908", "gfx90a", "gfx942", "gfx950", "sm_80", "sm_90"; "cpu:<gpu>" gives the emulated GPU's model. */
+/* One parsed target. */
+typedef struct ckt_target_record {
+    char name[24];             /* the target as given: "cpu", "cpu:sm_90", "gfx90a", "sm_90a" */
+    char arch[16];             /* the GPU architecture compiled for (GPU targets) or emulated (cpu) */
+    ckt_dialect_kind dialect;  /* C for the CPU target, HIP for gfx*, CUDA for sm_* */
+    ckt_compiler_kind compiler;
+    ckt_backend runtime;
+    bool emulated;             /* the CPU target: arch's kernels run as C on this machine */
+    /* hw holds arch's hardware model (sm_90a: sm_90's). false: an architecture name the
+     * runtime compiler may know (gfx1100, sm_89) without a model here (no bank model, no LDS
+     * capacity check); the CPU target always emulates a modelled architecture. */
+    bool modelled;
+    /* the compiler is known to take arch (false: hipRTC is probed first, NVRTC refuses) */
+    bool compiler_known;
+    ckt_target hw;             /* the hardware model (when modelled) */
+    int wave_size;             /* lanes of a wave / warp (0: not modelled) */
+    int64_t lds_static_bytes;  /* LDS a kernel may declare statically; above it the CUDA dialect
+                                * declares it dynamic (0: no such limit) */
+    int64_t lds_max_bytes;     /* LDS a block may use (0: not modelled) */
+    const char *matrix;        /* the matrix instructions the architecture has, comma-separated
+                                * ("" when not modelled) */
+} ckt_target_record;
+
+/* Parse a target name: "cpu" (emulating CKT_CPU_DEFAULT_ARCH), "cpu:<modelled gpu>", a modelled
+ * GPU (gfx908, gfx90a, gfx942, gfx950, sm_80, sm_90, sm_90a) or another gfx<hex> / sm_<digits>[a]
+ * architecture. Unknown names: CKT_EUNSUPPORTED "target: unknown target '...'; known: ...". */
+ckt_status ckt_target_parse(const char *name, ckt_target_record *out, ckt_error *err);
+/* The hardware model of a modelled target (any name ckt_target_parse takes whose record is
+ * modelled: "gfx90a", "cpu:sm_90", "cpu" -> CKT_CPU_DEFAULT_ARCH's model). */
 ckt_status ckt_target_get(const char *name, ckt_target *out, ckt_error *err);
 const char *ckt_target_names(void); /* "gfx908, gfx90a, ..." */
+const char *ckt_dialect_name(ckt_dialect_kind d);   /* "c", "hip", "cuda" */
+const char *ckt_compiler_name(ckt_compiler_kind c); /* "cc", "hiprtc", "nvrtc" */
+const char *ckt_backend_name(ckt_backend b);        /* "cpu", "cuda", "hip" */
 /* An instruction by name, or by width and direction ("read"/"write" with 4/8/16 bytes). */
 const ckt_lds_instr *ckt_target_instr(const ckt_target *t, const char *name);
 const ckt_lds_instr *ckt_target_instr_for(const ckt_target *t, int bytes, int is_write);

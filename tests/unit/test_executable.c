@@ -1,0 +1,142 @@
+/* The kernel pipeline in C (ckt/executable.h): compile and launch a built kernel, and every
+ * refusal of bad input naming the argument and the reason. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ckt/ckt.h"
+
+/* Y[i] = X[i] * 2 over n values, n a multiple of 4 (a launch condition), 32 threads a block. */
+static ckt_kernel *doubler(bool finish)
+{
+    ckt_error err;
+    ckt_kernel *k;
+    int x, y, n, gx, gy, wx, wy, r, o;
+    assert_int_equal(ckt_kernel_create("doubler", 32, &k, &err), CKT_OK);
+    ckt_expr_pool *ex = ckt_kernel_exprs(k);
+    assert_int_equal(ckt_kernel_param_ptr(k, "X", CKT_F32, true, 16, &x, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_param_ptr(k, "Y", CKT_F32, false, 16, &y, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_param_scalar(k, "n", CKT_PARAM_I32, false, 0, 0, 4, &n, &err), CKT_OK);
+    ckt_expr_id shape[1] = {ckt_kernel_param(k, n)->expr}, stride[1] = {ckt_expr_int(ex, 1)};
+    assert_int_equal(ckt_kernel_global(k, x, CKT_F32, 1, shape, stride, true, &gx, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_global(k, y, CKT_F32, 1, shape, stride, true, &gy, &err), CKT_OK);
+    const int64_t len[1] = {128};
+    ckt_expr_id origin[1] = {ckt_expr_mulc(ex, ckt_expr_bid(ex, 0), 128)};
+    assert_int_equal(ckt_kernel_window_make(k, gx, 1, len, origin, &wx, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_window_make(k, gy, 1, len, origin, &wy, &err), CKT_OK);
+    ckt_dist d;
+    int di;
+    assert_int_equal(ckt_dist_default_copy(1, len, 4, 32, &d, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_add_dist(k, &d, &di, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_load(k, wx, di, -1, 0, 0.0f, &r, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_map(k, 1, &r, ckt_expr_mulc(ex, ckt_expr_input(ex, 0), 2), CKT_F32, &o, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_store(k, wy, o, -1, 0, &err), CKT_OK);
+    if (finish) assert_int_equal(ckt_kernel_finish(k, &err), CKT_OK);
+    return k;
+}
+
+#define REFUSED(call, code, text)                          \
+    do {                                                   \
+        assert_int_equal((call), (code));                  \
+        if (!strstr(err.msg, (text))) fail_msg("%s", err.msg); \
+    } while (0)
+
+static void compile_and_launch(void **state)
+{
+    (void)state;
+    ckt_error err;
+    ckt_kernel *k = doubler(true);
+    size_t before = ckt_kernel_footprint(k);
+    ckt_executable *e;
+    ckt_kernel_compile_options o = {CKT_COMPILE_NO_CACHE, NULL, 0};
+    assert_int_equal(ckt_kernel_compile(NULL, k, "cpu", &o, &e, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_footprint(k), before); /* emitting does not change the kernel */
+    int ns;
+    const ckt_param *sig = ckt_exe_signature(e, &ns);
+    assert_int_equal(ns, 3);
+    assert_int_equal(sig[2].kind, CKT_PARAM_I32);
+    assert_string_equal(ckt_exe_target(e)->arch, CKT_CPU_DEFAULT_ARCH);
+    assert_non_null(strstr(ckt_exe_source(e), "doubler"));
+    assert_int_equal(ckt_exe_dynamic_lds_bytes(e), 0);
+    ckt_device *dev, *other;
+    assert_int_equal(ckt_device_open(NULL, "cpu", &dev, &err), CKT_OK);
+    assert_int_equal(ckt_device_open(NULL, "cpu", &other, &err), CKT_OK);
+    enum { N = 300 };
+    float hx[N], hy[N];
+    for (int i = 0; i < N; i++) hx[i] = (float)(i * 7 % 13) - 6.5f, hy[i] = NAN;
+    ckt_buffer *bx, *by, *bo;
+    assert_int_equal(ckt_buffer_alloc(dev, sizeof hx, &bx, &err), CKT_OK);
+    assert_int_equal(ckt_buffer_alloc(dev, sizeof hy, &by, &err), CKT_OK);
+    assert_int_equal(ckt_buffer_alloc(other, sizeof hy, &bo, &err), CKT_OK);
+    assert_int_equal(ckt_buffer_upload(bx, 0, hx, sizeof hx, &err), CKT_OK);
+    assert_int_equal(ckt_buffer_upload(by, 0, hy, sizeof hy, &err), CKT_OK);
+    const int64_t grid[3] = {(N + 127) / 128, 1, 1};
+    ckt_arg args[3] = {ckt_arg_buffer(bx), ckt_arg_buffer(by), ckt_arg_i32(N)};
+    assert_int_equal(ckt_exe_launch(e, NULL, grid, args, 3, 0, NULL, &err), CKT_OK);
+    assert_int_equal(ckt_buffer_download(by, 0, hy, sizeof hy, &err), CKT_OK);
+    for (int i = 0; i < N; i++) assert_true(hy[i] == 2.0f * hx[i]);
+    /* refusals */
+    REFUSED(ckt_exe_launch(e, dev, grid, args, 2, 0, NULL, &err), CKT_EINVAL, "takes 3 arguments, got 2");
+    ckt_arg wrong[3] = {ckt_arg_buffer(bx), ckt_arg_i32(1), ckt_arg_i32(N)};
+    REFUSED(ckt_exe_launch(e, dev, grid, wrong, 3, 0, NULL, &err), CKT_EINVAL, "argument 'Y' must be a buffer, got i32");
+    ckt_arg wide[3] = {ckt_arg_buffer(bx), ckt_arg_buffer(by), ckt_arg_i64(N)};
+    REFUSED(ckt_exe_launch(e, dev, grid, wide, 3, 0, NULL, &err), CKT_EINVAL, "argument 'n' must be i32, got i64");
+    ckt_arg null_buf[3] = {ckt_arg_buffer(bx), ckt_arg_buffer(NULL), ckt_arg_i32(N)};
+    REFUSED(ckt_exe_launch(e, dev, grid, null_buf, 3, 0, NULL, &err), CKT_EINVAL, "'Y' is a NULL buffer");
+    ckt_arg foreign[3] = {ckt_arg_buffer(bx), ckt_arg_buffer(bo), ckt_arg_i32(N)};
+    REFUSED(ckt_exe_launch(e, dev, grid, foreign, 3, 0, NULL, &err), CKT_EINVAL, "'Y' is a buffer of another device");
+    ckt_arg odd[3] = {ckt_arg_buffer(bx), ckt_arg_buffer(by), ckt_arg_i32(N - 1)};
+    assert_int_not_equal(ckt_exe_launch(e, dev, grid, odd, 3, 0, NULL, &err), CKT_OK); /* n must be a multiple of 4 */
+    assert_non_null(strstr(err.msg, "n"));
+    ckt_arg none[3] = {ckt_arg_i32(0), ckt_arg_i32(0), ckt_arg_i32(N)};
+    REFUSED(ckt_exe_launch(e, NULL, grid, none, 3, 0, NULL, &err), CKT_EINVAL, "no device");
+    REFUSED(ckt_exe_launch(e, dev, grid, NULL, 3, 0, NULL, &err), CKT_EINVAL, "args is NULL");
+    REFUSED(ckt_exe_launch(e, dev, NULL, args, 3, 0, NULL, &err), CKT_EINVAL, "grid is NULL");
+    REFUSED(ckt_exe_launch(NULL, dev, grid, args, 3, 0, NULL, &err), CKT_EINVAL, "executable is NULL");
+    const int64_t zero[3] = {0, 1, 1};
+    REFUSED(ckt_exe_launch(e, dev, zero, args, 3, 0, NULL, &err), CKT_EINVAL, "grid.x is 0");
+    ckt_buffer_free(bx);
+    ckt_buffer_free(by);
+    ckt_buffer_free(bo);
+    ckt_device_close(dev);
+    ckt_device_close(other);
+    ckt_exe_free(e);
+    ckt_exe_free(NULL);
+    ckt_kernel_destroy(k);
+}
+
+static void compile_refusals(void **state)
+{
+    (void)state;
+    ckt_error err;
+    ckt_executable *e = (ckt_executable *)&err;
+    ckt_kernel *open = doubler(false), *k = doubler(true);
+    REFUSED(ckt_kernel_compile(NULL, open, "cpu", NULL, &e, &err), CKT_EINVAL, "not finished");
+    assert_null(e);
+    REFUSED(ckt_kernel_compile(NULL, k, "vax780", NULL, &e, &err), CKT_EUNSUPPORTED, "unknown target 'vax780'");
+    REFUSED(ckt_kernel_compile(NULL, k, "", NULL, &e, &err), CKT_EINVAL, "empty");
+    REFUSED(ckt_kernel_compile(NULL, k, NULL, NULL, &e, &err), CKT_EINVAL, "empty");
+    REFUSED(ckt_kernel_compile(NULL, NULL, "cpu", NULL, &e, &err), CKT_EINVAL, "kernel is NULL");
+    REFUSED(ckt_kernel_compile(NULL, k, "cpu", NULL, NULL, &err), CKT_EINVAL, "out is NULL");
+    const char *bad_opt[] = {NULL};
+    ckt_kernel_compile_options o = {CKT_COMPILE_NO_CACHE, bad_opt, 1};
+    REFUSED(ckt_kernel_compile(NULL, k, "cpu", &o, &e, &err), CKT_EINVAL, "option 0 is NULL");
+    o.noptions = -1;
+    REFUSED(ckt_kernel_compile(NULL, k, "cpu", &o, &e, &err), CKT_EINVAL, "noptions -1");
+    ckt_kernel_destroy(open);
+    ckt_kernel_destroy(k);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(compile_and_launch),
+        cmocka_unit_test(compile_refusals),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
