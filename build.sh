@@ -11,7 +11,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # Debian 12 packages ckt needs (see README, "Dependencies").
 PKGS=(build-essential cmake pkg-config git
       liblua5.4-dev lua5.4 lua-busted libreadline-dev libcmocka-dev
-      libamdhip64-5 libamdhip64-dev llvm-14 clang libclang-rt-14-dev valgrind tmux)
+      libamdhip64-5 libamdhip64-dev llvm-14 clang libclang-rt-14-dev valgrind tmux luarocks)
 
 deps() {
   local missing=()
@@ -26,9 +26,9 @@ deps() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
-build() { # build DIR [cmake args...]
+build() { # build DIR [cmake args...]  (warnings are errors here; a plain cmake build keeps them warnings)
   local dir=$1; shift
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCKT_WERROR=ON "$@" >/dev/null
   cmake --build "$dir" -j"$jobs"
 }
 
@@ -41,6 +41,12 @@ case "$verb" in
     # 1. the regular build: unit, Lua specs, scripts, CLI/REPL, embedding, install
     build build
     (cd build && ctest --output-on-failure -j"$jobs" -LE 'gpu|valgrind|fuzz')
+    # 1b. Release (-O3) with gcc and with clang: the optimisers warn about what -O2 does not see;
+    #     build, then the quick C unit tests
+    build build-release -DCMAKE_BUILD_TYPE=Release
+    (cd build-release && ctest --output-on-failure -j"$jobs" -L unit)
+    CC=clang build build-release-clang -DCMAKE_BUILD_TYPE=Release
+    (cd build-release-clang && ctest --output-on-failure -j"$jobs" -L unit)
     # 2. the C tests under valgrind's memcheck
     (cd build && ctest --output-on-failure -j"$jobs" -L valgrind)
     # 3. ASan + UBSan build: the C, CLI and embedding tests (incl. the sandboxed API fuzzer)

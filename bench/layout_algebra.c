@@ -75,7 +75,7 @@ int main(int argc, char **argv)
         t1 = now();
     } while (t1 - t0 < 0.5);
     double coord_evals = (double)n / (t1 - t0);
-    /* the algebra on the reference examples (shared/reference/cute_layouts.md) */
+    /* the algebra on the reference examples (CuTe's layout algebra documentation) */
     static const struct { const char *name, *a, *b; binop f; } ex[] = {
         {"composition", "(4,3):(3,1)", "6:2", ckt_composition},
         {"composition", "12:2", "(4,3):(3,1)", ckt_composition},

@@ -133,7 +133,7 @@ int main(int argc, char **argv)
     const int64_t grid[3] = {(M + TM - 1) / TM, (N + TN - 1) / TN, 1};
     const ckt_arg args[] = {ckt_arg_buffer(bx), ckt_arg_buffer(by), ckt_arg_i32((int32_t)M), ckt_arg_i32((int32_t)N), ckt_arg_f32(alpha)};
     double ms;
-    CHECK(ckt_exe_launch(exe, NULL, grid, args, 5, &ms, &err));
+    CHECK(ckt_exe_launch(exe, NULL, grid, args, 5, 0, &ms, &err));
     CHECK(ckt_buffer_download(by, 0, hy, bytes, &err));
     int64_t bad = 0;
     for (size_t i = 0; i < count; i++) {

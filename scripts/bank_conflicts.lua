@@ -1,4 +1,4 @@
--- Seed 004 end to end: LDS bank conflicts of an MFMA-style fp16 tile on gfx90a, and their remedies.
+-- AMD's note on LDS bank conflicts and the XOR preshuffle, end to end: LDS bank conflicts of an MFMA-style fp16 tile on gfx90a, and their remedies.
 local T = ckt.target("gfx90a")
 print(("gfx90a: %d banks x %d B, %d KiB LDS, wave %d"):format(T.lds_banks, T.bank_bytes, T.lds_bytes // 1024, T.wave_size))
 
@@ -24,7 +24,7 @@ assert(w.cycles == w.ideal_cycles, "consecutive 16-byte writes are conflict-free
 local r = ckt.lds.analyze_tensor{target = "gfx90a", tensor_layout = tile, dtype = "f16", thread_map = read_map, vector = 8, op = "read"}
 show("ds_read_b128 (MFMA A), row-major", r)
 print(r.report)
-assert(r.ways == 4, "the vertical read is 4-way conflicted, as seed 004 says")
+assert(r.ways == 4, "the vertical read is 4-way conflicted, as AMD's note on LDS bank conflicts says")
 
 -- Remedy 1: pad every row by some banks (costs LDS).
 for _, banks in ipairs{4, 8} do -- multiples of 4 banks keep the 16-byte alignment ds_read_b128 needs

@@ -1,7 +1,7 @@
 -- Who owns which element: CK Tile encodings, IREE nested layouts and MFMA fragments, shown and compared.
 -- Run: ckt-lua --target cpu scripts/distributions.lua
 
-print("== seed 000: the three raked patterns of a 64x64 fp16 tile on 256 threads (vec_size 8)")
+print("== CK Tile's tile_distribution_encoding_pattern_2d: the three raked patterns of a 64x64 fp16 tile on 256 threads (vec_size 8)")
 local patterns = {}
 for _, p in ipairs{"thread_raked", "warp_raked", "block_raked"} do
   local E = ckt.encoding_pattern_2d{block_size = 256, y_per_tile = 64, x_per_tile = 64, vec_size = 8, pattern = p}
@@ -45,7 +45,7 @@ for _, cfg in ipairs{
   print("   " .. err)
 end
 
-print("\n== seed 002: IREE nested layout for vector<64x64xf16>")
+print("\n== IREE's NestedLayoutAttr: a nested layout for vector<64x64xf16>")
 local N = ckt.nested_layout{subgroup_tile = {2, 1}, batch_tile = {2, 4}, outer_tile = {1, 1}, thread_tile = {16, 4},
   element_tile = {1, 4}, subgroup_strides = {1, 0}, thread_strides = {1, 16}}
 print(N)

@@ -1,4 +1,4 @@
--- A tour of the layout algebra on the examples of the CuTe reference (shared/reference/cute_layouts.md).
+-- A tour of the layout algebra on the examples of the CuTe reference (https://docs.nvidia.com/cutlass/media/docs/cpp/cute/02_layout_algebra.html).
 local L = ckt.layout
 local function show(what, v, extra) print(("%-52s %s%s"):format(what, tostring(v), extra and ("   " .. extra) or "")) end
 

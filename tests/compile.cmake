@@ -36,3 +36,11 @@ foreach(target gfx90a sm_90)
   set_tests_properties(compile.kernels_${target} PROPERTIES LABELS compile SKIP_RETURN_CODE 77 TIMEOUT 900
     ENVIRONMENT "CKT_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache/kernels")
 endforeach()
+
+# The blockwise GEMM compiled for each GPU target (compile only): every matrix instruction the
+# target has, no spills or scratch, the instruction in the ISA / source (SASS where cuobjdump is). 77: skipped.
+foreach(target gfx90a sm_90)
+  add_test(NAME compile.gemm_${target} COMMAND ckt-lua ${CMAKE_CURRENT_SOURCE_DIR}/compile/gemm_compile.lua ${target})
+  set_tests_properties(compile.gemm_${target} PROPERTIES LABELS compile SKIP_RETURN_CODE 77 TIMEOUT 900
+    ENVIRONMENT "CKT_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache/kernels")
+endforeach()

@@ -25,6 +25,11 @@ if(CMOCKA_LIBRARY AND CMOCKA_INCLUDE_DIR)
   target_link_libraries(test_embed PRIVATE ckt_lua ${CMOCKA_LIBRARY})
   add_test(NAME embed.test_embed COMMAND test_embed)
   set_tests_properties(embed.test_embed PROPERTIES LABELS embed TIMEOUT 300)
+  add_executable(test_sandbox_holes ${CMAKE_CURRENT_SOURCE_DIR}/embed/test_sandbox_holes.c)
+  target_include_directories(test_sandbox_holes PRIVATE ${CMAKE_SOURCE_DIR}/bindings/lua ${CMOCKA_INCLUDE_DIR})
+  target_link_libraries(test_sandbox_holes PRIVATE ckt_lua ${CMOCKA_LIBRARY})
+  add_test(NAME embed.sandbox_holes COMMAND test_sandbox_holes)
+  set_tests_properties(embed.sandbox_holes PROPERTIES LABELS embed TIMEOUT 120)
 endif()
 
 # The Lua API fuzzer in a sandboxed state (under ASan+UBSan in the sanitizer build) and in ckt-lua.

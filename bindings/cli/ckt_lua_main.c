@@ -1,6 +1,7 @@
 /* ckt-lua: run ckt scripts, or explore interactively.
- * Conventions of the standard `lua` program: script args in `arg`, -e, -l, -i, -v, -h, -,
- * plus --target NAME (the default compile target). `ckt` is a preloaded global. */
+ * Conventions of the standard `lua` program: script args in `arg`, -e, -l [g=]mod, -i, -v, -E,
+ * -W, -, plus -h/--help and --target NAME (the default compile target). `ckt` is a preloaded
+ * global. The manual page is ckt-lua.1 next to this file. */
 #include <errno.h>
 #include <lauxlib.h>
 #include <lua.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ckt/target.h"
 #include "ckt_lua.h"
 #include "l_internal.h"
 
@@ -31,13 +33,17 @@ static void usage(FILE *f)
             "  -e stat        execute string 'stat'\n"
             "  -i             enter interactive mode after executing 'script'\n"
             "  -l mod         require library 'mod' into global 'mod'\n"
+            "  -l g=mod       require library 'mod' into global 'g'\n"
             "  -v             show version information\n"
+            "  -E             ignore environment variables (LUA_PATH, LUA_CPATH, CKT_PATH)\n"
+            "  -W             turn warnings on\n"
             "  -h, --help     show this help\n"
-            "  --target NAME  default compile target (cpu, cpu:gfx90a, gfx90a, gfx908, sm_80, sm_90)\n"
+            "  --target NAME  default compile target: cpu, %s\n"
             "  --             stop handling options\n"
             "  -              stop handling options and execute stdin\n"
-            "With no script and no -e, an interactive session starts (help() inside it).\n",
-            progname);
+            "With no script and no -e, an interactive session starts (help() inside it).\n"
+            "See ckt-lua(1).\n",
+            progname, ckt_target_names());
 }
 
 static void print_version(void)
@@ -115,12 +121,21 @@ static int dostring(lua_State *L, const char *s, const char *name)
     return dochunk(L, luaL_loadbuffer(L, s, strlen(s), name));
 }
 
-static int dolibrary(lua_State *L, const char *name)
+/* -l mod, or -l g=mod (Lua 5.4.4's form: the module into global g) */
+static int dolibrary(lua_State *L, const char *spec)
 {
+    const char *eq = strchr(spec, '=');
+    const char *mod = eq ? eq + 1 : spec;
     lua_getglobal(L, "require");
-    lua_pushstring(L, name);
+    lua_pushstring(L, mod);
     int status = docall(L, 1, 1);
-    if (status == LUA_OK) lua_setglobal(L, name);
+    if (status == LUA_OK) {
+        if (eq) lua_pushlstring(L, spec, (size_t)(eq - spec));
+        else lua_pushstring(L, spec);
+        lua_insert(L, -2);
+        lua_setglobal(L, lua_tostring(L, -2));
+        lua_pop(L, 1);
+    }
     return report(L, status);
 }
 
@@ -362,17 +377,8 @@ static void repl(lua_State *L)
 int main(int argc, char **argv)
 {
     if (argv[0] && argv[0][0]) progname = argv[0];
-    lua_State *L = luaL_newstate();
-    if (!L) { fprintf(stderr, "%s: cannot create a Lua state: not enough memory\n", progname); return 1; }
-    global_L = L;
-    luaL_openlibs(L);
-    ckt_lua_openlib(L);
-    ckt_lua_add_path(L);
-    lua_setglobal(L, "ckt");
-    signal(SIGINT, on_sigint);
-
-    /* first pass: options up to the script */
-    int script = 0, has_e = 0, has_i = 0, has_v = 0, stdin_script = 0;
+    /* first pass: options up to the script (before the state exists: -E changes how it opens) */
+    int script = 0, has_e = 0, has_i = 0, has_v = 0, has_E = 0, stdin_script = 0;
     int i;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -390,6 +396,10 @@ int main(int argc, char **argv)
             has_i = has_v = 1;
         } else if (strcmp(a, "-v") == 0) {
             has_v = 1;
+        } else if (strcmp(a, "-E") == 0) {
+            has_E = 1;
+        } else if (strcmp(a, "-W") == 0) {
+            /* handled in order in the second pass */
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             return 0;
@@ -400,6 +410,19 @@ int main(int argc, char **argv)
         }
     }
     (void)stdin_script;
+    lua_State *L = luaL_newstate();
+    if (!L) { fprintf(stderr, "%s: cannot create a Lua state: not enough memory\n", progname); return 1; }
+    global_L = L;
+    if (has_E) { /* as lua.c: the package library then ignores LUA_PATH and LUA_CPATH */
+        lua_pushboolean(L, 1);
+        lua_setfield(L, LUA_REGISTRYINDEX, "LUA_NOENV");
+        unsetenv("CKT_PATH");
+    }
+    luaL_openlibs(L);
+    ckt_lua_openlib(L);
+    ckt_lua_add_path(L);
+    lua_setglobal(L, "ckt");
+    signal(SIGINT, on_sigint);
     if (has_v && !has_i) print_version();
     createargtable(L, argv, argc, script);
 
@@ -411,6 +434,8 @@ int main(int argc, char **argv)
             if (dostring(L, argv[++i], "=(command line)") != LUA_OK) return 1;
         } else if (strcmp(a, "-l") == 0) {
             if (dolibrary(L, argv[++i]) != LUA_OK) return 1;
+        } else if (strcmp(a, "-W") == 0) {
+            lua_warning(L, "@on", 0);
         } else if (strcmp(a, "--target") == 0) {
             ckt_error err;
             const char *t = argv[++i];

@@ -2,6 +2,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -66,12 +67,17 @@ static void budget_hook(lua_State *L, lua_Debug *ar)
         lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1);
         luaL_error(L, "sandbox: %s exceeded", s->limit_hit == 1 ? "instruction budget" : "time limit");
     }
+    /* the first refusal already switches to every instruction: with the period still in force, a
+     * script that pcalls the refusal would run up to HOOK_PERIOD more instructions -- enough to
+     * finish normally (found by the issue-15 probes) */
     if (s->opts.instruction_limit && s->executed > s->opts.instruction_limit) {
         s->limit_hit = 1;
+        lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1);
         luaL_error(L, "sandbox: instruction budget of %I exceeded", (lua_Integer)s->opts.instruction_limit);
     }
     if (s->opts.time_limit > 0 && elapsed(s) > s->opts.time_limit) {
         s->limit_hit = 2;
+        lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1);
         luaL_error(L, "sandbox: time limit of %f s exceeded", (lua_Number)s->opts.time_limit);
     }
 }
@@ -184,6 +190,8 @@ static void sandbox(lua_State *L)
     lua_pop(L, 1);
     lua_pushstring(L, ""); lua_setfield(L, -2, "cpath");
     lua_pushstring(L, ""); lua_setfield(L, -2, "path");
+    /* it answers which host files exist */
+    lua_pushnil(L); lua_setfield(L, -2, "searchpath");
     lua_pop(L, 1);
     static const char *const os_bad[] = {"execute", "exit", "remove", "rename", "tmpname", "getenv", "setlocale", NULL};
     for (const char *const *p = os_bad; *p; p++) replace_with_refusal(L, "os", *p);
@@ -205,6 +213,9 @@ static void sandbox(lua_State *L)
     lua_getglobal(L, "string");
     lua_pushnil(L); lua_setfield(L, -2, "dump");
     lua_pop(L, 1);
+    /* the bindings close what reaches a compiler (compile options) when they see this */
+    lua_pushboolean(L, 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, CKT_L_SANDBOXED_KEY);
 }
 
 /* A compile target: whatever ckt_target_parse takes ("cpu", cpu:<modelled gpu>, a modelled GPU
@@ -227,6 +238,9 @@ static int open_protected(lua_State *L)
     }
     if (s->opts.sandbox) sandbox(L);
     else ckt_lua_add_path(L);
+    /* the key exists from now on, so start_run updates it without allocating */
+    lua_pushnumber(L, 0);
+    lua_setfield(L, LUA_REGISTRYINDEX, CKT_L_DEADLINE_KEY);
     return 0;
 }
 
@@ -282,11 +296,14 @@ static ckt_status finish(ckt_lua *s, int rc, ckt_error *err)
     if (rc == LUA_OK) { lua_settop(L, 0); return CKT_OK; }
     const char *msg = lua_tostring(L, -1);
     ckt_status st = CKT_ERUNTIME;
-    if (s->memory_hit || rc == LUA_ERRMEM) {
+    /* a memory error a script caught earlier leaves memory_hit set: only an error that is the
+     * memory error (raised as one, or passed on by error(e)) reports the limit */
+    bool memory = rc == LUA_ERRMEM || (s->memory_hit && msg && strstr(msg, "not enough memory"));
+    if (memory) {
         st = CKT_ELIMIT;
         ckt_fail(err, st, "sandbox: memory limit of %zu bytes exceeded (%s)", s->opts.memory_limit, msg ? msg : "not enough memory");
     } else {
-        if (s->limit_hit) st = CKT_ELIMIT;
+        if (s->limit_hit || (s->opts.time_limit > 0 && elapsed(s) > s->opts.time_limit)) st = CKT_ELIMIT;
         ckt_fail(err, st, "%s", msg ? msg : "(error object is not a string)");
     }
     lua_settop(L, 0);
@@ -302,6 +319,11 @@ static void start_run(ckt_lua *s)
     s->executed = 0;
     clock_gettime(CLOCK_MONOTONIC, &s->started);
     lua_settop(s->L, 0);
+    /* launches run in C where the hook never fires: they get the run's end as a deadline */
+    double deadline = 0;
+    if (s->opts.time_limit > 0) deadline = (double)s->started.tv_sec + 1e-9 * (double)s->started.tv_nsec + s->opts.time_limit;
+    lua_pushnumber(s->L, deadline);
+    lua_setfield(s->L, LUA_REGISTRYINDEX, CKT_L_DEADLINE_KEY);
 }
 
 ckt_status ckt_lua_run_string(ckt_lua *s, const char *code, const char *chunkname, ckt_error *err)

@@ -546,6 +546,9 @@ static int b_close(lua_State *L)
 
 static int b_size(lua_State *L) { lua_pushinteger(L, (lua_Integer)checkbuf(L, 1)->n); return 1; }
 static int b_bytes(lua_State *L) { lua_pushinteger(L, (lua_Integer)ckt_buffer_size(ckt_l_checkbuffer(L, 1))); return 1; }
+/* b:address() -> the device address as an integer: for handing the buffer to another library
+ * in the same process (bench/gemm.lua's cuBLAS); it grants nothing by itself */
+static int b_address(lua_State *L) { lua_pushinteger(L, (lua_Integer)(uintptr_t)ckt_buffer_ptr(ckt_l_checkbuffer(L, 1))); return 1; }
 /* b:device() -> the device the buffer lives on (a new handle to it) */
 static int b_device(lua_State *L)
 {
@@ -626,7 +629,7 @@ static int device_launch(lua_State *L)
         lua_pop(L, 1);
         args[i] = &vals[i];
     }
-    ckt_launch_params p = {{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, shared, args, np, sig, np};
+    ckt_launch_params p = {{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, shared, args, np, sig, np, ckt_l_deadline(L)};
     double ms = 0;
     ckt_error err;
     if (ckt_launch(dev, bin, &p, &ms, &err)) return ckt_l_error(L, &err);
@@ -651,7 +654,7 @@ void ckt_l_open_array(lua_State *L)
     static const luaL_Reg bmethods[] = {
         {"__close", b_close}, {"__gc", b_close}, {"__tostring", b_tostring}, {"close", b_close}, {"upload", b_upload},
         {"download", b_download}, {"memset", b_memset}, {"copy_from", b_copy_from}, {"size", b_size}, {"bytes", b_bytes},
-        {"dtype", b_dtype}, {"device", b_device}, {NULL, NULL}};
+        {"dtype", b_dtype}, {"device", b_device}, {"address", b_address}, {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_BUFFER, bmethods);
     lua_pushcfunction(L, l_array);
     lua_setfield(L, -2, "array");

@@ -119,6 +119,20 @@ void ckt_l_check_fields(lua_State *L, int t, const char *fn, const char *const *
     }
 }
 
+bool ckt_l_sandboxed(lua_State *L)
+{
+    bool on = lua_getfield(L, LUA_REGISTRYINDEX, CKT_L_SANDBOXED_KEY) == LUA_TBOOLEAN && lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return on;
+}
+
+double ckt_l_deadline(lua_State *L)
+{
+    double t = lua_getfield(L, LUA_REGISTRYINDEX, CKT_L_DEADLINE_KEY) == LUA_TNUMBER ? (double)lua_tonumber(L, -1) : 0;
+    lua_pop(L, 1);
+    return t;
+}
+
 static const char CONTEXT_KEY = 'C';
 
 static int context_gc(lua_State *L)

@@ -45,7 +45,11 @@ static int map_regs(lua_State *L, l_kernel *kb, int ki, int fi, int first, int l
     }
     if ((int)out < 0) out = ckt_kernel_tensor(kb->k, inputs[0])->dtype;
     lua_pushvalue(L, fi);
-    for (int i = 0; i < nin; i++) ckt_lk_push_expr(L, kb, ki, ckt_expr_input(ex, i));
+    for (int i = 0; i < nin; i++) { /* integer registers are integer values, as in Lua */
+        ckt_dtype dt = ckt_kernel_tensor(kb->k, inputs[i])->dtype;
+        bool integral = dt == CKT_I32 || dt == CKT_I8 || dt == CKT_U8 || dt == CKT_I64;
+        ckt_lk_push_expr(L, kb, ki, integral ? ckt_expr_input_int(ex, i) : ckt_expr_input(ex, i));
+    }
     lua_call(L, nin, 1);
     ckt_expr_id e = ckt_lk_toexpr(L, -1, kb, "map: the function's result");
     lua_pop(L, 1);
@@ -137,18 +141,10 @@ static int b_block_reduce(lua_State *L)
     return 0;
 }
 
-/* b:blockwise_gemm is part of the GEMM issue: refuse clearly until then. */
-static int b_blockwise_gemm(lua_State *L)
-{
-    l_kernel *kb = ckt_lk_checkkernel(L, 1);
-    ckt_lk_require_building(L, kb, "blockwise_gemm");
-    return ckt_l_errorf(L, "blockwise_gemm: not available in this version (MFMA / mma lowering is not implemented yet)");
-}
-
 void ckt_lk_open_compute(lua_State *L)
 {
     static const luaL_Reg methods[] = {{"clear", b_clear}, {"map", b_map}, {"reduce", b_reduce}, {"fold", b_fold},
-                                       {"block_reduce", b_block_reduce}, {"blockwise_gemm", b_blockwise_gemm}, {NULL, NULL}};
+                                       {"block_reduce", b_block_reduce}, {NULL, NULL}};
     ckt_lk_builder_methods(L, methods);
     lua_pushcfunction(L, l_sweep);
     lua_setfield(L, -2, "sweep");

@@ -24,38 +24,66 @@ static int copy_through(lua_State *L, l_kernel *kb, l_kobj *dst, l_kobj *src, in
     return 1;
 }
 
-/* b:copy(dst_window, src_window [, {dist=, vector_dim=, scalar_per_vector=, fill=}]): through
- * registers, one distribution for both sides (partitions: see copy_through) */
+/* b:copy(dst_window, src_window [, {dist=, vector_dim=, scalar_per_vector=, fill=, async=}]): through
+ * registers, one distribution for both sides (partitions: see copy_through); async = true: global
+ * -> LDS without registers (cp.async on sm_80+) */
 static int b_copy(lua_State *L)
 {
     l_kernel *kb = ckt_lk_checkkernel(L, 1);
     ckt_lk_require_building(L, kb, "copy");
     l_kobj *dst = ckt_lk_checkwindow(L, 2, "copy: destination"), *src = ckt_lk_checkwindow(L, 3, "copy: source");
     if (dst->kb != kb || src->kb != kb) return ckt_l_errorf(L, "copy: the windows belong to another kernel");
+    int async = 0;
+    if (lua_istable(L, 4)) ckt_l_field_bool(L, 4, "copy", "async", &async);
+    if (async) { /* global -> LDS without registers (l_async.c) */
+        static const char *const allowed[] = {"dist", "vector_dim", "scalar_per_vector", "async", NULL};
+        ckt_l_check_fields(L, 4, "copy", allowed);
+        ckt_lk_copy_async(L, kb, dst, src, 4, "copy");
+        return 0;
+    }
     if (dst->part && lua_istable(L, 4)) {
         if (lua_getfield(L, 4, "dist") != LUA_TNIL)
             return ckt_l_errorf(L, "copy: the destination is a partition: its thread layout decides who holds what (no 'dist' here)");
         lua_pop(L, 1);
     }
+    int has_async = lua_istable(L, 4) && lua_getfield(L, 4, "async") != LUA_TNIL;
+    if (lua_istable(L, 4)) lua_pop(L, 1);
+    if (has_async) { /* async = false: a copy of the options without it */
+        lua_newtable(L);
+        for (lua_pushnil(L); lua_next(L, 4); lua_pop(L, 1)) {
+            if (lua_type(L, -2) == LUA_TSTRING && !strcmp(lua_tostring(L, -2), "async")) continue;
+            lua_pushvalue(L, -2);
+            lua_pushvalue(L, -2);
+            lua_settable(L, -5);
+        }
+        lua_replace(L, 4);
+    }
     access_opts o = ckt_lk_read_access(L, 4, src, "copy", 1);
     return copy_through(L, kb, dst, src, 3, o, "copy");
 }
 
-/* b:blockwise_copy{src=, dst=, thread_layout=, access_order=, vector_dim=, scalar_per_vector=}
- * (CK wrapper blockwise_copy) -> the register tensor it went through */
+/* b:blockwise_copy{src=, dst=, thread_layout=, access_order=, vector_dim=, scalar_per_vector=, async=}
+ * (CK wrapper blockwise_copy) -> the register tensor it went through (async: none) */
 static int b_blockwise_copy(lua_State *L)
 {
     static const char *const fn = "blockwise_copy";
-    static const char *const allowed[] = {"src", "dst", "thread_layout", "access_order", "vector_dim", "scalar_per_vector", NULL};
+    static const char *const allowed[] = {"src", "dst", "thread_layout", "access_order", "vector_dim", "scalar_per_vector", "async", NULL};
     l_kernel *kb = ckt_lk_checkkernel(L, 1);
     ckt_lk_require_building(L, kb, fn);
     luaL_checktype(L, 2, LUA_TTABLE);
     ckt_l_check_fields(L, 2, fn, allowed);
+    int async = 0;
+    ckt_l_field_bool(L, 2, fn, "async", &async);
     lua_getfield(L, 2, "src");
     lua_getfield(L, 2, "dst");
     int si = lua_gettop(L) - 1, di = lua_gettop(L);
     l_kobj *src = ckt_lk_checkwindow(L, si, "blockwise_copy: src"), *dst = ckt_lk_checkwindow(L, di, "blockwise_copy: dst");
     if (src->kb != kb || dst->kb != kb) return ckt_l_errorf(L, "blockwise_copy: the windows belong to another kernel");
+    if (async) { /* global -> LDS without registers (l_async.c); returns nothing */
+        if (!src->part && !dst->part && lua_getfield(L, 2, "thread_layout") == LUA_TNIL) return ckt_l_errorf(L, "blockwise_copy: field 'thread_layout' is required");
+        ckt_lk_copy_async(L, kb, dst, src, 2, fn);
+        return 0;
+    }
     if (src->part || dst->part) { /* partitions: their thread layouts decide, as b:copy */
         static const char *const owned[] = {"thread_layout", "access_order", NULL};
         for (const char *const *f = owned; *f; f++) {

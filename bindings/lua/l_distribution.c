@@ -400,7 +400,7 @@ void ckt_l_open_distribution(lua_State *L)
     ckt_l_help_add(L, "encoding_pattern_2d",
                    "ckt.encoding_pattern_2d{block_size=, y_per_tile=, x_per_tile=, vec_size=,\n"
                    "  pattern=\"thread_raked\"|\"warp_raked\"|\"block_raked\", num_wave_groups=1, warp_size=64, shuffled=false}\n"
-                   "CK's TileDistributionEncodingPattern2D; E.x0 (vector) E.x1 (threads along X) E.y0 E.y1 E.y2 as in seed 000.\n"
+                   "CK's TileDistributionEncodingPattern2D; E.x0 (vector) E.x1 (threads along X) E.y0 E.y1 E.y2 as in CK Tile's tile_distribution_encoding_pattern_2d.\n"
                    "Refusals name the broken equation (\"Y0*Y1*Y2 == YPerTile fails: 4*8*1 != 48\"). See help('encoding').");
     ckt_l_help_add(L, "fragment",
                    "ckt.fragment(name, \"A\"|\"B\"|\"C\"): an MFMA / mma operand fragment: mfma_f32_32x32x8f16,\n"

@@ -236,7 +236,7 @@ static int x_launch(lua_State *L)
     if (!dev && !any_buffer) dev = default_device(L, ckt_exe_target(e->exe)->runtime);
     double ms = 0;
     ckt_error err;
-    if (ckt_exe_launch(e->exe, dev, grid, args, n, &ms, &err)) return ckt_l_error(L, &err);
+    if (ckt_exe_launch(e->exe, dev, grid, args, n, ckt_l_deadline(L), &ms, &err)) return ckt_l_error(L, &err);
     lua_pushnumber(L, ms);
     return 1;
 }

@@ -68,7 +68,38 @@ static int expr_binop(lua_State *L, ckt_expr_op op, const char *name)
 static int e_add(lua_State *L) { return expr_binop(L, CKT_E_ADD, "+"); }
 static int e_sub(lua_State *L) { return expr_binop(L, CKT_E_SUB, "-"); }
 static int e_mul(lua_State *L) { return expr_binop(L, CKT_E_MUL, "*"); }
-static int e_div(lua_State *L) { return expr_binop(L, CKT_E_DIV, "/"); }
+/* Lua's / always divides as floats: so does a value expression (one over map inputs); index
+ * arithmetic keeps integer / (floor division) for tile counts and coordinates. */
+static int e_div(lua_State *L)
+{
+    int ki = find_kernel_arg(L, 1, 2);
+    if (ki < 0) return ckt_l_errorf(L, "/: no kernel expression among the operands");
+    l_kobj *o = ckt_lk_testexpr(L, ki);
+    ckt_expr_pool *ex = ckt_kernel_exprs(o->kb->k);
+    ckt_expr_id a = ckt_lk_toexpr(L, 1, o->kb, "/"), b = ckt_lk_toexpr(L, 2, o->kb, "/");
+    if (ckt_expr_has_input(ex, a) || ckt_expr_has_input(ex, b)) {
+        a = ckt_expr_unary(ex, CKT_E_TOFLOAT, a);
+        b = ckt_expr_unary(ex, CKT_E_TOFLOAT, b);
+    }
+    ckt_lk_push_owner(L, ki);
+    ckt_lk_push_expr(L, o->kb, -1, ckt_expr_binary(ex, CKT_E_DIV, a, b));
+    return 1;
+}
+
+/* Lua's //: floor division of integers (the engine's integer /), floor(a / b) of floats */
+static int e_idiv(lua_State *L)
+{
+    int ki = find_kernel_arg(L, 1, 2);
+    if (ki < 0) return ckt_l_errorf(L, "//: no kernel expression among the operands");
+    l_kobj *o = ckt_lk_testexpr(L, ki);
+    ckt_expr_pool *ex = ckt_kernel_exprs(o->kb->k);
+    ckt_expr_id a = ckt_lk_toexpr(L, 1, o->kb, "//"), b = ckt_lk_toexpr(L, 2, o->kb, "//");
+    ckt_expr_id q = ckt_expr_binary(ex, CKT_E_DIV, a, b);
+    if (ckt_expr_type_of(ex, q) == CKT_T_F32) q = ckt_expr_unary(ex, CKT_E_FLOOR, q);
+    ckt_lk_push_owner(L, ki);
+    ckt_lk_push_expr(L, o->kb, -1, q);
+    return 1;
+}
 static int e_mod(lua_State *L) { return expr_binop(L, CKT_E_MOD, "%"); }
 static int e_band(lua_State *L) { return expr_binop(L, CKT_E_AND, "&"); }
 static int e_bor(lua_State *L) { return expr_binop(L, CKT_E_OR, "|"); }
@@ -151,17 +182,48 @@ static int m_eq(lua_State *L) { return math_binary(L, CKT_E_EQ, "eq"); }
 static int m_ne(lua_State *L) { return math_binary(L, CKT_E_NE, "ne"); }
 static int m_gt(lua_State *L) { lua_rotate(L, 1, 1); return math_binary(L, CKT_E_LT, "gt"); }
 static int m_ge(lua_State *L) { lua_rotate(L, 1, 1); return math_binary(L, CKT_E_LE, "ge"); }
-static int m_and(lua_State *L) { return expr_binop(L, CKT_E_LAND, "land"); }
-static int m_or(lua_State *L) { return expr_binop(L, CKT_E_LOR, "lor"); }
+/* A condition on plain values, as a kernel reads one: false, nil and 0 are false (so
+ * ckt.select(0, a, b) is b on both sides; Lua alone would call 0 true). */
+static bool truthy(lua_State *L, int idx)
+{
+    if (lua_type(L, idx) == LUA_TNUMBER) return lua_tonumber(L, idx) != 0 || lua_tonumber(L, idx) != lua_tonumber(L, idx);
+    return lua_toboolean(L, idx);
+}
+
+static int logic_binary(lua_State *L, ckt_expr_op op, const char *name)
+{
+    luaL_checkany(L, 1);
+    luaL_checkany(L, 2);
+    if (find_kernel_arg(L, 1, 2) >= 0) return expr_binop(L, op, name);
+    lua_pushboolean(L, op == CKT_E_LAND ? truthy(L, 1) && truthy(L, 2) : truthy(L, 1) || truthy(L, 2));
+    return 1;
+}
+
+static int m_and(lua_State *L) { return logic_binary(L, CKT_E_LAND, "land"); }
+static int m_or(lua_State *L) { return logic_binary(L, CKT_E_LOR, "lor"); }
 
 static int math_unary(lua_State *L, ckt_expr_op op, const char *name, double (*f)(double))
 {
     luaL_checkany(L, 1);
     l_kobj *o = ckt_lk_testexpr(L, 1);
+    if (!o && op == CKT_E_NOT && lua_type(L, 1) == LUA_TBOOLEAN) { /* conditions in Lua are booleans */
+        lua_pushboolean(L, !lua_toboolean(L, 1));
+        return 1;
+    }
     if (!o) {
         if (lua_type(L, 1) != LUA_TNUMBER) return ckt_l_errorf(L, "ckt.%s: expected a number or a kernel expression, got %s", name, luaL_typename(L, 1));
-        if (!f) return ckt_l_errorf(L, "ckt.%s: expected a kernel expression", name);
-        lua_pushnumber(L, f(lua_tonumber(L, 1)));
+        double x = lua_tonumber(L, 1);
+        if (op == CKT_E_NOT) lua_pushboolean(L, !truthy(L, 1));
+        else if (op == CKT_E_TOFLOAT) lua_pushnumber(L, (lua_Number)(float)x); /* the kernel's f32 */
+        else if ((op == CKT_E_TOINT || op == CKT_E_ABS) && lua_isinteger(L, 1)) { /* math.abs: integers stay integers, wrapping */
+            lua_Integer i = lua_tointeger(L, 1);
+            lua_pushinteger(L, op == CKT_E_ABS && i < 0 ? (lua_Integer)(0u - (lua_Unsigned)i) : i);
+        } else if (op == CKT_E_TOINT) { /* toward zero, NaN -> 0, saturating: the kernel's ckt_toint */
+            char buf[8];
+            ckt_dtype_store(CKT_I64, buf, x);
+            lua_pushinteger(L, (lua_Integer)ckt_dtype_load_i64(CKT_I64, buf));
+        } else if (!f) return ckt_l_errorf(L, "ckt.%s: expected a kernel expression", name);
+        else lua_pushnumber(L, f(x));
         return 1;
     }
     ckt_expr_id a = ckt_lk_toexpr(L, 1, o->kb, name);
@@ -184,7 +246,7 @@ static int m_select(lua_State *L)
     int ki = find_kernel_arg(L, 1, 3);
     if (ki < 0) {
         luaL_checkany(L, 3);
-        lua_pushvalue(L, lua_toboolean(L, 1) ? 2 : 3);
+        lua_pushvalue(L, truthy(L, 1) ? 2 : 3);
         return 1;
     }
     l_kobj *o = ckt_lk_testexpr(L, ki);
@@ -195,18 +257,35 @@ static int m_select(lua_State *L)
     return 1;
 }
 
-/* ckt.cast(x, dtype): round an f32 value through f16 / bf16 (RNE), or to an integer type */
+/* ckt.cast(x, dtype): round an f32 value through f16 / bf16 (RNE), or to an integer type the way
+ * ckt.array stores a number there (toward zero, NaN -> 0, saturating); on a plain number, the
+ * value a one-element ckt.array of that dtype would hold. */
 static int m_cast(lua_State *L)
 {
     l_kobj *o = ckt_lk_testexpr(L, 1);
-    if (!o) return ckt_l_errorf(L, "ckt.cast: argument 1 must be a kernel expression, got %s", luaL_typename(L, 1));
+    if (!o && lua_type(L, 1) == LUA_TNUMBER) {
+        ckt_dtype t = ckt_l_checkdtype(L, 2, "ckt.cast: argument 2");
+        char buf[16];
+        bool integral = t == CKT_I32 || t == CKT_I8 || t == CKT_U8 || t == CKT_I64;
+        if (integral && lua_isinteger(L, 1)) ckt_dtype_store_i64(t, buf, (int64_t)lua_tointeger(L, 1));
+        else ckt_dtype_store(t, buf, (double)(float)lua_tonumber(L, 1)); /* the kernel casts from f32 */
+        if (integral) lua_pushinteger(L, (lua_Integer)ckt_dtype_load_i64(t, buf));
+        else lua_pushnumber(L, ckt_dtype_load(t, buf));
+        return 1;
+    }
+    if (!o) return ckt_l_errorf(L, "ckt.cast: argument 1 must be a number or a kernel expression, got %s", luaL_typename(L, 1));
     ckt_dtype t = ckt_l_checkdtype(L, 2, "ckt.cast: argument 2");
     ckt_expr_id a = ckt_lk_toexpr(L, 1, o->kb, "cast");
     ckt_expr_pool *ex = ckt_kernel_exprs(o->kb->k);
     ckt_expr_id r;
     if (t == CKT_F16 || t == CKT_BF16) r = ckt_expr_round(ex, a, (int)t);
     else if (t == CKT_F32) r = ckt_expr_unary(ex, CKT_E_TOFLOAT, a);
-    else if (t == CKT_I32 || t == CKT_I8 || t == CKT_U8 || t == CKT_I64) r = ckt_expr_unary(ex, CKT_E_TOINT, a);
+    else if (t == CKT_I32 || t == CKT_I8 || t == CKT_U8 || t == CKT_I64) {
+        r = ckt_expr_unary(ex, CKT_E_TOINT, a);
+        int64_t lo = t == CKT_I32 ? INT32_MIN : t == CKT_I8 ? INT8_MIN : t == CKT_U8 ? 0 : INT64_MIN;
+        int64_t hi = t == CKT_I32 ? INT32_MAX : t == CKT_I8 ? INT8_MAX : t == CKT_U8 ? UINT8_MAX : INT64_MAX;
+        if (t != CKT_I64) r = ckt_expr_binary(ex, CKT_E_MAX, ckt_expr_binary(ex, CKT_E_MIN, r, ckt_expr_int(ex, hi)), ckt_expr_int(ex, lo));
+    }
     else return ckt_l_errorf(L, "ckt.cast: cannot cast to %s", ckt_dtype_name(t));
     ckt_lk_push_owner(L, 1);
     ckt_lk_push_expr(L, o->kb, -1, r);
@@ -216,7 +295,7 @@ static int m_cast(lua_State *L)
 void ckt_lk_open_expr(lua_State *L)
 {
     static const luaL_Reg emethods[] = {
-        {"__add", e_add}, {"__sub", e_sub}, {"__mul", e_mul}, {"__div", e_div}, {"__idiv", e_div}, {"__mod", e_mod},
+        {"__add", e_add}, {"__sub", e_sub}, {"__mul", e_mul}, {"__div", e_div}, {"__idiv", e_idiv}, {"__mod", e_mod},
         {"__unm", e_unm}, {"__band", e_band}, {"__bor", e_bor}, {"__bxor", e_bxor}, {"__shl", e_shl}, {"__shr", e_shr},
         {"__lt", e_compare}, {"__le", e_compare}, {"__tostring", e_tostring}, {"value", e_value}, {NULL, NULL}};
     static const luaL_Reg fns[] = {

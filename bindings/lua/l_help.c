@@ -27,11 +27,17 @@ static const struct {
     {"zipped_divide", "ckt.zipped_divide(A, tiler): ((tiles...), (rests...))."},
     {"tiled_divide", "ckt.tiled_divide(A, tiler): ((tiles...), rest0, rest1, ...)."},
     {"flat_divide", "ckt.flat_divide(A, tiler): (tile0, tile1, ..., rest0, rest1, ...)."},
-    {"logical_product", "ckt.logical_product(A, B): (A, complement(A, size(A)*cosize(B)) o B)."},
-    {"blocked_product", "ckt.blocked_product(A, B): per mode (A_i, B-repeat_i): A as the block, repeated by B."},
-    {"raked_product", "ckt.raked_product(A, B): per mode (B-repeat_i, A_i): A's elements interleaved (raked)."},
-    {"zipped_product", "ckt.zipped_product(A, B): the logical product, tiles first."},
-    {"tiled_product", "ckt.tiled_product(A, B): (A, rest modes unpacked)."},
+    {"logical_product", "ckt.logical_product(A, B): (A, complement(A, size(A)*cosize(B)) o B). B may be a tuple of per-mode\n"
+                        "tilers {B0, B1, ...} (layouts, integers n = n:1, or shapes), applied mode by mode as CuTe does:\n"
+                        "(A0 x B0, A1 x B1, A2, ...)."},
+    {"blocked_product", "ckt.blocked_product(A, B): per mode (A_i, B-repeat_i): A as the block, repeated by B.\n"
+                        "B is one layout (CuTe's rank-sensitive products take no tuple of tilers)."},
+    {"raked_product", "ckt.raked_product(A, B): per mode (B-repeat_i, A_i): A's elements interleaved (raked).\n"
+                      "B is one layout, as in CuTe."},
+    {"zipped_product", "ckt.zipped_product(A, B): the logical product gathered as ((blocks...), (rests..., other modes));\n"
+                       "B one layout or a tuple of per-mode tilers."},
+    {"tiled_product", "ckt.tiled_product(A, B): ((blocks...), rests..., other modes): the zipped product, rests unpacked."},
+    {"flat_product", "ckt.flat_product(A, B): (blocks..., rests..., other modes): the zipped product, both modes unpacked."},
     {"make_ordered_layout", "ckt.make_ordered_layout(shape, order): compact strides assigned by increasing order."},
     {"tile_to_shape", "ckt.tile_to_shape(block, shape [, order]): repeat block to cover shape (must divide)."},
     {"max_common_vector", "ckt.max_common_vector(a, b): the number of elements contiguous in both layouts."},
@@ -53,7 +59,7 @@ static const struct {
                  "E:tv_layout() E:grid() E:svg(); tostring(E)."},
     {"encoding_pattern_2d", "ckt.encoding_pattern_2d{block_size=, y_per_tile=, x_per_tile=, vec_size=,\n"
                             "  pattern=\"thread_raked\"|\"warp_raked\"|\"block_raked\", num_wave_groups=1, warp_size=64}\n"
-                            "CK's 2D static encoding patterns; E.x0 E.x1 E.y0 E.y1 E.y2 as in seed 000. See help('encoding')."},
+                            "CK's 2D static encoding patterns; E.x0 E.x1 E.y0 E.y1 E.y2 as in CK Tile's pattern_2d. See help('encoding')."},
     {"nested_layout", "ckt.nested_layout{subgroup_tile=, batch_tile=, outer_tile=, thread_tile=, element_tile=,\n"
                       "  subgroup_strides=, thread_strides=}: an IREE nested layout, normalised and verified.\n"
                       "Methods: N:undistributed_shape() N:packed_shape() N:distributed_shape()\n"
@@ -77,7 +83,7 @@ static const struct {
     {"lds.analyze_tensor", "ckt.lds.analyze_tensor{target=, tensor_layout=, dtype=, thread_map=, vector=, op=}:\n"
                            "a whole tile access; thread_map maps (thread, value) to the first element of each vector."},
     {"lds.pad", "ckt.lds.pad(layout, banks [, dtype]) -> padded layout, extra bytes."},
-    {"lds.xor_preshuffle", "ckt.lds.xor_preshuffle(k_per_block, k_pack [, rows]): seed 004's XOR preshuffle as the\n"
+    {"lds.xor_preshuffle", "ckt.lds.xor_preshuffle(k_per_block, k_pack [, rows]): the XOR preshuffle of AMD's note on LDS bank conflicts as the\n"
                            "composed layout Sw<B,M,B> o (rows,K):(K,1)."},
     {"lds.find_swizzle", "ckt.lds.find_swizzle{target=, layout=, dtype=, write={thread_map=, vector=},\n"
                          "  read={thread_map=, vector=}, max_padding_banks=8}: swizzles first, then paddings; the cheapest\n"

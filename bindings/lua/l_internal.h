@@ -6,6 +6,7 @@
 
 #include <lauxlib.h>
 #include <lua.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ckt/ckt.h"
@@ -31,6 +32,13 @@ void ckt_l_push_int_list(lua_State *L, const int64_t *v, int n);
 void ckt_l_check_fields(lua_State *L, int t, const char *fn, const char *const *allowed);
 /* The engine context of this Lua state (created when the module opens). */
 ckt_context *ckt_l_context(lua_State *L);
+/* What an embedding host (embed.c) tells the bindings through the registry, where a script
+ * cannot reach: the state is sandboxed (compile options are a closed list), and the end of the
+ * current run's time limit (CLOCK_MONOTONIC seconds, 0: none) that launches must obey. */
+#define CKT_L_SANDBOXED_KEY "ckt.sandboxed"
+#define CKT_L_DEADLINE_KEY "ckt.deadline"
+bool ckt_l_sandboxed(lua_State *L);
+double ckt_l_deadline(lua_State *L);
 /* Register methods from a luaL_Reg list into a new metatable named tname, with
  * __index pointing at itself. Leaves nothing on the stack. */
 void ckt_l_new_class(lua_State *L, const char *tname, const luaL_Reg *methods);

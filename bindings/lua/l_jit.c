@@ -46,7 +46,8 @@ int ckt_l_compile_options(lua_State *L, int t, const char *fn, const char **opts
     int compile_only = 0, cache = 1;
     ckt_l_field_bool(L, t, fn, "compile_only", &compile_only);
     ckt_l_field_bool(L, t, fn, "cache", &cache);
-    *flags = (compile_only ? CKT_COMPILE_ONLY : 0) | (cache ? 0 : CKT_COMPILE_NO_CACHE);
+    /* a sandboxed state's compiles take only the known-harmless options (jit_sandbox.c) */
+    *flags = (compile_only ? CKT_COMPILE_ONLY : 0) | (cache ? 0 : CKT_COMPILE_NO_CACHE) | (ckt_l_sandboxed(L) ? CKT_COMPILE_SANDBOXED : 0);
     return n;
 }
 

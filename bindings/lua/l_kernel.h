@@ -6,7 +6,9 @@
  *   l_tensor.c     ckt.tensor, tile windows (ckt.tile_window, ckt.local_tile), load / store
  *   l_partition.c  ckt.local_partition on kernel tensors and windows
  *   l_copy.c       b:copy, b:blockwise_copy
+ *   l_async.c      asynchronous copies (async = true), b:commit, b:wait, LDS stages (t:stage)
  *   l_compute.c    b:clear, b:map, ckt.sweep, b:reduce, b:fold, b:block_reduce
+ *   l_gemm.c       ckt.mma, ckt.gemm_traits, b:blockwise_gemm and the C register / partition helpers
  *   l_executable.c k:source, k:compile, k:signature and the executable's launch
  *   l_library.c    require "ckt.kernels.<name>" (the embedded kernel library)
  *
@@ -85,6 +87,16 @@ void ckt_lk_dist_from_thread_layout(lua_State *L, int idx, const char *fn, int r
 void ckt_lk_vector_opts(lua_State *L, int idx, const char *fn, int rank, access_opts *o);
 access_opts ckt_lk_read_access(lua_State *L, int idx, l_kobj *w, const char *fn, int allow_dist);
 int ckt_lk_load_into(lua_State *L, l_kobj *w, int widx, access_opts o);
+/* Any distribution-like value (or a {thread_layout=, ...} table) over `lengths` as a distribution
+ * index; the default distribution of a window (16-byte vectors along the last dim). */
+int ckt_lk_todist(lua_State *L, int idx, l_kernel *kb, const char *fn, int rank, const int64_t *lengths);
+int ckt_lk_default_dist_index(lua_State *L, l_kobj *w);
+
+/* ---- l_async.c ---- */
+/* dst (an LDS window) = src (a global window), asynchronously (b:copy / b:blockwise_copy with
+ * async = true); opts: the options table's stack index (thread_layout=, dist=, vector_dim=,
+ * scalar_per_vector=) or 0. */
+void ckt_lk_copy_async(lua_State *L, l_kernel *kb, l_kobj *dst, l_kobj *src, int opts, const char *fn);
 void ckt_lk_store_from(lua_State *L, l_kobj *w, l_kobj *r, access_opts o);
 
 /* ---- one open function per file: adds its classes, builder methods and ckt.* functions (the
@@ -94,6 +106,8 @@ void ckt_lk_open_tensor(lua_State *L);
 void ckt_lk_open_partition(lua_State *L);
 void ckt_lk_open_copy(lua_State *L);
 void ckt_lk_open_compute(lua_State *L);
+void ckt_lk_open_gemm(lua_State *L);
+void ckt_lk_open_async(lua_State *L);
 void ckt_lk_open_executable(lua_State *L);
 void ckt_lk_open_library(lua_State *L);
 

@@ -422,11 +422,23 @@ static int binary(lua_State *L, binary_fn f, const char *name)
     return 1;
 }
 
-static int l_logical_product(lua_State *L) { return binary(L, ckt_logical_product, "logical_product"); }
-static int l_zipped_product(lua_State *L) { return binary(L, ckt_zipped_product, "zipped_product"); }
-static int l_tiled_product(lua_State *L) { return binary(L, ckt_tiled_product, "tiled_product"); }
-static int l_blocked_product(lua_State *L) { return binary(L, ckt_blocked_product, "blocked_product"); }
-static int l_raked_product(lua_State *L) { return binary(L, ckt_raked_product, "raked_product"); }
+/* The products take CuTe's tilers as the divides do (divide() above): one layout, or a table of
+ * per-mode layouts. */
+static int l_logical_product(lua_State *L) { return divide(L, ckt_logical_product_tiler, "logical_product"); }
+static int l_zipped_product(lua_State *L) { return divide(L, ckt_zipped_product_tiler, "zipped_product"); }
+static int l_tiled_product(lua_State *L) { return divide(L, ckt_tiled_product_tiler, "tiled_product"); }
+static int l_flat_product(lua_State *L) { return divide(L, ckt_flat_product, "flat_product"); }
+
+/* CuTe defines blocked/raked products for one layout B only (rank-sensitive products). */
+static int rank_sensitive(lua_State *L, binary_fn f, const char *name)
+{
+    if (lua_istable(L, 2) && !ckt_l_testlayout(L, 2))
+        return ckt_l_errorf(L, "%s: argument 2 must be one layout (CuTe's %s is rank-sensitive and takes no tuple of per-mode tilers; "
+                               "logical/zipped/tiled/flat_product do)", name, name);
+    return binary(L, f, name);
+}
+static int l_blocked_product(lua_State *L) { return rank_sensitive(L, ckt_blocked_product, "blocked_product"); }
+static int l_raked_product(lua_State *L) { return rank_sensitive(L, ckt_raked_product, "raked_product"); }
 static int l_max_common_layout(lua_State *L) { return binary(L, ckt_max_common_layout, "max_common_layout"); }
 
 static int l_complement(lua_State *L)
@@ -708,7 +720,7 @@ void ckt_l_open_layout(lua_State *L)
         {"complement", l_complement}, {"right_inverse", l_right_inverse}, {"left_inverse", l_left_inverse},
         {"logical_divide", l_logical_divide}, {"zipped_divide", l_zipped_divide}, {"tiled_divide", l_tiled_divide},
         {"flat_divide", l_flat_divide}, {"logical_product", l_logical_product}, {"zipped_product", l_zipped_product},
-        {"tiled_product", l_tiled_product}, {"blocked_product", l_blocked_product}, {"raked_product", l_raked_product},
+        {"tiled_product", l_tiled_product}, {"flat_product", l_flat_product}, {"blocked_product", l_blocked_product}, {"raked_product", l_raked_product},
         {"make_ordered_layout", l_make_ordered_layout}, {"tile_to_shape", l_tile_to_shape},
         {"max_common_vector", l_max_common_vector}, {"max_common_layout", l_max_common_layout},
         {"nullspace", l_nullspace}, {"make_layout_tv", l_make_layout_tv},

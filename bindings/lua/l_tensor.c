@@ -55,7 +55,7 @@ static void default_dist(lua_State *L, l_kernel *kb, int rank, const int64_t *le
 }
 
 /* Any distribution-like Lua value over a tile of `lengths` into a kernel distribution index. */
-static int todist(lua_State *L, int idx, l_kernel *kb, const char *fn, int rank, const int64_t *lengths)
+int ckt_lk_todist(lua_State *L, int idx, l_kernel *kb, const char *fn, int rank, const int64_t *lengths)
 {
     ckt_dist d;
     ckt_error err;
@@ -135,7 +135,7 @@ static int global_geometry(lua_State *L, int idx, l_kernel *kb, ckt_expr_id *sha
  *           opts.lengths (the tile), or an integer n (n values per thread, no distribution) */
 static int l_tensor(lua_State *L)
 {
-    static const char *const allowed[] = {"ptr", "pad", "swizzle", "lengths", NULL};
+    static const char *const allowed[] = {"ptr", "pad", "swizzle", "lengths", "stages", NULL};
     l_kernel *kb;
     int pi = -1;
     l_kobj *p = ckt_lk_testexpr(L, 1);
@@ -162,6 +162,7 @@ static int l_tensor(lua_State *L)
     lua_getfield(L, LUA_REGISTRYINDEX, ACTIVE_KEY); /* the kernel userdata (building, so active) */
     int ki = lua_gettop(L);
     int idx;
+    if (mem != CKT_MEM_LDS && has_opts && lua_getfield(L, 4, "stages") != LUA_TNIL) return ckt_l_errorf(L, "tensor: field 'stages' is for LDS tensors");
     if (mem == CKT_MEM_GLOBAL) {
         if (pi < 0) {
             if (!has_opts || lua_getfield(L, 4, "ptr") == LUA_TNIL) return ckt_l_errorf(L, "tensor: a global tensor needs its pointer (pass the pointer parameter as argument 1, or opts.ptr)");
@@ -192,7 +193,10 @@ static int l_tensor(lua_State *L)
             if (c) return ckt_l_errorf(L, "tensor: the layout is already swizzled");
             sw = *s;
         }
-        if (ckt_kernel_lds(kb->k, dt, &lay, &sw, &idx, &err)) return ckt_l_error(L, &err);
+        int64_t stages = 0; /* opts.stages: a ring of that many tiles (t:stage(i), l_async.c) */
+        if (has_opts && ckt_l_field_int(L, 4, "tensor", "stages", &stages) && (stages < 1 || stages > 16))
+            return ckt_l_errorf(L, "tensor: stages %lld outside 1..16", (long long)stages);
+        if (ckt_kernel_lds(kb->k, dt, &lay, &sw, &idx, &err) || (stages && ckt_kernel_lds_stages(kb->k, idx, stages, &err))) return ckt_l_error(L, &err);
     } else {
         if (lua_isinteger(L, 3)) {
             if (ckt_kernel_registers(kb->k, dt, -1, (int64_t)lua_tointeger(L, 3), &idx, &err)) return ckt_l_error(L, &err);
@@ -200,7 +204,7 @@ static int l_tensor(lua_State *L)
             int64_t lengths[CKT_K_MAX_RANK];
             int rank = has_opts ? ckt_lk_int_list_field(L, 4, "tensor", "lengths", lengths, CKT_K_MAX_RANK) : -1;
             if (rank < 1) return ckt_l_errorf(L, "tensor: a register tensor over a distribution needs opts.lengths (the tile it covers)");
-            int di = todist(L, 3, kb, "tensor", rank, lengths);
+            int di = ckt_lk_todist(L, 3, kb, "tensor", rank, lengths);
             if (ckt_kernel_registers(kb->k, dt, di, 0, &idx, &err)) return ckt_l_error(L, &err);
         }
     }
@@ -267,7 +271,7 @@ static int make_window(lua_State *L, l_kobj *t, int tidx, const int64_t *lengths
     ckt_lk_push_owner(L, tidx);
     l_kobj *w = ckt_lk_newobj(L, t->kb, -1, CKT_L_WINDOW, wi);
     lua_remove(L, -2);
-    if (dist_idx) w->dist = todist(L, dist_idx, t->kb, "tile_window: distribution", n, lengths);
+    if (dist_idx) w->dist = ckt_lk_todist(L, dist_idx, t->kb, "tile_window: distribution", n, lengths);
     return 1;
 }
 
@@ -354,13 +358,13 @@ access_opts ckt_lk_read_access(lua_State *L, int idx, l_kobj *w, const char *fn,
     if (lua_getfield(L, idx, "dist") != LUA_TNIL) {
         if (!allow_dist) ckt_l_errorf(L, "%s: the register tensor's distribution decides who stores what (no 'dist' here)", fn);
         if (w->part) ckt_l_errorf(L, "%s: a partition's thread layout decides who holds what (no 'dist' here)", fn);
-        o.dist = todist(L, -1, w->kb, fn, kw->rank, kw->lengths);
+        o.dist = ckt_lk_todist(L, -1, w->kb, fn, kw->rank, kw->lengths);
     }
     lua_pop(L, 1);
     return o;
 }
 
-static int default_dist_index(lua_State *L, l_kobj *w)
+int ckt_lk_default_dist_index(lua_State *L, l_kobj *w)
 {
     const ckt_kwindow *kw = ckt_lk_kwindow(w);
     ckt_dist d;
@@ -373,7 +377,7 @@ static int default_dist_index(lua_State *L, l_kobj *w)
 
 int ckt_lk_load_into(lua_State *L, l_kobj *w, int widx, access_opts o)
 {
-    if (o.dist < 0) o.dist = default_dist_index(L, w);
+    if (o.dist < 0) o.dist = ckt_lk_default_dist_index(L, w);
     int r;
     ckt_error err;
     if (ckt_kernel_load(w->kb->k, w->id, o.dist, (int)o.vector_dim, o.spv, o.fill, &r, &err)) ckt_l_error(L, &err);

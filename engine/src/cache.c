@@ -143,10 +143,11 @@ static void checksum(const void *data, size_t n, uint8_t out[32])
     ckt_sha256_final(&s, out);
 }
 
-/* Read a whole regular file of at most `limit` bytes. */
+/* Read a whole regular file of at most `limit` bytes. O_NONBLOCK: opening a FIFO put where an
+ * entry should be would otherwise wait for a writer forever; fstat then refuses it. */
 static uint8_t *slurp(const char *path, size_t limit, size_t *n)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return NULL;
     struct stat st;
     uint8_t *buf = NULL;

@@ -87,6 +87,7 @@ typedef struct em {
     bool in_tid;
     int scope[64], depth;
     int64_t block;
+    const char *target;
     ckt_error *err;
     ckt_status st;
 } em;
@@ -166,6 +167,23 @@ static void from_f32(ckt_dtype t, const char *x, char *out, size_t cap)
     case CKT_F16: snprintf(out, cap, "ckt_f32_to_f16(%s)", x); break;
     case CKT_BF16: snprintf(out, cap, "ckt_f32_to_bf16(%s)", x); break;
     case CKT_F32: snprintf(out, cap, "%s", x); break;
+    /* saturating, as ckt.array stores numbers (a C cast of an out-of-range float is undefined) */
+    case CKT_I32: snprintf(out, cap, "ckt_sat_i32(%s)", x); break;
+    case CKT_I8: snprintf(out, cap, "ckt_sat_i8(%s)", x); break;
+    case CKT_U8: snprintf(out, cap, "ckt_sat_u8(%s)", x); break;
+    default: snprintf(out, cap, "(%s)(%s)", ckt_emit_ctype(t), x); break;
+    }
+}
+
+static bool is_int(ckt_dtype t) { return t == CKT_I32 || t == CKT_I8 || t == CKT_U8 || t == CKT_I64; }
+
+/* an integer value into integer type t, saturating like ckt.array (300 -> i8 is 127) */
+static void int_to(ckt_dtype t, const char *x, char *out, size_t cap)
+{
+    switch (t) {
+    case CKT_I32: snprintf(out, cap, "(ckt_i32)ckt_clamp(%s, -2147483647 - 1, 2147483647)", x); break;
+    case CKT_I8: snprintf(out, cap, "(ckt_i8)ckt_clamp(%s, -128, 127)", x); break;
+    case CKT_U8: snprintf(out, cap, "(ckt_u8)ckt_clamp(%s, 0, 255)", x); break;
     default: snprintf(out, cap, "(%s)(%s)", ckt_emit_ctype(t), x); break;
     }
 }
@@ -173,8 +191,7 @@ static void from_f32(ckt_dtype t, const char *x, char *out, size_t cap)
 static void convert(ckt_dtype to, ckt_dtype from, const char *x, char *out, size_t cap)
 {
     if (to == from) { snprintf(out, cap, "%s", x); return; }
-    bool fi = from == CKT_I32 || from == CKT_I8 || from == CKT_U8, ti = to == CKT_I32 || to == CKT_I8 || to == CKT_U8;
-    if (fi && ti) { snprintf(out, cap, "(%s)%s", ckt_emit_ctype(to), x); return; }
+    if (is_int(from) && is_int(to)) { int_to(to, x, out, cap); return; }
     char mid[512];
     to_f32(from, x, mid, sizeof mid);
     from_f32(to, mid, out, cap);
@@ -194,7 +211,14 @@ static void literal(ckt_dtype t, float v, char *out, size_t cap)
             strncat(out, "f", cap - strlen(out) - 1);
         }
         break;
-    default: snprintf(out, cap, "%lld", (long long)(isfinite(v) ? v : 0)); break;
+    default: { /* saturating like ckt.array: a -inf fill of an i8 max-reduction is -128, not 0 */
+        double lo = t == CKT_I8 ? INT8_MIN : t == CKT_U8 ? 0 : t == CKT_I32 ? INT32_MIN : -0x1p63;
+        double hi = t == CKT_I8 ? INT8_MAX : t == CKT_U8 ? UINT8_MAX : t == CKT_I32 ? INT32_MAX : 0x1p63 - 1024;
+        double d = isnan(v) ? 0 : v < lo ? lo : v > hi ? hi : (double)v;
+        snprintf(out, cap, "%lld", (long long)d);
+        if (t == CKT_I32 && d == INT32_MIN) snprintf(out, cap, "(-2147483647 - 1)");
+        break;
+    }
     }
 }
 
@@ -260,8 +284,15 @@ static ckt_expr_id offset_of(em *e, const access *a, const ckt_expr_id *c)
     return off;
 }
 
+/* The element offset from an LDS tensor's pointer of a layout offset: the swizzle, then the
+ * stage of a stage view (stages are whole multiples of 128 bytes apart, after the swizzle). */
 static ckt_expr_id swizzled(em *e, const ckt_ktensor *t, ckt_expr_id off)
 {
+    if (t->stage_view) {
+        ckt_ktensor plain = *t;
+        plain.stage_view = false;
+        return ckt_expr_add(e->ex, swizzled(e, &plain, off), t->stage_base);
+    }
     if (!t->swizzled) return off;
     ckt_expr_pool *ex = e->ex;
     ckt_swizzle sw = t->sw;
@@ -279,12 +310,45 @@ static ckt_expr_id group_offset(em *e, const access *a, int64_t v, int64_t j)
     return offset_of(e, a, c);
 }
 
-/* The predicate of a padded global access: every coordinate inside the shape. */
+/* The predicate of a padded global access: every coordinate inside the shape, on both edges
+ * (a window at a runtime origin may start below 0). */
 static ckt_expr_id in_bounds(em *e, const access *a, int64_t v)
 {
-    ckt_expr_id m = ckt_expr_int(e->ex, 1);
+    ckt_expr_pool *ex = e->ex;
+    ckt_expr_id m = ckt_expr_int(ex, 1);
     if (a->t->mem != CKT_MEM_GLOBAL || !a->t->padded) return m;
-    for (int d = 0; d < a->rank; d++) m = ckt_expr_binary(e->ex, CKT_E_LAND, m, ckt_expr_binary(e->ex, CKT_E_LT, coord(e, a, d, v), a->t->shape[d]));
+    for (int d = 0; d < a->rank; d++) {
+        ckt_expr_id c = coord(e, a, d, v);
+        m = ckt_expr_binary(ex, CKT_E_LAND, m, ckt_expr_binary(ex, CKT_E_LE, ckt_expr_int(ex, 0), c));
+        m = ckt_expr_binary(ex, CKT_E_LAND, m, ckt_expr_binary(ex, CKT_E_LT, c, a->t->shape[d]));
+    }
+    return m;
+}
+
+/* The block-uniform predicate of an unmasked access: the whole window inside its tensor
+ * (LDS: the static layout; global without pad: the runtime shape). The range analysis folds
+ * it to 1 where it can prove it; else the access runs only when it holds, and CKT_FAULT tells
+ * the runtime. Without it a window at a runtime origin far out of range reads and writes any
+ * address (a sandboxed script crashed its host this way). */
+static ckt_expr_id window_inside(em *e, const access *a)
+{
+    ckt_expr_pool *ex = e->ex;
+    ckt_expr_id m = ckt_expr_int(ex, 1);
+    if (a->t->mem == CKT_MEM_GLOBAL && a->t->padded) return m;
+    for (int d = 0; d < a->rank; d++) {
+        ckt_expr_id shape;
+        if (a->t->mem == CKT_MEM_GLOBAL) {
+            shape = a->t->shape[d];
+        } else {
+            ckt_layout mode;
+            ckt_error err;
+            if (ckt_layout_mode(&a->t->layout, d, &mode, &err)) return CKT_EXPR_NONE;
+            shape = ckt_expr_int(ex, ckt_layout_size(&mode));
+        }
+        ckt_expr_id o = a->w->origin[d];
+        m = ckt_expr_binary(ex, CKT_E_LAND, m, ckt_expr_binary(ex, CKT_E_LE, ckt_expr_int(ex, 0), o));
+        m = ckt_expr_binary(ex, CKT_E_LAND, m, ckt_expr_binary(ex, CKT_E_LE, ckt_expr_addc(ex, o, a->w->lengths[d]), shape));
+    }
     return m;
 }
 
@@ -401,8 +465,12 @@ static void describe_tensor(em *e, const ckt_ktensor *t, char *buf, size_t cap)
     if (t->mem == CKT_MEM_LDS) {
         char l[160];
         ckt_layout_to_string(&t->layout, l, sizeof l);
-        if (t->swizzled) snprintf(buf, cap, "LDS %s %s o Sw<%d,%d,%d>", t->name, l, t->sw.b, t->sw.m, t->sw.s);
-        else snprintf(buf, cap, "LDS %s %s", t->name, l);
+        int n = t->swizzled ? snprintf(buf, cap, "LDS %s %s o Sw<%d,%d,%d>", t->name, l, t->sw.b, t->sw.m, t->sw.s) : snprintf(buf, cap, "LDS %s %s", t->name, l);
+        if (t->stages > 1 && n >= 0 && (size_t)n < cap) {
+            char *x = t->stage_view ? estr(e, t->stage_base, NULL) : NULL;
+            snprintf(buf + n, cap - (size_t)n, t->stage_view ? ", a stage of %lld at element %s" : ", %lld stages", (long long)t->stages, x ? x : "?");
+            free(x);
+        }
         return;
     }
     size_t n = (size_t)snprintf(buf, cap, "global %s (", t->name);
@@ -420,20 +488,41 @@ static void describe_tensor(em *e, const ckt_ktensor *t, char *buf, size_t cap)
     if (n < cap) snprintf(buf + n, cap - n, ")%s", t->padded ? " padded" : "");
 }
 
-static void emit_access(em *e, const ckt_kop *op)
+/* Opens "if (!inside) { CKT_FAULT } else" before an access whose window the range analysis
+ * cannot prove inside its tensor (the statement that follows is the access). false: out of
+ * memory. A block-uniform compare per access where it stays; on GPUs CKT_FAULT only skips. */
+static bool window_guard(em *e, const access *a, int w)
 {
-    bool load = op->kind == CKT_OP_LOAD;
+    ckt_expr_id inside = window_inside(e, a);
+    int64_t always;
+    if (ckt_expr_is_const(e->ex, inside, &always) && always) return true;
+    char *gs = estr(e, inside, NULL);
+    if (!gs) { e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory"); return false; }
+    line(e, "if (!(%s)) {", gs);
+    line(e, "    CKT_FAULT(%d); /* window %d is not inside '%s' */", w + 1, w, a->t->name);
+    line(e, "} else");
+    free(gs);
+    return true;
+}
+
+/* CUDA: the A / B fragments of mma.sync by ldmatrix (x4 for A, x2 for B) when every 8-element K
+ * row the lanes point at is 16 contiguous, aligned bytes of LDS; returns false (why in `why`)
+ * when the layout does not allow it, and the load stays ordinary element / vector loads. */
+static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
+{
     access a;
     memset(&a, 0, sizeof a);
     a.w = ckt_kernel_window(e->k, op->w);
     a.t = ckt_kernel_tensor(e->k, a.w->tensor);
     a.r = ckt_kernel_tensor(e->k, op->r);
-    a.d = ckt_kernel_dist(e->k, op->dist >= 0 ? op->dist : a.r->dist); /* a store by value index names its own */
-    a.rank = a.w->rank;
-    a.vd = op->vector_dim < 0 ? a.rank - 1 : op->vector_dim;
+    a.d = ckt_kernel_dist(e->k, (int)op->mma_rep[1]);
+    a.rank = 2;
+    a.vd = 1;
     a.esz = (int64_t)ckt_dtype_size(a.t->dtype);
+    const ckt_mma *m = ckt_mma_at(op->mma);
+    if (!m || !a.d || a.t->mem != CKT_MEM_LDS || a.esz != 2) { snprintf(why, cap, "not a 16-bit LDS fragment load"); return false; }
     ckt_expr_pool *ex = e->ex;
-    for (int d = 0; d < a.rank; d++) {
+    for (int d = 0; d < 2; d++) {
         a.thr[d] = thread_part(ex, a.d, d);
         ckt_expr_id full = ckt_expr_add(ex, a.w->origin[d], a.thr[d]);
         int64_t lo, hi;
@@ -442,60 +531,175 @@ static void emit_access(em *e, const ckt_kop *op)
         snprintf(name, sizeof name, "i%d", d);
         a.idx[d] = ckt_expr_var(ex, name, lo, hi, ckt_expr_divisor(ex, full));
     }
-    if (ckt_expr_pool_status(ex, e->err)) { e->st = e->err->status; return; }
-    int64_t spv = 1;
-    char note[300];
-    if ((e->st = plan(e, &a, op, &spv, note, sizeof note))) return;
+    char blk[200];
+    if (ckt_expr_pool_status(ex, e->err)) { e->st = e->err->status; return false; }
+    if (vector_blocker(e, &a, 8, blk, sizeof blk)) { snprintf(why, cap, "no ldmatrix: %s", blk); return false; }
+    bool isa = op->mma_rep[0] == 'A';
+    int nregs = isa ? 4 : 2;
     char desc[400];
     describe_tensor(e, a.t, desc, sizeof desc);
     thread_open(e);
-    char lens[96] = "";
-    for (int d = 0, n = 0; d < a.rank && n < (int)sizeof lens; d++) n += snprintf(lens + n, sizeof lens - (size_t)n, "%s%lld", d ? "x" : "", (long long)a.w->lengths[d]);
-    if (op->line) line(e, "/* line %d: %s %s, window %s */", op->line, load ? "load from" : "store to", desc, lens);
-    else line(e, "/* %s %s, window %s */", load ? "load from" : "store to", desc, lens);
-    line(e, "/*   threads: %s; %lld-element accesses along dim %d%s%s */", a.d->desc, (long long)spv, a.vd, note[0] ? "; " : "", note);
-    if (a.d->threads < e->block) line(e, "if (tid < %lld) {", (long long)a.d->threads);
-    else line(e, "{");
+    line(e, "/* line %d: ldmatrix.x%d: %c fragments of %s from %s (%s) */", op->line, nregs, isa ? 'A' : 'B', m->isa, desc, a.d->desc);
+    if (!window_guard(e, &a, op->w)) return false;
+    line(e, "{");
     e->ind++;
-    for (int d = 0; d < a.rank; d++) {
-        ckt_expr_id full = ckt_expr_add(ex, a.w->origin[d], a.thr[d]);
-        char *x = estr(e, full, NULL);
+    for (int d = 0; d < 2; d++) {
+        char *x = estr(e, ckt_expr_add(ex, a.w->origin[d], a.thr[d]), NULL);
         line(e, "const ckt_i64 i%d = %s;", d, x ? x : "0");
         free(x);
     }
-    const char *ptr = a.t->name;
-    const char *fld = field(a.t->dtype);
-    int64_t bytes = spv * a.esz;
+    int64_t per = isa ? m->a_values : m->b_values;
+    for (int64_t rep = 0; rep * 8 < a.d->nvalues; rep++) {
+        ckt_expr_id off = swizzled(e, a.t, group_offset(e, &a, rep * 8, 0));
+        char *os = estr(e, off, NULL);
+        if (!os) { e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory"); return false; }
+        line(e, "{");
+        e->ind++;
+        line(e, "ckt_u32 q[4], sa;");
+        line(e, "asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %%1; cvt.u32.u64 %%0, t; }\" : \"=r\"(sa) : \"l\"(%s + (%s)));", a.t->name, os);
+        if (isa) line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%%0,%%1,%%2,%%3}, [%%4];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : \"r\"(sa));");
+        else line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%%0,%%1}, [%%2];\" : \"=r\"(q[0]), \"=r\"(q[1]) : \"r\"(sa));");
+        for (int j = 0; j < nregs; j++) {
+            char r0[64], r1[64];
+            line(e, "%s = (ckt_u16)q[%d]; %s = (ckt_u16)(q[%d] >> 16);", reg(e, a.r, rep * per + 2 * j, r0, sizeof r0), j, reg(e, a.r, rep * per + 2 * j + 1, r1, sizeof r1), j);
+        }
+        e->ind--;
+        line(e, "}");
+        free(os);
+    }
+    e->ind--;
+    line(e, "}");
+    return true;
+}
+
+/* An access of window `w` through distribution `dist`: its per-thread coordinates are the
+ * variables <prefix>0, <prefix>1, ... (origin + thread part) the emitted block declares. */
+static ckt_status access_init(em *e, access *a, int w, int dist, int vector_dim, const char *prefix)
+{
+    ckt_expr_pool *ex = e->ex;
+    a->w = ckt_kernel_window(e->k, w);
+    a->t = ckt_kernel_tensor(e->k, a->w->tensor);
+    a->d = ckt_kernel_dist(e->k, dist);
+    a->rank = a->w->rank;
+    a->vd = vector_dim < 0 ? a->rank - 1 : vector_dim;
+    a->esz = (int64_t)ckt_dtype_size(a->t->dtype);
+    for (int d = 0; d < a->rank; d++) {
+        a->thr[d] = thread_part(ex, a->d, d);
+        ckt_expr_id full = ckt_expr_add(ex, a->w->origin[d], a->thr[d]);
+        int64_t lo, hi;
+        ckt_expr_range(ex, full, &lo, &hi);
+        char name[24];
+        snprintf(name, sizeof name, "%s%d", prefix, d);
+        a->idx[d] = ckt_expr_var(ex, name, lo, hi, ckt_expr_divisor(ex, full));
+    }
+    return ckt_expr_pool_status(ex, e->err);
+}
+
+/* const ckt_i64 <prefix>d = origin + thread part; for every dim */
+static void declare_coords(em *e, const access *a, const char *prefix)
+{
+    for (int d = 0; d < a->rank; d++) {
+        char *x = estr(e, ckt_expr_add(e->ex, a->w->origin[d], a->thr[d]), NULL);
+        line(e, "const ckt_i64 %s%d = %s;", prefix, d, x ? x : "0");
+        free(x);
+    }
+}
+
+/* Inside a pass loop (it = the pass, 0..passes-1) the index variables move by step[d] per pass:
+ * redefine them with the range and divisor that holds for every pass. */
+static void pass_index_vars(em *e, access *a, int64_t passes, const int64_t *step)
+{
+    ckt_expr_pool *ex = e->ex;
+    for (int d = 0; d < a->rank; d++) {
+        ckt_expr_id full = ckt_expr_add(ex, a->w->origin[d], a->thr[d]);
+        int64_t lo, hi, div = ckt_expr_divisor(ex, full), span = (passes - 1) * step[d];
+        ckt_expr_range(ex, full, &lo, &hi);
+        if (span > 0 && hi != INT64_MAX) hi += span;
+        if (span < 0 && lo != INT64_MIN) lo += span;
+        if (step[d]) div = ckt_gcd(div, step[d] < 0 ? -step[d] : step[d]);
+        char name[24];
+        snprintf(name, sizeof name, "i%d", d);
+        a->idx[d] = ckt_expr_var(ex, name, lo, hi, div);
+    }
+}
+
+/* Set up a load or store: its tensors, distribution, index variables and vector plan. */
+static bool access_prepare(em *e, const ckt_kop *op, access *a, int64_t *spv, char *note, size_t cap)
+{
+    memset(a, 0, sizeof *a);
+    a->r = ckt_kernel_tensor(e->k, op->r);
+    /* a store by value index names its own distribution */
+    if (access_init(e, a, op->w, op->dist >= 0 ? op->dist : a->r->dist, op->vector_dim, "i")) { e->st = e->err->status; return false; }
+    *spv = 1;
+    if ((e->st = plan(e, a, op, spv, note, cap))) return false;
+    return true;
+}
+
+static void access_comments(em *e, const ckt_kop *op, const access *a, int64_t spv, const char *note)
+{
+    bool load = op->kind == CKT_OP_LOAD;
+    char desc[400];
+    describe_tensor(e, a->t, desc, sizeof desc);
+    char lens[96] = "";
+    for (int d = 0, n = 0; d < a->rank && n < (int)sizeof lens; d++) n += snprintf(lens + n, sizeof lens - (size_t)n, "%s%lld", d ? "x" : "", (long long)a->w->lengths[d]);
+    if (op->line) line(e, "/* line %d: %s %s, window %s */", op->line, load ? "load from" : "store to", desc, lens);
+    else line(e, "/* %s %s, window %s */", load ? "load from" : "store to", desc, lens);
+    line(e, "/*   threads: %s; %lld-element accesses along dim %d%s%s */", a->d->desc, (long long)spv, a->vd, note[0] ? "; " : "", note);
+}
+
+/* The statements of a load or store for values 0..nv-1: all of them, or one pass of a pass loop
+ * whose counter `it` moves the index variables by step[d] per pass (step NULL: no loop). */
+static void access_body(em *e, const ckt_kop *op, access *a, int64_t spv, int64_t nv, const int64_t *step)
+{
+    bool load = op->kind == CKT_OP_LOAD;
+    ckt_expr_pool *ex = e->ex;
+    if (!window_guard(e, a, op->w)) return;
+    if (a->d->threads < e->block) line(e, "if (tid < %lld) {", (long long)a->d->threads);
+    else line(e, "{");
+    e->ind++;
+    if (!step) {
+        declare_coords(e, a, "i");
+    } else {
+        for (int d = 0; d < a->rank; d++) {
+            char *x = estr(e, ckt_expr_add(ex, a->w->origin[d], a->thr[d]), NULL);
+            if (step[d]) line(e, "const ckt_i64 i%d = %s + it * %lld;", d, x ? x : "0", (long long)step[d]);
+            else line(e, "const ckt_i64 i%d = %s;", d, x ? x : "0");
+            free(x);
+        }
+    }
+    const char *ptr = a->t->name;
+    const char *fld = field(a->t->dtype);
+    int64_t bytes = spv * a->esz;
     char r[64], cv[600], fill[48];
-    literal(a.r->dtype, op->fill, fill, sizeof fill);
-    for (int64_t v = 0; v < a.d->nvalues; v++) {
-        if (a.group[v] != v) continue;
-        ckt_expr_id off = group_offset(e, &a, v, 0);
-        if (a.t->mem == CKT_MEM_LDS) off = swizzled(e, a.t, off);
-        ckt_expr_id mask = in_bounds(e, &a, v);
+    literal(a->r->dtype, op->fill, fill, sizeof fill);
+    for (int64_t v = 0; v < nv; v++) {
+        if (a->group[v] != v) continue;
+        ckt_expr_id off = group_offset(e, a, v, 0);
+        if (a->t->mem == CKT_MEM_LDS) off = swizzled(e, a->t, off);
+        ckt_expr_id mask = in_bounds(e, a, v);
         int64_t always;
         bool masked = !(ckt_expr_is_const(ex, mask, &always) && always);
         char *os = estr(e, off, NULL), *ms = masked ? estr(e, mask, NULL) : NULL;
         if (!os || (masked && !ms)) { free(os); free(ms); e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory"); return; }
         int64_t members[16];
-        for (int64_t u = 0; u < a.d->nvalues; u++)
-            if (u == v || (a.group[u] < 0 && spv > 1)) {
+        for (int64_t u = 0; u < nv; u++)
+            if (u == v || (a->group[u] < 0 && spv > 1)) {
                 /* members of this vector: values whose run starts at v */
                 bool mine = u == v;
                 if (!mine) {
                     bool same = true;
-                    for (int rr = 0; rr < a.rank; rr++) same = same && a.d->vcoord[u][rr] == a.d->vcoord[v][rr] + (rr == a.vd ? a.order[u] : 0);
+                    for (int rr = 0; rr < a->rank; rr++) same = same && a->d->vcoord[u][rr] == a->d->vcoord[v][rr] + (rr == a->vd ? a->order[u] : 0);
                     mine = same;
                 }
-                if (mine) members[a.order[u]] = u;
+                if (mine) members[a->order[u]] = u;
             }
         if (spv == 1) {
-            reg(e, a.r, v, r, sizeof r);
+            reg(e, a->r, v, r, sizeof r);
             if (load) {
                 if (masked) line(e, "%s = (%s) ? %s[%s] : %s;", r, ms, ptr, os, fill);
                 else line(e, "%s = %s[%s];", r, ptr, os);
             } else {
-                convert(a.t->dtype, a.r->dtype, r, cv, sizeof cv);
+                convert(a->t->dtype, a->r->dtype, r, cv, sizeof cv);
                 if (masked) line(e, "if (%s) %s[%s] = %s;", ms, ptr, os, cv);
                 else line(e, "%s[%s] = %s;", ptr, os, cv);
             }
@@ -509,12 +713,12 @@ static void emit_access(em *e, const ckt_kop *op)
                 for (int64_t j = 0; j < spv; j++) {
                     char src[64];
                     snprintf(src, sizeof src, "v.%s[%lld]", fld, (long long)j);
-                    convert(a.r->dtype, a.t->dtype, src, cv, sizeof cv);
-                    line(e, "%s = %s;", reg(e, a.r, members[j], r, sizeof r), cv);
+                    convert(a->r->dtype, a->t->dtype, src, cv, sizeof cv);
+                    line(e, "%s = %s;", reg(e, a->r, members[j], r, sizeof r), cv);
                 }
             } else {
                 for (int64_t j = 0; j < spv; j++) {
-                    convert(a.t->dtype, a.r->dtype, reg(e, a.r, members[j], r, sizeof r), cv, sizeof cv);
+                    convert(a->t->dtype, a->r->dtype, reg(e, a->r, members[j], r, sizeof r), cv, sizeof cv);
                     line(e, "v.%s[%lld] = %s;", fld, (long long)j, cv);
                 }
                 line(e, "CKT_ST%lld(%s + (%s), v);", (long long)bytes, ptr, os);
@@ -523,7 +727,7 @@ static void emit_access(em *e, const ckt_kop *op)
             if (masked && load) {
                 line(e, "} else {");
                 e->ind++;
-                for (int64_t j = 0; j < spv; j++) line(e, "%s = %s;", reg(e, a.r, members[j], r, sizeof r), fill);
+                for (int64_t j = 0; j < spv; j++) line(e, "%s = %s;", reg(e, a->r, members[j], r, sizeof r), fill);
                 e->ind--;
             }
             line(e, "}");
@@ -533,6 +737,220 @@ static void emit_access(em *e, const ckt_kop *op)
     }
     e->ind--;
     line(e, "}");
+}
+
+static void emit_access(em *e, const ckt_kop *op)
+{
+    char ldm_why[300] = "";
+    if (op->kind == CKT_OP_LOAD && op->mma_rep[2] == 1 && e->dl->kind == CKT_DIALECT_CUDA) {
+        if (emit_ldmatrix(e, op, ldm_why, sizeof ldm_why) || e->st) return;
+    }
+    access a;
+    int64_t spv;
+    char note[300];
+    if (!access_prepare(e, op, &a, &spv, note, sizeof note)) return;
+    thread_open(e);
+    access_comments(e, op, &a, spv, note);
+    if (ldm_why[0]) line(e, "/*   %s */", ldm_why);
+    access_body(e, op, &a, spv, a.d->nvalues, NULL);
+}
+
+/* ---------------------------------------------------------------- asynchronous copies */
+
+/* The widest vector both sides of a copy allow (the same distribution, so the same runs). */
+static int64_t copy_width(em *e, access *src, access *dst, int64_t want, char *why, size_t cap)
+{
+    why[0] = 0;
+    for (int64_t s = want ? want : 16 / src->esz; s > 1; s /= 2) {
+        char w[256];
+        const char *b = vector_blocker(e, src, s, w, sizeof w);
+        if (!b) b = vector_blocker(e, dst, s, w, sizeof w);
+        if (!b) return s;
+        if (!why[0]) snprintf(why, cap, "%lld-wide vectors impossible: %s", (long long)s, b);
+        if (want) return 0;
+    }
+    for (int64_t v = 0; v < src->d->nvalues; v++) { src->group[v] = dst->group[v] = v; src->order[v] = dst->order[v] = 0; }
+    return 1;
+}
+
+/* LDS window = global window, each thread its elements of the distribution: CKT_CP_ASYNC is
+ * cp.async (16 bytes: .cg, zero-filled past a padded edge) in the CUDA prelude, a load and a
+ * store through registers in the HIP prelude, a copy queued until its wait in the C prelude;
+ * 2-byte elements go one by one (synchronously, in every dialect). */
+static void emit_copy_async(em *e, const ckt_kop *op)
+{
+    access src, dst;
+    memset(&src, 0, sizeof src);
+    memset(&dst, 0, sizeof dst);
+    if (access_init(e, &src, op->inputs[0], op->dist, op->vector_dim, "i") || access_init(e, &dst, op->w, op->dist, op->vector_dim, "j")) {
+        e->st = e->err->status;
+        return;
+    }
+    ckt_expr_pool *ex = e->ex;
+    char why[300];
+    int64_t spv = copy_width(e, &src, &dst, op->spv > 1 ? op->spv : 0, why, sizeof why);
+    if (!spv) { e->st = ckt_fail(e->err, CKT_EINVAL, "copy_async: scalar_per_vector %lld is impossible: %s", (long long)op->spv, why); return; }
+    int64_t bytes = spv * src.esz;
+    char sdesc[400], ddesc[400], lens[96] = "", zero[48];
+    describe_tensor(e, src.t, sdesc, sizeof sdesc);
+    describe_tensor(e, dst.t, ddesc, sizeof ddesc);
+    for (int d = 0, n = 0; d < src.rank && n < (int)sizeof lens; d++) n += snprintf(lens + n, sizeof lens - (size_t)n, "%s%lld", d ? "x" : "", (long long)src.w->lengths[d]);
+    literal(dst.t->dtype, 0.0f, zero, sizeof zero);
+    thread_open(e);
+    if (op->line) line(e, "/* line %d: asynchronous copy from %s to %s, window %s */", op->line, sdesc, ddesc, lens);
+    else line(e, "/* asynchronous copy from %s to %s, window %s */", sdesc, ddesc, lens);
+    line(e, "/*   threads: %s; %lld-byte copies%s%s */", src.d->desc, (long long)(bytes >= 4 ? bytes : src.esz), why[0] ? "; " : "", why);
+    if (src.d->threads < e->block) line(e, "if (tid < %lld) {", (long long)src.d->threads);
+    else line(e, "{");
+    e->ind++;
+    declare_coords(e, &src, "i");
+    declare_coords(e, &dst, "j");
+    for (int64_t v = 0; v < src.d->nvalues; v++) {
+        if (src.group[v] != v) continue;
+        ckt_expr_id so = group_offset(e, &src, v, 0), dof = swizzled(e, dst.t, group_offset(e, &dst, v, 0)), mask = in_bounds(e, &src, v);
+        int64_t always;
+        bool masked = !(ckt_expr_is_const(ex, mask, &always) && always);
+        char *ss = estr(e, so, NULL), *ds = estr(e, dof, NULL), *ms = masked ? estr(e, mask, NULL) : NULL;
+        if (!ss || !ds || (masked && !ms)) {
+            free(ss); free(ds); free(ms);
+            e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory");
+            return;
+        }
+        if (bytes >= 4 && masked) /* a masked-off copy reads nothing, but names a valid address anyway */
+            line(e, "CKT_CP_ASYNC(%lld, %s + (%s), (%s) ? %s + (%s) : %s, %s);", (long long)bytes, dst.t->name, ds, ms, src.t->name, ss, src.t->name, ms);
+        else if (bytes >= 4)
+            line(e, "CKT_CP_ASYNC(%lld, %s + (%s), %s + (%s), 1);", (long long)bytes, dst.t->name, ds, src.t->name, ss);
+        else if (masked)
+            line(e, "%s[%s] = (%s) ? %s[%s] : %s;", dst.t->name, ds, ms, src.t->name, ss, zero);
+        else
+            line(e, "%s[%s] = %s[%s];", dst.t->name, ds, src.t->name, ss);
+        free(ss);
+        free(ds);
+        free(ms);
+    }
+    e->ind--;
+    line(e, "}");
+}
+
+static void emit_commit(em *e)
+{
+    thread_close(e); /* a block-level statement (the C dialect counts groups per block) */
+    line(e, "CKT_CP_COMMIT(); /* the asynchronous copies since the last commit form one group */");
+}
+
+static void emit_wait(em *e, const ckt_kop *op)
+{
+    thread_close(e);
+    line(e, "CKT_CP_WAIT(%lld); /* at most %lld groups of asynchronous copies still in flight */", (long long)op->spv, (long long)op->spv);
+    if (op->b != CKT_EXPR_NONE) barrier(e, "wait: every thread's copies have landed");
+}
+
+/* ---------------------------------------------------------------- pass loops
+ * A load into registers followed by a store of those registers, the registers used nowhere else
+ * (a copy through registers, a transpose's LDS -> global step), often repeats one sub-block: the
+ * values split into `passes` runs of nv / passes values, and run p sits at run 0's coordinates plus
+ * p times a fixed step, in both accesses. Unrolled, every pass is straight-line code that only
+ * costs compile time (NVRTC's grows with it); emitted as a loop over the passes, one pass's
+ * statements are written once, and the registers hold one pass. */
+
+/* Does the access repeat with period nv / passes? Then step[] is the coordinate step per pass. */
+static bool periodic(const access *a, int64_t spv, int64_t passes, int64_t *step)
+{
+    const ckt_dist *d = a->d;
+    int64_t per = d->nvalues / passes;
+    if (per * passes != d->nvalues || per % spv) return false;
+    for (int r = 0; r < a->rank; r++) step[r] = d->vcoord[per][r] - d->vcoord[0][r];
+    for (int64_t v = per; v < d->nvalues; v++) {
+        int64_t base = v % per, p = v / per;
+        if ((a->group[v] == v) != (a->group[base] == base) || a->order[v] != a->order[base]) return false;
+        for (int r = 0; r < a->rank; r++)
+            if (d->vcoord[v][r] != d->vcoord[base][r] + p * step[r]) return false;
+    }
+    /* a vector's members stay in its pass: they are the values next to it along the vector dim */
+    for (int64_t v = 0; v < per; v++) {
+        if (a->group[v] != v || spv == 1) continue;
+        for (int64_t j = 1; j < spv; j++) {
+            bool found = false;
+            for (int64_t u = 0; u < per && !found; u++) {
+                bool same = a->group[u] < 0 && a->order[u] == j;
+                for (int r = 0; r < a->rank && same; r++) same = d->vcoord[u][r] == d->vcoord[v][r] + (r == a->vd ? j : 0);
+                found = same;
+            }
+            if (!found) return false;
+        }
+    }
+    return true;
+}
+
+static void emit_op(em *e, const ckt_kop *op);
+
+static bool only_user(em *e, int ld, int st, int rt)
+{
+    for (int i = 0; i < ckt_kernel_nops(e->k); i++) {
+        if (i == ld || i == st) continue;
+        const ckt_kop *o = ckt_kernel_op(e->k, i);
+        if (o->kind != CKT_OP_SET && o->kind != CKT_OP_ADD && o->kind != CKT_OP_LOOP && o->kind != CKT_OP_IF && o->kind != CKT_OP_END &&
+            o->kind != CKT_OP_SYNC && o->r == rt)
+            return false;
+        for (int j = 0; j < o->ninputs; j++)
+            if (o->inputs[j] == rt) return false;
+    }
+    return true;
+}
+
+/* Op i (a load into r), then only the origins of other windows, then a store of r: emitted as
+ * the origins, then one loop over passes. Returns the number of ops emitted (0: none; emit op i
+ * as usual). */
+static int emit_pass_loop(em *e, int i)
+{
+    int nops = ckt_kernel_nops(e->k), j = i + 1;
+    const ckt_kop *ld = ckt_kernel_op(e->k, i);
+    if (ld->kind != CKT_OP_LOAD || ld->mma_rep[2] == 1) return 0; /* matrix-fragment loads have their own path (ldmatrix) */
+    while (j < nops && ckt_kernel_op(e->k, j)->kind == CKT_OP_SET && ckt_kernel_op(e->k, j)->w >= 0 && ckt_kernel_op(e->k, j)->w != ld->w) j++;
+    if (j >= nops) return 0;
+    const ckt_kop *st = ckt_kernel_op(e->k, j);
+    if (st->kind != CKT_OP_STORE || ld->r != st->r || !only_user(e, i, j, ld->r)) return 0;
+    access a, b;
+    int64_t sa, sb;
+    char na[300], nb[300];
+    ckt_error saved;
+    if (e->err) saved = *e->err;
+    if (!access_prepare(e, ld, &a, &sa, na, sizeof na) || !access_prepare(e, st, &b, &sb, nb, sizeof nb)) {
+        e->st = CKT_OK; /* emit_access reports it */
+        if (e->err) *e->err = saved;
+        return 0;
+    }
+    if (a.d->nvalues != b.d->nvalues || a.d->threads != b.d->threads) return 0;
+    /* Small copies stay straight-line code (their source is short and compiles fast). A pass keeps
+     * at least PASS_MIN_ACCESSES vector accesses per op, so that the loop, which is not unrolled,
+     * keeps that many independent memory accesses in flight per thread (8 x 16 bytes). */
+    enum { LOOP_MIN_ACCESSES = 16, PASS_MIN_ACCESSES = 8 };
+    int64_t n = a.d->nvalues, passes = 0, stepa[CKT_K_MAX_RANK], stepb[CKT_K_MAX_RANK], smax = sa > sb ? sa : sb;
+    if (n / smax < LOOP_MIN_ACCESSES) return 0;
+    for (int64_t p = n / smax / PASS_MIN_ACCESSES; p >= 2 && !passes; p--)
+        if (n % p == 0 && periodic(&a, sa, p, stepa) && periodic(&b, sb, p, stepb)) passes = p;
+    if (!passes) return 0;
+    /* the vector plans must still hold with the pass step in the index variables */
+    char why[256];
+    pass_index_vars(e, &a, passes, stepa);
+    pass_index_vars(e, &b, passes, stepb);
+    if ((sa > 1 && vector_blocker(e, &a, sa, why, sizeof why)) || (sb > 1 && vector_blocker(e, &b, sb, why, sizeof why))) return 0;
+    for (int k = i + 1; k < j; k++) emit_op(e, ckt_kernel_op(e->k, k)); /* origins the store's window needs */
+    thread_open(e);
+    access_comments(e, ld, &a, sa, na);
+    access_comments(e, st, &b, sb, nb);
+    line(e, "/*   as %lld passes of %lld values (the same sub-block %lld times: a loop, not unrolled code) */", (long long)passes, (long long)(n / passes),
+         (long long)passes);
+    /* GPU compilers would unroll the passes again (NVRTC does: 1.5x the compile time); a pass
+     * already has PASS_MIN_ACCESSES accesses in flight. The C dialect's compiler decides itself. */
+    if (!e->dl->thread_loops) line(e, "#pragma unroll 1");
+    line(e, "for (int it = 0; it < %lld; ++it) {", (long long)passes);
+    e->ind++;
+    access_body(e, ld, &a, sa, n / passes, stepa);
+    if (!e->st) access_body(e, st, &b, sb, n / passes, stepb);
+    e->ind--;
+    line(e, "}");
+    return j - i + 1;
 }
 
 /* ---------------------------------------------------------------- compute */
@@ -560,7 +978,9 @@ static void emit_map(em *e, const ckt_kop *op)
         for (int i = 0; i < op->ninputs; i++) {
             const ckt_ktensor *in = ckt_kernel_tensor(e->k, op->inputs[i]);
             char r[64];
-            to_f32(in->dtype, reg(e, in, v, r, sizeof r), names[i], sizeof names[i]);
+            /* integer inputs stay integers (an i32 through f32 loses bits above 2^24) */
+            if (is_int(in->dtype)) snprintf(names[i], sizeof names[i], "((ckt_i64)%s)", reg(e, in, v, r, sizeof r));
+            else to_f32(in->dtype, reg(e, in, v, r, sizeof r), names[i], sizeof names[i]);
             ptrs[i] = names[i];
         }
         char *x = estr(e, op->b, ptrs);
@@ -568,9 +988,15 @@ static void emit_map(em *e, const ckt_kop *op)
         size_t n = strlen(x) + 64;
         char *y = malloc(n), *z = malloc(n + 64);
         if (y && z) {
-            if (ckt_expr_type_of(e->ex, op->b) == CKT_T_F32) snprintf(y, n, "%s", x);
-            else snprintf(y, n, "(float)(%s)", x);
-            from_f32(out->dtype, y, z, n + 64);
+            ckt_expr_type ty = ckt_expr_type_of(e->ex, op->b);
+            if (ty != CKT_T_F32 && is_int(out->dtype)) { /* integer to integer: no trip through f32 */
+                snprintf(y, n, "(ckt_i64)(%s)", x);
+                int_to(out->dtype, y, z, n + 64);
+            } else {
+                if (ty == CKT_T_F32) snprintf(y, n, "%s", x);
+                else snprintf(y, n, "(float)(%s)", x);
+                from_f32(out->dtype, y, z, n + 64);
+            }
             char r[64];
             line(e, "%s = %s;", reg(e, out, v, r, sizeof r), z);
         } else {
@@ -597,12 +1023,23 @@ static void emit_fold(em *e, const ckt_kop *op)
          (long long)src->nvalues, src->name);
     char a[64], s[64], af[128], sf[128], c[400], out[600];
     reg(e, acc, 0, a, sizeof a);
+    /* threads outside the source's distribution hold no values: their accumulator stays */
+    const ckt_dist *d = src->dist >= 0 ? ckt_kernel_dist(e->k, src->dist) : NULL;
+    bool idle = d && d->threads < e->block;
+    if (idle) {
+        line(e, "if (tid < %lld) {", (long long)d->threads);
+        e->ind++;
+    }
     for (int64_t v = 0; v < src->nvalues; v++) {
         to_f32(acc->dtype, a, af, sizeof af);
         to_f32(src->dtype, reg(e, src, v, s, sizeof s), sf, sizeof sf);
         combine(op->rop, af, sf, c, sizeof c);
         from_f32(acc->dtype, c, out, sizeof out);
         line(e, "%s = %s;", a, out);
+    }
+    if (idle) {
+        e->ind--;
+        line(e, "}");
     }
 }
 
@@ -639,7 +1076,27 @@ static void emit_block_reduce(em *e, const ckt_kop *op)
     barrier(e, "block_reduce: scratch free again");
 }
 
+/* A matrix instruction exists on the target (cpu:<gpu>: the emulated one); the C dialect runs it
+ * between the per-thread regions, where every lane's registers are in memory. */
+static void emit_gemm(em *e, const ckt_kop *op)
+{
+    const ckt_mma *m = ckt_mma_at(op->mma);
+    if (!m) { e->st = ckt_fail(e->err, CKT_EINVAL, "blockwise_gemm: no instruction %d", op->mma); return; }
+    if ((e->st = ckt_mma_check_target(m, e->target, e->err))) return;
+    thread_close(e);
+    ckt_mma_site x = {m, ckt_kernel_tensor(e->k, op->inputs[0])->name, ckt_kernel_tensor(e->k, op->inputs[1])->name, ckt_kernel_tensor(e->k, op->r)->name,
+                      {op->mma_rep[0], op->mma_rep[1], op->mma_rep[2]}, e->block, op->line};
+    ckt_emit_mma(e->s, e->ind, e->dl->kind, &x);
+}
+
 /* ---------------------------------------------------------------- kernel */
+
+static bool has_async(const ckt_kernel *k)
+{
+    for (int i = 0; i < ckt_kernel_nops(k); i++)
+        if (ckt_kernel_op(k, i)->kind == CKT_OP_COPY_ASYNC) return true;
+    return false;
+}
 
 static void declare(em *e)
 {
@@ -657,6 +1114,7 @@ static void declare(em *e)
         }
     }
     if (ckt_kernel_reduce_scratch(e->k) >= 0) line(e, "float *const ckt_red = (float *)(ckt_lds + %lld);", (long long)ckt_kernel_reduce_scratch(e->k));
+    if (e->dl->thread_loops && has_async(e->k)) line(e, "ckt_cp_queue ckt_cpq = {0, 0, 0, 0}; /* asynchronous copies in flight (emulated) */");
     /* block-uniform variables: window origins and named variables */
     for (int i = 0; i < ckt_kernel_nops(e->k); i++) {
         const ckt_kop *op = ckt_kernel_op(e->k, i);
@@ -723,7 +1181,10 @@ static void emit_op(em *e, const ckt_kop *op)
     case CKT_OP_MAP: emit_map(e, op); break;
     case CKT_OP_FOLD: emit_fold(e, op); break;
     case CKT_OP_BLOCK_REDUCE: emit_block_reduce(e, op); break;
-    case CKT_OP_GEMM: e->st = ckt_fail(e->err, CKT_EUNSUPPORTED, "blockwise_gemm: not available yet"); break;
+    case CKT_OP_GEMM: emit_gemm(e, op); break;
+    case CKT_OP_COPY_ASYNC: emit_copy_async(e, op); break;
+    case CKT_OP_COMMIT: emit_commit(e); break;
+    case CKT_OP_WAIT: emit_wait(e, op); break;
     }
 }
 
@@ -756,6 +1217,7 @@ ckt_status ckt_emit(const ckt_kernel *k, const char *target, char **source, ckt_
     e.ex = &pool;
     e.dl = dialect_of(dk);
     e.block = ckt_kernel_block(k);
+    e.target = target;
     e.err = err;
     ckt_sb_printf(&sb, "/* generated by ckt %s for %s (%s dialect): kernel %s, %lld threads per block, %lld bytes of LDS */\n", ckt_version(), target,
                   e.dl->name, ckt_kernel_name(k), (long long)e.block, (long long)ckt_kernel_lds_bytes(k));
@@ -764,8 +1226,13 @@ ckt_status ckt_emit(const ckt_kernel *k, const char *target, char **source, ckt_
     e.dl->open_kernel(&sb, k, ckt_kernel_lds_bytes(k), ckt_emit_dynamic_lds_bytes(k, &t) > 0);
     e.ind = 1;
     declare(&e);
-    for (int i = 0; i < ckt_kernel_nops(k) && !e.st; i++) emit_op(&e, ckt_kernel_op(k, i));
+    for (int i = 0; i < ckt_kernel_nops(k) && !e.st; i++) {
+        int done = emit_pass_loop(&e, i);
+        if (done) i += done - 1;
+        else if (!e.st) emit_op(&e, ckt_kernel_op(k, i));
+    }
     thread_close(&e);
+    if (e.dl->thread_loops && has_async(k)) line(&e, "free(ckt_cpq.e); /* copies never waited for never land */");
     e.ind = 0;
     ckt_sb_printf(&sb, "}\n");
     e.dl->close_kernel(&sb, k, ckt_kernel_lds_bytes(k));

@@ -1,5 +1,6 @@
-/* The 2D raked patterns of seed 000: CK's TileDistributionEncodingPattern2D
- * (include/ck_tile/core/algorithm/static_encoding_pattern.hpp), with the seed's names:
+/* The 2D raked patterns: CK Tile's tile_distribution_encoding_pattern_2d (TileDistributionEncodingPattern2D,
+ * https://github.com/ROCm/composable_kernel/blob/develop/include/ck_tile/core/algorithm/static_encoding_pattern.hpp),
+ * with the names of its documentation:
  * X0 = the vector, X1 = threads along X (CK's source swaps the two names). */
 #include <stdbool.h>
 #include <stdio.h>

@@ -1,4 +1,5 @@
 /* The kernel pipeline (ckt/executable.h): kernel -> source -> binary -> checked launches. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,27 +87,39 @@ static ckt_status check_args(const ckt_executable *e, ckt_device *dev, const ckt
     return CKT_OK;
 }
 
-/* Everything the kernel needs of its arguments and grid, checked before anything launches.
- * (The memory checks of the kernel's accesses against each buffer's size go here too.) */
+/* Everything the kernel needs of its arguments and grid, checked before anything launches:
+ * the arguments, the launch conditions, and that every buffer covers what the kernel's
+ * accesses can touch at these sizes and this grid (kernel_bounds.c). *empty: a zero-sized
+ * problem, which runs no blocks. */
 static ckt_status check_launch(const ckt_executable *e, ckt_device *dev, const int64_t grid[3], const ckt_arg *args, int nargs,
-                               ckt_error *err)
+                               bool *empty, ckt_error *err)
 {
     int64_t values[CKT_K_MAX_PARAMS] = {0};
+    uint64_t bytes[CKT_K_MAX_PARAMS];
+    for (int i = 0; i < CKT_K_MAX_PARAMS; i++) bytes[i] = UINT64_MAX; /* not a pointer */
     ckt_status s = check_args(e, dev, args, nargs, values, err);
-    if (s) return s;
-    (void)grid;
-    return ckt_kernel_check_launch(e->k, values, err);
+    if (s || (s = ckt_kernel_check_launch(e->k, values, err))) return s;
+    for (int d = 0; d < 3; d++)
+        if (grid[d] < 1) return ckt_fail(err, CKT_EINVAL, "launch: grid.%c is %lld (every extent must be >= 1)", "xyz"[d], (long long)grid[d]);
+    for (int i = 0; i < nargs; i++)
+        if (args[i].kind == CKT_PARAM_PTR) bytes[e->sig_index[i]] = (uint64_t)ckt_buffer_size(args[i].v.buffer);
+    return ckt_kernel_check_bounds(e->k, values, grid, bytes, empty, err);
 }
 
-ckt_status ckt_exe_launch(const ckt_executable *e, ckt_device *dev, const int64_t grid[3], const ckt_arg *args, int nargs, double *ms,
-                          ckt_error *err)
+ckt_status ckt_exe_launch(const ckt_executable *e, ckt_device *dev, const int64_t grid[3], const ckt_arg *args, int nargs,
+                          double deadline, double *ms, ckt_error *err)
 {
     if (!e || !grid) return ckt_fail(err, CKT_EINVAL, "launch: %s is NULL", e ? "grid" : "executable");
     for (int i = 0; !dev && args && i < nargs; i++)
         if (args[i].kind == CKT_PARAM_PTR && args[i].v.buffer) dev = ckt_buffer_device(args[i].v.buffer);
     if (!dev) return ckt_fail(err, CKT_EINVAL, "launch: no device (pass one, or a buffer argument)");
-    ckt_status s = check_launch(e, dev, grid, args, nargs, err);
+    bool empty = false;
+    ckt_status s = check_launch(e, dev, grid, args, nargs, &empty, err);
     if (s) return s;
+    if (empty) { /* a zero-sized problem: no blocks run (the block order would divide by 0) */
+        if (ms) *ms = 0;
+        return CKT_OK;
+    }
     void *ptrs[CKT_K_MAX_PARAMS];
     void *argv[CKT_K_MAX_PARAMS];
     ckt_arg vals[CKT_K_MAX_PARAMS];
@@ -120,6 +133,6 @@ ckt_status ckt_exe_launch(const ckt_executable *e, ckt_device *dev, const int64_
         }
     }
     int64_t block = ckt_kernel_block(e->k);
-    ckt_launch_params p = {{grid[0], grid[1], grid[2]}, {block, 1, 1}, e->dynamic_lds, argv, nargs, e->sig, e->nsig};
+    ckt_launch_params p = {{grid[0], grid[1], grid[2]}, {block, 1, 1}, e->dynamic_lds, argv, nargs, e->sig, e->nsig, deadline};
     return ckt_launch(dev, e->bin, &p, ms, err);
 }

@@ -213,6 +213,29 @@ ckt_expr_id ckt_expr_input(ckt_expr_pool *p, int slot)
     return push(p, nd);
 }
 
+ckt_expr_id ckt_expr_input_int(ckt_expr_pool *p, int slot)
+{
+    ckt_expr_node nd = mk(CKT_E_INPUT, CKT_T_INDEX, -1, -1, -1);
+    nd.i = slot;
+    return push(p, nd);
+}
+
+/* Lua's integer // and % (y != 0; INT64_MIN // -1 is the caller's overflow) */
+static int64_t floor_div(int64_t x, int64_t y)
+{
+    int64_t q = x / y;
+    return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
+}
+
+static int64_t floor_mod(int64_t x, int64_t y)
+{
+    int64_t r = x % y;
+    return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+}
+
+/* ckt.int / TOINT: toward zero, NaN -> 0, saturating (the i64 store of ckt.array) */
+static int64_t to_int(double v) { return isnan(v) ? 0 : v >= 0x1p63 ? INT64_MAX : v <= -0x1p63 ? INT64_MIN : (int64_t)v; }
+
 static ckt_expr_id leaf(ckt_expr_pool *p, ckt_expr_op op, const char *name, int64_t lo, int64_t hi, int64_t divisor, bool is_float)
 {
     if (!p || !p->nodes || p->failed) return CKT_EXPR_NONE;
@@ -310,10 +333,12 @@ void ckt_expr_range(const ckt_expr_pool *p, ckt_expr_id e, int64_t *lo, int64_t 
     case CKT_E_DIV:
         ckt_expr_range(p, n->a, &al, &ah); ckt_expr_range(p, n->b, &bl, &bh);
         if (al >= 0 && bl > 0) { l = al / bh; h = ah == INT64_MAX ? INT64_MAX : ah / bl; }
+        else if (al >= 0 && bl == 0) { l = 0; h = ah; } /* a zero divisor gives 0 (ckt_floordiv) */
         break;
     case CKT_E_MOD:
         ckt_expr_range(p, n->a, &al, &ah); ckt_expr_range(p, n->b, &bl, &bh);
         if (al >= 0 && bl > 0) { l = 0; h = ckt_min64(ah, bh == INT64_MAX ? INT64_MAX : bh - 1); }
+        else if (al >= 0 && bl == 0) { l = 0; h = ckt_min64(ah, bh == INT64_MAX ? INT64_MAX : ckt_max64(bh - 1, 0)); }
         break;
     case CKT_E_MIN:
         ckt_expr_range(p, n->a, &al, &ah); ckt_expr_range(p, n->b, &bl, &bh);
@@ -568,7 +593,7 @@ ckt_expr_id ckt_expr_binary(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id a, ckt
         case CKT_E_MOD:
             if (y == 0) return fail(p, CKT_EINVAL, "expression: division by the constant 0");
             if (x == INT64_MIN && y == -1) { ovf = true; break; }
-            r = op == CKT_E_DIV ? x / y : x % y;
+            r = op == CKT_E_DIV ? floor_div(x, y) : floor_mod(x, y);
             break;
         case CKT_E_MIN: r = ckt_min64(x, y); break;
         case CKT_E_MAX: r = ckt_max64(x, y); break;
@@ -712,8 +737,12 @@ ckt_expr_id ckt_expr_unary(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id a)
         return push(p, mk(op, CKT_T_F32, a, -1, -1));
     case CKT_E_TOINT:
         if (n->type != CKT_T_F32) return a;
-        if (n->op == CKT_E_FLOAT && isfinite(n->f) && fabsf(n->f) < 9e18f) return ckt_expr_int(p, (int64_t)n->f);
+        if (n->op == CKT_E_FLOAT) return ckt_expr_int(p, to_int(n->f));
         return push(p, mk(op, CKT_T_INDEX, a, -1, -1));
+    case CKT_E_FLOOR:
+        if (n->type != CKT_T_F32) return a; /* integers are their own floor */
+        if (n->op == CKT_E_FLOAT) return ckt_expr_float(p, floorf(n->f));
+        return push(p, mk(op, CKT_T_F32, a, -1, -1));
     default: return fail(p, CKT_EINVAL, "expression: not a unary operator");
     }
 }
@@ -783,11 +812,14 @@ static ckt_status ev(const ckt_expr_pool *p, ckt_expr_id e, const ckt_expr_env *
     case CKT_E_MUL: *out = a * b; break;
     case CKT_E_DIV:
         if (fl) *out = a / b;
-        else { if (ib == 0) return ckt_fail(err, CKT_EINVAL, "expression eval: division by zero"); *out = (double)(ia / ib); }
+        else {
+            if (ib == 0) return ckt_fail(err, CKT_EINVAL, "expression eval: division by zero");
+            *out = ia == INT64_MIN && ib == -1 ? (double)ia : (double)floor_div(ia, ib);
+        }
         break;
     case CKT_E_MOD:
         if (ib == 0) return ckt_fail(err, CKT_EINVAL, "expression eval: remainder by zero");
-        *out = (double)(ia % ib);
+        *out = ib == -1 ? 0 : (double)floor_mod(ia, ib);
         break;
     case CKT_E_MIN: *out = a < b ? a : b; break;
     case CKT_E_MAX: *out = a > b ? a : b; break;
@@ -811,7 +843,8 @@ static ckt_status ev(const ckt_expr_pool *p, ckt_expr_id e, const ckt_expr_env *
     case CKT_E_ABS: *out = fabs(a); break;
     case CKT_E_ROUND: *out = (n->i & 0xff) == CKT_F16 ? ckt_f16_to_f32(ckt_f64_to_f16(a)) : ckt_bf16_to_f32(ckt_f64_to_bf16(a)); break;
     case CKT_E_TOFLOAT: *out = a; break;
-    case CKT_E_TOINT: *out = trunc(a); break;
+    case CKT_E_TOINT: *out = (double)to_int(a); break;
+    case CKT_E_FLOOR: *out = floor(a); break;
     default: return ckt_fail(err, CKT_EINVAL, "expression eval: unknown operator %d", n->op);
     }
     if (fl && n->op != CKT_E_ROUND) *out = (float)*out;
@@ -919,7 +952,27 @@ static void pr(const ckt_expr_pool *p, ckt_expr_id e, sb *s, const char *const *
     case CKT_E_ABS: put(s, n->type == CKT_T_F32 ? "fabsf(" : "ckt_iabs("); pr(p, n->a, s, inputs, 1); put(s, ")"); return;
     case CKT_E_ROUND: put(s, (n->i & 0xff) == CKT_F16 ? "ckt_round_f16(" : "ckt_round_bf16("); pr(p, n->a, s, inputs, 1); put(s, ")"); return;
     case CKT_E_TOFLOAT: put(s, "(float)"); pr(p, n->a, s, inputs, 0); return;
-    case CKT_E_TOINT: put(s, "(int64_t)"); pr(p, n->a, s, inputs, 0); return;
+    case CKT_E_TOINT: put(s, "ckt_toint("); pr(p, n->a, s, inputs, 1); put(s, ")"); return;
+    case CKT_E_FLOOR: put(s, "floorf("); pr(p, n->a, s, inputs, 1); put(s, ")"); return;
+    case CKT_E_DIV: case CKT_E_MOD:
+        if (n->type == CKT_T_INDEX) {
+            /* C truncates; Lua floors. They agree when neither side is negative: index math
+             * keeps its plain operators, anything else goes through the prelude's helpers */
+            int64_t al, ah, bl, bh;
+            ckt_expr_range(p, n->a, &al, &ah);
+            ckt_expr_range(p, n->b, &bl, &bh);
+            if (!(al >= 0 && bl >= 1)) {
+                put(s, n->op == CKT_E_DIV ? "ckt_floordiv(" : "ckt_floormod(");
+                pr(p, n->a, s, inputs, 1); put(s, ", "); pr(p, n->b, s, inputs, 1); put(s, ")");
+                return;
+            }
+        }
+        if (!top) put(s, "(");
+        pr(p, n->a, s, inputs, 0);
+        put(s, " %s ", binop((ckt_expr_op)n->op));
+        pr(p, n->b, s, inputs, 0);
+        if (!top) put(s, ")");
+        return;
     default:
         if (!top) put(s, "(");
         pr(p, n->a, s, inputs, 0);

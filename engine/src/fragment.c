@@ -1,5 +1,5 @@
 /* Matrix-instruction operand fragments as distributions. Each is written three ways, from the
- * lane tables of shared/reference/amd_gpu.md and nvidia_gpu.md: a TV layout over the row-major
+ * lane tables of AMD's MFMA instructions (the CDNA ISA guides) and the PTX ISA's mma.sync fragments: a TV layout over the row-major
  * operand tile (the ground truth), a CK encoding (one P: the lane) and an IREE nested layout.
  * test_distribution_fragment.c checks every lane and register of all three against the tables. */
 #include <string.h>

@@ -155,7 +155,7 @@ ckt_status ckt_dist_from_thread_layout(const ckt_layout *tl, int rank, const int
     memcpy(d.lengths, lengths, sizeof(int64_t) * (size_t)rank);
     d.threads = ckt_layout_size(tl);
     if (d.threads > CKT_K_MAX_BLOCK) return ckt_fail(err, CKT_EINVAL, "blockwise_copy: thread_layout has %lld threads, more than %d", (long long)d.threads, CKT_K_MAX_BLOCK);
-    int64_t T[CKT_K_MAX_RANK], S[CKT_K_MAX_RANK], reps[CKT_K_MAX_RANK];
+    int64_t T[CKT_K_MAX_RANK] = {0}, S[CKT_K_MAX_RANK] = {0}, reps[CKT_K_MAX_RANK] = {0};
     for (int r = 0; r < rank; r++) {
         ckt_layout m;
         if ((s = ckt_layout_mode(tl, r, &m, err))) return s;

@@ -1,5 +1,6 @@
 /* The kernel builder's IR (see ckt/kernel_ir.h): validation at every builder call. */
 #include "ckt/kernel_ir.h"
+#include "kernel_names.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 
 #include "checked.h"
+#include "ckt/mma.h"
 
 #define MAX_CONSTRAINTS 64
 #define MAX_NEST 32
@@ -76,6 +78,8 @@ ckt_status ckt_kernel_create(const char *name, int64_t block, ckt_kernel **out, 
 {
     if (!out) return ckt_fail(err, CKT_EINVAL, "kernel: NULL output");
     if (!is_ident(name)) return ckt_fail(err, CKT_EINVAL, "kernel: name '%s' must be a C identifier of at most 30 characters (not starting with ckt_ or __)", name ? name : "(null)");
+    if (ckt_kernel_name_reserved(name))
+        return ckt_fail(err, CKT_EINVAL, "kernel: name '%s' is a keyword, macro, function or built-in of the generated source's dialects (C, CUDA, HIP)", name);
     if (block < 1 || block > CKT_K_MAX_BLOCK) return ckt_fail(err, CKT_EINVAL, "kernel: block %lld must be in 1..%d threads", (long long)block, CKT_K_MAX_BLOCK);
     ckt_kernel *k = calloc(1, sizeof *k);
     if (!k) return ckt_fail(err, CKT_ENOMEM, "kernel: out of memory");
@@ -177,6 +181,8 @@ static ckt_status check_param_name(const ckt_kernel *k, const char *name, ckt_er
                                            "case", "default", "break", "continue", "goto", "sizeof", "typedef", "volatile", "inline", "restrict", NULL};
     for (int i = 0; reserved[i]; i++)
         if (!strcmp(name, reserved[i])) return ckt_fail(err, CKT_EINVAL, "param: name '%s' is reserved", name);
+    if (ckt_kernel_name_reserved(name) || !strcmp(name, "v"))
+        return ckt_fail(err, CKT_EINVAL, "param: name '%s' is a keyword, macro, function or built-in of the generated source's dialects (C, CUDA, HIP); choose another", name);
     if ((name[0] == 'r' || name[0] == 'w' || name[0] == 'k' || name[0] == 'v' || name[0] == 'i' || name[0] == 'x') && isdigit((unsigned char)name[1]))
         return ckt_fail(err, CKT_EINVAL, "param: name '%s' collides with the emitter's temporaries (r0, w1_0, k0, i0, v0, x0)", name);
     for (int i = 0; i < k->nparams; i++)
@@ -239,7 +245,8 @@ ckt_status ckt_kernel_param_scalar(ckt_kernel *k, const char *name, ckt_param_ki
     p->divisor = divisor;
     if (specialized) p->expr = kind == CKT_PARAM_F32 ? ckt_expr_float(&k->ex, (float)fvalue) : ckt_expr_int(&k->ex, ivalue);
     else if (kind == CKT_PARAM_F32) p->expr = ckt_expr_param(&k->ex, name, INT64_MIN, INT64_MAX, 1, true);
-    else p->expr = ckt_expr_param(&k->ex, name, kind == CKT_PARAM_I32 ? INT32_MIN : INT64_MIN, kind == CKT_PARAM_I32 ? INT32_MAX : INT64_MAX, divisor, false);
+    /* sizes are >= 0: ckt_kernel_check_launch refuses negative values before anything runs */
+    else p->expr = ckt_expr_param(&k->ex, name, 0, kind == CKT_PARAM_I32 ? INT32_MAX : INT64_MAX, divisor, false);
     if ((s = expr_ok(k, err))) return s;
     return param_commit(k, index);
 }
@@ -408,6 +415,8 @@ ckt_status ckt_kernel_window_make(ckt_kernel *k, int tensor, int rank, const int
     ckt_ktensor *t = &k->tensors[tensor];
     if (t->mem == CKT_MEM_REG) return ckt_fail(err, CKT_EINVAL, "tile_window: register tensors are not windowed (they are already per-thread)");
     if (rank != t->rank) return ckt_fail(err, CKT_EINVAL, "tile_window: %d window lengths for a rank-%d tensor", rank, t->rank);
+    if (t->mem == CKT_MEM_LDS && t->stages > 1 && !t->stage_view)
+        return ckt_fail(err, CKT_EINVAL, "tile_window: LDS tensor '%s' has %lld stages: window one of them (t:stage(i))", t->name, (long long)t->stages);
     if (k->divergent) return ckt_fail(err, CKT_EINVAL, "tile_window: inside a branch that depends on the thread id (windows are block-uniform)");
     if ((s = grow((void **)&k->windows, &k->cap_windows, k->nwindows, sizeof(ckt_kwindow), 4096, "windows", err))) return s;
     ckt_kwindow w;
@@ -434,9 +443,21 @@ ckt_status ckt_kernel_window_make(ckt_kernel *k, int tensor, int rank, const int
         if (ohi < 0) return ckt_fail(err, CKT_EINVAL, "tile_window: origin of dim %d is negative", d);
         if (t->mem == CKT_MEM_LDS) {
             if (lengths[d] > tshape[d]) return ckt_fail(err, CKT_EINVAL, "tile_window: window length %lld of dim %d exceeds the LDS tensor's %lld", (long long)lengths[d], d, (long long)tshape[d]);
-            if (olo >= 0 && ohi != INT64_MAX && ohi + lengths[d] > tshape[d])
+            /* refused when it leaves for sure, or at a bound the builder knows (constants, loop
+             * counters); an origin over runtime sizes (up to INT32_MAX) is the emitter's guard's */
+            if (olo >= 0 && (olo + lengths[d] > tshape[d] || (ohi < INT32_MAX && ohi + lengths[d] > tshape[d])))
                 return ckt_fail(err, CKT_EINVAL, "tile_window: window [%lld, %lld) of dim %d leaves the LDS tensor (%lld)", (long long)ohi, (long long)(ohi + lengths[d]), d, (long long)tshape[d]);
-        } else if (!t->padded) {
+        } else {
+            int64_t sh;
+            /* a window that cannot touch the tensor at any origin it may take is a mistake */
+            if (ckt_expr_is_const(&k->ex, t->shape[d], &sh) && olo >= sh)
+                return ckt_fail(err, CKT_EINVAL, "tile_window: window [%lld, %lld) of dim %d is outside the shape %lld of '%s'", (long long)olo,
+                                (long long)(olo + lengths[d]), d, (long long)sh, t->name);
+            if (!t->padded && ckt_expr_is_const(&k->ex, t->shape[d], &sh) && olo >= 0 && ohi <= sh && ohi + lengths[d] > sh)
+                return ckt_fail(err, CKT_EINVAL, "tile_window: window [%lld, %lld) of dim %d leaves the shape %lld of '%s' (pad the tensor: pad=true)",
+                                (long long)ohi, (long long)(ohi + lengths[d]), d, (long long)sh, t->name);
+        }
+        if (t->mem == CKT_MEM_GLOBAL && !t->padded) {
             int64_t sh;
             char note[160];
             if (ckt_expr_is_const(&k->ex, t->shape[d], &sh)) {
@@ -453,7 +474,7 @@ ckt_status ckt_kernel_window_make(ckt_kernel *k, int tensor, int rank, const int
         snprintf(name, sizeof name, "w%d_%d", idx, d);
         w.init[d] = origin[d];
         w.step_divisor[d] = 0;
-        w.origin[d] = ckt_expr_var(&k->ex, name, ckt_max64(olo, 0), INT64_MAX, ckt_expr_divisor(&k->ex, origin[d]));
+        w.origin[d] = ckt_expr_var(&k->ex, name, olo, INT64_MAX, ckt_expr_divisor(&k->ex, origin[d]));
         if ((s = expr_ok(k, err))) return s;
     }
     k->windows[k->nwindows++] = w;
@@ -719,6 +740,58 @@ ckt_status ckt_kernel_block_reduce(ckt_kernel *k, int acc, ckt_reduce_op rop, ck
 
 /* ---------------------------------------------------------------- finishing, launches */
 
+static ckt_status mma_operand(const ckt_kernel *k, int reg, const char *what, ckt_dtype want, int64_t values, ckt_error *err)
+{
+    if (reg < 0 || reg >= k->ntensors || k->tensors[reg].mem != CKT_MEM_REG) return ckt_fail(err, CKT_EINVAL, "mma: %s must be a register tensor", what);
+    const ckt_ktensor *t = &k->tensors[reg];
+    if (t->dtype != want)
+        return ckt_fail(err, CKT_EINVAL, "mma: %s is %s but the instruction takes %s", what, ckt_dtype_name(t->dtype), ckt_dtype_name(want));
+    if (t->nvalues != values)
+        return ckt_fail(err, CKT_EINVAL, "mma: %s holds %lld values per thread, the instructions take %lld", what, (long long)t->nvalues, (long long)values);
+    return CKT_OK;
+}
+
+ckt_status ckt_kernel_mma(ckt_kernel *k, int c_reg, int a_reg, int b_reg, int mma, const int64_t *rep, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "mma", err))) return s;
+    const ckt_mma *m = ckt_mma_at(mma);
+    if (!m || !rep) return ckt_fail(err, CKT_EINVAL, "mma: no instruction %d", mma);
+    for (int i = 0; i < 3; i++)
+        if (rep[i] < 1 || rep[i] > 64) return ckt_fail(err, CKT_EINVAL, "mma: repeat %d is %lld (1..64)", i, (long long)rep[i]);
+    if (k->divergent) return ckt_fail(err, CKT_EINVAL, "mma: inside a branch that depends on the thread id (a wave-wide instruction needs every lane)");
+    if (k->block % m->lanes)
+        return ckt_fail(err, CKT_EINVAL, "mma: the block of %lld threads is not whole waves of %lld lanes (%s)", (long long)k->block, (long long)m->lanes, m->name);
+    if ((s = mma_operand(k, a_reg, "A", m->a, m->a_values * rep[0] * rep[2], err)) || (s = mma_operand(k, b_reg, "B", m->b, m->b_values * rep[1] * rep[2], err)) ||
+        (s = mma_operand(k, c_reg, "C", m->c, m->c_values * rep[0] * rep[1], err)))
+        return s;
+    ckt_kop op = new_op(CKT_OP_GEMM);
+    op.r = c_reg;
+    op.ninputs = 2;
+    op.inputs[0] = a_reg;
+    op.inputs[1] = b_reg;
+    op.mma = mma;
+    memcpy(op.mma_rep, rep, sizeof op.mma_rep);
+    snprintf(op.note, sizeof op.note, "%s", m->name);
+    return push_op(k, &op, err);
+}
+
+ckt_status ckt_kernel_fragment_load(ckt_kernel *k, int reg, int mma, char operand, int addr_dist, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "fragment load", err))) return s;
+    if (k->nops == 0 || k->ops[k->nops - 1].kind != CKT_OP_LOAD || k->ops[k->nops - 1].r != reg)
+        return ckt_fail(err, CKT_EINVAL, "fragment load: the last operation is not the load into register tensor %d", reg);
+    if (!ckt_mma_at(mma) || (operand != 'A' && operand != 'B') || addr_dist < 0 || addr_dist >= k->ndists)
+        return ckt_fail(err, CKT_EINVAL, "fragment load: bad instruction, operand or distribution");
+    ckt_kop *op = &k->ops[k->nops - 1];
+    op->mma = mma;
+    op->mma_rep[0] = operand;
+    op->mma_rep[1] = addr_dist;
+    op->mma_rep[2] = 1;
+    return CKT_OK;
+}
+
 ckt_status ckt_kernel_finish(ckt_kernel *k, ckt_error *err)
 {
     ckt_status s;
@@ -733,7 +806,7 @@ ckt_status ckt_kernel_finish(ckt_kernel *k, ckt_error *err)
             int64_t lo, hi, div = ckt_gcd(ckt_expr_divisor(&k->ex, w->init[d]), w->step_divisor[d]);
             ckt_expr_range(&k->ex, w->init[d], &lo, &hi);
             bool grows = w->step_divisor[d] != 0;
-            ckt_expr_var_set(&k->ex, w->origin[d], w->moved_by_runtime ? INT64_MIN : ckt_max64(lo, 0), grows ? INT64_MAX : hi, div ? div : 1);
+            ckt_expr_var_set(&k->ex, w->origin[d], w->moved_by_runtime ? INT64_MIN : lo, grows ? INT64_MAX : hi, div ? div : 1);
         }
     }
     /* scratch for block reductions after the tensors */
@@ -772,4 +845,101 @@ ckt_status ckt_kernel_check_launch(const ckt_kernel *k, const int64_t *values, c
         if (r != 0) return ckt_fail(err, CKT_EINVAL, "launch: %s", k->cnote[i]);
     }
     return CKT_OK;
+}
+
+/* ---------------------------------------------------------------- asynchronous copies, LDS stages */
+
+static int64_t lds_tensor_bytes(const ckt_ktensor *t) { return t->cosize * (int64_t)ckt_dtype_size(t->dtype); }
+
+ckt_status ckt_kernel_lds_stages(ckt_kernel *k, int tensor, int64_t stages, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "tensor", err))) return s;
+    if (tensor < 0 || tensor >= k->ntensors || k->tensors[tensor].mem != CKT_MEM_LDS) return ckt_fail(err, CKT_EINVAL, "tensor: stages: not an LDS tensor");
+    ckt_ktensor *t = &k->tensors[tensor];
+    if (stages < 1 || stages > 16) return ckt_fail(err, CKT_EINVAL, "tensor: stages %lld outside 1..16", (long long)stages);
+    if (t->stage_view || t->stages > 1) return ckt_fail(err, CKT_EINVAL, "tensor: stages: '%s' is already staged", t->name);
+    /* only the newest allocation can grow in place */
+    if (t->lds_offset + lds_tensor_bytes(t) != k->lds_bytes) return ckt_fail(err, CKT_EINVAL, "tensor: stages: '%s' is not the LDS tensor made last", t->name);
+    /* 128 bytes apart: a stage starts at the same bank as the first, so the bank model of one
+     * stage holds for all of them (and 16-byte accesses stay aligned) */
+    int64_t stage_bytes = (lds_tensor_bytes(t) + 127) / 128 * 128, esz = (int64_t)ckt_dtype_size(t->dtype), total;
+    if (ckt_mul_ovf(stage_bytes, stages - 1, &total) || total > ((int64_t)1 << 26)) return ckt_fail(err, CKT_ECAPACITY, "tensor: %lld stages of %lld bytes exceed any LDS", (long long)stages, (long long)stage_bytes);
+    t->stages = stages;
+    t->stage_elems = stage_bytes / esz;
+    k->lds_bytes = t->lds_offset + total + lds_tensor_bytes(t);
+    return CKT_OK;
+}
+
+ckt_status ckt_kernel_lds_stage(ckt_kernel *k, int tensor, ckt_expr_id stage, int *view, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "stage", err))) return s;
+    if (tensor < 0 || tensor >= k->ntensors || k->tensors[tensor].mem != CKT_MEM_LDS || k->tensors[tensor].stage_view)
+        return ckt_fail(err, CKT_EINVAL, "stage: not a staged LDS tensor");
+    const ckt_ktensor *p = &k->tensors[tensor];
+    if (p->stages < 1) return ckt_fail(err, CKT_EINVAL, "stage: '%s' has no stages (ckt.tensor(\"lds\", dtype, layout, {stages = n}))", p->name);
+    if (!is_index(k, stage)) return ckt_fail(err, CKT_EINVAL, "stage: the stage must be an integer expression");
+    if (!ckt_expr_uniform(&k->ex, stage)) return ckt_fail(err, CKT_EINVAL, "stage: the stage depends on the thread id (a stage is block-uniform)");
+    int64_t lo, hi;
+    ckt_expr_range(&k->ex, stage, &lo, &hi);
+    if (lo < 0 || hi > p->stages - 1)
+        return ckt_fail(err, CKT_EINVAL, "stage: the stage is not provably in 0..%lld (range %lld..%lld; take it modulo the stages, e.g. i %% %lld)",
+                        (long long)(p->stages - 1), (long long)lo, (long long)hi, (long long)p->stages);
+    ckt_ktensor *v;
+    int idx;
+    if ((s = new_tensor(k, &v, &idx, err))) return s;
+    p = &k->tensors[tensor]; /* new_tensor may move the array */
+    *v = *p;
+    v->stage_view = true;
+    v->stage_base = ckt_expr_mulc(&k->ex, stage, p->stage_elems);
+    if ((s = expr_ok(k, err))) return s;
+    snprintf(v->name, sizeof v->name, "lds%d", idx);
+    *view = idx;
+    return CKT_OK;
+}
+
+ckt_status ckt_kernel_copy_async(ckt_kernel *k, int dst_window, int src_window, int dist, int vector_dim, int64_t spv, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "copy_async", err))) return s;
+    if (dist < 0 || dist >= k->ndists) return ckt_fail(err, CKT_EINVAL, "copy_async: a distribution is required");
+    if ((s = check_access(k, "copy_async", src_window, &k->dists[dist], vector_dim, spv, err)) ||
+        (s = check_access(k, "copy_async", dst_window, &k->dists[dist], vector_dim, spv, err)))
+        return s;
+    const ckt_ktensor *src = &k->tensors[k->windows[src_window].tensor], *dst = &k->tensors[k->windows[dst_window].tensor];
+    if (src->mem != CKT_MEM_GLOBAL) return ckt_fail(err, CKT_EINVAL, "copy_async: the source must be a window of a global tensor (it is %s)", ckt_memory_name(src->mem));
+    if (dst->mem != CKT_MEM_LDS) return ckt_fail(err, CKT_EINVAL, "copy_async: the destination must be a window of an LDS tensor (it is %s)", ckt_memory_name(dst->mem));
+    if (src->dtype != dst->dtype)
+        return ckt_fail(err, CKT_EINVAL, "copy_async: the source holds %s but the destination %s (an asynchronous copy does not convert)", ckt_dtype_name(src->dtype),
+                        ckt_dtype_name(dst->dtype));
+    ckt_kop op = new_op(CKT_OP_COPY_ASYNC);
+    op.w = dst_window;
+    op.ninputs = 1;
+    op.inputs[0] = src_window;
+    op.dist = dist;
+    op.vector_dim = vector_dim;
+    op.spv = spv;
+    return push_op(k, &op, err);
+}
+
+ckt_status ckt_kernel_commit(ckt_kernel *k, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "commit", err))) return s;
+    ckt_kop op = new_op(CKT_OP_COMMIT);
+    return push_op(k, &op, err);
+}
+
+ckt_status ckt_kernel_wait(ckt_kernel *k, int64_t pending, bool sync, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "wait", err))) return s;
+    if (pending < 0 || pending > 7) return ckt_fail(err, CKT_EINVAL, "wait: pending %lld outside 0..7", (long long)pending);
+    if (sync && k->divergent) return ckt_fail(err, CKT_EINVAL, "wait: inside a branch whose condition depends on the thread id (its barrier would not be reached by every thread)");
+    ckt_kop op = new_op(CKT_OP_WAIT);
+    op.spv = pending;
+    op.b = sync ? ckt_expr_int(&k->ex, 1) : CKT_EXPR_NONE;
+    if ((s = expr_ok(k, err))) return s;
+    return push_op(k, &op, err);
 }

@@ -1,6 +1,6 @@
 /* The CuTe layout algebra: coalesce, composition, complement, inverses, divides, products.
  * Semantics follow CuTe's C++ implementation with static integers
- * (shared/reference/cute_layouts.md); where CuTe would refuse at compile time
+ * (https://docs.nvidia.com/cutlass/media/docs/cpp/cute/02_layout_algebra.html); where CuTe would refuse at compile time
  * (divisibility), ckt refuses with a message that names the modes. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -451,7 +451,7 @@ ckt_status ckt_zipped_divide(const ckt_layout *a, int n, const ckt_layout *tiler
 }
 
 /* (mode0 [flattened one level if flat0], modes of mode1 ...) */
-static ckt_status unpack(const ckt_layout *z, bool flat0, ckt_layout *out, ckt_error *err)
+static ckt_status unpack(const ckt_layout *z, bool flat0, const char *fn, ckt_layout *out, ckt_error *err)
 {
     ckt_layout m0, m1, parts[CKT_MAX_RANK];
     ckt_status st;
@@ -464,7 +464,7 @@ static ckt_status unpack(const ckt_layout *z, bool flat0, ckt_layout *out, ckt_e
         k++;
     }
     int r1 = ckt_layout_rank(&m1);
-    if (k + r1 > CKT_MAX_RANK) return ckt_fail(err, CKT_ECAPACITY, "divide: rank %d is beyond the capacity %d", k + r1, CKT_MAX_RANK);
+    if (k + r1 > CKT_MAX_RANK) return ckt_fail(err, CKT_ECAPACITY, "%s: rank %d is beyond the capacity %d", fn, k + r1, CKT_MAX_RANK);
     for (int i = 0; i < r1; i++)
         if ((st = ckt_layout_mode(&m1, i, &parts[k++], err))) return st;
     return make_list(k, parts, out, err);
@@ -474,14 +474,14 @@ ckt_status ckt_tiled_divide(const ckt_layout *a, int n, const ckt_layout *tiler,
 {
     ckt_layout z;
     ckt_status st = ckt_zipped_divide(a, n, tiler, &z, err);
-    return st ? st : unpack(&z, false, out, err);
+    return st ? st : unpack(&z, false, "tiled_divide", out, err);
 }
 
 ckt_status ckt_flat_divide(const ckt_layout *a, int n, const ckt_layout *tiler, ckt_layout *out, ckt_error *err)
 {
     ckt_layout z;
     ckt_status st = ckt_zipped_divide(a, n, tiler, &z, err);
-    return st ? st : unpack(&z, true, out, err);
+    return st ? st : unpack(&z, true, "flat_divide", out, err);
 }
 
 /* ---- products ---- */
@@ -509,7 +509,40 @@ ckt_status ckt_tiled_product(const ckt_layout *a, const ckt_layout *b, ckt_layou
 {
     ckt_layout z;
     ckt_status st = ckt_zipped_product(a, b, &z, err);
-    return st ? st : unpack(&z, false, out, err);
+    return st ? st : unpack(&z, false, "tiled_product", out, err);
+}
+
+ckt_status ckt_logical_product_tiler(const ckt_layout *a, int n, const ckt_layout *tiler, ckt_layout *out, ckt_error *err)
+{
+    if (!a || !tiler || !out) return ckt_fail(err, CKT_EINVAL, "logical_product: NULL argument");
+    if (n == 0) return ckt_logical_product(a, &tiler[0], out, err);
+    ckt_status st = by_mode(a, n, tiler, ckt_logical_product, "logical_product", out, err);
+    return st ? (strncmp(err ? err->msg : "", "logical_product", 15) ? ckt_fail_prefix(err, "logical_product: ") : st) : CKT_OK;
+}
+
+/* ((block_0, block_1, ...), (rest_0, rest_1, ..., other modes)): CuTe's tile_unzip */
+ckt_status ckt_zipped_product_tiler(const ckt_layout *a, int n, const ckt_layout *tiler, ckt_layout *out, ckt_error *err)
+{
+    ckt_layout lp, blocks, rests;
+    ckt_status st = ckt_logical_product_tiler(a, n, tiler, &lp, err);
+    if (st) return st;
+    if (n == 0 || ckt_tuple_is_int(&a->shape)) { *out = lp; return CKT_OK; }
+    if ((st = unzip(&lp, n, &blocks, &rests, err))) return st;
+    return make_pair(&blocks, &rests, out, err);
+}
+
+ckt_status ckt_tiled_product_tiler(const ckt_layout *a, int n, const ckt_layout *tiler, ckt_layout *out, ckt_error *err)
+{
+    ckt_layout z;
+    ckt_status st = ckt_zipped_product_tiler(a, n, tiler, &z, err);
+    return st ? st : unpack(&z, false, "tiled_product", out, err);
+}
+
+ckt_status ckt_flat_product(const ckt_layout *a, int n, const ckt_layout *tiler, ckt_layout *out, ckt_error *err)
+{
+    ckt_layout z;
+    ckt_status st = ckt_zipped_product_tiler(a, n, tiler, &z, err);
+    return st ? st : unpack(&z, true, "flat_product", out, err);
 }
 
 /* Extend a layout to rank r with 1:0 modes (CuTe's append<R>). */

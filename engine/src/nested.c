@@ -1,4 +1,4 @@
-/* IREE NestedLayoutAttr (seed 002; shared/reference/iree_nested_layout.md). */
+/* IREE's NestedLayoutAttr (https://iree.dev/reference/mlir-dialects/IREEVectorExt/). */
 #include <stdio.h>
 #include <string.h>
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ckt/runtime.h"
 #include "runtime_internal.h"
@@ -257,6 +258,13 @@ static ckt_status module_for(ckt_device *dev, const ckt_binary *bin, void **modu
     return CKT_OK;
 }
 
+double ckt_runtime_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 ckt_status ckt_launch(ckt_device *dev, const ckt_binary *bin, const ckt_launch_params *p, double *ms, ckt_error *err)
 {
     if (!dev) return ckt_fail(err, CKT_EINVAL, "launch: device is NULL");
@@ -276,6 +284,7 @@ ckt_status ckt_launch(ckt_device *dev, const ckt_binary *bin, const ckt_launch_p
     if (p->dyn_shared_bytes < 0 || p->dyn_shared_bytes > dev->max_shared_bytes)
         return ckt_fail(err, CKT_EINVAL, "launch: dyn_shared_bytes %lld is outside [0, %lld]", (long long)p->dyn_shared_bytes, (long long)dev->max_shared_bytes);
     if ((st = check_args(dev, p, err))) return st;
+    if (p->deadline > 0 && ckt_runtime_now() >= p->deadline) return ckt_fail(err, CKT_ELIMIT, "launch: the time limit ran out before the launch");
     void *module, *fn;
     if ((st = module_for(dev, bin, &module, &fn, err))) return st;
     double dummy;

@@ -39,8 +39,15 @@ typedef struct cpu_pool {
     void *const *args;
     int64_t grid[3], block[3], nblocks;
     size_t lds_bytes;
+    double deadline;       /* 0: none */
     atomic_llong next_block;
+    atomic_int timed_out;  /* a worker saw the deadline pass: the others stop too */
+    int fault;             /* set by the kernel (CKT_FAULT, atomically): a window left its tensor */
 } cpu_pool;
+
+/* How often a worker looks at the clock: every block would cost a system call per block of a
+ * small kernel; 64 keeps the overshoot to 64 blocks per worker. */
+#define DEADLINE_EVERY 64
 
 static void run_blocks(cpu_pool *p, void **lds, size_t *lds_cap)
 {
@@ -55,7 +62,10 @@ static void run_blocks(cpu_pool *p, void **lds, size_t *lds_cap)
     memcpy(l.grid, p->grid, sizeof l.grid);
     memcpy(l.block, p->block, sizeof l.block);
     l.lds = p->lds_bytes ? *lds : NULL;
-    for (;;) {
+    l.fault = &p->fault;
+    for (long long done = 0;; done++) {
+        if (p->deadline > 0 && done % DEADLINE_EVERY == DEADLINE_EVERY - 1 && ckt_runtime_now() >= p->deadline) atomic_store(&p->timed_out, 1);
+        if (atomic_load(&p->timed_out)) break;
         long long b = atomic_fetch_add(&p->next_block, 1);
         if (b >= p->nblocks) break;
         l.block_id[0] = b % p->grid[0];
@@ -296,6 +306,9 @@ static ckt_status cpu_launch(ckt_device *dev, void *module, void *fn, const ckt_
     memcpy(p->block, lp->block, sizeof p->block);
     p->nblocks = lp->grid[0] * lp->grid[1] * lp->grid[2]; /* < 2^63: dims checked by the caller */
     p->lds_bytes = (size_t)m->lds_bytes + (size_t)lp->dyn_shared_bytes;
+    p->deadline = lp->deadline;
+    atomic_store(&p->timed_out, 0);
+    __atomic_store_n(&p->fault, 0, __ATOMIC_RELAXED);
     atomic_store(&p->next_block, 0);
     p->busy = p->nthreads;
     p->generation++;
@@ -303,9 +316,18 @@ static ckt_status cpu_launch(ckt_device *dev, void *module, void *fn, const ckt_
     while (p->busy > 0) pthread_cond_wait(&p->done, &p->mu);
     pthread_mutex_unlock(&p->mu);
     *ms = now_ms() - t0;
-    int all_ran = atomic_load(&p->next_block) >= p->nblocks;
+    int all_ran = atomic_load(&p->next_block) >= p->nblocks, timed_out = atomic_load(&p->timed_out);
+    long long started = atomic_load(&p->next_block), nblocks = p->nblocks;
+    size_t lds_bytes = p->lds_bytes;
+    int fault = __atomic_load_n(&p->fault, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&p->launch_mu);
-    if (!all_ran) return ckt_fail(err, CKT_ENOMEM, "launch: no worker could allocate %zu bytes of LDS", p->lds_bytes);
+    if (fault)
+        return ckt_fail(err, CKT_EINVAL, "launch: window %d left its tensor in some block (its origin plus its lengths reach outside the shape: "
+                        "a grid larger than the tiles, or an origin out of range); those accesses were skipped, nothing outside the buffers "
+                        "and LDS was touched", fault - 1);
+    if (timed_out)
+        return ckt_fail(err, CKT_ELIMIT, "launch: stopped after about %lld of %lld blocks: the time limit ran out", started < nblocks ? started : nblocks, nblocks);
+    if (!all_ran) return ckt_fail(err, CKT_ENOMEM, "launch: no worker could allocate %zu bytes of LDS", lds_bytes);
     return CKT_OK;
 }
 

@@ -52,6 +52,9 @@ extern const ckt_backend_ops ckt_runtime_cpu_ops, ckt_runtime_cuda_ops, ckt_runt
 /* Check a launch's signature against the argument sizes the code object declares. */
 ckt_status ckt_runtime_check_arg_sizes(const char *kernel, const int64_t *sizes, int n, const ckt_launch_params *p, ckt_error *err);
 
+/* CLOCK_MONOTONIC in seconds (the clock of ckt_launch_params.deadline) */
+double ckt_runtime_now(void);
+
 /* the binary's unique id (module cache key) */
 uint64_t ckt_binary_id(const ckt_binary *b);
 

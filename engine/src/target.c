@@ -1,4 +1,6 @@
-/* The hardware models (shared/reference/amd_gpu.md, nvidia_gpu.md, seed 004). */
+/* The hardware models: AMD's CDNA ISA guides, NVIDIA's CUDA programming guide, and AMD's note on LDS
+ * bank conflicts and the XOR preshuffle (CK Tile's documentation,
+ * https://rocm.docs.amd.com/projects/composable_kernel/en/latest/conceptual/ck_tile/hardware/lds_bank_conflicts.html). */
 #include <stdio.h>
 #include <string.h>
 
@@ -23,11 +25,11 @@ static void consecutive(ckt_lds_instr *in, const char *name, int bytes, int is_w
     in->source = src;
 }
 
-/* ds_read_b128 on CDNA: 8 phases of 8 lanes, 0:3+20:23, 4:7+16:19, ... (seed 004). */
+/* ds_read_b128 on CDNA: 8 phases of 8 lanes, 0:3+20:23, 4:7+16:19, ... (AMD's note on LDS bank conflicts). */
 static void cdna_read_b128(ckt_lds_instr *in)
 {
     static const int starts[8][2] = {{0, 20}, {4, 16}, {8, 28}, {12, 24}, {32, 52}, {36, 48}, {40, 60}, {44, 56}};
-    consecutive(in, "ds_read_b128", 16, 0, 64, 8, true, "seed 004 (CK Tile LDS bank conflicts)");
+    consecutive(in, "ds_read_b128", 16, 0, 64, 8, true, "AMD's note on LDS bank conflicts (CK Tile documentation)");
     for (int p = 0; p < 8; p++)
         for (int k = 0; k < 4; k++) {
             in->lanes[p][k] = (int8_t)(starts[p][0] + k);
@@ -53,7 +55,7 @@ static void amd(ckt_target *t, const char *name, int banks, int64_t lds, const c
     consecutive(&in[3], "ds_write_b64", 8, 1, 64, banks / 2, false, "assumed: Triton's AMD backend model");
     if (banks == 32) {
         cdna_read_b128(&in[4]);
-        consecutive(&in[5], "ds_write_b128", 16, 1, 64, 8, true, "seed 004 (CK Tile LDS bank conflicts)");
+        consecutive(&in[5], "ds_write_b128", 16, 1, 64, 8, true, "AMD's note on LDS bank conflicts (CK Tile documentation)");
     } else {
         consecutive(&in[4], "ds_read_b128", 16, 0, 64, banks / 4, false, "assumed: 64 banks serve 16 lanes of 16 bytes per phase");
         consecutive(&in[5], "ds_write_b128", 16, 1, 64, banks / 4, false, "assumed: 64 banks serve 16 lanes of 16 bytes per phase");
@@ -72,7 +74,7 @@ static void nvidia(ckt_target *t, const char *name, int64_t smem, const char *ma
     t->lds_bytes = smem;
     t->matrix = matrix;
     ckt_lds_instr *in = t->instr;
-    const char *doc = "nvidia_gpu.md: 32-bit one phase of 32 lanes, 64-bit two of 16, 128-bit four of 8";
+    const char *doc = "CUDA programming guide: 32-bit one phase of 32 lanes, 64-bit two of 16, 128-bit four of 8";
     consecutive(&in[0], "lds32", 4, 0, 32, 32, true, doc);
     consecutive(&in[1], "sts32", 4, 1, 32, 32, true, doc);
     consecutive(&in[2], "lds64", 8, 0, 32, 16, true, doc);

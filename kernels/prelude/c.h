@@ -5,6 +5,7 @@
  * (round to nearest even) like the GPU preludes do. */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef int8_t ckt_i8;
@@ -20,10 +21,13 @@ typedef uint64_t ckt_u64;
 typedef struct ckt_cpu_launch {
     int64_t grid[3], block[3], block_id[3];
     void *lds;
+    int *fault; /* a window outside its tensor sets it to the window's number + 1 (may be NULL) */
 } ckt_cpu_launch;
 #endif
 
 #define CKT_FN static inline
+/* a window left its tensor: the access is skipped and the runtime reports the launch failed */
+#define CKT_FAULT(n) do { if (launch->fault) __atomic_store_n(launch->fault, (n), __ATOMIC_RELAXED); } while (0)
 #define CKT_INF (__builtin_inff())
 #define CKT_NAN (__builtin_nanf(""))
 
@@ -41,3 +45,96 @@ CKT_FN float ckt_bits_f32(ckt_u32 u) { float f; memcpy(&f, &u, 4); return f; }
 #define CKT_ST16(p, v) memcpy((p), (v).b, 16)
 #define CKT_ST8(p, v) memcpy((p), (v).b, 8)
 #define CKT_ST4(p, v) memcpy((p), (v).b, 4)
+
+/* Matrix instructions, emulated lane by lane for the CPU target. Lane l's registers arrive as
+ * f32 in a[l][i], b[l][i], c[l][i]; the operand tiles are formed with the vendors' lane formulas
+ * (AMD's CDNA instruction set reference for MFMA, NVIDIA's PTX ISA for mma.sync), written here
+ * independently of ckt's instruction descriptions: the builder places values in registers by
+ * the descriptions' lane layouts, so a wrong layout there gives wrong results here. Products of
+ * f16 / bf16 values are exact in f32; the sum runs in K order. */
+CKT_FN void ckt_emu_mfma_32x32x8(float a[64][4], float b[64][4], float c[64][16])
+{
+    float A[32][8], B[8][32];
+    for (int l = 0; l < 64; ++l)
+        for (int r = 0; r < 4; ++r) {
+            A[l % 32][4 * (l / 32) + r] = a[l][r];
+            B[4 * (l / 32) + r][l % 32] = b[l][r];
+        }
+    for (int l = 0; l < 64; ++l)
+        for (int r = 0; r < 16; ++r) {
+            int m = 8 * (r / 4) + 4 * (l / 32) + r % 4, n = l % 32;
+            float acc = c[l][r];
+            for (int k = 0; k < 8; ++k) acc += A[m][k] * B[k][n];
+            c[l][r] = acc;
+        }
+}
+
+CKT_FN void ckt_emu_mfma_16x16x16(float a[64][4], float b[64][4], float c[64][4])
+{
+    float A[16][16], B[16][16];
+    for (int l = 0; l < 64; ++l)
+        for (int r = 0; r < 4; ++r) {
+            A[l % 16][4 * (l / 16) + r] = a[l][r];
+            B[4 * (l / 16) + r][l % 16] = b[l][r];
+        }
+    for (int l = 0; l < 64; ++l)
+        for (int r = 0; r < 4; ++r) {
+            int m = 4 * (l / 16) + r, n = l % 16;
+            float acc = c[l][r];
+            for (int k = 0; k < 16; ++k) acc += A[m][k] * B[k][n];
+            c[l][r] = acc;
+        }
+}
+
+CKT_FN void ckt_emu_mma_m16n8k16(float a[32][8], float b[32][4], float c[32][4])
+{
+    float A[16][16], B[16][8];
+    for (int l = 0; l < 32; ++l) {
+        int g = l >> 2, t = l % 4;
+        for (int i = 0; i < 8; ++i) A[g + 8 * ((i >> 1) & 1)][2 * t + (i & 1) + 8 * (i >> 2)] = a[l][i];
+        for (int i = 0; i < 4; ++i) B[2 * t + (i & 1) + 8 * (i >> 1)][g] = b[l][i];
+    }
+    for (int l = 0; l < 32; ++l)
+        for (int i = 0; i < 4; ++i) {
+            int m = (l >> 2) + 8 * (i >> 1), n = 2 * (l % 4) + (i & 1);
+            float acc = c[l][i];
+            for (int k = 0; k < 16; ++k) acc += A[m][k] * B[k][n];
+            c[l][i] = acc;
+        }
+}
+
+/* Asynchronous copies (cp.async on the GPU), emulated: a copy is queued with the group it will be
+ * committed in and lands only at the CKT_CP_WAIT that retires that group, so a kernel that reads
+ * its LDS before waiting for it reads what was there before, on the CPU as on the GPU (here
+ * deterministically). Commits and waits are block-level statements of the C dialect. */
+typedef struct { void *d; const void *s; int n, p; long long g; } ckt_cp_entry;
+typedef struct { ckt_cp_entry *e; long long n, cap, group; } ckt_cp_queue;
+CKT_FN void ckt_cp_land(const ckt_cp_entry *c)
+{
+    if (c->p) memcpy(c->d, c->s, (size_t)c->n);
+    else memset(c->d, 0, (size_t)c->n);
+}
+CKT_FN void ckt_cp_push(ckt_cp_queue *q, int n, void *d, const void *s, int p)
+{
+    ckt_cp_entry c = {d, s, n, p, q->group};
+    if (q->n == q->cap) {
+        long long cap = q->cap ? 2 * q->cap : 1024;
+        ckt_cp_entry *e = (ckt_cp_entry *)realloc(q->e, (size_t)cap * sizeof *e);
+        if (!e) { ckt_cp_land(&c); return; } /* out of memory: the copy lands at once */
+        q->e = e;
+        q->cap = cap;
+    }
+    q->e[q->n++] = c;
+}
+CKT_FN void ckt_cp_wait(ckt_cp_queue *q, long long pending)
+{
+    long long keep = 0;
+    for (long long i = 0; i < q->n; i++) {
+        if (q->e[i].g < q->group - pending) ckt_cp_land(&q->e[i]);
+        else q->e[keep++] = q->e[i];
+    }
+    q->n = keep;
+}
+#define CKT_CP_ASYNC(n, d, s, p) ckt_cp_push(&ckt_cpq, (n), (d), (s), (p))
+#define CKT_CP_COMMIT() (ckt_cpq.group++)
+#define CKT_CP_WAIT(n) ckt_cp_wait(&ckt_cpq, (n))

@@ -5,9 +5,58 @@ typedef union { CKT_RAW16; float f32[4]; ckt_i32 i32[4]; ckt_u16 u16[8]; ckt_i8 
 typedef union { CKT_RAW8; float f32[2]; ckt_i32 i32[2]; ckt_u16 u16[4]; ckt_i8 i8[8]; ckt_u8 u8[8]; unsigned char b[8]; } ckt_v8;
 typedef union { CKT_RAW4; float f32[1]; ckt_i32 i32[1]; ckt_u16 u16[2]; ckt_i8 i8[4]; ckt_u8 u8[4]; unsigned char b[4]; } ckt_v4;
 
+/* Asynchronous global -> LDS copies of n = 4, 8 or 16 bytes, zero-filled when p is false. Where
+ * the dialect has no asynchronous copy (the CUDA prelude defines cp.async, the C prelude an
+ * emulation) they are a load and a store through registers, done when issued, so commit and wait
+ * have nothing to do. */
+#ifndef CKT_CP_ASYNC
+#define CKT_CP_ASYNC(n, d, s, p)                                   \
+    do {                                                           \
+        if (p) {                                                   \
+            ckt_v##n ckt_cp_;                                      \
+            CKT_LD##n(ckt_cp_, (s));                               \
+            CKT_ST##n((d), ckt_cp_);                               \
+        } else {                                                   \
+            ckt_v##n ckt_cz_;                                      \
+            for (int ckt_q_ = 0; ckt_q_ < (n) / 4; ++ckt_q_) ckt_cz_.i32[ckt_q_] = 0; \
+            CKT_ST##n((d), ckt_cz_);                               \
+        }                                                          \
+    } while (0)
+#define CKT_CP_COMMIT() ((void)0)
+#define CKT_CP_WAIT(n) ((void)0)
+#endif
+
 CKT_FN ckt_i64 ckt_imin(ckt_i64 a, ckt_i64 b) { return a < b ? a : b; }
 CKT_FN ckt_i64 ckt_imax(ckt_i64 a, ckt_i64 b) { return a > b ? a : b; }
-CKT_FN ckt_i64 ckt_iabs(ckt_i64 a) { return a < 0 ? -a : a; }
+CKT_FN ckt_i64 ckt_iabs(ckt_i64 a) { return a < 0 ? (ckt_i64)(0ull - (ckt_u64)a) : a; } /* wraps like Lua's math.abs */
+
+/* Lua's integer // and % -- floor division, the remainder takes the divisor's sign. A kernel
+ * cannot raise Lua's "attempt to perform 'n//0'": a zero divisor gives 0. */
+CKT_FN ckt_i64 ckt_floordiv(ckt_i64 a, ckt_i64 b)
+{
+    if (b == 0) return 0;
+    if (b == -1) return (ckt_i64)(0ull - (ckt_u64)a); /* INT64_MIN // -1 wraps, as in Lua */
+    ckt_i64 q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+CKT_FN ckt_i64 ckt_floormod(ckt_i64 a, ckt_i64 b)
+{
+    if (b == 0 || b == -1) return 0;
+    ckt_i64 r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+/* Float to integer the way ckt.array stores a number into an integer type: toward zero, NaN
+ * gives 0, out-of-range values saturate (a plain C cast is undefined there). */
+CKT_FN ckt_i64 ckt_toint(float x)
+{
+    double d = (double)x;
+    return d != d ? 0 : d >= 9223372036854775808.0 ? (ckt_i64)0x7fffffffffffffffll : d <= -9223372036854775808.0 ? (ckt_i64)(-0x7fffffffffffffffll - 1) : (ckt_i64)d;
+}
+CKT_FN ckt_i64 ckt_clamp(ckt_i64 x, ckt_i64 lo, ckt_i64 hi) { return x < lo ? lo : x > hi ? hi : x; }
+CKT_FN ckt_i32 ckt_sat_i32(float x) { return (ckt_i32)ckt_clamp(ckt_toint(x), -2147483647 - 1, 2147483647); }
+CKT_FN ckt_i8 ckt_sat_i8(float x) { return (ckt_i8)ckt_clamp(ckt_toint(x), -128, 127); }
+CKT_FN ckt_u8 ckt_sat_u8(float x) { return (ckt_u8)ckt_clamp(ckt_toint(x), 0, 255); }
 
 #ifndef CKT_HW_F16 /* the dialect has no hardware conversion: integer code, exact RNE */
 /* f32 -> f16, round to nearest even; NaN keeps its sign and top payload bits (quiet). */

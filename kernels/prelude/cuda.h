@@ -9,6 +9,8 @@ typedef long long ckt_i64;
 typedef unsigned long long ckt_u64;
 
 #define CKT_FN static __device__ __forceinline__
+/* a window left its tensor: the access is skipped (the host checks the common cases first) */
+#define CKT_FAULT(n) ((void)(n))
 #define CKT_INF (__int_as_float(0x7f800000))
 #define CKT_NAN (__int_as_float(0x7fc00000))
 #define CKT_ALIGN16 __align__(16)
@@ -24,6 +26,15 @@ CKT_FN float ckt_bits_f32(ckt_u32 u) { return __uint_as_float(u); }
 #define CKT_ST16(p, v) (*(uint4 *)(p) = (v).raw)
 #define CKT_ST8(p, v) (*(uint2 *)(p) = (v).raw)
 #define CKT_ST4(p, v) (*(ckt_u32 *)(p) = (v).raw)
+/* cp.async (sm_80+): a global -> shared copy that does not pass through registers; src-size 0
+ * reads nothing and zero-fills (a masked element past a padded edge). 16 bytes bypass L1 (.cg). */
+CKT_FN ckt_u32 ckt_smem_addr(const void *p) { ckt_u32 a; asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p)); return a; }
+CKT_FN void ckt_cp_async16(void *d, const void *s, bool p) { asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(ckt_smem_addr(d)), "l"(s), "r"(p ? 16 : 0) : "memory"); }
+CKT_FN void ckt_cp_async8(void *d, const void *s, bool p) { asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" :: "r"(ckt_smem_addr(d)), "l"(s), "r"(p ? 8 : 0) : "memory"); }
+CKT_FN void ckt_cp_async4(void *d, const void *s, bool p) { asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" :: "r"(ckt_smem_addr(d)), "l"(s), "r"(p ? 4 : 0) : "memory"); }
+#define CKT_CP_ASYNC(n, d, s, p) ckt_cp_async##n((d), (s), (p))
+#define CKT_CP_COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
+#define CKT_CP_WAIT(n) asm volatile("cp.async.wait_group %0;" :: "n"(n) : "memory")
 #define ckt_expf expf
 #define ckt_logf logf
 #define ckt_sqrtf sqrtf

@@ -43,6 +43,17 @@ check dash-l-missing 1 "module 'nosuchmod' not found" "$bin" -l nosuchmod
 check stdin 0 '^stdin.7$' sh -c "echo 'print(\"stdin\", 3+4)' | '$bin' -"
 check version 0 'ckt [0-9]+\.[0-9]+\.[0-9]+ \(Lua 5\.4' "$bin" -v
 check help 0 'usage: .*\[options\] \[script \[args\]\]' "$bin" -h
+# --help lists lua5.4's options plus ckt's, each on its own line
+for opt in '-e stat' '-i ' '-l mod ' '-l g=mod' '-v ' '-E ' '-W ' '-h, --help' '--target NAME' '-- ' '- '; do
+  check "help-lists${opt// /_}" 0 "^  ${opt}" "$bin" --help
+done
+check help-targets 0 'cpu, gfx908.*sm_90' "$bin" --help
+check help-man 0 'ckt-lua\(1\)' "$bin" --help
+check dash-l-global-nil 0 '^42	nil$' env LUA_PATH="$tmp/?.lua" "$bin" -l m=mymod -e 'print(m.answer, mymod)'
+check dash-W 0 'Lua warning: loud' "$bin" -W -e 'warn("loud")'
+exact warnings-off 0 "" "$bin" -e 'warn("quiet")'
+check dash-E 0 "^false	module 'mymod' not found" env LUA_PATH="$tmp/?.lua" CKT_PATH="$tmp" "$bin" -E -e 'print(pcall(require, "mymod"))'
+check no-dash-E 0 '^true' env LUA_PATH="$tmp/?.lua" "$bin" -e 'print(pcall(require, "mymod"))'
 check unknown-option 1 "unrecognized option '--bogus'" "$bin" --bogus
 check target 0 '^sm_90$' "$bin" --target sm_90 -e 'print(ckt.default_target())'
 check target-empty 1 'empty' "$bin" --target '' -e 'print(1)'

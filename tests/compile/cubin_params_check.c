@@ -76,7 +76,7 @@ int main(int argc, char **argv)
         /* the refusals the GPU test expects of a launch, made from these sizes */
         ckt_param sig[] = {{CKT_PARAM_PTR, "x"}, {CKT_PARAM_PTR, "y"}, {CKT_PARAM_I32, "n"}, {CKT_PARAM_F32, "a"}};
         ckt_param wide[] = {{CKT_PARAM_PTR, "x"}, {CKT_PARAM_PTR, "y"}, {CKT_PARAM_I64, "n"}, {CKT_PARAM_F32, "a"}};
-        ckt_launch_params p = {{1, 1, 1}, {256, 1, 1}, 0, NULL, 4, sig, 4};
+        ckt_launch_params p = {{1, 1, 1}, {256, 1, 1}, 0, NULL, 4, sig, 4, 0};
         CHECK(ckt_runtime_check_arg_sizes("axpy", sizes, count, &p, &err) == CKT_OK, "the right arguments refused: %s", err.msg);
         p.arg_count = p.signature_count = 3;
         CHECK(ckt_runtime_check_arg_sizes("axpy", sizes, count, &p, &err) == CKT_EINVAL, "3 of 4 arguments accepted");

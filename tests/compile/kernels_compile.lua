@@ -78,5 +78,35 @@ do
   local okc, err = pcall(compile, k)
   check(okc, ("%s transpose 128x128 f32 (64 KiB LDS) compiles%s"):format(target, okc and "" or (": " .. tostring(err))))
 end
+-- the library GEMM: f16 and bf16, the default configuration and every major combination:
+-- no spills, no scratch, the LDS it declares; gfx90a: MFMA, 128-bit global loads, 128-bit LDS
+-- operand reads (k_pack 8 halves); sm_90: the cp.async copies are in the source
+do
+  local gemm = require "ckt.kernels.gemm"
+  for _, dt in ipairs{"f16", "bf16"} do
+    for _, mj in ipairs{{"k", "k"}, {"k", "n"}, {"m", "k"}, {"m", "n"}} do
+      local k, _, p = gemm.build{dtype = dt, target = target, a_major = mj[1], b_major = mj[2]}
+      local exe = compile(k)
+      local r = exe:resources()
+      local spills = (r.vgpr_spills or 0) + (r.sgpr_spills or 0) + (r.spill_stores or 0) + (r.scratch_bytes or 0)
+      local what = ("%s gemm %s a_major=%s b_major=%s (%dx%dx%d, %d threads, %d stages): compiled in %.0f ms (%s)"):format(target, dt, mj[1], mj[2],
+            p.TM, p.TN, p.TK, p.block, p.stages, exe:compile_ms(), r.vgprs and ("vgprs=" .. r.vgprs .. " agprs=" .. tostring(r.agprs)) or ("registers=" .. tostring(r.registers)))
+      check(spills == 0, what .. ", no spills, no scratch")
+      local dynamic = dynamic_lds(k)
+      check(r.lds_bytes == (dynamic and 0 or k:lds_bytes()), ("%s gemm %s: LDS %d bytes as built (%d)"):format(target, dt, r.lds_bytes, k:lds_bytes()))
+      local d = exe:disassembly()
+      if target:sub(1, 3) == "gfx" and d then
+        check(d:find("v_mfma", 1, true) ~= nil, ("%s gemm %s %s%s: MFMA instructions"):format(target, dt, mj[1], mj[2]))
+        if mj[1] == "k" and mj[2] == "k" then
+          for _, ins in ipairs{"global_load_dwordx4", "ds_write_b128", "ds_read_b128"} do
+            check(d:find(ins, 1, true) ~= nil, ("%s gemm %s kk uses %s"):format(target, dt, ins))
+          end
+        end
+      elseif target:sub(1, 3) == "sm_" then
+        check(k:source(target):find("cp.async.cg.shared.global", 1, true) ~= nil, ("%s gemm %s: cp.async copies"):format(target, dt))
+      end
+    end
+  end
+end
 if failures > 0 then error(failures .. " check(s) failed") end
 print("all kernel compile checks passed for " .. target)

@@ -69,5 +69,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (ckt_local_partition(&a, &b, fz_int(&in), &r, &v, &err) != CKT_OK) FUZZ_CHECK(err.msg[0] != 0);
     ckt_layout tl[2] = {a, b};
     ok_or_message(ckt_logical_divide(&a, ckt_layout_rank(&a) >= 2 ? 2 : 1, tl, &r, &err), &err, &r);
+    ckt_layout bt[2] = {b, a};
+    int nt = ckt_layout_rank(&a) >= 2 ? 2 : 1;
+    ok_or_message(ckt_logical_product_tiler(&a, nt, bt, &r, &err), &err, &r);
+    ok_or_message(ckt_zipped_product_tiler(&a, nt, bt, &r, &err), &err, &r);
+    ok_or_message(ckt_tiled_product_tiler(&a, nt, bt, &r, &err), &err, &r);
+    ok_or_message(ckt_flat_product(&a, nt, bt, &r, &err), &err, &r);
     return 0;
 }

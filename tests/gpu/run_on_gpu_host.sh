@@ -22,6 +22,8 @@ echo "== JIT latency of the transpose on the GPU host"
 $lua bench/jit_kernels.lua sm_90 2>&1 | tee "$out/jit_kernels.log"
 echo "== kernel bandwidth vs device-to-device copy"
 $lua bench/kernels.lua sm_90 "$out/kernels_h100.json" 2>&1 | tee "$out/kernels.log"
+echo "== GEMM against cuBLAS (bench/gemm.lua; tests/gpu/gemm_on_gpu_host.sh runs it alone)"
+CKT_BENCH_LIB=/tmp/ckt-build $lua bench/gemm.lua sm_90 "$out/gemm_h100.json" 2>&1 | tee "$out/gemm.log" | tail -40
 echo "== LDS bank model vs ncu (transpose variants)"
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 $lua bench/transpose_banks.lua sm_90 > "$out/bank_pred.txt" 2>&1

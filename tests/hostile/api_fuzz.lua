@@ -250,5 +250,89 @@ if ckt.kernel then
 end
 print(("api fuzz, kernel builder: %d builder calls, %d kernels built, %d results, %d clean errors"):format(
   kernel_calls, kernels_built, kernel_results, kernel_errors))
+
+-- Launches (issue 15): kernels that are valid enough to compile for the CPU target -- 1-D and
+-- 2-D copies and maps over padded and unpadded tensors, windows at block-index, runtime and
+-- negative origins, LDS windows at runtime origins -- launched with random sizes, grids, origins,
+-- strides and buffer lengths (buffers too short, too long, of the wrong dtype, missing). In a
+-- sandbox there are no device buffers, so the pointer arguments are whatever the fuzzer has.
+-- A result or an error with a message; never a signal, a hang or a write outside a buffer
+-- (ASan watches the sanitizer build). Grids stay small or invalid: a valid grid of 2^31 blocks runs
+-- for ages outside a sandbox's time limit (tests/embed/test_sandbox_holes.c covers that).
+local launches, launch_results, launch_errors = 0, 0, 0
+if ckt.kernel and ckt.layout then
+  local nkernels = tonumber(env("CKT_FUZZ_LAUNCH_KERNELS")) or 12
+  local dev = nil
+  if ckt.device then local ok, d = pcall(ckt.device, "cpu"); if ok then dev = d end end
+  local function pick(t) return t[math.random(#t)] end
+  local sizes = {0, 1, 2, 3, 15, 16, 17, 63, 64, 65, 100, 128, 1000, -1, -64, 1 << 20, 1 << 31, (1 << 31) - 1, 2^40}
+  local function rsize() return math.random() < 0.8 and math.random(0, 200) or pick(sizes) end
+  local function note(ok, e, what)
+    launches = launches + 1
+    if ok then launch_results = launch_results + 1; return end
+    if type(e) ~= "string" or #e == 0 then error(("%s returned a bad error object: %s"):format(what, tostring(e))) end
+    launch_errors = launch_errors + 1
+  end
+  for ki = 1, nkernels do
+    local rank, pad, dt = math.random(1, 2), math.random() < 0.5, pick{"f32", "i32", "f16", "i8"}
+    local origin_kind = pick{"block", "block", "runtime", "negative", "lds"}
+    local tile = rank == 1 and {64} or {pick{1, 4, 8}, pick{16, 32, 64}}
+    local has_stride = false
+    local ok, k = pcall(ckt.kernel, {name = "lz" .. ki, block = 64, build = function(b)
+      local X, Y = b:pointer("X", dt, {const = true}), b:pointer("Y", dt)
+      local shape, stride, origin = {}, nil, {}
+      for d = 1, rank do shape[d] = b:size("n" .. d) end
+      if math.random() < 0.3 then has_stride = true; stride = rank == 1 and {b:size("s1")} or {b:size("s1"), 1} end
+      local o = b:size("o")
+      for d = 1, rank do
+        if origin_kind == "block" then origin[d] = d == rank and b:block_id(0) * tile[d] or b:block_id(1) * tile[d]
+        elseif origin_kind == "negative" then origin[d] = b:block_id(0) * tile[d] + o - 100
+        else origin[d] = o end
+      end
+      local gx = ckt.tensor(X, dt, {shape = shape, stride = stride}, {pad = pad})
+      local gy = ckt.tensor(Y, dt, {shape = shape, stride = stride}, {pad = pad})
+      local r = ckt.tile_window(gx, tile, origin):load()
+      if origin_kind == "lds" then
+        local s = ckt.tensor("lds", dt, ckt.layout(tile))
+        local lo = {}
+        for d = 1, rank do lo[d] = o end
+        ckt.tile_window(s, tile, lo):store(r)
+        b:sync()
+        r = ckt.tile_window(s, tile, lo):load()
+      end
+      if math.random() < 0.5 then r = b:map(function(x) return x * 2 + 1 end, r) end
+      ckt.tile_window(gy, tile, origin):store(r)
+    end})
+    if ok then
+      local cok, exe = pcall(k.compile, k, {target = "cpu"})
+      note(cok, exe, "k:compile")
+      if cok then
+        for _ = 1, 25 do
+          local args = {grid = math.random() < 0.9 and {math.random(1, 8), math.random(1, 4)} or {pick{0, -1, 1 << 31, 2^40, 0.5}, 1}, o = rsize()}
+          local elems = 1
+          for d = 1, rank do
+            -- multiples of the tile half of the time, so unpadded launches get past the divisibility check
+            args["n" .. d] = math.random() < 0.5 and tile[d] * math.random(0, 4) or rsize()
+            elems = elems * math.max(args["n" .. d], 1)
+          end
+          if has_stride or math.random() < 0.05 then args.s1 = math.random() < 0.7 and args["n" .. rank] or rsize() end
+          for _, p in ipairs{"X", "Y"} do
+            if dev and math.random() < 0.9 then
+              local n = math.random() < 0.5 and math.min(elems, 1 << 20) or math.random() < 0.7 and math.random(1, 4096) or pick{1, 16, 1 << 16}
+              local bok, buf = pcall(dev.alloc, dev, math.random() < 0.95 and dt or "f32", n)
+              if bok then args[p] = buf end
+            else
+              args[p] = random_value(0)
+            end
+          end
+          if math.random() < 0.05 then args[pick{"X", "Y", "o", "n1"}] = nil end
+          local lok, e = pcall(exe.launch, exe, args)
+          note(lok, e, "exe:launch")
+        end
+      end
+    end
+  end
+end
+print(("api fuzz, launches: %d launches, %d results, %d clean errors"):format(launches, launch_results, launch_errors))
 print(("api fuzz: %d calls over %d callables of %d object types: %d results, %d clean errors, %d huge allocations skipped, %d calls of a known open crash skipped (seed %d)"):format(calls, #callables, #samples, ok_count, err_count, skipped, known_skipped, seed))
 print("1 passed, 0 failed")

@@ -28,4 +28,19 @@ echo "$out" | grep -q "(2,3):(6,1)" || { echo "find_package build gave: $out"; e
 # the installed ckt-lua and module work too
 "$tmp/prefix/bin/ckt-lua" -e 'assert(tostring(ckt.layout{4,8}) == "(4,8):(1,4)")'
 lua5.4 -e "package.cpath='$libdir/lua/5.4/?.so;'..package.cpath; assert(require('ckt').version)"
+# the manual page is installed and renders (groff's warnings are errors here)
+page="$tmp/prefix/share/man/man1/ckt-lua.1"
+[ -f "$page" ] || { echo "ckt-lua.1 not installed in share/man/man1"; exit 1; }
+if command -v groff >/dev/null; then
+  warn=$(groff -man -Tutf8 -ww -z "$page" 2>&1)
+  [ -z "$warn" ] || { echo "groff -man warns: $warn"; exit 1; }
+fi
+if command -v man >/dev/null; then
+  out=$(MANWIDTH=80 man -l "$page" 2>/dev/null | col -b 2>/dev/null || true)
+  if [ -n "$out" ]; then
+    for want in "ckt-lua - Lua 5.4 interpreter" "--target NAME" "-l g=mod" "CKT_PATH"; do
+      printf '%s\n' "$out" | grep -qF -- "$want" || { echo "man -l ckt-lua.1 lacks '$want'"; exit 1; }
+    done
+  fi
+fi
 echo "1 passed, 0 failed"

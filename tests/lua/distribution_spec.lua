@@ -15,7 +15,7 @@ local function owners(tv, cells)
 end
 
 describe("encoding_pattern_2d", function()
-  it("follows the seed 000 equations", function()
+  it("follows the equations of tile_distribution_encoding_pattern_2d", function()
     local E = ckt.encoding_pattern_2d{block_size = 256, y_per_tile = 64, x_per_tile = 64, vec_size = 8, pattern = "thread_raked"}
     assert.same({8, 8, 4, 8, 2}, {E.x0, E.x1, E.y0, E.y1, E.y2})
     assert.equal(256, E:num_threads()); assert.same({2, 8}, E:ys_lengths())
@@ -375,7 +375,7 @@ describe("same_distribution", function()
     assert.is_false(ckt.same_distribution(tv, ckt.layout("((4,16),4):((64,1),16)")))
     assert.is_false(ckt.same_distribution(tv, ckt.layout("((16,4),2):((1,64),16)")))
     assert.is_false(ckt.same_distribution(C, ckt.fragment("mfma_f32_16x16x16f16", "A")))
-    -- the seed 000 patterns differ from each other
+    -- the three raked patterns differ from each other
     local p = {block_size = 256, y_per_tile = 64, x_per_tile = 64, vec_size = 8}
     local T = ckt.encoding_pattern_2d(p); p.pattern = "warp_raked"
     local W = ckt.encoding_pattern_2d(p)

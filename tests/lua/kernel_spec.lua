@@ -80,6 +80,30 @@ describe("library kernels on the CPU target", function()
     assert.are.same({256, 128, 128}, {p16.TM, p16.TN, p16.block})
   end)
 
+  it("pass loops: the NVIDIA f16 transpose and a tall padded copy repeat one sub-block in a loop, bit for bit", function()
+    -- the sm_90 f16 default (256 x 128 tile, 128 threads: 32 vectors per thread and step) on the CPU
+    local k, grid = tr.build{dtype = "f16", tile = {256, 128}, block = 128}
+    local src = k:source("cpu")
+    local _, loops = src:gsub("as 4 passes of 64 values", "")
+    assert.are.equal(2, loops, "global -> LDS and LDS -> global should be loops of 4 passes")
+    local _, loads = src:gsub("CKT_LD16%(v, [^p]", "")
+    assert.are.equal(8 + 8, loads) -- one pass of each step, not 32 + 32
+    local M, N = 2 * 256, 3 * 128
+    local x = ckt.array("f16", {M, N}):random{seed = 11}
+    exact(run(k:compile{target = "cpu"}, {grid = grid(M, N), M = M, N = N}, {X = x}, "Y", ckt.array("f16", {N, M})), tr.reference(x, M, N))
+    -- on the GPUs the passes stay a loop (the compiler would unroll it again)
+    assert.truthy(tr.build{dtype = "f16", target = "sm_90"}:source("sm_90"):find("#pragma unroll 1\n%s*for %(int it = 0; it < 4; %+%+it%)"))
+    -- masked edge tiles inside a pass loop: sizes that divide neither the tile nor a pass
+    local kc, gc = copy.build{dtype = "f32", tile = {64, 256}, block = 64, pad = true}
+    assert.truthy(kc:source("cpu"):find("passes of", 1, true))
+    local Mc, Nc = 150, 1000
+    local xc = ckt.array("f32", {Mc, Nc}):random{seed = 12, lo = -50, hi = 50}
+    exact(run(kc:compile{target = "cpu"}, {grid = gc(Mc, Nc), M = Mc, N = Nc}, {X = xc}, "Y", ckt.array("f32", {Mc, Nc})), xc)
+    -- small accesses stay straight-line code (the library's copy, the f32 transposes)
+    assert.falsy(copy.build{dtype = "f32"}:source("cpu"):find("passes of", 1, true))
+    assert.falsy(tr.build{dtype = "f32", target = "sm_90"}:source("sm_90"):find("passes of", 1, true))
+  end)
+
   it("transpose refuses tiles and blocks that do not fit together", function()
     local function err(o) local ok, e = pcall(tr.build, o); assert.is_false(ok); return e end
     assert.truthy(err{dtype = "f32", tile = {30, 64}}:find("tile 30x64: both sides must be multiples of 4"))

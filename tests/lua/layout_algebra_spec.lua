@@ -17,6 +17,8 @@ describe("layout functions refuse bad input with a reason", function()
     {"right_inverse", {A}}, {"left_inverse", {A}}, {"logical_divide", {A, {4, 8}}}, {"zipped_divide", {A, {4, 8}}},
     {"tiled_divide", {A, {4, 8}}}, {"flat_divide", {A, {4, 8}}}, {"logical_product", {L"(2,2):(1,2)", L"3:1"}},
     {"zipped_product", {L"(2,2):(1,2)", L"3:1"}}, {"tiled_product", {L"(2,2):(1,2)", L"3:1"}},
+    {"flat_product", {L"(2,2):(1,2)", L"3:1"}}, {"logical_product", {A, {2, L"3:1"}}}, {"zipped_product", {A, {2, 3}}},
+    {"tiled_product", {A, {{2, 2}, 3}}}, {"flat_product", {A, {L"2:2"}}},
     {"blocked_product", {L"(2,2):(1,2)", L"(3,4):(1,3)"}}, {"raked_product", {L"(2,2):(1,2)", L"(3,4):(1,3)"}},
     {"make_ordered_layout", {{2, 2, 2}, {0, 2, 1}}}, {"tile_to_shape", {L{2, 2}, {4, 6}}},
     {"max_common_vector", {A, A}}, {"max_common_layout", {A, A}}, {"nullspace", {A}},
@@ -65,6 +67,13 @@ describe("layout functions refuse bad input with a reason", function()
     assert.truthy(err(ckt.complement, L"(2,2):(1,1)", 8):find("not injective"))
     assert.truthy(err(ckt.complement, L"4:2", -3):find("positive"))
     assert.truthy(err(ckt.logical_divide, L"((4,2),16):((1,64),4)", {3}):find("mode 0"))
+    assert.truthy(err(ckt.logical_product, L{8, 16}, {2, 3, 4}):find("the tiler has 3 modes but the layout only 2"))
+    assert.truthy(err(ckt.zipped_product, L{8, 16}, {}):find("1 to 16 modes"))
+    assert.truthy(err(ckt.tiled_product, L{8, 16}, {2, "x"}):find("tiler mode 1"))
+    assert.truthy(err(ckt.flat_product, L{8, 16}, {0}):find("flat_product: tiler mode 0: size 0 must be positive"))
+    assert.truthy(err(ckt.logical_product, L"((2,2),4):((1,1),4)", {L"2:1"}):find("mode 0: .*not injective"))
+    assert.truthy(err(ckt.blocked_product, L{2, 2}, {2, 3}):find("one layout"))
+    assert.truthy(err(ckt.raked_product, L{2, 2}, {L"2:1", L"3:1"}):find("rank%-sensitive"))
     assert.truthy(err(ckt.make_ordered_layout, {2, 2, 2}, {0, 1}):find("order has 2"))
     assert.truthy(err(ckt.tile_to_shape, L{4, 8}, {3, 5}):find("not divisible"))
     assert.truthy(err(ckt.local_tile, L{8, 16}, {4, 8}, {2, 0}):find("out of range"))
@@ -129,6 +138,52 @@ describe("layout properties from Lua", function()
         end
       end
     end
+  end)
+
+  it("products with a tuple tiler: mode i of A times tiler i, the rest kept; zipped/tiled/flat the same function", function()
+    local n = 0
+    for _ = 1, 300 do
+      local a = random_layout(math.random(2) == 1)
+      local flat = type(a:shape()) == "number" -- an integer shape is one mode, itself
+      local k = flat and 1 or math.random(1, a:rank())
+      local T = {}
+      for i = 1, k do T[i] = random_layout(true) end
+      local ok, lp = pcall(ckt.logical_product, a, T)
+      if ok then
+        n = n + 1
+        local zp, td, fl = ckt.zipped_product(a, T), ckt.tiled_product(a, T), ckt.flat_product(a, T)
+        local modes = {}      -- per mode of A: {block, rest} or {kept}
+        for i = 0, (flat and 0 or a:rank() - 1) do
+          local ai = flat and a or a:mode(i)
+          if i < k then
+            local want = ckt.logical_product(ai, T[i + 1])
+            assert.equal(want, flat and lp or lp:mode(i))
+            modes[#modes + 1] = {ai:size(), T[i + 1]:size()}
+          else
+            assert.equal(ai, lp:mode(i))
+            modes[#modes + 1] = {ai:size()}
+          end
+        end
+        -- digits b0 q0 b1 q1 ... others (logical) vs b0 b1 ... q0 q1 ... others (zipped, tiled, flat)
+        local sz, zorder = {}, {}
+        for i, m in ipairs(modes) do for j, s in ipairs(m) do sz[#sz + 1] = s; m[j] = #sz end end
+        for _, m in ipairs(modes) do if #m == 2 then zorder[#zorder + 1] = m[1] end end
+        for _, m in ipairs(modes) do if #m == 2 then zorder[#zorder + 1] = m[2] end end
+        for _, m in ipairs(modes) do if #m == 1 then zorder[#zorder + 1] = m[1] end end
+        assert.equal(lp:size(), zp:size()); assert.equal(lp:size(), fl:size())
+        for x = 0, math.min(lp:size(), 2048) - 1 do
+          local d, r = {}, x
+          for i, s in ipairs(sz) do d[i] = r % s; r = r // s end
+          local zi, mul = 0, 1
+          for _, j in ipairs(zorder) do zi = zi + d[j] * mul; mul = mul * sz[j] end
+          local want = lp(x)
+          assert.equal(want, zp(zi)); assert.equal(want, td(zi)); assert.equal(want, fl(zi))
+        end
+      else
+        assert.truthy(lp:find("logical_product"), lp)
+      end
+    end
+    assert.is_true(n > 100)
   end)
 
   it("logical_divide is A o (B, complement(B, size A))", function()

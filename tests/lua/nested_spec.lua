@@ -1,4 +1,4 @@
--- IREE nested layouts (seed 002): the seed example, the MFMA fragments, random layouts, bad input.
+-- IREE nested layouts (NestedLayoutAttr): the documented example, the MFMA fragments, random layouts, bad input.
 local ckt = require "ckt"
 
 local function owners(tv)
@@ -24,7 +24,7 @@ local function has(msg, text) assert.truthy(msg:find(text, 1, true), ("%q lacks 
 describe("nested_layout", function()
   local seed = {subgroup_tile = {2, 1}, batch_tile = {2, 4}, outer_tile = {1, 1}, thread_tile = {16, 4},
                 element_tile = {1, 4}, subgroup_strides = {1, 0}, thread_strides = {1, 16}}
-  it("reproduces the seed 002 example", function()
+  it("reproduces the NestedLayoutAttr documentation's example", function()
     local N = ckt.nested_layout(seed)
     assert.same({64, 64}, N:undistributed_shape())
     assert.same({2, 4, 1, 1, 1, 4}, N:distributed_shape())
@@ -67,14 +67,14 @@ end)
 
 
 describe("nested_layout (more)", function()
-  local function seed()
+  local function example()
     return {subgroup_tile = {2, 1}, batch_tile = {2, 4}, outer_tile = {1, 1}, thread_tile = {16, 4},
             element_tile = {1, 4}, subgroup_strides = {1, 0}, thread_strides = {1, 16}}
   end
-  local function with(k, v) local t = seed(); t[k] = v; return t end
+  local function with(k, v) local t = example(); t[k] = v; return t end
 
-  it("gives thread 0 and thread 16 of seed 002 their full element sets", function()
-    local N = ckt.nested_layout(seed())
+  it("gives thread 0 and thread 16 of the documented example their full element sets", function()
+    local N = ckt.nested_layout(example())
     local set0, set16 = {}, {}
     for _, c in ipairs(N:elements(0)) do set0[c[1] * 64 + c[2]] = true end
     for _, c in ipairs(N:elements(16)) do set16[c[1] * 64 + c[2]] = true end
@@ -173,10 +173,10 @@ describe("nested_layout (more)", function()
     has(err(with("subgroup_size", 0)), "subgroup_size is 0, must be positive")
     has(err(with("lanes", 64)), "unknown option")
     local five = {}
-    for k, v in pairs(seed()) do five[k] = {1, 1, 1, 1, 1} end
+    for k, v in pairs(example()) do five[k] = {1, 1, 1, 1, 1} end
     has(err(five), "has 5 entries: rank 5 is beyond the capacity 4")
     local zero = {}
-    for k in pairs(seed()) do zero[k] = {} end
+    for k in pairs(example()) do zero[k] = {} end
     has(err(zero), "rank 0 is out of range")
     has(err(with("batch_tile", {math.maxinteger, 2})), "overflows")
     has(errmsg(ckt.nested_layout), "table expected")
@@ -184,7 +184,7 @@ describe("nested_layout (more)", function()
   end)
 
   it("methods refuse bad arguments", function()
-    local N = ckt.nested_layout(seed())
+    local N = ckt.nested_layout(example())
     has(errmsg(N.elements, N, 128), "elements: thread id 128 is out of range [0, 128)")
     has(errmsg(N.elements, N, -1), "out of range")
     has(errmsg(N.elements, N, "0"), "elements: tid")

@@ -1,4 +1,4 @@
--- Space-filling curves (seed 003, CK's semantics) and the LDS bank model (seed 004).
+-- Space-filling curves (CK Tile's space-filling curves) and the LDS bank model (AMD's note on LDS bank conflicts).
 local ckt = require "ckt"
 
 local function coords(S)
@@ -8,7 +8,7 @@ local function coords(S)
 end
 
 describe("ckt.sfc", function()
-  it("reproduces the seed's examples", function()
+  it("reproduces the documented examples", function()
     local rm = coords(ckt.sfc{lengths = {4, 6}, order = {0, 1}, scalars_per_access = {1, 1}})
     assert.equal(24, #rm); assert.same({0, 0}, rm[1]); assert.same({0, 5}, rm[6]); assert.same({1, 0}, rm[7])
     local v4 = ckt.sfc{lengths = {4, 8}, order = {0, 1}, scalars_per_access = {1, 4}}
@@ -105,7 +105,7 @@ describe("ckt.target and ckt.lds", function()
     assert.equal(2, ckt.lds.analyze{target = "sm_90", instr = "lds64", addresses = addrs(function(l) return 8 * l end, 32)}.cycles)
     assert.equal(4, ckt.lds.analyze{target = "sm_90", instr = "lds128", addresses = addrs(function(l) return 16 * l end, 32)}.cycles)
     assert.equal(32, ckt.lds.analyze{target = "sm_90", instr = "lds64", addresses = addrs(function(l) return (l % 16) * 128 + (l // 16) * 16 end, 32)}.cycles)
-    -- seed 004: the MFMA A read of a 64-half row-major tile is 4-way
+    -- AMD's note on LDS bank conflicts: the MFMA A read of a 64-half row-major tile is 4-way
     r = ckt.lds.analyze{target = "gfx90a", instr = "ds_read_b128", addresses = addrs(function(l) return (l % 16) * 128 + (l // 16) * 16 end)}
     assert.equal(4, r.ways)
   end)
@@ -133,7 +133,7 @@ describe("ckt.target and ckt.lds", function()
     local write_map = ckt.layout({{8, 8}, 8}, {{512, 1}, 8})
     local x = ckt.lds.xor_preshuffle(64, 8, 64)
     assert.equal("Sw<3,3,3>", tostring(x:swizzle()))
-    -- the seed's formula: col' = (row mod 8) xor col in units of 8 halves
+    -- the note's formula: col' = (row mod 8) xor col in units of 8 halves
     for row = 0, 7 do for c = 0, 7 do assert.equal(row * 64 + ((row % 8) ~ c) * 8, x(row, c * 8)) end end
     local r = ckt.lds.analyze_tensor{target = "gfx90a", tensor_layout = x, dtype = "f16", thread_map = read_map, vector = 8}
     assert.equal(r.ideal_cycles, r.cycles)

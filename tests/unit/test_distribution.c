@@ -1,5 +1,5 @@
-/* CK Tile encodings and the 2D raked patterns: seed 000's equations, CK's encodings checked
- * against an independent model of each pattern written from the seed's prose, seeded properties
+/* CK Tile encodings and the 2D raked patterns: the equations of tile_distribution_encoding_pattern_2d, CK's encodings checked
+ * against an independent model of each pattern written from the documentation's prose, seeded properties
  * over random general encodings (ownership, TV round trip, owner inverts calculate_index), and
  * bad input for every entry point. */
 #include <setjmp.h>
@@ -53,9 +53,9 @@ static void expect_msg(const char *msg, const char *want)
     if (!strstr(msg, want)) fail_msg("message \"%s\" lacks \"%s\"", msg, want);
 }
 
-/* ---- seed 000: the equations ---- */
+/* ---- tile_distribution_encoding_pattern_2d: the equations ---- */
 
-static void seed000_equations(void **state)
+static void pattern_2d_equations(void **state)
 {
     (void)state;
     /* 64x64 tile, 256 threads, vectors of 8, AMD warp 64 */
@@ -151,7 +151,7 @@ static void ck_encodings_literal(void **state)
     assert_int_equal(s.d.y_minor[1], 2);
 }
 
-/* An independent model of the patterns, from the seed's prose: the warp id and the lane's row
+/* An independent model of the patterns, from the documentation's prose: the warp id and the lane's row
  * pick rows, the lane's column picks a vector of X0 columns; the iteration sits after the
  * thread (thread raked), between warp and thread (warp raked) or before the warp (block raked). */
 static void model_xy(const ckt_encoding *e, int64_t tid, int64_t iter, int64_t vec, int64_t *row, int64_t *col)
@@ -200,7 +200,7 @@ static void patterns_match_the_model(void **state)
             continue;
         }
         made++;
-        /* the seed's equations */
+        /* the documented equations */
         int64_t tile = p.y_per_tile * p.x_per_tile, vec = p.vec_size < tile / p.block_size ? p.vec_size : tile / p.block_size;
         assert_int_equal(e.x0, vec);
         assert_int_equal(e.x0 * e.x1, p.x_per_tile);
@@ -593,7 +593,7 @@ static void tv_capacity(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(seed000_equations),
+        cmocka_unit_test(pattern_2d_equations),
         cmocka_unit_test(ck_encodings_literal),
         cmocka_unit_test(patterns_match_the_model),
         cmocka_unit_test(pattern_refusals_name_the_equation),

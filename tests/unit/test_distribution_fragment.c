@@ -1,5 +1,5 @@
 /* Fragments and the common TV view: every lane and register of every fragment against the lane
- * tables of shared/reference (written here as formulas, independently of fragment.c's layouts),
+ * tables of AMD's MFMA instructions and the PTX ISA's mma.sync (written here as formulas, independently of fragment.c's layouts),
  * the same fragments as CK encodings and as nested layouts, same_distribution (strict and not,
  * true for equal pairs, false for perturbed ones), bad input. */
 #include <setjmp.h>
@@ -21,7 +21,7 @@ static void expect_msg(const char *msg, const char *want)
     if (!strstr(msg, want)) fail_msg("message \"%s\" lacks \"%s\"", msg, want);
 }
 
-/* (row, col) that lane l, register r holds, per shared/reference/amd_gpu.md and nvidia_gpu.md */
+/* (row, col) that lane l, register r holds, per AMD's MFMA tables and the PTX ISA's mma.sync fragments */
 static void lane_table(const char *name, char op, int64_t l, int64_t r, int64_t *row, int64_t *col)
 {
     if (strstr(name, "32x32x8")) {

@@ -77,29 +77,29 @@ static void compile_and_launch(void **state)
     assert_int_equal(ckt_buffer_upload(by, 0, hy, sizeof hy, &err), CKT_OK);
     const int64_t grid[3] = {(N + 127) / 128, 1, 1};
     ckt_arg args[3] = {ckt_arg_buffer(bx), ckt_arg_buffer(by), ckt_arg_i32(N)};
-    assert_int_equal(ckt_exe_launch(e, NULL, grid, args, 3, NULL, &err), CKT_OK);
+    assert_int_equal(ckt_exe_launch(e, NULL, grid, args, 3, 0, NULL, &err), CKT_OK);
     assert_int_equal(ckt_buffer_download(by, 0, hy, sizeof hy, &err), CKT_OK);
     for (int i = 0; i < N; i++) assert_true(hy[i] == 2.0f * hx[i]);
     /* refusals */
-    REFUSED(ckt_exe_launch(e, dev, grid, args, 2, NULL, &err), CKT_EINVAL, "takes 3 arguments, got 2");
+    REFUSED(ckt_exe_launch(e, dev, grid, args, 2, 0, NULL, &err), CKT_EINVAL, "takes 3 arguments, got 2");
     ckt_arg wrong[3] = {ckt_arg_buffer(bx), ckt_arg_i32(1), ckt_arg_i32(N)};
-    REFUSED(ckt_exe_launch(e, dev, grid, wrong, 3, NULL, &err), CKT_EINVAL, "argument 'Y' must be a buffer, got i32");
+    REFUSED(ckt_exe_launch(e, dev, grid, wrong, 3, 0, NULL, &err), CKT_EINVAL, "argument 'Y' must be a buffer, got i32");
     ckt_arg wide[3] = {ckt_arg_buffer(bx), ckt_arg_buffer(by), ckt_arg_i64(N)};
-    REFUSED(ckt_exe_launch(e, dev, grid, wide, 3, NULL, &err), CKT_EINVAL, "argument 'n' must be i32, got i64");
+    REFUSED(ckt_exe_launch(e, dev, grid, wide, 3, 0, NULL, &err), CKT_EINVAL, "argument 'n' must be i32, got i64");
     ckt_arg null_buf[3] = {ckt_arg_buffer(bx), ckt_arg_buffer(NULL), ckt_arg_i32(N)};
-    REFUSED(ckt_exe_launch(e, dev, grid, null_buf, 3, NULL, &err), CKT_EINVAL, "'Y' is a NULL buffer");
+    REFUSED(ckt_exe_launch(e, dev, grid, null_buf, 3, 0, NULL, &err), CKT_EINVAL, "'Y' is a NULL buffer");
     ckt_arg foreign[3] = {ckt_arg_buffer(bx), ckt_arg_buffer(bo), ckt_arg_i32(N)};
-    REFUSED(ckt_exe_launch(e, dev, grid, foreign, 3, NULL, &err), CKT_EINVAL, "'Y' is a buffer of another device");
+    REFUSED(ckt_exe_launch(e, dev, grid, foreign, 3, 0, NULL, &err), CKT_EINVAL, "'Y' is a buffer of another device");
     ckt_arg odd[3] = {ckt_arg_buffer(bx), ckt_arg_buffer(by), ckt_arg_i32(N - 1)};
-    assert_int_not_equal(ckt_exe_launch(e, dev, grid, odd, 3, NULL, &err), CKT_OK); /* n must be a multiple of 4 */
+    assert_int_not_equal(ckt_exe_launch(e, dev, grid, odd, 3, 0, NULL, &err), CKT_OK); /* n must be a multiple of 4 */
     assert_non_null(strstr(err.msg, "n"));
     ckt_arg none[3] = {ckt_arg_i32(0), ckt_arg_i32(0), ckt_arg_i32(N)};
-    REFUSED(ckt_exe_launch(e, NULL, grid, none, 3, NULL, &err), CKT_EINVAL, "no device");
-    REFUSED(ckt_exe_launch(e, dev, grid, NULL, 3, NULL, &err), CKT_EINVAL, "args is NULL");
-    REFUSED(ckt_exe_launch(e, dev, NULL, args, 3, NULL, &err), CKT_EINVAL, "grid is NULL");
-    REFUSED(ckt_exe_launch(NULL, dev, grid, args, 3, NULL, &err), CKT_EINVAL, "executable is NULL");
+    REFUSED(ckt_exe_launch(e, NULL, grid, none, 3, 0, NULL, &err), CKT_EINVAL, "no device");
+    REFUSED(ckt_exe_launch(e, dev, grid, NULL, 3, 0, NULL, &err), CKT_EINVAL, "args is NULL");
+    REFUSED(ckt_exe_launch(e, dev, NULL, args, 3, 0, NULL, &err), CKT_EINVAL, "grid is NULL");
+    REFUSED(ckt_exe_launch(NULL, dev, grid, args, 3, 0, NULL, &err), CKT_EINVAL, "executable is NULL");
     const int64_t zero[3] = {0, 1, 1};
-    REFUSED(ckt_exe_launch(e, dev, zero, args, 3, NULL, &err), CKT_EINVAL, "grid.x is 0");
+    REFUSED(ckt_exe_launch(e, dev, zero, args, 3, 0, NULL, &err), CKT_EINVAL, "grid.x is 0");
     ckt_buffer_free(bx);
     ckt_buffer_free(by);
     ckt_buffer_free(bo);

@@ -199,7 +199,7 @@ static void kernel_arguments_from_the_metadata(void **state)
         /* the check a HIP launch makes with them */
         ckt_param good[] = {{CKT_PARAM_PTR, "a"}, {CKT_PARAM_PTR, "b"}, {CKT_PARAM_I32, "n"}};
         ckt_param bad[] = {{CKT_PARAM_PTR, "a"}, {CKT_PARAM_PTR, "b"}, {CKT_PARAM_I64, "n"}};
-        ckt_launch_params p = {{1, 1, 1}, {64, 1, 1}, 0, NULL, 3, good, 3};
+        ckt_launch_params p = {{1, 1, 1}, {64, 1, 1}, 0, NULL, 3, good, 3, 0};
         assert_int_equal(ckt_runtime_check_arg_sizes("three", sizes, count, &p, &err), CKT_OK);
         p.signature = bad;
         assert_int_equal(ckt_runtime_check_arg_sizes("three", sizes, count, &p, &err), CKT_EINVAL);

@@ -1,4 +1,4 @@
-/* Layout algebra: literal examples (shared/reference/cute_layouts.md) and seeded
+/* Layout algebra: literal examples (CuTe's layout documentation) and seeded
  * property tests over thousands of random layouts. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -51,6 +51,21 @@ static void literal_examples(void **state)
     assert_int_equal(ckt_logical_divide(&a, 0, &b, &r, &err), CKT_OK); expect(&r, "(2,(8,2)):(8,(1,16))");
     a = P("(2,5):(5,1)"); b = P("(3,4):(1,3)");
     assert_int_equal(ckt_blocked_product(&a, &b, &r, &err), CKT_OK); expect(&r, "((2,3),(5,4)):((5,10),(1,30))");
+    /* CuTe's tuple tilers, by hand: mode 0 2:5 x 3:1 = (2:5, complement(2:5, 6) o 3:1) = (2,3):(5,1);
+     * mode 1 5:1 x 2:1 = (5:1, complement(5:1, 10) o 2:1) = (5,2):(1,5) */
+    ckt_layout t2[2] = {P("3:1"), P("2:1")};
+    assert_int_equal(ckt_logical_product_tiler(&a, 2, t2, &r, &err), CKT_OK); expect(&r, "((2,3),(5,2)):((5,1),(1,5))");
+    assert_int_equal(ckt_zipped_product_tiler(&a, 2, t2, &r, &err), CKT_OK); expect(&r, "((2,5),(3,2)):((5,1),(1,5))");
+    assert_int_equal(ckt_tiled_product_tiler(&a, 2, t2, &r, &err), CKT_OK); expect(&r, "((2,5),3,2):((5,1),1,5)");
+    assert_int_equal(ckt_flat_product(&a, 2, t2, &r, &err), CKT_OK); expect(&r, "(2,5,3,2):(5,1,1,5)");
+    /* fewer tiler modes than the layout: the others are kept; mode 0 4:1 x 2:2 = (4,2):(1,8) */
+    a = P("(4,3,2):(1,4,12)"); b = P("2:2");
+    assert_int_equal(ckt_logical_product_tiler(&a, 1, &b, &r, &err), CKT_OK); expect(&r, "((4,2),3,2):((1,8),4,12)");
+    assert_int_equal(ckt_flat_product(&a, 1, &b, &r, &err), CKT_OK); expect(&r, "(4,2,3,2):(1,8,4,12)");
+    /* one layout (n = 0) is the plain product */
+    a = P("(2,2):(1,2)"); b = P("3:1");
+    assert_int_equal(ckt_logical_product_tiler(&a, 0, &b, &r, &err), CKT_OK); expect(&r, "((2,2),3):((1,2),4)");
+    assert_int_equal(ckt_flat_product(&a, 0, &b, &r, &err), CKT_OK); expect(&r, "(2,2,3):(1,2,4)");
     ckt_tuple s, o;
     ckt_tuple_parse("(2,2,2,2)", &s, &err);
     ckt_tuple_parse("(0,2,3,1)", &o, &err);
@@ -127,6 +142,14 @@ static void bad_input_is_refused_with_reasons(void **state)
     assert_int_equal(ckt_layout_parse("(3,2):(4611686018427387904,1)", &l, &err), CKT_EOVERFLOW);
     a = P("(4,3):(3,1)");
     b = P("4:3");
+    ckt_layout t3[3] = {b, b, b};
+    assert_int_equal(ckt_logical_product_tiler(&a, 3, t3, &r, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "logical_product: the tiler has 3 modes but the layout only 2"));
+    assert_int_equal(ckt_zipped_product_tiler(&a, -1, t3, &r, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "a tiler of -1 modes"));
+    assert_int_equal(ckt_tiled_product_tiler(&a, 1, NULL, &r, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "NULL"));
+    assert_int_equal(ckt_flat_product(NULL, 1, t3, &r, &err), CKT_EINVAL);
     assert_int_equal(ckt_composition(&a, &b, &r, &err), CKT_EINVAL);
     assert_non_null(strstr(err.msg, "do not divide"));
     a = P("(2,2):(1,1)"); /* not injective */

@@ -87,6 +87,11 @@ static void malformed_layouts_everywhere(void **state)
         REFUSED(ckt_logical_product(&b, &good, &r, &err), -1, "logical_product: ", "");
         REFUSED(ckt_zipped_product(&good, &b, &r, &err), -1, "logical_product: ", "");
         REFUSED(ckt_tiled_product(&b, &good, &r, &err), -1, "logical_product: ", "");
+        REFUSED(ckt_logical_product_tiler(&b, 1, &good, &r, &err), -1, "logical_product: ", "");
+        REFUSED(ckt_logical_product_tiler(&good, 1, &b, &r, &err), -1, "logical_product: ", "mode 0");
+        REFUSED(ckt_zipped_product_tiler(&good, 0, &b, &r, &err), -1, "logical_product: ", "");
+        REFUSED(ckt_tiled_product_tiler(&b, 2, (ckt_layout[]){good, good}, &r, &err), -1, "logical_product: ", "");
+        REFUSED(ckt_flat_product(&good, 1, &b, &r, &err), -1, "logical_product: ", "mode 0");
         REFUSED(ckt_blocked_product(&b, &good, &r, &err), -1, "blocked_product: ", "");
         REFUSED(ckt_raked_product(&good, &b, &r, &err), -1, "raked_product: ", "");
         REFUSED(ckt_tile_to_shape(&b, &tt, NULL, &r, &err), -1, "tile_to_shape: ", "");

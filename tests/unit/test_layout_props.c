@@ -382,6 +382,80 @@ static void divides(void **state)
     assert_true(by_mode > 1000);
 }
 
+/* Products with a tuple of per-mode tilers (CuTe's transform_layout): mode i of the logical product
+ * is the product of A's mode i by tiler i, the other modes are A's; zipped, tiled and flat are
+ * the same function with the blocks first (the 1-D index walks the blocks, then the rests). */
+static int64_t colex(int n, const int64_t *digit, const int64_t *size)
+{
+    int64_t idx = 0;
+    for (int i = n - 1; i >= 0; i--) idx = idx * size[i] + digit[i];
+    return idx;
+}
+
+static void products_with_tuple_tilers(void **state)
+{
+    (void)state;
+    ckt_error err;
+    seed(8);
+    int checked = 0, refused = 0, kept = 0;
+    for (int t = 0; t < 3000; t++) {
+        ckt_layout A = random_layout(t % 2 ? INJECTIVE : COMPACT, 3), T[3], lp, zp, td, fl;
+        int r = ckt_layout_rank(&A), n = ckt_tuple_is_int(&A.shape) ? 1 : (int)pick(1, r);
+        for (int i = 0; i < n; i++) T[i] = random_layout(t % 3 ? COMPACT : INJECTIVE, 3);
+        if (ckt_logical_product_tiler(&A, n, T, &lp, &err) != CKT_OK) {
+            assert_non_null(strstr(err.msg, "logical_product: "));
+            refused++;
+            continue;
+        }
+        assert_int_equal(ckt_zipped_product_tiler(&A, n, T, &zp, &err), CKT_OK);
+        assert_int_equal(ckt_tiled_product_tiler(&A, n, T, &td, &err), CKT_OK);
+        assert_int_equal(ckt_flat_product(&A, n, T, &fl, &err), CKT_OK);
+        /* mode by mode: block i = A_i, rest i from the single-layout product; the others kept */
+        int m = ckt_tuple_is_int(&A.shape) ? 1 : r;
+        int64_t sz[2 * CKT_MAX_RANK], zsz[2 * CKT_MAX_RANK];
+        int nd = 0;
+        for (int i = 0; i < m; i++) {
+            ckt_layout ai, li, want;
+            if (m == 1 && ckt_tuple_is_int(&A.shape)) ai = A, li = lp;
+            else ckt_layout_mode(&A, i, &ai, &err), ckt_layout_mode(&lp, i, &li, &err);
+            if (i < n) {
+                assert_int_equal(ckt_logical_product(&ai, &T[i], &want, &err), CKT_OK);
+                assert_true(ckt_layout_equal(&li, &want));
+                sz[nd++] = ckt_layout_size(&ai);
+                sz[nd++] = ckt_layout_size(&T[i]);
+            } else {
+                assert_true(ckt_layout_equal(&li, &ai));
+                sz[nd++] = ckt_layout_size(&ai);
+                kept++;
+            }
+        }
+        int64_t total = ckt_layout_size(&lp);
+        assert_int_equal(ckt_layout_size(&zp), total);
+        assert_int_equal(ckt_layout_size(&td), total);
+        assert_int_equal(ckt_layout_size(&fl), total);
+        if (total > 4096) continue;
+        /* digits in the logical product's order (b0 q0 b1 q1 ... others) and the zipped order (b... q... others) */
+        int zmap[2 * CKT_MAX_RANK], k = 0;
+        for (int i = 0; i < n; i++) zmap[k++] = 2 * i;
+        for (int i = 0; i < n; i++) zmap[k++] = 2 * i + 1;
+        for (int i = 2 * n; i < nd; i++) zmap[k++] = i;
+        for (int i = 0; i < nd; i++) zsz[i] = sz[zmap[i]];
+        for (int64_t x = 0; x < total; x++) {
+            int64_t dg[2 * CKT_MAX_RANK], zd[2 * CKT_MAX_RANK], rest = x;
+            for (int i = 0; i < nd; i++) dg[i] = rest % sz[i], rest /= sz[i];
+            for (int i = 0; i < nd; i++) zd[i] = dg[zmap[i]];
+            int64_t want = ev(&lp, colex(nd, dg, sz)), zi = colex(nd, zd, zsz);
+            assert_int_equal(ev(&zp, zi), want);
+            assert_int_equal(ev(&td, zi), want);
+            assert_int_equal(ev(&fl, zi), want);
+        }
+        checked++;
+    }
+    assert_true(checked > 1000);
+    assert_true(kept > 100);
+    (void)refused;
+}
+
 static void products(void **state)
 {
     (void)state;
@@ -629,6 +703,7 @@ int main(void)
         cmocka_unit_test(complement_and_inverses),
         cmocka_unit_test(divides),
         cmocka_unit_test(products),
+        cmocka_unit_test(products_with_tuple_tilers),
         cmocka_unit_test(tv_layouts_and_tiling),
         cmocka_unit_test(vectors_nullspace_partitions),
         cmocka_unit_test(swizzles),

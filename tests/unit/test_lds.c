@@ -1,4 +1,4 @@
-/* The LDS bank model: seed 004's write and read by hand, the wavefronts measured with ncu on an
+/* The LDS bank model: the write and read of AMD's note on LDS bank conflicts by hand, the wavefronts measured with ncu on an
  * H100, a naive reference over random addresses, invariances, whole-tile analyses, the remedies
  * and the search, bad input. */
 #include <setjmp.h>
@@ -41,7 +41,7 @@ static ckt_layout P(const char *s)
     return l;
 }
 
-static void seed_004_by_hand(void **state)
+static void lds_bank_note_by_hand(void **state)
 {
     (void)state;
     ckt_target t = get("gfx90a");
@@ -65,7 +65,7 @@ static void seed_004_by_hand(void **state)
     for (int p = 0; p < 8; p++) assert_int_equal(r.phases[p].ways, 4);
     assert_int_equal(r.cycles, 32);
     assert_int_equal(r.ideal_cycles, 8);
-    /* the seed's XOR preshuffle of the same read: col' = (row mod 8) xor col in 8-half units */
+    /* the note's XOR preshuffle of the same read: col' = (row mod 8) xor col in 8-half units */
     for (int l = 0; l < 64; l++) {
         int64_t row = l % 16, col = l / 16;
         a[l] = 2 * (row * 64 + ((row % 8) ^ col) * 8);
@@ -272,7 +272,7 @@ static void sub_word_accesses(void **state)
     assert_string_equal(r.instr, "ds_write_b32");
 }
 
-/* The preshuffle swizzle is the seed's formula on every (row, col) of tiles of several sizes. */
+/* The preshuffle swizzle is the note's formula on every (row, col) of tiles of several sizes. */
 static void xor_preshuffle_formula(void **state)
 {
     (void)state;
@@ -486,7 +486,7 @@ static void bad_input(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(seed_004_by_hand),
+        cmocka_unit_test(lds_bank_note_by_hand),
         cmocka_unit_test(nvidia_wavefronts_as_measured),
         cmocka_unit_test(random_addresses_against_naive_model),
         cmocka_unit_test(tensor_analyses),

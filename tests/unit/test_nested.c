@@ -1,4 +1,4 @@
-/* IREE nested layouts: seed 002's example thread by thread, IREE's normalisation and
+/* IREE nested layouts: the NestedLayoutAttr documentation's example thread by thread, IREE's normalisation and
  * verification, seeded properties over random nested layouts (elements() agrees with the TV
  * view, every element owned by the same number of threads), bad input. */
 #include <setjmp.h>
@@ -30,7 +30,7 @@ static void expect_msg(const char *msg, const char *want)
     if (!strstr(msg, want)) fail_msg("message \"%s\" lacks \"%s\"", msg, want);
 }
 
-static ckt_nested seed002(void)
+static ckt_nested documented_example(void)
 {
     ckt_nested n = {2, {2, 1}, {2, 4}, {1, 1}, {16, 4}, {1, 4}, {1, 0}, {1, 16}, 0};
     return n;
@@ -44,10 +44,10 @@ static ckt_nested make(ckt_nested in)
     return out;
 }
 
-static void seed002_example(void **state)
+static void documented_example_example(void **state)
 {
     (void)state;
-    ckt_nested n = make(seed002());
+    ckt_nested n = make(documented_example());
     int64_t shape[5 * CKT_NESTED_MAX_RANK];
     ckt_nested_undistributed_shape(&n, shape);
     assert_int_equal(shape[0], 64);
@@ -139,7 +139,7 @@ static void normalises_like_iree(void **state)
 static void mfma_c_fragment_as_nested(void **state)
 {
     (void)state;
-    /* shared/reference: C thread {4,16} strides {16,1} element {4,1}; lane 17 owns rows 4..7 of column 1 */
+    /* the MFMA C fragment: thread {4,16} strides {16,1} element {4,1}; lane 17 owns rows 4..7 of column 1 */
     ckt_nested n = make((ckt_nested){2, {1, 1}, {1, 1}, {1, 1}, {4, 16}, {4, 1}, {0, 0}, {16, 1}, 0});
     int64_t c[4 * 2];
     ckt_error err;
@@ -242,7 +242,7 @@ static void refusals(void **state)
     ckt_error err;
 #define REFUSE(edit, want)                                                \
     do {                                                                  \
-        n = seed002();                                                    \
+        n = documented_example();                                                    \
         edit;                                                             \
         assert_int_not_equal(ckt_nested_make(&n, &out, &err), CKT_OK);   \
         expect_msg(err.msg, "nested_layout: ");                          \
@@ -270,10 +270,10 @@ static void refusals(void **state)
     REFUSE(n.subgroup_size = -1, "subgroup_size -1 is negative");
 #undef REFUSE
     assert_int_equal(ckt_nested_make(NULL, &out, &err), CKT_EINVAL);
-    n = seed002();
+    n = documented_example();
     assert_int_equal(ckt_nested_make(&n, NULL, &err), CKT_EINVAL);
 
-    ckt_nested s = make(seed002());
+    ckt_nested s = make(documented_example());
     int64_t c[64], nt;
     assert_int_equal(ckt_nested_elements(&s, 128, 64, c, &err), CKT_EINVAL);
     expect_msg(err.msg, "elements: thread id 128 is out of range [0, 128)");
@@ -312,7 +312,7 @@ static void tv_capacity(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(seed002_example),
+        cmocka_unit_test(documented_example_example),
         cmocka_unit_test(outer_duplicates_thread_layout),
         cmocka_unit_test(normalises_like_iree),
         cmocka_unit_test(mfma_c_fragment_as_nested),

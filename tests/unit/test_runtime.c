@@ -17,7 +17,7 @@ static ckt_status launch_kernel(ckt_device *dev, const ckt_binary *bin, const in
                                 void *const *args, int arg_count, const ckt_param *signature, int signature_count, double *ms, ckt_error *err)
 {
     if (!grid || !block) return ckt_fail(err, CKT_EINVAL, "launch: grid or block is NULL");
-    ckt_launch_params p = {{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, dyn_shared_bytes, args, arg_count, signature, signature_count};
+    ckt_launch_params p = {{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, dyn_shared_bytes, args, arg_count, signature, signature_count, 0};
     return ckt_launch(dev, bin, &p, ms, err);
 }
 

@@ -1,4 +1,4 @@
-/* Hardware models: the documented numbers, the lane-phase tables (seed 004, nvidia_gpu.md) as
+/* Hardware models: the documented numbers, the lane-phase tables (AMD's note on LDS bank conflicts, the CUDA programming guide) as
  * partitions of the wave, instruction lookup, unknown names. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -74,7 +74,7 @@ static void phases_partition_the_wave(void **state)
     }
 }
 
-static void seed_004_tables(void **state)
+static void lds_bank_note_tables(void **state)
 {
     (void)state;
     ckt_target t = get("gfx90a");
@@ -213,7 +213,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(numbers),
         cmocka_unit_test(phases_partition_the_wave),
-        cmocka_unit_test(seed_004_tables),
+        cmocka_unit_test(lds_bank_note_tables),
         cmocka_unit_test(unknown_names),
         cmocka_unit_test(parsed_records),
     };

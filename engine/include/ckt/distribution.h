@@ -1,5 +1,5 @@
 /* ckt — thread/value distributions: CK Tile encodings (general and the 2D raked patterns of
- * seed 000), IREE nested layouts (seed 002), MFMA / mma fragments, and the one common view
+ * tile_distribution_encoding_pattern_2d), IREE nested layouts (NestedLayoutAttr), MFMA / mma fragments, and the one common view
  * of all of them: a TV layout (thread, value) -> offset in the row-major tile. */
 #ifndef CKT_DISTRIBUTION_H
 #define CKT_DISTRIBUTION_H
@@ -45,7 +45,7 @@ typedef struct ckt_pattern_2d {
 typedef struct ckt_encoding {
     ckt_encoding_desc d;
     ckt_pattern_2d pattern;         /* pattern.pattern == CKT_PATTERN_NONE for a general encoding */
-    int64_t x0, x1, y0, y1, y2;     /* the seed's names (x0 = vector width, x1 = threads along X) */
+    int64_t x0, x1, y0, y1, y2;     /* the documented names (x0 = vector width, x1 = threads along X) */
     bool shuffled;                  /* made by ckt_encoding_pattern_2d_shuffled */
 } ckt_encoding;
 
@@ -53,7 +53,7 @@ typedef struct ckt_encoding {
  * component reached by a P or a Y, Ys only on H, positive lengths, capacities, 64-bit products. */
 ckt_status ckt_encoding_make(const ckt_encoding_desc *d, ckt_encoding *out, ckt_error *err);
 /* The encoding CK's TileDistributionEncodingPattern2D builds (static_encoding_pattern.hpp):
- * X0 = min(TileSize / BlockSize, VecSize), X1 = XPerTile / X0 and Y0, Y1, Y2 from the seed's
+ * X0 = min(TileSize / BlockSize, VecSize), X1 = XPerTile / X0 and Y0, Y1, Y2 from the documentation's
  * equations. Inputs for which CK's static_asserts fail are refused with the equation that breaks
  * ("encoding_pattern_2d: Y0*Y1*Y2 == YPerTile fails: 4*8*1 != 48"); so is X0*X1 != XPerTile, which
  * CK does not check (it would leave columns unowned). NumWaveGroups G > 1 (thread raked) gives CK's

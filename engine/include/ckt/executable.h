@@ -49,9 +49,13 @@ const ckt_param *ckt_exe_signature(const ckt_executable *e, int *count);
  * device of the first buffer argument) with args in signature order, and wait; *ms (may be
  * NULL) as ckt_launch. Checked before anything runs: the argument count and each kind, buffers
  * on the device, scalars that fit, and the kernel's launch conditions at these values (sizes
- * that must divide, ...). */
-ckt_status ckt_exe_launch(const ckt_executable *e, ckt_device *dev, const int64_t grid[3], const ckt_arg *args, int nargs, double *ms,
-                          ckt_error *err);
+ * that must divide, ...), every buffer large enough for the largest element the kernel can
+ * touch at these sizes and this grid (else an error naming the argument, the bytes needed and
+ * given), strides that stay non-negative, a grid within the tiles. A zero-sized problem runs no
+ * blocks. deadline (CLOCK_MONOTONIC seconds, 0: none): the CPU runtime stops between blocks
+ * once it passes (a sandbox's time limit). */
+ckt_status ckt_exe_launch(const ckt_executable *e, ckt_device *dev, const int64_t grid[3], const ckt_arg *args, int nargs,
+                          double deadline, double *ms, ckt_error *err);
 
 #ifdef __cplusplus
 }

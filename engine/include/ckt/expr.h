@@ -38,8 +38,11 @@ typedef enum {
     CKT_E_NEG, CKT_E_SELECT, /* a ? b : c */
     CKT_E_EXP, CKT_E_LOG, CKT_E_SQRT, CKT_E_ABS,
     CKT_E_ROUND,  /* round an f32 value through dtype i (f16/bf16: exact RNE) */
-    CKT_E_TOFLOAT, CKT_E_TOINT
+    CKT_E_TOFLOAT, CKT_E_TOINT, /* TOINT: toward zero, NaN -> 0, saturating at the int64 bounds */
+    CKT_E_FLOOR   /* floor of an f32 value (Lua's // on floats is floor(a / b)) */
 } ckt_expr_op;
+/* Integer / and % mean Lua's // and %: the quotient rounds toward minus infinity and the
+ * remainder takes the divisor's sign. On the device a zero divisor gives 0 (Lua raises). */
 
 /* The type of a node's value: an index (int64 on the device), a 32-bit float, a bool. */
 typedef enum { CKT_T_INDEX, CKT_T_F32, CKT_T_BOOL } ckt_expr_type;
@@ -86,7 +89,8 @@ ckt_expr_id ckt_expr_float(ckt_expr_pool *p, float v);
 ckt_expr_id ckt_expr_tid(ckt_expr_pool *p);
 ckt_expr_id ckt_expr_bid(ckt_expr_pool *p, int axis);
 ckt_expr_id ckt_expr_nblocks(ckt_expr_pool *p, int axis);
-ckt_expr_id ckt_expr_input(ckt_expr_pool *p, int slot);
+ckt_expr_id ckt_expr_input(ckt_expr_pool *p, int slot);          /* an f32 value */
+ckt_expr_id ckt_expr_input_int(ckt_expr_pool *p, int slot);      /* an integer value (int64) */
 /* A runtime parameter / a uniform variable with what is known about it; returns its leaf. */
 ckt_expr_id ckt_expr_param(ckt_expr_pool *p, const char *name, int64_t lo, int64_t hi, int64_t divisor, bool is_float);
 ckt_expr_id ckt_expr_var(ckt_expr_pool *p, const char *name, int64_t lo, int64_t hi, int64_t divisor);

@@ -1,5 +1,5 @@
 /* ckt — matrix-instruction operand fragments (MFMA on AMD, mma.sync on NVIDIA) as ready-made
- * distributions: the lane tables of shared/reference/amd_gpu.md and nvidia_gpu.md written as
+ * distributions: the lane tables of AMD's MFMA instructions and the PTX ISA's mma.sync written as
  * TV layouts over the row-major operand tile, and the same fragments as a CK encoding and as an
  * IREE nested layout (all three are checked equal, value order included, by the unit tests). */
 #ifndef CKT_FRAGMENT_H

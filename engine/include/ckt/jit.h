@@ -26,7 +26,10 @@ typedef struct ckt_compile_request {
 
 typedef enum {
     CKT_COMPILE_ONLY = 1,     /* the result is for inspection; ckt_launch refuses it */
-    CKT_COMPILE_NO_CACHE = 2  /* neither read nor write the context's compile cache */
+    CKT_COMPILE_NO_CACHE = 2, /* neither read nor write the context's compile cache */
+    /* for an untrusted caller: options only from a closed list of optimisation switches, and
+     * no preprocessor line but conditionals, macros and <math.h> <stdint.h> <string.h> */
+    CKT_COMPILE_SANDBOXED = 4
 } ckt_compile_flags;
 
 /* The CPU target ABI. For a kernel K the C source defines
@@ -42,6 +45,7 @@ typedef enum {
 typedef struct ckt_cpu_launch {
     int64_t grid[3], block[3], block_id[3];
     void *lds;
+    int *fault; /* a window outside its tensor sets it to the window's number + 1 (may be NULL) */
 } ckt_cpu_launch;
 #endif
 #define CKT_CPU_LDS_ALIGN 64

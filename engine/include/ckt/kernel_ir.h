@@ -107,6 +107,12 @@ typedef struct ckt_ktensor {
     ckt_swizzle sw;
     bool swizzled;
     int64_t lds_offset, cosize;
+    /* lds, multi-stage: `stages` copies of the layout, `stage_elems` elements apart (a multiple of
+     * 128 bytes, so every stage has the same bank mapping). A stage view (t:stage(i)) aliases one
+     * of them: its accesses add `stage_base` (a block-uniform element offset) after the swizzle. */
+    int64_t stages, stage_elems;
+    bool stage_view;
+    ckt_expr_id stage_base;
     /* register */
     int dist;               /* -1: a plain per-thread array of nvalues */
     int64_t nvalues;
@@ -135,7 +141,10 @@ typedef enum {
     CKT_OP_MAP,          /* reg r[v] = expr(inputs[v]) */
     CKT_OP_FOLD,         /* reg r[0] = op(r[0], inputs[0][all v]) */
     CKT_OP_BLOCK_REDUCE, /* reg r[0] = op over all threads (every thread gets the result) */
-    CKT_OP_GEMM          /* reserved: blockwise_gemm (MFMA / mma / emulated) */
+    CKT_OP_GEMM,         /* reg r += inputs[0] x inputs[1]: matrix instruction mma (ckt/mma.h), mma_rep = {MX, NX, P} per wave */
+    CKT_OP_COPY_ASYNC,   /* LDS window w = global window inputs[0], element by element through dist */
+    CKT_OP_COMMIT,       /* close the group of asynchronous copies issued since the last commit */
+    CKT_OP_WAIT          /* wait until at most spv committed groups are pending (then a barrier unless b == 0) */
 } ckt_kop_kind;
 
 typedef enum { CKT_REDUCE_SUM, CKT_REDUCE_MAX, CKT_REDUCE_MIN } ckt_reduce_op;
@@ -154,6 +163,8 @@ typedef struct ckt_kop {
     int dist;             /* LOAD / STORE: the distribution of the access (-1: the register tensor's) */
     int line;             /* the script line that built it (0: unknown) */
     char note[96];
+    int mma;              /* GEMM: the instruction (ckt_mma_at index) */
+    int64_t mma_rep[3];   /* GEMM: instructions per wave along M and N, and per K step (k_pack / k_chunk) */
 } ckt_kop;
 
 typedef struct ckt_kernel ckt_kernel;
@@ -215,7 +226,32 @@ ckt_status ckt_kernel_map(ckt_kernel *k, int ninputs, const int *inputs, ckt_exp
                           ckt_error *err);
 ckt_status ckt_kernel_fold(ckt_kernel *k, int acc, int src, ckt_reduce_op op, ckt_error *err);
 ckt_status ckt_kernel_block_reduce(ckt_kernel *k, int acc, ckt_reduce_op op, ckt_error *err);
+/* c += a x b by matrix instruction `mma` (a ckt_mma_at index), each wave issuing rep[0] x rep[1]
+ * instruction tiles times rep[2] along K; register value orders as in ckt/gemm.h. The block must
+ * be whole waves; the dtypes and values per thread must be the instruction's. Block-uniform. */
+ckt_status ckt_kernel_mma(ckt_kernel *k, int c_reg, int a_reg, int b_reg, int mma, const int64_t *rep, ckt_error *err);
+/* Marks the last operation, a LOAD into `reg`, as the load of operand 'A' or 'B' fragments of
+ * instruction `mma`: a dialect with a fragment load (CUDA: ldmatrix) uses it through `addr_dist`
+ * (see ckt_gemm_ldmatrix_dist) when the LDS layout allows, else the load stays element / vector
+ * loads. Stored in the op: mma, mma_rep = {operand, addr_dist, 1}. */
+ckt_status ckt_kernel_fragment_load(ckt_kernel *k, int reg, int mma, char operand, int addr_dist, ckt_error *err);
 ckt_status ckt_reduce_parse(const char *s, ckt_reduce_op *out, ckt_error *err);
+
+/* Asynchronous copies and multi-stage LDS.
+ * ckt_kernel_lds_stages: make the LDS tensor just created a ring of `stages` copies (2..16).
+ * ckt_kernel_lds_stage: a view of stage `stage` (a block-uniform integer expression provably in
+ * 0..stages-1, e.g. i % stages) that windows, copies and GEMMs take like any LDS tensor.
+ * ckt_kernel_copy_async: dst (an LDS window) = src (a global window of the same lengths and dtype),
+ * each thread moving the elements `dist` gives it (padded sources fill 0): cp.async on sm_80+, a
+ * load and a store through registers on gfx90a, queued until the wait that retires its group in
+ * the C dialect.
+ * ckt_kernel_commit / ckt_kernel_wait: cp.async.commit_group and cp.async.wait_group `pending`;
+ * the wait is followed by a barrier when `sync` (other threads' copies become visible). */
+ckt_status ckt_kernel_lds_stages(ckt_kernel *k, int tensor, int64_t stages, ckt_error *err);
+ckt_status ckt_kernel_lds_stage(ckt_kernel *k, int tensor, ckt_expr_id stage, int *view, ckt_error *err);
+ckt_status ckt_kernel_copy_async(ckt_kernel *k, int dst_window, int src_window, int dist, int vector_dim, int64_t spv, ckt_error *err);
+ckt_status ckt_kernel_commit(ckt_kernel *k, ckt_error *err);
+ckt_status ckt_kernel_wait(ckt_kernel *k, int64_t pending, bool sync, ckt_error *err);
 
 int ckt_kernel_nops(const ckt_kernel *k);
 const ckt_kop *ckt_kernel_op(const ckt_kernel *k, int i);
@@ -225,6 +261,14 @@ int ckt_kernel_nwindows(const ckt_kernel *k);
 /* Runtime conditions a launch must meet (unpadded windows over runtime sizes): each is an
  * expression over the parameters that must evaluate to 0, with its explanation. */
 ckt_status ckt_kernel_check_launch(const ckt_kernel *k, const int64_t *param_values /* by parameter index */, ckt_error *err);
+
+/* Launch memory safety (kernel_bounds.c), before anything runs: at these parameter values
+ * (by parameter index) every global tensor's strides are >= 0 and its extent fits the buffer
+ * of its pointer (buffer_bytes by parameter index; NULL: not checked), and windows whose
+ * origins depend only on the block index stay inside their unpadded tensors over the whole
+ * grid. *empty: some global tensor has no elements -- the launch must run no blocks. */
+ckt_status ckt_kernel_check_bounds(const ckt_kernel *k, const int64_t *param_values, const int64_t grid[3], const uint64_t *buffer_bytes,
+                                   bool *empty, ckt_error *err);
 
 /* Finish building: loops and branches closed, facts of window origins settled. Called by the
  * emitter; idempotent. */

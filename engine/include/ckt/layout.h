@@ -6,7 +6,7 @@
  * No allocation: tuples and layouts are plain values, copied by assignment.
  *
  * A ckt_layout is a congruent pair shape:stride (CuTe semantics, see
- * shared/reference/cute_layouts.md). Evaluation maps a 1-D index
+ * https://docs.nvidia.com/cutlass/media/docs/cpp/cute/01_layout.html). Evaluation maps a 1-D index
  * (colexicographic, first mode fastest) or a hierarchical coordinate to an offset.
  *
  * All functions validate inputs and return a ckt_status; on failure `err` says
@@ -91,7 +91,7 @@ ckt_status ckt_layout_eval_coord(const ckt_layout *l, const ckt_tuple *coord, in
 ckt_status ckt_idx2crd(const ckt_tuple *shape, int64_t idx, ckt_tuple *coord, ckt_error *err);
 ckt_status ckt_crd2idx(const ckt_tuple *shape, const ckt_tuple *coord, int64_t *idx, ckt_error *err);
 
-/* ---- algebra (CuTe semantics; see shared/reference/cute_layouts.md) ---- */
+/* ---- algebra (CuTe semantics; see CuTe's layout algebra documentation) ---- */
 ckt_status ckt_coalesce(const ckt_layout *l, ckt_layout *out, ckt_error *err);
 ckt_status ckt_filter(const ckt_layout *l, ckt_layout *out, ckt_error *err);
 ckt_status ckt_composition(const ckt_layout *a, const ckt_layout *b, ckt_layout *out, ckt_error *err);
@@ -109,6 +109,14 @@ ckt_status ckt_logical_product(const ckt_layout *a, const ckt_layout *b, ckt_lay
 ckt_status ckt_zipped_product(const ckt_layout *a, const ckt_layout *b, ckt_layout *out, ckt_error *err);
 ckt_status ckt_tiled_product(const ckt_layout *a, const ckt_layout *b, ckt_layout *out, ckt_error *err);
 ckt_status ckt_blocked_product(const ckt_layout *a, const ckt_layout *b, ckt_layout *out, ckt_error *err);
+/* Products with CuTe's tilers: one layout (n = 0: tiler[0], as the functions above) or a tuple
+ * of n layouts applied mode by mode, the other modes of a kept: logical_product(a, (T0, T1)) =
+ * (a0 x T0, a1 x T1, a2, ...); zipped gathers ((blocks...), (rests..., other modes)), tiled
+ * unpacks the rests, flat unpacks both. CuTe's blocked/raked products take one layout only. */
+ckt_status ckt_logical_product_tiler(const ckt_layout *a, int n, const ckt_layout *tiler, ckt_layout *out, ckt_error *err);
+ckt_status ckt_zipped_product_tiler(const ckt_layout *a, int n, const ckt_layout *tiler, ckt_layout *out, ckt_error *err);
+ckt_status ckt_tiled_product_tiler(const ckt_layout *a, int n, const ckt_layout *tiler, ckt_layout *out, ckt_error *err);
+ckt_status ckt_flat_product(const ckt_layout *a, int n, const ckt_layout *tiler, ckt_layout *out, ckt_error *err);
 ckt_status ckt_raked_product(const ckt_layout *a, const ckt_layout *b, ckt_layout *out, ckt_error *err);
 ckt_status ckt_make_ordered_layout(const ckt_tuple *shape, const ckt_tuple *order, ckt_layout *out, ckt_error *err);
 ckt_status ckt_tile_to_shape(const ckt_layout *block, const ckt_tuple *shape, const ckt_tuple *order /* NULL: col-major */,

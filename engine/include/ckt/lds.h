@@ -1,4 +1,5 @@
-/* ckt — the LDS / shared-memory bank model (seed 004; nvidia_gpu.md) and its remedies. */
+/* ckt — the LDS / shared-memory bank model (AMD's note on LDS bank conflicts and the XOR
+ * preshuffle; NVIDIA's CUDA programming guide) and its remedies. */
 #ifndef CKT_LDS_H
 #define CKT_LDS_H
 
@@ -55,7 +56,7 @@ ckt_status ckt_lds_analyze_tensor(const ckt_target *t, const ckt_lds_tensor *lt,
 
 /* Remedies. Row padding of a rank-2 (rows, cols) layout by `banks` banks per row. */
 ckt_status ckt_lds_pad(const ckt_layout *l, int banks, int bank_bytes, int elem_bytes, ckt_layout *out, ckt_error *err);
-/* The XOR preshuffle of seed 004 as a swizzle over a row-major (rows, k_per_block) tile in elements:
+/* The XOR preshuffle of AMD's note on LDS bank conflicts as a swizzle over a row-major (rows, k_per_block) tile in elements:
  * col' = (row mod (KPerBlock/KPack)) xor col, in units of KPack. */
 ckt_status ckt_lds_xor_preshuffle(int64_t k_per_block, int64_t k_pack, ckt_swizzle *out, ckt_error *err);
 

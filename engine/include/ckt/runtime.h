@@ -60,6 +60,10 @@ typedef struct ckt_launch_params {
     int arg_count;
     const ckt_param *signature;    /* the kernel's parameters; must have arg_count entries */
     int signature_count;
+    /* When to give up, in CLOCK_MONOTONIC seconds (0: never): the cpu runtime checks it between
+     * blocks and stops the launch with CKT_ELIMIT; GPU backends refuse a launch already past it.
+     * A sandboxed Lua state passes the end of its time limit. */
+    double deadline;
 } ckt_launch_params;
 
 /* Launch a compiled kernel (the binary's kernel name) and wait for it; *ms (may be NULL) is

@@ -1,5 +1,5 @@
-/* ckt — space-filling curves over N-dimensional tiles (CK Tile's space_filling_curve,
- * seed 003 and shared/reference/ck_tile.md). Values, no allocation. */
+/* ckt — space-filling curves over N-dimensional tiles (CK Tile's space-filling curves,
+ * https://github.com/ROCm/composable_kernel/blob/develop/include/ck_tile/core/algorithm/space_filling_curve.hpp). Values, no allocation. */
 #ifndef CKT_SFC_H
 #define CKT_SFC_H
 
@@ -32,7 +32,7 @@ ckt_status ckt_sfc_step(const ckt_sfc *s, int64_t i, int64_t j, int64_t *step, c
 typedef struct ckt_sfc_locality {
     int64_t sequential, cache_line, large, total_distance;
 } ckt_sfc_locality;
-/* The step statistics of seed 003: Manhattan distance <= seq: sequential, <= line: within a cache line, else large. */
+/* The step statistics of CK Tile's space-filling curve documentation: Manhattan distance <= seq: sequential, <= line: within a cache line, else large. */
 ckt_status ckt_sfc_locality_of(const ckt_sfc *s, int64_t seq, int64_t line, ckt_sfc_locality *out, ckt_error *err);
 
 #ifdef __cplusplus

@@ -1,0 +1,166 @@
+/* Matrix instructions as data (see ckt/mma.h). The lane layouts are the tables of AMD's CDNA
+ * instruction set reference (MFMA operand layouts) and NVIDIA's PTX ISA (mma.sync fragments),
+ * written as TV layouts over the row-major operand tiles; test_mma.c checks every lane and value
+ * of each against the vendors' formulas, written out independently in the test. */
+#include <stdio.h>
+#include <string.h>
+
+#include "ckt/mma.h"
+
+/* v_mfma_f32_32x32x8f16: A[l%32][4*(l/32)+r], B[4*(l/32)+r][l%32], D[8*(r/4)+4*(l/32)+r%4][l%32] */
+#define MFMA32_A "((32,2),4):((8,4),1)"
+#define MFMA32_B "((32,2),4):((1,128),32)"
+#define MFMA32_C "((32,2),(4,4)):((1,128),(32,256))"
+/* v_mfma_f32_16x16x16f16: A[l%16][4*(l/16)+r], B[4*(l/16)+r][l%16], D[4*(l/16)+r][l%16] */
+#define MFMA16_A "((16,4),4):((16,4),1)"
+#define MFMA16_B "((16,4),4):((1,64),16)"
+#define MFMA16_C "((16,4),4):((1,64),16)"
+/* mma.sync m16n8k16 (g = l>>2, t = l%4): A row g+8*((i>>1)&1), col 2t+(i&1)+8*(i>>2);
+ * B k = 2t+(i&1)+8*(i>>1), n = g; C row g+8*(i>>1), col 2t+(i&1) */
+#define MMA_A "((4,8),(2,2,2)):((2,16),(1,128,8))"
+#define MMA_B "((4,8),(2,2)):((16,1),(8,64))"
+#define MMA_C "((4,8),(2,2)):((2,8),(1,64))"
+
+/* gfx908 (CDNA1) has the f16 MFMAs but not the bf16_1k forms (it has only the older bf16 MFMAs
+ * with 2 values per lane); gfx90a introduced bf16_1k; gfx942 and gfx950 keep all four. */
+#define AMD_ALL "gfx908,gfx90a,gfx942,gfx950"
+#define AMD_1K "gfx90a,gfx942,gfx950"
+#define NV_MMA "sm_80,sm_90"
+
+static const ckt_mma table[] = {
+    {"mfma_f32_32x32x8f16", "v_mfma_f32_32x32x8f16", CKT_VENDOR_AMD, AMD_ALL, 32, 32, 8, CKT_F16, CKT_F16, CKT_F32, 64, 4, 4, 16, 4, MFMA32_A, MFMA32_B,
+     MFMA32_C, "__builtin_amdgcn_mfma_f32_32x32x8f16", "half4", "ckt_emu_mfma_32x32x8", false,
+     "D(32x32 f32) = A(32x8 f16) B(8x32 f16) + C, one wave of 64 lanes, 16 accumulators per lane"},
+    {"mfma_f32_16x16x16f16", "v_mfma_f32_16x16x16f16", CKT_VENDOR_AMD, AMD_ALL, 16, 16, 16, CKT_F16, CKT_F16, CKT_F32, 64, 4, 4, 4, 4, MFMA16_A,
+     MFMA16_B, MFMA16_C, "__builtin_amdgcn_mfma_f32_16x16x16f16", "half4", "ckt_emu_mfma_16x16x16", false,
+     "D(16x16 f32) = A(16x16 f16) B(16x16 f16) + C, one wave of 64 lanes, 4 accumulators per lane"},
+    {"mfma_f32_32x32x8bf16_1k", "v_mfma_f32_32x32x8bf16_1k", CKT_VENDOR_AMD, AMD_1K, 32, 32, 8, CKT_BF16, CKT_BF16, CKT_F32, 64, 4, 4, 16, 4, MFMA32_A,
+     MFMA32_B, MFMA32_C, "__builtin_amdgcn_mfma_f32_32x32x8bf16_1k", "short4", "ckt_emu_mfma_32x32x8", false,
+     "D(32x32 f32) = A(32x8 bf16) B(8x32 bf16) + C, the lane layouts of the f16 form; gfx90a and later"},
+    {"mfma_f32_16x16x16bf16_1k", "v_mfma_f32_16x16x16bf16_1k", CKT_VENDOR_AMD, AMD_1K, 16, 16, 16, CKT_BF16, CKT_BF16, CKT_F32, 64, 4, 4, 4, 4,
+     MFMA16_A, MFMA16_B, MFMA16_C, "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k", "short4", "ckt_emu_mfma_16x16x16", false,
+     "D(16x16 f32) = A(16x16 bf16) B(16x16 bf16) + C, the lane layouts of the f16 form; gfx90a and later"},
+    {"mma_m16n8k16_f16", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", CKT_VENDOR_NVIDIA, NV_MMA, 16, 8, 16, CKT_F16, CKT_F16, CKT_F32, 32, 8, 4,
+     4, 2, MMA_A, MMA_B, MMA_C, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "", "ckt_emu_mma_m16n8k16", true,
+     "D(16x8 f32) = A(16x16 f16) B(16x8 f16) + C, one warp of 32 lanes; A in 4 b32 registers, B in 2, C in 4 floats"},
+    {"mma_m16n8k16_bf16", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", CKT_VENDOR_NVIDIA, NV_MMA, 16, 8, 16, CKT_BF16, CKT_BF16, CKT_F32, 32,
+     8, 4, 4, 2, MMA_A, MMA_B, MMA_C, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", "", "ckt_emu_mma_m16n8k16", true,
+     "D(16x8 f32) = A(16x16 bf16) B(16x8 bf16) + C, one warp of 32 lanes; the lane layouts of the f16 form"},
+    /* no hardware has it: f32 operands through the 32x32x8 MFMA lane layouts, on the CPU target
+     * only, so that f32 GEMMs run through the same blockwise GEMM there */
+    {"emu_f32_32x32x8f32", "emu_f32_32x32x8f32 (CPU emulation only)", CKT_VENDOR_AMD, "cpu", 32, 32, 8, CKT_F32, CKT_F32, CKT_F32, 64, 4, 4, 16, 4, MFMA32_A,
+     MFMA32_B, MFMA32_C, "", "", "ckt_emu_mfma_32x32x8", false,
+     "D(32x32 f32) = A(32x8 f32) B(8x32 f32) + C with the lane layouts of v_mfma_f32_32x32x8f16; the CPU target only (any cpu:<gpu>)"},
+};
+#define NMMA ((int)(sizeof table / sizeof *table))
+
+int ckt_mma_count(void) { return NMMA; }
+
+const ckt_mma *ckt_mma_at(int i) { return i >= 0 && i < NMMA ? &table[i] : NULL; }
+
+ckt_status ckt_mma_get(const char *name, const ckt_mma **out, ckt_error *err)
+{
+    if (!name || !out) return ckt_fail(err, CKT_EINVAL, "mma: NULL argument");
+    for (int i = 0; i < NMMA; i++)
+        if (!strcmp(name, table[i].name) || !strcmp(name, table[i].isa)) {
+            *out = &table[i];
+            return CKT_OK;
+        }
+    char known[512];
+    size_t n = 0;
+    known[0] = 0;
+    for (int i = 0; i < NMMA && n < sizeof known; i++) n += (size_t)snprintf(known + n, sizeof known - n, "%s%s", i ? ", " : "", table[i].name);
+    return ckt_fail(err, CKT_EINVAL, "mma: unknown instruction '%s' (known: %s)", name, known);
+}
+
+const char *ckt_mma_arch(const char *target, char *buf, size_t cap)
+{
+    if (!buf || cap == 0) return NULL;
+    if (!target) target = "";
+    if (!strcmp(target, "cpu")) target = "gfx90a";
+    else if (!strncmp(target, "cpu:", 4)) target += 4;
+    snprintf(buf, cap, "%s", target);
+    return buf;
+}
+
+/* Is `arch` one element of the comma-separated list? */
+static bool listed(const char *list, const char *arch)
+{
+    size_t n = strlen(arch);
+    for (const char *p = list; n && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && !strncmp(p, arch, n)) return true;
+        if (!e) break;
+        p = e + 1;
+    }
+    return false;
+}
+
+bool ckt_mma_on_target(const ckt_mma *mma, const char *target)
+{
+    char arch[32];
+    if (!mma || !target) return false;
+    if (!strcmp(mma->targets, "cpu")) return !strcmp(target, "cpu") || !strncmp(target, "cpu:", 4); /* emulation only */
+    return listed(mma->targets, ckt_mma_arch(target, arch, sizeof arch));
+}
+
+const ckt_mma *ckt_mma_for_target(const char *target, int i)
+{
+    for (int j = 0; j < NMMA; j++)
+        if (ckt_mma_on_target(&table[j], target) && i-- == 0) return &table[j];
+    return NULL;
+}
+
+ckt_status ckt_mma_find(const char *target, ckt_dtype a, ckt_dtype b, ckt_dtype c, int64_t m, int64_t n, int64_t k, const ckt_mma **out,
+                        ckt_error *err)
+{
+    if (!target || !out) return ckt_fail(err, CKT_EINVAL, "mma: NULL argument");
+    if (m < 0 || n < 0 || k < 0) return ckt_fail(err, CKT_EINVAL, "mma: a negative shape (%lld x %lld x %lld)", (long long)m, (long long)n, (long long)k);
+    for (int j = 0; j < NMMA; j++) {
+        const ckt_mma *x = &table[j];
+        if (!ckt_mma_on_target(x, target) || x->a != a || x->b != b || x->c != c) continue;
+        if ((m && x->m != m) || (n && x->n != n) || (k && x->k != k)) continue;
+        *out = x;
+        return CKT_OK;
+    }
+    const char *an = ckt_dtype_name(a), *bn = ckt_dtype_name(b), *cn = ckt_dtype_name(c);
+    return ckt_fail(err, CKT_EUNSUPPORTED, "mma: target '%s' has no matrix instruction with A %s, B %s, C %s and shape %lldx%lldx%lld (0: any)", target,
+                    an ? an : "?", bn ? bn : "?", cn ? cn : "?", (long long)m, (long long)n, (long long)k);
+}
+
+static char upper_operand(char operand)
+{
+    if (operand >= 'a' && operand <= 'z') operand = (char)(operand - 'a' + 'A');
+    return operand == 'D' ? 'C' : operand;
+}
+
+ckt_status ckt_mma_layout(const ckt_mma *mma, char operand, ckt_layout *out, ckt_error *err)
+{
+    if (!mma || !out) return ckt_fail(err, CKT_EINVAL, "mma layout: NULL argument");
+    switch (upper_operand(operand)) {
+    case 'A': return ckt_layout_parse(mma->a_tv, out, err);
+    case 'B': return ckt_layout_parse(mma->b_tv, out, err);
+    case 'C': return ckt_layout_parse(mma->c_tv, out, err);
+    default: return ckt_fail(err, CKT_EINVAL, "mma layout: operand '%c' is not one of A, B, C (D)", operand);
+    }
+}
+
+void ckt_mma_operand_shape(const ckt_mma *mma, char operand, int64_t *rows, int64_t *cols)
+{
+    if (!rows || !cols) return;
+    *rows = *cols = 0;
+    char o = upper_operand(operand);
+    if (!mma || (o != 'A' && o != 'B' && o != 'C')) return;
+    *rows = o == 'B' ? mma->k : mma->m;
+    *cols = o == 'A' ? mma->k : mma->n;
+}
+
+ckt_status ckt_mma_check_target(const ckt_mma *mma, const char *target, ckt_error *err)
+{
+    if (!mma || !target) return ckt_fail(err, CKT_EINVAL, "mma: NULL argument");
+    if (ckt_mma_on_target(mma, target)) return CKT_OK;
+    char arch[32];
+    return ckt_fail(err, CKT_EUNSUPPORTED, "target '%s' (%s) has no %s (%s): it exists on %s", target, ckt_mma_arch(target, arch, sizeof arch), mma->isa,
+                    mma->name, mma->targets);
+}

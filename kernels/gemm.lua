@@ -1,0 +1,301 @@
+-- ckt kernel library: GEMM, C (M x N, row-major) = A (M x K) . B (K x N), f32 accumulation.
+--   a_major = "k": A row-major M x K;        "m": A stored K x M row-major (M contiguous)
+--   b_major = "n": B row-major K x N;        "k": B stored N x K row-major (the CK wrapper
+--                                               GEMM tutorial's case: K contiguous)
+-- A block computes one TM x TN tile of C (blocks in grouped order, `group` tile rows at a time,
+-- so neighbouring blocks share A and B tiles in L2):
+--   1. an S-stage LDS ring of A (TM x TK) and B (TN x TK, the N x K tile blockwise_gemm takes):
+--      16-byte asynchronous copies (cp.async on sm_80+, zero-filled past the padded edges of M,
+--      N and K) issued S-1 K slices ahead of the math;
+--   2. each K slice: wait for its copies, a barrier, issue the copy of the slice S-1 ahead into
+--      the stage every thread has just finished reading, then b:blockwise_gemm over the slice
+--      (mma.sync m16n8k16 with ldmatrix operand loads on NVIDIA, MFMA on AMD, the instruction
+--      emulated lane by lane on the CPU target);
+--   3. the f32 accumulators through the epilogue (b:map), converted to the output dtype, stored
+--      through the C local partition (masked at the edges).
+-- The LDS layouts come from ckt.lds.find_swizzle, from the copy-in (write) and operand (read)
+-- access maps of the plan, so both are conflict-free by the target's bank model.
+local ckt = ckt or require "ckt"
+local gemm = {}
+
+local function fail(msg) error("gemm: " .. msg, 3) end
+
+-- the target whose instructions and bank model apply: the CPU target emulates gfx90a unless it
+-- names another
+local function arch_of(target)
+  target = target or ckt.default_target and ckt.default_target() or "cpu"
+  if target:sub(1, 4) == "cpu:" then return target:sub(5) end
+  return target == "cpu" and "gfx90a" or target
+end
+
+local function pow2(x) return x > 0 and x & (x - 1) == 0 end
+
+-- Defaults per target. NVIDIA: a 128 x 128 block tile in 32-wide K slices, 8 warps of 64 x 32
+-- (4 x 4 m16n8 tiles each; 118 registers, a 227 ms cold NVRTC compile on the 2-core development
+-- machine, where 4 warps of 64 x 64 take 212 registers and about twice the time), 3 stages
+-- (48 KiB of LDS at 16 bits), grouped by 8 tile rows. Not measured on a GPU yet: bench/gemm.lua.
+-- AMD (not measured: there is no AMD GPU here): 128 x 128 x 32, 4 waves of 64 x 64 with the
+-- 32x32x8 MFMA (2 x 2 per wave), 2 stages (32 KiB, so two blocks share a CU's 64 KiB); 235 ms.
+local DEFAULTS = {
+  nvidia = {tile = {128, 128, 32}, block = 256, stages = 3, group = 8},
+  amd = {tile = {128, 128, 32}, block = 256, stages = 2, group = 8},
+}
+
+gemm.OPTIONS = {"dtype", "out", "a_major", "b_major", "target", "epilogue", "tile", "block", "stages", "group", "instr",
+                "k_pack", "aligned", "swizzle", "name"}
+
+-- Everything about one configuration, without building the kernel.
+function gemm.plan(o)
+  o = o or {}
+  if type(o) ~= "table" then fail("options must be a table") end
+  local known = {}
+  for _, k in ipairs(gemm.OPTIONS) do known[k] = true end
+  for k in pairs(o) do if not known[k] then fail(("unknown option '%s'"):format(tostring(k))) end end
+  local p = {}
+  p.dtype = o.dtype or "f16"
+  if p.dtype ~= "f16" and p.dtype ~= "bf16" and p.dtype ~= "f32" then fail(("dtype '%s' is not f16, bf16 or f32"):format(tostring(p.dtype))) end
+  p.out = o.out or p.dtype
+  if p.out ~= "f16" and p.out ~= "bf16" and p.out ~= "f32" then fail(("out '%s' is not f16, bf16 or f32"):format(tostring(p.out))) end
+  p.a_major, p.b_major = o.a_major or "k", o.b_major or "k"
+  if p.a_major ~= "k" and p.a_major ~= "m" then fail(("a_major '%s' is not \"k\" or \"m\""):format(tostring(p.a_major))) end
+  if p.b_major ~= "k" and p.b_major ~= "n" then fail(("b_major '%s' is not \"k\" or \"n\""):format(tostring(p.b_major))) end
+  if o.epilogue ~= nil and type(o.epilogue) ~= "function" then fail("epilogue must be a function of the f32 accumulator") end
+  p.target = o.target or (ckt.default_target and ckt.default_target()) or "cpu"
+  if type(p.target) ~= "string" then fail("target must be a string") end
+  p.arch = arch_of(p.target)
+  local vendor = p.arch:sub(1, 3) == "sm_" and "nvidia" or p.arch:sub(1, 3) == "gfx" and "amd" or nil
+  if not vendor then fail(("target '%s' has no matrix instructions (cpu, cpu:<gpu>, gfx90a, sm_80, sm_90)"):format(p.target)) end
+  p.vendor = vendor
+  if p.dtype == "f32" and p.target:sub(1, 3) ~= "cpu" then fail(("dtype f32 runs on the CPU target only (%s has no f32 matrix instruction here)"):format(p.target)) end
+  local d = DEFAULTS[vendor]
+  local tile = o.tile or d.tile
+  if type(tile) ~= "table" or #tile ~= 3 then fail("tile must be {TM, TN, TK}") end
+  p.TM, p.TN, p.TK = tile[1], tile[2], tile[3]
+  for i, x in ipairs{p.TM, p.TN, p.TK} do
+    if math.type(x) ~= "integer" or x < 1 then fail(("tile[%d] = %s must be a positive integer"):format(i, tostring(x))) end
+  end
+  p.block = o.block or d.block
+  if math.type(p.block) ~= "integer" or p.block < 1 or p.block > 1024 then fail(("block %s must be an integer in 1..1024"):format(tostring(p.block))) end
+  p.stages = o.stages or d.stages
+  if math.type(p.stages) ~= "integer" or p.stages < 2 or p.stages > 8 then fail(("stages %s must be an integer in 2..8"):format(tostring(p.stages))) end
+  p.group = o.group or d.group
+  if math.type(p.group) ~= "integer" or p.group < 1 then fail(("group %s must be a positive integer"):format(tostring(p.group))) end
+  -- the instruction: the target's for these dtypes (f32: the CPU target's emulation-only
+  -- instruction, MFMA lane layouts with f32 operands)
+  local ok, m
+  if o.instr then
+    ok, m = pcall(ckt.mma, o.instr)
+    if ok and not m:on(p.target) then ok, m = false, ("%s is not an instruction of %s (%s)"):format(m.name, p.target, table.concat(m.targets, ", ")) end
+    if ok and (m.a ~= p.dtype or m.b ~= p.dtype) then ok, m = false, ("%s takes %s operands, not %s"):format(m.name, m.a, p.dtype) end
+  elseif p.dtype == "f32" then
+    ok, m = pcall(ckt.mma_find, {target = p.target, a = "f32", b = "f32", c = "f32"})
+  else
+    ok, m = pcall(ckt.mma_find, {target = p.arch, a = p.dtype, b = p.dtype, c = "f32", m = vendor == "amd" and 32 or 16})
+  end
+  if not ok or not m then fail(("instr: no matrix instruction for %s on %s: %s"):format(p.dtype, p.target, tostring(m))) end
+  p.instr = m.name
+  -- waves: the grid whose wave tiles are the most square (ties: more rows per wave, which on
+  -- NVIDIA loads more of C's tile by ldmatrix.x4 and less by .x2) among those the instruction divides
+  local lanes = m.lanes
+  if p.block % lanes ~= 0 then fail(("block %d is not a whole number of %d-lane %s"):format(p.block, lanes, vendor == "amd" and "waves" or "warps")) end
+  local waves = p.block // lanes
+  local wm, best = 1, math.huge
+  for c = 1, waves do
+    if waves % c == 0 and p.TM % (c * m.m) == 0 and p.TN % ((waves // c) * m.n) == 0 then
+      local a, b = p.TM // c, p.TN // (waves // c)
+      local skew = math.max(a, b) / math.min(a, b)
+      if skew < best then wm, best = c, skew end
+    end
+  end
+  local wn = waves // wm
+  if p.TM % (wm * m.m) ~= 0 then fail(("tile TM %d is not a multiple of %d waves x %d rows of %s"):format(p.TM, wm, m.m, m.name)) end
+  if p.TN % (wn * m.n) ~= 0 then fail(("tile TN %d is not a multiple of %d waves x %d columns of %s"):format(p.TN, wn, m.n, m.name)) end
+  -- k_pack: contiguous K a lane reads per step (CK's K1); one K step is instr.k x k_pack / k_chunk
+  p.k_pack = o.k_pack or (vendor == "amd" and 8 or m.k_chunk)
+  if math.type(p.k_pack) ~= "integer" or p.k_pack < 1 or p.k_pack % m.k_chunk ~= 0 then fail(("k_pack %s must be a multiple of %s's %d contiguous K per lane"):format(tostring(p.k_pack), m.name, m.k_chunk)) end
+  p.k_step = m.k * p.k_pack // m.k_chunk
+  if p.TK % p.k_step ~= 0 then fail(("tile TK %d is not a multiple of the K step %d (%s's K %d x k_pack %d / %d)"):format(p.TK, p.k_step, m.name, m.k, p.k_pack, m.k_chunk)) end
+  p.waves_m, p.waves_n = wm, wn
+  p.m_per_wave, p.n_per_wave = p.TM // (wm * m.m), p.TN // (wn * m.n)
+  p.traits = ckt.gemm_traits{instr = m.name, m_per_wave = p.m_per_wave, n_per_wave = p.n_per_wave, k_pack = p.k_pack}
+  -- global -> LDS copies: 16-byte vectors along the contiguous dim of each operand
+  local esz = ckt.array(p.dtype, 1):bytes()
+  p.v = 16 // esz
+  -- aligned: M, N and K are promised multiples of the 16-byte vector (checked at launch), which
+  -- 16-byte copies need at padded edges; the GPU default. Without it the copies move one element
+  -- at a time (any M, N, K: the CPU default).
+  if o.aligned == nil then p.aligned = p.target:sub(1, 3) ~= "cpu" else p.aligned = o.aligned end
+  local v = p.aligned and p.v or 1
+  local function copy_plan(rows, contiguous_rows, name)
+    -- the LDS tile is rows x TK; contiguous_rows: the row dim is contiguous in global memory
+    local len = contiguous_rows and rows or p.TK
+    if len % v ~= 0 then fail(("tile %s of %d is not a multiple of %d-element vectors"):format(name, len, v)) end
+    local along = len // v
+    if p.block % along ~= 0 and along % p.block ~= 0 then fail(("block %d and the %d vectors along %s do not tile each other"):format(p.block, along, name)) end
+    local t_along = math.min(along, p.block)
+    local t_other = p.block // t_along
+    local other = contiguous_rows and p.TK or rows
+    if other % t_other ~= 0 then fail(("block %d does not divide the %dx%d %s tile into whole passes"):format(p.block, rows, p.TK, name)) end
+    local c = {vector_dim = contiguous_rows and 0 or 1, scalar_per_vector = v}
+    if contiguous_rows then
+      c.thread_layout = ckt.layout({t_along, t_other}, {1, t_along})
+      c.lds = ckt.layout({rows, p.TK}, {1, rows})
+      -- write map: thread -> the first element of its vector, tile index row + rows * k
+      c.write = ckt.layout({{t_along, t_other}, other // t_other}, {{v, rows}, rows * t_other})
+    else
+      c.thread_layout = ckt.layout({t_other, t_along}, {t_along, 1})
+      c.lds = ckt.layout({rows, p.TK}, {p.TK, 1})
+      c.write = ckt.layout({{t_along, t_other}, other // t_other}, {{rows * v, 1}, t_other})
+    end
+    return c
+  end
+  p.a_copy = copy_plan(p.TM, p.a_major == "m", "A (TM x TK)")
+  p.b_copy = copy_plan(p.TN, p.b_major == "n", "B (TN x TK)")
+  -- operand reads: what b:blockwise_gemm loads from LDS per K step is the traits' block-level
+  -- distribution of the operand (or, on NVIDIA, ldmatrix's row addresses, below) (T:tv: (thread, value) -> m * k_step + k over one K step of the
+  -- rows x k_step tile); a lane's run of contiguous K (k_chunk on NVIDIA: 4-byte reads; k_pack
+  -- on AMD: 16-byte reads) is one vector. As a bank-model thread map: (thread, vector) -> the
+  -- tile index row + rows * k of the vector's first element, for every K step of the slice.
+  local function flat(t, out)
+    out = out or {}
+    if type(t) == "table" then for _, x in ipairs(t) do flat(x, out) end else out[#out + 1] = t end
+    return out
+  end
+  local function read_map(operand, rows)
+    local tv = p.traits:tv(operand, p.TM, p.TN, p.TK, p.block)
+    local ks = p.k_step
+    if vendor == "nvidia" and m.ldmatrix and p.k_pack == m.k_chunk then
+      -- ldmatrix (what the CUDA dialect emits for K-contiguous 16-bit tiles): lane l of a warp
+      -- points at one 16-byte K row of one 8 x 8 matrix; A x4: row l % 8 (+8 for matrices 1, 3),
+      -- K + 8 for matrices 2, 3; B x2: row l % 8, K + 8 for matrix 1
+      local pw = operand == "A" and p.m_per_wave or p.n_per_wave
+      local mm = operand == "A" and m.m or m.n
+      if operand == "A" then
+        tv = ckt.layout({{8, 2, 2, wn, wm}, {8, pw}}, {{ks, 8 * ks, 8, 0, pw * mm * ks}, {1, mm * ks}})
+      elseif pw % 2 == 0 then
+        -- two x2 loads (N tiles 2j, 2j+1) as one 32-lane access: lanes 16..31 take the odd tile,
+        -- so the model counts the wavefronts the two x2 instructions take, no more
+        tv = ckt.layout({{8, 2, 2, wn, wm}, {8, pw // 2}}, {{ks, 8, mm * ks, pw * mm * ks, 0}, {1, 2 * mm * ks}})
+      else
+        tv = ckt.layout({{8, 2, 2, wn, wm}, {8, pw}}, {{ks, 8, 0, pw * mm * ks, 0}, {1, mm * ks}})
+      end
+    end
+    local function conv(st) return (st // ks) + rows * (st % ks) end
+    local ts, tt = flat(tv:mode(0):shape()), flat(tv:mode(0):stride())
+    local vs, vt = flat(tv:mode(1):shape()), flat(tv:mode(1):stride())
+    local run, i = 1, 1
+    while i <= #vs and vt[i] == run do run = run * vs[i]; i = i + 1 end
+    local tsh, tst, vsh, vst = {}, {}, {}, {}
+    for j = 1, #ts do tsh[j], tst[j] = ts[j], conv(tt[j]) end
+    for j = i, #vs do vsh[#vsh + 1], vst[#vst + 1] = vs[j], conv(vt[j]) end
+    vsh[#vsh + 1], vst[#vst + 1] = p.TK // ks, rows * ks
+    return ckt.layout({tsh, vsh}, {tst, vst}), run
+  end
+  local function lds_layout(c, rows, per_wave, name, contiguous_rows)
+    if contiguous_rows or o.swizzle == false or p.dtype == "f32" then
+      c.why = contiguous_rows and "M/N-contiguous tile, element operand reads" or p.dtype == "f32" and "row-major (f32 runs on the CPU only)" or "row-major (no swizzle)"
+      return
+    end
+    local read, rv = read_map(name, rows)
+    c.read, c.read_vector = read, rv
+    local s = ckt.lds.find_swizzle{target = p.arch, layout = c.lds, dtype = p.dtype,
+                                   write = {thread_map = c.write, vector = v}, read = {thread_map = read, vector = rv}}
+    c.lds, c.conflict_free = s.layout, s.conflict_free
+    c.why = (s.swizzle and tostring(s.swizzle) or (s.padding_banks > 0 and (s.padding_banks .. " banks of padding") or "plain"))
+            .. (s.conflict_free and ", conflict-free" or ", not conflict-free") .. " for " .. p.arch
+  end
+  lds_layout(p.a_copy, p.TM, p.m_per_wave, "A", p.a_major == "m")
+  lds_layout(p.b_copy, p.TN, p.n_per_wave, "B", p.b_major == "n")
+  p.name = o.name or ("gemm_" .. p.dtype .. "_" .. p.a_major .. p.b_major)
+  p.epilogue = o.epilogue
+  return p
+end
+
+-- the bank model's cycles and ideal cycles of one block's copy-in (write) and operand reads of
+-- A and B, by ckt.lds.analyze_tensor on the plan's layouts
+function gemm.bank_report(p)
+  local r = {}
+  for _, x in ipairs{{"A", p.a_copy}, {"B", p.b_copy}} do
+    local c = x[2]
+    local function an(map, vector, op)
+      local a = ckt.lds.analyze_tensor{target = p.arch, tensor_layout = c.lds, dtype = p.dtype, thread_map = map, vector = vector, op = op}
+      return {cycles = a.cycles, ideal = a.ideal_cycles}
+    end
+    r[x[1]] = {write = an(c.write, p.aligned and p.v or 1, "write"), read = c.read and an(c.read, c.read_vector, "read") or nil}
+  end
+  return r
+end
+
+function gemm.build(o)
+  local p = gemm.plan(o)
+  local dt, out, TM, TN, TK, S = p.dtype, p.out, p.TM, p.TN, p.TK, p.stages
+  local T = p.traits
+  local k = ckt.kernel{name = p.name, block = p.block, build = function(b)
+    local A = b:pointer("A", dt, {const = true})
+    local B = b:pointer("B", dt, {const = true})
+    local C = b:pointer("C", out)
+    local v = p.aligned and p.v or nil
+    -- aligned: every size a multiple of 16 bytes of elements (16-byte copies of A and B at any
+    -- major, 4-byte stores of C pairs); refused at launch otherwise
+    local M, N, K = b:size("M", {multiple_of = v}), b:size("N", {multiple_of = v}), b:size("K", {multiple_of = v})
+    -- A as (m, k), B as (n, k), whatever their majors
+    local ga = ckt.tensor(A, dt, {shape = {M, K}, stride = p.a_major == "k" and {K, 1} or {1, M}}, {pad = true})
+    local gb = ckt.tensor(B, dt, {shape = {N, K}, stride = p.b_major == "k" and {K, 1} or {1, N}}, {pad = true})
+    local gc = ckt.tensor(C, out, {shape = {M, N}}, {pad = true})
+    local sa = ckt.tensor("lds", dt, p.a_copy.lds, {stages = S})
+    local sb = ckt.tensor("lds", dt, p.b_copy.lds, {stages = S})
+    local tm, tn = b:block_order{tiles = {(M + TM - 1) // TM, (N + TN - 1) // TN}, order = "grouped", group = p.group}
+    local nk = (K + TK - 1) // TK
+    local function issue(kt, stage)
+      for _, x in ipairs{{ga, sa, p.a_copy, tm, TM}, {gb, sb, p.b_copy, tn, TN}} do
+        local c = x[3]
+        b:blockwise_copy{src = ckt.local_tile(x[1], {x[5], TK}, {x[4], kt}), dst = ckt.tile_window(x[2]:stage(stage), {x[5], TK}, {0, 0}),
+                         thread_layout = c.thread_layout, vector_dim = c.vector_dim, scalar_per_vector = c.scalar_per_vector, async = true}
+      end
+      b:commit()
+    end
+    local acc = b:make_blockwise_gemm_xdl_c_vgpr(sa, sb, T)
+    b:clear(acc, 0)
+    for s = 0, S - 2 do issue(s, s) end -- slices past K are zero-filled and never read
+    b:loop(nk, function(i)
+      b:wait{pending = S - 2} -- slice i has landed, and every thread is done with slice i - 1
+      issue(i + S - 1, (i + S - 1) % S) -- into the stage of slice i - 1
+      b:blockwise_gemm(sa:stage(i % S), sb:stage(i % S), acc, T)
+    end)
+    b:wait{pending = 0, sync = false} -- no copy (the zero-filled ones past K) outlives the block
+    local res = p.epilogue and b:map(p.epilogue, acc) or acc
+    ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.local_tile(gc, {TM, TN}, {tm, tn}), T):store(res)
+  end}
+  local function grid(M, N) return ((M + TM - 1) // TM) * ((N + TN - 1) // TN) end
+  return k, grid, p
+end
+
+-- C = A . B in double precision (then rounded to opts.out, default the dtype of A), with A and B
+-- ckt.arrays stored as opts.a_major / opts.b_major say; opts.epilogue applies to the double.
+function gemm.reference(A, B, M, N, K, opts)
+  opts = opts or {}
+  local am, bm = opts.a_major or "k", opts.b_major or "k"
+  if #A < M * K or #B < K * N then fail(("reference: A holds %d and B %d elements, fewer than M*K = %d and K*N = %d"):format(#A, #B, M * K, K * N)) end
+  local a, bb = A:totable(), B:totable()
+  local c = ckt.array(opts.out or A:dtype(), {M, N})
+  local f = opts.epilogue
+  local acc = {}
+  for m = 0, M - 1 do
+    for n = 0, N - 1 do acc[n] = 0.0 end
+    for kk = 0, K - 1 do
+      local x = am == "k" and a[m * K + kk + 1] or a[kk * M + m + 1]
+      if x ~= 0 then
+        if bm == "n" then
+          local base = kk * N + 1
+          for n = 0, N - 1 do acc[n] = acc[n] + x * bb[base + n] end
+        else
+          for n = 0, N - 1 do acc[n] = acc[n] + x * bb[n * K + kk + 1] end
+        end
+      end
+    end
+    for n = 0, N - 1 do c[m * N + n] = f and f(acc[n]) or acc[n] end
+  end
+  return c
+end
+
+return gemm

@@ -1,0 +1,451 @@
+/* Matrix instructions as data (ckt/mma.h) and the blockwise GEMM's distributions (ckt/gemm.h):
+ * every lane and value of every instruction's A, B and C layouts against the vendors' lane
+ * formulas (AMD's CDNA instruction set reference for the MFMA operand layouts, NVIDIA's PTX
+ * ISA for the mma.sync fragments), written here independently of mma.c; the block-level A, B and C distributions against
+ * an independent formula (waves, repeats, CK's KPack permutation of K); lookups; targets; the
+ * builder's op and the emitter's refusals; bad input for every entry point. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ckt/ckt.h"
+#include "ckt/emit.h"
+#include "ckt/gemm.h"
+#include "ckt/mma.h"
+
+static void expect_msg(const char *msg, const char *want)
+{
+    if (!strstr(msg, want)) fail_msg("message \"%s\" lacks \"%s\"", msg, want);
+}
+
+/* (row, col) of the operand tile that lane l, value r holds (A M x K, B K x N, C M x N) */
+static void formula(const char *name, char op, int64_t l, int64_t r, int64_t *row, int64_t *col)
+{
+    if (strstr(name, "32x32x8")) {
+        if (op == 'A') { *row = l % 32; *col = 4 * (l / 32) + r; }
+        else if (op == 'B') { *row = 4 * (l / 32) + r; *col = l % 32; }
+        else { *row = 8 * (r / 4) + 4 * (l / 32) + r % 4; *col = l % 32; }
+    } else if (strstr(name, "16x16x16")) {
+        if (op == 'A') { *row = l % 16; *col = 4 * (l / 16) + r; }
+        else { *row = 4 * (l / 16) + r; *col = l % 16; }
+    } else { /* mma.sync m16n8k16, g = l>>2, t = l%4 */
+        int64_t g = l >> 2, t = l % 4;
+        if (op == 'A') { *row = (r == 0 || r == 1 || r == 4 || r == 5) ? g : g + 8; *col = r < 4 ? 2 * t + (r & 1) : 2 * t + 8 + (r & 1); }
+        else if (op == 'B') { *row = r < 2 ? 2 * t + (r & 1) : 2 * t + 8 + (r & 1); *col = g; }
+        else { *row = r < 2 ? g : g + 8; *col = 2 * t + (r & 1); }
+    }
+}
+
+static void every_lane_of_every_instruction(void **state)
+{
+    (void)state;
+    assert_int_equal(ckt_mma_count(), 7);
+    for (int i = 0; i < ckt_mma_count(); i++) {
+        const ckt_mma *m = ckt_mma_at(i);
+        assert_non_null(m);
+        for (int o = 0; o < 3; o++) {
+            char op = "ABC"[o];
+            ckt_layout tv;
+            ckt_error err;
+            assert_int_equal(ckt_mma_layout(m, op, &tv, &err), CKT_OK);
+            int64_t rows, cols, values = op == 'A' ? m->a_values : op == 'B' ? m->b_values : m->c_values;
+            ckt_mma_operand_shape(m, op, &rows, &cols);
+            assert_int_equal(rows * cols, m->lanes * values); /* every element once */
+            assert_int_equal(ckt_layout_size(&tv), m->lanes * values);
+            char *seen = calloc((size_t)(rows * cols), 1);
+            for (int64_t l = 0; l < m->lanes; l++)
+                for (int64_t r = 0; r < values; r++) {
+                    int64_t off, row, col;
+                    assert_int_equal(ckt_layout_eval(&tv, l + m->lanes * r, &off, &err), CKT_OK);
+                    formula(m->name, op, l, r, &row, &col);
+                    if (off != row * cols + col) fail_msg("%s %c lane %lld value %lld: layout offset %lld, formula (%lld, %lld)", m->name, op, (long long)l, (long long)r, (long long)off, (long long)row, (long long)col);
+                    assert_false(seen[off]);
+                    seen[off] = 1;
+                }
+            free(seen);
+        }
+    }
+}
+
+static void descriptions_and_targets(void **state)
+{
+    (void)state;
+    const ckt_mma *m;
+    ckt_error err;
+    assert_int_equal(ckt_mma_get("v_mfma_f32_32x32x8f16", &m, &err), CKT_OK);
+    assert_string_equal(m->name, "mfma_f32_32x32x8f16");
+    assert_int_equal(m->m * 1000000 + m->n * 1000 + m->k, 32032008);
+    assert_int_equal(m->a, CKT_F16);
+    assert_int_equal(m->c, CKT_F32);
+    assert_int_equal(m->lanes, 64);
+    assert_int_equal(ckt_mma_get("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", &m, &err), CKT_OK);
+    assert_string_equal(m->name, "mma_m16n8k16_bf16");
+    assert_int_equal(m->lanes, 32);
+    assert_true(m->ldmatrix);
+    /* gfx908 has the f16 MFMAs but neither bf16_1k form; gfx90a has all four */
+    assert_true(ckt_mma_on_target(ckt_mma_at(0), "gfx908"));
+    assert_int_equal(ckt_mma_get("mfma_f32_32x32x8bf16_1k", &m, &err), CKT_OK);
+    assert_false(ckt_mma_on_target(m, "gfx908"));
+    assert_true(ckt_mma_on_target(m, "gfx90a"));
+    assert_true(ckt_mma_on_target(m, "cpu"));       /* the CPU target emulates gfx90a */
+    assert_false(ckt_mma_on_target(m, "cpu:sm_90"));
+    assert_false(ckt_mma_on_target(m, "sm_90"));
+    assert_int_equal(ckt_mma_check_target(m, "gfx908", &err), CKT_EUNSUPPORTED);
+    expect_msg(err.msg, "gfx90a");
+    int n = 0;
+    while (ckt_mma_for_target("gfx908", n)) n++;
+    assert_int_equal(n, 2);
+    n = 0;
+    while (ckt_mma_for_target("cpu:sm_80", n)) n++;
+    assert_int_equal(n, 3); /* mma.sync f16, bf16 and the emulation-only f32 */
+    assert_int_equal(ckt_mma_find("cpu:sm_90", CKT_F32, CKT_F32, CKT_F32, 0, 0, 0, &m, &err), CKT_OK);
+    assert_string_equal(m->name, "emu_f32_32x32x8f32");
+    assert_false(ckt_mma_on_target(m, "gfx90a"));
+    assert_false(ckt_mma_on_target(m, "sm_90"));
+    assert_true(ckt_mma_on_target(m, "cpu"));
+    assert_null(ckt_mma_for_target("gfx1100", 0));
+    assert_null(ckt_mma_for_target(NULL, 0));
+    assert_int_equal(ckt_mma_find("sm_90", CKT_BF16, CKT_BF16, CKT_F32, 0, 0, 0, &m, &err), CKT_OK);
+    assert_string_equal(m->name, "mma_m16n8k16_bf16");
+    assert_int_equal(ckt_mma_find("gfx90a", CKT_F16, CKT_F16, CKT_F32, 16, 16, 16, &m, &err), CKT_OK);
+    assert_string_equal(m->name, "mfma_f32_16x16x16f16");
+    char buf[32];
+    assert_string_equal(ckt_mma_arch("cpu:sm_90", buf, sizeof buf), "sm_90");
+    assert_string_equal(ckt_mma_arch("cpu", buf, sizeof buf), "gfx90a");
+}
+
+static void lookup_refusals(void **state)
+{
+    (void)state;
+    const ckt_mma *m;
+    ckt_error err;
+    assert_int_equal(ckt_mma_get("mfma_f32_64x64", &m, &err), CKT_EINVAL);
+    expect_msg(err.msg, "unknown instruction 'mfma_f32_64x64'");
+    expect_msg(err.msg, "mma_m16n8k16_f16");
+    assert_int_equal(ckt_mma_get(NULL, &m, &err), CKT_EINVAL);
+    assert_int_equal(ckt_mma_find("gfx908", CKT_BF16, CKT_BF16, CKT_F32, 0, 0, 0, &m, &err), CKT_EUNSUPPORTED);
+    expect_msg(err.msg, "gfx908");
+    assert_int_equal(ckt_mma_find("gfx90a", CKT_F32, CKT_F32, CKT_F32, 0, 0, 0, &m, &err), CKT_EUNSUPPORTED); /* f32: the CPU target only */
+    assert_int_equal(ckt_mma_find("gfx90a", CKT_F16, CKT_F16, CKT_F32, -1, 0, 0, &m, &err), CKT_EINVAL);
+    assert_int_equal(ckt_mma_find(NULL, CKT_F16, CKT_F16, CKT_F32, 0, 0, 0, &m, &err), CKT_EINVAL);
+    ckt_layout tv;
+    assert_int_equal(ckt_mma_layout(ckt_mma_at(0), 'X', &tv, &err), CKT_EINVAL);
+    expect_msg(err.msg, "operand 'X'");
+    assert_int_equal(ckt_mma_layout(NULL, 'A', &tv, &err), CKT_EINVAL);
+    int64_t rows = 1, cols = 1;
+    ckt_mma_operand_shape(ckt_mma_at(0), 'Q', &rows, &cols);
+    assert_int_equal(rows + cols, 0);
+    ckt_mma_operand_shape(NULL, 'A', &rows, &cols);
+    assert_int_equal(rows + cols, 0);
+    char buf[8];
+    assert_null(ckt_mma_arch("gfx90a", buf, 0));
+    assert_string_equal(ckt_mma_arch("a_very_long_target_name", buf, sizeof buf), "a_very_");
+    assert_false(ckt_mma_on_target(NULL, "gfx90a"));
+    assert_int_equal(ckt_mma_check_target(NULL, "gfx90a", &err), CKT_EINVAL);
+    assert_null(ckt_mma_at(-1));
+    assert_null(ckt_mma_at(7));
+}
+
+static void traits_and_geometry(void **state)
+{
+    (void)state;
+    ckt_gemm_traits t;
+    ckt_gemm_geom g;
+    ckt_error err;
+    assert_int_equal(ckt_gemm_traits_preset("BlockwisGemmXdlTraits_32x32Xdl_4x2XdlPerWave_8K1", CKT_F16, &t, &err), CKT_OK);
+    assert_string_equal(t.instr->name, "mfma_f32_32x32x8f16");
+    assert_int_equal(t.m_per_wave * 100 + t.n_per_wave * 10 + t.k_pack, 428);
+    assert_int_equal(ckt_gemm_traits_preset("16x16Xdl_2x2XdlPerWave_4K1", CKT_BF16, &t, &err), CKT_OK);
+    assert_string_equal(t.instr->name, "mfma_f32_16x16x16bf16_1k");
+    assert_int_equal(ckt_gemm_traits_preset("64x64Xdl_2x2XdlPerWave_4K1", CKT_F16, &t, &err), CKT_EINVAL);
+    assert_int_equal(ckt_gemm_traits_preset("32x32Xdl_2x2XdlPerWave_4K1", CKT_F32, &t, &err), CKT_EINVAL);
+    expect_msg(err.msg, "f32");
+    assert_int_equal(ckt_gemm_traits_preset("32x32", CKT_F16, &t, &err), CKT_EINVAL);
+    assert_int_equal(ckt_gemm_traits_make("mfma_f32_32x32x8f16", 0, 2, 8, &t, &err), CKT_EINVAL);
+    expect_msg(err.msg, "m_per_wave");
+    assert_int_equal(ckt_gemm_traits_make("mfma_f32_32x32x8f16", 2, -1, 8, &t, &err), CKT_EINVAL);
+    expect_msg(err.msg, "n_per_wave");
+    assert_int_equal(ckt_gemm_traits_make("mfma_f32_32x32x8f16", 2, 2, 6, &t, &err), CKT_EINVAL);
+    expect_msg(err.msg, "k_pack 6");
+    assert_int_equal(ckt_gemm_traits_make("nope", 2, 2, 8, &t, &err), CKT_EINVAL);
+    expect_msg(err.msg, "instr");
+    assert_int_equal(ckt_gemm_traits_make("mfma_f32_32x32x8f16", 2, 2, 8, &t, &err), CKT_OK);
+    assert_int_equal(ckt_gemm_geometry(&t, 128, 128, 32, 256, &g, &err), CKT_OK);
+    assert_int_equal(g.waves_m * 10 + g.waves_n, 22);
+    assert_int_equal(g.k_step, 16);
+    assert_int_equal(ckt_gemm_geometry(&t, 96, 128, 32, 256, &g, &err), CKT_EINVAL);
+    expect_msg(err.msg, "MPerBlock 96");
+    assert_int_equal(ckt_gemm_geometry(&t, 128, 100, 32, 256, &g, &err), CKT_EINVAL);
+    expect_msg(err.msg, "NPerBlock 100");
+    assert_int_equal(ckt_gemm_geometry(&t, 128, 128, 24, 256, &g, &err), CKT_EINVAL);
+    expect_msg(err.msg, "KPerBlock 24");
+    assert_int_equal(ckt_gemm_geometry(&t, 128, 128, 32, 128, &g, &err), CKT_EINVAL);
+    expect_msg(err.msg, "threads");
+    assert_int_equal(ckt_gemm_geometry(NULL, 128, 128, 32, 256, &g, &err), CKT_EINVAL);
+}
+
+/* The block-level distributions against (waves, repeats, KPack) written out: thread t is lane
+ * t % lanes of wave t / lanes = wm * NWaves + wn; value orders of ckt/gemm.h. */
+static void check_block_dists(const ckt_gemm_traits *t, int64_t mpb, int64_t npb, int64_t threads)
+{
+    const ckt_mma *m = t->instr;
+    ckt_gemm_geom g;
+    ckt_error err;
+    assert_int_equal(ckt_gemm_geometry(t, mpb, npb, 0, threads, &g, &err), CKT_OK);
+    int64_t P = g.pack, c = m->k_chunk, MX = t->m_per_wave, NX = t->n_per_wave;
+    for (int o = 0; o < 3; o++) {
+        char op = "ABC"[o];
+        ckt_dist d;
+        if (ckt_gemm_dist(t, &g, op, &d, &err)) fail_msg("%s %c: %s", m->name, op, err.msg);
+        int64_t vals = op == 'A' ? m->a_values : op == 'B' ? m->b_values : m->c_values;
+        for (int64_t tid = 0; tid < threads; tid++) {
+            int64_t lane = tid % m->lanes, w = tid / m->lanes, wm = w / g.waves_n, wn = w % g.waves_n;
+            for (int64_t v = 0; v < d.nvalues; v++) {
+                int64_t r = v % vals, q = v / vals, row, col, want[2], got[2];
+                formula(m->name, op, lane, r, &row, &col);
+                if (op == 'C') {
+                    int64_t ni = q % NX, mi = q / NX;
+                    want[0] = wm * MX * m->m + mi * m->m + row;
+                    want[1] = wn * NX * m->n + ni * m->n + col;
+                } else {
+                    int64_t kp = q % P, rep = q / P, kk = op == 'A' ? col : row, mn = op == 'A' ? row : col;
+                    int64_t kdim = (kk / c) * c * P + kp * c + kk % c; /* CK's KPack order */
+                    want[0] = op == 'A' ? wm * MX * m->m + rep * m->m + mn : wn * NX * m->n + rep * m->n + mn;
+                    want[1] = kdim;
+                }
+                ckt_dist_coord(&d, tid, v, got);
+                if (got[0] != want[0] || got[1] != want[1])
+                    fail_msg("%s %c thread %lld value %lld: (%lld, %lld), want (%lld, %lld)", m->name, op, (long long)tid, (long long)v, (long long)got[0], (long long)got[1],
+                             (long long)want[0], (long long)want[1]);
+            }
+        }
+    }
+}
+
+static void block_distributions(void **state)
+{
+    (void)state;
+    ckt_gemm_traits t;
+    ckt_error err;
+    const struct { const char *instr; int64_t mx, nx, kp, mpb, npb, threads; } cases[] = {
+        {"mfma_f32_32x32x8f16", 2, 2, 8, 128, 128, 256}, {"mfma_f32_32x32x8bf16_1k", 1, 2, 4, 32, 128, 128},
+        {"mfma_f32_16x16x16f16", 4, 2, 16, 128, 64, 256}, {"mfma_f32_16x16x16bf16_1k", 1, 1, 4, 16, 16, 64},
+        {"mma_m16n8k16_f16", 4, 8, 4, 128, 128, 128}, {"mma_m16n8k16_bf16", 2, 2, 2, 64, 32, 128},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        assert_int_equal(ckt_gemm_traits_make(cases[i].instr, cases[i].mx, cases[i].nx, cases[i].kp, &t, &err), CKT_OK);
+        check_block_dists(&t, cases[i].mpb, cases[i].npb, cases[i].threads);
+    }
+}
+
+/* ldmatrix as the PTX ISA defines it: thread l of a warp receives in register j the elements at
+ * row l/4, columns 2*(l%4) and 2*(l%4)+1 of matrix j, whose row r starts at the address thread
+ * 8*j + r supplies. With the address distribution and the register order of the emitter, every
+ * thread must receive exactly the fragment values the A and B distributions assign to it. */
+static void ldmatrix_delivers_the_fragments(void **state)
+{
+    (void)state;
+    const struct { const char *instr; int64_t mx, nx, mpb, npb, threads; } cases[] = {
+        {"mma_m16n8k16_f16", 2, 4, 64, 64, 128}, {"mma_m16n8k16_bf16", 4, 4, 128, 128, 256}, {"mma_m16n8k16_f16", 1, 1, 16, 8, 32}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        ckt_gemm_traits t;
+        ckt_gemm_geom g;
+        ckt_error err;
+        assert_int_equal(ckt_gemm_traits_make(cases[c].instr, cases[c].mx, cases[c].nx, 2, &t, &err), CKT_OK);
+        assert_int_equal(ckt_gemm_geometry(&t, cases[c].mpb, cases[c].npb, 0, cases[c].threads, &g, &err), CKT_OK);
+        for (int o = 0; o < 2; o++) {
+            char op = "AB"[o];
+            ckt_dist frag, addr;
+            assert_int_equal(ckt_gemm_dist(&t, &g, op, &frag, &err), CKT_OK);
+            assert_int_equal(ckt_gemm_ldmatrix_dist(&t, &g, op, &addr, &err), CKT_OK);
+            int64_t nregs = op == 'A' ? 4 : 2, per = op == 'A' ? t.instr->a_values : t.instr->b_values, reps = op == 'A' ? t.m_per_wave : t.n_per_wave;
+            assert_int_equal(addr.nvalues, 8 * reps);
+            for (int64_t tid = 0; tid < g.threads; tid++) {
+                int64_t lane = tid % 32, base = tid - lane;
+                for (int64_t rep = 0; rep < reps; rep++)
+                    for (int64_t j = 0; j < nregs; j++)
+                        for (int64_t h = 0; h < 2; h++) {
+                            int64_t row[2], got[2], want[2];
+                            ckt_dist_coord(&addr, base + 8 * j + lane / 4, 8 * rep, row);
+                            got[0] = row[0];
+                            got[1] = row[1] + 2 * (lane % 4) + h;
+                            ckt_dist_coord(&frag, tid, rep * per + 2 * j + h, want);
+                            if (got[0] != want[0] || got[1] != want[1])
+                                fail_msg("%s %c thread %lld repeat %lld register %lld half %lld: ldmatrix gives (%lld, %lld), the fragment is (%lld, %lld)", cases[c].instr, op,
+                                         (long long)tid, (long long)rep, (long long)j, (long long)h, (long long)got[0], (long long)got[1], (long long)want[0], (long long)want[1]);
+                        }
+            }
+        }
+    }
+    /* no ldmatrix form: K packs of more than one instruction, MFMA */
+    ckt_gemm_traits t;
+    ckt_gemm_geom g;
+    ckt_dist d;
+    ckt_error err;
+    assert_int_equal(ckt_gemm_traits_make("mma_m16n8k16_f16", 2, 4, 4, &t, &err), CKT_OK);
+    assert_int_equal(ckt_gemm_geometry(&t, 64, 64, 0, 128, &g, &err), CKT_OK);
+    assert_int_equal(ckt_gemm_ldmatrix_dist(&t, &g, 'A', &d, &err), CKT_EUNSUPPORTED);
+    expect_msg(err.msg, "k_pack 4");
+    assert_int_equal(ckt_gemm_traits_make("mma_m16n8k16_f16", 2, 4, 2, &t, &err), CKT_OK);
+    assert_int_equal(ckt_gemm_geometry(&t, 64, 64, 0, 128, &g, &err), CKT_OK);
+    assert_int_equal(ckt_gemm_ldmatrix_dist(&t, &g, 'C', &d, &err), CKT_EINVAL);
+    assert_int_equal(ckt_gemm_traits_make("mfma_f32_32x32x8f16", 2, 2, 4, &t, &err), CKT_OK);
+    assert_int_equal(ckt_gemm_geometry(&t, 128, 128, 0, 256, &g, &err), CKT_OK);
+    assert_int_equal(ckt_gemm_ldmatrix_dist(&t, &g, 'A', &d, &err), CKT_EUNSUPPORTED);
+}
+
+/* A kernel with one blockwise GEMM over two LDS tiles. */
+static ckt_kernel *gemm_kernel(const char *instr, ckt_dtype dt, int64_t block, int64_t mx, int64_t nx, int64_t kp, int64_t mpb, int64_t npb, int64_t kpb)
+{
+    ckt_kernel *k;
+    ckt_error err;
+    assert_int_equal(ckt_kernel_create("g", block, &k, &err), CKT_OK);
+    ckt_gemm_traits t;
+    assert_int_equal(ckt_gemm_traits_make(instr, mx, nx, kp, &t, &err), CKT_OK);
+    char s[64];
+    ckt_layout la, lb;
+    snprintf(s, sizeof s, "(%lld,%lld):(%lld,1)", (long long)mpb, (long long)kpb, (long long)kpb);
+    assert_int_equal(ckt_layout_parse(s, &la, &err), CKT_OK);
+    snprintf(s, sizeof s, "(%lld,%lld):(%lld,1)", (long long)npb, (long long)kpb, (long long)kpb);
+    assert_int_equal(ckt_layout_parse(s, &lb, &err), CKT_OK);
+    int a, b, c;
+    assert_int_equal(ckt_kernel_lds(k, dt, &la, NULL, &a, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_lds(k, dt, &lb, NULL, &b, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_gemm_c_vgpr(k, &t, mpb, npb, &c, NULL, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_blockwise_gemm(k, a, b, c, &t, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_finish(k, &err), CKT_OK); /* emitting does not change a kernel */
+    return k;
+}
+
+static void emit_per_target(void **state)
+{
+    (void)state;
+    ckt_error err;
+    char *src;
+    ckt_kernel *k = gemm_kernel("mfma_f32_32x32x8bf16_1k", CKT_BF16, 256, 2, 2, 8, 128, 128, 32);
+    assert_int_equal(ckt_emit(k, "gfx90a", &src, &err), CKT_OK);
+    assert_non_null(strstr(src, "__builtin_amdgcn_mfma_f32_32x32x8bf16_1k("));
+    free(src);
+    assert_int_equal(ckt_emit(k, "cpu", &src, &err), CKT_OK);
+    assert_non_null(strstr(src, "ckt_emu_mfma_32x32x8(ckt_a, ckt_b, ckt_c)"));
+    free(src);
+    /* targets without the instruction: named with the ones that have it */
+    assert_int_equal(ckt_emit(k, "gfx908", &src, &err), CKT_EUNSUPPORTED);
+    expect_msg(err.msg, "gfx908");
+    expect_msg(err.msg, "v_mfma_f32_32x32x8bf16_1k");
+    assert_int_equal(ckt_emit(k, "sm_90", &src, &err), CKT_EUNSUPPORTED);
+    assert_int_equal(ckt_emit(k, "cpu:sm_90", &src, &err), CKT_EUNSUPPORTED);
+    expect_msg(err.msg, "cpu:sm_90");
+    ckt_kernel_destroy(k);
+    k = gemm_kernel("mma_m16n8k16_f16", CKT_F16, 128, 4, 8, 4, 128, 128, 64);
+    assert_int_equal(ckt_emit(k, "sm_80", &src, &err), CKT_OK);
+    assert_non_null(strstr(src, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"));
+    assert_non_null(strstr(src, "for (ckt_i64 k")); /* the K steps stay a loop */
+    free(src);
+    assert_int_equal(ckt_emit(k, "cpu:sm_90", &src, &err), CKT_OK);
+    assert_non_null(strstr(src, "ckt_emu_mma_m16n8k16("));
+    free(src);
+    assert_int_equal(ckt_emit(k, "gfx90a", &src, &err), CKT_EUNSUPPORTED);
+    ckt_kernel_destroy(k);
+    /* k_pack 2 over K-contiguous tiles: ldmatrix.x4 for A, .x2 for B; the CPU emulation loads values */
+    k = gemm_kernel("mma_m16n8k16_bf16", CKT_BF16, 128, 2, 4, 2, 64, 64, 32);
+    assert_int_equal(ckt_emit(k, "sm_90", &src, &err), CKT_OK);
+    assert_non_null(strstr(src, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"));
+    assert_non_null(strstr(src, "ldmatrix.sync.aligned.m8n8.x2.shared.b16"));
+    free(src);
+    assert_int_equal(ckt_emit(k, "cpu:sm_90", &src, &err), CKT_OK);
+    assert_null(strstr(src, "ldmatrix"));
+    free(src);
+    ckt_kernel_destroy(k);
+}
+
+static void builder_refusals(void **state)
+{
+    (void)state;
+    ckt_kernel *k;
+    ckt_error err;
+    ckt_gemm_traits t;
+    assert_int_equal(ckt_gemm_traits_make("mfma_f32_32x32x8f16", 2, 2, 8, &t, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_create("g", 256, &k, &err), CKT_OK);
+    ckt_layout la, l3, lk;
+    assert_int_equal(ckt_layout_parse("(128,32):(32,1)", &la, &err), CKT_OK);
+    assert_int_equal(ckt_layout_parse("(4,4,4):(16,4,1)", &l3, &err), CKT_OK);
+    assert_int_equal(ckt_layout_parse("(128,16):(16,1)", &lk, &err), CKT_OK);
+    int a, a32, b3, bk, c, c2, cf;
+    assert_int_equal(ckt_kernel_lds(k, CKT_F16, &la, NULL, &a, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_lds(k, CKT_F32, &la, NULL, &a32, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_lds(k, CKT_F16, &l3, NULL, &b3, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_lds(k, CKT_F16, &lk, NULL, &bk, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_gemm_c_vgpr(k, &t, 128, 128, &c, NULL, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_registers(k, CKT_F32, -1, 64, &cf, &err), CKT_OK);
+    /* operand dtypes the instruction lacks */
+    assert_int_equal(ckt_kernel_blockwise_gemm(k, a32, a, c, &t, &err), CKT_EINVAL);
+    expect_msg(err.msg, "a_lds is f32");
+    assert_int_equal(ckt_kernel_blockwise_gemm(k, a, a32, c, &t, &err), CKT_EINVAL);
+    expect_msg(err.msg, "b_lds is f32");
+    /* shapes */
+    assert_int_equal(ckt_kernel_blockwise_gemm(k, a, b3, c, &t, &err), CKT_EINVAL);
+    expect_msg(err.msg, "rank 3");
+    assert_int_equal(ckt_kernel_blockwise_gemm(k, a, bk, c, &t, &err), CKT_EINVAL);
+    expect_msg(err.msg, "b_lds has K = 16");
+    assert_int_equal(ckt_kernel_blockwise_gemm(k, c, a, c, &t, &err), CKT_EINVAL);
+    expect_msg(err.msg, "a_lds");
+    assert_int_equal(ckt_kernel_blockwise_gemm(k, 99, a, c, &t, &err), CKT_EINVAL);
+    /* a C tensor that is not the traits' */
+    assert_int_equal(ckt_kernel_blockwise_gemm(k, a, a, cf, &t, &err), CKT_EINVAL);
+    expect_msg(err.msg, "c_reg");
+    assert_int_equal(ckt_kernel_gemm_c_vgpr(k, &t, 64, 64, &c2, NULL, &err), CKT_EINVAL); /* one wave, not the block's four */
+    expect_msg(err.msg, "threads");
+    /* the waves must fill the block */
+    ckt_gemm_traits t1;
+    assert_int_equal(ckt_gemm_traits_make("mfma_f32_32x32x8f16", 1, 1, 4, &t1, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_blockwise_gemm(k, a, a, c, &t1, &err), CKT_EINVAL);
+    expect_msg(err.msg, "threads");
+    /* the op itself */
+    int64_t rep[3] = {2, 2, 2}, bad[3] = {0, 2, 2};
+    assert_int_equal(ckt_kernel_mma(k, c, c, c, 0, rep, &err), CKT_EINVAL);
+    expect_msg(err.msg, "A is f32");
+    assert_int_equal(ckt_kernel_mma(k, c, c, c, 0, bad, &err), CKT_EINVAL);
+    assert_int_equal(ckt_kernel_mma(k, c, c, c, 17, rep, &err), CKT_EINVAL);
+    assert_int_equal(ckt_kernel_blockwise_gemm(k, a, a, c, NULL, &err), CKT_EINVAL);
+    /* the fragment-load mark: only right after the load it names */
+    assert_int_equal(ckt_kernel_fragment_load(k, c, 4, 'A', 0, &err), CKT_EINVAL);
+    expect_msg(err.msg, "not the load");
+    /* the block-level layouts: bad operands, NULLs, geometry */
+    ckt_gemm_geom g;
+    char text[64];
+    ckt_dist d;
+    assert_int_equal(ckt_gemm_geometry(&t, 128, 128, 32, 256, &g, &err), CKT_OK);
+    assert_int_equal(ckt_gemm_tv(&t, &g, 'X', text, sizeof text, &err), CKT_EINVAL);
+    assert_int_equal(ckt_gemm_tv(&t, &g, 'C', text, 8, &err), CKT_ECAPACITY);
+    assert_int_equal(ckt_gemm_tv(NULL, &g, 'A', text, sizeof text, &err), CKT_EINVAL);
+    assert_int_equal(ckt_gemm_dist(&t, &g, 'Z', &d, &err), CKT_EINVAL);
+    assert_int_equal(ckt_kernel_gemm_c_dist(k, &t, 128, 128, NULL, &err), CKT_EINVAL);
+    assert_int_equal(ckt_kernel_gemm_c_vgpr(k, &t, 128, 128, NULL, NULL, &err), CKT_EINVAL);
+    ckt_kernel_destroy(k);
+    /* a block that is not whole waves */
+    assert_int_equal(ckt_kernel_create("g", 96, &k, &err), CKT_OK);
+    int r16, r32;
+    assert_int_equal(ckt_kernel_registers(k, CKT_F16, -1, 4, &r16, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_registers(k, CKT_F32, -1, 16, &r32, &err), CKT_OK);
+    int64_t one[3] = {1, 1, 1};
+    assert_int_equal(ckt_kernel_mma(k, r32, r16, r16, 0, one, &err), CKT_EINVAL);
+    expect_msg(err.msg, "whole waves");
+    ckt_kernel_destroy(k);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_lane_of_every_instruction), cmocka_unit_test(descriptions_and_targets), cmocka_unit_test(lookup_refusals),
+        cmocka_unit_test(traits_and_geometry), cmocka_unit_test(block_distributions), cmocka_unit_test(emit_per_target),
+        cmocka_unit_test(builder_refusals), cmocka_unit_test(ldmatrix_delivers_the_fragments),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
