@@ -254,6 +254,19 @@ static int scalar_param(lua_State *L, int is_float)
 static int b_size(lua_State *L) { return scalar_param(L, 0); }
 static int b_scalar(lua_State *L) { return scalar_param(L, 1); }
 
+/* Run the body function (argument 3; with the loop variable when var is given), then close the
+ * loop or branch it is the body of. */
+static int run_body(lua_State *L, l_kernel *kb, const ckt_expr_id *var)
+{
+    lua_pushvalue(L, 3);
+    if (var) ckt_lk_push_expr(L, kb, 1, *var);
+    lua_call(L, var ? 1 : 0, 0);
+    ckt_lk_mark_line(L, kb);
+    ckt_error err;
+    if (ckt_kernel_end(kb->k, &err)) return ckt_l_error(L, &err);
+    return 0;
+}
+
 /* b:loop(trip, function(i) ... end): a loop with a block-uniform trip count */
 static int b_loop(lua_State *L)
 {
@@ -264,12 +277,7 @@ static int b_loop(lua_State *L)
     ckt_expr_id var;
     ckt_error err;
     if (ckt_kernel_loop(kb->k, trip, &var, &err)) return ckt_l_error(L, &err);
-    lua_pushvalue(L, 3);
-    ckt_lk_push_expr(L, kb, 1, var);
-    lua_call(L, 1, 0);
-    ckt_lk_mark_line(L, kb);
-    if (ckt_kernel_end(kb->k, &err)) return ckt_l_error(L, &err);
-    return 0;
+    return run_body(L, kb, &var);
 }
 
 /* b:when(cond, function() ... end): a branch (block-uniform or per thread) */
@@ -281,10 +289,7 @@ static int b_when(lua_State *L)
     luaL_checktype(L, 3, LUA_TFUNCTION);
     ckt_error err;
     if (ckt_kernel_if(kb->k, c, &err)) return ckt_l_error(L, &err);
-    lua_pushvalue(L, 3);
-    lua_call(L, 0, 0);
-    if (ckt_kernel_end(kb->k, &err)) return ckt_l_error(L, &err);
-    return 0;
+    return run_body(L, kb, NULL);
 }
 
 static int b_sync(lua_State *L)

@@ -17,6 +17,14 @@ static void get_target(lua_State *L, int t, const char *fn, ckt_target *out)
     if (ckt_target_get(name, out, &err)) ckt_l_errorf(L, "%s: %s", fn, err.msg);
 }
 
+/* The options table (argument 1) of an analysis: its keys checked, its target's model. */
+static void options_and_target(lua_State *L, const char *fn, const char *const *allowed, ckt_target *out)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    ckt_l_check_fields(L, 1, fn, allowed);
+    get_target(L, 1, fn, out);
+}
+
 static int dtype_bytes(lua_State *L, const char *fn, const char *dtype)
 {
     size_t b = ckt_dtype_name_bytes(dtype);
@@ -100,10 +108,8 @@ static int l_analyze(lua_State *L)
 {
     static const char *const fn = "lds.analyze";
     static const char *const allowed[] = {"target", "instr", "addresses", "svg", NULL};
-    luaL_checktype(L, 1, LUA_TTABLE);
-    ckt_l_check_fields(L, 1, fn, allowed);
     ckt_target t;
-    get_target(L, 1, fn, &t);
+    options_and_target(L, fn, allowed, &t);
     const char *iname;
     if (!ckt_l_field_string(L, 1, fn, "instr", &iname)) return ckt_l_errorf(L, "%s: field 'instr' is required", fn);
     const ckt_lds_instr *in = ckt_target_instr(&t, iname);
@@ -191,10 +197,8 @@ static int l_analyze_tensor(lua_State *L)
 {
     static const char *const fn = "lds.analyze_tensor";
     static const char *const allowed[] = {"target", "tensor_layout", "dtype", "thread_map", "vector", "op", "svg", NULL};
-    luaL_checktype(L, 1, LUA_TTABLE);
-    ckt_l_check_fields(L, 1, fn, allowed);
     ckt_target t;
-    get_target(L, 1, fn, &t);
+    options_and_target(L, fn, allowed, &t);
     ckt_lds_tensor lt;
     lua_getfield(L, 1, "tensor_layout");
     to_lds_tensor(L, lua_gettop(L), fn, &lt);
@@ -293,10 +297,8 @@ static int l_find_swizzle(lua_State *L)
 {
     static const char *const fn = "lds.find_swizzle";
     static const char *const allowed[] = {"target", "layout", "dtype", "write", "read", "max_padding_banks", "B", "M", "S", NULL};
-    luaL_checktype(L, 1, LUA_TTABLE);
-    ckt_l_check_fields(L, 1, fn, allowed);
     ckt_target t;
-    get_target(L, 1, fn, &t);
+    options_and_target(L, fn, allowed, &t);
     ckt_layout base;
     lua_getfield(L, 1, "layout");
     ckt_l_tolayout(L, -1, "lds.find_swizzle: layout", &base);

@@ -81,6 +81,8 @@ l_kobj *ckt_lk_checktensor(lua_State *L, int idx, const char *what)
 
 const ckt_ktensor *ckt_lk_ktensor(const l_kobj *t) { return ckt_kernel_tensor(t->kb->k, t->id); }
 
+static int expr_list(lua_State *L, int idx, l_kernel *kb, const char *what, ckt_expr_id *out, int cap);
+
 /* {shape=, stride=} entries, or a static layout, into expression lists; returns the rank. */
 static int global_geometry(lua_State *L, int idx, l_kernel *kb, ckt_expr_id *shape, ckt_expr_id *stride)
 {
@@ -107,13 +109,7 @@ static int global_geometry(lua_State *L, int idx, l_kernel *kb, ckt_expr_id *sha
     if (lua_getfield(L, idx, "shape") != LUA_TTABLE) ckt_l_errorf(L, "tensor: layout field 'shape' must be a list of sizes");
     int rank = (int)luaL_len(L, -1);
     if (rank < 1 || rank > CKT_K_MAX_RANK) ckt_l_errorf(L, "tensor: rank %d outside 1..%d", rank, CKT_K_MAX_RANK);
-    for (int d = 0; d < rank; d++) {
-        lua_geti(L, -1, d + 1);
-        char what[48];
-        snprintf(what, sizeof what, "tensor: shape[%d]", d + 1);
-        shape[d] = ckt_lk_toexpr(L, -1, kb, what);
-        lua_pop(L, 1);
-    }
+    expr_list(L, lua_gettop(L), kb, "tensor: shape", shape, rank);
     lua_pop(L, 1);
     int t = lua_getfield(L, idx, "stride");
     if (t == LUA_TNIL) { /* compact, row-major: the last dim contiguous */
@@ -124,13 +120,7 @@ static int global_geometry(lua_State *L, int idx, l_kernel *kb, ckt_expr_id *sha
         }
     } else {
         if (t != LUA_TTABLE || luaL_len(L, -1) != rank) ckt_l_errorf(L, "tensor: layout field 'stride' must list %d strides", rank);
-        for (int d = 0; d < rank; d++) {
-            lua_geti(L, -1, d + 1);
-            char what[48];
-            snprintf(what, sizeof what, "tensor: stride[%d]", d + 1);
-            stride[d] = ckt_lk_toexpr(L, -1, kb, what);
-            lua_pop(L, 1);
-        }
+        expr_list(L, lua_gettop(L), kb, "tensor: stride", stride, rank);
     }
     lua_pop(L, 1);
     ckt_lk_check_pool(L, kb);
@@ -285,17 +275,30 @@ static int make_window(lua_State *L, l_kobj *t, int tidx, const int64_t *lengths
     return 1;
 }
 
+/* Arguments 1-3 of tile_window and local_tile: a kernel tensor, the window lengths (named
+ * lname) and one expression per dim (named ename); returns the rank. */
+static int window_args(lua_State *L, const char *fn, const char *lname, const char *ename, l_kobj **t, int64_t *lengths, ckt_expr_id *e)
+{
+    char what[64];
+    snprintf(what, sizeof what, "%s: argument 1", fn);
+    *t = ckt_lk_checktensor(L, 1, what);
+    ckt_lk_require_building(L, (*t)->kb, fn);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    snprintf(what, sizeof what, "%s: %s", fn, lname);
+    int n = ckt_l_int_list(L, 2, what, lengths, CKT_K_MAX_RANK);
+    snprintf(what, sizeof what, "%s: %s", fn, ename);
+    int ne = expr_list(L, 3, (*t)->kb, what, e, CKT_K_MAX_RANK);
+    if (ne != n) return ckt_l_errorf(L, "%s: %s has %d dims but %s has %d", fn, lname, n, ename, ne);
+    return n;
+}
+
 /* ckt.tile_window(tensor, window_lengths, origin [, distribution]) */
 static int l_tile_window(lua_State *L)
 {
-    l_kobj *t = ckt_lk_checktensor(L, 1, "tile_window: argument 1");
-    ckt_lk_require_building(L, t->kb, "tile_window");
+    l_kobj *t;
     int64_t lengths[CKT_K_MAX_RANK];
-    luaL_checktype(L, 2, LUA_TTABLE);
-    int n = ckt_l_int_list(L, 2, "tile_window: window_lengths", lengths, CKT_K_MAX_RANK);
     ckt_expr_id origin[CKT_K_MAX_RANK];
-    int no = expr_list(L, 3, t->kb, "tile_window: origin", origin, CKT_K_MAX_RANK);
-    if (no != n) return ckt_l_errorf(L, "tile_window: %d window lengths but %d origin coordinates", n, no);
+    int n = window_args(L, "tile_window", "window_lengths", "origin", &t, lengths, origin);
     ckt_lk_check_pool(L, t->kb);
     return make_window(L, t, 1, lengths, n, origin, lua_isnoneornil(L, 4) ? 0 : 4);
 }
@@ -304,14 +307,10 @@ static int l_tile_window(lua_State *L)
 static int l_local_tile(lua_State *L)
 {
     if (!luaL_testudata(L, 1, CKT_L_KTENSOR)) return ckt_l_layout_local_tile(L); /* CuTe's local_tile of a layout */
-    l_kobj *t = ckt_lk_checktensor(L, 1, "local_tile: argument 1");
-    ckt_lk_require_building(L, t->kb, "local_tile");
+    l_kobj *t;
     int64_t lengths[CKT_K_MAX_RANK];
-    luaL_checktype(L, 2, LUA_TTABLE);
-    int n = ckt_l_int_list(L, 2, "local_tile: tile_shape", lengths, CKT_K_MAX_RANK);
     ckt_expr_id c[CKT_K_MAX_RANK];
-    int nc = expr_list(L, 3, t->kb, "local_tile: coords", c, CKT_K_MAX_RANK);
-    if (nc != n) return ckt_l_errorf(L, "local_tile: tile_shape has %d dims but coords has %d", n, nc);
+    int n = window_args(L, "local_tile", "tile_shape", "coords", &t, lengths, c);
     for (int d = 0; d < n; d++) c[d] = ckt_expr_mulc(ckt_kernel_exprs(t->kb->k), c[d], lengths[d]);
     ckt_lk_check_pool(L, t->kb);
     return make_window(L, t, 1, lengths, n, c, lua_isnoneornil(L, 4) ? 0 : 4);
