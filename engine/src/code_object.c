@@ -143,8 +143,8 @@ static ckt_status metadata_note(const uint8_t *elf, size_t size, const uint8_t *
 ckt_status ckt_code_object_resources(const uint8_t *elf, size_t size, ckt_resources *out, ckt_error *err)
 {
     if (!elf || !out) return ckt_fail(err, CKT_EINVAL, "code object: NULL argument");
-    const uint8_t *desc;
-    size_t len;
+    const uint8_t *desc = NULL;
+    size_t len = 0; /* set by metadata_note (gcc -O3 cannot see it) */
     ckt_status s = metadata_note(elf, size, &desc, &len, err);
     if (s) return s;
     ckt_resources r = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
@@ -239,8 +239,8 @@ static int kernel_map(cur *c, const char *kernel, int64_t *sizes, int cap, int *
 ckt_status ckt_code_object_kernel_args(const uint8_t *elf, size_t size, const char *kernel, int64_t *sizes, int cap, int *count, ckt_error *err)
 {
     if (!elf || !kernel || !sizes || !count || cap < 0) return ckt_fail(err, CKT_EINVAL, "code object: NULL argument");
-    const uint8_t *desc, *key;
-    size_t len;
+    const uint8_t *desc = NULL, *key;
+    size_t len = 0; /* set by metadata_note (gcc -O3 cannot see it) */
     ckt_status s = metadata_note(elf, size, &desc, &len, err);
     if (s) return s;
     cur c = {desc, desc + len};
