@@ -33,7 +33,7 @@ for _, c in ipairs(split(config_arg)) do configs[#configs + 1] = parse_config(c)
 for _, s in ipairs(split(size_arg)) do if s ~= "none" then sizes[#sizes + 1] = tonumber(s) end end
 for _, m in ipairs(split(major_arg)) do majors[#majors + 1] = {m:sub(1, 1), m:sub(2, 2)} end
 
-local okd, dev = pcall(ckt.device, target:sub(1, 3) == "sm_" and "cuda" or target:sub(1, 3) == "cpu" and "cpu" or "hip") -- cpu: a dry run
+local okd, dev = pcall(ckt.device, ckt.target(target).runtime) -- cpu: a dry run
 if not okd then
   print("SKIPPED: bench/gemm.lua: no device for " .. target .. ": " .. tostring(dev))
   os.exit(77)

@@ -7,7 +7,7 @@
 local target = arg[1] or "sm_90"
 local S = tonumber(arg[2] or "512")
 local gemm = require "ckt.kernels.gemm"
-local backend = target:sub(1, 3) == "sm_" and "cuda" or target:sub(1, 3) == "cpu" and "cpu" or "hip"
+local backend = ckt.target(target).runtime
 local dev = ckt.device(backend)
 local cases = {
   {dtype = "f16", a_major = "k", b_major = "k"},

@@ -22,12 +22,6 @@ local function fail(msg) error("gemm: " .. msg, 3) end
 
 -- the target whose instructions and bank model apply: the CPU target emulates gfx90a unless it
 -- names another
-local function arch_of(target)
-  target = target or ckt.default_target and ckt.default_target() or "cpu"
-  if target:sub(1, 4) == "cpu:" then return target:sub(5) end
-  return target == "cpu" and "gfx90a" or target
-end
-
 local function pow2(x) return x > 0 and x & (x - 1) == 0 end
 
 -- Defaults per target. NVIDIA: a 128 x 128 block tile in 32-wide K slices, 8 warps of 64 x 32
@@ -62,11 +56,13 @@ function gemm.plan(o)
   if o.epilogue ~= nil and type(o.epilogue) ~= "function" then fail("epilogue must be a function of the f32 accumulator") end
   p.target = o.target or (ckt.default_target and ckt.default_target()) or "cpu"
   if type(p.target) ~= "string" then fail("target must be a string") end
-  p.arch = arch_of(p.target)
-  local vendor = p.arch:sub(1, 3) == "sm_" and "nvidia" or p.arch:sub(1, 3) == "gfx" and "amd" or nil
-  if not vendor then fail(("target '%s' has no matrix instructions (cpu, cpu:<gpu>, gfx90a, sm_80, sm_90)"):format(p.target)) end
+  -- the target record says what a target is (a bare "cpu" emulates the default GPU)
+  local okt, rec = pcall(ckt.target, p.target)
+  if not okt then fail(("target '%s' has no matrix instructions (cpu, cpu:<gpu>, gfx90a, sm_80, sm_90)"):format(p.target)) end
+  p.arch, p.emulated = rec.arch, rec.emulated
+  local vendor = rec.vendor
   p.vendor = vendor
-  if p.dtype == "f32" and p.target:sub(1, 3) ~= "cpu" then fail(("dtype f32 runs on the CPU target only (%s has no f32 matrix instruction here)"):format(p.target)) end
+  if p.dtype == "f32" and not p.emulated then fail(("dtype f32 runs on the CPU target only (%s has no f32 matrix instruction here)"):format(p.target)) end
   local d = DEFAULTS[vendor]
   local tile = o.tile or d.tile
   if type(tile) ~= "table" or #tile ~= 3 then fail("tile must be {TM, TN, TK}") end
@@ -124,7 +120,7 @@ function gemm.plan(o)
   -- aligned: M, N and K are promised multiples of the 16-byte vector (checked at launch), which
   -- 16-byte copies need at padded edges; the GPU default. Without it the copies move one element
   -- at a time (any M, N, K: the CPU default).
-  if o.aligned == nil then p.aligned = p.target:sub(1, 3) ~= "cpu" else p.aligned = o.aligned end
+  if o.aligned == nil then p.aligned = not p.emulated else p.aligned = o.aligned end
   local v = p.aligned and p.v or 1
   local function copy_plan(rows, contiguous_rows, name)
     -- the LDS tile is rows x TK; contiguous_rows: the row dim is contiguous in global memory
