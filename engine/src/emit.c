@@ -505,6 +505,54 @@ static bool window_guard(em *e, const access *a, int w)
     return true;
 }
 
+/* A swizzle applied to a number (the emitted expression of swizzled(), without the stage). */
+static int64_t swizzle_num(const ckt_ktensor *t, int64_t x)
+{
+    if (!t->swizzled) return x;
+    ckt_swizzle sw = t->sw;
+    int64_t bits = x & ((((int64_t)1 << sw.b) - 1) << (sw.m + (sw.s > 0 ? sw.s : 0)));
+    return x ^ (sw.s >= 0 ? bits >> sw.s : bits << -sw.s);
+}
+
+/* The offsets of an ldmatrix site's matrices as one per-thread register and constants. A
+ * thread's offset of matrix r is u_r = u_0 + c_r; where c_r has no bit that u_0 ever has (every
+ * thread checked), u_r = u_0 ^ c_r, and the swizzle, linear over XOR, gives f(u_r) = f(u_0) ^
+ * f(c_r); where f(u_0) and f(c_r) share no bit either, that is f(u_0) + f(c_r), an immediate in
+ * the instruction. f(u_0) depends on the thread only, so the compiler computes it once, outside
+ * the K loop. Needs constant window origins (blockwise_gemm's unrolled K steps); false when any
+ * condition fails (the caller then spells each address out). */
+static bool split_offsets(em *e, const access *a, int nrep, ckt_expr_id *u0, int64_t *fc, bool *add)
+{
+    ckt_expr_pool *ex = e->ex;
+    access b = *a;
+    for (int d = 0; d < 2; d++) {
+        int64_t lo, hi; /* a window that never moves: its origin's range is one value */
+        ckt_expr_range(ex, a->w->origin[d], &lo, &hi);
+        if (lo != hi) return false;
+        b.idx[d] = ckt_expr_addc(ex, a->thr[d], lo);
+    }
+    ckt_expr_id u[16];
+    if (nrep > 16) return false;
+    for (int r = 0; r < nrep; r++) u[r] = group_offset(e, &b, (int64_t)r * 8, 0);
+    if (ckt_expr_pool_status(ex, NULL)) return false;
+    int64_t c[16];
+    *add = true;
+    for (int64_t tid = 0; tid < e->block; tid++) {
+        ckt_expr_env env = {.tid = tid};
+        int64_t v0, vr;
+        if (ckt_expr_eval_int(ex, u[0], &env, &v0, NULL)) return false;
+        for (int r = 0; r < nrep; r++) {
+            if (ckt_expr_eval_int(ex, u[r], &env, &vr, NULL)) return false;
+            if (tid == 0) c[r] = vr - v0;
+            if (vr - v0 != c[r] || (v0 & c[r]) || c[r] < 0) return false;
+            if (swizzle_num(a->t, v0) & swizzle_num(a->t, c[r])) *add = false;
+        }
+    }
+    *u0 = swizzled(e, &(ckt_ktensor){.swizzled = a->t->swizzled, .sw = a->t->sw}, u[0]);
+    for (int r = 0; r < nrep; r++) fc[r] = swizzle_num(a->t, c[r]);
+    return true;
+}
+
 /* CUDA: the A / B fragments of mma.sync by ldmatrix (x4 for A, x2 for B) when every 8-element K
  * row the lanes point at is 16 contiguous, aligned bytes of LDS; returns false (why in `why`)
  * when the layout does not allow it, and the load stays ordinary element / vector loads. */
@@ -543,12 +591,46 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
     if (!window_guard(e, &a, op->w)) return false;
     line(e, "{");
     e->ind++;
+    int64_t per = isa ? m->a_values : m->b_values;
+    int nrep = (int)((a.d->nvalues + 7) / 8);
+    ckt_expr_id u0;
+    int64_t fc[16];
+    bool add;
+    if (split_offsets(e, &a, nrep, &u0, fc, &add)) {
+        char *us = estr(e, u0, NULL), *bs = a.t->stage_view ? estr(e, a.t->stage_base, NULL) : NULL;
+        if (!us || (a.t->stage_view && !bs)) { free(us); free(bs); e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory"); return false; }
+        line(e, "/* one offset per thread (hoisted out of loops by the compiler), a constant per matrix */");
+        line(e, "const ckt_u32 ckt_lt = (ckt_u32)(%s);", us);
+        line(e, "const ckt_u32 ckt_la = (ckt_u32)__cvta_generic_to_shared(%s) + %lldu * (ckt_u32)(%s);", a.t->name, (long long)a.esz, bs ? bs : "0");
+        free(us);
+        free(bs);
+        if (add) line(e, "const ckt_u32 ckt_lb = ckt_la + %lldu * ckt_lt;", (long long)a.esz);
+        for (int rep = 0; rep < nrep; rep++) {
+            line(e, "{");
+            e->ind++;
+            line(e, "ckt_u32 q[4];");
+            char at[96];
+            if (add) snprintf(at, sizeof at, "\"r\"(ckt_lb)");
+            else snprintf(at, sizeof at, "\"r\"(ckt_la + %lldu * (ckt_lt ^ %lldu))", (long long)a.esz, (long long)fc[rep]);
+            long long imm = add ? (long long)(fc[rep] * a.esz) : 0;
+            if (isa) line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%%0,%%1,%%2,%%3}, [%%4+%lld];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : %s);", imm, at);
+            else line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%%0,%%1}, [%%2+%lld];\" : \"=r\"(q[0]), \"=r\"(q[1]) : %s);", imm, at);
+            for (int j = 0; j < nregs; j++) {
+                char r0[64], r1[64];
+                line(e, "%s = (ckt_u16)q[%d]; %s = (ckt_u16)(q[%d] >> 16);", reg(e, a.r, rep * per + 2 * j, r0, sizeof r0), j, reg(e, a.r, rep * per + 2 * j + 1, r1, sizeof r1), j);
+            }
+            e->ind--;
+            line(e, "}");
+        }
+        e->ind--;
+        line(e, "}");
+        return true;
+    }
     for (int d = 0; d < 2; d++) {
         char *x = estr(e, ckt_expr_add(ex, a.w->origin[d], a.thr[d]), NULL);
         line(e, "const ckt_i64 i%d = %s;", d, x ? x : "0");
         free(x);
     }
-    int64_t per = isa ? m->a_values : m->b_values;
     for (int64_t rep = 0; rep * 8 < a.d->nvalues; rep++) {
         ckt_expr_id off = swizzled(e, a.t, group_offset(e, &a, rep * 8, 0));
         char *os = estr(e, off, NULL);
