@@ -330,11 +330,18 @@ static ckt_expr_id in_bounds(em *e, const access *a, int64_t v)
  * it to 1 where it can prove it; else the access runs only when it holds, and CKT_FAULT tells
  * the runtime. Without it a window at a runtime origin far out of range reads and writes any
  * address (a sandboxed script crashed its host this way). */
+static ckt_expr_id window_within(em *e, const access *a);
 static ckt_expr_id window_inside(em *e, const access *a)
+{
+    if (a->t->mem == CKT_MEM_GLOBAL && a->t->padded) return ckt_expr_int(e->ex, 1);
+    return window_within(e, a);
+}
+
+/* The whole window inside the tensor's shape (padded or not). */
+static ckt_expr_id window_within(em *e, const access *a)
 {
     ckt_expr_pool *ex = e->ex;
     ckt_expr_id m = ckt_expr_int(ex, 1);
-    if (a->t->mem == CKT_MEM_GLOBAL && a->t->padded) return m;
     for (int d = 0; d < a->rank; d++) {
         ckt_expr_id shape;
         if (a->t->mem == CKT_MEM_GLOBAL) {
@@ -861,6 +868,7 @@ static int64_t copy_width(em *e, access *src, access *dst, int64_t want, char *w
  * cp.async (16 bytes: .cg, zero-filled past a padded edge) in the CUDA prelude, a load and a
  * store through registers in the HIP prelude, a copy queued until its wait in the C prelude;
  * 2-byte elements go one by one (synchronously, in every dialect). */
+static void copy_vectors(em *e, const access *srcp, const access *dstp, int64_t bytes, bool split, bool add, const int64_t *fc, bool inside);
 static void emit_copy_async(em *e, const ckt_kop *op)
 {
     access src, dst;
@@ -904,9 +912,43 @@ static void emit_copy_async(em *e, const ckt_kop *op)
         free(bs);
     } else
         declare_coords(e, &dst, "j");
+    /* GPUs, a padded source: a block whose window lies wholly inside the tensor (all but the
+     * edge blocks and the K tail) copies without the per-vector masks */
+    ckt_expr_id within = ckt_expr_int(ex, 0);
+    int64_t never;
+    if (!e->dl->thread_loops && src.t->mem == CKT_MEM_GLOBAL && src.t->padded) within = window_within(e, &src);
+    bool interior = !(ckt_expr_is_const(ex, within, &never) && !never);
+    if (interior) {
+        char *ws = estr(e, within, NULL);
+        if (!ws) { e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory"); return; }
+        line(e, "if (%s) { /* the window lies inside %s: no masks */", ws, src.t->name);
+        free(ws);
+        e->ind++;
+        copy_vectors(e, &src, &dst, bytes, split, add, fc, true);
+        e->ind--;
+        line(e, "} else {");
+        e->ind++;
+    }
+    copy_vectors(e, &src, &dst, bytes, split, add, fc, false);
+    if (interior) {
+        e->ind--;
+        line(e, "}");
+    }
+    e->ind--;
+    line(e, "}");
+}
+
+/* The vectors of one thread's asynchronous copy (see emit_copy_async); `inside`: the window is
+ * known inside the source, no masks. */
+static void copy_vectors(em *e, const access *srcp, const access *dstp, int64_t bytes, bool split, bool add, const int64_t *fc, bool inside)
+{
+    ckt_expr_pool *ex = e->ex;
+    const access src = *srcp, dst = *dstp;
+    char zero[48];
+    literal(dst.t->dtype, 0.0f, zero, sizeof zero);
     for (int64_t v = 0, g = 0; v < src.d->nvalues; v++) {
         if (src.group[v] != v) continue;
-        ckt_expr_id so = group_offset(e, &src, v, 0), mask = in_bounds(e, &src, v);
+        ckt_expr_id so = group_offset(e, &src, v, 0), mask = inside ? ckt_expr_int(ex, 1) : in_bounds(e, &src, v);
         ckt_expr_id dof = split ? ckt_expr_int(ex, 0) : swizzled(e, dst.t, group_offset(e, &dst, v, 0));
         int64_t always;
         bool masked = !(ckt_expr_is_const(ex, mask, &always) && always);
@@ -935,8 +977,6 @@ static void emit_copy_async(em *e, const ckt_kop *op)
         free(ms);
         g++;
     }
-    e->ind--;
-    line(e, "}");
 }
 
 static void emit_commit(em *e)
