@@ -591,16 +591,18 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
     if (ckt_expr_pool_status(ex, e->err)) { e->st = e->err->status; return false; }
     if (vector_blocker(e, &a, 8, blk, sizeof blk)) { snprintf(why, cap, "no ldmatrix: %s", blk); return false; }
     bool isa = op->mma_rep[0] == 'A';
-    int nregs = isa ? 4 : 2;
+    /* x4 or x2: the registers one load fills (B by x4 covers two N tiles) */
+    int64_t nrep0 = (a.d->nvalues + 7) / 8;
+    int nregs = a.r->nvalues / nrep0 / 2 == 4 ? 4 : 2;
     char desc[400];
     describe_tensor(e, a.t, desc, sizeof desc);
     thread_open(e);
     line(e, "/* line %d: ldmatrix.x%d: %c fragments of %s from %s (%s) */", op->line, nregs, isa ? 'A' : 'B', m->isa, desc, a.d->desc);
+    int64_t per = 2 * nregs; /* values a load fills */
     if (!window_guard(e, &a, op->w)) return false;
     line(e, "{");
     e->ind++;
-    int64_t per = isa ? m->a_values : m->b_values;
-    int nrep = (int)((a.d->nvalues + 7) / 8);
+    int nrep = (int)nrep0;
     ckt_expr_id u0;
     int64_t fc[16], vals[16];
     bool add;
@@ -622,7 +624,7 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
             if (add) snprintf(at, sizeof at, "\"r\"(ckt_lb)");
             else snprintf(at, sizeof at, "\"r\"(ckt_la + %lldu * (ckt_lt ^ %lldu))", (long long)a.esz, (long long)fc[rep]);
             long long imm = add ? (long long)(fc[rep] * a.esz) : 0;
-            if (isa) line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%%0,%%1,%%2,%%3}, [%%4+%lld];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : %s);", imm, at);
+            if (nregs == 4) line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%%0,%%1,%%2,%%3}, [%%4+%lld];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : %s);", imm, at);
             else line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%%0,%%1}, [%%2+%lld];\" : \"=r\"(q[0]), \"=r\"(q[1]) : %s);", imm, at);
             for (int j = 0; j < nregs; j++) {
                 char r0[64], r1[64];
@@ -648,7 +650,7 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
         e->ind++;
         line(e, "ckt_u32 q[4], sa;");
         line(e, "asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %%1; cvt.u32.u64 %%0, t; }\" : \"=r\"(sa) : \"l\"(%s + (%s)));", a.t->name, os);
-        if (isa) line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%%0,%%1,%%2,%%3}, [%%4];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : \"r\"(sa));");
+        if (nregs == 4) line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%%0,%%1,%%2,%%3}, [%%4];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : \"r\"(sa));");
         else line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%%0,%%1}, [%%2];\" : \"=r\"(q[0]), \"=r\"(q[1]) : \"r\"(sa));");
         for (int j = 0; j < nregs; j++) {
             char r0[64], r1[64];

@@ -180,6 +180,10 @@ ckt_status ckt_gemm_ldmatrix_dist(const ckt_gemm_traits *t, const ckt_gemm_geom 
     if (operand == 'A') /* x4: lane l -> row l%8 (+8 for matrices 1, 3), K +8 for matrices 2, 3 */
         snprintf(text, sizeof text, "((8,2,2,%lld,%lld),(8,%lld)):((%lld,%lld,8,0,%lld),(1,%lld))", nw, mw, (long long)t->m_per_wave, ks, 8 * ks,
                  (long long)(t->m_per_wave * m->m) * ks, (long long)m->m * ks);
+    else if (operand == 'B' && t->n_per_wave % 2 == 0) /* x4 on the N x K tile, two N tiles a load:
+        lane l -> row n = l%8, K +8 for matrices 1, 3, the next N tile for matrices 2, 3 */
+        snprintf(text, sizeof text, "((8,2,2,%lld,%lld),(8,%lld)):((%lld,8,%lld,%lld,0),(1,%lld))", nw, mw, (long long)t->n_per_wave / 2, ks,
+                 (long long)m->n * ks, (long long)(t->n_per_wave * m->n) * ks, (long long)(2 * m->n) * ks);
     else if (operand == 'B') /* x2 on the N x K tile: lane l < 16 -> row n = l%8, K +8 for matrix 1 */
         snprintf(text, sizeof text, "((8,2,2,%lld,%lld),(8,%lld)):((%lld,8,0,%lld,0),(1,%lld))", nw, mw, (long long)t->n_per_wave, ks,
                  (long long)(t->n_per_wave * m->n) * ks, (long long)m->n * ks);
@@ -188,7 +192,7 @@ ckt_status ckt_gemm_ldmatrix_dist(const ckt_gemm_traits *t, const ckt_gemm_geom 
     ckt_layout tv;
     ckt_status s;
     if ((s = ckt_layout_parse(text, &tv, err)) || (s = ckt_dist_from_tv(&tv, 2, lengths, out, err))) return s;
-    snprintf(out->desc, sizeof out->desc, "ldmatrix.x%d row addresses of %s %c", operand == 'A' ? 4 : 2, m->name, operand);
+    snprintf(out->desc, sizeof out->desc, "ldmatrix.x%d row addresses of %s %c", operand == 'A' || t->n_per_wave % 2 == 0 ? 4 : 2, m->name, operand);
     return CKT_OK;
 }
 
