@@ -24,14 +24,15 @@ local function fail(msg) error("gemm: " .. msg, 3) end
 -- names another
 local function pow2(x) return x > 0 and x & (x - 1) == 0 end
 
--- Defaults per target. NVIDIA: a 128 x 128 block tile in 32-wide K slices, 8 warps of 64 x 32
--- (4 x 4 m16n8 tiles each; 118 registers, a 227 ms cold NVRTC compile on the 2-core development
--- machine, where 4 warps of 64 x 64 take 212 registers and about twice the time), 3 stages
--- (48 KiB of LDS at 16 bits), grouped by 8 tile rows. Not measured on a GPU yet: bench/gemm.lua.
+-- Defaults per target. NVIDIA: a 128 x 128 block tile in 32-wide K slices, 4 warps of 64 x 64
+-- (4 x 8 m16n8 tiles each, ldmatrix.x4 for both operands), 4 stages (64 KiB of LDS at 16 bits; two
+-- blocks share an SM), grouped by 8 tile rows: the fastest of bench/gemm.lua's sweep on the H100
+-- for every major combination (52-57% of cuBLAS at 8192^3, 2026-11-25; docs/gemm.md has the
+-- table and why the others lose). Its cold NVRTC compile is the price: docs/gemm.md.
 -- AMD (not measured: there is no AMD GPU here): 128 x 128 x 32, 4 waves of 64 x 64 with the
--- 32x32x8 MFMA (2 x 2 per wave), 2 stages (32 KiB, so two blocks share a CU's 64 KiB); 235 ms.
+-- 32x32x8 MFMA (2 x 2 per wave), 2 stages (32 KiB, so two blocks share a CU's 64 KiB).
 local DEFAULTS = {
-  nvidia = {tile = {128, 128, 32}, block = 256, stages = 3, group = 8},
+  nvidia = {tile = {128, 128, 32}, block = 128, stages = 4, group = 8},
   amd = {tile = {128, 128, 32}, block = 256, stages = 2, group = 8},
 }
 
