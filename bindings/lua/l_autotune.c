@@ -213,7 +213,7 @@ static int problem_args(lua_State *L, const ckt_kernel *k, ckt_arg *args)
         } else {
             if (!lua_isinteger(L, -1)) return argerr(L, "field 'problem': '%s' must be an integer, got %s", p->name, lua_type(L, -1) == LUA_TNUMBER ? "a float" : luaL_typename(L, -1));
             lua_Integer v = lua_tointeger(L, -1);
-            if (p->kind == CKT_PARAM_I32 && (v < INT32_MIN || v > INT32_MAX)) return argerr(L, "field 'problem': '%s' = %I does not fit i32", p->name, (LUAI_UACINT)v);
+            if (p->kind == CKT_PARAM_I32 && (v < INT32_MIN || v > INT32_MAX)) return argerr(L, "field 'problem': '%s' = %lld does not fit i32", p->name, (long long)v);
             args[n++] = p->kind == CKT_PARAM_I32 ? ckt_arg_i32((int32_t)v) : ckt_arg_i64((int64_t)v);
         }
         lua_pop(L, 1);
@@ -351,10 +351,10 @@ typedef struct tune_cb {
 
 static int metric_protected(lua_State *L)
 {
-    tune_cb *cb = lua_touserdata(L, 1);
-    lua_pushvalue(L, cb->metric);
+    tune_cb *cb = lua_touserdata(L, 1); /* 2: the metric, 3: the config */
+    lua_pushvalue(L, 2);
     lua_createtable(L, 0, 4);
-    lua_rawgeti(L, CONFIGS, cb->i + 1);
+    lua_pushvalue(L, 3);
     lua_setfield(L, -2, "config");
     lua_pushinteger(L, cb->i + 1);
     lua_setfield(L, -2, "index");
@@ -375,9 +375,13 @@ static int on_metric(void *user, int i, double ms, const double *times, int ntim
     tune_cb *cb = user;
     lua_State *L = cb->L;
     cb->i = i, cb->ms = ms, cb->times = times, cb->ntimes = ntimes;
+    /* in l_autotune's frame (the engine calls back on this thread); nothing here allocates or
+     * raises: the stack room was checked before the search began */
     lua_pushcfunction(L, metric_protected);
     lua_pushlightuserdata(L, cb);
-    if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+    lua_pushvalue(L, cb->metric);
+    lua_rawgeti(L, CONFIGS, i + 1);
+    if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
         ckt_fail(err, CKT_EINVAL, "autotune: metric: %s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
         lua_pop(L, 1);
         return 1;
@@ -451,7 +455,7 @@ static double opt_number(lua_State *L, const char *k, double def, double lo, dou
     if (t != LUA_TNIL) {
         if (t != LUA_TNUMBER) argerr(L, "field '%s' must be a number, got %s", k, luaL_typename(L, -1));
         v = lua_tonumber(L, -1);
-        if (!(v >= lo && v <= hi)) argerr(L, "field '%s' = %f must be in [%g, %g]", k, v, lo, hi);
+        if (!(v >= lo && v <= hi)) argerr(L, "field '%s' = %g must be in [%g, %g]", k, v, lo, hi);
     }
     lua_pop(L, 1);
     return v;
@@ -464,7 +468,7 @@ static int opt_int(lua_State *L, const char *k, int def, int lo, int hi)
     if (t != LUA_TNIL) {
         if (!lua_isinteger(L, -1)) argerr(L, "field '%s' must be an integer, got %s", k, lua_type(L, -1) == LUA_TNUMBER ? "a float" : luaL_typename(L, -1));
         v = lua_tointeger(L, -1);
-        if (v < lo || v > hi) argerr(L, "field '%s' = %I must be in [%d, %d]", k, (LUAI_UACINT)v, lo, hi);
+        if (v < lo || v > hi) argerr(L, "field '%s' = %lld must be in [%d, %d]", k, (long long)v, lo, hi);
     }
     lua_pop(L, 1);
     return (int)v;
@@ -684,6 +688,7 @@ static int l_autotune(lua_State *L)
         }
     }
     for (int i = 0; i < n; i++) build_one(L, h, i, o.build, o.filter);
+    luaL_checkstack(L, 8, "autotune: no stack room for the metric");
     tune_cb cb = {L, o.metric, !o.quiet && isatty(2), 0, 0, 0, 0, NULL};
     o.eng.metric = o.metric ? on_metric : NULL;
     o.eng.progress = on_progress;
