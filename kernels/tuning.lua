@@ -89,7 +89,9 @@ SPECS.transpose = function(lib)
       local arch = ckt.target(target).arch
       local c, i = 0, 0
       for _, x in ipairs{{p.read, "read"}, {p.write, "write"}} do
-        local a = ckt.lds.analyze_tensor{target = arch, tensor_layout = p.lds, dtype = p.dtype, thread_map = x[1], vector = p.v, op = x[2]}
+        -- a block smaller than a wave has no rating: the candidate goes unrated
+        local ok, a = pcall(ckt.lds.analyze_tensor, {target = arch, tensor_layout = p.lds, dtype = p.dtype, thread_map = x[1], vector = p.v, op = x[2]})
+        if not ok then return nil end
         c, i = c + a.cycles, i + a.ideal_cycles
       end
       return {bank_cycles = c, bank_ideal = i}

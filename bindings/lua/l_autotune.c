@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ckt/autotune.h"
@@ -497,7 +498,7 @@ static int opt_function(lua_State *L, const char *k, int required, const char *w
 static void read_options(lua_State *L, tune_opts *o)
 {
     static const char *const allowed[] = {"build", "space", "problem", "target", "metric", "warmup", "runs", "budget_s", "quiet", "force",
-                                          "filter", "name", "threads", "bank_slack", "min_occupancy", "allow_spills", "key", NULL};
+                                          "filter", "name", "threads", "bank_slack", "min_occupancy", "allow_spills", "key", "cache", NULL};
     ckt_l_check_fields(L, OPTS, "autotune", allowed);
     memset(o, 0, sizeof *o);
     o->build = opt_function(L, "build", 1, "a function(config) returning kernel, grid");
@@ -520,6 +521,7 @@ static void read_options(lua_State *L, tune_opts *o)
     o->quiet = opt_bool(L, "quiet", 0);
     o->force = opt_bool(L, "force", 0);
     o->eng.allow_spills = opt_bool(L, "allow_spills", 0);
+    o->eng.compile_flags = opt_bool(L, "cache", 1) ? 0 : CKT_COMPILE_NO_CACHE; /* false: cold compiles */
     o->eng.warmup = opt_int(L, "warmup", 1, 0, 1000);
     o->eng.runs = opt_int(L, "runs", 5, 1, 1000);
     o->eng.threads = opt_int(L, "threads", 0, 0, 256);
@@ -581,21 +583,60 @@ static int parse_payload(lua_State *L, const char *p, int nconfigs, double *ms, 
     return (int)idx;
 }
 
-/* Build and compile the remembered config; push config, executable, report. 0: it is stale. */
+/* The executables of remembered choices already built in this state, by key (registry): a
+ * repeated call skips the build function and the compile-cache load. */
+#define MEMO_KEY "ckt.autotune.memo"
+
+static int memo_get(lua_State *L, int key, int idx)
+{
+    if (lua_getfield(L, LUA_REGISTRYINDEX, MEMO_KEY) != LUA_TTABLE) { lua_pop(L, 1); return 0; }
+    lua_pushvalue(L, key);
+    lua_pushinteger(L, idx);
+    lua_concat(L, 2);
+    int found = lua_rawget(L, -2) == LUA_TUSERDATA;
+    lua_remove(L, -2);
+    if (!found) lua_pop(L, 1);
+    return found; /* the executable on the stack */
+}
+
+static void memo_put(lua_State *L, int key, int idx, int exe)
+{
+    exe = lua_absindex(L, exe);
+    if (lua_getfield(L, LUA_REGISTRYINDEX, MEMO_KEY) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, LUA_REGISTRYINDEX, MEMO_KEY);
+    }
+    lua_pushvalue(L, key);
+    lua_pushinteger(L, idx);
+    lua_concat(L, 2);
+    lua_pushvalue(L, exe);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+}
+
+/* Build and compile the remembered config (or take this state's earlier executable of it);
+ * push config, executable, report. 0: it is stale. */
 static int use_remembered(lua_State *L, const tune_opts *o, int idx, double ms, int key)
 {
     int top = lua_gettop(L);
-    lua_pushvalue(L, o->build);
+    if (!memo_get(L, key, idx)) {
+        lua_pushvalue(L, o->build);
+        lua_rawgeti(L, CONFIGS, idx);
+        if (lua_pcall(L, 1, 1, 0) != LUA_OK || !luaL_testudata(L, -1, CKT_L_KERNEL)) { lua_settop(L, top); return 0; }
+        l_kernel *kb = lua_touserdata(L, -1);
+        ckt_executable *exe = NULL;
+        ckt_error err;
+        ckt_kernel_compile_options co = {0, NULL, 0};
+        if (!kb->built || ckt_kernel_compile(ckt_l_context(L), kb->k, o->target, &co, &exe, &err)) { lua_settop(L, top); return 0; }
+        ckt_lk_push_executable(L, -1, exe);
+        lua_remove(L, -2);
+        memo_put(L, key, idx, -1);
+    }
+    int xidx = lua_gettop(L);
     lua_rawgeti(L, CONFIGS, idx);
-    if (lua_pcall(L, 1, 1, 0) != LUA_OK || !luaL_testudata(L, -1, CKT_L_KERNEL)) { lua_settop(L, top); return 0; }
-    l_kernel *kb = lua_touserdata(L, -1);
-    ckt_executable *exe = NULL;
-    ckt_error err;
-    ckt_kernel_compile_options co = {0, NULL, 0};
-    if (!kb->built || ckt_kernel_compile(ckt_l_context(L), kb->k, o->target, &co, &exe, &err)) { lua_settop(L, top); return 0; }
-    int kidx = lua_gettop(L);
-    lua_rawgeti(L, CONFIGS, idx);
-    ckt_lk_push_executable(L, kidx, exe);
+    lua_pushvalue(L, xidx);
     lua_createtable(L, 1, 5);
     lua_createtable(L, 0, 3);
     lua_rawgeti(L, CONFIGS, idx);
@@ -611,11 +652,27 @@ static int use_remembered(lua_State *L, const tune_opts *o, int idx, double ms, 
     lua_setfield(L, -2, "index");
     lua_pushvalue(L, key);
     lua_setfield(L, -2, "key");
-    lua_remove(L, kidx);
+    lua_remove(L, xidx);
     return 1;
 }
 
 /* ---- ckt.autotune ---- */
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+/* report.seconds: the whole call; report.lookup_ms: naming and reading the remembered choice */
+static void set_times(lua_State *L, int report, double t0, double lookup_ms)
+{
+    lua_pushnumber(L, (now_ms() - t0) * 1e-3);
+    lua_setfield(L, report, "seconds");
+    lua_pushnumber(L, lookup_ms);
+    lua_setfield(L, report, "lookup_ms");
+}
 
 static void push_counts(lua_State *L, const holder *h)
 {
@@ -640,6 +697,7 @@ static int none_measured(lua_State *L, const holder *h)
 
 static int l_autotune(lua_State *L)
 {
+    double t0 = now_ms();
     luaL_checktype(L, OPTS, LUA_TTABLE);
     if (ckt_l_sandboxed(L)) return ckt_l_errorf(L, "autotune: not available in a sandboxed state (it runs compilers on threads and measures)");
     lua_settop(L, 1);
@@ -669,13 +727,16 @@ static int l_autotune(lua_State *L)
                                 ckt_backend_name(rec.runtime), lua_tostring(L, -1), rec.arch);
         dev = ckt_l_checkdevice(L, -1); /* anchored on the stack */
     }
+    double t1 = now_ms();
     push_key(L, &o, n, dev);
     int key = lua_gettop(L);
     const char *note = NULL;
+    double lookup_ms = now_ms() - t1;
     if (!o.force) {
         char *payload = NULL, cnote[600];
         size_t size = 0;
         ckt_recall rc = ckt_autotune_recall(ckt_l_context(L), lua_tostring(L, key), &payload, &size, cnote, sizeof cnote);
+        lookup_ms = now_ms() - t1;
         if (rc == CKT_RECALL_CORRUPT) note = lua_pushfstring(L, "a damaged remembered choice was ignored (%s)", cnote);
         if (rc == CKT_RECALL_HIT) {
             lua_pushlstring(L, payload, size);
@@ -683,7 +744,11 @@ static int l_autotune(lua_State *L)
             double ms = 0;
             const char *why = "";
             int idx = parse_payload(L, lua_tostring(L, -1), n, &ms, &why);
-            if (idx && use_remembered(L, &o, idx, ms, key)) return 3;
+            lookup_ms = now_ms() - t1;
+            if (idx && use_remembered(L, &o, idx, ms, key)) {
+                set_times(L, lua_gettop(L), t0, lookup_ms);
+                return 3;
+            }
             note = lua_pushfstring(L, "a stale remembered choice was ignored (%s)", idx ? "its config no longer builds or compiles" : why);
         }
     }
@@ -706,6 +771,7 @@ static int l_autotune(lua_State *L)
     h->r[best].exe = NULL;
     ckt_lk_push_executable(L, -1, exe);
     lua_remove(L, -2);
+    memo_put(L, key, best + 1, -1);
     lua_createtable(L, n, 6);
     for (int i = 0; i < n; i++) push_entry(L, h, i), lua_rawseti(L, -2, i + 1);
     set_int(L, "best", best + 1, 1);
@@ -716,6 +782,7 @@ static int l_autotune(lua_State *L)
     if (note) lua_pushstring(L, note), lua_setfield(L, -2, "note");
     push_counts(L, h);
     lua_setfield(L, -2, "stats");
+    set_times(L, lua_gettop(L), t0, lookup_ms);
     /* remember it */
     lua_rawgeti(L, CONFIGS, best + 1);
     canon(L, -1, "config", 0);
