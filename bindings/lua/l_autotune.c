@@ -583,23 +583,27 @@ static int parse_payload(lua_State *L, const char *p, int nconfigs, double *ms, 
     return (int)idx;
 }
 
-/* The executables of remembered choices already built in this state, by key (registry): a
- * repeated call skips the build function and the compile-cache load. */
+/* The executables of remembered choices already built in this state, by key, config and build
+ * function (registry): a repeated call with the same build function skips it and the
+ * compile-cache load. */
 #define MEMO_KEY "ckt.autotune.memo"
 
-static int memo_get(lua_State *L, int key, int idx)
+static void push_memo_key(lua_State *L, int key, int idx, int build)
+{
+    lua_pushfstring(L, "%s %d %p", lua_tostring(L, key), idx, lua_topointer(L, build));
+}
+
+static int memo_get(lua_State *L, int key, int idx, int build)
 {
     if (lua_getfield(L, LUA_REGISTRYINDEX, MEMO_KEY) != LUA_TTABLE) { lua_pop(L, 1); return 0; }
-    lua_pushvalue(L, key);
-    lua_pushinteger(L, idx);
-    lua_concat(L, 2);
+    push_memo_key(L, key, idx, build);
     int found = lua_rawget(L, -2) == LUA_TUSERDATA;
     lua_remove(L, -2);
     if (!found) lua_pop(L, 1);
     return found; /* the executable on the stack */
 }
 
-static void memo_put(lua_State *L, int key, int idx, int exe)
+static void memo_put(lua_State *L, int key, int idx, int build, int exe)
 {
     exe = lua_absindex(L, exe);
     if (lua_getfield(L, LUA_REGISTRYINDEX, MEMO_KEY) != LUA_TTABLE) {
@@ -608,9 +612,7 @@ static void memo_put(lua_State *L, int key, int idx, int exe)
         lua_pushvalue(L, -1);
         lua_setfield(L, LUA_REGISTRYINDEX, MEMO_KEY);
     }
-    lua_pushvalue(L, key);
-    lua_pushinteger(L, idx);
-    lua_concat(L, 2);
+    push_memo_key(L, key, idx, build);
     lua_pushvalue(L, exe);
     lua_rawset(L, -3);
     lua_pop(L, 1);
@@ -621,7 +623,7 @@ static void memo_put(lua_State *L, int key, int idx, int exe)
 static int use_remembered(lua_State *L, const tune_opts *o, int idx, double ms, int key)
 {
     int top = lua_gettop(L);
-    if (!memo_get(L, key, idx)) {
+    if (!memo_get(L, key, idx, o->build)) {
         lua_pushvalue(L, o->build);
         lua_rawgeti(L, CONFIGS, idx);
         if (lua_pcall(L, 1, 1, 0) != LUA_OK || !luaL_testudata(L, -1, CKT_L_KERNEL)) { lua_settop(L, top); return 0; }
@@ -632,7 +634,7 @@ static int use_remembered(lua_State *L, const tune_opts *o, int idx, double ms, 
         if (!kb->built || ckt_kernel_compile(ckt_l_context(L), kb->k, o->target, &co, &exe, &err)) { lua_settop(L, top); return 0; }
         ckt_lk_push_executable(L, -1, exe);
         lua_remove(L, -2);
-        memo_put(L, key, idx, -1);
+        memo_put(L, key, idx, o->build, -1);
     }
     int xidx = lua_gettop(L);
     lua_rawgeti(L, CONFIGS, idx);
@@ -771,7 +773,7 @@ static int l_autotune(lua_State *L)
     h->r[best].exe = NULL;
     ckt_lk_push_executable(L, -1, exe);
     lua_remove(L, -2);
-    memo_put(L, key, best + 1, -1);
+    memo_put(L, key, best + 1, o.build, -1);
     lua_createtable(L, n, 6);
     for (int i = 0; i < n; i++) push_entry(L, h, i), lua_rawseti(L, -2, i + 1);
     set_int(L, "best", best + 1, 1);
@@ -806,4 +808,14 @@ void ckt_lk_open_autotune(lua_State *L)
     ckt_l_new_class(L, RESULTS, gc);
     lua_pushcfunction(L, l_autotune);
     lua_setfield(L, -2, "autotune");
+    ckt_l_help_add(L, "autotune",
+                   "ckt.autotune{build=function(config) return kernel, grid [, {bank_cycles=, bank_ideal=}] end,\n"
+                   "  space={name={values...}, ...} | {config, ...}, problem={param=value...} | function() return {...} end,\n"
+                   "  target=, metric=\"time\" | function{config=, ms=, times=} -> score, warmup=1, runs=5, budget_s=, filter=fn(config)\n"
+                   "  -> keep [, why], bank_slack=2 | false, min_occupancy=, allow_spills=false, threads=, name=, key=, quiet=, force=, cache=}\n"
+                   "-> best_config, executable, report. Prunes before compiling (filter, LDS limit, the problem's launch checks,\n"
+                   "the bank model's rating against the best), compiles on host threads, prunes spills / low occupancy, measures the\n"
+                   "rest (median of runs). report[i] = {config=, status=measured|pruned|failed, reason=, ms=, compile_ms=, ...};\n"
+                   "report.best, .stats, .seconds. The winner is remembered in the cache directory (report.remembered next time;\n"
+                   "force=true re-tunes; a damaged or stale entry is ignored and named in report.note). docs/autotune.md.");
 }

@@ -158,6 +158,75 @@ describe("ckt.autotune", function()
     assert.truthy(out:match("^true"), out)
   end)
 
+  it("ignores a stale remembered choice, reuses this state's executable, honours budget_s and cache = false", function()
+    local broken = {}
+    local function b(c)
+      if broken[c.tn] then error("this config no longer builds") end
+      local k, g = copy.build{dtype = "f32", tile = {1, c.tn}, block = 32}
+      return k, g(M, N)
+    end
+    local opts = {build = b, space = {tn = {128, 256}}, problem = problem, target = "cpu", quiet = true, runs = 1, name = "spec.stale"}
+    local best, exe1 = ckt.autotune(opts)
+    local again, exe2, r2 = ckt.autotune(opts)
+    assert.is_true(r2.remembered)
+    assert.are.equal(exe1, exe2) -- the same executable: no build, no compile-cache load
+    assert.is_true(r2.lookup_ms >= 0 and r2.seconds >= 0)
+    broken[best.tn] = true
+    opts.build = function(c) return b(c) end -- another build function: this state's executable is not reused
+    local other, _, r3 = ckt.autotune(opts)
+    assert.is_false(r3.remembered)
+    assert.truthy(tostring(r3.note):find("stale remembered choice was ignored", 1, true), tostring(r3.note))
+    assert.are_not.equal(best.tn, other.tn)
+    -- a budget already spent before the first measurement: an error naming what happened
+    local ok, err = pcall(ckt.autotune, {build = build, space = SPACE, problem = problem, target = "cpu", quiet = true, force = true,
+                                         budget_s = 1e-9, name = "spec.budget"})
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("budget_s spent", 1, true), tostring(err))
+    -- cache = false: cold compiles, none written to the compile cache
+    local d = fresh_dir()
+    local f = io.open(d .. "/t.lua", "w")
+    f:write([[
+      local copy = require "ckt.kernels.copy"
+      local dev = ckt.device("cpu")
+      local x, y = dev:alloc("f32", 16 * 512), dev:alloc("f32", 16 * 512)
+      local _, _, rep = ckt.autotune{build = function(c) local k, g = copy.build{dtype = "f32", tile = {c.tm, 128}, block = 32}; return k, g(16, 512) end,
+        space = {tm = {1, 2}}, problem = {X = x, Y = y, M = 16, N = 512}, target = "cpu", quiet = true, runs = 1, cache = false}
+      print(rep.stats.compiled, rep.stored)
+    ]])
+    f:close()
+    local p = io.popen(("CKT_CACHE_DIR=%s %s %s/t.lua 2>&1"):format(d, CKT_LUA, d))
+    local out = p:read("a"); p:close()
+    assert.truthy(out:match("^2\ttrue"), out)
+    assert.are.equal(1, count_entries(d)) -- only the remembered choice
+  end)
+
+  it("shows a progress line on a terminal only, unless quiet", function()
+    local d = fresh_dir()
+    local f = io.open(d .. "/t.lua", "w")
+    f:write([[
+      local copy = require "ckt.kernels.copy"
+      local dev = ckt.device("cpu")
+      local x, y = dev:alloc("f32", 16 * 512), dev:alloc("f32", 16 * 512)
+      ckt.autotune{build = function(c) local k, g = copy.build{dtype = "f32", tile = {c.tm, 128}, block = 32}; return k, g(16, 512) end,
+        space = {tm = {1, 2}}, problem = {X = x, Y = y, M = 16, N = 512}, target = "cpu", runs = 1, force = true, quiet = arg[1] == "quiet"}
+    ]])
+    f:close()
+    local function run(tty, quiet)
+      local cmd = ("CKT_CACHE_DIR=%s %s %s/t.lua %s"):format(d, CKT_LUA, d, quiet and "quiet" or "")
+      if tty then cmd = ("script -qec %q /dev/null"):format(cmd) end
+      local p = io.popen(cmd .. " 2>&1 < /dev/null")
+      local out = p:read("a"); p:close()
+      return out
+    end
+    if os.execute("command -v script > /dev/null") then
+      local shown = run(true, false)
+      assert.truthy(shown:find("autotune: 2 candidates", 1, true), shown)
+      assert.truthy(shown:find("2 measured", 1, true), shown)
+      assert.falsy(run(true, true):find("autotune:", 1, true))
+    end
+    assert.are.equal("", run(false, false))
+  end)
+
   it("uses a custom metric (lower is better)", function()
     local calls = 0
     local best, _, rep = ckt.autotune{build = build, space = SPACE, problem = problem, target = "cpu", quiet = true, force = true, runs = 1,
