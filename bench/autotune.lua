@@ -1,7 +1,8 @@
 -- Autotuning benchmark (issue 18's performance items):
---   1. the library GEMM (f16, 4096^3 on a GPU) tuned over 48 candidates (8 block tiles x 2 block
---      sizes x 3 stage counts) with the models pruning: wall-clock seconds of the whole search,
---      cold compiles included (the compile cache is bypassed); how many each model pruned;
+--   1. the library GEMM (f16, 4096^3 on a GPU) tuned over 96 candidates (8 block tiles x 2 block
+--      sizes x 3 stage counts x LDS swizzled by the bank model or not) with the models pruning:
+--      wall-clock seconds of the whole search, cold compiles included (the compile cache is
+--      bypassed); how many each model pruned;
 --   2. the same space exhaustively (no bank-model or spill pruning; the LDS limit and the
 --      problem still apply, what they reject cannot launch): the model-pruned winner against the
 --      exhaustive one, both timed in the exhaustive run (same winner, or the loss in %);
@@ -30,21 +31,36 @@ local C = dev:alloc(dt, M * N)
 local problem = {A = A, B = B, C = C, M = M, N = N, K = K}
 
 local space = {tile = {{64, 64, 32}, {128, 64, 32}, {64, 128, 32}, {128, 128, 32}, {128, 256, 32}, {256, 128, 32}, {64, 64, 64}, {128, 128, 64}},
-               block = {128, 256}, stages = {2, 3, 4}}
+               block = {128, 256}, stages = {2, 3, 4}, swizzle = {true, false}}
 
--- CKT_BENCH_QUICK=1: 4 candidates (a quick try of the script, e.g. on the CPU target)
+-- CKT_BENCH_QUICK=1: 8 candidates (a quick try of the script, e.g. on the CPU target)
 if os.getenv("CKT_BENCH_QUICK") then space.tile, space.stages = {{64, 64, 32}, {128, 64, 32}}, {2} end
 
-local function build(c)
-  local k, grid, p = gemm.build{dtype = dt, target = target, tile = c.tile, block = c.block, stages = c.stages}
+-- The bank model's cycles of one block's LDS accesses: the copy-in writes and the operand reads of
+-- A and B on the plan's layouts. An unswizzled plan records no read pattern, so the swizzled
+-- plan's (the same accesses: ldmatrix rows / MFMA operand loads) is analysed on its layouts.
+local function costs(c, p)
+  local ps = c.swizzle == false and gemm.plan{dtype = dt, target = target, tile = c.tile, block = c.block, stages = c.stages} or p
   local cycles, ideal = 0, 0
-  for _, op in pairs(gemm.bank_report(p)) do
-    for _, a in pairs(op) do cycles, ideal = cycles + a.cycles, ideal + a.ideal end
+  for _, x in ipairs{{p.a_copy, ps.a_copy}, {p.b_copy, ps.b_copy}} do
+    local mine, with_read = x[1], x[2]
+    local function an(map, vector, op)
+      local a = ckt.lds.analyze_tensor{target = p.arch, tensor_layout = mine.lds, dtype = dt, thread_map = map, vector = vector, op = op}
+      cycles, ideal = cycles + a.cycles, ideal + a.ideal_cycles
+    end
+    an(mine.write, p.aligned and p.v or 1, "write")
+    if with_read.read then an(with_read.read, with_read.read_vector, "read") end
   end
-  return k, grid(M, N), {bank_cycles = cycles, bank_ideal = ideal}
+  return {bank_cycles = cycles, bank_ideal = ideal}
+end
+
+local function build(c)
+  local k, grid, p = gemm.build{dtype = dt, target = target, tile = c.tile, block = c.block, stages = c.stages, swizzle = c.swizzle}
+  return k, grid(M, N), costs(c, p)
 end
 
 local function tune(exhaustive)
+  -- exhaustive: no bank-model or spill pruning (what the LDS limit or the problem rejects cannot launch)
   return ckt.autotune{name = "bench/autotune.lua gemm", build = build, space = space, problem = problem, target = target,
                       force = true, cache = false, runs = cpu and 3 or 20, warmup = cpu and 1 or 3,
                       bank_slack = not exhaustive and 2.0 or false, allow_spills = exhaustive}
@@ -60,16 +76,17 @@ local function kind(reason)
 end
 
 print(("device: %s   target: %s   date: %s   GEMM %s %dx%dx%d, %d candidates"):format(dev:name(), target, os.date("!%Y-%m-%d"), dt, M, N, K,
-      #space.tile * #space.block * #space.stages))
+      #space.tile * #space.block * #space.stages * #space.swizzle))
 local best, _, rep = tune(false)
 local by = {}
 for _, e in ipairs(rep) do local k = kind(e.reason); if e.status == "pruned" then by[k] = (by[k] or 0) + 1 end end
-print("| # | tile | block | stages | status | LDS KiB | bank x | regs | spills | compile ms | ms | TFLOP/s | why |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("| # | tile | block | stages | swizzle | status | LDS KiB | bank x | regs | spills | compile ms | ms | TFLOP/s | why |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 local flop = 2.0 * M * N * K
 for i, e in ipairs(rep) do
   local c = e.config
-  print(("| %d | %dx%dx%d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |"):format(i, c.tile[1], c.tile[2], c.tile[3], c.block, c.stages, e.status,
+  print(("| %d | %dx%dx%d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |"):format(i, c.tile[1], c.tile[2], c.tile[3], c.block, c.stages,
+        tostring(c.swizzle), e.status,
         e.lds_bytes and ("%.0f"):format(e.lds_bytes / 1024) or "", e.bank_factor and ("%.2f"):format(e.bank_factor) or "",
         e.registers or "", e.spills or "", e.compile_ms and ("%.0f"):format(e.compile_ms) or "", e.ms and ("%.4f"):format(e.ms) or "",
         e.ms and ("%.1f"):format(flop / (e.ms * 1e-3) / 1e12) or "", e.reason and e.reason:sub(1, 100) or ""))
@@ -81,7 +98,7 @@ for k, n in pairs(by) do print(("  pruned by %s: %d"):format(k, n)) end
 -- the winner at a small size against the reference
 do
   local m, n, k = 2 * best.tile[1] + 8, 2 * best.tile[2] + 8, 3 * best.tile[3] + 8
-  local kk, grid = gemm.build{dtype = dt, target = target, tile = best.tile, block = best.block, stages = best.stages}
+  local kk, grid = gemm.build{dtype = dt, target = target, tile = best.tile, block = best.block, stages = best.stages, swizzle = best.swizzle}
   local a = ckt.array(dt, m * k):random{seed = 5, lo = -1, hi = 1}
   local b = ckt.array(dt, k * n):random{seed = 6, lo = -1, hi = 1}
   local c = ckt.array(dt, m * n):poison()
@@ -119,7 +136,7 @@ print(("remembered, repeated: lookup %.3f ms (median of 200; limit 1 ms), whole 
 A:close(); B:close(); C:close()
 local rows = {}
 for i, e in ipairs(rep) do
-  rows[i] = {tile = e.config.tile, block = e.config.block, stages = e.config.stages, status = e.status, reason = e.reason, ms = e.ms,
+  rows[i] = {tile = e.config.tile, block = e.config.block, stages = e.config.stages, swizzle = e.config.swizzle, status = e.status, reason = e.reason, ms = e.ms,
              compile_ms = e.compile_ms, lds_bytes = e.lds_bytes, bank_factor = e.bank_factor, registers = e.registers, spills = e.spills,
              exhaustive_ms = erep[i].ms}
 end

@@ -244,6 +244,8 @@ describe("ckt.autotune", function()
 
   it("refuses bad input naming the argument", function()
     local ok_opts = {build = build, space = SPACE, problem = problem, target = "cpu", quiet = true}
+    local big = {}
+    for i = 1, 101 do big[i] = i end
     local function with(k, v)
       local t = {}
       for a, b in pairs(ok_opts) do t[a] = b end
@@ -280,6 +282,9 @@ describe("ckt.autotune", function()
       {with("quiet", "yes"), "field 'quiet' must be a boolean"},
       {with("colour", 1), "unknown option 'colour'"},
       {with("metric", function() return "fast" end), "metric must return a number"},
+      {with("space", {a = big, b = big}), "more than 10000 configs"},
+      {with("filter", 1), "field 'filter' must be a function"},
+      {with("key", {f = print}), "field 'key': a function cannot be part"},
     }
     for i, c in ipairs(cases) do
       local ok, err = pcall(ckt.autotune, c[1])
