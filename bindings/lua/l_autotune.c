@@ -426,7 +426,12 @@ static void push_entry(lua_State *L, const holder *h, int i)
     lua_setfield(L, -2, "config");
     lua_pushstring(L, ckt_autotune_state_name(r->state));
     lua_setfield(L, -2, "status");
-    if (r->reason[0]) lua_pushstring(L, r->reason), lua_setfield(L, -2, "reason");
+    if (r->reason[0]) {
+        lua_pushstring(L, r->reason);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -3, "reason");
+        lua_setfield(L, -2, "why"); /* the name the API contract uses */
+    }
     set_int(L, "lds_bytes", r->lds_bytes, r->lds_bytes >= 0);
     set_num(L, "bank_factor", r->bank_factor, r->bank_factor > 0);
     int64_t regs = r->res.registers >= 0 ? r->res.registers : r->res.vgprs;
@@ -438,6 +443,7 @@ static void push_entry(lua_State *L, const holder *h, int i)
     set_num(L, "compile_ms", r->compile_ms, r->compile_ms >= 0);
     if (r->compile_ms >= 0) lua_pushboolean(L, r->from_cache), lua_setfield(L, -2, "from_cache");
     set_num(L, "ms", r->ms, r->state == CKT_AUTOTUNE_MEASURED);
+    set_num(L, "time", r->ms, r->state == CKT_AUTOTUNE_MEASURED); /* ms, under the contract's name */
     set_num(L, "score", r->score, r->state == CKT_AUTOTUNE_MEASURED);
 }
 

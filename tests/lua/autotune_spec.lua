@@ -83,7 +83,7 @@ describe("ckt.autotune", function()
         problem = {X = x, Y = y, M = M, N = N}, target = "cpu", quiet = true, runs = 1}
       local s = rep.stats
       print(s.measured, s.pruned, s.failed, s.compiled)
-      for i, e in ipairs(rep) do print(i, e.config.tm, e.config.tn, e.status, e.reason) end
+      for i, e in ipairs(rep) do assert(e.why == e.reason and e.time == e.ms); print(i, e.config.tm, e.config.tn, e.status, e.reason) end
     ]])
     local f = io.open(d .. "/t.lua", "w"); f:write(script); f:close()
     local p = io.popen(("CKT_CACHE_DIR=%s %s %s/t.lua 2>&1"):format(d, CKT_LUA, d))
@@ -93,6 +93,7 @@ describe("ckt.autotune", function()
     local measured, pruned, failed, compiled = out:match("^(%d+)\t(%d+)\t(%d+)\t(%d+)")
     assert.are.same({"2", "5", "2", "2"}, {measured, pruned, failed, compiled}, out)
     assert.truthy(out:find("filter: tm 2 not wanted", 1, true), out)
+    assert.truthy(out:find("\t4\t64\tfailed\tbuild: ", 1, true), out) -- the contract's `why` is the same text
     assert.truthy(out:find("build: .*refused on purpose"), out)
     assert.truthy(out:find("does not fit the problem", 1, true), out)
     -- the compiler ran exactly twice: two compile-cache entries, plus the remembered choice
