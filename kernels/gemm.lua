@@ -157,9 +157,30 @@ function gemm.plan(o)
     if type(t) == "table" then for _, x in ipairs(t) do flat(x, out) end else out[#out + 1] = t end
     return out
   end
-  local function read_map(operand, rows)
+  local function read_map(operand, rows, trans)
     local tv = p.traits:tv(operand, p.TM, p.TN, p.TK, p.block)
     local ks = p.k_step
+    if trans then
+      -- ldmatrix.trans from an M- / N-contiguous tile: lane l points at a 16-byte M / N row at
+      -- one K (the row + rows * k index of its first element); A x4: K + l % 8, M + 8 for
+      -- matrices 1, 3, K + 8 for 2, 3; B x4: K + l % 8 (+ 8 for matrices 1, 3), the next N tile
+      -- for 2, 3; B x2: K + l % 8 (+ 8 for matrix 1). Vectors of 8 along the rows.
+      local pw = operand == "A" and p.m_per_wave or p.n_per_wave
+      local mm = operand == "A" and m.m or m.n
+      local tsh, tst, vsh, vst
+      if operand == "A" then
+        tsh, tst = {8, 2, 2, wn, wm}, {rows, 8, 8 * rows, 0, pw * mm}
+        vsh, vst = {pw}, {mm}
+      elseif pw % 2 == 0 then
+        tsh, tst = {8, 2, 2, wn, wm}, {rows, 8 * rows, mm, pw * mm, 0}
+        vsh, vst = {pw // 2}, {2 * mm}
+      else
+        tsh, tst = {8, 2, 2, wn, wm}, {rows, 8 * rows, 0, pw * mm, 0}
+        vsh, vst = {pw}, {mm}
+      end
+      vsh[#vsh + 1], vst[#vst + 1] = p.TK // ks, rows * ks
+      return ckt.layout({tsh, vsh}, {tst, vst}), 8
+    end
     if vendor == "nvidia" and m.ldmatrix and p.k_pack == m.k_chunk then
       -- ldmatrix (what the CUDA dialect emits for K-contiguous 16-bit tiles): lane l of a warp
       -- points at one 16-byte K row of one 8 x 8 matrix; A x4: row l % 8 (+8 for matrices 1, 3),
@@ -188,11 +209,13 @@ function gemm.plan(o)
     return ckt.layout({tsh, vsh}, {tst, vst}), run
   end
   local function lds_layout(c, rows, per_wave, name, contiguous_rows)
-    if contiguous_rows or o.swizzle == false or p.dtype == "f32" then
-      c.why = contiguous_rows and "M/N-contiguous tile, element operand reads" or p.dtype == "f32" and "row-major (f32 runs on the CPU only)" or "row-major (no swizzle)"
+    -- M/N-contiguous tiles: ldmatrix.trans on NVIDIA; element reads from MFMA's fragments on AMD
+    local trans = contiguous_rows and vendor == "nvidia" and m.ldmatrix and p.k_pack == m.k_chunk
+    if (contiguous_rows and not trans) or o.swizzle == false or p.dtype == "f32" then
+      c.why = contiguous_rows and not trans and "M/N-contiguous tile, element operand reads" or p.dtype == "f32" and "row-major (f32 runs on the CPU only)" or "row-major (no swizzle)"
       return
     end
-    local read, rv = read_map(name, rows)
+    local read, rv = read_map(name, rows, trans)
     c.read, c.read_vector = read, rv
     local s = ckt.lds.find_swizzle{target = p.arch, layout = c.lds, dtype = p.dtype,
                                    write = {thread_map = c.write, vector = v}, read = {thread_map = read, vector = rv}}
