@@ -11,8 +11,11 @@ local backend = ckt.target(target).runtime
 local dev = ckt.device(backend)
 local cases = {
   {dtype = "f16", a_major = "k", b_major = "k"},
-  {dtype = "f16", a_major = "k", b_major = "k", tile = {128, 128, 32}, block = 128, stages = 4},
+  {dtype = "f16", a_major = "k", b_major = "k", tile = {128, 128, 32}, block = 256, stages = 3},
   {dtype = "bf16", a_major = "k", b_major = "k"},
+  -- M/N-contiguous tiles: ldmatrix.trans reads, a different swizzle
+  {dtype = "f16", a_major = "m", b_major = "n"},
+  {dtype = "f16", a_major = "k", b_major = "n", tile = {128, 128, 64}, block = 128, stages = 3},
 }
 for _, o in ipairs(cases) do
   o.target = target
