@@ -364,10 +364,21 @@ static void emit_per_target(void **state)
     assert_int_equal(before, 4);
     free(src);
     ckt_kernel_destroy(k);
-    /* beyond 8 K steps (a 512-wide tile: 32 steps) they stay a loop */
+    /* beyond 8 K steps (a 512-wide tile: 32 steps) they stay a loop; the windows then move with
+     * the loop, so each ldmatrix spells out its address */
     k = gemm_kernel("mma_m16n8k16_f16", CKT_F16, 32, 1, 1, 2, 16, 8, 512);
     assert_int_equal(ckt_emit(k, "sm_80", &src, &err), CKT_OK);
     assert_non_null(strstr(src, "for (ckt_i64 k"));
+    assert_non_null(strstr(src, "ckt_u32 q[4], sa;"));
+    assert_null(strstr(src, "ckt_lt"));
+    free(src);
+    ckt_kernel_destroy(k);
+    /* unrolled K steps: one shared address per thread and site, an immediate per matrix */
+    k = gemm_kernel("mma_m16n8k16_f16", CKT_F16, 128, 2, 4, 2, 64, 64, 32);
+    assert_int_equal(ckt_emit(k, "sm_80", &src, &err), CKT_OK);
+    assert_non_null(strstr(src, "const ckt_u32 ckt_lt = "));
+    assert_non_null(strstr(src, "[%4+1024]"));
+    assert_null(strstr(src, "ckt_u32 q[4], sa;"));
     free(src);
     ckt_kernel_destroy(k);
     k = gemm_kernel("mma_m16n8k16_f16", CKT_F16, 128, 4, 8, 4, 128, 128, 64);
