@@ -24,6 +24,7 @@
 #include "ckt/sfc.h"
 #include "ckt/target.h"
 #include "ckt/visual.h"
+#include "ckt/wgmma.h"
 
 #ifdef __cplusplus
 extern "C" {
