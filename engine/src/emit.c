@@ -838,10 +838,19 @@ static void emit_commit(em *e)
     line(e, "CKT_CP_COMMIT(); /* the asynchronous copies since the last commit form one group */");
 }
 
+static bool has_wgmma(const ckt_kernel *k)
+{
+    for (int i = 0; i < ckt_kernel_nops(k); i++)
+        if (ckt_kernel_op(k, i)->kind == CKT_OP_WGMMA) return true;
+    return false;
+}
+
 static void emit_wait(em *e, const ckt_kop *op)
 {
     thread_close(e);
     line(e, "CKT_CP_WAIT(%lld); /* at most %lld groups of asynchronous copies still in flight */", (long long)op->spv, (long long)op->spv);
+    if (e->dl->kind == CKT_DIALECT_CUDA && has_wgmma(e->k)) /* wgmma reads LDS through the async proxy */
+        line(e, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); /* the copies become visible to wgmma */");
     if (op->b != CKT_EXPR_NONE) barrier(e, "wait: every thread's copies have landed");
 }
 
@@ -1185,6 +1194,10 @@ static void emit_op(em *e, const ckt_kop *op)
     case CKT_OP_COPY_ASYNC: emit_copy_async(e, op); break;
     case CKT_OP_COMMIT: emit_commit(e); break;
     case CKT_OP_WAIT: emit_wait(e, op); break;
+    case CKT_OP_WGMMA:
+        thread_close(e);
+        e->st = ckt_emit_wgmma(e->s, e->ind, e->dl->kind, e->k, e->ex, op, e->target, e->err);
+        break;
     }
 }
 

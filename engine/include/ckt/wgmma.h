@@ -33,6 +33,7 @@
 
 #include "ckt/dtype.h"
 #include "ckt/error.h"
+#include "ckt/kernel_ir.h"
 #include "ckt/layout.h"
 #include "ckt/mma.h"
 
@@ -68,6 +69,25 @@ ckt_status ckt_wgmma_desc_encode(const ckt_wgmma_desc *d, int64_t base, uint64_t
 void ckt_wgmma_desc_decode(uint64_t bits, ckt_wgmma_desc *out);
 /* The alignment in bytes a tile with this swizzle (element units, dtype) must start on. */
 int64_t ckt_wgmma_tile_alignment(const ckt_swizzle *sw, ckt_dtype dtype);
+
+/* One operand of a blockwise wgmma over an LDS tile of (groups x reps x rows) x (ksteps x 16):
+ * the descriptor shape every instruction shares and the start offsets of warpgroup 0's tiles;
+ * warpgroup g's are g * group_step further. which: 'A' or 'B' (for messages). */
+typedef struct ckt_wgmma_operand {
+    ckt_wgmma_desc d;       /* LBO, SBO, swizzle and major shared by all; d.start = start[0][0] */
+    int64_t rows, reps, groups, ksteps;
+    int64_t group_step;     /* bytes between the tiles of neighbouring warpgroups */
+    int64_t start[16][16];  /* [repeat][K step]: start bytes of warpgroup 0's instruction tiles */
+    int64_t align;          /* the byte boundary the tile (and every stage) must start on */
+} ckt_wgmma_operand;
+ckt_status ckt_wgmma_operand_plan(const ckt_layout *tile, const ckt_swizzle *sw, ckt_dtype dtype, int64_t rows, int64_t reps, int64_t groups,
+                                  int64_t ksteps, char which, ckt_wgmma_operand *out, ckt_error *err);
+
+/* The blockwise GEMM of ckt/gemm.h with a wgmma instruction (ckt_kernel_blockwise_gemm calls it):
+ * the traits' waves are warpgroups; A and B are read from the LDS tiles through descriptors
+ * (refused when their layouts or alignment cannot be described). */
+struct ckt_gemm_traits;
+ckt_status ckt_kernel_blockwise_wgmma(ckt_kernel *k, int a_lds, int b_lds, int c_reg, const struct ckt_gemm_traits *t, ckt_error *err);
 
 #ifdef __cplusplus
 }
