@@ -72,6 +72,11 @@ end
 local function hopper_lds(p, rows, contiguous_rows)
   if contiguous_rows then
     if rows % 64 ~= 0 then fail(("an M/N-contiguous tile of %d rows is not whole 64-row atoms of the 128B swizzle"):format(rows)) end
+    -- the emitter vectorizes a copy only where the offsets are provably consecutive; across the
+    -- hierarchical row mode of several atoms it cannot tell yet
+    if rows > 64 and p.aligned then
+      fail(("an M/N-contiguous tile of %d rows on sm_90a: its 16-byte copies into several 64-row atoms are not vectorized yet; use aligned = false, 64 rows (tile or warpgroups), or the K-contiguous major"):format(rows))
+    end
     return ckt.composed(ckt.swizzle(3, 3, 3), 0, ckt.layout({{64, rows // 64}, p.TK}, {{1, 64 * p.TK}, 64})),
            "M/N-major 128B swizzle (64-row atoms, 128-byte K rows), read by wgmma through descriptors"
   end
