@@ -51,7 +51,7 @@ describe("ckt.kernels.gemm on the CPU target", function()
       end
     end
     local k = gemm.build{dtype = "f16", target = "cpu:sm_90", aligned = true}
-    assert.truthy(k:source("sm_90"):find("CKT_CP_ASYNC(16, ", 1, true))
+    assert.truthy(k:source("sm_90"):find("CKT_CP_ASYNC_AT(16, ", 1, true))
   end)
 
   it("f32 output, an epilogue, other tiles, stages and groups", function()

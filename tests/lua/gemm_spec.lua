@@ -161,12 +161,19 @@ describe("blockwise GEMM on the CPU target, every instruction emulated lane by l
     end
   end)
 
-  it("the K steps and repeats stay loops in the source of every dialect", function()
+  it("repeats stay loops; a tile's K steps are pipelined (step s + 1 loaded before step s's math)", function()
     local k = build("mfma_f32_16x16x16f16", {})
     for _, t in ipairs{"gfx90a", "cpu"} do
       local src = k:source(t)
       assert.truthy(src:find("for (int ckt_mi = 0; ckt_mi < 2; ++ckt_mi)", 1, true), t)
-      assert.truthy(src:find("for (ckt_i64 k1 = 0; k1 < 2; ++k1)", 1, true), t)
+      -- two K steps of 16 in the 32-wide tile: four operand loads, then the two steps' instructions
+      local first_math = src:find("blockwise_gemm: ", 1, true)
+      local loads = 0
+      for at in src:gmatch("()/%* line %d+: load from LDS") do if at < first_math then loads = loads + 1 end end
+      assert.equal(4, loads, t)
+      local _, steps = src:gsub("blockwise_gemm: ", "")
+      assert.equal(2, steps, t)
+      assert.falsy(src:find("for (ckt_i64 k1 = 0; k1 < 2; ++k1)", 1, true), t)
     end
     assert.truthy(k:source("gfx90a"):find("__builtin_amdgcn_mfma_f32_16x16x16f16(", 1, true))
     local m = build("mma_m16n8k16_bf16", {})

@@ -347,8 +347,23 @@ static void emit_per_target(void **state)
     k = gemm_kernel("mma_m16n8k16_f16", CKT_F16, 128, 4, 8, 4, 128, 128, 64);
     assert_int_equal(ckt_emit(k, "sm_80", &src, &err), CKT_OK);
     assert_non_null(strstr(src, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"));
-    assert_non_null(strstr(src, "for (ckt_i64 k")); /* the K steps stay a loop */
+    /* two K steps (k_pack 4: 32 of K each), pipelined: both operands of both steps loaded before
+     * step 0's math */
+    assert_null(strstr(src, "for (ckt_i64 k"));
+    const char *math = strstr(src, "blockwise_gemm: ");
+    assert_non_null(math);
+    int before = 0;
+    for (const char *p = strstr(src, "load from LDS"); p && p < math; p = strstr(p + 1, "load from LDS")) before++;
+    assert_int_equal(before, 4);
     free(src);
+    ckt_kernel_destroy(k);
+    /* beyond 8 K steps (a 512-wide tile: 32 steps) they stay a loop */
+    k = gemm_kernel("mma_m16n8k16_f16", CKT_F16, 32, 1, 1, 2, 16, 8, 512);
+    assert_int_equal(ckt_emit(k, "sm_80", &src, &err), CKT_OK);
+    assert_non_null(strstr(src, "for (ckt_i64 k"));
+    free(src);
+    ckt_kernel_destroy(k);
+    k = gemm_kernel("mma_m16n8k16_f16", CKT_F16, 128, 4, 8, 4, 128, 128, 64);
     assert_int_equal(ckt_emit(k, "cpu:sm_90", &src, &err), CKT_OK);
     assert_non_null(strstr(src, "ckt_emu_mma_m16n8k16("));
     free(src);
