@@ -72,11 +72,6 @@ end
 local function hopper_lds(p, rows, contiguous_rows)
   if contiguous_rows then
     if rows % 64 ~= 0 then fail(("an M/N-contiguous tile of %d rows is not whole 64-row atoms of the 128B swizzle"):format(rows)) end
-    -- the emitter vectorizes a copy only where the offsets are provably consecutive; across the
-    -- hierarchical row mode of several atoms it cannot tell yet
-    if rows > 64 and p.aligned then
-      fail(("an M/N-contiguous tile of %d rows on sm_90a: its 16-byte copies into several 64-row atoms are not vectorized yet; use aligned = false, 64 rows (tile or warpgroups), or the K-contiguous major"):format(rows))
-    end
     return ckt.composed(ckt.swizzle(3, 3, 3), 0, ckt.layout({{64, rows // 64}, p.TK}, {{1, 64 * p.TK}, 64})),
            "M/N-major 128B swizzle (64-row atoms, 128-byte K rows), read by wgmma through descriptors"
   end
@@ -241,7 +236,18 @@ function gemm.plan(o)
     return ckt.layout({tsh, vsh}, {tst, vst}), run
   end
   local function lds_layout(c, rows, per_wave, name, contiguous_rows)
-    if p.hopper then c.lds, c.why = hopper_lds(p, rows, contiguous_rows); return end
+    if p.hopper then
+      c.lds, c.why = hopper_lds(p, rows, contiguous_rows)
+      if contiguous_rows then -- copies per 64-row atom (gemm.build): 64 / v threads along the rows
+        local v = p.aligned and p.v or 1
+        local along = 64 // v
+        if p.block % along ~= 0 or p.TK % (p.block // along) ~= 0 then
+          fail(("block %d does not divide a 64 x %d atom of the M/N-contiguous %s tile into whole passes of %d-element copies"):format(p.block, p.TK, name, v))
+        end
+        c.atom_thread_layout = ckt.layout({along, p.block // along}, {1, along})
+      end
+      return
+    end
     if contiguous_rows or o.swizzle == false or p.dtype == "f32" then
       c.why = contiguous_rows and "M/N-contiguous tile, element operand reads" or p.dtype == "f32" and "row-major (f32 runs on the CPU only)" or "row-major (no swizzle)"
       return
@@ -299,8 +305,18 @@ function gemm.build(o)
     local function issue(kt, stage)
       for _, x in ipairs{{ga, sa, p.a_copy, tm, TM}, {gb, sb, p.b_copy, tn, TN}} do
         local c = x[3]
-        b:blockwise_copy{src = ckt.local_tile(x[1], {x[5], TK}, {x[4], kt}), dst = ckt.tile_window(x[2]:stage(stage), {x[5], TK}, {0, 0}),
-                         thread_layout = c.thread_layout, vector_dim = c.vector_dim, scalar_per_vector = c.scalar_per_vector, async = true}
+        if p.hopper and c.vector_dim == 0 then
+          -- sm_90a, an M/N-contiguous tile: one copy per 64-row atom of the 128B swizzle, so that
+          -- a thread's 8 rows provably stay inside one atom (16-byte copies)
+          local n = x[5] // 64
+          for j = 0, n - 1 do
+            b:blockwise_copy{src = ckt.local_tile(x[1], {64, TK}, {x[4] * n + j, kt}), dst = ckt.tile_window(x[2]:stage(stage), {64, TK}, {64 * j, 0}),
+                             thread_layout = c.atom_thread_layout, vector_dim = 0, scalar_per_vector = c.scalar_per_vector, async = true}
+          end
+        else
+          b:blockwise_copy{src = ckt.local_tile(x[1], {x[5], TK}, {x[4], kt}), dst = ckt.tile_window(x[2]:stage(stage), {x[5], TK}, {0, 0}),
+                           thread_layout = c.thread_layout, vector_dim = c.vector_dim, scalar_per_vector = c.scalar_per_vector, async = true}
+        end
       end
       b:commit()
     end

@@ -353,6 +353,25 @@ static ckt_expr_id window_inside(em *e, const access *a)
 }
 
 /* Can the access move `s` elements per vector? NULL when yes, else why not. */
+/* Does mode `vd` of an LDS tensor's static layout map every run of s coordinates starting at a
+ * multiple of s to s consecutive offsets? Then a group starting at such a coordinate (checked by
+ * the caller) is contiguous even where the symbolic offsets do not simplify (a hierarchical mode,
+ * e.g. the 64-row atoms of a 128B-swizzled M-contiguous tile). */
+static bool lds_runs_contiguous(const ckt_ktensor *t, int vd, int64_t s)
+{
+    ckt_layout m;
+    ckt_error ignored;
+    if (t->mem != CKT_MEM_LDS || ckt_layout_mode(&t->layout, vd, &m, &ignored)) return false;
+    int64_t n = ckt_layout_size(&m);
+    for (int64_t c = 0; c + s <= n; c += s) {
+        int64_t o0, o;
+        if (ckt_layout_eval(&m, c, &o0, &ignored)) return false;
+        for (int64_t j = 1; j < s; j++)
+            if (ckt_layout_eval(&m, c + j, &o, &ignored) || o != o0 + j) return false;
+    }
+    return n % s == 0;
+}
+
 static const char *vector_blocker(em *e, access *a, int64_t s, char *why, size_t cap)
 {
     const ckt_dist *d = a->d;
@@ -423,7 +442,7 @@ static const char *vector_blocker(em *e, access *a, int64_t s, char *why, size_t
             free(o);
             return why;
         }
-        for (int64_t j = 1; j < s; j++) {
+        for (int64_t j = 1; j < s && !lds_runs_contiguous(a->t, vd, s); j++) {
             ckt_expr_id diff = ckt_expr_binary(e->ex, CKT_E_SUB, group_offset(e, a, v, j), o0);
             int64_t c;
             if (!ckt_expr_is_const(e->ex, diff, &c) || c != j) {

@@ -67,6 +67,12 @@ describe("the sm_90a GEMM on cpu:sm_90a (wgmma emulated through its descriptors)
     run({dtype = "f16", epilogue = function(x) return ckt.max(x, 0) end}, 70, 80, 90, 26)
   end)
 
+  it("with the GPU's 16-byte copies (aligned = true): every major, M/N-contiguous tiles copied per 64-row atom", function()
+    for i, mj in ipairs{{"k", "k"}, {"k", "n"}, {"m", "k"}, {"m", "n"}} do
+      run({dtype = i % 2 == 0 and "bf16" or "f16", a_major = mj[1], b_major = mj[2], aligned = true}, 136, 200, 72, 30 + i)
+    end
+  end)
+
   it("refuses what wgmma cannot do, naming the option", function()
     local function err(o)
       o.target = o.target or "cpu:sm_90a"
@@ -83,7 +89,7 @@ describe("the sm_90a GEMM on cpu:sm_90a (wgmma emulated through its descriptors)
     assert.truthy(err{instr = "wgmma_m64n64k16_f16"}:find("wgmma_m64n128k16_f16"))
     assert.truthy(err{instr = "wgmma_m64n128k16_f16", target = "cpu:sm_90"}:find("not an instruction of"))
     -- the GPU's 16-byte copies into several 64-row atoms of an M-contiguous tile
-    assert.truthy(err{target = "sm_90a", a_major = "m"}:find("aligned = false"))
+    assert.truthy(err{tile = {128, 128, 16}, a_major = "m", aligned = true}:find("atom"))
   end)
 end)
 
