@@ -39,7 +39,7 @@ local DEFAULTS = {
 }
 
 gemm.OPTIONS = {"dtype", "out", "a_major", "b_major", "target", "epilogue", "tile", "block", "stages", "group", "instr",
-                "k_pack", "aligned", "swizzle", "name"}
+                "k_pack", "aligned", "swizzle", "name", "mma_pending"}
 
 -- sm_90a: the warpgroup grid and the wgmma instruction. Warpgroups split TM first (each at
 -- least 64 rows, one m64 instruction per 64 rows), then TN; the instruction's N is the largest
@@ -63,6 +63,12 @@ local function hopper(p, o)
   p.instr = ("wgmma_m64n%dk16_%s"):format(n, p.dtype)
   if o.instr and o.instr ~= p.instr then fail(("instr %s: this tile and block take %s"):format(o.instr, p.instr)) end
   p.waves_m, p.waves_n = wm, wn
+  -- wgmma groups left in flight while the next slice's copies and barrier run: each one costs a
+  -- slice of copy look-ahead (a stage they still read cannot be refilled), so S - 2 at most
+  p.mma_pending = o.mma_pending or (p.stages >= 3 and 1 or 0)
+  if math.type(p.mma_pending) ~= "integer" or p.mma_pending < 0 or p.mma_pending > p.stages - 2 then
+    fail(("mma_pending %s must be an integer in 0..stages-2 = %d"):format(tostring(o.mma_pending), p.stages - 2))
+  end
 end
 
 -- sm_90a: the LDS tile (rows x TK) in the layout wgmma's descriptors describe, as a ckt layout
@@ -121,7 +127,8 @@ function gemm.plan(o)
   if math.type(p.stages) ~= "integer" or p.stages < 2 or p.stages > 8 then fail(("stages %s must be an integer in 2..8"):format(tostring(p.stages))) end
   p.group = o.group or d.group
   if math.type(p.group) ~= "integer" or p.group < 1 then fail(("group %s must be a positive integer"):format(tostring(p.group))) end
-  if p.hopper then hopper(p, o) end
+  if p.hopper then hopper(p, o)
+  elseif o.mma_pending ~= nil then fail("mma_pending: only sm_90a's wgmma leaves MMAs in flight") end
   -- the instruction: the target's for these dtypes (f32: the CPU target's emulation-only
   -- instruction, MFMA lane layouts with f32 operands)
   local ok, m
@@ -322,12 +329,27 @@ function gemm.build(o)
     end
     local acc = b:make_blockwise_gemm_xdl_c_vgpr(sa, sb, T)
     b:clear(acc, 0)
-    for s = 0, S - 2 do issue(s, s) end -- slices past K are zero-filled and never read
-    b:loop(nk, function(i)
-      b:wait{pending = S - 2} -- slice i has landed, and every thread is done with slice i - 1
-      issue(i + S - 1, (i + S - 1) % S) -- into the stage of slice i - 1
-      b:blockwise_gemm(sa:stage(i % S), sb:stage(i % S), acc, T)
-    end)
+    -- copies run D slices ahead; sm_90a: D = S - 1 - P with P wgmma groups left in flight (the
+    -- stages of slices i - P .. i are still read when slice i + D's copy is issued)
+    local P = p.hopper and p.mma_pending or 0
+    local D = S - 1 - P
+    for s = 0, D - 1 do issue(s, s) end -- slices past K are zero-filled and never read
+    local function slice(i, pending)
+      b:wait{pending = D - 1} -- slice i has landed, and every thread is done with slice i - 1
+      issue(i + D, (i + D) % S) -- into the stage of slice i - 1 - P, whose MMAs have retired
+      if pending > 0 then b:blockwise_gemm(sa:stage(i % S), sb:stage(i % S), acc, T, {pending = pending})
+      else b:blockwise_gemm(sa:stage(i % S), sb:stage(i % S), acc, T) end
+    end
+    if P > 0 then
+      -- slice 0 first, its MMAs retired before the pipelined loop: no instruction but wgmma may
+      -- define the accumulators (b:clear's) while MMAs are in flight, or ptxas serializes them
+      -- (with K = 0 the slice is all zero-filled copies)
+      slice(0, 0)
+      b:loop(nk - 1, function(j) slice(j + 1, P) end)
+      b:wgmma_wait(acc, 0) -- the accumulators settled
+    else
+      b:loop(nk, function(i) slice(i, 0) end)
+    end
     b:wait{pending = 0, sync = false} -- no copy (the zero-filled ones past K) outlives the block
     local res = p.epilogue and b:map(p.epilogue, acc) or acc
     ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.local_tile(gc, {TM, TN}, {tm, tn}), T):store(res)

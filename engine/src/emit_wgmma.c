@@ -90,9 +90,31 @@ static void fence_operands(out *o, const char *acc, long long n)
     put(o, "for (int ckt_v = 0; ckt_v < %lld; ++ckt_v) asm volatile(\"\" : \"+f\"(%s[ckt_v]) :: \"memory\"); /* the accumulators stay in place around the asynchronous MMAs */", n, acc);
 }
 
+/* wgmma.wait_group alone (ckt_kernel_wgmma_wait); the C dialect's emulation is done when issued */
+static ckt_status emit_wait(out *o, ckt_dialect_kind kind, const ckt_kernel *k, const ckt_kop *op, const char *target, ckt_error *err)
+{
+    ckt_target_record t;
+    ckt_status st = ckt_target_parse(target, &t, err);
+    if (st) return st;
+    if (kind == CKT_DIALECT_HIP || !strstr(t.matrix, "wgmma") || strcmp(t.arch, "sm_90a"))
+        return ckt_fail(err, CKT_EUNSUPPORTED, "wgmma wait: target '%s' has no wgmma (sm_90a)", target);
+    const ckt_ktensor *c = ckt_kernel_tensor(k, op->r);
+    if (kind == CKT_DIALECT_C) {
+        put(o, "/* wgmma.wait_group %lld: the emulated MMAs completed when issued */", (long long)op->spv);
+        return CKT_OK;
+    }
+    put(o, "asm volatile(\"wgmma.wait_group.sync.aligned %lld;\" ::: \"memory\"); /* at most %lld groups of MMAs in flight */", (long long)op->spv, (long long)op->spv);
+    fence_operands(o, c->name, (long long)c->nvalues);
+    return CKT_OK;
+}
+
 ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k, ckt_expr_pool *ex, const ckt_kop *op, const char *target,
                           ckt_error *err)
 {
+    if (op->ninputs == 0) {
+        out w = {s, ind};
+        return emit_wait(&w, kind, k, op, target, err);
+    }
     const ckt_mma *m = ckt_mma_at(op->mma);
     if (!m || !ckt_mma_is_wgmma(m)) return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: instruction %d is not a warpgroup MMA", op->mma);
     if (kind == CKT_DIALECT_HIP) return ckt_fail(err, CKT_EUNSUPPORTED, "blockwise_gemm: %s is an NVIDIA sm_90a instruction; HIP has none", m->name);
@@ -129,8 +151,9 @@ ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_k
     if (gpu) {
         put(&o, "const int ckt_wg = tid / 128;");
         put(&o, "const ckt_u32 ckt_lds_base = ckt_smem_addr(ckt_lds);");
-        put(&o, "if (ckt_lds_base %% %lld != 0) __trap(); /* the swizzle is applied to absolute addresses: the LDS must start on its boundary */",
-            (long long)(pa.align > pb.align ? pa.align : pb.align));
+        /* the swizzle is applied to absolute addresses: the kernel declares its LDS 1024-byte
+         * aligned (emit.c); no run-time check here, a branch between asynchronous MMAs makes ptxas
+         * serialize them */
         put(&o, "const ckt_u32 ckt_sa = ckt_lds_base + %s + (ckt_u32)(ckt_wg / %lld) * %lldu;", offa, WN, (long long)pa.group_step);
         put(&o, "const ckt_u32 ckt_sb = ckt_lds_base + %s + (ckt_u32)(ckt_wg %% %lld) * %lldu;", offb, WN, (long long)pb.group_step);
         fence_operands(&o, c->name, (long long)c->nvalues);
@@ -167,7 +190,8 @@ ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_k
     for (int i = 0; i < 3; i++) close_block(&o);
     if (gpu) {
         put(&o, "asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");");
-        put(&o, "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");");
+        put(&o, "asm volatile(\"wgmma.wait_group.sync.aligned %lld;\" ::: \"memory\"); /* %s */", (long long)op->spv,
+            op->spv ? "the newest groups stay in flight (their LDS and accumulators untouched until a later wait)" : "done");
         fence_operands(&o, c->name, (long long)c->nvalues);
     } else {
         close_block(&o);

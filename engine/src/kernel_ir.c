@@ -778,7 +778,30 @@ ckt_status ckt_kernel_mma(ckt_kernel *k, int c_reg, int a_reg, int b_reg, int mm
 
 ckt_status ckt_kernel_wgmma(ckt_kernel *k, int c_reg, int a_lds, int b_lds, int mma, const int64_t *rep, ckt_error *err)
 {
+    return ckt_kernel_wgmma_async(k, c_reg, a_lds, b_lds, mma, rep, 0, err);
+}
+
+ckt_status ckt_kernel_wgmma_wait(ckt_kernel *k, int c_reg, int64_t pending, ckt_error *err)
+{
     ckt_status s;
+    if ((s = check_open(k, "wgmma wait", err))) return s;
+    if (pending < 0 || pending > 7) return ckt_fail(err, CKT_EINVAL, "wgmma wait: pending %lld outside 0..7", (long long)pending);
+    if (k->divergent) return ckt_fail(err, CKT_EINVAL, "wgmma wait: inside a branch that depends on the thread id");
+    if (c_reg < 0 || c_reg >= k->ntensors || k->tensors[c_reg].mem != CKT_MEM_REG || k->tensors[c_reg].dtype != CKT_F32)
+        return ckt_fail(err, CKT_EINVAL, "wgmma wait: the accumulator must be an f32 register tensor");
+    ckt_kop op = new_op(CKT_OP_WGMMA);
+    op.r = c_reg;
+    op.ninputs = 0;
+    op.spv = pending;
+    op.mma = -1;
+    snprintf(op.note, sizeof op.note, "wgmma wait %lld", (long long)pending);
+    return push_op(k, &op, err);
+}
+
+ckt_status ckt_kernel_wgmma_async(ckt_kernel *k, int c_reg, int a_lds, int b_lds, int mma, const int64_t *rep, int64_t pending, ckt_error *err)
+{
+    ckt_status s;
+    if (pending < 0 || pending > 7) return ckt_fail(err, CKT_EINVAL, "wgmma: pending %lld outside 0..7", (long long)pending);
     if ((s = check_open(k, "wgmma", err))) return s;
     const ckt_mma *m = ckt_mma_at(mma);
     if (!m || !rep || m->lanes != 128) return ckt_fail(err, CKT_EINVAL, "wgmma: instruction %d is not a warpgroup MMA", mma);
@@ -800,6 +823,7 @@ ckt_status ckt_kernel_wgmma(ckt_kernel *k, int c_reg, int a_lds, int b_lds, int 
     op.inputs[0] = a_lds;
     op.inputs[1] = b_lds;
     op.mma = mma;
+    op.spv = pending;
     memcpy(op.mma_rep, rep, sizeof op.mma_rep);
     snprintf(op.note, sizeof op.note, "%s", m->name);
     return push_op(k, &op, err);

@@ -87,8 +87,14 @@ static int mma_index(const ckt_mma *m)
 
 ckt_status ckt_kernel_blockwise_wgmma(ckt_kernel *k, int a_lds, int b_lds, int c_reg, const ckt_gemm_traits *t, ckt_error *err)
 {
+    return ckt_kernel_blockwise_wgmma_async(k, a_lds, b_lds, c_reg, t, 0, err);
+}
+
+ckt_status ckt_kernel_blockwise_wgmma_async(ckt_kernel *k, int a_lds, int b_lds, int c_reg, const ckt_gemm_traits *t, int64_t pending, ckt_error *err)
+{
     if (!k || !t || !t->instr) return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: NULL argument");
     const ckt_mma *m = t->instr;
+    if (!ckt_mma_is_wgmma(m)) return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: pending: %s runs synchronously; only wgmma leaves MMAs in flight", m->name);
     int64_t mpb = 0, kpa = 0, npb = 0, kpb = 0;
     ckt_status s;
     if ((s = tile_of(k, a_lds, "a_lds (MPerBlock x KPerBlock)", &mpb, &kpa, err)) || (s = tile_of(k, b_lds, "b_lds (NPerBlock x KPerBlock)", &npb, &kpb, err))) return s;
@@ -113,5 +119,5 @@ ckt_status ckt_kernel_blockwise_wgmma(ckt_kernel *k, int a_lds, int b_lds, int c
         return ckt_fail_prefix(err, "blockwise_gemm: ");
     if ((s = aligned(ta, &pa, 'A', err)) || (s = aligned(tb, &pb, 'B', err))) return s;
     int64_t rep[3] = {t->m_per_wave, t->n_per_wave, ks};
-    return ckt_kernel_wgmma(k, c_reg, a_lds, b_lds, mma_index(m), rep, err);
+    return ckt_kernel_wgmma_async(k, c_reg, a_lds, b_lds, mma_index(m), rep, pending, err);
 }

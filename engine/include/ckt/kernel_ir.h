@@ -237,6 +237,12 @@ ckt_status ckt_kernel_mma(ckt_kernel *k, int c_reg, int a_reg, int b_reg, int mm
  * each of rep[2] K steps of 16 (C value order of ckt/gemm.h). Block-uniform; the block must be
  * whole warpgroups. The descriptors are checked by ckt_kernel_blockwise_gemm and the emitter. */
 ckt_status ckt_kernel_wgmma(ckt_kernel *k, int c_reg, int a_lds, int b_lds, int mma, const int64_t *rep, ckt_error *err);
+/* The same with `pending` (0..7) groups of warpgroup MMAs left in flight after this one's commit
+ * (wgmma.wait_group pending): the next K slice's copies and barrier overlap the MMAs. The caller
+ * must not overwrite LDS they read, nor read c_reg, before ckt_kernel_wgmma_wait retires them. */
+ckt_status ckt_kernel_wgmma_async(ckt_kernel *k, int c_reg, int a_lds, int b_lds, int mma, const int64_t *rep, int64_t pending, ckt_error *err);
+/* wgmma.wait_group pending: at most `pending` groups in flight, c_reg's values settled. */
+ckt_status ckt_kernel_wgmma_wait(ckt_kernel *k, int c_reg, int64_t pending, ckt_error *err);
 /* Marks the last operation, a LOAD into `reg`, as the load of operand 'A' or 'B' fragments of
  * instruction `mma`: a dialect with a fragment load (CUDA: ldmatrix) uses it through `addr_dist`
  * (see ckt_gemm_ldmatrix_dist) when the LDS layout allows, else the load stays element / vector
