@@ -330,11 +330,18 @@ static ckt_expr_id in_bounds(em *e, const access *a, int64_t v)
  * it to 1 where it can prove it; else the access runs only when it holds, and CKT_FAULT tells
  * the runtime. Without it a window at a runtime origin far out of range reads and writes any
  * address (a sandboxed script crashed its host this way). */
+static ckt_expr_id window_within(em *e, const access *a);
 static ckt_expr_id window_inside(em *e, const access *a)
+{
+    if (a->t->mem == CKT_MEM_GLOBAL && a->t->padded) return ckt_expr_int(e->ex, 1);
+    return window_within(e, a);
+}
+
+/* The whole window inside the tensor's shape (padded or not). */
+static ckt_expr_id window_within(em *e, const access *a)
 {
     ckt_expr_pool *ex = e->ex;
     ckt_expr_id m = ckt_expr_int(ex, 1);
-    if (a->t->mem == CKT_MEM_GLOBAL && a->t->padded) return m;
     for (int d = 0; d < a->rank; d++) {
         ckt_expr_id shape;
         if (a->t->mem == CKT_MEM_GLOBAL) {
@@ -585,7 +592,8 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
     a.r = ckt_kernel_tensor(e->k, op->r);
     a.d = ckt_kernel_dist(e->k, (int)op->mma_rep[1]);
     a.rank = 2;
-    a.vd = 1;
+    bool tr = op->mma_rep[0] == 'a' || op->mma_rep[0] == 'b'; /* ldmatrix.trans: rows along M / N */
+    a.vd = tr ? 0 : 1;
     a.esz = (int64_t)ckt_dtype_size(a.t->dtype);
     const ckt_mma *m = ckt_mma_at(op->mma);
     if (!m || !a.d || a.t->mem != CKT_MEM_LDS || a.esz != 2) { snprintf(why, cap, "not a 16-bit LDS fragment load"); return false; }
@@ -602,17 +610,20 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
     char blk[200];
     if (ckt_expr_pool_status(ex, e->err)) { e->st = e->err->status; return false; }
     if (vector_blocker(e, &a, 8, blk, sizeof blk)) { snprintf(why, cap, "no ldmatrix: %s", blk); return false; }
-    bool isa = op->mma_rep[0] == 'A';
-    int nregs = isa ? 4 : 2;
+    bool isa = op->mma_rep[0] == 'A' || op->mma_rep[0] == 'a';
+    const char *trs = tr ? ".trans" : "";
+    /* x4 or x2: the registers one load fills (B by x4 covers two N tiles) */
+    int64_t nrep0 = (a.d->nvalues + 7) / 8;
+    int nregs = a.r->nvalues / nrep0 / 2 == 4 ? 4 : 2;
     char desc[400];
     describe_tensor(e, a.t, desc, sizeof desc);
     thread_open(e);
-    line(e, "/* line %d: ldmatrix.x%d: %c fragments of %s from %s (%s) */", op->line, nregs, isa ? 'A' : 'B', m->isa, desc, a.d->desc);
+    line(e, "/* line %d: ldmatrix.x%d%s: %c fragments of %s from %s (%s) */", op->line, nregs, trs, isa ? 'A' : 'B', m->isa, desc, a.d->desc);
+    int64_t per = 2 * nregs; /* values a load fills */
     if (!window_guard(e, &a, op->w)) return false;
     line(e, "{");
     e->ind++;
-    int64_t per = isa ? m->a_values : m->b_values;
-    int nrep = (int)((a.d->nvalues + 7) / 8);
+    int nrep = (int)nrep0;
     ckt_expr_id u0;
     int64_t fc[16], vals[16];
     bool add;
@@ -634,8 +645,8 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
             if (add) snprintf(at, sizeof at, "\"r\"(ckt_lb)");
             else snprintf(at, sizeof at, "\"r\"(ckt_la + %lldu * (ckt_lt ^ %lldu))", (long long)a.esz, (long long)fc[rep]);
             long long imm = add ? (long long)(fc[rep] * a.esz) : 0;
-            if (isa) line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%%0,%%1,%%2,%%3}, [%%4+%lld];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : %s);", imm, at);
-            else line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%%0,%%1}, [%%2+%lld];\" : \"=r\"(q[0]), \"=r\"(q[1]) : %s);", imm, at);
+            if (nregs == 4) line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {%%0,%%1,%%2,%%3}, [%%4+%lld];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : %s);", trs, imm, at);
+            else line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x2%s.shared.b16 {%%0,%%1}, [%%2+%lld];\" : \"=r\"(q[0]), \"=r\"(q[1]) : %s);", trs, imm, at);
             for (int j = 0; j < nregs; j++) {
                 char r0[64], r1[64];
                 line(e, "%s = (ckt_u16)q[%d]; %s = (ckt_u16)(q[%d] >> 16);", reg(e, a.r, rep * per + 2 * j, r0, sizeof r0), j, reg(e, a.r, rep * per + 2 * j + 1, r1, sizeof r1), j);
@@ -660,8 +671,8 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
         e->ind++;
         line(e, "ckt_u32 q[4], sa;");
         line(e, "asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %%1; cvt.u32.u64 %%0, t; }\" : \"=r\"(sa) : \"l\"(%s + (%s)));", a.t->name, os);
-        if (isa) line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%%0,%%1,%%2,%%3}, [%%4];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : \"r\"(sa));");
-        else line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%%0,%%1}, [%%2];\" : \"=r\"(q[0]), \"=r\"(q[1]) : \"r\"(sa));");
+        if (nregs == 4) line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {%%0,%%1,%%2,%%3}, [%%4];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : \"r\"(sa));", trs);
+        else line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x2%s.shared.b16 {%%0,%%1}, [%%2];\" : \"=r\"(q[0]), \"=r\"(q[1]) : \"r\"(sa));", trs);
         for (int j = 0; j < nregs; j++) {
             char r0[64], r1[64];
             line(e, "%s = (ckt_u16)q[%d]; %s = (ckt_u16)(q[%d] >> 16);", reg(e, a.r, rep * per + 2 * j, r0, sizeof r0), j, reg(e, a.r, rep * per + 2 * j + 1, r1, sizeof r1), j);
@@ -880,6 +891,7 @@ static int64_t copy_width(em *e, access *src, access *dst, int64_t want, char *w
  * cp.async (16 bytes: .cg, zero-filled past a padded edge) in the CUDA prelude, a load and a
  * store through registers in the HIP prelude, a copy queued until its wait in the C prelude;
  * 2-byte elements go one by one (synchronously, in every dialect). */
+static void copy_vectors(em *e, const access *srcp, const access *dstp, int64_t bytes, bool split, bool add, const int64_t *fc, bool inside);
 static void emit_copy_async(em *e, const ckt_kop *op)
 {
     access src, dst;
@@ -923,9 +935,43 @@ static void emit_copy_async(em *e, const ckt_kop *op)
         free(bs);
     } else
         declare_coords(e, &dst, "j");
+    /* GPUs, a padded source: a block whose window lies wholly inside the tensor (all but the
+     * edge blocks and the K tail) copies without the per-vector masks */
+    ckt_expr_id within = ckt_expr_int(ex, 0);
+    int64_t never;
+    if (!e->dl->thread_loops && src.t->mem == CKT_MEM_GLOBAL && src.t->padded) within = window_within(e, &src);
+    bool interior = !(ckt_expr_is_const(ex, within, &never) && !never);
+    if (interior) {
+        char *ws = estr(e, within, NULL);
+        if (!ws) { e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory"); return; }
+        line(e, "if (%s) { /* the window lies inside %s: no masks */", ws, src.t->name);
+        free(ws);
+        e->ind++;
+        copy_vectors(e, &src, &dst, bytes, split, add, fc, true);
+        e->ind--;
+        line(e, "} else {");
+        e->ind++;
+    }
+    copy_vectors(e, &src, &dst, bytes, split, add, fc, false);
+    if (interior) {
+        e->ind--;
+        line(e, "}");
+    }
+    e->ind--;
+    line(e, "}");
+}
+
+/* The vectors of one thread's asynchronous copy (see emit_copy_async); `inside`: the window is
+ * known inside the source, no masks. */
+static void copy_vectors(em *e, const access *srcp, const access *dstp, int64_t bytes, bool split, bool add, const int64_t *fc, bool inside)
+{
+    ckt_expr_pool *ex = e->ex;
+    const access src = *srcp, dst = *dstp;
+    char zero[48];
+    literal(dst.t->dtype, 0.0f, zero, sizeof zero);
     for (int64_t v = 0, g = 0; v < src.d->nvalues; v++) {
         if (src.group[v] != v) continue;
-        ckt_expr_id so = group_offset(e, &src, v, 0), mask = in_bounds(e, &src, v);
+        ckt_expr_id so = group_offset(e, &src, v, 0), mask = inside ? ckt_expr_int(ex, 1) : in_bounds(e, &src, v);
         ckt_expr_id dof = split ? ckt_expr_int(ex, 0) : swizzled(e, dst.t, group_offset(e, &dst, v, 0));
         int64_t always;
         bool masked = !(ckt_expr_is_const(ex, mask, &always) && always);
@@ -954,8 +1000,6 @@ static void emit_copy_async(em *e, const ckt_kop *op)
         free(ms);
         g++;
     }
-    e->ind--;
-    line(e, "}");
 }
 
 static void emit_commit(em *e)

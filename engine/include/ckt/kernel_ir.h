@@ -244,7 +244,8 @@ ckt_status ckt_kernel_wgmma_async(ckt_kernel *k, int c_reg, int a_lds, int b_lds
 /* wgmma.wait_group pending: at most `pending` groups in flight, c_reg's values settled. */
 ckt_status ckt_kernel_wgmma_wait(ckt_kernel *k, int c_reg, int64_t pending, ckt_error *err);
 /* Marks the last operation, a LOAD into `reg`, as the load of operand 'A' or 'B' fragments of
- * instruction `mma`: a dialect with a fragment load (CUDA: ldmatrix) uses it through `addr_dist`
+ * instruction `mma` ('a' / 'b': from an M- / N-contiguous tile, transposed on the way: CUDA's
+ * ldmatrix.trans): a dialect with a fragment load (CUDA: ldmatrix) uses it through `addr_dist`
  * (see ckt_gemm_ldmatrix_dist) when the LDS layout allows, else the load stays element / vector
  * loads. Stored in the op: mma, mma_rep = {operand, addr_dist, 1}. */
 ckt_status ckt_kernel_fragment_load(ckt_kernel *k, int reg, int mma, char operand, int addr_dist, ckt_error *err);
