@@ -126,7 +126,7 @@ ckt_status ckt_wgmma_desc_make(const ckt_layout *tile, const ckt_swizzle *sw, ck
             if (want != got)
                 return ckt_fail(err, CKT_EINVAL,
                                 "wgmma descriptor: element (row %lld, k %lld) of the %lldx16 operand at (%lld, %lld) is at byte %lld of the tile, but the descriptor "
-                                "(start %lld, LBO %lld, SBO %lld, %s%s) reads byte %lld: the layout is not the hardware's canonical %s layout",
+                                "(start %lld, LBO %lld, SBO %lld, %s%s) reads byte %lld: the layout is not one the hardware reads (%s)",
                                 (long long)r, (long long)k, (long long)rows, (long long)row0, (long long)k0, (long long)want, (long long)d.start, (long long)d.lbo,
                                 (long long)d.sbo, w ? "" : "no swizzle", w == 32 ? "32B swizzle" : w == 64 ? "64B swizzle" : w == 128 ? "128B swizzle" : "",
                                 (long long)got, canon(&d));

@@ -217,14 +217,14 @@ static void layouts_the_hardware_cannot_read(void **state)
 {
     (void)state;
     /* a plain row-major tile: rows 128 bytes apart where the unswizzled layout needs 16 */
-    refuse("(64,64):(64,1)", 0, 0, 0, CKT_F16, 64, 0, 0, CKT_EINVAL, "not the hardware's canonical K-major");
+    refuse("(64,64):(64,1)", 0, 0, 0, CKT_F16, 64, 0, 0, CKT_EINVAL, "not one the hardware reads (K-major");
     /* rows of 128 bytes with the 64-byte swizzle */
-    refuse("(64,64):(64,1)", 2, 3, 3, CKT_F16, 64, 0, 0, CKT_EINVAL, "canonical");
+    refuse("(64,64):(64,1)", 2, 3, 3, CKT_F16, 64, 0, 0, CKT_EINVAL, "the hardware reads");
     /* the byte-unit swizzle given on f16 elements, and a swizzle of another shift */
     refuse("(64,64):(64,1)", 3, 4, 3, CKT_F16, 64, 0, 0, CKT_EINVAL, "Sw<3,5,3> on byte addresses");
     refuse("(64,64):(64,1)", 3, 3, 2, CKT_F16, 64, 0, 0, CKT_EINVAL, "hardware swizzles");
     /* padding rows (CK's trick) break the 8-row groups */
-    refuse("(64,64):(72,1)", 3, 3, 3, CKT_F16, 64, 0, 0, CKT_EINVAL, "canonical");
+    refuse("(64,64):(72,1)", 3, 3, 3, CKT_F16, 64, 0, 0, CKT_EINVAL, "the hardware reads");
     refuse("(64,16):(32,2)", 0, 0, 0, CKT_F16, 64, 0, 0, CKT_EINVAL, "neither K nor the rows are contiguous");
     refuse("(128,64):(64,1)", 3, 3, 3, CKT_F16, 64, 0, 4, CKT_EINVAL, "16-byte boundary");
     refuse("(128,64):(64,1)", 3, 3, 3, CKT_F16, 64, 96, 0, CKT_EINVAL, "does not fit");
