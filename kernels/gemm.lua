@@ -34,10 +34,59 @@ local function pow2(x) return x > 0 and x & (x - 1) == 0 end
 local DEFAULTS = {
   nvidia = {tile = {128, 128, 32}, block = 128, stages = 4, group = 8},
   amd = {tile = {128, 128, 32}, block = 256, stages = 2, group = 8},
+  -- sm_90a (wgmma): 128 x 128 in 64-wide K slices (128-byte rows, the 128B swizzle), 2
+  -- warpgroups of 64 x 128, 4 stages (128 KiB of LDS). Not measured yet.
+  hopper = {tile = {128, 128, 64}, block = 256, stages = 4, group = 8},
 }
 
 gemm.OPTIONS = {"dtype", "out", "a_major", "b_major", "target", "epilogue", "tile", "block", "stages", "group", "instr",
-                "k_pack", "aligned", "swizzle", "name", "autotune"}
+                "k_pack", "aligned", "swizzle", "name", "autotune", "mma_pending"}
+
+-- sm_90a: the warpgroup grid and the wgmma instruction. Warpgroups split TM first (each at
+-- least 64 rows, one m64 instruction per 64 rows), then TN; the instruction's N is the largest
+-- of 256, 128, 64 that divides a warpgroup's columns.
+local function hopper(p, o)
+  if p.block % 128 ~= 0 then fail(("block %d is not a whole number of 128-thread warpgroups (wgmma on sm_90a)"):format(p.block)) end
+  local wgs = p.block // 128
+  local wm = 1
+  for c = wgs, 1, -1 do
+    if wgs % c == 0 and p.TM % (c * 64) == 0 then wm = c; break end
+  end
+  local wn = wgs // wm
+  if p.TM % (wm * 64) ~= 0 then fail(("tile TM %d is not a multiple of 64 rows per warpgroup (wgmma m64)"):format(p.TM)) end
+  if p.TN % wn ~= 0 then fail(("tile TN %d does not split over %d warpgroups"):format(p.TN, wn)) end
+  local cols, n = p.TN // wn, nil
+  for _, c in ipairs{256, 128, 64} do if cols % c == 0 then n = c; break end end
+  if not n then fail(("tile TN %d gives %d columns per warpgroup, not a multiple of 64 (wgmma n64/n128/n256)"):format(p.TN, cols)) end
+  if p.TK % 16 ~= 0 or (p.TK > 64 and p.TK % 64 ~= 0) then fail(("tile TK %d must be 16, 32, or a multiple of 64 (whole swizzle rows of 16-bit elements)"):format(p.TK)) end
+  if o.k_pack and o.k_pack ~= 16 then fail(("k_pack %s: wgmma takes its whole K of 16 from LDS (k_pack 16)"):format(tostring(o.k_pack))) end
+  if o.swizzle == false then fail("swizzle = false: wgmma's LDS layouts are the hardware's swizzled ones") end
+  p.instr = ("wgmma_m64n%dk16_%s"):format(n, p.dtype)
+  if o.instr and o.instr ~= p.instr then fail(("instr %s: this tile and block take %s"):format(o.instr, p.instr)) end
+  p.waves_m, p.waves_n = wm, wn
+  -- wgmma groups left in flight while the next slice's copies and barrier run: each one costs a
+  -- slice of copy look-ahead (a stage they still read cannot be refilled), so S - 2 at most
+  p.mma_pending = o.mma_pending or (p.stages >= 3 and 1 or 0)
+  if math.type(p.mma_pending) ~= "integer" or p.mma_pending < 0 or p.mma_pending > p.stages - 2 then
+    fail(("mma_pending %s must be an integer in 0..stages-2 = %d"):format(tostring(o.mma_pending), p.stages - 2))
+  end
+end
+
+-- sm_90a: the LDS tile (rows x TK) in the layout wgmma's descriptors describe, as a ckt layout
+-- composed with the hardware swizzle (Sw<B,3,3> on 16-bit elements is Sw<B,4,3> on bytes: 32B,
+-- 64B, 128B for B = 1, 2, 3). K-major: rows of min(TK, 64) elements (32, 64 or 128 bytes), K
+-- beyond 64 in further 64-wide atoms after all rows; M/N-major: 64-row atoms of 128-byte K rows.
+local function hopper_lds(p, rows, contiguous_rows)
+  if contiguous_rows then
+    if rows % 64 ~= 0 then fail(("an M/N-contiguous tile of %d rows is not whole 64-row atoms of the 128B swizzle"):format(rows)) end
+    return ckt.composed(ckt.swizzle(3, 3, 3), 0, ckt.layout({{64, rows // 64}, p.TK}, {{1, 64 * p.TK}, 64})),
+           "M/N-major 128B swizzle (64-row atoms, 128-byte K rows), read by wgmma through descriptors"
+  end
+  local w = math.min(p.TK, 64)
+  local b = ({[16] = 1, [32] = 2, [64] = 3})[w]
+  local l = p.TK <= 64 and ckt.layout({rows, p.TK}, {p.TK, 1}) or ckt.layout({rows, {64, p.TK // 64}}, {64, {1, rows * 64}})
+  return ckt.composed(ckt.swizzle(b, 3, 3), 0, l), ("K-major %dB swizzle (rows of %d bytes), read by wgmma through descriptors"):format(w * 2, w * 2)
+end
 
 -- Everything about one configuration, without building the kernel.
 function gemm.plan(o)
@@ -64,7 +113,9 @@ function gemm.plan(o)
   local vendor = rec.vendor
   p.vendor = vendor
   if p.dtype == "f32" and not p.emulated then fail(("dtype f32 runs on the CPU target only (%s has no f32 matrix instruction here)"):format(p.target)) end
-  local d = DEFAULTS[vendor]
+  -- sm_90a: Hopper's warpgroup MMA with operands read from LDS through descriptors (see hopper())
+  p.hopper = rec.arch == "sm_90a" and p.dtype ~= "f32" and (o.instr == nil or tostring(o.instr):match("^wgmma") ~= nil)
+  local d = p.hopper and DEFAULTS.hopper or DEFAULTS[vendor]
   local tile = o.tile or d.tile
   if type(tile) ~= "table" or #tile ~= 3 then fail("tile must be {TM, TN, TK}") end
   p.TM, p.TN, p.TK = tile[1], tile[2], tile[3]
@@ -77,10 +128,14 @@ function gemm.plan(o)
   if math.type(p.stages) ~= "integer" or p.stages < 2 or p.stages > 8 then fail(("stages %s must be an integer in 2..8"):format(tostring(p.stages))) end
   p.group = o.group or d.group
   if math.type(p.group) ~= "integer" or p.group < 1 then fail(("group %s must be a positive integer"):format(tostring(p.group))) end
+  if p.hopper then hopper(p, o)
+  elseif o.mma_pending ~= nil then fail("mma_pending: only sm_90a's wgmma leaves MMAs in flight") end
   -- the instruction: the target's for these dtypes (f32: the CPU target's emulation-only
   -- instruction, MFMA lane layouts with f32 operands)
   local ok, m
-  if o.instr then
+  if p.hopper then
+    ok, m = pcall(ckt.mma, p.instr)
+  elseif o.instr then
     ok, m = pcall(ckt.mma, o.instr)
     if ok and not m:on(p.target) then ok, m = false, ("%s is not an instruction of %s (%s)"):format(m.name, p.target, table.concat(m.targets, ", ")) end
     if ok and (m.a ~= p.dtype or m.b ~= p.dtype) then ok, m = false, ("%s takes %s operands, not %s"):format(m.name, m.a, p.dtype) end
@@ -96,7 +151,7 @@ function gemm.plan(o)
   local lanes = m.lanes
   if p.block % lanes ~= 0 then fail(("block %d is not a whole number of %d-lane %s"):format(p.block, lanes, vendor == "amd" and "waves" or "warps")) end
   local waves = p.block // lanes
-  local wm, best = 1, math.huge
+  local wm, best = p.hopper and p.waves_m or 1, p.hopper and -1 or math.huge
   for c = 1, waves do
     if waves % c == 0 and p.TM % (c * m.m) == 0 and p.TN % ((waves // c) * m.n) == 0 then
       local a, b = p.TM // c, p.TN // (waves // c)
@@ -210,6 +265,18 @@ function gemm.plan(o)
     return ckt.layout({tsh, vsh}, {tst, vst}), run
   end
   local function lds_layout(c, rows, per_wave, name, contiguous_rows)
+    if p.hopper then
+      c.lds, c.why = hopper_lds(p, rows, contiguous_rows)
+      if contiguous_rows then -- copies per 64-row atom (gemm.build): 64 / v threads along the rows
+        local v = p.aligned and p.v or 1
+        local along = 64 // v
+        if p.block % along ~= 0 or p.TK % (p.block // along) ~= 0 then
+          fail(("block %d does not divide a 64 x %d atom of the M/N-contiguous %s tile into whole passes of %d-element copies"):format(p.block, p.TK, name, v))
+        end
+        c.atom_thread_layout = ckt.layout({along, p.block // along}, {1, along})
+      end
+      return
+    end
     -- M/N-contiguous tiles: ldmatrix.trans on NVIDIA; element reads from MFMA's fragments on AMD
     local trans = contiguous_rows and vendor == "nvidia" and m.ldmatrix and p.k_pack == m.k_chunk
     if (contiguous_rows and not trans) or o.swizzle == false or p.dtype == "f32" then
@@ -271,19 +338,44 @@ function gemm.build(o)
     local function issue(kt, stage)
       for _, x in ipairs{{ga, sa, p.a_copy, tm, TM}, {gb, sb, p.b_copy, tn, TN}} do
         local c = x[3]
-        b:blockwise_copy{src = ckt.local_tile(x[1], {x[5], TK}, {x[4], kt}), dst = ckt.tile_window(x[2]:stage(stage), {x[5], TK}, {0, 0}),
-                         thread_layout = c.thread_layout, vector_dim = c.vector_dim, scalar_per_vector = c.scalar_per_vector, async = true}
+        if p.hopper and c.vector_dim == 0 then
+          -- sm_90a, an M/N-contiguous tile: one copy per 64-row atom of the 128B swizzle, so that
+          -- a thread's 8 rows provably stay inside one atom (16-byte copies)
+          local n = x[5] // 64
+          for j = 0, n - 1 do
+            b:blockwise_copy{src = ckt.local_tile(x[1], {64, TK}, {x[4] * n + j, kt}), dst = ckt.tile_window(x[2]:stage(stage), {64, TK}, {64 * j, 0}),
+                             thread_layout = c.atom_thread_layout, vector_dim = 0, scalar_per_vector = c.scalar_per_vector, async = true}
+          end
+        else
+          b:blockwise_copy{src = ckt.local_tile(x[1], {x[5], TK}, {x[4], kt}), dst = ckt.tile_window(x[2]:stage(stage), {x[5], TK}, {0, 0}),
+                           thread_layout = c.thread_layout, vector_dim = c.vector_dim, scalar_per_vector = c.scalar_per_vector, async = true}
+        end
       end
       b:commit()
     end
     local acc = b:make_blockwise_gemm_xdl_c_vgpr(sa, sb, T)
     b:clear(acc, 0)
-    for s = 0, S - 2 do issue(s, s) end -- slices past K are zero-filled and never read
-    b:loop(nk, function(i)
-      b:wait{pending = S - 2} -- slice i has landed, and every thread is done with slice i - 1
-      issue(i + S - 1, (i + S - 1) % S) -- into the stage of slice i - 1
-      b:blockwise_gemm(sa:stage(i % S), sb:stage(i % S), acc, T)
-    end)
+    -- copies run D slices ahead; sm_90a: D = S - 1 - P with P wgmma groups left in flight (the
+    -- stages of slices i - P .. i are still read when slice i + D's copy is issued)
+    local P = p.hopper and p.mma_pending or 0
+    local D = S - 1 - P
+    for s = 0, D - 1 do issue(s, s) end -- slices past K are zero-filled and never read
+    local function slice(i, pending)
+      b:wait{pending = D - 1} -- slice i has landed, and every thread is done with slice i - 1
+      issue(i + D, (i + D) % S) -- into the stage of slice i - 1 - P, whose MMAs have retired
+      if pending > 0 then b:blockwise_gemm(sa:stage(i % S), sb:stage(i % S), acc, T, {pending = pending})
+      else b:blockwise_gemm(sa:stage(i % S), sb:stage(i % S), acc, T) end
+    end
+    if P > 0 then
+      -- slice 0 first, its MMAs retired before the pipelined loop: no instruction but wgmma may
+      -- define the accumulators (b:clear's) while MMAs are in flight, or ptxas serializes them
+      -- (with K = 0 the slice is all zero-filled copies)
+      slice(0, 0)
+      b:loop(nk - 1, function(j) slice(j + 1, P) end)
+      b:wgmma_wait(acc, 0) -- the accumulators settled
+    else
+      b:loop(nk, function(i) slice(i, 0) end)
+    end
     b:wait{pending = 0, sync = false} -- no copy (the zero-filled ones past K) outlives the block
     local res = p.epilogue and b:map(p.epilogue, acc) or acc
     ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.local_tile(gc, {TM, TN}, {tm, tn}), T):store(res)

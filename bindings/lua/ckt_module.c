@@ -36,6 +36,7 @@ int luaopen_ckt(lua_State *L)
     ckt_l_open_array(L);
     ckt_l_open_kernel(L);
     ckt_l_open_jit(L);
+    ckt_l_open_wgmma(L);
     ckt_l_open_help(L);
     return 1;
 }

@@ -399,7 +399,27 @@ static int b_blockwise_gemm(lua_State *L)
     int c = kernel_tensor(L, 4, &k, "blockwise_gemm: argument 3 (c_vgpr)");
     const ckt_gemm_traits *t = checktraits(L, 5, "blockwise_gemm: argument 4 (traits)");
     ckt_error err;
+    if (!lua_isnoneornil(L, 6)) { /* {pending = n}: wgmma groups left in flight (ckt/wgmma.h) */
+        static const char *const allowed[] = {"pending", NULL};
+        luaL_checktype(L, 6, LUA_TTABLE);
+        ckt_l_check_fields(L, 6, "blockwise_gemm", allowed);
+        int64_t pending = 0;
+        ckt_l_field_int(L, 6, "blockwise_gemm", "pending", &pending);
+        if (ckt_kernel_blockwise_wgmma_async(k, a, b, c, t, pending, &err)) return ckt_l_error(L, &err);
+        return 0;
+    }
     if (ckt_kernel_blockwise_gemm(k, a, b, c, t, &err)) return ckt_l_error(L, &err);
+    return 0;
+}
+
+/* b:wgmma_wait(c_vgpr, pending): wgmma.wait_group pending (the accumulators settled when 0) */
+static int b_wgmma_wait(lua_State *L)
+{
+    ckt_kernel *k = builder(L, 1, "wgmma_wait");
+    int c = kernel_tensor(L, 2, &k, "wgmma_wait: argument 1 (c_vgpr)");
+    int64_t pending = ckt_l_checkint(L, 3, "wgmma_wait: argument 2 (pending)");
+    ckt_error err;
+    if (ckt_kernel_wgmma_wait(k, c, pending, &err)) return ckt_l_error(L, &err);
     return 0;
 }
 
@@ -411,7 +431,7 @@ void ckt_lk_open_gemm(lua_State *L)
     ckt_l_new_class(L, CKT_L_MMA, mmethods);
     ckt_l_new_class(L, CKT_L_TRAITS, tmethods);
     /* builder methods (the CK wrapper's names) */
-    static const luaL_Reg bmethods[] = {{"blockwise_gemm", b_blockwise_gemm}, {"blockwise_gemm_xdl", b_blockwise_gemm},
+    static const luaL_Reg bmethods[] = {{"blockwise_gemm", b_blockwise_gemm}, {"blockwise_gemm_xdl", b_blockwise_gemm}, {"wgmma_wait", b_wgmma_wait},
                                         {"make_blockwise_gemm_xdl_c_vgpr", b_c_vgpr}, {"make_blockwise_gemm_xdl_c_local_partition", l_c_partition},
                                         {NULL, NULL}};
     ckt_lk_builder_methods(L, bmethods);

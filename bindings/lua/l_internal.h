@@ -116,6 +116,7 @@ void ckt_l_open_array(lua_State *L);        /* l_array.c: host arrays, device bu
 void ckt_l_open_kernel(lua_State *L);       /* l_builder.c and l_kernel.h's files: builder, tensors, windows, compile, launch */
 void ckt_l_open_help(lua_State *L);         /* l_help.c: help texts */
 void ckt_l_open_jit(lua_State *L);          /* l_jit.c: ckt.compile */
+void ckt_l_open_wgmma(lua_State *L);        /* l_wgmma.c: ckt.wgmma_desc */
 /* l_help.c: add (or replace) a help topic, e.g. from a binding file's open function */
 void ckt_l_help_add(lua_State *L, const char *name, const char *text);
 

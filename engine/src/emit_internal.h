@@ -40,5 +40,8 @@ typedef struct ckt_mma_site {
     int line;                /* the script line (0: unknown) */
 } ckt_mma_site;
 void ckt_emit_mma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_mma_site *site);
+/* A warpgroup MMA op (CKT_OP_WGMMA): emit_wgmma.c. */
+ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k, ckt_expr_pool *ex, const ckt_kop *op, const char *target,
+                          ckt_error *err);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ckt/gemm.h"
+#include "ckt/wgmma.h"
 
 ckt_status ckt_gemm_traits_make(const char *instr, int64_t m_per_wave, int64_t n_per_wave, int64_t k_pack, ckt_gemm_traits *out, ckt_error *err)
 {
@@ -285,6 +286,7 @@ static ckt_status gemm_fragments(const gemm_site *x, ckt_expr_id k0, int *ra, in
 ckt_status ckt_kernel_blockwise_gemm(ckt_kernel *k, int a_lds, int b_lds, int c_reg, const ckt_gemm_traits *t, ckt_error *err)
 {
     if (!k || !t || !t->instr) return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: NULL argument");
+    if (ckt_mma_is_wgmma(t->instr)) return ckt_kernel_blockwise_wgmma(k, a_lds, b_lds, c_reg, t, err); /* operands through descriptors */
     const ckt_mma *m = t->instr;
     int64_t mpb = 0, kpa = 0, npb = 0, kpb = 0; /* set by lds_tile; gcc -O3 cannot tell */
     ckt_status s;

@@ -776,6 +776,59 @@ ckt_status ckt_kernel_mma(ckt_kernel *k, int c_reg, int a_reg, int b_reg, int mm
     return push_op(k, &op, err);
 }
 
+ckt_status ckt_kernel_wgmma(ckt_kernel *k, int c_reg, int a_lds, int b_lds, int mma, const int64_t *rep, ckt_error *err)
+{
+    return ckt_kernel_wgmma_async(k, c_reg, a_lds, b_lds, mma, rep, 0, err);
+}
+
+ckt_status ckt_kernel_wgmma_wait(ckt_kernel *k, int c_reg, int64_t pending, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "wgmma wait", err))) return s;
+    if (pending < 0 || pending > 7) return ckt_fail(err, CKT_EINVAL, "wgmma wait: pending %lld outside 0..7", (long long)pending);
+    if (k->divergent) return ckt_fail(err, CKT_EINVAL, "wgmma wait: inside a branch that depends on the thread id");
+    if (c_reg < 0 || c_reg >= k->ntensors || k->tensors[c_reg].mem != CKT_MEM_REG || k->tensors[c_reg].dtype != CKT_F32)
+        return ckt_fail(err, CKT_EINVAL, "wgmma wait: the accumulator must be an f32 register tensor");
+    ckt_kop op = new_op(CKT_OP_WGMMA);
+    op.r = c_reg;
+    op.ninputs = 0;
+    op.spv = pending;
+    op.mma = -1;
+    snprintf(op.note, sizeof op.note, "wgmma wait %lld", (long long)pending);
+    return push_op(k, &op, err);
+}
+
+ckt_status ckt_kernel_wgmma_async(ckt_kernel *k, int c_reg, int a_lds, int b_lds, int mma, const int64_t *rep, int64_t pending, ckt_error *err)
+{
+    ckt_status s;
+    if (pending < 0 || pending > 7) return ckt_fail(err, CKT_EINVAL, "wgmma: pending %lld outside 0..7", (long long)pending);
+    if ((s = check_open(k, "wgmma", err))) return s;
+    const ckt_mma *m = ckt_mma_at(mma);
+    if (!m || !rep || m->lanes != 128) return ckt_fail(err, CKT_EINVAL, "wgmma: instruction %d is not a warpgroup MMA", mma);
+    for (int i = 0; i < 3; i++)
+        if (rep[i] < 1 || rep[i] > 16) return ckt_fail(err, CKT_EINVAL, "wgmma: repeat %d is %lld (1..16)", i, (long long)rep[i]);
+    if (k->divergent) return ckt_fail(err, CKT_EINVAL, "wgmma: inside a branch that depends on the thread id (a warpgroup-wide instruction needs every thread)");
+    if (k->block % 128) return ckt_fail(err, CKT_EINVAL, "wgmma: the block of %lld threads is not whole warpgroups of 128 (%s)", (long long)k->block, m->name);
+    const int lds[2] = {a_lds, b_lds};
+    for (int i = 0; i < 2; i++) {
+        if (lds[i] < 0 || lds[i] >= k->ntensors || k->tensors[lds[i]].mem != CKT_MEM_LDS || k->tensors[lds[i]].rank != 2)
+            return ckt_fail(err, CKT_EINVAL, "wgmma: %s must be a rank-2 LDS tensor", i ? "B" : "A");
+        if (k->tensors[lds[i]].dtype != (i ? m->b : m->a))
+            return ckt_fail(err, CKT_EINVAL, "wgmma: %s is %s but %s takes %s", i ? "B" : "A", ckt_dtype_name(k->tensors[lds[i]].dtype), m->name, ckt_dtype_name(i ? m->b : m->a));
+    }
+    if ((s = mma_operand(k, c_reg, "C", m->c, m->c_values * rep[0] * rep[1], err))) return s;
+    ckt_kop op = new_op(CKT_OP_WGMMA);
+    op.r = c_reg;
+    op.ninputs = 2;
+    op.inputs[0] = a_lds;
+    op.inputs[1] = b_lds;
+    op.mma = mma;
+    op.spv = pending;
+    memcpy(op.mma_rep, rep, sizeof op.mma_rep);
+    snprintf(op.note, sizeof op.note, "%s", m->name);
+    return push_op(k, &op, err);
+}
+
 ckt_status ckt_kernel_fragment_load(ckt_kernel *k, int reg, int mma, char operand, int addr_dist, ckt_error *err)
 {
     ckt_status s;

@@ -21,11 +21,25 @@
 #define MMA_B "((4,8),(2,2)):((16,1),(8,64))"
 #define MMA_C "((4,8),(2,2)):((2,8),(1,64))"
 
+/* wgmma.mma_async m64nNk16 (a warpgroup of 128 threads: warp w = l/32 owns rows 16w..16w+15; in
+ * the warp g = (l%32)>>2, t = l%4, as mma.sync's m16n8 C tile repeated N/8 times along N): D value
+ * i at row 16w + g + 8*((i>>1)&1), column 8*(i>>2) + 2t + (i&1); A from registers (the RS form):
+ * value i at row 16w + g + 8*((i>>1)&1), column 2t + (i&1) + 8*(i>>2). B, and A in the SS form, are
+ * read from shared memory through matrix descriptors (ckt/wgmma.h): no lane layout. */
+#define WG_A "((4,8,4),(2,2,2)):((2,16,256),(1,128,8))"
+#define WG_C64 "((4,8,4),(2,2,8)):((2,64,1024),(1,512,8))"
+#define WG_C128 "((4,8,4),(2,2,16)):((2,128,2048),(1,1024,8))"
+#define WG_C256 "((4,8,4),(2,2,32)):((2,256,4096),(1,2048,8))"
+#define WGMMA(N, T, DT, C)                                                                                                                                 \
+    {"wgmma_m64n" #N "k16_" #T, "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." #T "." #T, CKT_VENDOR_NVIDIA, "sm_90a", 64, N, 16, DT, DT, CKT_F32, 128, \
+     8, 0, (N) / 2, 16, WG_A, "", C, "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." #T "." #T, "", "ckt_emu_wgmma", false,                           \
+     "D(64x" #N " f32) = A(64x16 " #T ") B(16x" #N " " #T ") + D, a warpgroup of 128 threads, A and B from shared memory through matrix descriptors; sm_90a"}
+
 /* gfx908 (CDNA1) has the f16 MFMAs but not the bf16_1k forms (it has only the older bf16 MFMAs
  * with 2 values per lane); gfx90a introduced bf16_1k; gfx942 and gfx950 keep all four. */
 #define AMD_ALL "gfx908,gfx90a,gfx942,gfx950"
 #define AMD_1K "gfx90a,gfx942,gfx950"
-#define NV_MMA "sm_80,sm_90"
+#define NV_MMA "sm_80,sm_90,sm_90a"
 
 static const ckt_mma table[] = {
     {"mfma_f32_32x32x8f16", "v_mfma_f32_32x32x8f16", CKT_VENDOR_AMD, AMD_ALL, 32, 32, 8, CKT_F16, CKT_F16, CKT_F32, 64, 4, 4, 16, 4, MFMA32_A, MFMA32_B,
@@ -51,6 +65,8 @@ static const ckt_mma table[] = {
     {"emu_f32_32x32x8f32", "emu_f32_32x32x8f32 (CPU emulation only)", CKT_VENDOR_AMD, "cpu", 32, 32, 8, CKT_F32, CKT_F32, CKT_F32, 64, 4, 4, 16, 4, MFMA32_A,
      MFMA32_B, MFMA32_C, "", "", "ckt_emu_mfma_32x32x8", false,
      "D(32x32 f32) = A(32x8 f32) B(8x32 f32) + C with the lane layouts of v_mfma_f32_32x32x8f16; the CPU target only (any cpu:<gpu>)"},
+    WGMMA(64, f16, CKT_F16, WG_C64), WGMMA(128, f16, CKT_F16, WG_C128), WGMMA(256, f16, CKT_F16, WG_C256),
+    WGMMA(64, bf16, CKT_BF16, WG_C64), WGMMA(128, bf16, CKT_BF16, WG_C128), WGMMA(256, bf16, CKT_BF16, WG_C256),
 };
 #define NMMA ((int)(sizeof table / sizeof *table))
 
@@ -140,7 +156,11 @@ ckt_status ckt_mma_layout(const ckt_mma *mma, char operand, ckt_layout *out, ckt
     if (!mma || !out) return ckt_fail(err, CKT_EINVAL, "mma layout: NULL argument");
     switch (upper_operand(operand)) {
     case 'A': return ckt_layout_parse(mma->a_tv, out, err);
-    case 'B': return ckt_layout_parse(mma->b_tv, out, err);
+    case 'B':
+        if (!*mma->b_tv)
+            return ckt_fail(err, CKT_EUNSUPPORTED, "mma layout: %s reads B from shared memory through a matrix descriptor (ckt/wgmma.h): it has no lane layout",
+                            mma->name);
+        return ckt_layout_parse(mma->b_tv, out, err);
     case 'C': return ckt_layout_parse(mma->c_tv, out, err);
     default: return ckt_fail(err, CKT_EINVAL, "mma layout: operand '%c' is not one of A, B, C (D)", operand);
     }

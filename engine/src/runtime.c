@@ -275,7 +275,8 @@ ckt_status ckt_launch(ckt_device *dev, const ckt_binary *bin, const ckt_launch_p
         return ckt_fail(err, CKT_EINVAL, "launch: '%s' for %s was compiled compile-only; compile it again to run it", ckt_binary_kernel_name(bin), t);
     if (!target_fits(dev, t))
         return ckt_fail(err, CKT_EINVAL, "launch: a binary for %s cannot run on the %s device (%s)", t, ckt_backend_name(dev->backend), dev->name);
-    ckt_status st = check_dims("grid", p->grid, dev->max_grid, err);
+    ckt_status st = dev->backend == CKT_BACKEND_CUDA ? ckt_target_check_device(t, dev->target, err) : CKT_OK;
+    if (!st) st = check_dims("grid", p->grid, dev->max_grid, err);
     if (!st) st = check_dims("block", p->block, dev->max_block, err);
     if (st) return st;
     int64_t threads = p->block[0] * p->block[1] * p->block[2]; /* each <= 1024 after check_dims */

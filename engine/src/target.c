@@ -170,6 +170,24 @@ ckt_status ckt_target_get(const char *name, ckt_target *out, ckt_error *err)
     return CKT_OK;
 }
 
+ckt_status ckt_target_check_device(const char *target, const char *device_arch, ckt_error *err)
+{
+    if (!target || !device_arch) return ckt_fail(err, CKT_EINVAL, "launch: target and device architecture must not be NULL");
+    ckt_target_record r;
+    ckt_status s = ckt_target_parse(target, &r, err);
+    if (s) return s;
+    size_t n = strlen(r.arch);
+    /* sm_90a, sm_100a, ...: PTX with architecture-specific features (wgmma, setmaxnreg) that
+     * runs on exactly that compute capability, not on later ones (NVIDIA's PTX ISA, "Target ISA
+     * notes"); other architectures run on their own and later devices, which the driver checks */
+    if (r.emulated || r.runtime != CKT_BACKEND_CUDA || n < 2 || r.arch[n - 1] != 'a') return CKT_OK;
+    if (strlen(device_arch) == n - 1 && !strncmp(device_arch, r.arch, n - 1)) return CKT_OK;
+    return ckt_fail(err, CKT_EUNSUPPORTED,
+                    "launch: a binary for %s uses architecture-specific instructions (wgmma) and runs only on compute capability %.*s.%.*s devices; "
+                    "this device is %s (compile for %.*s or run on an H100/H200 class GPU)",
+                    r.arch, (int)(n - 5), r.arch + 3, 1, r.arch + n - 2, device_arch, (int)(n - 1), r.arch);
+}
+
 const char *ckt_dialect_name(ckt_dialect_kind d) { return d == CKT_DIALECT_HIP ? "hip" : d == CKT_DIALECT_CUDA ? "cuda" : "c"; }
 const char *ckt_compiler_name(ckt_compiler_kind c) { return c == CKT_COMPILER_HIPRTC ? "hiprtc" : c == CKT_COMPILER_NVRTC ? "nvrtc" : "cc"; }
 const char *ckt_backend_name(ckt_backend b) { return b == CKT_BACKEND_HIP ? "hip" : b == CKT_BACKEND_CUDA ? "cuda" : "cpu"; }

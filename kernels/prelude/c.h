@@ -138,3 +138,50 @@ CKT_FN void ckt_cp_wait(ckt_cp_queue *q, long long pending)
 #define CKT_CP_ASYNC(n, d, s, p) ckt_cp_push(&ckt_cpq, (n), (d), (s), (p))
 #define CKT_CP_COMMIT() (ckt_cpq.group++)
 #define CKT_CP_WAIT(n) ckt_cp_wait(&ckt_cpq, (n))
+
+/* wgmma.mma_async m64nNk16 (f16/bf16 in, f32 accumulators) for one warpgroup, reading A (64 x 16)
+ * and B (N x 16, the N x K tile) from the block's LDS through their matrix descriptors, decoded as
+ * NVIDIA's PTX ISA describes them (start address, LBO, SBO, swizzle mode; the canonical K-major
+ * and M/N-major layouts, then the swizzle of the absolute address), written here independently of
+ * the engine's ckt_wgmma_desc_address. The accumulators of thread l of the warpgroup are
+ * acc[l * stride + base + i]; value i sits at row 16*(l/32) + (l%32)/4 + 8*((i/2)%2), column
+ * 8*(i/4) + 2*(l%4) + i%2 (the PTX ISA's D fragment). An address outside the LDS reads NaN. */
+CKT_FN float ckt_f16_to_f32(ckt_u16 h); /* common.h, which follows this prelude */
+CKT_FN float ckt_bf16_to_f32(ckt_u16 h);
+CKT_FN long ckt_emu_wgmma_addr(ckt_u64 desc, int mn_major, long r, long k)
+{
+    long start = (long)(desc & 0x3FFF) << 4, lbo = (long)((desc >> 16) & 0x3FFF) << 4, sbo = (long)((desc >> 32) & 0x3FFF) << 4;
+    int mode = (int)(desc >> 62);
+    long w = mode == 1 ? 128 : mode == 2 ? 64 : mode == 3 ? 32 : 0, off; /* 16-bit elements: 8 per 16 bytes */
+    if (!mn_major) off = w ? (r % 8) * w + (r / 8) * sbo + k * 2 : (r % 8) * 16 + (r / 8) * sbo + (k % 8) * 2 + (k / 8) * lbo;
+    else if (w) off = (r % (w / 2)) * 2 + (r / (w / 2)) * lbo + (k % 8) * w + (k / 8) * sbo;
+    else off = (r % 8) * 2 + (r / 8) * sbo + (k % 8) * 16 + (k / 8) * lbo;
+    long a = start + off;
+    return w ? a ^ (((a >> 7) & (w / 16 - 1)) << 4) : a;
+}
+
+CKT_FN float ckt_emu_wgmma_elem(const unsigned char *lds, unsigned long lds_bytes, ckt_u64 desc, int mn_major, int bf16, long r, long k)
+{
+    long a = ckt_emu_wgmma_addr(desc, mn_major, r, k);
+    if (a < 0 || (unsigned long)a + 2 > lds_bytes) return CKT_NAN;
+    ckt_u16 v;
+    memcpy(&v, lds + a, 2);
+    return bf16 ? ckt_bf16_to_f32(v) : ckt_f16_to_f32(v);
+}
+
+CKT_FN void ckt_emu_wgmma(const unsigned char *lds, unsigned long lds_bytes, ckt_u64 da, ckt_u64 db, int n, int trans_a, int trans_b, int bf16, float *acc,
+                          long stride, long base)
+{
+    float A[64][16], B[256][16];
+    for (long r = 0; r < 64; ++r)
+        for (long k = 0; k < 16; ++k) A[r][k] = ckt_emu_wgmma_elem(lds, lds_bytes, da, trans_a, bf16, r, k);
+    for (long r = 0; r < n; ++r)
+        for (long k = 0; k < 16; ++k) B[r][k] = ckt_emu_wgmma_elem(lds, lds_bytes, db, trans_b, bf16, r, k);
+    for (long l = 0; l < 128; ++l)
+        for (long i = 0; i < n / 2; ++i) {
+            long row = 16 * (l / 32) + (l % 32) / 4 + 8 * ((i / 2) % 2), col = 8 * (i / 4) + 2 * (l % 4) + i % 2;
+            float s = 0.0f;
+            for (long k = 0; k < 16; ++k) s += A[row][k] * B[col][k];
+            acc[l * stride + base + i] += s;
+        }
+}

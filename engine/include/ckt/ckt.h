@@ -24,7 +24,9 @@
 #include "ckt/runtime.h"
 #include "ckt/sfc.h"
 #include "ckt/target.h"
+#include "ckt/tma.h"
 #include "ckt/visual.h"
+#include "ckt/wgmma.h"
 
 #ifdef __cplusplus
 extern "C" {

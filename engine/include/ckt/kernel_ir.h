@@ -144,7 +144,8 @@ typedef enum {
     CKT_OP_GEMM,         /* reg r += inputs[0] x inputs[1]: matrix instruction mma (ckt/mma.h), mma_rep = {MX, NX, P} per wave */
     CKT_OP_COPY_ASYNC,   /* LDS window w = global window inputs[0], element by element through dist */
     CKT_OP_COMMIT,       /* close the group of asynchronous copies issued since the last commit */
-    CKT_OP_WAIT          /* wait until at most spv committed groups are pending (then a barrier unless b == 0) */
+    CKT_OP_WAIT,         /* wait until at most spv committed groups are pending (then a barrier unless b == 0) */
+    CKT_OP_WGMMA         /* reg r += LDS inputs[0] x LDS inputs[1] by warpgroup MMA mma (ckt/wgmma.h), mma_rep = {MX, NX, K steps} per warpgroup */
 } ckt_kop_kind;
 
 typedef enum { CKT_REDUCE_SUM, CKT_REDUCE_MAX, CKT_REDUCE_MIN } ckt_reduce_op;
@@ -230,6 +231,18 @@ ckt_status ckt_kernel_block_reduce(ckt_kernel *k, int acc, ckt_reduce_op op, ckt
  * instruction tiles times rep[2] along K; register value orders as in ckt/gemm.h. The block must
  * be whole waves; the dtypes and values per thread must be the instruction's. Block-uniform. */
 ckt_status ckt_kernel_mma(ckt_kernel *k, int c_reg, int a_reg, int b_reg, int mma, const int64_t *rep, ckt_error *err);
+/* c += a x b by warpgroup MMA `mma` (wgmma, ckt/wgmma.h) read straight from the rank-2 LDS tiles
+ * a_lds (M x K) and b_lds (N x K) through shared-memory descriptors: the warpgroups form an
+ * (M / (rep[0] * 64)) x (N / (rep[1] * n)) grid, each issuing rep[0] x rep[1] instruction tiles for
+ * each of rep[2] K steps of 16 (C value order of ckt/gemm.h). Block-uniform; the block must be
+ * whole warpgroups. The descriptors are checked by ckt_kernel_blockwise_gemm and the emitter. */
+ckt_status ckt_kernel_wgmma(ckt_kernel *k, int c_reg, int a_lds, int b_lds, int mma, const int64_t *rep, ckt_error *err);
+/* The same with `pending` (0..7) groups of warpgroup MMAs left in flight after this one's commit
+ * (wgmma.wait_group pending): the next K slice's copies and barrier overlap the MMAs. The caller
+ * must not overwrite LDS they read, nor read c_reg, before ckt_kernel_wgmma_wait retires them. */
+ckt_status ckt_kernel_wgmma_async(ckt_kernel *k, int c_reg, int a_lds, int b_lds, int mma, const int64_t *rep, int64_t pending, ckt_error *err);
+/* wgmma.wait_group pending: at most `pending` groups in flight, c_reg's values settled. */
+ckt_status ckt_kernel_wgmma_wait(ckt_kernel *k, int c_reg, int64_t pending, ckt_error *err);
 /* Marks the last operation, a LOAD into `reg`, as the load of operand 'A' or 'B' fragments of
  * instruction `mma` ('a' / 'b': from an M- / N-contiguous tile, transposed on the way: CUDA's
  * ldmatrix.trans): a dialect with a fragment load (CUDA: ldmatrix) uses it through `addr_dist`

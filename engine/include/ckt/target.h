@@ -83,6 +83,10 @@ ckt_status ckt_target_parse(const char *name, ckt_target_record *out, ckt_error 
 /* The hardware model of a modelled target (any name ckt_target_parse takes whose record is
  * modelled: "gfx90a", "cpu:sm_90", "cpu" -> CKT_CPU_DEFAULT_ARCH's model). */
 ckt_status ckt_target_get(const char *name, ckt_target *out, ckt_error *err);
+/* May a binary compiled for `target` run on a device of architecture `device_arch` ("sm_90" for
+ * a compute capability 9.0 device)? An architecture-specific target (sm_90a) runs only on its own
+ * capability: elsewhere CKT_EUNSUPPORTED naming both. Other targets: CKT_OK (the driver decides). */
+ckt_status ckt_target_check_device(const char *target, const char *device_arch, ckt_error *err);
 const char *ckt_target_names(void); /* "gfx908, gfx90a, ..." */
 const char *ckt_dialect_name(ckt_dialect_kind d);   /* "c", "hip", "cuda" */
 const char *ckt_compiler_name(ckt_compiler_kind c); /* "cc", "hiprtc", "nvrtc" */

@@ -1,0 +1,214 @@
+-- Hopper's warpgroup MMA on the CPU target (cpu:sm_90a): the library GEMM's sm_90a path (wgmma
+-- reading 128B/64B/32B-swizzled LDS tiles through shared-memory descriptors, emulated warpgroup by
+-- warpgroup by reading A and B THROUGH the decoded descriptors), every dtype, output dtype and
+-- major, sizes that are not multiples of the tile, random data, poisoned outputs, the double
+-- reference; the descriptors from Lua (ckt.wgmma_desc); the builder's refusals; compile-only
+-- sm_90a through NVRTC (registers, no spills) where NVRTC is installed.
+--
+-- Tolerance (gemm_lib_spec.lua's): |C - R| <= rtol |R| + atol, rtol one rounding of the output
+-- dtype, atol = K x 2^-21 (inputs in [-1, 1], f32 accumulation).
+local ckt = require "ckt"
+local gemm = require "ckt.kernels.gemm"
+local dev = ckt.device("cpu")
+
+local RTOL = {f16 = 2 ^ -11, bf16 = 2 ^ -8, f32 = 2 ^ -22}
+
+local function run(o, M, N, K, seed)
+  o.target = o.target or "cpu:sm_90a"
+  local k, grid, p = gemm.build(o)
+  local dt = p.dtype
+  local A = ckt.array(dt, M * K):random{seed = seed, lo = -1, hi = 1}
+  local B = ckt.array(dt, K * N):random{seed = seed + 1, lo = -1, hi = 1}
+  local C = ckt.array(p.out, M * N):poison()
+  local ba, bb, bc = dev:alloc(dt, #A), dev:alloc(dt, #B), dev:alloc(p.out, #C)
+  ba:upload(A); bb:upload(B); bc:upload(C)
+  k:compile{target = o.target}:launch{grid = grid(M, N), A = ba, B = bb, C = bc, M = M, N = N, K = K}
+  bc:download(C)
+  local R = gemm.reference(A, B, M, N, K, {a_major = p.a_major, b_major = p.b_major, out = "f32", epilogue = o.epilogue})
+  local ok, err, at = C:compare(R, {rtol = RTOL[p.out], atol = K * 2 ^ -21})
+  assert(ok, ("%s %s%s -> %s %dx%dx%d tile %dx%dx%d: max error %s at %s"):format(dt, p.a_major, p.b_major, p.out, M, N, K, p.TM, p.TN, p.TK, tostring(err), tostring(at)))
+  return p
+end
+
+describe("the sm_90a GEMM on cpu:sm_90a (wgmma emulated through its descriptors)", function()
+  it("plans wgmma with the hardware's swizzled LDS layouts", function()
+    local p = gemm.plan{target = "cpu:sm_90a", dtype = "bf16"}
+    assert.equal("wgmma_m64n128k16_bf16", p.instr)
+    assert.equal(2, p.waves_m); assert.equal(1, p.waves_n)
+    assert.equal(128, p.TM); assert.equal(64, p.TK); assert.equal(4, p.stages)
+    assert.truthy(p.a_copy.why:find("128B swizzle"))
+    assert.equal("wgmma_m64n256k16_f16", gemm.plan{target = "cpu:sm_90a", tile = {128, 256, 64}}.instr)
+    assert.equal("wgmma_m64n64k16_f16", gemm.plan{target = "cpu:sm_90a", tile = {64, 64, 32}, block = 128}.instr)
+    -- sm_90 keeps mma.sync
+    assert.equal("mma_m16n8k16_f16", gemm.plan{target = "cpu:sm_90"}.instr)
+  end)
+
+  for _, dt in ipairs{"f16", "bf16"} do
+    for _, mj in ipairs{{"k", "k"}, {"k", "n"}, {"m", "k"}, {"m", "n"}} do
+      it(("%s, A %s-major, B %s-major, edges"):format(dt, mj[1], mj[2]), function()
+        -- one kernel per case (the compile dominates on the CPU target); the output dtypes on the
+        -- K-major pair only
+        local outs = (mj[1] == "k" and mj[2] == "k") and {"f32", dt} or {mj[1] == "m" and "f32" or dt}
+        for i, out in ipairs(outs) do
+          run({dtype = dt, out = out, a_major = mj[1], b_major = mj[2]}, 130, 136, 72, 10 * i)
+          run({dtype = dt, out = out, a_major = mj[1], b_major = mj[2]}, 64, 128, 64, 3) -- exactly one tile
+          run({dtype = dt, out = out, a_major = mj[1], b_major = mj[2]}, 1, 3, 5, 4)    -- far below one tile
+        end
+      end)
+    end
+  end
+
+  it("every swizzle width and instruction N: 32B (TK 16), 64B (TK 32), 128B in two K atoms (TK 128), n256, n64", function()
+    run({dtype = "f16", tile = {128, 64, 16}, block = 256}, 200, 72, 40, 21)
+    run({dtype = "bf16", tile = {64, 64, 32}, block = 128, stages = 2}, 100, 70, 90, 22)
+    run({dtype = "f16", tile = {128, 128, 128}, stages = 2}, 136, 130, 200, 23)
+    run({dtype = "bf16", tile = {128, 256, 64}, stages = 3, out = "f32"}, 130, 260, 72, 24)
+    run({dtype = "f16", tile = {128, 128, 64}, block = 128}, 140, 130, 70, 25) -- one warpgroup, 2 m64 repeats
+    run({dtype = "f16", epilogue = function(x) return ckt.max(x, 0) end}, 70, 80, 90, 26)
+  end)
+
+  it("with the GPU's 16-byte copies (aligned = true): every major, M/N-contiguous tiles copied per 64-row atom", function()
+    for i, mj in ipairs{{"k", "k"}, {"k", "n"}, {"m", "k"}, {"m", "n"}} do
+      run({dtype = i % 2 == 0 and "bf16" or "f16", a_major = mj[1], b_major = mj[2], aligned = true}, 136, 200, 72, 30 + i)
+    end
+  end)
+
+  it("MMAs left in flight across K slices (mma_pending 0, 1, 2) and a peeled first slice", function()
+    for pend = 0, 2 do
+      run({dtype = "f16", mma_pending = pend, stages = 4}, 72, 136, 200, 40 + pend)
+      run({dtype = "bf16", mma_pending = pend, stages = 4, b_major = "n"}, 130, 64, 64, 50 + pend) -- one slice: the loop runs 0 times
+    end
+    assert.equal(1, gemm.plan{target = "cpu:sm_90a"}.mma_pending)
+    assert.equal(0, gemm.plan{target = "cpu:sm_90a", stages = 2}.mma_pending)
+  end)
+
+  it("refuses what wgmma cannot do, naming the option", function()
+    local function err(o)
+      o.target = o.target or "cpu:sm_90a"
+      local ok, e = pcall(gemm.plan, o)
+      assert.is_false(ok)
+      return e
+    end
+    assert.truthy(err{block = 192}:find("warpgroups"))
+    assert.truthy(err{tile = {96, 128, 64}}:find("TM"))
+    assert.truthy(err{tile = {128, 96, 64}}:find("TN"))
+    assert.truthy(err{tile = {128, 128, 48}}:find("TK"))
+    assert.truthy(err{k_pack = 8}:find("k_pack"))
+    assert.truthy(err{swizzle = false}:find("swizzle"))
+    assert.truthy(err{mma_pending = 3}:find("mma_pending"))
+    assert.truthy(err{mma_pending = 1, stages = 2}:find("0..stages%-2"))
+    assert.truthy(err{mma_pending = 1, target = "cpu:sm_90"}:find("only sm_90a"))
+    assert.truthy(err{instr = "wgmma_m64n64k16_f16"}:find("wgmma_m64n128k16_f16"))
+    assert.truthy(err{instr = "wgmma_m64n128k16_f16", target = "cpu:sm_90"}:find("not an instruction of"))
+    -- the GPU's 16-byte copies into several 64-row atoms of an M-contiguous tile
+    assert.truthy(err{tile = {128, 128, 16}, a_major = "m", aligned = true}:find("atom"))
+  end)
+end)
+
+describe("ckt.wgmma_desc", function()
+  local sw128 = ckt.composed(ckt.swizzle(3, 3, 3), 0, ckt.layout({128, 64}, {64, 1}))
+  it("derives start, LBO, SBO, swizzle and major from the layout (hand-worked)", function()
+    local d = ckt.wgmma_desc{layout = sw128, dtype = "f16", origin = {64, 16}, base = 4096}
+    assert.equal(64 * 128 + 32, d.start); assert.equal(1024, d.sbo); assert.equal(128, d.swizzle)
+    assert.equal("k", d.major); assert.equal(1024, d.alignment)
+    -- (4096 + 8224) >> 4 = 770 = 0x302, LBO 1, SBO 64 = 0x40, mode 1 in bits 62-63
+    assert.equal("0x4000004000010302", d.bits)
+    local mn = ckt.wgmma_desc{layout = ckt.composed(ckt.swizzle(3, 3, 3), 0, ckt.layout({{64, 2}, 64}, {{1, 4096}, 64})), rows = 128}
+    assert.equal("mn", mn.major); assert.equal(8192, mn.lbo); assert.equal(1024, mn.sbo)
+    local plain = ckt.wgmma_desc{layout = ckt.layout({{8, 8}, {8, 2}}, {{8, 128}, {1, 64}})}
+    assert.equal(0, plain.swizzle); assert.equal(128, plain.lbo); assert.equal(256, plain.sbo)
+  end)
+  it("refuses layouts the hardware cannot read and bad arguments", function()
+    local function err(t) local ok, e = pcall(ckt.wgmma_desc, t); assert.is_false(ok); return e end
+    assert.truthy(err{layout = ckt.layout({64, 64}, {64, 1})}:find("the hardware reads"))
+    assert.truthy(err{layout = ckt.composed(ckt.swizzle(3, 4, 3), 0, ckt.layout({64, 64}, {64, 1}))}:find("hardware swizzles"))
+    assert.truthy(err{layout = sw128, base = 512}:find("1024"))
+    assert.truthy(err{layout = sw128, dtype = "f32"}:find("f16 and bf16"))
+    assert.truthy(err{layout = sw128, rows = 12}:find("multiple of 8"))
+    assert.truthy(err{layout = sw128, origin = {0, 60}}:find("does not fit"))
+    assert.truthy(err{layout = sw128, bogus = 1}:find("bogus"))
+    assert.truthy(err{}:find("layout"))
+    assert.truthy(err{layout = sw128, dtype = "nope"}:find("dtype"))
+  end)
+end)
+
+describe("b:blockwise_gemm with a wgmma instruction", function()
+  local T = ckt.gemm_traits{instr = "wgmma_m64n64k16_f16", m_per_wave = 1, n_per_wave = 1}
+  local function build(la_layout, pre)
+    return ckt.kernel{name = "wg", block = 128, build = function(b)
+      if pre then ckt.tensor("lds", "f16", ckt.layout({pre}, {1})) end
+      local la = ckt.tensor("lds", "f16", la_layout)
+      local lb = ckt.tensor("lds", "f16", ckt.composed(ckt.swizzle(3, 3, 3), 0, ckt.layout({64, 64}, {64, 1})))
+      local acc = b:make_blockwise_gemm_xdl_c_vgpr(la, lb, T)
+      b:blockwise_gemm(la, lb, acc, T)
+    end}
+  end
+  it("refuses an LDS tile the descriptors cannot describe, or one off the swizzle boundary", function()
+    local ok, e = pcall(build, ckt.layout({64, 64}, {64, 1}))
+    assert.is_false(ok); assert.truthy(e:find("the hardware reads"))
+    ok, e = pcall(build, ckt.composed(ckt.swizzle(3, 3, 3), 0, ckt.layout({64, 64}, {64, 1})), 8)
+    assert.is_false(ok); assert.truthy(e:find("1024%-byte boundary"))
+    assert.truthy(build(ckt.composed(ckt.swizzle(3, 3, 3), 0, ckt.layout({64, 64}, {64, 1}))))
+  end)
+  it("pending MMAs: b:blockwise_gemm{pending=} and b:wgmma_wait, refused where they make no sense", function()
+    local function try(f)
+      return pcall(ckt.kernel, {name = "wg", block = 128, build = function(b)
+        local la = ckt.tensor("lds", "f16", ckt.composed(ckt.swizzle(3, 3, 3), 0, ckt.layout({64, 64}, {64, 1})))
+        local lb = ckt.tensor("lds", "f16", ckt.composed(ckt.swizzle(3, 3, 3), 0, ckt.layout({64, 64}, {64, 1})))
+        f(b, la, lb, b:make_blockwise_gemm_xdl_c_vgpr(la, lb, T))
+      end})
+    end
+    assert.is_true(try(function(b, la, lb, acc) b:blockwise_gemm(la, lb, acc, T, {pending = 1}); b:wgmma_wait(acc, 0) end))
+    local ok, e = try(function(b, la, lb, acc) b:blockwise_gemm(la, lb, acc, T, {pending = 9}) end)
+    assert.is_false(ok); assert.truthy(e:find("pending"))
+    ok, e = try(function(b, la, lb, acc) b:blockwise_gemm(la, lb, acc, T, {later = 1}) end)
+    assert.is_false(ok); assert.truthy(e:find("later"))
+    ok, e = try(function(b, la, lb, acc) b:wgmma_wait(acc, -1) end)
+    assert.is_false(ok); assert.truthy(e:find("pending"))
+    ok, e = try(function(b, la, lb, acc) b:wgmma_wait(la, 0) end)
+    assert.is_false(ok); assert.truthy(e:find("register"))
+    local M = ckt.gemm_traits{instr = "mma_m16n8k16_f16", m_per_wave = 2, n_per_wave = 4}
+    ok, e = pcall(ckt.kernel, {name = "mm", block = 128, build = function(b)
+      local la, lb = ckt.tensor("lds", "f16", ckt.layout({64, 32}, {32, 1})), ckt.tensor("lds", "f16", ckt.layout({64, 32}, {32, 1}))
+      b:blockwise_gemm(la, lb, b:make_blockwise_gemm_xdl_c_vgpr(la, lb, M), M, {pending = 1})
+    end})
+    assert.is_false(ok); assert.truthy(e:find("only wgmma"))
+  end)
+
+  it("is refused by targets without wgmma", function()
+    local k = build(ckt.composed(ckt.swizzle(3, 3, 3), 0, ckt.layout({64, 64}, {64, 1})))
+    local ok, e = pcall(k.compile, k, {target = "cpu:sm_90"})
+    assert.is_false(ok); assert.truthy(e:find("sm_90a"))
+    ok, e = pcall(k.compile, k, {target = "gfx90a", compile_only = true})
+    assert.is_false(ok); assert.truthy(e:find("sm_90a"))
+  end)
+  it("the instruction description: lane layouts, no B lane layout, targets", function()
+    local m = ckt.mma("wgmma_m64n128k16_bf16")
+    assert.equal(128, m.lanes); assert.equal(64, m.c_values); assert.equal("bf16", m.a)
+    assert.is_true(m:on("sm_90a")); assert.is_false(m:on("sm_90"))
+    assert.equal(64 * 128, m:layout("C"):size())
+    local ok, e = pcall(m.layout, m, "B")
+    assert.is_false(ok); assert.truthy(e:find("descriptor"))
+    assert.truthy(tostring(m:grid("C")):find("T0"))
+  end)
+end)
+
+describe("sm_90a through NVRTC (compile only)", function()
+  for _, cfg in ipairs{{tile = {128, 128, 64}, stages = 4}, {tile = {128, 256, 64}, stages = 3}} do
+    it(("%dx%dx%d, %d stages: wgmma, registers, no spills"):format(cfg.tile[1], cfg.tile[2], cfg.tile[3], cfg.stages), function()
+      local k = gemm.build{target = "sm_90a", dtype = "bf16", tile = cfg.tile, stages = cfg.stages}
+      local src = k:source("sm_90a")
+      assert.truthy(src:find("wgmma.mma_async.sync.aligned.m64n" .. cfg.tile[2] .. "k16.f32.bf16.bf16", 1, true))
+      assert.truthy(src:find("wgmma.commit_group", 1, true)); assert.truthy(src:find("fence.proxy.async", 1, true))
+      local ok, exe = pcall(k.compile, k, {target = "sm_90a", compile_only = true})
+      if not ok and tostring(exe):find("NVRTC") and tostring(exe):find("not found") then pending("NVRTC not installed: " .. exe) return end
+      assert(ok, exe)
+      local r = exe:resources()
+      -- ptxas serializes wgmma when another instruction defines accumulators while MMAs are in flight
+      assert.falsy((exe:log() or ""):find("serialized", 1, true))
+      assert.falsy((exe:log() or ""):find("warpgroup.wait is injected", 1, true))
+      assert.is_true(r.registers > 64 and r.registers <= 255)
+      assert.equal(0, r.spill_stores); assert.equal(0, r.spill_loads)
+    end)
+  end
+end)
