@@ -154,7 +154,7 @@ static int m_index(lua_State *L)
             if (!strcmp(k, ints[i].key)) { lua_pushinteger(L, (lua_Integer)ints[i].v); return 1; }
         for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
             if (!strcmp(k, strs[i].key)) { lua_pushstring(L, strs[i].v); return 1; }
-        if (!strcmp(k, "targets")) { push_targets(L, m->targets); return 1; }
+        if (!strcmp(k, "targets")) { char t[128]; push_targets(L, ckt_mma_targets(m, t, sizeof t)); return 1; }
         if (!strcmp(k, "ldmatrix")) { lua_pushboolean(L, m->ldmatrix); return 1; }
         if (!strcmp(k, "shape")) {
             int64_t v[3] = {m->m, m->n, m->k};
@@ -171,8 +171,9 @@ static int m_index(lua_State *L)
 static int m_tostring(lua_State *L)
 {
     const ckt_mma *m = checkmma(L, 1);
+    char targets[128];
     lua_pushfstring(L, "%s (%s): %dx%dx%d, A %s, B %s, C %s, %d lanes; on %s\n  %s\n  A %s  B %s  C %s  (lane, value) -> row-major offset", m->name, m->isa,
-                    (int)m->m, (int)m->n, (int)m->k, ckt_dtype_name(m->a), ckt_dtype_name(m->b), ckt_dtype_name(m->c), (int)m->lanes, m->targets, m->doc,
+                    (int)m->m, (int)m->n, (int)m->k, ckt_dtype_name(m->a), ckt_dtype_name(m->b), ckt_dtype_name(m->c), (int)m->lanes, ckt_mma_targets(m, targets, sizeof targets), m->doc,
                     m->a_tv, m->b_tv, m->c_tv);
     return 1;
 }
