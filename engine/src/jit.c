@@ -296,7 +296,7 @@ ckt_status ckt_compile(ckt_context *ctx, const ckt_compile_request *req, unsigne
 {
     ckt_target_record t;
     ckt_status st = check_request(req, out, &t, err);
-    if (!st && (flags & CKT_COMPILE_SANDBOXED)) st = ckt_jit_check_sandboxed(req, err);
+    if (!st && (flags & CKT_COMPILE_SANDBOXED)) st = ckt_jit_check_sandboxed(req, t.compiler, err);
     ckt_compiler_kind be = t.compiler;
     if (st) return st;
     double t0 = ckt_jit_now_ms();
