@@ -17,13 +17,15 @@
 
 /* ---- element types and shapes ---- */
 
-ckt_dtype ckt_l_checkdtype(lua_State *L, int idx, const char *fn)
+ckt_dtype ckt_l_checkdtype(lua_State *L, int idx, const char *what)
 {
+    int arg = idx > 0 ? idx : 0;
+    if (!what) what = "dtype";
     if (lua_type(L, idx) != LUA_TSTRING)
-        ckt_l_errorf(L, "%s: dtype must be a string (f16, bf16, f32, i32, i8, u8, i64, f64), got %s", fn, luaL_typename(L, idx));
+        ckt_l_argerror(L, arg, "%s must be a string (f16, bf16, f32, i32, i8, u8, i64, f64), got %s", what, luaL_typename(L, idx));
     ckt_dtype t;
     ckt_error err;
-    if (ckt_dtype_parse(lua_tostring(L, idx), &t, &err)) ckt_l_errorf(L, "%s: %s", fn, err.msg);
+    if (ckt_dtype_parse(lua_tostring(L, idx), &t, &err)) ckt_l_argerror(L, arg, "%s: %s", what, err.msg);
     return t;
 }
 
@@ -90,7 +92,7 @@ static ckt_l_array *new_array(lua_State *L, ckt_dtype t, const int64_t *shape, i
 /* ckt.array(dtype, n | shape) */
 static int l_array(lua_State *L)
 {
-    ckt_dtype t = ckt_l_checkdtype(L, 1, "array");
+    ckt_dtype t = ckt_l_checkdtype(L, 1, "dtype");
     int64_t shape[CKT_L_ARRAY_MAX_RANK];
     int rank;
     int64_t n = check_shape(L, 2, "array", t, shape, &rank);
@@ -443,7 +445,7 @@ static int d_sync(lua_State *L)
 static int d_alloc(lua_State *L)
 {
     ckt_device *dev = ckt_l_checkdevice(L, 1);
-    ckt_dtype t = ckt_l_checkdtype(L, 2, "alloc");
+    ckt_dtype t = ckt_l_checkdtype(L, 2, "dtype");
     int64_t shape[CKT_L_ARRAY_MAX_RANK];
     int rank;
     int64_t n = check_shape(L, 3, "alloc", t, shape, &rank);
@@ -509,7 +511,7 @@ static int b_download(lua_State *L)
 static int b_memset(lua_State *L)
 {
     l_buffer *b = checkbuf(L, 1);
-    int64_t v = ckt_l_checkint(L, 2, "memset: byte");
+    int64_t v = ckt_l_checkint(L, 2, "byte");
     if (v < 0 || v > 255) return ckt_l_errorf(L, "memset: byte %lld is outside [0, 255]", (long long)v);
     ckt_error err;
     if (ckt_buffer_memset(b->buf, 0, (uint8_t)v, ckt_buffer_size(b->buf), &err)) return ckt_l_error(L, &err);

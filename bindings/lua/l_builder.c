@@ -187,7 +187,7 @@ static int b_pointer(lua_State *L)
     l_kernel *kb = ckt_lk_checkkernel(L, 1);
     ckt_lk_require_building(L, kb, "pointer");
     const char *name = luaL_checkstring(L, 2);
-    ckt_dtype t = ckt_l_checkdtype(L, 3, "pointer: argument 2 (dtype)");
+    ckt_dtype t = ckt_l_checkdtype(L, 3, "dtype");
     int is_const = 0;
     int64_t align = 16;
     if (!lua_isnoneornil(L, 4)) {

@@ -154,9 +154,9 @@ static int e_num_threads(lua_State *L) { lua_pushinteger(L, (lua_Integer)ckt_enc
 static int e_calculate_index(lua_State *L)
 {
     ckt_encoding *e = checkenc(L, 1);
-    int64_t t = ckt_l_checkint(L, 2, "calculate_index: thread_id");
+    int64_t t = ckt_l_checkint(L, 2, "thread_id");
     int64_t ys[CKT_DIST_MAX_Y], xs[CKT_DIST_MAX_X];
-    int n = ckt_l_int_list(L, 3, "calculate_index: y_coords", ys, CKT_DIST_MAX_Y);
+    int n = ckt_l_int_list(L, 3, "y_coords", ys, CKT_DIST_MAX_Y);
     if (n != e->d.ny) return ckt_l_errorf(L, "calculate_index: y_coords has %d entries, the encoding has %d Ys", n, e->d.ny);
     ckt_error err;
     if (ckt_encoding_calculate_index(e, t, ys, xs, &err)) return ckt_l_error(L, &err);
@@ -168,7 +168,7 @@ static int e_owner(lua_State *L)
 {
     ckt_encoding *e = checkenc(L, 1);
     int64_t want[CKT_DIST_MAX_X], ys[CKT_DIST_MAX_Y], count, first[64];
-    int n = ckt_l_int_list(L, 2, "owner: x_coords", want, CKT_DIST_MAX_X);
+    int n = ckt_l_int_list(L, 2, "x_coords", want, CKT_DIST_MAX_X);
     if (n != e->d.nx) return ckt_l_errorf(L, "owner: x_coords has %d entries, the encoding has %d X dimensions", n, e->d.nx);
     ckt_error err;
     if (ckt_encoding_owner(e, want, first, 64, &count, ys, &err)) return ckt_l_error(L, &err);
@@ -341,6 +341,7 @@ static int f_svg(lua_State *L) { return f_draw(L, 1); }
 
 void ckt_l_to_tv(lua_State *L, int idx, const char *what, ckt_layout *tv)
 {
+    int arg = idx > 0 ? idx : 0;
     idx = lua_absindex(L, idx);
     ckt_layout *l = ckt_l_testlayout(L, idx);
     if (l) { *tv = *l; return; }
@@ -357,14 +358,15 @@ void ckt_l_to_tv(lua_State *L, int idx, const char *what, ckt_layout *tv)
         l = ckt_l_testlayout(L, -1);
         if (l) { *tv = *l; lua_pop(L, 1); return; }
     }
-    ckt_l_errorf(L, "%s must be a distribution (encoding, nested layout, fragment or TV layout), got %s", what, luaL_typename(L, idx));
+    ckt_l_argerror(L, arg, "%s%sdistribution (encoding, nested layout, fragment or TV layout) expected, got %s", what ? what : "", what ? ": " : "",
+                   luaL_typename(L, idx));
 }
 
 static int l_same_distribution(lua_State *L)
 {
     ckt_layout a, b;
-    ckt_l_to_tv(L, 1, "same_distribution: argument 1", &a);
-    ckt_l_to_tv(L, 2, "same_distribution: argument 2", &b);
+    ckt_l_to_tv(L, 1, NULL, &a);
+    ckt_l_to_tv(L, 2, NULL, &b);
     int strict = 0;
     if (!lua_isnoneornil(L, 3)) {
         static const char *const allowed[] = {"strict", NULL};

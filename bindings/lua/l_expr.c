@@ -264,7 +264,7 @@ static int m_cast(lua_State *L)
 {
     l_kobj *o = ckt_lk_testexpr(L, 1);
     if (!o && lua_type(L, 1) == LUA_TNUMBER) {
-        ckt_dtype t = ckt_l_checkdtype(L, 2, "ckt.cast: argument 2");
+        ckt_dtype t = ckt_l_checkdtype(L, 2, NULL);
         char buf[16];
         bool integral = t == CKT_I32 || t == CKT_I8 || t == CKT_U8 || t == CKT_I64;
         if (integral && lua_isinteger(L, 1)) ckt_dtype_store_i64(t, buf, (int64_t)lua_tointeger(L, 1));
@@ -274,7 +274,7 @@ static int m_cast(lua_State *L)
         return 1;
     }
     if (!o) return ckt_l_errorf(L, "ckt.cast: argument 1 must be a number or a kernel expression, got %s", luaL_typename(L, 1));
-    ckt_dtype t = ckt_l_checkdtype(L, 2, "ckt.cast: argument 2");
+    ckt_dtype t = ckt_l_checkdtype(L, 2, NULL);
     ckt_expr_id a = ckt_lk_toexpr(L, 1, o->kb, "cast");
     ckt_expr_pool *ex = ckt_kernel_exprs(o->kb->k);
     ckt_expr_id r;

@@ -238,7 +238,7 @@ static int l_gemm_traits(lua_State *L)
     ckt_gemm_traits t;
     ckt_error err;
     if (lua_type(L, 1) == LUA_TSTRING) {
-        ckt_dtype dt = lua_isnoneornil(L, 2) ? CKT_F16 : ckt_l_checkdtype(L, 2, "gemm_traits: argument 2 (dtype)");
+        ckt_dtype dt = lua_isnoneornil(L, 2) ? CKT_F16 : ckt_l_checkdtype(L, 2, "dtype");
         if (ckt_gemm_traits_preset(lua_tostring(L, 1), dt, &t, &err)) return ckt_l_error(L, &err);
     } else {
         static const char *const allowed[] = {"instr", "m_per_wave", "n_per_wave", "k_pack", NULL};
@@ -286,8 +286,8 @@ static int t_tostring(lua_State *L)
 /* T:geometry(MPerBlock, NPerBlock, KPerBlock, threads) -> {waves_m=, waves_n=, k_step=, pack=} */
 static ckt_gemm_geom geometry_args(lua_State *L, const ckt_gemm_traits *t, int first)
 {
-    int64_t mpb = ckt_l_checkint(L, first, "geometry: MPerBlock"), npb = ckt_l_checkint(L, first + 1, "geometry: NPerBlock");
-    int64_t kpb = ckt_l_checkint(L, first + 2, "geometry: KPerBlock"), threads = ckt_l_checkint(L, first + 3, "geometry: threads");
+    int64_t mpb = ckt_l_checkint(L, first, "MPerBlock"), npb = ckt_l_checkint(L, first + 1, "NPerBlock");
+    int64_t kpb = ckt_l_checkint(L, first + 2, "KPerBlock"), threads = ckt_l_checkint(L, first + 3, "threads");
     ckt_gemm_geom g;
     ckt_error err;
     if (ckt_gemm_geometry(t, mpb, npb, kpb, threads, &g, &err)) ckt_l_error(L, &err);

@@ -16,11 +16,22 @@
 int ckt_l_error(lua_State *L, const ckt_error *err);
 /* Raise a formatted error at the caller's line. */
 int ckt_l_errorf(lua_State *L, const char *fmt, ...);
-/* An integer argument (rejects non-numbers, NaN, non-integral floats), named in errors. */
+/* Argument errors follow lauxlib: "bad argument #arg to 'fn' (msg)", the function's name taken
+ * from the call (luaL_argerror). arg <= 0: the value is not an argument of the call (the binding
+ * pushed it) and msg stands alone, so it names where the value came from.
+ * Convention of the checkers below: a positive idx is an argument of the call and `what` names
+ * it bare ("shape"); a negative idx is a value the binding pushed and `what` says whose it is
+ * ("launch: grid"). */
+int ckt_l_argerror(lua_State *L, int arg, const char *fmt, ...);
+/* An integer (rejects non-numbers, NaN, non-integral floats), named in errors. */
 int64_t ckt_l_checkint(lua_State *L, int idx, const char *what);
+/* The integer at idx (a field, a list entry) found in argument arg of the call. */
+int64_t ckt_l_checkint_arg(lua_State *L, int idx, int arg, const char *what);
 int64_t ckt_l_optint(lua_State *L, int idx, const char *what, int64_t def);
-/* Fields of an options table at index t. Return 1 when present, 0 when absent/nil;
- * raise when present with the wrong type ("encoding_pattern_2d: field 'block_size' must be an integer, got string"). */
+/* Fields of an options table at index t. Return 1 when present, 0 when absent/nil; raise when
+ * present with the wrong type: "bad argument #1 to 'encoding_pattern_2d' (field 'block_size'
+ * must be an integer, got string)" when t is an argument (t > 0), else "fn: field ..." (fn says
+ * whose table it is). */
 int ckt_l_field_int(lua_State *L, int t, const char *fn, const char *field, int64_t *out);
 int ckt_l_field_bool(lua_State *L, int t, const char *fn, const char *field, int *out);
 int ckt_l_field_string(lua_State *L, int t, const char *fn, const char *field, const char **out);
@@ -28,7 +39,8 @@ int ckt_l_field_string(lua_State *L, int t, const char *fn, const char *field, c
 int ckt_l_int_list(lua_State *L, int idx, const char *what, int64_t *v, int cap);
 /* Push a flat list of integers as a Lua sequence. */
 void ckt_l_push_int_list(lua_State *L, const int64_t *v, int n);
-/* Reject unknown keys in an options table (catches typos): allowed is NULL-terminated. */
+/* Reject unknown keys in an options table (catches typos): allowed is NULL-terminated; fn as
+ * for the fields. */
 void ckt_l_check_fields(lua_State *L, int t, const char *fn, const char *const *allowed);
 /* The engine context of this Lua state (created when the module opens). */
 ckt_context *ckt_l_context(lua_State *L);
@@ -89,7 +101,7 @@ typedef struct ckt_l_array { /* the userdata of ckt.array: host memory, 64-byte 
     lua_Alloc allocf;
     void *alloc_ud;
 } ckt_l_array;
-/* A dtype name (f16, bf16, f32, ...) at idx; raises naming `what` otherwise. */
+/* A dtype name (f16, bf16, f32, ...) at idx; raises naming `what` (NULL: "dtype") otherwise. */
 ckt_dtype ckt_l_checkdtype(lua_State *L, int idx, const char *what);
 ckt_l_array *ckt_l_checkarray(lua_State *L, int idx);  /* raises on a closed array */
 ckt_device *ckt_l_checkdevice(lua_State *L, int idx);  /* ckt.device userdata */

@@ -101,7 +101,7 @@ static int64_t subgroup_size_arg(lua_State *L, int idx, const char *fn)
 static int n_elements(lua_State *L)
 {
     ckt_nested *n = checknested(L, 1);
-    int64_t tid = ckt_l_checkint(L, 2, "elements: tid");
+    int64_t tid = ckt_l_checkint(L, 2, "tid");
     int64_t sgs = subgroup_size_arg(L, 3, "elements");
     int64_t nv = ckt_nested_values_per_thread(n);
     if (nv > (1 << 22)) return ckt_l_errorf(L, "elements: %lld values per thread is too many", (long long)nv);

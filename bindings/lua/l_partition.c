@@ -97,7 +97,7 @@ static int l_local_partition(lua_State *L)
     if (!ckt_l_testlayout(L, 2) && lua_type(L, 2) != LUA_TSTRING && !lua_isinteger(L, 2))
         return ckt_l_errorf(L, "local_partition: argument 2 (thr_layout) must be a ckt.layout over the threads, got %s", luaL_typename(L, 2));
     ckt_layout thr;
-    ckt_l_tolayout(L, 2, "local_partition: argument 2 (thr_layout)", &thr);
+    ckt_l_tolayout(L, 2, "thr_layout", &thr);
     /* argument 3: the thread index */
     l_kobj *e = ckt_lk_testexpr(L, 3);
     static const char *const want = "must be b:thread_id() or an expression of it (thread_id // n, thread_id % n)";

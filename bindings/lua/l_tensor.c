@@ -152,7 +152,7 @@ static int l_tensor(lua_State *L)
         kb = ckt_lk_active(L, "tensor");
         if (ckt_memory_parse(lua_tostring(L, 1), &mem, &err)) return ckt_l_error(L, &err);
     }
-    ckt_dtype dt = ckt_l_checkdtype(L, 2, "tensor: argument 2 (dtype)");
+    ckt_dtype dt = ckt_l_checkdtype(L, 2, "dtype");
     luaL_checkany(L, 3);
     int has_opts = !lua_isnoneornil(L, 4);
     if (has_opts) {
@@ -185,7 +185,7 @@ static int l_tensor(lua_State *L)
             lay = c->inner;
             sw = c->sw;
         } else {
-            ckt_l_tolayout(L, 3, "tensor: LDS layout", &lay);
+            ckt_l_tolayout(L, 3, "LDS layout", &lay);
         }
         if (has_opts && lua_getfield(L, 4, "swizzle") != LUA_TNIL) {
             ckt_swizzle *s = luaL_testudata(L, -1, CKT_L_SWIZZLE);
