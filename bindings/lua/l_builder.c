@@ -272,7 +272,7 @@ static int b_loop(lua_State *L)
 {
     l_kernel *kb = ckt_lk_checkkernel(L, 1);
     ckt_lk_require_building(L, kb, "loop");
-    ckt_expr_id trip = ckt_lk_toexpr(L, 2, kb, "loop: trip count");
+    ckt_expr_id trip = ckt_lk_toexpr(L, 2, kb, "trip count");
     luaL_checktype(L, 3, LUA_TFUNCTION);
     ckt_expr_id var;
     ckt_error err;
@@ -285,7 +285,7 @@ static int b_when(lua_State *L)
 {
     l_kernel *kb = ckt_lk_checkkernel(L, 1);
     ckt_lk_require_building(L, kb, "when");
-    ckt_expr_id c = ckt_lk_toexpr(L, 2, kb, "when: condition");
+    ckt_expr_id c = ckt_lk_toexpr(L, 2, kb, "condition");
     luaL_checktype(L, 3, LUA_TFUNCTION);
     ckt_error err;
     if (ckt_kernel_if(kb->k, c, &err)) return ckt_l_error(L, &err);

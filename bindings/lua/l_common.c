@@ -30,6 +30,12 @@ int ckt_l_argerror(lua_State *L, int arg, const char *fmt, ...)
     return arg > 0 ? luaL_argerror(L, arg, buf) : luaL_error(L, "%s", buf);
 }
 
+const char *ckt_l_prefix(char *buf, size_t cap, const char *what)
+{
+    snprintf(buf, cap, "%s%s", what ? what : "", what ? ": " : "");
+    return buf;
+}
+
 int64_t ckt_l_checkint_arg(lua_State *L, int idx, int arg, const char *what)
 {
     int t = lua_type(L, idx);

@@ -12,7 +12,7 @@ static int b_clear(lua_State *L)
 {
     l_kernel *kb = ckt_lk_checkkernel(L, 1);
     ckt_lk_require_building(L, kb, "clear");
-    l_kobj *r = ckt_lk_checkreg(L, 2, kb, "clear: argument 1");
+    l_kobj *r = ckt_lk_checkreg(L, 2, kb, NULL);
     double v = luaL_optnumber(L, 3, 0.0);
     ckt_error err;
     if (ckt_kernel_clear(kb->k, r->id, (float)v, &err)) return ckt_l_error(L, &err);
@@ -40,7 +40,7 @@ static int map_regs(lua_State *L, l_kernel *kb, int ki, int fi, int first, int l
     ckt_expr_pool *ex = ckt_kernel_exprs(kb->k);
     for (int i = 0; i < nin; i++) {
         char what[48];
-        snprintf(what, sizeof what, "%s: input %d", fn, i + 1);
+        snprintf(what, sizeof what, "input %d", i + 1);
         inputs[i] = ckt_lk_checkreg(L, first + i, kb, what)->id;
     }
     if ((int)out < 0) out = ckt_kernel_tensor(kb->k, inputs[0])->dtype;
@@ -72,7 +72,7 @@ static int b_map(lua_State *L)
 /* ckt.sweep(reg, fn [, {dtype=}]): fn over every value a thread holds (CK Tile's sweep_tile) */
 static int l_sweep(lua_State *L)
 {
-    l_kobj *r = ckt_lk_checktensor(L, 1, "sweep: argument 1");
+    l_kobj *r = ckt_lk_checktensor(L, 1, NULL);
     ckt_lk_require_building(L, r->kb, "sweep");
     luaL_checktype(L, 2, LUA_TFUNCTION);
     int top = lua_gettop(L);
@@ -99,7 +99,7 @@ static int b_reduce(lua_State *L)
     static const char *const allowed[] = {"block", "dtype", NULL};
     l_kernel *kb = ckt_lk_checkkernel(L, 1);
     ckt_lk_require_building(L, kb, "reduce");
-    l_kobj *src = ckt_lk_checkreg(L, 2, kb, "reduce: argument 1");
+    l_kobj *src = ckt_lk_checkreg(L, 2, kb, NULL);
     ckt_reduce_op op = checkreduce(L, 3, "reduce");
     int block = 0;
     ckt_dtype dt = CKT_F32;
@@ -125,7 +125,7 @@ static int b_fold(lua_State *L)
 {
     l_kernel *kb = ckt_lk_checkkernel(L, 1);
     ckt_lk_require_building(L, kb, "fold");
-    l_kobj *acc = ckt_lk_checkreg(L, 2, kb, "fold: accumulator"), *src = ckt_lk_checkreg(L, 3, kb, "fold: source");
+    l_kobj *acc = ckt_lk_checkreg(L, 2, kb, "accumulator"), *src = ckt_lk_checkreg(L, 3, kb, "source");
     ckt_error err;
     if (ckt_kernel_fold(kb->k, acc->id, src->id, checkreduce(L, 4, "fold"), &err)) return ckt_l_error(L, &err);
     return 0;
@@ -135,7 +135,7 @@ static int b_block_reduce(lua_State *L)
 {
     l_kernel *kb = ckt_lk_checkkernel(L, 1);
     ckt_lk_require_building(L, kb, "block_reduce");
-    l_kobj *acc = ckt_lk_checkreg(L, 2, kb, "block_reduce: accumulator");
+    l_kobj *acc = ckt_lk_checkreg(L, 2, kb, "accumulator");
     ckt_error err;
     if (ckt_kernel_block_reduce(kb->k, acc->id, checkreduce(L, 3, "block_reduce"), &err)) return ckt_l_error(L, &err);
     return 0;

@@ -31,7 +31,7 @@ static int b_copy(lua_State *L)
 {
     l_kernel *kb = ckt_lk_checkkernel(L, 1);
     ckt_lk_require_building(L, kb, "copy");
-    l_kobj *dst = ckt_lk_checkwindow(L, 2, "copy: destination"), *src = ckt_lk_checkwindow(L, 3, "copy: source");
+    l_kobj *dst = ckt_lk_checkwindow(L, 2, "destination"), *src = ckt_lk_checkwindow(L, 3, "source");
     if (dst->kb != kb || src->kb != kb) return ckt_l_errorf(L, "copy: the windows belong to another kernel");
     int async = 0;
     if (lua_istable(L, 4)) ckt_l_field_bool(L, 4, "copy", "async", &async);

@@ -23,6 +23,8 @@ int ckt_l_errorf(lua_State *L, const char *fmt, ...);
  * it bare ("shape"); a negative idx is a value the binding pushed and `what` says whose it is
  * ("launch: grid"). */
 int ckt_l_argerror(lua_State *L, int arg, const char *fmt, ...);
+/* "what: " for a message's start, or "" when what is NULL (the argument's position says it). */
+const char *ckt_l_prefix(char *buf, size_t cap, const char *what);
 /* An integer (rejects non-numbers, NaN, non-integral floats), named in errors. */
 int64_t ckt_l_checkint(lua_State *L, int idx, const char *what);
 /* The integer at idx (a field, a list entry) found in argument arg of the call. */

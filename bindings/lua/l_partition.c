@@ -61,7 +61,7 @@ static int partition_lengths(lua_State *L, l_kobj *o, bool is_window, int64_t *l
     }
     const ckt_ktensor *t = ckt_lk_ktensor(o);
     if (t->mem == CKT_MEM_REG)
-        ckt_l_errorf(L, "local_partition: argument 1 is a register tensor (already per thread): partition a global or LDS tensor or a tile window");
+        ckt_l_argerror(L, 1, "a register tensor is already per thread: partition a global or LDS tensor or a tile window");
     for (int d = 0; d < t->rank; d++) {
         if (t->mem == CKT_MEM_LDS) {
             ckt_layout m;
@@ -91,24 +91,24 @@ static int l_local_partition(lua_State *L)
     if (!o) return ckt_l_layout_local_partition(L); /* CuTe's local_partition of a layout */
     l_kernel *kb = o->kb;
     ckt_lk_require_building(L, kb, fn);
-    if (is_window && o->part) return ckt_l_errorf(L, "local_partition: argument 1 is already a partition (partition its tile instead)");
+    if (is_window && o->part) return ckt_l_argerror(L, 1, "already a partition (partition its tile instead)");
     int64_t lengths[CKT_K_MAX_RANK];
     int rank = partition_lengths(L, o, is_window, lengths);
     if (!ckt_l_testlayout(L, 2) && lua_type(L, 2) != LUA_TSTRING && !lua_isinteger(L, 2))
-        return ckt_l_errorf(L, "local_partition: argument 2 (thr_layout) must be a ckt.layout over the threads, got %s", luaL_typename(L, 2));
+        return ckt_l_argerror(L, 2, "thr_layout must be a ckt.layout over the threads, got %s", luaL_typename(L, 2));
     ckt_layout thr;
     ckt_l_tolayout(L, 2, "thr_layout", &thr);
     /* argument 3: the thread index */
     l_kobj *e = ckt_lk_testexpr(L, 3);
     static const char *const want = "must be b:thread_id() or an expression of it (thread_id // n, thread_id % n)";
-    if (!e) return ckt_l_errorf(L, "local_partition: argument 3 (thread index) %s, got %s", want, luaL_typename(L, 3));
-    if (e->kb != kb) return ckt_l_errorf(L, "local_partition: argument 3 (thread index) belongs to another kernel");
+    if (!e) return ckt_l_argerror(L, 3, "thread index %s, got %s", want, luaL_typename(L, 3));
+    if (e->kb != kb) return ckt_l_argerror(L, 3, "thread index belongs to another kernel");
     ckt_expr_pool *ex = ckt_kernel_exprs(kb->k);
     int64_t q = 1, m = 0;
     if (e->param >= 0 || !thread_index_form(ex, e->id, &q, &m)) {
         char buf[160] = "a pointer";
         if (e->param < 0) ckt_expr_print(ex, e->id, buf, sizeof buf, NULL);
-        return ckt_l_errorf(L, "local_partition: argument 3 (thread index) %s, got %s%s", want, buf,
+        return ckt_l_argerror(L, 3, "thread index %s, got %s%s", want, buf,
                             e->param < 0 && ckt_expr_uniform(ex, e->id) ? " (it does not depend on the thread id)" : "");
     }
     /* the form must be what the expression computes, for every thread of the block */
@@ -129,7 +129,7 @@ static int l_local_partition(lua_State *L)
     for (int d = 0; d < rank; d++) val[d] = 1;
     if (!lua_isnoneornil(L, 4)) {
         static const char *const allowed[] = {"packed", "scalar_per_vector", "vector_dim", "values", NULL};
-        if (!lua_istable(L, 4)) return ckt_l_errorf(L, "local_partition: argument 4 (options) must be a table, got %s", luaL_typename(L, 4));
+        if (!lua_istable(L, 4)) return ckt_l_argerror(L, 4, "options table expected, got %s", luaL_typename(L, 4));
         ckt_l_check_fields(L, 4, fn, allowed);
         ckt_l_field_bool(L, 4, fn, "packed", &packed);
         int64_t spv = 0, vd = rank - 1;
