@@ -205,9 +205,9 @@ static int a_random(lua_State *L)
         double *dst[2] = {&lo, &hi};
         for (int k = 0; k < 2; k++) {
             if (lua_getfield(L, 2, names[k]) != LUA_TNIL) {
-                if (lua_type(L, -1) != LUA_TNUMBER) ckt_l_errorf(L, "random: field '%s' must be a number, got %s", names[k], luaL_typename(L, -1));
+                if (lua_type(L, -1) != LUA_TNUMBER) ckt_l_argerror(L, 2, "field '%s' must be a number, got %s", names[k], luaL_typename(L, -1));
                 *dst[k] = lua_tonumber(L, -1);
-                if (!isfinite(*dst[k])) ckt_l_errorf(L, "random: field '%s' must be finite", names[k]);
+                if (!isfinite(*dst[k])) ckt_l_argerror(L, 2, "field '%s' must be finite", names[k]);
             }
             lua_pop(L, 1);
         }
@@ -270,9 +270,9 @@ static int a_compare(lua_State *L)
         double *dst[2] = {&rtol, &atol};
         for (int k = 0; k < 2; k++) {
             if (lua_getfield(L, 3, names[k]) != LUA_TNIL) {
-                if (lua_type(L, -1) != LUA_TNUMBER) ckt_l_errorf(L, "compare: field '%s' must be a number, got %s", names[k], luaL_typename(L, -1));
+                if (lua_type(L, -1) != LUA_TNUMBER) ckt_l_argerror(L, 3, "field '%s' must be a number, got %s", names[k], luaL_typename(L, -1));
                 *dst[k] = lua_tonumber(L, -1);
-                if (!(*dst[k] >= 0)) ckt_l_errorf(L, "compare: field '%s' must be >= 0", names[k]);
+                if (!(*dst[k] >= 0)) ckt_l_argerror(L, 3, "field '%s' must be >= 0", names[k]);
             }
             lua_pop(L, 1);
         }
@@ -590,12 +590,12 @@ static int device_launch(lua_State *L)
         else if (t == LUA_TTABLE) {
             int n = ckt_l_int_list(L, -1, k ? "launch: block" : "launch: grid", dst[k], 3);
             if (n < 1) ckt_l_errorf(L, "launch: %s must have 1 to 3 extents", dims[k]);
-        } else ckt_l_errorf(L, "launch: field '%s' must be an integer or a list of up to 3 integers, got %s", dims[k], luaL_typename(L, -1));
+        } else ckt_l_argerror(L, 3, "field '%s' must be an integer or a list of up to 3 integers, got %s", dims[k], luaL_typename(L, -1));
         lua_pop(L, 1);
     }
     ckt_l_field_int(L, 3, "launch", "shared", &shared);
-    if (lua_getfield(L, 3, "params") != LUA_TTABLE) return ckt_l_errorf(L, "launch: field 'params' (a list of {kind, name}) is required");
-    if (lua_getfield(L, 3, "args") != LUA_TTABLE) return ckt_l_errorf(L, "launch: field 'args' (a list) is required");
+    if (lua_getfield(L, 3, "params") != LUA_TTABLE) return ckt_l_argerror(L, 3, "field 'params' (a list of {kind, name}) is required");
+    if (lua_getfield(L, 3, "args") != LUA_TTABLE) return ckt_l_argerror(L, 3, "field 'args' (a list) is required");
     int np = (int)luaL_len(L, -2), na = (int)luaL_len(L, -1);
     if (np > 64) return ckt_l_errorf(L, "launch: at most 64 parameters");
     if (na != np) return ckt_l_errorf(L, "launch: the kernel takes %d arguments, got %d", np, na);

@@ -104,9 +104,9 @@ static int l_kernel_new(lua_State *L)
     ckt_l_check_fields(L, 1, fn, allowed);
     const char *name;
     int64_t block;
-    if (!ckt_l_field_string(L, 1, fn, "name", &name)) return ckt_l_errorf(L, "kernel: field 'name' (a C identifier) is required");
-    if (!ckt_l_field_int(L, 1, fn, "block", &block)) return ckt_l_errorf(L, "kernel: field 'block' (threads per block) is required");
-    if (lua_getfield(L, 1, "build") != LUA_TFUNCTION) return ckt_l_errorf(L, "kernel: field 'build' must be a function(b), got %s", luaL_typename(L, -1));
+    if (!ckt_l_field_string(L, 1, fn, "name", &name)) return ckt_l_argerror(L, 1, "field 'name' (a C identifier) is required");
+    if (!ckt_l_field_int(L, 1, fn, "block", &block)) return ckt_l_argerror(L, 1, "field 'block' (threads per block) is required");
+    if (lua_getfield(L, 1, "build") != LUA_TFUNCTION) return ckt_l_argerror(L, 1, "field 'build' must be a function(b), got %s", luaL_typename(L, -1));
     int fi = lua_gettop(L);
     lua_getfield(L, LUA_REGISTRYINDEX, ACTIVE_KEY);
     if (!lua_isnil(L, -1)) return ckt_l_errorf(L, "kernel: cannot build kernel '%s' inside another kernel's build function", name);
@@ -235,7 +235,7 @@ static int scalar_param(lua_State *L, int is_float)
         if (lua_getfield(L, 3, "value") != LUA_TNIL) {
             specialized = 1;
             if (is_float) {
-                if (lua_type(L, -1) != LUA_TNUMBER) return ckt_l_errorf(L, "%s: field 'value' must be a number, got %s", fn, luaL_typename(L, -1));
+                if (lua_type(L, -1) != LUA_TNUMBER) return ckt_l_argerror(L, 3, "field 'value' must be a number, got %s", luaL_typename(L, -1));
                 fv = lua_tonumber(L, -1);
             } else {
                 iv = ckt_l_checkint(L, -1, "size: field 'value'");
@@ -312,7 +312,7 @@ static int b_block_order(lua_State *L)
     ckt_lk_require_building(L, kb, fn);
     luaL_checktype(L, 2, LUA_TTABLE);
     ckt_l_check_fields(L, 2, fn, allowed);
-    if (lua_getfield(L, 2, "tiles") != LUA_TTABLE || luaL_len(L, -1) != 2) return ckt_l_errorf(L, "block_order: field 'tiles' must be {m_tiles, n_tiles}");
+    if (lua_getfield(L, 2, "tiles") != LUA_TTABLE || luaL_len(L, -1) != 2) return ckt_l_argerror(L, 2, "field 'tiles' must be {m_tiles, n_tiles}");
     lua_geti(L, -1, 1);
     lua_geti(L, -2, 2);
     ckt_expr_id m = ckt_lk_toexpr(L, -2, kb, "block_order: tiles[1]"), n = ckt_lk_toexpr(L, -1, kb, "block_order: tiles[2]");

@@ -80,7 +80,7 @@ static int b_blockwise_copy(lua_State *L)
     l_kobj *src = ckt_lk_checkwindow(L, si, "blockwise_copy: src"), *dst = ckt_lk_checkwindow(L, di, "blockwise_copy: dst");
     if (src->kb != kb || dst->kb != kb) return ckt_l_errorf(L, "blockwise_copy: the windows belong to another kernel");
     if (async) { /* global -> LDS without registers (l_async.c); returns nothing */
-        if (!src->part && !dst->part && lua_getfield(L, 2, "thread_layout") == LUA_TNIL) return ckt_l_errorf(L, "blockwise_copy: field 'thread_layout' is required");
+        if (!src->part && !dst->part && lua_getfield(L, 2, "thread_layout") == LUA_TNIL) return ckt_l_argerror(L, 2, "field 'thread_layout' is required");
         ckt_lk_copy_async(L, kb, dst, src, 2, fn);
         return 0;
     }
@@ -99,7 +99,7 @@ static int b_blockwise_copy(lua_State *L)
     const ckt_kwindow *ks = ckt_lk_kwindow(src), *kd = ckt_lk_kwindow(dst);
     if (ks->rank != kd->rank || memcmp(ks->lengths, kd->lengths, sizeof(int64_t) * (size_t)ks->rank))
         return ckt_l_errorf(L, "blockwise_copy: src and dst windows differ in shape");
-    if (lua_getfield(L, 2, "thread_layout") == LUA_TNIL) return ckt_l_errorf(L, "blockwise_copy: field 'thread_layout' is required");
+    if (lua_getfield(L, 2, "thread_layout") == LUA_TNIL) return ckt_l_argerror(L, 2, "field 'thread_layout' is required");
     lua_pop(L, 1);
     int64_t spv = 1;
     ckt_l_field_int(L, 2, fn, "scalar_per_vector", &spv);

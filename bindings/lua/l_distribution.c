@@ -23,9 +23,9 @@ void ckt_l_pushencoding(lua_State *L, const ckt_encoding *e)
 static int int_lists(lua_State *L, int t, const char *fn, const char *field, int64_t rows[][CKT_DIST_MAX_H], int *lens, int cap)
 {
     char what[96];
-    if (lua_getfield(L, t, field) != LUA_TTABLE) return ckt_l_errorf(L, "%s: field '%s' must be a list of lists of integers, got %s", fn, field, luaL_typename(L, -1));
+    if (lua_getfield(L, t, field) != LUA_TTABLE) return ckt_l_argerror(L, t, "field '%s' must be a list of lists of integers, got %s", field, luaL_typename(L, -1));
     int n = (int)luaL_len(L, -1);
-    if (n > cap) return ckt_l_errorf(L, "%s: field '%s' has %d entries, at most %d", fn, field, n, cap);
+    if (n > cap) return ckt_l_argerror(L, t, "field '%s' has %d entries, at most %d", field, n, cap);
     for (int i = 0; i < n; i++) {
         lua_geti(L, -1, i + 1);
         snprintf(what, sizeof what, "%s: %s[%d]", fn, field, i + 1);
@@ -94,7 +94,7 @@ static int l_pattern_2d(lua_State *L)
     static const char *const req[] = {"block_size", "y_per_tile", "x_per_tile", "vec_size"};
     int64_t *dst[] = {&p.block_size, &p.y_per_tile, &p.x_per_tile, &p.vec_size};
     for (int i = 0; i < 4; i++)
-        if (!ckt_l_field_int(L, 1, fn, req[i], dst[i])) return ckt_l_errorf(L, "%s: field '%s' is required", fn, req[i]);
+        if (!ckt_l_field_int(L, 1, fn, req[i], dst[i])) return ckt_l_argerror(L, 1, "field '%s' is required", req[i]);
     ckt_l_field_int(L, 1, fn, "num_wave_groups", &p.num_wave_groups);
     ckt_l_field_int(L, 1, fn, "warp_size", &p.warp_size);
     ckt_l_field_bool(L, 1, fn, "shuffled", &shuffled);

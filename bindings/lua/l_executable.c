@@ -163,11 +163,11 @@ static void launch_grid(lua_State *L, int64_t g[3])
 {
     g[0] = g[1] = g[2] = 1;
     int t = lua_getfield(L, 2, "grid");
-    if (t == LUA_TNIL) ckt_l_errorf(L, "launch: field 'grid' is required");
+    if (t == LUA_TNIL) ckt_l_argerror(L, 2, "field 'grid' is required");
     if (t == LUA_TNUMBER) g[0] = ckt_l_checkint(L, -1, "launch: grid");
     else if (t == LUA_TTABLE) {
         if (ckt_l_int_list(L, -1, "launch: grid", g, 3) < 1) ckt_l_errorf(L, "launch: grid must have 1 to 3 extents");
-    } else ckt_l_errorf(L, "launch: field 'grid' must be an integer or a list of up to 3 integers, got %s", luaL_typename(L, -1));
+    } else ckt_l_argerror(L, 2, "field 'grid' must be an integer or a list of up to 3 integers, got %s", luaL_typename(L, -1));
     lua_pop(L, 1);
 }
 
@@ -213,7 +213,7 @@ static int x_launch(lua_State *L)
     int64_t grid[3];
     launch_grid(L, grid);
     int positional = lua_getfield(L, 2, "args") != LUA_TNIL, ai = lua_gettop(L);
-    if (positional && !lua_istable(L, ai)) return ckt_l_errorf(L, "launch: field 'args' must be a list");
+    if (positional && !lua_istable(L, ai)) return ckt_l_argerror(L, 2, "field 'args' must be a list");
     int nsig;
     ckt_exe_signature(e->exe, &nsig);
     if (positional && luaL_len(L, ai) != nsig) return ckt_l_errorf(L, "launch: kernel '%s' takes %d arguments, got %d", ckt_kernel_name(k), nsig, (int)luaL_len(L, ai));

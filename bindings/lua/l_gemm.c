@@ -200,7 +200,7 @@ static int l_mma_find(lua_State *L)
     luaL_checktype(L, 1, LUA_TTABLE);
     ckt_l_check_fields(L, 1, "mma_find", allowed);
     const char *target = NULL;
-    if (!ckt_l_field_string(L, 1, "mma_find", "target", &target)) return ckt_l_errorf(L, "mma_find: field 'target' is required");
+    if (!ckt_l_field_string(L, 1, "mma_find", "target", &target)) return ckt_l_argerror(L, 1, "field 'target' is required");
     ckt_dtype dt[3] = {CKT_F16, CKT_F16, CKT_F32};
     const char *keys[3] = {"a", "b", "c"};
     for (int i = 0; i < 3; i++) {
@@ -247,7 +247,7 @@ static int l_gemm_traits(lua_State *L)
         if (!lua_istable(L, 1)) return ckt_l_argerror(L, 1, "table {instr=, m_per_wave=, n_per_wave=, k_pack=} or CK preset name expected, got %s", luaL_typename(L, 1));
         ckt_l_check_fields(L, 1, "gemm_traits", allowed);
         lua_getfield(L, 1, "instr");
-        if (lua_isnil(L, -1)) return ckt_l_errorf(L, "gemm_traits: field 'instr' is required (a matrix instruction name, see ckt.mma_list())");
+        if (lua_isnil(L, -1)) return ckt_l_argerror(L, 1, "field 'instr' is required (a matrix instruction name, see ckt.mma_list())");
         const ckt_mma *m = tomma(L, -1, "gemm_traits: field 'instr'");
         lua_pop(L, 1);
         int64_t mx = 1, nx = 1, kp = 0;

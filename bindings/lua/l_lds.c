@@ -111,7 +111,7 @@ static int l_analyze(lua_State *L)
     ckt_target t;
     options_and_target(L, fn, allowed, &t);
     const char *iname;
-    if (!ckt_l_field_string(L, 1, fn, "instr", &iname)) return ckt_l_errorf(L, "%s: field 'instr' is required", fn);
+    if (!ckt_l_field_string(L, 1, fn, "instr", &iname)) return ckt_l_argerror(L, 1, "field 'instr' is required");
     const ckt_lds_instr *in = ckt_target_instr(&t, iname);
     if (!in) {
         luaL_Buffer b;
@@ -120,7 +120,7 @@ static int l_analyze(lua_State *L)
         luaL_pushresult(&b);
         return ckt_l_errorf(L, "%s: unknown instruction '%s' on %s (known: %s, read_bN, write_bN)", fn, iname, t.name, lua_tostring(L, -1));
     }
-    if (lua_getfield(L, 1, "addresses") != LUA_TTABLE) return ckt_l_errorf(L, "%s: field 'addresses' must be a table of one byte address per lane", fn);
+    if (lua_getfield(L, 1, "addresses") != LUA_TTABLE) return ckt_l_argerror(L, 1, "field 'addresses' must be a table of one byte address per lane");
     int at = lua_gettop(L);
     lua_Integer n = luaL_len(L, at);
     if (n > t.wave_size) return ckt_l_errorf(L, "%s: %d addresses, more than the %d lanes of %s", fn, (int)n, t.wave_size, t.name);
@@ -276,7 +276,7 @@ static bool get_pattern(lua_State *L, int t, const char *fn, const char *field, 
 {
     int ty = lua_getfield(L, t, field);
     if (ty == LUA_TNIL) { lua_pop(L, 1); return false; }
-    if (ty != LUA_TTABLE) { ckt_l_errorf(L, "%s: field '%s' must be {thread_map=, vector=}, got %s", fn, field, luaL_typename(L, -1)); return false; }
+    if (ty != LUA_TTABLE) { ckt_l_argerror(L, t, "field '%s' must be {thread_map=, vector=}, got %s", field, luaL_typename(L, -1)); return false; }
     /* the spec is at the top (-1): a table inside argument t, named in errors by `what` */
     static const char *const allowed[] = {"thread_map", "vector", NULL};
     char what[64];

@@ -24,7 +24,7 @@ static int l_nested(lua_State *L)
     for (int f = 0; f < 7; f++) {
         char what[64];
         snprintf(what, sizeof what, "%s: %s", fn, fields[f]);
-        if (lua_getfield(L, 1, fields[f]) == LUA_TNIL) return ckt_l_errorf(L, "%s: field '%s' is required", fn, fields[f]);
+        if (lua_getfield(L, 1, fields[f]) == LUA_TNIL) return ckt_l_argerror(L, 1, "field '%s' is required", fields[f]);
         int64_t v[CKT_NESTED_MAX_RANK];
         if (lua_type(L, -1) == LUA_TTABLE && luaL_len(L, -1) > CKT_NESTED_MAX_RANK)
             return ckt_l_errorf(L, "%s: %s has %lld entries: rank %lld is beyond the capacity %d", fn, fields[f], (long long)luaL_len(L, -1),

@@ -15,7 +15,7 @@ static int l_sfc(lua_State *L)
     luaL_checktype(L, 1, LUA_TTABLE);
     ckt_l_check_fields(L, 1, fn, allowed);
     int64_t len[CKT_SFC_MAX_DIM], ord[CKT_SFC_MAX_DIM], spa[CKT_SFC_MAX_DIM];
-    if (lua_getfield(L, 1, "lengths") == LUA_TNIL) return ckt_l_errorf(L, "sfc: field 'lengths' is required");
+    if (lua_getfield(L, 1, "lengths") == LUA_TNIL) return ckt_l_argerror(L, 1, "field 'lengths' is required");
     int n = ckt_l_int_list(L, -1, "sfc: lengths", len, CKT_SFC_MAX_DIM);
     lua_pop(L, 1);
     int have_order = lua_getfield(L, 1, "order") != LUA_TNIL;

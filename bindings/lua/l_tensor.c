@@ -163,7 +163,7 @@ static int l_tensor(lua_State *L)
     lua_getfield(L, LUA_REGISTRYINDEX, ACTIVE_KEY); /* the kernel userdata (building, so active) */
     int ki = lua_gettop(L);
     int idx;
-    if (mem != CKT_MEM_LDS && has_opts && lua_getfield(L, 4, "stages") != LUA_TNIL) return ckt_l_errorf(L, "tensor: field 'stages' is for LDS tensors");
+    if (mem != CKT_MEM_LDS && has_opts && lua_getfield(L, 4, "stages") != LUA_TNIL) return ckt_l_argerror(L, 4, "field 'stages' is for LDS tensors");
     if (mem == CKT_MEM_GLOBAL) {
         if (pi < 0) {
             if (!has_opts || lua_getfield(L, 4, "ptr") == LUA_TNIL) return ckt_l_errorf(L, "tensor: a global tensor needs its pointer (pass the pointer parameter as argument 1, or opts.ptr)");
@@ -354,7 +354,7 @@ access_opts ckt_lk_read_access(lua_State *L, int idx, l_kobj *w, const char *fn,
     ckt_l_check_fields(L, idx, fn, allowed);
     ckt_lk_vector_opts(L, idx, fn, kw->rank, &o);
     if (lua_getfield(L, idx, "fill") != LUA_TNIL) {
-        if (lua_type(L, -1) != LUA_TNUMBER) ckt_l_errorf(L, "%s: field 'fill' must be a number", fn);
+        if (lua_type(L, -1) != LUA_TNUMBER) ckt_l_argerror(L, idx, "field 'fill' must be a number");
         o.fill = (float)lua_tonumber(L, -1);
     }
     lua_pop(L, 1);

@@ -36,6 +36,14 @@ describe("argument errors", function()
     has(errmsg(function() return ckt.lds.analyze_tensor{target = "gfx90a", tensor_layout = ckt.layout({8, 8}), thread_map = ckt.layout(64), vector = 1.5} end),
         "bad argument #1 to 'analyze_tensor' (field 'vector' must be an integer, got 1.5)")
   end)
+  it("blame the options table for a missing required field", function()
+    has(errmsg(function() return ckt.kernel{block = 64, build = function() end} end), "bad argument #1 to 'kernel' (field 'name' (a C identifier) is required)")
+    has(errmsg(function() return ckt.sfc{} end), "bad argument #1 to 'sfc' (field 'lengths' is required)")
+    local k = ckt.kernel{name = "k", block = 32, build = function(b) b:size("n") end}
+    local exe = k:compile{target = "cpu"}
+    has(errmsg(function() return exe:launch{n = 1} end), "bad argument #1 to 'launch' (field 'grid' is required)")
+    has(errmsg(function() return exe:launch{grid = "x", n = 1} end), "bad argument #1 to 'launch' (field 'grid' must be an integer or a list of up to 3 integers, got string)")
+  end)
   it("still say whose value it is when the value came out of a table", function()
     -- a field of a field: the message names the path, as lauxlib cannot
     local tile = ckt.layout({64, 8}, {8, 1})
