@@ -163,14 +163,14 @@ function gemm.plan(o)
     if vendor == "nvidia" and m.ldmatrix and p.k_pack == m.k_chunk then
       -- ldmatrix (what the CUDA dialect emits for K-contiguous 16-bit tiles): lane l of a warp
       -- points at one 16-byte K row of one 8 x 8 matrix; A x4: row l % 8 (+8 for matrices 1, 3),
-      -- K + 8 for matrices 2, 3; B x2: row l % 8, K + 8 for matrix 1
+      -- K + 8 for matrices 2, 3; B x4 (an even number of N tiles per wave): row l % 8, K + 8 for
+      -- matrices 1, 3, the next N tile for matrices 2, 3; B x2 (odd): row l % 8, K + 8 for matrix 1
       local pw = operand == "A" and p.m_per_wave or p.n_per_wave
       local mm = operand == "A" and m.m or m.n
       if operand == "A" then
         tv = ckt.layout({{8, 2, 2, wn, wm}, {8, pw}}, {{ks, 8 * ks, 8, 0, pw * mm * ks}, {1, mm * ks}})
       elseif pw % 2 == 0 then
-        -- two x2 loads (N tiles 2j, 2j+1) as one 32-lane access: lanes 16..31 take the odd tile,
-        -- so the model counts the wavefronts the two x2 instructions take, no more
+        -- x4 over N tiles 2j, 2j+1: lanes 16..31 point at the odd tile
         tv = ckt.layout({{8, 2, 2, wn, wm}, {8, pw // 2}}, {{ks, 8, mm * ks, pw * mm * ks, 0}, {1, 2 * mm * ks}})
       else
         tv = ckt.layout({{8, 2, 2, wn, wm}, {8, pw}}, {{ks, 8, 0, pw * mm * ks, 0}, {1, mm * ks}})

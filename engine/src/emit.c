@@ -330,11 +330,18 @@ static ckt_expr_id in_bounds(em *e, const access *a, int64_t v)
  * it to 1 where it can prove it; else the access runs only when it holds, and CKT_FAULT tells
  * the runtime. Without it a window at a runtime origin far out of range reads and writes any
  * address (a sandboxed script crashed its host this way). */
+static ckt_expr_id window_within(em *e, const access *a);
 static ckt_expr_id window_inside(em *e, const access *a)
+{
+    if (a->t->mem == CKT_MEM_GLOBAL && a->t->padded) return ckt_expr_int(e->ex, 1);
+    return window_within(e, a);
+}
+
+/* The whole window inside the tensor's shape (padded or not). */
+static ckt_expr_id window_within(em *e, const access *a)
 {
     ckt_expr_pool *ex = e->ex;
     ckt_expr_id m = ckt_expr_int(ex, 1);
-    if (a->t->mem == CKT_MEM_GLOBAL && a->t->padded) return m;
     for (int d = 0; d < a->rank; d++) {
         ckt_expr_id shape;
         if (a->t->mem == CKT_MEM_GLOBAL) {
@@ -505,6 +512,55 @@ static bool window_guard(em *e, const access *a, int w)
     return true;
 }
 
+/* A swizzle applied to a number (the emitted expression of swizzled(), without the stage). */
+static int64_t swizzle_num(const ckt_ktensor *t, int64_t x)
+{
+    if (!t->swizzled) return x;
+    ckt_swizzle sw = t->sw;
+    int64_t bits = x & ((((int64_t)1 << sw.b) - 1) << (sw.m + (sw.s > 0 ? sw.s : 0)));
+    return x ^ (sw.s >= 0 ? bits >> sw.s : bits << -sw.s);
+}
+
+/* The LDS offsets of an access's vectors (ldmatrix: its matrices; a copy: its 16-byte vectors,
+ * first values `vals`) as one per-thread register and constants. A
+ * thread's offset of matrix r is u_r = u_0 + c_r; where c_r has no bit that u_0 ever has (every
+ * thread checked), u_r = u_0 ^ c_r, and the swizzle, linear over XOR, gives f(u_r) = f(u_0) ^
+ * f(c_r); where f(u_0) and f(c_r) share no bit either, that is f(u_0) + f(c_r), an immediate in
+ * the instruction. f(u_0) depends on the thread only, so the compiler computes it once, outside
+ * the K loop. Needs constant window origins (blockwise_gemm's unrolled K steps); false when any
+ * condition fails (the caller then spells each address out). */
+static bool split_offsets(em *e, const access *a, int nrep, const int64_t *vals, ckt_expr_id *u0, int64_t *fc, bool *add)
+{
+    ckt_expr_pool *ex = e->ex;
+    access b = *a;
+    for (int d = 0; d < 2; d++) {
+        int64_t lo, hi; /* a window that never moves: its origin's range is one value */
+        ckt_expr_range(ex, a->w->origin[d], &lo, &hi);
+        if (lo != hi) return false;
+        b.idx[d] = ckt_expr_addc(ex, a->thr[d], lo);
+    }
+    ckt_expr_id u[CKT_K_MAX_VALUES];
+    if (nrep > CKT_K_MAX_VALUES) return false;
+    for (int r = 0; r < nrep; r++) u[r] = group_offset(e, &b, vals[r], 0);
+    if (ckt_expr_pool_status(ex, NULL)) return false;
+    int64_t c[CKT_K_MAX_VALUES];
+    *add = true;
+    for (int64_t tid = 0; tid < e->block; tid++) {
+        ckt_expr_env env = {.tid = tid};
+        int64_t v0, vr;
+        if (ckt_expr_eval_int(ex, u[0], &env, &v0, NULL)) return false;
+        for (int r = 0; r < nrep; r++) {
+            if (ckt_expr_eval_int(ex, u[r], &env, &vr, NULL)) return false;
+            if (tid == 0) c[r] = vr - v0;
+            if (vr - v0 != c[r] || (v0 & c[r]) || c[r] < 0) return false;
+            if (swizzle_num(a->t, v0) & swizzle_num(a->t, c[r])) *add = false;
+        }
+    }
+    *u0 = swizzled(e, &(ckt_ktensor){.swizzled = a->t->swizzled, .sw = a->t->sw}, u[0]);
+    for (int r = 0; r < nrep; r++) fc[r] = swizzle_num(a->t, c[r]);
+    return true;
+}
+
 /* CUDA: the A / B fragments of mma.sync by ldmatrix (x4 for A, x2 for B) when every 8-element K
  * row the lanes point at is 16 contiguous, aligned bytes of LDS; returns false (why in `why`)
  * when the layout does not allow it, and the load stays ordinary element / vector loads. */
@@ -535,20 +591,57 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
     if (ckt_expr_pool_status(ex, e->err)) { e->st = e->err->status; return false; }
     if (vector_blocker(e, &a, 8, blk, sizeof blk)) { snprintf(why, cap, "no ldmatrix: %s", blk); return false; }
     bool isa = op->mma_rep[0] == 'A';
-    int nregs = isa ? 4 : 2;
+    /* x4 or x2: the registers one load fills (B by x4 covers two N tiles) */
+    int64_t nrep0 = (a.d->nvalues + 7) / 8;
+    int nregs = a.r->nvalues / nrep0 / 2 == 4 ? 4 : 2;
     char desc[400];
     describe_tensor(e, a.t, desc, sizeof desc);
     thread_open(e);
     line(e, "/* line %d: ldmatrix.x%d: %c fragments of %s from %s (%s) */", op->line, nregs, isa ? 'A' : 'B', m->isa, desc, a.d->desc);
+    int64_t per = 2 * nregs; /* values a load fills */
     if (!window_guard(e, &a, op->w)) return false;
     line(e, "{");
     e->ind++;
+    int nrep = (int)nrep0;
+    ckt_expr_id u0;
+    int64_t fc[16], vals[16];
+    bool add;
+    for (int r = 0; r < nrep && r < 16; r++) vals[r] = (int64_t)r * 8;
+    if (nrep <= 16 && split_offsets(e, &a, nrep, vals, &u0, fc, &add)) {
+        char *us = estr(e, u0, NULL), *bs = a.t->stage_view ? estr(e, a.t->stage_base, NULL) : NULL;
+        if (!us || (a.t->stage_view && !bs)) { free(us); free(bs); e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory"); return false; }
+        line(e, "/* one offset per thread (hoisted out of loops by the compiler), a constant per matrix */");
+        line(e, "const ckt_u32 ckt_lt = (ckt_u32)(%s);", us);
+        line(e, "const ckt_u32 ckt_la = (ckt_u32)__cvta_generic_to_shared(%s) + %lldu * (ckt_u32)(%s);", a.t->name, (long long)a.esz, bs ? bs : "0");
+        free(us);
+        free(bs);
+        if (add) line(e, "const ckt_u32 ckt_lb = ckt_la + %lldu * ckt_lt;", (long long)a.esz);
+        for (int rep = 0; rep < nrep; rep++) {
+            line(e, "{");
+            e->ind++;
+            line(e, "ckt_u32 q[4];");
+            char at[96];
+            if (add) snprintf(at, sizeof at, "\"r\"(ckt_lb)");
+            else snprintf(at, sizeof at, "\"r\"(ckt_la + %lldu * (ckt_lt ^ %lldu))", (long long)a.esz, (long long)fc[rep]);
+            long long imm = add ? (long long)(fc[rep] * a.esz) : 0;
+            if (nregs == 4) line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%%0,%%1,%%2,%%3}, [%%4+%lld];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : %s);", imm, at);
+            else line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%%0,%%1}, [%%2+%lld];\" : \"=r\"(q[0]), \"=r\"(q[1]) : %s);", imm, at);
+            for (int j = 0; j < nregs; j++) {
+                char r0[64], r1[64];
+                line(e, "%s = (ckt_u16)q[%d]; %s = (ckt_u16)(q[%d] >> 16);", reg(e, a.r, rep * per + 2 * j, r0, sizeof r0), j, reg(e, a.r, rep * per + 2 * j + 1, r1, sizeof r1), j);
+            }
+            e->ind--;
+            line(e, "}");
+        }
+        e->ind--;
+        line(e, "}");
+        return true;
+    }
     for (int d = 0; d < 2; d++) {
         char *x = estr(e, ckt_expr_add(ex, a.w->origin[d], a.thr[d]), NULL);
         line(e, "const ckt_i64 i%d = %s;", d, x ? x : "0");
         free(x);
     }
-    int64_t per = isa ? m->a_values : m->b_values;
     for (int64_t rep = 0; rep * 8 < a.d->nvalues; rep++) {
         ckt_expr_id off = swizzled(e, a.t, group_offset(e, &a, rep * 8, 0));
         char *os = estr(e, off, NULL);
@@ -557,7 +650,7 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
         e->ind++;
         line(e, "ckt_u32 q[4], sa;");
         line(e, "asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %%1; cvt.u32.u64 %%0, t; }\" : \"=r\"(sa) : \"l\"(%s + (%s)));", a.t->name, os);
-        if (isa) line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%%0,%%1,%%2,%%3}, [%%4];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : \"r\"(sa));");
+        if (nregs == 4) line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%%0,%%1,%%2,%%3}, [%%4];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : \"r\"(sa));");
         else line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%%0,%%1}, [%%2];\" : \"=r\"(q[0]), \"=r\"(q[1]) : \"r\"(sa));");
         for (int j = 0; j < nregs; j++) {
             char r0[64], r1[64];
@@ -777,6 +870,7 @@ static int64_t copy_width(em *e, access *src, access *dst, int64_t want, char *w
  * cp.async (16 bytes: .cg, zero-filled past a padded edge) in the CUDA prelude, a load and a
  * store through registers in the HIP prelude, a copy queued until its wait in the C prelude;
  * 2-byte elements go one by one (synchronously, in every dialect). */
+static void copy_vectors(em *e, const access *srcp, const access *dstp, int64_t bytes, bool split, bool add, const int64_t *fc, bool inside);
 static void emit_copy_async(em *e, const ckt_kop *op)
 {
     access src, dst;
@@ -804,10 +898,60 @@ static void emit_copy_async(em *e, const ckt_kop *op)
     else line(e, "{");
     e->ind++;
     declare_coords(e, &src, "i");
-    declare_coords(e, &dst, "j");
-    for (int64_t v = 0; v < src.d->nvalues; v++) {
+    /* CUDA: the LDS side as one per-thread shared address plus an immediate per vector */
+    int64_t vals[CKT_K_MAX_VALUES], fc[CKT_K_MAX_VALUES];
+    int nv = 0;
+    for (int64_t v = 0; v < src.d->nvalues; v++)
+        if (src.group[v] == v) vals[nv++] = v;
+    ckt_expr_id u0;
+    bool add, split = e->dl->kind == CKT_DIALECT_CUDA && bytes >= 4 && split_offsets(e, &dst, nv, vals, &u0, fc, &add);
+    if (split) {
+        char *us = estr(e, u0, NULL), *bs = dst.t->stage_view ? estr(e, dst.t->stage_base, NULL) : NULL;
+        if (!us || (dst.t->stage_view && !bs)) { free(us); free(bs); e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory"); return; }
+        line(e, "const ckt_u32 ckt_ct = (ckt_u32)(%s); /* this thread's swizzled offset in %s */", us, dst.t->name);
+        line(e, "const ckt_u32 ckt_cb = (ckt_u32)__cvta_generic_to_shared(%s) + %lldu * (ckt_u32)(%s);", dst.t->name, (long long)dst.esz, bs ? bs : "0");
+        free(us);
+        free(bs);
+    } else
+        declare_coords(e, &dst, "j");
+    /* GPUs, a padded source: a block whose window lies wholly inside the tensor (all but the
+     * edge blocks and the K tail) copies without the per-vector masks */
+    ckt_expr_id within = ckt_expr_int(ex, 0);
+    int64_t never;
+    if (!e->dl->thread_loops && src.t->mem == CKT_MEM_GLOBAL && src.t->padded) within = window_within(e, &src);
+    bool interior = !(ckt_expr_is_const(ex, within, &never) && !never);
+    if (interior) {
+        char *ws = estr(e, within, NULL);
+        if (!ws) { e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory"); return; }
+        line(e, "if (%s) { /* the window lies inside %s: no masks */", ws, src.t->name);
+        free(ws);
+        e->ind++;
+        copy_vectors(e, &src, &dst, bytes, split, add, fc, true);
+        e->ind--;
+        line(e, "} else {");
+        e->ind++;
+    }
+    copy_vectors(e, &src, &dst, bytes, split, add, fc, false);
+    if (interior) {
+        e->ind--;
+        line(e, "}");
+    }
+    e->ind--;
+    line(e, "}");
+}
+
+/* The vectors of one thread's asynchronous copy (see emit_copy_async); `inside`: the window is
+ * known inside the source, no masks. */
+static void copy_vectors(em *e, const access *srcp, const access *dstp, int64_t bytes, bool split, bool add, const int64_t *fc, bool inside)
+{
+    ckt_expr_pool *ex = e->ex;
+    const access src = *srcp, dst = *dstp;
+    char zero[48];
+    literal(dst.t->dtype, 0.0f, zero, sizeof zero);
+    for (int64_t v = 0, g = 0; v < src.d->nvalues; v++) {
         if (src.group[v] != v) continue;
-        ckt_expr_id so = group_offset(e, &src, v, 0), dof = swizzled(e, dst.t, group_offset(e, &dst, v, 0)), mask = in_bounds(e, &src, v);
+        ckt_expr_id so = group_offset(e, &src, v, 0), mask = inside ? ckt_expr_int(ex, 1) : in_bounds(e, &src, v);
+        ckt_expr_id dof = split ? ckt_expr_int(ex, 0) : swizzled(e, dst.t, group_offset(e, &dst, v, 0));
         int64_t always;
         bool masked = !(ckt_expr_is_const(ex, mask, &always) && always);
         char *ss = estr(e, so, NULL), *ds = estr(e, dof, NULL), *ms = masked ? estr(e, mask, NULL) : NULL;
@@ -816,7 +960,13 @@ static void emit_copy_async(em *e, const ckt_kop *op)
             e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory");
             return;
         }
-        if (bytes >= 4 && masked) /* a masked-off copy reads nothing, but names a valid address anyway */
+        if (split) {
+            char at[96];
+            if (add) snprintf(at, sizeof at, "ckt_cb + %lldu * ckt_ct, %lld", (long long)dst.esz, (long long)(fc[g] * dst.esz));
+            else snprintf(at, sizeof at, "ckt_cb + %lldu * (ckt_ct ^ %lldu), 0", (long long)dst.esz, (long long)fc[g]);
+            if (masked) line(e, "CKT_CP_ASYNC_AT(%lld, %s, (%s) ? %s + (%s) : %s, %s);", (long long)bytes, at, ms, src.t->name, ss, src.t->name, ms);
+            else line(e, "CKT_CP_ASYNC_AT(%lld, %s, %s + (%s), 1);", (long long)bytes, at, src.t->name, ss);
+        } else if (bytes >= 4 && masked) /* a masked-off copy reads nothing, but names a valid address anyway */
             line(e, "CKT_CP_ASYNC(%lld, %s + (%s), (%s) ? %s + (%s) : %s, %s);", (long long)bytes, dst.t->name, ds, ms, src.t->name, ss, src.t->name, ms);
         else if (bytes >= 4)
             line(e, "CKT_CP_ASYNC(%lld, %s + (%s), %s + (%s), 1);", (long long)bytes, dst.t->name, ds, src.t->name, ss);
@@ -827,9 +977,8 @@ static void emit_copy_async(em *e, const ckt_kop *op)
         free(ss);
         free(ds);
         free(ms);
+        g++;
     }
-    e->ind--;
-    line(e, "}");
 }
 
 static void emit_commit(em *e)

@@ -966,6 +966,15 @@ static void pr(const ckt_expr_pool *p, ckt_expr_id e, sb *s, const char *const *
                 pr(p, n->a, s, inputs, 1); put(s, ", "); pr(p, n->b, s, inputs, 1); put(s, ")");
                 return;
             }
+            /* by a constant that is not a power of two, on a value that fits 32 bits: unsigned
+             * 32-bit arithmetic (a multiply-high on GPUs, where 64-bit division is a long call) */
+            int64_t c;
+            if (ah <= INT32_MAX && ckt_expr_is_const(p, n->b, &c) && (c & (c - 1))) {
+                put(s, "(ckt_i64)((ckt_u32)");
+                pr(p, n->a, s, inputs, 0);
+                put(s, " %s %lldu)", binop((ckt_expr_op)n->op), (long long)c);
+                return;
+            }
         }
         if (!top) put(s, "(");
         pr(p, n->a, s, inputs, 0);

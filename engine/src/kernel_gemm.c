@@ -180,6 +180,10 @@ ckt_status ckt_gemm_ldmatrix_dist(const ckt_gemm_traits *t, const ckt_gemm_geom 
     if (operand == 'A') /* x4: lane l -> row l%8 (+8 for matrices 1, 3), K +8 for matrices 2, 3 */
         snprintf(text, sizeof text, "((8,2,2,%lld,%lld),(8,%lld)):((%lld,%lld,8,0,%lld),(1,%lld))", nw, mw, (long long)t->m_per_wave, ks, 8 * ks,
                  (long long)(t->m_per_wave * m->m) * ks, (long long)m->m * ks);
+    else if (operand == 'B' && t->n_per_wave % 2 == 0) /* x4 on the N x K tile, two N tiles a load:
+        lane l -> row n = l%8, K +8 for matrices 1, 3, the next N tile for matrices 2, 3 */
+        snprintf(text, sizeof text, "((8,2,2,%lld,%lld),(8,%lld)):((%lld,8,%lld,%lld,0),(1,%lld))", nw, mw, (long long)t->n_per_wave / 2, ks,
+                 (long long)m->n * ks, (long long)(t->n_per_wave * m->n) * ks, (long long)(2 * m->n) * ks);
     else if (operand == 'B') /* x2 on the N x K tile: lane l < 16 -> row n = l%8, K +8 for matrix 1 */
         snprintf(text, sizeof text, "((8,2,2,%lld,%lld),(8,%lld)):((%lld,8,0,%lld,0),(1,%lld))", nw, mw, (long long)t->n_per_wave, ks,
                  (long long)(t->n_per_wave * m->n) * ks, (long long)m->n * ks);
@@ -188,7 +192,7 @@ ckt_status ckt_gemm_ldmatrix_dist(const ckt_gemm_traits *t, const ckt_gemm_geom 
     ckt_layout tv;
     ckt_status s;
     if ((s = ckt_layout_parse(text, &tv, err)) || (s = ckt_dist_from_tv(&tv, 2, lengths, out, err))) return s;
-    snprintf(out->desc, sizeof out->desc, "ldmatrix.x%d row addresses of %s %c", operand == 'A' ? 4 : 2, m->name, operand);
+    snprintf(out->desc, sizeof out->desc, "ldmatrix.x%d row addresses of %s %c", operand == 'A' || t->n_per_wave % 2 == 0 ? 4 : 2, m->name, operand);
     return CKT_OK;
 }
 
@@ -234,6 +238,33 @@ static int mma_index(const ckt_mma *m)
     return -1;
 }
 
+/* K steps of a tile up to which blockwise_gemm unrolls (and pipelines) them; beyond, a loop */
+#define GEMM_UNROLL_STEPS 8
+
+/* One blockwise_gemm: its operands, distributions and instruction repeats. */
+typedef struct gemm_site {
+    ckt_kernel *k;
+    int a_lds, b_lds, c_reg;
+    int ad, bd;   /* the A and B fragment distributions */
+    int la, lb;   /* ldmatrix row-address distributions (-1: none) */
+    int mi;       /* the instruction's index */
+    int64_t alen[2], blen[2], rep[3];
+} gemm_site;
+
+/* The A and B fragments of the K step at element `k0` of the tile into new registers. */
+static ckt_status gemm_fragments(const gemm_site *x, ckt_expr_id k0, int *ra, int *rb, ckt_error *err)
+{
+    ckt_expr_id origin[2] = {ckt_expr_int(ckt_kernel_exprs(x->k), 0), k0};
+    int wa, wb;
+    ckt_status s;
+    if ((s = ckt_kernel_window_make(x->k, x->a_lds, 2, x->alen, origin, &wa, err)) || (s = ckt_kernel_load(x->k, wa, x->ad, 1, 0, 0.0f, ra, err)) ||
+        (x->la >= 0 && (s = ckt_kernel_fragment_load(x->k, *ra, x->mi, 'A', x->la, err))) ||
+        (s = ckt_kernel_window_make(x->k, x->b_lds, 2, x->blen, origin, &wb, err)) || (s = ckt_kernel_load(x->k, wb, x->bd, 1, 0, 0.0f, rb, err)) ||
+        (x->lb >= 0 && (s = ckt_kernel_fragment_load(x->k, *rb, x->mi, 'B', x->lb, err))))
+        return s;
+    return CKT_OK;
+}
+
 ckt_status ckt_kernel_blockwise_gemm(ckt_kernel *k, int a_lds, int b_lds, int c_reg, const ckt_gemm_traits *t, ckt_error *err)
 {
     if (!k || !t || !t->instr) return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: NULL argument");
@@ -257,26 +288,30 @@ ckt_status ckt_kernel_blockwise_gemm(ckt_kernel *k, int a_lds, int b_lds, int c_
                         (long long)mpb, (long long)npb);
     if ((s = ckt_gemm_dist(t, &g, 'A', &d, err)) || (s = ckt_kernel_add_dist(k, &d, &ad, err))) return s;
     if ((s = ckt_gemm_dist(t, &g, 'B', &d, err)) || (s = ckt_kernel_add_dist(k, &d, &bd, err))) return s;
-    ckt_expr_pool *ex = ckt_kernel_exprs(k);
     int64_t steps = kpa / g.k_step;
-    ckt_expr_id ks = ckt_expr_int(ex, 0);
-    if (steps > 1 && (s = ckt_kernel_loop(k, ckt_expr_int(ex, steps), &ks, err))) return s;
-    ckt_expr_id origin[2] = {ckt_expr_int(ex, 0), ckt_expr_mulc(ex, ks, g.k_step)};
-    int64_t alen[2] = {mpb, g.k_step}, blen[2] = {npb, g.k_step};
-    int wa, wb, ra, rb;
-    int64_t rep[3] = {t->m_per_wave, t->n_per_wave, g.pack};
+    gemm_site site = {k, a_lds, b_lds, c_reg, ad, bd, -1, -1, mma_index(m), {mpb, g.k_step}, {npb, g.k_step}, {t->m_per_wave, t->n_per_wave, g.pack}};
     /* NVIDIA: ldmatrix where the LDS layout gives 16-byte K rows (the emitter decides) */
-    int la = -1, lb = -1;
     if (m->ldmatrix && g.pack == 1) {
-        if ((s = ckt_gemm_ldmatrix_dist(t, &g, 'A', &d, err)) || (s = ckt_kernel_add_dist(k, &d, &la, err))) return s;
-        if ((s = ckt_gemm_ldmatrix_dist(t, &g, 'B', &d, err)) || (s = ckt_kernel_add_dist(k, &d, &lb, err))) return s;
+        if ((s = ckt_gemm_ldmatrix_dist(t, &g, 'A', &d, err)) || (s = ckt_kernel_add_dist(k, &d, &site.la, err))) return s;
+        if ((s = ckt_gemm_ldmatrix_dist(t, &g, 'B', &d, err)) || (s = ckt_kernel_add_dist(k, &d, &site.lb, err))) return s;
     }
-    int mi = mma_index(m);
-    if ((s = ckt_kernel_window_make(k, a_lds, 2, alen, origin, &wa, err)) || (s = ckt_kernel_load(k, wa, ad, 1, 0, 0.0f, &ra, err)) ||
-        (la >= 0 && (s = ckt_kernel_fragment_load(k, ra, mi, 'A', la, err))) || (s = ckt_kernel_window_make(k, b_lds, 2, blen, origin, &wb, err)) ||
-        (s = ckt_kernel_load(k, wb, bd, 1, 0, 0.0f, &rb, err)) || (lb >= 0 && (s = ckt_kernel_fragment_load(k, rb, mi, 'B', lb, err))) ||
-        (s = ckt_kernel_mma(k, c_reg, ra, rb, mi, rep, err)))
+    ckt_expr_pool *ex = ckt_kernel_exprs(k);
+    if (steps <= GEMM_UNROLL_STEPS) {
+        /* software pipeline over the K steps of the tile: the fragments of step s + 1 are loaded
+         * before the instructions of step s, so the loads' latency hides behind the math (the
+         * GPU compilers keep the order of the inline loads and instructions) */
+        int ra[GEMM_UNROLL_STEPS], rb[GEMM_UNROLL_STEPS];
+        if ((s = gemm_fragments(&site, ckt_expr_int(ex, 0), &ra[0], &rb[0], err))) return s;
+        for (int64_t i = 0; i < steps; i++) {
+            if (i + 1 < steps && (s = gemm_fragments(&site, ckt_expr_int(ex, (i + 1) * g.k_step), &ra[i + 1], &rb[i + 1], err))) return s;
+            if ((s = ckt_kernel_mma(k, c_reg, ra[i], rb[i], site.mi, site.rep, err))) return s;
+        }
+        return CKT_OK;
+    }
+    ckt_expr_id ks;
+    int ra, rb;
+    if ((s = ckt_kernel_loop(k, ckt_expr_int(ex, steps), &ks, err)) || (s = gemm_fragments(&site, ckt_expr_mulc(ex, ks, g.k_step), &ra, &rb, err)) ||
+        (s = ckt_kernel_mma(k, c_reg, ra, rb, site.mi, site.rep, err)) || (s = ckt_kernel_end(k, err)))
         return s;
-    if (steps > 1 && (s = ckt_kernel_end(k, err))) return s;
     return CKT_OK;
 }

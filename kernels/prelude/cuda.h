@@ -33,6 +33,12 @@ CKT_FN void ckt_cp_async16(void *d, const void *s, bool p) { asm volatile("cp.as
 CKT_FN void ckt_cp_async8(void *d, const void *s, bool p) { asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" :: "r"(ckt_smem_addr(d)), "l"(s), "r"(p ? 8 : 0) : "memory"); }
 CKT_FN void ckt_cp_async4(void *d, const void *s, bool p) { asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" :: "r"(ckt_smem_addr(d)), "l"(s), "r"(p ? 4 : 0) : "memory"); }
 #define CKT_CP_ASYNC(n, d, s, p) ckt_cp_async##n((d), (s), (p))
+/* the same with the destination as a 32-bit shared address and an immediate byte offset */
+#define CKT_CP_KIND_16 "cg"
+#define CKT_CP_KIND_8 "ca"
+#define CKT_CP_KIND_4 "ca"
+#define CKT_CP_ASYNC_AT(n, d, imm, s, p) \
+    asm volatile("cp.async." CKT_CP_KIND_##n ".shared.global [%0+" #imm "], [%1], " #n ", %2;" :: "r"(d), "l"(s), "r"((p) ? n : 0) : "memory")
 #define CKT_CP_COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
 #define CKT_CP_WAIT(n) asm volatile("cp.async.wait_group %0;" :: "n"(n) : "memory")
 #define ckt_expf expf

@@ -86,8 +86,10 @@ describe("asynchronous copies through an LDS ring", function()
     assert.truthy(cu:find("cp.async.cg.shared.global [%0], [%1], 16, %2;", 1, true))
     assert.truthy(cu:find("cp.async.wait_group", 1, true) and cu:find("cp.async.commit_group", 1, true))
     assert.truthy(cu:find("CKT_CP_WAIT(1);", 1, true))
+    -- CUDA: the LDS side as one shared address per thread plus an immediate per vector
+    assert.truthy(cu:find("CKT_CP_ASYNC_AT(16, ckt_cb + 2u * ckt_ct, ", 1, true))
+    for _, src in ipairs{hip, c} do assert.truthy(src:find("CKT_CP_ASYNC(16, ", 1, true)) end
     for _, src in ipairs{cu, hip, c} do
-      assert.truthy(src:find("CKT_CP_ASYNC(16, ", 1, true))
       assert.truthy(src:find("a stage of 3 at element", 1, true))
     end
     assert.falsy(hip:find("cp.async.cg", 1, true))
@@ -110,7 +112,7 @@ describe("asynchronous copies through an LDS ring", function()
       ckt.tile_window(gy, {8, 16}, {0, 0}):store(w:load())
     end}
     local src = k:source("sm_90")
-    assert.truthy(src:find("CKT_CP_ASYNC(16, ", 1, true))
+    assert.truthy(src:find("CKT_CP_ASYNC_AT(16, ", 1, true))
     local _, nsync = src:gsub("__syncthreads%(%)", "")
     assert.equal(1, nsync)
     local x = ckt.array("f32", 128):random{seed = 3}

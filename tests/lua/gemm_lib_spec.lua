@@ -51,7 +51,7 @@ describe("ckt.kernels.gemm on the CPU target", function()
       end
     end
     local k = gemm.build{dtype = "f16", target = "cpu:sm_90", aligned = true}
-    assert.truthy(k:source("sm_90"):find("CKT_CP_ASYNC(16, ", 1, true))
+    assert.truthy(k:source("sm_90"):find("CKT_CP_ASYNC_AT(16, ", 1, true))
   end)
 
   it("f32 output, an epilogue, other tiles, stages and groups", function()
@@ -89,7 +89,8 @@ describe("ckt.kernels.gemm on the CPU target", function()
   it("the operand read maps are what the emitter reads: ldmatrix rows on NVIDIA, the traits' distributions on AMD", function()
     local k, _, pn = gemm.build{dtype = "f16", target = "sm_90"}
     local src = k:source("sm_90")
-    assert.truthy(src:find("ldmatrix.sync.aligned.m8n8.x4", 1, true) and src:find("ldmatrix.sync.aligned.m8n8.x2", 1, true))
+    -- x4 for both: B's loads take two N tiles each (an even number per wave)
+    assert.truthy(src:find("ldmatrix.sync.aligned.m8n8.x4", 1, true) and not src:find("ldmatrix.sync.aligned.m8n8.x2", 1, true))
     assert.equal(8, pn.a_copy.read_vector)
     assert.equal(8, pn.b_copy.read_vector)
     -- A: lane l of warp w reads the 16-byte K row (l % 8 + 8 ((l // 8) % 2) + rows of its warp, 8 ((l // 16) % 2))
@@ -98,6 +99,10 @@ describe("ckt.kernels.gemm on the CPU target", function()
       local wm = w // pn.waves_n
       local row, kk = l % 8 + 8 * ((l // 8) % 2) + wm * pn.m_per_wave * 16, 8 * ((l // 16) % 2)
       assert.equal(row + pn.TM * kk, pn.a_copy.read(t, 0), "A thread " .. t)
+      -- B (x4): row l % 8, the next N tile for lanes 16..31, K + 8 for lanes 8..15 and 24..31
+      local wn = w % pn.waves_n
+      local nrow, nk = l % 8 + 8 * ((l // 16) % 2) + wn * pn.n_per_wave * 8, 8 * ((l // 8) % 2)
+      assert.equal(nrow + pn.TN * nk, pn.b_copy.read(t, 0), "B thread " .. t)
     end
     for _, target in ipairs{"gfx90a"} do
       local p = gemm.plan{dtype = "f16", target = target}

@@ -161,25 +161,33 @@ describe("blockwise GEMM on the CPU target, every instruction emulated lane by l
     end
   end)
 
-  it("the K steps and repeats stay loops in the source of every dialect", function()
+  it("repeats stay loops; a tile's K steps are pipelined (step s + 1 loaded before step s's math)", function()
     local k = build("mfma_f32_16x16x16f16", {})
     for _, t in ipairs{"gfx90a", "cpu"} do
       local src = k:source(t)
       assert.truthy(src:find("for (int ckt_mi = 0; ckt_mi < 2; ++ckt_mi)", 1, true), t)
-      assert.truthy(src:find("for (ckt_i64 k1 = 0; k1 < 2; ++k1)", 1, true), t)
+      -- two K steps of 16 in the 32-wide tile: four operand loads, then the two steps' instructions
+      local first_math = src:find("blockwise_gemm: ", 1, true)
+      local loads = 0
+      for at in src:gmatch("()/%* line %d+: load from LDS") do if at < first_math then loads = loads + 1 end end
+      assert.equal(4, loads, t)
+      local _, steps = src:gsub("blockwise_gemm: ", "")
+      assert.equal(2, steps, t)
+      assert.falsy(src:find("for (ckt_i64 k1 = 0; k1 < 2; ++k1)", 1, true), t)
     end
     assert.truthy(k:source("gfx90a"):find("__builtin_amdgcn_mfma_f32_16x16x16f16(", 1, true))
     local m = build("mma_m16n8k16_bf16", {})
     local src = m:source("sm_80")
     assert.truthy(src:find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 1, true))
-    -- K-contiguous LDS tiles: the fragments come by ldmatrix (x4 for A, x2 for B) ...
+    -- K-contiguous LDS tiles: the fragments come by ldmatrix (x4 for A; x4 for B too, two of
+    -- the wave's 4 N tiles a load) ...
+    assert.truthy(src:find("ldmatrix.x4: A fragments", 1, true) and src:find("ldmatrix.x4: B fragments", 1, true))
     assert.truthy(src:find("ldmatrix.sync.aligned.m8n8.x4.shared.b16", 1, true))
-    assert.truthy(src:find("ldmatrix.sync.aligned.m8n8.x2.shared.b16", 1, true))
     -- ... an M-contiguous A tile has no 16-byte K rows: element loads, and the source says why
     local mm = build("mma_m16n8k16_bf16", {a_major = "m"}):source("sm_80")
-    assert.falsy(mm:find("ldmatrix.sync.aligned.m8n8.x4", 1, true))
+    assert.falsy(mm:find("ldmatrix.x4: A fragments", 1, true))
     assert.truthy(mm:find("no ldmatrix: ", 1, true))
-    assert.truthy(mm:find("ldmatrix.sync.aligned.m8n8.x2", 1, true))
+    assert.truthy(mm:find("ldmatrix.x4: B fragments", 1, true))
   end)
 end)
 

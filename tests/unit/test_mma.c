@@ -278,7 +278,9 @@ static void ldmatrix_delivers_the_fragments(void **state)
             ckt_dist frag, addr;
             assert_int_equal(ckt_gemm_dist(&t, &g, op, &frag, &err), CKT_OK);
             assert_int_equal(ckt_gemm_ldmatrix_dist(&t, &g, op, &addr, &err), CKT_OK);
-            int64_t nregs = op == 'A' ? 4 : 2, per = op == 'A' ? t.instr->a_values : t.instr->b_values, reps = op == 'A' ? t.m_per_wave : t.n_per_wave;
+            /* x4 for A; for B x4 over two N tiles when the wave has an even number, else x2 */
+            int64_t nregs = op == 'A' || t.n_per_wave % 2 == 0 ? 4 : 2, per = 2 * nregs;
+            int64_t reps = (op == 'A' ? t.m_per_wave * t.instr->a_values : t.n_per_wave * t.instr->b_values) / per;
             assert_int_equal(addr.nvalues, 8 * reps);
             for (int64_t tid = 0; tid < g.threads; tid++) {
                 int64_t lane = tid % 32, base = tid - lane;
@@ -360,17 +362,38 @@ static void emit_per_target(void **state)
     k = gemm_kernel("mma_m16n8k16_f16", CKT_F16, 128, 4, 8, 4, 128, 128, 64);
     assert_int_equal(ckt_emit(k, "sm_80", &src, &err), CKT_OK);
     assert_non_null(strstr(src, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"));
-    assert_non_null(strstr(src, "for (ckt_i64 k")); /* the K steps stay a loop */
+    /* two K steps (k_pack 4: 32 of K each), pipelined: both operands of both steps loaded before
+     * step 0's math */
+    assert_null(strstr(src, "for (ckt_i64 k"));
+    const char *math = strstr(src, "blockwise_gemm: ");
+    assert_non_null(math);
+    int before = 0;
+    for (const char *p = strstr(src, "load from LDS"); p && p < math; p = strstr(p + 1, "load from LDS")) before++;
+    assert_int_equal(before, 4);
     free(src);
+    ckt_kernel_destroy(k);
+    /* beyond 8 K steps (a 512-wide tile: 32 steps) they stay a loop */
+    k = gemm_kernel("mma_m16n8k16_f16", CKT_F16, 32, 1, 1, 2, 16, 8, 512);
+    assert_int_equal(ckt_emit(k, "sm_80", &src, &err), CKT_OK);
+    assert_non_null(strstr(src, "for (ckt_i64 k"));
+    free(src);
+    ckt_kernel_destroy(k);
+    k = gemm_kernel("mma_m16n8k16_f16", CKT_F16, 128, 4, 8, 4, 128, 128, 64);
     assert_int_equal(ckt_emit(k, "cpu:sm_90", &src, &err), CKT_OK);
     assert_non_null(strstr(src, "ckt_emu_mma_m16n8k16("));
     free(src);
     assert_int_equal(ckt_emit(k, "gfx90a", &src, &err), CKT_EUNSUPPORTED);
     ckt_kernel_destroy(k);
-    /* k_pack 2 over K-contiguous tiles: ldmatrix.x4 for A, .x2 for B; the CPU emulation loads values */
+    /* k_pack 2 over K-contiguous tiles: ldmatrix.x4 for A, for B too (4 N tiles a wave: two a
+     * load), .x2 for B with an odd number of N tiles; the CPU emulation loads values */
     k = gemm_kernel("mma_m16n8k16_bf16", CKT_BF16, 128, 2, 4, 2, 64, 64, 32);
     assert_int_equal(ckt_emit(k, "sm_90", &src, &err), CKT_OK);
     assert_non_null(strstr(src, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"));
+    assert_null(strstr(src, "ldmatrix.sync.aligned.m8n8.x2.shared.b16"));
+    free(src);
+    ckt_kernel_destroy(k);
+    k = gemm_kernel("mma_m16n8k16_bf16", CKT_BF16, 128, 2, 1, 2, 64, 16, 32);
+    assert_int_equal(ckt_emit(k, "sm_90", &src, &err), CKT_OK);
     assert_non_null(strstr(src, "ldmatrix.sync.aligned.m8n8.x2.shared.b16"));
     free(src);
     assert_int_equal(ckt_emit(k, "cpu:sm_90", &src, &err), CKT_OK);
