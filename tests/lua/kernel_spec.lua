@@ -571,14 +571,14 @@ describe("ckt.local_partition of kernel tensors and windows", function()
     local function has(e, ...) for _, s in ipairs{...} do assert.truthy(e:find(s, 1, true), e) end end
 
     it("thread indices that are not the thread id (or // and % of it)", function()
-      has(with_tile(function(b, t) ckt.local_partition(t, row, 5) end), "bad argument #3 to 'local_partition' (thread index must be b:thread_id()", "got number")
-      has(with_tile(function(b, t) ckt.local_partition(t, row) end), "bad argument #3 to 'local_partition' (thread index must be b:thread_id()", "got no value")
-      has(with_tile(function(b, t) ckt.local_partition(t, row, b:block_id()) end), "bad argument #3 to 'local_partition' (thread index must be b:thread_id()", "does not depend on the thread id")
-      has(with_tile(function(b, t) ckt.local_partition(t, row, b:size("n")) end), "bad argument #3 to 'local_partition' (thread index must be b:thread_id()", "does not depend")
-      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id() + 1) end), "bad argument #3 to 'local_partition' (thread index must be b:thread_id()", "tid + 1")
-      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id() * 2) end), "bad argument #3 to 'local_partition' (thread index must be b:thread_id()")
-      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id() + b:block_id()) end), "bad argument #3 to 'local_partition' (thread index must be b:thread_id()")
-      has(with_tile(function(b, t) ckt.local_partition(t, row, b:pointer("P", "f32")) end), "bad argument #3 to 'local_partition' (thread index must be b:thread_id()", "a pointer")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, 5) end), "bad argument #3 to 'local_partition' (thread index must be the thread id or an expression of it", "got number")
+      has(with_tile(function(b, t) ckt.local_partition(t, row) end), "bad argument #3 to 'local_partition' (thread index must be the thread id or an expression of it", "got no value")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:block_id()) end), "bad argument #3 to 'local_partition' (thread index must be the thread id or an expression of it", "does not depend on the thread id")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:size("n")) end), "bad argument #3 to 'local_partition' (thread index must be the thread id or an expression of it", "does not depend")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id() + 1) end), "bad argument #3 to 'local_partition' (thread index must be the thread id or an expression of it", "tid + 1")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id() * 2) end), "bad argument #3 to 'local_partition' (thread index must be the thread id or an expression of it")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id() + b:block_id()) end), "bad argument #3 to 'local_partition' (thread index must be the thread id or an expression of it")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:pointer("P", "f32")) end), "bad argument #3 to 'local_partition' (thread index must be the thread id or an expression of it", "a pointer")
       local other
       ckt.kernel{name = "o", block = 256, build = function(b) other = b:thread_id() end}
       has(with_tile(function(b, t) ckt.local_partition(t, row, other) end), "bad argument #3 to 'local_partition' (thread index belongs to another kernel)")
