@@ -197,7 +197,6 @@ static int a_random(lua_State *L)
     else if (a->dtype == CKT_U8) lo = 1, hi = 16;
     else lo = -8, hi = 8;
     if (!lua_isnoneornil(L, 2)) {
-        luaL_checktype(L, 2, LUA_TTABLE);
         ckt_l_check_fields(L, 2, "random", allowed);
         ckt_l_field_int(L, 2, "random", "seed", &seed);
         ckt_l_field_bool(L, 2, "random", "zeros", &zeros);
@@ -264,7 +263,6 @@ static int a_compare(lua_State *L)
     default_tol(b->dtype, &r2, &a2);
     double rtol = r1 > r2 ? r1 : r2, atol = a1 > a2 ? a1 : a2;
     if (!lua_isnoneornil(L, 3)) {
-        luaL_checktype(L, 3, LUA_TTABLE);
         ckt_l_check_fields(L, 3, "compare", allowed);
         const char *names[2] = {"rtol", "atol"};
         double *dst[2] = {&rtol, &atol};
@@ -417,13 +415,8 @@ int ckt_l_device_open(lua_State *L)
     return 1;
 }
 
-static int d_close(lua_State *L)
-{
-    l_device *d = luaL_checkudata(L, 1, CKT_L_DEVICE);
-    ckt_device_close(d->dev); /* live buffers keep the device itself alive */
-    d->dev = NULL;
-    return 0;
-}
+/* live buffers keep the device itself alive */
+CKT_L_CLOSER(d_close, l_device, CKT_L_DEVICE, dev, ckt_device_close)
 
 static int d_name(lua_State *L) { lua_pushstring(L, ckt_device_name(ckt_l_checkdevice(L, 1))); return 1; }
 static int d_target(lua_State *L) { lua_pushstring(L, ckt_device_target(ckt_l_checkdevice(L, 1))); return 1; }
@@ -538,13 +531,7 @@ static int b_copy_from(lua_State *L)
     return 2;
 }
 
-static int b_close(lua_State *L)
-{
-    l_buffer *b = luaL_checkudata(L, 1, CKT_L_BUFFER);
-    ckt_buffer_free(b->buf);
-    b->buf = NULL;
-    return 0;
-}
+CKT_L_CLOSER(b_close, l_buffer, CKT_L_BUFFER, buf, ckt_buffer_free)
 
 static int b_size(lua_State *L) { lua_pushinteger(L, (lua_Integer)checkbuf(L, 1)->n); return 1; }
 static int b_bytes(lua_State *L) { lua_pushinteger(L, (lua_Integer)ckt_buffer_size(ckt_l_checkbuffer(L, 1))); return 1; }
@@ -579,7 +566,6 @@ static int device_launch(lua_State *L)
     static const char *const allowed[] = {"grid", "block", "shared", "params", "args", NULL};
     ckt_device *dev = ckt_l_checkdevice(L, 1);
     ckt_binary *bin = ckt_l_checkbinary(L, 2);
-    luaL_checktype(L, 3, LUA_TTABLE);
     ckt_l_check_fields(L, 3, "launch", allowed);
     int64_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}, shared = 0;
     const char *dims[2] = {"grid", "block"};

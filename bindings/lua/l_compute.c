@@ -10,8 +10,7 @@
 /* b:clear(reg [, value]) */
 static int b_clear(lua_State *L)
 {
-    l_kernel *kb = ckt_lk_checkkernel(L, 1);
-    ckt_lk_require_building(L, kb, "clear");
+    l_kernel *kb = ckt_lk_checkbuilder(L, "clear");
     l_kobj *r = ckt_lk_checkreg(L, 2, kb, NULL);
     double v = luaL_optnumber(L, 3, 0.0);
     ckt_error err;
@@ -63,8 +62,7 @@ static int map_regs(lua_State *L, l_kernel *kb, int ki, int fi, int first, int l
 
 static int b_map(lua_State *L)
 {
-    l_kernel *kb = ckt_lk_checkkernel(L, 1);
-    ckt_lk_require_building(L, kb, "map");
+    l_kernel *kb = ckt_lk_checkbuilder(L, "map");
     luaL_checktype(L, 2, LUA_TFUNCTION);
     return map_regs(L, kb, 1, 2, 3, lua_gettop(L), "map");
 }
@@ -97,14 +95,12 @@ static ckt_reduce_op checkreduce(lua_State *L, int idx, const char *fn)
 static int b_reduce(lua_State *L)
 {
     static const char *const allowed[] = {"block", "dtype", NULL};
-    l_kernel *kb = ckt_lk_checkkernel(L, 1);
-    ckt_lk_require_building(L, kb, "reduce");
+    l_kernel *kb = ckt_lk_checkbuilder(L, "reduce");
     l_kobj *src = ckt_lk_checkreg(L, 2, kb, NULL);
     ckt_reduce_op op = checkreduce(L, 3, "reduce");
     int block = 0;
     ckt_dtype dt = CKT_F32;
     if (!lua_isnoneornil(L, 4)) {
-        luaL_checktype(L, 4, LUA_TTABLE);
         ckt_l_check_fields(L, 4, "reduce", allowed);
         ckt_l_field_bool(L, 4, "reduce", "block", &block);
         if (lua_getfield(L, 4, "dtype") != LUA_TNIL) dt = ckt_l_checkdtype(L, -1, "reduce: dtype");
@@ -123,8 +119,7 @@ static int b_reduce(lua_State *L)
 /* b:fold(acc, src, op), b:block_reduce(acc, op): the two steps of reduce, on your accumulator */
 static int b_fold(lua_State *L)
 {
-    l_kernel *kb = ckt_lk_checkkernel(L, 1);
-    ckt_lk_require_building(L, kb, "fold");
+    l_kernel *kb = ckt_lk_checkbuilder(L, "fold");
     l_kobj *acc = ckt_lk_checkreg(L, 2, kb, "accumulator"), *src = ckt_lk_checkreg(L, 3, kb, "source");
     ckt_error err;
     if (ckt_kernel_fold(kb->k, acc->id, src->id, checkreduce(L, 4, "fold"), &err)) return ckt_l_error(L, &err);
@@ -133,8 +128,7 @@ static int b_fold(lua_State *L)
 
 static int b_block_reduce(lua_State *L)
 {
-    l_kernel *kb = ckt_lk_checkkernel(L, 1);
-    ckt_lk_require_building(L, kb, "block_reduce");
+    l_kernel *kb = ckt_lk_checkbuilder(L, "block_reduce");
     l_kobj *acc = ckt_lk_checkreg(L, 2, kb, "accumulator");
     ckt_error err;
     if (ckt_kernel_block_reduce(kb->k, acc->id, checkreduce(L, 3, "block_reduce"), &err)) return ckt_l_error(L, &err);

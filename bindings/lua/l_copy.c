@@ -29,8 +29,7 @@ static int copy_through(lua_State *L, l_kernel *kb, l_kobj *dst, l_kobj *src, in
  * -> LDS without registers (cp.async on sm_80+) */
 static int b_copy(lua_State *L)
 {
-    l_kernel *kb = ckt_lk_checkkernel(L, 1);
-    ckt_lk_require_building(L, kb, "copy");
+    l_kernel *kb = ckt_lk_checkbuilder(L, "copy");
     l_kobj *dst = ckt_lk_checkwindow(L, 2, "destination"), *src = ckt_lk_checkwindow(L, 3, "source");
     if (dst->kb != kb || src->kb != kb) return ckt_l_errorf(L, "copy: the windows belong to another kernel");
     int async = 0;
@@ -68,9 +67,7 @@ static int b_blockwise_copy(lua_State *L)
 {
     static const char *const fn = "blockwise_copy";
     static const char *const allowed[] = {"src", "dst", "thread_layout", "access_order", "vector_dim", "scalar_per_vector", "async", NULL};
-    l_kernel *kb = ckt_lk_checkkernel(L, 1);
-    ckt_lk_require_building(L, kb, fn);
-    luaL_checktype(L, 2, LUA_TTABLE);
+    l_kernel *kb = ckt_lk_checkbuilder(L, fn);
     ckt_l_check_fields(L, 2, fn, allowed);
     int async = 0;
     ckt_l_field_bool(L, 2, fn, "async", &async);

@@ -40,7 +40,6 @@ static int l_encoding(lua_State *L)
 {
     static const char *const fn = "tile_distribution_encoding";
     static const char *const allowed[] = {"rs", "hs", "ps_to_rhs_major", "ps_to_rhs_minor", "ys_to_rhs_major", "ys_to_rhs_minor", NULL};
-    luaL_checktype(L, 1, LUA_TTABLE);
     ckt_l_check_fields(L, 1, fn, allowed);
     ckt_encoding_desc d;
     memset(&d, 0, sizeof d);
@@ -87,7 +86,6 @@ static int l_pattern_2d(lua_State *L)
 {
     static const char *const fn = "encoding_pattern_2d";
     static const char *const allowed[] = {"block_size", "y_per_tile", "x_per_tile", "vec_size", "pattern", "num_wave_groups", "warp_size", "shuffled", NULL};
-    luaL_checktype(L, 1, LUA_TTABLE);
     ckt_l_check_fields(L, 1, fn, allowed);
     ckt_pattern_2d p = {0, 0, 0, 0, 1, 64, CKT_THREAD_RAKED};
     int shuffled = 0;

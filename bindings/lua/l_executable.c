@@ -48,13 +48,7 @@ static int k_source(lua_State *L)
     return 1;
 }
 
-static int x_gc(lua_State *L)
-{
-    l_exe *e = luaL_checkudata(L, 1, CKT_L_EXE);
-    ckt_exe_free(e->exe);
-    e->exe = NULL;
-    return 0;
-}
+CKT_L_CLOSER(x_gc, l_exe, CKT_L_EXE, exe, ckt_exe_free)
 
 /* k:compile{target=, compile_only=, cache=, options=} -> executable */
 static int k_compile(lua_State *L)
@@ -65,7 +59,6 @@ static int k_compile(lua_State *L)
         lua_settop(L, 1);
         lua_newtable(L);
     }
-    luaL_checktype(L, 2, LUA_TTABLE);
     ckt_l_check_fields(L, 2, "compile", allowed);
     const char *target, *opts[32];
     if (!ckt_l_field_string(L, 2, "compile", "target", &target)) target = ckt_context_default_target(ckt_l_context(L));

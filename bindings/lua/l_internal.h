@@ -53,6 +53,17 @@ ckt_context *ckt_l_context(lua_State *L);
 #define CKT_L_DEADLINE_KEY "ckt.deadline"
 bool ckt_l_sandboxed(lua_State *L);
 double ckt_l_deadline(lua_State *L);
+/* Define name() as the __gc / __close / close of a userdata type: release its handle once (the
+ * metamethods and close() may all run), e.g. CKT_L_CLOSER(x_gc, l_exe, CKT_L_EXE, exe, ckt_exe_free). */
+#define CKT_L_CLOSER(name, type, tname, handle, release) \
+    static int name(lua_State *L)                          \
+    {                                                      \
+        type *u_ = luaL_checkudata(L, 1, tname);           \
+        release(u_->handle);                               \
+        u_->handle = NULL;                                 \
+        return 0;                                          \
+    }
+
 /* Register methods from a luaL_Reg list into a new metatable named tname, with
  * __index pointing at itself. Leaves nothing on the stack. */
 void ckt_l_new_class(lua_State *L, const char *tname, const luaL_Reg *methods);

@@ -56,7 +56,6 @@ int ckt_l_compile(lua_State *L)
 {
     static const char *const fn = "compile";
     static const char *const allowed[] = {"target", "source", "name", "options", "compile_only", "cache", NULL};
-    luaL_checktype(L, 1, LUA_TTABLE);
     ckt_l_check_fields(L, 1, fn, allowed);
     ckt_compile_request req;
     memset(&req, 0, sizeof req);

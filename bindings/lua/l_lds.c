@@ -20,7 +20,6 @@ static void get_target(lua_State *L, int t, const char *fn, ckt_target *out)
 /* The options table (argument 1) of an analysis: its keys checked, its target's model. */
 static void options_and_target(lua_State *L, const char *fn, const char *const *allowed, ckt_target *out)
 {
-    luaL_checktype(L, 1, LUA_TTABLE);
     ckt_l_check_fields(L, 1, fn, allowed);
     get_target(L, 1, fn, out);
 }

@@ -15,7 +15,6 @@ static int l_nested(lua_State *L)
     static const char *const fn = "nested_layout";
     static const char *const fields[] = {"subgroup_tile", "batch_tile", "outer_tile", "thread_tile", "element_tile", "subgroup_strides", "thread_strides",
                                          "subgroup_size", NULL};
-    luaL_checktype(L, 1, LUA_TTABLE);
     ckt_l_check_fields(L, 1, fn, fields);
     ckt_nested n;
     memset(&n, 0, sizeof n);

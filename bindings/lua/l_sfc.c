@@ -12,7 +12,6 @@ static int l_sfc(lua_State *L)
 {
     static const char *const fn = "sfc";
     static const char *const allowed[] = {"lengths", "order", "scalars_per_access", "snake", NULL};
-    luaL_checktype(L, 1, LUA_TTABLE);
     ckt_l_check_fields(L, 1, fn, allowed);
     int64_t len[CKT_SFC_MAX_DIM], ord[CKT_SFC_MAX_DIM], spa[CKT_SFC_MAX_DIM];
     if (lua_getfield(L, 1, "lengths") == LUA_TNIL) return ckt_l_argerror(L, 1, "field 'lengths' is required");

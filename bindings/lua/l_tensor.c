@@ -157,7 +157,6 @@ static int l_tensor(lua_State *L)
     luaL_checkany(L, 3);
     int has_opts = !lua_isnoneornil(L, 4);
     if (has_opts) {
-        luaL_checktype(L, 4, LUA_TTABLE);
         ckt_l_check_fields(L, 4, "tensor", allowed);
     }
     lua_getfield(L, LUA_REGISTRYINDEX, ACTIVE_KEY); /* the kernel userdata (building, so active) */
