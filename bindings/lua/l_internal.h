@@ -68,7 +68,7 @@ double ckt_l_deadline(lua_State *L);
  * __index pointing at itself. Leaves nothing on the stack. */
 void ckt_l_new_class(lua_State *L, const char *tname, const luaL_Reg *methods);
 
-/* ---- l_tuple.c / l_layout.c (layouts, tuples, swizzles, composed layouts) ---- */
+/* ---- l_layout.c (layouts, tuples, swizzles, composed layouts) ---- */
 #define CKT_L_LAYOUT "ckt.layout"
 #define CKT_L_SWIZZLE "ckt.swizzle"
 #define CKT_L_COMPOSED "ckt.composed"

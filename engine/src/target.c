@@ -1,6 +1,6 @@
 /* The hardware models: AMD's CDNA ISA guides, NVIDIA's CUDA programming guide, and AMD's note on LDS
- * bank conflicts and the XOR preshuffle (CK Tile's documentation,
- * https://rocm.docs.amd.com/projects/composable_kernel/en/latest/conceptual/ck_tile/hardware/lds_bank_conflicts.html). */
+ * bank conflicts and the XOR preshuffle (CK Tile's documentation of LDS bank
+ * conflicts). */
 #include <stdio.h>
 #include <string.h>
 
