@@ -16,7 +16,8 @@
 
 #define WORKER_STACK ((size_t)16 << 20) /* emulated blocks keep per-thread registers in arrays */
 #define MAX_WORKERS 64
-#define CPU_MAX_PARAMS 256 /* more declared parameters: not a kernel ckt wrote or a person would */
+/* more declared parameters: not a kernel ckt wrote or a person would */
+#define CPU_MAX_PARAMS 256
 
 typedef void (*cpu_kernel)(void *const *args, const ckt_cpu_launch *launch);
 
