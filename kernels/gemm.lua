@@ -24,14 +24,15 @@ local function fail(msg) error("gemm: " .. msg, 3) end
 -- names another
 local function pow2(x) return x > 0 and x & (x - 1) == 0 end
 
--- Defaults per target. NVIDIA: a 128 x 128 block tile in 32-wide K slices, 8 warps of 64 x 32
--- (4 x 4 m16n8 tiles each; 118 registers, a 227 ms cold NVRTC compile on the 2-core development
--- machine, where 4 warps of 64 x 64 take 212 registers and about twice the time), 3 stages
--- (48 KiB of LDS at 16 bits), grouped by 8 tile rows. Not measured on a GPU yet: bench/gemm.lua.
+-- Defaults per target. NVIDIA: a 128 x 128 block tile in 32-wide K slices, 4 warps of 64 x 64
+-- (4 x 8 m16n8 tiles each, ldmatrix.x4 for both operands), 4 stages (64 KiB of LDS at 16 bits; two
+-- blocks share an SM), grouped by 8 tile rows: the fastest of bench/gemm.lua's sweep on the H100
+-- for every major combination (52-57% of cuBLAS at 8192^3, 2026-11-25; docs/gemm.md has the
+-- table and why the others lose). Its cold NVRTC compile is the price: docs/gemm.md.
 -- AMD (not measured: there is no AMD GPU here): 128 x 128 x 32, 4 waves of 64 x 64 with the
--- 32x32x8 MFMA (2 x 2 per wave), 2 stages (32 KiB, so two blocks share a CU's 64 KiB); 235 ms.
+-- 32x32x8 MFMA (2 x 2 per wave), 2 stages (32 KiB, so two blocks share a CU's 64 KiB).
 local DEFAULTS = {
-  nvidia = {tile = {128, 128, 32}, block = 256, stages = 3, group = 8},
+  nvidia = {tile = {128, 128, 32}, block = 128, stages = 4, group = 8},
   amd = {tile = {128, 128, 32}, block = 256, stages = 2, group = 8},
 }
 
@@ -157,9 +158,30 @@ function gemm.plan(o)
     if type(t) == "table" then for _, x in ipairs(t) do flat(x, out) end else out[#out + 1] = t end
     return out
   end
-  local function read_map(operand, rows)
+  local function read_map(operand, rows, trans)
     local tv = p.traits:tv(operand, p.TM, p.TN, p.TK, p.block)
     local ks = p.k_step
+    if trans then
+      -- ldmatrix.trans from an M- / N-contiguous tile: lane l points at a 16-byte M / N row at
+      -- one K (the row + rows * k index of its first element); A x4: K + l % 8, M + 8 for
+      -- matrices 1, 3, K + 8 for 2, 3; B x4: K + l % 8 (+ 8 for matrices 1, 3), the next N tile
+      -- for 2, 3; B x2: K + l % 8 (+ 8 for matrix 1). Vectors of 8 along the rows.
+      local pw = operand == "A" and p.m_per_wave or p.n_per_wave
+      local mm = operand == "A" and m.m or m.n
+      local tsh, tst, vsh, vst
+      if operand == "A" then
+        tsh, tst = {8, 2, 2, wn, wm}, {rows, 8, 8 * rows, 0, pw * mm}
+        vsh, vst = {pw}, {mm}
+      elseif pw % 2 == 0 then
+        tsh, tst = {8, 2, 2, wn, wm}, {rows, 8 * rows, mm, pw * mm, 0}
+        vsh, vst = {pw // 2}, {2 * mm}
+      else
+        tsh, tst = {8, 2, 2, wn, wm}, {rows, 8 * rows, 0, pw * mm, 0}
+        vsh, vst = {pw}, {mm}
+      end
+      vsh[#vsh + 1], vst[#vst + 1] = p.TK // ks, rows * ks
+      return ckt.layout({tsh, vsh}, {tst, vst}), 8
+    end
     if vendor == "nvidia" and m.ldmatrix and p.k_pack == m.k_chunk then
       -- ldmatrix (what the CUDA dialect emits for K-contiguous 16-bit tiles): lane l of a warp
       -- points at one 16-byte K row of one 8 x 8 matrix; A x4: row l % 8 (+8 for matrices 1, 3),
@@ -188,11 +210,13 @@ function gemm.plan(o)
     return ckt.layout({tsh, vsh}, {tst, vst}), run
   end
   local function lds_layout(c, rows, per_wave, name, contiguous_rows)
-    if contiguous_rows or o.swizzle == false or p.dtype == "f32" then
-      c.why = contiguous_rows and "M/N-contiguous tile, element operand reads" or p.dtype == "f32" and "row-major (f32 runs on the CPU only)" or "row-major (no swizzle)"
+    -- M/N-contiguous tiles: ldmatrix.trans on NVIDIA; element reads from MFMA's fragments on AMD
+    local trans = contiguous_rows and vendor == "nvidia" and m.ldmatrix and p.k_pack == m.k_chunk
+    if (contiguous_rows and not trans) or o.swizzle == false or p.dtype == "f32" then
+      c.why = contiguous_rows and not trans and "M/N-contiguous tile, element operand reads" or p.dtype == "f32" and "row-major (f32 runs on the CPU only)" or "row-major (no swizzle)"
       return
     end
-    local read, rv = read_map(name, rows)
+    local read, rv = read_map(name, rows, trans)
     c.read, c.read_vector = read, rv
     local s = ckt.lds.find_swizzle{target = p.arch, layout = c.lds, dtype = p.dtype,
                                    write = {thread_map = c.write, vector = v}, read = {thread_map = read, vector = rv}}

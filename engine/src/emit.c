@@ -573,7 +573,8 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
     a.r = ckt_kernel_tensor(e->k, op->r);
     a.d = ckt_kernel_dist(e->k, (int)op->mma_rep[1]);
     a.rank = 2;
-    a.vd = 1;
+    bool tr = op->mma_rep[0] == 'a' || op->mma_rep[0] == 'b'; /* ldmatrix.trans: rows along M / N */
+    a.vd = tr ? 0 : 1;
     a.esz = (int64_t)ckt_dtype_size(a.t->dtype);
     const ckt_mma *m = ckt_mma_at(op->mma);
     if (!m || !a.d || a.t->mem != CKT_MEM_LDS || a.esz != 2) { snprintf(why, cap, "not a 16-bit LDS fragment load"); return false; }
@@ -590,14 +591,15 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
     char blk[200];
     if (ckt_expr_pool_status(ex, e->err)) { e->st = e->err->status; return false; }
     if (vector_blocker(e, &a, 8, blk, sizeof blk)) { snprintf(why, cap, "no ldmatrix: %s", blk); return false; }
-    bool isa = op->mma_rep[0] == 'A';
+    bool isa = op->mma_rep[0] == 'A' || op->mma_rep[0] == 'a';
+    const char *trs = tr ? ".trans" : "";
     /* x4 or x2: the registers one load fills (B by x4 covers two N tiles) */
     int64_t nrep0 = (a.d->nvalues + 7) / 8;
     int nregs = a.r->nvalues / nrep0 / 2 == 4 ? 4 : 2;
     char desc[400];
     describe_tensor(e, a.t, desc, sizeof desc);
     thread_open(e);
-    line(e, "/* line %d: ldmatrix.x%d: %c fragments of %s from %s (%s) */", op->line, nregs, isa ? 'A' : 'B', m->isa, desc, a.d->desc);
+    line(e, "/* line %d: ldmatrix.x%d%s: %c fragments of %s from %s (%s) */", op->line, nregs, trs, isa ? 'A' : 'B', m->isa, desc, a.d->desc);
     int64_t per = 2 * nregs; /* values a load fills */
     if (!window_guard(e, &a, op->w)) return false;
     line(e, "{");
@@ -624,8 +626,8 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
             if (add) snprintf(at, sizeof at, "\"r\"(ckt_lb)");
             else snprintf(at, sizeof at, "\"r\"(ckt_la + %lldu * (ckt_lt ^ %lldu))", (long long)a.esz, (long long)fc[rep]);
             long long imm = add ? (long long)(fc[rep] * a.esz) : 0;
-            if (nregs == 4) line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%%0,%%1,%%2,%%3}, [%%4+%lld];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : %s);", imm, at);
-            else line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%%0,%%1}, [%%2+%lld];\" : \"=r\"(q[0]), \"=r\"(q[1]) : %s);", imm, at);
+            if (nregs == 4) line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {%%0,%%1,%%2,%%3}, [%%4+%lld];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : %s);", trs, imm, at);
+            else line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x2%s.shared.b16 {%%0,%%1}, [%%2+%lld];\" : \"=r\"(q[0]), \"=r\"(q[1]) : %s);", trs, imm, at);
             for (int j = 0; j < nregs; j++) {
                 char r0[64], r1[64];
                 line(e, "%s = (ckt_u16)q[%d]; %s = (ckt_u16)(q[%d] >> 16);", reg(e, a.r, rep * per + 2 * j, r0, sizeof r0), j, reg(e, a.r, rep * per + 2 * j + 1, r1, sizeof r1), j);
@@ -650,8 +652,8 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
         e->ind++;
         line(e, "ckt_u32 q[4], sa;");
         line(e, "asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %%1; cvt.u32.u64 %%0, t; }\" : \"=r\"(sa) : \"l\"(%s + (%s)));", a.t->name, os);
-        if (nregs == 4) line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%%0,%%1,%%2,%%3}, [%%4];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : \"r\"(sa));");
-        else line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%%0,%%1}, [%%2];\" : \"=r\"(q[0]), \"=r\"(q[1]) : \"r\"(sa));");
+        if (nregs == 4) line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {%%0,%%1,%%2,%%3}, [%%4];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : \"r\"(sa));", trs);
+        else line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x2%s.shared.b16 {%%0,%%1}, [%%2];\" : \"=r\"(q[0]), \"=r\"(q[1]) : \"r\"(sa));", trs);
         for (int j = 0; j < nregs; j++) {
             char r0[64], r1[64];
             line(e, "%s = (ckt_u16)q[%d]; %s = (ckt_u16)(q[%d] >> 16);", reg(e, a.r, rep * per + 2 * j, r0, sizeof r0), j, reg(e, a.r, rep * per + 2 * j + 1, r1, sizeof r1), j);

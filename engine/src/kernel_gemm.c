@@ -172,24 +172,26 @@ ckt_status ckt_gemm_ldmatrix_dist(const ckt_gemm_traits *t, const ckt_gemm_geom 
     if (!m->ldmatrix || g->pack != 1 || m->k != 16 || m->lanes != 32)
         return ckt_fail(err, CKT_EUNSUPPORTED, "gemm: %s with k_pack %lld has no ldmatrix form (needs k_pack %lld)", m->name, (long long)t->k_pack, (long long)m->k_chunk);
     long long ks = (long long)g->k_step, nw = (long long)g->waves_n, mw = (long long)g->waves_m;
+    long long mpw = (long long)t->m_per_wave, npw = (long long)t->n_per_wave, tm = (long long)m->m, tn = (long long)m->n;
+    /* offsets in the (rows x k_step) window: row * ks + k; K-major rows hold 8 K values a lane
+     * row, transposed ('a', 'b') ones 8 M / N values at one K */
+    bool tr = operand == 'a' || operand == 'b', x4 = operand == 'A' || operand == 'a' || npw % 2 == 0;
+    long long kr = tr ? 1 : ks, along = tr ? ks : 1; /* a lane's row step; the step along its 8 values */
     char text[300];
-    int64_t lengths[2] = {operand == 'A' ? g->mpb : g->npb, g->k_step};
-    if (operand == 'A') /* x4: lane l -> row l%8 (+8 for matrices 1, 3), K +8 for matrices 2, 3 */
-        snprintf(text, sizeof text, "((8,2,2,%lld,%lld),(8,%lld)):((%lld,%lld,8,0,%lld),(1,%lld))", nw, mw, (long long)t->m_per_wave, ks, 8 * ks,
-                 (long long)(t->m_per_wave * m->m) * ks, (long long)m->m * ks);
-    else if (operand == 'B' && t->n_per_wave % 2 == 0) /* x4 on the N x K tile, two N tiles a load:
-        lane l -> row n = l%8, K +8 for matrices 1, 3, the next N tile for matrices 2, 3 */
-        snprintf(text, sizeof text, "((8,2,2,%lld,%lld),(8,%lld)):((%lld,8,%lld,%lld,0),(1,%lld))", nw, mw, (long long)t->n_per_wave / 2, ks,
-                 (long long)m->n * ks, (long long)(t->n_per_wave * m->n) * ks, (long long)(2 * m->n) * ks);
-    else if (operand == 'B') /* x2 on the N x K tile: lane l < 16 -> row n = l%8, K +8 for matrix 1 */
-        snprintf(text, sizeof text, "((8,2,2,%lld,%lld),(8,%lld)):((%lld,8,0,%lld,0),(1,%lld))", nw, mw, (long long)t->n_per_wave, ks,
-                 (long long)(t->n_per_wave * m->n) * ks, (long long)m->n * ks);
+    int64_t lengths[2] = {operand == 'A' || operand == 'a' ? g->mpb : g->npb, g->k_step};
+    if (operand == 'A' || operand == 'a') /* x4: matrix 1 and 3 rows + 8 (M), matrices 2 and 3 K + 8 */
+        snprintf(text, sizeof text, "((8,2,2,%lld,%lld),(8,%lld)):((%lld,%lld,8,0,%lld),(%lld,%lld))", nw, mw, mpw, kr, 8 * ks, mpw * tm * ks, along, tm * ks);
+    else if ((operand == 'B' || operand == 'b') && x4) /* x4, two N tiles a load: matrices 1, 3 K + 8, 2, 3 the next N tile */
+        snprintf(text, sizeof text, "((8,2,2,%lld,%lld),(8,%lld)):((%lld,8,%lld,%lld,0),(%lld,%lld))", nw, mw, npw / 2, kr, tn * ks, npw * tn * ks, along,
+                 2 * tn * ks);
+    else if (operand == 'B' || operand == 'b') /* x2: lane l < 16 -> matrix l / 8 (K + 8 for matrix 1) */
+        snprintf(text, sizeof text, "((8,2,2,%lld,%lld),(8,%lld)):((%lld,8,0,%lld,0),(%lld,%lld))", nw, mw, npw, kr, npw * tn * ks, along, tn * ks);
     else
-        return ckt_fail(err, CKT_EINVAL, "gemm: ldmatrix loads operand A or B, not '%c'", operand);
+        return ckt_fail(err, CKT_EINVAL, "gemm: ldmatrix loads operand A or B (a or b transposed), not '%c'", operand);
     ckt_layout tv;
     ckt_status s;
     if ((s = ckt_layout_parse(text, &tv, err)) || (s = ckt_dist_from_tv(&tv, 2, lengths, out, err))) return s;
-    snprintf(out->desc, sizeof out->desc, "ldmatrix.x%d row addresses of %s %c", operand == 'A' || t->n_per_wave % 2 == 0 ? 4 : 2, m->name, operand);
+    snprintf(out->desc, sizeof out->desc, "ldmatrix.x%d%s row addresses of %s %c", x4 ? 4 : 2, tr ? ".trans" : "", m->name, tr ? operand - 'a' + 'A' : operand);
     return CKT_OK;
 }
 
@@ -236,7 +238,9 @@ static int mma_index(const ckt_mma *m)
 }
 
 /* K steps of a tile up to which blockwise_gemm unrolls (and pipelines) them; beyond, a loop */
+#ifndef GEMM_UNROLL_STEPS
 #define GEMM_UNROLL_STEPS 8
+#endif
 
 /* One blockwise_gemm: its operands, distributions and instruction repeats. */
 typedef struct gemm_site {
@@ -244,9 +248,22 @@ typedef struct gemm_site {
     int a_lds, b_lds, c_reg;
     int ad, bd;   /* the A and B fragment distributions */
     int la, lb;   /* ldmatrix row-address distributions (-1: none) */
+    char fa, fb;  /* their forms: 'A' / 'B', or 'a' / 'b' (transposed, ldmatrix.trans) */
     int mi;       /* the instruction's index */
     int64_t alen[2], blen[2], rep[3];
 } gemm_site;
+
+/* The ldmatrix form of an operand's LDS tile: 'A' / 'B' where K is the contiguous dim, 'a' / 'b'
+ * (transposed) where the rows (M / N) are. */
+static char ldmatrix_form(ckt_kernel *k, int lds, char operand)
+{
+    const ckt_ktensor *t = ckt_kernel_tensor(k, lds);
+    ckt_layout rows;
+    ckt_error err;
+    int64_t str[CKT_TUPLE_NODES];
+    bool row_contiguous = !ckt_layout_mode(&t->layout, 0, &rows, &err) && ckt_tuple_flatten(&rows.stride, str, CKT_TUPLE_NODES) > 0 && str[0] == 1;
+    return row_contiguous ? (char)(operand - 'A' + 'a') : operand;
+}
 
 /* The A and B fragments of the K step at element `k0` of the tile into new registers. */
 static ckt_status gemm_fragments(const gemm_site *x, ckt_expr_id k0, int *ra, int *rb, ckt_error *err)
@@ -255,9 +272,9 @@ static ckt_status gemm_fragments(const gemm_site *x, ckt_expr_id k0, int *ra, in
     int wa, wb;
     ckt_status s;
     if ((s = ckt_kernel_window_make(x->k, x->a_lds, 2, x->alen, origin, &wa, err)) || (s = ckt_kernel_load(x->k, wa, x->ad, 1, 0, 0.0f, ra, err)) ||
-        (x->la >= 0 && (s = ckt_kernel_fragment_load(x->k, *ra, x->mi, 'A', x->la, err))) ||
+        (x->la >= 0 && (s = ckt_kernel_fragment_load(x->k, *ra, x->mi, x->fa, x->la, err))) ||
         (s = ckt_kernel_window_make(x->k, x->b_lds, 2, x->blen, origin, &wb, err)) || (s = ckt_kernel_load(x->k, wb, x->bd, 1, 0, 0.0f, rb, err)) ||
-        (x->lb >= 0 && (s = ckt_kernel_fragment_load(x->k, *rb, x->mi, 'B', x->lb, err))))
+        (x->lb >= 0 && (s = ckt_kernel_fragment_load(x->k, *rb, x->mi, x->fb, x->lb, err))))
         return s;
     return CKT_OK;
 }
@@ -286,11 +303,13 @@ ckt_status ckt_kernel_blockwise_gemm(ckt_kernel *k, int a_lds, int b_lds, int c_
     if ((s = ckt_gemm_dist(t, &g, 'A', &d, err)) || (s = ckt_kernel_add_dist(k, &d, &ad, err))) return s;
     if ((s = ckt_gemm_dist(t, &g, 'B', &d, err)) || (s = ckt_kernel_add_dist(k, &d, &bd, err))) return s;
     int64_t steps = kpa / g.k_step;
-    gemm_site site = {k, a_lds, b_lds, c_reg, ad, bd, -1, -1, mma_index(m), {mpb, g.k_step}, {npb, g.k_step}, {t->m_per_wave, t->n_per_wave, g.pack}};
-    /* NVIDIA: ldmatrix where the LDS layout gives 16-byte K rows (the emitter decides) */
+    gemm_site site = {k, a_lds, b_lds, c_reg, ad, bd, -1, -1, ldmatrix_form(k, a_lds, 'A'), ldmatrix_form(k, b_lds, 'B'), mma_index(m), {mpb, g.k_step}, {npb, g.k_step},
+                      {t->m_per_wave, t->n_per_wave, g.pack}};
+    /* NVIDIA: ldmatrix where the LDS layout gives 16-byte K rows, ldmatrix.trans where it gives
+     * 16-byte M / N rows (the emitter checks the whole layout and decides) */
     if (m->ldmatrix && g.pack == 1) {
-        if ((s = ckt_gemm_ldmatrix_dist(t, &g, 'A', &d, err)) || (s = ckt_kernel_add_dist(k, &d, &site.la, err))) return s;
-        if ((s = ckt_gemm_ldmatrix_dist(t, &g, 'B', &d, err)) || (s = ckt_kernel_add_dist(k, &d, &site.lb, err))) return s;
+        if ((s = ckt_gemm_ldmatrix_dist(t, &g, site.fa, &d, err)) || (s = ckt_kernel_add_dist(k, &d, &site.la, err))) return s;
+        if ((s = ckt_gemm_ldmatrix_dist(t, &g, site.fb, &d, err)) || (s = ckt_kernel_add_dist(k, &d, &site.lb, err))) return s;
     }
     ckt_expr_pool *ex = ckt_kernel_exprs(k);
     if (steps <= GEMM_UNROLL_STEPS) {

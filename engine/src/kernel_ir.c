@@ -779,7 +779,7 @@ ckt_status ckt_kernel_fragment_load(ckt_kernel *k, int reg, int mma, char operan
     if ((s = check_open(k, "fragment load", err))) return s;
     if (k->nops == 0 || k->ops[k->nops - 1].kind != CKT_OP_LOAD || k->ops[k->nops - 1].r != reg)
         return ckt_fail(err, CKT_EINVAL, "fragment load: the last operation is not the load into register tensor %d", reg);
-    if (!ckt_mma_at(mma) || (operand != 'A' && operand != 'B') || addr_dist < 0 || addr_dist >= k->ndists)
+    if (!ckt_mma_at(mma) || !strchr("ABab", operand) || !operand || addr_dist < 0 || addr_dist >= k->ndists)
         return ckt_fail(err, CKT_EINVAL, "fragment load: bad instruction, operand or distribution");
     ckt_kop *op = &k->ops[k->nops - 1];
     op->mma = mma;

@@ -36,7 +36,7 @@ local function build(instr, o)
     local gc = ckt.tensor(C, out, {shape = {M, N}}, {pad = true})
     -- the LDS tiles keep the global major (M- or N-contiguous tiles read their fragments element by element)
     local function lds(rows, kmajor)
-      local l = kmajor and ckt.layout({rows, KB}, {KB, 1}) or ckt.layout({rows, KB}, {1, rows})
+      local l = kmajor and ckt.layout({rows, KB}, {o.lds_k_stride or KB, 1}) or ckt.layout({rows, KB}, {1, rows})
       return ckt.tensor("lds", dt, l, o.swizzle and {swizzle = o.swizzle} or nil)
     end
     local la, lb = lds(MB, o.a_major ~= "m"), lds(NB, o.b_major ~= "n")
@@ -183,11 +183,16 @@ describe("blockwise GEMM on the CPU target, every instruction emulated lane by l
     -- the wave's 4 N tiles a load) ...
     assert.truthy(src:find("ldmatrix.x4: A fragments", 1, true) and src:find("ldmatrix.x4: B fragments", 1, true))
     assert.truthy(src:find("ldmatrix.sync.aligned.m8n8.x4.shared.b16", 1, true))
-    -- ... an M-contiguous A tile has no 16-byte K rows: element loads, and the source says why
+    -- ... an M-contiguous A tile has 16-byte M rows: ldmatrix.trans ...
     local mm = build("mma_m16n8k16_bf16", {a_major = "m"}):source("sm_80")
-    assert.falsy(mm:find("ldmatrix.x4: A fragments", 1, true))
-    assert.truthy(mm:find("no ldmatrix: ", 1, true))
+    assert.truthy(mm:find("ldmatrix.x4.trans: A fragments", 1, true))
+    assert.truthy(mm:find("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", 1, true))
     assert.truthy(mm:find("ldmatrix.x4: B fragments", 1, true))
+    -- ... and a tile whose 16-byte rows are not aligned (K rows of 36 elements) keeps element
+    -- loads, and the source says why
+    local odd = build("mma_m16n8k16_bf16", {lds_k_stride = 36}):source("sm_80")
+    assert.truthy(odd:find("no ldmatrix: ", 1, true))
+    assert.falsy(odd:find("ldmatrix.x4: A fragments", 1, true))
   end)
 end)
 

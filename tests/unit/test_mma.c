@@ -273,24 +273,30 @@ static void ldmatrix_delivers_the_fragments(void **state)
         ckt_error err;
         assert_int_equal(ckt_gemm_traits_make(cases[c].instr, cases[c].mx, cases[c].nx, 2, &t, &err), CKT_OK);
         assert_int_equal(ckt_gemm_geometry(&t, cases[c].mpb, cases[c].npb, 0, cases[c].threads, &g, &err), CKT_OK);
-        for (int o = 0; o < 2; o++) {
-            char op = "AB"[o];
+        for (int o = 0; o < 4; o++) {
+            char op = "ABab"[o], upper = o < 2 ? op : (char)(op - 'a' + 'A');
             ckt_dist frag, addr;
-            assert_int_equal(ckt_gemm_dist(&t, &g, op, &frag, &err), CKT_OK);
+            assert_int_equal(ckt_gemm_dist(&t, &g, upper, &frag, &err), CKT_OK);
             assert_int_equal(ckt_gemm_ldmatrix_dist(&t, &g, op, &addr, &err), CKT_OK);
             /* x4 for A; for B x4 over two N tiles when the wave has an even number, else x2 */
-            int64_t nregs = op == 'A' || t.n_per_wave % 2 == 0 ? 4 : 2, per = 2 * nregs;
-            int64_t reps = (op == 'A' ? t.m_per_wave * t.instr->a_values : t.n_per_wave * t.instr->b_values) / per;
+            int64_t nregs = upper == 'A' || t.n_per_wave % 2 == 0 ? 4 : 2, per = 2 * nregs;
+            int64_t reps = (upper == 'A' ? t.m_per_wave * t.instr->a_values : t.n_per_wave * t.instr->b_values) / per;
             assert_int_equal(addr.nvalues, 8 * reps);
             for (int64_t tid = 0; tid < g.threads; tid++) {
                 int64_t lane = tid % 32, base = tid - lane;
                 for (int64_t rep = 0; rep < reps; rep++)
                     for (int64_t j = 0; j < nregs; j++)
                         for (int64_t h = 0; h < 2; h++) {
-                            int64_t row[2], got[2], want[2];
-                            ckt_dist_coord(&addr, base + 8 * j + lane / 4, 8 * rep, row);
-                            got[0] = row[0];
-                            got[1] = row[1] + 2 * (lane % 4) + h;
+                            /* the register's half comes from matrix j: plain, row lane / 4, column
+                             * 2 (lane % 4) + h; transposed (.trans), row 2 (lane % 4) + h, column
+                             * lane / 4 (rows are the 16-byte lines lanes 8 j .. 8 j + 7 point at) */
+                            int64_t got[2], want[2];
+                            if (o < 2) {
+                                ckt_dist_coord(&addr, base + 8 * j + lane / 4, 8 * rep, got);
+                                got[1] += 2 * (lane % 4) + h;
+                            } else {
+                                ckt_dist_coord(&addr, base + 8 * j + 2 * (lane % 4) + h, 8 * rep + lane / 4, got);
+                            }
                             ckt_dist_coord(&frag, tid, rep * per + 2 * j + h, want);
                             if (got[0] != want[0] || got[1] != want[1])
                                 fail_msg("%s %c thread %lld repeat %lld register %lld half %lld: ldmatrix gives (%lld, %lld), the fragment is (%lld, %lld)", cases[c].instr, op,

@@ -61,9 +61,12 @@ ckt_status ckt_gemm_tv(const ckt_gemm_traits *t, const ckt_gemm_geom *g, char op
 ckt_status ckt_gemm_dist(const ckt_gemm_traits *t, const ckt_gemm_geom *g, char operand, ckt_dist *out, ckt_error *err);
 
 /* NVIDIA (instr.ldmatrix, k_pack == k_chunk): the addresses of the ldmatrix loads of 'A' (x4 per
- * M repeat) or 'B' (x2 per N repeat) over the same windows as ckt_gemm_dist: thread t points at
- * the 8-element K row that lane (t % 32) supplies for matrix (lane / 8); value j + 8 * repeat is
- * element j of that row. CKT_EUNSUPPORTED when the instruction or the K pack has no ldmatrix form. */
+ * M repeat) or 'B' (x4 per two N repeats when a wave has an even number, else x2 per repeat)
+ * over the same windows as ckt_gemm_dist: thread t points at the 8-element K row that lane
+ * (t % 32) supplies for matrix (lane / 8); value j + 8 * load is element j of that row. 'a' / 'b':
+ * the same fragments from an M- / N-contiguous tile by ldmatrix.trans: the lane points at an
+ * 8-element M / N row at one K, and value j + 8 * load is element j along M / N. CKT_EUNSUPPORTED
+ * when the instruction or the K pack has no ldmatrix form. */
 ckt_status ckt_gemm_ldmatrix_dist(const ckt_gemm_traits *t, const ckt_gemm_geom *g, char operand, ckt_dist *out, ckt_error *err);
 
 /* Builder: the C register tensor (f32, the C distribution) of an MPerBlock x NPerBlock block tile

@@ -255,7 +255,8 @@ ckt_status ckt_kernel_block_reduce(ckt_kernel *k, int acc, ckt_reduce_op op, ckt
  * be whole waves; the dtypes and values per thread must be the instruction's. Block-uniform. */
 ckt_status ckt_kernel_mma(ckt_kernel *k, int c_reg, int a_reg, int b_reg, int mma, const int64_t *rep, ckt_error *err);
 /* Marks the last operation, a LOAD into `reg`, as the load of operand 'A' or 'B' fragments of
- * instruction `mma`: a dialect with a fragment load (CUDA: ldmatrix) uses it through `addr_dist`
+ * instruction `mma` ('a' / 'b': from an M- / N-contiguous tile, transposed on the way: CUDA's
+ * ldmatrix.trans): a dialect with a fragment load (CUDA: ldmatrix) uses it through `addr_dist`
  * (see ckt_gemm_ldmatrix_dist) when the LDS layout allows, else the load stays element / vector
  * loads. Stored in the op: mma, mma_rep = {operand, addr_dist, 1}. */
 ckt_status ckt_kernel_fragment_load(ckt_kernel *k, int reg, int mma, char operand, int addr_dist, ckt_error *err);
