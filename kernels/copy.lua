@@ -7,6 +7,7 @@
 --   local copy = require "ckt.kernels.copy"
 --   local k, grid = copy.build{dtype="f16", tile={32, 256}, block=256, pad=true}
 --   k:compile{target="cpu"}:launch{grid=grid(M, N), X=bx, Y=by, M=M, N=N}
+--   local k, grid = copy.build{dtype="f16", autotune=true} -- tile and block measured on this device
 local ckt = ckt or require "ckt"
 local copy = {}
 
@@ -14,6 +15,8 @@ local vec = require("ckt.kernels.common").vec
 
 function copy.build(o)
   o = o or {}
+  -- autotune = true | {M=, N=, ...}: tile and block by measurement (ckt.kernels.tuning)
+  if o.autotune then return require("ckt.kernels.tuning").run("copy", copy, o) end
   local dtype = o.dtype or "f32"
   -- 2 rows of 256 16-byte vectors: 102% of the device-to-device copy on an H100, where 8 rows
   -- of them reach 82% (bench/tune.lua, 2026-11-23)

@@ -37,7 +37,7 @@ local DEFAULTS = {
 }
 
 gemm.OPTIONS = {"dtype", "out", "a_major", "b_major", "target", "epilogue", "tile", "block", "stages", "group", "instr",
-                "k_pack", "aligned", "swizzle", "name"}
+                "k_pack", "aligned", "swizzle", "name", "autotune"}
 
 -- Everything about one configuration, without building the kernel.
 function gemm.plan(o)
@@ -247,6 +247,8 @@ function gemm.bank_report(p)
 end
 
 function gemm.build(o)
+  -- autotune = true | {M=, N=, K=, ...}: tile, block and stages by measurement (ckt.kernels.tuning)
+  if type(o) == "table" and o.autotune then return require("ckt.kernels.tuning").run("gemm", gemm, o) end
   local p = gemm.plan(o)
   local dt, out, TM, TN, TK, S = p.dtype, p.out, p.TM, p.TN, p.TK, p.stages
   local T = p.traits

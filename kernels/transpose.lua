@@ -92,6 +92,8 @@ end
 
 function tr.build(o)
   o = o or {}
+  -- autotune = true | {M=, N=, ...}: tile, block and swizzle by measurement (ckt.kernels.tuning)
+  if o.autotune then return require("ckt.kernels.tuning").run("transpose", tr, o) end
   local p = tr.plan(o)
   local dtype, TM, TN = p.dtype, p.TM, p.TN
   local k = ckt.kernel{name = o.name or ("transpose_" .. dtype), block = p.block, build = function(b)

@@ -64,18 +64,26 @@ static int k_compile(lua_State *L)
     if (!ckt_l_field_string(L, 2, "compile", "target", &target)) target = ckt_context_default_target(ckt_l_context(L));
     ckt_kernel_compile_options o = {0, opts, 0};
     o.noptions = ckt_l_compile_options(L, 2, "compile", opts, &o.flags);
+    ckt_executable *exe = NULL;
+    ckt_error err;
+    if (ckt_kernel_compile(ckt_l_context(L), kb->k, target, &o, &exe, &err)) return ckt_l_error(L, &err);
+    ckt_lk_push_executable(L, 1, exe);
+    return 1;
+}
+
+void ckt_lk_push_executable(lua_State *L, int kidx, ckt_executable *exe)
+{
+    kidx = lua_absindex(L, kidx);
     l_exe *e = lua_newuserdatauv(L, sizeof *e, 2);
     e->exe = NULL;
     luaL_setmetatable(L, CKT_L_EXE);
-    ckt_error err;
-    if (ckt_kernel_compile(ckt_l_context(L), kb->k, target, &o, &e->exe, &err)) return ckt_l_error(L, &err);
-    lua_pushvalue(L, 1);
+    e->exe = exe; /* owned from here: freed by __gc even if what follows raises */
+    lua_pushvalue(L, kidx);
     lua_setiuservalue(L, -2, 1);
-    ckt_binary *bin = ckt_exe_binary(e->exe);
+    ckt_binary *bin = ckt_exe_binary(exe);
     ckt_binary_retain(bin); /* the ckt.binary userdata's own reference */
     ckt_l_pushbinary(L, bin);
     lua_setiuservalue(L, -2, 2);
-    return 1;
 }
 
 /* k:signature() -> {{name=, kind=, dtype=}, ...}: the launch arguments in order */

@@ -11,6 +11,7 @@
  *   l_gemm.c       ckt.mma, ckt.gemm_traits, b:blockwise_gemm and the C register / partition helpers
  *   l_executable.c k:source, k:compile, k:signature and the executable's launch
  *   l_library.c    require "ckt.kernels.<name>" (the embedded kernel library)
+ *   l_autotune.c   ckt.autotune{...} (ckt/autotune.h)
  *
  * Adding builder methods in a new file: write `void ckt_lk_open_<concept>(lua_State *L)` that
  * calls ckt_lk_builder_methods(L, methods) (and luaL_setfuncs on the module table at the top of
@@ -112,5 +113,9 @@ void ckt_lk_open_gemm(lua_State *L);
 void ckt_lk_open_async(lua_State *L);
 void ckt_lk_open_executable(lua_State *L);
 void ckt_lk_open_library(lua_State *L);
+void ckt_lk_open_autotune(lua_State *L);
+/* l_executable.c: push a new executable of the kernel at kidx (takes ownership of exe) */
+struct ckt_executable;
+void ckt_lk_push_executable(lua_State *L, int kidx, struct ckt_executable *exe);
 
 #endif

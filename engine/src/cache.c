@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +23,21 @@ struct ckt_cache {
     char note[512];
     int enabled;
     ckt_cache_stats stats;
+    pthread_mutex_t lock; /* stats and note: compiles on several threads share one cache */
 };
 
 static void note(ckt_cache *c, const char *fmt, const char *a, const char *b)
 {
+    pthread_mutex_lock(&c->lock);
     snprintf(c->note, sizeof c->note, fmt, a, b);
+    pthread_mutex_unlock(&c->lock);
+}
+
+static void count(ckt_cache *c, int64_t *field, int64_t by)
+{
+    pthread_mutex_lock(&c->lock);
+    *field += by;
+    pthread_mutex_unlock(&c->lock);
 }
 
 /* mkdir -p */
@@ -71,6 +82,7 @@ ckt_status ckt_cache_open(const char *dir, ckt_cache **out, ckt_error *err)
     if (!out) return ckt_fail(err, CKT_EINVAL, "cache_open: out is NULL");
     ckt_cache *c = calloc(1, sizeof *c);
     if (!c) return ckt_fail(err, CKT_ENOMEM, "cache_open: out of memory");
+    pthread_mutex_init(&c->lock, NULL);
     resolve_dir(dir, c->dir, sizeof c->dir);
     *out = c;
     if (!c->dir[0]) { note(c, "compile cache off: no directory (set CKT_CACHE_DIR or HOME)%s%s", "", ""); return CKT_OK; }
@@ -87,14 +99,23 @@ ckt_status ckt_cache_open(const char *dir, ckt_cache **out, ckt_error *err)
     return CKT_OK;
 }
 
-void ckt_cache_close(ckt_cache *c) { free(c); }
+void ckt_cache_close(ckt_cache *c)
+{
+    if (!c) return;
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
 int ckt_cache_enabled(const ckt_cache *c) { return c && c->enabled; }
 const char *ckt_cache_dir(const ckt_cache *c) { return c ? c->dir : ""; }
 const char *ckt_cache_note(const ckt_cache *c) { return c ? c->note : "compile cache off"; }
 ckt_cache_stats ckt_cache_get_stats(const ckt_cache *c)
 {
     ckt_cache_stats z = {0, 0, 0, 0, 0, 0};
-    return c ? c->stats : z;
+    if (!c) return z;
+    pthread_mutex_lock((pthread_mutex_t *)&c->lock);
+    z = c->stats;
+    pthread_mutex_unlock((pthread_mutex_t *)&c->lock);
+    return z;
 }
 
 void ckt_cache_key(const char *const *parts, const size_t *lens, int n, char out[CKT_CACHE_KEY_LEN + 1])
@@ -172,7 +193,7 @@ int ckt_cache_get(ckt_cache *c, const char *key, uint8_t **data, size_t *size)
     ckt_cache_entry_path(c, key, path, sizeof path);
     size_t n = 0;
     uint8_t *buf = slurp(path, HEADER_SIZE + MAX_PAYLOAD, &n);
-    if (!buf) { c->stats.misses++; return 0; }
+    if (!buf) { count(c, &c->stats.misses, 1); return 0; }
     const char *why = NULL;
     uint8_t sum[32];
     uint64_t len = n >= HEADER_SIZE ? get_u64(buf + 80) : 0;
@@ -186,8 +207,8 @@ int ckt_cache_get(ckt_cache *c, const char *key, uint8_t **data, size_t *size)
     if (why) {
         /* a damaged entry is removed so the next compile rewrites it */
         unlink(path);
-        c->stats.corrupt++;
-        c->stats.misses++;
+        count(c, &c->stats.corrupt, 1);
+        count(c, &c->stats.misses, 1);
         note(c, "compile cache: removed a damaged entry (%s): %.300s", why, path);
         free(buf);
         return 0;
@@ -195,7 +216,7 @@ int ckt_cache_get(ckt_cache *c, const char *key, uint8_t **data, size_t *size)
     memmove(buf, buf + HEADER_SIZE, (size_t)len);
     *data = buf;
     *size = (size_t)len;
-    c->stats.hits++;
+    count(c, &c->stats.hits, 1);
     return 1;
 }
 
@@ -224,7 +245,7 @@ int ckt_cache_put(ckt_cache *c, const char *key, const void *data, size_t size)
     char tmp[4200], path[4200];
     int fd = temp_file(c, key, tmp, sizeof tmp);
     if (fd < 0) {
-        c->stats.write_failures++;
+        count(c, &c->stats.write_failures, 1);
         note(c, "compile cache: cannot write in %.300s: %s", c->dir, strerror(errno));
         return 0;
     }
@@ -235,11 +256,11 @@ int ckt_cache_put(ckt_cache *c, const char *key, const void *data, size_t size)
     if (bad || rename(tmp, path) != 0) {
         if (!bad) e = errno;
         unlink(tmp);
-        c->stats.write_failures++;
+        count(c, &c->stats.write_failures, 1);
         note(c, "compile cache: writing %.300s failed: %s", path, strerror(e));
         return 0;
     }
-    c->stats.writes++;
+    count(c, &c->stats.writes, 1);
     return 1;
 }
 
@@ -259,6 +280,6 @@ int ckt_cache_remove_stale(ckt_cache *c, double max_age_s)
         if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && difftime(now, st.st_mtime) >= max_age_s && unlink(path) == 0) removed++;
     }
     closedir(d);
-    c->stats.stale_removed += removed;
+    count(c, &c->stats.stale_removed, removed);
     return removed;
 }

@@ -86,7 +86,9 @@ const char *ckt_binary_disassembly_note(const ckt_binary *b)
 int ckt_jit_run(char *const argv[], const char *stdin_file, char **out)
 {
     int pipefd[2];
-    if (pipe(pipefd) != 0) return -1;
+    /* close-on-exec: compiles on other threads fork too, and a child that inherited this pipe's
+     * write end would keep the read below waiting until that child exits */
+    if (pipe2(pipefd, O_CLOEXEC) != 0) return -1;
     pid_t pid = fork();
     if (pid < 0) { close(pipefd[0]); close(pipefd[1]); return -1; }
     if (pid == 0) {

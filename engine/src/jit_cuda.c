@@ -1,6 +1,7 @@
 /* NVRTC, loaded at run time (libnvrtc.so.13/.12, also from /usr/local/cuda/lib64). Produces a
  * cubin for sm_80 / sm_90; ptxas' verbose report in the program log gives the resources. */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,7 @@ static struct {
     nvrtcResult (*version)(int *, int *);
 } N;
 
-static ckt_status load(ckt_error *err)
+static ckt_status load_locked(ckt_error *err)
 {
     if (N.lib) return CKT_OK;
     static const char *const names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "/usr/local/cuda/lib64/libnvrtc.so",
@@ -43,6 +44,16 @@ static ckt_status load(ckt_error *err)
         return ckt_fail(err, CKT_ERUNTIME, "NVRTC in %s lacks the nvrtc* entry points (too old?)", N.name);
     N.lib = lib;
     return CKT_OK;
+}
+
+/* once per process, also when compiles run on several threads (ckt/autotune.h) */
+static ckt_status load(ckt_error *err)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    ckt_status s = load_locked(err);
+    pthread_mutex_unlock(&lock);
+    return s;
 }
 
 /* "ptxas info    : Used 24 registers, used 0 barriers, 4096 bytes smem, ..." and

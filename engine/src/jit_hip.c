@@ -46,7 +46,7 @@ static struct {
     hiprtcResult (*version)(int *, int *); /* optional */
 } H;
 
-static ckt_status load(ckt_error *err)
+static ckt_status load_locked(ckt_error *err)
 {
     if (H.lib) return CKT_OK;
     /* hipRTC: its own library (ROCm 6), else inside the HIP runtime (ROCm 5), the one runtime_hip.c opens */
@@ -65,6 +65,16 @@ static ckt_status load(ckt_error *err)
         return ckt_fail(err, CKT_ERUNTIME, "hipRTC in %s lacks the hiprtc* entry points", H.name);
     H.lib = lib;
     return CKT_OK;
+}
+
+/* once per process, also when compiles run on several threads (ckt/autotune.h) */
+static ckt_status load(ckt_error *err)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    ckt_status s = load_locked(err);
+    pthread_mutex_unlock(&lock);
+    return s;
 }
 
 static int compile_into(const char *arch, const char *src, const char *name, const char *const *extra, int nextra, ckt_binary *b)

@@ -312,10 +312,11 @@ ckt_status ckt_kernel_blockwise_gemm(ckt_kernel *k, int a_lds, int b_lds, int c_
         if ((s = ckt_gemm_ldmatrix_dist(t, &g, site.fb, &d, err)) || (s = ckt_kernel_add_dist(k, &d, &site.lb, err))) return s;
     }
     ckt_expr_pool *ex = ckt_kernel_exprs(k);
-    if (steps <= GEMM_UNROLL_STEPS) {
+    if (m->ldmatrix && steps <= GEMM_UNROLL_STEPS) {
         /* software pipeline over the K steps of the tile: the fragments of step s + 1 are loaded
-         * before the instructions of step s, so the loads' latency hides behind the math (the
-         * GPU compilers keep the order of the inline loads and instructions) */
+         * before the instructions of step s, so the loads' latency hides behind the math. NVIDIA
+         * only: its loads and instructions are inline assembly, which the compiler keeps in
+         * order; AMD's compiler schedules the MFMA builtins and LDS loads of a loop itself */
         int ra[GEMM_UNROLL_STEPS], rb[GEMM_UNROLL_STEPS];
         if ((s = gemm_fragments(&site, ckt_expr_int(ex, 0), &ra[0], &rb[0], err))) return s;
         for (int64_t i = 0; i < steps; i++) {

@@ -161,15 +161,24 @@ describe("blockwise GEMM on the CPU target, every instruction emulated lane by l
     end
   end)
 
-  it("repeats stay loops; a tile's K steps are pipelined (step s + 1 loaded before step s's math)", function()
+  it("repeats stay loops; mma.sync's K steps are pipelined (step s + 1 loaded before step s's math)", function()
+    -- MFMA: the K steps stay a loop (AMD's compiler schedules the builtins and LDS loads itself)
     local k = build("mfma_f32_16x16x16f16", {})
     for _, t in ipairs{"gfx90a", "cpu"} do
       local src = k:source(t)
       assert.truthy(src:find("for (int ckt_mi = 0; ckt_mi < 2; ++ckt_mi)", 1, true), t)
-      -- two K steps of 16 in the 32-wide tile: four operand loads, then the two steps' instructions
+      assert.truthy(src:find("for (ckt_i64 k1 = 0; k1 < 2; ++k1)", 1, true), t)
+    end
+    -- mma.sync (inline assembly, kept in order): two K steps of 16 in the 32-wide tile, both
+    -- steps' operand loads before the first step's instructions, in every dialect
+    local ms = build("mma_m16n8k16_bf16", {})
+    for _, t in ipairs{"sm_80", "cpu:sm_90"} do
+      local src = ms:source(t)
       local first_math = src:find("blockwise_gemm: ", 1, true)
       local loads = 0
-      for at in src:gmatch("()/%* line %d+: load from LDS") do if at < first_math then loads = loads + 1 end end
+      for _, what in ipairs{"load from LDS", "ldmatrix"} do
+        for at in src:gmatch("()/%* line %d+: " .. what) do if at < first_math then loads = loads + 1 end end
+      end
       assert.equal(4, loads, t)
       local _, steps = src:gsub("blockwise_gemm: ", "")
       assert.equal(2, steps, t)

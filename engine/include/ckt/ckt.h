@@ -3,6 +3,7 @@
 #ifndef CKT_CKT_H
 #define CKT_CKT_H
 
+#include "ckt/autotune.h"
 #include "ckt/cache.h"
 #include "ckt/context.h"
 #include "ckt/distribution.h"
