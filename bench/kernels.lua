@@ -6,7 +6,7 @@ local target = arg[1] or "sm_90"
 local json_path = arg[2] or "bench/results/kernels.json"
 local copy, ew = require "ckt.kernels.copy", require "ckt.kernels.elementwise"
 local tr, red = require "ckt.kernels.transpose", require "ckt.kernels.reduce"
-local dev = ckt.device(target:sub(1, 3) == "sm_" and "cuda" or "hip")
+local dev = ckt.device(ckt.target(target).runtime)
 local cpu = ckt.device("cpu")
 local EXACT = {"--fmad=false"} -- no fused multiply-add: the GPU rounds like the CPU target
 package.path = (arg and arg[0] and arg[0]:match("(.*/)") or "./") .. "lib/?.lua;" .. package.path

@@ -3,7 +3,7 @@
 -- tests/gpu/run_on_gpu_host.sh runs this under ncu and compares, launch by launch.
 local target = arg[1] or "sm_90"
 local tr = require "ckt.kernels.transpose"
-local dev = ckt.device(target:sub(1, 3) == "sm_" and "cuda" or "hip")
+local dev = ckt.device(ckt.target(target).runtime)
 for _, dt in ipairs{"f32", "f16"} do
   for _, sw in ipairs{true, false} do
     local k, grid, _, plan = tr.build{dtype = dt, target = target, swizzle = sw, name = ("transpose_%s_%s"):format(dt, sw and "swizzled" or "plain")}

@@ -13,8 +13,7 @@ local DataType = "f16"
 -- copies (ThreadLayout), scalar_per_vector and the GEMM traits, here chosen per vendor: AMD
 -- waves have 64 lanes and MFMA 32x32x8, NVIDIA warps 32 lanes and mma.sync m16n8k16.
 local function config(target)
-  local arch = target == "cpu" and "gfx90a" or target:gsub("^cpu:", "")
-  if arch:sub(1, 3) == "gfx" then
+  if ckt.target(target).vendor == "amd" then -- the architecture compiled for or emulated
     -- BlockwisGemmXdlTraits_32x32Xdl_2x2XdlPerWave_8K1: 32x32 MFMAs, 2 x 2 of them per wave, K1 = 8
     return {tile = {128, 128, 32}, threads = 256, traits = ckt.gemm_traits("32x32Xdl_2x2XdlPerWave_8K1", DataType)}
   end

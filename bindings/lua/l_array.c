@@ -17,13 +17,15 @@
 
 /* ---- element types and shapes ---- */
 
-ckt_dtype ckt_l_checkdtype(lua_State *L, int idx, const char *fn)
+ckt_dtype ckt_l_checkdtype(lua_State *L, int idx, const char *what)
 {
+    int arg = idx > 0 ? idx : 0;
+    if (!what) what = "dtype";
     if (lua_type(L, idx) != LUA_TSTRING)
-        ckt_l_errorf(L, "%s: dtype must be a string (f16, bf16, f32, i32, i8, u8, i64, f64), got %s", fn, luaL_typename(L, idx));
+        ckt_l_argerror(L, arg, "%s must be a string (f16, bf16, f32, i32, i8, u8, i64, f64), got %s", what, luaL_typename(L, idx));
     ckt_dtype t;
     ckt_error err;
-    if (ckt_dtype_parse(lua_tostring(L, idx), &t, &err)) ckt_l_errorf(L, "%s: %s", fn, err.msg);
+    if (ckt_dtype_parse(lua_tostring(L, idx), &t, &err)) ckt_l_argerror(L, arg, "%s: %s", what, err.msg);
     return t;
 }
 
@@ -90,7 +92,7 @@ static ckt_l_array *new_array(lua_State *L, ckt_dtype t, const int64_t *shape, i
 /* ckt.array(dtype, n | shape) */
 static int l_array(lua_State *L)
 {
-    ckt_dtype t = ckt_l_checkdtype(L, 1, "array");
+    ckt_dtype t = ckt_l_checkdtype(L, 1, "dtype");
     int64_t shape[CKT_L_ARRAY_MAX_RANK];
     int rank;
     int64_t n = check_shape(L, 2, "array", t, shape, &rank);
@@ -195,7 +197,6 @@ static int a_random(lua_State *L)
     else if (a->dtype == CKT_U8) lo = 1, hi = 16;
     else lo = -8, hi = 8;
     if (!lua_isnoneornil(L, 2)) {
-        luaL_checktype(L, 2, LUA_TTABLE);
         ckt_l_check_fields(L, 2, "random", allowed);
         ckt_l_field_int(L, 2, "random", "seed", &seed);
         ckt_l_field_bool(L, 2, "random", "zeros", &zeros);
@@ -203,9 +204,9 @@ static int a_random(lua_State *L)
         double *dst[2] = {&lo, &hi};
         for (int k = 0; k < 2; k++) {
             if (lua_getfield(L, 2, names[k]) != LUA_TNIL) {
-                if (lua_type(L, -1) != LUA_TNUMBER) ckt_l_errorf(L, "random: field '%s' must be a number, got %s", names[k], luaL_typename(L, -1));
+                if (lua_type(L, -1) != LUA_TNUMBER) ckt_l_argerror(L, 2, "field '%s' must be a number, got %s", names[k], luaL_typename(L, -1));
                 *dst[k] = lua_tonumber(L, -1);
-                if (!isfinite(*dst[k])) ckt_l_errorf(L, "random: field '%s' must be finite", names[k]);
+                if (!isfinite(*dst[k])) ckt_l_argerror(L, 2, "field '%s' must be finite", names[k]);
             }
             lua_pop(L, 1);
         }
@@ -262,15 +263,14 @@ static int a_compare(lua_State *L)
     default_tol(b->dtype, &r2, &a2);
     double rtol = r1 > r2 ? r1 : r2, atol = a1 > a2 ? a1 : a2;
     if (!lua_isnoneornil(L, 3)) {
-        luaL_checktype(L, 3, LUA_TTABLE);
         ckt_l_check_fields(L, 3, "compare", allowed);
         const char *names[2] = {"rtol", "atol"};
         double *dst[2] = {&rtol, &atol};
         for (int k = 0; k < 2; k++) {
             if (lua_getfield(L, 3, names[k]) != LUA_TNIL) {
-                if (lua_type(L, -1) != LUA_TNUMBER) ckt_l_errorf(L, "compare: field '%s' must be a number, got %s", names[k], luaL_typename(L, -1));
+                if (lua_type(L, -1) != LUA_TNUMBER) ckt_l_argerror(L, 3, "field '%s' must be a number, got %s", names[k], luaL_typename(L, -1));
                 *dst[k] = lua_tonumber(L, -1);
-                if (!(*dst[k] >= 0)) ckt_l_errorf(L, "compare: field '%s' must be >= 0", names[k]);
+                if (!(*dst[k] >= 0)) ckt_l_argerror(L, 3, "field '%s' must be >= 0", names[k]);
             }
             lua_pop(L, 1);
         }
@@ -415,13 +415,8 @@ int ckt_l_device_open(lua_State *L)
     return 1;
 }
 
-static int d_close(lua_State *L)
-{
-    l_device *d = luaL_checkudata(L, 1, CKT_L_DEVICE);
-    ckt_device_close(d->dev); /* live buffers keep the device itself alive */
-    d->dev = NULL;
-    return 0;
-}
+/* live buffers keep the device itself alive */
+CKT_L_CLOSER(d_close, l_device, CKT_L_DEVICE, dev, ckt_device_close)
 
 static int d_name(lua_State *L) { lua_pushstring(L, ckt_device_name(ckt_l_checkdevice(L, 1))); return 1; }
 static int d_target(lua_State *L) { lua_pushstring(L, ckt_device_target(ckt_l_checkdevice(L, 1))); return 1; }
@@ -443,7 +438,7 @@ static int d_sync(lua_State *L)
 static int d_alloc(lua_State *L)
 {
     ckt_device *dev = ckt_l_checkdevice(L, 1);
-    ckt_dtype t = ckt_l_checkdtype(L, 2, "alloc");
+    ckt_dtype t = ckt_l_checkdtype(L, 2, "dtype");
     int64_t shape[CKT_L_ARRAY_MAX_RANK];
     int rank;
     int64_t n = check_shape(L, 3, "alloc", t, shape, &rank);
@@ -509,7 +504,7 @@ static int b_download(lua_State *L)
 static int b_memset(lua_State *L)
 {
     l_buffer *b = checkbuf(L, 1);
-    int64_t v = ckt_l_checkint(L, 2, "memset: byte");
+    int64_t v = ckt_l_checkint(L, 2, "byte");
     if (v < 0 || v > 255) return ckt_l_errorf(L, "memset: byte %lld is outside [0, 255]", (long long)v);
     ckt_error err;
     if (ckt_buffer_memset(b->buf, 0, (uint8_t)v, ckt_buffer_size(b->buf), &err)) return ckt_l_error(L, &err);
@@ -536,13 +531,7 @@ static int b_copy_from(lua_State *L)
     return 2;
 }
 
-static int b_close(lua_State *L)
-{
-    l_buffer *b = luaL_checkudata(L, 1, CKT_L_BUFFER);
-    ckt_buffer_free(b->buf);
-    b->buf = NULL;
-    return 0;
-}
+CKT_L_CLOSER(b_close, l_buffer, CKT_L_BUFFER, buf, ckt_buffer_free)
 
 static int b_size(lua_State *L) { lua_pushinteger(L, (lua_Integer)checkbuf(L, 1)->n); return 1; }
 static int b_bytes(lua_State *L) { lua_pushinteger(L, (lua_Integer)ckt_buffer_size(ckt_l_checkbuffer(L, 1))); return 1; }
@@ -577,7 +566,6 @@ static int device_launch(lua_State *L)
     static const char *const allowed[] = {"grid", "block", "shared", "params", "args", NULL};
     ckt_device *dev = ckt_l_checkdevice(L, 1);
     ckt_binary *bin = ckt_l_checkbinary(L, 2);
-    luaL_checktype(L, 3, LUA_TTABLE);
     ckt_l_check_fields(L, 3, "launch", allowed);
     int64_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}, shared = 0;
     const char *dims[2] = {"grid", "block"};
@@ -588,12 +576,12 @@ static int device_launch(lua_State *L)
         else if (t == LUA_TTABLE) {
             int n = ckt_l_int_list(L, -1, k ? "launch: block" : "launch: grid", dst[k], 3);
             if (n < 1) ckt_l_errorf(L, "launch: %s must have 1 to 3 extents", dims[k]);
-        } else ckt_l_errorf(L, "launch: field '%s' must be an integer or a list of up to 3 integers, got %s", dims[k], luaL_typename(L, -1));
+        } else ckt_l_argerror(L, 3, "field '%s' must be an integer or a list of up to 3 integers, got %s", dims[k], luaL_typename(L, -1));
         lua_pop(L, 1);
     }
     ckt_l_field_int(L, 3, "launch", "shared", &shared);
-    if (lua_getfield(L, 3, "params") != LUA_TTABLE) return ckt_l_errorf(L, "launch: field 'params' (a list of {kind, name}) is required");
-    if (lua_getfield(L, 3, "args") != LUA_TTABLE) return ckt_l_errorf(L, "launch: field 'args' (a list) is required");
+    if (lua_getfield(L, 3, "params") != LUA_TTABLE) return ckt_l_argerror(L, 3, "field 'params' (a list of {kind, name}) is required");
+    if (lua_getfield(L, 3, "args") != LUA_TTABLE) return ckt_l_argerror(L, 3, "field 'args' (a list) is required");
     int np = (int)luaL_len(L, -2), na = (int)luaL_len(L, -1);
     if (np > 64) return ckt_l_errorf(L, "launch: at most 64 parameters");
     if (na != np) return ckt_l_errorf(L, "launch: the kernel takes %d arguments, got %d", np, na);

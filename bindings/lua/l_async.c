@@ -94,9 +94,9 @@ static int b_wait(lua_State *L)
 /* t:stage(i) -> the LDS tensor of stage i of a staged tensor */
 static int t_stage(lua_State *L)
 {
-    l_kobj *t = ckt_lk_checktensor(L, 1, "stage");
+    l_kobj *t = ckt_lk_checktensor(L, 1, NULL);
     ckt_lk_require_building(L, t->kb, "stage");
-    ckt_expr_id i = ckt_lk_toexpr(L, 2, t->kb, "stage: argument 1");
+    ckt_expr_id i = ckt_lk_toexpr(L, 2, t->kb, NULL);
     int view;
     ckt_error err;
     if (ckt_kernel_lds_stage(t->kb->k, t->id, i, &view, &err)) return ckt_l_error(L, &err);
@@ -108,7 +108,7 @@ static int t_stage(lua_State *L)
 /* t:stages() -> the number of stages (1 for a tensor made without stages) */
 static int t_stages(lua_State *L)
 {
-    const ckt_ktensor *kt = ckt_lk_ktensor(ckt_lk_checktensor(L, 1, "stages"));
+    const ckt_ktensor *kt = ckt_lk_ktensor(ckt_lk_checktensor(L, 1, NULL));
     lua_pushinteger(L, kt->stages > 1 ? kt->stages : 1);
     return 1;
 }

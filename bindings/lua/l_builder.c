@@ -48,6 +48,13 @@ void ckt_lk_require_building(lua_State *L, l_kernel *kb, const char *fn)
     ckt_lk_mark_line(L, kb);
 }
 
+l_kernel *ckt_lk_checkbuilder(lua_State *L, const char *fn)
+{
+    l_kernel *kb = ckt_lk_checkkernel(L, 1);
+    ckt_lk_require_building(L, kb, fn);
+    return kb;
+}
+
 /* The kernel whose build function is running. */
 l_kernel *ckt_lk_active(lua_State *L, const char *fn)
 {
@@ -78,13 +85,7 @@ l_kobj *ckt_lk_newobj(lua_State *L, l_kernel *kb, int kidx, const char *tname, i
 void ckt_lk_push_owner(lua_State *L, int idx) { lua_getiuservalue(L, idx, 1); }
 
 
-static int k_gc(lua_State *L)
-{
-    l_kernel *kb = luaL_checkudata(L, 1, CKT_L_KERNEL);
-    ckt_kernel_destroy(kb->k);
-    kb->k = NULL;
-    return 0;
-}
+CKT_L_CLOSER(k_gc, l_kernel, CKT_L_KERNEL, k, ckt_kernel_destroy)
 
 static int k_tostring(lua_State *L)
 {
@@ -100,13 +101,12 @@ static int l_kernel_new(lua_State *L)
 {
     static const char *const fn = "kernel";
     static const char *const allowed[] = {"name", "block", "build", NULL};
-    luaL_checktype(L, 1, LUA_TTABLE);
     ckt_l_check_fields(L, 1, fn, allowed);
     const char *name;
     int64_t block;
-    if (!ckt_l_field_string(L, 1, fn, "name", &name)) return ckt_l_errorf(L, "kernel: field 'name' (a C identifier) is required");
-    if (!ckt_l_field_int(L, 1, fn, "block", &block)) return ckt_l_errorf(L, "kernel: field 'block' (threads per block) is required");
-    if (lua_getfield(L, 1, "build") != LUA_TFUNCTION) return ckt_l_errorf(L, "kernel: field 'build' must be a function(b), got %s", luaL_typename(L, -1));
+    if (!ckt_l_field_string(L, 1, fn, "name", &name)) return ckt_l_argerror(L, 1, "field 'name' (a C identifier) is required");
+    if (!ckt_l_field_int(L, 1, fn, "block", &block)) return ckt_l_argerror(L, 1, "field 'block' (threads per block) is required");
+    if (lua_getfield(L, 1, "build") != LUA_TFUNCTION) return ckt_l_argerror(L, 1, "field 'build' must be a function(b), got %s", luaL_typename(L, -1));
     int fi = lua_gettop(L);
     lua_getfield(L, LUA_REGISTRYINDEX, ACTIVE_KEY);
     if (!lua_isnil(L, -1)) return ckt_l_errorf(L, "kernel: cannot build kernel '%s' inside another kernel's build function", name);
@@ -144,8 +144,7 @@ static int l_kernel_new(lua_State *L)
 
 static int b_thread_id(lua_State *L)
 {
-    l_kernel *kb = ckt_lk_checkkernel(L, 1);
-    ckt_lk_require_building(L, kb, "thread_id");
+    l_kernel *kb = ckt_lk_checkbuilder(L, "thread_id");
     ckt_lk_push_expr(L, kb, 1, ckt_expr_tid(ckt_kernel_exprs(kb->k)));
     return 1;
 }
@@ -166,16 +165,14 @@ static int check_axis(lua_State *L, int idx, const char *fn)
 
 static int b_block_id(lua_State *L)
 {
-    l_kernel *kb = ckt_lk_checkkernel(L, 1);
-    ckt_lk_require_building(L, kb, "block_id");
+    l_kernel *kb = ckt_lk_checkbuilder(L, "block_id");
     ckt_lk_push_expr(L, kb, 1, ckt_expr_bid(ckt_kernel_exprs(kb->k), check_axis(L, 2, "block_id")));
     return 1;
 }
 
 static int b_num_blocks(lua_State *L)
 {
-    l_kernel *kb = ckt_lk_checkkernel(L, 1);
-    ckt_lk_require_building(L, kb, "num_blocks");
+    l_kernel *kb = ckt_lk_checkbuilder(L, "num_blocks");
     ckt_lk_push_expr(L, kb, 1, ckt_expr_nblocks(ckt_kernel_exprs(kb->k), check_axis(L, 2, "num_blocks")));
     return 1;
 }
@@ -184,14 +181,12 @@ static int b_num_blocks(lua_State *L)
 static int b_pointer(lua_State *L)
 {
     static const char *const allowed[] = {"const", "align", NULL};
-    l_kernel *kb = ckt_lk_checkkernel(L, 1);
-    ckt_lk_require_building(L, kb, "pointer");
+    l_kernel *kb = ckt_lk_checkbuilder(L, "pointer");
     const char *name = luaL_checkstring(L, 2);
-    ckt_dtype t = ckt_l_checkdtype(L, 3, "pointer: argument 2 (dtype)");
+    ckt_dtype t = ckt_l_checkdtype(L, 3, "dtype");
     int is_const = 0;
     int64_t align = 16;
     if (!lua_isnoneornil(L, 4)) {
-        luaL_checktype(L, 4, LUA_TTABLE);
         ckt_l_check_fields(L, 4, "pointer", allowed);
         ckt_l_field_bool(L, 4, "pointer", "const", &is_const);
         ckt_l_field_int(L, 4, "pointer", "align", &align);
@@ -219,15 +214,13 @@ static int scalar_param(lua_State *L, int is_float)
 {
     static const char *const allowed[] = {"value", "multiple_of", "type", NULL};
     const char *fn = is_float ? "scalar" : "size";
-    l_kernel *kb = ckt_lk_checkkernel(L, 1);
-    ckt_lk_require_building(L, kb, fn);
+    l_kernel *kb = ckt_lk_checkbuilder(L, fn);
     const char *name = luaL_checkstring(L, 2);
     ckt_param_kind kind = is_float ? CKT_PARAM_F32 : CKT_PARAM_I32;
     int specialized = 0;
     int64_t iv = 0, divisor = 1;
     double fv = 0;
     if (!lua_isnoneornil(L, 3)) {
-        luaL_checktype(L, 3, LUA_TTABLE);
         ckt_l_check_fields(L, 3, fn, allowed);
         const char *ty;
         if (ckt_l_field_string(L, 3, fn, "type", &ty)) kind = scalar_kind(L, ty, fn);
@@ -235,7 +228,7 @@ static int scalar_param(lua_State *L, int is_float)
         if (lua_getfield(L, 3, "value") != LUA_TNIL) {
             specialized = 1;
             if (is_float) {
-                if (lua_type(L, -1) != LUA_TNUMBER) return ckt_l_errorf(L, "%s: field 'value' must be a number, got %s", fn, luaL_typename(L, -1));
+                if (lua_type(L, -1) != LUA_TNUMBER) return ckt_l_argerror(L, 3, "field 'value' must be a number, got %s", luaL_typename(L, -1));
                 fv = lua_tonumber(L, -1);
             } else {
                 iv = ckt_l_checkint(L, -1, "size: field 'value'");
@@ -270,9 +263,8 @@ static int run_body(lua_State *L, l_kernel *kb, const ckt_expr_id *var)
 /* b:loop(trip, function(i) ... end): a loop with a block-uniform trip count */
 static int b_loop(lua_State *L)
 {
-    l_kernel *kb = ckt_lk_checkkernel(L, 1);
-    ckt_lk_require_building(L, kb, "loop");
-    ckt_expr_id trip = ckt_lk_toexpr(L, 2, kb, "loop: trip count");
+    l_kernel *kb = ckt_lk_checkbuilder(L, "loop");
+    ckt_expr_id trip = ckt_lk_toexpr(L, 2, kb, "trip count");
     luaL_checktype(L, 3, LUA_TFUNCTION);
     ckt_expr_id var;
     ckt_error err;
@@ -283,9 +275,8 @@ static int b_loop(lua_State *L)
 /* b:when(cond, function() ... end): a branch (block-uniform or per thread) */
 static int b_when(lua_State *L)
 {
-    l_kernel *kb = ckt_lk_checkkernel(L, 1);
-    ckt_lk_require_building(L, kb, "when");
-    ckt_expr_id c = ckt_lk_toexpr(L, 2, kb, "when: condition");
+    l_kernel *kb = ckt_lk_checkbuilder(L, "when");
+    ckt_expr_id c = ckt_lk_toexpr(L, 2, kb, "condition");
     luaL_checktype(L, 3, LUA_TFUNCTION);
     ckt_error err;
     if (ckt_kernel_if(kb->k, c, &err)) return ckt_l_error(L, &err);
@@ -294,8 +285,7 @@ static int b_when(lua_State *L)
 
 static int b_sync(lua_State *L)
 {
-    l_kernel *kb = ckt_lk_checkkernel(L, 1);
-    ckt_lk_require_building(L, kb, "sync");
+    l_kernel *kb = ckt_lk_checkbuilder(L, "sync");
     ckt_error err;
     if (ckt_kernel_sync(kb->k, &err)) return ckt_l_error(L, &err);
     return 0;
@@ -308,11 +298,9 @@ static int b_block_order(lua_State *L)
 {
     static const char *const fn = "block_order";
     static const char *const allowed[] = {"tiles", "order", "group", NULL};
-    l_kernel *kb = ckt_lk_checkkernel(L, 1);
-    ckt_lk_require_building(L, kb, fn);
-    luaL_checktype(L, 2, LUA_TTABLE);
+    l_kernel *kb = ckt_lk_checkbuilder(L, fn);
     ckt_l_check_fields(L, 2, fn, allowed);
-    if (lua_getfield(L, 2, "tiles") != LUA_TTABLE || luaL_len(L, -1) != 2) return ckt_l_errorf(L, "block_order: field 'tiles' must be {m_tiles, n_tiles}");
+    if (lua_getfield(L, 2, "tiles") != LUA_TTABLE || luaL_len(L, -1) != 2) return ckt_l_argerror(L, 2, "field 'tiles' must be {m_tiles, n_tiles}");
     lua_geti(L, -1, 1);
     lua_geti(L, -2, 2);
     ckt_expr_id m = ckt_lk_toexpr(L, -2, kb, "block_order: tiles[1]"), n = ckt_lk_toexpr(L, -1, kb, "block_order: tiles[2]");

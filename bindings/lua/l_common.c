@@ -20,26 +20,42 @@ int ckt_l_errorf(lua_State *L, const char *fmt, ...)
     return luaL_error(L, "%s", buf);
 }
 
-int64_t ckt_l_checkint(lua_State *L, int idx, const char *what)
+int ckt_l_argerror(lua_State *L, int arg, const char *fmt, ...)
+{
+    char buf[CKT_ERROR_MSG_CAP];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return arg > 0 ? luaL_argerror(L, arg, buf) : luaL_error(L, "%s", buf);
+}
+
+const char *ckt_l_prefix(char *buf, size_t cap, const char *what)
+{
+    snprintf(buf, cap, "%s%s", what ? what : "", what ? ": " : "");
+    return buf;
+}
+
+int64_t ckt_l_checkint_arg(lua_State *L, int idx, int arg, const char *what)
 {
     int t = lua_type(L, idx);
-    if (t != LUA_TNUMBER) {
-        ckt_l_errorf(L, "%s must be an integer, got %s", what, luaL_typename(L, idx));
-        return 0;
-    }
+    if (t != LUA_TNUMBER) return ckt_l_argerror(L, arg, "%s must be an integer, got %s", what, luaL_typename(L, idx));
     if (lua_isinteger(L, idx)) return (int64_t)lua_tointeger(L, idx);
     lua_Number x = lua_tonumber(L, idx);
-    if (isnan(x)) ckt_l_errorf(L, "%s must be an integer, got NaN", what);
-    if (!(x >= -9.2233720368547758e18 && x < 9.2233720368547758e18)) ckt_l_errorf(L, "%s is out of the 64-bit integer range (%g)", what, x);
-    if (x != floor(x)) ckt_l_errorf(L, "%s must be an integer, got %g", what, x);
+    if (isnan(x)) ckt_l_argerror(L, arg, "%s must be an integer, got NaN", what);
+    if (!(x >= -9.2233720368547758e18 && x < 9.2233720368547758e18)) ckt_l_argerror(L, arg, "%s is out of the 64-bit integer range (%g)", what, x);
+    if (x != floor(x)) ckt_l_argerror(L, arg, "%s must be an integer, got %g", what, x);
     return (int64_t)x;
 }
+
+int64_t ckt_l_checkint(lua_State *L, int idx, const char *what) { return ckt_l_checkint_arg(L, idx, idx > 0 ? idx : 0, what); }
 
 int64_t ckt_l_optint(lua_State *L, int idx, const char *what, int64_t def)
 {
     return lua_isnoneornil(L, idx) ? def : ckt_l_checkint(L, idx, what);
 }
 
+/* Push field t[name]; 0 (nothing pushed) when absent or nil. */
 static int field(lua_State *L, int t, const char *field_name)
 {
     lua_getfield(L, t, field_name);
@@ -47,22 +63,32 @@ static int field(lua_State *L, int t, const char *field_name)
     return 1;
 }
 
+/* The field's name in errors: bare when the table is an argument (the call names the function),
+ * else after the `fn` that says where the table came from. */
+static const char *field_what(char *buf, size_t cap, int t, const char *fn, const char *field_name)
+{
+    if (t > 0) snprintf(buf, cap, "field '%s'", field_name);
+    else snprintf(buf, cap, "%s: field '%s'", fn, field_name);
+    return buf;
+}
+
 int ckt_l_field_int(lua_State *L, int t, const char *fn, const char *field_name, int64_t *out)
 {
-    t = lua_absindex(L, t);
-    if (!field(L, t, field_name)) return 0;
+    int tabs = lua_absindex(L, t);
+    if (!field(L, tabs, field_name)) return 0;
     char what[160];
-    snprintf(what, sizeof what, "%s: field '%s'", fn, field_name);
-    *out = ckt_l_checkint(L, -1, what);
+    *out = ckt_l_checkint_arg(L, -1, t > 0 ? t : 0, field_what(what, sizeof what, t, fn, field_name));
     lua_pop(L, 1);
     return 1;
 }
 
 int ckt_l_field_bool(lua_State *L, int t, const char *fn, const char *field_name, int *out)
 {
-    t = lua_absindex(L, t);
-    if (!field(L, t, field_name)) return 0;
-    if (!lua_isboolean(L, -1)) ckt_l_errorf(L, "%s: field '%s' must be a boolean, got %s", fn, field_name, luaL_typename(L, -1));
+    int tabs = lua_absindex(L, t);
+    if (!field(L, tabs, field_name)) return 0;
+    char what[160];
+    if (!lua_isboolean(L, -1))
+        ckt_l_argerror(L, t > 0 ? t : 0, "%s must be a boolean, got %s", field_what(what, sizeof what, t, fn, field_name), luaL_typename(L, -1));
     *out = lua_toboolean(L, -1);
     lua_pop(L, 1);
     return 1;
@@ -70,9 +96,11 @@ int ckt_l_field_bool(lua_State *L, int t, const char *fn, const char *field_name
 
 int ckt_l_field_string(lua_State *L, int t, const char *fn, const char *field_name, const char **out)
 {
-    t = lua_absindex(L, t);
-    if (!field(L, t, field_name)) return 0;
-    if (lua_type(L, -1) != LUA_TSTRING) ckt_l_errorf(L, "%s: field '%s' must be a string, got %s", fn, field_name, luaL_typename(L, -1));
+    int tabs = lua_absindex(L, t);
+    if (!field(L, tabs, field_name)) return 0;
+    char what[160];
+    if (lua_type(L, -1) != LUA_TSTRING)
+        ckt_l_argerror(L, t > 0 ? t : 0, "%s must be a string, got %s", field_what(what, sizeof what, t, fn, field_name), luaL_typename(L, -1));
     *out = lua_tostring(L, -1); /* anchored in the options table */
     lua_pop(L, 1);
     return 1;
@@ -80,15 +108,16 @@ int ckt_l_field_string(lua_State *L, int t, const char *fn, const char *field_na
 
 int ckt_l_int_list(lua_State *L, int idx, const char *what, int64_t *v, int cap)
 {
+    int arg = idx > 0 ? idx : 0;
     idx = lua_absindex(L, idx);
-    if (!lua_istable(L, idx)) return ckt_l_errorf(L, "%s must be a list of integers, got %s", what, luaL_typename(L, idx));
+    if (!lua_istable(L, idx)) return ckt_l_argerror(L, arg, "%s must be a list of integers, got %s", what, luaL_typename(L, idx));
     lua_Integer n = luaL_len(L, idx);
-    if (n > cap) return ckt_l_errorf(L, "%s has %lld entries, more than the capacity %d", what, (long long)n, cap);
+    if (n > cap) return ckt_l_argerror(L, arg, "%s has %lld entries, more than the capacity %d", what, (long long)n, cap);
     for (lua_Integer i = 1; i <= n; i++) {
         char w[200];
         snprintf(w, sizeof w, "%s[%lld]", what, (long long)i);
         lua_geti(L, idx, i);
-        v[i - 1] = ckt_l_checkint(L, -1, w);
+        v[i - 1] = ckt_l_checkint_arg(L, -1, arg, w);
         lua_pop(L, 1);
     }
     return (int)n;
@@ -105,17 +134,19 @@ void ckt_l_push_int_list(lua_State *L, const int64_t *v, int n)
 
 void ckt_l_check_fields(lua_State *L, int t, const char *fn, const char *const *allowed)
 {
+    int arg = t > 0 ? t : 0;
+    const char *where = arg ? "" : fn, *sep = arg ? "" : ": ";
     t = lua_absindex(L, t);
-    if (!lua_istable(L, t)) { ckt_l_errorf(L, "%s: expected an options table, got %s", fn, luaL_typename(L, t)); return; }
+    if (!lua_istable(L, t)) { ckt_l_argerror(L, arg, "%s%soptions table expected, got %s", where, sep, luaL_typename(L, t)); return; }
     lua_pushnil(L);
     while (lua_next(L, t)) {
         lua_pop(L, 1);
-        if (lua_type(L, -1) != LUA_TSTRING) { ckt_l_errorf(L, "%s: options table has a non-string key (%s)", fn, luaL_typename(L, -1)); return; }
+        if (lua_type(L, -1) != LUA_TSTRING) { ckt_l_argerror(L, arg, "%s%soptions table has a non-string key (%s)", where, sep, luaL_typename(L, -1)); return; }
         const char *k = lua_tostring(L, -1);
         int ok = 0;
         for (const char *const *a = allowed; *a; a++)
             if (strcmp(*a, k) == 0) { ok = 1; break; }
-        if (!ok) { ckt_l_errorf(L, "%s: unknown option '%s'", fn, k); return; }
+        if (!ok) { ckt_l_argerror(L, arg, "%s%sunknown option '%s'", where, sep, k); return; }
     }
 }
 

@@ -10,9 +10,8 @@
 /* b:clear(reg [, value]) */
 static int b_clear(lua_State *L)
 {
-    l_kernel *kb = ckt_lk_checkkernel(L, 1);
-    ckt_lk_require_building(L, kb, "clear");
-    l_kobj *r = ckt_lk_checkreg(L, 2, kb, "clear: argument 1");
+    l_kernel *kb = ckt_lk_checkbuilder(L, "clear");
+    l_kobj *r = ckt_lk_checkreg(L, 2, kb, NULL);
     double v = luaL_optnumber(L, 3, 0.0);
     ckt_error err;
     if (ckt_kernel_clear(kb->k, r->id, (float)v, &err)) return ckt_l_error(L, &err);
@@ -40,7 +39,7 @@ static int map_regs(lua_State *L, l_kernel *kb, int ki, int fi, int first, int l
     ckt_expr_pool *ex = ckt_kernel_exprs(kb->k);
     for (int i = 0; i < nin; i++) {
         char what[48];
-        snprintf(what, sizeof what, "%s: input %d", fn, i + 1);
+        snprintf(what, sizeof what, "input %d", i + 1);
         inputs[i] = ckt_lk_checkreg(L, first + i, kb, what)->id;
     }
     if ((int)out < 0) out = ckt_kernel_tensor(kb->k, inputs[0])->dtype;
@@ -63,8 +62,7 @@ static int map_regs(lua_State *L, l_kernel *kb, int ki, int fi, int first, int l
 
 static int b_map(lua_State *L)
 {
-    l_kernel *kb = ckt_lk_checkkernel(L, 1);
-    ckt_lk_require_building(L, kb, "map");
+    l_kernel *kb = ckt_lk_checkbuilder(L, "map");
     luaL_checktype(L, 2, LUA_TFUNCTION);
     return map_regs(L, kb, 1, 2, 3, lua_gettop(L), "map");
 }
@@ -72,7 +70,7 @@ static int b_map(lua_State *L)
 /* ckt.sweep(reg, fn [, {dtype=}]): fn over every value a thread holds (CK Tile's sweep_tile) */
 static int l_sweep(lua_State *L)
 {
-    l_kobj *r = ckt_lk_checktensor(L, 1, "sweep: argument 1");
+    l_kobj *r = ckt_lk_checktensor(L, 1, NULL);
     ckt_lk_require_building(L, r->kb, "sweep");
     luaL_checktype(L, 2, LUA_TFUNCTION);
     int top = lua_gettop(L);
@@ -97,14 +95,12 @@ static ckt_reduce_op checkreduce(lua_State *L, int idx, const char *fn)
 static int b_reduce(lua_State *L)
 {
     static const char *const allowed[] = {"block", "dtype", NULL};
-    l_kernel *kb = ckt_lk_checkkernel(L, 1);
-    ckt_lk_require_building(L, kb, "reduce");
-    l_kobj *src = ckt_lk_checkreg(L, 2, kb, "reduce: argument 1");
+    l_kernel *kb = ckt_lk_checkbuilder(L, "reduce");
+    l_kobj *src = ckt_lk_checkreg(L, 2, kb, NULL);
     ckt_reduce_op op = checkreduce(L, 3, "reduce");
     int block = 0;
     ckt_dtype dt = CKT_F32;
     if (!lua_isnoneornil(L, 4)) {
-        luaL_checktype(L, 4, LUA_TTABLE);
         ckt_l_check_fields(L, 4, "reduce", allowed);
         ckt_l_field_bool(L, 4, "reduce", "block", &block);
         if (lua_getfield(L, 4, "dtype") != LUA_TNIL) dt = ckt_l_checkdtype(L, -1, "reduce: dtype");
@@ -123,9 +119,8 @@ static int b_reduce(lua_State *L)
 /* b:fold(acc, src, op), b:block_reduce(acc, op): the two steps of reduce, on your accumulator */
 static int b_fold(lua_State *L)
 {
-    l_kernel *kb = ckt_lk_checkkernel(L, 1);
-    ckt_lk_require_building(L, kb, "fold");
-    l_kobj *acc = ckt_lk_checkreg(L, 2, kb, "fold: accumulator"), *src = ckt_lk_checkreg(L, 3, kb, "fold: source");
+    l_kernel *kb = ckt_lk_checkbuilder(L, "fold");
+    l_kobj *acc = ckt_lk_checkreg(L, 2, kb, "accumulator"), *src = ckt_lk_checkreg(L, 3, kb, "source");
     ckt_error err;
     if (ckt_kernel_fold(kb->k, acc->id, src->id, checkreduce(L, 4, "fold"), &err)) return ckt_l_error(L, &err);
     return 0;
@@ -133,9 +128,8 @@ static int b_fold(lua_State *L)
 
 static int b_block_reduce(lua_State *L)
 {
-    l_kernel *kb = ckt_lk_checkkernel(L, 1);
-    ckt_lk_require_building(L, kb, "block_reduce");
-    l_kobj *acc = ckt_lk_checkreg(L, 2, kb, "block_reduce: accumulator");
+    l_kernel *kb = ckt_lk_checkbuilder(L, "block_reduce");
+    l_kobj *acc = ckt_lk_checkreg(L, 2, kb, "accumulator");
     ckt_error err;
     if (ckt_kernel_block_reduce(kb->k, acc->id, checkreduce(L, 3, "block_reduce"), &err)) return ckt_l_error(L, &err);
     return 0;

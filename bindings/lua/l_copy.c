@@ -29,9 +29,8 @@ static int copy_through(lua_State *L, l_kernel *kb, l_kobj *dst, l_kobj *src, in
  * -> LDS without registers (cp.async on sm_80+) */
 static int b_copy(lua_State *L)
 {
-    l_kernel *kb = ckt_lk_checkkernel(L, 1);
-    ckt_lk_require_building(L, kb, "copy");
-    l_kobj *dst = ckt_lk_checkwindow(L, 2, "copy: destination"), *src = ckt_lk_checkwindow(L, 3, "copy: source");
+    l_kernel *kb = ckt_lk_checkbuilder(L, "copy");
+    l_kobj *dst = ckt_lk_checkwindow(L, 2, "destination"), *src = ckt_lk_checkwindow(L, 3, "source");
     if (dst->kb != kb || src->kb != kb) return ckt_l_errorf(L, "copy: the windows belong to another kernel");
     int async = 0;
     if (lua_istable(L, 4)) ckt_l_field_bool(L, 4, "copy", "async", &async);
@@ -68,9 +67,7 @@ static int b_blockwise_copy(lua_State *L)
 {
     static const char *const fn = "blockwise_copy";
     static const char *const allowed[] = {"src", "dst", "thread_layout", "access_order", "vector_dim", "scalar_per_vector", "async", NULL};
-    l_kernel *kb = ckt_lk_checkkernel(L, 1);
-    ckt_lk_require_building(L, kb, fn);
-    luaL_checktype(L, 2, LUA_TTABLE);
+    l_kernel *kb = ckt_lk_checkbuilder(L, fn);
     ckt_l_check_fields(L, 2, fn, allowed);
     int async = 0;
     ckt_l_field_bool(L, 2, fn, "async", &async);
@@ -80,7 +77,7 @@ static int b_blockwise_copy(lua_State *L)
     l_kobj *src = ckt_lk_checkwindow(L, si, "blockwise_copy: src"), *dst = ckt_lk_checkwindow(L, di, "blockwise_copy: dst");
     if (src->kb != kb || dst->kb != kb) return ckt_l_errorf(L, "blockwise_copy: the windows belong to another kernel");
     if (async) { /* global -> LDS without registers (l_async.c); returns nothing */
-        if (!src->part && !dst->part && lua_getfield(L, 2, "thread_layout") == LUA_TNIL) return ckt_l_errorf(L, "blockwise_copy: field 'thread_layout' is required");
+        if (!src->part && !dst->part && lua_getfield(L, 2, "thread_layout") == LUA_TNIL) return ckt_l_argerror(L, 2, "field 'thread_layout' is required");
         ckt_lk_copy_async(L, kb, dst, src, 2, fn);
         return 0;
     }
@@ -99,7 +96,7 @@ static int b_blockwise_copy(lua_State *L)
     const ckt_kwindow *ks = ckt_lk_kwindow(src), *kd = ckt_lk_kwindow(dst);
     if (ks->rank != kd->rank || memcmp(ks->lengths, kd->lengths, sizeof(int64_t) * (size_t)ks->rank))
         return ckt_l_errorf(L, "blockwise_copy: src and dst windows differ in shape");
-    if (lua_getfield(L, 2, "thread_layout") == LUA_TNIL) return ckt_l_errorf(L, "blockwise_copy: field 'thread_layout' is required");
+    if (lua_getfield(L, 2, "thread_layout") == LUA_TNIL) return ckt_l_argerror(L, 2, "field 'thread_layout' is required");
     lua_pop(L, 1);
     int64_t spv = 1;
     ckt_l_field_int(L, 2, fn, "scalar_per_vector", &spv);

@@ -23,9 +23,9 @@ void ckt_l_pushencoding(lua_State *L, const ckt_encoding *e)
 static int int_lists(lua_State *L, int t, const char *fn, const char *field, int64_t rows[][CKT_DIST_MAX_H], int *lens, int cap)
 {
     char what[96];
-    if (lua_getfield(L, t, field) != LUA_TTABLE) return ckt_l_errorf(L, "%s: field '%s' must be a list of lists of integers, got %s", fn, field, luaL_typename(L, -1));
+    if (lua_getfield(L, t, field) != LUA_TTABLE) return ckt_l_argerror(L, t, "field '%s' must be a list of lists of integers, got %s", field, luaL_typename(L, -1));
     int n = (int)luaL_len(L, -1);
-    if (n > cap) return ckt_l_errorf(L, "%s: field '%s' has %d entries, at most %d", fn, field, n, cap);
+    if (n > cap) return ckt_l_argerror(L, t, "field '%s' has %d entries, at most %d", field, n, cap);
     for (int i = 0; i < n; i++) {
         lua_geti(L, -1, i + 1);
         snprintf(what, sizeof what, "%s: %s[%d]", fn, field, i + 1);
@@ -40,7 +40,6 @@ static int l_encoding(lua_State *L)
 {
     static const char *const fn = "tile_distribution_encoding";
     static const char *const allowed[] = {"rs", "hs", "ps_to_rhs_major", "ps_to_rhs_minor", "ys_to_rhs_major", "ys_to_rhs_minor", NULL};
-    luaL_checktype(L, 1, LUA_TTABLE);
     ckt_l_check_fields(L, 1, fn, allowed);
     ckt_encoding_desc d;
     memset(&d, 0, sizeof d);
@@ -87,14 +86,13 @@ static int l_pattern_2d(lua_State *L)
 {
     static const char *const fn = "encoding_pattern_2d";
     static const char *const allowed[] = {"block_size", "y_per_tile", "x_per_tile", "vec_size", "pattern", "num_wave_groups", "warp_size", "shuffled", NULL};
-    luaL_checktype(L, 1, LUA_TTABLE);
     ckt_l_check_fields(L, 1, fn, allowed);
     ckt_pattern_2d p = {0, 0, 0, 0, 1, 64, CKT_THREAD_RAKED};
     int shuffled = 0;
     static const char *const req[] = {"block_size", "y_per_tile", "x_per_tile", "vec_size"};
     int64_t *dst[] = {&p.block_size, &p.y_per_tile, &p.x_per_tile, &p.vec_size};
     for (int i = 0; i < 4; i++)
-        if (!ckt_l_field_int(L, 1, fn, req[i], dst[i])) return ckt_l_errorf(L, "%s: field '%s' is required", fn, req[i]);
+        if (!ckt_l_field_int(L, 1, fn, req[i], dst[i])) return ckt_l_argerror(L, 1, "field '%s' is required", req[i]);
     ckt_l_field_int(L, 1, fn, "num_wave_groups", &p.num_wave_groups);
     ckt_l_field_int(L, 1, fn, "warp_size", &p.warp_size);
     ckt_l_field_bool(L, 1, fn, "shuffled", &shuffled);
@@ -154,9 +152,9 @@ static int e_num_threads(lua_State *L) { lua_pushinteger(L, (lua_Integer)ckt_enc
 static int e_calculate_index(lua_State *L)
 {
     ckt_encoding *e = checkenc(L, 1);
-    int64_t t = ckt_l_checkint(L, 2, "calculate_index: thread_id");
+    int64_t t = ckt_l_checkint(L, 2, "thread_id");
     int64_t ys[CKT_DIST_MAX_Y], xs[CKT_DIST_MAX_X];
-    int n = ckt_l_int_list(L, 3, "calculate_index: y_coords", ys, CKT_DIST_MAX_Y);
+    int n = ckt_l_int_list(L, 3, "y_coords", ys, CKT_DIST_MAX_Y);
     if (n != e->d.ny) return ckt_l_errorf(L, "calculate_index: y_coords has %d entries, the encoding has %d Ys", n, e->d.ny);
     ckt_error err;
     if (ckt_encoding_calculate_index(e, t, ys, xs, &err)) return ckt_l_error(L, &err);
@@ -168,7 +166,7 @@ static int e_owner(lua_State *L)
 {
     ckt_encoding *e = checkenc(L, 1);
     int64_t want[CKT_DIST_MAX_X], ys[CKT_DIST_MAX_Y], count, first[64];
-    int n = ckt_l_int_list(L, 2, "owner: x_coords", want, CKT_DIST_MAX_X);
+    int n = ckt_l_int_list(L, 2, "x_coords", want, CKT_DIST_MAX_X);
     if (n != e->d.nx) return ckt_l_errorf(L, "owner: x_coords has %d entries, the encoding has %d X dimensions", n, e->d.nx);
     ckt_error err;
     if (ckt_encoding_owner(e, want, first, 64, &count, ys, &err)) return ckt_l_error(L, &err);
@@ -341,6 +339,7 @@ static int f_svg(lua_State *L) { return f_draw(L, 1); }
 
 void ckt_l_to_tv(lua_State *L, int idx, const char *what, ckt_layout *tv)
 {
+    int arg = idx > 0 ? idx : 0;
     idx = lua_absindex(L, idx);
     ckt_layout *l = ckt_l_testlayout(L, idx);
     if (l) { *tv = *l; return; }
@@ -357,14 +356,15 @@ void ckt_l_to_tv(lua_State *L, int idx, const char *what, ckt_layout *tv)
         l = ckt_l_testlayout(L, -1);
         if (l) { *tv = *l; lua_pop(L, 1); return; }
     }
-    ckt_l_errorf(L, "%s must be a distribution (encoding, nested layout, fragment or TV layout), got %s", what, luaL_typename(L, idx));
+    ckt_l_argerror(L, arg, "%s%sdistribution (encoding, nested layout, fragment or TV layout) expected, got %s", what ? what : "", what ? ": " : "",
+                   luaL_typename(L, idx));
 }
 
 static int l_same_distribution(lua_State *L)
 {
     ckt_layout a, b;
-    ckt_l_to_tv(L, 1, "same_distribution: argument 1", &a);
-    ckt_l_to_tv(L, 2, "same_distribution: argument 2", &b);
+    ckt_l_to_tv(L, 1, NULL, &a);
+    ckt_l_to_tv(L, 2, NULL, &b);
     int strict = 0;
     if (!lua_isnoneornil(L, 3)) {
         static const char *const allowed[] = {"strict", NULL};

@@ -48,13 +48,7 @@ static int k_source(lua_State *L)
     return 1;
 }
 
-static int x_gc(lua_State *L)
-{
-    l_exe *e = luaL_checkudata(L, 1, CKT_L_EXE);
-    ckt_exe_free(e->exe);
-    e->exe = NULL;
-    return 0;
-}
+CKT_L_CLOSER(x_gc, l_exe, CKT_L_EXE, exe, ckt_exe_free)
 
 /* k:compile{target=, compile_only=, cache=, options=} -> executable */
 static int k_compile(lua_State *L)
@@ -65,7 +59,6 @@ static int k_compile(lua_State *L)
         lua_settop(L, 1);
         lua_newtable(L);
     }
-    luaL_checktype(L, 2, LUA_TTABLE);
     ckt_l_check_fields(L, 2, "compile", allowed);
     const char *target, *opts[32];
     if (!ckt_l_field_string(L, 2, "compile", "target", &target)) target = ckt_context_default_target(ckt_l_context(L));
@@ -171,11 +164,11 @@ static void launch_grid(lua_State *L, int64_t g[3])
 {
     g[0] = g[1] = g[2] = 1;
     int t = lua_getfield(L, 2, "grid");
-    if (t == LUA_TNIL) ckt_l_errorf(L, "launch: field 'grid' is required");
+    if (t == LUA_TNIL) ckt_l_argerror(L, 2, "field 'grid' is required");
     if (t == LUA_TNUMBER) g[0] = ckt_l_checkint(L, -1, "launch: grid");
     else if (t == LUA_TTABLE) {
         if (ckt_l_int_list(L, -1, "launch: grid", g, 3) < 1) ckt_l_errorf(L, "launch: grid must have 1 to 3 extents");
-    } else ckt_l_errorf(L, "launch: field 'grid' must be an integer or a list of up to 3 integers, got %s", luaL_typename(L, -1));
+    } else ckt_l_argerror(L, 2, "field 'grid' must be an integer or a list of up to 3 integers, got %s", luaL_typename(L, -1));
     lua_pop(L, 1);
 }
 
@@ -221,7 +214,7 @@ static int x_launch(lua_State *L)
     int64_t grid[3];
     launch_grid(L, grid);
     int positional = lua_getfield(L, 2, "args") != LUA_TNIL, ai = lua_gettop(L);
-    if (positional && !lua_istable(L, ai)) return ckt_l_errorf(L, "launch: field 'args' must be a list");
+    if (positional && !lua_istable(L, ai)) return ckt_l_argerror(L, 2, "field 'args' must be a list");
     int nsig;
     ckt_exe_signature(e->exe, &nsig);
     if (positional && luaL_len(L, ai) != nsig) return ckt_l_errorf(L, "launch: kernel '%s' takes %d arguments, got %d", ckt_kernel_name(k), nsig, (int)luaL_len(L, ai));

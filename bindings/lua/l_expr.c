@@ -21,20 +21,23 @@ l_kobj *ckt_lk_testexpr(lua_State *L, int idx) { return luaL_testudata(L, idx, C
 ckt_expr_id ckt_lk_toexpr(lua_State *L, int idx, l_kernel *kb, const char *what)
 {
     ckt_expr_pool *ex = ckt_kernel_exprs(kb->k);
+    int arg = idx > 0 ? idx : 0;
+    char pre[96];
+    ckt_l_prefix(pre, sizeof pre, what);
     if (lua_isinteger(L, idx)) return ckt_expr_int(ex, (int64_t)lua_tointeger(L, idx));
     if (lua_type(L, idx) == LUA_TNUMBER) {
         double v = lua_tonumber(L, idx);
         if (isnan(v) || isinf(v) || fabs(v) > 3.0e38) {
             if (isnan(v)) return ckt_expr_float(ex, NAN);
             if (isinf(v)) return ckt_expr_float(ex, (float)v);
-            ckt_l_errorf(L, "%s: %g does not fit f32", what, v);
+            ckt_l_argerror(L, arg, "%s%g does not fit f32", pre, v);
         }
         return ckt_expr_float(ex, (float)v);
     }
     l_kobj *o = ckt_lk_testexpr(L, idx);
-    if (!o) ckt_l_errorf(L, "%s: expected a number or a kernel expression, got %s", what, luaL_typename(L, idx));
-    if (o->kb != kb) ckt_l_errorf(L, "%s: the expression belongs to another kernel", what);
-    if (o->param >= 0) ckt_l_errorf(L, "%s: pointer '%s' is not a value (make a tensor over it)", what, ckt_kernel_param(kb->k, o->param)->name);
+    if (!o) ckt_l_argerror(L, arg, "%snumber or kernel expression expected, got %s", pre, luaL_typename(L, idx));
+    if (o->kb != kb) ckt_l_argerror(L, arg, "%sthe expression belongs to another kernel", pre);
+    if (o->param >= 0) ckt_l_argerror(L, arg, "%spointer '%s' is not a value (make a tensor over it)", pre, ckt_kernel_param(kb->k, o->param)->name);
     return o->id;
 }
 
@@ -58,7 +61,7 @@ static int expr_binop(lua_State *L, ckt_expr_op op, const char *name)
     int ki = find_kernel_arg(L, 1, 2);
     if (ki < 0) return ckt_l_errorf(L, "%s: no kernel expression among the operands", name);
     l_kobj *o = ckt_lk_testexpr(L, ki);
-    ckt_expr_id a = ckt_lk_toexpr(L, 1, o->kb, name), b = ckt_lk_toexpr(L, 2, o->kb, name);
+    ckt_expr_id a = ckt_lk_toexpr(L, 1, o->kb, NULL), b = ckt_lk_toexpr(L, 2, o->kb, NULL);
     ckt_expr_id r = ckt_expr_binary(ckt_kernel_exprs(o->kb->k), op, a, b);
     ckt_lk_push_owner(L, ki);
     ckt_lk_push_expr(L, o->kb, -1, r);
@@ -76,7 +79,7 @@ static int e_div(lua_State *L)
     if (ki < 0) return ckt_l_errorf(L, "/: no kernel expression among the operands");
     l_kobj *o = ckt_lk_testexpr(L, ki);
     ckt_expr_pool *ex = ckt_kernel_exprs(o->kb->k);
-    ckt_expr_id a = ckt_lk_toexpr(L, 1, o->kb, "/"), b = ckt_lk_toexpr(L, 2, o->kb, "/");
+    ckt_expr_id a = ckt_lk_toexpr(L, 1, o->kb, NULL), b = ckt_lk_toexpr(L, 2, o->kb, NULL);
     if (ckt_expr_has_input(ex, a) || ckt_expr_has_input(ex, b)) {
         a = ckt_expr_unary(ex, CKT_E_TOFLOAT, a);
         b = ckt_expr_unary(ex, CKT_E_TOFLOAT, b);
@@ -93,7 +96,7 @@ static int e_idiv(lua_State *L)
     if (ki < 0) return ckt_l_errorf(L, "//: no kernel expression among the operands");
     l_kobj *o = ckt_lk_testexpr(L, ki);
     ckt_expr_pool *ex = ckt_kernel_exprs(o->kb->k);
-    ckt_expr_id a = ckt_lk_toexpr(L, 1, o->kb, "//"), b = ckt_lk_toexpr(L, 2, o->kb, "//");
+    ckt_expr_id a = ckt_lk_toexpr(L, 1, o->kb, NULL), b = ckt_lk_toexpr(L, 2, o->kb, NULL);
     ckt_expr_id q = ckt_expr_binary(ex, CKT_E_DIV, a, b);
     if (ckt_expr_type_of(ex, q) == CKT_T_F32) q = ckt_expr_unary(ex, CKT_E_FLOOR, q);
     ckt_lk_push_owner(L, ki);
@@ -110,7 +113,7 @@ static int e_shr(lua_State *L) { return expr_binop(L, CKT_E_SHR, ">>"); }
 static int e_unm(lua_State *L)
 {
     l_kobj *o = luaL_checkudata(L, 1, CKT_L_EXPR);
-    ckt_expr_id a = ckt_lk_toexpr(L, 1, o->kb, "unary -");
+    ckt_expr_id a = ckt_lk_toexpr(L, 1, o->kb, NULL);
     ckt_lk_push_owner(L, 1);
     ckt_lk_push_expr(L, o->kb, -1, ckt_expr_unary(ckt_kernel_exprs(o->kb->k), CKT_E_NEG, a));
     return 1;
@@ -152,8 +155,8 @@ static int math_binary(lua_State *L, ckt_expr_op op, const char *name)
     luaL_checkany(L, 1);
     luaL_checkany(L, 2);
     if (find_kernel_arg(L, 1, 2) < 0) {
-        if (lua_type(L, 1) != LUA_TNUMBER || lua_type(L, 2) != LUA_TNUMBER)
-            return ckt_l_errorf(L, "ckt.%s: expected numbers or kernel expressions, got %s and %s", name, luaL_typename(L, 1), luaL_typename(L, 2));
+        int bad = lua_type(L, 1) != LUA_TNUMBER ? 1 : lua_type(L, 2) != LUA_TNUMBER ? 2 : 0;
+        if (bad) return ckt_l_argerror(L, bad, "number or kernel expression expected, got %s", luaL_typename(L, bad));
         int cmp = op >= CKT_E_LT && op <= CKT_E_NE;
         if (lua_isinteger(L, 1) && lua_isinteger(L, 2) && !cmp) {
             lua_Integer a = lua_tointeger(L, 1), b = lua_tointeger(L, 2);
@@ -211,7 +214,7 @@ static int math_unary(lua_State *L, ckt_expr_op op, const char *name, double (*f
         return 1;
     }
     if (!o) {
-        if (lua_type(L, 1) != LUA_TNUMBER) return ckt_l_errorf(L, "ckt.%s: expected a number or a kernel expression, got %s", name, luaL_typename(L, 1));
+        if (lua_type(L, 1) != LUA_TNUMBER) return ckt_l_argerror(L, 1, "number or kernel expression expected, got %s", luaL_typename(L, 1));
         double x = lua_tonumber(L, 1);
         if (op == CKT_E_NOT) lua_pushboolean(L, !truthy(L, 1));
         else if (op == CKT_E_TOFLOAT) lua_pushnumber(L, (lua_Number)(float)x); /* the kernel's f32 */
@@ -222,7 +225,7 @@ static int math_unary(lua_State *L, ckt_expr_op op, const char *name, double (*f
             char buf[8];
             ckt_dtype_store(CKT_I64, buf, x);
             lua_pushinteger(L, (lua_Integer)ckt_dtype_load_i64(CKT_I64, buf));
-        } else if (!f) return ckt_l_errorf(L, "ckt.%s: expected a kernel expression", name);
+        } else if (!f) return ckt_l_argerror(L, 1, "kernel expression expected, got number");
         else lua_pushnumber(L, f(x));
         return 1;
     }
@@ -250,8 +253,8 @@ static int m_select(lua_State *L)
         return 1;
     }
     l_kobj *o = ckt_lk_testexpr(L, ki);
-    ckt_expr_id c = ckt_lk_toexpr(L, 1, o->kb, "select: condition"), a = ckt_lk_toexpr(L, 2, o->kb, "select: value if true"),
-                b = ckt_lk_toexpr(L, 3, o->kb, "select: value if false");
+    ckt_expr_id c = ckt_lk_toexpr(L, 1, o->kb, "condition"), a = ckt_lk_toexpr(L, 2, o->kb, "value if true"),
+                b = ckt_lk_toexpr(L, 3, o->kb, "value if false");
     ckt_lk_push_owner(L, ki);
     ckt_lk_push_expr(L, o->kb, -1, ckt_expr_select(ckt_kernel_exprs(o->kb->k), c, a, b));
     return 1;
@@ -264,7 +267,7 @@ static int m_cast(lua_State *L)
 {
     l_kobj *o = ckt_lk_testexpr(L, 1);
     if (!o && lua_type(L, 1) == LUA_TNUMBER) {
-        ckt_dtype t = ckt_l_checkdtype(L, 2, "ckt.cast: argument 2");
+        ckt_dtype t = ckt_l_checkdtype(L, 2, NULL);
         char buf[16];
         bool integral = t == CKT_I32 || t == CKT_I8 || t == CKT_U8 || t == CKT_I64;
         if (integral && lua_isinteger(L, 1)) ckt_dtype_store_i64(t, buf, (int64_t)lua_tointeger(L, 1));
@@ -273,9 +276,9 @@ static int m_cast(lua_State *L)
         else lua_pushnumber(L, ckt_dtype_load(t, buf));
         return 1;
     }
-    if (!o) return ckt_l_errorf(L, "ckt.cast: argument 1 must be a number or a kernel expression, got %s", luaL_typename(L, 1));
-    ckt_dtype t = ckt_l_checkdtype(L, 2, "ckt.cast: argument 2");
-    ckt_expr_id a = ckt_lk_toexpr(L, 1, o->kb, "cast");
+    if (!o) return ckt_l_argerror(L, 1, "number or kernel expression expected, got %s", luaL_typename(L, 1));
+    ckt_dtype t = ckt_l_checkdtype(L, 2, NULL);
+    ckt_expr_id a = ckt_lk_toexpr(L, 1, o->kb, NULL);
     ckt_expr_pool *ex = ckt_kernel_exprs(o->kb->k);
     ckt_expr_id r;
     if (t == CKT_F16 || t == CKT_BF16) r = ckt_expr_round(ex, a, (int)t);
@@ -286,7 +289,7 @@ static int m_cast(lua_State *L)
         int64_t hi = t == CKT_I32 ? INT32_MAX : t == CKT_I8 ? INT8_MAX : t == CKT_U8 ? UINT8_MAX : INT64_MAX;
         if (t != CKT_I64) r = ckt_expr_binary(ex, CKT_E_MAX, ckt_expr_binary(ex, CKT_E_MIN, r, ckt_expr_int(ex, hi)), ckt_expr_int(ex, lo));
     }
-    else return ckt_l_errorf(L, "ckt.cast: cannot cast to %s", ckt_dtype_name(t));
+    else return ckt_l_argerror(L, 2, "cannot cast to %s", ckt_dtype_name(t));
     ckt_lk_push_owner(L, 1);
     ckt_lk_push_expr(L, o->kb, -1, r);
     return 1;

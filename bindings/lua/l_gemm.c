@@ -30,7 +30,7 @@ static int kernel_tensor(lua_State *L, int idx, ckt_kernel **k, const char *what
 {
     l_kobj *t = ckt_lk_checktensor(L, idx, what);
     ckt_lk_require_building(L, t->kb, what);
-    if (*k && t->kb->k != *k) return ckt_l_errorf(L, "%s: the tensor belongs to another kernel", what);
+    if (*k && t->kb->k != *k) return ckt_l_argerror(L, idx, "%s: the tensor belongs to another kernel", what);
     *k = t->kb->k;
     return t->id;
 }
@@ -38,8 +38,8 @@ static int kernel_tensor(lua_State *L, int idx, ckt_kernel **k, const char *what
 static int kernel_window(lua_State *L, int idx, ckt_kernel **k, const char *what)
 {
     l_kobj *w = ckt_lk_checkwindow(L, idx, what);
-    if (w->part) return ckt_l_errorf(L, "%s: expected a tile window, got a partition", what);
-    if (*k && w->kb->k != *k) return ckt_l_errorf(L, "%s: the window belongs to another kernel", what);
+    if (w->part) return ckt_l_argerror(L, idx, "%s: tile window expected, got a partition", what);
+    if (*k && w->kb->k != *k) return ckt_l_argerror(L, idx, "%s: the window belongs to another kernel", what);
     *k = w->kb->k;
     return w->id;
 }
@@ -69,10 +69,11 @@ static void push_mma(lua_State *L, const ckt_mma *m)
 static const ckt_mma *tomma(lua_State *L, int idx, const char *what)
 {
     if (luaL_testudata(L, idx, CKT_L_MMA)) return checkmma(L, idx);
-    if (lua_type(L, idx) != LUA_TSTRING) ckt_l_errorf(L, "%s must be an instruction name or ckt.mma, got %s", what, luaL_typename(L, idx));
+    int arg = idx > 0 ? idx : 0;
+    if (lua_type(L, idx) != LUA_TSTRING) ckt_l_argerror(L, arg, "%s must be an instruction name or ckt.mma, got %s", what, luaL_typename(L, idx));
     const ckt_mma *m;
     ckt_error err;
-    if (ckt_mma_get(lua_tostring(L, idx), &m, &err)) ckt_l_errorf(L, "%s: %s", what, err.msg);
+    if (ckt_mma_get(lua_tostring(L, idx), &m, &err)) ckt_l_argerror(L, arg, "%s: %s", what, err.msg);
     return m;
 }
 
@@ -80,16 +81,16 @@ static const ckt_mma *tomma(lua_State *L, int idx, const char *what)
 static int l_mma(lua_State *L)
 {
     luaL_checkany(L, 1);
-    push_mma(L, tomma(L, 1, "mma: argument 1 (name)"));
+    push_mma(L, tomma(L, 1, "name"));
     return 1;
 }
 
-static char checkoperand(lua_State *L, int idx, const char *fn)
+static char checkoperand(lua_State *L, int idx)
 {
     const char *s = luaL_checkstring(L, idx);
     char o = s[0] >= 'a' && s[0] <= 'z' ? (char)(s[0] - 'a' + 'A') : s[0];
     if (strlen(s) != 1 || (o != 'A' && o != 'B' && o != 'C' && o != 'D'))
-        ckt_l_errorf(L, "%s: argument %d (operand) must be \"A\", \"B\" or \"C\" (\"D\"), got \"%s\"", fn, idx - 1, s);
+        ckt_l_argerror(L, idx, "operand must be \"A\", \"B\" or \"C\" (\"D\"), got \"%s\"", s);
     return o == 'D' ? 'C' : o;
 }
 
@@ -98,7 +99,7 @@ static int m_layout(lua_State *L)
     const ckt_mma *m = checkmma(L, 1);
     ckt_layout tv;
     ckt_error err;
-    if (ckt_mma_layout(m, checkoperand(L, 2, "layout"), &tv, &err)) return ckt_l_error(L, &err);
+    if (ckt_mma_layout(m, checkoperand(L, 2), &tv, &err)) return ckt_l_error(L, &err);
     ckt_l_pushlayout(L, &tv);
     return 1;
 }
@@ -106,7 +107,7 @@ static int m_layout(lua_State *L)
 static int m_draw(lua_State *L, int svg)
 {
     const ckt_mma *m = checkmma(L, 1);
-    char o = checkoperand(L, 2, svg ? "svg" : "grid");
+    char o = checkoperand(L, 2);
     int opts = ckt_l_draw_opts(L, 3, svg, NULL);
     ckt_layout tv;
     ckt_error err;
@@ -154,7 +155,7 @@ static int m_index(lua_State *L)
             if (!strcmp(k, ints[i].key)) { lua_pushinteger(L, (lua_Integer)ints[i].v); return 1; }
         for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
             if (!strcmp(k, strs[i].key)) { lua_pushstring(L, strs[i].v); return 1; }
-        if (!strcmp(k, "targets")) { push_targets(L, m->targets); return 1; }
+        if (!strcmp(k, "targets")) { char t[128]; push_targets(L, ckt_mma_targets(m, t, sizeof t)); return 1; }
         if (!strcmp(k, "ldmatrix")) { lua_pushboolean(L, m->ldmatrix); return 1; }
         if (!strcmp(k, "shape")) {
             int64_t v[3] = {m->m, m->n, m->k};
@@ -171,8 +172,9 @@ static int m_index(lua_State *L)
 static int m_tostring(lua_State *L)
 {
     const ckt_mma *m = checkmma(L, 1);
+    char targets[128];
     lua_pushfstring(L, "%s (%s): %dx%dx%d, A %s, B %s, C %s, %d lanes; on %s\n  %s\n  A %s  B %s  C %s  (lane, value) -> row-major offset", m->name, m->isa,
-                    (int)m->m, (int)m->n, (int)m->k, ckt_dtype_name(m->a), ckt_dtype_name(m->b), ckt_dtype_name(m->c), (int)m->lanes, m->targets, m->doc,
+                    (int)m->m, (int)m->n, (int)m->k, ckt_dtype_name(m->a), ckt_dtype_name(m->b), ckt_dtype_name(m->c), (int)m->lanes, ckt_mma_targets(m, targets, sizeof targets), m->doc,
                     m->a_tv, m->b_tv, m->c_tv);
     return 1;
 }
@@ -198,7 +200,7 @@ static int l_mma_find(lua_State *L)
     luaL_checktype(L, 1, LUA_TTABLE);
     ckt_l_check_fields(L, 1, "mma_find", allowed);
     const char *target = NULL;
-    if (!ckt_l_field_string(L, 1, "mma_find", "target", &target)) return ckt_l_errorf(L, "mma_find: field 'target' is required");
+    if (!ckt_l_field_string(L, 1, "mma_find", "target", &target)) return ckt_l_argerror(L, 1, "field 'target' is required");
     ckt_dtype dt[3] = {CKT_F16, CKT_F16, CKT_F32};
     const char *keys[3] = {"a", "b", "c"};
     for (int i = 0; i < 3; i++) {
@@ -227,7 +229,8 @@ static int l_mma_find(lua_State *L)
 static const ckt_gemm_traits *checktraits(lua_State *L, int idx, const char *what)
 {
     ckt_gemm_traits *t = luaL_testudata(L, idx, CKT_L_TRAITS);
-    if (!t) ckt_l_errorf(L, "%s must be GEMM traits (ckt.gemm_traits), got %s", what, luaL_typename(L, idx));
+    char pre[96];
+    if (!t) ckt_l_argerror(L, idx > 0 ? idx : 0, "%sGEMM traits (ckt.gemm_traits) expected, got %s", ckt_l_prefix(pre, sizeof pre, what), luaL_typename(L, idx));
     return t;
 }
 
@@ -237,14 +240,14 @@ static int l_gemm_traits(lua_State *L)
     ckt_gemm_traits t;
     ckt_error err;
     if (lua_type(L, 1) == LUA_TSTRING) {
-        ckt_dtype dt = lua_isnoneornil(L, 2) ? CKT_F16 : ckt_l_checkdtype(L, 2, "gemm_traits: argument 2 (dtype)");
+        ckt_dtype dt = lua_isnoneornil(L, 2) ? CKT_F16 : ckt_l_checkdtype(L, 2, "dtype");
         if (ckt_gemm_traits_preset(lua_tostring(L, 1), dt, &t, &err)) return ckt_l_error(L, &err);
     } else {
         static const char *const allowed[] = {"instr", "m_per_wave", "n_per_wave", "k_pack", NULL};
-        if (!lua_istable(L, 1)) return ckt_l_errorf(L, "gemm_traits: argument 1 must be a table {instr=, m_per_wave=, n_per_wave=, k_pack=} or a CK preset name, got %s", luaL_typename(L, 1));
+        if (!lua_istable(L, 1)) return ckt_l_argerror(L, 1, "table {instr=, m_per_wave=, n_per_wave=, k_pack=} or CK preset name expected, got %s", luaL_typename(L, 1));
         ckt_l_check_fields(L, 1, "gemm_traits", allowed);
         lua_getfield(L, 1, "instr");
-        if (lua_isnil(L, -1)) return ckt_l_errorf(L, "gemm_traits: field 'instr' is required (a matrix instruction name, see ckt.mma_list())");
+        if (lua_isnil(L, -1)) return ckt_l_argerror(L, 1, "field 'instr' is required (a matrix instruction name, see ckt.mma_list())");
         const ckt_mma *m = tomma(L, -1, "gemm_traits: field 'instr'");
         lua_pop(L, 1);
         int64_t mx = 1, nx = 1, kp = 0;
@@ -261,7 +264,7 @@ static int l_gemm_traits(lua_State *L)
 
 static int t_index(lua_State *L)
 {
-    const ckt_gemm_traits *t = checktraits(L, 1, "traits");
+    const ckt_gemm_traits *t = checktraits(L, 1, NULL);
     const char *k = lua_tostring(L, 2);
     if (k) {
         if (!strcmp(k, "instr")) { push_mma(L, t->instr); return 1; }
@@ -277,7 +280,7 @@ static int t_index(lua_State *L)
 
 static int t_tostring(lua_State *L)
 {
-    const ckt_gemm_traits *t = checktraits(L, 1, "traits");
+    const ckt_gemm_traits *t = checktraits(L, 1, NULL);
     lua_pushfstring(L, "ckt.gemm_traits(%s, %dx%d per wave, k_pack %d)", t->instr->name, (int)t->m_per_wave, (int)t->n_per_wave, (int)t->k_pack);
     return 1;
 }
@@ -285,8 +288,8 @@ static int t_tostring(lua_State *L)
 /* T:geometry(MPerBlock, NPerBlock, KPerBlock, threads) -> {waves_m=, waves_n=, k_step=, pack=} */
 static ckt_gemm_geom geometry_args(lua_State *L, const ckt_gemm_traits *t, int first)
 {
-    int64_t mpb = ckt_l_checkint(L, first, "geometry: MPerBlock"), npb = ckt_l_checkint(L, first + 1, "geometry: NPerBlock");
-    int64_t kpb = ckt_l_checkint(L, first + 2, "geometry: KPerBlock"), threads = ckt_l_checkint(L, first + 3, "geometry: threads");
+    int64_t mpb = ckt_l_checkint(L, first, "MPerBlock"), npb = ckt_l_checkint(L, first + 1, "NPerBlock");
+    int64_t kpb = ckt_l_checkint(L, first + 2, "KPerBlock"), threads = ckt_l_checkint(L, first + 3, "threads");
     ckt_gemm_geom g;
     ckt_error err;
     if (ckt_gemm_geometry(t, mpb, npb, kpb, threads, &g, &err)) ckt_l_error(L, &err);
@@ -295,7 +298,7 @@ static ckt_gemm_geom geometry_args(lua_State *L, const ckt_gemm_traits *t, int f
 
 static int t_geometry(lua_State *L)
 {
-    ckt_gemm_geom g = geometry_args(L, checktraits(L, 1, "geometry: traits"), 2);
+    ckt_gemm_geom g = geometry_args(L, checktraits(L, 1, NULL), 2);
     lua_createtable(L, 0, 4);
     lua_pushinteger(L, (lua_Integer)g.waves_m);
     lua_setfield(L, -2, "waves_m");
@@ -312,8 +315,8 @@ static int t_geometry(lua_State *L)
  * operand ('A' over MPerBlock x k_step, 'B' over NPerBlock x k_step, 'C' over MPerBlock x NPerBlock) */
 static int t_tv(lua_State *L)
 {
-    const ckt_gemm_traits *t = checktraits(L, 1, "tv: traits");
-    char o = checkoperand(L, 2, "tv");
+    const ckt_gemm_traits *t = checktraits(L, 1, NULL);
+    char o = checkoperand(L, 2);
     ckt_gemm_geom g = geometry_args(L, t, 3);
     char text[600];
     ckt_error err;
@@ -332,12 +335,12 @@ static void tile_shape(lua_State *L, int idx, ckt_kernel *k, const char *what, i
     if (lua_isuserdata(L, idx) && !ckt_l_testlayout(L, idx)) {
         int ti = kernel_tensor(L, idx, &k, what);
         const ckt_ktensor *t = ckt_kernel_tensor(k, ti);
-        if (t->mem != CKT_MEM_LDS) ckt_l_errorf(L, "%s: expected an LDS tensor or a tile layout, got a %s tensor", what, ckt_memory_name(t->mem));
+        if (t->mem != CKT_MEM_LDS) ckt_l_argerror(L, idx, "%s: LDS tensor or tile layout expected, got a %s tensor", what, ckt_memory_name(t->mem));
         lay = t->layout;
     } else {
         ckt_l_tolayout(L, idx, what, &lay);
     }
-    if (ckt_layout_rank(&lay) != 2) ckt_l_errorf(L, "%s: a GEMM tile has 2 modes, this layout has %d", what, ckt_layout_rank(&lay));
+    if (ckt_layout_rank(&lay) != 2) ckt_l_argerror(L, idx, "%s: a GEMM tile has 2 modes, this layout has %d", what, ckt_layout_rank(&lay));
     ckt_layout m;
     ckt_error err;
     if (ckt_layout_mode(&lay, 0, &m, &err)) ckt_l_error(L, &err);
@@ -353,10 +356,10 @@ static int b_c_vgpr(lua_State *L)
     static const char *const fn = "make_blockwise_gemm_xdl_c_vgpr";
     ckt_kernel *k = builder(L, 1, fn);
     int64_t mpb, kpa, npb, kpb;
-    tile_shape(L, 2, k, "make_blockwise_gemm_xdl_c_vgpr: argument 1 (a_tile)", &mpb, &kpa);
-    tile_shape(L, 3, k, "make_blockwise_gemm_xdl_c_vgpr: argument 2 (b_tile)", &npb, &kpb);
-    if (kpa != kpb) return ckt_l_errorf(L, "%s: argument 2 (b_tile) has K = %lld but a_tile has K = %lld (b_tile is N x K)", fn, (long long)kpb, (long long)kpa);
-    const ckt_gemm_traits *t = checktraits(L, 4, "make_blockwise_gemm_xdl_c_vgpr: argument 3 (traits)");
+    tile_shape(L, 2, k, "a_tile", &mpb, &kpa);
+    tile_shape(L, 3, k, "b_tile", &npb, &kpb);
+    if (kpa != kpb) return ckt_l_argerror(L, 3, "b_tile has K = %lld but a_tile has K = %lld (b_tile is N x K)", (long long)kpb, (long long)kpa);
+    const ckt_gemm_traits *t = checktraits(L, 4, NULL);
     ckt_gemm_geom g;
     ckt_error err;
     int reg;
@@ -374,10 +377,10 @@ static int l_c_partition(lua_State *L)
     static const char *const fn = "make_blockwise_gemm_xdl_c_local_partition";
     int first = luaL_testudata(L, 1, CKT_L_KERNEL) ? 2 : 1; /* also a builder method */
     ckt_kernel *k = first == 2 ? builder(L, 1, fn) : NULL;
-    int wi = kernel_window(L, first, &k, "make_blockwise_gemm_xdl_c_local_partition: argument 1 (c_tile)");
+    int wi = kernel_window(L, first, &k, "c_tile");
     const ckt_kwindow *w = ckt_kernel_window(k, wi);
-    if (w->rank != 2) return ckt_l_errorf(L, "%s: argument 1 (c_tile) has rank %d, the C tile has 2", fn, w->rank);
-    const ckt_gemm_traits *t = checktraits(L, first + 1, "make_blockwise_gemm_xdl_c_local_partition: argument 2 (traits)");
+    if (w->rank != 2) return ckt_l_argerror(L, first, "c_tile has rank %d, the C tile has 2", w->rank);
+    const ckt_gemm_traits *t = checktraits(L, first + 1, NULL);
     int dist, pw;
     ckt_error err;
     if (ckt_kernel_gemm_c_dist(k, t, w->lengths[0], w->lengths[1], &dist, &err)) return ckt_l_errorf(L, "%s: %s", fn, err.msg);
@@ -394,10 +397,10 @@ static int l_c_partition(lua_State *L)
 static int b_blockwise_gemm(lua_State *L)
 {
     ckt_kernel *k = builder(L, 1, "blockwise_gemm");
-    int a = kernel_tensor(L, 2, &k, "blockwise_gemm: argument 1 (a_lds)");
-    int b = kernel_tensor(L, 3, &k, "blockwise_gemm: argument 2 (b_lds)");
-    int c = kernel_tensor(L, 4, &k, "blockwise_gemm: argument 3 (c_vgpr)");
-    const ckt_gemm_traits *t = checktraits(L, 5, "blockwise_gemm: argument 4 (traits)");
+    int a = kernel_tensor(L, 2, &k, "a_lds");
+    int b = kernel_tensor(L, 3, &k, "b_lds");
+    int c = kernel_tensor(L, 4, &k, "c_vgpr");
+    const ckt_gemm_traits *t = checktraits(L, 5, NULL);
     ckt_error err;
     if (!lua_isnoneornil(L, 6)) { /* {pending = n}: wgmma groups left in flight (ckt/wgmma.h) */
         static const char *const allowed[] = {"pending", NULL};

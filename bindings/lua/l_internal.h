@@ -16,11 +16,24 @@
 int ckt_l_error(lua_State *L, const ckt_error *err);
 /* Raise a formatted error at the caller's line. */
 int ckt_l_errorf(lua_State *L, const char *fmt, ...);
-/* An integer argument (rejects non-numbers, NaN, non-integral floats), named in errors. */
+/* Argument errors follow lauxlib: "bad argument #arg to 'fn' (msg)", the function's name taken
+ * from the call (luaL_argerror). arg <= 0: the value is not an argument of the call (the binding
+ * pushed it) and msg stands alone, so it names where the value came from.
+ * Convention of the checkers below: a positive idx is an argument of the call and `what` names
+ * it bare ("shape"); a negative idx is a value the binding pushed and `what` says whose it is
+ * ("launch: grid"). */
+int ckt_l_argerror(lua_State *L, int arg, const char *fmt, ...);
+/* "what: " for a message's start, or "" when what is NULL (the argument's position says it). */
+const char *ckt_l_prefix(char *buf, size_t cap, const char *what);
+/* An integer (rejects non-numbers, NaN, non-integral floats), named in errors. */
 int64_t ckt_l_checkint(lua_State *L, int idx, const char *what);
+/* The integer at idx (a field, a list entry) found in argument arg of the call. */
+int64_t ckt_l_checkint_arg(lua_State *L, int idx, int arg, const char *what);
 int64_t ckt_l_optint(lua_State *L, int idx, const char *what, int64_t def);
-/* Fields of an options table at index t. Return 1 when present, 0 when absent/nil;
- * raise when present with the wrong type ("encoding_pattern_2d: field 'block_size' must be an integer, got string"). */
+/* Fields of an options table at index t. Return 1 when present, 0 when absent/nil; raise when
+ * present with the wrong type: "bad argument #1 to 'encoding_pattern_2d' (field 'block_size'
+ * must be an integer, got string)" when t is an argument (t > 0), else "fn: field ..." (fn says
+ * whose table it is). */
 int ckt_l_field_int(lua_State *L, int t, const char *fn, const char *field, int64_t *out);
 int ckt_l_field_bool(lua_State *L, int t, const char *fn, const char *field, int *out);
 int ckt_l_field_string(lua_State *L, int t, const char *fn, const char *field, const char **out);
@@ -28,7 +41,8 @@ int ckt_l_field_string(lua_State *L, int t, const char *fn, const char *field, c
 int ckt_l_int_list(lua_State *L, int idx, const char *what, int64_t *v, int cap);
 /* Push a flat list of integers as a Lua sequence. */
 void ckt_l_push_int_list(lua_State *L, const int64_t *v, int n);
-/* Reject unknown keys in an options table (catches typos): allowed is NULL-terminated. */
+/* Reject unknown keys in an options table (catches typos): allowed is NULL-terminated; fn as
+ * for the fields. */
 void ckt_l_check_fields(lua_State *L, int t, const char *fn, const char *const *allowed);
 /* The engine context of this Lua state (created when the module opens). */
 ckt_context *ckt_l_context(lua_State *L);
@@ -39,11 +53,22 @@ ckt_context *ckt_l_context(lua_State *L);
 #define CKT_L_DEADLINE_KEY "ckt.deadline"
 bool ckt_l_sandboxed(lua_State *L);
 double ckt_l_deadline(lua_State *L);
+/* Define name() as the __gc / __close / close of a userdata type: release its handle once (the
+ * metamethods and close() may all run), e.g. CKT_L_CLOSER(x_gc, l_exe, CKT_L_EXE, exe, ckt_exe_free). */
+#define CKT_L_CLOSER(name, type, tname, handle, release) \
+    static int name(lua_State *L)                          \
+    {                                                      \
+        type *u_ = luaL_checkudata(L, 1, tname);           \
+        release(u_->handle);                               \
+        u_->handle = NULL;                                 \
+        return 0;                                          \
+    }
+
 /* Register methods from a luaL_Reg list into a new metatable named tname, with
  * __index pointing at itself. Leaves nothing on the stack. */
 void ckt_l_new_class(lua_State *L, const char *tname, const luaL_Reg *methods);
 
-/* ---- l_tuple.c / l_layout.c (layouts, tuples, swizzles, composed layouts) ---- */
+/* ---- l_layout.c (layouts, tuples, swizzles, composed layouts) ---- */
 #define CKT_L_LAYOUT "ckt.layout"
 #define CKT_L_SWIZZLE "ckt.swizzle"
 #define CKT_L_COMPOSED "ckt.composed"
@@ -89,7 +114,7 @@ typedef struct ckt_l_array { /* the userdata of ckt.array: host memory, 64-byte 
     lua_Alloc allocf;
     void *alloc_ud;
 } ckt_l_array;
-/* A dtype name (f16, bf16, f32, ...) at idx; raises naming `what` otherwise. */
+/* A dtype name (f16, bf16, f32, ...) at idx; raises naming `what` (NULL: "dtype") otherwise. */
 ckt_dtype ckt_l_checkdtype(lua_State *L, int idx, const char *what);
 ckt_l_array *ckt_l_checkarray(lua_State *L, int idx);  /* raises on a closed array */
 ckt_device *ckt_l_checkdevice(lua_State *L, int idx);  /* ckt.device userdata */

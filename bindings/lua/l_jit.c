@@ -32,7 +32,7 @@ int ckt_l_compile_options(lua_State *L, int t, const char *fn, const char **opts
 {
     int n = 0;
     if (lua_getfield(L, t, "options") != LUA_TNIL) {
-        if (!lua_istable(L, -1)) return ckt_l_errorf(L, "%s: field 'options' must be a list of strings", fn);
+        if (!lua_istable(L, -1)) return ckt_l_argerror(L, t, "field 'options' must be a list of strings");
         n = (int)luaL_len(L, -1);
         if (n > 32) return ckt_l_errorf(L, "%s: at most 32 options", fn);
         for (int i = 0; i < n; i++) {
@@ -56,13 +56,12 @@ int ckt_l_compile(lua_State *L)
 {
     static const char *const fn = "compile";
     static const char *const allowed[] = {"target", "source", "name", "options", "compile_only", "cache", NULL};
-    luaL_checktype(L, 1, LUA_TTABLE);
     ckt_l_check_fields(L, 1, fn, allowed);
     ckt_compile_request req;
     memset(&req, 0, sizeof req);
     if (!ckt_l_field_string(L, 1, fn, "target", &req.target)) req.target = ckt_context_default_target(ckt_l_context(L));
-    if (!ckt_l_field_string(L, 1, fn, "source", &req.source)) return ckt_l_errorf(L, "compile: field 'source' is required");
-    if (!ckt_l_field_string(L, 1, fn, "name", &req.kernel_name)) return ckt_l_errorf(L, "compile: field 'name' is required");
+    if (!ckt_l_field_string(L, 1, fn, "source", &req.source)) return ckt_l_argerror(L, 1, "field 'source' is required");
+    if (!ckt_l_field_string(L, 1, fn, "name", &req.kernel_name)) return ckt_l_argerror(L, 1, "field 'name' is required");
     const char *opts[32];
     unsigned flags;
     req.noptions = ckt_l_compile_options(L, 1, fn, opts, &flags);

@@ -57,6 +57,8 @@ typedef struct access_opts {
 
 /* ---- l_builder.c: the kernel and the objects of it ---- */
 l_kernel *ckt_lk_checkkernel(lua_State *L, int idx);
+/* The builder b of a method b:fn(...) (argument 1), whose kernel must be being built. */
+l_kernel *ckt_lk_checkbuilder(lua_State *L, const char *fn);
 /* The kernel whose build function is running (raises outside one). */
 l_kernel *ckt_lk_active(lua_State *L, const char *fn);
 /* Raise unless kb's build function is running; records the caller's script line. */

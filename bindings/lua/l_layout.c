@@ -7,28 +7,29 @@
 
 /* ---- tuples <-> Lua values ---- */
 
-static void totuple_rec(lua_State *L, int idx, const char *what, ckt_tuple *t, int depth)
+/* arg: the call's argument the tuple is (0: a value the binding pushed; see l_internal.h). */
+static void totuple_rec(lua_State *L, int idx, int arg, const char *what, ckt_tuple *t, int depth)
 {
     idx = lua_absindex(L, idx);
-    if (depth > CKT_MAX_DEPTH) ckt_l_errorf(L, "%s: nesting deeper than %d", what, CKT_MAX_DEPTH);
-    if (t->n >= CKT_TUPLE_NODES) ckt_l_errorf(L, "%s: more than %d entries", what, CKT_TUPLE_NODES);
+    if (depth > CKT_MAX_DEPTH) ckt_l_argerror(L, arg, "%s: nesting deeper than %d", what, CKT_MAX_DEPTH);
+    if (t->n >= CKT_TUPLE_NODES) ckt_l_argerror(L, arg, "%s: more than %d entries", what, CKT_TUPLE_NODES);
     int node = t->n++;
     if (lua_type(L, idx) == LUA_TNUMBER) {
         t->arity[node] = CKT_LEAF;
-        t->value[node] = ckt_l_checkint(L, idx, what);
+        t->value[node] = ckt_l_checkint_arg(L, idx, arg, what);
         return;
     }
     if (!lua_istable(L, idx) || luaL_getmetafield(L, idx, "__name") != LUA_TNIL) {
         if (lua_istable(L, idx)) lua_pop(L, 1);
-        ckt_l_errorf(L, "%s must be an integer or a (nested) table of integers, got %s", what, luaL_typename(L, idx));
+        ckt_l_argerror(L, arg, "%s must be an integer or a (nested) table of integers, got %s", what, luaL_typename(L, idx));
     }
     lua_Integer n = luaL_len(L, idx);
-    if (n <= 0) ckt_l_errorf(L, "%s: an empty table is not a tuple", what);
-    if (n > CKT_MAX_RANK) ckt_l_errorf(L, "%s: %lld modes are beyond the capacity %d", what, (long long)n, CKT_MAX_RANK);
+    if (n <= 0) ckt_l_argerror(L, arg, "%s: an empty table is not a tuple", what);
+    if (n > CKT_MAX_RANK) ckt_l_argerror(L, arg, "%s: %lld modes are beyond the capacity %d", what, (long long)n, CKT_MAX_RANK);
     t->arity[node] = (int8_t)n;
     for (lua_Integer i = 1; i <= n; i++) {
         lua_geti(L, idx, i);
-        totuple_rec(L, -1, what, t, depth + 1);
+        totuple_rec(L, -1, arg, what, t, depth + 1);
         lua_pop(L, 1);
     }
 }
@@ -38,7 +39,7 @@ void ckt_l_totuple(lua_State *L, int idx, const char *what, ckt_tuple *out)
     ckt_tuple t;
     memset(&t, 0, sizeof t);
     luaL_checkstack(L, 2 * CKT_MAX_DEPTH + 8, "tuple");
-    totuple_rec(L, idx, what, &t, 0);
+    totuple_rec(L, idx, idx > 0 ? idx : 0, what, &t, 0);
     *out = t;
 }
 
@@ -77,26 +78,28 @@ ckt_layout *ckt_l_testlayout(lua_State *L, int idx) { return luaL_testudata(L, i
 ckt_layout *ckt_l_checklayout(lua_State *L, int idx, const char *what)
 {
     ckt_layout *l = ckt_l_testlayout(L, idx);
-    if (!l) ckt_l_errorf(L, "%s must be a layout, got %s", what, luaL_typename(L, idx));
+    if (!l) ckt_l_argerror(L, idx > 0 ? idx : 0, "%s must be a layout, got %s", what ? what : "the value", luaL_typename(L, idx));
     return l;
 }
 
 void ckt_l_tolayout(lua_State *L, int idx, const char *what, ckt_layout *out)
 {
     ckt_error err;
+    int arg = idx > 0 ? idx : 0;
     ckt_layout *l = ckt_l_testlayout(L, idx);
     if (l) { *out = *l; return; }
     if (lua_type(L, idx) == LUA_TNUMBER) {
-        int64_t n = ckt_l_checkint(L, idx, what), one = 1;
-        if (n <= 0) ckt_l_errorf(L, "%s: size %lld must be positive", what, (long long)n);
+        int64_t n = ckt_l_checkint(L, idx, what ? what : "size"), one = 1;
+        if (n <= 0) ckt_l_argerror(L, arg, "%s%ssize %lld must be positive", what ? what : "", what ? ": " : "", (long long)n);
         if (ckt_layout_flat(out, 1, &n, &one, &err)) ckt_l_error(L, &err);
         return;
     }
     if (lua_type(L, idx) == LUA_TSTRING) {
-        if (ckt_layout_parse(lua_tostring(L, idx), out, &err)) ckt_l_errorf(L, "%s: %s", what, err.msg);
+        if (ckt_layout_parse(lua_tostring(L, idx), out, &err)) ckt_l_argerror(L, arg, "%s%s%s", what ? what : "", what ? ": " : "", err.msg);
         return;
     }
-    ckt_l_errorf(L, "%s must be a layout, an integer or a layout string, got %s", what, luaL_typename(L, idx));
+    if (!what) ckt_l_argerror(L, arg, "layout, integer or layout string expected, got %s", luaL_typename(L, idx));
+    ckt_l_argerror(L, arg, "%s must be a layout, an integer or a layout string, got %s", what, luaL_typename(L, idx));
 }
 
 static ckt_layout *self(lua_State *L) { return ckt_l_checklayout(L, 1, "self"); }
@@ -120,7 +123,7 @@ static int l_layout(lua_State *L)
     }
     if (ckt_l_testlayout(L, 1)) { ckt_l_pushlayout(L, ckt_l_testlayout(L, 1)); return 1; }
     ckt_tuple shape, stride;
-    ckt_l_totuple(L, 1, "layout: shape", &shape);
+    ckt_l_totuple(L, 1, "shape", &shape);
     ckt_status st;
     if (lua_isnoneornil(L, 2) || (lua_type(L, 2) == LUA_TSTRING && strcmp(lua_tostring(L, 2), "col") == 0)) {
         st = ckt_layout_col_major(&out, &shape, &err);
@@ -129,7 +132,7 @@ static int l_layout(lua_State *L)
             return ckt_l_errorf(L, "layout: stride must be a tuple, \"row\" or \"col\", got \"%s\"", lua_tostring(L, 2));
         st = ckt_layout_row_major(&out, &shape, &err);
     } else {
-        ckt_l_totuple(L, 2, "layout: stride", &stride);
+        ckt_l_totuple(L, 2, "stride", &stride);
         st = ckt_layout_make(&out, &shape, &stride, &err);
     }
     if (st) return raise_prefixed(L, "layout", &err);
@@ -169,12 +172,12 @@ static int m_call(lua_State *L)
     int64_t off;
     if (nargs == 0) return ckt_l_errorf(L, "layout call: expected an index or a coordinate");
     if (nargs == 1 && lua_type(L, 2) == LUA_TNUMBER) {
-        int64_t i = ckt_l_checkint(L, 2, "layout call: index");
+        int64_t i = ckt_l_checkint(L, 2, "index");
         if (ckt_layout_eval(l, i, &off, &err)) return ckt_l_error(L, &err);
     } else {
         ckt_tuple c;
         if (nargs == 1) {
-            ckt_l_totuple(L, 2, "layout call: coordinate", &c);
+            ckt_l_totuple(L, 2, "coordinate", &c);
         } else {
             lua_createtable(L, nargs, 0);
             for (int i = 0; i < nargs; i++) {
@@ -200,7 +203,7 @@ static int m_mode(lua_State *L)
 {
     ckt_layout *l = self(L), m;
     ckt_error err;
-    int64_t i = ckt_l_checkint(L, 2, "mode: index");
+    int64_t i = ckt_l_checkint(L, 2, "index");
     if (i < 0 || i >= ckt_layout_rank(l)) return ckt_l_errorf(L, "mode: index %lld is out of range for rank %d", (long long)i, ckt_layout_rank(l));
     if (ckt_layout_mode(l, (int)i, &m, &err)) return ckt_l_error(L, &err);
     ckt_l_pushlayout(L, &m);
@@ -332,9 +335,7 @@ static int unary(lua_State *L, unary_fn f, const char *name)
 {
     ckt_layout a, out;
     ckt_error err;
-    char what[64];
-    snprintf(what, sizeof what, "%s: argument 1", name);
-    ckt_l_tolayout(L, 1, what, &a);
+    ckt_l_tolayout(L, 1, NULL, &a);
     if (f(&a, &out, &err)) return raise_prefixed(L, name, &err);
     ckt_l_pushlayout(L, &out);
     return 1;
@@ -369,8 +370,7 @@ static int totiler(lua_State *L, int idx, const char *fn, ckt_layout *tiler)
         }
         return (int)n;
     }
-    snprintf(what, sizeof what, "%s: argument 2", fn);
-    ckt_l_tolayout(L, idx, what, &tiler[0]);
+    ckt_l_tolayout(L, idx, NULL, &tiler[0]);
     return 0;
 }
 
@@ -378,7 +378,7 @@ static int l_composition(lua_State *L)
 {
     ckt_layout a, t[CKT_MAX_RANK], out;
     ckt_error err;
-    ckt_l_tolayout(L, 1, "composition: argument 1", &a);
+    ckt_l_tolayout(L, 1, NULL, &a);
     int n = totiler(L, 2, "composition", t);
     ckt_status st = n == 0 ? ckt_composition(&a, &t[0], &out, &err) : ckt_composition_tiler(&a, n, t, &out, &err);
     if (st) return raise_prefixed(L, "composition", &err);
@@ -392,9 +392,7 @@ static int divide(lua_State *L, divide_fn f, const char *name)
 {
     ckt_layout a, t[CKT_MAX_RANK], out;
     ckt_error err;
-    char what[64];
-    snprintf(what, sizeof what, "%s: argument 1", name);
-    ckt_l_tolayout(L, 1, what, &a);
+    ckt_l_tolayout(L, 1, NULL, &a);
     int n = totiler(L, 2, name, t);
     if (f(&a, n, t, &out, &err)) return raise_prefixed(L, name, &err);
     ckt_l_pushlayout(L, &out);
@@ -412,11 +410,8 @@ static int binary(lua_State *L, binary_fn f, const char *name)
 {
     ckt_layout a, b, out;
     ckt_error err;
-    char w1[64], w2[64];
-    snprintf(w1, sizeof w1, "%s: argument 1", name);
-    snprintf(w2, sizeof w2, "%s: argument 2", name);
-    ckt_l_tolayout(L, 1, w1, &a);
-    ckt_l_tolayout(L, 2, w2, &b);
+    ckt_l_tolayout(L, 1, NULL, &a);
+    ckt_l_tolayout(L, 2, NULL, &b);
     if (f(&a, &b, &out, &err)) return raise_prefixed(L, name, &err);
     ckt_l_pushlayout(L, &out);
     return 1;
@@ -433,8 +428,8 @@ static int l_flat_product(lua_State *L) { return divide(L, ckt_flat_product, "fl
 static int rank_sensitive(lua_State *L, binary_fn f, const char *name)
 {
     if (lua_istable(L, 2) && !ckt_l_testlayout(L, 2))
-        return ckt_l_errorf(L, "%s: argument 2 must be one layout (CuTe's %s is rank-sensitive and takes no tuple of per-mode tilers; "
-                               "logical/zipped/tiled/flat_product do)", name, name);
+        return ckt_l_argerror(L, 2, "one layout expected (CuTe's %s is rank-sensitive and takes no tuple of per-mode tilers; "
+                               "logical/zipped/tiled/flat_product do)", name);
     return binary(L, f, name);
 }
 static int l_blocked_product(lua_State *L) { return rank_sensitive(L, ckt_blocked_product, "blocked_product"); }
@@ -445,8 +440,8 @@ static int l_complement(lua_State *L)
 {
     ckt_layout a, out;
     ckt_error err;
-    ckt_l_tolayout(L, 1, "complement: argument 1", &a);
-    int64_t cot = ckt_l_optint(L, 2, "complement: cotarget", 0);
+    ckt_l_tolayout(L, 1, NULL, &a);
+    int64_t cot = ckt_l_optint(L, 2, "cotarget", 0);
     if (!lua_isnoneornil(L, 2) && cot <= 0) return ckt_l_errorf(L, "complement: cotarget %lld must be positive", (long long)cot);
     if (ckt_complement(&a, cot, &out, &err)) return raise_prefixed(L, "complement", &err);
     ckt_l_pushlayout(L, &out);
@@ -458,8 +453,8 @@ static int l_make_ordered_layout(lua_State *L)
     ckt_tuple shape, order;
     ckt_layout out;
     ckt_error err;
-    ckt_l_totuple(L, 1, "make_ordered_layout: shape", &shape);
-    ckt_l_totuple(L, 2, "make_ordered_layout: order", &order);
+    ckt_l_totuple(L, 1, "shape", &shape);
+    ckt_l_totuple(L, 2, "order", &order);
     if (ckt_make_ordered_layout(&shape, &order, &out, &err)) return raise_prefixed(L, "make_ordered_layout", &err);
     ckt_l_pushlayout(L, &out);
     return 1;
@@ -470,9 +465,9 @@ static int l_tile_to_shape(lua_State *L)
     ckt_layout block, out;
     ckt_tuple shape, order;
     ckt_error err;
-    ckt_l_tolayout(L, 1, "tile_to_shape: block", &block);
-    ckt_l_totuple(L, 2, "tile_to_shape: shape", &shape);
-    if (!lua_isnoneornil(L, 3)) ckt_l_totuple(L, 3, "tile_to_shape: order", &order);
+    ckt_l_tolayout(L, 1, "block", &block);
+    ckt_l_totuple(L, 2, "shape", &shape);
+    if (!lua_isnoneornil(L, 3)) ckt_l_totuple(L, 3, "order", &order);
     if (ckt_tile_to_shape(&block, &shape, lua_isnoneornil(L, 3) ? NULL : &order, &out, &err)) return raise_prefixed(L, "tile_to_shape", &err);
     ckt_l_pushlayout(L, &out);
     return 1;
@@ -483,8 +478,8 @@ static int l_max_common_vector(lua_State *L)
     ckt_layout a, b;
     ckt_error err;
     int64_t v;
-    ckt_l_tolayout(L, 1, "max_common_vector: argument 1", &a);
-    ckt_l_tolayout(L, 2, "max_common_vector: argument 2", &b);
+    ckt_l_tolayout(L, 1, NULL, &a);
+    ckt_l_tolayout(L, 2, NULL, &b);
     if (ckt_max_common_vector(&a, &b, &v, &err)) return raise_prefixed(L, "max_common_vector", &err);
     lua_pushinteger(L, (lua_Integer)v);
     return 1;
@@ -495,8 +490,8 @@ static int l_make_layout_tv(lua_State *L)
     ckt_layout thr, val, tv;
     ckt_tuple tiler;
     ckt_error err;
-    ckt_l_tolayout(L, 1, "make_layout_tv: thr", &thr);
-    ckt_l_tolayout(L, 2, "make_layout_tv: val", &val);
+    ckt_l_tolayout(L, 1, "thr", &thr);
+    ckt_l_tolayout(L, 2, "val", &val);
     if (ckt_make_layout_tv(&thr, &val, &tiler, &tv, &err)) return raise_prefixed(L, "make_layout_tv", &err);
     ckt_l_pushtuple(L, &tiler);
     ckt_l_pushlayout(L, &tv);
@@ -509,9 +504,9 @@ int ckt_l_layout_local_tile(lua_State *L)
     ckt_tuple tiler, coord;
     ckt_error err;
     int64_t off;
-    ckt_l_tolayout(L, 1, "local_tile: argument 1", &a);
-    ckt_l_totuple(L, 2, "local_tile: tiler", &tiler);
-    ckt_l_totuple(L, 3, "local_tile: coord", &coord);
+    ckt_l_tolayout(L, 1, NULL, &a);
+    ckt_l_totuple(L, 2, "tiler", &tiler);
+    ckt_l_totuple(L, 3, "coord", &coord);
     if (ckt_local_tile(&a, &tiler, &coord, &out, &off, &err)) return raise_prefixed(L, "local_tile", &err);
     ckt_l_pushlayout(L, &out);
     lua_pushinteger(L, (lua_Integer)off);
@@ -523,9 +518,9 @@ int ckt_l_layout_local_partition(lua_State *L)
     ckt_layout a, thr, out;
     ckt_error err;
     int64_t off;
-    ckt_l_tolayout(L, 1, "local_partition: argument 1", &a);
-    ckt_l_tolayout(L, 2, "local_partition: thr_layout", &thr);
-    int64_t idx = ckt_l_checkint(L, 3, "local_partition: idx");
+    ckt_l_tolayout(L, 1, NULL, &a);
+    ckt_l_tolayout(L, 2, "thr_layout", &thr);
+    int64_t idx = ckt_l_checkint(L, 3, "idx");
     if (ckt_local_partition(&a, &thr, idx, &out, &off, &err)) return raise_prefixed(L, "local_partition", &err);
     ckt_l_pushlayout(L, &out);
     lua_pushinteger(L, (lua_Integer)off);
@@ -537,8 +532,8 @@ static int l_pad(lua_State *L)
     ckt_layout a, out;
     ckt_tuple tile;
     ckt_error err;
-    ckt_l_tolayout(L, 1, "pad: argument 1", &a);
-    ckt_l_totuple(L, 2, "pad: tile_shape", &tile);
+    ckt_l_tolayout(L, 1, NULL, &a);
+    ckt_l_totuple(L, 2, "tile_shape", &tile);
     if (ckt_pad(&a, &tile, &out, &err)) return raise_prefixed(L, "pad", &err);
     ckt_l_pushlayout(L, &out);
     return 1;
@@ -550,7 +545,7 @@ static ckt_swizzle *checkswizzle(lua_State *L, int idx) { return luaL_checkudata
 
 static int l_swizzle(lua_State *L)
 {
-    int64_t b = ckt_l_checkint(L, 1, "swizzle: B"), m = ckt_l_checkint(L, 2, "swizzle: M"), s = ckt_l_checkint(L, 3, "swizzle: S");
+    int64_t b = ckt_l_checkint(L, 1, "B"), m = ckt_l_checkint(L, 2, "M"), s = ckt_l_checkint(L, 3, "S");
     if (b < -64 || b > 64 || m < -64 || m > 64 || s < -64 || s > 64) return ckt_l_errorf(L, "swizzle: B, M, S must be small integers, got %lld, %lld, %lld", (long long)b, (long long)m, (long long)s);
     ckt_swizzle sw;
     ckt_error err;
@@ -564,7 +559,7 @@ static int l_swizzle(lua_State *L)
 static int sw_call(lua_State *L)
 {
     ckt_swizzle *sw = checkswizzle(L, 1);
-    int64_t x = ckt_l_checkint(L, 2, "swizzle call: offset");
+    int64_t x = ckt_l_checkint(L, 2, "offset");
     if (x < 0) return ckt_l_errorf(L, "swizzle call: offset %lld must be non-negative", (long long)x);
     lua_pushinteger(L, (lua_Integer)ckt_swizzle_apply(*sw, x));
     return 1;
@@ -601,9 +596,9 @@ static int l_composed(lua_State *L)
 {
     ckt_composed c;
     c.sw = *checkswizzle(L, 1);
-    c.offset = ckt_l_checkint(L, 2, "composed: offset");
+    c.offset = ckt_l_checkint(L, 2, "offset");
     if (c.offset < 0) return ckt_l_errorf(L, "composed: offset %lld must be non-negative", (long long)c.offset);
-    ckt_l_tolayout(L, 3, "composed: layout", &c.inner);
+    ckt_l_tolayout(L, 3, "layout", &c.inner);
     ckt_composed *u = lua_newuserdatauv(L, sizeof *u, 0);
     *u = c;
     luaL_setmetatable(L, CKT_L_COMPOSED);

@@ -20,7 +20,6 @@ static void get_target(lua_State *L, int t, const char *fn, ckt_target *out)
 /* The options table (argument 1) of an analysis: its keys checked, its target's model. */
 static void options_and_target(lua_State *L, const char *fn, const char *const *allowed, ckt_target *out)
 {
-    luaL_checktype(L, 1, LUA_TTABLE);
     ckt_l_check_fields(L, 1, fn, allowed);
     get_target(L, 1, fn, out);
 }
@@ -111,7 +110,7 @@ static int l_analyze(lua_State *L)
     ckt_target t;
     options_and_target(L, fn, allowed, &t);
     const char *iname;
-    if (!ckt_l_field_string(L, 1, fn, "instr", &iname)) return ckt_l_errorf(L, "%s: field 'instr' is required", fn);
+    if (!ckt_l_field_string(L, 1, fn, "instr", &iname)) return ckt_l_argerror(L, 1, "field 'instr' is required");
     const ckt_lds_instr *in = ckt_target_instr(&t, iname);
     if (!in) {
         luaL_Buffer b;
@@ -120,7 +119,7 @@ static int l_analyze(lua_State *L)
         luaL_pushresult(&b);
         return ckt_l_errorf(L, "%s: unknown instruction '%s' on %s (known: %s, read_bN, write_bN)", fn, iname, t.name, lua_tostring(L, -1));
     }
-    if (lua_getfield(L, 1, "addresses") != LUA_TTABLE) return ckt_l_errorf(L, "%s: field 'addresses' must be a table of one byte address per lane", fn);
+    if (lua_getfield(L, 1, "addresses") != LUA_TTABLE) return ckt_l_argerror(L, 1, "field 'addresses' must be a table of one byte address per lane");
     int at = lua_gettop(L);
     lua_Integer n = luaL_len(L, at);
     if (n > t.wave_size) return ckt_l_errorf(L, "%s: %d addresses, more than the %d lanes of %s", fn, (int)n, t.wave_size, t.name);
@@ -201,7 +200,7 @@ static int l_analyze_tensor(lua_State *L)
     options_and_target(L, fn, allowed, &t);
     ckt_lds_tensor lt;
     lua_getfield(L, 1, "tensor_layout");
-    to_lds_tensor(L, lua_gettop(L), fn, &lt);
+    to_lds_tensor(L, -1, fn, &lt);
     lua_pop(L, 1);
     const char *dtype = "f16", *op = "read";
     ckt_l_field_string(L, 1, fn, "dtype", &dtype);
@@ -220,8 +219,8 @@ static int l_analyze_tensor(lua_State *L)
 static int l_pad(lua_State *L)
 {
     ckt_layout l, out;
-    ckt_l_tolayout(L, 1, "lds.pad: layout", &l);
-    int64_t banks = ckt_l_checkint(L, 2, "lds.pad: banks");
+    ckt_l_tolayout(L, 1, "layout", &l);
+    int64_t banks = ckt_l_checkint(L, 2, "banks");
     if (banks < 0 || banks > 1024) return ckt_l_errorf(L, "lds.pad: banks %lld must be in [0, 1024]", (long long)banks);
     const char *dtype = luaL_optstring(L, 3, "f16");
     int eb = dtype_bytes(L, "lds.pad", dtype);
@@ -244,11 +243,11 @@ static void push_composed(lua_State *L, ckt_swizzle sw, const ckt_layout *l)
 /* ckt.lds.xor_preshuffle(k_per_block, k_pack [, rows]) -> composed layout over (rows, KPerBlock) row-major */
 static int l_xor_preshuffle(lua_State *L)
 {
-    int64_t k = ckt_l_checkint(L, 1, "lds.xor_preshuffle: k_per_block"), p = ckt_l_checkint(L, 2, "lds.xor_preshuffle: k_pack");
+    int64_t k = ckt_l_checkint(L, 1, "k_per_block"), p = ckt_l_checkint(L, 2, "k_pack");
     ckt_swizzle sw;
     ckt_error err;
     if (ckt_lds_xor_preshuffle(k, p, &sw, &err)) return ckt_l_error(L, &err);
-    int64_t rows = ckt_l_optint(L, 3, "lds.xor_preshuffle: rows", k / p);
+    int64_t rows = ckt_l_optint(L, 3, "rows", k / p);
     if (rows <= 0) return ckt_l_errorf(L, "lds.xor_preshuffle: rows %lld must be positive", (long long)rows);
     int64_t shape[2] = {rows, k}, stride[2] = {k, 1};
     ckt_layout l;
@@ -276,18 +275,19 @@ static bool get_pattern(lua_State *L, int t, const char *fn, const char *field, 
 {
     int ty = lua_getfield(L, t, field);
     if (ty == LUA_TNIL) { lua_pop(L, 1); return false; }
-    if (ty != LUA_TTABLE) { ckt_l_errorf(L, "%s: field '%s' must be {thread_map=, vector=}, got %s", fn, field, luaL_typename(L, -1)); return false; }
-    int spec = lua_gettop(L);
+    if (ty != LUA_TTABLE) { ckt_l_argerror(L, t, "field '%s' must be {thread_map=, vector=}, got %s", field, luaL_typename(L, -1)); return false; }
+    /* the spec is at the top (-1): a table inside argument t, named in errors by `what` */
     static const char *const allowed[] = {"thread_map", "vector", NULL};
     char what[64];
     snprintf(what, sizeof what, "%s: %s", fn, field);
-    ckt_l_check_fields(L, spec, what, allowed);
+    ckt_l_check_fields(L, -1, what, allowed);
+    lua_getfield(L, -1, "thread_map");
     snprintf(what, sizeof what, "%s: %s.thread_map", fn, field);
-    lua_getfield(L, spec, "thread_map");
     ckt_l_tolayout(L, -1, what, &p->thread_map);
     lua_pop(L, 1);
     p->vector = 1;
-    ckt_l_field_int(L, spec, what, "vector", &p->vector);
+    snprintf(what, sizeof what, "%s: %s", fn, field);
+    ckt_l_field_int(L, -1, what, "vector", &p->vector);
     lua_pop(L, 1);
     return true;
 }

@@ -15,7 +15,6 @@ static int l_nested(lua_State *L)
     static const char *const fn = "nested_layout";
     static const char *const fields[] = {"subgroup_tile", "batch_tile", "outer_tile", "thread_tile", "element_tile", "subgroup_strides", "thread_strides",
                                          "subgroup_size", NULL};
-    luaL_checktype(L, 1, LUA_TTABLE);
     ckt_l_check_fields(L, 1, fn, fields);
     ckt_nested n;
     memset(&n, 0, sizeof n);
@@ -24,7 +23,7 @@ static int l_nested(lua_State *L)
     for (int f = 0; f < 7; f++) {
         char what[64];
         snprintf(what, sizeof what, "%s: %s", fn, fields[f]);
-        if (lua_getfield(L, 1, fields[f]) == LUA_TNIL) return ckt_l_errorf(L, "%s: field '%s' is required", fn, fields[f]);
+        if (lua_getfield(L, 1, fields[f]) == LUA_TNIL) return ckt_l_argerror(L, 1, "field '%s' is required", fields[f]);
         int64_t v[CKT_NESTED_MAX_RANK];
         if (lua_type(L, -1) == LUA_TTABLE && luaL_len(L, -1) > CKT_NESTED_MAX_RANK)
             return ckt_l_errorf(L, "%s: %s has %lld entries: rank %lld is beyond the capacity %d", fn, fields[f], (long long)luaL_len(L, -1),
@@ -101,7 +100,7 @@ static int64_t subgroup_size_arg(lua_State *L, int idx, const char *fn)
 static int n_elements(lua_State *L)
 {
     ckt_nested *n = checknested(L, 1);
-    int64_t tid = ckt_l_checkint(L, 2, "elements: tid");
+    int64_t tid = ckt_l_checkint(L, 2, "tid");
     int64_t sgs = subgroup_size_arg(L, 3, "elements");
     int64_t nv = ckt_nested_values_per_thread(n);
     if (nv > (1 << 22)) return ckt_l_errorf(L, "elements: %lld values per thread is too many", (long long)nv);

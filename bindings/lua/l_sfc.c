@@ -12,10 +12,9 @@ static int l_sfc(lua_State *L)
 {
     static const char *const fn = "sfc";
     static const char *const allowed[] = {"lengths", "order", "scalars_per_access", "snake", NULL};
-    luaL_checktype(L, 1, LUA_TTABLE);
     ckt_l_check_fields(L, 1, fn, allowed);
     int64_t len[CKT_SFC_MAX_DIM], ord[CKT_SFC_MAX_DIM], spa[CKT_SFC_MAX_DIM];
-    if (lua_getfield(L, 1, "lengths") == LUA_TNIL) return ckt_l_errorf(L, "sfc: field 'lengths' is required");
+    if (lua_getfield(L, 1, "lengths") == LUA_TNIL) return ckt_l_argerror(L, 1, "field 'lengths' is required");
     int n = ckt_l_int_list(L, -1, "sfc: lengths", len, CKT_SFC_MAX_DIM);
     lua_pop(L, 1);
     int have_order = lua_getfield(L, 1, "order") != LUA_TNIL;
@@ -45,7 +44,7 @@ static int s_index(lua_State *L)
     int64_t c[CKT_SFC_MAX_DIM];
     bool partial;
     ckt_error err;
-    if (ckt_sfc_index(s, ckt_l_checkint(L, 2, "index: i"), c, &partial, &err)) return ckt_l_error(L, &err);
+    if (ckt_sfc_index(s, ckt_l_checkint(L, 2, "i"), c, &partial, &err)) return ckt_l_error(L, &err);
     ckt_l_push_int_list(L, c, s->ndim);
     lua_pushboolean(L, partial);
     return 2;
@@ -60,16 +59,16 @@ static int step_between(lua_State *L, ckt_sfc *s, int64_t i, int64_t j)
     return 1;
 }
 
-static int s_step(lua_State *L) { return step_between(L, checksfc(L, 1), ckt_l_checkint(L, 2, "step: i"), ckt_l_checkint(L, 3, "step: j")); }
+static int s_step(lua_State *L) { return step_between(L, checksfc(L, 1), ckt_l_checkint(L, 2, "i"), ckt_l_checkint(L, 3, "j")); }
 static int s_forward(lua_State *L)
 {
-    int64_t i = ckt_l_checkint(L, 2, "forward_step: i");
+    int64_t i = ckt_l_checkint(L, 2, "i");
     if (i == INT64_MAX) return ckt_l_errorf(L, "forward_step: i is out of range");
     return step_between(L, checksfc(L, 1), i, i + 1);
 }
 static int s_backward(lua_State *L)
 {
-    int64_t i = ckt_l_checkint(L, 2, "backward_step: i");
+    int64_t i = ckt_l_checkint(L, 2, "i");
     if (i == INT64_MIN) return ckt_l_errorf(L, "backward_step: i is out of range");
     return step_between(L, checksfc(L, 1), i, i - 1);
 }

@@ -75,7 +75,8 @@ int ckt_lk_todist(lua_State *L, int idx, l_kernel *kb, const char *fn, int rank,
 l_kobj *ckt_lk_checktensor(lua_State *L, int idx, const char *what)
 {
     l_kobj *t = luaL_testudata(L, idx, CKT_L_KTENSOR);
-    if (!t) ckt_l_errorf(L, "%s: expected a tensor (ckt.tensor), got %s", what, luaL_typename(L, idx));
+    char pre[96];
+    if (!t) ckt_l_argerror(L, idx > 0 ? idx : 0, "%stensor (ckt.tensor) expected, got %s", ckt_l_prefix(pre, sizeof pre, what), luaL_typename(L, idx));
     return t;
 }
 
@@ -109,7 +110,7 @@ static int global_geometry(lua_State *L, int idx, l_kernel *kb, ckt_expr_id *sha
     if (lua_getfield(L, idx, "shape") != LUA_TTABLE) ckt_l_errorf(L, "tensor: layout field 'shape' must be a list of sizes");
     int rank = (int)luaL_len(L, -1);
     if (rank < 1 || rank > CKT_K_MAX_RANK) ckt_l_errorf(L, "tensor: rank %d outside 1..%d", rank, CKT_K_MAX_RANK);
-    expr_list(L, lua_gettop(L), kb, "tensor: shape", shape, rank);
+    expr_list(L, -1, kb, "tensor: shape", shape, rank);
     lua_pop(L, 1);
     int t = lua_getfield(L, idx, "stride");
     if (t == LUA_TNIL) { /* compact, row-major: the last dim contiguous */
@@ -120,7 +121,7 @@ static int global_geometry(lua_State *L, int idx, l_kernel *kb, ckt_expr_id *sha
         }
     } else {
         if (t != LUA_TTABLE || luaL_len(L, -1) != rank) ckt_l_errorf(L, "tensor: layout field 'stride' must list %d strides", rank);
-        expr_list(L, lua_gettop(L), kb, "tensor: stride", stride, rank);
+        expr_list(L, -1, kb, "tensor: stride", stride, rank);
     }
     lua_pop(L, 1);
     ckt_lk_check_pool(L, kb);
@@ -142,27 +143,26 @@ static int l_tensor(lua_State *L)
     ckt_memory mem;
     ckt_error err;
     if (p) {
-        if (p->param < 0) return ckt_l_errorf(L, "tensor: argument 1 must be a memory (\"global\", \"lds\", \"register\") or a pointer parameter, got an expression");
+        if (p->param < 0) return ckt_l_argerror(L, 1, "memory (\"global\", \"lds\", \"register\") or pointer parameter expected, got an expression");
         kb = p->kb;
         ckt_lk_require_building(L, kb, "tensor");
         mem = CKT_MEM_GLOBAL;
         pi = p->param;
     } else {
-        if (lua_type(L, 1) != LUA_TSTRING) return ckt_l_errorf(L, "tensor: argument 1 must be \"global\", \"lds\", \"register\" or a pointer parameter, got %s", luaL_typename(L, 1));
+        if (lua_type(L, 1) != LUA_TSTRING) return ckt_l_argerror(L, 1, "\"global\", \"lds\", \"register\" or a pointer parameter expected, got %s", luaL_typename(L, 1));
         kb = ckt_lk_active(L, "tensor");
         if (ckt_memory_parse(lua_tostring(L, 1), &mem, &err)) return ckt_l_error(L, &err);
     }
-    ckt_dtype dt = ckt_l_checkdtype(L, 2, "tensor: argument 2 (dtype)");
+    ckt_dtype dt = ckt_l_checkdtype(L, 2, "dtype");
     luaL_checkany(L, 3);
     int has_opts = !lua_isnoneornil(L, 4);
     if (has_opts) {
-        luaL_checktype(L, 4, LUA_TTABLE);
         ckt_l_check_fields(L, 4, "tensor", allowed);
     }
     lua_getfield(L, LUA_REGISTRYINDEX, ACTIVE_KEY); /* the kernel userdata (building, so active) */
     int ki = lua_gettop(L);
     int idx;
-    if (mem != CKT_MEM_LDS && has_opts && lua_getfield(L, 4, "stages") != LUA_TNIL) return ckt_l_errorf(L, "tensor: field 'stages' is for LDS tensors");
+    if (mem != CKT_MEM_LDS && has_opts && lua_getfield(L, 4, "stages") != LUA_TNIL) return ckt_l_argerror(L, 4, "field 'stages' is for LDS tensors");
     if (mem == CKT_MEM_GLOBAL) {
         if (pi < 0) {
             if (!has_opts || lua_getfield(L, 4, "ptr") == LUA_TNIL) return ckt_l_errorf(L, "tensor: a global tensor needs its pointer (pass the pointer parameter as argument 1, or opts.ptr)");
@@ -185,7 +185,7 @@ static int l_tensor(lua_State *L)
             lay = c->inner;
             sw = c->sw;
         } else {
-            ckt_l_tolayout(L, 3, "tensor: LDS layout", &lay);
+            ckt_l_tolayout(L, 3, "LDS layout", &lay);
         }
         if (has_opts && lua_getfield(L, 4, "swizzle") != LUA_TNIL) {
             ckt_swizzle *s = luaL_testudata(L, -1, CKT_L_SWIZZLE);
@@ -233,8 +233,11 @@ static int t_nvalues(lua_State *L)
 l_kobj *ckt_lk_checkreg(lua_State *L, int idx, l_kernel *kb, const char *what)
 {
     l_kobj *t = ckt_lk_checktensor(L, idx, what);
-    if (t->kb != kb) ckt_l_errorf(L, "%s: the tensor belongs to another kernel", what);
-    if (ckt_lk_ktensor(t)->mem != CKT_MEM_REG) ckt_l_errorf(L, "%s: expected a register tensor, got a %s tensor", what, ckt_memory_name(ckt_lk_ktensor(t)->mem));
+    int arg = idx > 0 ? idx : 0;
+    char pre[96];
+    ckt_l_prefix(pre, sizeof pre, what);
+    if (t->kb != kb) ckt_l_argerror(L, arg, "%sthe tensor belongs to another kernel", pre);
+    if (ckt_lk_ktensor(t)->mem != CKT_MEM_REG) ckt_l_argerror(L, arg, "%sregister tensor expected, got a %s tensor", pre, ckt_memory_name(ckt_lk_ktensor(t)->mem));
     return t;
 }
 
@@ -242,16 +245,19 @@ l_kobj *ckt_lk_checkreg(lua_State *L, int idx, l_kernel *kb, const char *what)
 l_kobj *ckt_lk_checkwindow(lua_State *L, int idx, const char *what)
 {
     l_kobj *w = luaL_testudata(L, idx, CKT_L_WINDOW);
-    if (!w) ckt_l_errorf(L, "%s: expected a tile window, got %s", what, luaL_typename(L, idx));
-    ckt_lk_require_building(L, w->kb, what);
+    char pre[96];
+    if (!w) ckt_l_argerror(L, idx > 0 ? idx : 0, "%stile window expected, got %s", ckt_l_prefix(pre, sizeof pre, what), luaL_typename(L, idx));
+    ckt_lk_require_building(L, w->kb, what ? what : "window");
     return w;
 }
 
 static int expr_list(lua_State *L, int idx, l_kernel *kb, const char *what, ckt_expr_id *out, int cap)
 {
-    if (!lua_istable(L, idx)) ckt_l_errorf(L, "%s: expected a list, got %s", what, luaL_typename(L, idx));
+    int arg = idx > 0 ? idx : 0;
+    idx = lua_absindex(L, idx);
+    if (!lua_istable(L, idx)) ckt_l_argerror(L, arg, "%s: list expected, got %s", what, luaL_typename(L, idx));
     int n = (int)luaL_len(L, idx);
-    if (n < 1 || n > cap) ckt_l_errorf(L, "%s: %d entries (1..%d allowed)", what, n, cap);
+    if (n < 1 || n > cap) ckt_l_argerror(L, arg, "%s: %d entries (1..%d allowed)", what, n, cap);
     for (int i = 0; i < n; i++) {
         lua_geti(L, idx, i + 1);
         char w[96];
@@ -279,15 +285,11 @@ static int make_window(lua_State *L, l_kobj *t, int tidx, const int64_t *lengths
  * lname) and one expression per dim (named ename); returns the rank. */
 static int window_args(lua_State *L, const char *fn, const char *lname, const char *ename, l_kobj **t, int64_t *lengths, ckt_expr_id *e)
 {
-    char what[64];
-    snprintf(what, sizeof what, "%s: argument 1", fn);
-    *t = ckt_lk_checktensor(L, 1, what);
+    *t = ckt_lk_checktensor(L, 1, NULL);
     ckt_lk_require_building(L, (*t)->kb, fn);
     luaL_checktype(L, 2, LUA_TTABLE);
-    snprintf(what, sizeof what, "%s: %s", fn, lname);
-    int n = ckt_l_int_list(L, 2, what, lengths, CKT_K_MAX_RANK);
-    snprintf(what, sizeof what, "%s: %s", fn, ename);
-    int ne = expr_list(L, 3, (*t)->kb, what, e, CKT_K_MAX_RANK);
+    int n = ckt_l_int_list(L, 2, lname, lengths, CKT_K_MAX_RANK);
+    int ne = expr_list(L, 3, (*t)->kb, ename, e, CKT_K_MAX_RANK);
     if (ne != n) return ckt_l_errorf(L, "%s: %s has %d dims but %s has %d", fn, lname, n, ename, ne);
     return n;
 }
@@ -321,7 +323,7 @@ const ckt_kwindow *ckt_lk_kwindow(const l_kobj *w) { return ckt_kernel_window(w-
 /* w:move(steps) */
 static int w_move(lua_State *L)
 {
-    l_kobj *w = ckt_lk_checkwindow(L, 1, "move");
+    l_kobj *w = ckt_lk_checkwindow(L, 1, NULL);
     ckt_expr_id step[CKT_K_MAX_RANK];
     int n = expr_list(L, 2, w->kb, "move: steps", step, CKT_K_MAX_RANK);
     if (n != ckt_lk_kwindow(w)->rank) return ckt_l_errorf(L, "move: %d steps for a rank-%d window", n, ckt_lk_kwindow(w)->rank);
@@ -351,7 +353,7 @@ access_opts ckt_lk_read_access(lua_State *L, int idx, l_kobj *w, const char *fn,
     ckt_l_check_fields(L, idx, fn, allowed);
     ckt_lk_vector_opts(L, idx, fn, kw->rank, &o);
     if (lua_getfield(L, idx, "fill") != LUA_TNIL) {
-        if (lua_type(L, -1) != LUA_TNUMBER) ckt_l_errorf(L, "%s: field 'fill' must be a number", fn);
+        if (lua_type(L, -1) != LUA_TNUMBER) ckt_l_argerror(L, idx, "field 'fill' must be a number");
         o.fill = (float)lua_tonumber(L, -1);
     }
     lua_pop(L, 1);
@@ -390,7 +392,7 @@ int ckt_lk_load_into(lua_State *L, l_kobj *w, int widx, access_opts o)
 /* w:load([{dist=, vector_dim=, scalar_per_vector=, fill=}]) -> register tensor */
 static int w_load(lua_State *L)
 {
-    l_kobj *w = ckt_lk_checkwindow(L, 1, "load");
+    l_kobj *w = ckt_lk_checkwindow(L, 1, NULL);
     return ckt_lk_load_into(L, w, 1, ckt_lk_read_access(L, 2, w, "load", 1));
 }
 
@@ -405,8 +407,8 @@ void ckt_lk_store_from(lua_State *L, l_kobj *w, l_kobj *r, access_opts o)
 /* w:store(reg [, {vector_dim=, scalar_per_vector=}]) */
 static int w_store(lua_State *L)
 {
-    l_kobj *w = ckt_lk_checkwindow(L, 1, "store");
-    l_kobj *r = ckt_lk_checkreg(L, 2, w->kb, "store: argument 1");
+    l_kobj *w = ckt_lk_checkwindow(L, 1, NULL);
+    l_kobj *r = ckt_lk_checkreg(L, 2, w->kb, NULL);
     ckt_lk_store_from(L, w, r, ckt_lk_read_access(L, 3, w, "store", 0));
     return 0;
 }

@@ -1,5 +1,5 @@
 /* CK Tile tile_distribution_encoding with CK's meaning (CK Tile's tile_distribution_encoding,
- * https://github.com/ROCm/composable_kernel/tree/develop/include/ck_tile/core/tensor): which
+ * in its core tensor headers): which
  * (thread, Y index) reaches which X coordinate, who owns an X coordinate, the TV view. The 2D
  * raked patterns that build encodings are in encoding_pattern.c. */
 #include <stdio.h>

@@ -3,11 +3,6 @@
  * the thread, a barrier is the boundary between two such loops. */
 #include "emit_internal.h"
 
-static const char *kind_name(ckt_param_kind k)
-{
-    return k == CKT_PARAM_I32 ? "i32" : k == CKT_PARAM_I64 ? "i64" : k == CKT_PARAM_F32 ? "f32" : "ptr";
-}
-
 static void open_kernel(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool dynamic_lds)
 {
     (void)lds_bytes;
@@ -36,14 +31,18 @@ static void open_kernel(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool 
 static void close_kernel(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes)
 {
     ckt_sb_printf(s, "const unsigned long long %s__lds_bytes = %lld;\n", ckt_kernel_name(k), (long long)lds_bytes);
-    ckt_sb_printf(s, "const char %s__params[] = \"", ckt_kernel_name(k));
+    /* the parameters' kinds as ckt_param_kind values (ckt/jit.h), which launches are checked against */
     int n = 0;
+    for (int i = 0; i < ckt_kernel_nparams(k); i++) n += !ckt_kernel_param(k, i)->specialized;
+    ckt_sb_printf(s, "const int %s__nparams = %d;\n", ckt_kernel_name(k), n);
+    ckt_sb_printf(s, "const int %s__param_kinds[%d] = {", ckt_kernel_name(k), n ? n : 1);
+    n = 0;
     for (int i = 0; i < ckt_kernel_nparams(k); i++) {
         const ckt_kparam *p = ckt_kernel_param(k, i);
         if (p->specialized) continue;
-        ckt_sb_printf(s, "%s%s", n++ ? "," : "", kind_name(p->kind));
+        ckt_sb_printf(s, "%s%d /* %s %s */", n++ ? ", " : "", (int)p->kind, ckt_param_kind_name(p->kind), p->name);
     }
-    ckt_sb_printf(s, "\";\n");
+    ckt_sb_printf(s, "%s};\n", n ? "" : "-1 /* none */");
 }
 
 const ckt_dialect ckt_dialect_c = {CKT_DIALECT_C, "c", "c.h", true, NULL, open_kernel, close_kernel};

@@ -20,7 +20,7 @@ typedef struct ckt_dialect {
     /* the signature, parameter unpacking, thread / block ids, the LDS declaration (dynamic: an
      * extern array sized at launch) */
     void (*open_kernel)(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool dynamic_lds);
-    /* exports after the function (C: K__lds_bytes, K__params) */
+    /* exports after the function (C: K__lds_bytes, K__nparams, K__param_kinds) */
     void (*close_kernel)(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes);
 } ckt_dialect;
 

@@ -1,6 +1,5 @@
 /* The 2D raked patterns: CK Tile's tile_distribution_encoding_pattern_2d (TileDistributionEncodingPattern2D,
- * https://github.com/ROCm/composable_kernel/blob/develop/include/ck_tile/core/algorithm/static_encoding_pattern.hpp),
- * with the names of its documentation:
+ * CK Tile's static encoding pattern header), with the names of its documentation:
  * X0 = the vector, X1 = threads along X (CK's source swaps the two names). */
 #include <stdbool.h>
 #include <stdio.h>

@@ -2,6 +2,7 @@
 #include "ckt/expr.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,12 +175,15 @@ static ckt_expr_node mk(ckt_expr_op op, ckt_expr_type t, ckt_expr_id a, ckt_expr
     return nd;
 }
 
-ckt_expr_id ckt_expr_int(ckt_expr_pool *p, int64_t v)
+/* A leaf holding an integer: a constant, an axis, an input slot, a parameter or variable number. */
+static ckt_expr_id valued(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_type t, int64_t i)
 {
-    ckt_expr_node nd = mk(CKT_E_INT, CKT_T_INDEX, -1, -1, -1);
-    nd.i = v;
+    ckt_expr_node nd = mk(op, t, -1, -1, -1);
+    nd.i = i;
     return push(p, nd);
 }
+
+ckt_expr_id ckt_expr_int(ckt_expr_pool *p, int64_t v) { return valued(p, CKT_E_INT, CKT_T_INDEX, v); }
 
 ckt_expr_id ckt_expr_float(ckt_expr_pool *p, float v)
 {
@@ -193,32 +197,18 @@ ckt_expr_id ckt_expr_tid(ckt_expr_pool *p) { return push(p, mk(CKT_E_TID, CKT_T_
 ckt_expr_id ckt_expr_bid(ckt_expr_pool *p, int axis)
 {
     if (axis < 0 || axis > 2) return p ? fail(p, CKT_EINVAL, "block_id: axis must be 0, 1 or 2") : CKT_EXPR_NONE;
-    ckt_expr_node nd = mk(CKT_E_BID, CKT_T_INDEX, -1, -1, -1);
-    nd.i = axis;
-    return push(p, nd);
+    return valued(p, CKT_E_BID, CKT_T_INDEX, axis);
 }
 
 ckt_expr_id ckt_expr_nblocks(ckt_expr_pool *p, int axis)
 {
     if (axis < 0 || axis > 2) return p ? fail(p, CKT_EINVAL, "num_blocks: axis must be 0, 1 or 2") : CKT_EXPR_NONE;
-    ckt_expr_node nd = mk(CKT_E_NBLK, CKT_T_INDEX, -1, -1, -1);
-    nd.i = axis;
-    return push(p, nd);
+    return valued(p, CKT_E_NBLK, CKT_T_INDEX, axis);
 }
 
-ckt_expr_id ckt_expr_input(ckt_expr_pool *p, int slot)
-{
-    ckt_expr_node nd = mk(CKT_E_INPUT, CKT_T_F32, -1, -1, -1);
-    nd.i = slot;
-    return push(p, nd);
-}
+ckt_expr_id ckt_expr_input(ckt_expr_pool *p, int slot) { return valued(p, CKT_E_INPUT, CKT_T_F32, slot); }
 
-ckt_expr_id ckt_expr_input_int(ckt_expr_pool *p, int slot)
-{
-    ckt_expr_node nd = mk(CKT_E_INPUT, CKT_T_INDEX, -1, -1, -1);
-    nd.i = slot;
-    return push(p, nd);
-}
+ckt_expr_id ckt_expr_input_int(ckt_expr_pool *p, int slot) { return valued(p, CKT_E_INPUT, CKT_T_INDEX, slot); }
 
 /* Lua's integer // and % (y != 0; INT64_MIN // -1 is the caller's overflow) */
 static int64_t floor_div(int64_t x, int64_t y)
@@ -249,9 +239,7 @@ static ckt_expr_id leaf(ckt_expr_pool *p, ckt_expr_op op, const char *name, int6
     li->divisor = divisor >= 1 ? divisor : 1;
     li->uniform = true;
     snprintf(li->name, sizeof li->name, "%s", name ? name : "v");
-    ckt_expr_node nd = mk(op, is_float ? CKT_T_F32 : CKT_T_INDEX, -1, -1, -1);
-    nd.i = (*count)++;
-    return push(p, nd);
+    return valued(p, op, is_float ? CKT_T_F32 : CKT_T_INDEX, (*count)++);
 }
 
 ckt_expr_id ckt_expr_param(ckt_expr_pool *p, const char *name, int64_t lo, int64_t hi, int64_t divisor, bool is_float)
@@ -868,12 +856,7 @@ typedef struct sb {
     size_t cap, len;
 } sb;
 
-static void put(sb *s, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-#include <stdarg.h>
+static void put(sb *s, const char *fmt, ...) CKT_PRINTF(2, 3);
 static void put(sb *s, const char *fmt, ...)
 {
     va_list ap;

@@ -288,7 +288,7 @@ static ckt_status check_request(const ckt_compile_request *req, ckt_binary **out
 /* The cache key: everything that can change the output. */
 static void cache_key(const ckt_compile_request *req, const char *identity, char key[CKT_CACHE_KEY_LEN + 1])
 {
-    const char *parts[48] = {"ckt-jit-cache-1", ckt_version(), identity, req->target, req->kernel_name, req->source};
+    const char *parts[48] = {"ckt-jit-cache-2", ckt_version(), identity, req->target, req->kernel_name, req->source};
     int n = 6;
     for (int i = 0; i < req->noptions; i++) parts[n++] = req->options[i];
     ckt_cache_key(parts, NULL, n, key);
@@ -298,7 +298,7 @@ ckt_status ckt_compile(ckt_context *ctx, const ckt_compile_request *req, unsigne
 {
     ckt_target_record t;
     ckt_status st = check_request(req, out, &t, err);
-    if (!st && (flags & CKT_COMPILE_SANDBOXED)) st = ckt_jit_check_sandboxed(req, err);
+    if (!st && (flags & CKT_COMPILE_SANDBOXED)) st = ckt_jit_check_sandboxed(req, t.compiler, err);
     ckt_compiler_kind be = t.compiler;
     if (st) return st;
     double t0 = ckt_jit_now_ms();

@@ -38,7 +38,7 @@ ckt_status ckt_jit_hip_identity(char *out, size_t cap, ckt_error *err);
 ckt_status ckt_jit_cuda_identity(char *out, size_t cap, ckt_error *err);
 ckt_status ckt_jit_cpu_identity(char *out, size_t cap, ckt_error *err);
 /* CKT_COMPILE_SANDBOXED: the options and the source's preprocessor lines (jit_sandbox.c) */
-ckt_status ckt_jit_check_sandboxed(const ckt_compile_request *req, ckt_error *err);
+ckt_status ckt_jit_check_sandboxed(const ckt_compile_request *req, ckt_compiler_kind compiler, ckt_error *err);
 ckt_status ckt_jit_write_file(const char *path, const void *data, size_t n, ckt_error *err);
 ckt_status ckt_jit_read_file(const char *path, uint8_t **data, size_t *n, ckt_error *err);
 

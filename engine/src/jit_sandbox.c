@@ -23,10 +23,10 @@ static const char *const cpu_options[] = {"-O0", "-O1", "-O2", "-O3", "-Os", NUL
 static const char *const hip_options[] = {"-O0", "-O1", "-O2", "-O3", "-ffast-math", NULL};
 static const char *const cuda_options[] = {"-lineinfo", "--use_fast_math", "-use_fast_math", NULL};
 
-static ckt_status check_options(const ckt_compile_request *req, ckt_error *err)
+static ckt_status check_options(const ckt_compile_request *req, ckt_compiler_kind compiler, ckt_error *err)
 {
     const char *t = req->target;
-    const char *const *ok = !strncmp(t, "cpu", 3) ? cpu_options : !strncmp(t, "sm_", 3) ? cuda_options : hip_options;
+    const char *const *ok = compiler == CKT_COMPILER_HOST_CC ? cpu_options : compiler == CKT_COMPILER_NVRTC ? cuda_options : hip_options;
     for (int i = 0; i < req->noptions; i++)
         if (!listed(req->options[i], ok)) {
             char known[160] = "";
@@ -103,8 +103,8 @@ static ckt_status check_source(const char *src, ckt_error *err)
     return st;
 }
 
-ckt_status ckt_jit_check_sandboxed(const ckt_compile_request *req, ckt_error *err)
+ckt_status ckt_jit_check_sandboxed(const ckt_compile_request *req, ckt_compiler_kind compiler, ckt_error *err)
 {
-    ckt_status st = check_options(req, err);
+    ckt_status st = check_options(req, compiler, err);
     return st ? st : check_source(req->source, err);
 }

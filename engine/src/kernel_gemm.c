@@ -21,10 +21,7 @@ ckt_status ckt_gemm_traits_make(const char *instr, int64_t m_per_wave, int64_t n
     if (k_pack < 0 || k_pack % m->k_chunk || k_pack / m->k_chunk > 8)
         return ckt_fail(err, CKT_EINVAL, "gemm_traits: k_pack %lld must be a multiple of %lld (the K run a lane holds in %s), at most %lld", (long long)k_pack,
                         (long long)m->k_chunk, m->name, (long long)(8 * m->k_chunk));
-    out->instr = m;
-    out->m_per_wave = m_per_wave;
-    out->n_per_wave = n_per_wave;
-    out->k_pack = k_pack;
+    *out = (ckt_gemm_traits){m, m_per_wave, n_per_wave, k_pack};
     return CKT_OK;
 }
 

@@ -268,12 +268,15 @@ int ckt_kernel_signature(const ckt_kernel *k, ckt_param *sig, int cap)
 
 /* ---------------------------------------------------------------- tensors */
 
-static ckt_status new_tensor(ckt_kernel *k, ckt_ktensor **t, int *index, ckt_error *err)
+/* A new tensor in `mem` of `dtype` (no parameter, no distribution yet) at *index. */
+static ckt_status new_tensor(ckt_kernel *k, ckt_memory mem, ckt_dtype dtype, ckt_ktensor **t, int *index, ckt_error *err)
 {
     ckt_status s = grow((void **)&k->tensors, &k->cap_tensors, k->ntensors, sizeof(ckt_ktensor), 4096, "tensors", err);
     if (s) return s;
     *t = &k->tensors[k->ntensors];
     memset(*t, 0, sizeof **t);
+    (*t)->mem = mem;
+    (*t)->dtype = dtype;
     (*t)->param = -1;
     (*t)->dist = -1;
     *index = k->ntensors++;
@@ -303,9 +306,7 @@ ckt_status ckt_kernel_global(ckt_kernel *k, int param, ckt_dtype dtype, int rank
     }
     ckt_ktensor *t;
     int idx;
-    if ((s = new_tensor(k, &t, &idx, err))) return s;
-    t->mem = CKT_MEM_GLOBAL;
-    t->dtype = dtype;
+    if ((s = new_tensor(k, CKT_MEM_GLOBAL, dtype, &t, &idx, err))) return s;
     t->rank = rank;
     t->param = param;
     t->padded = padded;
@@ -340,9 +341,7 @@ ckt_status ckt_kernel_lds(ckt_kernel *k, ckt_dtype dtype, const ckt_layout *layo
     if (ckt_mul_ovf(maxoff + 1, esz, &bytes)) return ckt_fail(err, CKT_EOVERFLOW, "tensor: LDS size overflows");
     ckt_ktensor *t;
     int idx;
-    if ((s = new_tensor(k, &t, &idx, err))) return s;
-    t->mem = CKT_MEM_LDS;
-    t->dtype = dtype;
+    if ((s = new_tensor(k, CKT_MEM_LDS, dtype, &t, &idx, err))) return s;
     t->rank = rank;
     t->layout = *layout;
     if (sw && sw->b > 0) {
@@ -381,9 +380,7 @@ ckt_status ckt_kernel_registers(ckt_kernel *k, ckt_dtype dtype, int dist, int64_
     if (nvalues < 1 || nvalues > CKT_K_MAX_VALUES) return ckt_fail(err, CKT_EINVAL, "registers: %lld values per thread outside 1..%d", (long long)nvalues, CKT_K_MAX_VALUES);
     ckt_ktensor *t;
     int idx;
-    if ((s = new_tensor(k, &t, &idx, err))) return s;
-    t->mem = CKT_MEM_REG;
-    t->dtype = dtype;
+    if ((s = new_tensor(k, CKT_MEM_REG, dtype, &t, &idx, err))) return s;
     t->dist = dist;
     t->nvalues = nvalues;
     t->rank = dist >= 0 ? k->dists[dist].rank : 1;
@@ -941,7 +938,7 @@ ckt_status ckt_kernel_lds_stage(ckt_kernel *k, int tensor, ckt_expr_id stage, in
                         (long long)(p->stages - 1), (long long)lo, (long long)hi, (long long)p->stages);
     ckt_ktensor *v;
     int idx;
-    if ((s = new_tensor(k, &v, &idx, err))) return s;
+    if ((s = new_tensor(k, CKT_MEM_LDS, p->dtype, &v, &idx, err))) return s;
     p = &k->tensors[tensor]; /* new_tensor may move the array */
     *v = *p;
     v->stage_view = true;

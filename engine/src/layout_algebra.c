@@ -1,6 +1,6 @@
 /* The CuTe layout algebra: coalesce, composition, complement, inverses, divides, products.
  * Semantics follow CuTe's C++ implementation with static integers
- * (https://docs.nvidia.com/cutlass/media/docs/cpp/cute/02_layout_algebra.html); where CuTe would refuse at compile time
+ * (CuTe's layout algebra documentation); where CuTe would refuse at compile time
  * (divisibility), ckt refuses with a message that names the modes. */
 #include <stdio.h>
 #include <stdlib.h>

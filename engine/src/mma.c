@@ -21,6 +21,11 @@
 #define MMA_B "((4,8),(2,2)):((16,1),(8,64))"
 #define MMA_C "((4,8),(2,2)):((2,8),(1,64))"
 
+/* Which architectures have an instruction is stated once, in the matrix lists of the hardware
+ * models (engine/src/target.c); only the CPU target's emulation-only instructions are marked here. */
+#define ON_HARDWARE false
+#define EMULATION_ONLY true
+
 /* wgmma.mma_async m64nNk16 (a warpgroup of 128 threads: warp w = l/32 owns rows 16w..16w+15; in
  * the warp g = (l%32)>>2, t = l%4, as mma.sync's m16n8 C tile repeated N/8 times along N): D value
  * i at row 16w + g + 8*((i>>1)&1), column 8*(i>>2) + 2t + (i&1); A from registers (the RS form):
@@ -31,38 +36,33 @@
 #define WG_C128 "((4,8,4),(2,2,16)):((2,128,2048),(1,1024,8))"
 #define WG_C256 "((4,8,4),(2,2,32)):((2,256,4096),(1,2048,8))"
 #define WGMMA(N, T, DT, C)                                                                                                                                 \
-    {"wgmma_m64n" #N "k16_" #T, "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." #T "." #T, CKT_VENDOR_NVIDIA, "sm_90a", 64, N, 16, DT, DT, CKT_F32, 128, \
+    {"wgmma_m64n" #N "k16_" #T, "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." #T "." #T, CKT_VENDOR_NVIDIA, ON_HARDWARE, 64, N, 16, DT, DT, CKT_F32, 128, \
      8, 0, (N) / 2, 16, WG_A, "", C, "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." #T "." #T, "", "ckt_emu_wgmma", false,                           \
      "D(64x" #N " f32) = A(64x16 " #T ") B(16x" #N " " #T ") + D, a warpgroup of 128 threads, A and B from shared memory through matrix descriptors; sm_90a"}
 
-/* gfx908 (CDNA1) has the f16 MFMAs but not the bf16_1k forms (it has only the older bf16 MFMAs
- * with 2 values per lane); gfx90a introduced bf16_1k; gfx942 and gfx950 keep all four. */
-#define AMD_ALL "gfx908,gfx90a,gfx942,gfx950"
-#define AMD_1K "gfx90a,gfx942,gfx950"
-#define NV_MMA "sm_80,sm_90,sm_90a"
 
 static const ckt_mma table[] = {
-    {"mfma_f32_32x32x8f16", "v_mfma_f32_32x32x8f16", CKT_VENDOR_AMD, AMD_ALL, 32, 32, 8, CKT_F16, CKT_F16, CKT_F32, 64, 4, 4, 16, 4, MFMA32_A, MFMA32_B,
+    {"mfma_f32_32x32x8f16", "v_mfma_f32_32x32x8f16", CKT_VENDOR_AMD, ON_HARDWARE, 32, 32, 8, CKT_F16, CKT_F16, CKT_F32, 64, 4, 4, 16, 4, MFMA32_A, MFMA32_B,
      MFMA32_C, "__builtin_amdgcn_mfma_f32_32x32x8f16", "half4", "ckt_emu_mfma_32x32x8", false,
      "D(32x32 f32) = A(32x8 f16) B(8x32 f16) + C, one wave of 64 lanes, 16 accumulators per lane"},
-    {"mfma_f32_16x16x16f16", "v_mfma_f32_16x16x16f16", CKT_VENDOR_AMD, AMD_ALL, 16, 16, 16, CKT_F16, CKT_F16, CKT_F32, 64, 4, 4, 4, 4, MFMA16_A,
+    {"mfma_f32_16x16x16f16", "v_mfma_f32_16x16x16f16", CKT_VENDOR_AMD, ON_HARDWARE, 16, 16, 16, CKT_F16, CKT_F16, CKT_F32, 64, 4, 4, 4, 4, MFMA16_A,
      MFMA16_B, MFMA16_C, "__builtin_amdgcn_mfma_f32_16x16x16f16", "half4", "ckt_emu_mfma_16x16x16", false,
      "D(16x16 f32) = A(16x16 f16) B(16x16 f16) + C, one wave of 64 lanes, 4 accumulators per lane"},
-    {"mfma_f32_32x32x8bf16_1k", "v_mfma_f32_32x32x8bf16_1k", CKT_VENDOR_AMD, AMD_1K, 32, 32, 8, CKT_BF16, CKT_BF16, CKT_F32, 64, 4, 4, 16, 4, MFMA32_A,
+    {"mfma_f32_32x32x8bf16_1k", "v_mfma_f32_32x32x8bf16_1k", CKT_VENDOR_AMD, ON_HARDWARE, 32, 32, 8, CKT_BF16, CKT_BF16, CKT_F32, 64, 4, 4, 16, 4, MFMA32_A,
      MFMA32_B, MFMA32_C, "__builtin_amdgcn_mfma_f32_32x32x8bf16_1k", "short4", "ckt_emu_mfma_32x32x8", false,
      "D(32x32 f32) = A(32x8 bf16) B(8x32 bf16) + C, the lane layouts of the f16 form; gfx90a and later"},
-    {"mfma_f32_16x16x16bf16_1k", "v_mfma_f32_16x16x16bf16_1k", CKT_VENDOR_AMD, AMD_1K, 16, 16, 16, CKT_BF16, CKT_BF16, CKT_F32, 64, 4, 4, 4, 4,
+    {"mfma_f32_16x16x16bf16_1k", "v_mfma_f32_16x16x16bf16_1k", CKT_VENDOR_AMD, ON_HARDWARE, 16, 16, 16, CKT_BF16, CKT_BF16, CKT_F32, 64, 4, 4, 4, 4,
      MFMA16_A, MFMA16_B, MFMA16_C, "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k", "short4", "ckt_emu_mfma_16x16x16", false,
      "D(16x16 f32) = A(16x16 bf16) B(16x16 bf16) + C, the lane layouts of the f16 form; gfx90a and later"},
-    {"mma_m16n8k16_f16", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", CKT_VENDOR_NVIDIA, NV_MMA, 16, 8, 16, CKT_F16, CKT_F16, CKT_F32, 32, 8, 4,
+    {"mma_m16n8k16_f16", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", CKT_VENDOR_NVIDIA, ON_HARDWARE, 16, 8, 16, CKT_F16, CKT_F16, CKT_F32, 32, 8, 4,
      4, 2, MMA_A, MMA_B, MMA_C, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "", "ckt_emu_mma_m16n8k16", true,
      "D(16x8 f32) = A(16x16 f16) B(16x8 f16) + C, one warp of 32 lanes; A in 4 b32 registers, B in 2, C in 4 floats"},
-    {"mma_m16n8k16_bf16", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", CKT_VENDOR_NVIDIA, NV_MMA, 16, 8, 16, CKT_BF16, CKT_BF16, CKT_F32, 32,
+    {"mma_m16n8k16_bf16", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", CKT_VENDOR_NVIDIA, ON_HARDWARE, 16, 8, 16, CKT_BF16, CKT_BF16, CKT_F32, 32,
      8, 4, 4, 2, MMA_A, MMA_B, MMA_C, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", "", "ckt_emu_mma_m16n8k16", true,
      "D(16x8 f32) = A(16x16 bf16) B(16x8 bf16) + C, one warp of 32 lanes; the lane layouts of the f16 form"},
     /* no hardware has it: f32 operands through the 32x32x8 MFMA lane layouts, on the CPU target
      * only, so that f32 GEMMs run through the same blockwise GEMM there */
-    {"emu_f32_32x32x8f32", "emu_f32_32x32x8f32 (CPU emulation only)", CKT_VENDOR_AMD, "cpu", 32, 32, 8, CKT_F32, CKT_F32, CKT_F32, 64, 4, 4, 16, 4, MFMA32_A,
+    {"emu_f32_32x32x8f32", "emu_f32_32x32x8f32 (CPU emulation only)", CKT_VENDOR_AMD, EMULATION_ONLY, 32, 32, 8, CKT_F32, CKT_F32, CKT_F32, 64, 4, 4, 16, 4, MFMA32_A,
      MFMA32_B, MFMA32_C, "", "", "ckt_emu_mfma_32x32x8", false,
      "D(32x32 f32) = A(32x8 f32) B(8x32 f32) + C with the lane layouts of v_mfma_f32_32x32x8f16; the CPU target only (any cpu:<gpu>)"},
     WGMMA(64, f16, CKT_F16, WG_C64), WGMMA(128, f16, CKT_F16, WG_C128), WGMMA(256, f16, CKT_F16, WG_C256),
@@ -89,36 +89,52 @@ ckt_status ckt_mma_get(const char *name, const ckt_mma **out, ckt_error *err)
     return ckt_fail(err, CKT_EINVAL, "mma: unknown instruction '%s' (known: %s)", name, known);
 }
 
-const char *ckt_mma_arch(const char *target, char *buf, size_t cap)
+/* Is `name` one element of the comma-separated list? */
+static bool listed(const char *list, const char *name)
 {
-    if (!buf || cap == 0) return NULL;
-    if (!target) target = "";
-    if (!strcmp(target, "cpu")) target = "gfx90a";
-    else if (!strncmp(target, "cpu:", 4)) target += 4;
-    snprintf(buf, cap, "%s", target);
-    return buf;
-}
-
-/* Is `arch` one element of the comma-separated list? */
-static bool listed(const char *list, const char *arch)
-{
-    size_t n = strlen(arch);
+    size_t n = strlen(name);
     for (const char *p = list; n && *p;) {
         const char *e = strchr(p, ',');
         size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == n && !strncmp(p, arch, n)) return true;
+        if (len == n && !strncmp(p, name, n)) return true;
         if (!e) break;
         p = e + 1;
     }
     return false;
 }
 
+static bool on_record(const ckt_mma *mma, const ckt_target_record *r)
+{
+    if (mma->emulation_only) return r->emulated;
+    return r->modelled && listed(r->matrix, mma->name);
+}
+
 bool ckt_mma_on_target(const ckt_mma *mma, const char *target)
 {
-    char arch[32];
-    if (!mma || !target) return false;
-    if (!strcmp(mma->targets, "cpu")) return !strcmp(target, "cpu") || !strncmp(target, "cpu:", 4); /* emulation only */
-    return listed(mma->targets, ckt_mma_arch(target, arch, sizeof arch));
+    ckt_target_record r;
+    if (!mma || !target || ckt_target_parse(target, &r, NULL) != CKT_OK) return false;
+    return on_record(mma, &r);
+}
+
+const char *ckt_mma_targets(const ckt_mma *mma, char *buf, size_t cap)
+{
+    if (!buf || cap == 0) return NULL;
+    buf[0] = 0;
+    if (!mma) return buf;
+    if (mma->emulation_only) {
+        snprintf(buf, cap, "cpu");
+        return buf;
+    }
+    size_t n = 0;
+    const char *arch;
+    for (int i = 0; (arch = ckt_target_modelled_at(i)); i++) {
+        ckt_target_record r;
+        /* an alias of another model (sm_90a is sm_90 with its own features) is not listed again */
+        if (ckt_target_parse(arch, &r, NULL) != CKT_OK || strcmp(r.hw.name, arch) || !on_record(mma, &r)) continue;
+        if (n + (n > 0) + strlen(arch) >= cap) break; /* whole names only */
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? "," : "", arch);
+    }
+    return buf;
 }
 
 const ckt_mma *ckt_mma_for_target(const char *target, int i)
@@ -180,7 +196,9 @@ ckt_status ckt_mma_check_target(const ckt_mma *mma, const char *target, ckt_erro
 {
     if (!mma || !target) return ckt_fail(err, CKT_EINVAL, "mma: NULL argument");
     if (ckt_mma_on_target(mma, target)) return CKT_OK;
-    char arch[32];
-    return ckt_fail(err, CKT_EUNSUPPORTED, "target '%s' (%s) has no %s (%s): it exists on %s", target, ckt_mma_arch(target, arch, sizeof arch), mma->isa,
-                    mma->name, mma->targets);
+    ckt_target_record r;
+    char where[128];
+    const char *arch = ckt_target_parse(target, &r, NULL) == CKT_OK ? r.arch : "not a known target";
+    return ckt_fail(err, CKT_EUNSUPPORTED, "target '%s' (%s) has no %s (%s): it exists on %s", target, arch, mma->isa, mma->name,
+                    ckt_mma_targets(mma, where, sizeof where));
 }

@@ -1,4 +1,4 @@
-/* IREE's NestedLayoutAttr (https://iree.dev/reference/mlir-dialects/IREEVectorExt/). */
+/* IREE's NestedLayoutAttr (the IREEVectorExt dialect's reference). */
 #include <stdio.h>
 #include <string.h>
 

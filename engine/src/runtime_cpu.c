@@ -16,6 +16,8 @@
 
 #define WORKER_STACK ((size_t)16 << 20) /* emulated blocks keep per-thread registers in arrays */
 #define MAX_WORKERS 64
+/* more declared parameters: not a kernel ckt wrote or a person would */
+#define CPU_MAX_PARAMS 256
 
 typedef void (*cpu_kernel)(void *const *args, const ckt_cpu_launch *launch);
 
@@ -24,7 +26,8 @@ typedef struct {
     int fd; /* the memory file the object was loaded from (-1: none), open as long as the module */
     cpu_kernel fn;
     unsigned long long lds_bytes;
-    const char *params; /* K__params: "ptr,ptr,i32" when the source declares it */
+    const int *param_kinds; /* K__param_kinds, K__nparams: when the source declares them */
+    int nparams;
 } cpu_module;
 
 typedef struct cpu_pool {
@@ -252,29 +255,53 @@ static ckt_status cpu_load(ckt_device *dev, const ckt_binary *bin, void **module
         free_module(m);
         return ckt_fail(err, CKT_EINVAL, "launch: %s = %llu bytes of LDS is implausible", sym, *lds);
     }
-    snprintf(sym, sizeof sym, "%s__params", name);
-    m->params = dlsym(m->so, sym);
+    snprintf(sym, sizeof sym, "%s__nparams", name);
+    const int *np = dlsym(m->so, sym);
+    snprintf(sym, sizeof sym, "%s__param_kinds", name);
+    m->param_kinds = dlsym(m->so, sym);
+    if (!np != !m->param_kinds || (np && (*np < 0 || *np > CPU_MAX_PARAMS))) {
+        free_module(m);
+        return ckt_fail(err, CKT_EINVAL, "launch: kernel '%s' declares %s without %s, or %s is outside [0, %d]", name, np ? "__nparams" : "__param_kinds",
+                        np ? "__param_kinds" : "__nparams", "__nparams", CPU_MAX_PARAMS);
+    }
+    m->nparams = np ? *np : 0;
+    for (int i = 0; i < m->nparams; i++)
+        if (!ckt_param_size((ckt_param_kind)m->param_kinds[i])) {
+            int bad = m->param_kinds[i];
+            free_module(m);
+            return ckt_fail(err, CKT_EINVAL, "launch: kernel '%s' declares parameter %d of kind %d, not a ckt_param_kind", name, i, bad);
+        }
     *module = m;
     *fn = (void *)m->fn;
     return CKT_OK;
 }
 
-static const char *kind_name(ckt_param_kind k)
+/* The ABI fixes these values (ckt/jit.h): compiled kernels hold them. */
+_Static_assert(CKT_PARAM_PTR == 0 && CKT_PARAM_I32 == 1 && CKT_PARAM_I64 == 2 && CKT_PARAM_F32 == 3, "the CPU ABI's parameter kinds");
+
+/* "ptr,i32,..." of n kinds, for a message. */
+static const char *kinds_text(char *buf, size_t cap, const int *kinds, int n)
 {
-    return k == CKT_PARAM_PTR ? "ptr" : k == CKT_PARAM_I32 ? "i32" : k == CKT_PARAM_I64 ? "i64" : "f32";
+    size_t w = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n && w < cap; i++) w += (size_t)snprintf(buf + w, cap - w, "%s%s", i ? "," : "", ckt_param_kind_name((ckt_param_kind)kinds[i]));
+    return buf;
 }
 
-/* A kernel that declares its parameters ("ptr,f32") is checked against the caller's signature:
- * a wrong signature would make the kernel read arguments that are not there. */
+/* A kernel that declares its parameters is checked against the caller's signature: a wrong
+ * signature would make the kernel read arguments that are not there. */
 static ckt_status check_declared(const cpu_module *m, const ckt_launch_params *lp, ckt_error *err)
 {
-    if (!m->params) return CKT_OK;
-    char said[512] = "", *w = said;
-    for (int i = 0; i < lp->signature_count && w < said + sizeof said - 8; i++)
-        w += snprintf(w, (size_t)(said + sizeof said - w), i ? ",%s" : "%s", kind_name(lp->signature[i].kind));
-    if (strcmp(said, m->params) != 0)
-        return ckt_fail(err, CKT_EINVAL, "launch: the kernel takes (%.200s), the launch passes (%.200s)", m->params, said);
-    return CKT_OK;
+    if (!m->param_kinds) return CKT_OK;
+    bool same = lp->signature_count == m->nparams;
+    for (int i = 0; same && i < m->nparams; i++) same = (int)lp->signature[i].kind == m->param_kinds[i];
+    if (same) return CKT_OK;
+    int said[CPU_MAX_PARAMS];
+    int n = lp->signature_count < CPU_MAX_PARAMS ? lp->signature_count : CPU_MAX_PARAMS;
+    for (int i = 0; i < n; i++) said[i] = (int)lp->signature[i].kind;
+    char takes[256], passes[256];
+    return ckt_fail(err, CKT_EINVAL, "launch: the kernel takes (%s), the launch passes (%s)", kinds_text(takes, sizeof takes, m->param_kinds, m->nparams),
+                    kinds_text(passes, sizeof passes, said, n));
 }
 
 static void cpu_unload(ckt_device *dev, void *module)

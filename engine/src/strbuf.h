@@ -14,11 +14,7 @@ typedef struct ckt_sb {
     bool oom;
 } ckt_sb;
 
-void ckt_sb_printf(ckt_sb *s, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+void ckt_sb_printf(ckt_sb *s, const char *fmt, ...) CKT_PRINTF(2, 3);
 /* ch written n times */
 void ckt_sb_repeat(ckt_sb *s, char ch, size_t n);
 /* The text (the caller frees it), or NULL and a CKT_ENOMEM "<what>: out of memory" error. */

@@ -1,6 +1,6 @@
 /* The hardware models: AMD's CDNA ISA guides, NVIDIA's CUDA programming guide, and AMD's note on LDS
- * bank conflicts and the XOR preshuffle (CK Tile's documentation,
- * https://rocm.docs.amd.com/projects/composable_kernel/en/latest/conceptual/ck_tile/hardware/lds_bank_conflicts.html). */
+ * bank conflicts and the XOR preshuffle (CK Tile's documentation of LDS bank
+ * conflicts). */
 #include <stdio.h>
 #include <string.h>
 
@@ -88,17 +88,29 @@ static void nvidia(ckt_target *t, const char *name, int64_t smem, const char *ma
     t->ninstr = 6;
 }
 
-/* The hardware model of a modelled architecture; 0 when arch has none. */
+/* The modelled architectures, in the order ckt_target_modelled_at gives them. */
+static const char *const modelled[] = {"gfx908", "gfx90a", "gfx942", "gfx950", "sm_80", "sm_90", "sm_90a", NULL};
+
+const char *ckt_target_modelled_at(int i) { return i >= 0 && i < (int)(sizeof modelled / sizeof *modelled) - 1 ? modelled[i] : NULL; }
+
+/* The hardware model of a modelled architecture; 0 when arch has none. The matrix lists name the
+ * instructions of ckt/mma.h by ckt's names (others the architecture has by their own), so that
+ * which instruction runs where is stated here once. */
 static int model(const char *arch, ckt_target *out)
 {
     if (!strcmp(arch, "gfx908")) amd(out, arch, 32, 64 << 10, "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16");
     else if (!strcmp(arch, "gfx90a")) amd(out, arch, 32, 64 << 10, "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16,mfma_f32_32x32x8bf16_1k,mfma_f32_16x16x16bf16_1k,mfma_f64_16x16x4f64");
     else if (!strcmp(arch, "gfx942")) amd(out, arch, 32, 64 << 10, "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16,mfma_f32_16x16x32_fp8,mfma_f32_32x32x8bf16_1k,mfma_f32_16x16x16bf16_1k");
-    else if (!strcmp(arch, "gfx950")) amd(out, arch, 64, 160 << 10, "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16,mfma_f32_16x16x32_fp8,mfma_scale_f32_32x32x64_f8f6f4");
-    else if (!strcmp(arch, "sm_80")) nvidia(out, arch, 163 << 10, "mma_m16n8k16,mma_m16n8k8");
+    else if (!strcmp(arch, "gfx950"))
+        amd(out, arch, 64, 160 << 10, "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16,mfma_f32_16x16x32_fp8,mfma_f32_32x32x8bf16_1k,mfma_f32_16x16x16bf16_1k,mfma_scale_f32_32x32x64_f8f6f4");
+    else if (!strcmp(arch, "sm_80")) nvidia(out, arch, 163 << 10, "mma_m16n8k16_f16,mma_m16n8k16_bf16,mma_m16n8k8");
+    else if (!strcmp(arch, "sm_90")) nvidia(out, "sm_90", 227 << 10, "mma_m16n8k16_f16,mma_m16n8k16_bf16,mma_m16n8k8");
     /* sm_90a is sm_90 with the architecture-specific features (wgmma, setmaxnreg) enabled in
-     * NVRTC: the same shared memory and banks */
-    else if (!strcmp(arch, "sm_90") || !strcmp(arch, "sm_90a")) nvidia(out, "sm_90", 227 << 10, "mma_m16n8k16,mma_m16n8k8,wgmma");
+     * NVRTC: the same shared memory and banks, and wgmma */
+    else if (!strcmp(arch, "sm_90a"))
+        nvidia(out, "sm_90", 227 << 10,
+               "mma_m16n8k16_f16,mma_m16n8k16_bf16,mma_m16n8k8,wgmma_m64n64k16_f16,wgmma_m64n128k16_f16,wgmma_m64n256k16_f16,wgmma_m64n64k16_bf16,"
+               "wgmma_m64n128k16_bf16,wgmma_m64n256k16_bf16");
     else return 0;
     return 1;
 }

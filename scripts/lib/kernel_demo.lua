@@ -12,7 +12,7 @@ function demo.compile_everywhere(build, targets)
   for _, t in ipairs(targets) do
     local ok, res = pcall(function()
       local k = build(t)
-      local exe = k:compile{target = t, compile_only = t:sub(1, 3) ~= "cpu"}
+      local exe = k:compile{target = t, compile_only = not ckt.target(t).emulated}
       local r, parts = exe:resources(), {}
       for _, key in ipairs{"vgprs", "sgprs", "registers", "lds_bytes", "vgpr_spills", "sgpr_spills", "spill_stores", "scratch_bytes"} do
         if r[key] then parts[#parts + 1] = key .. "=" .. r[key] end
@@ -26,7 +26,7 @@ end
 -- run exe over the problem: inputs (host arrays) uploaded, the output poisoned first,
 -- downloaded, compared with the reference (rtol/atol 0: bit for bit)
 function demo.run_and_check(exe, args, inputs, output, reference, grid, tol)
-  local dev = ckt.device(ckt.default_target():sub(1, 3) == "cpu" and "cpu" or nil)
+  local dev = ckt.device(ckt.target().emulated and "cpu" or nil)
   local bufs = {}
   for name, a in pairs(inputs) do
     bufs[name] = dev:alloc(a:dtype(), #a)

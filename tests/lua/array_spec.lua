@@ -182,7 +182,8 @@ describe("ckt.device and buffers", function()
   it("launches a hand-written CPU kernel over a grid and checks the signature", function()
     local src = cpu_kernel_prelude .. [[
 const unsigned long long axpy__lds_bytes = 64 * sizeof(float);
-const char axpy__params[] = "ptr,ptr,i32,f32";
+const int axpy__nparams = 4;
+const int axpy__param_kinds[4] = {0, 0, 1, 3}; /* ptr, ptr, i32, f32 (ckt_param_kind) */
 void axpy(void *const *args, const ckt_cpu_launch *l) {
   const float *x = *(const float *const *)args[0]; float *y = *(float *const *)args[1];
   int32_t n = *(const int32_t *)args[2]; float a = *(const float *)args[3];

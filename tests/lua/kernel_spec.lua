@@ -273,7 +273,7 @@ describe("builder refusals", function()
     assert.truthy(build_err(function(b) local n = b:size("n"); local _ = n + other end):find("another kernel"))
     assert.truthy(build_err(function(b) local n = b:size("n"); local _ = n < 3 end):find("ckt.lt"))
     assert.truthy(build_err(function(b) local s = b:scalar("s"); local _ = s & 3 end):find("integer"))
-    assert.truthy(build_err(function(b) local _ = b:size("n") + {} end):find("expected a number"))
+    assert.truthy(build_err(function(b) local _ = b:size("n") + {} end):find("bad argument #2 to 'add' (number or kernel expression expected, got table)", 1, true))
     local e
     ckt.kernel{name = "u", block = 32, build = function(b) e = b:size("n") end}
     assert.is_false(pcall(getmetatable(e).__unm, 5)) -- a metamethod called directly: an error, not a crash
@@ -571,24 +571,24 @@ describe("ckt.local_partition of kernel tensors and windows", function()
     local function has(e, ...) for _, s in ipairs{...} do assert.truthy(e:find(s, 1, true), e) end end
 
     it("thread indices that are not the thread id (or // and % of it)", function()
-      has(with_tile(function(b, t) ckt.local_partition(t, row, 5) end), "argument 3 (thread index)", "got number")
-      has(with_tile(function(b, t) ckt.local_partition(t, row) end), "argument 3 (thread index)", "got no value")
-      has(with_tile(function(b, t) ckt.local_partition(t, row, b:block_id()) end), "argument 3 (thread index)", "does not depend on the thread id")
-      has(with_tile(function(b, t) ckt.local_partition(t, row, b:size("n")) end), "argument 3 (thread index)", "does not depend")
-      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id() + 1) end), "argument 3 (thread index)", "tid + 1")
-      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id() * 2) end), "argument 3 (thread index)")
-      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id() + b:block_id()) end), "argument 3 (thread index)")
-      has(with_tile(function(b, t) ckt.local_partition(t, row, b:pointer("P", "f32")) end), "argument 3 (thread index)", "a pointer")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, 5) end), "bad argument #3 to 'local_partition' (thread index must be the thread id or an expression of it", "got number")
+      has(with_tile(function(b, t) ckt.local_partition(t, row) end), "bad argument #3 to 'local_partition' (thread index must be the thread id or an expression of it", "got no value")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:block_id()) end), "bad argument #3 to 'local_partition' (thread index must be the thread id or an expression of it", "does not depend on the thread id")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:size("n")) end), "bad argument #3 to 'local_partition' (thread index must be the thread id or an expression of it", "does not depend")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id() + 1) end), "bad argument #3 to 'local_partition' (thread index must be the thread id or an expression of it", "tid + 1")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id() * 2) end), "bad argument #3 to 'local_partition' (thread index must be the thread id or an expression of it")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id() + b:block_id()) end), "bad argument #3 to 'local_partition' (thread index must be the thread id or an expression of it")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:pointer("P", "f32")) end), "bad argument #3 to 'local_partition' (thread index must be the thread id or an expression of it", "a pointer")
       local other
       ckt.kernel{name = "o", block = 256, build = function(b) other = b:thread_id() end}
-      has(with_tile(function(b, t) ckt.local_partition(t, row, other) end), "argument 3 (thread index) belongs to another kernel")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, other) end), "bad argument #3 to 'local_partition' (thread index belongs to another kernel)")
       -- an index that would reach past the thread layout for threads in the middle of the block
       has(with_tile(function(b, t) ckt.local_partition(t, ckt.layout({8, 8}), b:thread_id() % 128) end), "reaches 127", "only 64 threads")
       has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id() % 24) end), "splits thr_layout's mode")
     end)
 
     it("thread layouts: wrong type, more threads than the block, rank, divisibility, not one to one, nested", function()
-      has(with_tile(function(b, t) ckt.local_partition(t, {16, 16}, b:thread_id()) end), "argument 2 (thr_layout)", "got table")
+      has(with_tile(function(b, t) ckt.local_partition(t, {16, 16}, b:thread_id()) end), "bad argument #2 to 'local_partition' (thr_layout must be a ckt.layout over the threads, got table)")
       has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id()) end, 64), "256 threads but the kernel's block only 64")
       has(with_tile(function(b, t) ckt.local_partition(t, ckt.layout(256), b:thread_id()) end), "1 modes but the tile has rank 2")
       has(with_tile(function(b, t) ckt.local_partition(t, ckt.layout({4, 8, 8}), b:thread_id()) end), "3 modes but the tile has rank 2")
@@ -614,7 +614,7 @@ describe("ckt.local_partition of kernel tensors and windows", function()
 
     it("options", function()
       has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id(), {bogus = 1}) end), "bogus")
-      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id(), 4) end), "argument 4 (options)")
+      has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id(), 4) end), "bad argument #4 to 'local_partition' (options table expected, got number)")
       has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id(), {values = {2}}) end), "values lists 1 extents for a rank-2 tile")
       has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id(), {values = {1, 2}, scalar_per_vector = 2}) end), "not both")
       has(with_tile(function(b, t) ckt.local_partition(t, row, b:thread_id(), {packed = true, scalar_per_vector = 2}) end), "packed=true")

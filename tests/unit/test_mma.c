@@ -116,9 +116,17 @@ static void descriptions_and_targets(void **state)
     assert_string_equal(m->name, "mma_m16n8k16_bf16");
     assert_int_equal(ckt_mma_find("gfx90a", CKT_F16, CKT_F16, CKT_F32, 16, 16, 16, &m, &err), CKT_OK);
     assert_string_equal(m->name, "mfma_f32_16x16x16f16");
-    char buf[32];
-    assert_string_equal(ckt_mma_arch("cpu:sm_90", buf, sizeof buf), "sm_90");
-    assert_string_equal(ckt_mma_arch("cpu", buf, sizeof buf), "gfx90a");
+    /* sm_90a is sm_90 with more enabled: the same mma.sync, listed once under sm_90 */
+    assert_int_equal(ckt_mma_get("mma_m16n8k16_f16", &m, &err), CKT_OK);
+    assert_true(ckt_mma_on_target(m, "sm_90a"));
+    assert_true(ckt_mma_on_target(m, "cpu:sm_90a"));
+    char buf[64];
+    assert_string_equal(ckt_mma_targets(m, buf, sizeof buf), "sm_80,sm_90");
+    assert_string_equal(ckt_mma_targets(ckt_mma_at(0), buf, sizeof buf), "gfx908,gfx90a,gfx942,gfx950");
+    assert_int_equal(ckt_mma_get("mfma_f32_16x16x16bf16_1k", &m, &err), CKT_OK);
+    assert_string_equal(ckt_mma_targets(m, buf, sizeof buf), "gfx90a,gfx942,gfx950");
+    assert_int_equal(ckt_mma_get("emu_f32_32x32x8f32", &m, &err), CKT_OK);
+    assert_string_equal(ckt_mma_targets(m, buf, sizeof buf), "cpu");
 }
 
 static void lookup_refusals(void **state)
@@ -145,9 +153,15 @@ static void lookup_refusals(void **state)
     ckt_mma_operand_shape(NULL, 'A', &rows, &cols);
     assert_int_equal(rows + cols, 0);
     char buf[8];
-    assert_null(ckt_mma_arch("gfx90a", buf, 0));
-    assert_string_equal(ckt_mma_arch("a_very_long_target_name", buf, sizeof buf), "a_very_");
+    assert_null(ckt_mma_targets(ckt_mma_at(0), buf, 0));
+    assert_string_equal(ckt_mma_targets(ckt_mma_at(0), buf, sizeof buf), "gfx908"); /* truncated to whole names */
+    assert_string_equal(ckt_mma_targets(NULL, buf, sizeof buf), "");
     assert_false(ckt_mma_on_target(NULL, "gfx90a"));
+    assert_false(ckt_mma_on_target(ckt_mma_at(0), "a_very_long_target_name"));
+    assert_false(ckt_mma_on_target(ckt_mma_at(0), "cpu:gfx1100")); /* not a target */
+    assert_int_equal(ckt_mma_check_target(ckt_mma_at(0), "sm_90", &err), CKT_EUNSUPPORTED);
+    expect_msg(err.msg, "target 'sm_90' (sm_90) has no v_mfma_f32_32x32x8f16");
+    expect_msg(err.msg, "it exists on gfx908,gfx90a,gfx942,gfx950");
     assert_int_equal(ckt_mma_check_target(NULL, "gfx90a", &err), CKT_EINVAL);
     assert_null(ckt_mma_at(-1));
     assert_null(ckt_mma_at(13));

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -276,12 +277,71 @@ static void backends_and_missing_runtimes(void **state)
     ckt_device_close(dev);
 }
 
+/* A kernel declaring its parameters' kinds (K__nparams, K__param_kinds) is launched only with
+ * that signature; declarations that are incomplete or name no ckt_param_kind are refused. */
+static const char *const declared_fmt =
+    "#include <stdint.h>\n"
+    "typedef struct ckt_cpu_launch { int64_t grid[3], block[3], block_id[3]; void *lds; } ckt_cpu_launch;\n"
+    "%s\n"
+    "void fill(void *const *args, const ckt_cpu_launch *l) {\n"
+    "  int32_t *y = *(int32_t *const *)args[0]; int32_t v = *(const int32_t *)args[1];\n"
+    "  for (int64_t t = 0; t < l->block[0]; t++) y[t] = v;\n"
+    "}\n";
+
+static ckt_status launch_declared(const char *decl, const ckt_param *sig, int nsig, ckt_error *err)
+{
+    char src[1024];
+    snprintf(src, sizeof src, declared_fmt, decl);
+    ckt_device *dev = cpu();
+    ckt_binary *bin = build(src, "fill", 0);
+    ckt_buffer *y = NULL;
+    assert_int_equal(ckt_buffer_alloc(dev, 64 * sizeof(int32_t), &y, err), CKT_OK);
+    void *yp = ckt_buffer_ptr(y);
+    int32_t v = 7;
+    int64_t vi = 7;
+    void *args[2] = {&yp, nsig > 1 && sig[1].kind == CKT_PARAM_I64 ? (void *)&vi : (void *)&v};
+    const int64_t grid[3] = {1, 1, 1}, block[3] = {64, 1, 1};
+    double ms;
+    ckt_status st = launch_kernel(dev, bin, grid, block, 0, args, nsig, sig, nsig, &ms, err);
+    if (st == CKT_OK) {
+        int32_t back[64];
+        assert_int_equal(ckt_buffer_download(y, 0, back, sizeof back, err), CKT_OK);
+        for (int i = 0; i < 64; i++) assert_int_equal(back[i], 7);
+    }
+    ckt_buffer_free(y);
+    ckt_binary_free(bin);
+    ckt_device_close(dev);
+    return st;
+}
+
+static void declared_parameter_kinds(void **state)
+{
+    (void)state;
+    ckt_error err;
+    const ckt_param good[] = {{CKT_PARAM_PTR, "y"}, {CKT_PARAM_I32, "v"}};
+    const ckt_param wide[] = {{CKT_PARAM_PTR, "y"}, {CKT_PARAM_I64, "v"}};
+    const char *ok = "const int fill__nparams = 2; const int fill__param_kinds[2] = {0, 1};";
+    assert_int_equal(launch_declared(ok, good, 2, &err), CKT_OK);
+    assert_int_equal(launch_declared(ok, wide, 2, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "the kernel takes (ptr,i32), the launch passes (ptr,i64)"));
+    assert_int_equal(launch_declared(ok, good, 1, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "the launch passes (ptr)"));
+    /* without a declaration the launch is not checked against one */
+    assert_int_equal(launch_declared("", good, 2, &err), CKT_OK);
+    assert_int_equal(launch_declared("const int fill__nparams = 2;", good, 2, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "without __param_kinds"));
+    assert_int_equal(launch_declared("const int fill__nparams = -1; const int fill__param_kinds[1] = {-1};", good, 2, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "outside [0, 256]"));
+    assert_int_equal(launch_declared("const int fill__nparams = 2; const int fill__param_kinds[2] = {0, 9};", good, 2, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "parameter 1 of kind 9, not a ckt_param_kind"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cpu_kernel_over_a_grid), cmocka_unit_test(every_block_runs_exactly_once),
         cmocka_unit_test(buffers_copy_and_bounds), cmocka_unit_test(launch_bad_input),
-        cmocka_unit_test(backends_and_missing_runtimes),
+        cmocka_unit_test(backends_and_missing_runtimes), cmocka_unit_test(declared_parameter_kinds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

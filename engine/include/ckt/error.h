@@ -32,13 +32,16 @@ typedef struct ckt_error {
     char msg[CKT_ERROR_MSG_CAP];
 } ckt_error;
 
+/* printf's format checks for a function whose format is argument f and whose values start at a */
+#if defined(__GNUC__)
+#define CKT_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define CKT_PRINTF(f, a)
+#endif
+
 /* Record a failure: formats the message into err (which may be NULL) and
  * returns s, so callers can write `return ckt_fail(err, CKT_EINVAL, "...")`. */
-ckt_status ckt_fail(ckt_error *err, ckt_status s, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+ckt_status ckt_fail(ckt_error *err, ckt_status s, const char *fmt, ...) CKT_PRINTF(3, 4);
 
 /* Prefix an existing message with context ("logical_divide: " + inner). */
 ckt_status ckt_fail_prefix(ckt_error *err, const char *prefix);

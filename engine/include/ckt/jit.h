@@ -35,8 +35,10 @@ typedef enum {
 /* The CPU target ABI. For a kernel K the C source defines
  *   void K(void *const *args, const ckt_cpu_launch *launch);   -- runs ONE block, all its threads
  *   const unsigned long long K__lds_bytes = <bytes>;            -- LDS per block (optional: 0)
- *   const char K__params[] = "ptr,ptr,i32,f32";                 -- parameter kinds (optional; when
- *                                                                  present, launches are checked against it)
+ *   const int K__nparams = 4;                                    -- the parameters (optional; when present,
+ *   const int K__param_kinds[4] = {0, 0, 1, 3};                   -- launches are checked against them)
+ * K__param_kinds[i] is the ckt_param_kind of parameter i (ckt/param.h: CKT_PARAM_PTR 0, I32 1,
+ * I64 2, F32 3; an ABI, these values do not change); with no parameters the array holds one -1.
  * args[i] points at the value of parameter i (as cuLaunchKernel's kernelParams). The runtime
  * gives each worker thread an LDS buffer of K__lds_bytes aligned to CKT_CPU_LDS_ALIGN.
  * The emitter's C prelude declares the same struct: keep them identical. */

@@ -207,6 +207,30 @@ ckt_status ckt_kernel_window_make(ckt_kernel *k, int tensor, int rank, const int
                                   int *window, ckt_error *err);
 ckt_status ckt_kernel_move(ckt_kernel *k, int window, const ckt_expr_id *step, ckt_error *err);
 
+/* Partitions of a tile among the block's threads (CuTe's local_partition; kernel_partition.c).
+ * The tile is window `window`, or (window < 0) tensor `tensor` with a static shape (global or
+ * LDS: a register tensor is already per thread). The thread index is an expression of the
+ * kernel that computes (tid / div) % mod (mod 0: none) for every thread: the thread id, and
+ * divisions / right shifts and remainders / low-bit masks of it by constants. Options: */
+typedef struct ckt_partition_opts {
+    bool packed;               /* one contiguous block per thread (CK wrapper's make_local_partition) */
+    int nvalues;               /* values per step of each dim given (rank of them); -1: not given */
+    int64_t values[CKT_K_MAX_RANK];
+    bool has_scalar_per_vector, has_vector_dim; /* or: scalar_per_vector values along vector_dim */
+    int64_t scalar_per_vector; /* 1..16 */
+    int64_t vector_dim;        /* default: the last dim */
+} ckt_partition_opts;
+/* The partition: its distribution (*dist) and its own window over the same tile (*window_out),
+ * which later moves of the parent leave be. Each step's refusals are the functions below. */
+ckt_status ckt_kernel_partition(ckt_kernel *k, int tensor, int window, const ckt_layout *thr, ckt_expr_id index, const ckt_partition_opts *o,
+                                int *dist, int *window_out, ckt_error *err);
+/* The tile's lengths and rank. */
+ckt_status ckt_partition_tile(const ckt_kernel *k, int tensor, int window, int64_t *lengths, int *rank, ckt_error *err);
+/* The thread index as (tid / *div) % *mod; CKT_EINVAL "thread index must be ..." otherwise. */
+ckt_status ckt_partition_thread_index(const ckt_kernel *k, ckt_expr_id index, int64_t *div, int64_t *mod, ckt_error *err);
+/* Values per step of each of the rank dims (1 each unless the options say); *given: they did. */
+ckt_status ckt_partition_values(int rank, const ckt_partition_opts *o, int64_t *values, bool *given, ckt_error *err);
+
 /* Block-uniform variables, loops, branches, barriers. */
 ckt_status ckt_kernel_var(ckt_kernel *k, const char *name, ckt_expr_id init, ckt_expr_id *var, ckt_error *err);
 ckt_status ckt_kernel_loop(ckt_kernel *k, ckt_expr_id trip, ckt_expr_id *var, ckt_error *err);

@@ -6,7 +6,7 @@
  * No allocation: tuples and layouts are plain values, copied by assignment.
  *
  * A ckt_layout is a congruent pair shape:stride (CuTe semantics, see
- * https://docs.nvidia.com/cutlass/media/docs/cpp/cute/01_layout.html). Evaluation maps a 1-D index
+ * CuTe's layout documentation). Evaluation maps a 1-D index
  * (colexicographic, first mode fastest) or a hierarchical coordinate to an offset.
  *
  * All functions validate inputs and return a ckt_status; on failure `err` says

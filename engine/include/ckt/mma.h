@@ -29,8 +29,9 @@ typedef struct ckt_mma {
     const char *name;      /* ckt's name: "mfma_f32_32x32x8f16", "mma_m16n8k16_f16", ... */
     const char *isa;       /* the instruction as the ISA / PTX spells it */
     ckt_vendor vendor;
-    const char *targets;   /* comma-separated targets that have it: "gfx90a,gfx942"; "cpu": an
-                            * emulation-only instruction of the CPU target (any cpu:<gpu>) */
+    /* true: an emulation-only instruction of the CPU target (any cpu:<gpu>); otherwise the
+     * architectures whose matrix list (ckt/target.h) names it have it */
+    bool emulation_only;
     int64_t m, n, k;
     ckt_dtype a, b, c;     /* operand dtypes (C is also D, the accumulator) */
     int64_t lanes;         /* 64 (an AMD wave) or 32 (an NVIDIA warp) */
@@ -59,11 +60,13 @@ int ckt_mma_count(void);
 /* By name: ckt's name or the ISA name ("v_mfma_f32_32x32x8f16", "mma.sync.aligned.m16n8k16
  * .row.col.f32.bf16.bf16.f32"). Unknown names: CKT_EINVAL listing the known ones. */
 ckt_status ckt_mma_get(const char *name, const ckt_mma **out, ckt_error *err);
-/* The GPU architecture a target name stands for: "gfx90a" -> "gfx90a", "cpu:sm_90" -> "sm_90",
- * "cpu" -> "gfx90a" (the CPU target emulates gfx90a unless told otherwise). Writes into buf. */
-const char *ckt_mma_arch(const char *target, char *buf, size_t cap);
-/* Has `target` (an architecture or a cpu:<arch> target) this instruction? */
+/* Has `target` (any name ckt_target_parse takes) this instruction? Its record says so: the
+ * matrix list of the architecture it compiles for or emulates, or, for an emulation-only
+ * instruction, whether it is the CPU target. */
 bool ckt_mma_on_target(const ckt_mma *mma, const char *target);
+/* The modelled architectures that have it, comma-separated ("gfx908,gfx90a,..."; "cpu" for an
+ * emulation-only instruction), written into buf (truncated to cap). */
+const char *ckt_mma_targets(const ckt_mma *mma, char *buf, size_t cap);
 /* The i-th instruction `target` has (NULL past the end). */
 const ckt_mma *ckt_mma_for_target(const char *target, int i);
 /* The first instruction of `target` with these operand dtypes and shape (m, n, k 0: any). */

@@ -1,5 +1,5 @@
 /* ckt — IREE nested layouts (IREE's NestedLayoutAttr,
- * https://iree.dev/reference/mlir-dialects/IREEVectorExt/).
+ * the IREEVectorExt dialect's reference).
  * A vector of rank R is viewed as subgroup x batch x outer x thread x element per dimension;
  * subgroup and thread levels are distributed over subgroup ids and lanes by strides. */
 #ifndef CKT_NESTED_H

@@ -1,5 +1,5 @@
 /* ckt — space-filling curves over N-dimensional tiles (CK Tile's space-filling curves,
- * https://github.com/ROCm/composable_kernel/blob/develop/include/ck_tile/core/algorithm/space_filling_curve.hpp). Values, no allocation. */
+ * its space_filling_curve header). Values, no allocation. */
 #ifndef CKT_SFC_H
 #define CKT_SFC_H
 

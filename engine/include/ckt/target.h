@@ -48,7 +48,7 @@ typedef struct ckt_target {
     ckt_vendor vendor;
     int wave_size, lds_banks, bank_bytes;
     int64_t lds_bytes;
-    const char *matrix; /* comma-separated matrix instructions */
+    const char *matrix; /* comma-separated matrix instructions (ckt/mma.h's names where it has them) */
     int ninstr;
     ckt_lds_instr instr[12];
 } ckt_target;
@@ -88,6 +88,8 @@ ckt_status ckt_target_get(const char *name, ckt_target *out, ckt_error *err);
  * capability: elsewhere CKT_EUNSUPPORTED naming both. Other targets: CKT_OK (the driver decides). */
 ckt_status ckt_target_check_device(const char *target, const char *device_arch, ckt_error *err);
 const char *ckt_target_names(void); /* "gfx908, gfx90a, ..." */
+/* The i-th modelled architecture ("gfx908", ..., "sm_90a"); NULL past the end. */
+const char *ckt_target_modelled_at(int i);
 const char *ckt_dialect_name(ckt_dialect_kind d);   /* "c", "hip", "cuda" */
 const char *ckt_compiler_name(ckt_compiler_kind c); /* "cc", "hiprtc", "nvrtc" */
 const char *ckt_backend_name(ckt_backend b);        /* "cpu", "cuda", "hip" */
