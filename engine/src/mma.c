@@ -129,8 +129,9 @@ const char *ckt_mma_targets(const ckt_mma *mma, char *buf, size_t cap)
     const char *arch;
     for (int i = 0; (arch = ckt_target_modelled_at(i)); i++) {
         ckt_target_record r;
-        /* an alias of another model (sm_90a is sm_90 with its own features) is not listed again */
-        if (ckt_target_parse(arch, &r, NULL) != CKT_OK || strcmp(r.hw.name, arch) || !on_record(mma, &r)) continue;
+        /* an alias of another model (sm_90a is sm_90 with its own features) is listed only for
+         * what the model it extends lacks (wgmma) */
+        if (ckt_target_parse(arch, &r, NULL) != CKT_OK || !on_record(mma, &r) || (strcmp(r.hw.name, arch) && ckt_mma_on_target(mma, r.hw.name))) continue;
         if (n + (n > 0) + strlen(arch) >= cap) break; /* whole names only */
         n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? "," : "", arch);
     }
