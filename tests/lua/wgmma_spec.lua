@@ -32,12 +32,13 @@ end
 
 describe("the sm_90a GEMM on cpu:sm_90a (wgmma emulated through its descriptors)", function()
   it("plans wgmma with the hardware's swizzled LDS layouts", function()
+    -- the default: 128 x 256 x 64, two warpgroups of 64 x 256, 4 stages
     local p = gemm.plan{target = "cpu:sm_90a", dtype = "bf16"}
-    assert.equal("wgmma_m64n128k16_bf16", p.instr)
+    assert.equal("wgmma_m64n256k16_bf16", p.instr)
     assert.equal(2, p.waves_m); assert.equal(1, p.waves_n)
-    assert.equal(128, p.TM); assert.equal(64, p.TK); assert.equal(4, p.stages)
+    assert.equal(128, p.TM); assert.equal(256, p.TN); assert.equal(64, p.TK); assert.equal(4, p.stages)
     assert.truthy(p.a_copy.why:find("128B swizzle"))
-    assert.equal("wgmma_m64n256k16_f16", gemm.plan{target = "cpu:sm_90a", tile = {128, 256, 64}}.instr)
+    assert.equal("wgmma_m64n128k16_f16", gemm.plan{target = "cpu:sm_90a", tile = {128, 128, 64}}.instr)
     assert.equal("wgmma_m64n64k16_f16", gemm.plan{target = "cpu:sm_90a", tile = {64, 64, 32}, block = 128}.instr)
     -- sm_90 keeps mma.sync
     assert.equal("mma_m16n8k16_f16", gemm.plan{target = "cpu:sm_90"}.instr)
@@ -98,7 +99,7 @@ describe("the sm_90a GEMM on cpu:sm_90a (wgmma emulated through its descriptors)
     assert.truthy(err{mma_pending = 3}:find("mma_pending"))
     assert.truthy(err{mma_pending = 1, stages = 2}:find("0..stages%-2"))
     assert.truthy(err{mma_pending = 1, target = "cpu:sm_90"}:find("only sm_90a"))
-    assert.truthy(err{instr = "wgmma_m64n64k16_f16"}:find("wgmma_m64n128k16_f16"))
+    assert.truthy(err{instr = "wgmma_m64n64k16_f16"}:find("wgmma_m64n256k16_f16"))
     assert.truthy(err{instr = "wgmma_m64n128k16_f16", target = "cpu:sm_90"}:find("not an instruction of"))
     -- the GPU's 16-byte copies into several 64-row atoms of an M-contiguous tile
     assert.truthy(err{tile = {128, 128, 16}, a_major = "m", aligned = true}:find("atom"))
