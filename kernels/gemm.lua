@@ -115,7 +115,9 @@ function gemm.plan(o)
   p.vendor = vendor
   if p.dtype == "f32" and not p.emulated then fail(("dtype f32 runs on the CPU target only (%s has no f32 matrix instruction here)"):format(p.target)) end
   -- sm_90a: Hopper's warpgroup MMA with operands read from LDS through descriptors (see hopper())
-  p.hopper = rec.arch == "sm_90a" and p.dtype ~= "f32" and (o.instr == nil or tostring(o.instr):match("^wgmma") ~= nil)
+  local has_wgmma = false
+  for _, name in ipairs(rec.matrix) do has_wgmma = has_wgmma or name:match("^wgmma") ~= nil end
+  p.hopper = has_wgmma and p.dtype ~= "f32" and (o.instr == nil or tostring(o.instr):match("^wgmma") ~= nil)
   local d = p.hopper and DEFAULTS.hopper or DEFAULTS[vendor]
   local tile = o.tile or d.tile
   if type(tile) ~= "table" or #tile ~= 3 then fail("tile must be {TM, TN, TK}") end

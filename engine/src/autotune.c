@@ -57,22 +57,20 @@ int ckt_autotune_occupancy(const ckt_target_record *t, int64_t registers, int64_
     if (t->hw.vendor == CKT_VENDOR_NVIDIA) {
         int64_t per_warp = (registers * 32 + 255) / 256 * 256;
         int64_t warps = (block + 31) / 32;
-        int64_t blocks = 65536 / (per_warp * warps);
+        int64_t blocks = t->hw.reg_file / (per_warp * warps);
         if (blocks > 32) blocks = 32;
         int64_t w = blocks * warps;
-        return (int)(w > 64 ? 64 : w);
+        return (int)(w > t->hw.max_waves ? t->hw.max_waves : w);
     }
-    int gfx908 = strcmp(t->arch, "gfx908") == 0;
-    int64_t file = gfx908 ? 256 : 512, cap = gfx908 ? 10 : 8;
-    int64_t waves = file / ((registers + 7) / 8 * 8);
-    return (int)(waves > cap ? cap : waves);
+    int64_t waves = t->hw.reg_file / ((registers + 7) / 8 * 8);
+    return (int)(waves > t->hw.max_waves ? t->hw.max_waves : waves);
 }
 
 static int64_t registers_of(const ckt_target_record *t, const ckt_resources *r)
 {
     if (t->hw.vendor == CKT_VENDOR_NVIDIA) return r->registers;
     if (r->vgprs < 0) return -1;
-    return r->vgprs + (strcmp(t->arch, "gfx908") && r->agprs > 0 ? r->agprs : 0);
+    return r->vgprs + (t->hw.unified_agprs && r->agprs > 0 ? r->agprs : 0);
 }
 
 static int64_t spills_of(const ckt_resources *r)

@@ -96,7 +96,7 @@ static ckt_status emit_wait(out *o, ckt_dialect_kind kind, const ckt_kernel *k, 
     ckt_target_record t;
     ckt_status st = ckt_target_parse(target, &t, err);
     if (st) return st;
-    if (kind == CKT_DIALECT_HIP || !strstr(t.matrix, "wgmma") || strcmp(t.arch, "sm_90a"))
+    if (kind == CKT_DIALECT_HIP || !strstr(t.matrix, "wgmma_"))
         return ckt_fail(err, CKT_EUNSUPPORTED, "wgmma wait: target '%s' has no wgmma (sm_90a)", target);
     const ckt_ktensor *c = ckt_kernel_tensor(k, op->r);
     if (kind == CKT_DIALECT_C) {

@@ -47,6 +47,12 @@ static void amd(ckt_target *t, const char *name, int banks, int64_t lds, const c
     t->bank_bytes = 4;
     t->lds_bytes = lds;
     t->matrix = matrix;
+    /* CDNA1 (gfx908): 256 VGPRs and a separate AGPR file, 10 waves a SIMD; CDNA2 and later: 512
+     * unified, 8 waves */
+    bool cdna1 = !strcmp(name, "gfx908");
+    t->reg_file = cdna1 ? 256 : 512;
+    t->max_waves = cdna1 ? 10 : 8;
+    t->unified_agprs = !cdna1;
     ckt_lds_instr *in = t->instr;
     /* 32-bit: as many lanes per phase as there are banks; 64-bit: 4 phases of 16 lanes (Triton's AMD model) */
     consecutive(&in[0], "ds_read_b32", 4, 0, 64, banks, false, "assumed: one phase per `banks` lanes");
@@ -73,6 +79,8 @@ static void nvidia(ckt_target *t, const char *name, int64_t smem, const char *ma
     t->bank_bytes = 4;
     t->lds_bytes = smem;
     t->matrix = matrix;
+    t->reg_file = 65536; /* sm_80, sm_90: 64 K registers and 64 warps an SM */
+    t->max_waves = 64;
     ckt_lds_instr *in = t->instr;
     const char *doc = "CUDA programming guide: 32-bit one phase of 32 lanes, 64-bit two of 16, 128-bit four of 8";
     consecutive(&in[0], "lds32", 4, 0, 32, 32, true, doc);

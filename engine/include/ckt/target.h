@@ -49,6 +49,10 @@ typedef struct ckt_target {
     int wave_size, lds_banks, bank_bytes;
     int64_t lds_bytes;
     const char *matrix; /* comma-separated matrix instructions (ckt/mma.h's names where it has them) */
+    /* registers, for occupancy: NVIDIA: 32-bit registers of an SM and warps an SM holds; AMD:
+     * registers a lane of a SIMD has (VGPRs, with AGPRs when unified_agprs) and waves a SIMD holds */
+    int reg_file, max_waves;
+    bool unified_agprs; /* AMD: AGPRs come out of the same file as the VGPRs (gfx90a and later) */
     int ninstr;
     ckt_lds_instr instr[12];
 } ckt_target;
