@@ -11,7 +11,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # Debian 12 packages ckt needs (see README, "Dependencies").
 PKGS=(build-essential cmake pkg-config git
       liblua5.4-dev lua5.4 lua-busted libreadline-dev libcmocka-dev
-      libamdhip64-5 libamdhip64-dev llvm-14 clang libclang-rt-14-dev valgrind tmux luarocks)
+      libamdhip64-5 libamdhip64-dev llvm-14 clang libclang-rt-14-dev clang-format-14 valgrind tmux luarocks)
 
 deps() {
   local missing=()

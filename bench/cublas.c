@@ -13,8 +13,8 @@
  * "m": A stored K x M row-major; b_major "n": B row-major, "k": B stored N x K row-major.
  * cuBLAS is column-major: a row-major X is the column-major X^T, so C^T (N x M, ld N) = B^T A^T:
  * cuBLAS's first operand is B (op N when B is row-major K x N, i.e. column-major N x K; op T when
- * stored N x K, i.e. column-major K x N, ld K), its second A (op N for row-major M x K, column-major
- * K x M, ld K; op T for K x M row-major, column-major M x K, ld M). */
+ * stored N x K, i.e. column-major K x N, ld K), its second A (op N for row-major M x K,
+ * column-major K x M, ld K; op T for K x M row-major, column-major M x K, ld M). */
 #include <dlfcn.h>
 #include <lauxlib.h>
 #include <lua.h>
@@ -25,8 +25,9 @@
 
 typedef int (*cublas_create_fn)(void **);
 typedef int (*cublas_destroy_fn)(void *);
-typedef int (*cublas_gemmex_fn)(void *, int, int, int, int, int, const void *, const void *, int, int, const void *, int, int, const void *,
-                                void *, int, int, int, int);
+typedef int (*cublas_gemmex_fn)(void *, int, int, int, int, int, const void *, const void *, int,
+                                int, const void *, int, int, const void *, void *, int, int, int,
+                                int);
 typedef int (*cu_ctx_get_fn)(void **);
 typedef int (*cu_event_create_fn)(void **, unsigned);
 typedef int (*cu_event_record_fn)(void *, void *);
@@ -35,7 +36,15 @@ typedef int (*cu_event_elapsed_fn)(float *, void *, void *);
 typedef int (*cu_event_destroy_fn)(void *);
 typedef int (*cu_ctx_sync_fn)(void);
 
-enum { CUDA_R_32F = 0, CUDA_R_16F = 2, CUDA_R_16BF = 14, CUBLAS_OP_N = 0, CUBLAS_OP_T = 1, CUBLAS_COMPUTE_32F = 68, CUBLAS_GEMM_DEFAULT = -1 };
+enum {
+    CUDA_R_32F = 0,
+    CUDA_R_16F = 2,
+    CUDA_R_16BF = 14,
+    CUBLAS_OP_N = 0,
+    CUBLAS_OP_T = 1,
+    CUBLAS_COMPUTE_32F = 68,
+    CUBLAS_GEMM_DEFAULT = -1
+};
 
 typedef struct handle {
     void *lib, *cuda, *h;
@@ -52,11 +61,12 @@ typedef struct handle {
 
 #define HANDLE "ckt_cublas.handle"
 
-/* dst = the function `name` of lib (NULL when absent), without an object -> function pointer cast */
-#define LOAD(dst, lib, name)                 \
-    do {                                     \
-        void *ckt_p_ = dlsym((lib), (name)); \
-        memcpy(&(dst), &ckt_p_, sizeof ckt_p_); \
+/* dst = the function `name` of lib (NULL when absent), without an object -> function pointer cast
+ */
+#define LOAD(dst, lib, name)                                                                       \
+    do {                                                                                           \
+        void *ckt_p_ = dlsym((lib), (name));                                                       \
+        memcpy(&(dst), &ckt_p_, sizeof ckt_p_);                                                    \
     } while (0)
 
 static int h_gc(lua_State *L)
@@ -77,13 +87,22 @@ static int fail(lua_State *L, const char *fmt, const char *a)
 /* cublas.open() -> handle | nil, why */
 static int l_open(lua_State *L)
 {
-    const char *names[] = {getenv("CKT_CUBLAS"), "libcublas.so.13", "/usr/local/cuda/lib64/libcublas.so.13", "libcublas.so.12",
-                           "/usr/local/cuda/lib64/libcublas.so.12", "libcublas.so", NULL};
+    const char *names[] = {getenv("CKT_CUBLAS"),
+                           "libcublas.so.13",
+                           "/usr/local/cuda/lib64/libcublas.so.13",
+                           "libcublas.so.12",
+                           "/usr/local/cuda/lib64/libcublas.so.12",
+                           "libcublas.so",
+                           NULL};
     void *lib = NULL;
     const char *used = NULL;
     for (int i = 0; i < (int)(sizeof names / sizeof names[0]) && !lib; i++)
         if (names[i] && (lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL))) used = names[i];
-    if (!lib) return fail(L, "no libcublas (tried libcublas.so.13 / .12 and /usr/local/cuda/lib64; set CKT_CUBLAS=path)%s", "");
+    if (!lib)
+        return fail(L,
+                    "no libcublas (tried libcublas.so.13 / .12 and /usr/local/cuda/lib64; set "
+                    "CKT_CUBLAS=path)%s",
+                    "");
     void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!cuda) return fail(L, "no libcuda.so.1%s", "");
     handle *h = lua_newuserdatauv(L, sizeof *h, 0);
@@ -105,11 +124,14 @@ static int l_open(lua_State *L)
     if (!h->ev_elapsed) LOAD(h->ev_elapsed, cuda, "cuEventElapsedTime");
     LOAD(h->ev_destroy, cuda, "cuEventDestroy_v2");
     LOAD(h->ctx_sync, cuda, "cuCtxSynchronize");
-    if (!create || !h->destroy || !h->gemm) return fail(L, "%s lacks cublasCreate_v2 / cublasGemmEx", used);
-    if (!ctx_get || !h->ev_create || !h->ev_record || !h->ev_sync || !h->ev_elapsed || !h->ev_destroy || !h->ctx_sync)
+    if (!create || !h->destroy || !h->gemm)
+        return fail(L, "%s lacks cublasCreate_v2 / cublasGemmEx", used);
+    if (!ctx_get || !h->ev_create || !h->ev_record || !h->ev_sync || !h->ev_elapsed ||
+        !h->ev_destroy || !h->ctx_sync)
         return fail(L, "libcuda.so.1 lacks the event functions%s", "");
     void *ctx = NULL;
-    if (ctx_get(&ctx) || !ctx) { /* ckt makes its context current per call: device 0's primary context, the one ckt retained */
+    if (ctx_get(&ctx) || !ctx) { /* ckt makes its context current per call: device 0's primary
+                                    context, the one ckt retained */
         typedef int (*dev_get_fn)(int *, int);
         typedef int (*retain_fn)(void **, int);
         typedef int (*set_fn)(void *);
@@ -120,7 +142,8 @@ static int l_open(lua_State *L)
         set_fn set;
         LOAD(set, cuda, "cuCtxSetCurrent");
         int dev = 0;
-        if (!dev_get || !retain || !set || dev_get(&dev, 0) || retain(&ctx, dev) || !ctx || set(ctx))
+        if (!dev_get || !retain || !set || dev_get(&dev, 0) || retain(&ctx, dev) || !ctx ||
+            set(ctx))
             return fail(L, "no CUDA context: open a ckt device (ckt.device(\"cuda\")) first%s", "");
     }
     int st = create(&h->h);
@@ -157,7 +180,8 @@ static char major_of(lua_State *L, int t, const char *field, const char *allowed
     lua_getfield(L, t, field);
     const char *s = luaL_optstring(L, -1, "k");
     lua_pop(L, 1);
-    if (strlen(s) != 1 || !strchr(allowed, s[0])) luaL_error(L, "gemm: %s '%s' is not one of %s", field, s, allowed);
+    if (strlen(s) != 1 || !strchr(allowed, s[0]))
+        luaL_error(L, "gemm: %s '%s' is not one of %s", field, s, allowed);
     return s[0];
 }
 
@@ -167,7 +191,8 @@ static int cmp_float(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* h:gemm{dtype=, out=, a_major=, b_major=, M=, N=, K=, A=, B=, C=, reps=} -> median ms (reps > 0) or 0 */
+/* h:gemm{dtype=, out=, a_major=, b_major=, M=, N=, K=, A=, B=, C=, reps=} -> median ms (reps > 0)
+ * or 0 */
 static int h_gemm(lua_State *L)
 {
     handle *h = luaL_checkudata(L, 1, HANDLE);
@@ -178,12 +203,18 @@ static int h_gemm(lua_State *L)
     const char *ind = luaL_optstring(L, -1, "f16");
     lua_pop(L, 1);
     int out = dtype_of(L, 2, "out", ind);
-    if (in == CUDA_R_32F) return luaL_error(L, "gemm: dtype f32 is not a tensor-core GEMM (f16, bf16)");
+    if (in == CUDA_R_32F)
+        return luaL_error(L, "gemm: dtype f32 is not a tensor-core GEMM (f16, bf16)");
     char am = major_of(L, 2, "a_major", "km"), bm = major_of(L, 2, "b_major", "kn");
-    lua_Integer M = int_field(L, 2, "M", 0), N = int_field(L, 2, "N", 0), K = int_field(L, 2, "K", 0), reps = int_field(L, 2, "reps", 0);
-    if (M < 1 || N < 1 || K < 1 || M > INT32_MAX || N > INT32_MAX || K > INT32_MAX) return luaL_error(L, "gemm: M, N, K must be in 1..2^31-1");
-    void *A = (void *)(uintptr_t)int_field(L, 2, "A", 0), *B = (void *)(uintptr_t)int_field(L, 2, "B", 0), *C = (void *)(uintptr_t)int_field(L, 2, "C", 0);
-    if (!A || !B || !C) return luaL_error(L, "gemm: A, B and C are device addresses (buf:address())");
+    lua_Integer M = int_field(L, 2, "M", 0), N = int_field(L, 2, "N", 0),
+                K = int_field(L, 2, "K", 0), reps = int_field(L, 2, "reps", 0);
+    if (M < 1 || N < 1 || K < 1 || M > INT32_MAX || N > INT32_MAX || K > INT32_MAX)
+        return luaL_error(L, "gemm: M, N, K must be in 1..2^31-1");
+    void *A = (void *)(uintptr_t)int_field(L, 2, "A", 0),
+         *B = (void *)(uintptr_t)int_field(L, 2, "B", 0),
+         *C = (void *)(uintptr_t)int_field(L, 2, "C", 0);
+    if (!A || !B || !C)
+        return luaL_error(L, "gemm: A, B and C are device addresses (buf:address())");
     int opb = bm == 'k' ? CUBLAS_OP_T : CUBLAS_OP_N, ldb = bm == 'k' ? (int)K : (int)N;
     int opa = am == 'm' ? CUBLAS_OP_T : CUBLAS_OP_N, lda = am == 'm' ? (int)M : (int)K;
     float alpha = 1.0f, beta = 0.0f;
@@ -197,7 +228,8 @@ static int h_gemm(lua_State *L)
     int st = 0;
     for (int r = 0; r < runs && !st; r++) {
         h->ev_record(e0, NULL);
-        st = h->gemm(h->h, opb, opa, (int)N, (int)M, (int)K, &alpha, B, in, ldb, A, in, lda, &beta, C, out, (int)N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        st = h->gemm(h->h, opb, opa, (int)N, (int)M, (int)K, &alpha, B, in, ldb, A, in, lda, &beta,
+                     C, out, (int)N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
         h->ev_record(e1, NULL);
         h->ev_sync(e1);
         h->ev_elapsed(&ms[r], e0, e1);
@@ -211,7 +243,8 @@ static int h_gemm(lua_State *L)
         med = ms[3 + (reps - 1) / 2];
     }
     free(ms);
-    if (st || sync) return luaL_error(L, "gemm: cublasGemmEx failed with status %d (context %d)", st, sync);
+    if (st || sync)
+        return luaL_error(L, "gemm: cublasGemmEx failed with status %d (context %d)", st, sync);
     lua_pushnumber(L, med);
     return 1;
 }
@@ -224,7 +257,8 @@ static int h_library(lua_State *L)
 
 int luaopen_ckt_cublas(lua_State *L)
 {
-    static const luaL_Reg methods[] = {{"gemm", h_gemm}, {"library", h_library}, {"__gc", h_gc}, {NULL, NULL}};
+    static const luaL_Reg methods[] = {
+        {"gemm", h_gemm}, {"library", h_library}, {"__gc", h_gc}, {NULL, NULL}};
     luaL_newmetatable(L, HANDLE);
     luaL_setfuncs(L, methods, 0);
     lua_pushvalue(L, -1);

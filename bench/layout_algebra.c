@@ -1,6 +1,7 @@
 /* Benchmark (not a test): layout evaluation and algebra speed on one core.
  * Budgets (issue 3): >= 50 M evaluations/s from C, composition of the reference examples < 2 us.
- * Prints a table and writes bench/results/layout_algebra.json (bench/layout_algebra.lua adds the Lua side). */
+ * Prints a table and writes bench/results/layout_algebra.json (bench/layout_algebra.lua adds the
+ * Lua side). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,13 +20,19 @@ static ckt_layout P(const char *s)
 {
     ckt_layout l;
     ckt_error err;
-    if (ckt_layout_parse(s, &l, &err)) { fprintf(stderr, "%s\n", err.msg); exit(1); }
+    if (ckt_layout_parse(s, &l, &err)) {
+        fprintf(stderr, "%s\n", err.msg);
+        exit(1);
+    }
     return l;
 }
 
 /* Microseconds per call of f over at least 0.3 s. */
 typedef ckt_status (*binop)(const ckt_layout *, const ckt_layout *, ckt_layout *, ckt_error *);
-static ckt_status divide0(const ckt_layout *a, const ckt_layout *b, ckt_layout *r, ckt_error *err) { return ckt_logical_divide(a, 0, b, r, err); }
+static ckt_status divide0(const ckt_layout *a, const ckt_layout *b, ckt_layout *r, ckt_error *err)
+{
+    return ckt_logical_divide(a, 0, b, r, err);
+}
 static double time_op(binop f, const ckt_layout *a, const ckt_layout *b, int64_t *sink)
 {
     ckt_error err;
@@ -37,7 +44,10 @@ static double time_op(binop f, const ckt_layout *a, const ckt_layout *b, int64_t
         iters += 10000;
         t1 = now();
     } while (t1 - t0 < 0.3);
-    if (f(a, b, &r, &err) != CKT_OK) { fprintf(stderr, "%s\n", err.msg); exit(1); }
+    if (f(a, b, &r, &err) != CKT_OK) {
+        fprintf(stderr, "%s\n", err.msg);
+        exit(1);
+    }
     *sink += ckt_layout_size(&r);
     return (t1 - t0) / (double)iters * 1e6;
 }
@@ -76,7 +86,10 @@ int main(int argc, char **argv)
     } while (t1 - t0 < 0.5);
     double coord_evals = (double)n / (t1 - t0);
     /* the algebra on the reference examples (CuTe's layout algebra documentation) */
-    static const struct { const char *name, *a, *b; binop f; } ex[] = {
+    static const struct {
+        const char *name, *a, *b;
+        binop f;
+    } ex[] = {
         {"composition", "(4,3):(3,1)", "6:2", ckt_composition},
         {"composition", "12:2", "(4,3):(3,1)", ckt_composition},
         {"composition", "(8,16):(1,8)", "(4,8):(1,4)", ckt_composition},
@@ -94,16 +107,25 @@ int main(int argc, char **argv)
         us[k] = time_op(ex[k].f, &a, &b, &sink);
     }
     printf("| measurement | value | budget |\n|---|---|---|\n");
-    printf("| C evaluations/s of (4,(2,8)):(16,(1,2)) (1-D index) | %.1f M/s | >= 50 M/s |\n", evals / 1e6);
-    printf("| C evaluations/s of the same (hierarchical coordinate) | %.1f M/s | - |\n", coord_evals / 1e6);
+    printf("| C evaluations/s of (4,(2,8)):(16,(1,2)) (1-D index) | %.1f M/s | >= 50 M/s |\n",
+           evals / 1e6);
+    printf("| C evaluations/s of the same (hierarchical coordinate) | %.1f M/s | - |\n",
+           coord_evals / 1e6);
     for (int k = 0; k < NEX; k++)
-        printf("| %s(%s, %s) | %.3f us | %s |\n", ex[k].name, ex[k].a, ex[k].b, us[k], strcmp(ex[k].name, "composition") ? "-" : "< 2 us");
+        printf("| %s(%s, %s) | %.3f us | %s |\n", ex[k].name, ex[k].a, ex[k].b, us[k],
+               strcmp(ex[k].name, "composition") ? "-" : "< 2 us");
     FILE *f = fopen(json, "w");
-    if (!f) { fprintf(stderr, "cannot write %s\n", json); return 1; }
-    fprintf(f, "{\n  \"what\": \"layout evaluation and algebra, one core, bench/layout_algebra.c\",\n");
-    fprintf(f, "  \"c_evals_per_s\": %.0f,\n  \"c_coord_evals_per_s\": %.0f,\n  \"ops_us\": [\n", evals, coord_evals);
+    if (!f) {
+        fprintf(stderr, "cannot write %s\n", json);
+        return 1;
+    }
+    fprintf(
+        f, "{\n  \"what\": \"layout evaluation and algebra, one core, bench/layout_algebra.c\",\n");
+    fprintf(f, "  \"c_evals_per_s\": %.0f,\n  \"c_coord_evals_per_s\": %.0f,\n  \"ops_us\": [\n",
+            evals, coord_evals);
     for (int k = 0; k < NEX; k++)
-        fprintf(f, "    {\"op\": \"%s\", \"a\": \"%s\", \"b\": \"%s\", \"us\": %.4f}%s\n", ex[k].name, ex[k].a, ex[k].b, us[k], k + 1 < NEX ? "," : "");
+        fprintf(f, "    {\"op\": \"%s\", \"a\": \"%s\", \"b\": \"%s\", \"us\": %.4f}%s\n",
+                ex[k].name, ex[k].a, ex[k].b, us[k], k + 1 < NEX ? "," : "");
     fprintf(f, "  ],\n  \"sink\": %lld\n}\n", (long long)sink);
     fclose(f);
     return 0;

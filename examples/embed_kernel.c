@@ -20,12 +20,12 @@
 
 enum { TM = 8, TN = 32, BLOCK = 64 };
 
-#define CHECK(call)                                                          \
-    do {                                                                     \
-        if ((call) != CKT_OK) {                                              \
-            fprintf(stderr, "embed_kernel: %s: %s\n", #call, err.msg);       \
-            goto done;                                                       \
-        }                                                                    \
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        if ((call) != CKT_OK) {                                                                    \
+            fprintf(stderr, "embed_kernel: %s: %s\n", #call, err.msg);                             \
+            goto done;                                                                             \
+        }                                                                                          \
     } while (0)
 
 /* The IR of Y = alpha * X + 1 over M x N; returns NULL (with err) on failure. */
@@ -48,7 +48,8 @@ static ckt_kernel *build(ckt_error *errp)
     CHECK(ckt_kernel_global(k, y, CKT_F32, 2, shape, stride, true, &gy, &err));
     /* the tile of this block */
     const int64_t tile[2] = {TM, TN};
-    ckt_expr_id origin[2] = {ckt_expr_mulc(ex, ckt_expr_bid(ex, 0), TM), ckt_expr_mulc(ex, ckt_expr_bid(ex, 1), TN)};
+    ckt_expr_id origin[2] = {ckt_expr_mulc(ex, ckt_expr_bid(ex, 0), TM),
+                             ckt_expr_mulc(ex, ckt_expr_bid(ex, 1), TN)};
     CHECK(ckt_expr_pool_status(ex, &err));
     CHECK(ckt_kernel_window_make(k, gx, 2, tile, origin, &wx, &err));
     CHECK(ckt_kernel_window_make(k, gy, 2, tile, origin, &wy, &err));
@@ -63,7 +64,9 @@ static ckt_kernel *build(ckt_error *errp)
     CHECK(ckt_kernel_add_dist(k, &d, &di, &err));
     /* load, out[v] = alpha * in[v] + 1, store */
     CHECK(ckt_kernel_load(k, wx, di, -1, 0, 0.0f, &in, &err));
-    ckt_expr_id f = ckt_expr_add(ex, ckt_expr_mul(ex, ckt_kernel_param(k, alpha)->expr, ckt_expr_input(ex, 0)), ckt_expr_float(ex, 1.0f));
+    ckt_expr_id f =
+        ckt_expr_add(ex, ckt_expr_mul(ex, ckt_kernel_param(k, alpha)->expr, ckt_expr_input(ex, 0)),
+                     ckt_expr_float(ex, 1.0f));
     CHECK(ckt_expr_pool_status(ex, &err));
     CHECK(ckt_kernel_map(k, 1, &in, f, CKT_F32, &out, &err));
     CHECK(ckt_kernel_store(k, wy, out, -1, 0, &err));
@@ -92,7 +95,8 @@ static int compile_for_gpu(const ckt_kernel *k, const char *target)
     }
     size_t bytes;
     ckt_binary_code(ckt_exe_binary(exe), &bytes);
-    printf("%s: compiled, %zu bytes of code (%s)\n", target, bytes, ckt_binary_compiler(ckt_exe_binary(exe)));
+    printf("%s: compiled, %zu bytes of code (%s)\n", target, bytes,
+           ckt_binary_compiler(ckt_exe_binary(exe)));
     ckt_exe_free(exe);
     return 0;
 }
@@ -131,7 +135,8 @@ int main(int argc, char **argv)
     CHECK(ckt_buffer_upload(bx, 0, hx, bytes, &err));
     CHECK(ckt_buffer_upload(by, 0, hy, bytes, &err));
     const int64_t grid[3] = {(M + TM - 1) / TM, (N + TN - 1) / TN, 1};
-    const ckt_arg args[] = {ckt_arg_buffer(bx), ckt_arg_buffer(by), ckt_arg_i32((int32_t)M), ckt_arg_i32((int32_t)N), ckt_arg_f32(alpha)};
+    const ckt_arg args[] = {ckt_arg_buffer(bx), ckt_arg_buffer(by), ckt_arg_i32((int32_t)M),
+                            ckt_arg_i32((int32_t)N), ckt_arg_f32(alpha)};
     double ms;
     CHECK(ckt_exe_launch(exe, NULL, grid, args, 5, 0, &ms, &err));
     CHECK(ckt_buffer_download(by, 0, hy, bytes, &err));
@@ -139,14 +144,17 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < count; i++) {
         double want = (double)alpha * (double)hx[i] + 1.0;
         if (!(fabs((double)hy[i] - want) <= 1e-6 * (1.0 + fabs(want)))) {
-            if (bad++ < 5) fprintf(stderr, "embed_kernel: Y[%zu][%zu] = %g, want %g\n", i / (size_t)N, i % (size_t)N, (double)hy[i], want);
+            if (bad++ < 5)
+                fprintf(stderr, "embed_kernel: Y[%zu][%zu] = %g, want %g\n", i / (size_t)N,
+                        i % (size_t)N, (double)hy[i], want);
         }
     }
     if (bad) {
         fprintf(stderr, "embed_kernel: %lld of %zu elements wrong\n", (long long)bad, count);
         goto done;
     }
-    printf("cpu: %lld x %lld, %zu elements match (%.3f ms)\n", (long long)M, (long long)N, count, ms);
+    printf("cpu: %lld x %lld, %zu elements match (%.3f ms)\n", (long long)M, (long long)N, count,
+           ms);
     rc = compile_for_gpu(k, "gfx90a") | compile_for_gpu(k, "sm_90");
 done:
     ckt_buffer_free(bx);

@@ -46,10 +46,7 @@ static void usage(FILE *f)
             progname, ckt_target_names());
 }
 
-static void print_version(void)
-{
-    printf("ckt %s (%s)\n", ckt_version(), LUA_RELEASE);
-}
+static void print_version(void) { printf("ckt %s (%s)\n", ckt_version(), LUA_RELEASE); }
 
 /* Ctrl-C during a running statement: stop it at the next instruction (as lua.c does). */
 static void stop_hook(lua_State *L, lua_Debug *ar)
@@ -130,8 +127,10 @@ static int dolibrary(lua_State *L, const char *spec)
     lua_pushstring(L, mod);
     int status = docall(L, 1, 1);
     if (status == LUA_OK) {
-        if (eq) lua_pushlstring(L, spec, (size_t)(eq - spec));
-        else lua_pushstring(L, spec);
+        if (eq)
+            lua_pushlstring(L, spec, (size_t)(eq - spec));
+        else
+            lua_pushstring(L, spec);
         lua_insert(L, -2);
         lua_setglobal(L, lua_tostring(L, -2));
         lua_pop(L, 1);
@@ -186,9 +185,12 @@ static const char *history_path(void)
     const char *e = getenv("CKT_HISTORY");
     if (e && *e) return e;
     const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-    if (state && *state) snprintf(buf, sizeof buf, "%s/ckt_history", state);
-    else if (home && *home) snprintf(buf, sizeof buf, "%s/.ckt_history", home);
-    else return NULL;
+    if (state && *state)
+        snprintf(buf, sizeof buf, "%s/ckt_history", state);
+    else if (home && *home)
+        snprintf(buf, sizeof buf, "%s/.ckt_history", home);
+    else
+        return NULL;
     return buf;
 }
 
@@ -207,7 +209,8 @@ static void add_match(const char *prefix, const char *name, const char *sep)
     if (matches[nmatches]) snprintf(matches[nmatches++], n, "%s%s%s", prefix, sep, name);
 }
 
-static void collect_keys(lua_State *L, int t, const char *prefix, const char *sep, const char *start, int methods_only)
+static void collect_keys(lua_State *L, int t, const char *prefix, const char *sep,
+                         const char *start, int methods_only)
 {
     size_t len = strlen(start);
     lua_pushnil(L);
@@ -234,7 +237,10 @@ static void compute_matches(const char *text)
     if (!sep_pos) {
         lua_pushglobaltable(L);
         collect_keys(L, lua_gettop(L), "", "", text, 0);
-        static const char *const kw[] = {"and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if", "in", "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while", NULL};
+        static const char *const kw[] = {"and",   "break", "do",       "else",  "elseif", "end",
+                                         "false", "for",   "function", "goto",  "if",     "in",
+                                         "local", "nil",   "not",      "or",    "repeat", "return",
+                                         "then",  "true",  "until",    "while", NULL};
         for (const char *const *k = kw; *k; k++)
             if (strncmp(*k, text, strlen(text)) == 0) add_match("", *k, "");
     } else {
@@ -245,11 +251,16 @@ static void compute_matches(const char *text)
         memcpy(expr, text, plen);
         expr[plen] = 0;
         for (size_t i = 0; i < plen; i++)
-            if (!(expr[i] == '.' || expr[i] == '_' || (expr[i] >= 'a' && expr[i] <= 'z') || (expr[i] >= 'A' && expr[i] <= 'Z') || (expr[i] >= '0' && expr[i] <= '9'))) return;
+            if (!(expr[i] == '.' || expr[i] == '_' || (expr[i] >= 'a' && expr[i] <= 'z') ||
+                  (expr[i] >= 'A' && expr[i] <= 'Z') || (expr[i] >= '0' && expr[i] <= '9')))
+                return;
         lua_pushglobaltable(L);
         char *save, *part = strtok_r(expr, ".", &save);
         while (part) {
-            if (!lua_istable(L, -1)) { lua_settop(L, top); return; }
+            if (!lua_istable(L, -1)) {
+                lua_settop(L, top);
+                return;
+            }
             lua_getfield(L, -1, part);
             part = strtok_r(NULL, ".", &save);
         }
@@ -257,7 +268,8 @@ static void compute_matches(const char *text)
         char prefix[256];
         memcpy(prefix, text, plen);
         prefix[plen] = 0;
-        if (lua_istable(L, -1)) collect_keys(L, lua_gettop(L), prefix, sep, sep_pos + 1, *sep_pos == ':');
+        if (lua_istable(L, -1))
+            collect_keys(L, lua_gettop(L), prefix, sep, sep_pos + 1, *sep_pos == ':');
         if (lua_getmetatable(L, -1)) { /* methods through the metatable's __index */
             lua_getfield(L, -1, "__index");
             if (lua_istable(L, -1)) collect_keys(L, lua_gettop(L), prefix, sep, sep_pos + 1, 1);
@@ -305,7 +317,10 @@ static int incomplete(lua_State *L, int status)
     if (status == LUA_ERRSYNTAX) {
         size_t lmsg;
         const char *msg = lua_tolstring(L, -1, &lmsg);
-        if (lmsg >= 5 && strcmp(msg + lmsg - 5, "<eof>") == 0) { lua_pop(L, 1); return 1; }
+        if (lmsg >= 5 && strcmp(msg + lmsg - 5, "<eof>") == 0) {
+            lua_pop(L, 1);
+            return 1;
+        }
     }
     return 0;
 }
@@ -319,7 +334,10 @@ static int load_statement(lua_State *L)
     lua_pushfstring(L, "return %s;", body);
     int status = luaL_loadbuffer(L, lua_tostring(L, -1), lua_rawlen(L, -1), "=stdin");
     lua_remove(L, -2);
-    if (status == LUA_OK) { free(line); return LUA_OK; }
+    if (status == LUA_OK) {
+        free(line);
+        return LUA_OK;
+    }
     lua_pop(L, 1);
     lua_pushstring(L, line);
     free(line);
@@ -329,7 +347,10 @@ static int load_statement(lua_State *L)
         status = luaL_loadbuffer(L, code, len, "=stdin");
         if (!incomplete(L, status)) break;
         char *more = read_line(">> ");
-        if (!more) { lua_pop(L, 1); return -1; }
+        if (!more) {
+            lua_pop(L, 1);
+            return -1;
+        }
         lua_pushfstring(L, "%s\n%s", code, more);
         free(more);
         lua_remove(L, -2);
@@ -345,7 +366,8 @@ static void print_results(lua_State *L)
     luaL_checkstack(L, LUA_MINSTACK, "too many results to print");
     lua_getglobal(L, "print");
     lua_insert(L, 1);
-    if (lua_pcall(L, n, 0, 0) != LUA_OK) fprintf(stderr, "%s: error calling 'print' (%s)\n", progname, lua_tostring(L, -1));
+    if (lua_pcall(L, n, 0, 0) != LUA_OK)
+        fprintf(stderr, "%s: error calling 'print' (%s)\n", progname, lua_tostring(L, -1));
 }
 
 static void repl(lua_State *L)
@@ -360,12 +382,15 @@ static void repl(lua_State *L)
     rl_catch_signals = 0;
     if (hist) read_history(hist);
 #endif
-    if (isatty(STDIN_FILENO)) printf("ckt %s — %s; help() for help, Ctrl-D to quit\n", ckt_version(), LUA_RELEASE);
+    if (isatty(STDIN_FILENO))
+        printf("ckt %s — %s; help() for help, Ctrl-D to quit\n", ckt_version(), LUA_RELEASE);
     int status;
     while ((status = load_statement(L)) != -1) {
         if (status == LUA_OK) status = docall(L, 0, LUA_MULTRET);
-        if (status == LUA_OK) print_results(L);
-        else report(L, status);
+        if (status == LUA_OK)
+            print_results(L);
+        else
+            report(L, status);
         lua_settop(L, 0);
     }
     printf("\n");
@@ -382,15 +407,33 @@ int main(int argc, char **argv)
     int i;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (a[0] != '-') { script = i; break; }
-        if (strcmp(a, "--") == 0) { if (i + 1 < argc) script = i + 1; break; }
-        if (strcmp(a, "-") == 0) { script = i; stdin_script = 1; break; }
+        if (a[0] != '-') {
+            script = i;
+            break;
+        }
+        if (strcmp(a, "--") == 0) {
+            if (i + 1 < argc) script = i + 1;
+            break;
+        }
+        if (strcmp(a, "-") == 0) {
+            script = i;
+            stdin_script = 1;
+            break;
+        }
         if (strcmp(a, "-e") == 0 || strcmp(a, "-l") == 0) {
-            if (i + 1 >= argc) { fprintf(stderr, "%s: '%s' needs argument\n", progname, a); usage(stderr); return 1; }
+            if (i + 1 >= argc) {
+                fprintf(stderr, "%s: '%s' needs argument\n", progname, a);
+                usage(stderr);
+                return 1;
+            }
             if (a[1] == 'e') has_e = 1;
             i++;
         } else if (strcmp(a, "--target") == 0) {
-            if (i + 1 >= argc) { fprintf(stderr, "%s: '--target' needs argument\n", progname); usage(stderr); return 1; }
+            if (i + 1 >= argc) {
+                fprintf(stderr, "%s: '--target' needs argument\n", progname);
+                usage(stderr);
+                return 1;
+            }
             i++;
         } else if (strcmp(a, "-i") == 0) {
             has_i = has_v = 1;
@@ -411,7 +454,10 @@ int main(int argc, char **argv)
     }
     (void)stdin_script;
     lua_State *L = luaL_newstate();
-    if (!L) { fprintf(stderr, "%s: cannot create a Lua state: not enough memory\n", progname); return 1; }
+    if (!L) {
+        fprintf(stderr, "%s: cannot create a Lua state: not enough memory\n", progname);
+        return 1;
+    }
     global_L = L;
     if (has_E) { /* as lua.c: the package library then ignores LUA_PATH and LUA_CPATH */
         lua_pushboolean(L, 1);
@@ -439,7 +485,8 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--target") == 0) {
             ckt_error err;
             const char *t = argv[++i];
-            if (ckt_lua_check_target(t, &err) || ckt_context_set_default_target(ckt_l_context(L), t, &err)) {
+            if (ckt_lua_check_target(t, &err) ||
+                ckt_context_set_default_target(ckt_l_context(L), t, &err)) {
                 fprintf(stderr, "%s: --target: %s\n", progname, err.msg);
                 return 1;
             }

@@ -41,13 +41,15 @@ ckt_status ckt_lua_run_string(ckt_lua *s, const char *code, const char *chunknam
 ckt_status ckt_lua_run_file(ckt_lua *s, const char *path, ckt_error *err);
 size_t ckt_lua_memory_used(const ckt_lua *s);
 
-/* Add ckt to an existing lua_State: package.loaded.ckt and the global `ckt`. Returns 1 (the module). */
+/* Add ckt to an existing lua_State: package.loaded.ckt and the global `ckt`. Returns 1 (the
+ * module). */
 int ckt_lua_openlib(lua_State *L);
 int luaopen_ckt(lua_State *L);
 /* Prepend $CKT_PATH's directories and the kernel library (source tree, then installed datadir)
  * to package.path. ckt-lua and unsandboxed ckt_lua_open states do this already. */
 void ckt_lua_add_path(lua_State *L);
-/* Is name a compile target: cpu, cpu:<gpu>, a modelled GPU, or an AMD (gfx...) or NVIDIA (sm_...) architecture? */
+/* Is name a compile target: cpu, cpu:<gpu>, a modelled GPU, or an AMD (gfx...) or NVIDIA (sm_...)
+ * architecture? */
 ckt_status ckt_lua_check_target(const char *name, ckt_error *err);
 
 #ifdef __cplusplus

@@ -14,10 +14,10 @@
 struct ckt_lua {
     lua_State *L;
     ckt_lua_options opts;
-    size_t used;         /* bytes held by the state (the allocator's count) */
-    int memory_hit;      /* the cap refused an allocation during this run */
-    uint64_t executed;   /* instructions in this run (in units of the hook period) */
-    int limit_hit;       /* 1: instructions, 2: time */
+    size_t used;       /* bytes held by the state (the allocator's count) */
+    int memory_hit;    /* the cap refused an allocation during this run */
+    uint64_t executed; /* instructions in this run (in units of the hook period) */
+    int limit_hit;     /* 1: instructions, 2: time */
     struct timespec started;
 };
 
@@ -45,7 +45,8 @@ static double elapsed(const ckt_lua *s)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - s->started.tv_sec) + 1e-9 * (double)(now.tv_nsec - s->started.tv_nsec);
+    return (double)(now.tv_sec - s->started.tv_sec) +
+           1e-9 * (double)(now.tv_nsec - s->started.tv_nsec);
 }
 
 static ckt_lua *from_state(lua_State *L)
@@ -65,7 +66,8 @@ static void budget_hook(lua_State *L, lua_Debug *ar)
         /* after the first refusal, fire at every instruction: the next instruction outside
          * the pcall that caught the error raises again, so the script unwinds completely */
         lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1);
-        luaL_error(L, "sandbox: %s exceeded", s->limit_hit == 1 ? "instruction budget" : "time limit");
+        luaL_error(L, "sandbox: %s exceeded",
+                   s->limit_hit == 1 ? "instruction budget" : "time limit");
     }
     /* the first refusal already switches to every instruction: with the period still in force, a
      * script that pcalls the refusal would run up to HOOK_PERIOD more instructions -- enough to
@@ -73,7 +75,8 @@ static void budget_hook(lua_State *L, lua_Debug *ar)
     if (s->opts.instruction_limit && s->executed > s->opts.instruction_limit) {
         s->limit_hit = 1;
         lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1);
-        luaL_error(L, "sandbox: instruction budget of %I exceeded", (lua_Integer)s->opts.instruction_limit);
+        luaL_error(L, "sandbox: instruction budget of %I exceeded",
+                   (lua_Integer)s->opts.instruction_limit);
     }
     if (s->opts.time_limit > 0 && elapsed(s) > s->opts.time_limit) {
         s->limit_hit = 2;
@@ -95,7 +98,10 @@ int ckt_lua_openlib(lua_State *L)
  * from the build tree and after an install alike, and a user's directory can shadow it. */
 void ckt_lua_add_path(lua_State *L)
 {
-    if (lua_getglobal(L, "package") != LUA_TTABLE) { lua_pop(L, 1); return; }
+    if (lua_getglobal(L, "package") != LUA_TTABLE) {
+        lua_pop(L, 1);
+        return;
+    }
     luaL_Buffer b;
     luaL_buffinit(L, &b);
     const char *env = getenv("CKT_PATH");
@@ -137,13 +143,17 @@ static int safe_load(lua_State *L)
 
 static int refuse(lua_State *L)
 {
-    return luaL_error(L, "sandbox: %s is not available in a sandboxed state", lua_tostring(L, lua_upvalueindex(1)));
+    return luaL_error(L, "sandbox: %s is not available in a sandboxed state",
+                      lua_tostring(L, lua_upvalueindex(1)));
 }
 
 static void replace_with_refusal(lua_State *L, const char *table, const char *name)
 {
     if (table) {
-        if (lua_getglobal(L, table) != LUA_TTABLE) { lua_pop(L, 1); return; }
+        if (lua_getglobal(L, table) != LUA_TTABLE) {
+            lua_pop(L, 1);
+            return;
+        }
     } else {
         lua_pushglobaltable(L);
     }
@@ -155,7 +165,9 @@ static void replace_with_refusal(lua_State *L, const char *table, const char *na
 
 static int refuse_search(lua_State *L)
 {
-    lua_pushfstring(L, "\n\tsandbox: module '%s' is not preloaded, and Lua files and C modules are not loaded in a sandboxed state",
+    lua_pushfstring(L,
+                    "\n\tsandbox: module '%s' is not preloaded, and Lua files and C modules are "
+                    "not loaded in a sandboxed state",
                     luaL_checkstring(L, 1));
     return 1;
 }
@@ -164,7 +176,8 @@ static int safe_collectgarbage(lua_State *L)
 {
     const char *opt = luaL_optstring(L, 1, "collect");
     if (strcmp(opt, "collect") && strcmp(opt, "count") && strcmp(opt, "step"))
-        return luaL_error(L, "sandbox: collectgarbage(\"%s\") is not available in a sandboxed state", opt);
+        return luaL_error(
+            L, "sandbox: collectgarbage(\"%s\") is not available in a sandboxed state", opt);
     lua_pushvalue(L, lua_upvalueindex(1));
     lua_insert(L, 1);
     lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
@@ -174,26 +187,38 @@ static int safe_collectgarbage(lua_State *L)
 static void sandbox(lua_State *L)
 {
     /* no io, no debug */
-    lua_pushnil(L); lua_setglobal(L, "io");
-    lua_pushnil(L); lua_setglobal(L, "debug");
+    lua_pushnil(L);
+    lua_setglobal(L, "io");
+    lua_pushnil(L);
+    lua_setglobal(L, "debug");
     lua_getglobal(L, "package");
-    lua_pushnil(L); lua_setfield(L, -2, "loaded_io");
+    lua_pushnil(L);
+    lua_setfield(L, -2, "loaded_io");
     lua_getfield(L, -1, "loaded");
-    lua_pushnil(L); lua_setfield(L, -2, "io");
-    lua_pushnil(L); lua_setfield(L, -2, "debug");
+    lua_pushnil(L);
+    lua_setfield(L, -2, "io");
+    lua_pushnil(L);
+    lua_setfield(L, -2, "debug");
     lua_pop(L, 1);
     /* only preloaded modules: the file and C-module searchers give way to one that says why */
     lua_getfield(L, -1, "searchers");
-    for (int i = 4; i >= 3; i--) { lua_pushnil(L); lua_rawseti(L, -2, i); }
+    for (int i = 4; i >= 3; i--) {
+        lua_pushnil(L);
+        lua_rawseti(L, -2, i);
+    }
     lua_pushcfunction(L, refuse_search);
     lua_rawseti(L, -2, 2);
     lua_pop(L, 1);
-    lua_pushstring(L, ""); lua_setfield(L, -2, "cpath");
-    lua_pushstring(L, ""); lua_setfield(L, -2, "path");
+    lua_pushstring(L, "");
+    lua_setfield(L, -2, "cpath");
+    lua_pushstring(L, "");
+    lua_setfield(L, -2, "path");
     /* it answers which host files exist */
-    lua_pushnil(L); lua_setfield(L, -2, "searchpath");
+    lua_pushnil(L);
+    lua_setfield(L, -2, "searchpath");
     lua_pop(L, 1);
-    static const char *const os_bad[] = {"execute", "exit", "remove", "rename", "tmpname", "getenv", "setlocale", NULL};
+    static const char *const os_bad[] = {"execute", "exit",   "remove",    "rename",
+                                         "tmpname", "getenv", "setlocale", NULL};
     for (const char *const *p = os_bad; *p; p++) replace_with_refusal(L, "os", *p);
     replace_with_refusal(L, "package", "loadlib");
     /* ckt.compile for the cpu target runs the host C compiler on the script's source, and a
@@ -211,7 +236,8 @@ static void sandbox(lua_State *L)
     lua_setglobal(L, "collectgarbage");
     /* string.dump would only make chunks load() now refuses; drop it */
     lua_getglobal(L, "string");
-    lua_pushnil(L); lua_setfield(L, -2, "dump");
+    lua_pushnil(L);
+    lua_setfield(L, -2, "dump");
     lua_pop(L, 1);
     /* the bindings close what reaches a compiler (compile options) when they see this */
     lua_pushboolean(L, 1);
@@ -234,10 +260,14 @@ static int open_protected(lua_State *L)
     lua_pop(L, 1);
     if (s->opts.target) {
         ckt_error err;
-        if (ckt_lua_check_target(s->opts.target, &err) || ckt_context_set_default_target(ckt_l_context(L), s->opts.target, &err)) return luaL_error(L, "%s", err.msg);
+        if (ckt_lua_check_target(s->opts.target, &err) ||
+            ckt_context_set_default_target(ckt_l_context(L), s->opts.target, &err))
+            return luaL_error(L, "%s", err.msg);
     }
-    if (s->opts.sandbox) sandbox(L);
-    else ckt_lua_add_path(L);
+    if (s->opts.sandbox)
+        sandbox(L);
+    else
+        ckt_lua_add_path(L);
     /* the key exists from now on, so start_run updates it without allocating */
     lua_pushnumber(L, 0);
     lua_setfield(L, LUA_REGISTRYINDEX, CKT_L_DEADLINE_KEY);
@@ -256,7 +286,11 @@ ckt_status ckt_lua_open(const ckt_lua_options *opts, ckt_lua **out, ckt_error *e
         return ckt_fail(err, CKT_EINVAL, "ckt_lua_open: time_limit %g must not be negative", t);
     }
     s->L = lua_newstate(limited_alloc, s);
-    if (!s->L) { free(s); return ckt_fail(err, CKT_ENOMEM, "ckt_lua_open: cannot create a Lua state (memory limit too small?)"); }
+    if (!s->L) {
+        free(s);
+        return ckt_fail(err, CKT_ENOMEM,
+                        "ckt_lua_open: cannot create a Lua state (memory limit too small?)");
+    }
     lua_pushcfunction(s->L, open_protected);
     lua_pushlightuserdata(s->L, s);
     if (lua_pcall(s->L, 1, 0, 0) != LUA_OK) {
@@ -267,7 +301,8 @@ ckt_status ckt_lua_open(const ckt_lua_options *opts, ckt_lua **out, ckt_error *e
         free(s);
         return st;
     }
-    if (s->opts.instruction_limit || s->opts.time_limit > 0) lua_sethook(s->L, budget_hook, LUA_MASKCOUNT, HOOK_PERIOD);
+    if (s->opts.instruction_limit || s->opts.time_limit > 0)
+        lua_sethook(s->L, budget_hook, LUA_MASKCOUNT, HOOK_PERIOD);
     *out = s;
     return CKT_OK;
 }
@@ -293,7 +328,10 @@ static int traceback(lua_State *L)
 static ckt_status finish(ckt_lua *s, int rc, ckt_error *err)
 {
     lua_State *L = s->L;
-    if (rc == LUA_OK) { lua_settop(L, 0); return CKT_OK; }
+    if (rc == LUA_OK) {
+        lua_settop(L, 0);
+        return CKT_OK;
+    }
     const char *msg = lua_tostring(L, -1);
     ckt_status st = CKT_ERUNTIME;
     /* a memory error a script caught earlier leaves memory_hit set: only an error that is the
@@ -301,9 +339,11 @@ static ckt_status finish(ckt_lua *s, int rc, ckt_error *err)
     bool memory = rc == LUA_ERRMEM || (s->memory_hit && msg && strstr(msg, "not enough memory"));
     if (memory) {
         st = CKT_ELIMIT;
-        ckt_fail(err, st, "sandbox: memory limit of %zu bytes exceeded (%s)", s->opts.memory_limit, msg ? msg : "not enough memory");
+        ckt_fail(err, st, "sandbox: memory limit of %zu bytes exceeded (%s)", s->opts.memory_limit,
+                 msg ? msg : "not enough memory");
     } else {
-        if (s->limit_hit || (s->opts.time_limit > 0 && elapsed(s) > s->opts.time_limit)) st = CKT_ELIMIT;
+        if (s->limit_hit || (s->opts.time_limit > 0 && elapsed(s) > s->opts.time_limit))
+            st = CKT_ELIMIT;
         ckt_fail(err, st, "%s", msg ? msg : "(error object is not a string)");
     }
     lua_settop(L, 0);
@@ -313,7 +353,8 @@ static ckt_status finish(ckt_lua *s, int rc, ckt_error *err)
 
 static void start_run(ckt_lua *s)
 {
-    if (s->opts.instruction_limit || s->opts.time_limit > 0) lua_sethook(s->L, budget_hook, LUA_MASKCOUNT, HOOK_PERIOD);
+    if (s->opts.instruction_limit || s->opts.time_limit > 0)
+        lua_sethook(s->L, budget_hook, LUA_MASKCOUNT, HOOK_PERIOD);
     s->memory_hit = 0;
     s->limit_hit = 0;
     s->executed = 0;
@@ -321,7 +362,9 @@ static void start_run(ckt_lua *s)
     lua_settop(s->L, 0);
     /* launches run in C where the hook never fires: they get the run's end as a deadline */
     double deadline = 0;
-    if (s->opts.time_limit > 0) deadline = (double)s->started.tv_sec + 1e-9 * (double)s->started.tv_nsec + s->opts.time_limit;
+    if (s->opts.time_limit > 0)
+        deadline =
+            (double)s->started.tv_sec + 1e-9 * (double)s->started.tv_nsec + s->opts.time_limit;
     lua_pushnumber(s->L, deadline);
     lua_setfield(s->L, LUA_REGISTRYINDEX, CKT_L_DEADLINE_KEY);
 }

@@ -1,8 +1,8 @@
 /* Lua: host arrays (ckt.array), devices (ckt.device) and device buffers. All three are
  * to-be-closed: __close and __gc both release, exactly once; a released object refuses use. */
 #include <math.h>
-#include <stdlib.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -22,20 +22,26 @@ ckt_dtype ckt_l_checkdtype(lua_State *L, int idx, const char *what)
     int arg = idx > 0 ? idx : 0;
     if (!what) what = "dtype";
     if (lua_type(L, idx) != LUA_TSTRING)
-        ckt_l_argerror(L, arg, "%s must be a string (f16, bf16, f32, i32, i8, u8, i64, f64), got %s", what, luaL_typename(L, idx));
+        ckt_l_argerror(L, arg,
+                       "%s must be a string (f16, bf16, f32, i32, i8, u8, i64, f64), got %s", what,
+                       luaL_typename(L, idx));
     ckt_dtype t;
     ckt_error err;
-    if (ckt_dtype_parse(lua_tostring(L, idx), &t, &err)) ckt_l_argerror(L, arg, "%s: %s", what, err.msg);
+    if (ckt_dtype_parse(lua_tostring(L, idx), &t, &err))
+        ckt_l_argerror(L, arg, "%s: %s", what, err.msg);
     return t;
 }
 
 /* n or {d0, d1, ...}: the shape and the element count, checked for sign and overflow */
-static int64_t check_shape(lua_State *L, int idx, const char *fn, ckt_dtype t, int64_t *shape, int *rank)
+static int64_t check_shape(lua_State *L, int idx, const char *fn, ckt_dtype t, int64_t *shape,
+                           int *rank)
 {
     char what[96];
     if (lua_type(L, idx) == LUA_TTABLE) {
         int n = (int)luaL_len(L, idx);
-        if (n < 1 || n > CKT_L_ARRAY_MAX_RANK) ckt_l_errorf(L, "%s: shape must have 1 to %d extents, got %d", fn, CKT_L_ARRAY_MAX_RANK, n);
+        if (n < 1 || n > CKT_L_ARRAY_MAX_RANK)
+            ckt_l_errorf(L, "%s: shape must have 1 to %d extents, got %d", fn, CKT_L_ARRAY_MAX_RANK,
+                         n);
         *rank = n;
         for (int i = 0; i < n; i++) {
             lua_geti(L, idx, i + 1);
@@ -45,18 +51,24 @@ static int64_t check_shape(lua_State *L, int idx, const char *fn, ckt_dtype t, i
         }
     } else {
         snprintf(what, sizeof what, "%s: size", fn);
-        if (lua_isnoneornil(L, idx)) ckt_l_errorf(L, "%s: size (an integer or a shape table) is required", fn);
+        if (lua_isnoneornil(L, idx))
+            ckt_l_errorf(L, "%s: size (an integer or a shape table) is required", fn);
         shape[0] = ckt_l_checkint(L, idx, what);
         *rank = 1;
     }
     int64_t count = 1;
     for (int i = 0; i < *rank; i++) {
-        if (shape[i] <= 0) ckt_l_errorf(L, "%s: extent %d is %lld (must be positive)", fn, i + 1, (long long)shape[i]);
-        if (shape[i] > MAX_ARRAY_BYTES / count) ckt_l_errorf(L, "%s: %lld elements x ... exceed %lld bytes", fn, (long long)shape[i], (long long)MAX_ARRAY_BYTES);
+        if (shape[i] <= 0)
+            ckt_l_errorf(L, "%s: extent %d is %lld (must be positive)", fn, i + 1,
+                         (long long)shape[i]);
+        if (shape[i] > MAX_ARRAY_BYTES / count)
+            ckt_l_errorf(L, "%s: %lld elements x ... exceed %lld bytes", fn, (long long)shape[i],
+                         (long long)MAX_ARRAY_BYTES);
         count *= shape[i];
     }
     if (count > MAX_ARRAY_BYTES / (int64_t)ckt_dtype_size(t))
-        ckt_l_errorf(L, "%s: %lld elements of %s exceed the %lld-byte limit", fn, (long long)count, ckt_dtype_name(t), (long long)MAX_ARRAY_BYTES);
+        ckt_l_errorf(L, "%s: %lld elements of %s exceed the %lld-byte limit", fn, (long long)count,
+                     ckt_dtype_name(t), (long long)MAX_ARRAY_BYTES);
     return count;
 }
 
@@ -78,7 +90,10 @@ static ckt_l_array *new_array(lua_State *L, ckt_dtype t, const int64_t *shape, i
     a->allocf = lua_getallocf(L, &a->alloc_ud);
     a->raw_size = cap + 64;
     a->raw = a->allocf(a->alloc_ud, NULL, LUA_TUSERDATA, a->raw_size);
-    if (!a->raw) ckt_l_errorf(L, "array: cannot allocate %zu bytes (out of memory or over the state's memory limit)", bytes);
+    if (!a->raw)
+        ckt_l_errorf(
+            L, "array: cannot allocate %zu bytes (out of memory or over the state's memory limit)",
+            bytes);
     a->data = (void *)(((uintptr_t)a->raw + 63) & ~(uintptr_t)63);
     memset(a->data, 0, cap);
     a->dtype = t;
@@ -100,26 +115,36 @@ static int l_array(lua_State *L)
     return 1;
 }
 
-static void *elem(const ckt_l_array *a, int64_t i) { return (char *)a->data + (size_t)i * ckt_dtype_size(a->dtype); }
+static void *elem(const ckt_l_array *a, int64_t i)
+{
+    return (char *)a->data + (size_t)i * ckt_dtype_size(a->dtype);
+}
 
 static int64_t check_index(lua_State *L, const ckt_l_array *a, int idx)
 {
     int64_t i = ckt_l_checkint(L, idx, "array: index");
-    if (i < 0 || i >= a->n) ckt_l_errorf(L, "array: index %lld is outside [0, %lld) (indices are 0-based)", (long long)i, (long long)a->n);
+    if (i < 0 || i >= a->n)
+        ckt_l_errorf(L, "array: index %lld is outside [0, %lld) (indices are 0-based)",
+                     (long long)i, (long long)a->n);
     return i;
 }
 
 static void push_elem(lua_State *L, const ckt_l_array *a, int64_t i)
 {
-    if (ckt_dtype_is_float(a->dtype)) lua_pushnumber(L, ckt_dtype_load(a->dtype, elem(a, i)));
-    else lua_pushinteger(L, (lua_Integer)ckt_dtype_load_i64(a->dtype, elem(a, i)));
+    if (ckt_dtype_is_float(a->dtype))
+        lua_pushnumber(L, ckt_dtype_load(a->dtype, elem(a, i)));
+    else
+        lua_pushinteger(L, (lua_Integer)ckt_dtype_load_i64(a->dtype, elem(a, i)));
 }
 
 static void store_value(lua_State *L, ckt_l_array *a, int64_t i, int v)
 {
-    if (lua_type(L, v) != LUA_TNUMBER) ckt_l_errorf(L, "array: value must be a number, got %s", luaL_typename(L, v));
-    if (lua_isinteger(L, v)) ckt_dtype_store_i64(a->dtype, elem(a, i), (int64_t)lua_tointeger(L, v));
-    else ckt_dtype_store(a->dtype, elem(a, i), lua_tonumber(L, v));
+    if (lua_type(L, v) != LUA_TNUMBER)
+        ckt_l_errorf(L, "array: value must be a number, got %s", luaL_typename(L, v));
+    if (lua_isinteger(L, v))
+        ckt_dtype_store_i64(a->dtype, elem(a, i), (int64_t)lua_tointeger(L, v));
+    else
+        ckt_dtype_store(a->dtype, elem(a, i), lua_tonumber(L, v));
 }
 
 static int a_get(lua_State *L)
@@ -143,7 +168,8 @@ static int a_index(lua_State *L)
     if (lua_type(L, 2) == LUA_TSTRING) {
         luaL_getmetatable(L, CKT_L_ARRAY);
         lua_getfield(L, -1, lua_tostring(L, 2));
-        if (lua_isnil(L, -1) || lua_tostring(L, 2)[0] == '_') return ckt_l_errorf(L, "array: no method '%s'", lua_tostring(L, 2));
+        if (lua_isnil(L, -1) || lua_tostring(L, 2)[0] == '_')
+            return ckt_l_errorf(L, "array: no method '%s'", lua_tostring(L, 2));
         return 1;
     }
     return a_get(L);
@@ -193,9 +219,12 @@ static int a_random(lua_State *L)
     int zeros = 0;
     double lo, hi;
     int fl = ckt_dtype_is_float(a->dtype);
-    if (fl) lo = -1, hi = 1;
-    else if (a->dtype == CKT_U8) lo = 1, hi = 16;
-    else lo = -8, hi = 8;
+    if (fl)
+        lo = -1, hi = 1;
+    else if (a->dtype == CKT_U8)
+        lo = 1, hi = 16;
+    else
+        lo = -8, hi = 8;
     if (!lua_isnoneornil(L, 2)) {
         ckt_l_check_fields(L, 2, "random", allowed);
         ckt_l_field_int(L, 2, "random", "seed", &seed);
@@ -204,22 +233,28 @@ static int a_random(lua_State *L)
         double *dst[2] = {&lo, &hi};
         for (int k = 0; k < 2; k++) {
             if (lua_getfield(L, 2, names[k]) != LUA_TNIL) {
-                if (lua_type(L, -1) != LUA_TNUMBER) ckt_l_argerror(L, 2, "field '%s' must be a number, got %s", names[k], luaL_typename(L, -1));
+                if (lua_type(L, -1) != LUA_TNUMBER)
+                    ckt_l_argerror(L, 2, "field '%s' must be a number, got %s", names[k],
+                                   luaL_typename(L, -1));
                 *dst[k] = lua_tonumber(L, -1);
                 if (!isfinite(*dst[k])) ckt_l_argerror(L, 2, "field '%s' must be finite", names[k]);
             }
             lua_pop(L, 1);
         }
     }
-    if (!(lo < hi) && !(lo == hi && !fl)) ckt_l_errorf(L, "random: lo (%g) must be below hi (%g)", lo, hi);
+    if (!(lo < hi) && !(lo == hi && !fl))
+        ckt_l_errorf(L, "random: lo (%g) must be below hi (%g)", lo, hi);
     if (!fl) lo = ceil(lo), hi = floor(hi);
-    if (!zeros && lo == 0 && hi == 0) ckt_l_errorf(L, "random: the range [0, 0] has only zeros (pass zeros=true)");
-    if (!fl && hi - lo > 9e15) ckt_l_errorf(L, "random: the integer range [%g, %g] is too wide", lo, hi);
+    if (!zeros && lo == 0 && hi == 0)
+        ckt_l_errorf(L, "random: the range [0, 0] has only zeros (pass zeros=true)");
+    if (!fl && hi - lo > 9e15)
+        ckt_l_errorf(L, "random: the integer range [%g, %g] is too wide", lo, hi);
     uint64_t s = (uint64_t)seed;
     for (int64_t i = 0; i < a->n; i++) {
         for (int tries = 0;; tries++) {
             uint64_t r = splitmix(&s);
-            double v = fl ? lo + (hi - lo) * ((double)(r >> 11) * 0x1p-53) : lo + (double)(r % (uint64_t)(hi - lo + 1));
+            double v = fl ? lo + (hi - lo) * ((double)(r >> 11) * 0x1p-53)
+                          : lo + (double)(r % (uint64_t)(hi - lo + 1));
             ckt_dtype_store(a->dtype, elem(a, i), v);
             /* re-read: a tiny float can round to zero in f16 */
             if (zeros || ckt_dtype_load(a->dtype, elem(a, i)) != 0 || tries > 64) break;
@@ -255,9 +290,13 @@ static int a_compare(lua_State *L)
 {
     static const char *const allowed[] = {"rtol", "atol", NULL};
     ckt_l_array *a = ckt_l_checkarray(L, 1);
-    if (!luaL_testudata(L, 2, CKT_L_ARRAY)) return ckt_l_errorf(L, "compare: the reference must be a ckt.array, got %s", luaL_typename(L, 2));
+    if (!luaL_testudata(L, 2, CKT_L_ARRAY))
+        return ckt_l_errorf(L, "compare: the reference must be a ckt.array, got %s",
+                            luaL_typename(L, 2));
     ckt_l_array *b = ckt_l_checkarray(L, 2);
-    if (a->n != b->n) return ckt_l_errorf(L, "compare: sizes differ (%lld vs %lld elements)", (long long)a->n, (long long)b->n);
+    if (a->n != b->n)
+        return ckt_l_errorf(L, "compare: sizes differ (%lld vs %lld elements)", (long long)a->n,
+                            (long long)b->n);
     double r1, a1, r2, a2;
     default_tol(a->dtype, &r1, &a1);
     default_tol(b->dtype, &r2, &a2);
@@ -268,7 +307,9 @@ static int a_compare(lua_State *L)
         double *dst[2] = {&rtol, &atol};
         for (int k = 0; k < 2; k++) {
             if (lua_getfield(L, 3, names[k]) != LUA_TNIL) {
-                if (lua_type(L, -1) != LUA_TNUMBER) ckt_l_argerror(L, 3, "field '%s' must be a number, got %s", names[k], luaL_typename(L, -1));
+                if (lua_type(L, -1) != LUA_TNUMBER)
+                    ckt_l_argerror(L, 3, "field '%s' must be a number, got %s", names[k],
+                                   luaL_typename(L, -1));
                 *dst[k] = lua_tonumber(L, -1);
                 if (!(*dst[k] >= 0)) ckt_l_argerror(L, 3, "field '%s' must be >= 0", names[k]);
             }
@@ -277,12 +318,15 @@ static int a_compare(lua_State *L)
     }
     double max_err = 0;
     int64_t first_bad = -1;
-    int exact = !ckt_dtype_is_float(a->dtype) && !ckt_dtype_is_float(b->dtype) && rtol == 0 && atol == 0;
+    int exact =
+        !ckt_dtype_is_float(a->dtype) && !ckt_dtype_is_float(b->dtype) && rtol == 0 && atol == 0;
     for (int64_t i = 0; i < a->n; i++) {
-        double x = ckt_dtype_load(a->dtype, elem(a, i)), y = ckt_dtype_load(b->dtype, elem(b, i)), e;
+        double x = ckt_dtype_load(a->dtype, elem(a, i)), y = ckt_dtype_load(b->dtype, elem(b, i)),
+               e;
         int bad;
         if (exact) { /* integers compare as integers: doubles lose i64 precision */
-            int64_t xi = ckt_dtype_load_i64(a->dtype, elem(a, i)), yi = ckt_dtype_load_i64(b->dtype, elem(b, i));
+            int64_t xi = ckt_dtype_load_i64(a->dtype, elem(a, i)),
+                    yi = ckt_dtype_load_i64(b->dtype, elem(b, i));
             bad = xi != yi;
             e = fabs((double)xi - (double)yi);
         } else if (isinf(x) && x == y) {
@@ -297,13 +341,23 @@ static int a_compare(lua_State *L)
     }
     lua_pushboolean(L, first_bad < 0);
     lua_pushnumber(L, max_err);
-    if (first_bad < 0) lua_pushnil(L);
-    else lua_pushinteger(L, (lua_Integer)first_bad);
+    if (first_bad < 0)
+        lua_pushnil(L);
+    else
+        lua_pushinteger(L, (lua_Integer)first_bad);
     return 3;
 }
 
-static int a_size(lua_State *L) { lua_pushinteger(L, (lua_Integer)ckt_l_checkarray(L, 1)->n); return 1; }
-static int a_dtype(lua_State *L) { lua_pushstring(L, ckt_dtype_name(ckt_l_checkarray(L, 1)->dtype)); return 1; }
+static int a_size(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)ckt_l_checkarray(L, 1)->n);
+    return 1;
+}
+static int a_dtype(lua_State *L)
+{
+    lua_pushstring(L, ckt_dtype_name(ckt_l_checkarray(L, 1)->dtype));
+    return 1;
+}
 static int a_bytes(lua_State *L)
 {
     ckt_l_array *a = ckt_l_checkarray(L, 1);
@@ -320,7 +374,9 @@ static int a_shape(lua_State *L)
 static int a_totable(lua_State *L)
 {
     ckt_l_array *a = ckt_l_checkarray(L, 1);
-    if (a->n > (1 << 26)) return ckt_l_errorf(L, "totable: %lld elements are too many for a Lua table", (long long)a->n);
+    if (a->n > (1 << 26))
+        return ckt_l_errorf(L, "totable: %lld elements are too many for a Lua table",
+                            (long long)a->n);
     lua_createtable(L, (int)a->n, 0);
     for (int64_t i = 0; i < a->n; i++) {
         push_elem(L, a, i);
@@ -333,9 +389,13 @@ static int a_totable(lua_State *L)
 static int a_assign(lua_State *L)
 {
     ckt_l_array *a = ckt_l_checkarray(L, 1);
-    if (lua_type(L, 2) != LUA_TTABLE) return ckt_l_errorf(L, "assign: expected a list of %lld numbers, got %s", (long long)a->n, luaL_typename(L, 2));
+    if (lua_type(L, 2) != LUA_TTABLE)
+        return ckt_l_errorf(L, "assign: expected a list of %lld numbers, got %s", (long long)a->n,
+                            luaL_typename(L, 2));
     lua_Integer n = luaL_len(L, 2);
-    if (n != a->n) return ckt_l_errorf(L, "assign: the list has %lld values, the array %lld elements", (long long)n, (long long)a->n);
+    if (n != a->n)
+        return ckt_l_errorf(L, "assign: the list has %lld values, the array %lld elements",
+                            (long long)n, (long long)a->n);
     for (int64_t i = 0; i < a->n; i++) {
         lua_geti(L, 2, (lua_Integer)i + 1);
         store_value(L, a, i, lua_gettop(L));
@@ -365,7 +425,10 @@ static int a_len(lua_State *L) { return a_size(L); }
 static int a_tostring(lua_State *L)
 {
     ckt_l_array *a = luaL_checkudata(L, 1, CKT_L_ARRAY);
-    if (!a->data) { lua_pushliteral(L, "ckt.array (closed)"); return 1; }
+    if (!a->data) {
+        lua_pushliteral(L, "ckt.array (closed)");
+        return 1;
+    }
     luaL_Buffer b;
     luaL_buffinit(L, &b);
     lua_pushfstring(L, "ckt.array(%s, ", ckt_dtype_name(a->dtype));
@@ -389,8 +452,14 @@ static int a_tostring(lua_State *L)
 
 /* ---- devices ---- */
 
-typedef struct { ckt_device *dev; } l_device;
-typedef struct { ckt_buffer *buf; ckt_dtype dtype; int64_t n; } l_buffer;
+typedef struct {
+    ckt_device *dev;
+} l_device;
+typedef struct {
+    ckt_buffer *buf;
+    ckt_dtype dtype;
+    int64_t n;
+} l_buffer;
 
 ckt_device *ckt_l_checkdevice(lua_State *L, int idx)
 {
@@ -404,7 +473,10 @@ int ckt_l_device_open(lua_State *L)
 {
     const char *name = lua_isnoneornil(L, 1) ? ckt_context_default_target(ckt_l_context(L)) : NULL;
     if (!name) {
-        if (lua_type(L, 1) != LUA_TSTRING) return ckt_l_errorf(L, "device: name must be a string (cpu, cuda, hip or a target), got %s", luaL_typename(L, 1));
+        if (lua_type(L, 1) != LUA_TSTRING)
+            return ckt_l_errorf(
+                L, "device: name must be a string (cpu, cuda, hip or a target), got %s",
+                luaL_typename(L, 1));
         name = lua_tostring(L, 1);
     }
     l_device *d = lua_newuserdatauv(L, sizeof *d, 0);
@@ -418,9 +490,21 @@ int ckt_l_device_open(lua_State *L)
 /* live buffers keep the device itself alive */
 CKT_L_CLOSER(d_close, l_device, CKT_L_DEVICE, dev, ckt_device_close)
 
-static int d_name(lua_State *L) { lua_pushstring(L, ckt_device_name(ckt_l_checkdevice(L, 1))); return 1; }
-static int d_target(lua_State *L) { lua_pushstring(L, ckt_device_target(ckt_l_checkdevice(L, 1))); return 1; }
-static int d_backend(lua_State *L) { lua_pushstring(L, ckt_backend_name(ckt_device_backend(ckt_l_checkdevice(L, 1)))); return 1; }
+static int d_name(lua_State *L)
+{
+    lua_pushstring(L, ckt_device_name(ckt_l_checkdevice(L, 1)));
+    return 1;
+}
+static int d_target(lua_State *L)
+{
+    lua_pushstring(L, ckt_device_target(ckt_l_checkdevice(L, 1)));
+    return 1;
+}
+static int d_backend(lua_State *L)
+{
+    lua_pushstring(L, ckt_backend_name(ckt_device_backend(ckt_l_checkdevice(L, 1))));
+    return 1;
+}
 static int d_tostring(lua_State *L)
 {
     l_device *d = luaL_checkudata(L, 1, CKT_L_DEVICE);
@@ -448,7 +532,8 @@ static int d_alloc(lua_State *L)
     b->n = n;
     luaL_setmetatable(L, CKT_L_BUFFER);
     ckt_error err;
-    if (ckt_buffer_alloc(dev, (size_t)n * ckt_dtype_size(t), &b->buf, &err)) return ckt_l_error(L, &err);
+    if (ckt_buffer_alloc(dev, (size_t)n * ckt_dtype_size(t), &b->buf, &err))
+        return ckt_l_error(L, &err);
     return 1;
 }
 
@@ -469,11 +554,13 @@ static l_buffer *checkbuf(lua_State *L, int idx)
 
 static ckt_l_array *matching_array(lua_State *L, const l_buffer *b, int idx, const char *fn)
 {
-    if (!luaL_testudata(L, idx, CKT_L_ARRAY)) ckt_l_errorf(L, "%s: expected a ckt.array, got %s", fn, luaL_typename(L, idx));
+    if (!luaL_testudata(L, idx, CKT_L_ARRAY))
+        ckt_l_errorf(L, "%s: expected a ckt.array, got %s", fn, luaL_typename(L, idx));
     ckt_l_array *a = ckt_l_checkarray(L, idx);
     if (a->dtype != b->dtype || a->n != b->n)
-        ckt_l_errorf(L, "%s: the array (%s x %lld) does not match the buffer (%s x %lld)", fn, ckt_dtype_name(a->dtype), (long long)a->n,
-                     ckt_dtype_name(b->dtype), (long long)b->n);
+        ckt_l_errorf(L, "%s: the array (%s x %lld) does not match the buffer (%s x %lld)", fn,
+                     ckt_dtype_name(a->dtype), (long long)a->n, ckt_dtype_name(b->dtype),
+                     (long long)b->n);
     return a;
 }
 
@@ -482,7 +569,8 @@ static int b_upload(lua_State *L)
     l_buffer *b = checkbuf(L, 1);
     ckt_l_array *a = matching_array(L, b, 2, "upload");
     ckt_error err;
-    if (ckt_buffer_upload(b->buf, 0, a->data, ckt_buffer_size(b->buf), &err)) return ckt_l_error(L, &err);
+    if (ckt_buffer_upload(b->buf, 0, a->data, ckt_buffer_size(b->buf), &err))
+        return ckt_l_error(L, &err);
     lua_settop(L, 1);
     return 1;
 }
@@ -496,7 +584,8 @@ static int b_download(lua_State *L)
     }
     ckt_l_array *a = matching_array(L, b, 2, "download");
     ckt_error err;
-    if (ckt_buffer_download(b->buf, 0, a->data, ckt_buffer_size(b->buf), &err)) return ckt_l_error(L, &err);
+    if (ckt_buffer_download(b->buf, 0, a->data, ckt_buffer_size(b->buf), &err))
+        return ckt_l_error(L, &err);
     lua_settop(L, 2);
     return 1;
 }
@@ -505,9 +594,11 @@ static int b_memset(lua_State *L)
 {
     l_buffer *b = checkbuf(L, 1);
     int64_t v = ckt_l_checkint(L, 2, "byte");
-    if (v < 0 || v > 255) return ckt_l_errorf(L, "memset: byte %lld is outside [0, 255]", (long long)v);
+    if (v < 0 || v > 255)
+        return ckt_l_errorf(L, "memset: byte %lld is outside [0, 255]", (long long)v);
     ckt_error err;
-    if (ckt_buffer_memset(b->buf, 0, (uint8_t)v, ckt_buffer_size(b->buf), &err)) return ckt_l_error(L, &err);
+    if (ckt_buffer_memset(b->buf, 0, (uint8_t)v, ckt_buffer_size(b->buf), &err))
+        return ckt_l_error(L, &err);
     lua_settop(L, 1);
     return 1;
 }
@@ -515,29 +606,46 @@ static int b_memset(lua_State *L)
 static int b_copy_from(lua_State *L)
 {
     l_buffer *b = checkbuf(L, 1);
-    if (!luaL_testudata(L, 2, CKT_L_BUFFER)) return ckt_l_errorf(L, "copy_from: expected a buffer, got %s", luaL_typename(L, 2));
+    if (!luaL_testudata(L, 2, CKT_L_BUFFER))
+        return ckt_l_errorf(L, "copy_from: expected a buffer, got %s", luaL_typename(L, 2));
     l_buffer *s = checkbuf(L, 2);
     if (ckt_buffer_size(s->buf) != ckt_buffer_size(b->buf))
-        return ckt_l_errorf(L, "copy_from: sizes differ (%zu vs %zu bytes)", ckt_buffer_size(s->buf), ckt_buffer_size(b->buf));
+        return ckt_l_errorf(L, "copy_from: sizes differ (%zu vs %zu bytes)",
+                            ckt_buffer_size(s->buf), ckt_buffer_size(b->buf));
     ckt_error err;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (ckt_buffer_copy(b->buf, 0, s->buf, 0, ckt_buffer_size(b->buf), &err) || ckt_device_synchronize(ckt_buffer_device(b->buf), &err))
+    if (ckt_buffer_copy(b->buf, 0, s->buf, 0, ckt_buffer_size(b->buf), &err) ||
+        ckt_device_synchronize(ckt_buffer_device(b->buf), &err))
         return ckt_l_error(L, &err);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     lua_settop(L, 1);
-    /* the wall time of the copy, synchronized: the device-to-device bandwidth benchmarks compare with */
-    lua_pushnumber(L, (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6);
+    /* the wall time of the copy, synchronized: the device-to-device bandwidth benchmarks compare
+     * with */
+    lua_pushnumber(L, (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+                          (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6);
     return 2;
 }
 
 CKT_L_CLOSER(b_close, l_buffer, CKT_L_BUFFER, buf, ckt_buffer_free)
 
-static int b_size(lua_State *L) { lua_pushinteger(L, (lua_Integer)checkbuf(L, 1)->n); return 1; }
-static int b_bytes(lua_State *L) { lua_pushinteger(L, (lua_Integer)ckt_buffer_size(ckt_l_checkbuffer(L, 1))); return 1; }
+static int b_size(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)checkbuf(L, 1)->n);
+    return 1;
+}
+static int b_bytes(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)ckt_buffer_size(ckt_l_checkbuffer(L, 1)));
+    return 1;
+}
 /* b:address() -> the device address as an integer: for handing the buffer to another library
  * in the same process (bench/gemm.lua's cuBLAS); it grants nothing by itself */
-static int b_address(lua_State *L) { lua_pushinteger(L, (lua_Integer)(uintptr_t)ckt_buffer_ptr(ckt_l_checkbuffer(L, 1))); return 1; }
+static int b_address(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)(uintptr_t)ckt_buffer_ptr(ckt_l_checkbuffer(L, 1)));
+    return 1;
+}
 /* b:device() -> the device the buffer lives on (a new handle to it) */
 static int b_device(lua_State *L)
 {
@@ -549,18 +657,26 @@ static int b_device(lua_State *L)
     return 1;
 }
 
-static int b_dtype(lua_State *L) { lua_pushstring(L, ckt_dtype_name(checkbuf(L, 1)->dtype)); return 1; }
+static int b_dtype(lua_State *L)
+{
+    lua_pushstring(L, ckt_dtype_name(checkbuf(L, 1)->dtype));
+    return 1;
+}
 ckt_dtype ckt_l_buffer_dtype(lua_State *L, int idx) { return checkbuf(L, idx)->dtype; }
 static int b_tostring(lua_State *L)
 {
     l_buffer *b = luaL_checkudata(L, 1, CKT_L_BUFFER);
-    if (!b->buf) lua_pushliteral(L, "ckt.buffer (closed)");
-    else lua_pushfstring(L, "ckt.buffer(%s x %I on %s)", ckt_dtype_name(b->dtype), (lua_Integer)b->n, ckt_device_name(ckt_buffer_device(b->buf)));
+    if (!b->buf)
+        lua_pushliteral(L, "ckt.buffer (closed)");
+    else
+        lua_pushfstring(L, "ckt.buffer(%s x %I on %s)", ckt_dtype_name(b->dtype), (lua_Integer)b->n,
+                        ckt_device_name(ckt_buffer_device(b->buf)));
     return 1;
 }
 
-/* dev:launch(binary, {grid=, block=, shared=, params={{"ptr","in"}, {"i32","n"}, ...}, args={buf, 10, ...}}) -> ms.
- * The raw launch of a compiled binary; kernels built with ckt.kernel have their own launch. */
+/* dev:launch(binary, {grid=, block=, shared=, params={{"ptr","in"}, {"i32","n"}, ...}, args={buf,
+ * 10, ...}}) -> ms. The raw launch of a compiled binary; kernels built with ckt.kernel have their
+ * own launch. */
 static int device_launch(lua_State *L)
 {
     static const char *const allowed[] = {"grid", "block", "shared", "params", "args", NULL};
@@ -572,52 +688,81 @@ static int device_launch(lua_State *L)
     int64_t *dst[2] = {grid, block};
     for (int k = 0; k < 2; k++) {
         int t = lua_getfield(L, 3, dims[k]);
-        if (t == LUA_TNUMBER) dst[k][0] = ckt_l_checkint(L, -1, k ? "launch: block" : "launch: grid");
+        if (t == LUA_TNUMBER)
+            dst[k][0] = ckt_l_checkint(L, -1, k ? "launch: block" : "launch: grid");
         else if (t == LUA_TTABLE) {
             int n = ckt_l_int_list(L, -1, k ? "launch: block" : "launch: grid", dst[k], 3);
             if (n < 1) ckt_l_errorf(L, "launch: %s must have 1 to 3 extents", dims[k]);
-        } else ckt_l_argerror(L, 3, "field '%s' must be an integer or a list of up to 3 integers, got %s", dims[k], luaL_typename(L, -1));
+        } else
+            ckt_l_argerror(L, 3,
+                           "field '%s' must be an integer or a list of up to 3 integers, got %s",
+                           dims[k], luaL_typename(L, -1));
         lua_pop(L, 1);
     }
     ckt_l_field_int(L, 3, "launch", "shared", &shared);
-    if (lua_getfield(L, 3, "params") != LUA_TTABLE) return ckt_l_argerror(L, 3, "field 'params' (a list of {kind, name}) is required");
-    if (lua_getfield(L, 3, "args") != LUA_TTABLE) return ckt_l_argerror(L, 3, "field 'args' (a list) is required");
+    if (lua_getfield(L, 3, "params") != LUA_TTABLE)
+        return ckt_l_argerror(L, 3, "field 'params' (a list of {kind, name}) is required");
+    if (lua_getfield(L, 3, "args") != LUA_TTABLE)
+        return ckt_l_argerror(L, 3, "field 'args' (a list) is required");
     int np = (int)luaL_len(L, -2), na = (int)luaL_len(L, -1);
     if (np > 64) return ckt_l_errorf(L, "launch: at most 64 parameters");
     if (na != np) return ckt_l_errorf(L, "launch: the kernel takes %d arguments, got %d", np, na);
     ckt_param sig[64];
-    union { void *p; int32_t i32; int64_t i64; float f32; } vals[64];
+    union {
+        void *p;
+        int32_t i32;
+        int64_t i64;
+        float f32;
+    } vals[64];
     void *args[64];
     int pt = lua_gettop(L) - 1, at = lua_gettop(L);
     for (int i = 0; i < np; i++) {
         lua_geti(L, pt, i + 1);
-        if (!lua_istable(L, -1)) return ckt_l_errorf(L, "launch: params[%d] must be {kind, name}", i + 1);
+        if (!lua_istable(L, -1))
+            return ckt_l_errorf(L, "launch: params[%d] must be {kind, name}", i + 1);
         lua_geti(L, -1, 1);
         lua_geti(L, -2, 2);
         const char *kind = lua_tostring(L, -2), *name = lua_tostring(L, -1);
-        if (!kind) return ckt_l_errorf(L, "launch: params[%d][1] must be a kind (ptr, i32, i64, f32)", i + 1);
+        if (!kind)
+            return ckt_l_errorf(L, "launch: params[%d][1] must be a kind (ptr, i32, i64, f32)",
+                                i + 1);
         sig[i].name = name ? name : "?"; /* anchored in the params table */
-        if (!ckt_param_kind_parse(kind, &sig[i].kind)) return ckt_l_errorf(L, "launch: params[%d] has unknown kind '%s' (ptr, i32, i64, f32)", i + 1, kind);
+        if (!ckt_param_kind_parse(kind, &sig[i].kind))
+            return ckt_l_errorf(L, "launch: params[%d] has unknown kind '%s' (ptr, i32, i64, f32)",
+                                i + 1, kind);
         lua_pop(L, 3);
         lua_geti(L, at, i + 1);
         char what[160];
         snprintf(what, sizeof what, "launch: argument %d '%s'", i + 1, sig[i].name);
         if (sig[i].kind == CKT_PARAM_PTR) {
-            if (!luaL_testudata(L, -1, CKT_L_BUFFER)) return ckt_l_errorf(L, "%s must be a device buffer, got %s", what, luaL_typename(L, -1));
+            if (!luaL_testudata(L, -1, CKT_L_BUFFER))
+                return ckt_l_errorf(L, "%s must be a device buffer, got %s", what,
+                                    luaL_typename(L, -1));
             vals[i].p = ckt_buffer_ptr(ckt_l_checkbuffer(L, -1));
         } else if (sig[i].kind == CKT_PARAM_F32) {
-            if (lua_type(L, -1) != LUA_TNUMBER) return ckt_l_errorf(L, "%s must be a number, got %s", what, luaL_typename(L, -1));
+            if (lua_type(L, -1) != LUA_TNUMBER)
+                return ckt_l_errorf(L, "%s must be a number, got %s", what, luaL_typename(L, -1));
             vals[i].f32 = (float)lua_tonumber(L, -1);
         } else {
             int64_t v = ckt_l_checkint(L, -1, what);
-            if (sig[i].kind == CKT_PARAM_I32 && (v < INT32_MIN || v > INT32_MAX)) return ckt_l_errorf(L, "%s = %lld does not fit i32", what, (long long)v);
-            if (sig[i].kind == CKT_PARAM_I32) vals[i].i32 = (int32_t)v;
-            else vals[i].i64 = v;
+            if (sig[i].kind == CKT_PARAM_I32 && (v < INT32_MIN || v > INT32_MAX))
+                return ckt_l_errorf(L, "%s = %lld does not fit i32", what, (long long)v);
+            if (sig[i].kind == CKT_PARAM_I32)
+                vals[i].i32 = (int32_t)v;
+            else
+                vals[i].i64 = v;
         }
         lua_pop(L, 1);
         args[i] = &vals[i];
     }
-    ckt_launch_params p = {{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, shared, args, np, sig, np, ckt_l_deadline(L)};
+    ckt_launch_params p = {{grid[0], grid[1], grid[2]},
+                           {block[0], block[1], block[2]},
+                           shared,
+                           args,
+                           np,
+                           sig,
+                           np,
+                           ckt_l_deadline(L)};
     double ms = 0;
     ckt_error err;
     if (ckt_launch(dev, bin, &p, &ms, &err)) return ckt_l_error(L, &err);
@@ -627,22 +772,31 @@ static int device_launch(lua_State *L)
 
 void ckt_l_open_array(lua_State *L)
 {
-    static const luaL_Reg amethods[] = {
-        {"__index", a_index}, {"__newindex", a_newindex}, {"__len", a_len}, {"__close", a_close}, {"__gc", a_close},
-        {"__tostring", a_tostring}, {"get", a_get}, {"set", a_set}, {"fill", a_fill}, {"random", a_random},
-        {"poison", a_poison}, {"copy", a_copy}, {"compare", a_compare}, {"size", a_size}, {"dtype", a_dtype},
-        {"bytes", a_bytes}, {"shape", a_shape}, {"totable", a_totable}, {"assign", a_assign}, {"close", a_close},
-        {"closed", a_closed}, {NULL, NULL}};
+    static const luaL_Reg amethods[] = {{"__index", a_index},   {"__newindex", a_newindex},
+                                        {"__len", a_len},       {"__close", a_close},
+                                        {"__gc", a_close},      {"__tostring", a_tostring},
+                                        {"get", a_get},         {"set", a_set},
+                                        {"fill", a_fill},       {"random", a_random},
+                                        {"poison", a_poison},   {"copy", a_copy},
+                                        {"compare", a_compare}, {"size", a_size},
+                                        {"dtype", a_dtype},     {"bytes", a_bytes},
+                                        {"shape", a_shape},     {"totable", a_totable},
+                                        {"assign", a_assign},   {"close", a_close},
+                                        {"closed", a_closed},   {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_ARRAY, amethods);
     static const luaL_Reg dmethods[] = {
-        {"__close", d_close}, {"__gc", d_close}, {"__tostring", d_tostring}, {"close", d_close}, {"name", d_name},
-        {"target", d_target}, {"backend", d_backend}, {"alloc", d_alloc}, {"synchronize", d_sync}, {"launch", device_launch},
-        {NULL, NULL}};
+        {"__close", d_close},      {"__gc", d_close},  {"__tostring", d_tostring},
+        {"close", d_close},        {"name", d_name},   {"target", d_target},
+        {"backend", d_backend},    {"alloc", d_alloc}, {"synchronize", d_sync},
+        {"launch", device_launch}, {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_DEVICE, dmethods);
-    static const luaL_Reg bmethods[] = {
-        {"__close", b_close}, {"__gc", b_close}, {"__tostring", b_tostring}, {"close", b_close}, {"upload", b_upload},
-        {"download", b_download}, {"memset", b_memset}, {"copy_from", b_copy_from}, {"size", b_size}, {"bytes", b_bytes},
-        {"dtype", b_dtype}, {"device", b_device}, {"address", b_address}, {NULL, NULL}};
+    static const luaL_Reg bmethods[] = {{"__close", b_close},       {"__gc", b_close},
+                                        {"__tostring", b_tostring}, {"close", b_close},
+                                        {"upload", b_upload},       {"download", b_download},
+                                        {"memset", b_memset},       {"copy_from", b_copy_from},
+                                        {"size", b_size},           {"bytes", b_bytes},
+                                        {"dtype", b_dtype},         {"device", b_device},
+                                        {"address", b_address},     {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_BUFFER, bmethods);
     lua_pushcfunction(L, l_array);
     lua_setfield(L, -2, "array");

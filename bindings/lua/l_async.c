@@ -1,10 +1,11 @@
 /* ckt Lua bindings — asynchronous global -> LDS copies and multi-stage LDS (DESIGN 3.6):
- *   ckt.tensor("lds", dtype, layout, {stages = n})   a ring of n copies of the LDS tile (l_tensor.c)
- *   t:stage(i), t:stages()                           one of them (i block-uniform, e.g. k % n); how many
- *   b:blockwise_copy{src=, dst=, ..., async = true}  cp.async on sm_80+ (16 bytes, zero-fill) (l_copy.c)
- *   b:copy(dst, src, {async = true, ...})            the same with b:copy's arguments
- *   b:commit()                                       close the group of copies issued so far
- *   b:wait{pending = n, sync = true}                 at most n groups in flight, then a barrier */
+ *   ckt.tensor("lds", dtype, layout, {stages = n})   a ring of n copies of the LDS tile
+ * (l_tensor.c) t:stage(i), t:stages()                           one of them (i block-uniform, e.g.
+ * k % n); how many b:blockwise_copy{src=, dst=, ..., async = true}  cp.async on sm_80+ (16 bytes,
+ * zero-fill) (l_copy.c) b:copy(dst, src, {async = true, ...})            the same with b:copy's
+ * arguments b:commit()                                       close the group of copies issued so
+ * far b:wait{pending = n, sync = true}                 at most n groups in flight, then a barrier
+ */
 #include <string.h>
 
 #include "l_kernel.h"
@@ -12,19 +13,27 @@
 /* The distribution an asynchronous copy moves with: partitions bring their own (both sides must
  * agree: the copy keeps each element's coordinate), else the options' thread layout or dist,
  * else the source window's, else the default (16-byte vectors along the last dim). */
-static int async_dist(lua_State *L, l_kernel *kb, l_kobj *dst, l_kobj *src, int opts, const char *fn)
+static int async_dist(lua_State *L, l_kernel *kb, l_kobj *dst, l_kobj *src, int opts,
+                      const char *fn)
 {
     const ckt_kwindow *ks = ckt_lk_kwindow(src), *kd = ckt_lk_kwindow(dst);
-    if (ks->rank != kd->rank || memcmp(ks->lengths, kd->lengths, sizeof(int64_t) * (size_t)ks->rank))
+    if (ks->rank != kd->rank ||
+        memcmp(ks->lengths, kd->lengths, sizeof(int64_t) * (size_t)ks->rank))
         return ckt_l_errorf(L, "%s: src and dst windows differ in shape", fn);
     if (src->part && dst->part && src->dist != dst->dist)
-        return ckt_l_errorf(L, "%s: async = true moves each element to the same coordinate, so src and dst partitions need one thread layout (copy through registers instead)", fn);
+        return ckt_l_errorf(
+            L,
+            "%s: async = true moves each element to the same coordinate, so src and dst partitions "
+            "need one thread layout (copy through registers instead)",
+            fn);
     if (src->part || dst->part) {
         static const char *const owned[] = {"thread_layout", "access_order", "dist", NULL};
         for (const char *const *f = owned; opts && *f; f++) {
             if (lua_getfield(L, opts, *f) != LUA_TNIL)
-                return ckt_l_errorf(L, "%s: %s is a partition (ckt.local_partition): its thread layout decides who moves what (leave out '%s')", fn,
-                                    src->part ? "src" : "dst", *f);
+                return ckt_l_errorf(L,
+                                    "%s: %s is a partition (ckt.local_partition): its thread "
+                                    "layout decides who moves what (leave out '%s')",
+                                    fn, src->part ? "src" : "dst", *f);
             lua_pop(L, 1);
         }
         return src->part ? src->dist : dst->dist;
@@ -45,7 +54,8 @@ static int async_dist(lua_State *L, l_kernel *kb, l_kobj *dst, l_kobj *src, int 
     return src->dist >= 0 ? src->dist : ckt_lk_default_dist_index(L, src);
 }
 
-void ckt_lk_copy_async(lua_State *L, l_kernel *kb, l_kobj *dst, l_kobj *src, int opts, const char *fn)
+void ckt_lk_copy_async(lua_State *L, l_kernel *kb, l_kobj *dst, l_kobj *src, int opts,
+                       const char *fn)
 {
     if (opts && !lua_istable(L, opts)) opts = 0;
     if (opts) opts = lua_absindex(L, opts);
@@ -56,10 +66,13 @@ void ckt_lk_copy_async(lua_State *L, l_kernel *kb, l_kobj *dst, l_kobj *src, int
         ckt_l_field_int(L, opts, fn, "scalar_per_vector", &spv);
     }
     const ckt_kwindow *ks = ckt_lk_kwindow(src);
-    if (vd < -1 || vd >= ks->rank) ckt_l_errorf(L, "%s: vector_dim %lld outside 0..%d", fn, (long long)vd, ks->rank - 1);
-    if (spv < 0 || spv > 16) ckt_l_errorf(L, "%s: scalar_per_vector %lld outside 1..16 (0: choose)", fn, (long long)spv);
+    if (vd < -1 || vd >= ks->rank)
+        ckt_l_errorf(L, "%s: vector_dim %lld outside 0..%d", fn, (long long)vd, ks->rank - 1);
+    if (spv < 0 || spv > 16)
+        ckt_l_errorf(L, "%s: scalar_per_vector %lld outside 1..16 (0: choose)", fn, (long long)spv);
     ckt_error err;
-    if (ckt_kernel_copy_async(kb->k, dst->id, src->id, dist, (int)vd, spv, &err)) ckt_l_error(L, &err);
+    if (ckt_kernel_copy_async(kb->k, dst->id, src->id, dist, (int)vd, spv, &err))
+        ckt_l_error(L, &err);
 }
 
 /* b:commit() */

@@ -54,9 +54,11 @@ static int holder_gc(lua_State *L)
 static holder *new_holder(lua_State *L, int n)
 {
     size_t head = (sizeof(holder) + 15) / 16 * 16;
-    size_t rs = sizeof(ckt_autotune_result) * (size_t)n, cs = sizeof(ckt_autotune_candidate) * (size_t)n;
+    size_t rs = sizeof(ckt_autotune_result) * (size_t)n,
+           cs = sizeof(ckt_autotune_candidate) * (size_t)n;
     rs = (rs + 15) / 16 * 16, cs = (cs + 15) / 16 * 16;
-    char *p = lua_newuserdatauv(L, head + rs + cs + sizeof(ckt_arg) * CKT_K_MAX_PARAMS * (size_t)n, 0);
+    char *p =
+        lua_newuserdatauv(L, head + rs + cs + sizeof(ckt_arg) * CKT_K_MAX_PARAMS * (size_t)n, 0);
     memset(p, 0, head + rs + cs);
     holder *h = (holder *)(void *)p;
     h->r = (ckt_autotune_result *)(void *)(p + head);
@@ -69,7 +71,10 @@ static holder *new_holder(lua_State *L, int n)
 
 /* ---- a canonical text of a Lua value (hashing the space, the problem, a config) ---- */
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
 
 /* Push the canonical text of the value at idx: tables by sorted keys, so equal contents give
  * equal texts. Functions and userdata cannot be remembered: an error naming `what`. */
@@ -79,7 +84,8 @@ static void canon(lua_State *L, int idx, const char *what, int depth)
     luaL_checkstack(L, 8, "autotune: value nested too deeply");
     switch (lua_type(L, idx)) {
     case LUA_TNUMBER:
-        if (lua_isinteger(L, idx)) lua_pushfstring(L, "%I", (LUAI_UACINT)lua_tointeger(L, idx));
+        if (lua_isinteger(L, idx))
+            lua_pushfstring(L, "%I", (LUAI_UACINT)lua_tointeger(L, idx));
         else {
             char b[40];
             snprintf(b, sizeof b, "%.17g", lua_tonumber(L, idx));
@@ -97,9 +103,17 @@ static void canon(lua_State *L, int idx, const char *what, int depth)
         return;
     }
     case LUA_TTABLE: break;
-    default: argerr(L, "%s: a %s cannot be part of a remembered choice (numbers, strings, booleans and tables of them)", what, luaL_typename(L, idx)); return;
+    default:
+        argerr(L,
+               "%s: a %s cannot be part of a remembered choice (numbers, strings, booleans and "
+               "tables of them)",
+               what, luaL_typename(L, idx));
+        return;
     }
-    if (depth >= MAX_DEPTH) { argerr(L, "%s: tables nested deeper than %d (a cycle?)", what, MAX_DEPTH); return; }
+    if (depth >= MAX_DEPTH) {
+        argerr(L, "%s: tables nested deeper than %d (a cycle?)", what, MAX_DEPTH);
+        return;
+    }
     lua_newtable(L); /* the "key=value" texts */
     int list = lua_gettop(L), n = 0;
     lua_pushnil(L);
@@ -112,7 +126,9 @@ static void canon(lua_State *L, int idx, const char *what, int depth)
         lua_pop(L, 1);
     }
     const char **s = lua_newuserdatauv(L, sizeof *s * (size_t)(n + 1), 0);
-    for (int i = 0; i < n; i++) s[i] = (lua_rawgeti(L, list, i + 1), lua_tostring(L, -1)), lua_pop(L, 1); /* anchored in list */
+    for (int i = 0; i < n; i++)
+        s[i] = (lua_rawgeti(L, list, i + 1), lua_tostring(L, -1)),
+        lua_pop(L, 1); /* anchored in list */
     qsort(s, (size_t)n, sizeof *s, cmp_str);
     luaL_Buffer b;
     luaL_buffinit(L, &b);
@@ -133,21 +149,29 @@ static void canon(lua_State *L, int idx, const char *what, int depth)
  * in sorted name order, the last name varying fastest. */
 static int expand_space(lua_State *L)
 {
-    if (lua_getfield(L, OPTS, "space") != LUA_TTABLE) return argerr(L, "field 'space' must be a table ({name = {values...}} or a list of configs), got %s", luaL_typename(L, -1));
+    if (lua_getfield(L, OPTS, "space") != LUA_TTABLE)
+        return argerr(
+            L, "field 'space' must be a table ({name = {values...}} or a list of configs), got %s",
+            luaL_typename(L, -1));
     int sp = lua_gettop(L);
     lua_Integer len = (lua_Integer)lua_rawlen(L, sp);
     int n = 0;
     if (len > 0) {
         for (lua_Integer i = 1; i <= len; i++) {
-            if (lua_rawgeti(L, sp, i) != LUA_TTABLE) return argerr(L, "field 'space': config %d must be a table, got %s", (int)i, luaL_typename(L, -1));
-            if (i > MAX_CONFIGS) return argerr(L, "field 'space' has more than %d configs", MAX_CONFIGS);
+            if (lua_rawgeti(L, sp, i) != LUA_TTABLE)
+                return argerr(L, "field 'space': config %d must be a table, got %s", (int)i,
+                              luaL_typename(L, -1));
+            if (i > MAX_CONFIGS)
+                return argerr(L, "field 'space' has more than %d configs", MAX_CONFIGS);
             lua_rawseti(L, CONFIGS, ++n);
         }
         lua_pushnil(L);
         while (lua_next(L, sp)) {
             lua_pop(L, 1);
             if (!lua_isinteger(L, -1))
-                return argerr(L, "field 'space' mixes a list of configs with the named dimension '%s'", lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : luaL_typename(L, -1));
+                return argerr(
+                    L, "field 'space' mixes a list of configs with the named dimension '%s'",
+                    lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : luaL_typename(L, -1));
         }
         lua_settop(L, sp - 1);
         return n;
@@ -158,9 +182,14 @@ static int expand_space(lua_State *L)
     int nd = 0;
     lua_pushnil(L);
     while (lua_next(L, sp)) {
-        if (lua_type(L, -2) != LUA_TSTRING) return argerr(L, "field 'space' has a %s key; dimensions are named by strings", luaL_typename(L, -2));
+        if (lua_type(L, -2) != LUA_TSTRING)
+            return argerr(L, "field 'space' has a %s key; dimensions are named by strings",
+                          luaL_typename(L, -2));
         const char *k = lua_tostring(L, -2);
-        if (!lua_istable(L, -1) || lua_rawlen(L, -1) == 0) return argerr(L, "field 'space': dimension '%s' must be a non-empty list of values, got %s", k, lua_istable(L, -1) ? "an empty table" : luaL_typename(L, -1));
+        if (!lua_istable(L, -1) || lua_rawlen(L, -1) == 0)
+            return argerr(
+                L, "field 'space': dimension '%s' must be a non-empty list of values, got %s", k,
+                lua_istable(L, -1) ? "an empty table" : luaL_typename(L, -1));
         if (nd == 64) return argerr(L, "field 'space' has more than 64 dimensions");
         names[nd++] = k; /* anchored: keys of space */
         lua_pop(L, 1);
@@ -172,7 +201,8 @@ static int expand_space(lua_State *L)
         lua_getfield(L, sp, names[d]);
         counts[d] = (int64_t)lua_rawlen(L, -1), idx[d] = 0;
         lua_pop(L, 1);
-        if (total > MAX_CONFIGS / counts[d]) return argerr(L, "field 'space' has more than %d configs", MAX_CONFIGS);
+        if (total > MAX_CONFIGS / counts[d])
+            return argerr(L, "field 'space' has more than %d configs", MAX_CONFIGS);
         total *= counts[d];
     }
     for (int64_t c = 0; c < total; c++) {
@@ -192,7 +222,10 @@ static int expand_space(lua_State *L)
 
 /* ---- the problem ---- */
 
-static int is_buffer(lua_State *L, int idx) { return lua_type(L, idx) == LUA_TUSERDATA && luaL_testudata(L, idx, "ckt.buffer"); }
+static int is_buffer(lua_State *L, int idx)
+{
+    return lua_type(L, idx) == LUA_TUSERDATA && luaL_testudata(L, idx, "ckt.buffer");
+}
 
 /* The problem table at PROBLEM as arguments of kernel k, in signature order. */
 static int problem_args(lua_State *L, const ckt_kernel *k, ckt_arg *args)
@@ -202,20 +235,34 @@ static int problem_args(lua_State *L, const ckt_kernel *k, ckt_arg *args)
         const ckt_kparam *p = ckt_kernel_param(k, i);
         if (p->specialized) continue;
         lua_getfield(L, PROBLEM, p->name);
-        if (lua_isnil(L, -1)) return argerr(L, "field 'problem' lacks '%s' (%s), a parameter of kernel '%s'", p->name, ckt_param_kind_name(p->kind), ckt_kernel_name(k));
+        if (lua_isnil(L, -1))
+            return argerr(L, "field 'problem' lacks '%s' (%s), a parameter of kernel '%s'", p->name,
+                          ckt_param_kind_name(p->kind), ckt_kernel_name(k));
         if (p->kind == CKT_PARAM_PTR) {
-            if (!is_buffer(L, -1)) return argerr(L, "field 'problem': '%s' must be a device buffer, got %s", p->name, luaL_typename(L, -1));
+            if (!is_buffer(L, -1))
+                return argerr(L, "field 'problem': '%s' must be a device buffer, got %s", p->name,
+                              luaL_typename(L, -1));
             if (ckt_l_buffer_dtype(L, -1) != p->dtype)
-                return argerr(L, "field 'problem': buffer '%s' holds %s but kernel '%s' reads it as %s", p->name, ckt_dtype_name(ckt_l_buffer_dtype(L, -1)), ckt_kernel_name(k), ckt_dtype_name(p->dtype));
+                return argerr(
+                    L, "field 'problem': buffer '%s' holds %s but kernel '%s' reads it as %s",
+                    p->name, ckt_dtype_name(ckt_l_buffer_dtype(L, -1)), ckt_kernel_name(k),
+                    ckt_dtype_name(p->dtype));
             args[n++] = ckt_arg_buffer(ckt_l_checkbuffer(L, -1));
         } else if (p->kind == CKT_PARAM_F32) {
-            if (lua_type(L, -1) != LUA_TNUMBER) return argerr(L, "field 'problem': '%s' must be a number, got %s", p->name, luaL_typename(L, -1));
+            if (lua_type(L, -1) != LUA_TNUMBER)
+                return argerr(L, "field 'problem': '%s' must be a number, got %s", p->name,
+                              luaL_typename(L, -1));
             args[n++] = ckt_arg_f32((float)lua_tonumber(L, -1));
         } else {
-            if (!lua_isinteger(L, -1)) return argerr(L, "field 'problem': '%s' must be an integer, got %s", p->name, lua_type(L, -1) == LUA_TNUMBER ? "a float" : luaL_typename(L, -1));
+            if (!lua_isinteger(L, -1))
+                return argerr(L, "field 'problem': '%s' must be an integer, got %s", p->name,
+                              lua_type(L, -1) == LUA_TNUMBER ? "a float" : luaL_typename(L, -1));
             lua_Integer v = lua_tointeger(L, -1);
-            if (p->kind == CKT_PARAM_I32 && (v < INT32_MIN || v > INT32_MAX)) return argerr(L, "field 'problem': '%s' = %lld does not fit i32", p->name, (long long)v);
-            args[n++] = p->kind == CKT_PARAM_I32 ? ckt_arg_i32((int32_t)v) : ckt_arg_i64((int64_t)v);
+            if (p->kind == CKT_PARAM_I32 && (v < INT32_MIN || v > INT32_MAX))
+                return argerr(L, "field 'problem': '%s' = %lld does not fit i32", p->name,
+                              (long long)v);
+            args[n++] =
+                p->kind == CKT_PARAM_I32 ? ckt_arg_i32((int32_t)v) : ckt_arg_i64((int64_t)v);
         }
         lua_pop(L, 1);
     }
@@ -228,9 +275,12 @@ static void problem_signature(lua_State *L)
     lua_newtable(L);
     lua_pushnil(L);
     while (lua_next(L, PROBLEM)) {
-        if (lua_type(L, -2) != LUA_TSTRING) argerr(L, "field 'problem' has a %s key; arguments are named by strings", luaL_typename(L, -2));
+        if (lua_type(L, -2) != LUA_TSTRING)
+            argerr(L, "field 'problem' has a %s key; arguments are named by strings",
+                   luaL_typename(L, -2));
         if (is_buffer(L, -1)) {
-            lua_pushfstring(L, "buffer %s %I", ckt_dtype_name(ckt_l_buffer_dtype(L, -1)), (LUAI_UACINT)ckt_buffer_size(ckt_l_checkbuffer(L, -1)));
+            lua_pushfstring(L, "buffer %s %I", ckt_dtype_name(ckt_l_buffer_dtype(L, -1)),
+                            (LUAI_UACINT)ckt_buffer_size(ckt_l_checkbuffer(L, -1)));
             lua_replace(L, -2);
         }
         lua_pushvalue(L, -2);
@@ -267,20 +317,27 @@ static int to_grid(lua_State *L, int idx, int cfg, int64_t g[3])
         lua_replace(L, idx);
     }
     int ok = 1;
-    if (lua_isinteger(L, idx)) g[0] = lua_tointeger(L, idx);
+    if (lua_isinteger(L, idx))
+        g[0] = lua_tointeger(L, idx);
     else if (lua_istable(L, idx) && lua_rawlen(L, idx) >= 1 && lua_rawlen(L, idx) <= 3) {
         for (int d = 0; d < (int)lua_rawlen(L, idx); d++) {
             ok &= lua_rawgeti(L, idx, d + 1) == LUA_TNUMBER && lua_isinteger(L, -1);
             g[d] = lua_tointeger(L, -1);
             lua_pop(L, 1);
         }
-    } else ok = 0;
+    } else
+        ok = 0;
     for (int d = 0; d < 3; d++) ok &= g[d] >= 1;
-    if (!ok) return argerr(L, "field 'build': the grid for config %d must be a positive integer, a list of 1 to 3 of them, or a function of the problem returning one (got %s)", cfg, luaL_typename(L, idx));
+    if (!ok)
+        return argerr(L,
+                      "field 'build': the grid for config %d must be a positive integer, a list of "
+                      "1 to 3 of them, or a function of the problem returning one (got %s)",
+                      cfg, luaL_typename(L, idx));
     return 1;
 }
 
-static void set_reason(lua_State *L, holder *h, int i, ckt_autotune_state st, const char *prefix, int msg_idx)
+static void set_reason(lua_State *L, holder *h, int i, ckt_autotune_state st, const char *prefix,
+                       int msg_idx)
 {
     msg_idx = lua_absindex(L, msg_idx);
     const char *m = lua_tostring(L, msg_idx);
@@ -294,13 +351,20 @@ static void set_reason(lua_State *L, holder *h, int i, ckt_autotune_state st, co
 static void costs(lua_State *L, int idx, int cfg, ckt_autotune_candidate *c)
 {
     if (lua_isnil(L, idx)) return;
-    if (!lua_istable(L, idx)) { argerr(L, "field 'build': its third result for config %d must be a table {bank_cycles=, bank_ideal=} or nil, got %s", cfg, luaL_typename(L, idx)); return; }
+    if (!lua_istable(L, idx)) {
+        argerr(L,
+               "field 'build': its third result for config %d must be a table {bank_cycles=, "
+               "bank_ideal=} or nil, got %s",
+               cfg, luaL_typename(L, idx));
+        return;
+    }
     const char *f[2] = {"bank_cycles", "bank_ideal"};
     int64_t *v[2] = {&c->bank_cycles, &c->bank_ideal};
     for (int j = 0; j < 2; j++) {
         int t = lua_getfield(L, idx, f[j]);
         if (t != LUA_TNIL && (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0))
-            argerr(L, "field 'build': %s for config %d must be a non-negative integer, got %s", f[j], cfg, luaL_typename(L, -1));
+            argerr(L, "field 'build': %s for config %d must be a non-negative integer, got %s",
+                   f[j], cfg, luaL_typename(L, -1));
         if (t != LUA_TNIL) *v[j] = lua_tointeger(L, -1);
         lua_pop(L, 1);
     }
@@ -315,9 +379,16 @@ static void build_one(lua_State *L, holder *h, int i, int build, int filter)
     if (filter) {
         lua_pushvalue(L, filter);
         lua_rawgeti(L, CONFIGS, i + 1);
-        if (lua_pcall(L, 1, 2, 0) != LUA_OK) { set_reason(L, h, i, CKT_AUTOTUNE_FAILED, "filter: ", -1); lua_settop(L, top); return; }
+        if (lua_pcall(L, 1, 2, 0) != LUA_OK) {
+            set_reason(L, h, i, CKT_AUTOTUNE_FAILED, "filter: ", -1);
+            lua_settop(L, top);
+            return;
+        }
         if (!lua_toboolean(L, -2)) {
-            if (lua_isnil(L, -1)) { lua_pop(L, 1); lua_pushliteral(L, "rejected"); }
+            if (lua_isnil(L, -1)) {
+                lua_pop(L, 1);
+                lua_pushliteral(L, "rejected");
+            }
             set_reason(L, h, i, CKT_AUTOTUNE_PRUNED, "filter: ", -1);
             lua_settop(L, top);
             return;
@@ -326,11 +397,27 @@ static void build_one(lua_State *L, holder *h, int i, int build, int filter)
     }
     lua_pushvalue(L, build);
     lua_rawgeti(L, CONFIGS, i + 1);
-    if (lua_pcall(L, 1, 3, 0) != LUA_OK) { set_reason(L, h, i, CKT_AUTOTUNE_FAILED, "build: ", -1); lua_settop(L, top); return; }
-    l_kernel *kb = lua_type(L, top + 1) == LUA_TUSERDATA ? luaL_testudata(L, top + 1, CKT_L_KERNEL) : NULL;
-    if (!kb) { argerr(L, "field 'build' returned %s for config %d, not a kernel (return kernel, grid)", luaL_typename(L, top + 1), i + 1); return; }
-    if (!kb->built) { argerr(L, "field 'build' returned a kernel still being built for config %d", i + 1); return; }
-    if (!to_grid(L, top + 2, i + 1, c->grid)) { set_reason(L, h, i, CKT_AUTOTUNE_FAILED, "grid: ", -1); lua_settop(L, top); return; }
+    if (lua_pcall(L, 1, 3, 0) != LUA_OK) {
+        set_reason(L, h, i, CKT_AUTOTUNE_FAILED, "build: ", -1);
+        lua_settop(L, top);
+        return;
+    }
+    l_kernel *kb =
+        lua_type(L, top + 1) == LUA_TUSERDATA ? luaL_testudata(L, top + 1, CKT_L_KERNEL) : NULL;
+    if (!kb) {
+        argerr(L, "field 'build' returned %s for config %d, not a kernel (return kernel, grid)",
+               luaL_typename(L, top + 1), i + 1);
+        return;
+    }
+    if (!kb->built) {
+        argerr(L, "field 'build' returned a kernel still being built for config %d", i + 1);
+        return;
+    }
+    if (!to_grid(L, top + 2, i + 1, c->grid)) {
+        set_reason(L, h, i, CKT_AUTOTUNE_FAILED, "grid: ", -1);
+        lua_settop(L, top);
+        return;
+    }
     costs(L, top + 3, i + 1, c);
     c->kernel = kb->k;
     c->nargs = problem_args(L, kb->k, (ckt_arg *)c->args);
@@ -366,12 +453,14 @@ static int metric_protected(lua_State *L)
     lua_setfield(L, -2, "times");
     lua_call(L, 1, 1);
     if (lua_type(L, -1) != LUA_TNUMBER || lua_tonumber(L, -1) != lua_tonumber(L, -1))
-        return luaL_error(L, "metric must return a number (lower is better), got %s", luaL_typename(L, -1));
+        return luaL_error(L, "metric must return a number (lower is better), got %s",
+                          luaL_typename(L, -1));
     cb->score = lua_tonumber(L, -1);
     return 0;
 }
 
-static int on_metric(void *user, int i, double ms, const double *times, int ntimes, double *score, ckt_error *err)
+static int on_metric(void *user, int i, double ms, const double *times, int ntimes, double *score,
+                     ckt_error *err)
 {
     tune_cb *cb = user;
     lua_State *L = cb->L;
@@ -383,7 +472,8 @@ static int on_metric(void *user, int i, double ms, const double *times, int ntim
     lua_pushvalue(L, cb->metric);
     lua_rawgeti(L, CONFIGS, i + 1);
     if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
-        ckt_fail(err, CKT_EINVAL, "autotune: metric: %s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
+        ckt_fail(err, CKT_EINVAL, "autotune: metric: %s",
+                 lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
         lua_pop(L, 1);
         return 1;
     }
@@ -396,7 +486,9 @@ static int on_progress(void *user, const ckt_autotune_progress *p, ckt_error *er
     (void)err;
     tune_cb *cb = user;
     if (!cb->progress) return 0;
-    fprintf(stderr, "\r\033[Kautotune: %d candidates: %d compiled, %d measured, %d pruned, %d failed", p->candidates, p->compiled, p->measured, p->pruned, p->failed);
+    fprintf(stderr,
+            "\r\033[Kautotune: %d candidates: %d compiled, %d measured, %d pruned, %d failed",
+            p->candidates, p->compiled, p->measured, p->pruned, p->failed);
     if (p->best >= 0) fprintf(stderr, "; best #%d %.4g", p->best + 1, p->best_score);
     fflush(stderr);
     return 0;
@@ -436,14 +528,18 @@ static void push_entry(lua_State *L, const holder *h, int i)
     set_num(L, "bank_factor", r->bank_factor, r->bank_factor > 0);
     int64_t regs = r->res.registers >= 0 ? r->res.registers : r->res.vgprs;
     set_int(L, "registers", regs, regs >= 0);
-    int64_t sp[4] = {r->res.spill_stores, r->res.spill_loads, r->res.vgpr_spills, r->res.sgpr_spills}, spills = -1;
-    for (int k = 0; k < 4; k++) if (sp[k] >= 0) spills = (spills < 0 ? 0 : spills) + sp[k];
+    int64_t sp[4] = {r->res.spill_stores, r->res.spill_loads, r->res.vgpr_spills,
+                     r->res.sgpr_spills},
+            spills = -1;
+    for (int k = 0; k < 4; k++)
+        if (sp[k] >= 0) spills = (spills < 0 ? 0 : spills) + sp[k];
     set_int(L, "spills", spills, spills >= 0);
     set_int(L, "occupancy", r->occupancy, r->occupancy >= 0);
     set_num(L, "compile_ms", r->compile_ms, r->compile_ms >= 0);
     if (r->compile_ms >= 0) lua_pushboolean(L, r->from_cache), lua_setfield(L, -2, "from_cache");
     set_num(L, "ms", r->ms, r->state == CKT_AUTOTUNE_MEASURED);
-    set_num(L, "time", r->ms, r->state == CKT_AUTOTUNE_MEASURED); /* ms, under the contract's name */
+    set_num(L, "time", r->ms,
+            r->state == CKT_AUTOTUNE_MEASURED); /* ms, under the contract's name */
     set_num(L, "score", r->score, r->state == CKT_AUTOTUNE_MEASURED);
 }
 
@@ -460,7 +556,8 @@ static double opt_number(lua_State *L, const char *k, double def, double lo, dou
     int t = lua_getfield(L, OPTS, k);
     double v = def;
     if (t != LUA_TNIL) {
-        if (t != LUA_TNUMBER) argerr(L, "field '%s' must be a number, got %s", k, luaL_typename(L, -1));
+        if (t != LUA_TNUMBER)
+            argerr(L, "field '%s' must be a number, got %s", k, luaL_typename(L, -1));
         v = lua_tonumber(L, -1);
         if (!(v >= lo && v <= hi)) argerr(L, "field '%s' = %g must be in [%g, %g]", k, v, lo, hi);
     }
@@ -473,9 +570,12 @@ static int opt_int(lua_State *L, const char *k, int def, int lo, int hi)
     int t = lua_getfield(L, OPTS, k);
     lua_Integer v = def;
     if (t != LUA_TNIL) {
-        if (!lua_isinteger(L, -1)) argerr(L, "field '%s' must be an integer, got %s", k, lua_type(L, -1) == LUA_TNUMBER ? "a float" : luaL_typename(L, -1));
+        if (!lua_isinteger(L, -1))
+            argerr(L, "field '%s' must be an integer, got %s", k,
+                   lua_type(L, -1) == LUA_TNUMBER ? "a float" : luaL_typename(L, -1));
         v = lua_tointeger(L, -1);
-        if (v < lo || v > hi) argerr(L, "field '%s' = %lld must be in [%d, %d]", k, (long long)v, lo, hi);
+        if (v < lo || v > hi)
+            argerr(L, "field '%s' = %lld must be in [%d, %d]", k, (long long)v, lo, hi);
     }
     lua_pop(L, 1);
     return (int)v;
@@ -485,7 +585,8 @@ static int opt_bool(lua_State *L, const char *k, int def)
 {
     int t = lua_getfield(L, OPTS, k), v = def;
     if (t != LUA_TNIL) {
-        if (t != LUA_TBOOLEAN) argerr(L, "field '%s' must be a boolean, got %s", k, luaL_typename(L, -1));
+        if (t != LUA_TBOOLEAN)
+            argerr(L, "field '%s' must be a boolean, got %s", k, luaL_typename(L, -1));
         v = lua_toboolean(L, -1);
     }
     lua_pop(L, 1);
@@ -496,38 +597,55 @@ static int opt_bool(lua_State *L, const char *k, int def)
 static int opt_function(lua_State *L, const char *k, int required, const char *what)
 {
     int t = lua_getfield(L, OPTS, k);
-    if (t == LUA_TNIL && !required) { lua_pop(L, 1); return 0; }
-    if (t != LUA_TFUNCTION) return argerr(L, "field '%s' must be %s, got %s", k, what, luaL_typename(L, -1));
+    if (t == LUA_TNIL && !required) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    if (t != LUA_TFUNCTION)
+        return argerr(L, "field '%s' must be %s, got %s", k, what, luaL_typename(L, -1));
     return lua_gettop(L);
 }
 
 static void read_options(lua_State *L, tune_opts *o)
 {
-    static const char *const allowed[] = {"build", "space", "problem", "target", "metric", "warmup", "runs", "budget_s", "quiet", "force",
-                                          "filter", "name", "threads", "bank_slack", "min_occupancy", "allow_spills", "key", "cache", NULL};
+    static const char *const allowed[] = {
+        "build",         "space",        "problem", "target", "metric", "warmup",  "runs",
+        "budget_s",      "quiet",        "force",   "filter", "name",   "threads", "bank_slack",
+        "min_occupancy", "allow_spills", "key",     "cache",  NULL};
     ckt_l_check_fields(L, OPTS, "autotune", allowed);
     memset(o, 0, sizeof *o);
     o->build = opt_function(L, "build", 1, "a function(config) returning kernel, grid");
-    o->filter = opt_function(L, "filter", 0, "a function(config) returning true to keep it (or false, why)");
+    o->filter = opt_function(L, "filter", 0,
+                             "a function(config) returning true to keep it (or false, why)");
     int mt = lua_getfield(L, OPTS, "metric");
-    if (mt == LUA_TFUNCTION) o->metric = lua_gettop(L);
+    if (mt == LUA_TFUNCTION)
+        o->metric = lua_gettop(L);
     else {
         if (mt != LUA_TNIL && !(mt == LUA_TSTRING && !strcmp(lua_tostring(L, -1), "time")))
-            argerr(L, "field 'metric' must be \"time\" or a function({config=, ms=, times=}) returning a score (lower is better), got %s", mt == LUA_TSTRING ? lua_tostring(L, -1) : luaL_typename(L, -1));
+            argerr(L,
+                   "field 'metric' must be \"time\" or a function({config=, ms=, times=}) "
+                   "returning a score (lower is better), got %s",
+                   mt == LUA_TSTRING ? lua_tostring(L, -1) : luaL_typename(L, -1));
         lua_pop(L, 1);
     }
     int tt = lua_getfield(L, OPTS, "target");
-    if (tt != LUA_TNIL && tt != LUA_TSTRING) argerr(L, "field 'target' must be a string (cpu, cpu:sm_90, sm_90, gfx90a, ...), got %s", luaL_typename(L, -1));
-    o->target = tt == LUA_TSTRING ? lua_tostring(L, -1) : ckt_context_default_target(ckt_l_context(L));
+    if (tt != LUA_TNIL && tt != LUA_TSTRING)
+        argerr(L, "field 'target' must be a string (cpu, cpu:sm_90, sm_90, gfx90a, ...), got %s",
+               luaL_typename(L, -1));
+    o->target =
+        tt == LUA_TSTRING ? lua_tostring(L, -1) : ckt_context_default_target(ckt_l_context(L));
     lua_pop(L, 1); /* anchored in the options table */
     int nt = lua_getfield(L, OPTS, "name");
-    if (nt != LUA_TNIL && nt != LUA_TSTRING) argerr(L, "field 'name' must be a string (the kernel family), got %s", luaL_typename(L, -1));
+    if (nt != LUA_TNIL && nt != LUA_TSTRING)
+        argerr(L, "field 'name' must be a string (the kernel family), got %s",
+               luaL_typename(L, -1));
     o->name = nt == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
     lua_pop(L, 1);
     o->quiet = opt_bool(L, "quiet", 0);
     o->force = opt_bool(L, "force", 0);
     o->eng.allow_spills = opt_bool(L, "allow_spills", 0);
-    o->eng.compile_flags = opt_bool(L, "cache", 1) ? 0 : CKT_COMPILE_NO_CACHE; /* false: cold compiles */
+    o->eng.compile_flags =
+        opt_bool(L, "cache", 1) ? 0 : CKT_COMPILE_NO_CACHE; /* false: cold compiles */
     o->eng.warmup = opt_int(L, "warmup", 1, 0, 1000);
     o->eng.runs = opt_int(L, "runs", 5, 1, 1000);
     o->eng.threads = opt_int(L, "threads", 0, 0, 256);
@@ -547,7 +665,8 @@ static void read_options(lua_State *L, tune_opts *o)
 /* Push the key of this call: family, space, problem signature, extra key, target. */
 static void push_key(lua_State *L, const tune_opts *o, int nconfigs, ckt_device *dev)
 {
-    if (o->name) lua_pushstring(L, o->name);
+    if (o->name)
+        lua_pushstring(L, o->name);
     else {
         lua_Debug ar;
         lua_pushvalue(L, o->build);
@@ -562,7 +681,8 @@ static void push_key(lua_State *L, const tune_opts *o, int nconfigs, ckt_device 
     lua_getfield(L, OPTS, "key");
     canon(L, -1, "field 'key'", 0);
     lua_remove(L, -2);
-    const char *parts[5] = {lua_tostring(L, -4), lua_tostring(L, -3), lua_tostring(L, -2), lua_tostring(L, -1), o->target};
+    const char *parts[5] = {lua_tostring(L, -4), lua_tostring(L, -3), lua_tostring(L, -2),
+                            lua_tostring(L, -1), o->target};
     char key[65];
     ckt_error err;
     if (ckt_autotune_key(parts, 5, dev, key, &err)) ckt_l_error(L, &err);
@@ -574,18 +694,30 @@ static void push_key(lua_State *L, const tune_opts *o, int nconfigs, ckt_device 
  * must still match this call's space; else it is stale. Returns the index (0: none). */
 static int parse_payload(lua_State *L, const char *p, int nconfigs, double *ms, const char **why)
 {
-    if (strncmp(p, PAYLOAD_MAGIC, strlen(PAYLOAD_MAGIC))) { *why = "another format"; return 0; }
+    if (strncmp(p, PAYLOAD_MAGIC, strlen(PAYLOAD_MAGIC))) {
+        *why = "another format";
+        return 0;
+    }
     p += strlen(PAYLOAD_MAGIC);
     char *end;
     long idx = strtol(p, &end, 10);
-    if (*end != '\n' || idx < 1 || idx > nconfigs) { *why = "its config is not in this space"; return 0; }
+    if (*end != '\n' || idx < 1 || idx > nconfigs) {
+        *why = "its config is not in this space";
+        return 0;
+    }
     *ms = strtod(end + 1, &end);
-    if (*end != '\n') { *why = "a malformed time"; return 0; }
+    if (*end != '\n') {
+        *why = "a malformed time";
+        return 0;
+    }
     lua_rawgeti(L, CONFIGS, (lua_Integer)idx);
     canon(L, -1, "config", 0);
     int same = !strcmp(lua_tostring(L, -1), end + 1);
     lua_pop(L, 2);
-    if (!same) { *why = "its config differs from this space's"; return 0; }
+    if (!same) {
+        *why = "its config differs from this space's";
+        return 0;
+    }
     return (int)idx;
 }
 
@@ -601,7 +733,10 @@ static void push_memo_key(lua_State *L, int key, int idx, int build)
 
 static int memo_get(lua_State *L, int key, int idx, int build)
 {
-    if (lua_getfield(L, LUA_REGISTRYINDEX, MEMO_KEY) != LUA_TTABLE) { lua_pop(L, 1); return 0; }
+    if (lua_getfield(L, LUA_REGISTRYINDEX, MEMO_KEY) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        return 0;
+    }
     push_memo_key(L, key, idx, build);
     int found = lua_rawget(L, -2) == LUA_TUSERDATA;
     lua_remove(L, -2);
@@ -632,12 +767,18 @@ static int use_remembered(lua_State *L, const tune_opts *o, int idx, double ms, 
     if (!memo_get(L, key, idx, o->build)) {
         lua_pushvalue(L, o->build);
         lua_rawgeti(L, CONFIGS, idx);
-        if (lua_pcall(L, 1, 1, 0) != LUA_OK || !luaL_testudata(L, -1, CKT_L_KERNEL)) { lua_settop(L, top); return 0; }
+        if (lua_pcall(L, 1, 1, 0) != LUA_OK || !luaL_testudata(L, -1, CKT_L_KERNEL)) {
+            lua_settop(L, top);
+            return 0;
+        }
         l_kernel *kb = lua_touserdata(L, -1);
         ckt_executable *exe = NULL;
         ckt_error err;
         ckt_kernel_compile_options co = {0, NULL, 0};
-        if (!kb->built || ckt_kernel_compile(ckt_l_context(L), kb->k, o->target, &co, &exe, &err)) { lua_settop(L, top); return 0; }
+        if (!kb->built || ckt_kernel_compile(ckt_l_context(L), kb->k, o->target, &co, &exe, &err)) {
+            lua_settop(L, top);
+            return 0;
+        }
         ckt_lk_push_executable(L, -1, exe);
         lua_remove(L, -2);
         memo_put(L, key, idx, o->build, -1);
@@ -699,15 +840,19 @@ static int none_measured(lua_State *L, const holder *h)
 {
     int c[5] = {0};
     for (int i = 0; i < h->n; i++) c[h->r[i].state]++;
-    return ckt_l_errorf(L, "autotune: no candidate could be measured (%d pruned, %d failed); config 1: %s: %s", c[CKT_AUTOTUNE_PRUNED], c[CKT_AUTOTUNE_FAILED],
-                        ckt_autotune_state_name(h->r[0].state), h->r[0].reason);
+    return ckt_l_errorf(
+        L, "autotune: no candidate could be measured (%d pruned, %d failed); config 1: %s: %s",
+        c[CKT_AUTOTUNE_PRUNED], c[CKT_AUTOTUNE_FAILED], ckt_autotune_state_name(h->r[0].state),
+        h->r[0].reason);
 }
 
 static int l_autotune(lua_State *L)
 {
     double t0 = now_ms();
     luaL_checktype(L, OPTS, LUA_TTABLE);
-    if (ckt_l_sandboxed(L)) return ckt_l_errorf(L, "autotune: not available in a sandboxed state (it runs compilers on threads and measures)");
+    if (ckt_l_sandboxed(L))
+        return ckt_l_errorf(L, "autotune: not available in a sandboxed state (it runs compilers on "
+                               "threads and measures)");
     lua_settop(L, 1);
     lua_newtable(L); /* CONFIGS */
     lua_newtable(L); /* KERNELS */
@@ -718,8 +863,15 @@ static int l_autotune(lua_State *L)
     int pt = lua_getfield(L, OPTS, "problem"); /* PROBLEM */
     if (pt == LUA_TFUNCTION) {
         lua_call(L, 0, 1);
-        if (!lua_istable(L, -1)) return argerr(L, "field 'problem': the function must return the table of arguments, got %s", luaL_typename(L, -1));
-    } else if (pt != LUA_TTABLE) return argerr(L, "field 'problem' must be a table of the kernel's arguments (or a function returning one), got %s", luaL_typename(L, -1));
+        if (!lua_istable(L, -1))
+            return argerr(
+                L, "field 'problem': the function must return the table of arguments, got %s",
+                luaL_typename(L, -1));
+    } else if (pt != LUA_TTABLE)
+        return argerr(L,
+                      "field 'problem' must be a table of the kernel's arguments (or a function "
+                      "returning one), got %s",
+                      luaL_typename(L, -1));
     read_options(L, &o); /* again: its function slots now sit above PROBLEM */
     int n = expand_space(L);
     holder *h = new_holder(L, n); /* HOLDER */
@@ -731,8 +883,11 @@ static int l_autotune(lua_State *L)
         lua_pushcfunction(L, ckt_l_device_open);
         lua_pushstring(L, ckt_backend_name(rec.runtime));
         if (lua_pcall(L, 1, 1, 0) != LUA_OK)
-            return ckt_l_errorf(L, "autotune: target '%s' runs on a %s device and this machine has none (%s); tune for the CPU target (cpu:%s) instead", o.target,
-                                ckt_backend_name(rec.runtime), lua_tostring(L, -1), rec.arch);
+            return ckt_l_errorf(L,
+                                "autotune: target '%s' runs on a %s device and this machine has "
+                                "none (%s); tune for the CPU target (cpu:%s) instead",
+                                o.target, ckt_backend_name(rec.runtime), lua_tostring(L, -1),
+                                rec.arch);
         dev = ckt_l_checkdevice(L, -1); /* anchored on the stack */
     }
     double t1 = now_ms();
@@ -743,9 +898,11 @@ static int l_autotune(lua_State *L)
     if (!o.force) {
         char *payload = NULL, cnote[600];
         size_t size = 0;
-        ckt_recall rc = ckt_autotune_recall(ckt_l_context(L), lua_tostring(L, key), &payload, &size, cnote, sizeof cnote);
+        ckt_recall rc = ckt_autotune_recall(ckt_l_context(L), lua_tostring(L, key), &payload, &size,
+                                            cnote, sizeof cnote);
         lookup_ms = now_ms() - t1;
-        if (rc == CKT_RECALL_CORRUPT) note = lua_pushfstring(L, "a damaged remembered choice was ignored (%s)", cnote);
+        if (rc == CKT_RECALL_CORRUPT)
+            note = lua_pushfstring(L, "a damaged remembered choice was ignored (%s)", cnote);
         if (rc == CKT_RECALL_HIT) {
             lua_pushlstring(L, payload, size);
             free(payload);
@@ -757,7 +914,8 @@ static int l_autotune(lua_State *L)
                 set_times(L, lua_gettop(L), t0, lookup_ms);
                 return 3;
             }
-            note = lua_pushfstring(L, "a stale remembered choice was ignored (%s)", idx ? "its config no longer builds or compiles" : why);
+            note = lua_pushfstring(L, "a stale remembered choice was ignored (%s)",
+                                   idx ? "its config no longer builds or compiles" : why);
         }
     }
     for (int i = 0; i < n; i++) build_one(L, h, i, o.build, o.filter);
@@ -768,7 +926,8 @@ static int l_autotune(lua_State *L)
     o.eng.user = &cb;
     int best = -1;
     ckt_error err;
-    ckt_status s = ckt_autotune(ckt_l_context(L), dev, o.target, h->c, n, &o.eng, h->r, &best, &err);
+    ckt_status s =
+        ckt_autotune(ckt_l_context(L), dev, o.target, h->c, n, &o.eng, h->r, &best, &err);
     if (cb.progress) fputc('\n', stderr);
     if (s) return ckt_l_error(L, &err);
     if (best < 0) return none_measured(L, h);
@@ -801,7 +960,8 @@ static int l_autotune(lua_State *L)
     lua_concat(L, 2);
     size_t plen;
     const char *payload = lua_tolstring(L, -1, &plen);
-    lua_pushboolean(L, ckt_autotune_remember(ckt_l_context(L), lua_tostring(L, key), payload, plen));
+    lua_pushboolean(L,
+                    ckt_autotune_remember(ckt_l_context(L), lua_tostring(L, key), payload, plen));
     lua_setfield(L, -4, "stored");
     lua_pop(L, 2);
     ckt_autotune_results_free(h->r, h->n);
@@ -815,13 +975,22 @@ void ckt_lk_open_autotune(lua_State *L)
     lua_pushcfunction(L, l_autotune);
     lua_setfield(L, -2, "autotune");
     ckt_l_help_add(L, "autotune",
-                   "ckt.autotune{build=function(config) return kernel, grid [, {bank_cycles=, bank_ideal=}] end,\n"
-                   "  space={name={values...}, ...} | {config, ...}, problem={param=value...} | function() return {...} end,\n"
-                   "  target=, metric=\"time\" | function{config=, ms=, times=} -> score, warmup=1, runs=5, budget_s=, filter=fn(config)\n"
-                   "  -> keep [, why], bank_slack=2 | false, min_occupancy=, allow_spills=false, threads=, name=, key=, quiet=, force=, cache=}\n"
-                   "-> best_config, executable, report. Prunes before compiling (filter, LDS limit, the problem's launch checks,\n"
-                   "the bank model's rating against the best), compiles on host threads, prunes spills / low occupancy, measures the\n"
-                   "rest (median of runs). report[i] = {config=, status=measured|pruned|failed, reason=, ms=, compile_ms=, ...};\n"
-                   "report.best, .stats, .seconds. The winner is remembered in the cache directory (report.remembered next time;\n"
-                   "force=true re-tunes; a damaged or stale entry is ignored and named in report.note). docs/autotune.md.");
+                   "ckt.autotune{build=function(config) return kernel, grid [, {bank_cycles=, "
+                   "bank_ideal=}] end,\n"
+                   "  space={name={values...}, ...} | {config, ...}, problem={param=value...} | "
+                   "function() return {...} end,\n"
+                   "  target=, metric=\"time\" | function{config=, ms=, times=} -> score, "
+                   "warmup=1, runs=5, budget_s=, filter=fn(config)\n"
+                   "  -> keep [, why], bank_slack=2 | false, min_occupancy=, allow_spills=false, "
+                   "threads=, name=, key=, quiet=, force=, cache=}\n"
+                   "-> best_config, executable, report. Prunes before compiling (filter, LDS "
+                   "limit, the problem's launch checks,\n"
+                   "the bank model's rating against the best), compiles on host threads, prunes "
+                   "spills / low occupancy, measures the\n"
+                   "rest (median of runs). report[i] = {config=, status=measured|pruned|failed, "
+                   "reason=, ms=, compile_ms=, ...};\n"
+                   "report.best, .stats, .seconds. The winner is remembered in the cache directory "
+                   "(report.remembered next time;\n"
+                   "force=true re-tunes; a damaged or stale entry is ignored and named in "
+                   "report.note). docs/autotune.md.");
 }

@@ -9,8 +9,10 @@
 
 #include "l_kernel.h"
 
-l_kernel *ckt_lk_checkkernel(lua_State *L, int idx) { return luaL_checkudata(L, idx, CKT_L_KERNEL); }
-
+l_kernel *ckt_lk_checkkernel(lua_State *L, int idx)
+{
+    return luaL_checkudata(L, idx, CKT_L_KERNEL);
+}
 
 /* The engine allocates the IR with malloc, which a sandbox's memory cap does not see: a userdata
  * of the same size (the kernel's user value) makes the state's allocator account for it, so a
@@ -36,15 +38,17 @@ void ckt_lk_mark_line(lua_State *L, l_kernel *kb)
     lua_Debug ar;
     int line = 0;
     for (int level = 1; level < 4 && !line; level++)
-        if (lua_getstack(L, level, &ar) && lua_getinfo(L, "Sl", &ar) && ar.currentline > 0 && ar.what[0] != 'C') line = ar.currentline;
+        if (lua_getstack(L, level, &ar) && lua_getinfo(L, "Sl", &ar) && ar.currentline > 0 &&
+            ar.what[0] != 'C')
+            line = ar.currentline;
     ckt_kernel_set_line(kb->k, line);
 }
 
 void ckt_lk_require_building(lua_State *L, l_kernel *kb, const char *fn)
 {
     if (!kb->building)
-        ckt_l_errorf(L, "%s: kernel '%s' is %s (builder calls belong inside its build function)", fn, ckt_kernel_name(kb->k),
-                     kb->built ? "already built" : "not being built");
+        ckt_l_errorf(L, "%s: kernel '%s' is %s (builder calls belong inside its build function)",
+                     fn, ckt_kernel_name(kb->k), kb->built ? "already built" : "not being built");
     ckt_lk_mark_line(L, kb);
 }
 
@@ -61,7 +65,11 @@ l_kernel *ckt_lk_active(lua_State *L, const char *fn)
     lua_getfield(L, LUA_REGISTRYINDEX, ACTIVE_KEY);
     l_kernel *kb = luaL_testudata(L, -1, CKT_L_KERNEL);
     lua_pop(L, 1); /* still anchored: the build function's caller holds it */
-    if (!kb) ckt_l_errorf(L, "%s: only inside a kernel's build function (ckt.kernel{name=, block=, build=function(b) ... end})", fn);
+    if (!kb)
+        ckt_l_errorf(L,
+                     "%s: only inside a kernel's build function (ckt.kernel{name=, block=, "
+                     "build=function(b) ... end})",
+                     fn);
     ckt_lk_mark_line(L, kb);
     return kb;
 }
@@ -84,15 +92,19 @@ l_kobj *ckt_lk_newobj(lua_State *L, l_kernel *kb, int kidx, const char *tname, i
 /* Push the kernel userdata an object belongs to. */
 void ckt_lk_push_owner(lua_State *L, int idx) { lua_getiuservalue(L, idx, 1); }
 
-
 CKT_L_CLOSER(k_gc, l_kernel, CKT_L_KERNEL, k, ckt_kernel_destroy)
 
 static int k_tostring(lua_State *L)
 {
     l_kernel *kb = ckt_lk_checkkernel(L, 1);
-    if (!kb->k) { lua_pushliteral(L, "ckt.kernel (destroyed)"); return 1; }
-    lua_pushfstring(L, "ckt.kernel(%s: %d threads, %d params, %d ops, %I bytes of LDS%s)", ckt_kernel_name(kb->k), (int)ckt_kernel_block(kb->k),
-                    ckt_kernel_nparams(kb->k), ckt_kernel_nops(kb->k), (lua_Integer)ckt_kernel_lds_bytes(kb->k), kb->built ? "" : ", building");
+    if (!kb->k) {
+        lua_pushliteral(L, "ckt.kernel (destroyed)");
+        return 1;
+    }
+    lua_pushfstring(L, "ckt.kernel(%s: %d threads, %d params, %d ops, %I bytes of LDS%s)",
+                    ckt_kernel_name(kb->k), (int)ckt_kernel_block(kb->k), ckt_kernel_nparams(kb->k),
+                    ckt_kernel_nops(kb->k), (lua_Integer)ckt_kernel_lds_bytes(kb->k),
+                    kb->built ? "" : ", building");
     return 1;
 }
 
@@ -104,12 +116,18 @@ static int l_kernel_new(lua_State *L)
     ckt_l_check_fields(L, 1, fn, allowed);
     const char *name;
     int64_t block;
-    if (!ckt_l_field_string(L, 1, fn, "name", &name)) return ckt_l_argerror(L, 1, "field 'name' (a C identifier) is required");
-    if (!ckt_l_field_int(L, 1, fn, "block", &block)) return ckt_l_argerror(L, 1, "field 'block' (threads per block) is required");
-    if (lua_getfield(L, 1, "build") != LUA_TFUNCTION) return ckt_l_argerror(L, 1, "field 'build' must be a function(b), got %s", luaL_typename(L, -1));
+    if (!ckt_l_field_string(L, 1, fn, "name", &name))
+        return ckt_l_argerror(L, 1, "field 'name' (a C identifier) is required");
+    if (!ckt_l_field_int(L, 1, fn, "block", &block))
+        return ckt_l_argerror(L, 1, "field 'block' (threads per block) is required");
+    if (lua_getfield(L, 1, "build") != LUA_TFUNCTION)
+        return ckt_l_argerror(L, 1, "field 'build' must be a function(b), got %s",
+                              luaL_typename(L, -1));
     int fi = lua_gettop(L);
     lua_getfield(L, LUA_REGISTRYINDEX, ACTIVE_KEY);
-    if (!lua_isnil(L, -1)) return ckt_l_errorf(L, "kernel: cannot build kernel '%s' inside another kernel's build function", name);
+    if (!lua_isnil(L, -1))
+        return ckt_l_errorf(
+            L, "kernel: cannot build kernel '%s' inside another kernel's build function", name);
     lua_pop(L, 1);
     l_kernel *kb = lua_newuserdatauv(L, sizeof *kb, 1);
     memset(kb, 0, sizeof *kb);
@@ -173,7 +191,8 @@ static int b_block_id(lua_State *L)
 static int b_num_blocks(lua_State *L)
 {
     l_kernel *kb = ckt_lk_checkbuilder(L, "num_blocks");
-    ckt_lk_push_expr(L, kb, 1, ckt_expr_nblocks(ckt_kernel_exprs(kb->k), check_axis(L, 2, "num_blocks")));
+    ckt_lk_push_expr(L, kb, 1,
+                     ckt_expr_nblocks(ckt_kernel_exprs(kb->k), check_axis(L, 2, "num_blocks")));
     return 1;
 }
 
@@ -193,7 +212,8 @@ static int b_pointer(lua_State *L)
     }
     int idx;
     ckt_error err;
-    if (ckt_kernel_param_ptr(kb->k, name, t, is_const, align, &idx, &err)) return ckt_l_error(L, &err);
+    if (ckt_kernel_param_ptr(kb->k, name, t, is_const, align, &idx, &err))
+        return ckt_l_error(L, &err);
     l_kobj *o = ckt_lk_newobj(L, kb, 1, CKT_L_EXPR, CKT_EXPR_NONE);
     o->param = idx;
     return 1;
@@ -224,11 +244,14 @@ static int scalar_param(lua_State *L, int is_float)
         ckt_l_check_fields(L, 3, fn, allowed);
         const char *ty;
         if (ckt_l_field_string(L, 3, fn, "type", &ty)) kind = scalar_kind(L, ty, fn);
-        if (is_float != (kind == CKT_PARAM_F32)) return ckt_l_errorf(L, "%s: type must be %s", fn, is_float ? "f32" : "i32 or i64");
+        if (is_float != (kind == CKT_PARAM_F32))
+            return ckt_l_errorf(L, "%s: type must be %s", fn, is_float ? "f32" : "i32 or i64");
         if (lua_getfield(L, 3, "value") != LUA_TNIL) {
             specialized = 1;
             if (is_float) {
-                if (lua_type(L, -1) != LUA_TNUMBER) return ckt_l_argerror(L, 3, "field 'value' must be a number, got %s", luaL_typename(L, -1));
+                if (lua_type(L, -1) != LUA_TNUMBER)
+                    return ckt_l_argerror(L, 3, "field 'value' must be a number, got %s",
+                                          luaL_typename(L, -1));
                 fv = lua_tonumber(L, -1);
             } else {
                 iv = ckt_l_checkint(L, -1, "size: field 'value'");
@@ -239,7 +262,8 @@ static int scalar_param(lua_State *L, int is_float)
     }
     int idx;
     ckt_error err;
-    if (ckt_kernel_param_scalar(kb->k, name, kind, specialized, iv, fv, divisor, &idx, &err)) return ckt_l_error(L, &err);
+    if (ckt_kernel_param_scalar(kb->k, name, kind, specialized, iv, fv, divisor, &idx, &err))
+        return ckt_l_error(L, &err);
     ckt_lk_push_expr(L, kb, 1, ckt_kernel_param(kb->k, idx)->expr);
     return 1;
 }
@@ -300,16 +324,19 @@ static int b_block_order(lua_State *L)
     static const char *const allowed[] = {"tiles", "order", "group", NULL};
     l_kernel *kb = ckt_lk_checkbuilder(L, fn);
     ckt_l_check_fields(L, 2, fn, allowed);
-    if (lua_getfield(L, 2, "tiles") != LUA_TTABLE || luaL_len(L, -1) != 2) return ckt_l_argerror(L, 2, "field 'tiles' must be {m_tiles, n_tiles}");
+    if (lua_getfield(L, 2, "tiles") != LUA_TTABLE || luaL_len(L, -1) != 2)
+        return ckt_l_argerror(L, 2, "field 'tiles' must be {m_tiles, n_tiles}");
     lua_geti(L, -1, 1);
     lua_geti(L, -2, 2);
-    ckt_expr_id m = ckt_lk_toexpr(L, -2, kb, "block_order: tiles[1]"), n = ckt_lk_toexpr(L, -1, kb, "block_order: tiles[2]");
+    ckt_expr_id m = ckt_lk_toexpr(L, -2, kb, "block_order: tiles[1]"),
+                n = ckt_lk_toexpr(L, -1, kb, "block_order: tiles[2]");
     lua_pop(L, 3);
     const char *order = "row";
     int64_t group = 8;
     ckt_l_field_string(L, 2, fn, "order", &order);
     ckt_l_field_int(L, 2, fn, "group", &group);
-    if (group < 1) return ckt_l_errorf(L, "block_order: group must be >= 1, got %lld", (long long)group);
+    if (group < 1)
+        return ckt_l_errorf(L, "block_order: group must be >= 1, got %lld", (long long)group);
     ckt_expr_pool *ex = ckt_kernel_exprs(kb->k);
     ckt_expr_id pid = ckt_expr_bid(ex, 0), tm, tn;
     if (!strcmp(order, "row")) {
@@ -320,8 +347,10 @@ static int b_block_order(lua_State *L)
         tn = ckt_expr_binary(ex, CKT_E_DIV, pid, m);
     } else if (!strcmp(order, "grouped")) {
         ckt_expr_id per_group = ckt_expr_mulc(ex, n, group);
-        ckt_expr_id first = ckt_expr_mulc(ex, ckt_expr_binary(ex, CKT_E_DIV, pid, per_group), group);
-        ckt_expr_id rows = ckt_expr_binary(ex, CKT_E_MIN, ckt_expr_binary(ex, CKT_E_SUB, m, first), ckt_expr_int(ex, group));
+        ckt_expr_id first =
+            ckt_expr_mulc(ex, ckt_expr_binary(ex, CKT_E_DIV, pid, per_group), group);
+        ckt_expr_id rows = ckt_expr_binary(ex, CKT_E_MIN, ckt_expr_binary(ex, CKT_E_SUB, m, first),
+                                           ckt_expr_int(ex, group));
         ckt_expr_id in_group = ckt_expr_binary(ex, CKT_E_MOD, pid, per_group);
         tm = ckt_expr_add(ex, first, ckt_expr_binary(ex, CKT_E_MOD, in_group, rows));
         tn = ckt_expr_binary(ex, CKT_E_DIV, in_group, rows);
@@ -343,16 +372,26 @@ void ckt_lk_builder_methods(lua_State *L, const luaL_Reg *methods)
 
 /* The files of the kernel builder (l_kernel.h), each adding its part; a new file adds a line. */
 static void (*const kernel_parts[])(lua_State *L) = {
-    ckt_lk_open_expr, ckt_lk_open_tensor, ckt_lk_open_partition, ckt_lk_open_copy,
-    ckt_lk_open_compute, ckt_lk_open_gemm, ckt_lk_open_async, ckt_lk_open_executable, ckt_lk_open_library, ckt_lk_open_autotune,
+    ckt_lk_open_expr,    ckt_lk_open_tensor,   ckt_lk_open_partition, ckt_lk_open_copy,
+    ckt_lk_open_compute, ckt_lk_open_gemm,     ckt_lk_open_async,     ckt_lk_open_executable,
+    ckt_lk_open_library, ckt_lk_open_autotune,
 };
 
 void ckt_l_open_kernel(lua_State *L)
 {
-    static const luaL_Reg kmethods[] = {
-        {"__gc", k_gc}, {"__tostring", k_tostring}, {"pointer", b_pointer}, {"size", b_size}, {"scalar", b_scalar},
-        {"thread_id", b_thread_id}, {"block_id", b_block_id}, {"num_blocks", b_num_blocks}, {"block_order", b_block_order},
-        {"loop", b_loop}, {"when", b_when}, {"sync", b_sync}, {NULL, NULL}};
+    static const luaL_Reg kmethods[] = {{"__gc", k_gc},
+                                        {"__tostring", k_tostring},
+                                        {"pointer", b_pointer},
+                                        {"size", b_size},
+                                        {"scalar", b_scalar},
+                                        {"thread_id", b_thread_id},
+                                        {"block_id", b_block_id},
+                                        {"num_blocks", b_num_blocks},
+                                        {"block_order", b_block_order},
+                                        {"loop", b_loop},
+                                        {"when", b_when},
+                                        {"sync", b_sync},
+                                        {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_KERNEL, kmethods);
     lua_pushcfunction(L, l_kernel_new);
     lua_setfield(L, -2, "kernel");

@@ -39,16 +39,21 @@ const char *ckt_l_prefix(char *buf, size_t cap, const char *what)
 int64_t ckt_l_checkint_arg(lua_State *L, int idx, int arg, const char *what)
 {
     int t = lua_type(L, idx);
-    if (t != LUA_TNUMBER) return ckt_l_argerror(L, arg, "%s must be an integer, got %s", what, luaL_typename(L, idx));
+    if (t != LUA_TNUMBER)
+        return ckt_l_argerror(L, arg, "%s must be an integer, got %s", what, luaL_typename(L, idx));
     if (lua_isinteger(L, idx)) return (int64_t)lua_tointeger(L, idx);
     lua_Number x = lua_tonumber(L, idx);
     if (isnan(x)) ckt_l_argerror(L, arg, "%s must be an integer, got NaN", what);
-    if (!(x >= -9.2233720368547758e18 && x < 9.2233720368547758e18)) ckt_l_argerror(L, arg, "%s is out of the 64-bit integer range (%g)", what, x);
+    if (!(x >= -9.2233720368547758e18 && x < 9.2233720368547758e18))
+        ckt_l_argerror(L, arg, "%s is out of the 64-bit integer range (%g)", what, x);
     if (x != floor(x)) ckt_l_argerror(L, arg, "%s must be an integer, got %g", what, x);
     return (int64_t)x;
 }
 
-int64_t ckt_l_checkint(lua_State *L, int idx, const char *what) { return ckt_l_checkint_arg(L, idx, idx > 0 ? idx : 0, what); }
+int64_t ckt_l_checkint(lua_State *L, int idx, const char *what)
+{
+    return ckt_l_checkint_arg(L, idx, idx > 0 ? idx : 0, what);
+}
 
 int64_t ckt_l_optint(lua_State *L, int idx, const char *what, int64_t def)
 {
@@ -59,7 +64,10 @@ int64_t ckt_l_optint(lua_State *L, int idx, const char *what, int64_t def)
 static int field(lua_State *L, int t, const char *field_name)
 {
     lua_getfield(L, t, field_name);
-    if (lua_isnil(L, -1)) { lua_pop(L, 1); return 0; }
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        return 0;
+    }
     return 1;
 }
 
@@ -67,8 +75,10 @@ static int field(lua_State *L, int t, const char *field_name)
  * else after the `fn` that says where the table came from. */
 static const char *field_what(char *buf, size_t cap, int t, const char *fn, const char *field_name)
 {
-    if (t > 0) snprintf(buf, cap, "field '%s'", field_name);
-    else snprintf(buf, cap, "%s: field '%s'", fn, field_name);
+    if (t > 0)
+        snprintf(buf, cap, "field '%s'", field_name);
+    else
+        snprintf(buf, cap, "%s: field '%s'", fn, field_name);
     return buf;
 }
 
@@ -77,7 +87,8 @@ int ckt_l_field_int(lua_State *L, int t, const char *fn, const char *field_name,
     int tabs = lua_absindex(L, t);
     if (!field(L, tabs, field_name)) return 0;
     char what[160];
-    *out = ckt_l_checkint_arg(L, -1, t > 0 ? t : 0, field_what(what, sizeof what, t, fn, field_name));
+    *out =
+        ckt_l_checkint_arg(L, -1, t > 0 ? t : 0, field_what(what, sizeof what, t, fn, field_name));
     lua_pop(L, 1);
     return 1;
 }
@@ -88,19 +99,22 @@ int ckt_l_field_bool(lua_State *L, int t, const char *fn, const char *field_name
     if (!field(L, tabs, field_name)) return 0;
     char what[160];
     if (!lua_isboolean(L, -1))
-        ckt_l_argerror(L, t > 0 ? t : 0, "%s must be a boolean, got %s", field_what(what, sizeof what, t, fn, field_name), luaL_typename(L, -1));
+        ckt_l_argerror(L, t > 0 ? t : 0, "%s must be a boolean, got %s",
+                       field_what(what, sizeof what, t, fn, field_name), luaL_typename(L, -1));
     *out = lua_toboolean(L, -1);
     lua_pop(L, 1);
     return 1;
 }
 
-int ckt_l_field_string(lua_State *L, int t, const char *fn, const char *field_name, const char **out)
+int ckt_l_field_string(lua_State *L, int t, const char *fn, const char *field_name,
+                       const char **out)
 {
     int tabs = lua_absindex(L, t);
     if (!field(L, tabs, field_name)) return 0;
     char what[160];
     if (lua_type(L, -1) != LUA_TSTRING)
-        ckt_l_argerror(L, t > 0 ? t : 0, "%s must be a string, got %s", field_what(what, sizeof what, t, fn, field_name), luaL_typename(L, -1));
+        ckt_l_argerror(L, t > 0 ? t : 0, "%s must be a string, got %s",
+                       field_what(what, sizeof what, t, fn, field_name), luaL_typename(L, -1));
     *out = lua_tostring(L, -1); /* anchored in the options table */
     lua_pop(L, 1);
     return 1;
@@ -110,9 +124,13 @@ int ckt_l_int_list(lua_State *L, int idx, const char *what, int64_t *v, int cap)
 {
     int arg = idx > 0 ? idx : 0;
     idx = lua_absindex(L, idx);
-    if (!lua_istable(L, idx)) return ckt_l_argerror(L, arg, "%s must be a list of integers, got %s", what, luaL_typename(L, idx));
+    if (!lua_istable(L, idx))
+        return ckt_l_argerror(L, arg, "%s must be a list of integers, got %s", what,
+                              luaL_typename(L, idx));
     lua_Integer n = luaL_len(L, idx);
-    if (n > cap) return ckt_l_argerror(L, arg, "%s has %lld entries, more than the capacity %d", what, (long long)n, cap);
+    if (n > cap)
+        return ckt_l_argerror(L, arg, "%s has %lld entries, more than the capacity %d", what,
+                              (long long)n, cap);
     for (lua_Integer i = 1; i <= n; i++) {
         char w[200];
         snprintf(w, sizeof w, "%s[%lld]", what, (long long)i);
@@ -137,29 +155,46 @@ void ckt_l_check_fields(lua_State *L, int t, const char *fn, const char *const *
     int arg = t > 0 ? t : 0;
     const char *where = arg ? "" : fn, *sep = arg ? "" : ": ";
     t = lua_absindex(L, t);
-    if (!lua_istable(L, t)) { ckt_l_argerror(L, arg, "%s%soptions table expected, got %s", where, sep, luaL_typename(L, t)); return; }
+    if (!lua_istable(L, t)) {
+        ckt_l_argerror(L, arg, "%s%soptions table expected, got %s", where, sep,
+                       luaL_typename(L, t));
+        return;
+    }
     lua_pushnil(L);
     while (lua_next(L, t)) {
         lua_pop(L, 1);
-        if (lua_type(L, -1) != LUA_TSTRING) { ckt_l_argerror(L, arg, "%s%soptions table has a non-string key (%s)", where, sep, luaL_typename(L, -1)); return; }
+        if (lua_type(L, -1) != LUA_TSTRING) {
+            ckt_l_argerror(L, arg, "%s%soptions table has a non-string key (%s)", where, sep,
+                           luaL_typename(L, -1));
+            return;
+        }
         const char *k = lua_tostring(L, -1);
         int ok = 0;
         for (const char *const *a = allowed; *a; a++)
-            if (strcmp(*a, k) == 0) { ok = 1; break; }
-        if (!ok) { ckt_l_argerror(L, arg, "%s%sunknown option '%s'", where, sep, k); return; }
+            if (strcmp(*a, k) == 0) {
+                ok = 1;
+                break;
+            }
+        if (!ok) {
+            ckt_l_argerror(L, arg, "%s%sunknown option '%s'", where, sep, k);
+            return;
+        }
     }
 }
 
 bool ckt_l_sandboxed(lua_State *L)
 {
-    bool on = lua_getfield(L, LUA_REGISTRYINDEX, CKT_L_SANDBOXED_KEY) == LUA_TBOOLEAN && lua_toboolean(L, -1);
+    bool on = lua_getfield(L, LUA_REGISTRYINDEX, CKT_L_SANDBOXED_KEY) == LUA_TBOOLEAN &&
+              lua_toboolean(L, -1);
     lua_pop(L, 1);
     return on;
 }
 
 double ckt_l_deadline(lua_State *L)
 {
-    double t = lua_getfield(L, LUA_REGISTRYINDEX, CKT_L_DEADLINE_KEY) == LUA_TNUMBER ? (double)lua_tonumber(L, -1) : 0;
+    double t = lua_getfield(L, LUA_REGISTRYINDEX, CKT_L_DEADLINE_KEY) == LUA_TNUMBER
+                   ? (double)lua_tonumber(L, -1)
+                   : 0;
     lua_pop(L, 1);
     return t;
 }
@@ -169,7 +204,10 @@ static const char CONTEXT_KEY = 'C';
 static int context_gc(lua_State *L)
 {
     ckt_context **p = lua_touserdata(L, 1);
-    if (p && *p) { ckt_context_destroy(*p); *p = NULL; }
+    if (p && *p) {
+        ckt_context_destroy(*p);
+        *p = NULL;
+    }
     return 0;
 }
 
@@ -181,7 +219,10 @@ ckt_context *ckt_l_context(lua_State *L)
     if (p && *p) return *p;
     ckt_context *ctx = NULL;
     ckt_error err;
-    if (ckt_context_create(NULL, &ctx, &err) != CKT_OK) { ckt_l_error(L, &err); return NULL; }
+    if (ckt_context_create(NULL, &ctx, &err) != CKT_OK) {
+        ckt_l_error(L, &err);
+        return NULL;
+    }
     p = lua_newuserdatauv(L, sizeof *p, 0);
     *p = ctx;
     lua_createtable(L, 0, 1);

@@ -27,14 +27,17 @@ static int map_regs(lua_State *L, l_kernel *kb, int ki, int fi, int first, int l
     if (nin >= 1 && lua_istable(L, last) && !luaL_testudata(L, last, CKT_L_KTENSOR)) {
         static const char *const allowed[] = {"dtype", NULL};
         ckt_l_check_fields(L, last, fn, allowed);
-        if (lua_getfield(L, last, "dtype") != LUA_TNIL) out = ckt_l_checkdtype(L, -1, "map: dtype");
-        else out = (ckt_dtype)-1;
+        if (lua_getfield(L, last, "dtype") != LUA_TNIL)
+            out = ckt_l_checkdtype(L, -1, "map: dtype");
+        else
+            out = (ckt_dtype)-1;
         lua_pop(L, 1);
         nin--;
     } else {
         out = (ckt_dtype)-1;
     }
-    if (nin < 1 || nin > CKT_K_MAX_INPUTS) return ckt_l_errorf(L, "%s: 1 to %d register tensors", fn, CKT_K_MAX_INPUTS);
+    if (nin < 1 || nin > CKT_K_MAX_INPUTS)
+        return ckt_l_errorf(L, "%s: 1 to %d register tensors", fn, CKT_K_MAX_INPUTS);
     int inputs[CKT_K_MAX_INPUTS];
     ckt_expr_pool *ex = ckt_kernel_exprs(kb->k);
     for (int i = 0; i < nin; i++) {
@@ -109,7 +112,8 @@ static int b_reduce(lua_State *L)
     int acc;
     ckt_error err;
     float init = op == CKT_REDUCE_SUM ? 0.0f : op == CKT_REDUCE_MAX ? -INFINITY : INFINITY;
-    if (ckt_kernel_registers(kb->k, dt, -1, 1, &acc, &err) || ckt_kernel_clear(kb->k, acc, init, &err) || ckt_kernel_fold(kb->k, acc, src->id, op, &err))
+    if (ckt_kernel_registers(kb->k, dt, -1, 1, &acc, &err) ||
+        ckt_kernel_clear(kb->k, acc, init, &err) || ckt_kernel_fold(kb->k, acc, src->id, op, &err))
         return ckt_l_error(L, &err);
     if (block && ckt_kernel_block_reduce(kb->k, acc, op, &err)) return ckt_l_error(L, &err);
     ckt_lk_newobj(L, kb, 1, CKT_L_KTENSOR, acc);
@@ -120,9 +124,11 @@ static int b_reduce(lua_State *L)
 static int b_fold(lua_State *L)
 {
     l_kernel *kb = ckt_lk_checkbuilder(L, "fold");
-    l_kobj *acc = ckt_lk_checkreg(L, 2, kb, "accumulator"), *src = ckt_lk_checkreg(L, 3, kb, "source");
+    l_kobj *acc = ckt_lk_checkreg(L, 2, kb, "accumulator"),
+           *src = ckt_lk_checkreg(L, 3, kb, "source");
     ckt_error err;
-    if (ckt_kernel_fold(kb->k, acc->id, src->id, checkreduce(L, 4, "fold"), &err)) return ckt_l_error(L, &err);
+    if (ckt_kernel_fold(kb->k, acc->id, src->id, checkreduce(L, 4, "fold"), &err))
+        return ckt_l_error(L, &err);
     return 0;
 }
 
@@ -131,14 +137,19 @@ static int b_block_reduce(lua_State *L)
     l_kernel *kb = ckt_lk_checkbuilder(L, "block_reduce");
     l_kobj *acc = ckt_lk_checkreg(L, 2, kb, "accumulator");
     ckt_error err;
-    if (ckt_kernel_block_reduce(kb->k, acc->id, checkreduce(L, 3, "block_reduce"), &err)) return ckt_l_error(L, &err);
+    if (ckt_kernel_block_reduce(kb->k, acc->id, checkreduce(L, 3, "block_reduce"), &err))
+        return ckt_l_error(L, &err);
     return 0;
 }
 
 void ckt_lk_open_compute(lua_State *L)
 {
-    static const luaL_Reg methods[] = {{"clear", b_clear}, {"map", b_map}, {"reduce", b_reduce}, {"fold", b_fold},
-                                       {"block_reduce", b_block_reduce}, {NULL, NULL}};
+    static const luaL_Reg methods[] = {{"clear", b_clear},
+                                       {"map", b_map},
+                                       {"reduce", b_reduce},
+                                       {"fold", b_fold},
+                                       {"block_reduce", b_block_reduce},
+                                       {NULL, NULL}};
     ckt_lk_builder_methods(L, methods);
     lua_pushcfunction(L, l_sweep);
     lua_setfield(L, -2, "sweep");

@@ -27,7 +27,9 @@ static l_kernel *checkbuilt(lua_State *L, int idx, const char *fn)
 static const char *opt_target(lua_State *L, int idx)
 {
     if (lua_isnoneornil(L, idx)) return ckt_context_default_target(ckt_l_context(L));
-    if (lua_type(L, idx) != LUA_TSTRING) ckt_l_errorf(L, "source: target must be a string (cpu, gfx90a, sm_90, ...), got %s", luaL_typename(L, idx));
+    if (lua_type(L, idx) != LUA_TSTRING)
+        ckt_l_errorf(L, "source: target must be a string (cpu, gfx90a, sm_90, ...), got %s",
+                     luaL_typename(L, idx));
     return lua_tostring(L, idx);
 }
 
@@ -61,12 +63,14 @@ static int k_compile(lua_State *L)
     }
     ckt_l_check_fields(L, 2, "compile", allowed);
     const char *target, *opts[32];
-    if (!ckt_l_field_string(L, 2, "compile", "target", &target)) target = ckt_context_default_target(ckt_l_context(L));
+    if (!ckt_l_field_string(L, 2, "compile", "target", &target))
+        target = ckt_context_default_target(ckt_l_context(L));
     ckt_kernel_compile_options o = {0, opts, 0};
     o.noptions = ckt_l_compile_options(L, 2, "compile", opts, &o.flags);
     ckt_executable *exe = NULL;
     ckt_error err;
-    if (ckt_kernel_compile(ckt_l_context(L), kb->k, target, &o, &exe, &err)) return ckt_l_error(L, &err);
+    if (ckt_kernel_compile(ckt_l_context(L), kb->k, target, &o, &exe, &err))
+        return ckt_l_error(L, &err);
     ckt_lk_push_executable(L, 1, exe);
     return 1;
 }
@@ -109,10 +113,21 @@ static int k_signature(lua_State *L)
     return 1;
 }
 
-static int k_lds_bytes(lua_State *L) { lua_pushinteger(L, (lua_Integer)ckt_kernel_lds_bytes(ckt_lk_checkkernel(L, 1)->k)); return 1; }
-static int k_name(lua_State *L) { lua_pushstring(L, ckt_kernel_name(ckt_lk_checkkernel(L, 1)->k)); return 1; }
-static int k_block(lua_State *L) { lua_pushinteger(L, (lua_Integer)ckt_kernel_block(ckt_lk_checkkernel(L, 1)->k)); return 1; }
-
+static int k_lds_bytes(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)ckt_kernel_lds_bytes(ckt_lk_checkkernel(L, 1)->k));
+    return 1;
+}
+static int k_name(lua_State *L)
+{
+    lua_pushstring(L, ckt_kernel_name(ckt_lk_checkkernel(L, 1)->k));
+    return 1;
+}
+static int k_block(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)ckt_kernel_block(ckt_lk_checkkernel(L, 1)->k));
+    return 1;
+}
 
 static l_exe *checkexe(lua_State *L, int idx)
 {
@@ -151,11 +166,19 @@ static void check_launch_keys(lua_State *L, const ckt_kernel *k)
     lua_pushnil(L);
     while (lua_next(L, 2)) {
         lua_pop(L, 1);
-        if (lua_type(L, -1) != LUA_TSTRING) ckt_l_errorf(L, "launch: keys must be names (grid, block, device, args or a parameter)");
+        if (lua_type(L, -1) != LUA_TSTRING)
+            ckt_l_errorf(L,
+                         "launch: keys must be names (grid, block, device, args or a parameter)");
         const char *key = lua_tostring(L, -1);
-        int ok = !strcmp(key, "grid") || !strcmp(key, "block") || !strcmp(key, "device") || !strcmp(key, "args");
-        for (int i = 0; i < ckt_kernel_nparams(k) && !ok; i++) ok = !strcmp(ckt_kernel_param(k, i)->name, key) && !ckt_kernel_param(k, i)->specialized;
-        if (!ok) ckt_l_errorf(L, "launch: '%s' is neither grid, block, device, args nor a parameter of kernel '%s'", key, ckt_kernel_name(k));
+        int ok = !strcmp(key, "grid") || !strcmp(key, "block") || !strcmp(key, "device") ||
+                 !strcmp(key, "args");
+        for (int i = 0; i < ckt_kernel_nparams(k) && !ok; i++)
+            ok = !strcmp(ckt_kernel_param(k, i)->name, key) && !ckt_kernel_param(k, i)->specialized;
+        if (!ok)
+            ckt_l_errorf(
+                L,
+                "launch: '%s' is neither grid, block, device, args nor a parameter of kernel '%s'",
+                key, ckt_kernel_name(k));
     }
 }
 
@@ -165,10 +188,15 @@ static void launch_grid(lua_State *L, int64_t g[3])
     g[0] = g[1] = g[2] = 1;
     int t = lua_getfield(L, 2, "grid");
     if (t == LUA_TNIL) ckt_l_argerror(L, 2, "field 'grid' is required");
-    if (t == LUA_TNUMBER) g[0] = ckt_l_checkint(L, -1, "launch: grid");
+    if (t == LUA_TNUMBER)
+        g[0] = ckt_l_checkint(L, -1, "launch: grid");
     else if (t == LUA_TTABLE) {
-        if (ckt_l_int_list(L, -1, "launch: grid", g, 3) < 1) ckt_l_errorf(L, "launch: grid must have 1 to 3 extents");
-    } else ckt_l_argerror(L, 2, "field 'grid' must be an integer or a list of up to 3 integers, got %s", luaL_typename(L, -1));
+        if (ckt_l_int_list(L, -1, "launch: grid", g, 3) < 1)
+            ckt_l_errorf(L, "launch: grid must have 1 to 3 extents");
+    } else
+        ckt_l_argerror(L, 2,
+                       "field 'grid' must be an integer or a list of up to 3 integers, got %s",
+                       luaL_typename(L, -1));
     lua_pop(L, 1);
 }
 
@@ -182,15 +210,19 @@ static ckt_arg launch_arg(lua_State *L, int i, const ckt_kparam *p)
         if (lua_type(L, -1) != LUA_TUSERDATA || !luaL_testudata(L, -1, "ckt.buffer"))
             ckt_l_errorf(L, "%s must be a device buffer, got %s", what, luaL_typename(L, -1));
         ckt_dtype dt = ckt_l_buffer_dtype(L, -1);
-        if (dt != p->dtype) ckt_l_errorf(L, "%s: the buffer holds %s but the kernel reads it as %s", what, ckt_dtype_name(dt), ckt_dtype_name(p->dtype));
+        if (dt != p->dtype)
+            ckt_l_errorf(L, "%s: the buffer holds %s but the kernel reads it as %s", what,
+                         ckt_dtype_name(dt), ckt_dtype_name(p->dtype));
         return ckt_arg_buffer(ckt_l_checkbuffer(L, -1));
     }
     case CKT_PARAM_F32:
-        if (lua_type(L, -1) != LUA_TNUMBER) ckt_l_errorf(L, "%s must be a number, got %s", what, luaL_typename(L, -1));
+        if (lua_type(L, -1) != LUA_TNUMBER)
+            ckt_l_errorf(L, "%s must be a number, got %s", what, luaL_typename(L, -1));
         return ckt_arg_f32((float)lua_tonumber(L, -1));
     case CKT_PARAM_I32: {
         int64_t v = ckt_l_checkint(L, -1, what);
-        if (v < INT32_MIN || v > INT32_MAX) ckt_l_errorf(L, "%s = %lld does not fit i32", what, (long long)v);
+        if (v < INT32_MIN || v > INT32_MAX)
+            ckt_l_errorf(L, "%s = %lld does not fit i32", what, (long long)v);
         return ckt_arg_i32((int32_t)v);
     }
     case CKT_PARAM_I64: break;
@@ -207,25 +239,37 @@ static int x_launch(lua_State *L)
     check_launch_keys(L, k);
     int64_t block = ckt_kernel_block(k), given;
     if (lua_getfield(L, 2, "block") != LUA_TNIL) {
-        given = lua_istable(L, -1) ? (lua_geti(L, -1, 1), ckt_l_checkint(L, -1, "launch: block[1]")) : ckt_l_checkint(L, -1, "launch: block");
-        if (given != block) return ckt_l_errorf(L, "launch: block %lld differs from the kernel's %lld threads (the block size is built into the source)", (long long)given, (long long)block);
+        given = lua_istable(L, -1) ? (lua_geti(L, -1, 1), ckt_l_checkint(L, -1, "launch: block[1]"))
+                                   : ckt_l_checkint(L, -1, "launch: block");
+        if (given != block)
+            return ckt_l_errorf(L,
+                                "launch: block %lld differs from the kernel's %lld threads (the "
+                                "block size is built into the source)",
+                                (long long)given, (long long)block);
     }
     lua_settop(L, 2);
     int64_t grid[3];
     launch_grid(L, grid);
     int positional = lua_getfield(L, 2, "args") != LUA_TNIL, ai = lua_gettop(L);
-    if (positional && !lua_istable(L, ai)) return ckt_l_argerror(L, 2, "field 'args' must be a list");
+    if (positional && !lua_istable(L, ai))
+        return ckt_l_argerror(L, 2, "field 'args' must be a list");
     int nsig;
     ckt_exe_signature(e->exe, &nsig);
-    if (positional && luaL_len(L, ai) != nsig) return ckt_l_errorf(L, "launch: kernel '%s' takes %d arguments, got %d", ckt_kernel_name(k), nsig, (int)luaL_len(L, ai));
+    if (positional && luaL_len(L, ai) != nsig)
+        return ckt_l_errorf(L, "launch: kernel '%s' takes %d arguments, got %d", ckt_kernel_name(k),
+                            nsig, (int)luaL_len(L, ai));
     ckt_arg args[CKT_K_MAX_PARAMS];
     int n = 0;
     for (int i = 0; i < ckt_kernel_nparams(k); i++) {
         const ckt_kparam *p = ckt_kernel_param(k, i);
         if (p->specialized) continue;
-        if (positional) lua_geti(L, ai, n + 1);
-        else lua_getfield(L, 2, p->name);
-        if (lua_isnil(L, -1)) return ckt_l_errorf(L, "launch: argument '%s' (%s) is missing", p->name, ckt_param_kind_name(p->kind));
+        if (positional)
+            lua_geti(L, ai, n + 1);
+        else
+            lua_getfield(L, 2, p->name);
+        if (lua_isnil(L, -1))
+            return ckt_l_errorf(L, "launch: argument '%s' (%s) is missing", p->name,
+                                ckt_param_kind_name(p->kind));
         args[n] = launch_arg(L, n, p);
         n++;
         lua_pop(L, 1); /* buffers stay anchored in the launch table */
@@ -237,7 +281,8 @@ static int x_launch(lua_State *L)
     if (!dev && !any_buffer) dev = default_device(L, ckt_exe_target(e->exe)->runtime);
     double ms = 0;
     ckt_error err;
-    if (ckt_exe_launch(e->exe, dev, grid, args, n, ckt_l_deadline(L), &ms, &err)) return ckt_l_error(L, &err);
+    if (ckt_exe_launch(e->exe, dev, grid, args, n, ckt_l_deadline(L), &ms, &err))
+        return ckt_l_error(L, &err);
     lua_pushnumber(L, ms);
     return 1;
 }
@@ -247,33 +292,57 @@ static int x_forward(lua_State *L)
 {
     checkexe(L, 1);
     lua_getiuservalue(L, 1, 2);
-    if (luaL_getmetafield(L, -1, lua_tostring(L, lua_upvalueindex(1))) != LUA_TFUNCTION) return ckt_l_errorf(L, "executable: no such method");
+    if (luaL_getmetafield(L, -1, lua_tostring(L, lua_upvalueindex(1))) != LUA_TFUNCTION)
+        return ckt_l_errorf(L, "executable: no such method");
     lua_insert(L, 1);
     lua_replace(L, 2); /* stack: method, binary, args... */
     lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
     return lua_gettop(L);
 }
 
-static int x_kernel(lua_State *L) { checkexe(L, 1); lua_getiuservalue(L, 1, 1); return 1; }
-static int x_binary(lua_State *L) { checkexe(L, 1); lua_getiuservalue(L, 1, 2); return 1; }
+static int x_kernel(lua_State *L)
+{
+    checkexe(L, 1);
+    lua_getiuservalue(L, 1, 1);
+    return 1;
+}
+static int x_binary(lua_State *L)
+{
+    checkexe(L, 1);
+    lua_getiuservalue(L, 1, 2);
+    return 1;
+}
 static int x_tostring(lua_State *L)
 {
     l_exe *e = luaL_checkudata(L, 1, CKT_L_EXE);
-    if (!e->exe) { lua_pushliteral(L, "ckt.executable (closed)"); return 1; }
-    lua_pushfstring(L, "ckt.executable(%s for %s%s)", ckt_kernel_name(ckt_exe_kernel(e->exe)), ckt_exe_target(e->exe)->name,
+    if (!e->exe) {
+        lua_pushliteral(L, "ckt.executable (closed)");
+        return 1;
+    }
+    lua_pushfstring(L, "ckt.executable(%s for %s%s)", ckt_kernel_name(ckt_exe_kernel(e->exe)),
+                    ckt_exe_target(e->exe)->name,
                     ckt_binary_compile_only(ckt_exe_binary(e->exe)) ? ", compile only" : "");
     return 1;
 }
 
 void ckt_lk_open_executable(lua_State *L)
 {
-    static const luaL_Reg kmethods[] = {{"source", k_source}, {"compile", k_compile}, {"signature", k_signature},
-                                        {"lds_bytes", k_lds_bytes}, {"name", k_name}, {"block", k_block}, {NULL, NULL}};
-    static const luaL_Reg xmethods[] = {{"__gc", x_gc}, {"__tostring", x_tostring}, {"launch", x_launch}, {"kernel", x_kernel}, {"binary", x_binary}, {NULL, NULL}};
+    static const luaL_Reg kmethods[] = {{"source", k_source},
+                                        {"compile", k_compile},
+                                        {"signature", k_signature},
+                                        {"lds_bytes", k_lds_bytes},
+                                        {"name", k_name},
+                                        {"block", k_block},
+                                        {NULL, NULL}};
+    static const luaL_Reg xmethods[] = {{"__gc", x_gc},       {"__tostring", x_tostring},
+                                        {"launch", x_launch}, {"kernel", x_kernel},
+                                        {"binary", x_binary}, {NULL, NULL}};
     ckt_lk_builder_methods(L, kmethods);
     ckt_l_new_class(L, CKT_L_EXE, xmethods);
     /* the binary's inspection methods on the executable */
-    static const char *const forwarded[] = {"resources", "code_object", "disassembly", "log", "target", "compile_ms", "compiler", "from_cache", "compile_only", NULL};
+    static const char *const forwarded[] = {
+        "resources",  "code_object", "disassembly", "log",          "target",
+        "compile_ms", "compiler",    "from_cache",  "compile_only", NULL};
     luaL_getmetatable(L, CKT_L_EXE);
     for (const char *const *f = forwarded; *f; f++) {
         lua_pushstring(L, *f);

@@ -35,9 +35,13 @@ ckt_expr_id ckt_lk_toexpr(lua_State *L, int idx, l_kernel *kb, const char *what)
         return ckt_expr_float(ex, (float)v);
     }
     l_kobj *o = ckt_lk_testexpr(L, idx);
-    if (!o) ckt_l_argerror(L, arg, "%snumber or kernel expression expected, got %s", pre, luaL_typename(L, idx));
+    if (!o)
+        ckt_l_argerror(L, arg, "%snumber or kernel expression expected, got %s", pre,
+                       luaL_typename(L, idx));
     if (o->kb != kb) ckt_l_argerror(L, arg, "%sthe expression belongs to another kernel", pre);
-    if (o->param >= 0) ckt_l_argerror(L, arg, "%spointer '%s' is not a value (make a tensor over it)", pre, ckt_kernel_param(kb->k, o->param)->name);
+    if (o->param >= 0)
+        ckt_l_argerror(L, arg, "%spointer '%s' is not a value (make a tensor over it)", pre,
+                       ckt_kernel_param(kb->k, o->param)->name);
     return o->id;
 }
 
@@ -54,7 +58,6 @@ void ckt_lk_check_pool(lua_State *L, l_kernel *kb)
     ckt_error err;
     if (ckt_expr_pool_status(ckt_kernel_exprs(kb->k), &err)) ckt_l_error(L, &err);
 }
-
 
 static int expr_binop(lua_State *L, ckt_expr_op op, const char *name)
 {
@@ -121,7 +124,8 @@ static int e_unm(lua_State *L)
 
 static int e_compare(lua_State *L)
 {
-    return ckt_l_errorf(L, "comparing kernel expressions with < or <= has no Lua meaning: use ckt.lt(a, b), ckt.le, ckt.gt, ckt.ge, ckt.eq, ckt.ne");
+    return ckt_l_errorf(L, "comparing kernel expressions with < or <= has no Lua meaning: use "
+                           "ckt.lt(a, b), ckt.le, ckt.gt, ckt.ge, ckt.eq, ckt.ne");
 }
 
 static int e_tostring(lua_State *L)
@@ -143,8 +147,10 @@ static int e_value(lua_State *L)
 {
     l_kobj *o = luaL_checkudata(L, 1, CKT_L_EXPR);
     int64_t v;
-    if (o->param < 0 && ckt_expr_is_const(ckt_kernel_exprs(o->kb->k), o->id, &v)) lua_pushinteger(L, (lua_Integer)v);
-    else lua_pushnil(L);
+    if (o->param < 0 && ckt_expr_is_const(ckt_kernel_exprs(o->kb->k), o->id, &v))
+        lua_pushinteger(L, (lua_Integer)v);
+    else
+        lua_pushnil(L);
     return 1;
 }
 
@@ -156,7 +162,9 @@ static int math_binary(lua_State *L, ckt_expr_op op, const char *name)
     luaL_checkany(L, 2);
     if (find_kernel_arg(L, 1, 2) < 0) {
         int bad = lua_type(L, 1) != LUA_TNUMBER ? 1 : lua_type(L, 2) != LUA_TNUMBER ? 2 : 0;
-        if (bad) return ckt_l_argerror(L, bad, "number or kernel expression expected, got %s", luaL_typename(L, bad));
+        if (bad)
+            return ckt_l_argerror(L, bad, "number or kernel expression expected, got %s",
+                                  luaL_typename(L, bad));
         int cmp = op >= CKT_E_LT && op <= CKT_E_NE;
         if (lua_isinteger(L, 1) && lua_isinteger(L, 2) && !cmp) {
             lua_Integer a = lua_tointeger(L, 1), b = lua_tointeger(L, 2);
@@ -183,13 +191,22 @@ static int m_lt(lua_State *L) { return math_binary(L, CKT_E_LT, "lt"); }
 static int m_le(lua_State *L) { return math_binary(L, CKT_E_LE, "le"); }
 static int m_eq(lua_State *L) { return math_binary(L, CKT_E_EQ, "eq"); }
 static int m_ne(lua_State *L) { return math_binary(L, CKT_E_NE, "ne"); }
-static int m_gt(lua_State *L) { lua_rotate(L, 1, 1); return math_binary(L, CKT_E_LT, "gt"); }
-static int m_ge(lua_State *L) { lua_rotate(L, 1, 1); return math_binary(L, CKT_E_LE, "ge"); }
+static int m_gt(lua_State *L)
+{
+    lua_rotate(L, 1, 1);
+    return math_binary(L, CKT_E_LT, "gt");
+}
+static int m_ge(lua_State *L)
+{
+    lua_rotate(L, 1, 1);
+    return math_binary(L, CKT_E_LE, "ge");
+}
 /* A condition on plain values, as a kernel reads one: false, nil and 0 are false (so
  * ckt.select(0, a, b) is b on both sides; Lua alone would call 0 true). */
 static bool truthy(lua_State *L, int idx)
 {
-    if (lua_type(L, idx) == LUA_TNUMBER) return lua_tonumber(L, idx) != 0 || lua_tonumber(L, idx) != lua_tonumber(L, idx);
+    if (lua_type(L, idx) == LUA_TNUMBER)
+        return lua_tonumber(L, idx) != 0 || lua_tonumber(L, idx) != lua_tonumber(L, idx);
     return lua_toboolean(L, idx);
 }
 
@@ -198,7 +215,8 @@ static int logic_binary(lua_State *L, ckt_expr_op op, const char *name)
     luaL_checkany(L, 1);
     luaL_checkany(L, 2);
     if (find_kernel_arg(L, 1, 2) >= 0) return expr_binop(L, op, name);
-    lua_pushboolean(L, op == CKT_E_LAND ? truthy(L, 1) && truthy(L, 2) : truthy(L, 1) || truthy(L, 2));
+    lua_pushboolean(L,
+                    op == CKT_E_LAND ? truthy(L, 1) && truthy(L, 2) : truthy(L, 1) || truthy(L, 2));
     return 1;
 }
 
@@ -209,24 +227,33 @@ static int math_unary(lua_State *L, ckt_expr_op op, const char *name, double (*f
 {
     luaL_checkany(L, 1);
     l_kobj *o = ckt_lk_testexpr(L, 1);
-    if (!o && op == CKT_E_NOT && lua_type(L, 1) == LUA_TBOOLEAN) { /* conditions in Lua are booleans */
+    if (!o && op == CKT_E_NOT &&
+        lua_type(L, 1) == LUA_TBOOLEAN) { /* conditions in Lua are booleans */
         lua_pushboolean(L, !lua_toboolean(L, 1));
         return 1;
     }
     if (!o) {
-        if (lua_type(L, 1) != LUA_TNUMBER) return ckt_l_argerror(L, 1, "number or kernel expression expected, got %s", luaL_typename(L, 1));
+        if (lua_type(L, 1) != LUA_TNUMBER)
+            return ckt_l_argerror(L, 1, "number or kernel expression expected, got %s",
+                                  luaL_typename(L, 1));
         double x = lua_tonumber(L, 1);
-        if (op == CKT_E_NOT) lua_pushboolean(L, !truthy(L, 1));
-        else if (op == CKT_E_TOFLOAT) lua_pushnumber(L, (lua_Number)(float)x); /* the kernel's f32 */
-        else if ((op == CKT_E_TOINT || op == CKT_E_ABS) && lua_isinteger(L, 1)) { /* math.abs: integers stay integers, wrapping */
+        if (op == CKT_E_NOT)
+            lua_pushboolean(L, !truthy(L, 1));
+        else if (op == CKT_E_TOFLOAT)
+            lua_pushnumber(L, (lua_Number)(float)x); /* the kernel's f32 */
+        else if ((op == CKT_E_TOINT || op == CKT_E_ABS) &&
+                 lua_isinteger(L, 1)) { /* math.abs: integers stay integers, wrapping */
             lua_Integer i = lua_tointeger(L, 1);
             lua_pushinteger(L, op == CKT_E_ABS && i < 0 ? (lua_Integer)(0u - (lua_Unsigned)i) : i);
-        } else if (op == CKT_E_TOINT) { /* toward zero, NaN -> 0, saturating: the kernel's ckt_toint */
+        } else if (op ==
+                   CKT_E_TOINT) { /* toward zero, NaN -> 0, saturating: the kernel's ckt_toint */
             char buf[8];
             ckt_dtype_store(CKT_I64, buf, x);
             lua_pushinteger(L, (lua_Integer)ckt_dtype_load_i64(CKT_I64, buf));
-        } else if (!f) return ckt_l_argerror(L, 1, "kernel expression expected, got number");
-        else lua_pushnumber(L, f(x));
+        } else if (!f)
+            return ckt_l_argerror(L, 1, "kernel expression expected, got number");
+        else
+            lua_pushnumber(L, f(x));
         return 1;
     }
     ckt_expr_id a = ckt_lk_toexpr(L, 1, o->kb, name);
@@ -253,7 +280,8 @@ static int m_select(lua_State *L)
         return 1;
     }
     l_kobj *o = ckt_lk_testexpr(L, ki);
-    ckt_expr_id c = ckt_lk_toexpr(L, 1, o->kb, "condition"), a = ckt_lk_toexpr(L, 2, o->kb, "value if true"),
+    ckt_expr_id c = ckt_lk_toexpr(L, 1, o->kb, "condition"),
+                a = ckt_lk_toexpr(L, 2, o->kb, "value if true"),
                 b = ckt_lk_toexpr(L, 3, o->kb, "value if false");
     ckt_lk_push_owner(L, ki);
     ckt_lk_push_expr(L, o->kb, -1, ckt_expr_select(ckt_kernel_exprs(o->kb->k), c, a, b));
@@ -270,26 +298,44 @@ static int m_cast(lua_State *L)
         ckt_dtype t = ckt_l_checkdtype(L, 2, NULL);
         char buf[16];
         bool integral = t == CKT_I32 || t == CKT_I8 || t == CKT_U8 || t == CKT_I64;
-        if (integral && lua_isinteger(L, 1)) ckt_dtype_store_i64(t, buf, (int64_t)lua_tointeger(L, 1));
-        else ckt_dtype_store(t, buf, (double)(float)lua_tonumber(L, 1)); /* the kernel casts from f32 */
-        if (integral) lua_pushinteger(L, (lua_Integer)ckt_dtype_load_i64(t, buf));
-        else lua_pushnumber(L, ckt_dtype_load(t, buf));
+        if (integral && lua_isinteger(L, 1))
+            ckt_dtype_store_i64(t, buf, (int64_t)lua_tointeger(L, 1));
+        else
+            ckt_dtype_store(t, buf,
+                            (double)(float)lua_tonumber(L, 1)); /* the kernel casts from f32 */
+        if (integral)
+            lua_pushinteger(L, (lua_Integer)ckt_dtype_load_i64(t, buf));
+        else
+            lua_pushnumber(L, ckt_dtype_load(t, buf));
         return 1;
     }
-    if (!o) return ckt_l_argerror(L, 1, "number or kernel expression expected, got %s", luaL_typename(L, 1));
+    if (!o)
+        return ckt_l_argerror(L, 1, "number or kernel expression expected, got %s",
+                              luaL_typename(L, 1));
     ckt_dtype t = ckt_l_checkdtype(L, 2, NULL);
     ckt_expr_id a = ckt_lk_toexpr(L, 1, o->kb, NULL);
     ckt_expr_pool *ex = ckt_kernel_exprs(o->kb->k);
     ckt_expr_id r;
-    if (t == CKT_F16 || t == CKT_BF16) r = ckt_expr_round(ex, a, (int)t);
-    else if (t == CKT_F32) r = ckt_expr_unary(ex, CKT_E_TOFLOAT, a);
+    if (t == CKT_F16 || t == CKT_BF16)
+        r = ckt_expr_round(ex, a, (int)t);
+    else if (t == CKT_F32)
+        r = ckt_expr_unary(ex, CKT_E_TOFLOAT, a);
     else if (t == CKT_I32 || t == CKT_I8 || t == CKT_U8 || t == CKT_I64) {
         r = ckt_expr_unary(ex, CKT_E_TOINT, a);
-        int64_t lo = t == CKT_I32 ? INT32_MIN : t == CKT_I8 ? INT8_MIN : t == CKT_U8 ? 0 : INT64_MIN;
-        int64_t hi = t == CKT_I32 ? INT32_MAX : t == CKT_I8 ? INT8_MAX : t == CKT_U8 ? UINT8_MAX : INT64_MAX;
-        if (t != CKT_I64) r = ckt_expr_binary(ex, CKT_E_MAX, ckt_expr_binary(ex, CKT_E_MIN, r, ckt_expr_int(ex, hi)), ckt_expr_int(ex, lo));
-    }
-    else return ckt_l_argerror(L, 2, "cannot cast to %s", ckt_dtype_name(t));
+        int64_t lo = t == CKT_I32  ? INT32_MIN
+                     : t == CKT_I8 ? INT8_MIN
+                     : t == CKT_U8 ? 0
+                                   : INT64_MIN;
+        int64_t hi = t == CKT_I32  ? INT32_MAX
+                     : t == CKT_I8 ? INT8_MAX
+                     : t == CKT_U8 ? UINT8_MAX
+                                   : INT64_MAX;
+        if (t != CKT_I64)
+            r = ckt_expr_binary(ex, CKT_E_MAX,
+                                ckt_expr_binary(ex, CKT_E_MIN, r, ckt_expr_int(ex, hi)),
+                                ckt_expr_int(ex, lo));
+    } else
+        return ckt_l_argerror(L, 2, "cannot cast to %s", ckt_dtype_name(t));
     ckt_lk_push_owner(L, 1);
     ckt_lk_push_expr(L, o->kb, -1, r);
     return 1;
@@ -298,13 +344,17 @@ static int m_cast(lua_State *L)
 void ckt_lk_open_expr(lua_State *L)
 {
     static const luaL_Reg emethods[] = {
-        {"__add", e_add}, {"__sub", e_sub}, {"__mul", e_mul}, {"__div", e_div}, {"__idiv", e_idiv}, {"__mod", e_mod},
-        {"__unm", e_unm}, {"__band", e_band}, {"__bor", e_bor}, {"__bxor", e_bxor}, {"__shl", e_shl}, {"__shr", e_shr},
-        {"__lt", e_compare}, {"__le", e_compare}, {"__tostring", e_tostring}, {"value", e_value}, {NULL, NULL}};
+        {"__add", e_add},    {"__sub", e_sub},    {"__mul", e_mul},           {"__div", e_div},
+        {"__idiv", e_idiv},  {"__mod", e_mod},    {"__unm", e_unm},           {"__band", e_band},
+        {"__bor", e_bor},    {"__bxor", e_bxor},  {"__shl", e_shl},           {"__shr", e_shr},
+        {"__lt", e_compare}, {"__le", e_compare}, {"__tostring", e_tostring}, {"value", e_value},
+        {NULL, NULL}};
     static const luaL_Reg fns[] = {
-        {"min", m_min}, {"max", m_max}, {"lt", m_lt}, {"le", m_le}, {"gt", m_gt}, {"ge", m_ge}, {"eq", m_eq}, {"ne", m_ne},
-        {"land", m_and}, {"lor", m_or}, {"lnot", m_not}, {"select", m_select}, {"exp", m_exp}, {"log", m_log}, {"sqrt", m_sqrt},
-        {"abs", m_abs}, {"cast", m_cast}, {"float", m_float}, {"int", m_int}, {NULL, NULL}};
+        {"min", m_min},   {"max", m_max},     {"lt", m_lt},     {"le", m_le},
+        {"gt", m_gt},     {"ge", m_ge},       {"eq", m_eq},     {"ne", m_ne},
+        {"land", m_and},  {"lor", m_or},      {"lnot", m_not},  {"select", m_select},
+        {"exp", m_exp},   {"log", m_log},     {"sqrt", m_sqrt}, {"abs", m_abs},
+        {"cast", m_cast}, {"float", m_float}, {"int", m_int},   {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_EXPR, emethods);
     luaL_setfuncs(L, fns, 0);
 }

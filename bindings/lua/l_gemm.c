@@ -30,7 +30,8 @@ static int kernel_tensor(lua_State *L, int idx, ckt_kernel **k, const char *what
 {
     l_kobj *t = ckt_lk_checktensor(L, idx, what);
     ckt_lk_require_building(L, t->kb, what);
-    if (*k && t->kb->k != *k) return ckt_l_argerror(L, idx, "%s: the tensor belongs to another kernel", what);
+    if (*k && t->kb->k != *k)
+        return ckt_l_argerror(L, idx, "%s: the tensor belongs to another kernel", what);
     *k = t->kb->k;
     return t->id;
 }
@@ -39,7 +40,8 @@ static int kernel_window(lua_State *L, int idx, ckt_kernel **k, const char *what
 {
     l_kobj *w = ckt_lk_checkwindow(L, idx, what);
     if (w->part) return ckt_l_argerror(L, idx, "%s: tile window expected, got a partition", what);
-    if (*k && w->kb->k != *k) return ckt_l_argerror(L, idx, "%s: the window belongs to another kernel", what);
+    if (*k && w->kb->k != *k)
+        return ckt_l_argerror(L, idx, "%s: the window belongs to another kernel", what);
     *k = w->kb->k;
     return w->id;
 }
@@ -47,8 +49,10 @@ static int kernel_window(lua_State *L, int idx, ckt_kernel **k, const char *what
 /* A new object of the kernel that owns the object (or is the builder) at `owner`. */
 static l_kobj *push_object(lua_State *L, int owner, const char *tname, int id)
 {
-    if (luaL_testudata(L, owner, CKT_L_KERNEL)) lua_pushvalue(L, owner);
-    else ckt_lk_push_owner(L, owner);
+    if (luaL_testudata(L, owner, CKT_L_KERNEL))
+        lua_pushvalue(L, owner);
+    else
+        ckt_lk_push_owner(L, owner);
     l_kobj *o = ckt_lk_newobj(L, ckt_lk_checkkernel(L, -1), -1, tname, id);
     lua_remove(L, -2);
     return o;
@@ -56,7 +60,10 @@ static l_kobj *push_object(lua_State *L, int owner, const char *tname, int id)
 
 /* ---------------------------------------------------------------- ckt.mma */
 
-static const ckt_mma *checkmma(lua_State *L, int idx) { return *(const ckt_mma **)luaL_checkudata(L, idx, CKT_L_MMA); }
+static const ckt_mma *checkmma(lua_State *L, int idx)
+{
+    return *(const ckt_mma **)luaL_checkudata(L, idx, CKT_L_MMA);
+}
 
 static void push_mma(lua_State *L, const ckt_mma *m)
 {
@@ -70,10 +77,13 @@ static const ckt_mma *tomma(lua_State *L, int idx, const char *what)
 {
     if (luaL_testudata(L, idx, CKT_L_MMA)) return checkmma(L, idx);
     int arg = idx > 0 ? idx : 0;
-    if (lua_type(L, idx) != LUA_TSTRING) ckt_l_argerror(L, arg, "%s must be an instruction name or ckt.mma, got %s", what, luaL_typename(L, idx));
+    if (lua_type(L, idx) != LUA_TSTRING)
+        ckt_l_argerror(L, arg, "%s must be an instruction name or ckt.mma, got %s", what,
+                       luaL_typename(L, idx));
     const ckt_mma *m;
     ckt_error err;
-    if (ckt_mma_get(lua_tostring(L, idx), &m, &err)) ckt_l_argerror(L, arg, "%s: %s", what, err.msg);
+    if (ckt_mma_get(lua_tostring(L, idx), &m, &err))
+        ckt_l_argerror(L, arg, "%s: %s", what, err.msg);
     return m;
 }
 
@@ -114,8 +124,11 @@ static int m_draw(lua_State *L, int svg)
     if (ckt_mma_layout(m, o, &tv, &err)) return ckt_l_error(L, &err);
     int64_t rows, cols;
     ckt_mma_operand_shape(m, o, &rows, &cols);
-    lua_pushfstring(L, "%s %c (%dx%d row-major, %d lanes x %d values): T = lane, V = value", m->name, o, (int)rows, (int)cols, (int)m->lanes,
-                    (int)(o == 'A' ? m->a_values : o == 'B' ? m->b_values : m->c_values));
+    lua_pushfstring(L, "%s %c (%dx%d row-major, %d lanes x %d values): T = lane, V = value",
+                    m->name, o, (int)rows, (int)cols, (int)m->lanes,
+                    (int)(o == 'A'   ? m->a_values
+                          : o == 'B' ? m->b_values
+                                     : m->c_values));
     return ckt_l_draw_tv(L, &tv, rows, cols, lua_tostring(L, -1), svg, opts);
 }
 static int m_grid(lua_State *L) { return m_draw(L, 0); }
@@ -145,18 +158,49 @@ static int m_index(lua_State *L)
 {
     const ckt_mma *m = checkmma(L, 1);
     const char *k = lua_tostring(L, 2);
-    struct { const char *key; int64_t v; } ints[] = {{"m", m->m}, {"n", m->n}, {"k", m->k}, {"lanes", m->lanes}, {"a_values", m->a_values},
-                                                    {"b_values", m->b_values}, {"c_values", m->c_values}, {"k_chunk", m->k_chunk}};
-    struct { const char *key; const char *v; } strs[] = {{"name", m->name}, {"isa", m->isa}, {"intrinsic", m->intrinsic}, {"doc", m->doc},
-                                                        {"vendor", m->vendor == CKT_VENDOR_AMD ? "amd" : "nvidia"}, {"a", ckt_dtype_name(m->a)},
-                                                        {"b", ckt_dtype_name(m->b)}, {"c", ckt_dtype_name(m->c)}, {"emulation", m->emulation}};
+    struct {
+        const char *key;
+        int64_t v;
+    } ints[] = {{"m", m->m},
+                {"n", m->n},
+                {"k", m->k},
+                {"lanes", m->lanes},
+                {"a_values", m->a_values},
+                {"b_values", m->b_values},
+                {"c_values", m->c_values},
+                {"k_chunk", m->k_chunk}};
+    struct {
+        const char *key;
+        const char *v;
+    } strs[] = {{"name", m->name},
+                {"isa", m->isa},
+                {"intrinsic", m->intrinsic},
+                {"doc", m->doc},
+                {"vendor", m->vendor == CKT_VENDOR_AMD ? "amd" : "nvidia"},
+                {"a", ckt_dtype_name(m->a)},
+                {"b", ckt_dtype_name(m->b)},
+                {"c", ckt_dtype_name(m->c)},
+                {"emulation", m->emulation}};
     if (k) {
         for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
-            if (!strcmp(k, ints[i].key)) { lua_pushinteger(L, (lua_Integer)ints[i].v); return 1; }
+            if (!strcmp(k, ints[i].key)) {
+                lua_pushinteger(L, (lua_Integer)ints[i].v);
+                return 1;
+            }
         for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
-            if (!strcmp(k, strs[i].key)) { lua_pushstring(L, strs[i].v); return 1; }
-        if (!strcmp(k, "targets")) { char t[128]; push_targets(L, ckt_mma_targets(m, t, sizeof t)); return 1; }
-        if (!strcmp(k, "ldmatrix")) { lua_pushboolean(L, m->ldmatrix); return 1; }
+            if (!strcmp(k, strs[i].key)) {
+                lua_pushstring(L, strs[i].v);
+                return 1;
+            }
+        if (!strcmp(k, "targets")) {
+            char t[128];
+            push_targets(L, ckt_mma_targets(m, t, sizeof t));
+            return 1;
+        }
+        if (!strcmp(k, "ldmatrix")) {
+            lua_pushboolean(L, m->ldmatrix);
+            return 1;
+        }
         if (!strcmp(k, "shape")) {
             int64_t v[3] = {m->m, m->n, m->k};
             ckt_l_push_int_list(L, v, 3);
@@ -173,9 +217,12 @@ static int m_tostring(lua_State *L)
 {
     const ckt_mma *m = checkmma(L, 1);
     char targets[128];
-    lua_pushfstring(L, "%s (%s): %dx%dx%d, A %s, B %s, C %s, %d lanes; on %s\n  %s\n  A %s  B %s  C %s  (lane, value) -> row-major offset", m->name, m->isa,
-                    (int)m->m, (int)m->n, (int)m->k, ckt_dtype_name(m->a), ckt_dtype_name(m->b), ckt_dtype_name(m->c), (int)m->lanes, ckt_mma_targets(m, targets, sizeof targets), m->doc,
-                    m->a_tv, m->b_tv, m->c_tv);
+    lua_pushfstring(L,
+                    "%s (%s): %dx%dx%d, A %s, B %s, C %s, %d lanes; on %s\n  %s\n  A %s  B %s  C "
+                    "%s  (lane, value) -> row-major offset",
+                    m->name, m->isa, (int)m->m, (int)m->n, (int)m->k, ckt_dtype_name(m->a),
+                    ckt_dtype_name(m->b), ckt_dtype_name(m->c), (int)m->lanes,
+                    ckt_mma_targets(m, targets, sizeof targets), m->doc, m->a_tv, m->b_tv, m->c_tv);
     return 1;
 }
 
@@ -200,7 +247,8 @@ static int l_mma_find(lua_State *L)
     luaL_checktype(L, 1, LUA_TTABLE);
     ckt_l_check_fields(L, 1, "mma_find", allowed);
     const char *target = NULL;
-    if (!ckt_l_field_string(L, 1, "mma_find", "target", &target)) return ckt_l_argerror(L, 1, "field 'target' is required");
+    if (!ckt_l_field_string(L, 1, "mma_find", "target", &target))
+        return ckt_l_argerror(L, 1, "field 'target' is required");
     ckt_dtype dt[3] = {CKT_F16, CKT_F16, CKT_F32};
     const char *keys[3] = {"a", "b", "c"};
     for (int i = 0; i < 3; i++) {
@@ -230,7 +278,9 @@ static const ckt_gemm_traits *checktraits(lua_State *L, int idx, const char *wha
 {
     ckt_gemm_traits *t = luaL_testudata(L, idx, CKT_L_TRAITS);
     char pre[96];
-    if (!t) ckt_l_argerror(L, idx > 0 ? idx : 0, "%sGEMM traits (ckt.gemm_traits) expected, got %s", ckt_l_prefix(pre, sizeof pre, what), luaL_typename(L, idx));
+    if (!t)
+        ckt_l_argerror(L, idx > 0 ? idx : 0, "%sGEMM traits (ckt.gemm_traits) expected, got %s",
+                       ckt_l_prefix(pre, sizeof pre, what), luaL_typename(L, idx));
     return t;
 }
 
@@ -244,10 +294,16 @@ static int l_gemm_traits(lua_State *L)
         if (ckt_gemm_traits_preset(lua_tostring(L, 1), dt, &t, &err)) return ckt_l_error(L, &err);
     } else {
         static const char *const allowed[] = {"instr", "m_per_wave", "n_per_wave", "k_pack", NULL};
-        if (!lua_istable(L, 1)) return ckt_l_argerror(L, 1, "table {instr=, m_per_wave=, n_per_wave=, k_pack=} or CK preset name expected, got %s", luaL_typename(L, 1));
+        if (!lua_istable(L, 1))
+            return ckt_l_argerror(L, 1,
+                                  "table {instr=, m_per_wave=, n_per_wave=, k_pack=} or CK preset "
+                                  "name expected, got %s",
+                                  luaL_typename(L, 1));
         ckt_l_check_fields(L, 1, "gemm_traits", allowed);
         lua_getfield(L, 1, "instr");
-        if (lua_isnil(L, -1)) return ckt_l_argerror(L, 1, "field 'instr' is required (a matrix instruction name, see ckt.mma_list())");
+        if (lua_isnil(L, -1))
+            return ckt_l_argerror(
+                L, 1, "field 'instr' is required (a matrix instruction name, see ckt.mma_list())");
         const ckt_mma *m = tomma(L, -1, "gemm_traits: field 'instr'");
         lua_pop(L, 1);
         int64_t mx = 1, nx = 1, kp = 0;
@@ -267,10 +323,22 @@ static int t_index(lua_State *L)
     const ckt_gemm_traits *t = checktraits(L, 1, NULL);
     const char *k = lua_tostring(L, 2);
     if (k) {
-        if (!strcmp(k, "instr")) { push_mma(L, t->instr); return 1; }
-        if (!strcmp(k, "m_per_wave")) { lua_pushinteger(L, (lua_Integer)t->m_per_wave); return 1; }
-        if (!strcmp(k, "n_per_wave")) { lua_pushinteger(L, (lua_Integer)t->n_per_wave); return 1; }
-        if (!strcmp(k, "k_pack")) { lua_pushinteger(L, (lua_Integer)t->k_pack); return 1; }
+        if (!strcmp(k, "instr")) {
+            push_mma(L, t->instr);
+            return 1;
+        }
+        if (!strcmp(k, "m_per_wave")) {
+            lua_pushinteger(L, (lua_Integer)t->m_per_wave);
+            return 1;
+        }
+        if (!strcmp(k, "n_per_wave")) {
+            lua_pushinteger(L, (lua_Integer)t->n_per_wave);
+            return 1;
+        }
+        if (!strcmp(k, "k_pack")) {
+            lua_pushinteger(L, (lua_Integer)t->k_pack);
+            return 1;
+        }
     }
     luaL_getmetatable(L, CKT_L_TRAITS);
     lua_pushvalue(L, 2);
@@ -281,15 +349,18 @@ static int t_index(lua_State *L)
 static int t_tostring(lua_State *L)
 {
     const ckt_gemm_traits *t = checktraits(L, 1, NULL);
-    lua_pushfstring(L, "ckt.gemm_traits(%s, %dx%d per wave, k_pack %d)", t->instr->name, (int)t->m_per_wave, (int)t->n_per_wave, (int)t->k_pack);
+    lua_pushfstring(L, "ckt.gemm_traits(%s, %dx%d per wave, k_pack %d)", t->instr->name,
+                    (int)t->m_per_wave, (int)t->n_per_wave, (int)t->k_pack);
     return 1;
 }
 
 /* T:geometry(MPerBlock, NPerBlock, KPerBlock, threads) -> {waves_m=, waves_n=, k_step=, pack=} */
 static ckt_gemm_geom geometry_args(lua_State *L, const ckt_gemm_traits *t, int first)
 {
-    int64_t mpb = ckt_l_checkint(L, first, "MPerBlock"), npb = ckt_l_checkint(L, first + 1, "NPerBlock");
-    int64_t kpb = ckt_l_checkint(L, first + 2, "KPerBlock"), threads = ckt_l_checkint(L, first + 3, "threads");
+    int64_t mpb = ckt_l_checkint(L, first, "MPerBlock"),
+            npb = ckt_l_checkint(L, first + 1, "NPerBlock");
+    int64_t kpb = ckt_l_checkint(L, first + 2, "KPerBlock"),
+            threads = ckt_l_checkint(L, first + 3, "threads");
     ckt_gemm_geom g;
     ckt_error err;
     if (ckt_gemm_geometry(t, mpb, npb, kpb, threads, &g, &err)) ckt_l_error(L, &err);
@@ -312,7 +383,8 @@ static int t_geometry(lua_State *L)
 }
 
 /* T:tv(operand, MPerBlock, NPerBlock, KPerBlock, threads) -> the block-level TV layout of the
- * operand ('A' over MPerBlock x k_step, 'B' over NPerBlock x k_step, 'C' over MPerBlock x NPerBlock) */
+ * operand ('A' over MPerBlock x k_step, 'B' over NPerBlock x k_step, 'C' over MPerBlock x
+ * NPerBlock) */
 static int t_tv(lua_State *L)
 {
     const ckt_gemm_traits *t = checktraits(L, 1, NULL);
@@ -321,7 +393,8 @@ static int t_tv(lua_State *L)
     char text[600];
     ckt_error err;
     ckt_layout tv;
-    if (ckt_gemm_tv(t, &g, o, text, sizeof text, &err) || ckt_layout_parse(text, &tv, &err)) return ckt_l_error(L, &err);
+    if (ckt_gemm_tv(t, &g, o, text, sizeof text, &err) || ckt_layout_parse(text, &tv, &err))
+        return ckt_l_error(L, &err);
     ckt_l_pushlayout(L, &tv);
     return 1;
 }
@@ -329,18 +402,23 @@ static int t_tv(lua_State *L)
 /* ---------------------------------------------------------------- builder pieces */
 
 /* The rows and columns of a tile given as an LDS tensor of kernel k or as a static layout. */
-static void tile_shape(lua_State *L, int idx, ckt_kernel *k, const char *what, int64_t *rows, int64_t *cols)
+static void tile_shape(lua_State *L, int idx, ckt_kernel *k, const char *what, int64_t *rows,
+                       int64_t *cols)
 {
     ckt_layout lay;
     if (lua_isuserdata(L, idx) && !ckt_l_testlayout(L, idx)) {
         int ti = kernel_tensor(L, idx, &k, what);
         const ckt_ktensor *t = ckt_kernel_tensor(k, ti);
-        if (t->mem != CKT_MEM_LDS) ckt_l_argerror(L, idx, "%s: LDS tensor or tile layout expected, got a %s tensor", what, ckt_memory_name(t->mem));
+        if (t->mem != CKT_MEM_LDS)
+            ckt_l_argerror(L, idx, "%s: LDS tensor or tile layout expected, got a %s tensor", what,
+                           ckt_memory_name(t->mem));
         lay = t->layout;
     } else {
         ckt_l_tolayout(L, idx, what, &lay);
     }
-    if (ckt_layout_rank(&lay) != 2) ckt_l_argerror(L, idx, "%s: a GEMM tile has 2 modes, this layout has %d", what, ckt_layout_rank(&lay));
+    if (ckt_layout_rank(&lay) != 2)
+        ckt_l_argerror(L, idx, "%s: a GEMM tile has 2 modes, this layout has %d", what,
+                       ckt_layout_rank(&lay));
     ckt_layout m;
     ckt_error err;
     if (ckt_layout_mode(&lay, 0, &m, &err)) ckt_l_error(L, &err);
@@ -358,12 +436,15 @@ static int b_c_vgpr(lua_State *L)
     int64_t mpb, kpa, npb, kpb;
     tile_shape(L, 2, k, "a_tile", &mpb, &kpa);
     tile_shape(L, 3, k, "b_tile", &npb, &kpb);
-    if (kpa != kpb) return ckt_l_argerror(L, 3, "b_tile has K = %lld but a_tile has K = %lld (b_tile is N x K)", (long long)kpb, (long long)kpa);
+    if (kpa != kpb)
+        return ckt_l_argerror(L, 3, "b_tile has K = %lld but a_tile has K = %lld (b_tile is N x K)",
+                              (long long)kpb, (long long)kpa);
     const ckt_gemm_traits *t = checktraits(L, 4, NULL);
     ckt_gemm_geom g;
     ckt_error err;
     int reg;
-    if (ckt_gemm_geometry(t, mpb, npb, kpa, ckt_kernel_block(k), &g, &err) || ckt_kernel_gemm_c_vgpr(k, t, mpb, npb, &reg, NULL, &err))
+    if (ckt_gemm_geometry(t, mpb, npb, kpa, ckt_kernel_block(k), &g, &err) ||
+        ckt_kernel_gemm_c_vgpr(k, t, mpb, npb, &reg, NULL, &err))
         return ckt_l_errorf(L, "%s: %s", fn, err.msg);
     push_object(L, 1, CKT_L_KTENSOR, reg);
     return 1;
@@ -379,14 +460,17 @@ static int l_c_partition(lua_State *L)
     ckt_kernel *k = first == 2 ? builder(L, 1, fn) : NULL;
     int wi = kernel_window(L, first, &k, "c_tile");
     const ckt_kwindow *w = ckt_kernel_window(k, wi);
-    if (w->rank != 2) return ckt_l_argerror(L, first, "c_tile has rank %d, the C tile has 2", w->rank);
+    if (w->rank != 2)
+        return ckt_l_argerror(L, first, "c_tile has rank %d, the C tile has 2", w->rank);
     const ckt_gemm_traits *t = checktraits(L, first + 1, NULL);
     int dist, pw;
     ckt_error err;
-    if (ckt_kernel_gemm_c_dist(k, t, w->lengths[0], w->lengths[1], &dist, &err)) return ckt_l_errorf(L, "%s: %s", fn, err.msg);
+    if (ckt_kernel_gemm_c_dist(k, t, w->lengths[0], w->lengths[1], &dist, &err))
+        return ckt_l_errorf(L, "%s: %s", fn, err.msg);
     ckt_expr_id origin[2] = {w->origin[0], w->origin[1]};
     int64_t lengths[2] = {w->lengths[0], w->lengths[1]};
-    if (ckt_kernel_window_make(k, w->tensor, 2, lengths, origin, &pw, &err)) return ckt_l_error(L, &err);
+    if (ckt_kernel_window_make(k, w->tensor, 2, lengths, origin, &pw, &err))
+        return ckt_l_error(L, &err);
     l_kobj *p = push_object(L, first, CKT_L_WINDOW, pw);
     p->dist = dist;
     p->part = 1;
@@ -408,7 +492,8 @@ static int b_blockwise_gemm(lua_State *L)
         ckt_l_check_fields(L, 6, "blockwise_gemm", allowed);
         int64_t pending = 0;
         ckt_l_field_int(L, 6, "blockwise_gemm", "pending", &pending);
-        if (ckt_kernel_blockwise_wgmma_async(k, a, b, c, t, pending, &err)) return ckt_l_error(L, &err);
+        if (ckt_kernel_blockwise_wgmma_async(k, a, b, c, t, pending, &err))
+            return ckt_l_error(L, &err);
         return 0;
     }
     if (ckt_kernel_blockwise_gemm(k, a, b, c, t, &err)) return ckt_l_error(L, &err);
@@ -428,32 +513,58 @@ static int b_wgmma_wait(lua_State *L)
 
 void ckt_lk_open_gemm(lua_State *L)
 {
-    static const luaL_Reg mmethods[] = {{"__index", m_index}, {"__tostring", m_tostring}, {"layout", m_layout}, {"grid", m_grid}, {"svg", m_svg},
-                                        {"on", m_has}, {NULL, NULL}};
-    static const luaL_Reg tmethods[] = {{"__index", t_index}, {"__tostring", t_tostring}, {"geometry", t_geometry}, {"tv", t_tv}, {NULL, NULL}};
+    static const luaL_Reg mmethods[] = {{"__index", m_index}, {"__tostring", m_tostring},
+                                        {"layout", m_layout}, {"grid", m_grid},
+                                        {"svg", m_svg},       {"on", m_has},
+                                        {NULL, NULL}};
+    static const luaL_Reg tmethods[] = {{"__index", t_index},
+                                        {"__tostring", t_tostring},
+                                        {"geometry", t_geometry},
+                                        {"tv", t_tv},
+                                        {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_MMA, mmethods);
     ckt_l_new_class(L, CKT_L_TRAITS, tmethods);
     /* builder methods (the CK wrapper's names) */
-    static const luaL_Reg bmethods[] = {{"blockwise_gemm", b_blockwise_gemm}, {"blockwise_gemm_xdl", b_blockwise_gemm}, {"wgmma_wait", b_wgmma_wait},
-                                        {"make_blockwise_gemm_xdl_c_vgpr", b_c_vgpr}, {"make_blockwise_gemm_xdl_c_local_partition", l_c_partition},
-                                        {NULL, NULL}};
+    static const luaL_Reg bmethods[] = {
+        {"blockwise_gemm", b_blockwise_gemm},
+        {"blockwise_gemm_xdl", b_blockwise_gemm},
+        {"wgmma_wait", b_wgmma_wait},
+        {"make_blockwise_gemm_xdl_c_vgpr", b_c_vgpr},
+        {"make_blockwise_gemm_xdl_c_local_partition", l_c_partition},
+        {NULL, NULL}};
     ckt_lk_builder_methods(L, bmethods);
-    static const luaL_Reg fns[] = {{"mma", l_mma}, {"mma_list", l_mma_list}, {"mma_find", l_mma_find}, {"gemm_traits", l_gemm_traits},
-                                   {"make_blockwise_gemm_xdl_c_local_partition", l_c_partition}, {NULL, NULL}};
+    static const luaL_Reg fns[] = {{"mma", l_mma},
+                                   {"mma_list", l_mma_list},
+                                   {"mma_find", l_mma_find},
+                                   {"gemm_traits", l_gemm_traits},
+                                   {"make_blockwise_gemm_xdl_c_local_partition", l_c_partition},
+                                   {NULL, NULL}};
     luaL_setfuncs(L, fns, 0);
     ckt_l_help_add(L, "mma",
-                   "ckt.mma(name): a matrix instruction as data: name, isa, vendor, targets, m, n, k (shape), a, b, c (dtypes),\n"
-                   "lanes, a_values, b_values, c_values, k_chunk, intrinsic, doc; M:layout(op) (the lane layout of \"A\", \"B\" or \"C\":\n"
-                   "(lane, value) -> offset in the row-major operand tile: A M x K, B K x N, C M x N), M:grid(op), M:svg(op), M:on(target).\n"
-                   "ckt.mma_list([target]) lists the names; ckt.mma_find{target=, a=, b=, c=, m=, n=, k=} picks one.");
+                   "ckt.mma(name): a matrix instruction as data: name, isa, vendor, targets, m, n, "
+                   "k (shape), a, b, c (dtypes),\n"
+                   "lanes, a_values, b_values, c_values, k_chunk, intrinsic, doc; M:layout(op) "
+                   "(the lane layout of \"A\", \"B\" or \"C\":\n"
+                   "(lane, value) -> offset in the row-major operand tile: A M x K, B K x N, C M x "
+                   "N), M:grid(op), M:svg(op), M:on(target).\n"
+                   "ckt.mma_list([target]) lists the names; ckt.mma_find{target=, a=, b=, c=, m=, "
+                   "n=, k=} picks one.");
     ckt_l_help_add(L, "gemm_traits",
-                   "ckt.gemm_traits{instr=, m_per_wave=, n_per_wave=, k_pack=} or ckt.gemm_traits(\"32x32Xdl_4x2XdlPerWave_8K1\", dtype):\n"
-                   "CK's BlockwisGemmXdlTraits: the instruction, instructions per wave along M and N, and K1 (contiguous K per lane).\n"
-                   "T:geometry(MPerBlock, NPerBlock, KPerBlock, threads) -> {waves_m=, waves_n=, k_step=, pack=}; T:tv(op, M, N, K, threads).");
-    ckt_l_help_add(L, "blockwise_gemm",
-                   "b:blockwise_gemm(a_lds, b_lds, c_vgpr, traits): c_vgpr += A B over one LDS block tile (the CK wrapper's\n"
-                   "blockwise_gemm_xdl): a_lds MPerBlock x KPerBlock, b_lds NPerBlock x KPerBlock (any static layout, swizzled too).\n"
-                   "c_vgpr = b:make_blockwise_gemm_xdl_c_vgpr(a_tile, b_tile, traits) (f32; clear it with b:clear);\n"
-                   "ckt.make_blockwise_gemm_xdl_c_local_partition(c_tile, traits) is the C tile split the same way: p:store(c_vgpr).\n"
-                   "HIP: MFMA builtins; CUDA: mma.sync; cpu:<gpu>: the instruction emulated lane by lane.");
+                   "ckt.gemm_traits{instr=, m_per_wave=, n_per_wave=, k_pack=} or "
+                   "ckt.gemm_traits(\"32x32Xdl_4x2XdlPerWave_8K1\", dtype):\n"
+                   "CK's BlockwisGemmXdlTraits: the instruction, instructions per wave along M and "
+                   "N, and K1 (contiguous K per lane).\n"
+                   "T:geometry(MPerBlock, NPerBlock, KPerBlock, threads) -> {waves_m=, waves_n=, "
+                   "k_step=, pack=}; T:tv(op, M, N, K, threads).");
+    ckt_l_help_add(
+        L, "blockwise_gemm",
+        "b:blockwise_gemm(a_lds, b_lds, c_vgpr, traits): c_vgpr += A B over one LDS block tile "
+        "(the CK wrapper's\n"
+        "blockwise_gemm_xdl): a_lds MPerBlock x KPerBlock, b_lds NPerBlock x KPerBlock (any static "
+        "layout, swizzled too).\n"
+        "c_vgpr = b:make_blockwise_gemm_xdl_c_vgpr(a_tile, b_tile, traits) (f32; clear it with "
+        "b:clear);\n"
+        "ckt.make_blockwise_gemm_xdl_c_local_partition(c_tile, traits) is the C tile split the "
+        "same way: p:store(c_vgpr).\n"
+        "HIP: MFMA builtins; CUDA: mma.sync; cpu:<gpu>: the instruction emulated lane by lane.");
 }

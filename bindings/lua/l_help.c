@@ -9,91 +9,141 @@
 static const struct {
     const char *name, *text;
 } topics[] = {
-    {"ckt", "ckt — a tiling engine for GPU kernel authors. Layouts (ckt.layout), the CuTe algebra, CK Tile\n"
-            "distributions, IREE nested layouts, space-filling curves, the LDS bank model and a kernel builder.\n"
+    {"ckt", "ckt — a tiling engine for GPU kernel authors. Layouts (ckt.layout), the CuTe algebra, "
+            "CK Tile\n"
+            "distributions, IREE nested layouts, space-filling curves, the LDS bank model and a "
+            "kernel builder.\n"
             "help(ckt.layout), help('composition'), ... ; help() lists the topics."},
-    {"layout", "ckt.layout(shape [, stride | \"row\" | \"col\"]) or ckt.layout(\"(4,(2,8)):(16,(1,2))\")\n"
-               "A CuTe layout: shape and stride are integers or nested tables; default stride column-major.\n"
-               "Methods: L(i) / L(i, j) / L({i,{j,k}}), :shape() :stride() :size() :cosize() :rank() :depth()\n"
-               ":mode(i) :grid() :svg{labels=function(m, n, v) ... end, title=}; tostring; ==."},
-    {"coalesce", "ckt.coalesce(L): flatten, drop size-1 modes and merge contiguous ones. Same function, depth <= 1."},
+    {"layout",
+     "ckt.layout(shape [, stride | \"row\" | \"col\"]) or ckt.layout(\"(4,(2,8)):(16,(1,2))\")\n"
+     "A CuTe layout: shape and stride are integers or nested tables; default stride column-major.\n"
+     "Methods: L(i) / L(i, j) / L({i,{j,k}}), :shape() :stride() :size() :cosize() :rank() "
+     ":depth()\n"
+     ":mode(i) :grid() :svg{labels=function(m, n, v) ... end, title=}; tostring; ==."},
+    {"coalesce", "ckt.coalesce(L): flatten, drop size-1 modes and merge contiguous ones. Same "
+                 "function, depth <= 1."},
     {"filter", "ckt.filter(L): coalesce after removing stride-0 and size-1 modes."},
-    {"composition", "ckt.composition(A, B): R(c) = A(B(c)); B a layout, an integer, or a table tiler per mode.\n"
-                    "Refuses when a stride or shape of B does not divide A's (the message names the modes)."},
-    {"complement", "ckt.complement(L [, cotarget]): the ordered layout whose codomain is disjoint from L's up to cotarget."},
+    {"composition",
+     "ckt.composition(A, B): R(c) = A(B(c)); B a layout, an integer, or a table tiler per mode.\n"
+     "Refuses when a stride or shape of B does not divide A's (the message names the modes)."},
+    {"complement", "ckt.complement(L [, cotarget]): the ordered layout whose codomain is disjoint "
+                   "from L's up to cotarget."},
     {"right_inverse", "ckt.right_inverse(L): R with L(R(i)) == i for i < size(R)."},
     {"left_inverse", "ckt.left_inverse(L): R with R(L(i)) == i for injective L."},
-    {"logical_divide", "ckt.logical_divide(A, B | tiler): A o (B, complement(B, size(A))); per mode for a table tiler."},
+    {"logical_divide", "ckt.logical_divide(A, B | tiler): A o (B, complement(B, size(A))); per "
+                       "mode for a table tiler."},
     {"zipped_divide", "ckt.zipped_divide(A, tiler): ((tiles...), (rests...))."},
     {"tiled_divide", "ckt.tiled_divide(A, tiler): ((tiles...), rest0, rest1, ...)."},
     {"flat_divide", "ckt.flat_divide(A, tiler): (tile0, tile1, ..., rest0, rest1, ...)."},
-    {"logical_product", "ckt.logical_product(A, B): (A, complement(A, size(A)*cosize(B)) o B). B may be a tuple of per-mode\n"
-                        "tilers {B0, B1, ...} (layouts, integers n = n:1, or shapes), applied mode by mode as CuTe does:\n"
+    {"logical_product", "ckt.logical_product(A, B): (A, complement(A, size(A)*cosize(B)) o B). B "
+                        "may be a tuple of per-mode\n"
+                        "tilers {B0, B1, ...} (layouts, integers n = n:1, or shapes), applied mode "
+                        "by mode as CuTe does:\n"
                         "(A0 x B0, A1 x B1, A2, ...)."},
-    {"blocked_product", "ckt.blocked_product(A, B): per mode (A_i, B-repeat_i): A as the block, repeated by B.\n"
-                        "B is one layout (CuTe's rank-sensitive products take no tuple of tilers)."},
-    {"raked_product", "ckt.raked_product(A, B): per mode (B-repeat_i, A_i): A's elements interleaved (raked).\n"
-                      "B is one layout, as in CuTe."},
-    {"zipped_product", "ckt.zipped_product(A, B): the logical product gathered as ((blocks...), (rests..., other modes));\n"
+    {"blocked_product",
+     "ckt.blocked_product(A, B): per mode (A_i, B-repeat_i): A as the block, repeated by B.\n"
+     "B is one layout (CuTe's rank-sensitive products take no tuple of tilers)."},
+    {"raked_product",
+     "ckt.raked_product(A, B): per mode (B-repeat_i, A_i): A's elements interleaved (raked).\n"
+     "B is one layout, as in CuTe."},
+    {"zipped_product", "ckt.zipped_product(A, B): the logical product gathered as ((blocks...), "
+                       "(rests..., other modes));\n"
                        "B one layout or a tuple of per-mode tilers."},
-    {"tiled_product", "ckt.tiled_product(A, B): ((blocks...), rests..., other modes): the zipped product, rests unpacked."},
-    {"flat_product", "ckt.flat_product(A, B): (blocks..., rests..., other modes): the zipped product, both modes unpacked."},
-    {"make_ordered_layout", "ckt.make_ordered_layout(shape, order): compact strides assigned by increasing order."},
-    {"tile_to_shape", "ckt.tile_to_shape(block, shape [, order]): repeat block to cover shape (must divide)."},
-    {"max_common_vector", "ckt.max_common_vector(a, b): the number of elements contiguous in both layouts."},
+    {"tiled_product", "ckt.tiled_product(A, B): ((blocks...), rests..., other modes): the zipped "
+                      "product, rests unpacked."},
+    {"flat_product", "ckt.flat_product(A, B): (blocks..., rests..., other modes): the zipped "
+                     "product, both modes unpacked."},
+    {"make_ordered_layout",
+     "ckt.make_ordered_layout(shape, order): compact strides assigned by increasing order."},
+    {"tile_to_shape",
+     "ckt.tile_to_shape(block, shape [, order]): repeat block to cover shape (must divide)."},
+    {"max_common_vector",
+     "ckt.max_common_vector(a, b): the number of elements contiguous in both layouts."},
     {"max_common_layout", "ckt.max_common_layout(a, b): the layout of that common vector."},
     {"nullspace", "ckt.nullspace(L): the stride-0 modes of L, as a layout into L's domain."},
-    {"make_layout_tv", "ckt.make_layout_tv(thr, val) -> tiler, tv: CuTe's make_tiled_copy (thread, value) -> tile offset."},
-    {"local_tile", "ckt.local_tile(L, tiler, coord) -> layout, offset: the tile at coord. On a kernel tensor: the tile window at coord."},
-    {"local_partition", "ckt.local_partition(L, thr_layout, idx) -> layout, offset: the elements thread idx owns. On a kernel tensor or "
-                        "window with idx = b:thread_id(): the window of the elements each thread owns (CuTe's interleaved partition; "
+    {"make_layout_tv", "ckt.make_layout_tv(thr, val) -> tiler, tv: CuTe's make_tiled_copy (thread, "
+                       "value) -> tile offset."},
+    {"local_tile", "ckt.local_tile(L, tiler, coord) -> layout, offset: the tile at coord. On a "
+                   "kernel tensor: the tile window at coord."},
+    {"local_partition", "ckt.local_partition(L, thr_layout, idx) -> layout, offset: the elements "
+                        "thread idx owns. On a kernel tensor or "
+                        "window with idx = b:thread_id(): the window of the elements each thread "
+                        "owns (CuTe's interleaved partition; "
                         "options scalar_per_vector=, vector_dim=, values=, packed=)."},
-    {"pad", "ckt.pad(L, tile_shape): CK wrapper padding: shapes rounded up to multiples of the tile, strides kept."},
+    {"pad", "ckt.pad(L, tile_shape): CK wrapper padding: shapes rounded up to multiples of the "
+            "tile, strides kept."},
     {"swizzle", "ckt.swizzle(B, M, S): Swizzle<B,M,S>, a functor sw(x) = x ^ ((x & mask) >> S)."},
-    {"composed", "ckt.composed(sw, offset, L): the ComposedLayout c -> sw(offset + L(c)); usable like a layout."},
-    {"tile_distribution_encoding", "ckt.tile_distribution_encoding{rs=, hs=, ps_to_rhs_major=, ps_to_rhs_minor=,\n"
-                                   "  ys_to_rhs_major=, ys_to_rhs_minor=}: a CK Tile distribution encoding (CK's meaning:\n"
-                                   "major 0 is R, major i >= 1 is H_{i-1}). Validation names the broken rule. See help('encoding')."},
-    {"encoding", "A CK Tile encoding (ckt.tile_distribution_encoding, ckt.encoding_pattern_2d). Methods:\n"
-                 "E:ys_lengths() E:x_lengths() E:num_threads() E:calculate_index(tid, ys) E:owner(xs) -> tids, ys\n"
-                 "E:tv_layout() E:grid() E:svg(); tostring(E)."},
-    {"encoding_pattern_2d", "ckt.encoding_pattern_2d{block_size=, y_per_tile=, x_per_tile=, vec_size=,\n"
-                            "  pattern=\"thread_raked\"|\"warp_raked\"|\"block_raked\", num_wave_groups=1, warp_size=64}\n"
-                            "CK's 2D static encoding patterns; E.x0 E.x1 E.y0 E.y1 E.y2 as in CK Tile's pattern_2d. See help('encoding')."},
-    {"nested_layout", "ckt.nested_layout{subgroup_tile=, batch_tile=, outer_tile=, thread_tile=, element_tile=,\n"
-                      "  subgroup_strides=, thread_strides=}: an IREE nested layout, normalised and verified.\n"
-                      "Methods: N:undistributed_shape() N:packed_shape() N:distributed_shape()\n"
-                      "N:elements(tid [, subgroup_size]) N:tv_layout([subgroup_size]) N:grid() N:svg()."},
-    {"fragment", "ckt.fragment(name, \"A\"|\"B\"|\"C\"): the TV layout of an MFMA / mma operand, e.g.\n"
-                 "mfma_f32_32x32x8f16, mfma_f32_16x16x16f16 (and bf16_1k twins), mma_m16n8k16."},
-    {"same_distribution", "ckt.same_distribution(a, b [, {strict = true}]): true when every thread owns the same\n"
-                          "elements (encodings, nested layouts, fragments, TV layouts); strict: same value order too."},
-    {"sfc", "ckt.sfc{lengths=, order=, scalars_per_access=, snake=false}: CK's space-filling curve (every level\n"
-            "snakes). S:index(i) -> coord [, partial], S:step(i, j), S:forward_step(i), S:backward_step(i),\n"
+    {"composed", "ckt.composed(sw, offset, L): the ComposedLayout c -> sw(offset + L(c)); usable "
+                 "like a layout."},
+    {"tile_distribution_encoding",
+     "ckt.tile_distribution_encoding{rs=, hs=, ps_to_rhs_major=, ps_to_rhs_minor=,\n"
+     "  ys_to_rhs_major=, ys_to_rhs_minor=}: a CK Tile distribution encoding (CK's meaning:\n"
+     "major 0 is R, major i >= 1 is H_{i-1}). Validation names the broken rule. See "
+     "help('encoding')."},
+    {"encoding",
+     "A CK Tile encoding (ckt.tile_distribution_encoding, ckt.encoding_pattern_2d). Methods:\n"
+     "E:ys_lengths() E:x_lengths() E:num_threads() E:calculate_index(tid, ys) E:owner(xs) -> tids, "
+     "ys\n"
+     "E:tv_layout() E:grid() E:svg(); tostring(E)."},
+    {"encoding_pattern_2d",
+     "ckt.encoding_pattern_2d{block_size=, y_per_tile=, x_per_tile=, vec_size=,\n"
+     "  pattern=\"thread_raked\"|\"warp_raked\"|\"block_raked\", num_wave_groups=1, warp_size=64}\n"
+     "CK's 2D static encoding patterns; E.x0 E.x1 E.y0 E.y1 E.y2 as in CK Tile's pattern_2d. See "
+     "help('encoding')."},
+    {"nested_layout",
+     "ckt.nested_layout{subgroup_tile=, batch_tile=, outer_tile=, thread_tile=, element_tile=,\n"
+     "  subgroup_strides=, thread_strides=}: an IREE nested layout, normalised and verified.\n"
+     "Methods: N:undistributed_shape() N:packed_shape() N:distributed_shape()\n"
+     "N:elements(tid [, subgroup_size]) N:tv_layout([subgroup_size]) N:grid() N:svg()."},
+    {"fragment",
+     "ckt.fragment(name, \"A\"|\"B\"|\"C\"): the TV layout of an MFMA / mma operand, e.g.\n"
+     "mfma_f32_32x32x8f16, mfma_f32_16x16x16f16 (and bf16_1k twins), mma_m16n8k16."},
+    {"same_distribution",
+     "ckt.same_distribution(a, b [, {strict = true}]): true when every thread owns the same\n"
+     "elements (encodings, nested layouts, fragments, TV layouts); strict: same value order too."},
+    {"sfc", "ckt.sfc{lengths=, order=, scalars_per_access=, snake=false}: CK's space-filling curve "
+            "(every level\n"
+            "snakes). S:index(i) -> coord [, partial], S:step(i, j), S:forward_step(i), "
+            "S:backward_step(i),\n"
             "for i, c in S:iter() do ... end, S:locality{sequential=1, cache_line=16}."},
-    {"target", "ckt.target([name]): cpu, cpu:<gpu>, gfx908 gfx90a gfx942 gfx950 sm_80 sm_90 sm_90a (default: the default\n"
-               "target): the parsed target (target, arch, dialect, compiler, runtime, emulated, emulates, lds_static_bytes,\n"
-               "lds_max_bytes) and the hardware model of the GPU it compiles for or emulates (name, vendor, wave size, LDS\n"
-               "banks, bank width, LDS bytes, matrix instructions, the lane phases of each LDS instruction). A bare cpu\n"
+    {"target", "ckt.target([name]): cpu, cpu:<gpu>, gfx908 gfx90a gfx942 gfx950 sm_80 sm_90 sm_90a "
+               "(default: the default\n"
+               "target): the parsed target (target, arch, dialect, compiler, runtime, emulated, "
+               "emulates, lds_static_bytes,\n"
+               "lds_max_bytes) and the hardware model of the GPU it compiles for or emulates "
+               "(name, vendor, wave size, LDS\n"
+               "banks, bank width, LDS bytes, matrix instructions, the lane phases of each LDS "
+               "instruction). A bare cpu\n"
                "emulates gfx90a."},
-    {"lds", "ckt.lds: the LDS bank model. help('lds.analyze'), help('lds.analyze_tensor'), help('lds.pad'),\n"
+    {"lds", "ckt.lds: the LDS bank model. help('lds.analyze'), help('lds.analyze_tensor'), "
+            "help('lds.pad'),\n"
             "help('lds.xor_preshuffle'), help('lds.find_swizzle')."},
-    {"lds.analyze", "ckt.lds.analyze{target=, instr=, addresses=, svg=false}: one byte address per lane (false:\n"
-                    "inactive) -> {ways, cycles, ideal_cycles, phases = {{lanes, banks, ways}, ...}, report [, svg]}."},
-    {"lds.analyze_tensor", "ckt.lds.analyze_tensor{target=, tensor_layout=, dtype=, thread_map=, vector=, op=}:\n"
-                           "a whole tile access; thread_map maps (thread, value) to the first element of each vector."},
+    {"lds.analyze",
+     "ckt.lds.analyze{target=, instr=, addresses=, svg=false}: one byte address per lane (false:\n"
+     "inactive) -> {ways, cycles, ideal_cycles, phases = {{lanes, banks, ways}, ...}, report [, "
+     "svg]}."},
+    {"lds.analyze_tensor",
+     "ckt.lds.analyze_tensor{target=, tensor_layout=, dtype=, thread_map=, vector=, op=}:\n"
+     "a whole tile access; thread_map maps (thread, value) to the first element of each vector."},
     {"lds.pad", "ckt.lds.pad(layout, banks [, dtype]) -> padded layout, extra bytes."},
-    {"lds.xor_preshuffle", "ckt.lds.xor_preshuffle(k_per_block, k_pack [, rows]): the XOR preshuffle of AMD's note on LDS bank conflicts as the\n"
+    {"lds.xor_preshuffle", "ckt.lds.xor_preshuffle(k_per_block, k_pack [, rows]): the XOR "
+                           "preshuffle of AMD's note on LDS bank conflicts as the\n"
                            "composed layout Sw<B,M,B> o (rows,K):(K,1)."},
-    {"lds.find_swizzle", "ckt.lds.find_swizzle{target=, layout=, dtype=, write={thread_map=, vector=},\n"
-                         "  read={thread_map=, vector=}, max_padding_banks=8}: swizzles first, then paddings; the cheapest\n"
-                         "conflict-free choice (conflict_free = true) or the best found."},
-    {"default_target", "ckt.default_target(): the compile target set by ckt-lua --target (default \"cpu\")."},
-    {"set_default_target", "ckt.set_default_target(name): change the default compile target (validated)."},
-    {"help", "help(), help(\"name\"), help(ckt.fn), help(obj): print these texts; ckt.help_text(x) returns\n"
+    {"lds.find_swizzle",
+     "ckt.lds.find_swizzle{target=, layout=, dtype=, write={thread_map=, vector=},\n"
+     "  read={thread_map=, vector=}, max_padding_banks=8}: swizzles first, then paddings; the "
+     "cheapest\n"
+     "conflict-free choice (conflict_free = true) or the best found."},
+    {"default_target",
+     "ckt.default_target(): the compile target set by ckt-lua --target (default \"cpu\")."},
+    {"set_default_target",
+     "ckt.set_default_target(name): change the default compile target (validated)."},
+    {"help", "help(), help(\"name\"), help(ckt.fn), help(obj): print these texts; ckt.help_text(x) "
+             "returns\n"
              "the text and whether a topic was found; ckt.add_help(name, text) adds a topic."},
     {"help_text", "ckt.help_text(x) -> text, found: what help(x) prints."},
-    {"add_help", "ckt.add_help(name, text): add (or replace) a help topic, e.g. for a Lua-side kernel library."},
+    {"add_help", "ckt.add_help(name, text): add (or replace) a help topic, e.g. for a Lua-side "
+                 "kernel library."},
     {"version", "ckt.version: the version string."},
     {NULL, NULL}};
 
@@ -191,7 +241,8 @@ static void push_index(lua_State *L)
     lua_pushnil(L);
     while (lua_next(L, added)) {
         lua_pop(L, 1);
-        if (lua_type(L, -1) == LUA_TSTRING && !builtin(lua_tostring(L, -1))) { /* a refined built-in is listed once */
+        if (lua_type(L, -1) == LUA_TSTRING &&
+            !builtin(lua_tostring(L, -1))) { /* a refined built-in is listed once */
             lua_pushvalue(L, -1);
             lua_rawseti(L, names, ++n);
         }
@@ -229,11 +280,13 @@ static int push_help(lua_State *L)
             lua_getglobal(L, "package");
             lua_getfield(L, -1, "loaded");
             lua_getfield(L, -1, "ckt");
-            if (lua_istable(L, -1) && push_name_in(L, lua_gettop(L), 1, 1)) name = lua_tostring(L, -1);
+            if (lua_istable(L, -1) && push_name_in(L, lua_gettop(L), 1, 1))
+                name = lua_tostring(L, -1);
         }
         if (!name || !push_topic(L, name)) {
             found = 0;
-            lua_pushfstring(L, "no help for %s; help() lists the topics", name ? name : luaL_typename(L, 1));
+            lua_pushfstring(L, "no help for %s; help() lists the topics",
+                            name ? name : luaL_typename(L, 1));
         }
     }
     lua_pushboolean(L, found);

@@ -54,14 +54,15 @@ ckt_context *ckt_l_context(lua_State *L);
 bool ckt_l_sandboxed(lua_State *L);
 double ckt_l_deadline(lua_State *L);
 /* Define name() as the __gc / __close / close of a userdata type: release its handle once (the
- * metamethods and close() may all run), e.g. CKT_L_CLOSER(x_gc, l_exe, CKT_L_EXE, exe, ckt_exe_free). */
-#define CKT_L_CLOSER(name, type, tname, handle, release) \
-    static int name(lua_State *L)                          \
-    {                                                      \
-        type *u_ = luaL_checkudata(L, 1, tname);           \
-        release(u_->handle);                               \
-        u_->handle = NULL;                                 \
-        return 0;                                          \
+ * metamethods and close() may all run), e.g. CKT_L_CLOSER(x_gc, l_exe, CKT_L_EXE, exe,
+ * ckt_exe_free). */
+#define CKT_L_CLOSER(name, type, tname, handle, release)                                           \
+    static int name(lua_State *L)                                                                  \
+    {                                                                                              \
+        type *u_ = luaL_checkudata(L, 1, tname);                                                   \
+        release(u_->handle);                                                                       \
+        u_->handle = NULL;                                                                         \
+        return 0;                                                                                  \
     }
 
 /* Register methods from a luaL_Reg list into a new metatable named tname, with
@@ -94,8 +95,10 @@ void ckt_l_pushnested(lua_State *L, const struct ckt_nested *n);
 void ckt_l_to_tv(lua_State *L, int idx, const char *what, ckt_layout *tv);
 /* Draw a TV layout over a rows x cols tile with T#/V# cells; pushes the text or SVG.
  * opts: 0 or the stack index of checked options ({title=, cell=}, see ckt_l_draw_opts). */
-int ckt_l_draw_tv(lua_State *L, const ckt_layout *tv, int64_t rows, int64_t cols, const char *title, int svg, int opts);
-/* Check the options table at idx of grid()/svg{} (extra: one more allowed key or NULL); 0 when absent. */
+int ckt_l_draw_tv(lua_State *L, const ckt_layout *tv, int64_t rows, int64_t cols, const char *title,
+                  int svg, int opts);
+/* Check the options table at idx of grid()/svg{} (extra: one more allowed key or NULL); 0 when
+ * absent. */
 int ckt_l_draw_opts(lua_State *L, int idx, int svg, const char *extra);
 
 /* ---- l_array.c (host arrays, devices, device buffers) and l_jit.c (compile results) ---- */
@@ -109,39 +112,44 @@ typedef struct ckt_l_array { /* the userdata of ckt.array: host memory, 64-byte 
     int rank;
     int64_t shape[CKT_L_ARRAY_MAX_RANK];
     void *data; /* NULL once closed */
-    void *raw;  /* the allocation data lies in: from the state's allocator, so a sandbox's memory cap counts it */
+    void *raw; /* the allocation data lies in: from the state's allocator, so a sandbox's memory cap
+                  counts it */
     size_t raw_size;
     lua_Alloc allocf;
     void *alloc_ud;
 } ckt_l_array;
 /* A dtype name (f16, bf16, f32, ...) at idx; raises naming `what` (NULL: "dtype") otherwise. */
 ckt_dtype ckt_l_checkdtype(lua_State *L, int idx, const char *what);
-ckt_l_array *ckt_l_checkarray(lua_State *L, int idx);  /* raises on a closed array */
-ckt_device *ckt_l_checkdevice(lua_State *L, int idx);  /* ckt.device userdata */
-ckt_buffer *ckt_l_checkbuffer(lua_State *L, int idx);  /* dev:alloc userdata */
-void ckt_l_pushbinary(lua_State *L, ckt_binary *b);    /* takes ownership (freed by __gc/__close) */
+ckt_l_array *ckt_l_checkarray(lua_State *L, int idx); /* raises on a closed array */
+ckt_device *ckt_l_checkdevice(lua_State *L, int idx); /* ckt.device userdata */
+ckt_buffer *ckt_l_checkbuffer(lua_State *L, int idx); /* dev:alloc userdata */
+void ckt_l_pushbinary(lua_State *L, ckt_binary *b);   /* takes ownership (freed by __gc/__close) */
 ckt_binary *ckt_l_checkbinary(lua_State *L, int idx);
 /* options=, compile_only=, cache= of the compile table at t: fills opts (32), returns their
  * count, sets *flags (ckt_compile_flags). */
 int ckt_l_compile_options(lua_State *L, int t, const char *fn, const char **opts, unsigned *flags);
 /* The element type of a device buffer (dev:alloc userdata). */
 ckt_dtype ckt_l_buffer_dtype(lua_State *L, int idx);
-/* The Lua function behind ckt.device (the kernel builder's launch opens default devices with it). */
+/* The Lua function behind ckt.device (the kernel builder's launch opens default devices with it).
+ */
 int ckt_l_device_open(lua_State *L);
 
 /* ---- one open function per binding file; each adds its fields to the module
  * table at the top of the stack ---- */
-void ckt_l_open_layout(lua_State *L);       /* l_layout.c: layouts, algebra, swizzle, composed, grid/svg */
-void ckt_l_open_distribution(lua_State *L); /* l_distribution.c: CK encodings, patterns, fragments, same_distribution */
-void ckt_l_open_nested(lua_State *L);       /* l_nested.c: IREE nested layouts */
-void ckt_l_open_sfc(lua_State *L);          /* l_sfc.c */
-void ckt_l_open_target(lua_State *L);       /* l_target.c: ckt.target */
-void ckt_l_open_lds(lua_State *L);          /* l_lds.c: ckt.lds.* */
-void ckt_l_open_array(lua_State *L);        /* l_array.c: host arrays, device buffers */
-void ckt_l_open_kernel(lua_State *L);       /* l_builder.c and l_kernel.h's files: builder, tensors, windows, compile, launch */
-void ckt_l_open_help(lua_State *L);         /* l_help.c: help texts */
-void ckt_l_open_jit(lua_State *L);          /* l_jit.c: ckt.compile */
-void ckt_l_open_wgmma(lua_State *L);        /* l_wgmma.c: ckt.wgmma_desc */
+void ckt_l_open_layout(
+    lua_State *L); /* l_layout.c: layouts, algebra, swizzle, composed, grid/svg */
+void ckt_l_open_distribution(
+    lua_State *L); /* l_distribution.c: CK encodings, patterns, fragments, same_distribution */
+void ckt_l_open_nested(lua_State *L); /* l_nested.c: IREE nested layouts */
+void ckt_l_open_sfc(lua_State *L);    /* l_sfc.c */
+void ckt_l_open_target(lua_State *L); /* l_target.c: ckt.target */
+void ckt_l_open_lds(lua_State *L);    /* l_lds.c: ckt.lds.* */
+void ckt_l_open_array(lua_State *L);  /* l_array.c: host arrays, device buffers */
+void ckt_l_open_kernel(lua_State *L); /* l_builder.c and l_kernel.h's files: builder, tensors,
+                                         windows, compile, launch */
+void ckt_l_open_help(lua_State *L);   /* l_help.c: help texts */
+void ckt_l_open_jit(lua_State *L);    /* l_jit.c: ckt.compile */
+void ckt_l_open_wgmma(lua_State *L);  /* l_wgmma.c: ckt.wgmma_desc */
 /* l_help.c: add (or replace) a help topic, e.g. from a binding file's open function */
 void ckt_l_help_add(lua_State *L, const char *name, const char *text);
 

@@ -15,7 +15,8 @@ static ckt_binary **checkbin(lua_State *L, int i)
 
 ckt_binary *ckt_l_checkbinary(lua_State *L, int idx)
 {
-    if (!luaL_testudata(L, idx, CKT_L_BINARY)) ckt_l_errorf(L, "expected a compiled binary (ckt.compile), got %s", luaL_typename(L, idx));
+    if (!luaL_testudata(L, idx, CKT_L_BINARY))
+        ckt_l_errorf(L, "expected a compiled binary (ckt.compile), got %s", luaL_typename(L, idx));
     return *checkbin(L, idx);
 }
 
@@ -32,12 +33,14 @@ int ckt_l_compile_options(lua_State *L, int t, const char *fn, const char **opts
 {
     int n = 0;
     if (lua_getfield(L, t, "options") != LUA_TNIL) {
-        if (!lua_istable(L, -1)) return ckt_l_argerror(L, t, "field 'options' must be a list of strings");
+        if (!lua_istable(L, -1))
+            return ckt_l_argerror(L, t, "field 'options' must be a list of strings");
         n = (int)luaL_len(L, -1);
         if (n > 32) return ckt_l_errorf(L, "%s: at most 32 options", fn);
         for (int i = 0; i < n; i++) {
             lua_geti(L, -1, i + 1);
-            if (lua_type(L, -1) != LUA_TSTRING) return ckt_l_errorf(L, "%s: options[%d] must be a string", fn, i + 1);
+            if (lua_type(L, -1) != LUA_TSTRING)
+                return ckt_l_errorf(L, "%s: options[%d] must be a string", fn, i + 1);
             opts[i] = lua_tostring(L, -1);
             lua_pop(L, 1); /* anchored in the options table */
         }
@@ -47,7 +50,8 @@ int ckt_l_compile_options(lua_State *L, int t, const char *fn, const char **opts
     ckt_l_field_bool(L, t, fn, "compile_only", &compile_only);
     ckt_l_field_bool(L, t, fn, "cache", &cache);
     /* a sandboxed state's compiles take only the known-harmless options (jit_sandbox.c) */
-    *flags = (compile_only ? CKT_COMPILE_ONLY : 0) | (cache ? 0 : CKT_COMPILE_NO_CACHE) | (ckt_l_sandboxed(L) ? CKT_COMPILE_SANDBOXED : 0);
+    *flags = (compile_only ? CKT_COMPILE_ONLY : 0) | (cache ? 0 : CKT_COMPILE_NO_CACHE) |
+             (ckt_l_sandboxed(L) ? CKT_COMPILE_SANDBOXED : 0);
     return n;
 }
 
@@ -55,13 +59,17 @@ int ckt_l_compile_options(lua_State *L, int t, const char *fn, const char **opts
 int ckt_l_compile(lua_State *L)
 {
     static const char *const fn = "compile";
-    static const char *const allowed[] = {"target", "source", "name", "options", "compile_only", "cache", NULL};
+    static const char *const allowed[] = {"target",       "source", "name", "options",
+                                          "compile_only", "cache",  NULL};
     ckt_l_check_fields(L, 1, fn, allowed);
     ckt_compile_request req;
     memset(&req, 0, sizeof req);
-    if (!ckt_l_field_string(L, 1, fn, "target", &req.target)) req.target = ckt_context_default_target(ckt_l_context(L));
-    if (!ckt_l_field_string(L, 1, fn, "source", &req.source)) return ckt_l_argerror(L, 1, "field 'source' is required");
-    if (!ckt_l_field_string(L, 1, fn, "name", &req.kernel_name)) return ckt_l_argerror(L, 1, "field 'name' is required");
+    if (!ckt_l_field_string(L, 1, fn, "target", &req.target))
+        req.target = ckt_context_default_target(ckt_l_context(L));
+    if (!ckt_l_field_string(L, 1, fn, "source", &req.source))
+        return ckt_l_argerror(L, 1, "field 'source' is required");
+    if (!ckt_l_field_string(L, 1, fn, "name", &req.kernel_name))
+        return ckt_l_argerror(L, 1, "field 'name' is required");
     const char *opts[32];
     unsigned flags;
     req.noptions = ckt_l_compile_options(L, 1, fn, opts, &flags);
@@ -119,35 +127,77 @@ static int b_disasm(lua_State *L)
 {
     ckt_binary *b = *checkbin(L, 1);
     const char *d = ckt_binary_disassembly(b);
-    if (d) { lua_pushstring(L, d); return 1; }
+    if (d) {
+        lua_pushstring(L, d);
+        return 1;
+    }
     lua_pushnil(L);
     lua_pushstring(L, ckt_binary_disassembly_note(b));
     return 2;
 }
 
-static int b_from_cache(lua_State *L) { lua_pushboolean(L, ckt_binary_from_cache(*checkbin(L, 1))); return 1; }
-static int b_compile_only(lua_State *L) { lua_pushboolean(L, ckt_binary_compile_only(*checkbin(L, 1))); return 1; }
-static int b_kernel_name(lua_State *L) { lua_pushstring(L, ckt_binary_kernel_name(*checkbin(L, 1))); return 1; }
+static int b_from_cache(lua_State *L)
+{
+    lua_pushboolean(L, ckt_binary_from_cache(*checkbin(L, 1)));
+    return 1;
+}
+static int b_compile_only(lua_State *L)
+{
+    lua_pushboolean(L, ckt_binary_compile_only(*checkbin(L, 1)));
+    return 1;
+}
+static int b_kernel_name(lua_State *L)
+{
+    lua_pushstring(L, ckt_binary_kernel_name(*checkbin(L, 1)));
+    return 1;
+}
 
-static int b_log(lua_State *L) { lua_pushstring(L, ckt_binary_log(*checkbin(L, 1))); return 1; }
-static int b_target(lua_State *L) { lua_pushstring(L, ckt_binary_target(*checkbin(L, 1))); return 1; }
-static int b_ms(lua_State *L) { lua_pushnumber(L, ckt_binary_compile_ms(*checkbin(L, 1))); return 1; }
-static int b_compiler(lua_State *L) { lua_pushstring(L, ckt_binary_compiler(*checkbin(L, 1))); return 1; }
+static int b_log(lua_State *L)
+{
+    lua_pushstring(L, ckt_binary_log(*checkbin(L, 1)));
+    return 1;
+}
+static int b_target(lua_State *L)
+{
+    lua_pushstring(L, ckt_binary_target(*checkbin(L, 1)));
+    return 1;
+}
+static int b_ms(lua_State *L)
+{
+    lua_pushnumber(L, ckt_binary_compile_ms(*checkbin(L, 1)));
+    return 1;
+}
+static int b_compiler(lua_State *L)
+{
+    lua_pushstring(L, ckt_binary_compiler(*checkbin(L, 1)));
+    return 1;
+}
 static int b_tostring(lua_State *L)
 {
     ckt_binary *b = *checkbin(L, 1);
     size_t n;
     ckt_binary_code(b, &n);
-    lua_pushfstring(L, "compiled %s: %d bytes by %s in %f ms", ckt_binary_target(b), (int)n, ckt_binary_compiler(b), ckt_binary_compile_ms(b));
+    lua_pushfstring(L, "compiled %s: %d bytes by %s in %f ms", ckt_binary_target(b), (int)n,
+                    ckt_binary_compiler(b), ckt_binary_compile_ms(b));
     return 1;
 }
 
 void ckt_l_open_jit(lua_State *L)
 {
-    static const luaL_Reg methods[] = {
-        {"__gc", b_gc}, {"__close", b_gc}, {"__tostring", b_tostring}, {"resources", b_resources}, {"code_object", b_code},
-        {"disassembly", b_disasm}, {"log", b_log}, {"target", b_target}, {"compile_ms", b_ms}, {"compiler", b_compiler},
-        {"from_cache", b_from_cache}, {"compile_only", b_compile_only}, {"kernel_name", b_kernel_name}, {NULL, NULL}};
+    static const luaL_Reg methods[] = {{"__gc", b_gc},
+                                       {"__close", b_gc},
+                                       {"__tostring", b_tostring},
+                                       {"resources", b_resources},
+                                       {"code_object", b_code},
+                                       {"disassembly", b_disasm},
+                                       {"log", b_log},
+                                       {"target", b_target},
+                                       {"compile_ms", b_ms},
+                                       {"compiler", b_compiler},
+                                       {"from_cache", b_from_cache},
+                                       {"compile_only", b_compile_only},
+                                       {"kernel_name", b_kernel_name},
+                                       {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_BINARY, methods);
     lua_pushcfunction(L, ckt_l_compile);
     lua_setfield(L, -2, "compile");

@@ -8,10 +8,10 @@
  *   l_copy.c       b:copy, b:blockwise_copy
  *   l_async.c      asynchronous copies (async = true), b:commit, b:wait, LDS stages (t:stage)
  *   l_compute.c    b:clear, b:map, ckt.sweep, b:reduce, b:fold, b:block_reduce
- *   l_gemm.c       ckt.mma, ckt.gemm_traits, b:blockwise_gemm and the C register / partition helpers
- *   l_executable.c k:source, k:compile, k:signature and the executable's launch
- *   l_library.c    require "ckt.kernels.<name>" (the embedded kernel library)
- *   l_autotune.c   ckt.autotune{...} (ckt/autotune.h)
+ *   l_gemm.c       ckt.mma, ckt.gemm_traits, b:blockwise_gemm and the C register / partition
+ * helpers l_executable.c k:source, k:compile, k:signature and the executable's launch l_library.c
+ * require "ckt.kernels.<name>" (the embedded kernel library) l_autotune.c   ckt.autotune{...}
+ * (ckt/autotune.h)
  *
  * Adding builder methods in a new file: write `void ckt_lk_open_<concept>(lua_State *L)` that
  * calls ckt_lk_builder_methods(L, methods) (and luaL_setfuncs on the module table at the top of
@@ -34,7 +34,8 @@ typedef struct l_kernel {
     ckt_kernel *k;
     int building; /* inside its build function */
     int built;
-    size_t charged; /* bytes of ballast held as the user value: the kernel's C memory, charged to the state */
+    size_t charged; /* bytes of ballast held as the user value: the kernel's C memory, charged to
+                       the state */
 } l_kernel;
 
 /* Every object of a kernel (expression, tensor, window) holds the kernel userdata as its user
@@ -84,22 +85,26 @@ l_kobj *ckt_lk_checkreg(lua_State *L, int idx, l_kernel *kb, const char *what);
 l_kobj *ckt_lk_checkwindow(lua_State *L, int idx, const char *what);
 const ckt_ktensor *ckt_lk_ktensor(const l_kobj *t);
 const ckt_kwindow *ckt_lk_kwindow(const l_kobj *w);
-int ckt_lk_int_list_field(lua_State *L, int t, const char *fn, const char *field, int64_t *v, int cap);
-void ckt_lk_dist_from_thread_layout(lua_State *L, int idx, const char *fn, int rank, const int64_t *lengths, ckt_dist *d,
-                                    int vector_dim, int64_t spv);
+int ckt_lk_int_list_field(lua_State *L, int t, const char *fn, const char *field, int64_t *v,
+                          int cap);
+void ckt_lk_dist_from_thread_layout(lua_State *L, int idx, const char *fn, int rank,
+                                    const int64_t *lengths, ckt_dist *d, int vector_dim,
+                                    int64_t spv);
 void ckt_lk_vector_opts(lua_State *L, int idx, const char *fn, int rank, access_opts *o);
 access_opts ckt_lk_read_access(lua_State *L, int idx, l_kobj *w, const char *fn, int allow_dist);
 int ckt_lk_load_into(lua_State *L, l_kobj *w, int widx, access_opts o);
 /* Any distribution-like value (or a {thread_layout=, ...} table) over `lengths` as a distribution
  * index; the default distribution of a window (16-byte vectors along the last dim). */
-int ckt_lk_todist(lua_State *L, int idx, l_kernel *kb, const char *fn, int rank, const int64_t *lengths);
+int ckt_lk_todist(lua_State *L, int idx, l_kernel *kb, const char *fn, int rank,
+                  const int64_t *lengths);
 int ckt_lk_default_dist_index(lua_State *L, l_kobj *w);
 
 /* ---- l_async.c ---- */
 /* dst (an LDS window) = src (a global window), asynchronously (b:copy / b:blockwise_copy with
  * async = true); opts: the options table's stack index (thread_layout=, dist=, vector_dim=,
  * scalar_per_vector=) or 0. */
-void ckt_lk_copy_async(lua_State *L, l_kernel *kb, l_kobj *dst, l_kobj *src, int opts, const char *fn);
+void ckt_lk_copy_async(lua_State *L, l_kernel *kb, l_kobj *dst, l_kobj *src, int opts,
+                       const char *fn);
 void ckt_lk_store_from(lua_State *L, l_kobj *w, l_kobj *r, access_opts o);
 
 /* ---- one open function per file: adds its classes, builder methods and ckt.* functions (the

@@ -11,8 +11,10 @@
 static void totuple_rec(lua_State *L, int idx, int arg, const char *what, ckt_tuple *t, int depth)
 {
     idx = lua_absindex(L, idx);
-    if (depth > CKT_MAX_DEPTH) ckt_l_argerror(L, arg, "%s: nesting deeper than %d", what, CKT_MAX_DEPTH);
-    if (t->n >= CKT_TUPLE_NODES) ckt_l_argerror(L, arg, "%s: more than %d entries", what, CKT_TUPLE_NODES);
+    if (depth > CKT_MAX_DEPTH)
+        ckt_l_argerror(L, arg, "%s: nesting deeper than %d", what, CKT_MAX_DEPTH);
+    if (t->n >= CKT_TUPLE_NODES)
+        ckt_l_argerror(L, arg, "%s: more than %d entries", what, CKT_TUPLE_NODES);
     int node = t->n++;
     if (lua_type(L, idx) == LUA_TNUMBER) {
         t->arity[node] = CKT_LEAF;
@@ -21,11 +23,14 @@ static void totuple_rec(lua_State *L, int idx, int arg, const char *what, ckt_tu
     }
     if (!lua_istable(L, idx) || luaL_getmetafield(L, idx, "__name") != LUA_TNIL) {
         if (lua_istable(L, idx)) lua_pop(L, 1);
-        ckt_l_argerror(L, arg, "%s must be an integer or a (nested) table of integers, got %s", what, luaL_typename(L, idx));
+        ckt_l_argerror(L, arg, "%s must be an integer or a (nested) table of integers, got %s",
+                       what, luaL_typename(L, idx));
     }
     lua_Integer n = luaL_len(L, idx);
     if (n <= 0) ckt_l_argerror(L, arg, "%s: an empty table is not a tuple", what);
-    if (n > CKT_MAX_RANK) ckt_l_argerror(L, arg, "%s: %lld modes are beyond the capacity %d", what, (long long)n, CKT_MAX_RANK);
+    if (n > CKT_MAX_RANK)
+        ckt_l_argerror(L, arg, "%s: %lld modes are beyond the capacity %d", what, (long long)n,
+                       CKT_MAX_RANK);
     t->arity[node] = (int8_t)n;
     for (lua_Integer i = 1; i <= n; i++) {
         lua_geti(L, idx, i);
@@ -78,7 +83,9 @@ ckt_layout *ckt_l_testlayout(lua_State *L, int idx) { return luaL_testudata(L, i
 ckt_layout *ckt_l_checklayout(lua_State *L, int idx, const char *what)
 {
     ckt_layout *l = ckt_l_testlayout(L, idx);
-    if (!l) ckt_l_argerror(L, idx > 0 ? idx : 0, "%s must be a layout, got %s", what ? what : "the value", luaL_typename(L, idx));
+    if (!l)
+        ckt_l_argerror(L, idx > 0 ? idx : 0, "%s must be a layout, got %s",
+                       what ? what : "the value", luaL_typename(L, idx));
     return l;
 }
 
@@ -87,19 +94,28 @@ void ckt_l_tolayout(lua_State *L, int idx, const char *what, ckt_layout *out)
     ckt_error err;
     int arg = idx > 0 ? idx : 0;
     ckt_layout *l = ckt_l_testlayout(L, idx);
-    if (l) { *out = *l; return; }
+    if (l) {
+        *out = *l;
+        return;
+    }
     if (lua_type(L, idx) == LUA_TNUMBER) {
         int64_t n = ckt_l_checkint(L, idx, what ? what : "size"), one = 1;
-        if (n <= 0) ckt_l_argerror(L, arg, "%s%ssize %lld must be positive", what ? what : "", what ? ": " : "", (long long)n);
+        if (n <= 0)
+            ckt_l_argerror(L, arg, "%s%ssize %lld must be positive", what ? what : "",
+                           what ? ": " : "", (long long)n);
         if (ckt_layout_flat(out, 1, &n, &one, &err)) ckt_l_error(L, &err);
         return;
     }
     if (lua_type(L, idx) == LUA_TSTRING) {
-        if (ckt_layout_parse(lua_tostring(L, idx), out, &err)) ckt_l_argerror(L, arg, "%s%s%s", what ? what : "", what ? ": " : "", err.msg);
+        if (ckt_layout_parse(lua_tostring(L, idx), out, &err))
+            ckt_l_argerror(L, arg, "%s%s%s", what ? what : "", what ? ": " : "", err.msg);
         return;
     }
-    if (!what) ckt_l_argerror(L, arg, "layout, integer or layout string expected, got %s", luaL_typename(L, idx));
-    ckt_l_argerror(L, arg, "%s must be a layout, an integer or a layout string, got %s", what, luaL_typename(L, idx));
+    if (!what)
+        ckt_l_argerror(L, arg, "layout, integer or layout string expected, got %s",
+                       luaL_typename(L, idx));
+    ckt_l_argerror(L, arg, "%s must be a layout, an integer or a layout string, got %s", what,
+                   luaL_typename(L, idx));
 }
 
 static ckt_layout *self(lua_State *L) { return ckt_l_checklayout(L, 1, "self"); }
@@ -117,19 +133,25 @@ static int l_layout(lua_State *L)
     ckt_error err;
     ckt_layout out;
     if (lua_type(L, 1) == LUA_TSTRING && lua_isnoneornil(L, 2)) {
-        if (ckt_layout_parse(lua_tostring(L, 1), &out, &err)) return raise_prefixed(L, "layout", &err);
+        if (ckt_layout_parse(lua_tostring(L, 1), &out, &err))
+            return raise_prefixed(L, "layout", &err);
         ckt_l_pushlayout(L, &out);
         return 1;
     }
-    if (ckt_l_testlayout(L, 1)) { ckt_l_pushlayout(L, ckt_l_testlayout(L, 1)); return 1; }
+    if (ckt_l_testlayout(L, 1)) {
+        ckt_l_pushlayout(L, ckt_l_testlayout(L, 1));
+        return 1;
+    }
     ckt_tuple shape, stride;
     ckt_l_totuple(L, 1, "shape", &shape);
     ckt_status st;
-    if (lua_isnoneornil(L, 2) || (lua_type(L, 2) == LUA_TSTRING && strcmp(lua_tostring(L, 2), "col") == 0)) {
+    if (lua_isnoneornil(L, 2) ||
+        (lua_type(L, 2) == LUA_TSTRING && strcmp(lua_tostring(L, 2), "col") == 0)) {
         st = ckt_layout_col_major(&out, &shape, &err);
     } else if (lua_type(L, 2) == LUA_TSTRING) {
         if (strcmp(lua_tostring(L, 2), "row") != 0)
-            return ckt_l_errorf(L, "layout: stride must be a tuple, \"row\" or \"col\", got \"%s\"", lua_tostring(L, 2));
+            return ckt_l_errorf(L, "layout: stride must be a tuple, \"row\" or \"col\", got \"%s\"",
+                                lua_tostring(L, 2));
         st = ckt_layout_row_major(&out, &shape, &err);
     } else {
         ckt_l_totuple(L, 2, "stride", &stride);
@@ -192,19 +214,45 @@ static int m_call(lua_State *L)
     return 1;
 }
 
-static int m_shape(lua_State *L) { ckt_l_pushtuple(L, &self(L)->shape); return 1; }
-static int m_stride(lua_State *L) { ckt_l_pushtuple(L, &self(L)->stride); return 1; }
-static int m_size(lua_State *L) { lua_pushinteger(L, (lua_Integer)ckt_layout_size(self(L))); return 1; }
-static int m_cosize(lua_State *L) { lua_pushinteger(L, (lua_Integer)ckt_layout_cosize(self(L))); return 1; }
-static int m_rank(lua_State *L) { lua_pushinteger(L, ckt_layout_rank(self(L))); return 1; }
-static int m_depth(lua_State *L) { lua_pushinteger(L, ckt_layout_depth(self(L))); return 1; }
+static int m_shape(lua_State *L)
+{
+    ckt_l_pushtuple(L, &self(L)->shape);
+    return 1;
+}
+static int m_stride(lua_State *L)
+{
+    ckt_l_pushtuple(L, &self(L)->stride);
+    return 1;
+}
+static int m_size(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)ckt_layout_size(self(L)));
+    return 1;
+}
+static int m_cosize(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)ckt_layout_cosize(self(L)));
+    return 1;
+}
+static int m_rank(lua_State *L)
+{
+    lua_pushinteger(L, ckt_layout_rank(self(L)));
+    return 1;
+}
+static int m_depth(lua_State *L)
+{
+    lua_pushinteger(L, ckt_layout_depth(self(L)));
+    return 1;
+}
 
 static int m_mode(lua_State *L)
 {
     ckt_layout *l = self(L), m;
     ckt_error err;
     int64_t i = ckt_l_checkint(L, 2, "index");
-    if (i < 0 || i >= ckt_layout_rank(l)) return ckt_l_errorf(L, "mode: index %lld is out of range for rank %d", (long long)i, ckt_layout_rank(l));
+    if (i < 0 || i >= ckt_layout_rank(l))
+        return ckt_l_errorf(L, "mode: index %lld is out of range for rank %d", (long long)i,
+                            ckt_layout_rank(l));
     if (ckt_layout_mode(l, (int)i, &m, &err)) return ckt_l_error(L, &err);
     ckt_l_pushlayout(L, &m);
     return 1;
@@ -228,8 +276,16 @@ static int eval2_layout(lua_State *L, int idx, int64_t i, int64_t j, int64_t *v)
 static void grid_dims(lua_State *L, const ckt_layout *l, int64_t *rows, int64_t *cols)
 {
     int r = ckt_layout_rank(l);
-    if (r > 2) ckt_l_errorf(L, "grid: a rank-%d layout cannot be drawn; draw a rank-1 or rank-2 layout (e.g. a mode)", r);
-    if (r == 1) { *rows = 1; *cols = ckt_layout_size(l); return; }
+    if (r > 2)
+        ckt_l_errorf(
+            L,
+            "grid: a rank-%d layout cannot be drawn; draw a rank-1 or rank-2 layout (e.g. a mode)",
+            r);
+    if (r == 1) {
+        *rows = 1;
+        *cols = ckt_layout_size(l);
+        return;
+    }
     ckt_layout m0, m1;
     ckt_error err;
     ckt_layout_mode(l, 0, &m0, &err);
@@ -240,25 +296,34 @@ static void grid_dims(lua_State *L, const ckt_layout *l, int64_t *rows, int64_t 
 
 /* Fill values (and optional labels: a function labels(i, j, value) or a row-major sequence
  * of rows*cols strings) and render. */
-static int draw(lua_State *L, int obj, eval2_fn f, int64_t rows, int64_t cols, const char *title, int svg, int opts)
+static int draw(lua_State *L, int obj, eval2_fn f, int64_t rows, int64_t cols, const char *title,
+                int svg, int opts)
 {
     const char *fn = svg ? "svg" : "grid";
-    if (rows > CKT_RENDER_MAX_CELLS / cols) return ckt_l_errorf(L, "%s: %lld x %lld cells are too many to draw (at most %d)", fn, (long long)rows, (long long)cols, CKT_RENDER_MAX_CELLS);
+    if (rows > CKT_RENDER_MAX_CELLS / cols)
+        return ckt_l_errorf(L, "%s: %lld x %lld cells are too many to draw (at most %d)", fn,
+                            (long long)rows, (long long)cols, CKT_RENDER_MAX_CELLS);
     int64_t n = rows * cols;
     int cell = 0;
     if (opts) {
         int64_t c;
         if (ckt_l_field_int(L, opts, "svg", "cell", &c)) {
-            if (c < 4 || c > 200) return ckt_l_errorf(L, "svg: cell %lld must be between 4 and 200 pixels", (long long)c);
+            if (c < 4 || c > 200)
+                return ckt_l_errorf(L, "svg: cell %lld must be between 4 and 200 pixels",
+                                    (long long)c);
             cell = (int)c;
         }
     }
     int64_t *vals = lua_newuserdatauv(L, sizeof(int64_t) * (size_t)n, 0); /* GC-owned scratch */
     int lab_type = opts ? lua_getfield(L, opts, "labels") : LUA_TNIL;
     if (lab_type != LUA_TNIL && lab_type != LUA_TFUNCTION && lab_type != LUA_TTABLE)
-        return ckt_l_errorf(L, "svg: labels must be a function(row, col, value) or a sequence of strings, got %s", lua_typename(L, lab_type));
+        return ckt_l_errorf(
+            L, "svg: labels must be a function(row, col, value) or a sequence of strings, got %s",
+            lua_typename(L, lab_type));
     if (lab_type == LUA_TTABLE && luaL_len(L, -1) != n)
-        return ckt_l_errorf(L, "svg: labels has %lld entries but the picture has %lld x %lld = %lld cells", (long long)luaL_len(L, -1), (long long)rows, (long long)cols, (long long)n);
+        return ckt_l_errorf(
+            L, "svg: labels has %lld entries but the picture has %lld x %lld = %lld cells",
+            (long long)luaL_len(L, -1), (long long)rows, (long long)cols, (long long)n);
     int has_labels = lab_type != LUA_TNIL;
     int lab_idx = lua_gettop(L);
     const char **labels = NULL;
@@ -271,7 +336,9 @@ static int draw(lua_State *L, int obj, eval2_fn f, int64_t rows, int64_t cols, c
     for (int64_t i = 0; i < rows; i++)
         for (int64_t j = 0; j < cols; j++) {
             int64_t v = 0;
-            if (!f(L, obj, i, j, &v)) return ckt_l_errorf(L, "grid: cannot evaluate cell (%lld, %lld)", (long long)i, (long long)j);
+            if (!f(L, obj, i, j, &v))
+                return ckt_l_errorf(L, "grid: cannot evaluate cell (%lld, %lld)", (long long)i,
+                                    (long long)j);
             vals[i * cols + j] = v;
             if (has_labels) {
                 if (lab_type == LUA_TFUNCTION) {
@@ -280,9 +347,14 @@ static int draw(lua_State *L, int obj, eval2_fn f, int64_t rows, int64_t cols, c
                     lua_pushinteger(L, (lua_Integer)j);
                     lua_pushinteger(L, (lua_Integer)v);
                     lua_call(L, 3, 1);
-                    if (!lua_isstring(L, -1)) return ckt_l_errorf(L, "svg: labels(%lld, %lld, %lld) must return a string, got %s", (long long)i, (long long)j, (long long)v, luaL_typename(L, -1));
-                } else if (lua_geti(L, lab_idx, (lua_Integer)(i * cols + j + 1)) != LUA_TSTRING && !lua_isnumber(L, -1)) {
-                    return ckt_l_errorf(L, "svg: labels[%lld] must be a string, got %s", (long long)(i * cols + j + 1), luaL_typename(L, -1));
+                    if (!lua_isstring(L, -1))
+                        return ckt_l_errorf(
+                            L, "svg: labels(%lld, %lld, %lld) must return a string, got %s",
+                            (long long)i, (long long)j, (long long)v, luaL_typename(L, -1));
+                } else if (lua_geti(L, lab_idx, (lua_Integer)(i * cols + j + 1)) != LUA_TSTRING &&
+                           !lua_isnumber(L, -1)) {
+                    return ckt_l_errorf(L, "svg: labels[%lld] must be a string, got %s",
+                                        (long long)(i * cols + j + 1), luaL_typename(L, -1));
                 }
                 lua_tostring(L, -1); /* numbers become strings in place */
                 labels[i * cols + j] = lua_tostring(L, -1);
@@ -354,7 +426,9 @@ static int totiler(lua_State *L, int idx, const char *fn, ckt_layout *tiler)
     char what[96];
     if (lua_istable(L, idx) && !ckt_l_testlayout(L, idx)) {
         lua_Integer n = luaL_len(L, idx);
-        if (n <= 0 || n > CKT_MAX_RANK) return ckt_l_errorf(L, "%s: a tiler table needs 1 to %d modes, got %lld", fn, CKT_MAX_RANK, (long long)n);
+        if (n <= 0 || n > CKT_MAX_RANK)
+            return ckt_l_errorf(L, "%s: a tiler table needs 1 to %d modes, got %lld", fn,
+                                CKT_MAX_RANK, (long long)n);
         for (lua_Integer i = 1; i <= n; i++) {
             lua_geti(L, idx, i);
             snprintf(what, sizeof what, "%s: tiler mode %lld", fn, (long long)(i - 1));
@@ -362,7 +436,8 @@ static int totiler(lua_State *L, int idx, const char *fn, ckt_layout *tiler)
                 ckt_tuple t;
                 ckt_error err;
                 ckt_l_totuple(L, -1, what, &t);
-                if (ckt_layout_col_major(&tiler[i - 1], &t, &err)) ckt_l_errorf(L, "%s: %s", what, err.msg);
+                if (ckt_layout_col_major(&tiler[i - 1], &t, &err))
+                    ckt_l_errorf(L, "%s: %s", what, err.msg);
             } else {
                 ckt_l_tolayout(L, -1, what, &tiler[i - 1]);
             }
@@ -380,13 +455,15 @@ static int l_composition(lua_State *L)
     ckt_error err;
     ckt_l_tolayout(L, 1, NULL, &a);
     int n = totiler(L, 2, "composition", t);
-    ckt_status st = n == 0 ? ckt_composition(&a, &t[0], &out, &err) : ckt_composition_tiler(&a, n, t, &out, &err);
+    ckt_status st = n == 0 ? ckt_composition(&a, &t[0], &out, &err)
+                           : ckt_composition_tiler(&a, n, t, &out, &err);
     if (st) return raise_prefixed(L, "composition", &err);
     ckt_l_pushlayout(L, &out);
     return 1;
 }
 
-typedef ckt_status (*divide_fn)(const ckt_layout *, int, const ckt_layout *, ckt_layout *, ckt_error *);
+typedef ckt_status (*divide_fn)(const ckt_layout *, int, const ckt_layout *, ckt_layout *,
+                                ckt_error *);
 
 static int divide(lua_State *L, divide_fn f, const char *name)
 {
@@ -399,7 +476,10 @@ static int divide(lua_State *L, divide_fn f, const char *name)
     return 1;
 }
 
-static int l_logical_divide(lua_State *L) { return divide(L, ckt_logical_divide, "logical_divide"); }
+static int l_logical_divide(lua_State *L)
+{
+    return divide(L, ckt_logical_divide, "logical_divide");
+}
 static int l_zipped_divide(lua_State *L) { return divide(L, ckt_zipped_divide, "zipped_divide"); }
 static int l_tiled_divide(lua_State *L) { return divide(L, ckt_tiled_divide, "tiled_divide"); }
 static int l_flat_divide(lua_State *L) { return divide(L, ckt_flat_divide, "flat_divide"); }
@@ -419,22 +499,43 @@ static int binary(lua_State *L, binary_fn f, const char *name)
 
 /* The products take CuTe's tilers as the divides do (divide() above): one layout, or a table of
  * per-mode layouts. */
-static int l_logical_product(lua_State *L) { return divide(L, ckt_logical_product_tiler, "logical_product"); }
-static int l_zipped_product(lua_State *L) { return divide(L, ckt_zipped_product_tiler, "zipped_product"); }
-static int l_tiled_product(lua_State *L) { return divide(L, ckt_tiled_product_tiler, "tiled_product"); }
+static int l_logical_product(lua_State *L)
+{
+    return divide(L, ckt_logical_product_tiler, "logical_product");
+}
+static int l_zipped_product(lua_State *L)
+{
+    return divide(L, ckt_zipped_product_tiler, "zipped_product");
+}
+static int l_tiled_product(lua_State *L)
+{
+    return divide(L, ckt_tiled_product_tiler, "tiled_product");
+}
 static int l_flat_product(lua_State *L) { return divide(L, ckt_flat_product, "flat_product"); }
 
 /* CuTe defines blocked/raked products for one layout B only (rank-sensitive products). */
 static int rank_sensitive(lua_State *L, binary_fn f, const char *name)
 {
     if (lua_istable(L, 2) && !ckt_l_testlayout(L, 2))
-        return ckt_l_argerror(L, 2, "one layout expected (CuTe's %s is rank-sensitive and takes no tuple of per-mode tilers; "
-                               "logical/zipped/tiled/flat_product do)", name);
+        return ckt_l_argerror(L, 2,
+                              "one layout expected (CuTe's %s is rank-sensitive and takes no tuple "
+                              "of per-mode tilers; "
+                              "logical/zipped/tiled/flat_product do)",
+                              name);
     return binary(L, f, name);
 }
-static int l_blocked_product(lua_State *L) { return rank_sensitive(L, ckt_blocked_product, "blocked_product"); }
-static int l_raked_product(lua_State *L) { return rank_sensitive(L, ckt_raked_product, "raked_product"); }
-static int l_max_common_layout(lua_State *L) { return binary(L, ckt_max_common_layout, "max_common_layout"); }
+static int l_blocked_product(lua_State *L)
+{
+    return rank_sensitive(L, ckt_blocked_product, "blocked_product");
+}
+static int l_raked_product(lua_State *L)
+{
+    return rank_sensitive(L, ckt_raked_product, "raked_product");
+}
+static int l_max_common_layout(lua_State *L)
+{
+    return binary(L, ckt_max_common_layout, "max_common_layout");
+}
 
 static int l_complement(lua_State *L)
 {
@@ -442,7 +543,8 @@ static int l_complement(lua_State *L)
     ckt_error err;
     ckt_l_tolayout(L, 1, NULL, &a);
     int64_t cot = ckt_l_optint(L, 2, "cotarget", 0);
-    if (!lua_isnoneornil(L, 2) && cot <= 0) return ckt_l_errorf(L, "complement: cotarget %lld must be positive", (long long)cot);
+    if (!lua_isnoneornil(L, 2) && cot <= 0)
+        return ckt_l_errorf(L, "complement: cotarget %lld must be positive", (long long)cot);
     if (ckt_complement(&a, cot, &out, &err)) return raise_prefixed(L, "complement", &err);
     ckt_l_pushlayout(L, &out);
     return 1;
@@ -455,7 +557,8 @@ static int l_make_ordered_layout(lua_State *L)
     ckt_error err;
     ckt_l_totuple(L, 1, "shape", &shape);
     ckt_l_totuple(L, 2, "order", &order);
-    if (ckt_make_ordered_layout(&shape, &order, &out, &err)) return raise_prefixed(L, "make_ordered_layout", &err);
+    if (ckt_make_ordered_layout(&shape, &order, &out, &err))
+        return raise_prefixed(L, "make_ordered_layout", &err);
     ckt_l_pushlayout(L, &out);
     return 1;
 }
@@ -468,7 +571,8 @@ static int l_tile_to_shape(lua_State *L)
     ckt_l_tolayout(L, 1, "block", &block);
     ckt_l_totuple(L, 2, "shape", &shape);
     if (!lua_isnoneornil(L, 3)) ckt_l_totuple(L, 3, "order", &order);
-    if (ckt_tile_to_shape(&block, &shape, lua_isnoneornil(L, 3) ? NULL : &order, &out, &err)) return raise_prefixed(L, "tile_to_shape", &err);
+    if (ckt_tile_to_shape(&block, &shape, lua_isnoneornil(L, 3) ? NULL : &order, &out, &err))
+        return raise_prefixed(L, "tile_to_shape", &err);
     ckt_l_pushlayout(L, &out);
     return 1;
 }
@@ -480,7 +584,8 @@ static int l_max_common_vector(lua_State *L)
     int64_t v;
     ckt_l_tolayout(L, 1, NULL, &a);
     ckt_l_tolayout(L, 2, NULL, &b);
-    if (ckt_max_common_vector(&a, &b, &v, &err)) return raise_prefixed(L, "max_common_vector", &err);
+    if (ckt_max_common_vector(&a, &b, &v, &err))
+        return raise_prefixed(L, "max_common_vector", &err);
     lua_pushinteger(L, (lua_Integer)v);
     return 1;
 }
@@ -492,7 +597,8 @@ static int l_make_layout_tv(lua_State *L)
     ckt_error err;
     ckt_l_tolayout(L, 1, "thr", &thr);
     ckt_l_tolayout(L, 2, "val", &val);
-    if (ckt_make_layout_tv(&thr, &val, &tiler, &tv, &err)) return raise_prefixed(L, "make_layout_tv", &err);
+    if (ckt_make_layout_tv(&thr, &val, &tiler, &tv, &err))
+        return raise_prefixed(L, "make_layout_tv", &err);
     ckt_l_pushtuple(L, &tiler);
     ckt_l_pushlayout(L, &tv);
     return 2;
@@ -507,7 +613,8 @@ int ckt_l_layout_local_tile(lua_State *L)
     ckt_l_tolayout(L, 1, NULL, &a);
     ckt_l_totuple(L, 2, "tiler", &tiler);
     ckt_l_totuple(L, 3, "coord", &coord);
-    if (ckt_local_tile(&a, &tiler, &coord, &out, &off, &err)) return raise_prefixed(L, "local_tile", &err);
+    if (ckt_local_tile(&a, &tiler, &coord, &out, &off, &err))
+        return raise_prefixed(L, "local_tile", &err);
     ckt_l_pushlayout(L, &out);
     lua_pushinteger(L, (lua_Integer)off);
     return 2;
@@ -521,7 +628,8 @@ int ckt_l_layout_local_partition(lua_State *L)
     ckt_l_tolayout(L, 1, NULL, &a);
     ckt_l_tolayout(L, 2, "thr_layout", &thr);
     int64_t idx = ckt_l_checkint(L, 3, "idx");
-    if (ckt_local_partition(&a, &thr, idx, &out, &off, &err)) return raise_prefixed(L, "local_partition", &err);
+    if (ckt_local_partition(&a, &thr, idx, &out, &off, &err))
+        return raise_prefixed(L, "local_partition", &err);
     ckt_l_pushlayout(L, &out);
     lua_pushinteger(L, (lua_Integer)off);
     return 2;
@@ -541,12 +649,18 @@ static int l_pad(lua_State *L)
 
 /* ---- swizzles ---- */
 
-static ckt_swizzle *checkswizzle(lua_State *L, int idx) { return luaL_checkudata(L, idx, CKT_L_SWIZZLE); }
+static ckt_swizzle *checkswizzle(lua_State *L, int idx)
+{
+    return luaL_checkudata(L, idx, CKT_L_SWIZZLE);
+}
 
 static int l_swizzle(lua_State *L)
 {
-    int64_t b = ckt_l_checkint(L, 1, "B"), m = ckt_l_checkint(L, 2, "M"), s = ckt_l_checkint(L, 3, "S");
-    if (b < -64 || b > 64 || m < -64 || m > 64 || s < -64 || s > 64) return ckt_l_errorf(L, "swizzle: B, M, S must be small integers, got %lld, %lld, %lld", (long long)b, (long long)m, (long long)s);
+    int64_t b = ckt_l_checkint(L, 1, "B"), m = ckt_l_checkint(L, 2, "M"),
+            s = ckt_l_checkint(L, 3, "S");
+    if (b < -64 || b > 64 || m < -64 || m > 64 || s < -64 || s > 64)
+        return ckt_l_errorf(L, "swizzle: B, M, S must be small integers, got %lld, %lld, %lld",
+                            (long long)b, (long long)m, (long long)s);
     ckt_swizzle sw;
     ckt_error err;
     if (ckt_swizzle_make((int)b, (int)m, (int)s, &sw, &err)) return ckt_l_error(L, &err);
@@ -560,7 +674,8 @@ static int sw_call(lua_State *L)
 {
     ckt_swizzle *sw = checkswizzle(L, 1);
     int64_t x = ckt_l_checkint(L, 2, "offset");
-    if (x < 0) return ckt_l_errorf(L, "swizzle call: offset %lld must be non-negative", (long long)x);
+    if (x < 0)
+        return ckt_l_errorf(L, "swizzle call: offset %lld must be non-negative", (long long)x);
     lua_pushinteger(L, (lua_Integer)ckt_swizzle_apply(*sw, x));
     return 1;
 }
@@ -590,14 +705,18 @@ static int sw_get(lua_State *L)
 
 /* ---- composed layouts: sw o offset o L ---- */
 
-static ckt_composed *checkcomposed(lua_State *L, int idx) { return luaL_checkudata(L, idx, CKT_L_COMPOSED); }
+static ckt_composed *checkcomposed(lua_State *L, int idx)
+{
+    return luaL_checkudata(L, idx, CKT_L_COMPOSED);
+}
 
 static int l_composed(lua_State *L)
 {
     ckt_composed c;
     c.sw = *checkswizzle(L, 1);
     c.offset = ckt_l_checkint(L, 2, "offset");
-    if (c.offset < 0) return ckt_l_errorf(L, "composed: offset %lld must be non-negative", (long long)c.offset);
+    if (c.offset < 0)
+        return ckt_l_errorf(L, "composed: offset %lld must be non-negative", (long long)c.offset);
     ckt_l_tolayout(L, 3, "layout", &c.inner);
     ckt_composed *u = lua_newuserdatauv(L, sizeof *u, 0);
     *u = c;
@@ -615,8 +734,12 @@ static int co_call(lua_State *L)
     for (int i = 0; i < nargs; i++) lua_pushvalue(L, 2 + i);
     lua_call(L, nargs + 1, 1);
     int64_t x = lua_tointeger(L, -1), y;
-    if (__builtin_add_overflow(x, c->offset, &y)) return ckt_l_errorf(L, "composed: offset overflows");
-    if (y < 0) return ckt_l_errorf(L, "composed: offset %lld is negative; swizzles act on non-negative offsets", (long long)y);
+    if (__builtin_add_overflow(x, c->offset, &y))
+        return ckt_l_errorf(L, "composed: offset overflows");
+    if (y < 0)
+        return ckt_l_errorf(
+            L, "composed: offset %lld is negative; swizzles act on non-negative offsets",
+            (long long)y);
     lua_pushinteger(L, (lua_Integer)ckt_swizzle_apply(c->sw, y));
     return 1;
 }
@@ -626,13 +749,26 @@ static int co_tostring(lua_State *L)
     ckt_composed *c = checkcomposed(L, 1);
     char buf[1024];
     ckt_layout_to_string(&c->inner, buf, sizeof buf);
-    lua_pushfstring(L, "Sw<%d,%d,%d> o %I o %s", c->sw.b, c->sw.m, c->sw.s, (lua_Integer)c->offset, buf);
+    lua_pushfstring(L, "Sw<%d,%d,%d> o %I o %s", c->sw.b, c->sw.m, c->sw.s, (lua_Integer)c->offset,
+                    buf);
     return 1;
 }
 
-static int co_size(lua_State *L) { lua_pushinteger(L, (lua_Integer)ckt_layout_size(&checkcomposed(L, 1)->inner)); return 1; }
-static int co_rank(lua_State *L) { lua_pushinteger(L, ckt_layout_rank(&checkcomposed(L, 1)->inner)); return 1; }
-static int co_layout(lua_State *L) { ckt_l_pushlayout(L, &checkcomposed(L, 1)->inner); return 1; }
+static int co_size(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)ckt_layout_size(&checkcomposed(L, 1)->inner));
+    return 1;
+}
+static int co_rank(lua_State *L)
+{
+    lua_pushinteger(L, ckt_layout_rank(&checkcomposed(L, 1)->inner));
+    return 1;
+}
+static int co_layout(lua_State *L)
+{
+    ckt_l_pushlayout(L, &checkcomposed(L, 1)->inner);
+    return 1;
+}
 static int co_swizzle(lua_State *L)
 {
     ckt_swizzle *u = lua_newuserdatauv(L, sizeof *u, 0);
@@ -640,7 +776,11 @@ static int co_swizzle(lua_State *L)
     luaL_setmetatable(L, CKT_L_SWIZZLE);
     return 1;
 }
-static int co_offset(lua_State *L) { lua_pushinteger(L, (lua_Integer)checkcomposed(L, 1)->offset); return 1; }
+static int co_offset(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)checkcomposed(L, 1)->offset);
+    return 1;
+}
 
 static int eval2_composed(lua_State *L, int idx, int64_t i, int64_t j, int64_t *v)
 {
@@ -697,29 +837,58 @@ static int co_svg(lua_State *L)
 
 void ckt_l_open_layout(lua_State *L)
 {
-    static const luaL_Reg layout_methods[] = {
-        {"__tostring", m_tostring}, {"__eq", m_eq}, {"__call", m_call}, {"shape", m_shape},
-        {"stride", m_stride}, {"size", m_size}, {"cosize", m_cosize}, {"rank", m_rank},
-        {"depth", m_depth}, {"mode", m_mode}, {"grid", m_grid}, {"svg", m_svg}, {NULL, NULL}};
-    static const luaL_Reg swizzle_methods[] = {
-        {"__call", sw_call}, {"__tostring", sw_tostring}, {"__eq", sw_eq}, {"params", sw_get}, {NULL, NULL}};
-    static const luaL_Reg composed_methods[] = {
-        {"__call", co_call}, {"__tostring", co_tostring}, {"size", co_size}, {"rank", co_rank},
-        {"layout", co_layout}, {"swizzle", co_swizzle}, {"offset", co_offset}, {"grid", co_grid},
-        {"svg", co_svg}, {NULL, NULL}};
+    static const luaL_Reg layout_methods[] = {{"__tostring", m_tostring},
+                                              {"__eq", m_eq},
+                                              {"__call", m_call},
+                                              {"shape", m_shape},
+                                              {"stride", m_stride},
+                                              {"size", m_size},
+                                              {"cosize", m_cosize},
+                                              {"rank", m_rank},
+                                              {"depth", m_depth},
+                                              {"mode", m_mode},
+                                              {"grid", m_grid},
+                                              {"svg", m_svg},
+                                              {NULL, NULL}};
+    static const luaL_Reg swizzle_methods[] = {{"__call", sw_call},
+                                               {"__tostring", sw_tostring},
+                                               {"__eq", sw_eq},
+                                               {"params", sw_get},
+                                               {NULL, NULL}};
+    static const luaL_Reg composed_methods[] = {{"__call", co_call},   {"__tostring", co_tostring},
+                                                {"size", co_size},     {"rank", co_rank},
+                                                {"layout", co_layout}, {"swizzle", co_swizzle},
+                                                {"offset", co_offset}, {"grid", co_grid},
+                                                {"svg", co_svg},       {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_LAYOUT, layout_methods);
     ckt_l_new_class(L, CKT_L_SWIZZLE, swizzle_methods);
     ckt_l_new_class(L, CKT_L_COMPOSED, composed_methods);
-    static const luaL_Reg fns[] = {
-        {"layout", l_layout}, {"coalesce", l_coalesce}, {"filter", l_filter}, {"composition", l_composition},
-        {"complement", l_complement}, {"right_inverse", l_right_inverse}, {"left_inverse", l_left_inverse},
-        {"logical_divide", l_logical_divide}, {"zipped_divide", l_zipped_divide}, {"tiled_divide", l_tiled_divide},
-        {"flat_divide", l_flat_divide}, {"logical_product", l_logical_product}, {"zipped_product", l_zipped_product},
-        {"tiled_product", l_tiled_product}, {"flat_product", l_flat_product}, {"blocked_product", l_blocked_product}, {"raked_product", l_raked_product},
-        {"make_ordered_layout", l_make_ordered_layout}, {"tile_to_shape", l_tile_to_shape},
-        {"max_common_vector", l_max_common_vector}, {"max_common_layout", l_max_common_layout},
-        {"nullspace", l_nullspace}, {"make_layout_tv", l_make_layout_tv},
-        {"pad", l_pad}, {"swizzle", l_swizzle}, {"composed", l_composed},
-        {NULL, NULL}};
+    static const luaL_Reg fns[] = {{"layout", l_layout},
+                                   {"coalesce", l_coalesce},
+                                   {"filter", l_filter},
+                                   {"composition", l_composition},
+                                   {"complement", l_complement},
+                                   {"right_inverse", l_right_inverse},
+                                   {"left_inverse", l_left_inverse},
+                                   {"logical_divide", l_logical_divide},
+                                   {"zipped_divide", l_zipped_divide},
+                                   {"tiled_divide", l_tiled_divide},
+                                   {"flat_divide", l_flat_divide},
+                                   {"logical_product", l_logical_product},
+                                   {"zipped_product", l_zipped_product},
+                                   {"tiled_product", l_tiled_product},
+                                   {"flat_product", l_flat_product},
+                                   {"blocked_product", l_blocked_product},
+                                   {"raked_product", l_raked_product},
+                                   {"make_ordered_layout", l_make_ordered_layout},
+                                   {"tile_to_shape", l_tile_to_shape},
+                                   {"max_common_vector", l_max_common_vector},
+                                   {"max_common_layout", l_max_common_layout},
+                                   {"nullspace", l_nullspace},
+                                   {"make_layout_tv", l_make_layout_tv},
+                                   {"pad", l_pad},
+                                   {"swizzle", l_swizzle},
+                                   {"composed", l_composed},
+                                   {NULL, NULL}};
     luaL_setfuncs(L, fns, 0);
 }

@@ -26,7 +26,8 @@ static int load_library_module(lua_State *L)
 void ckt_lk_open_library(lua_State *L)
 {
     int top = lua_gettop(L);
-    if (lua_getglobal(L, "package") != LUA_TTABLE || lua_getfield(L, -1, "preload") != LUA_TTABLE) { /* a sandbox without require */
+    if (lua_getglobal(L, "package") != LUA_TTABLE ||
+        lua_getfield(L, -1, "preload") != LUA_TTABLE) { /* a sandbox without require */
         lua_settop(L, top);
         return;
     }

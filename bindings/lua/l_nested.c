@@ -13,31 +13,39 @@ static ckt_nested *checknested(lua_State *L, int i) { return luaL_checkudata(L, 
 static int l_nested(lua_State *L)
 {
     static const char *const fn = "nested_layout";
-    static const char *const fields[] = {"subgroup_tile", "batch_tile", "outer_tile", "thread_tile", "element_tile", "subgroup_strides", "thread_strides",
-                                         "subgroup_size", NULL};
+    static const char *const fields[] = {"subgroup_tile",  "batch_tile",    "outer_tile",
+                                         "thread_tile",    "element_tile",  "subgroup_strides",
+                                         "thread_strides", "subgroup_size", NULL};
     ckt_l_check_fields(L, 1, fn, fields);
     ckt_nested n;
     memset(&n, 0, sizeof n);
-    int64_t *dst[] = {n.subgroup_tile, n.batch_tile, n.outer_tile, n.thread_tile, n.element_tile, n.subgroup_strides, n.thread_strides};
+    int64_t *dst[] = {n.subgroup_tile, n.batch_tile,       n.outer_tile,    n.thread_tile,
+                      n.element_tile,  n.subgroup_strides, n.thread_strides};
     int rank = -1;
     for (int f = 0; f < 7; f++) {
         char what[64];
         snprintf(what, sizeof what, "%s: %s", fn, fields[f]);
-        if (lua_getfield(L, 1, fields[f]) == LUA_TNIL) return ckt_l_argerror(L, 1, "field '%s' is required", fields[f]);
+        if (lua_getfield(L, 1, fields[f]) == LUA_TNIL)
+            return ckt_l_argerror(L, 1, "field '%s' is required", fields[f]);
         int64_t v[CKT_NESTED_MAX_RANK];
         if (lua_type(L, -1) == LUA_TTABLE && luaL_len(L, -1) > CKT_NESTED_MAX_RANK)
-            return ckt_l_errorf(L, "%s: %s has %lld entries: rank %lld is beyond the capacity %d", fn, fields[f], (long long)luaL_len(L, -1),
+            return ckt_l_errorf(L, "%s: %s has %lld entries: rank %lld is beyond the capacity %d",
+                                fn, fields[f], (long long)luaL_len(L, -1),
                                 (long long)luaL_len(L, -1), CKT_NESTED_MAX_RANK);
         int k = ckt_l_int_list(L, -1, what, v, CKT_NESTED_MAX_RANK);
         lua_pop(L, 1);
         if (rank >= 0 && k != rank)
-            return ckt_l_errorf(L, "%s: all fields must have the same rank as the layout: %s has %d entries, %s has %d", fn, fields[f], k, fields[0], rank);
+            return ckt_l_errorf(L,
+                                "%s: all fields must have the same rank as the layout: %s has %d "
+                                "entries, %s has %d",
+                                fn, fields[f], k, fields[0], rank);
         rank = k;
         memcpy(dst[f], v, sizeof(int64_t) * (size_t)k);
     }
     n.rank = rank;
     if (ckt_l_field_int(L, 1, fn, "subgroup_size", &n.subgroup_size) && n.subgroup_size <= 0)
-        return ckt_l_errorf(L, "%s: subgroup_size is %lld, must be positive", fn, (long long)n.subgroup_size);
+        return ckt_l_errorf(L, "%s: subgroup_size is %lld, must be positive", fn,
+                            (long long)n.subgroup_size);
     ckt_nested out;
     ckt_error err;
     if (ckt_nested_make(&n, &out, &err)) return ckt_l_error(L, &err);
@@ -79,7 +87,8 @@ static int n_distributed(lua_State *L)
     return 1;
 }
 
-/* An optional subgroup size: an integer or {subgroup_size = n}; 0 when absent (the layout's own). */
+/* An optional subgroup size: an integer or {subgroup_size = n}; 0 when absent (the layout's own).
+ */
 static int64_t subgroup_size_arg(lua_State *L, int idx, const char *fn)
 {
     int64_t s = 0;
@@ -93,7 +102,8 @@ static int64_t subgroup_size_arg(lua_State *L, int idx, const char *fn)
         snprintf(what, sizeof what, "%s: subgroup_size", fn);
         s = ckt_l_checkint(L, idx, what);
     }
-    if (s <= 0) return ckt_l_errorf(L, "%s: subgroup_size is %lld, must be positive", fn, (long long)s);
+    if (s <= 0)
+        return ckt_l_errorf(L, "%s: subgroup_size is %lld, must be positive", fn, (long long)s);
     return s;
 }
 
@@ -103,7 +113,8 @@ static int n_elements(lua_State *L)
     int64_t tid = ckt_l_checkint(L, 2, "tid");
     int64_t sgs = subgroup_size_arg(L, 3, "elements");
     int64_t nv = ckt_nested_values_per_thread(n);
-    if (nv > (1 << 22)) return ckt_l_errorf(L, "elements: %lld values per thread is too many", (long long)nv);
+    if (nv > (1 << 22))
+        return ckt_l_errorf(L, "elements: %lld values per thread is too many", (long long)nv);
     int64_t *c = lua_newuserdatauv(L, sizeof(int64_t) * (size_t)(nv * n->rank), 0);
     ckt_error err;
     if (ckt_nested_elements(n, tid, sgs, c, &err)) return ckt_l_error(L, &err);
@@ -120,7 +131,8 @@ static int n_num_threads(lua_State *L)
     ckt_nested *n = checknested(L, 1);
     int64_t t;
     ckt_error err;
-    if (ckt_nested_num_threads(n, subgroup_size_arg(L, 2, "num_threads"), &t, &err)) return ckt_l_error(L, &err);
+    if (ckt_nested_num_threads(n, subgroup_size_arg(L, 2, "num_threads"), &t, &err))
+        return ckt_l_error(L, &err);
     lua_pushinteger(L, (lua_Integer)t);
     return 1;
 }
@@ -136,7 +148,8 @@ static int n_tv_layout(lua_State *L)
     ckt_nested *n = checknested(L, 1);
     ckt_layout tv;
     ckt_error err;
-    if (ckt_nested_tv_layout(n, subgroup_size_arg(L, 2, "tv_layout"), &tv, &err)) return ckt_l_error(L, &err);
+    if (ckt_nested_tv_layout(n, subgroup_size_arg(L, 2, "tv_layout"), &tv, &err))
+        return ckt_l_error(L, &err);
     ckt_l_pushlayout(L, &tv);
     return 1;
 }
@@ -152,7 +165,8 @@ static int n_tostring(lua_State *L)
 static int n_draw(lua_State *L, int svg)
 {
     ckt_nested *n = checknested(L, 1);
-    if (n->rank != 2) return ckt_l_errorf(L, "grid: only rank-2 nested layouts can be drawn (rank %d)", n->rank);
+    if (n->rank != 2)
+        return ckt_l_errorf(L, "grid: only rank-2 nested layouts can be drawn (rank %d)", n->rank);
     int64_t s[2];
     ckt_nested_undistributed_shape(n, s);
     ckt_layout tv;
@@ -160,7 +174,8 @@ static int n_draw(lua_State *L, int svg)
     int opts = ckt_l_draw_opts(L, 2, svg, "subgroup_size");
     int64_t sgs = 0;
     if (opts && ckt_l_field_int(L, opts, svg ? "svg" : "grid", "subgroup_size", &sgs) && sgs <= 0)
-        return ckt_l_errorf(L, "%s: subgroup_size is %lld, must be positive", svg ? "svg" : "grid", (long long)sgs);
+        return ckt_l_errorf(L, "%s: subgroup_size is %lld, must be positive", svg ? "svg" : "grid",
+                            (long long)sgs);
     if (ckt_nested_tv_layout(n, sgs, &tv, &err)) return ckt_l_error(L, &err);
     char title[1024];
     ckt_nested_to_string(n, title, sizeof title);
@@ -171,17 +186,27 @@ static int n_svg(lua_State *L) { return n_draw(L, 1); }
 
 void ckt_l_open_nested(lua_State *L)
 {
-    static const luaL_Reg methods[] = {
-        {"__tostring", n_tostring}, {"undistributed_shape", n_undistributed}, {"packed_shape", n_packed},
-        {"distributed_shape", n_distributed}, {"elements", n_elements}, {"num_threads", n_num_threads},
-        {"values_per_thread", n_values_per_thread}, {"tv_layout", n_tv_layout},
-        {"grid", n_grid}, {"svg", n_svg}, {NULL, NULL}};
+    static const luaL_Reg methods[] = {{"__tostring", n_tostring},
+                                       {"undistributed_shape", n_undistributed},
+                                       {"packed_shape", n_packed},
+                                       {"distributed_shape", n_distributed},
+                                       {"elements", n_elements},
+                                       {"num_threads", n_num_threads},
+                                       {"values_per_thread", n_values_per_thread},
+                                       {"tv_layout", n_tv_layout},
+                                       {"grid", n_grid},
+                                       {"svg", n_svg},
+                                       {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_NESTED, methods);
     lua_pushcfunction(L, l_nested);
     lua_setfield(L, -2, "nested_layout");
-    ckt_l_help_add(L, "nested_layout",
-                   "ckt.nested_layout{subgroup_tile=, batch_tile=, outer_tile=, thread_tile=, element_tile=,\n"
-                   "  subgroup_strides=, thread_strides= [, subgroup_size=64]}: an IREE nested layout, normalised and verified.\n"
-                   "Methods: N:undistributed_shape() N:packed_shape() N:distributed_shape() N:num_threads() N:values_per_thread()\n"
-                   "N:elements(tid [, subgroup_size]) N:tv_layout([subgroup_size]) N:grid() N:svg{title=, cell=, subgroup_size=}.");
+    ckt_l_help_add(
+        L, "nested_layout",
+        "ckt.nested_layout{subgroup_tile=, batch_tile=, outer_tile=, thread_tile=, element_tile=,\n"
+        "  subgroup_strides=, thread_strides= [, subgroup_size=64]}: an IREE nested layout, "
+        "normalised and verified.\n"
+        "Methods: N:undistributed_shape() N:packed_shape() N:distributed_shape() N:num_threads() "
+        "N:values_per_thread()\n"
+        "N:elements(tid [, subgroup_size]) N:tv_layout([subgroup_size]) N:grid() N:svg{title=, "
+        "cell=, subgroup_size=}.");
 }

@@ -14,28 +14,41 @@ static int l_sfc(lua_State *L)
     static const char *const allowed[] = {"lengths", "order", "scalars_per_access", "snake", NULL};
     ckt_l_check_fields(L, 1, fn, allowed);
     int64_t len[CKT_SFC_MAX_DIM], ord[CKT_SFC_MAX_DIM], spa[CKT_SFC_MAX_DIM];
-    if (lua_getfield(L, 1, "lengths") == LUA_TNIL) return ckt_l_argerror(L, 1, "field 'lengths' is required");
+    if (lua_getfield(L, 1, "lengths") == LUA_TNIL)
+        return ckt_l_argerror(L, 1, "field 'lengths' is required");
     int n = ckt_l_int_list(L, -1, "sfc: lengths", len, CKT_SFC_MAX_DIM);
     lua_pop(L, 1);
     int have_order = lua_getfield(L, 1, "order") != LUA_TNIL;
-    if (have_order && ckt_l_int_list(L, -1, "sfc: order", ord, CKT_SFC_MAX_DIM) != n) return ckt_l_errorf(L, "sfc: order must have %d entries like lengths", n);
+    if (have_order && ckt_l_int_list(L, -1, "sfc: order", ord, CKT_SFC_MAX_DIM) != n)
+        return ckt_l_errorf(L, "sfc: order must have %d entries like lengths", n);
     lua_pop(L, 1);
     int have_spa = lua_getfield(L, 1, "scalars_per_access") != LUA_TNIL;
-    if (have_spa && ckt_l_int_list(L, -1, "sfc: scalars_per_access", spa, CKT_SFC_MAX_DIM) != n) return ckt_l_errorf(L, "sfc: scalars_per_access must have %d entries like lengths", n);
+    if (have_spa && ckt_l_int_list(L, -1, "sfc: scalars_per_access", spa, CKT_SFC_MAX_DIM) != n)
+        return ckt_l_errorf(L, "sfc: scalars_per_access must have %d entries like lengths", n);
     lua_pop(L, 1);
     int snake = 0;
     ckt_l_field_bool(L, 1, fn, "snake", &snake);
     ckt_sfc s;
     ckt_error err;
-    if (ckt_sfc_make(n, len, have_order ? ord : NULL, have_spa ? spa : NULL, snake, &s, &err)) return ckt_l_error(L, &err);
+    if (ckt_sfc_make(n, len, have_order ? ord : NULL, have_spa ? spa : NULL, snake, &s, &err))
+        return ckt_l_error(L, &err);
     ckt_sfc *u = lua_newuserdatauv(L, sizeof *u, 0);
     *u = s;
     luaL_setmetatable(L, CKT_L_SFC);
     return 1;
 }
 
-static int s_num_access(lua_State *L) { lua_pushinteger(L, (lua_Integer)checksfc(L, 1)->num_access); return 1; }
-static int s_access_lengths(lua_State *L) { ckt_sfc *s = checksfc(L, 1); ckt_l_push_int_list(L, s->access_lengths, s->ndim); return 1; }
+static int s_num_access(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)checksfc(L, 1)->num_access);
+    return 1;
+}
+static int s_access_lengths(lua_State *L)
+{
+    ckt_sfc *s = checksfc(L, 1);
+    ckt_l_push_int_list(L, s->access_lengths, s->ndim);
+    return 1;
+}
 
 /* S:index(i) -> coordinate list, partial (true when the access runs past an edge) */
 static int s_index(lua_State *L)
@@ -59,7 +72,10 @@ static int step_between(lua_State *L, ckt_sfc *s, int64_t i, int64_t j)
     return 1;
 }
 
-static int s_step(lua_State *L) { return step_between(L, checksfc(L, 1), ckt_l_checkint(L, 2, "i"), ckt_l_checkint(L, 3, "j")); }
+static int s_step(lua_State *L)
+{
+    return step_between(L, checksfc(L, 1), ckt_l_checkint(L, 2, "i"), ckt_l_checkint(L, 3, "j"));
+}
 static int s_forward(lua_State *L)
 {
     int64_t i = ckt_l_checkint(L, 2, "i");
@@ -108,11 +124,16 @@ static int s_locality(lua_State *L)
     ckt_error err;
     if (ckt_sfc_locality_of(s, seq, line, &l, &err)) return ckt_l_error(L, &err);
     lua_createtable(L, 0, 5);
-    lua_pushinteger(L, (lua_Integer)l.sequential); lua_setfield(L, -2, "sequential");
-    lua_pushinteger(L, (lua_Integer)l.cache_line); lua_setfield(L, -2, "cache_line");
-    lua_pushinteger(L, (lua_Integer)l.large); lua_setfield(L, -2, "large");
-    lua_pushinteger(L, (lua_Integer)l.total_distance); lua_setfield(L, -2, "total_distance");
-    lua_pushinteger(L, (lua_Integer)(s->num_access > 0 ? s->num_access - 1 : 0)); lua_setfield(L, -2, "steps");
+    lua_pushinteger(L, (lua_Integer)l.sequential);
+    lua_setfield(L, -2, "sequential");
+    lua_pushinteger(L, (lua_Integer)l.cache_line);
+    lua_setfield(L, -2, "cache_line");
+    lua_pushinteger(L, (lua_Integer)l.large);
+    lua_setfield(L, -2, "large");
+    lua_pushinteger(L, (lua_Integer)l.total_distance);
+    lua_setfield(L, -2, "total_distance");
+    lua_pushinteger(L, (lua_Integer)(s->num_access > 0 ? s->num_access - 1 : 0));
+    lua_setfield(L, -2, "steps");
     return 1;
 }
 
@@ -122,11 +143,23 @@ static int s_tostring(lua_State *L)
     luaL_Buffer b;
     luaL_buffinit(L, &b);
     luaL_addstring(&b, "sfc{lengths={");
-    for (int i = 0; i < s->ndim; i++) { if (i) luaL_addchar(&b, ','); lua_pushinteger(L, (lua_Integer)s->lengths[i]); luaL_addvalue(&b); }
+    for (int i = 0; i < s->ndim; i++) {
+        if (i) luaL_addchar(&b, ',');
+        lua_pushinteger(L, (lua_Integer)s->lengths[i]);
+        luaL_addvalue(&b);
+    }
     luaL_addstring(&b, "}, order={");
-    for (int i = 0; i < s->ndim; i++) { if (i) luaL_addchar(&b, ','); lua_pushinteger(L, (lua_Integer)s->order[i]); luaL_addvalue(&b); }
+    for (int i = 0; i < s->ndim; i++) {
+        if (i) luaL_addchar(&b, ',');
+        lua_pushinteger(L, (lua_Integer)s->order[i]);
+        luaL_addvalue(&b);
+    }
     luaL_addstring(&b, "}, scalars_per_access={");
-    for (int i = 0; i < s->ndim; i++) { if (i) luaL_addchar(&b, ','); lua_pushinteger(L, (lua_Integer)s->scalars[i]); luaL_addvalue(&b); }
+    for (int i = 0; i < s->ndim; i++) {
+        if (i) luaL_addchar(&b, ',');
+        lua_pushinteger(L, (lua_Integer)s->scalars[i]);
+        luaL_addvalue(&b);
+    }
     luaL_addstring(&b, s->snake ? "}, snake=true, " : "}, snake=false, ");
     lua_pushfstring(L, "%I accesses}", (lua_Integer)s->num_access);
     luaL_addvalue(&b);
@@ -136,10 +169,16 @@ static int s_tostring(lua_State *L)
 
 void ckt_l_open_sfc(lua_State *L)
 {
-    static const luaL_Reg methods[] = {
-        {"__tostring", s_tostring}, {"num_access", s_num_access}, {"access_lengths", s_access_lengths}, {"index", s_index},
-        {"step", s_step}, {"forward_step", s_forward}, {"backward_step", s_backward}, {"iter", s_iter},
-        {"locality", s_locality}, {NULL, NULL}};
+    static const luaL_Reg methods[] = {{"__tostring", s_tostring},
+                                       {"num_access", s_num_access},
+                                       {"access_lengths", s_access_lengths},
+                                       {"index", s_index},
+                                       {"step", s_step},
+                                       {"forward_step", s_forward},
+                                       {"backward_step", s_backward},
+                                       {"iter", s_iter},
+                                       {"locality", s_locality},
+                                       {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_SFC, methods);
     lua_pushcfunction(L, l_sfc);
     lua_setfield(L, -2, "sfc");

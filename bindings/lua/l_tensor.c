@@ -8,9 +8,13 @@
 
 #include "l_kernel.h"
 
-int ckt_lk_int_list_field(lua_State *L, int t, const char *fn, const char *field, int64_t *v, int cap)
+int ckt_lk_int_list_field(lua_State *L, int t, const char *fn, const char *field, int64_t *v,
+                          int cap)
 {
-    if (lua_getfield(L, t, field) == LUA_TNIL) { lua_pop(L, 1); return -1; }
+    if (lua_getfield(L, t, field) == LUA_TNIL) {
+        lua_pop(L, 1);
+        return -1;
+    }
     char what[80];
     snprintf(what, sizeof what, "%s: field '%s'", fn, field);
     if (!lua_istable(L, -1)) ckt_l_errorf(L, "%s must be a list of integers", what);
@@ -19,7 +23,8 @@ int ckt_lk_int_list_field(lua_State *L, int t, const char *fn, const char *field
     return n;
 }
 
-/* A CK-wrapper thread layout table {thread_layout=, vector_dim=, scalar_per_vector=, access_order=}. */
+/* A CK-wrapper thread layout table {thread_layout=, vector_dim=, scalar_per_vector=,
+ * access_order=}. */
 static int is_thread_layout_spec(lua_State *L, int idx)
 {
     if (!lua_istable(L, idx)) return 0;
@@ -28,7 +33,8 @@ static int is_thread_layout_spec(lua_State *L, int idx)
     return t != LUA_TNIL;
 }
 
-void ckt_lk_dist_from_thread_layout(lua_State *L, int idx, const char *fn, int rank, const int64_t *lengths, ckt_dist *d, int vector_dim,
+void ckt_lk_dist_from_thread_layout(lua_State *L, int idx, const char *fn, int rank,
+                                    const int64_t *lengths, ckt_dist *d, int vector_dim,
                                     int64_t spv)
 {
     idx = lua_absindex(L, idx);
@@ -40,22 +46,31 @@ void ckt_lk_dist_from_thread_layout(lua_State *L, int idx, const char *fn, int r
     ckt_l_field_int(L, idx, fn, "vector_dim", &vd);
     ckt_l_field_int(L, idx, fn, "scalar_per_vector", &spv);
     int no = ckt_lk_int_list_field(L, idx, fn, "access_order", order64, CKT_K_MAX_RANK);
-    if (no >= 0 && no != rank) ckt_l_errorf(L, "%s: access_order lists %d dims for a rank-%d tile", fn, no, rank);
-    if (vd < 0 || vd >= rank) ckt_l_errorf(L, "%s: vector_dim %lld outside 0..%d", fn, (long long)vd, rank - 1);
+    if (no >= 0 && no != rank)
+        ckt_l_errorf(L, "%s: access_order lists %d dims for a rank-%d tile", fn, no, rank);
+    if (vd < 0 || vd >= rank)
+        ckt_l_errorf(L, "%s: vector_dim %lld outside 0..%d", fn, (long long)vd, rank - 1);
     int order[CKT_K_MAX_RANK];
-    for (int i = 0; i < rank && no >= 0; i++) order[i] = order64[i] < 0 || order64[i] >= rank ? -1 : (int)order64[i];
+    for (int i = 0; i < rank && no >= 0; i++)
+        order[i] = order64[i] < 0 || order64[i] >= rank ? -1 : (int)order64[i];
     ckt_error err;
-    if (ckt_dist_from_thread_layout(&tl, rank, lengths, (int)vd, spv, no >= 0 ? order : NULL, d, &err)) ckt_l_error(L, &err);
+    if (ckt_dist_from_thread_layout(&tl, rank, lengths, (int)vd, spv, no >= 0 ? order : NULL, d,
+                                    &err))
+        ckt_l_error(L, &err);
 }
 
-static void default_dist(lua_State *L, l_kernel *kb, int rank, const int64_t *lengths, ckt_dtype dtype, ckt_dist *d)
+static void default_dist(lua_State *L, l_kernel *kb, int rank, const int64_t *lengths,
+                         ckt_dtype dtype, ckt_dist *d)
 {
     ckt_error err;
-    if (ckt_dist_default_copy(rank, lengths, ckt_dtype_size(dtype), ckt_kernel_block(kb->k), d, &err)) ckt_l_error(L, &err);
+    if (ckt_dist_default_copy(rank, lengths, ckt_dtype_size(dtype), ckt_kernel_block(kb->k), d,
+                              &err))
+        ckt_l_error(L, &err);
 }
 
 /* Any distribution-like Lua value over a tile of `lengths` into a kernel distribution index. */
-int ckt_lk_todist(lua_State *L, int idx, l_kernel *kb, const char *fn, int rank, const int64_t *lengths)
+int ckt_lk_todist(lua_State *L, int idx, l_kernel *kb, const char *fn, int rank,
+                  const int64_t *lengths)
 {
     ckt_dist d;
     ckt_error err;
@@ -71,21 +86,24 @@ int ckt_lk_todist(lua_State *L, int idx, l_kernel *kb, const char *fn, int rank,
     return di;
 }
 
-
 l_kobj *ckt_lk_checktensor(lua_State *L, int idx, const char *what)
 {
     l_kobj *t = luaL_testudata(L, idx, CKT_L_KTENSOR);
     char pre[96];
-    if (!t) ckt_l_argerror(L, idx > 0 ? idx : 0, "%stensor (ckt.tensor) expected, got %s", ckt_l_prefix(pre, sizeof pre, what), luaL_typename(L, idx));
+    if (!t)
+        ckt_l_argerror(L, idx > 0 ? idx : 0, "%stensor (ckt.tensor) expected, got %s",
+                       ckt_l_prefix(pre, sizeof pre, what), luaL_typename(L, idx));
     return t;
 }
 
 const ckt_ktensor *ckt_lk_ktensor(const l_kobj *t) { return ckt_kernel_tensor(t->kb->k, t->id); }
 
-static int expr_list(lua_State *L, int idx, l_kernel *kb, const char *what, ckt_expr_id *out, int cap);
+static int expr_list(lua_State *L, int idx, l_kernel *kb, const char *what, ckt_expr_id *out,
+                     int cap);
 
 /* {shape=, stride=} entries, or a static layout, into expression lists; returns the rank. */
-static int global_geometry(lua_State *L, int idx, l_kernel *kb, ckt_expr_id *shape, ckt_expr_id *stride)
+static int global_geometry(lua_State *L, int idx, l_kernel *kb, ckt_expr_id *shape,
+                           ckt_expr_id *stride)
 {
     ckt_expr_pool *ex = ckt_kernel_exprs(kb->k);
     ckt_layout *l = ckt_l_testlayout(L, idx);
@@ -93,23 +111,33 @@ static int global_geometry(lua_State *L, int idx, l_kernel *kb, ckt_expr_id *sha
         ckt_layout lay;
         ckt_l_tolayout(L, idx, "tensor: layout", &lay);
         int rank = ckt_layout_rank(&lay);
-        if (rank > CKT_K_MAX_RANK) ckt_l_errorf(L, "tensor: rank %d above %d", rank, CKT_K_MAX_RANK);
+        if (rank > CKT_K_MAX_RANK)
+            ckt_l_errorf(L, "tensor: rank %d above %d", rank, CKT_K_MAX_RANK);
         for (int d = 0; d < rank; d++) {
             ckt_layout m;
             ckt_error err;
             if (ckt_layout_mode(&lay, d, &m, &err)) ckt_l_error(L, &err);
-            if (!ckt_tuple_is_int(&m.shape)) ckt_l_errorf(L, "tensor: mode %d of a global layout must be flat (one extent and one stride)", d);
+            if (!ckt_tuple_is_int(&m.shape))
+                ckt_l_errorf(
+                    L,
+                    "tensor: mode %d of a global layout must be flat (one extent and one stride)",
+                    d);
             shape[d] = ckt_expr_int(ex, m.shape.value[0]);
             stride[d] = ckt_expr_int(ex, m.stride.value[0]);
         }
         return rank;
     }
-    if (!lua_istable(L, idx)) ckt_l_errorf(L, "tensor: a global layout is a ckt.layout or {shape={...}, stride={...}}, got %s", luaL_typename(L, idx));
+    if (!lua_istable(L, idx))
+        ckt_l_errorf(
+            L, "tensor: a global layout is a ckt.layout or {shape={...}, stride={...}}, got %s",
+            luaL_typename(L, idx));
     static const char *const allowed[] = {"shape", "stride", NULL};
     ckt_l_check_fields(L, idx, "tensor: layout", allowed);
-    if (lua_getfield(L, idx, "shape") != LUA_TTABLE) ckt_l_errorf(L, "tensor: layout field 'shape' must be a list of sizes");
+    if (lua_getfield(L, idx, "shape") != LUA_TTABLE)
+        ckt_l_errorf(L, "tensor: layout field 'shape' must be a list of sizes");
     int rank = (int)luaL_len(L, -1);
-    if (rank < 1 || rank > CKT_K_MAX_RANK) ckt_l_errorf(L, "tensor: rank %d outside 1..%d", rank, CKT_K_MAX_RANK);
+    if (rank < 1 || rank > CKT_K_MAX_RANK)
+        ckt_l_errorf(L, "tensor: rank %d outside 1..%d", rank, CKT_K_MAX_RANK);
     expr_list(L, -1, kb, "tensor: shape", shape, rank);
     lua_pop(L, 1);
     int t = lua_getfield(L, idx, "stride");
@@ -120,7 +148,8 @@ static int global_geometry(lua_State *L, int idx, l_kernel *kb, ckt_expr_id *sha
             s = ckt_expr_mul(ex, s, shape[d]);
         }
     } else {
-        if (t != LUA_TTABLE || luaL_len(L, -1) != rank) ckt_l_errorf(L, "tensor: layout field 'stride' must list %d strides", rank);
+        if (t != LUA_TTABLE || luaL_len(L, -1) != rank)
+            ckt_l_errorf(L, "tensor: layout field 'stride' must list %d strides", rank);
         expr_list(L, -1, kb, "tensor: stride", stride, rank);
     }
     lua_pop(L, 1);
@@ -130,8 +159,8 @@ static int global_geometry(lua_State *L, int idx, l_kernel *kb, ckt_expr_id *sha
 
 /* ckt.tensor(memory, dtype, layout [, opts])
  *   global: memory = a pointer parameter (or "global" with opts.ptr); layout = ckt.layout or
- *           {shape=, stride=} of integers / size expressions; opts.pad = masks accesses past the shape
- *   lds:    layout = ckt.layout, a swizzled composed layout, or a layout with opts.swizzle
+ *           {shape=, stride=} of integers / size expressions; opts.pad = masks accesses past the
+ * shape lds:    layout = ckt.layout, a swizzled composed layout, or a layout with opts.swizzle
  *   register: layout = a distribution (CK encoding, fragment, nested layout, TV layout) with
  *           opts.lengths (the tile), or an integer n (n values per thread, no distribution) */
 static int l_tensor(lua_State *L)
@@ -143,31 +172,40 @@ static int l_tensor(lua_State *L)
     ckt_memory mem;
     ckt_error err;
     if (p) {
-        if (p->param < 0) return ckt_l_argerror(L, 1, "memory (\"global\", \"lds\", \"register\") or pointer parameter expected, got an expression");
+        if (p->param < 0)
+            return ckt_l_argerror(L, 1,
+                                  "memory (\"global\", \"lds\", \"register\") or pointer parameter "
+                                  "expected, got an expression");
         kb = p->kb;
         ckt_lk_require_building(L, kb, "tensor");
         mem = CKT_MEM_GLOBAL;
         pi = p->param;
     } else {
-        if (lua_type(L, 1) != LUA_TSTRING) return ckt_l_argerror(L, 1, "\"global\", \"lds\", \"register\" or a pointer parameter expected, got %s", luaL_typename(L, 1));
+        if (lua_type(L, 1) != LUA_TSTRING)
+            return ckt_l_argerror(
+                L, 1, "\"global\", \"lds\", \"register\" or a pointer parameter expected, got %s",
+                luaL_typename(L, 1));
         kb = ckt_lk_active(L, "tensor");
         if (ckt_memory_parse(lua_tostring(L, 1), &mem, &err)) return ckt_l_error(L, &err);
     }
     ckt_dtype dt = ckt_l_checkdtype(L, 2, "dtype");
     luaL_checkany(L, 3);
     int has_opts = !lua_isnoneornil(L, 4);
-    if (has_opts) {
-        ckt_l_check_fields(L, 4, "tensor", allowed);
-    }
+    if (has_opts) { ckt_l_check_fields(L, 4, "tensor", allowed); }
     lua_getfield(L, LUA_REGISTRYINDEX, ACTIVE_KEY); /* the kernel userdata (building, so active) */
     int ki = lua_gettop(L);
     int idx;
-    if (mem != CKT_MEM_LDS && has_opts && lua_getfield(L, 4, "stages") != LUA_TNIL) return ckt_l_argerror(L, 4, "field 'stages' is for LDS tensors");
+    if (mem != CKT_MEM_LDS && has_opts && lua_getfield(L, 4, "stages") != LUA_TNIL)
+        return ckt_l_argerror(L, 4, "field 'stages' is for LDS tensors");
     if (mem == CKT_MEM_GLOBAL) {
         if (pi < 0) {
-            if (!has_opts || lua_getfield(L, 4, "ptr") == LUA_TNIL) return ckt_l_errorf(L, "tensor: a global tensor needs its pointer (pass the pointer parameter as argument 1, or opts.ptr)");
+            if (!has_opts || lua_getfield(L, 4, "ptr") == LUA_TNIL)
+                return ckt_l_errorf(L, "tensor: a global tensor needs its pointer (pass the "
+                                       "pointer parameter as argument 1, or opts.ptr)");
             l_kobj *q = ckt_lk_testexpr(L, -1);
-            if (!q || q->param < 0 || q->kb != kb) return ckt_l_errorf(L, "tensor: opts.ptr must be a pointer parameter of this kernel (b:pointer)");
+            if (!q || q->param < 0 || q->kb != kb)
+                return ckt_l_errorf(
+                    L, "tensor: opts.ptr must be a pointer parameter of this kernel (b:pointer)");
             pi = q->param;
             lua_pop(L, 1);
         }
@@ -175,13 +213,17 @@ static int l_tensor(lua_State *L)
         if (has_opts) ckt_l_field_bool(L, 4, "tensor", "pad", &pad);
         ckt_expr_id shape[CKT_K_MAX_RANK], stride[CKT_K_MAX_RANK];
         int rank = global_geometry(L, 3, kb, shape, stride);
-        if (ckt_kernel_global(kb->k, pi, dt, rank, shape, stride, pad, &idx, &err)) return ckt_l_error(L, &err);
+        if (ckt_kernel_global(kb->k, pi, dt, rank, shape, stride, pad, &idx, &err))
+            return ckt_l_error(L, &err);
     } else if (mem == CKT_MEM_LDS) {
         ckt_layout lay;
         ckt_swizzle sw = {0, 0, 0};
         ckt_composed *c = luaL_testudata(L, 3, CKT_L_COMPOSED);
         if (c) {
-            if (c->offset) return ckt_l_errorf(L, "tensor: an LDS layout composed with an offset (%lld) is not supported", (long long)c->offset);
+            if (c->offset)
+                return ckt_l_errorf(
+                    L, "tensor: an LDS layout composed with an offset (%lld) is not supported",
+                    (long long)c->offset);
             lay = c->inner;
             sw = c->sw;
         } else {
@@ -189,21 +231,31 @@ static int l_tensor(lua_State *L)
         }
         if (has_opts && lua_getfield(L, 4, "swizzle") != LUA_TNIL) {
             ckt_swizzle *s = luaL_testudata(L, -1, CKT_L_SWIZZLE);
-            if (!s) return ckt_l_errorf(L, "tensor: opts.swizzle must be a ckt.swizzle, got %s", luaL_typename(L, -1));
+            if (!s)
+                return ckt_l_errorf(L, "tensor: opts.swizzle must be a ckt.swizzle, got %s",
+                                    luaL_typename(L, -1));
             if (c) return ckt_l_errorf(L, "tensor: the layout is already swizzled");
             sw = *s;
         }
         int64_t stages = 0; /* opts.stages: a ring of that many tiles (t:stage(i), l_async.c) */
-        if (has_opts && ckt_l_field_int(L, 4, "tensor", "stages", &stages) && (stages < 1 || stages > 16))
+        if (has_opts && ckt_l_field_int(L, 4, "tensor", "stages", &stages) &&
+            (stages < 1 || stages > 16))
             return ckt_l_errorf(L, "tensor: stages %lld outside 1..16", (long long)stages);
-        if (ckt_kernel_lds(kb->k, dt, &lay, &sw, &idx, &err) || (stages && ckt_kernel_lds_stages(kb->k, idx, stages, &err))) return ckt_l_error(L, &err);
+        if (ckt_kernel_lds(kb->k, dt, &lay, &sw, &idx, &err) ||
+            (stages && ckt_kernel_lds_stages(kb->k, idx, stages, &err)))
+            return ckt_l_error(L, &err);
     } else {
         if (lua_isinteger(L, 3)) {
-            if (ckt_kernel_registers(kb->k, dt, -1, (int64_t)lua_tointeger(L, 3), &idx, &err)) return ckt_l_error(L, &err);
+            if (ckt_kernel_registers(kb->k, dt, -1, (int64_t)lua_tointeger(L, 3), &idx, &err))
+                return ckt_l_error(L, &err);
         } else {
             int64_t lengths[CKT_K_MAX_RANK];
-            int rank = has_opts ? ckt_lk_int_list_field(L, 4, "tensor", "lengths", lengths, CKT_K_MAX_RANK) : -1;
-            if (rank < 1) return ckt_l_errorf(L, "tensor: a register tensor over a distribution needs opts.lengths (the tile it covers)");
+            int rank =
+                has_opts ? ckt_lk_int_list_field(L, 4, "tensor", "lengths", lengths, CKT_K_MAX_RANK)
+                         : -1;
+            if (rank < 1)
+                return ckt_l_errorf(L, "tensor: a register tensor over a distribution needs "
+                                       "opts.lengths (the tile it covers)");
             int di = ckt_lk_todist(L, 3, kb, "tensor", rank, lengths);
             if (ckt_kernel_registers(kb->k, dt, di, 0, &idx, &err)) return ckt_l_error(L, &err);
         }
@@ -216,16 +268,26 @@ static int t_tostring(lua_State *L)
 {
     l_kobj *o = luaL_checkudata(L, 1, CKT_L_KTENSOR);
     const ckt_ktensor *t = ckt_lk_ktensor(o);
-    lua_pushfstring(L, "ckt.tensor(%s %s %s, rank %d)", ckt_memory_name(t->mem), ckt_dtype_name(t->dtype), t->name, t->rank);
+    lua_pushfstring(L, "ckt.tensor(%s %s %s, rank %d)", ckt_memory_name(t->mem),
+                    ckt_dtype_name(t->dtype), t->name, t->rank);
     return 1;
 }
 
-static int t_dtype(lua_State *L) { lua_pushstring(L, ckt_dtype_name(ckt_lk_ktensor(luaL_checkudata(L, 1, CKT_L_KTENSOR))->dtype)); return 1; }
-static int t_memory(lua_State *L) { lua_pushstring(L, ckt_memory_name(ckt_lk_ktensor(luaL_checkudata(L, 1, CKT_L_KTENSOR))->mem)); return 1; }
+static int t_dtype(lua_State *L)
+{
+    lua_pushstring(L, ckt_dtype_name(ckt_lk_ktensor(luaL_checkudata(L, 1, CKT_L_KTENSOR))->dtype));
+    return 1;
+}
+static int t_memory(lua_State *L)
+{
+    lua_pushstring(L, ckt_memory_name(ckt_lk_ktensor(luaL_checkudata(L, 1, CKT_L_KTENSOR))->mem));
+    return 1;
+}
 static int t_nvalues(lua_State *L)
 {
     const ckt_ktensor *t = ckt_lk_ktensor(luaL_checkudata(L, 1, CKT_L_KTENSOR));
-    if (t->mem != CKT_MEM_REG) return ckt_l_errorf(L, "nvalues: only register tensors have values per thread");
+    if (t->mem != CKT_MEM_REG)
+        return ckt_l_errorf(L, "nvalues: only register tensors have values per thread");
     lua_pushinteger(L, (lua_Integer)t->nvalues);
     return 1;
 }
@@ -237,25 +299,30 @@ l_kobj *ckt_lk_checkreg(lua_State *L, int idx, l_kernel *kb, const char *what)
     char pre[96];
     ckt_l_prefix(pre, sizeof pre, what);
     if (t->kb != kb) ckt_l_argerror(L, arg, "%sthe tensor belongs to another kernel", pre);
-    if (ckt_lk_ktensor(t)->mem != CKT_MEM_REG) ckt_l_argerror(L, arg, "%sregister tensor expected, got a %s tensor", pre, ckt_memory_name(ckt_lk_ktensor(t)->mem));
+    if (ckt_lk_ktensor(t)->mem != CKT_MEM_REG)
+        ckt_l_argerror(L, arg, "%sregister tensor expected, got a %s tensor", pre,
+                       ckt_memory_name(ckt_lk_ktensor(t)->mem));
     return t;
 }
-
 
 l_kobj *ckt_lk_checkwindow(lua_State *L, int idx, const char *what)
 {
     l_kobj *w = luaL_testudata(L, idx, CKT_L_WINDOW);
     char pre[96];
-    if (!w) ckt_l_argerror(L, idx > 0 ? idx : 0, "%stile window expected, got %s", ckt_l_prefix(pre, sizeof pre, what), luaL_typename(L, idx));
+    if (!w)
+        ckt_l_argerror(L, idx > 0 ? idx : 0, "%stile window expected, got %s",
+                       ckt_l_prefix(pre, sizeof pre, what), luaL_typename(L, idx));
     ckt_lk_require_building(L, w->kb, what ? what : "window");
     return w;
 }
 
-static int expr_list(lua_State *L, int idx, l_kernel *kb, const char *what, ckt_expr_id *out, int cap)
+static int expr_list(lua_State *L, int idx, l_kernel *kb, const char *what, ckt_expr_id *out,
+                     int cap)
 {
     int arg = idx > 0 ? idx : 0;
     idx = lua_absindex(L, idx);
-    if (!lua_istable(L, idx)) ckt_l_argerror(L, arg, "%s: list expected, got %s", what, luaL_typename(L, idx));
+    if (!lua_istable(L, idx))
+        ckt_l_argerror(L, arg, "%s: list expected, got %s", what, luaL_typename(L, idx));
     int n = (int)luaL_len(L, idx);
     if (n < 1 || n > cap) ckt_l_argerror(L, arg, "%s: %d entries (1..%d allowed)", what, n, cap);
     for (int i = 0; i < n; i++) {
@@ -268,29 +335,36 @@ static int expr_list(lua_State *L, int idx, l_kernel *kb, const char *what, ckt_
     return n;
 }
 
-static int make_window(lua_State *L, l_kobj *t, int tidx, const int64_t *lengths, int n, const ckt_expr_id *origin, int dist_idx)
+static int make_window(lua_State *L, l_kobj *t, int tidx, const int64_t *lengths, int n,
+                       const ckt_expr_id *origin, int dist_idx)
 {
     int wi;
     ckt_error err;
-    if (n != ckt_lk_ktensor(t)->rank) return ckt_l_errorf(L, "tile_window: %d window lengths for a rank-%d tensor", n, ckt_lk_ktensor(t)->rank);
-    if (ckt_kernel_window_make(t->kb->k, t->id, n, lengths, origin, &wi, &err)) return ckt_l_error(L, &err);
+    if (n != ckt_lk_ktensor(t)->rank)
+        return ckt_l_errorf(L, "tile_window: %d window lengths for a rank-%d tensor", n,
+                            ckt_lk_ktensor(t)->rank);
+    if (ckt_kernel_window_make(t->kb->k, t->id, n, lengths, origin, &wi, &err))
+        return ckt_l_error(L, &err);
     ckt_lk_push_owner(L, tidx);
     l_kobj *w = ckt_lk_newobj(L, t->kb, -1, CKT_L_WINDOW, wi);
     lua_remove(L, -2);
-    if (dist_idx) w->dist = ckt_lk_todist(L, dist_idx, t->kb, "tile_window: distribution", n, lengths);
+    if (dist_idx)
+        w->dist = ckt_lk_todist(L, dist_idx, t->kb, "tile_window: distribution", n, lengths);
     return 1;
 }
 
 /* Arguments 1-3 of tile_window and local_tile: a kernel tensor, the window lengths (named
  * lname) and one expression per dim (named ename); returns the rank. */
-static int window_args(lua_State *L, const char *fn, const char *lname, const char *ename, l_kobj **t, int64_t *lengths, ckt_expr_id *e)
+static int window_args(lua_State *L, const char *fn, const char *lname, const char *ename,
+                       l_kobj **t, int64_t *lengths, ckt_expr_id *e)
 {
     *t = ckt_lk_checktensor(L, 1, NULL);
     ckt_lk_require_building(L, (*t)->kb, fn);
     luaL_checktype(L, 2, LUA_TTABLE);
     int n = ckt_l_int_list(L, 2, lname, lengths, CKT_K_MAX_RANK);
     int ne = expr_list(L, 3, (*t)->kb, ename, e, CKT_K_MAX_RANK);
-    if (ne != n) return ckt_l_errorf(L, "%s: %s has %d dims but %s has %d", fn, lname, n, ename, ne);
+    if (ne != n)
+        return ckt_l_errorf(L, "%s: %s has %d dims but %s has %d", fn, lname, n, ename, ne);
     return n;
 }
 
@@ -308,7 +382,8 @@ static int l_tile_window(lua_State *L)
 /* ckt.local_tile(tensor, tile_shape, coords [, distribution]): the window of tile `coords` */
 static int l_local_tile(lua_State *L)
 {
-    if (!luaL_testudata(L, 1, CKT_L_KTENSOR)) return ckt_l_layout_local_tile(L); /* CuTe's local_tile of a layout */
+    if (!luaL_testudata(L, 1, CKT_L_KTENSOR))
+        return ckt_l_layout_local_tile(L); /* CuTe's local_tile of a layout */
     l_kobj *t;
     int64_t lengths[CKT_K_MAX_RANK];
     ckt_expr_id c[CKT_K_MAX_RANK];
@@ -326,7 +401,8 @@ static int w_move(lua_State *L)
     l_kobj *w = ckt_lk_checkwindow(L, 1, NULL);
     ckt_expr_id step[CKT_K_MAX_RANK];
     int n = expr_list(L, 2, w->kb, "move: steps", step, CKT_K_MAX_RANK);
-    if (n != ckt_lk_kwindow(w)->rank) return ckt_l_errorf(L, "move: %d steps for a rank-%d window", n, ckt_lk_kwindow(w)->rank);
+    if (n != ckt_lk_kwindow(w)->rank)
+        return ckt_l_errorf(L, "move: %d steps for a rank-%d window", n, ckt_lk_kwindow(w)->rank);
     ckt_lk_check_pool(L, w->kb);
     ckt_error err;
     if (ckt_kernel_move(w->kb->k, w->id, step, &err)) return ckt_l_error(L, &err);
@@ -338,8 +414,12 @@ void ckt_lk_vector_opts(lua_State *L, int idx, const char *fn, int rank, access_
 {
     ckt_l_field_int(L, idx, fn, "vector_dim", &o->vector_dim);
     ckt_l_field_int(L, idx, fn, "scalar_per_vector", &o->spv);
-    if (o->vector_dim < -1 || o->vector_dim >= rank) ckt_l_errorf(L, "%s: vector_dim %lld outside 0..%d", fn, (long long)o->vector_dim, rank - 1);
-    if (o->spv < 0 || o->spv > 16) ckt_l_errorf(L, "%s: scalar_per_vector %lld outside 1..16 (0: choose)", fn, (long long)o->spv);
+    if (o->vector_dim < -1 || o->vector_dim >= rank)
+        ckt_l_errorf(L, "%s: vector_dim %lld outside 0..%d", fn, (long long)o->vector_dim,
+                     rank - 1);
+    if (o->spv < 0 || o->spv > 16)
+        ckt_l_errorf(L, "%s: scalar_per_vector %lld outside 1..16 (0: choose)", fn,
+                     (long long)o->spv);
 }
 
 /* {dist=, vector_dim=, scalar_per_vector=, fill=} of load / store / copy */
@@ -358,8 +438,14 @@ access_opts ckt_lk_read_access(lua_State *L, int idx, l_kobj *w, const char *fn,
     }
     lua_pop(L, 1);
     if (lua_getfield(L, idx, "dist") != LUA_TNIL) {
-        if (!allow_dist) ckt_l_errorf(L, "%s: the register tensor's distribution decides who stores what (no 'dist' here)", fn);
-        if (w->part) ckt_l_errorf(L, "%s: a partition's thread layout decides who holds what (no 'dist' here)", fn);
+        if (!allow_dist)
+            ckt_l_errorf(
+                L,
+                "%s: the register tensor's distribution decides who stores what (no 'dist' here)",
+                fn);
+        if (w->part)
+            ckt_l_errorf(
+                L, "%s: a partition's thread layout decides who holds what (no 'dist' here)", fn);
         o.dist = ckt_lk_todist(L, -1, w->kb, fn, kw->rank, kw->lengths);
     }
     lua_pop(L, 1);
@@ -370,7 +456,8 @@ int ckt_lk_default_dist_index(lua_State *L, l_kobj *w)
 {
     const ckt_kwindow *kw = ckt_lk_kwindow(w);
     ckt_dist d;
-    default_dist(L, w->kb, kw->rank, kw->lengths, ckt_kernel_tensor(w->kb->k, kw->tensor)->dtype, &d);
+    default_dist(L, w->kb, kw->rank, kw->lengths, ckt_kernel_tensor(w->kb->k, kw->tensor)->dtype,
+                 &d);
     int di;
     ckt_error err;
     if (ckt_kernel_add_dist(w->kb->k, &d, &di, &err)) ckt_l_error(L, &err);
@@ -382,7 +469,8 @@ int ckt_lk_load_into(lua_State *L, l_kobj *w, int widx, access_opts o)
     if (o.dist < 0) o.dist = ckt_lk_default_dist_index(L, w);
     int r;
     ckt_error err;
-    if (ckt_kernel_load(w->kb->k, w->id, o.dist, (int)o.vector_dim, o.spv, o.fill, &r, &err)) ckt_l_error(L, &err);
+    if (ckt_kernel_load(w->kb->k, w->id, o.dist, (int)o.vector_dim, o.spv, o.fill, &r, &err))
+        ckt_l_error(L, &err);
     ckt_lk_push_owner(L, widx);
     ckt_lk_newobj(L, w->kb, -1, CKT_L_KTENSOR, r);
     lua_remove(L, -2);
@@ -401,7 +489,9 @@ static int w_load(lua_State *L)
 void ckt_lk_store_from(lua_State *L, l_kobj *w, l_kobj *r, access_opts o)
 {
     ckt_error err;
-    if (ckt_kernel_store_as(w->kb->k, w->id, r->id, w->part ? w->dist : -1, (int)o.vector_dim, o.spv, &err)) ckt_l_error(L, &err);
+    if (ckt_kernel_store_as(w->kb->k, w->id, r->id, w->part ? w->dist : -1, (int)o.vector_dim,
+                            o.spv, &err))
+        ckt_l_error(L, &err);
 }
 
 /* w:store(reg [, {vector_dim=, scalar_per_vector=}]) */
@@ -419,14 +509,18 @@ static int w_tostring(lua_State *L)
     const ckt_kwindow *kw = ckt_lk_kwindow(w);
     char buf[128];
     size_t n = 0;
-    for (int d = 0; d < kw->rank; d++) n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%lld", d ? "x" : "", (long long)kw->lengths[d]);
+    for (int d = 0; d < kw->rank; d++)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%lld", d ? "x" : "",
+                              (long long)kw->lengths[d]);
     if (w->part) {
         const ckt_dist *d = ckt_kernel_dist(w->kb->k, w->dist);
-        lua_pushfstring(L, "ckt.partition(%s over %s: %s, %I values per thread)", buf, ckt_kernel_tensor(w->kb->k, kw->tensor)->name, d->desc,
+        lua_pushfstring(L, "ckt.partition(%s over %s: %s, %I values per thread)", buf,
+                        ckt_kernel_tensor(w->kb->k, kw->tensor)->name, d->desc,
                         (lua_Integer)d->nvalues);
         return 1;
     }
-    lua_pushfstring(L, "ckt.window(%s over %s)", buf, ckt_kernel_tensor(w->kb->k, kw->tensor)->name);
+    lua_pushfstring(L, "ckt.window(%s over %s)", buf,
+                    ckt_kernel_tensor(w->kb->k, kw->tensor)->name);
     return 1;
 }
 
@@ -434,7 +528,9 @@ static int w_tostring(lua_State *L)
 static int w_nvalues(lua_State *L)
 {
     l_kobj *w = luaL_checkudata(L, 1, CKT_L_WINDOW);
-    if (w->dist < 0) return ckt_l_errorf(L, "nvalues: the window has no distribution (only partitions and windows made with one say who holds what)");
+    if (w->dist < 0)
+        return ckt_l_errorf(L, "nvalues: the window has no distribution (only partitions and "
+                               "windows made with one say who holds what)");
     lua_pushinteger(L, (lua_Integer)ckt_kernel_dist(w->kb->k, w->dist)->nvalues);
     return 1;
 }
@@ -448,10 +544,18 @@ static int w_lengths(lua_State *L)
 
 void ckt_lk_open_tensor(lua_State *L)
 {
-    static const luaL_Reg tmethods[] = {{"__tostring", t_tostring}, {"dtype", t_dtype}, {"memory", t_memory}, {"nvalues", t_nvalues}, {NULL, NULL}};
-    static const luaL_Reg wmethods[] = {{"__tostring", w_tostring}, {"move", w_move}, {"load", w_load}, {"store", w_store},
-                                        {"lengths", w_lengths}, {"nvalues", w_nvalues}, {NULL, NULL}};
-    static const luaL_Reg fns[] = {{"tensor", l_tensor}, {"tile_window", l_tile_window}, {"local_tile", l_local_tile}, {NULL, NULL}};
+    static const luaL_Reg tmethods[] = {{"__tostring", t_tostring},
+                                        {"dtype", t_dtype},
+                                        {"memory", t_memory},
+                                        {"nvalues", t_nvalues},
+                                        {NULL, NULL}};
+    static const luaL_Reg wmethods[] = {
+        {"__tostring", w_tostring}, {"move", w_move},       {"load", w_load}, {"store", w_store},
+        {"lengths", w_lengths},     {"nvalues", w_nvalues}, {NULL, NULL}};
+    static const luaL_Reg fns[] = {{"tensor", l_tensor},
+                                   {"tile_window", l_tile_window},
+                                   {"local_tile", l_local_tile},
+                                   {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_KTENSOR, tmethods);
     ckt_l_new_class(L, CKT_L_WINDOW, wmethods);
     luaL_setfuncs(L, fns, 0);

@@ -1,5 +1,5 @@
-/* ckt.wgmma_desc{layout=, dtype=, rows=, origin=, base=}: the shared-memory matrix descriptor of one
- * wgmma operand in an LDS tile (ckt/wgmma.h), for scripts, tests and the help. */
+/* ckt.wgmma_desc{layout=, dtype=, rows=, origin=, base=}: the shared-memory matrix descriptor of
+ * one wgmma operand in an LDS tile (ckt/wgmma.h), for scripts, tests and the help. */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,10 +14,17 @@ static int l_wgmma_desc(lua_State *L)
     ckt_layout tile;
     ckt_swizzle sw = {0, 0, 0};
     lua_getfield(L, 1, "layout");
-    if (lua_isnil(L, -1)) return ckt_l_errorf(L, "%s: field 'layout' is required (the LDS tile, rows x K, a layout or a swizzled ckt.composed)", fn);
+    if (lua_isnil(L, -1))
+        return ckt_l_errorf(L,
+                            "%s: field 'layout' is required (the LDS tile, rows x K, a layout or a "
+                            "swizzled ckt.composed)",
+                            fn);
     ckt_composed *c = luaL_testudata(L, -1, CKT_L_COMPOSED);
     if (c) {
-        if (c->offset) return ckt_l_errorf(L, "%s: layout: a composed layout with an offset (%lld) is not an LDS tile", fn, (long long)c->offset);
+        if (c->offset)
+            return ckt_l_errorf(
+                L, "%s: layout: a composed layout with an offset (%lld) is not an LDS tile", fn,
+                (long long)c->offset);
         tile = c->inner;
         sw = c->sw;
     } else {
@@ -38,7 +45,9 @@ static int l_wgmma_desc(lua_State *L)
     lua_pop(L, 1);
     ckt_wgmma_desc d;
     uint64_t bits;
-    if (ckt_wgmma_desc_make(&tile, sw.b ? &sw : NULL, dtype, rows, origin[0], origin[1], &d, &err) || ckt_wgmma_desc_encode(&d, base, &bits, &err))
+    if (ckt_wgmma_desc_make(&tile, sw.b ? &sw : NULL, dtype, rows, origin[0], origin[1], &d,
+                            &err) ||
+        ckt_wgmma_desc_encode(&d, base, &bits, &err))
         return ckt_l_error(L, &err);
     lua_createtable(L, 0, 7);
     lua_pushinteger(L, (lua_Integer)d.start);
@@ -65,10 +74,15 @@ void ckt_l_open_wgmma(lua_State *L)
     lua_pushcfunction(L, l_wgmma_desc);
     lua_setfield(L, -2, "wgmma_desc");
     ckt_l_help_add(L, "wgmma_desc",
-                   "ckt.wgmma_desc{layout=, dtype=\"f16\", rows=64, origin={0, 0}, base=0}: the shared-memory matrix descriptor\n"
-                   "of one wgmma operand (sm_90a): the rows x 16 operand at origin {row, k} of an LDS tile (layout: rows x K, a\n"
-                   "layout or ckt.composed(ckt.swizzle(B,3,3), 0, layout) for 16-bit elements = the hardware's 32B/64B/128B\n"
-                   "swizzles Sw<B,4,3> on bytes), rows 64 for A and the instruction's N for B. -> {start, lbo, sbo (bytes),\n"
-                   "swizzle (0/32/64/128), major (\"k\"/\"mn\"), alignment (bytes the tile must start on), bits (hex, at base)}.\n"
+                   "ckt.wgmma_desc{layout=, dtype=\"f16\", rows=64, origin={0, 0}, base=0}: the "
+                   "shared-memory matrix descriptor\n"
+                   "of one wgmma operand (sm_90a): the rows x 16 operand at origin {row, k} of an "
+                   "LDS tile (layout: rows x K, a\n"
+                   "layout or ckt.composed(ckt.swizzle(B,3,3), 0, layout) for 16-bit elements = "
+                   "the hardware's 32B/64B/128B\n"
+                   "swizzles Sw<B,4,3> on bytes), rows 64 for A and the instruction's N for B. -> "
+                   "{start, lbo, sbo (bytes),\n"
+                   "swizzle (0/32/64/128), major (\"k\"/\"mn\"), alignment (bytes the tile must "
+                   "start on), bits (hex, at base)}.\n"
                    "A layout the hardware cannot read is an error naming the rule it breaks.");
 }

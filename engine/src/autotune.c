@@ -99,7 +99,8 @@ typedef struct tuner {
     double t0;
 } tuner;
 
-static void verdict(ckt_autotune_result *r, ckt_autotune_state s, const char *fmt, const char *a, const char *b)
+static void verdict(ckt_autotune_result *r, ckt_autotune_state s, const char *fmt, const char *a,
+                    const char *b)
 {
     r->state = s;
     snprintf(r->reason, sizeof r->reason, fmt, a, b);
@@ -120,7 +121,8 @@ static void *compile_worker(void *arg)
         ckt_status s = ckt_kernel_compile(t->ctx, t->c[i].kernel, t->rec->name, &co, &exe, &e);
         pthread_mutex_lock(&t->lock);
         ckt_autotune_result *r = &t->r[i];
-        if (s) verdict(r, CKT_AUTOTUNE_FAILED, "compile: %.490s%s", e.msg, "");
+        if (s)
+            verdict(r, CKT_AUTOTUNE_FAILED, "compile: %.490s%s", e.msg, "");
         else {
             const ckt_binary *b = ckt_exe_binary(exe);
             r->state = CKT_AUTOTUNE_COMPILED;
@@ -145,19 +147,32 @@ static ckt_status check_problem(const ckt_autotune_candidate *c, ckt_device *dev
     for (int i = 0; i < CKT_K_MAX_PARAMS; i++) bytes[i] = UINT64_MAX;
     for (int i = 0; i < ckt_kernel_nparams(k); i++) {
         const ckt_kparam *p = ckt_kernel_param(k, i);
-        if (p->specialized) { values[i] = p->ivalue; continue; }
-        if (a >= c->nargs) return ckt_fail(err, CKT_EINVAL, "problem: argument '%s' is missing (kernel '%s' takes more than %d)", p->name, ckt_kernel_name(k), c->nargs);
+        if (p->specialized) {
+            values[i] = p->ivalue;
+            continue;
+        }
+        if (a >= c->nargs)
+            return ckt_fail(err, CKT_EINVAL,
+                            "problem: argument '%s' is missing (kernel '%s' takes more than %d)",
+                            p->name, ckt_kernel_name(k), c->nargs);
         const ckt_arg *x = &c->args[a++];
         if (x->kind != p->kind)
-            return ckt_fail(err, CKT_EINVAL, "problem: argument '%s' must be %s, got %s", p->name, ckt_param_kind_name(p->kind), ckt_param_kind_name(x->kind));
+            return ckt_fail(err, CKT_EINVAL, "problem: argument '%s' must be %s, got %s", p->name,
+                            ckt_param_kind_name(p->kind), ckt_param_kind_name(x->kind));
         if (p->kind == CKT_PARAM_PTR) {
-            if (!x->v.buffer) return ckt_fail(err, CKT_EINVAL, "problem: argument '%s' is a NULL buffer", p->name);
-            if (ckt_buffer_device(x->v.buffer) != dev) return ckt_fail(err, CKT_EINVAL, "problem: argument '%s' is a buffer of another device", p->name);
+            if (!x->v.buffer)
+                return ckt_fail(err, CKT_EINVAL, "problem: argument '%s' is a NULL buffer",
+                                p->name);
+            if (ckt_buffer_device(x->v.buffer) != dev)
+                return ckt_fail(err, CKT_EINVAL,
+                                "problem: argument '%s' is a buffer of another device", p->name);
             bytes[i] = (uint64_t)ckt_buffer_size(x->v.buffer);
         }
         values[i] = p->kind == CKT_PARAM_I32 ? x->v.i32 : p->kind == CKT_PARAM_I64 ? x->v.i64 : 0;
     }
-    if (a != c->nargs) return ckt_fail(err, CKT_EINVAL, "problem: %d arguments for kernel '%s', which takes %d", c->nargs, ckt_kernel_name(k), a);
+    if (a != c->nargs)
+        return ckt_fail(err, CKT_EINVAL, "problem: %d arguments for kernel '%s', which takes %d",
+                        c->nargs, ckt_kernel_name(k), a);
     bool empty = false;
     ckt_status s = ckt_kernel_check_launch(k, values, err);
     if (!s) s = ckt_kernel_check_bounds(k, values, c->grid, bytes, &empty, err);
@@ -176,7 +191,8 @@ static void prune_before(tuner *t)
             continue;
         }
         if (!c->kernel || !ckt_kernel_is_finished(c->kernel)) {
-            verdict(r, CKT_AUTOTUNE_FAILED, "%s%s", c->kernel ? "the kernel is not finished" : "no kernel", "");
+            verdict(r, CKT_AUTOTUNE_FAILED, "%s%s",
+                    c->kernel ? "the kernel is not finished" : "no kernel", "");
             continue;
         }
         r->lds_bytes = ckt_kernel_lds_bytes(c->kernel);
@@ -184,7 +200,8 @@ static void prune_before(tuner *t)
         char a[64], b[64];
         if (t->rec->lds_max_bytes > 0 && r->lds_bytes > t->rec->lds_max_bytes) {
             snprintf(a, sizeof a, "%lld", (long long)r->lds_bytes);
-            snprintf(b, sizeof b, "%lld bytes of %s", (long long)t->rec->lds_max_bytes, t->rec->arch);
+            snprintf(b, sizeof b, "%lld bytes of %s", (long long)t->rec->lds_max_bytes,
+                     t->rec->arch);
             verdict(r, CKT_AUTOTUNE_PRUNED, "LDS: %s bytes per block, more than the %s", a, b);
         } else if (check_problem(c, t->dev, &e)) {
             verdict(r, CKT_AUTOTUNE_PRUNED, "does not fit the problem: %.480s%s", e.msg, "");
@@ -196,7 +213,8 @@ static void prune_before(tuner *t)
     double slack = t->o->bank_slack == 0 ? DEFAULT_SLACK : t->o->bank_slack;
     for (int i = 0; i < t->n && slack > 0 && best > 0; i++) {
         ckt_autotune_result *r = &t->r[i];
-        if (r->state != CKT_AUTOTUNE_PENDING || r->bank_factor <= slack * best * (1 + 1e-9)) continue;
+        if (r->state != CKT_AUTOTUNE_PENDING || r->bank_factor <= slack * best * (1 + 1e-9))
+            continue;
         char a[96], b[96];
         snprintf(a, sizeof a, "%.2f cycles per conflict-free cycle", r->bank_factor);
         snprintf(b, sizeof b, "%.2f x the best candidate's %.2f", slack, best);
@@ -216,7 +234,8 @@ static void prune_after(tuner *t, int i)
         snprintf(a, sizeof a, "%lld", (long long)spills);
         verdict(r, CKT_AUTOTUNE_PRUNED, "spills: %s bytes/registers spilled%s", a, "");
     } else if (t->o->min_occupancy > 0 && r->occupancy >= 0 && r->occupancy < t->o->min_occupancy) {
-        snprintf(a, sizeof a, "%lld registers per thread allow %d %s", (long long)regs, r->occupancy,
+        snprintf(a, sizeof a, "%lld registers per thread allow %d %s", (long long)regs,
+                 r->occupancy,
                  t->rec->hw.vendor == CKT_VENDOR_NVIDIA ? "warps per SM" : "waves per SIMD");
         snprintf(b, sizeof b, "%d", t->o->min_occupancy);
         verdict(r, CKT_AUTOTUNE_PRUNED, "occupancy: %s, fewer than min_occupancy %s", a, b);
@@ -257,7 +276,8 @@ static ckt_status measure(tuner *t, int i, ckt_error *err)
     r->ms = runs % 2 ? sorted[runs / 2] : 0.5 * (sorted[runs / 2 - 1] + sorted[runs / 2]);
     r->score = r->ms;
     r->state = CKT_AUTOTUNE_MEASURED;
-    if (t->o->metric && t->o->metric(t->o->user, i, r->ms, times, runs, &r->score, err)) return err ? err->status : CKT_EINVAL;
+    if (t->o->metric && t->o->metric(t->o->user, i, r->ms, times, runs, &r->score, err))
+        return err ? err->status : CKT_EINVAL;
     if (t->p.best < 0 || r->score < t->p.best_score) t->p.best = i, t->p.best_score = r->score;
     return CKT_OK;
 }
@@ -284,7 +304,10 @@ static ckt_status report(tuner *t, ckt_error *err)
     return t->o->progress(t->o->user, &t->p, err) ? (err ? err->status : CKT_EINVAL) : CKT_OK;
 }
 
-static int over_budget(const tuner *t) { return t->o->budget_s > 0 && now_s() - t->t0 > t->o->budget_s; }
+static int over_budget(const tuner *t)
+{
+    return t->o->budget_s > 0 && now_s() - t->t0 > t->o->budget_s;
+}
 
 /* Wait for each queued candidate in order; prune and measure it (GPU: as it arrives, while the
  * pool compiles the next ones; CPU: after every compile, which would otherwise share its cores). */
@@ -296,14 +319,17 @@ static ckt_status drive(tuner *t, int overlap, ckt_error *err)
     for (int k = 0; k < t->norder && !s; k++) {
         int i = t->order[k];
         pthread_mutex_lock(&t->lock);
-        while (t->r[i].state == CKT_AUTOTUNE_PENDING && !(t->stop && k >= t->next)) pthread_cond_wait(&t->changed, &t->lock);
+        while (t->r[i].state == CKT_AUTOTUNE_PENDING && !(t->stop && k >= t->next))
+            pthread_cond_wait(&t->changed, &t->lock);
         if (over_budget(t)) t->stop = 1;
         ckt_autotune_state st = t->r[i].state;
         pthread_mutex_unlock(&t->lock);
         if (st == CKT_AUTOTUNE_COMPILED) prune_after(t, i);
         if (t->r[i].state == CKT_AUTOTUNE_COMPILED) {
-            if (overlap && !over_budget(t)) s = measure(t, i, err);
-            else ready[nready++] = i;
+            if (overlap && !over_budget(t))
+                s = measure(t, i, err);
+            else
+                ready[nready++] = i;
         }
         if (!s) s = report(t, err);
         if (s) {
@@ -332,39 +358,58 @@ static ckt_status warm_compiler(const ckt_target_record *rec, ckt_error *err)
 {
     char id[256];
     ckt_status s = rec->compiler == CKT_COMPILER_HOST_CC ? ckt_jit_cpu_identity(id, sizeof id, err)
-                 : rec->compiler == CKT_COMPILER_HIPRTC ? ckt_jit_hip_identity(id, sizeof id, err)
-                                                        : ckt_jit_cuda_identity(id, sizeof id, err);
+                   : rec->compiler == CKT_COMPILER_HIPRTC
+                       ? ckt_jit_hip_identity(id, sizeof id, err)
+                       : ckt_jit_cuda_identity(id, sizeof id, err);
     return s ? ckt_fail_prefix(err, "autotune: ") : CKT_OK;
 }
 
-static ckt_status open_device(ckt_context *ctx, const ckt_target_record *rec, const ckt_autotune_candidate *c, int n, ckt_device **dev,
-                              int *owned, ckt_error *err)
+static ckt_status open_device(ckt_context *ctx, const ckt_target_record *rec,
+                              const ckt_autotune_candidate *c, int n, ckt_device **dev, int *owned,
+                              ckt_error *err)
 {
     *owned = 0;
     for (int i = 0; !*dev && i < n; i++)
         for (int a = 0; a < c[i].nargs && c[i].args && !*dev; a++)
-            if (c[i].args[a].kind == CKT_PARAM_PTR && c[i].args[a].v.buffer) *dev = ckt_buffer_device(c[i].args[a].v.buffer);
+            if (c[i].args[a].kind == CKT_PARAM_PTR && c[i].args[a].v.buffer)
+                *dev = ckt_buffer_device(c[i].args[a].v.buffer);
     if (!*dev) {
         ckt_error e;
         if (ckt_device_open(ctx, ckt_backend_name(rec->runtime), dev, &e))
-            return ckt_fail(err, CKT_ERUNTIME, "autotune: target '%s' runs on a %s device and this machine has none (%.600s); tune for the CPU target (cpu:%s) instead",
+            return ckt_fail(err, CKT_ERUNTIME,
+                            "autotune: target '%s' runs on a %s device and this machine has none "
+                            "(%.600s); tune for the CPU target (cpu:%s) instead",
                             rec->name, ckt_backend_name(rec->runtime), e.msg, rec->arch);
         *owned = 1;
     }
     if (ckt_device_backend(*dev) != rec->runtime)
-        return ckt_fail(err, CKT_EINVAL, "autotune: target '%s' runs on a %s device, not on %s", rec->name, ckt_backend_name(rec->runtime), ckt_device_name(*dev));
+        return ckt_fail(err, CKT_EINVAL, "autotune: target '%s' runs on a %s device, not on %s",
+                        rec->name, ckt_backend_name(rec->runtime), ckt_device_name(*dev));
     return CKT_OK;
 }
 
 static ckt_status check_options(const ckt_autotune_options *o, ckt_error *err)
 {
-    if (o->threads < 0 || o->threads > 256) return ckt_fail(err, CKT_EINVAL, "autotune: threads %d must be in [0, 256] (0: the online cores)", o->threads);
-    if (o->warmup < 0 || o->warmup > MAX_RUNS) return ckt_fail(err, CKT_EINVAL, "autotune: warmup %d must be in [0, %d]", o->warmup, MAX_RUNS);
-    if (o->runs < 0 || o->runs > MAX_RUNS) return ckt_fail(err, CKT_EINVAL, "autotune: runs %d must be in [0, %d]", o->runs, MAX_RUNS);
-    if (!(o->budget_s >= 0) || o->budget_s > 1e7) return ckt_fail(err, CKT_EINVAL, "autotune: budget_s %g must be a number of seconds >= 0", o->budget_s);
+    if (o->threads < 0 || o->threads > 256)
+        return ckt_fail(err, CKT_EINVAL,
+                        "autotune: threads %d must be in [0, 256] (0: the online cores)",
+                        o->threads);
+    if (o->warmup < 0 || o->warmup > MAX_RUNS)
+        return ckt_fail(err, CKT_EINVAL, "autotune: warmup %d must be in [0, %d]", o->warmup,
+                        MAX_RUNS);
+    if (o->runs < 0 || o->runs > MAX_RUNS)
+        return ckt_fail(err, CKT_EINVAL, "autotune: runs %d must be in [0, %d]", o->runs, MAX_RUNS);
+    if (!(o->budget_s >= 0) || o->budget_s > 1e7)
+        return ckt_fail(err, CKT_EINVAL, "autotune: budget_s %g must be a number of seconds >= 0",
+                        o->budget_s);
     if (o->bank_slack != o->bank_slack || (o->bank_slack > 0 && o->bank_slack < 1))
-        return ckt_fail(err, CKT_EINVAL, "autotune: bank_slack %g must be >= 1 (0: the default 2, < 0: no bank pruning)", o->bank_slack);
-    if (o->min_occupancy < 0) return ckt_fail(err, CKT_EINVAL, "autotune: min_occupancy %d must be >= 0", o->min_occupancy);
+        return ckt_fail(
+            err, CKT_EINVAL,
+            "autotune: bank_slack %g must be >= 1 (0: the default 2, < 0: no bank pruning)",
+            o->bank_slack);
+    if (o->min_occupancy < 0)
+        return ckt_fail(err, CKT_EINVAL, "autotune: min_occupancy %d must be >= 0",
+                        o->min_occupancy);
     return CKT_OK;
 }
 
@@ -377,7 +422,8 @@ static ckt_status run_pool(tuner *t, ckt_error *err)
     int started = 0;
     for (; started < nthreads; started++)
         if (pthread_create(&th[started], NULL, compile_worker, t) != 0) break;
-    if (started == 0 && t->norder > 0) compile_worker(t); /* no thread: compile here, then measure */
+    if (started == 0 && t->norder > 0)
+        compile_worker(t); /* no thread: compile here, then measure */
     ckt_status s = drive(t, t->rec->runtime != CKT_BACKEND_CPU, err);
     pthread_mutex_lock(&t->lock);
     t->stop = 1;
@@ -387,37 +433,60 @@ static ckt_status run_pool(tuner *t, ckt_error *err)
     return s;
 }
 
-ckt_status ckt_autotune(ckt_context *ctx, ckt_device *dev, const char *target, const ckt_autotune_candidate *cands, int n,
-                        const ckt_autotune_options *opts, ckt_autotune_result *results, int *best, ckt_error *err)
+ckt_status ckt_autotune(ckt_context *ctx, ckt_device *dev, const char *target,
+                        const ckt_autotune_candidate *cands, int n,
+                        const ckt_autotune_options *opts, ckt_autotune_result *results, int *best,
+                        ckt_error *err)
 {
     static const ckt_autotune_options defaults = {0};
-    if (!results || !best) return ckt_fail(err, CKT_EINVAL, "autotune: %s is NULL", results ? "best" : "results");
+    if (!results || !best)
+        return ckt_fail(err, CKT_EINVAL, "autotune: %s is NULL", results ? "best" : "results");
     *best = -1;
     if (n < 1) return ckt_fail(err, CKT_EINVAL, "autotune: %d candidates (need at least one)", n);
     if (!cands) return ckt_fail(err, CKT_EINVAL, "autotune: candidates is NULL");
     for (int i = 0; i < n; i++) {
         ckt_resources none = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
         memset(&results[i], 0, sizeof results[i]);
-        results[i].lds_bytes = -1, results[i].compile_ms = -1, results[i].ms = -1, results[i].score = -1, results[i].occupancy = -1;
+        results[i].lds_bytes = -1, results[i].compile_ms = -1, results[i].ms = -1,
+        results[i].score = -1, results[i].occupancy = -1;
         results[i].res = none;
     }
     if (!opts) opts = &defaults;
     ckt_status s = check_options(opts, err);
     if (s) return s;
     for (int i = 0; i < n; i++)
-        if (cands[i].nargs < 0 || cands[i].nargs > CKT_K_MAX_PARAMS || (cands[i].nargs > 0 && !cands[i].args))
-            return ckt_fail(err, CKT_EINVAL, "autotune: candidate %d: nargs %d with args %s", i, cands[i].nargs, cands[i].args ? "given" : "NULL");
+        if (cands[i].nargs < 0 || cands[i].nargs > CKT_K_MAX_PARAMS ||
+            (cands[i].nargs > 0 && !cands[i].args))
+            return ckt_fail(err, CKT_EINVAL, "autotune: candidate %d: nargs %d with args %s", i,
+                            cands[i].nargs, cands[i].args ? "given" : "NULL");
     ckt_target_record rec;
-    if (ckt_target_parse(target ? target : ckt_context_default_target(ctx), &rec, err)) return ckt_fail_prefix(err, "autotune: ");
+    if (ckt_target_parse(target ? target : ckt_context_default_target(ctx), &rec, err))
+        return ckt_fail_prefix(err, "autotune: ");
     int owned = 0;
-    if ((s = open_device(ctx, &rec, cands, n, &dev, &owned, err)) || (s = warm_compiler(&rec, err))) {
+    if ((s = open_device(ctx, &rec, cands, n, &dev, &owned, err)) ||
+        (s = warm_compiler(&rec, err))) {
         if (owned) ckt_device_close(dev);
         return s;
     }
-    tuner t = {ctx, dev, &rec, cands, results, opts, n, NULL, 0, 0, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, {0}, now_s()};
+    tuner t = {ctx,
+               dev,
+               &rec,
+               cands,
+               results,
+               opts,
+               n,
+               NULL,
+               0,
+               0,
+               0,
+               PTHREAD_MUTEX_INITIALIZER,
+               PTHREAD_COND_INITIALIZER,
+               {0},
+               now_s()};
     t.p.candidates = n, t.p.best = -1;
     prune_before(&t);
-    if (!(t.order = calloc((size_t)n, sizeof *t.order))) s = ckt_fail(err, CKT_ENOMEM, "autotune: out of memory");
+    if (!(t.order = calloc((size_t)n, sizeof *t.order)))
+        s = ckt_fail(err, CKT_ENOMEM, "autotune: out of memory");
     for (int i = 0; !s && i < n; i++)
         if (results[i].state == CKT_AUTOTUNE_PENDING) t.order[t.norder++] = i;
     if (!s) s = report(&t, err);
@@ -425,7 +494,9 @@ ckt_status ckt_autotune(ckt_context *ctx, ckt_device *dev, const char *target, c
     for (int i = 0; i < n; i++) { /* what the budget or a stop left undecided */
         ckt_autotune_result *r = &results[i];
         if (r->state == CKT_AUTOTUNE_PENDING || r->state == CKT_AUTOTUNE_COMPILED) {
-            verdict(r, CKT_AUTOTUNE_PRUNED, "%s%s", s ? "the search stopped before it" : "budget_s spent before it was measured", "");
+            verdict(r, CKT_AUTOTUNE_PRUNED, "%s%s",
+                    s ? "the search stopped before it" : "budget_s spent before it was measured",
+                    "");
             ckt_exe_free(r->exe);
             r->exe = NULL;
         }
@@ -465,19 +536,26 @@ static void driver_version(ckt_device *dev, char *out, size_t cap)
         if (ckt_jit_cpu_identity(out, cap, &e)) snprintf(out, cap, "unknown");
         return;
     }
-    if (ckt_device_backend(dev) == CKT_BACKEND_CUDA) lib = ckt_dynlib_open(cuda_names, sym = "cuDriverGetVersion", &opened);
-    else lib = ckt_dynlib_open(ckt_dynlib_hip_names, sym = "hipDriverGetVersion", &opened);
+    if (ckt_device_backend(dev) == CKT_BACKEND_CUDA)
+        lib = ckt_dynlib_open(cuda_names, sym = "cuDriverGetVersion", &opened);
+    else
+        lib = ckt_dynlib_open(ckt_dynlib_hip_names, sym = "hipDriverGetVersion", &opened);
     version_fn f = NULL;
     ckt_dynsym syms[] = {{(void **)&f, sym, NULL, false}};
     int v = 0;
-    if (lib && !ckt_dynlib_bind(lib, syms, 1) && f && f(&v) == 0) snprintf(out, cap, "%s %d", opened, v);
+    if (lib && !ckt_dynlib_bind(lib, syms, 1) && f && f(&v) == 0)
+        snprintf(out, cap, "%s %d", opened, v);
 }
 
-ckt_status ckt_autotune_key(const char *const *parts, int nparts, ckt_device *dev, char key[65], ckt_error *err)
+ckt_status ckt_autotune_key(const char *const *parts, int nparts, ckt_device *dev, char key[65],
+                            ckt_error *err)
 {
     if (!key) return ckt_fail(err, CKT_EINVAL, "autotune_key: key is NULL");
-    if (nparts < 0 || nparts > 16 || (nparts > 0 && !parts)) return ckt_fail(err, CKT_EINVAL, "autotune_key: nparts %d must be in [0, 16] with parts", nparts);
-    const char *all[20] = {"ckt-autotune-1", ckt_version(), dev ? ckt_device_name(dev) : "no device", NULL};
+    if (nparts < 0 || nparts > 16 || (nparts > 0 && !parts))
+        return ckt_fail(err, CKT_EINVAL, "autotune_key: nparts %d must be in [0, 16] with parts",
+                        nparts);
+    const char *all[20] = {"ckt-autotune-1", ckt_version(),
+                           dev ? ckt_device_name(dev) : "no device", NULL};
     char driver[256];
     driver_version(dev, driver, sizeof driver);
     all[3] = driver;
@@ -486,7 +564,8 @@ ckt_status ckt_autotune_key(const char *const *parts, int nparts, ckt_device *de
     return CKT_OK;
 }
 
-ckt_recall ckt_autotune_recall(ckt_context *ctx, const char *key, char **payload, size_t *size, char *note, size_t cap)
+ckt_recall ckt_autotune_recall(ckt_context *ctx, const char *key, char **payload, size_t *size,
+                               char *note, size_t cap)
 {
     if (note && cap) note[0] = 0;
     ckt_cache *c = ckt_context_cache(ctx);
@@ -500,7 +579,10 @@ ckt_recall ckt_autotune_recall(ckt_context *ctx, const char *key, char **payload
         return CKT_RECALL_CORRUPT;
     }
     char *text = realloc(data, n + 1);
-    if (!text) { free(data); return CKT_RECALL_MISS; }
+    if (!text) {
+        free(data);
+        return CKT_RECALL_MISS;
+    }
     text[n] = 0;
     *payload = text;
     *size = n;

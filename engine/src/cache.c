@@ -61,11 +61,16 @@ static int make_dirs(const char *path)
 static void resolve_dir(const char *dir, char *out, size_t cap)
 {
     const char *e;
-    if (dir && *dir) snprintf(out, cap, "%s", dir);
-    else if ((e = getenv("CKT_CACHE_DIR")) && *e) snprintf(out, cap, "%s", e);
-    else if ((e = getenv("XDG_CACHE_HOME")) && *e) snprintf(out, cap, "%s/ckt", e);
-    else if ((e = getenv("HOME")) && *e) snprintf(out, cap, "%s/.cache/ckt", e);
-    else out[0] = 0;
+    if (dir && *dir)
+        snprintf(out, cap, "%s", dir);
+    else if ((e = getenv("CKT_CACHE_DIR")) && *e)
+        snprintf(out, cap, "%s", e);
+    else if ((e = getenv("XDG_CACHE_HOME")) && *e)
+        snprintf(out, cap, "%s/ckt", e);
+    else if ((e = getenv("HOME")) && *e)
+        snprintf(out, cap, "%s/.cache/ckt", e);
+    else
+        out[0] = 0;
 }
 
 static int temp_file(const ckt_cache *c, const char *key, char *path, size_t cap)
@@ -73,7 +78,8 @@ static int temp_file(const ckt_cache *c, const char *key, char *path, size_t cap
     static unsigned counter;
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
-    snprintf(path, cap, "%s/.tmp-%.16s-%ld-%lx-%u", c->dir, key, (long)getpid(), (unsigned long)t.tv_nsec, __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED));
+    snprintf(path, cap, "%s/.tmp-%.16s-%ld-%lx-%u", c->dir, key, (long)getpid(),
+             (unsigned long)t.tv_nsec, __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED));
     return open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 }
 
@@ -85,13 +91,25 @@ ckt_status ckt_cache_open(const char *dir, ckt_cache **out, ckt_error *err)
     pthread_mutex_init(&c->lock, NULL);
     resolve_dir(dir, c->dir, sizeof c->dir);
     *out = c;
-    if (!c->dir[0]) { note(c, "compile cache off: no directory (set CKT_CACHE_DIR or HOME)%s%s", "", ""); return CKT_OK; }
-    if (strlen(c->dir) > sizeof c->dir - 200) { note(c, "compile cache off: directory name %.64s... is too long%s", c->dir, ""); return CKT_OK; }
-    if (make_dirs(c->dir) != 0) { note(c, "compile cache off: cannot create %.300s: %s", c->dir, strerror(errno)); return CKT_OK; }
+    if (!c->dir[0]) {
+        note(c, "compile cache off: no directory (set CKT_CACHE_DIR or HOME)%s%s", "", "");
+        return CKT_OK;
+    }
+    if (strlen(c->dir) > sizeof c->dir - 200) {
+        note(c, "compile cache off: directory name %.64s... is too long%s", c->dir, "");
+        return CKT_OK;
+    }
+    if (make_dirs(c->dir) != 0) {
+        note(c, "compile cache off: cannot create %.300s: %s", c->dir, strerror(errno));
+        return CKT_OK;
+    }
     /* probe writability by writing: access(W_OK) says yes to root on a read-only mount */
     char probe[4096];
     int fd = temp_file(c, "probe", probe, sizeof probe);
-    if (fd < 0) { note(c, "compile cache off: %.300s is not writable: %s", c->dir, strerror(errno)); return CKT_OK; }
+    if (fd < 0) {
+        note(c, "compile cache off: %.300s is not writable: %s", c->dir, strerror(errno));
+        return CKT_OK;
+    }
     close(fd);
     unlink(probe);
     c->enabled = 1;
@@ -118,7 +136,8 @@ ckt_cache_stats ckt_cache_get_stats(const ckt_cache *c)
     return z;
 }
 
-void ckt_cache_key(const char *const *parts, const size_t *lens, int n, char out[CKT_CACHE_KEY_LEN + 1])
+void ckt_cache_key(const char *const *parts, const size_t *lens, int n,
+                   char out[CKT_CACHE_KEY_LEN + 1])
 {
     ckt_sha256 s;
     uint8_t d[32];
@@ -151,10 +170,26 @@ void ckt_cache_entry_path(const ckt_cache *c, const char *key, char *out, size_t
     snprintf(out, cap, "%s/%.64s.ckt", c ? c->dir : "", key ? key : "");
 }
 
-static void put_u32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
-static void put_u64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
-static uint32_t get_u32(const uint8_t *p) { uint32_t v = 0; for (int i = 3; i >= 0; i--) v = v << 8 | p[i]; return v; }
-static uint64_t get_u64(const uint8_t *p) { uint64_t v = 0; for (int i = 7; i >= 0; i--) v = v << 8 | p[i]; return v; }
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static void put_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static uint32_t get_u32(const uint8_t *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+static uint64_t get_u64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
 
 static void checksum(const void *data, size_t n, uint8_t out[32])
 {
@@ -172,7 +207,8 @@ static uint8_t *slurp(const char *path, size_t limit, size_t *n)
     if (fd < 0) return NULL;
     struct stat st;
     uint8_t *buf = NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= limit && (buf = malloc((size_t)st.st_size + 1))) {
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= limit &&
+        (buf = malloc((size_t)st.st_size + 1))) {
         size_t got = 0;
         while (got < (size_t)st.st_size) {
             ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
@@ -193,17 +229,27 @@ int ckt_cache_get(ckt_cache *c, const char *key, uint8_t **data, size_t *size)
     ckt_cache_entry_path(c, key, path, sizeof path);
     size_t n = 0;
     uint8_t *buf = slurp(path, HEADER_SIZE + MAX_PAYLOAD, &n);
-    if (!buf) { count(c, &c->stats.misses, 1); return 0; }
+    if (!buf) {
+        count(c, &c->stats.misses, 1);
+        return 0;
+    }
     const char *why = NULL;
     uint8_t sum[32];
     uint64_t len = n >= HEADER_SIZE ? get_u64(buf + 80) : 0;
-    if (n < HEADER_SIZE) why = "truncated header";
-    else if (memcmp(buf, MAGIC, 8)) why = "bad magic";
-    else if (get_u32(buf + 8) != CKT_CACHE_FORMAT_VERSION) why = "another format version";
-    else if (get_u32(buf + 12) != HEADER_SIZE) why = "bad header size";
-    else if (memcmp(buf + 16, key, CKT_CACHE_KEY_LEN)) why = "key mismatch";
-    else if (len != n - HEADER_SIZE) why = "payload length mismatch (truncated?)";
-    else if (checksum(buf + HEADER_SIZE, (size_t)len, sum), memcmp(sum, buf + 88, 32)) why = "checksum mismatch";
+    if (n < HEADER_SIZE)
+        why = "truncated header";
+    else if (memcmp(buf, MAGIC, 8))
+        why = "bad magic";
+    else if (get_u32(buf + 8) != CKT_CACHE_FORMAT_VERSION)
+        why = "another format version";
+    else if (get_u32(buf + 12) != HEADER_SIZE)
+        why = "bad header size";
+    else if (memcmp(buf + 16, key, CKT_CACHE_KEY_LEN))
+        why = "key mismatch";
+    else if (len != n - HEADER_SIZE)
+        why = "payload length mismatch (truncated?)";
+    else if (checksum(buf + HEADER_SIZE, (size_t)len, sum), memcmp(sum, buf + 88, 32))
+        why = "checksum mismatch";
     if (why) {
         /* a damaged entry is removed so the next compile rewrites it */
         unlink(path);
@@ -277,7 +323,9 @@ int ckt_cache_remove_stale(ckt_cache *c, double max_age_s)
         if (strncmp(e->d_name, ".tmp-", 5)) continue;
         snprintf(path, sizeof path, "%s/%s", c->dir, e->d_name);
         struct stat st;
-        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && difftime(now, st.st_mtime) >= max_age_s && unlink(path) == 0) removed++;
+        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+            difftime(now, st.st_mtime) >= max_age_s && unlink(path) == 0)
+            removed++;
     }
     closedir(d);
     count(c, &c->stats.stale_removed, removed);

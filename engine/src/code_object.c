@@ -26,12 +26,16 @@ static uint64_t be(const uint8_t *p, int n)
 
 static void store(mp *m, int64_t v)
 {
-    static const struct { const char *k; size_t off; } keys[] = {
-        {".vgpr_count", offsetof(ckt_resources, vgprs)}, {".sgpr_count", offsetof(ckt_resources, sgprs)},
-        {".agpr_count", offsetof(ckt_resources, agprs)}, {".vgpr_spill_count", offsetof(ckt_resources, vgpr_spills)},
-        {".sgpr_spill_count", offsetof(ckt_resources, sgpr_spills)},
-        {".group_segment_fixed_size", offsetof(ckt_resources, shared_bytes)},
-        {".private_segment_fixed_size", offsetof(ckt_resources, scratch_bytes)}};
+    static const struct {
+        const char *k;
+        size_t off;
+    } keys[] = {{".vgpr_count", offsetof(ckt_resources, vgprs)},
+                {".sgpr_count", offsetof(ckt_resources, sgprs)},
+                {".agpr_count", offsetof(ckt_resources, agprs)},
+                {".vgpr_spill_count", offsetof(ckt_resources, vgpr_spills)},
+                {".sgpr_spill_count", offsetof(ckt_resources, sgpr_spills)},
+                {".group_segment_fixed_size", offsetof(ckt_resources, shared_bytes)},
+                {".private_segment_fixed_size", offsetof(ckt_resources, scratch_bytes)}};
     if (!m->key) return;
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         if (strlen(keys[i].k) == m->keylen && memcmp(keys[i].k, m->key, m->keylen) == 0) {
@@ -40,19 +44,30 @@ static void store(mp *m, int64_t v)
         }
 }
 
-/* Parse one msgpack value; is_key: it is a map key (remember strings). Returns 0 on malformed input. */
+/* Parse one msgpack value; is_key: it is a map key (remember strings). Returns 0 on malformed
+ * input. */
 static int value(mp *m, int is_key)
 {
     if (!need(m, 1) || ++m->depth > 64) return 0;
     uint8_t t = *m->p++;
     int ok = 1;
     uint64_t n = 0;
-    if (t <= 0x7f) { if (!is_key) store(m, t); goto out; }
+    if (t <= 0x7f) {
+        if (!is_key) store(m, t);
+        goto out;
+    }
     if (t >= 0xe0) goto out;
     if ((t & 0xf0) == 0x80 || t == 0xde || t == 0xdf) { /* map */
-        if (t == 0xde) { if (!need(m, 2)) return 0; n = be(m->p, 2); m->p += 2; }
-        else if (t == 0xdf) { if (!need(m, 4)) return 0; n = be(m->p, 4); m->p += 4; }
-        else n = t & 0x0f;
+        if (t == 0xde) {
+            if (!need(m, 2)) return 0;
+            n = be(m->p, 2);
+            m->p += 2;
+        } else if (t == 0xdf) {
+            if (!need(m, 4)) return 0;
+            n = be(m->p, 4);
+            m->p += 4;
+        } else
+            n = t & 0x0f;
         for (uint64_t i = 0; i < n && ok; i++) {
             m->key = NULL;
             ok = value(m, 1) && value(m, 0);
@@ -61,18 +76,30 @@ static int value(mp *m, int is_key)
         goto out;
     }
     if ((t & 0xf0) == 0x90 || t == 0xdc || t == 0xdd) { /* array */
-        if (t == 0xdc) { if (!need(m, 2)) return 0; n = be(m->p, 2); m->p += 2; }
-        else if (t == 0xdd) { if (!need(m, 4)) return 0; n = be(m->p, 4); m->p += 4; }
-        else n = t & 0x0f;
+        if (t == 0xdc) {
+            if (!need(m, 2)) return 0;
+            n = be(m->p, 2);
+            m->p += 2;
+        } else if (t == 0xdd) {
+            if (!need(m, 4)) return 0;
+            n = be(m->p, 4);
+            m->p += 4;
+        } else
+            n = t & 0x0f;
         const char *k = m->key;
         size_t kl = m->keylen;
-        for (uint64_t i = 0; i < n && ok; i++) { m->key = NULL; ok = value(m, 0); }
+        for (uint64_t i = 0; i < n && ok; i++) {
+            m->key = NULL;
+            ok = value(m, 0);
+        }
         m->key = k;
         m->keylen = kl;
         goto out;
     }
-    if ((t & 0xe0) == 0xa0 || t == 0xd9 || t == 0xda || t == 0xdb || t == 0xc4 || t == 0xc5 || t == 0xc6) { /* str / bin */
-        if ((t & 0xe0) == 0xa0) n = t & 0x1f;
+    if ((t & 0xe0) == 0xa0 || t == 0xd9 || t == 0xda || t == 0xdb || t == 0xc4 || t == 0xc5 ||
+        t == 0xc6) { /* str / bin */
+        if ((t & 0xe0) == 0xa0)
+            n = t & 0x1f;
         else {
             int w = (t == 0xd9 || t == 0xc4) ? 1 : (t == 0xda || t == 0xc5) ? 2 : 4;
             if (!need(m, (size_t)w)) return 0;
@@ -80,16 +107,42 @@ static int value(mp *m, int is_key)
             m->p += w;
         }
         if (!need(m, n)) return 0;
-        if (is_key) { m->key = (const char *)m->p; m->keylen = n; }
+        if (is_key) {
+            m->key = (const char *)m->p;
+            m->keylen = n;
+        }
         m->p += n;
         goto out;
     }
     switch (t) {
-    case 0xc0: case 0xc2: case 0xc3: break;
-    case 0xcc: case 0xd0: if (!need(m, 1)) return 0; if (!is_key) store(m, t == 0xcc ? (int64_t)m->p[0] : (int8_t)m->p[0]); m->p += 1; break;
-    case 0xcd: case 0xd1: if (!need(m, 2)) return 0; if (!is_key) store(m, (int64_t)be(m->p, 2)); m->p += 2; break;
-    case 0xce: case 0xd2: case 0xca: if (!need(m, 4)) return 0; if (!is_key && t == 0xce) store(m, (int64_t)be(m->p, 4)); m->p += 4; break;
-    case 0xcf: case 0xd3: case 0xcb: if (!need(m, 8)) return 0; m->p += 8; break;
+    case 0xc0:
+    case 0xc2:
+    case 0xc3: break;
+    case 0xcc:
+    case 0xd0:
+        if (!need(m, 1)) return 0;
+        if (!is_key) store(m, t == 0xcc ? (int64_t)m->p[0] : (int8_t)m->p[0]);
+        m->p += 1;
+        break;
+    case 0xcd:
+    case 0xd1:
+        if (!need(m, 2)) return 0;
+        if (!is_key) store(m, (int64_t)be(m->p, 2));
+        m->p += 2;
+        break;
+    case 0xce:
+    case 0xd2:
+    case 0xca:
+        if (!need(m, 4)) return 0;
+        if (!is_key && t == 0xce) store(m, (int64_t)be(m->p, 4));
+        m->p += 4;
+        break;
+    case 0xcf:
+    case 0xd3:
+    case 0xcb:
+        if (!need(m, 8)) return 0;
+        m->p += 8;
+        break;
     default: ok = 0;
     }
 out:
@@ -99,9 +152,15 @@ out:
 
 /* The descriptor of the code object's AMDGPU metadata note (NT_AMDGPU_METADATA: msgpack), every
  * offset checked against the file. */
-static ckt_status metadata_note(const uint8_t *elf, size_t size, const uint8_t **desc, size_t *len, ckt_error *err)
+static ckt_status metadata_note(const uint8_t *elf, size_t size, const uint8_t **desc, size_t *len,
+                                ckt_error *err)
 {
-    if (size < 64 || memcmp(elf, "\x7f" "ELF", 4) != 0 || elf[4] != 2 || elf[5] != 1)
+    if (size < 64 ||
+        memcmp(elf,
+               "\x7f"
+               "ELF",
+               4) != 0 ||
+        elf[4] != 2 || elf[5] != 1)
         return ckt_fail(err, CKT_EINVAL, "code object: not a little-endian ELF64 file");
     uint64_t shoff = 0;
     uint16_t shentsize = 0, shnum = 0;
@@ -118,14 +177,16 @@ static ckt_status metadata_note(const uint8_t *elf, size_t size, const uint8_t *
         memcpy(&off, sh + 0x18, 8);
         memcpy(&sz, sh + 0x20, 8);
         if (type != 7 /* SHT_NOTE */) continue;
-        if (off > size || sz > size - off) return ckt_fail(err, CKT_EINVAL, "code object: note section out of bounds");
+        if (off > size || sz > size - off)
+            return ckt_fail(err, CKT_EINVAL, "code object: note section out of bounds");
         const uint8_t *p = elf + off, *end = p + sz;
         while ((size_t)(end - p) >= 12) {
             uint32_t namesz, descsz, ntype;
             memcpy(&namesz, p, 4);
             memcpy(&descsz, p + 4, 4);
             memcpy(&ntype, p + 8, 4);
-            size_t nalign = ((size_t)namesz + 3) & ~(size_t)3, dalign = ((size_t)descsz + 3) & ~(size_t)3;
+            size_t nalign = ((size_t)namesz + 3) & ~(size_t)3,
+                   dalign = ((size_t)descsz + 3) & ~(size_t)3;
             if (nalign > (size_t)(end - p) - 12 || dalign > (size_t)(end - p) - 12 - nalign)
                 return ckt_fail(err, CKT_EINVAL, "code object: note out of bounds");
             const uint8_t *name = p + 12;
@@ -140,7 +201,8 @@ static ckt_status metadata_note(const uint8_t *elf, size_t size, const uint8_t *
     return ckt_fail(err, CKT_EINVAL, "code object: no AMDGPU metadata note");
 }
 
-ckt_status ckt_code_object_resources(const uint8_t *elf, size_t size, ckt_resources *out, ckt_error *err)
+ckt_status ckt_code_object_resources(const uint8_t *elf, size_t size, ckt_resources *out,
+                                     ckt_error *err)
 {
     if (!elf || !out) return ckt_fail(err, CKT_EINVAL, "code object: NULL argument");
     const uint8_t *desc = NULL;
@@ -156,7 +218,9 @@ ckt_status ckt_code_object_resources(const uint8_t *elf, size_t size, ckt_resour
 
 /* ---- explicit kernel arguments (.args of the kernel named .name), for launch checks ---- */
 
-typedef struct { const uint8_t *p, *end; } cur;
+typedef struct {
+    const uint8_t *p, *end;
+} cur;
 
 /* the header of a map / array / string, or an unsigned integer; 0 when p holds another type */
 static int hdr(cur *c, int want, uint64_t *n)
@@ -164,10 +228,26 @@ static int hdr(cur *c, int want, uint64_t *n)
     if (c->p >= c->end) return 0;
     uint8_t t = *c->p;
     int w = 0;
-    if (want == 'm' && (t & 0xf0) == 0x80) { *n = t & 0x0f; c->p++; return 1; }
-    if (want == 'a' && (t & 0xf0) == 0x90) { *n = t & 0x0f; c->p++; return 1; }
-    if (want == 's' && (t & 0xe0) == 0xa0) { *n = t & 0x1f; c->p++; return 1; }
-    if (want == 'u' && t <= 0x7f) { *n = t; c->p++; return 1; }
+    if (want == 'm' && (t & 0xf0) == 0x80) {
+        *n = t & 0x0f;
+        c->p++;
+        return 1;
+    }
+    if (want == 'a' && (t & 0xf0) == 0x90) {
+        *n = t & 0x0f;
+        c->p++;
+        return 1;
+    }
+    if (want == 's' && (t & 0xe0) == 0xa0) {
+        *n = t & 0x1f;
+        c->p++;
+        return 1;
+    }
+    if (want == 'u' && t <= 0x7f) {
+        *n = t;
+        c->p++;
+        return 1;
+    }
     if (want == 'm') w = t == 0xde ? 2 : t == 0xdf ? 4 : 0;
     if (want == 'a') w = t == 0xdc ? 2 : t == 0xdd ? 4 : 0;
     if (want == 's') w = t == 0xd9 ? 1 : t == 0xda ? 2 : t == 0xdb ? 4 : 0;
@@ -186,7 +266,10 @@ static int str(cur *c, const uint8_t **s, uint64_t *n)
     return 1;
 }
 
-static int is(const uint8_t *s, uint64_t n, const char *lit) { return n == strlen(lit) && memcmp(s, lit, n) == 0; }
+static int is(const uint8_t *s, uint64_t n, const char *lit)
+{
+    return n == strlen(lit) && memcmp(s, lit, n) == 0;
+}
 
 /* skip one value with the existing bounds-checked walker (it stores nothing without a key) */
 static int skip(cur *c)
@@ -208,9 +291,14 @@ static int kernel_map(cur *c, const char *kernel, int64_t *sizes, int cap, int *
     if (!hdr(c, 'm', &n)) return skip(c);
     for (uint64_t i = 0; i < n; i++) {
         if (!str(c, &key, &len)) return 0;
-        if (is(key, len, ".name")) { if (!str(c, &name, &namelen)) return 0; }
-        else if (is(key, len, ".args")) { args.p = c->p; args.end = c->end; if (!skip(c)) return 0; }
-        else if (!skip(c)) return 0;
+        if (is(key, len, ".name")) {
+            if (!str(c, &name, &namelen)) return 0;
+        } else if (is(key, len, ".args")) {
+            args.p = c->p;
+            args.end = c->end;
+            if (!skip(c)) return 0;
+        } else if (!skip(c))
+            return 0;
     }
     if (!name || !is(name, namelen, kernel) || !args.p) return 1;
     if (!hdr(&args, 'a', &k)) return 0;
@@ -223,9 +311,13 @@ static int kernel_map(cur *c, const char *kernel, int64_t *sizes, int cap, int *
             if (!str(&args, &key, &len)) return 0;
             const uint8_t *v;
             uint64_t vl;
-            if (is(key, len, ".size")) { if (!hdr(&args, 'u', &size)) return 0; }
-            else if (is(key, len, ".value_kind")) { if (!str(&args, &v, &vl)) return 0; hidden = vl >= 7 && !memcmp(v, "hidden_", 7); }
-            else if (!skip(&args)) return 0;
+            if (is(key, len, ".size")) {
+                if (!hdr(&args, 'u', &size)) return 0;
+            } else if (is(key, len, ".value_kind")) {
+                if (!str(&args, &v, &vl)) return 0;
+                hidden = vl >= 7 && !memcmp(v, "hidden_", 7);
+            } else if (!skip(&args))
+                return 0;
         }
         if (hidden) continue;
         if (size == UINT64_MAX || size > 4096 || nexp >= cap) return 0;
@@ -236,24 +328,35 @@ static int kernel_map(cur *c, const char *kernel, int64_t *sizes, int cap, int *
     return 1;
 }
 
-ckt_status ckt_code_object_kernel_args(const uint8_t *elf, size_t size, const char *kernel, int64_t *sizes, int cap, int *count, ckt_error *err)
+ckt_status ckt_code_object_kernel_args(const uint8_t *elf, size_t size, const char *kernel,
+                                       int64_t *sizes, int cap, int *count, ckt_error *err)
 {
-    if (!elf || !kernel || !sizes || !count || cap < 0) return ckt_fail(err, CKT_EINVAL, "code object: NULL argument");
+    if (!elf || !kernel || !sizes || !count || cap < 0)
+        return ckt_fail(err, CKT_EINVAL, "code object: NULL argument");
     const uint8_t *desc = NULL, *key;
     size_t len = 0; /* set by metadata_note (gcc -O3 cannot see it) */
     ckt_status s = metadata_note(elf, size, &desc, &len, err);
     if (s) return s;
     cur c = {desc, desc + len};
     uint64_t n, klen, nk;
-    if (!hdr(&c, 'm', &n)) return ckt_fail(err, CKT_EINVAL, "code object: malformed AMDGPU metadata");
+    if (!hdr(&c, 'm', &n))
+        return ckt_fail(err, CKT_EINVAL, "code object: malformed AMDGPU metadata");
     for (uint64_t k = 0; k < n; k++) {
-        if (!str(&c, &key, &klen)) return ckt_fail(err, CKT_EINVAL, "code object: malformed AMDGPU metadata");
-        if (!is(key, klen, "amdhsa.kernels")) { if (!skip(&c)) return ckt_fail(err, CKT_EINVAL, "code object: malformed AMDGPU metadata"); continue; }
-        if (!hdr(&c, 'a', &nk)) return ckt_fail(err, CKT_EINVAL, "code object: amdhsa.kernels is not a list");
+        if (!str(&c, &key, &klen))
+            return ckt_fail(err, CKT_EINVAL, "code object: malformed AMDGPU metadata");
+        if (!is(key, klen, "amdhsa.kernels")) {
+            if (!skip(&c))
+                return ckt_fail(err, CKT_EINVAL, "code object: malformed AMDGPU metadata");
+            continue;
+        }
+        if (!hdr(&c, 'a', &nk))
+            return ckt_fail(err, CKT_EINVAL, "code object: amdhsa.kernels is not a list");
         int found = 0;
         for (uint64_t j = 0; j < nk; j++)
             if (!kernel_map(&c, kernel, sizes, cap, count, &found))
-                return ckt_fail(err, CKT_EINVAL, "code object: malformed kernel metadata (or more than %d arguments)", cap);
+                return ckt_fail(
+                    err, CKT_EINVAL,
+                    "code object: malformed kernel metadata (or more than %d arguments)", cap);
         if (found) return CKT_OK;
         return ckt_fail(err, CKT_EINVAL, "code object: no kernel '%.64s' in the metadata", kernel);
     }
@@ -262,20 +365,19 @@ ckt_status ckt_code_object_kernel_args(const uint8_t *elf, size_t size, const ch
 
 /* ---- cubin: the parameters of a kernel from its .nv.info.<kernel> section ----
  * Records, each a multiple of 4 bytes: u8 format, u8 attribute, then
- *   format 1, 2, 3 (EIFMT_NVAL, _BVAL, _HVAL): a 2-byte value slot (unused, u8, u16): 4 bytes in all;
- *   format 4 (EIFMT_SVAL): u16 length, then that many bytes.
- * The parameters, one record each, in any order:
- *   EIATTR_KPARAM_INFO (0x17, 12 bytes): u32 index, u16 ordinal, u16 offset, u32 flags with the
- *     size in bytes in bits 18..31;
- *   EIATTR_KPARAM_INFO_V2 (0x45, 12 bytes; ptxas writes it for kernels with large by-value
- *     parameters, past the old 4 KiB): u32 index, u16 ordinal, u16 offset, u16 size, u16 flags.
- * EIATTR_CBANK_PARAM_SIZE (0x19, format 3) and EIATTR_PARAM_CBANK (0x0a: u32 symbol, u16 bank
- * offset, u16 size) hold the parameter bytes in all: the last parameter must end exactly there.
- * CUDA 13's NVRTC writes format-1 records (0x35 on sm_8x) and format-2 records (0x4c, the barrier
- * count, in kernels that use barriers) among them. All checked against NVRTC 13.0 cubins for
- * sm_80 ... sm_90a. Another record format, or records that disagree with the bank size, give
- * CKT_EUNSUPPORTED: the parameters are then unknown rather than guessed. */
-static ckt_status nv_info_params(const uint8_t *p, const uint8_t *end, const char *sec, const char *kernel, int64_t *sizes, int cap, int *count,
+ *   format 1, 2, 3 (EIFMT_NVAL, _BVAL, _HVAL): a 2-byte value slot (unused, u8, u16): 4 bytes in
+ * all; format 4 (EIFMT_SVAL): u16 length, then that many bytes. The parameters, one record each, in
+ * any order: EIATTR_KPARAM_INFO (0x17, 12 bytes): u32 index, u16 ordinal, u16 offset, u32 flags
+ * with the size in bytes in bits 18..31; EIATTR_KPARAM_INFO_V2 (0x45, 12 bytes; ptxas writes it for
+ * kernels with large by-value parameters, past the old 4 KiB): u32 index, u16 ordinal, u16 offset,
+ * u16 size, u16 flags. EIATTR_CBANK_PARAM_SIZE (0x19, format 3) and EIATTR_PARAM_CBANK (0x0a: u32
+ * symbol, u16 bank offset, u16 size) hold the parameter bytes in all: the last parameter must end
+ * exactly there. CUDA 13's NVRTC writes format-1 records (0x35 on sm_8x) and format-2 records
+ * (0x4c, the barrier count, in kernels that use barriers) among them. All checked against
+ * NVRTC 13.0 cubins for sm_80 ... sm_90a. Another record format, or records that disagree with the
+ * bank size, give CKT_EUNSUPPORTED: the parameters are then unknown rather than guessed. */
+static ckt_status nv_info_params(const uint8_t *p, const uint8_t *end, const char *sec,
+                                 const char *kernel, int64_t *sizes, int cap, int *count,
                                  ckt_error *err)
 {
     int n = 0;
@@ -286,19 +388,31 @@ static ckt_status nv_info_params(const uint8_t *p, const uint8_t *end, const cha
         memcpy(&v, p + 2, 2);
         if (fmt >= 1 && fmt <= 3) {
             if (fmt == 3 && attr == 0x19) {
-                if (bank != UINT64_MAX && bank != v) return ckt_fail(err, CKT_EUNSUPPORTED, "cubin: %s gives two parameter bank sizes (%llu, %u)", sec, (unsigned long long)bank, v);
+                if (bank != UINT64_MAX && bank != v)
+                    return ckt_fail(err, CKT_EUNSUPPORTED,
+                                    "cubin: %s gives two parameter bank sizes (%llu, %u)", sec,
+                                    (unsigned long long)bank, v);
                 bank = v;
             }
             p += 4;
             continue;
         }
-        if (fmt != 4) return ckt_fail(err, CKT_EUNSUPPORTED, "cubin: %s has a record of format %u (attribute 0x%02x)", sec, fmt, attr);
-        if (v > end - p - 4) return ckt_fail(err, CKT_EINVAL, "cubin: %s record (attribute 0x%02x) of %u bytes runs past the section", sec, attr, v);
+        if (fmt != 4)
+            return ckt_fail(err, CKT_EUNSUPPORTED,
+                            "cubin: %s has a record of format %u (attribute 0x%02x)", sec, fmt,
+                            attr);
+        if (v > end - p - 4)
+            return ckt_fail(err, CKT_EINVAL,
+                            "cubin: %s record (attribute 0x%02x) of %u bytes runs past the section",
+                            sec, attr, v);
         const uint8_t *d = p + 4;
         if (attr == 0x0a && v >= 8) {
             uint16_t psize;
             memcpy(&psize, d + 6, 2);
-            if (bank != UINT64_MAX && bank != psize) return ckt_fail(err, CKT_EUNSUPPORTED, "cubin: %s gives two parameter bank sizes (%llu, %u)", sec, (unsigned long long)bank, psize);
+            if (bank != UINT64_MAX && bank != psize)
+                return ckt_fail(err, CKT_EUNSUPPORTED,
+                                "cubin: %s gives two parameter bank sizes (%llu, %u)", sec,
+                                (unsigned long long)bank, psize);
             bank = psize;
         } else if ((attr == 0x17 || attr == 0x45) && v >= 12) {
             uint16_t ordinal, offset;
@@ -308,7 +422,9 @@ static ckt_status nv_info_params(const uint8_t *p, const uint8_t *end, const cha
             memcpy(&word, d + 8, 4);
             uint64_t psize = attr == 0x17 ? word >> 18 : (word & 0xffffu);
             if (ordinal >= cap || ordinal >= 64 || (seen >> ordinal & 1))
-                return ckt_fail(err, CKT_EINVAL, "cubin: parameter ordinal %u of '%s' repeated or beyond %d", ordinal, kernel, cap < 64 ? cap : 64);
+                return ckt_fail(err, CKT_EINVAL,
+                                "cubin: parameter ordinal %u of '%s' repeated or beyond %d",
+                                ordinal, kernel, cap < 64 ? cap : 64);
             seen |= UINT64_C(1) << ordinal;
             sizes[ordinal] = (int64_t)psize;
             if (offset + psize > last_end) last_end = offset + psize;
@@ -316,21 +432,31 @@ static ckt_status nv_info_params(const uint8_t *p, const uint8_t *end, const cha
         }
         p = d + v;
     }
-    if (n < 64 && seen != ((UINT64_C(1) << n) - 1)) return ckt_fail(err, CKT_EINVAL, "cubin: parameter ordinals of '%s' have gaps", kernel);
+    if (n < 64 && seen != ((UINT64_C(1) << n) - 1))
+        return ckt_fail(err, CKT_EINVAL, "cubin: parameter ordinals of '%s' have gaps", kernel);
     if (bank != UINT64_MAX && bank != last_end)
-        return ckt_fail(err, CKT_EUNSUPPORTED, "cubin: the %d parameter records of '%s' end at byte %llu, its parameter bank holds %llu bytes", n, kernel,
-                        (unsigned long long)last_end, (unsigned long long)bank);
+        return ckt_fail(err, CKT_EUNSUPPORTED,
+                        "cubin: the %d parameter records of '%s' end at byte %llu, its parameter "
+                        "bank holds %llu bytes",
+                        n, kernel, (unsigned long long)last_end, (unsigned long long)bank);
     *count = n;
     return CKT_OK;
 }
 
-ckt_status ckt_cubin_kernel_args(const uint8_t *elf, size_t size, const char *kernel, int64_t *sizes, int cap, int *count, ckt_error *err)
+ckt_status ckt_cubin_kernel_args(const uint8_t *elf, size_t size, const char *kernel,
+                                 int64_t *sizes, int cap, int *count, ckt_error *err)
 {
     if (!elf) return ckt_fail(err, CKT_EINVAL, "cubin: elf is NULL");
     if (!kernel) return ckt_fail(err, CKT_EINVAL, "cubin: kernel is NULL");
-    if (!sizes || !count) return ckt_fail(err, CKT_EINVAL, "cubin: %s is NULL", !sizes ? "sizes" : "count");
+    if (!sizes || !count)
+        return ckt_fail(err, CKT_EINVAL, "cubin: %s is NULL", !sizes ? "sizes" : "count");
     if (cap < 0) return ckt_fail(err, CKT_EINVAL, "cubin: cap %d is negative", cap);
-    if (size < 64 || memcmp(elf, "\x7f" "ELF", 4) != 0 || elf[4] != 2 || elf[5] != 1)
+    if (size < 64 ||
+        memcmp(elf,
+               "\x7f"
+               "ELF",
+               4) != 0 ||
+        elf[4] != 2 || elf[5] != 1)
         return ckt_fail(err, CKT_EINVAL, "cubin: not a little-endian ELF64 file");
     uint64_t shoff = 0;
     uint16_t shentsize = 0, shnum = 0, shstrndx = 0;
@@ -338,15 +464,18 @@ ckt_status ckt_cubin_kernel_args(const uint8_t *elf, size_t size, const char *ke
     memcpy(&shentsize, elf + 0x3a, 2);
     memcpy(&shnum, elf + 0x3c, 2);
     memcpy(&shstrndx, elf + 0x3e, 2);
-    if (shentsize < 64 || shoff > size || (uint64_t)shnum * shentsize > size - shoff || shstrndx >= shnum)
+    if (shentsize < 64 || shoff > size || (uint64_t)shnum * shentsize > size - shoff ||
+        shstrndx >= shnum)
         return ckt_fail(err, CKT_EINVAL, "cubin: section headers out of bounds");
     uint64_t stroff, strsz;
     memcpy(&stroff, elf + shoff + (uint64_t)shstrndx * shentsize + 0x18, 8);
     memcpy(&strsz, elf + shoff + (uint64_t)shstrndx * shentsize + 0x20, 8);
-    if (stroff > size || strsz > size - stroff) return ckt_fail(err, CKT_EINVAL, "cubin: section names out of bounds");
+    if (stroff > size || strsz > size - stroff)
+        return ckt_fail(err, CKT_EINVAL, "cubin: section names out of bounds");
     char want[160];
     int wl = snprintf(want, sizeof want, ".nv.info.%s", kernel);
-    if (wl < 0 || (size_t)wl >= sizeof want) return ckt_fail(err, CKT_EINVAL, "cubin: kernel name too long");
+    if (wl < 0 || (size_t)wl >= sizeof want)
+        return ckt_fail(err, CKT_EINVAL, "cubin: kernel name too long");
     for (uint16_t i = 0; i < shnum; i++) {
         const uint8_t *sh = elf + shoff + (uint64_t)i * shentsize;
         uint32_t nameoff;
@@ -354,8 +483,11 @@ ckt_status ckt_cubin_kernel_args(const uint8_t *elf, size_t size, const char *ke
         memcpy(&nameoff, sh, 4);
         memcpy(&off, sh + 0x18, 8);
         memcpy(&sz, sh + 0x20, 8);
-        if (nameoff >= strsz || strsz - nameoff < (uint64_t)wl + 1 || memcmp(elf + stroff + nameoff, want, (size_t)wl + 1) != 0) continue;
-        if (off > size || sz > size - off) return ckt_fail(err, CKT_EINVAL, "cubin: %s out of bounds", want);
+        if (nameoff >= strsz || strsz - nameoff < (uint64_t)wl + 1 ||
+            memcmp(elf + stroff + nameoff, want, (size_t)wl + 1) != 0)
+            continue;
+        if (off > size || sz > size - off)
+            return ckt_fail(err, CKT_EINVAL, "cubin: %s out of bounds", want);
         return nv_info_params(elf + off, elf + off + sz, want, kernel, sizes, cap, count, err);
     }
     return ckt_fail(err, CKT_EINVAL, "cubin: no section %s", want);

@@ -11,8 +11,9 @@ static const struct {
     size_t size;
     int is_float;
 } info[CKT_DTYPE_COUNT] = {
-    [CKT_F16] = {"f16", 2, 1}, [CKT_BF16] = {"bf16", 2, 1}, [CKT_F32] = {"f32", 4, 1}, [CKT_I32] = {"i32", 4, 0},
-    [CKT_I8] = {"i8", 1, 0},   [CKT_U8] = {"u8", 1, 0},     [CKT_I64] = {"i64", 8, 0}, [CKT_F64] = {"f64", 8, 1},
+    [CKT_F16] = {"f16", 2, 1}, [CKT_BF16] = {"bf16", 2, 1}, [CKT_F32] = {"f32", 4, 1},
+    [CKT_I32] = {"i32", 4, 0}, [CKT_I8] = {"i8", 1, 0},     [CKT_U8] = {"u8", 1, 0},
+    [CKT_I64] = {"i64", 8, 0}, [CKT_F64] = {"f64", 8, 1},
 };
 
 int ckt_dtype_valid(ckt_dtype t) { return (unsigned)t < CKT_DTYPE_COUNT; }
@@ -22,23 +23,37 @@ int ckt_dtype_is_float(ckt_dtype t) { return ckt_dtype_valid(t) && info[t].is_fl
 
 ckt_status ckt_dtype_parse(const char *name, ckt_dtype *out, ckt_error *err)
 {
-    static const struct { const char *alias; ckt_dtype t; } aliases[] = {
-        {"half", CKT_F16},   {"float16", CKT_F16}, {"bfloat16", CKT_BF16}, {"float", CKT_F32},   {"float32", CKT_F32},
-        {"int", CKT_I32},    {"int32", CKT_I32},   {"int8", CKT_I8},       {"uint8", CKT_U8},    {"int64", CKT_I64},
-        {"double", CKT_F64}, {"float64", CKT_F64},
+    static const struct {
+        const char *alias;
+        ckt_dtype t;
+    } aliases[] = {
+        {"half", CKT_F16},    {"float16", CKT_F16}, {"bfloat16", CKT_BF16}, {"float", CKT_F32},
+        {"float32", CKT_F32}, {"int", CKT_I32},     {"int32", CKT_I32},     {"int8", CKT_I8},
+        {"uint8", CKT_U8},    {"int64", CKT_I64},   {"double", CKT_F64},    {"float64", CKT_F64},
     };
     if (!out) return ckt_fail(err, CKT_EINVAL, "dtype: out is NULL");
     if (!name) return ckt_fail(err, CKT_EINVAL, "dtype: name is NULL");
     for (int t = 0; t < CKT_DTYPE_COUNT; t++)
-        if (!strcmp(name, info[t].name)) { *out = (ckt_dtype)t; return CKT_OK; }
+        if (!strcmp(name, info[t].name)) {
+            *out = (ckt_dtype)t;
+            return CKT_OK;
+        }
     for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++)
-        if (!strcmp(name, aliases[i].alias)) { *out = aliases[i].t; return CKT_OK; }
-    return ckt_fail(err, CKT_EINVAL, "dtype: unknown element type '%.64s' (f16, bf16, f32, i32, i8, u8, i64, f64)", name);
+        if (!strcmp(name, aliases[i].alias)) {
+            *out = aliases[i].t;
+            return CKT_OK;
+        }
+    return ckt_fail(err, CKT_EINVAL,
+                    "dtype: unknown element type '%.64s' (f16, bf16, f32, i32, i8, u8, i64, f64)",
+                    name);
 }
 
 size_t ckt_dtype_name_bytes(const char *name)
 {
-    static const struct { const char *name; size_t bytes; } storage_only[] = {{"u32", 4}, {"fp8", 1}};
+    static const struct {
+        const char *name;
+        size_t bytes;
+    } storage_only[] = {{"u32", 4}, {"fp8", 1}};
     ckt_dtype t;
     if (ckt_dtype_parse(name, &t, NULL) == CKT_OK) return ckt_dtype_size(t);
     for (size_t i = 0; name && i < sizeof storage_only / sizeof *storage_only; i++)
@@ -69,11 +84,16 @@ static uint16_t round_to_small(double d, int mbits, int ebits)
     /* the result counts units of 2^(e-mbits) for normals, 2^(1-bias-mbits) for subnormals */
     int shift = e >= 1 - bias ? 52 - mbits : 52 - mbits + (1 - bias - e);
     if (shift > 54) return sign; /* below half the smallest subnormal */
-    uint64_t q = m >> shift, rem = m & ((UINT64_C(1) << shift) - 1), half = UINT64_C(1) << (shift - 1);
+    uint64_t q = m >> shift, rem = m & ((UINT64_C(1) << shift) - 1),
+             half = UINT64_C(1) << (shift - 1);
     if (rem > half || (rem == half && (q & 1))) q++;
-    if (e < 1 - bias) return (uint16_t)(sign | q); /* subnormal; q == 2^mbits is the smallest normal */
+    if (e < 1 - bias)
+        return (uint16_t)(sign | q); /* subnormal; q == 2^mbits is the smallest normal */
     int be = e + bias;
-    if (q == UINT64_C(1) << (mbits + 1)) { q >>= 1; be++; } /* rounding carried into the exponent */
+    if (q == UINT64_C(1) << (mbits + 1)) {
+        q >>= 1;
+        be++;
+    } /* rounding carried into the exponent */
     if (be >= (1 << ebits) - 1) return sign | inf;
     return (uint16_t)(sign | ((uint16_t)be << mbits) | (uint16_t)(q & ((1u << mbits) - 1)));
 }
@@ -86,8 +106,10 @@ uint16_t ckt_f32_to_bf16(float f) { return round_to_small((double)f, 7, 8); }
 float ckt_f16_to_f32(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;
-    if (exp == 0x1f) bits = sign | 0x7f800000u | (mant << 13);
-    else if (exp != 0) bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+    if (exp == 0x1f)
+        bits = sign | 0x7f800000u | (mant << 13);
+    else if (exp != 0)
+        bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
     else {
         float v = (float)mant * 0x1p-24f; /* subnormal: exact in f32 */
         return sign ? -v : v;
@@ -115,7 +137,15 @@ static int64_t saturate(double v, double lo, double hi)
 
 double ckt_dtype_load(ckt_dtype t, const void *p)
 {
-    union { uint16_t u16; float f; int32_t i32; int8_t i8; uint8_t u8; int64_t i64; double f64; } v;
+    union {
+        uint16_t u16;
+        float f;
+        int32_t i32;
+        int8_t i8;
+        uint8_t u8;
+        int64_t i64;
+        double f64;
+    } v;
     memcpy(&v, p, ckt_dtype_size(t));
     switch (t) {
     case CKT_F16: return ckt_f16_to_f32(v.u16);
@@ -132,7 +162,15 @@ double ckt_dtype_load(ckt_dtype t, const void *p)
 
 void ckt_dtype_store(ckt_dtype t, void *p, double d)
 {
-    union { uint16_t u16; float f; int32_t i32; int8_t i8; uint8_t u8; int64_t i64; double f64; } v;
+    union {
+        uint16_t u16;
+        float f;
+        int32_t i32;
+        int8_t i8;
+        uint8_t u8;
+        int64_t i64;
+        double f64;
+    } v;
     switch (t) {
     case CKT_F16: v.u16 = ckt_f64_to_f16(d); break;
     case CKT_BF16: v.u16 = ckt_f64_to_bf16(d); break;
@@ -141,7 +179,9 @@ void ckt_dtype_store(ckt_dtype t, void *p, double d)
     case CKT_I8: v.i8 = (int8_t)saturate(d, INT8_MIN, INT8_MAX); break;
     case CKT_U8: v.u8 = (uint8_t)saturate(d, 0, UINT8_MAX); break;
     /* 2^63 is the first double past INT64_MAX */
-    case CKT_I64: v.i64 = isnan(d) ? 0 : d >= 0x1p63 ? INT64_MAX : d <= -0x1p63 ? INT64_MIN : (int64_t)d; break;
+    case CKT_I64:
+        v.i64 = isnan(d) ? 0 : d >= 0x1p63 ? INT64_MAX : d <= -0x1p63 ? INT64_MIN : (int64_t)d;
+        break;
     case CKT_F64: v.f64 = d; break;
     default: return;
     }
@@ -150,16 +190,35 @@ void ckt_dtype_store(ckt_dtype t, void *p, double d)
 
 int64_t ckt_dtype_load_i64(ckt_dtype t, const void *p)
 {
-    if (t == CKT_I64) { int64_t v; memcpy(&v, p, sizeof v); return v; }
+    if (t == CKT_I64) {
+        int64_t v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
     double d = ckt_dtype_load(t, p);
     return isnan(d) ? 0 : d >= 0x1p63 ? INT64_MAX : d <= -0x1p63 ? INT64_MIN : (int64_t)d;
 }
 
 void ckt_dtype_store_i64(ckt_dtype t, void *p, int64_t v)
 {
-    if (t == CKT_I64) { memcpy(p, &v, sizeof v); return; }
-    if (t == CKT_I32) { int32_t x = v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : (int32_t)v; memcpy(p, &x, 4); return; }
-    if (t == CKT_I8) { int8_t x = v < INT8_MIN ? INT8_MIN : v > INT8_MAX ? INT8_MAX : (int8_t)v; memcpy(p, &x, 1); return; }
-    if (t == CKT_U8) { uint8_t x = v < 0 ? 0 : v > UINT8_MAX ? UINT8_MAX : (uint8_t)v; memcpy(p, &x, 1); return; }
+    if (t == CKT_I64) {
+        memcpy(p, &v, sizeof v);
+        return;
+    }
+    if (t == CKT_I32) {
+        int32_t x = v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : (int32_t)v;
+        memcpy(p, &x, 4);
+        return;
+    }
+    if (t == CKT_I8) {
+        int8_t x = v < INT8_MIN ? INT8_MIN : v > INT8_MAX ? INT8_MAX : (int8_t)v;
+        memcpy(p, &x, 1);
+        return;
+    }
+    if (t == CKT_U8) {
+        uint8_t x = v < 0 ? 0 : v > UINT8_MAX ? UINT8_MAX : (uint8_t)v;
+        memcpy(p, &x, 1);
+        return;
+    }
     ckt_dtype_store(t, p, (double)v);
 }

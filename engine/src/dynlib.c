@@ -3,7 +3,8 @@
 
 #include "dynlib.h"
 
-const char *const ckt_dynlib_hip_names[] = {"libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so", "/opt/rocm/lib/libamdhip64.so", NULL};
+const char *const ckt_dynlib_hip_names[] = {"libamdhip64.so.6", "libamdhip64.so.5",
+                                            "libamdhip64.so", "/opt/rocm/lib/libamdhip64.so", NULL};
 
 void *ckt_dynlib_open(const char *const *names, const char *needs, const char **opened)
 {

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "checked.h"
-#include "ckt/target.h"
 #include "ckt/ckt.h"
+#include "ckt/target.h"
 #include "embedded.h"
 #include "emit_internal.h"
 
@@ -23,7 +23,9 @@ static const char *prelude_file(const char *name)
 
 static const ckt_dialect *dialect_of(ckt_dialect_kind d)
 {
-    return d == CKT_DIALECT_HIP ? &ckt_dialect_hip : d == CKT_DIALECT_CUDA ? &ckt_dialect_cuda : &ckt_dialect_c;
+    return d == CKT_DIALECT_HIP    ? &ckt_dialect_hip
+           : d == CKT_DIALECT_CUDA ? &ckt_dialect_cuda
+                                   : &ckt_dialect_c;
 }
 
 const char *ckt_prelude_text(ckt_dialect_kind d) { return prelude_file(dialect_of(d)->prelude); }
@@ -32,7 +34,8 @@ const char *ckt_emit_ctype(ckt_dtype t)
 {
     switch (t) {
     case CKT_F32: return "float";
-    case CKT_F16: case CKT_BF16: return "ckt_u16";
+    case CKT_F16:
+    case CKT_BF16: return "ckt_u16";
     case CKT_I32: return "ckt_i32";
     case CKT_I8: return "ckt_i8";
     case CKT_U8: return "ckt_u8";
@@ -57,8 +60,11 @@ void ckt_emit_param_comment(ckt_sb *s, const ckt_kernel *k)
     for (int i = 0; i < ckt_kernel_nparams(k); i++) {
         const ckt_kparam *p = ckt_kernel_param(k, i);
         if (!p->specialized) continue;
-        if (p->kind == CKT_PARAM_F32) ckt_sb_printf(s, "/* %s = %.9g (specialized at build time) */\n", p->name, p->fvalue);
-        else ckt_sb_printf(s, "/* %s = %lld (specialized at build time) */\n", p->name, (long long)p->ivalue);
+        if (p->kind == CKT_PARAM_F32)
+            ckt_sb_printf(s, "/* %s = %.9g (specialized at build time) */\n", p->name, p->fvalue);
+        else
+            ckt_sb_printf(s, "/* %s = %lld (specialized at build time) */\n", p->name,
+                          (long long)p->ivalue);
     }
 }
 
@@ -66,7 +72,8 @@ static const char *field(ckt_dtype t)
 {
     switch (t) {
     case CKT_F32: return "f32";
-    case CKT_F16: case CKT_BF16: return "u16";
+    case CKT_F16:
+    case CKT_BF16: return "u16";
     case CKT_I32: return "i32";
     case CKT_I8: return "i8";
     case CKT_U8: return "u8";
@@ -112,7 +119,10 @@ static char *estr(em *e, ckt_expr_id id, const char *const *inputs)
 {
     int n = ckt_expr_print(e->ex, id, NULL, 0, inputs);
     char *b = malloc((size_t)n + 1);
-    if (!b) { e->s->oom = true; return NULL; }
+    if (!b) {
+        e->s->oom = true;
+        return NULL;
+    }
     ckt_expr_print(e->ex, id, b, (size_t)n + 1, inputs);
     return b;
 }
@@ -145,8 +155,10 @@ static void barrier(em *e, const char *why)
 
 static char *reg(em *e, const ckt_ktensor *t, int64_t v, char *buf, size_t cap)
 {
-    if (e->dl->thread_loops) snprintf(buf, cap, "%s[tid][%lld]", t->name, (long long)v);
-    else snprintf(buf, cap, "%s[%lld]", t->name, (long long)v);
+    if (e->dl->thread_loops)
+        snprintf(buf, cap, "%s[tid][%lld]", t->name, (long long)v);
+    else
+        snprintf(buf, cap, "%s[%lld]", t->name, (long long)v);
     return buf;
 }
 
@@ -175,13 +187,18 @@ static void from_f32(ckt_dtype t, const char *x, char *out, size_t cap)
     }
 }
 
-static bool is_int(ckt_dtype t) { return t == CKT_I32 || t == CKT_I8 || t == CKT_U8 || t == CKT_I64; }
+static bool is_int(ckt_dtype t)
+{
+    return t == CKT_I32 || t == CKT_I8 || t == CKT_U8 || t == CKT_I64;
+}
 
 /* an integer value into integer type t, saturating like ckt.array (300 -> i8 is 127) */
 static void int_to(ckt_dtype t, const char *x, char *out, size_t cap)
 {
     switch (t) {
-    case CKT_I32: snprintf(out, cap, "(ckt_i32)ckt_clamp(%s, -2147483647 - 1, 2147483647)", x); break;
+    case CKT_I32:
+        snprintf(out, cap, "(ckt_i32)ckt_clamp(%s, -2147483647 - 1, 2147483647)", x);
+        break;
     case CKT_I8: snprintf(out, cap, "(ckt_i8)ckt_clamp(%s, -128, 127)", x); break;
     case CKT_U8: snprintf(out, cap, "(ckt_u8)ckt_clamp(%s, 0, 255)", x); break;
     default: snprintf(out, cap, "(%s)(%s)", ckt_emit_ctype(t), x); break;
@@ -190,8 +207,14 @@ static void int_to(ckt_dtype t, const char *x, char *out, size_t cap)
 
 static void convert(ckt_dtype to, ckt_dtype from, const char *x, char *out, size_t cap)
 {
-    if (to == from) { snprintf(out, cap, "%s", x); return; }
-    if (is_int(from) && is_int(to)) { int_to(to, x, out, cap); return; }
+    if (to == from) {
+        snprintf(out, cap, "%s", x);
+        return;
+    }
+    if (is_int(from) && is_int(to)) {
+        int_to(to, x, out, cap);
+        return;
+    }
     char mid[512];
     to_f32(from, x, mid, sizeof mid);
     from_f32(to, mid, out, cap);
@@ -203,8 +226,10 @@ static void literal(ckt_dtype t, float v, char *out, size_t cap)
     case CKT_F16: snprintf(out, cap, "0x%04x", ckt_f32_to_f16(v)); break;
     case CKT_BF16: snprintf(out, cap, "0x%04x", ckt_f32_to_bf16(v)); break;
     case CKT_F32:
-        if (isnan(v)) snprintf(out, cap, "CKT_NAN");
-        else if (isinf(v)) snprintf(out, cap, v > 0 ? "CKT_INF" : "(-CKT_INF)");
+        if (isnan(v))
+            snprintf(out, cap, "CKT_NAN");
+        else if (isinf(v))
+            snprintf(out, cap, v > 0 ? "CKT_INF" : "(-CKT_INF)");
         else {
             snprintf(out, cap, "%.9g", (double)v);
             if (!strpbrk(out, ".en")) strncat(out, ".0", cap - strlen(out) - 1);
@@ -213,7 +238,10 @@ static void literal(ckt_dtype t, float v, char *out, size_t cap)
         break;
     default: { /* saturating like ckt.array: a -inf fill of an i8 max-reduction is -128, not 0 */
         double lo = t == CKT_I8 ? INT8_MIN : t == CKT_U8 ? 0 : t == CKT_I32 ? INT32_MIN : -0x1p63;
-        double hi = t == CKT_I8 ? INT8_MAX : t == CKT_U8 ? UINT8_MAX : t == CKT_I32 ? INT32_MAX : 0x1p63 - 1024;
+        double hi = t == CKT_I8    ? INT8_MAX
+                    : t == CKT_U8  ? UINT8_MAX
+                    : t == CKT_I32 ? INT32_MAX
+                                   : 0x1p63 - 1024;
         double d = isnan(v) ? 0 : v < lo ? lo : v > hi ? hi : (double)v;
         snprintf(out, cap, "%lld", (long long)d);
         if (t == CKT_I32 && d == INT32_MIN) snprintf(out, cap, "(-2147483647 - 1)");
@@ -245,7 +273,8 @@ static ckt_expr_id thread_part(ckt_expr_pool *ex, const ckt_dist *d, int dim)
         ckt_expr_id digit = ckt_expr_binary(ex, CKT_E_DIV, tid, ckt_expr_int(ex, d->digit_div[i]));
         /* threads >= d->threads are masked off, so the top digit needs no remainder */
         int64_t top = (d->threads - 1) / d->digit_div[i];
-        if (top >= d->digit_mod[i]) digit = ckt_expr_binary(ex, CKT_E_MOD, digit, ckt_expr_int(ex, d->digit_mod[i]));
+        if (top >= d->digit_mod[i])
+            digit = ckt_expr_binary(ex, CKT_E_MOD, digit, ckt_expr_int(ex, d->digit_mod[i]));
         acc = ckt_expr_add(ex, acc, ckt_expr_mulc(ex, digit, d->coef[i][dim]));
     }
     return acc;
@@ -263,7 +292,8 @@ static ckt_expr_id offset_of(em *e, const access *a, const ckt_expr_id *c)
     ckt_expr_pool *ex = e->ex;
     ckt_expr_id off = ckt_expr_int(ex, 0);
     if (a->t->mem == CKT_MEM_GLOBAL) {
-        for (int d = 0; d < a->rank; d++) off = ckt_expr_add(ex, off, ckt_expr_mul(ex, c[d], a->t->stride[d]));
+        for (int d = 0; d < a->rank; d++)
+            off = ckt_expr_add(ex, off, ckt_expr_mul(ex, c[d], a->t->stride[d]));
         return off;
     }
     for (int d = 0; d < a->rank; d++) {
@@ -298,7 +328,8 @@ static ckt_expr_id swizzled(em *e, const ckt_ktensor *t, ckt_expr_id off)
     ckt_swizzle sw = t->sw;
     int64_t mask = (((int64_t)1 << sw.b) - 1) << (sw.m + (sw.s > 0 ? sw.s : 0));
     ckt_expr_id bits = ckt_expr_binary(ex, CKT_E_AND, off, ckt_expr_int(ex, mask));
-    bits = ckt_expr_binary(ex, sw.s >= 0 ? CKT_E_SHR : CKT_E_SHL, bits, ckt_expr_int(ex, sw.s >= 0 ? sw.s : -sw.s));
+    bits = ckt_expr_binary(ex, sw.s >= 0 ? CKT_E_SHR : CKT_E_SHL, bits,
+                           ckt_expr_int(ex, sw.s >= 0 ? sw.s : -sw.s));
     return ckt_expr_binary(ex, CKT_E_XOR, off, bits);
 }
 
@@ -319,7 +350,8 @@ static ckt_expr_id in_bounds(em *e, const access *a, int64_t v)
     if (a->t->mem != CKT_MEM_GLOBAL || !a->t->padded) return m;
     for (int d = 0; d < a->rank; d++) {
         ckt_expr_id c = coord(e, a, d, v);
-        m = ckt_expr_binary(ex, CKT_E_LAND, m, ckt_expr_binary(ex, CKT_E_LE, ckt_expr_int(ex, 0), c));
+        m = ckt_expr_binary(ex, CKT_E_LAND, m,
+                            ckt_expr_binary(ex, CKT_E_LE, ckt_expr_int(ex, 0), c));
         m = ckt_expr_binary(ex, CKT_E_LAND, m, ckt_expr_binary(ex, CKT_E_LT, c, a->t->shape[d]));
     }
     return m;
@@ -353,8 +385,11 @@ static ckt_expr_id window_within(em *e, const access *a)
             shape = ckt_expr_int(ex, ckt_layout_size(&mode));
         }
         ckt_expr_id o = a->w->origin[d];
-        m = ckt_expr_binary(ex, CKT_E_LAND, m, ckt_expr_binary(ex, CKT_E_LE, ckt_expr_int(ex, 0), o));
-        m = ckt_expr_binary(ex, CKT_E_LAND, m, ckt_expr_binary(ex, CKT_E_LE, ckt_expr_addc(ex, o, a->w->lengths[d]), shape));
+        m = ckt_expr_binary(ex, CKT_E_LAND, m,
+                            ckt_expr_binary(ex, CKT_E_LE, ckt_expr_int(ex, 0), o));
+        m = ckt_expr_binary(
+            ex, CKT_E_LAND, m,
+            ckt_expr_binary(ex, CKT_E_LE, ckt_expr_addc(ex, o, a->w->lengths[d]), shape));
     }
     return m;
 }
@@ -383,14 +418,25 @@ static const char *vector_blocker(em *e, access *a, int64_t s, char *why, size_t
 {
     const ckt_dist *d = a->d;
     int vd = a->vd;
-    if (s * a->esz > 16) { snprintf(why, cap, "%lld x %lld bytes exceed a 16-byte access", (long long)s, (long long)a->esz); return why; }
-    if (s * a->esz < 4) { snprintf(why, cap, "%lld x %lld bytes is narrower than a 4-byte access", (long long)s, (long long)a->esz); return why; }
+    if (s * a->esz > 16) {
+        snprintf(why, cap, "%lld x %lld bytes exceed a 16-byte access", (long long)s,
+                 (long long)a->esz);
+        return why;
+    }
+    if (s * a->esz < 4) {
+        snprintf(why, cap, "%lld x %lld bytes is narrower than a 4-byte access", (long long)s,
+                 (long long)a->esz);
+        return why;
+    }
     /* runs of s values along the vector dim, starting at multiples of s */
     bool taken[CKT_K_MAX_VALUES] = {false};
     for (int64_t v = 0; v < d->nvalues; v++) {
         if (taken[v]) continue;
         if (d->vcoord[v][vd] % s) {
-            snprintf(why, cap, "value %lld of the distribution starts at %lld along dim %d, not a multiple of %lld", (long long)v, (long long)d->vcoord[v][vd], vd, (long long)s);
+            snprintf(why, cap,
+                     "value %lld of the distribution starts at %lld along dim %d, not a multiple "
+                     "of %lld",
+                     (long long)v, (long long)d->vcoord[v][vd], vd, (long long)s);
             return why;
         }
         a->group[v] = v;
@@ -401,11 +447,14 @@ static const char *vector_blocker(em *e, access *a, int64_t s, char *why, size_t
             for (int64_t u = 0; u < d->nvalues && found < 0; u++) {
                 if (taken[u]) continue;
                 bool same = true;
-                for (int r = 0; r < a->rank; r++) same = same && d->vcoord[u][r] == d->vcoord[v][r] + (r == vd ? j : 0);
+                for (int r = 0; r < a->rank; r++)
+                    same = same && d->vcoord[u][r] == d->vcoord[v][r] + (r == vd ? j : 0);
                 if (same) found = u;
             }
             if (found < 0) {
-                snprintf(why, cap, "the distribution gives no thread %lld consecutive elements along dim %d", (long long)s, vd);
+                snprintf(why, cap,
+                         "the distribution gives no thread %lld consecutive elements along dim %d",
+                         (long long)s, vd);
                 return why;
             }
             taken[found] = true;
@@ -414,28 +463,37 @@ static const char *vector_blocker(em *e, access *a, int64_t s, char *why, size_t
         }
     }
     if (ckt_expr_divisor(e->ex, a->idx[vd]) % s) {
-        snprintf(why, cap, "the window origin plus the thread offset along dim %d is not known to be a multiple of %lld", vd, (long long)s);
+        snprintf(why, cap,
+                 "the window origin plus the thread offset along dim %d is not known to be a "
+                 "multiple of %lld",
+                 vd, (long long)s);
         return why;
     }
     if (a->t->mem == CKT_MEM_GLOBAL) {
         const ckt_kparam *p = ckt_kernel_param(e->k, a->t->param);
         if (p->align < s * a->esz) {
-            snprintf(why, cap, "pointer '%s' is only promised %lld-byte alignment", p->name, (long long)p->align);
+            snprintf(why, cap, "pointer '%s' is only promised %lld-byte alignment", p->name,
+                     (long long)p->align);
             return why;
         }
         if (a->t->padded) {
             int64_t lo, hi, slo, shi;
             ckt_expr_range(e->ex, a->idx[vd], &lo, &hi);
             ckt_expr_range(e->ex, a->t->shape[vd], &slo, &shi);
-            if (!(hi != INT64_MAX && hi + d->lengths[vd] <= slo) && ckt_expr_divisor(e->ex, a->t->shape[vd]) % s) {
+            if (!(hi != INT64_MAX && hi + d->lengths[vd] <= slo) &&
+                ckt_expr_divisor(e->ex, a->t->shape[vd]) % s) {
                 char *sh = estr(e, a->t->shape[vd], NULL);
-                snprintf(why, cap, "dim %d of '%s' is padded and its extent %s is not known to be a multiple of %lld", vd, a->t->name, sh ? sh : "?", (long long)s);
+                snprintf(why, cap,
+                         "dim %d of '%s' is padded and its extent %s is not known to be a multiple "
+                         "of %lld",
+                         vd, a->t->name, sh ? sh : "?", (long long)s);
                 free(sh);
                 return why;
             }
         }
     } else if (a->t->swizzled && ((int64_t)1 << a->t->sw.m) < s) {
-        snprintf(why, cap, "the swizzle Sw<%d,%d,%d> keeps only %lld contiguous elements", a->t->sw.b, a->t->sw.m, a->t->sw.s, (long long)1 << a->t->sw.m);
+        snprintf(why, cap, "the swizzle Sw<%d,%d,%d> keeps only %lld contiguous elements",
+                 a->t->sw.b, a->t->sw.m, a->t->sw.s, (long long)1 << a->t->sw.m);
         return why;
     }
     /* contiguous in memory and aligned: offsets of j = 0..s-1 differ by exactly j */
@@ -445,7 +503,10 @@ static const char *vector_blocker(em *e, access *a, int64_t s, char *why, size_t
         int64_t tensor_div = a->t->mem == CKT_MEM_LDS ? (a->t->lds_offset / a->esz) : 0;
         if (ckt_gcd(ckt_expr_divisor(e->ex, o0), tensor_div) % s) {
             char *o = estr(e, o0, NULL);
-            snprintf(why, cap, "the offset %s is not known to be a multiple of %lld (a runtime stride: specialize it or promise multiple_of)", o ? o : "?", (long long)s);
+            snprintf(why, cap,
+                     "the offset %s is not known to be a multiple of %lld (a runtime stride: "
+                     "specialize it or promise multiple_of)",
+                     o ? o : "?", (long long)s);
             free(o);
             return why;
         }
@@ -453,7 +514,9 @@ static const char *vector_blocker(em *e, access *a, int64_t s, char *why, size_t
             ckt_expr_id diff = ckt_expr_binary(e->ex, CKT_E_SUB, group_offset(e, a, v, j), o0);
             int64_t c;
             if (!ckt_expr_is_const(e->ex, diff, &c) || c != j) {
-                snprintf(why, cap, "elements along dim %d are not contiguous in '%s' (stride is not 1)", vd, a->t->name);
+                snprintf(why, cap,
+                         "elements along dim %d are not contiguous in '%s' (stride is not 1)", vd,
+                         a->t->name);
                 return why;
             }
         }
@@ -468,10 +531,14 @@ static ckt_status plan(em *e, access *a, const ckt_kop *op, int64_t *spv, char *
     note[0] = 0;
     if (op->spv > 0) {
         if (op->spv > 1 && vector_blocker(e, a, op->spv, why, sizeof why))
-            return ckt_fail(e->err, CKT_EINVAL, "%s: scalar_per_vector %lld is impossible: %s", op->kind == CKT_OP_LOAD ? "load" : "store", (long long)op->spv, why);
+            return ckt_fail(e->err, CKT_EINVAL, "%s: scalar_per_vector %lld is impossible: %s",
+                            op->kind == CKT_OP_LOAD ? "load" : "store", (long long)op->spv, why);
         *spv = op->spv;
         if (op->spv == 1)
-            for (int64_t v = 0; v < a->d->nvalues; v++) { a->group[v] = v; a->order[v] = 0; }
+            for (int64_t v = 0; v < a->d->nvalues; v++) {
+                a->group[v] = v;
+                a->order[v] = 0;
+            }
         return CKT_OK;
     }
     for (int64_t s = maxv; s > 1; s /= 2) {
@@ -481,7 +548,10 @@ static ckt_status plan(em *e, access *a, const ckt_kop *op, int64_t *spv, char *
         }
         if (s == maxv) snprintf(note, cap, "%lld-wide vectors impossible: %s", (long long)s, why);
     }
-    for (int64_t v = 0; v < a->d->nvalues; v++) { a->group[v] = v; a->order[v] = 0; }
+    for (int64_t v = 0; v < a->d->nvalues; v++) {
+        a->group[v] = v;
+        a->order[v] = 0;
+    }
     *spv = 1;
     return CKT_OK;
 }
@@ -491,10 +561,14 @@ static void describe_tensor(em *e, const ckt_ktensor *t, char *buf, size_t cap)
     if (t->mem == CKT_MEM_LDS) {
         char l[160];
         ckt_layout_to_string(&t->layout, l, sizeof l);
-        int n = t->swizzled ? snprintf(buf, cap, "LDS %s %s o Sw<%d,%d,%d>", t->name, l, t->sw.b, t->sw.m, t->sw.s) : snprintf(buf, cap, "LDS %s %s", t->name, l);
+        int n = t->swizzled ? snprintf(buf, cap, "LDS %s %s o Sw<%d,%d,%d>", t->name, l, t->sw.b,
+                                       t->sw.m, t->sw.s)
+                            : snprintf(buf, cap, "LDS %s %s", t->name, l);
         if (t->stages > 1 && n >= 0 && (size_t)n < cap) {
             char *x = t->stage_view ? estr(e, t->stage_base, NULL) : NULL;
-            snprintf(buf + n, cap - (size_t)n, t->stage_view ? ", a stage of %lld at element %s" : ", %lld stages", (long long)t->stages, x ? x : "?");
+            snprintf(buf + n, cap - (size_t)n,
+                     t->stage_view ? ", a stage of %lld at element %s" : ", %lld stages",
+                     (long long)t->stages, x ? x : "?");
             free(x);
         }
         return;
@@ -523,7 +597,10 @@ static bool window_guard(em *e, const access *a, int w)
     int64_t always;
     if (ckt_expr_is_const(e->ex, inside, &always) && always) return true;
     char *gs = estr(e, inside, NULL);
-    if (!gs) { e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory"); return false; }
+    if (!gs) {
+        e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory");
+        return false;
+    }
     line(e, "if (!(%s)) {", gs);
     line(e, "    CKT_FAULT(%d); /* window %d is not inside '%s' */", w + 1, w, a->t->name);
     line(e, "} else");
@@ -548,7 +625,8 @@ static int64_t swizzle_num(const ckt_ktensor *t, int64_t x)
  * the instruction. f(u_0) depends on the thread only, so the compiler computes it once, outside
  * the K loop. Needs constant window origins (blockwise_gemm's unrolled K steps); false when any
  * condition fails (the caller then spells each address out). */
-static bool split_offsets(em *e, const access *a, int nrep, const int64_t *vals, ckt_expr_id *u0, int64_t *fc, bool *add)
+static bool split_offsets(em *e, const access *a, int nrep, const int64_t *vals, ckt_expr_id *u0,
+                          int64_t *fc, bool *add)
 {
     ckt_expr_pool *ex = e->ex;
     access b = *a;
@@ -596,7 +674,10 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
     a.vd = tr ? 0 : 1;
     a.esz = (int64_t)ckt_dtype_size(a.t->dtype);
     const ckt_mma *m = ckt_mma_at(op->mma);
-    if (!m || !a.d || a.t->mem != CKT_MEM_LDS || a.esz != 2) { snprintf(why, cap, "not a 16-bit LDS fragment load"); return false; }
+    if (!m || !a.d || a.t->mem != CKT_MEM_LDS || a.esz != 2) {
+        snprintf(why, cap, "not a 16-bit LDS fragment load");
+        return false;
+    }
     ckt_expr_pool *ex = e->ex;
     for (int d = 0; d < 2; d++) {
         a.thr[d] = thread_part(ex, a.d, d);
@@ -608,8 +689,14 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
         a.idx[d] = ckt_expr_var(ex, name, lo, hi, ckt_expr_divisor(ex, full));
     }
     char blk[200];
-    if (ckt_expr_pool_status(ex, e->err)) { e->st = e->err->status; return false; }
-    if (vector_blocker(e, &a, 8, blk, sizeof blk)) { snprintf(why, cap, "no ldmatrix: %s", blk); return false; }
+    if (ckt_expr_pool_status(ex, e->err)) {
+        e->st = e->err->status;
+        return false;
+    }
+    if (vector_blocker(e, &a, 8, blk, sizeof blk)) {
+        snprintf(why, cap, "no ldmatrix: %s", blk);
+        return false;
+    }
     bool isa = op->mma_rep[0] == 'A' || op->mma_rep[0] == 'a';
     const char *trs = tr ? ".trans" : "";
     /* x4 or x2: the registers one load fills (B by x4 covers two N tiles) */
@@ -618,7 +705,8 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
     char desc[400];
     describe_tensor(e, a.t, desc, sizeof desc);
     thread_open(e);
-    line(e, "/* line %d: ldmatrix.x%d%s: %c fragments of %s from %s (%s) */", op->line, nregs, trs, isa ? 'A' : 'B', m->isa, desc, a.d->desc);
+    line(e, "/* line %d: ldmatrix.x%d%s: %c fragments of %s from %s (%s) */", op->line, nregs, trs,
+         isa ? 'A' : 'B', m->isa, desc, a.d->desc);
     int64_t per = 2 * nregs; /* values a load fills */
     if (!window_guard(e, &a, op->w)) return false;
     line(e, "{");
@@ -630,10 +718,19 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
     for (int r = 0; r < nrep && r < 16; r++) vals[r] = (int64_t)r * 8;
     if (nrep <= 16 && split_offsets(e, &a, nrep, vals, &u0, fc, &add)) {
         char *us = estr(e, u0, NULL), *bs = a.t->stage_view ? estr(e, a.t->stage_base, NULL) : NULL;
-        if (!us || (a.t->stage_view && !bs)) { free(us); free(bs); e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory"); return false; }
-        line(e, "/* one offset per thread (hoisted out of loops by the compiler), a constant per matrix */");
+        if (!us || (a.t->stage_view && !bs)) {
+            free(us);
+            free(bs);
+            e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory");
+            return false;
+        }
+        line(e, "/* one offset per thread (hoisted out of loops by the compiler), a constant per "
+                "matrix */");
         line(e, "const ckt_u32 ckt_lt = (ckt_u32)(%s);", us);
-        line(e, "const ckt_u32 ckt_la = (ckt_u32)__cvta_generic_to_shared(%s) + %lldu * (ckt_u32)(%s);", a.t->name, (long long)a.esz, bs ? bs : "0");
+        line(
+            e,
+            "const ckt_u32 ckt_la = (ckt_u32)__cvta_generic_to_shared(%s) + %lldu * (ckt_u32)(%s);",
+            a.t->name, (long long)a.esz, bs ? bs : "0");
         free(us);
         free(bs);
         if (add) line(e, "const ckt_u32 ckt_lb = ckt_la + %lldu * ckt_lt;", (long long)a.esz);
@@ -642,14 +739,28 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
             e->ind++;
             line(e, "ckt_u32 q[4];");
             char at[96];
-            if (add) snprintf(at, sizeof at, "\"r\"(ckt_lb)");
-            else snprintf(at, sizeof at, "\"r\"(ckt_la + %lldu * (ckt_lt ^ %lldu))", (long long)a.esz, (long long)fc[rep]);
+            if (add)
+                snprintf(at, sizeof at, "\"r\"(ckt_lb)");
+            else
+                snprintf(at, sizeof at, "\"r\"(ckt_la + %lldu * (ckt_lt ^ %lldu))",
+                         (long long)a.esz, (long long)fc[rep]);
             long long imm = add ? (long long)(fc[rep] * a.esz) : 0;
-            if (nregs == 4) line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {%%0,%%1,%%2,%%3}, [%%4+%lld];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : %s);", trs, imm, at);
-            else line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x2%s.shared.b16 {%%0,%%1}, [%%2+%lld];\" : \"=r\"(q[0]), \"=r\"(q[1]) : %s);", trs, imm, at);
+            if (nregs == 4)
+                line(
+                    e,
+                    "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {%%0,%%1,%%2,%%3}, "
+                    "[%%4+%lld];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : %s);",
+                    trs, imm, at);
+            else
+                line(e,
+                     "asm volatile(\"ldmatrix.sync.aligned.m8n8.x2%s.shared.b16 {%%0,%%1}, "
+                     "[%%2+%lld];\" : \"=r\"(q[0]), \"=r\"(q[1]) : %s);",
+                     trs, imm, at);
             for (int j = 0; j < nregs; j++) {
                 char r0[64], r1[64];
-                line(e, "%s = (ckt_u16)q[%d]; %s = (ckt_u16)(q[%d] >> 16);", reg(e, a.r, rep * per + 2 * j, r0, sizeof r0), j, reg(e, a.r, rep * per + 2 * j + 1, r1, sizeof r1), j);
+                line(e, "%s = (ckt_u16)q[%d]; %s = (ckt_u16)(q[%d] >> 16);",
+                     reg(e, a.r, rep * per + 2 * j, r0, sizeof r0), j,
+                     reg(e, a.r, rep * per + 2 * j + 1, r1, sizeof r1), j);
             }
             e->ind--;
             line(e, "}");
@@ -666,16 +777,32 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
     for (int64_t rep = 0; rep * 8 < a.d->nvalues; rep++) {
         ckt_expr_id off = swizzled(e, a.t, group_offset(e, &a, rep * 8, 0));
         char *os = estr(e, off, NULL);
-        if (!os) { e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory"); return false; }
+        if (!os) {
+            e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory");
+            return false;
+        }
         line(e, "{");
         e->ind++;
         line(e, "ckt_u32 q[4], sa;");
-        line(e, "asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %%1; cvt.u32.u64 %%0, t; }\" : \"=r\"(sa) : \"l\"(%s + (%s)));", a.t->name, os);
-        if (nregs == 4) line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {%%0,%%1,%%2,%%3}, [%%4];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : \"r\"(sa));", trs);
-        else line(e, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x2%s.shared.b16 {%%0,%%1}, [%%2];\" : \"=r\"(q[0]), \"=r\"(q[1]) : \"r\"(sa));", trs);
+        line(e,
+             "asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %%1; cvt.u32.u64 %%0, t; }\" : \"=r\"(sa) "
+             ": \"l\"(%s + (%s)));",
+             a.t->name, os);
+        if (nregs == 4)
+            line(e,
+                 "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {%%0,%%1,%%2,%%3}, "
+                 "[%%4];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : \"r\"(sa));",
+                 trs);
+        else
+            line(e,
+                 "asm volatile(\"ldmatrix.sync.aligned.m8n8.x2%s.shared.b16 {%%0,%%1}, [%%2];\" : "
+                 "\"=r\"(q[0]), \"=r\"(q[1]) : \"r\"(sa));",
+                 trs);
         for (int j = 0; j < nregs; j++) {
             char r0[64], r1[64];
-            line(e, "%s = (ckt_u16)q[%d]; %s = (ckt_u16)(q[%d] >> 16);", reg(e, a.r, rep * per + 2 * j, r0, sizeof r0), j, reg(e, a.r, rep * per + 2 * j + 1, r1, sizeof r1), j);
+            line(e, "%s = (ckt_u16)q[%d]; %s = (ckt_u16)(q[%d] >> 16);",
+                 reg(e, a.r, rep * per + 2 * j, r0, sizeof r0), j,
+                 reg(e, a.r, rep * per + 2 * j + 1, r1, sizeof r1), j);
         }
         e->ind--;
         line(e, "}");
@@ -738,46 +865,62 @@ static void pass_index_vars(em *e, access *a, int64_t passes, const int64_t *ste
 }
 
 /* Set up a load or store: its tensors, distribution, index variables and vector plan. */
-static bool access_prepare(em *e, const ckt_kop *op, access *a, int64_t *spv, char *note, size_t cap)
+static bool access_prepare(em *e, const ckt_kop *op, access *a, int64_t *spv, char *note,
+                           size_t cap)
 {
     memset(a, 0, sizeof *a);
     a->r = ckt_kernel_tensor(e->k, op->r);
     /* a store by value index names its own distribution */
-    if (access_init(e, a, op->w, op->dist >= 0 ? op->dist : a->r->dist, op->vector_dim, "i")) { e->st = e->err->status; return false; }
+    if (access_init(e, a, op->w, op->dist >= 0 ? op->dist : a->r->dist, op->vector_dim, "i")) {
+        e->st = e->err->status;
+        return false;
+    }
     *spv = 1;
     if ((e->st = plan(e, a, op, spv, note, cap))) return false;
     return true;
 }
 
-static void access_comments(em *e, const ckt_kop *op, const access *a, int64_t spv, const char *note)
+static void access_comments(em *e, const ckt_kop *op, const access *a, int64_t spv,
+                            const char *note)
 {
     bool load = op->kind == CKT_OP_LOAD;
     char desc[400];
     describe_tensor(e, a->t, desc, sizeof desc);
     char lens[96] = "";
-    for (int d = 0, n = 0; d < a->rank && n < (int)sizeof lens; d++) n += snprintf(lens + n, sizeof lens - (size_t)n, "%s%lld", d ? "x" : "", (long long)a->w->lengths[d]);
-    if (op->line) line(e, "/* line %d: %s %s, window %s */", op->line, load ? "load from" : "store to", desc, lens);
-    else line(e, "/* %s %s, window %s */", load ? "load from" : "store to", desc, lens);
-    line(e, "/*   threads: %s; %lld-element accesses along dim %d%s%s */", a->d->desc, (long long)spv, a->vd, note[0] ? "; " : "", note);
+    for (int d = 0, n = 0; d < a->rank && n < (int)sizeof lens; d++)
+        n += snprintf(lens + n, sizeof lens - (size_t)n, "%s%lld", d ? "x" : "",
+                      (long long)a->w->lengths[d]);
+    if (op->line)
+        line(e, "/* line %d: %s %s, window %s */", op->line, load ? "load from" : "store to", desc,
+             lens);
+    else
+        line(e, "/* %s %s, window %s */", load ? "load from" : "store to", desc, lens);
+    line(e, "/*   threads: %s; %lld-element accesses along dim %d%s%s */", a->d->desc,
+         (long long)spv, a->vd, note[0] ? "; " : "", note);
 }
 
 /* The statements of a load or store for values 0..nv-1: all of them, or one pass of a pass loop
  * whose counter `it` moves the index variables by step[d] per pass (step NULL: no loop). */
-static void access_body(em *e, const ckt_kop *op, access *a, int64_t spv, int64_t nv, const int64_t *step)
+static void access_body(em *e, const ckt_kop *op, access *a, int64_t spv, int64_t nv,
+                        const int64_t *step)
 {
     bool load = op->kind == CKT_OP_LOAD;
     ckt_expr_pool *ex = e->ex;
     if (!window_guard(e, a, op->w)) return;
-    if (a->d->threads < e->block) line(e, "if (tid < %lld) {", (long long)a->d->threads);
-    else line(e, "{");
+    if (a->d->threads < e->block)
+        line(e, "if (tid < %lld) {", (long long)a->d->threads);
+    else
+        line(e, "{");
     e->ind++;
     if (!step) {
         declare_coords(e, a, "i");
     } else {
         for (int d = 0; d < a->rank; d++) {
             char *x = estr(e, ckt_expr_add(ex, a->w->origin[d], a->thr[d]), NULL);
-            if (step[d]) line(e, "const ckt_i64 i%d = %s + it * %lld;", d, x ? x : "0", (long long)step[d]);
-            else line(e, "const ckt_i64 i%d = %s;", d, x ? x : "0");
+            if (step[d])
+                line(e, "const ckt_i64 i%d = %s + it * %lld;", d, x ? x : "0", (long long)step[d]);
+            else
+                line(e, "const ckt_i64 i%d = %s;", d, x ? x : "0");
             free(x);
         }
     }
@@ -794,7 +937,12 @@ static void access_body(em *e, const ckt_kop *op, access *a, int64_t spv, int64_
         int64_t always;
         bool masked = !(ckt_expr_is_const(ex, mask, &always) && always);
         char *os = estr(e, off, NULL), *ms = masked ? estr(e, mask, NULL) : NULL;
-        if (!os || (masked && !ms)) { free(os); free(ms); e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory"); return; }
+        if (!os || (masked && !ms)) {
+            free(os);
+            free(ms);
+            e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory");
+            return;
+        }
         int64_t members[16];
         for (int64_t u = 0; u < nv; u++)
             if (u == v || (a->group[u] < 0 && spv > 1)) {
@@ -802,7 +950,9 @@ static void access_body(em *e, const ckt_kop *op, access *a, int64_t spv, int64_
                 bool mine = u == v;
                 if (!mine) {
                     bool same = true;
-                    for (int rr = 0; rr < a->rank; rr++) same = same && a->d->vcoord[u][rr] == a->d->vcoord[v][rr] + (rr == a->vd ? a->order[u] : 0);
+                    for (int rr = 0; rr < a->rank; rr++)
+                        same = same && a->d->vcoord[u][rr] ==
+                                           a->d->vcoord[v][rr] + (rr == a->vd ? a->order[u] : 0);
                     mine = same;
                 }
                 if (mine) members[a->order[u]] = u;
@@ -810,16 +960,22 @@ static void access_body(em *e, const ckt_kop *op, access *a, int64_t spv, int64_
         if (spv == 1) {
             reg(e, a->r, v, r, sizeof r);
             if (load) {
-                if (masked) line(e, "%s = (%s) ? %s[%s] : %s;", r, ms, ptr, os, fill);
-                else line(e, "%s = %s[%s];", r, ptr, os);
+                if (masked)
+                    line(e, "%s = (%s) ? %s[%s] : %s;", r, ms, ptr, os, fill);
+                else
+                    line(e, "%s = %s[%s];", r, ptr, os);
             } else {
                 convert(a->t->dtype, a->r->dtype, r, cv, sizeof cv);
-                if (masked) line(e, "if (%s) %s[%s] = %s;", ms, ptr, os, cv);
-                else line(e, "%s[%s] = %s;", ptr, os, cv);
+                if (masked)
+                    line(e, "if (%s) %s[%s] = %s;", ms, ptr, os, cv);
+                else
+                    line(e, "%s[%s] = %s;", ptr, os, cv);
             }
         } else {
-            if (masked) line(e, "if (%s) {", ms);
-            else line(e, "{");
+            if (masked)
+                line(e, "if (%s) {", ms);
+            else
+                line(e, "{");
             e->ind++;
             line(e, "ckt_v%lld v;", (long long)bytes);
             if (load) {
@@ -832,7 +988,8 @@ static void access_body(em *e, const ckt_kop *op, access *a, int64_t spv, int64_
                 }
             } else {
                 for (int64_t j = 0; j < spv; j++) {
-                    convert(a->t->dtype, a->r->dtype, reg(e, a->r, members[j], r, sizeof r), cv, sizeof cv);
+                    convert(a->t->dtype, a->r->dtype, reg(e, a->r, members[j], r, sizeof r), cv,
+                            sizeof cv);
                     line(e, "v.%s[%lld] = %s;", fld, (long long)j, cv);
                 }
                 line(e, "CKT_ST%lld(%s + (%s), v);", (long long)bytes, ptr, os);
@@ -841,7 +998,8 @@ static void access_body(em *e, const ckt_kop *op, access *a, int64_t spv, int64_
             if (masked && load) {
                 line(e, "} else {");
                 e->ind++;
-                for (int64_t j = 0; j < spv; j++) line(e, "%s = %s;", reg(e, a->r, members[j], r, sizeof r), fill);
+                for (int64_t j = 0; j < spv; j++)
+                    line(e, "%s = %s;", reg(e, a->r, members[j], r, sizeof r), fill);
                 e->ind--;
             }
             line(e, "}");
@@ -883,7 +1041,10 @@ static int64_t copy_width(em *e, access *src, access *dst, int64_t want, char *w
         if (!why[0]) snprintf(why, cap, "%lld-wide vectors impossible: %s", (long long)s, b);
         if (want) return 0;
     }
-    for (int64_t v = 0; v < src->d->nvalues; v++) { src->group[v] = dst->group[v] = v; src->order[v] = dst->order[v] = 0; }
+    for (int64_t v = 0; v < src->d->nvalues; v++) {
+        src->group[v] = dst->group[v] = v;
+        src->order[v] = dst->order[v] = 0;
+    }
     return 1;
 }
 
@@ -891,32 +1052,46 @@ static int64_t copy_width(em *e, access *src, access *dst, int64_t want, char *w
  * cp.async (16 bytes: .cg, zero-filled past a padded edge) in the CUDA prelude, a load and a
  * store through registers in the HIP prelude, a copy queued until its wait in the C prelude;
  * 2-byte elements go one by one (synchronously, in every dialect). */
-static void copy_vectors(em *e, const access *srcp, const access *dstp, int64_t bytes, bool split, bool add, const int64_t *fc, bool inside);
+static void copy_vectors(em *e, const access *srcp, const access *dstp, int64_t bytes, bool split,
+                         bool add, const int64_t *fc, bool inside);
 static void emit_copy_async(em *e, const ckt_kop *op)
 {
     access src, dst;
     memset(&src, 0, sizeof src);
     memset(&dst, 0, sizeof dst);
-    if (access_init(e, &src, op->inputs[0], op->dist, op->vector_dim, "i") || access_init(e, &dst, op->w, op->dist, op->vector_dim, "j")) {
+    if (access_init(e, &src, op->inputs[0], op->dist, op->vector_dim, "i") ||
+        access_init(e, &dst, op->w, op->dist, op->vector_dim, "j")) {
         e->st = e->err->status;
         return;
     }
     ckt_expr_pool *ex = e->ex;
     char why[300];
     int64_t spv = copy_width(e, &src, &dst, op->spv > 1 ? op->spv : 0, why, sizeof why);
-    if (!spv) { e->st = ckt_fail(e->err, CKT_EINVAL, "copy_async: scalar_per_vector %lld is impossible: %s", (long long)op->spv, why); return; }
+    if (!spv) {
+        e->st = ckt_fail(e->err, CKT_EINVAL, "copy_async: scalar_per_vector %lld is impossible: %s",
+                         (long long)op->spv, why);
+        return;
+    }
     int64_t bytes = spv * src.esz;
     char sdesc[400], ddesc[400], lens[96] = "", zero[48];
     describe_tensor(e, src.t, sdesc, sizeof sdesc);
     describe_tensor(e, dst.t, ddesc, sizeof ddesc);
-    for (int d = 0, n = 0; d < src.rank && n < (int)sizeof lens; d++) n += snprintf(lens + n, sizeof lens - (size_t)n, "%s%lld", d ? "x" : "", (long long)src.w->lengths[d]);
+    for (int d = 0, n = 0; d < src.rank && n < (int)sizeof lens; d++)
+        n += snprintf(lens + n, sizeof lens - (size_t)n, "%s%lld", d ? "x" : "",
+                      (long long)src.w->lengths[d]);
     literal(dst.t->dtype, 0.0f, zero, sizeof zero);
     thread_open(e);
-    if (op->line) line(e, "/* line %d: asynchronous copy from %s to %s, window %s */", op->line, sdesc, ddesc, lens);
-    else line(e, "/* asynchronous copy from %s to %s, window %s */", sdesc, ddesc, lens);
-    line(e, "/*   threads: %s; %lld-byte copies%s%s */", src.d->desc, (long long)(bytes >= 4 ? bytes : src.esz), why[0] ? "; " : "", why);
-    if (src.d->threads < e->block) line(e, "if (tid < %lld) {", (long long)src.d->threads);
-    else line(e, "{");
+    if (op->line)
+        line(e, "/* line %d: asynchronous copy from %s to %s, window %s */", op->line, sdesc, ddesc,
+             lens);
+    else
+        line(e, "/* asynchronous copy from %s to %s, window %s */", sdesc, ddesc, lens);
+    line(e, "/*   threads: %s; %lld-byte copies%s%s */", src.d->desc,
+         (long long)(bytes >= 4 ? bytes : src.esz), why[0] ? "; " : "", why);
+    if (src.d->threads < e->block)
+        line(e, "if (tid < %lld) {", (long long)src.d->threads);
+    else
+        line(e, "{");
     e->ind++;
     declare_coords(e, &src, "i");
     /* CUDA: the LDS side as one per-thread shared address plus an immediate per vector */
@@ -925,12 +1100,23 @@ static void emit_copy_async(em *e, const ckt_kop *op)
     for (int64_t v = 0; v < src.d->nvalues; v++)
         if (src.group[v] == v) vals[nv++] = v;
     ckt_expr_id u0;
-    bool add, split = e->dl->kind == CKT_DIALECT_CUDA && bytes >= 4 && split_offsets(e, &dst, nv, vals, &u0, fc, &add);
+    bool add, split = e->dl->kind == CKT_DIALECT_CUDA && bytes >= 4 &&
+                      split_offsets(e, &dst, nv, vals, &u0, fc, &add);
     if (split) {
-        char *us = estr(e, u0, NULL), *bs = dst.t->stage_view ? estr(e, dst.t->stage_base, NULL) : NULL;
-        if (!us || (dst.t->stage_view && !bs)) { free(us); free(bs); e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory"); return; }
-        line(e, "const ckt_u32 ckt_ct = (ckt_u32)(%s); /* this thread's swizzled offset in %s */", us, dst.t->name);
-        line(e, "const ckt_u32 ckt_cb = (ckt_u32)__cvta_generic_to_shared(%s) + %lldu * (ckt_u32)(%s);", dst.t->name, (long long)dst.esz, bs ? bs : "0");
+        char *us = estr(e, u0, NULL),
+             *bs = dst.t->stage_view ? estr(e, dst.t->stage_base, NULL) : NULL;
+        if (!us || (dst.t->stage_view && !bs)) {
+            free(us);
+            free(bs);
+            e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory");
+            return;
+        }
+        line(e, "const ckt_u32 ckt_ct = (ckt_u32)(%s); /* this thread's swizzled offset in %s */",
+             us, dst.t->name);
+        line(
+            e,
+            "const ckt_u32 ckt_cb = (ckt_u32)__cvta_generic_to_shared(%s) + %lldu * (ckt_u32)(%s);",
+            dst.t->name, (long long)dst.esz, bs ? bs : "0");
         free(us);
         free(bs);
     } else
@@ -939,11 +1125,15 @@ static void emit_copy_async(em *e, const ckt_kop *op)
      * edge blocks and the K tail) copies without the per-vector masks */
     ckt_expr_id within = ckt_expr_int(ex, 0);
     int64_t never;
-    if (!e->dl->thread_loops && src.t->mem == CKT_MEM_GLOBAL && src.t->padded) within = window_within(e, &src);
+    if (!e->dl->thread_loops && src.t->mem == CKT_MEM_GLOBAL && src.t->padded)
+        within = window_within(e, &src);
     bool interior = !(ckt_expr_is_const(ex, within, &never) && !never);
     if (interior) {
         char *ws = estr(e, within, NULL);
-        if (!ws) { e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory"); return; }
+        if (!ws) {
+            e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory");
+            return;
+        }
         line(e, "if (%s) { /* the window lies inside %s: no masks */", ws, src.t->name);
         free(ws);
         e->ind++;
@@ -963,7 +1153,8 @@ static void emit_copy_async(em *e, const ckt_kop *op)
 
 /* The vectors of one thread's asynchronous copy (see emit_copy_async); `inside`: the window is
  * known inside the source, no masks. */
-static void copy_vectors(em *e, const access *srcp, const access *dstp, int64_t bytes, bool split, bool add, const int64_t *fc, bool inside)
+static void copy_vectors(em *e, const access *srcp, const access *dstp, int64_t bytes, bool split,
+                         bool add, const int64_t *fc, bool inside)
 {
     ckt_expr_pool *ex = e->ex;
     const access src = *srcp, dst = *dstp;
@@ -971,26 +1162,42 @@ static void copy_vectors(em *e, const access *srcp, const access *dstp, int64_t 
     literal(dst.t->dtype, 0.0f, zero, sizeof zero);
     for (int64_t v = 0, g = 0; v < src.d->nvalues; v++) {
         if (src.group[v] != v) continue;
-        ckt_expr_id so = group_offset(e, &src, v, 0), mask = inside ? ckt_expr_int(ex, 1) : in_bounds(e, &src, v);
-        ckt_expr_id dof = split ? ckt_expr_int(ex, 0) : swizzled(e, dst.t, group_offset(e, &dst, v, 0));
+        ckt_expr_id so = group_offset(e, &src, v, 0),
+                    mask = inside ? ckt_expr_int(ex, 1) : in_bounds(e, &src, v);
+        ckt_expr_id dof =
+            split ? ckt_expr_int(ex, 0) : swizzled(e, dst.t, group_offset(e, &dst, v, 0));
         int64_t always;
         bool masked = !(ckt_expr_is_const(ex, mask, &always) && always);
-        char *ss = estr(e, so, NULL), *ds = estr(e, dof, NULL), *ms = masked ? estr(e, mask, NULL) : NULL;
+        char *ss = estr(e, so, NULL), *ds = estr(e, dof, NULL),
+             *ms = masked ? estr(e, mask, NULL) : NULL;
         if (!ss || !ds || (masked && !ms)) {
-            free(ss); free(ds); free(ms);
+            free(ss);
+            free(ds);
+            free(ms);
             e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory");
             return;
         }
         if (split) {
             char at[96];
-            if (add) snprintf(at, sizeof at, "ckt_cb + %lldu * ckt_ct, %lld", (long long)dst.esz, (long long)(fc[g] * dst.esz));
-            else snprintf(at, sizeof at, "ckt_cb + %lldu * (ckt_ct ^ %lldu), 0", (long long)dst.esz, (long long)fc[g]);
-            if (masked) line(e, "CKT_CP_ASYNC_AT(%lld, %s, (%s) ? %s + (%s) : %s, %s);", (long long)bytes, at, ms, src.t->name, ss, src.t->name, ms);
-            else line(e, "CKT_CP_ASYNC_AT(%lld, %s, %s + (%s), 1);", (long long)bytes, at, src.t->name, ss);
-        } else if (bytes >= 4 && masked) /* a masked-off copy reads nothing, but names a valid address anyway */
-            line(e, "CKT_CP_ASYNC(%lld, %s + (%s), (%s) ? %s + (%s) : %s, %s);", (long long)bytes, dst.t->name, ds, ms, src.t->name, ss, src.t->name, ms);
+            if (add)
+                snprintf(at, sizeof at, "ckt_cb + %lldu * ckt_ct, %lld", (long long)dst.esz,
+                         (long long)(fc[g] * dst.esz));
+            else
+                snprintf(at, sizeof at, "ckt_cb + %lldu * (ckt_ct ^ %lldu), 0", (long long)dst.esz,
+                         (long long)fc[g]);
+            if (masked)
+                line(e, "CKT_CP_ASYNC_AT(%lld, %s, (%s) ? %s + (%s) : %s, %s);", (long long)bytes,
+                     at, ms, src.t->name, ss, src.t->name, ms);
+            else
+                line(e, "CKT_CP_ASYNC_AT(%lld, %s, %s + (%s), 1);", (long long)bytes, at,
+                     src.t->name, ss);
+        } else if (bytes >= 4 &&
+                   masked) /* a masked-off copy reads nothing, but names a valid address anyway */
+            line(e, "CKT_CP_ASYNC(%lld, %s + (%s), (%s) ? %s + (%s) : %s, %s);", (long long)bytes,
+                 dst.t->name, ds, ms, src.t->name, ss, src.t->name, ms);
         else if (bytes >= 4)
-            line(e, "CKT_CP_ASYNC(%lld, %s + (%s), %s + (%s), 1);", (long long)bytes, dst.t->name, ds, src.t->name, ss);
+            line(e, "CKT_CP_ASYNC(%lld, %s + (%s), %s + (%s), 1);", (long long)bytes, dst.t->name,
+                 ds, src.t->name, ss);
         else if (masked)
             line(e, "%s[%s] = (%s) ? %s[%s] : %s;", dst.t->name, ds, ms, src.t->name, ss, zero);
         else
@@ -1018,9 +1225,12 @@ static bool has_wgmma(const ckt_kernel *k)
 static void emit_wait(em *e, const ckt_kop *op)
 {
     thread_close(e);
-    line(e, "CKT_CP_WAIT(%lld); /* at most %lld groups of asynchronous copies still in flight */", (long long)op->spv, (long long)op->spv);
-    if (e->dl->kind == CKT_DIALECT_CUDA && has_wgmma(e->k)) /* wgmma reads LDS through the async proxy */
-        line(e, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); /* the copies become visible to wgmma */");
+    line(e, "CKT_CP_WAIT(%lld); /* at most %lld groups of asynchronous copies still in flight */",
+         (long long)op->spv, (long long)op->spv);
+    if (e->dl->kind == CKT_DIALECT_CUDA &&
+        has_wgmma(e->k)) /* wgmma reads LDS through the async proxy */
+        line(e, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); /* the copies "
+                "become visible to wgmma */");
     if (op->b != CKT_EXPR_NONE) barrier(e, "wait: every thread's copies have landed");
 }
 
@@ -1041,7 +1251,8 @@ static bool periodic(const access *a, int64_t spv, int64_t passes, int64_t *step
     for (int r = 0; r < a->rank; r++) step[r] = d->vcoord[per][r] - d->vcoord[0][r];
     for (int64_t v = per; v < d->nvalues; v++) {
         int64_t base = v % per, p = v / per;
-        if ((a->group[v] == v) != (a->group[base] == base) || a->order[v] != a->order[base]) return false;
+        if ((a->group[v] == v) != (a->group[base] == base) || a->order[v] != a->order[base])
+            return false;
         for (int r = 0; r < a->rank; r++)
             if (d->vcoord[v][r] != d->vcoord[base][r] + p * step[r]) return false;
     }
@@ -1052,7 +1263,8 @@ static bool periodic(const access *a, int64_t spv, int64_t passes, int64_t *step
             bool found = false;
             for (int64_t u = 0; u < per && !found; u++) {
                 bool same = a->group[u] < 0 && a->order[u] == j;
-                for (int r = 0; r < a->rank && same; r++) same = d->vcoord[u][r] == d->vcoord[v][r] + (r == a->vd ? j : 0);
+                for (int r = 0; r < a->rank && same; r++)
+                    same = d->vcoord[u][r] == d->vcoord[v][r] + (r == a->vd ? j : 0);
                 found = same;
             }
             if (!found) return false;
@@ -1068,8 +1280,8 @@ static bool only_user(em *e, int ld, int st, int rt)
     for (int i = 0; i < ckt_kernel_nops(e->k); i++) {
         if (i == ld || i == st) continue;
         const ckt_kop *o = ckt_kernel_op(e->k, i);
-        if (o->kind != CKT_OP_SET && o->kind != CKT_OP_ADD && o->kind != CKT_OP_LOOP && o->kind != CKT_OP_IF && o->kind != CKT_OP_END &&
-            o->kind != CKT_OP_SYNC && o->r == rt)
+        if (o->kind != CKT_OP_SET && o->kind != CKT_OP_ADD && o->kind != CKT_OP_LOOP &&
+            o->kind != CKT_OP_IF && o->kind != CKT_OP_END && o->kind != CKT_OP_SYNC && o->r == rt)
             return false;
         for (int j = 0; j < o->ninputs; j++)
             if (o->inputs[j] == rt) return false;
@@ -1084,8 +1296,11 @@ static int emit_pass_loop(em *e, int i)
 {
     int nops = ckt_kernel_nops(e->k), j = i + 1;
     const ckt_kop *ld = ckt_kernel_op(e->k, i);
-    if (ld->kind != CKT_OP_LOAD || ld->mma_rep[2] == 1) return 0; /* matrix-fragment loads have their own path (ldmatrix) */
-    while (j < nops && ckt_kernel_op(e->k, j)->kind == CKT_OP_SET && ckt_kernel_op(e->k, j)->w >= 0 && ckt_kernel_op(e->k, j)->w != ld->w) j++;
+    if (ld->kind != CKT_OP_LOAD || ld->mma_rep[2] == 1)
+        return 0; /* matrix-fragment loads have their own path (ldmatrix) */
+    while (j < nops && ckt_kernel_op(e->k, j)->kind == CKT_OP_SET &&
+           ckt_kernel_op(e->k, j)->w >= 0 && ckt_kernel_op(e->k, j)->w != ld->w)
+        j++;
     if (j >= nops) return 0;
     const ckt_kop *st = ckt_kernel_op(e->k, j);
     if (st->kind != CKT_OP_STORE || ld->r != st->r || !only_user(e, i, j, ld->r)) return 0;
@@ -1094,7 +1309,8 @@ static int emit_pass_loop(em *e, int i)
     char na[300], nb[300];
     ckt_error saved;
     if (e->err) saved = *e->err;
-    if (!access_prepare(e, ld, &a, &sa, na, sizeof na) || !access_prepare(e, st, &b, &sb, nb, sizeof nb)) {
+    if (!access_prepare(e, ld, &a, &sa, na, sizeof na) ||
+        !access_prepare(e, st, &b, &sb, nb, sizeof nb)) {
         e->st = CKT_OK; /* emit_access reports it */
         if (e->err) *e->err = saved;
         return 0;
@@ -1104,7 +1320,8 @@ static int emit_pass_loop(em *e, int i)
      * at least PASS_MIN_ACCESSES vector accesses per op, so that the loop, which is not unrolled,
      * keeps that many independent memory accesses in flight per thread (8 x 16 bytes). */
     enum { LOOP_MIN_ACCESSES = 16, PASS_MIN_ACCESSES = 8 };
-    int64_t n = a.d->nvalues, passes = 0, stepa[CKT_K_MAX_RANK], stepb[CKT_K_MAX_RANK], smax = sa > sb ? sa : sb;
+    int64_t n = a.d->nvalues, passes = 0, stepa[CKT_K_MAX_RANK], stepb[CKT_K_MAX_RANK],
+            smax = sa > sb ? sa : sb;
     if (n / smax < LOOP_MIN_ACCESSES) return 0;
     for (int64_t p = n / smax / PASS_MIN_ACCESSES; p >= 2 && !passes; p--)
         if (n % p == 0 && periodic(&a, sa, p, stepa) && periodic(&b, sb, p, stepb)) passes = p;
@@ -1113,13 +1330,18 @@ static int emit_pass_loop(em *e, int i)
     char why[256];
     pass_index_vars(e, &a, passes, stepa);
     pass_index_vars(e, &b, passes, stepb);
-    if ((sa > 1 && vector_blocker(e, &a, sa, why, sizeof why)) || (sb > 1 && vector_blocker(e, &b, sb, why, sizeof why))) return 0;
-    for (int k = i + 1; k < j; k++) emit_op(e, ckt_kernel_op(e->k, k)); /* origins the store's window needs */
+    if ((sa > 1 && vector_blocker(e, &a, sa, why, sizeof why)) ||
+        (sb > 1 && vector_blocker(e, &b, sb, why, sizeof why)))
+        return 0;
+    for (int k = i + 1; k < j; k++)
+        emit_op(e, ckt_kernel_op(e->k, k)); /* origins the store's window needs */
     thread_open(e);
     access_comments(e, ld, &a, sa, na);
     access_comments(e, st, &b, sb, nb);
-    line(e, "/*   as %lld passes of %lld values (the same sub-block %lld times: a loop, not unrolled code) */", (long long)passes, (long long)(n / passes),
-         (long long)passes);
+    line(e,
+         "/*   as %lld passes of %lld values (the same sub-block %lld times: a loop, not unrolled "
+         "code) */",
+         (long long)passes, (long long)(n / passes), (long long)passes);
     /* GPU compilers would unroll the passes again (NVRTC does: 1.5x the compile time); a pass
      * already has PASS_MIN_ACCESSES accesses in flight. The C dialect's compiler decides itself. */
     if (!e->dl->thread_loops) line(e, "#pragma unroll 1");
@@ -1149,7 +1371,8 @@ static void emit_map(em *e, const ckt_kop *op)
     const ckt_ktensor *out = ckt_kernel_tensor(e->k, op->r);
     thread_open(e);
     char *shown = estr(e, op->b, NULL);
-    line(e, "/* %s = map(%s) over %lld values */", out->name, shown ? shown : "?", (long long)out->nvalues);
+    line(e, "/* %s = map(%s) over %lld values */", out->name, shown ? shown : "?",
+         (long long)out->nvalues);
     free(shown);
     char names[CKT_K_MAX_INPUTS][128];
     const char *ptrs[CKT_K_MAX_INPUTS];
@@ -1158,8 +1381,10 @@ static void emit_map(em *e, const ckt_kop *op)
             const ckt_ktensor *in = ckt_kernel_tensor(e->k, op->inputs[i]);
             char r[64];
             /* integer inputs stay integers (an i32 through f32 loses bits above 2^24) */
-            if (is_int(in->dtype)) snprintf(names[i], sizeof names[i], "((ckt_i64)%s)", reg(e, in, v, r, sizeof r));
-            else to_f32(in->dtype, reg(e, in, v, r, sizeof r), names[i], sizeof names[i]);
+            if (is_int(in->dtype))
+                snprintf(names[i], sizeof names[i], "((ckt_i64)%s)", reg(e, in, v, r, sizeof r));
+            else
+                to_f32(in->dtype, reg(e, in, v, r, sizeof r), names[i], sizeof names[i]);
             ptrs[i] = names[i];
         }
         char *x = estr(e, op->b, ptrs);
@@ -1168,12 +1393,15 @@ static void emit_map(em *e, const ckt_kop *op)
         char *y = malloc(n), *z = malloc(n + 64);
         if (y && z) {
             ckt_expr_type ty = ckt_expr_type_of(e->ex, op->b);
-            if (ty != CKT_T_F32 && is_int(out->dtype)) { /* integer to integer: no trip through f32 */
+            if (ty != CKT_T_F32 &&
+                is_int(out->dtype)) { /* integer to integer: no trip through f32 */
                 snprintf(y, n, "(ckt_i64)(%s)", x);
                 int_to(out->dtype, y, z, n + 64);
             } else {
-                if (ty == CKT_T_F32) snprintf(y, n, "%s", x);
-                else snprintf(y, n, "(float)(%s)", x);
+                if (ty == CKT_T_F32)
+                    snprintf(y, n, "%s", x);
+                else
+                    snprintf(y, n, "(float)(%s)", x);
                 from_f32(out->dtype, y, z, n + 64);
             }
             char r[64];
@@ -1189,16 +1417,22 @@ static void emit_map(em *e, const ckt_kop *op)
 
 static const char *combine(ckt_reduce_op op, const char *a, const char *b, char *out, size_t cap)
 {
-    if (op == CKT_REDUCE_SUM) snprintf(out, cap, "%s + %s", a, b);
-    else snprintf(out, cap, "%s(%s, %s)", op == CKT_REDUCE_MAX ? "fmaxf" : "fminf", a, b);
+    if (op == CKT_REDUCE_SUM)
+        snprintf(out, cap, "%s + %s", a, b);
+    else
+        snprintf(out, cap, "%s(%s, %s)", op == CKT_REDUCE_MAX ? "fmaxf" : "fminf", a, b);
     return out;
 }
 
 static void emit_fold(em *e, const ckt_kop *op)
 {
-    const ckt_ktensor *acc = ckt_kernel_tensor(e->k, op->r), *src = ckt_kernel_tensor(e->k, op->inputs[0]);
+    const ckt_ktensor *acc = ckt_kernel_tensor(e->k, op->r),
+                      *src = ckt_kernel_tensor(e->k, op->inputs[0]);
     thread_open(e);
-    line(e, "/* %s = %s over the %lld values of %s */", acc->name, op->rop == CKT_REDUCE_SUM ? "sum" : op->rop == CKT_REDUCE_MAX ? "max" : "min",
+    line(e, "/* %s = %s over the %lld values of %s */", acc->name,
+         op->rop == CKT_REDUCE_SUM   ? "sum"
+         : op->rop == CKT_REDUCE_MAX ? "max"
+                                     : "min",
          (long long)src->nvalues, src->name);
     char a[64], s[64], af[128], sf[128], c[400], out[600];
     reg(e, acc, 0, a, sizeof a);
@@ -1231,7 +1465,8 @@ static void emit_block_reduce(em *e, const ckt_kop *op)
     reg(e, acc, 0, a, sizeof a);
     to_f32(acc->dtype, a, af, sizeof af);
     thread_close(e);
-    line(e, "/* block_reduce(%s): a tree over LDS scratch at byte %lld */", acc->name, (long long)scratch);
+    line(e, "/* block_reduce(%s): a tree over LDS scratch at byte %lld */", acc->name,
+         (long long)scratch);
     thread_open(e);
     line(e, "ckt_red[tid] = %s;", af);
     barrier(e, "block_reduce: partials written");
@@ -1239,14 +1474,16 @@ static void emit_block_reduce(em *e, const ckt_kop *op)
         thread_open(e);
         char rhs[64];
         snprintf(rhs, sizeof rhs, "ckt_red[tid + %lld]", (long long)P);
-        line(e, "if (tid < %lld) ckt_red[tid] = %s;", (long long)(B - P), combine(op->rop, "ckt_red[tid]", rhs, c, sizeof c));
+        line(e, "if (tid < %lld) ckt_red[tid] = %s;", (long long)(B - P),
+             combine(op->rop, "ckt_red[tid]", rhs, c, sizeof c));
         barrier(e, "block_reduce: tail folded");
     }
     for (int64_t s = P / 2; s >= 1; s /= 2) {
         char rhs[64];
         snprintf(rhs, sizeof rhs, "ckt_red[tid + %lld]", (long long)s);
         thread_open(e);
-        line(e, "if (tid < %lld) ckt_red[tid] = %s;", (long long)s, combine(op->rop, "ckt_red[tid]", rhs, c, sizeof c));
+        line(e, "if (tid < %lld) ckt_red[tid] = %s;", (long long)s,
+             combine(op->rop, "ckt_red[tid]", rhs, c, sizeof c));
         barrier(e, "block_reduce: tree step");
     }
     thread_open(e);
@@ -1260,11 +1497,19 @@ static void emit_block_reduce(em *e, const ckt_kop *op)
 static void emit_gemm(em *e, const ckt_kop *op)
 {
     const ckt_mma *m = ckt_mma_at(op->mma);
-    if (!m) { e->st = ckt_fail(e->err, CKT_EINVAL, "blockwise_gemm: no instruction %d", op->mma); return; }
+    if (!m) {
+        e->st = ckt_fail(e->err, CKT_EINVAL, "blockwise_gemm: no instruction %d", op->mma);
+        return;
+    }
     if ((e->st = ckt_mma_check_target(m, e->target, e->err))) return;
     thread_close(e);
-    ckt_mma_site x = {m, ckt_kernel_tensor(e->k, op->inputs[0])->name, ckt_kernel_tensor(e->k, op->inputs[1])->name, ckt_kernel_tensor(e->k, op->r)->name,
-                      {op->mma_rep[0], op->mma_rep[1], op->mma_rep[2]}, e->block, op->line};
+    ckt_mma_site x = {m,
+                      ckt_kernel_tensor(e->k, op->inputs[0])->name,
+                      ckt_kernel_tensor(e->k, op->inputs[1])->name,
+                      ckt_kernel_tensor(e->k, op->r)->name,
+                      {op->mma_rep[0], op->mma_rep[1], op->mma_rep[2]},
+                      e->block,
+                      op->line};
     ckt_emit_mma(e->s, e->ind, e->dl->kind, &x);
 }
 
@@ -1284,16 +1529,26 @@ static void declare(em *e)
     for (int i = 0; i < ckt_kernel_ntensors(e->k); i++) {
         const ckt_ktensor *t = ckt_kernel_tensor(e->k, i);
         if (t->mem == CKT_MEM_REG) {
-            if (e->dl->thread_loops) line(e, "%s %s[%lld][%lld]; /* registers: %lld per thread */", ckt_emit_ctype(t->dtype), t->name, (long long)e->block, (long long)t->nvalues, (long long)t->nvalues);
-            else line(e, "%s %s[%lld]; /* registers */", ckt_emit_ctype(t->dtype), t->name, (long long)t->nvalues);
+            if (e->dl->thread_loops)
+                line(e, "%s %s[%lld][%lld]; /* registers: %lld per thread */",
+                     ckt_emit_ctype(t->dtype), t->name, (long long)e->block, (long long)t->nvalues,
+                     (long long)t->nvalues);
+            else
+                line(e, "%s %s[%lld]; /* registers */", ckt_emit_ctype(t->dtype), t->name,
+                     (long long)t->nvalues);
         } else if (t->mem == CKT_MEM_LDS) {
             char desc[300];
             describe_tensor(e, t, desc, sizeof desc);
-            line(e, "%s *const %s = (%s *)(ckt_lds + %lld); /* %s */", ckt_emit_ctype(t->dtype), t->name, ckt_emit_ctype(t->dtype), (long long)t->lds_offset, desc);
+            line(e, "%s *const %s = (%s *)(ckt_lds + %lld); /* %s */", ckt_emit_ctype(t->dtype),
+                 t->name, ckt_emit_ctype(t->dtype), (long long)t->lds_offset, desc);
         }
     }
-    if (ckt_kernel_reduce_scratch(e->k) >= 0) line(e, "float *const ckt_red = (float *)(ckt_lds + %lld);", (long long)ckt_kernel_reduce_scratch(e->k));
-    if (e->dl->thread_loops && has_async(e->k)) line(e, "ckt_cp_queue ckt_cpq = {0, 0, 0, 0}; /* asynchronous copies in flight (emulated) */");
+    if (ckt_kernel_reduce_scratch(e->k) >= 0)
+        line(e, "float *const ckt_red = (float *)(ckt_lds + %lld);",
+             (long long)ckt_kernel_reduce_scratch(e->k));
+    if (e->dl->thread_loops && has_async(e->k))
+        line(e,
+             "ckt_cp_queue ckt_cpq = {0, 0, 0, 0}; /* asynchronous copies in flight (emulated) */");
     /* block-uniform variables: window origins and named variables */
     for (int i = 0; i < ckt_kernel_nops(e->k); i++) {
         const ckt_kop *op = ckt_kernel_op(e->k, i);
@@ -1319,8 +1574,10 @@ static void emit_op(em *e, const ckt_kop *op)
         thread_close(e);
         x = estr(e, op->a, NULL);
         y = estr(e, op->b, NULL);
-        if (op->w >= 0 && op->kind == CKT_OP_SET) line(e, "%s = %s; /* origin of window %d */", x, y, op->w);
-        else line(e, "%s %s %s;", x, op->kind == CKT_OP_SET ? "=" : "+=", y);
+        if (op->w >= 0 && op->kind == CKT_OP_SET)
+            line(e, "%s = %s; /* origin of window %d */", x, y, op->w);
+        else
+            line(e, "%s %s %s;", x, op->kind == CKT_OP_SET ? "=" : "+=", y);
         free(x);
         free(y);
         break;
@@ -1384,17 +1641,22 @@ ckt_status ckt_emit(const ckt_kernel *k, const char *target, char **source, ckt_
     if (!k || !source) return ckt_fail(err, CKT_EINVAL, "emit: NULL argument");
     if ((s = ckt_target_parse(target, &t, err))) return s;
     if (!ckt_kernel_is_finished(k))
-        return ckt_fail(err, CKT_EINVAL, "emit: kernel '%s' is not finished (ckt_kernel_finish: loops and branches closed)", ckt_kernel_name(k));
+        return ckt_fail(
+            err, CKT_EINVAL,
+            "emit: kernel '%s' is not finished (ckt_kernel_finish: loops and branches closed)",
+            ckt_kernel_name(k));
     ckt_dialect_kind dk = t.dialect;
     if (t.modelled && ckt_kernel_lds_bytes(k) > t.lds_max_bytes)
-        return ckt_fail(err, CKT_ECAPACITY, "kernel '%s': needs %lld bytes of LDS but %s has %lld", ckt_kernel_name(k), (long long)ckt_kernel_lds_bytes(k),
-                        t.hw.name, (long long)t.lds_max_bytes);
+        return ckt_fail(err, CKT_ECAPACITY, "kernel '%s': needs %lld bytes of LDS but %s has %lld",
+                        ckt_kernel_name(k), (long long)ckt_kernel_lds_bytes(k), t.hw.name,
+                        (long long)t.lds_max_bytes);
     ckt_sb sb = {0};
     em e;
     memset(&e, 0, sizeof e);
     e.s = &sb;
     e.k = k;
-    /* the emitter interns the index arithmetic it derives: in a copy, so the kernel stays as built */
+    /* the emitter interns the index arithmetic it derives: in a copy, so the kernel stays as built
+     */
     ckt_expr_pool pool;
     if ((s = ckt_expr_pool_copy(&pool, ckt_kernel_exprs_const(k), err))) return s;
     e.ex = &pool;
@@ -1402,28 +1664,40 @@ ckt_status ckt_emit(const ckt_kernel *k, const char *target, char **source, ckt_
     e.block = ckt_kernel_block(k);
     e.target = target;
     e.err = err;
-    ckt_sb_printf(&sb, "/* generated by ckt %s for %s (%s dialect): kernel %s, %lld threads per block, %lld bytes of LDS */\n", ckt_version(), target,
-                  e.dl->name, ckt_kernel_name(k), (long long)e.block, (long long)ckt_kernel_lds_bytes(k));
+    ckt_sb_printf(&sb,
+                  "/* generated by ckt %s for %s (%s dialect): kernel %s, %lld threads per block, "
+                  "%lld bytes of LDS */\n",
+                  ckt_version(), target, e.dl->name, ckt_kernel_name(k), (long long)e.block,
+                  (long long)ckt_kernel_lds_bytes(k));
     ckt_sb_printf(&sb, "%s\n%s\n", prelude_file(e.dl->prelude), prelude_file("common.h"));
-    if (e.dl->kind == CKT_DIALECT_CUDA && has_wgmma(k)) /* swizzled tiles read by wgmma: see emit_wgmma.c */
-        ckt_sb_printf(&sb, "#undef CKT_ALIGN16\n#define CKT_ALIGN16 __align__(1024) /* wgmma swizzles absolute addresses: the LDS starts on a 1024-byte boundary */\n");
+    if (e.dl->kind == CKT_DIALECT_CUDA &&
+        has_wgmma(k)) /* swizzled tiles read by wgmma: see emit_wgmma.c */
+        ckt_sb_printf(&sb,
+                      "#undef CKT_ALIGN16\n#define CKT_ALIGN16 __align__(1024) /* wgmma swizzles "
+                      "absolute addresses: the LDS starts on a 1024-byte boundary */\n");
     ckt_emit_param_comment(&sb, k);
     e.dl->open_kernel(&sb, k, ckt_kernel_lds_bytes(k), ckt_emit_dynamic_lds_bytes(k, &t) > 0);
     e.ind = 1;
     declare(&e);
     for (int i = 0; i < ckt_kernel_nops(k) && !e.st; i++) {
         int done = emit_pass_loop(&e, i);
-        if (done) i += done - 1;
-        else if (!e.st) emit_op(&e, ckt_kernel_op(k, i));
+        if (done)
+            i += done - 1;
+        else if (!e.st)
+            emit_op(&e, ckt_kernel_op(k, i));
     }
     thread_close(&e);
-    if (e.dl->thread_loops && has_async(k)) line(&e, "free(ckt_cpq.e); /* copies never waited for never land */");
+    if (e.dl->thread_loops && has_async(k))
+        line(&e, "free(ckt_cpq.e); /* copies never waited for never land */");
     e.ind = 0;
     ckt_sb_printf(&sb, "}\n");
     e.dl->close_kernel(&sb, k, ckt_kernel_lds_bytes(k));
     if (!e.st && ckt_expr_pool_status(e.ex, err)) e.st = err->status;
     ckt_expr_pool_free(&pool);
-    if (e.st) { free(sb.buf); return e.st; }
+    if (e.st) {
+        free(sb.buf);
+        return e.st;
+    }
     if (!(*source = ckt_sb_finish(&sb, "emit", err))) return err ? err->status : CKT_ENOMEM;
     return CKT_OK;
 }

@@ -7,14 +7,16 @@ static void open_kernel(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool 
 {
     (void)lds_bytes;
     (void)dynamic_lds;
-    ckt_sb_printf(s, "void %s(void *const *args, const ckt_cpu_launch *launch)\n{\n", ckt_kernel_name(k));
+    ckt_sb_printf(s, "void %s(void *const *args, const ckt_cpu_launch *launch)\n{\n",
+                  ckt_kernel_name(k));
     int arg = 0;
     for (int i = 0; i < ckt_kernel_nparams(k); i++) {
         const ckt_kparam *p = ckt_kernel_param(k, i);
         if (p->specialized) continue;
         if (p->kind == CKT_PARAM_PTR) {
             const char *c = p->is_const ? "const " : "";
-            ckt_sb_printf(s, "    %s%s *const %s = *(%s%s *const *)args[%d];\n", c, ckt_emit_ctype(p->dtype), p->name, c, ckt_emit_ctype(p->dtype), arg);
+            ckt_sb_printf(s, "    %s%s *const %s = *(%s%s *const *)args[%d];\n", c,
+                          ckt_emit_ctype(p->dtype), p->name, c, ckt_emit_ctype(p->dtype), arg);
         } else {
             const char *t = ckt_emit_param_ctype(p->kind);
             ckt_sb_printf(s, "    const %s %s = *(const %s *)args[%d];\n", t, p->name, t, arg);
@@ -22,16 +24,21 @@ static void open_kernel(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool 
         ckt_sb_printf(s, "    (void)%s;\n", p->name);
         arg++;
     }
-    ckt_sb_printf(s, "    const ckt_i64 bid_x = launch->block_id[0], bid_y = launch->block_id[1], bid_z = launch->block_id[2];\n");
-    ckt_sb_printf(s, "    const ckt_i64 nblk_x = launch->grid[0], nblk_y = launch->grid[1], nblk_z = launch->grid[2];\n");
+    ckt_sb_printf(s, "    const ckt_i64 bid_x = launch->block_id[0], bid_y = launch->block_id[1], "
+                     "bid_z = launch->block_id[2];\n");
+    ckt_sb_printf(s, "    const ckt_i64 nblk_x = launch->grid[0], nblk_y = launch->grid[1], nblk_z "
+                     "= launch->grid[2];\n");
     ckt_sb_printf(s, "    unsigned char *const ckt_lds = (unsigned char *)launch->lds;\n");
-    ckt_sb_printf(s, "    (void)bid_x; (void)bid_y; (void)bid_z; (void)nblk_x; (void)nblk_y; (void)nblk_z; (void)ckt_lds;\n");
+    ckt_sb_printf(s, "    (void)bid_x; (void)bid_y; (void)bid_z; (void)nblk_x; (void)nblk_y; "
+                     "(void)nblk_z; (void)ckt_lds;\n");
 }
 
 static void close_kernel(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes)
 {
-    ckt_sb_printf(s, "const unsigned long long %s__lds_bytes = %lld;\n", ckt_kernel_name(k), (long long)lds_bytes);
-    /* the parameters' kinds as ckt_param_kind values (ckt/jit.h), which launches are checked against */
+    ckt_sb_printf(s, "const unsigned long long %s__lds_bytes = %lld;\n", ckt_kernel_name(k),
+                  (long long)lds_bytes);
+    /* the parameters' kinds as ckt_param_kind values (ckt/jit.h), which launches are checked
+     * against */
     int n = 0;
     for (int i = 0; i < ckt_kernel_nparams(k); i++) n += !ckt_kernel_param(k, i)->specialized;
     ckt_sb_printf(s, "const int %s__nparams = %d;\n", ckt_kernel_name(k), n);
@@ -40,9 +47,11 @@ static void close_kernel(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes)
     for (int i = 0; i < ckt_kernel_nparams(k); i++) {
         const ckt_kparam *p = ckt_kernel_param(k, i);
         if (p->specialized) continue;
-        ckt_sb_printf(s, "%s%d /* %s %s */", n++ ? ", " : "", (int)p->kind, ckt_param_kind_name(p->kind), p->name);
+        ckt_sb_printf(s, "%s%d /* %s %s */", n++ ? ", " : "", (int)p->kind,
+                      ckt_param_kind_name(p->kind), p->name);
     }
     ckt_sb_printf(s, "%s};\n", n ? "" : "-1 /* none */");
 }
 
-const ckt_dialect ckt_dialect_c = {CKT_DIALECT_C, "c", "c.h", true, NULL, open_kernel, close_kernel};
+const ckt_dialect ckt_dialect_c = {CKT_DIALECT_C, "c",         "c.h",       true,
+                                   NULL,          open_kernel, close_kernel};

@@ -6,6 +6,12 @@ static void open_kernel(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool 
 {
     ckt_emit_gpu_open(s, k, lds_bytes, dynamic_lds, "threadIdx", "blockIdx", "gridDim");
 }
-static void close_kernel(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes) { (void)s; (void)k; (void)lds_bytes; }
+static void close_kernel(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes)
+{
+    (void)s;
+    (void)k;
+    (void)lds_bytes;
+}
 
-const ckt_dialect ckt_dialect_cuda = {CKT_DIALECT_CUDA, "cuda", "cuda.h", false, "__syncthreads();", open_kernel, close_kernel};
+const ckt_dialect ckt_dialect_cuda = {CKT_DIALECT_CUDA,   "cuda",      "cuda.h",    false,
+                                      "__syncthreads();", open_kernel, close_kernel};

@@ -9,7 +9,6 @@
 #include "ckt/mma.h"
 #include "strbuf.h"
 
-
 /* What differs between HIP, CUDA and C. */
 typedef struct ckt_dialect {
     ckt_dialect_kind kind;
@@ -27,21 +26,21 @@ typedef struct ckt_dialect {
 extern const ckt_dialect ckt_dialect_c, ckt_dialect_hip, ckt_dialect_cuda;
 
 /* Shared spellings. */
-const char *ckt_emit_ctype(ckt_dtype t);        /* the register / element type: float, ckt_u16, ... */
+const char *ckt_emit_ctype(ckt_dtype t); /* the register / element type: float, ckt_u16, ... */
 const char *ckt_emit_param_ctype(ckt_param_kind k);
 void ckt_emit_param_comment(ckt_sb *s, const ckt_kernel *k);
 
 /* A matrix-instruction op (CKT_OP_GEMM) in one dialect: emit_mma.c. */
 typedef struct ckt_mma_site {
     const ckt_mma *mma;
-    const char *a, *b, *c;   /* the register arrays of A, B and C */
-    int64_t rep[3];          /* instructions per wave along M, N, and per K step */
+    const char *a, *b, *c; /* the register arrays of A, B and C */
+    int64_t rep[3];        /* instructions per wave along M, N, and per K step */
     int64_t block;
-    int line;                /* the script line (0: unknown) */
+    int line; /* the script line (0: unknown) */
 } ckt_mma_site;
 void ckt_emit_mma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_mma_site *site);
 /* A warpgroup MMA op (CKT_OP_WGMMA): emit_wgmma.c. */
-ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k, ckt_expr_pool *ex, const ckt_kop *op, const char *target,
-                          ckt_error *err);
+ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k,
+                          ckt_expr_pool *ex, const ckt_kop *op, const char *target, ckt_error *err);
 
 #endif

@@ -43,7 +43,10 @@ static void close_loop(out *o)
     put(o, "}");
 }
 
-static const char *to_f32(ckt_dtype t) { return t == CKT_BF16 ? "ckt_bf16_to_f32" : t == CKT_F16 ? "ckt_f16_to_f32" : ""; }
+static const char *to_f32(ckt_dtype t)
+{
+    return t == CKT_BF16 ? "ckt_bf16_to_f32" : t == CKT_F16 ? "ckt_f16_to_f32" : "";
+}
 
 /* The register indices of one instruction's operands (value orders of ckt/gemm.h). */
 #define A_BASE "(ckt_mi * %lld + ckt_kp) * %lld"
@@ -60,21 +63,36 @@ static void repeat_loops(out *o, const ckt_mma_site *x, bool unroll)
 static void emit_c(out *o, const ckt_mma_site *x)
 {
     const ckt_mma *m = x->mma;
-    long long L = (long long)m->lanes, VA = (long long)m->a_values, VB = (long long)m->b_values, VC = (long long)m->c_values, P = (long long)x->rep[2],
-              NX = (long long)x->rep[1];
-    put(o, "/*   emulated lane by lane: each wave's registers gathered per lane, %s(), scattered back */", m->emulation);
+    long long L = (long long)m->lanes, VA = (long long)m->a_values, VB = (long long)m->b_values,
+              VC = (long long)m->c_values, P = (long long)x->rep[2], NX = (long long)x->rep[1];
+    put(o,
+        "/*   emulated lane by lane: each wave's registers gathered per lane, %s(), scattered back "
+        "*/",
+        m->emulation);
     open_loop(o, false, "ckt_w", (long long)(x->block / m->lanes));
     repeat_loops(o, x, false);
     put(o, "float ckt_a[%lld][%lld], ckt_b[%lld][%lld], ckt_c[%lld][%lld];", L, VA, L, VB, L, VC);
     open_loop(o, false, "ckt_l", L);
     put(o, "const int tid = ckt_w * %lld + ckt_l;", L);
-    put(o, "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) ckt_a[ckt_l][ckt_r] = %s(%s[tid][" A_BASE " + ckt_r]);", VA, to_f32(m->a), x->a, P, VA);
-    put(o, "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) ckt_b[ckt_l][ckt_r] = %s(%s[tid][" B_BASE " + ckt_r]);", VB, to_f32(m->b), x->b, P, VB);
-    put(o, "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) ckt_c[ckt_l][ckt_r] = %s[tid][" C_BASE " + ckt_r];", VC, x->c, NX, VC);
+    put(o,
+        "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) ckt_a[ckt_l][ckt_r] = %s(%s[tid][" A_BASE
+        " + ckt_r]);",
+        VA, to_f32(m->a), x->a, P, VA);
+    put(o,
+        "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) ckt_b[ckt_l][ckt_r] = %s(%s[tid][" B_BASE
+        " + ckt_r]);",
+        VB, to_f32(m->b), x->b, P, VB);
+    put(o,
+        "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) ckt_c[ckt_l][ckt_r] = %s[tid][" C_BASE
+        " + ckt_r];",
+        VC, x->c, NX, VC);
     close_loop(o);
     put(o, "%s(ckt_a, ckt_b, ckt_c);", m->emulation);
     open_loop(o, false, "ckt_l", L);
-    put(o, "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) %s[ckt_w * %lld + ckt_l][" C_BASE " + ckt_r] = ckt_c[ckt_l][ckt_r];", VC, x->c, L, NX, VC);
+    put(o,
+        "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) %s[ckt_w * %lld + ckt_l][" C_BASE
+        " + ckt_r] = ckt_c[ckt_l][ckt_r];",
+        VC, x->c, L, NX, VC);
     close_loop(o);
     for (int i = 0; i < 4; i++) close_loop(o);
 }
@@ -82,7 +100,8 @@ static void emit_c(out *o, const ckt_mma_site *x)
 static void emit_hip(out *o, const ckt_mma_site *x)
 {
     const ckt_mma *m = x->mma;
-    long long VA = (long long)m->a_values, VB = (long long)m->b_values, VC = (long long)m->c_values, P = (long long)x->rep[2], NX = (long long)x->rep[1];
+    long long VA = (long long)m->a_values, VB = (long long)m->b_values, VC = (long long)m->c_values,
+              P = (long long)x->rep[2], NX = (long long)x->rep[1];
     bool half = m->a == CKT_F16;
     put(o, "{");
     o->ind++;
@@ -98,33 +117,53 @@ static void emit_hip(out *o, const ckt_mma_site *x)
     put(o, "    ckt_b[ckt_r] = (short)%s[" B_BASE " + ckt_r];", x->b, P, VB);
     put(o, "}");
     put(o, "#pragma unroll");
-    put(o, "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) ckt_c[ckt_r] = %s[" C_BASE " + ckt_r];", VC, x->c, NX, VC);
+    put(o, "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) ckt_c[ckt_r] = %s[" C_BASE " + ckt_r];", VC,
+        x->c, NX, VC);
     if (half)
-        put(o, "ckt_c = %s(__builtin_bit_cast(ckt_mfma_half, ckt_a), __builtin_bit_cast(ckt_mfma_half, ckt_b), ckt_c, 0, 0, 0);", m->intrinsic);
+        put(o,
+            "ckt_c = %s(__builtin_bit_cast(ckt_mfma_half, ckt_a), "
+            "__builtin_bit_cast(ckt_mfma_half, ckt_b), ckt_c, 0, 0, 0);",
+            m->intrinsic);
     else
         put(o, "ckt_c = %s(ckt_a, ckt_b, ckt_c, 0, 0, 0);", m->intrinsic);
     put(o, "#pragma unroll");
-    put(o, "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) %s[" C_BASE " + ckt_r] = ckt_c[ckt_r];", VC, x->c, NX, VC);
+    put(o, "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) %s[" C_BASE " + ckt_r] = ckt_c[ckt_r];", VC,
+        x->c, NX, VC);
     for (int i = 0; i < 3; i++) close_loop(o);
     o->ind--;
     put(o, "}");
 }
 
-/* mma.sync: A's values in b32 registers, two 16-bit values each (the lower index in the low half). */
+/* mma.sync: A's values in b32 registers, two 16-bit values each (the lower index in the low half).
+ */
 static void emit_cuda(out *o, const ckt_mma_site *x)
 {
     const ckt_mma *m = x->mma;
-    long long VA = (long long)m->a_values, VB = (long long)m->b_values, VC = (long long)m->c_values, P = (long long)x->rep[2], NX = (long long)x->rep[1];
+    long long VA = (long long)m->a_values, VB = (long long)m->b_values, VC = (long long)m->c_values,
+              P = (long long)x->rep[2], NX = (long long)x->rep[1];
     repeat_loops(o, x, true);
-    put(o, "const int ckt_ab = " A_BASE ", ckt_bb = " B_BASE ", ckt_cb = " C_BASE ";", P, VA, P, VB, NX, VC);
+    put(o, "const int ckt_ab = " A_BASE ", ckt_bb = " B_BASE ", ckt_cb = " C_BASE ";", P, VA, P, VB,
+        NX, VC);
     put(o, "ckt_u32 ckt_a[%lld], ckt_b[%lld];", VA / 2, VB / 2);
     put(o, "#pragma unroll");
-    put(o, "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) ckt_a[ckt_r] = (ckt_u32)%s[ckt_ab + 2 * ckt_r] | ((ckt_u32)%s[ckt_ab + 2 * ckt_r + 1] << 16);", VA / 2, x->a, x->a);
+    put(o,
+        "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) ckt_a[ckt_r] = (ckt_u32)%s[ckt_ab + 2 * ckt_r] "
+        "| ((ckt_u32)%s[ckt_ab + 2 * ckt_r + 1] << 16);",
+        VA / 2, x->a, x->a);
     put(o, "#pragma unroll");
-    put(o, "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) ckt_b[ckt_r] = (ckt_u32)%s[ckt_bb + 2 * ckt_r] | ((ckt_u32)%s[ckt_bb + 2 * ckt_r + 1] << 16);", VB / 2, x->b, x->b);
-    put(o, "asm volatile(\"%s {%%0,%%1,%%2,%%3}, {%%4,%%5,%%6,%%7}, {%%8,%%9}, {%%0,%%1,%%2,%%3};\"", m->intrinsic);
-    put(o, "    : \"+f\"(%s[ckt_cb + 0]), \"+f\"(%s[ckt_cb + 1]), \"+f\"(%s[ckt_cb + 2]), \"+f\"(%s[ckt_cb + 3])", x->c, x->c, x->c, x->c);
-    put(o, "    : \"r\"(ckt_a[0]), \"r\"(ckt_a[1]), \"r\"(ckt_a[2]), \"r\"(ckt_a[3]), \"r\"(ckt_b[0]), \"r\"(ckt_b[1]));");
+    put(o,
+        "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) ckt_b[ckt_r] = (ckt_u32)%s[ckt_bb + 2 * ckt_r] "
+        "| ((ckt_u32)%s[ckt_bb + 2 * ckt_r + 1] << 16);",
+        VB / 2, x->b, x->b);
+    put(o,
+        "asm volatile(\"%s {%%0,%%1,%%2,%%3}, {%%4,%%5,%%6,%%7}, {%%8,%%9}, {%%0,%%1,%%2,%%3};\"",
+        m->intrinsic);
+    put(o,
+        "    : \"+f\"(%s[ckt_cb + 0]), \"+f\"(%s[ckt_cb + 1]), \"+f\"(%s[ckt_cb + 2]), "
+        "\"+f\"(%s[ckt_cb + 3])",
+        x->c, x->c, x->c, x->c);
+    put(o, "    : \"r\"(ckt_a[0]), \"r\"(ckt_a[1]), \"r\"(ckt_a[2]), \"r\"(ckt_a[3]), "
+           "\"r\"(ckt_b[0]), \"r\"(ckt_b[1]));");
     for (int i = 0; i < 3; i++) close_loop(o);
 }
 
@@ -134,9 +173,15 @@ void ckt_emit_mma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_mma_site 
     const ckt_mma *m = x->mma;
     char where[32] = "";
     if (x->line) snprintf(where, sizeof where, "line %d: ", x->line);
-    put(&o, "/* %sblockwise_gemm: %s += %s x %s by %s (%lldx%lldx%lld), %lld x %lld per wave, %lld per K step */", where, x->c, x->a, x->b, m->isa,
-        (long long)m->m, (long long)m->n, (long long)m->k, (long long)x->rep[0], (long long)x->rep[1], (long long)x->rep[2]);
-    if (kind == CKT_DIALECT_C) emit_c(&o, x);
-    else if (kind == CKT_DIALECT_HIP) emit_hip(&o, x);
-    else emit_cuda(&o, x);
+    put(&o,
+        "/* %sblockwise_gemm: %s += %s x %s by %s (%lldx%lldx%lld), %lld x %lld per wave, %lld per "
+        "K step */",
+        where, x->c, x->a, x->b, m->isa, (long long)m->m, (long long)m->n, (long long)m->k,
+        (long long)x->rep[0], (long long)x->rep[1], (long long)x->rep[2]);
+    if (kind == CKT_DIALECT_C)
+        emit_c(&o, x);
+    else if (kind == CKT_DIALECT_HIP)
+        emit_hip(&o, x);
+    else
+        emit_cuda(&o, x);
 }

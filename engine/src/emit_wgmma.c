@@ -49,24 +49,37 @@ static void close_block(out *o)
 /* The descriptor bits other than the start address. */
 static unsigned long long fixed_bits(const ckt_wgmma_desc *d)
 {
-    unsigned long long mode = d->swizzle_bytes == 128 ? 1 : d->swizzle_bytes == 64 ? 2 : d->swizzle_bytes == 32 ? 3 : 0;
-    return (((unsigned long long)(d->lbo >> 4) & 0x3FFF) << 16) | (((unsigned long long)(d->sbo >> 4) & 0x3FFF) << 32) | (mode << 62);
+    unsigned long long mode = d->swizzle_bytes == 128  ? 1
+                              : d->swizzle_bytes == 64 ? 2
+                              : d->swizzle_bytes == 32 ? 3
+                                                       : 0;
+    return (((unsigned long long)(d->lbo >> 4) & 0x3FFF) << 16) |
+           (((unsigned long long)(d->sbo >> 4) & 0x3FFF) << 32) | (mode << 62);
 }
 
-static void describe(const ckt_wgmma_operand *p, const ckt_ktensor *t, char which, char *buf, size_t cap)
+static void describe(const ckt_wgmma_operand *p, const ckt_ktensor *t, char which, char *buf,
+                     size_t cap)
 {
-    snprintf(buf, cap, "%c (%s): %s, %s, LBO %lld, SBO %lld bytes; warpgroups %lld bytes apart", which, t->name, p->d.mn_major ? "M/N-major" : "K-major",
-             p->d.swizzle_bytes == 0 ? "no swizzle" : p->d.swizzle_bytes == 32 ? "32B swizzle" : p->d.swizzle_bytes == 64 ? "64B swizzle" : "128B swizzle",
+    snprintf(buf, cap, "%c (%s): %s, %s, LBO %lld, SBO %lld bytes; warpgroups %lld bytes apart",
+             which, t->name, p->d.mn_major ? "M/N-major" : "K-major",
+             p->d.swizzle_bytes == 0    ? "no swizzle"
+             : p->d.swizzle_bytes == 32 ? "32B swizzle"
+             : p->d.swizzle_bytes == 64 ? "64B swizzle"
+                                        : "128B swizzle",
              (long long)p->d.lbo, (long long)p->d.sbo, (long long)p->group_step);
 }
 
-/* const ckt_u32 name[reps * ksteps] = {...}: start offsets of warpgroup 0's tiles, [repeat][K step] */
+/* const ckt_u32 name[reps * ksteps] = {...}: start offsets of warpgroup 0's tiles, [repeat][K step]
+ */
 static void start_table(out *o, const char *name, const ckt_wgmma_operand *p)
 {
     char buf[1400];
-    size_t n = (size_t)snprintf(buf, sizeof buf, "const ckt_u32 %s[%lld] = {", name, (long long)(p->reps * p->ksteps));
+    size_t n = (size_t)snprintf(buf, sizeof buf, "const ckt_u32 %s[%lld] = {", name,
+                                (long long)(p->reps * p->ksteps));
     for (int64_t r = 0; r < p->reps; r++)
-        for (int64_t k = 0; k < p->ksteps && n < sizeof buf; k++) n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%lld", r || k ? ", " : "", (long long)p->start[r][k]);
+        for (int64_t k = 0; k < p->ksteps && n < sizeof buf; k++)
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%lld", r || k ? ", " : "",
+                                  (long long)p->start[r][k]);
     if (n < sizeof buf) snprintf(buf + n, sizeof buf - n, "}; /* [repeat][K step] */");
     put(o, "%s", buf);
 }
@@ -87,50 +100,73 @@ static void tile_offset(const ckt_ktensor *t, ckt_expr_pool *ex, char *buf, size
 static void fence_operands(out *o, const char *acc, long long n)
 {
     put(o, "#pragma unroll");
-    put(o, "for (int ckt_v = 0; ckt_v < %lld; ++ckt_v) asm volatile(\"\" : \"+f\"(%s[ckt_v]) :: \"memory\"); /* the accumulators stay in place around the asynchronous MMAs */", n, acc);
+    put(o,
+        "for (int ckt_v = 0; ckt_v < %lld; ++ckt_v) asm volatile(\"\" : \"+f\"(%s[ckt_v]) :: "
+        "\"memory\"); /* the accumulators stay in place around the asynchronous MMAs */",
+        n, acc);
 }
 
 /* wgmma.wait_group alone (ckt_kernel_wgmma_wait); the C dialect's emulation is done when issued */
-static ckt_status emit_wait(out *o, ckt_dialect_kind kind, const ckt_kernel *k, const ckt_kop *op, const char *target, ckt_error *err)
+static ckt_status emit_wait(out *o, ckt_dialect_kind kind, const ckt_kernel *k, const ckt_kop *op,
+                            const char *target, ckt_error *err)
 {
     ckt_target_record t;
     ckt_status st = ckt_target_parse(target, &t, err);
     if (st) return st;
     if (kind == CKT_DIALECT_HIP || !strstr(t.matrix, "wgmma_"))
-        return ckt_fail(err, CKT_EUNSUPPORTED, "wgmma wait: target '%s' has no wgmma (sm_90a)", target);
+        return ckt_fail(err, CKT_EUNSUPPORTED, "wgmma wait: target '%s' has no wgmma (sm_90a)",
+                        target);
     const ckt_ktensor *c = ckt_kernel_tensor(k, op->r);
     if (kind == CKT_DIALECT_C) {
-        put(o, "/* wgmma.wait_group %lld: the emulated MMAs completed when issued */", (long long)op->spv);
+        put(o, "/* wgmma.wait_group %lld: the emulated MMAs completed when issued */",
+            (long long)op->spv);
         return CKT_OK;
     }
-    put(o, "asm volatile(\"wgmma.wait_group.sync.aligned %lld;\" ::: \"memory\"); /* at most %lld groups of MMAs in flight */", (long long)op->spv, (long long)op->spv);
+    put(o,
+        "asm volatile(\"wgmma.wait_group.sync.aligned %lld;\" ::: \"memory\"); /* at most %lld "
+        "groups of MMAs in flight */",
+        (long long)op->spv, (long long)op->spv);
     fence_operands(o, c->name, (long long)c->nvalues);
     return CKT_OK;
 }
 
-ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k, ckt_expr_pool *ex, const ckt_kop *op, const char *target,
-                          ckt_error *err)
+ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k,
+                          ckt_expr_pool *ex, const ckt_kop *op, const char *target, ckt_error *err)
 {
     if (op->ninputs == 0) {
         out w = {s, ind};
         return emit_wait(&w, kind, k, op, target, err);
     }
     const ckt_mma *m = ckt_mma_at(op->mma);
-    if (!m || !ckt_mma_is_wgmma(m)) return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: instruction %d is not a warpgroup MMA", op->mma);
-    if (kind == CKT_DIALECT_HIP) return ckt_fail(err, CKT_EUNSUPPORTED, "blockwise_gemm: %s is an NVIDIA sm_90a instruction; HIP has none", m->name);
+    if (!m || !ckt_mma_is_wgmma(m))
+        return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: instruction %d is not a warpgroup MMA",
+                        op->mma);
+    if (kind == CKT_DIALECT_HIP)
+        return ckt_fail(err, CKT_EUNSUPPORTED,
+                        "blockwise_gemm: %s is an NVIDIA sm_90a instruction; HIP has none",
+                        m->name);
     ckt_status st = ckt_mma_check_target(m, target, err);
     if (st) return st;
-    const ckt_ktensor *ta = ckt_kernel_tensor(k, op->inputs[0]), *tb = ckt_kernel_tensor(k, op->inputs[1]), *c = ckt_kernel_tensor(k, op->r);
-    long long MX = (long long)op->mma_rep[0], NX = (long long)op->mma_rep[1], KS = (long long)op->mma_rep[2], CV = (long long)m->c_values;
+    const ckt_ktensor *ta = ckt_kernel_tensor(k, op->inputs[0]),
+                      *tb = ckt_kernel_tensor(k, op->inputs[1]), *c = ckt_kernel_tensor(k, op->r);
+    long long MX = (long long)op->mma_rep[0], NX = (long long)op->mma_rep[1],
+              KS = (long long)op->mma_rep[2], CV = (long long)m->c_values;
     ckt_layout r0;
     if ((st = ckt_layout_mode(&ta->layout, 0, &r0, err))) return st;
     long long WM = (long long)(ckt_layout_size(&r0) / (MX * m->m));
     if ((st = ckt_layout_mode(&tb->layout, 0, &r0, err))) return st;
-    long long WN = (long long)(ckt_layout_size(&r0) / (NX * m->n)), block = (long long)ckt_kernel_block(k);
-    if (WM * WN * 128 != block) return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: %lld x %lld warpgroups do not fill the block of %lld threads", WM, WN, block);
+    long long WN = (long long)(ckt_layout_size(&r0) / (NX * m->n)),
+              block = (long long)ckt_kernel_block(k);
+    if (WM * WN * 128 != block)
+        return ckt_fail(
+            err, CKT_EINVAL,
+            "blockwise_gemm: %lld x %lld warpgroups do not fill the block of %lld threads", WM, WN,
+            block);
     ckt_wgmma_operand pa, pb;
-    if ((st = ckt_wgmma_operand_plan(&ta->layout, ta->swizzled ? &ta->sw : NULL, ta->dtype, m->m, MX, WM, KS, 'A', &pa, err)) ||
-        (st = ckt_wgmma_operand_plan(&tb->layout, tb->swizzled ? &tb->sw : NULL, tb->dtype, m->n, NX, WN, KS, 'B', &pb, err)))
+    if ((st = ckt_wgmma_operand_plan(&ta->layout, ta->swizzled ? &ta->sw : NULL, ta->dtype, m->m,
+                                     MX, WM, KS, 'A', &pa, err)) ||
+        (st = ckt_wgmma_operand_plan(&tb->layout, tb->swizzled ? &tb->sw : NULL, tb->dtype, m->n,
+                                     NX, WN, KS, 'B', &pb, err)))
         return ckt_fail_prefix(err, "blockwise_gemm: ");
     out o = {s, ind};
     char da[300], db[300], offa[500], offb[500];
@@ -138,12 +174,17 @@ ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_k
     describe(&pb, tb, 'B', db, sizeof db);
     tile_offset(ta, ex, offa, sizeof offa);
     tile_offset(tb, ex, offb, sizeof offb);
-    put(&o, "{ /* blockwise_gemm: %s += %s x %s by %s, %lld x %lld warpgroups of %lld x %lld instruction tiles, %lld K steps of 16", c->name, ta->name, tb->name, m->isa, WM, WN,
-        MX, NX, KS);
+    put(&o,
+        "{ /* blockwise_gemm: %s += %s x %s by %s, %lld x %lld warpgroups of %lld x %lld "
+        "instruction tiles, %lld K steps of 16",
+        c->name, ta->name, tb->name, m->isa, WM, WN, MX, NX, KS);
     put(&o, "   * descriptors from the LDS layouts: %s", da);
     put(&o, "   *                                   %s */", db);
     o.ind++;
-    put(&o, "const unsigned long long ckt_fa = 0x%016llxull, ckt_fb = 0x%016llxull; /* LBO, SBO, swizzle mode */", fixed_bits(&pa.d), fixed_bits(&pb.d));
+    put(&o,
+        "const unsigned long long ckt_fa = 0x%016llxull, ckt_fb = 0x%016llxull; /* LBO, SBO, "
+        "swizzle mode */",
+        fixed_bits(&pa.d), fixed_bits(&pb.d));
     start_table(&o, "ckt_wa", &pa);
     start_table(&o, "ckt_wb", &pb);
     int tra = pa.d.mn_major, trb = pb.d.mn_major;
@@ -154,44 +195,66 @@ ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_k
         /* the swizzle is applied to absolute addresses: the kernel declares its LDS 1024-byte
          * aligned (emit.c); no run-time check here, a branch between asynchronous MMAs makes ptxas
          * serialize them */
-        put(&o, "const ckt_u32 ckt_sa = ckt_lds_base + %s + (ckt_u32)(ckt_wg / %lld) * %lldu;", offa, WN, (long long)pa.group_step);
-        put(&o, "const ckt_u32 ckt_sb = ckt_lds_base + %s + (ckt_u32)(ckt_wg %% %lld) * %lldu;", offb, WN, (long long)pb.group_step);
+        put(&o, "const ckt_u32 ckt_sa = ckt_lds_base + %s + (ckt_u32)(ckt_wg / %lld) * %lldu;",
+            offa, WN, (long long)pa.group_step);
+        put(&o, "const ckt_u32 ckt_sb = ckt_lds_base + %s + (ckt_u32)(ckt_wg %% %lld) * %lldu;",
+            offb, WN, (long long)pb.group_step);
         fence_operands(&o, c->name, (long long)c->nvalues);
         put(&o, "asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");");
     } else {
-        put(&o, "/* emulated warpgroup by warpgroup: shared-memory addresses are offsets into ckt_lds */");
+        put(&o, "/* emulated warpgroup by warpgroup: shared-memory addresses are offsets into "
+                "ckt_lds */");
         open_loop(&o, false, "ckt_wg", WM * WN);
-        put(&o, "const ckt_u32 ckt_sa = %s + (ckt_u32)(ckt_wg / %lld) * %lldu;", offa, WN, (long long)pa.group_step);
-        put(&o, "const ckt_u32 ckt_sb = %s + (ckt_u32)(ckt_wg %% %lld) * %lldu;", offb, WN, (long long)pb.group_step);
+        put(&o, "const ckt_u32 ckt_sa = %s + (ckt_u32)(ckt_wg / %lld) * %lldu;", offa, WN,
+            (long long)pa.group_step);
+        put(&o, "const ckt_u32 ckt_sb = %s + (ckt_u32)(ckt_wg %% %lld) * %lldu;", offb, WN,
+            (long long)pb.group_step);
     }
     open_loop(&o, gpu, "ckt_kk", KS);
     open_loop(&o, gpu, "ckt_mi", MX);
     open_loop(&o, gpu, "ckt_ni", NX);
-    put(&o, "const unsigned long long ckt_da = ckt_fa | (((ckt_sa + ckt_wa[ckt_mi * %lld + ckt_kk]) >> 4) & 0x3FFF);", KS);
-    put(&o, "const unsigned long long ckt_db = ckt_fb | (((ckt_sb + ckt_wb[ckt_ni * %lld + ckt_kk]) >> 4) & 0x3FFF);", KS);
-    put(&o, "const int ckt_cb = (ckt_mi * %lld + ckt_ni) * %lld; /* C value order of ckt/gemm.h */", NX, CV);
+    put(&o,
+        "const unsigned long long ckt_da = ckt_fa | (((ckt_sa + ckt_wa[ckt_mi * %lld + ckt_kk]) >> "
+        "4) & 0x3FFF);",
+        KS);
+    put(&o,
+        "const unsigned long long ckt_db = ckt_fb | (((ckt_sb + ckt_wb[ckt_ni * %lld + ckt_kk]) >> "
+        "4) & 0x3FFF);",
+        KS);
+    put(&o, "const int ckt_cb = (ckt_mi * %lld + ckt_ni) * %lld; /* C value order of ckt/gemm.h */",
+        NX, CV);
     if (gpu) {
         char regs[1200];
         size_t n = 0;
-        for (long long i = 0; i < CV && n < sizeof regs; i++) n += (size_t)snprintf(regs + n, sizeof regs - n, "%s%%%lld", i ? ", " : "", i);
+        for (long long i = 0; i < CV && n < sizeof regs; i++)
+            n += (size_t)snprintf(regs + n, sizeof regs - n, "%s%%%lld", i ? ", " : "", i);
         put(&o, "asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %%%lld, 0; \"", CV + 2);
-        put(&o, "             \"%s {%s}, %%%lld, %%%lld, p, 1, 1, %d, %d; }\"", m->isa, regs, CV, CV + 1, tra, trb);
+        put(&o, "             \"%s {%s}, %%%lld, %%%lld, p, 1, 1, %d, %d; }\"", m->isa, regs, CV,
+            CV + 1, tra, trb);
         for (long long i = 0; i < CV; i += 8) {
             char line[600];
             size_t q = 0;
-            for (long long j = i; j < i + 8 && j < CV; j++) q += (size_t)snprintf(line + q, sizeof line - q, "%s\"+f\"(%s[ckt_cb + %lld])", j > i ? ", " : "", c->name, j);
+            for (long long j = i; j < i + 8 && j < CV; j++)
+                q += (size_t)snprintf(line + q, sizeof line - q, "%s\"+f\"(%s[ckt_cb + %lld])",
+                                      j > i ? ", " : "", c->name, j);
             put(&o, "             %s%s", i == 0 ? ": " : ", ", line);
         }
         put(&o, "             : \"l\"(ckt_da), \"l\"(ckt_db), \"r\"(1));");
     } else {
-        put(&o, "ckt_emu_wgmma(ckt_lds, %lldu, ckt_da, ckt_db, %lld, %d, %d, %d, &%s[ckt_wg * 128][0], %lld, ckt_cb);", (long long)ckt_kernel_lds_bytes(k), (long long)m->n, tra,
-            trb, m->a == CKT_BF16, c->name, (long long)c->nvalues);
+        put(&o,
+            "ckt_emu_wgmma(ckt_lds, %lldu, ckt_da, ckt_db, %lld, %d, %d, %d, &%s[ckt_wg * 128][0], "
+            "%lld, ckt_cb);",
+            (long long)ckt_kernel_lds_bytes(k), (long long)m->n, tra, trb, m->a == CKT_BF16,
+            c->name, (long long)c->nvalues);
     }
     for (int i = 0; i < 3; i++) close_block(&o);
     if (gpu) {
         put(&o, "asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");");
-        put(&o, "asm volatile(\"wgmma.wait_group.sync.aligned %lld;\" ::: \"memory\"); /* %s */", (long long)op->spv,
-            op->spv ? "the newest groups stay in flight (their LDS and accumulators untouched until a later wait)" : "done");
+        put(&o, "asm volatile(\"wgmma.wait_group.sync.aligned %lld;\" ::: \"memory\"); /* %s */",
+            (long long)op->spv,
+            op->spv ? "the newest groups stay in flight (their LDS and accumulators untouched "
+                      "until a later wait)"
+                    : "done");
         fence_operands(&o, c->name, (long long)c->nvalues);
     } else {
         close_block(&o);

@@ -27,7 +27,10 @@ ckt_status ckt_fail_prefix(ckt_error *err, const char *prefix)
 
 void ckt_error_clear(ckt_error *err)
 {
-    if (err) { err->status = CKT_OK; err->msg[0] = '\0'; }
+    if (err) {
+        err->status = CKT_OK;
+        err->msg[0] = '\0';
+    }
 }
 
 const char *ckt_status_name(ckt_status s)

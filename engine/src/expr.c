@@ -16,7 +16,9 @@
 ckt_status ckt_expr_pool_init(ckt_expr_pool *p, int64_t block_threads, ckt_error *err)
 {
     if (!p) return ckt_fail(err, CKT_EINVAL, "expr pool: NULL pool");
-    if (block_threads < 1) return ckt_fail(err, CKT_EINVAL, "expr pool: block_threads %lld must be >= 1", (long long)block_threads);
+    if (block_threads < 1)
+        return ckt_fail(err, CKT_EINVAL, "expr pool: block_threads %lld must be >= 1",
+                        (long long)block_threads);
     memset(p, 0, sizeof *p);
     p->cap = 256;
     p->nodes = malloc(sizeof(ckt_expr_node) * (size_t)p->cap);
@@ -74,23 +76,35 @@ ckt_status ckt_expr_pool_status(const ckt_expr_pool *p, ckt_error *err)
     return CKT_OK;
 }
 
-static bool valid(const ckt_expr_pool *p, ckt_expr_id e) { return p && p->nodes && e >= 0 && e < p->n; }
-const ckt_expr_node *ckt_expr_get(const ckt_expr_pool *p, ckt_expr_id e) { return valid(p, e) ? &p->nodes[e] : NULL; }
+static bool valid(const ckt_expr_pool *p, ckt_expr_id e)
+{
+    return p && p->nodes && e >= 0 && e < p->n;
+}
+const ckt_expr_node *ckt_expr_get(const ckt_expr_pool *p, ckt_expr_id e)
+{
+    return valid(p, e) ? &p->nodes[e] : NULL;
+}
 
 static uint32_t node_hash(const ckt_expr_node *nd)
 {
     uint32_t f;
     memcpy(&f, &nd->f, 4);
     uint64_t h = 1469598103934665603ull;
-    uint64_t parts[7] = {nd->op, nd->type, (uint64_t)(uint32_t)nd->a, (uint64_t)(uint32_t)nd->b, (uint64_t)(uint32_t)nd->c, (uint64_t)nd->i, f};
+    uint64_t parts[7] = {nd->op,
+                         nd->type,
+                         (uint64_t)(uint32_t)nd->a,
+                         (uint64_t)(uint32_t)nd->b,
+                         (uint64_t)(uint32_t)nd->c,
+                         (uint64_t)nd->i,
+                         f};
     for (int i = 0; i < 7; i++) h = (h ^ parts[i]) * 1099511628211ull;
     return (uint32_t)(h ^ (h >> 32));
 }
 
 static bool node_eq(const ckt_expr_node *x, const ckt_expr_node *y)
 {
-    return x->op == y->op && x->type == y->type && x->a == y->a && x->b == y->b && x->c == y->c && x->i == y->i &&
-           !memcmp(&x->f, &y->f, sizeof x->f);
+    return x->op == y->op && x->type == y->type && x->a == y->a && x->b == y->b && x->c == y->c &&
+           x->i == y->i && !memcmp(&x->f, &y->f, sizeof x->f);
 }
 
 static bool rehash(ckt_expr_pool *p, int32_t cap)
@@ -131,9 +145,12 @@ static ckt_expr_id push(ckt_expr_pool *p, ckt_expr_node nd)
     if (!p || !p->nodes || p->failed) return CKT_EXPR_NONE;
     if (nd.a >= 0) {
         int64_t size = 1 + tree_size(p, nd.a) + tree_size(p, nd.b) + tree_size(p, nd.c);
-        int64_t depth = 1 + ckt_max64(tree_depth(p, nd.a), ckt_max64(tree_depth(p, nd.b), tree_depth(p, nd.c)));
+        int64_t depth =
+            1 + ckt_max64(tree_depth(p, nd.a), ckt_max64(tree_depth(p, nd.b), tree_depth(p, nd.c)));
         if (size > TREE_MAX_SIZE || depth > TREE_MAX_DEPTH)
-            return fail(p, CKT_ECAPACITY, "expression: more than 65536 nodes or 2048 levels when written out (shared subexpressions multiply)");
+            return fail(p, CKT_ECAPACITY,
+                        "expression: more than 65536 nodes or 2048 levels when written out (shared "
+                        "subexpressions multiply)");
         nd.i = (nd.i & 0xff) | (size << 8) | (depth << 32);
     }
     /* parameters and variables are distinct leaves even with equal facts; all else is shared */
@@ -151,7 +168,8 @@ static ckt_expr_id push(ckt_expr_pool *p, ckt_expr_node nd)
     }
     while (p->hash[slot] >= 0) slot = (slot + 1) & (uint32_t)(p->hcap - 1);
     if (p->n == p->cap) {
-        if (p->cap >= CKT_EXPR_MAX_NODES) return fail(p, CKT_ECAPACITY, "expression: more than 2^20 nodes in one kernel");
+        if (p->cap >= CKT_EXPR_MAX_NODES)
+            return fail(p, CKT_ECAPACITY, "expression: more than 2^20 nodes in one kernel");
         int32_t cap = p->cap * 2;
         ckt_expr_node *nn = realloc(p->nodes, sizeof(ckt_expr_node) * (size_t)cap);
         if (!nn) return fail(p, CKT_ENOMEM, "expression: out of memory");
@@ -163,7 +181,8 @@ static ckt_expr_id push(ckt_expr_pool *p, ckt_expr_node nd)
     return p->n++;
 }
 
-static ckt_expr_node mk(ckt_expr_op op, ckt_expr_type t, ckt_expr_id a, ckt_expr_id b, ckt_expr_id c)
+static ckt_expr_node mk(ckt_expr_op op, ckt_expr_type t, ckt_expr_id a, ckt_expr_id b,
+                        ckt_expr_id c)
 {
     ckt_expr_node nd;
     memset(&nd, 0, sizeof nd);
@@ -183,7 +202,10 @@ static ckt_expr_id valued(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_type t, int
     return push(p, nd);
 }
 
-ckt_expr_id ckt_expr_int(ckt_expr_pool *p, int64_t v) { return valued(p, CKT_E_INT, CKT_T_INDEX, v); }
+ckt_expr_id ckt_expr_int(ckt_expr_pool *p, int64_t v)
+{
+    return valued(p, CKT_E_INT, CKT_T_INDEX, v);
+}
 
 ckt_expr_id ckt_expr_float(ckt_expr_pool *p, float v)
 {
@@ -192,23 +214,34 @@ ckt_expr_id ckt_expr_float(ckt_expr_pool *p, float v)
     return push(p, nd);
 }
 
-ckt_expr_id ckt_expr_tid(ckt_expr_pool *p) { return push(p, mk(CKT_E_TID, CKT_T_INDEX, -1, -1, -1)); }
+ckt_expr_id ckt_expr_tid(ckt_expr_pool *p)
+{
+    return push(p, mk(CKT_E_TID, CKT_T_INDEX, -1, -1, -1));
+}
 
 ckt_expr_id ckt_expr_bid(ckt_expr_pool *p, int axis)
 {
-    if (axis < 0 || axis > 2) return p ? fail(p, CKT_EINVAL, "block_id: axis must be 0, 1 or 2") : CKT_EXPR_NONE;
+    if (axis < 0 || axis > 2)
+        return p ? fail(p, CKT_EINVAL, "block_id: axis must be 0, 1 or 2") : CKT_EXPR_NONE;
     return valued(p, CKT_E_BID, CKT_T_INDEX, axis);
 }
 
 ckt_expr_id ckt_expr_nblocks(ckt_expr_pool *p, int axis)
 {
-    if (axis < 0 || axis > 2) return p ? fail(p, CKT_EINVAL, "num_blocks: axis must be 0, 1 or 2") : CKT_EXPR_NONE;
+    if (axis < 0 || axis > 2)
+        return p ? fail(p, CKT_EINVAL, "num_blocks: axis must be 0, 1 or 2") : CKT_EXPR_NONE;
     return valued(p, CKT_E_NBLK, CKT_T_INDEX, axis);
 }
 
-ckt_expr_id ckt_expr_input(ckt_expr_pool *p, int slot) { return valued(p, CKT_E_INPUT, CKT_T_F32, slot); }
+ckt_expr_id ckt_expr_input(ckt_expr_pool *p, int slot)
+{
+    return valued(p, CKT_E_INPUT, CKT_T_F32, slot);
+}
 
-ckt_expr_id ckt_expr_input_int(ckt_expr_pool *p, int slot) { return valued(p, CKT_E_INPUT, CKT_T_INDEX, slot); }
+ckt_expr_id ckt_expr_input_int(ckt_expr_pool *p, int slot)
+{
+    return valued(p, CKT_E_INPUT, CKT_T_INDEX, slot);
+}
 
 /* Lua's integer // and % (y != 0; INT64_MIN // -1 is the caller's overflow) */
 static int64_t floor_div(int64_t x, int64_t y)
@@ -224,14 +257,19 @@ static int64_t floor_mod(int64_t x, int64_t y)
 }
 
 /* ckt.int / TOINT: toward zero, NaN -> 0, saturating (the i64 store of ckt.array) */
-static int64_t to_int(double v) { return isnan(v) ? 0 : v >= 0x1p63 ? INT64_MAX : v <= -0x1p63 ? INT64_MIN : (int64_t)v; }
+static int64_t to_int(double v)
+{
+    return isnan(v) ? 0 : v >= 0x1p63 ? INT64_MAX : v <= -0x1p63 ? INT64_MIN : (int64_t)v;
+}
 
-static ckt_expr_id leaf(ckt_expr_pool *p, ckt_expr_op op, const char *name, int64_t lo, int64_t hi, int64_t divisor, bool is_float)
+static ckt_expr_id leaf(ckt_expr_pool *p, ckt_expr_op op, const char *name, int64_t lo, int64_t hi,
+                        int64_t divisor, bool is_float)
 {
     if (!p || !p->nodes || p->failed) return CKT_EXPR_NONE;
     int *count = op == CKT_E_PARAM ? &p->nparams : &p->nvars;
     ckt_expr_leaf_info *tab = op == CKT_E_PARAM ? p->params : p->vars;
-    if (*count >= CKT_EXPR_MAX_LEAVES) return fail(p, CKT_ECAPACITY, "expression: more than 256 parameters or variables");
+    if (*count >= CKT_EXPR_MAX_LEAVES)
+        return fail(p, CKT_ECAPACITY, "expression: more than 256 parameters or variables");
     ckt_expr_leaf_info *li = &tab[*count];
     memset(li, 0, sizeof *li);
     li->lo = lo;
@@ -242,12 +280,14 @@ static ckt_expr_id leaf(ckt_expr_pool *p, ckt_expr_op op, const char *name, int6
     return valued(p, op, is_float ? CKT_T_F32 : CKT_T_INDEX, (*count)++);
 }
 
-ckt_expr_id ckt_expr_param(ckt_expr_pool *p, const char *name, int64_t lo, int64_t hi, int64_t divisor, bool is_float)
+ckt_expr_id ckt_expr_param(ckt_expr_pool *p, const char *name, int64_t lo, int64_t hi,
+                           int64_t divisor, bool is_float)
 {
     return leaf(p, CKT_E_PARAM, name, lo, hi, divisor, is_float);
 }
 
-ckt_expr_id ckt_expr_var(ckt_expr_pool *p, const char *name, int64_t lo, int64_t hi, int64_t divisor)
+ckt_expr_id ckt_expr_var(ckt_expr_pool *p, const char *name, int64_t lo, int64_t hi,
+                         int64_t divisor)
 {
     return leaf(p, CKT_E_VAR, name, lo, hi, divisor, false);
 }
@@ -268,7 +308,10 @@ bool ckt_expr_is_const(const ckt_expr_pool *p, ckt_expr_id e, int64_t *v)
     return true;
 }
 
-ckt_expr_type ckt_expr_type_of(const ckt_expr_pool *p, ckt_expr_id e) { return valid(p, e) ? (ckt_expr_type)p->nodes[e].type : CKT_T_INDEX; }
+ckt_expr_type ckt_expr_type_of(const ckt_expr_pool *p, ckt_expr_id e)
+{
+    return valid(p, e) ? (ckt_expr_type)p->nodes[e].type : CKT_T_INDEX;
+}
 
 /* ---------------------------------------------------------------- analyses */
 
@@ -285,7 +328,8 @@ static int64_t sat_mul(int64_t a, int64_t b)
 {
     int64_t r;
     if (a == 0 || b == 0) return 0;
-    if (ckt_mul_ovf(a, b, &r) || a == INT64_MIN || b == INT64_MIN || a == INT64_MAX || b == INT64_MAX)
+    if (ckt_mul_ovf(a, b, &r) || a == INT64_MIN || b == INT64_MIN || a == INT64_MAX ||
+        b == INT64_MAX)
         return ((a < 0) != (b < 0)) ? INT64_MIN : INT64_MAX;
     return r;
 }
@@ -293,69 +337,134 @@ static int64_t sat_mul(int64_t a, int64_t b)
 void ckt_expr_range(const ckt_expr_pool *p, ckt_expr_id e, int64_t *lo, int64_t *hi)
 {
     int64_t al, ah, bl, bh, l = INT64_MIN, h = INT64_MAX;
-    if (!valid(p, e)) { *lo = l; *hi = h; return; }
+    if (!valid(p, e)) {
+        *lo = l;
+        *hi = h;
+        return;
+    }
     const ckt_expr_node *n = &p->nodes[e];
     switch ((ckt_expr_op)n->op) {
     case CKT_E_INT: l = h = n->i; break;
-    case CKT_E_TID: l = 0; h = p->block_threads - 1; break;
-    case CKT_E_BID: l = 0; h = INT32_MAX; break;
-    case CKT_E_NBLK: l = 1; h = INT32_MAX; break;
-    case CKT_E_PARAM: if (n->type == CKT_T_INDEX) { l = p->params[n->i].lo; h = p->params[n->i].hi; } break;
-    case CKT_E_VAR: l = p->vars[n->i].lo; h = p->vars[n->i].hi; break;
+    case CKT_E_TID:
+        l = 0;
+        h = p->block_threads - 1;
+        break;
+    case CKT_E_BID:
+        l = 0;
+        h = INT32_MAX;
+        break;
+    case CKT_E_NBLK:
+        l = 1;
+        h = INT32_MAX;
+        break;
+    case CKT_E_PARAM:
+        if (n->type == CKT_T_INDEX) {
+            l = p->params[n->i].lo;
+            h = p->params[n->i].hi;
+        }
+        break;
+    case CKT_E_VAR:
+        l = p->vars[n->i].lo;
+        h = p->vars[n->i].hi;
+        break;
     case CKT_E_ADD:
-        ckt_expr_range(p, n->a, &al, &ah); ckt_expr_range(p, n->b, &bl, &bh);
-        l = sat_add(al, bl); h = sat_add(ah, bh);
+        ckt_expr_range(p, n->a, &al, &ah);
+        ckt_expr_range(p, n->b, &bl, &bh);
+        l = sat_add(al, bl);
+        h = sat_add(ah, bh);
         break;
     case CKT_E_SUB:
-        ckt_expr_range(p, n->a, &al, &ah); ckt_expr_range(p, n->b, &bl, &bh);
+        ckt_expr_range(p, n->a, &al, &ah);
+        ckt_expr_range(p, n->b, &bl, &bh);
         l = (bh == INT64_MAX || bh == INT64_MIN) ? INT64_MIN : sat_add(al, -bh);
         h = (bl == INT64_MIN || bl == INT64_MAX) ? INT64_MAX : sat_add(ah, -bl);
         break;
     case CKT_E_MUL: {
-        ckt_expr_range(p, n->a, &al, &ah); ckt_expr_range(p, n->b, &bl, &bh);
+        ckt_expr_range(p, n->a, &al, &ah);
+        ckt_expr_range(p, n->b, &bl, &bh);
         int64_t c[4] = {sat_mul(al, bl), sat_mul(al, bh), sat_mul(ah, bl), sat_mul(ah, bh)};
         l = h = c[0];
-        for (int i = 1; i < 4; i++) { l = ckt_min64(l, c[i]); h = ckt_max64(h, c[i]); }
+        for (int i = 1; i < 4; i++) {
+            l = ckt_min64(l, c[i]);
+            h = ckt_max64(h, c[i]);
+        }
         break;
     }
     case CKT_E_DIV:
-        ckt_expr_range(p, n->a, &al, &ah); ckt_expr_range(p, n->b, &bl, &bh);
-        if (al >= 0 && bl > 0) { l = al / bh; h = ah == INT64_MAX ? INT64_MAX : ah / bl; }
-        else if (al >= 0 && bl == 0) { l = 0; h = ah; } /* a zero divisor gives 0 (ckt_floordiv) */
+        ckt_expr_range(p, n->a, &al, &ah);
+        ckt_expr_range(p, n->b, &bl, &bh);
+        if (al >= 0 && bl > 0) {
+            l = al / bh;
+            h = ah == INT64_MAX ? INT64_MAX : ah / bl;
+        } else if (al >= 0 && bl == 0) {
+            l = 0;
+            h = ah;
+        } /* a zero divisor gives 0 (ckt_floordiv) */
         break;
     case CKT_E_MOD:
-        ckt_expr_range(p, n->a, &al, &ah); ckt_expr_range(p, n->b, &bl, &bh);
-        if (al >= 0 && bl > 0) { l = 0; h = ckt_min64(ah, bh == INT64_MAX ? INT64_MAX : bh - 1); }
-        else if (al >= 0 && bl == 0) { l = 0; h = ckt_min64(ah, bh == INT64_MAX ? INT64_MAX : ckt_max64(bh - 1, 0)); }
+        ckt_expr_range(p, n->a, &al, &ah);
+        ckt_expr_range(p, n->b, &bl, &bh);
+        if (al >= 0 && bl > 0) {
+            l = 0;
+            h = ckt_min64(ah, bh == INT64_MAX ? INT64_MAX : bh - 1);
+        } else if (al >= 0 && bl == 0) {
+            l = 0;
+            h = ckt_min64(ah, bh == INT64_MAX ? INT64_MAX : ckt_max64(bh - 1, 0));
+        }
         break;
     case CKT_E_MIN:
-        ckt_expr_range(p, n->a, &al, &ah); ckt_expr_range(p, n->b, &bl, &bh);
-        l = ckt_min64(al, bl); h = ckt_min64(ah, bh);
+        ckt_expr_range(p, n->a, &al, &ah);
+        ckt_expr_range(p, n->b, &bl, &bh);
+        l = ckt_min64(al, bl);
+        h = ckt_min64(ah, bh);
         break;
     case CKT_E_MAX:
-        ckt_expr_range(p, n->a, &al, &ah); ckt_expr_range(p, n->b, &bl, &bh);
-        l = ckt_max64(al, bl); h = ckt_max64(ah, bh);
+        ckt_expr_range(p, n->a, &al, &ah);
+        ckt_expr_range(p, n->b, &bl, &bh);
+        l = ckt_max64(al, bl);
+        h = ckt_max64(ah, bh);
         break;
-    case CKT_E_LT: case CKT_E_LE: case CKT_E_EQ: case CKT_E_NE: case CKT_E_LAND: case CKT_E_LOR: case CKT_E_NOT:
-        l = 0; h = 1; break;
+    case CKT_E_LT:
+    case CKT_E_LE:
+    case CKT_E_EQ:
+    case CKT_E_NE:
+    case CKT_E_LAND:
+    case CKT_E_LOR:
+    case CKT_E_NOT:
+        l = 0;
+        h = 1;
+        break;
     case CKT_E_SELECT:
-        ckt_expr_range(p, n->b, &al, &ah); ckt_expr_range(p, n->c, &bl, &bh);
-        l = ckt_min64(al, bl); h = ckt_max64(ah, bh);
+        ckt_expr_range(p, n->b, &al, &ah);
+        ckt_expr_range(p, n->c, &bl, &bh);
+        l = ckt_min64(al, bl);
+        h = ckt_max64(ah, bh);
         break;
     case CKT_E_AND:
-        ckt_expr_range(p, n->a, &al, &ah); ckt_expr_range(p, n->b, &bl, &bh);
-        if (al >= 0 && bl >= 0) { l = 0; h = ckt_min64(ah, bh); }
+        ckt_expr_range(p, n->a, &al, &ah);
+        ckt_expr_range(p, n->b, &bl, &bh);
+        if (al >= 0 && bl >= 0) {
+            l = 0;
+            h = ckt_min64(ah, bh);
+        }
         break;
     case CKT_E_SHR:
-        ckt_expr_range(p, n->a, &al, &ah); ckt_expr_range(p, n->b, &bl, &bh);
-        if (al >= 0 && bl >= 0 && bh < 63) { l = al >> bh; h = ah >> bl; }
+        ckt_expr_range(p, n->a, &al, &ah);
+        ckt_expr_range(p, n->b, &bl, &bh);
+        if (al >= 0 && bl >= 0 && bh < 63) {
+            l = al >> bh;
+            h = ah >> bl;
+        }
         break;
-    case CKT_E_XOR: case CKT_E_OR:
-        ckt_expr_range(p, n->a, &al, &ah); ckt_expr_range(p, n->b, &bl, &bh);
+    case CKT_E_XOR:
+    case CKT_E_OR:
+        ckt_expr_range(p, n->a, &al, &ah);
+        ckt_expr_range(p, n->b, &bl, &bh);
         if (al >= 0 && bl >= 0 && ah < ((int64_t)1 << 62) && bh < ((int64_t)1 << 62)) {
             int64_t m = ckt_max64(ah, bh), pw = 1;
             while (pw <= m) pw <<= 1;
-            l = 0; h = pw - 1;
+            l = 0;
+            h = pw - 1;
         }
         break;
     default: break;
@@ -373,17 +482,21 @@ int64_t ckt_expr_divisor(const ckt_expr_pool *p, ckt_expr_id e)
     case CKT_E_INT: return n->i == 0 ? DIV_CAP : ckt_min64(n->i < 0 ? -n->i : n->i, DIV_CAP);
     case CKT_E_PARAM: return n->type == CKT_T_INDEX ? p->params[n->i].divisor : 1;
     case CKT_E_VAR: return p->vars[n->i].divisor;
-    case CKT_E_ADD: case CKT_E_SUB: case CKT_E_MIN: case CKT_E_MAX:
-        return ckt_gcd(ckt_expr_divisor(p, n->a), ckt_expr_divisor(p, n->b));
+    case CKT_E_ADD:
+    case CKT_E_SUB:
+    case CKT_E_MIN:
+    case CKT_E_MAX: return ckt_gcd(ckt_expr_divisor(p, n->a), ckt_expr_divisor(p, n->b));
     case CKT_E_SELECT: return ckt_gcd(ckt_expr_divisor(p, n->b), ckt_expr_divisor(p, n->c));
     case CKT_E_MUL:
-        a = ckt_expr_divisor(p, n->a); b = ckt_expr_divisor(p, n->b);
+        a = ckt_expr_divisor(p, n->a);
+        b = ckt_expr_divisor(p, n->b);
         return ckt_min64(sat_mul(a, b), DIV_CAP);
     case CKT_E_MOD:
         if (ckt_expr_is_const(p, n->b, &c) && c > 0) return ckt_gcd(ckt_expr_divisor(p, n->a), c);
         return 1;
     case CKT_E_SHL:
-        if (ckt_expr_is_const(p, n->b, &c) && c >= 0 && c < 30) return ckt_min64(sat_mul(ckt_expr_divisor(p, n->a), (int64_t)1 << c), DIV_CAP);
+        if (ckt_expr_is_const(p, n->b, &c) && c >= 0 && c < 30)
+            return ckt_min64(sat_mul(ckt_expr_divisor(p, n->a), (int64_t)1 << c), DIV_CAP);
         return 1;
     case CKT_E_NEG: return ckt_expr_divisor(p, n->a);
     default: return 1;
@@ -403,7 +516,8 @@ bool ckt_expr_has_input(const ckt_expr_pool *p, ckt_expr_id e)
     if (!valid(p, e)) return false;
     const ckt_expr_node *n = &p->nodes[e];
     if (n->op == CKT_E_INPUT) return true;
-    return ckt_expr_has_input(p, n->a) || ckt_expr_has_input(p, n->b) || ckt_expr_has_input(p, n->c);
+    return ckt_expr_has_input(p, n->a) || ckt_expr_has_input(p, n->b) ||
+           ckt_expr_has_input(p, n->c);
 }
 
 /* ---------------------------------------------------------------- folding */
@@ -427,11 +541,25 @@ static void lin_add(const ckt_expr_pool *p, lin *s, ckt_expr_id e, int64_t scale
         return;
     }
     if (n->type == CKT_T_INDEX) {
-        if (n->op == CKT_E_ADD) { lin_add(p, s, n->a, scale); lin_add(p, s, n->b, scale); return; }
-        if (n->op == CKT_E_SUB) { lin_add(p, s, n->a, scale); lin_add(p, s, n->b, -scale); return; }
-        if (n->op == CKT_E_NEG) { lin_add(p, s, n->a, -scale); return; }
+        if (n->op == CKT_E_ADD) {
+            lin_add(p, s, n->a, scale);
+            lin_add(p, s, n->b, scale);
+            return;
+        }
+        if (n->op == CKT_E_SUB) {
+            lin_add(p, s, n->a, scale);
+            lin_add(p, s, n->b, -scale);
+            return;
+        }
+        if (n->op == CKT_E_NEG) {
+            lin_add(p, s, n->a, -scale);
+            return;
+        }
         if (n->op == CKT_E_MUL && ckt_expr_is_const(p, n->b, &c)) {
-            if (ckt_mul_ovf(c, scale, &t)) { s->ok = false; return; }
+            if (ckt_mul_ovf(c, scale, &t)) {
+                s->ok = false;
+                return;
+            }
             lin_add(p, s, n->a, t);
             return;
         }
@@ -441,12 +569,16 @@ static void lin_add(const ckt_expr_pool *p, lin *s, ckt_expr_id e, int64_t scale
             if (ckt_add_ovf(s->coef[i], scale, &s->coef[i])) s->ok = false;
             return;
         }
-    if (s->n == NTERMS) { s->ok = false; return; }
+    if (s->n == NTERMS) {
+        s->ok = false;
+        return;
+    }
     s->term[s->n] = e;
     s->coef[s->n++] = scale;
 }
 
-static ckt_expr_id raw(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_type t, ckt_expr_id a, ckt_expr_id b)
+static ckt_expr_id raw(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_type t, ckt_expr_id a,
+                       ckt_expr_id b)
 {
     return push(p, mk(op, t, a, b, -1));
 }
@@ -458,13 +590,18 @@ static ckt_expr_id lin_build(ckt_expr_pool *p, const lin *s)
     for (int i = 0; i < s->n; i++) {
         if (s->coef[i] == 0) continue;
         ckt_expr_id t = s->term[i];
-        if (s->coef[i] != 1 && s->coef[i] != -1) t = raw(p, CKT_E_MUL, CKT_T_INDEX, t, ckt_expr_int(p, s->coef[i] < 0 ? -s->coef[i] : s->coef[i]));
-        if (acc == CKT_EXPR_NONE) acc = s->coef[i] < 0 ? raw(p, CKT_E_NEG, CKT_T_INDEX, t, -1) : t;
-        else acc = raw(p, s->coef[i] < 0 ? CKT_E_SUB : CKT_E_ADD, CKT_T_INDEX, acc, t);
+        if (s->coef[i] != 1 && s->coef[i] != -1)
+            t = raw(p, CKT_E_MUL, CKT_T_INDEX, t,
+                    ckt_expr_int(p, s->coef[i] < 0 ? -s->coef[i] : s->coef[i]));
+        if (acc == CKT_EXPR_NONE)
+            acc = s->coef[i] < 0 ? raw(p, CKT_E_NEG, CKT_T_INDEX, t, -1) : t;
+        else
+            acc = raw(p, s->coef[i] < 0 ? CKT_E_SUB : CKT_E_ADD, CKT_T_INDEX, acc, t);
     }
     if (acc == CKT_EXPR_NONE) return ckt_expr_int(p, s->k);
     if (s->k > 0) acc = raw(p, CKT_E_ADD, CKT_T_INDEX, acc, ckt_expr_int(p, s->k));
-    if (s->k < 0 && s->k != INT64_MIN) acc = raw(p, CKT_E_SUB, CKT_T_INDEX, acc, ckt_expr_int(p, -s->k));
+    if (s->k < 0 && s->k != INT64_MIN)
+        acc = raw(p, CKT_E_SUB, CKT_T_INDEX, acc, ckt_expr_int(p, -s->k));
     if (s->k == INT64_MIN) acc = raw(p, CKT_E_ADD, CKT_T_INDEX, acc, ckt_expr_int(p, s->k));
     return acc;
 }
@@ -489,12 +626,15 @@ static ckt_expr_id fold_divmod(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id e, 
     const ckt_expr_node *n = &p->nodes[e];
     int64_t inner;
     /* (x / a) / c == x / (a c) for x >= 0 */
-    if (op == CKT_E_DIV && n->op == CKT_E_DIV && lo >= 0 && ckt_expr_is_const(p, n->b, &inner) && inner > 0) {
+    if (op == CKT_E_DIV && n->op == CKT_E_DIV && lo >= 0 && ckt_expr_is_const(p, n->b, &inner) &&
+        inner > 0) {
         int64_t ac;
-        if (!ckt_mul_ovf(inner, c, &ac)) return ckt_expr_binary(p, CKT_E_DIV, n->a, ckt_expr_int(p, ac));
+        if (!ckt_mul_ovf(inner, c, &ac))
+            return ckt_expr_binary(p, CKT_E_DIV, n->a, ckt_expr_int(p, ac));
     }
     /* (x % m) % c == x % c when c divides m */
-    if (op == CKT_E_MOD && n->op == CKT_E_MOD && ckt_expr_is_const(p, n->b, &inner) && inner > 0 && inner % c == 0) {
+    if (op == CKT_E_MOD && n->op == CKT_E_MOD && ckt_expr_is_const(p, n->b, &inner) && inner > 0 &&
+        inner % c == 0) {
         int64_t xl, xh;
         ckt_expr_range(p, n->a, &xl, &xh);
         if (xl >= 0) return ckt_expr_binary(p, CKT_E_MOD, n->a, ckt_expr_int(p, c));
@@ -531,7 +671,10 @@ static ckt_expr_id fold_divmod(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id e, 
     return lin_build(p, &q);
 }
 
-static bool is_float(const ckt_expr_pool *p, ckt_expr_id e) { return p->nodes[e].type == CKT_T_F32; }
+static bool is_float(const ckt_expr_pool *p, ckt_expr_id e)
+{
+    return p->nodes[e].type == CKT_T_F32;
+}
 
 static ckt_expr_id fold_float(ckt_expr_pool *p, ckt_expr_op op, float a, float b)
 {
@@ -551,21 +694,27 @@ static bool int_op_ok(ckt_expr_op op) { return op <= CKT_E_SHR && op >= CKT_E_AD
 ckt_expr_id ckt_expr_binary(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id a, ckt_expr_id b)
 {
     if (!p || !p->nodes || p->failed) return CKT_EXPR_NONE;
-    if (!valid(p, a) || !valid(p, b)) return fail(p, CKT_EINVAL, "expression: operand is not an expression of this kernel");
-    if (op < CKT_E_ADD || op > CKT_E_LOR || op == CKT_E_NOT) return fail(p, CKT_EINVAL, "expression: not a binary operator");
+    if (!valid(p, a) || !valid(p, b))
+        return fail(p, CKT_EINVAL, "expression: operand is not an expression of this kernel");
+    if (op < CKT_E_ADD || op > CKT_E_LOR || op == CKT_E_NOT)
+        return fail(p, CKT_EINVAL, "expression: not a binary operator");
     bool fl = is_float(p, a) || is_float(p, b);
     bool cmp = op >= CKT_E_LT && op <= CKT_E_NE;
     bool logic = op == CKT_E_LAND || op == CKT_E_LOR;
     if (fl && op >= CKT_E_MOD && op <= CKT_E_SHR && op != CKT_E_MIN && op != CKT_E_MAX)
-        return fail(p, CKT_EINVAL, "expression: %, bitwise operators and shifts need integer operands, got a float");
+        return fail(
+            p, CKT_EINVAL,
+            "expression: %, bitwise operators and shifts need integer operands, got a float");
     ckt_expr_type t = cmp || logic ? CKT_T_BOOL : fl ? CKT_T_F32 : CKT_T_INDEX;
     int64_t x, y, r;
     bool cx = ckt_expr_is_const(p, a, &x), cy = ckt_expr_is_const(p, b, &y);
     if (fl) {
         const ckt_expr_node *na = &p->nodes[a], *nb = &p->nodes[b];
-        bool fa = na->op == CKT_E_FLOAT || na->op == CKT_E_INT, fb = nb->op == CKT_E_FLOAT || nb->op == CKT_E_INT;
+        bool fa = na->op == CKT_E_FLOAT || na->op == CKT_E_INT,
+             fb = nb->op == CKT_E_FLOAT || nb->op == CKT_E_INT;
         if (fa && fb && !cmp && !logic) {
-            ckt_expr_id f = fold_float(p, op, na->op == CKT_E_FLOAT ? na->f : (float)na->i, nb->op == CKT_E_FLOAT ? nb->f : (float)nb->i);
+            ckt_expr_id f = fold_float(p, op, na->op == CKT_E_FLOAT ? na->f : (float)na->i,
+                                       nb->op == CKT_E_FLOAT ? nb->f : (float)nb->i);
             if (f != CKT_EXPR_NONE) return f;
         }
         return push(p, mk(op, t, a, b, -1));
@@ -580,7 +729,10 @@ ckt_expr_id ckt_expr_binary(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id a, ckt
         case CKT_E_DIV:
         case CKT_E_MOD:
             if (y == 0) return fail(p, CKT_EINVAL, "expression: division by the constant 0");
-            if (x == INT64_MIN && y == -1) { ovf = true; break; }
+            if (x == INT64_MIN && y == -1) {
+                ovf = true;
+                break;
+            }
             r = op == CKT_E_DIV ? floor_div(x, y) : floor_mod(x, y);
             break;
         case CKT_E_MIN: r = ckt_min64(x, y); break;
@@ -589,12 +741,14 @@ ckt_expr_id ckt_expr_binary(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id a, ckt
         case CKT_E_OR: r = x | y; break;
         case CKT_E_XOR: r = x ^ y; break;
         case CKT_E_SHL:
-            if (y < 0 || y > 62) return fail(p, CKT_EINVAL, "expression: shift count out of range 0..62");
+            if (y < 0 || y > 62)
+                return fail(p, CKT_EINVAL, "expression: shift count out of range 0..62");
             ovf = x < 0 || (x > (INT64_MAX >> y));
             r = ovf ? 0 : x << y; /* shifting a negative value is undefined */
             break;
         case CKT_E_SHR:
-            if (y < 0 || y > 63) return fail(p, CKT_EINVAL, "expression: shift count out of range 0..63");
+            if (y < 0 || y > 63)
+                return fail(p, CKT_EINVAL, "expression: shift count out of range 0..63");
             r = x >> y;
             break;
         default: r = 0; break;
@@ -603,7 +757,10 @@ ckt_expr_id ckt_expr_binary(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id a, ckt
         return ckt_expr_int(p, r);
     }
     if (cx && cy && cmp) {
-        bool v = op == CKT_E_LT ? x < y : op == CKT_E_LE ? x <= y : op == CKT_E_EQ ? x == y : x != y;
+        bool v = op == CKT_E_LT   ? x < y
+                 : op == CKT_E_LE ? x <= y
+                 : op == CKT_E_EQ ? x == y
+                                  : x != y;
         ckt_expr_id c = ckt_expr_int(p, v);
         if (valid(p, c)) p->nodes[c].type = CKT_T_BOOL;
         return c;
@@ -633,7 +790,8 @@ ckt_expr_id ckt_expr_binary(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id a, ckt
             memset(&s, 0, sizeof s);
             s.ok = true;
             lin_add(p, &s, a, y);
-            if (s.ok && (s.n > 1 || s.k != 0 || (s.n == 1 && p->nodes[a].op == CKT_E_MUL))) return lin_build(p, &s);
+            if (s.ok && (s.n > 1 || s.k != 0 || (s.n == 1 && p->nodes[a].op == CKT_E_MUL)))
+                return lin_build(p, &s);
         }
         break;
     case CKT_E_DIV:
@@ -655,7 +813,8 @@ ckt_expr_id ckt_expr_binary(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id a, ckt
     case CKT_E_LE:
         ckt_expr_range(p, a, &al, &ah);
         ckt_expr_range(p, b, &bl, &bh);
-        if ((op == CKT_E_LT && ah < bl) || (op == CKT_E_LE && ah <= bl) || (op == CKT_E_LT && al >= bh) || (op == CKT_E_LE && al > bh)) {
+        if ((op == CKT_E_LT && ah < bl) || (op == CKT_E_LE && ah <= bl) ||
+            (op == CKT_E_LT && al >= bh) || (op == CKT_E_LE && al > bh)) {
             bool v = (op == CKT_E_LT && ah < bl) || (op == CKT_E_LE && ah <= bl);
             ckt_expr_id c = ckt_expr_int(p, v);
             if (valid(p, c)) p->nodes[c].type = CKT_T_BOOL;
@@ -697,27 +856,33 @@ ckt_expr_id ckt_expr_binary(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id a, ckt
 ckt_expr_id ckt_expr_unary(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id a)
 {
     if (!p || !p->nodes || p->failed) return CKT_EXPR_NONE;
-    if (!valid(p, a)) return fail(p, CKT_EINVAL, "expression: operand is not an expression of this kernel");
+    if (!valid(p, a))
+        return fail(p, CKT_EINVAL, "expression: operand is not an expression of this kernel");
     const ckt_expr_node *n = &p->nodes[a];
     switch (op) {
     case CKT_E_NEG:
         if (n->op == CKT_E_INT) {
-            if (n->i == INT64_MIN) return fail(p, CKT_EOVERFLOW, "expression: 64-bit overflow negating a constant");
+            if (n->i == INT64_MIN)
+                return fail(p, CKT_EOVERFLOW, "expression: 64-bit overflow negating a constant");
             return ckt_expr_int(p, -n->i);
         }
         if (n->op == CKT_E_FLOAT) return ckt_expr_float(p, -n->f);
         if (n->type == CKT_T_INDEX) return ckt_expr_binary(p, CKT_E_SUB, ckt_expr_int(p, 0), a);
         return push(p, mk(op, (ckt_expr_type)n->type, a, -1, -1));
     case CKT_E_NOT: return push(p, mk(op, CKT_T_BOOL, a, -1, -1));
-    case CKT_E_EXP: case CKT_E_LOG: case CKT_E_SQRT:
+    case CKT_E_EXP:
+    case CKT_E_LOG:
+    case CKT_E_SQRT:
         if (n->op == CKT_E_FLOAT) {
             float v = op == CKT_E_EXP ? expf(n->f) : op == CKT_E_LOG ? logf(n->f) : sqrtf(n->f);
             return ckt_expr_float(p, v);
         }
-        return push(p, mk(op, CKT_T_F32, n->type == CKT_T_F32 ? a : ckt_expr_unary(p, CKT_E_TOFLOAT, a), -1, -1));
+        return push(p, mk(op, CKT_T_F32,
+                          n->type == CKT_T_F32 ? a : ckt_expr_unary(p, CKT_E_TOFLOAT, a), -1, -1));
     case CKT_E_ABS:
         if (n->op == CKT_E_FLOAT) return ckt_expr_float(p, fabsf(n->f));
-        if (n->op == CKT_E_INT && n->i != INT64_MIN) return ckt_expr_int(p, n->i < 0 ? -n->i : n->i);
+        if (n->op == CKT_E_INT && n->i != INT64_MIN)
+            return ckt_expr_int(p, n->i < 0 ? -n->i : n->i);
         return push(p, mk(op, (ckt_expr_type)n->type, a, -1, -1));
     case CKT_E_TOFLOAT:
         if (n->type == CKT_T_F32) return a;
@@ -738,12 +903,15 @@ ckt_expr_id ckt_expr_unary(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id a)
 ckt_expr_id ckt_expr_select(ckt_expr_pool *p, ckt_expr_id c, ckt_expr_id a, ckt_expr_id b)
 {
     if (!p || !p->nodes || p->failed) return CKT_EXPR_NONE;
-    if (!valid(p, c) || !valid(p, a) || !valid(p, b)) return fail(p, CKT_EINVAL, "select: operand is not an expression of this kernel");
+    if (!valid(p, c) || !valid(p, a) || !valid(p, b))
+        return fail(p, CKT_EINVAL, "select: operand is not an expression of this kernel");
     int64_t v;
     if (ckt_expr_is_const(p, c, &v)) return v ? a : b;
     if (is_float(p, a) != is_float(p, b)) {
-        if (!is_float(p, a)) a = ckt_expr_unary(p, CKT_E_TOFLOAT, a);
-        else b = ckt_expr_unary(p, CKT_E_TOFLOAT, b);
+        if (!is_float(p, a))
+            a = ckt_expr_unary(p, CKT_E_TOFLOAT, a);
+        else
+            b = ckt_expr_unary(p, CKT_E_TOFLOAT, b);
     }
     return push(p, mk(CKT_E_SELECT, (ckt_expr_type)p->nodes[a].type, c, a, b));
 }
@@ -751,7 +919,8 @@ ckt_expr_id ckt_expr_select(ckt_expr_pool *p, ckt_expr_id c, ckt_expr_id a, ckt_
 ckt_expr_id ckt_expr_round(ckt_expr_pool *p, ckt_expr_id a, int dtype)
 {
     if (!p || !p->nodes || p->failed) return CKT_EXPR_NONE;
-    if (!valid(p, a)) return fail(p, CKT_EINVAL, "cast: operand is not an expression of this kernel");
+    if (!valid(p, a))
+        return fail(p, CKT_EINVAL, "cast: operand is not an expression of this kernel");
     switch ((ckt_dtype)dtype) {
     case CKT_F32: return ckt_expr_unary(p, CKT_E_TOFLOAT, a);
     case CKT_F16:
@@ -759,7 +928,8 @@ ckt_expr_id ckt_expr_round(ckt_expr_pool *p, ckt_expr_id a, int dtype)
         ckt_expr_id f = ckt_expr_unary(p, CKT_E_TOFLOAT, a);
         if (valid(p, f) && p->nodes[f].op == CKT_E_FLOAT) {
             float v = p->nodes[f].f;
-            return ckt_expr_float(p, dtype == CKT_F16 ? ckt_f16_to_f32(ckt_f32_to_f16(v)) : ckt_bf16_to_f32(ckt_f32_to_bf16(v)));
+            return ckt_expr_float(p, dtype == CKT_F16 ? ckt_f16_to_f32(ckt_f32_to_f16(v))
+                                                      : ckt_bf16_to_f32(ckt_f32_to_bf16(v)));
         }
         ckt_expr_node nd = mk(CKT_E_ROUND, CKT_T_F32, f, -1, -1);
         nd.i = dtype;
@@ -775,7 +945,8 @@ ckt_expr_id ckt_expr_round(ckt_expr_pool *p, ckt_expr_id a, int dtype)
 
 /* ---------------------------------------------------------------- evaluation */
 
-static ckt_status ev(const ckt_expr_pool *p, ckt_expr_id e, const ckt_expr_env *env, double *out, ckt_error *err)
+static ckt_status ev(const ckt_expr_pool *p, ckt_expr_id e, const ckt_expr_env *env, double *out,
+                     ckt_error *err)
 {
     if (!valid(p, e)) return ckt_fail(err, CKT_EINVAL, "expression eval: bad node %d", (int)e);
     const ckt_expr_node *n = &p->nodes[e];
@@ -799,7 +970,8 @@ static ckt_status ev(const ckt_expr_pool *p, ckt_expr_id e, const ckt_expr_env *
     case CKT_E_SUB: *out = a - b; break;
     case CKT_E_MUL: *out = a * b; break;
     case CKT_E_DIV:
-        if (fl) *out = a / b;
+        if (fl)
+            *out = a / b;
         else {
             if (ib == 0) return ckt_fail(err, CKT_EINVAL, "expression eval: division by zero");
             *out = ia == INT64_MIN && ib == -1 ? (double)ia : (double)floor_div(ia, ib);
@@ -829,7 +1001,10 @@ static ckt_status ev(const ckt_expr_pool *p, ckt_expr_id e, const ckt_expr_env *
     case CKT_E_LOG: *out = log(a); break;
     case CKT_E_SQRT: *out = sqrt(a); break;
     case CKT_E_ABS: *out = fabs(a); break;
-    case CKT_E_ROUND: *out = (n->i & 0xff) == CKT_F16 ? ckt_f16_to_f32(ckt_f64_to_f16(a)) : ckt_bf16_to_f32(ckt_f64_to_bf16(a)); break;
+    case CKT_E_ROUND:
+        *out = (n->i & 0xff) == CKT_F16 ? ckt_f16_to_f32(ckt_f64_to_f16(a))
+                                        : ckt_bf16_to_f32(ckt_f64_to_bf16(a));
+        break;
     case CKT_E_TOFLOAT: *out = a; break;
     case CKT_E_TOINT: *out = (double)to_int(a); break;
     case CKT_E_FLOOR: *out = floor(a); break;
@@ -839,10 +1014,12 @@ static ckt_status ev(const ckt_expr_pool *p, ckt_expr_id e, const ckt_expr_env *
     return CKT_OK;
 }
 
-ckt_status ckt_expr_eval_int(const ckt_expr_pool *p, ckt_expr_id e, const ckt_expr_env *env, int64_t *out, ckt_error *err)
+ckt_status ckt_expr_eval_int(const ckt_expr_pool *p, ckt_expr_id e, const ckt_expr_env *env,
+                             int64_t *out, ckt_error *err)
 {
     if (!p || !env || !out) return ckt_fail(err, CKT_EINVAL, "expression eval: NULL argument");
-    if (valid(p, e) && p->nodes[e].type == CKT_T_F32) return ckt_fail(err, CKT_EINVAL, "expression eval: a float expression is not an index");
+    if (valid(p, e) && p->nodes[e].type == CKT_T_F32)
+        return ckt_fail(err, CKT_EINVAL, "expression eval: a float expression is not an index");
     double v;
     ckt_status s = ev(p, e, env, &v, err);
     if (!s) *out = (int64_t)v;
@@ -892,17 +1069,25 @@ static const char *binop(ckt_expr_op op)
 
 static void pr(const ckt_expr_pool *p, ckt_expr_id e, sb *s, const char *const *inputs, int top)
 {
-    if (!valid(p, e)) { put(s, "/*?*/0"); return; }
+    if (!valid(p, e)) {
+        put(s, "/*?*/0");
+        return;
+    }
     const ckt_expr_node *n = &p->nodes[e];
     switch ((ckt_expr_op)n->op) {
     case CKT_E_INT:
-        if (n->type == CKT_T_BOOL) put(s, "%d", (int)n->i);
-        else if (n->i > INT32_MAX || n->i < INT32_MIN) put(s, "%lldLL", (long long)n->i);
-        else put(s, "%lld", (long long)n->i);
+        if (n->type == CKT_T_BOOL)
+            put(s, "%d", (int)n->i);
+        else if (n->i > INT32_MAX || n->i < INT32_MIN)
+            put(s, "%lldLL", (long long)n->i);
+        else
+            put(s, "%lld", (long long)n->i);
         return;
     case CKT_E_FLOAT:
-        if (isnan(n->f)) put(s, "CKT_NAN");
-        else if (isinf(n->f)) put(s, n->f > 0 ? "CKT_INF" : "(-CKT_INF)");
+        if (isnan(n->f))
+            put(s, "CKT_NAN");
+        else if (isinf(n->f))
+            put(s, n->f > 0 ? "CKT_INF" : "(-CKT_INF)");
         else {
             char t[48];
             snprintf(t, sizeof t, "%.9g", (double)n->f);
@@ -915,29 +1100,78 @@ static void pr(const ckt_expr_pool *p, ckt_expr_id e, sb *s, const char *const *
     case CKT_E_BID: put(s, "bid_%c", "xyz"[n->i]); return;
     case CKT_E_NBLK: put(s, "nblk_%c", "xyz"[n->i]); return;
     case CKT_E_INPUT:
-        if (inputs && inputs[n->i]) put(s, "%s", inputs[n->i]);
-        else put(s, "x%d", (int)n->i);
+        if (inputs && inputs[n->i])
+            put(s, "%s", inputs[n->i]);
+        else
+            put(s, "x%d", (int)n->i);
         return;
-    case CKT_E_MIN: case CKT_E_MAX:
-        put(s, n->type == CKT_T_F32 ? (n->op == CKT_E_MIN ? "fminf(" : "fmaxf(") : (n->op == CKT_E_MIN ? "ckt_imin(" : "ckt_imax("));
-        pr(p, n->a, s, inputs, 1); put(s, ", "); pr(p, n->b, s, inputs, 1); put(s, ")");
+    case CKT_E_MIN:
+    case CKT_E_MAX:
+        put(s, n->type == CKT_T_F32 ? (n->op == CKT_E_MIN ? "fminf(" : "fmaxf(")
+                                    : (n->op == CKT_E_MIN ? "ckt_imin(" : "ckt_imax("));
+        pr(p, n->a, s, inputs, 1);
+        put(s, ", ");
+        pr(p, n->b, s, inputs, 1);
+        put(s, ")");
         return;
-    case CKT_E_NEG: put(s, "-"); pr(p, n->a, s, inputs, 0); return;
-    case CKT_E_NOT: put(s, "!"); pr(p, n->a, s, inputs, 0); return;
+    case CKT_E_NEG:
+        put(s, "-");
+        pr(p, n->a, s, inputs, 0);
+        return;
+    case CKT_E_NOT:
+        put(s, "!");
+        pr(p, n->a, s, inputs, 0);
+        return;
     case CKT_E_SELECT:
         if (!top) put(s, "(");
-        pr(p, n->a, s, inputs, 0); put(s, " ? "); pr(p, n->b, s, inputs, 0); put(s, " : "); pr(p, n->c, s, inputs, 0);
+        pr(p, n->a, s, inputs, 0);
+        put(s, " ? ");
+        pr(p, n->b, s, inputs, 0);
+        put(s, " : ");
+        pr(p, n->c, s, inputs, 0);
         if (!top) put(s, ")");
         return;
-    case CKT_E_EXP: put(s, "ckt_expf("); pr(p, n->a, s, inputs, 1); put(s, ")"); return;
-    case CKT_E_LOG: put(s, "ckt_logf("); pr(p, n->a, s, inputs, 1); put(s, ")"); return;
-    case CKT_E_SQRT: put(s, "ckt_sqrtf("); pr(p, n->a, s, inputs, 1); put(s, ")"); return;
-    case CKT_E_ABS: put(s, n->type == CKT_T_F32 ? "fabsf(" : "ckt_iabs("); pr(p, n->a, s, inputs, 1); put(s, ")"); return;
-    case CKT_E_ROUND: put(s, (n->i & 0xff) == CKT_F16 ? "ckt_round_f16(" : "ckt_round_bf16("); pr(p, n->a, s, inputs, 1); put(s, ")"); return;
-    case CKT_E_TOFLOAT: put(s, "(float)"); pr(p, n->a, s, inputs, 0); return;
-    case CKT_E_TOINT: put(s, "ckt_toint("); pr(p, n->a, s, inputs, 1); put(s, ")"); return;
-    case CKT_E_FLOOR: put(s, "floorf("); pr(p, n->a, s, inputs, 1); put(s, ")"); return;
-    case CKT_E_DIV: case CKT_E_MOD:
+    case CKT_E_EXP:
+        put(s, "ckt_expf(");
+        pr(p, n->a, s, inputs, 1);
+        put(s, ")");
+        return;
+    case CKT_E_LOG:
+        put(s, "ckt_logf(");
+        pr(p, n->a, s, inputs, 1);
+        put(s, ")");
+        return;
+    case CKT_E_SQRT:
+        put(s, "ckt_sqrtf(");
+        pr(p, n->a, s, inputs, 1);
+        put(s, ")");
+        return;
+    case CKT_E_ABS:
+        put(s, n->type == CKT_T_F32 ? "fabsf(" : "ckt_iabs(");
+        pr(p, n->a, s, inputs, 1);
+        put(s, ")");
+        return;
+    case CKT_E_ROUND:
+        put(s, (n->i & 0xff) == CKT_F16 ? "ckt_round_f16(" : "ckt_round_bf16(");
+        pr(p, n->a, s, inputs, 1);
+        put(s, ")");
+        return;
+    case CKT_E_TOFLOAT:
+        put(s, "(float)");
+        pr(p, n->a, s, inputs, 0);
+        return;
+    case CKT_E_TOINT:
+        put(s, "ckt_toint(");
+        pr(p, n->a, s, inputs, 1);
+        put(s, ")");
+        return;
+    case CKT_E_FLOOR:
+        put(s, "floorf(");
+        pr(p, n->a, s, inputs, 1);
+        put(s, ")");
+        return;
+    case CKT_E_DIV:
+    case CKT_E_MOD:
         if (n->type == CKT_T_INDEX) {
             /* C truncates; Lua floors. They agree when neither side is negative: index math
              * keeps its plain operators, anything else goes through the prelude's helpers */
@@ -946,7 +1180,10 @@ static void pr(const ckt_expr_pool *p, ckt_expr_id e, sb *s, const char *const *
             ckt_expr_range(p, n->b, &bl, &bh);
             if (!(al >= 0 && bl >= 1)) {
                 put(s, n->op == CKT_E_DIV ? "ckt_floordiv(" : "ckt_floormod(");
-                pr(p, n->a, s, inputs, 1); put(s, ", "); pr(p, n->b, s, inputs, 1); put(s, ")");
+                pr(p, n->a, s, inputs, 1);
+                put(s, ", ");
+                pr(p, n->b, s, inputs, 1);
+                put(s, ")");
                 return;
             }
             /* by a constant that is not a power of two, on a value that fits 32 bits: unsigned
@@ -976,16 +1213,20 @@ static void pr(const ckt_expr_pool *p, ckt_expr_id e, sb *s, const char *const *
     }
 }
 
-int ckt_expr_print(const ckt_expr_pool *p, ckt_expr_id e, char *buf, size_t cap, const char *const *input_names)
+int ckt_expr_print(const ckt_expr_pool *p, ckt_expr_id e, char *buf, size_t cap,
+                   const char *const *input_names)
 {
     sb s = {buf, cap, 0};
     if (buf && cap) buf[0] = 0;
     /* flatten a top-level chain of + and - without parentheses */
-    if (valid(p, e) && (p->nodes[e].op == CKT_E_ADD || p->nodes[e].op == CKT_E_SUB) && p->nodes[e].type == CKT_T_INDEX) {
+    if (valid(p, e) && (p->nodes[e].op == CKT_E_ADD || p->nodes[e].op == CKT_E_SUB) &&
+        p->nodes[e].type == CKT_T_INDEX) {
         ckt_expr_id chain[NTERMS * 2];
         int ops[NTERMS * 2], k = 0;
         ckt_expr_id cur = e;
-        while (k < NTERMS * 2 - 1 && (p->nodes[cur].op == CKT_E_ADD || p->nodes[cur].op == CKT_E_SUB) && p->nodes[cur].type == CKT_T_INDEX) {
+        while (k < NTERMS * 2 - 1 &&
+               (p->nodes[cur].op == CKT_E_ADD || p->nodes[cur].op == CKT_E_SUB) &&
+               p->nodes[cur].type == CKT_T_INDEX) {
             chain[k] = p->nodes[cur].b;
             ops[k++] = p->nodes[cur].op;
             cur = p->nodes[cur].a;
@@ -993,7 +1234,8 @@ int ckt_expr_print(const ckt_expr_pool *p, ckt_expr_id e, char *buf, size_t cap,
         pr(p, cur, &s, input_names, 1);
         for (int i = k - 1; i >= 0; i--) {
             put(&s, " %s ", ops[i] == CKT_E_ADD ? "+" : "-");
-            pr(p, chain[i], &s, input_names, ops[i] == CKT_E_ADD && p->nodes[chain[i]].op != CKT_E_SELECT);
+            pr(p, chain[i], &s, input_names,
+               ops[i] == CKT_E_ADD && p->nodes[chain[i]].op != CKT_E_SELECT);
         }
     } else {
         pr(p, e, &s, input_names, 1);

@@ -60,7 +60,8 @@ const char *ckt_binary_log(const ckt_binary *b) { return b && b->log ? b->log : 
 const char *ckt_binary_disassembly(const ckt_binary *b)
 {
     if (!b) return NULL;
-    ckt_binary *m = (ckt_binary *)b; /* a lazily computed cache inside an otherwise immutable result */
+    ckt_binary *m =
+        (ckt_binary *)b; /* a lazily computed cache inside an otherwise immutable result */
     if (!m->disasm_done && m->disasm_cmd[0][0]) {
         const char *argv[3] = {m->disasm_cmd[0], m->disasm_cmd[1], m->disasm_cmd[2]};
         int n = m->disasm_cmd[2][0] ? 3 : m->disasm_cmd[1][0] ? 2 : 1;
@@ -82,7 +83,8 @@ const char *ckt_binary_disassembly_note(const ckt_binary *b)
     return b->disasm_note;
 }
 
-/* Run argv (no shell), capture stdout+stderr into *out (malloc'd). Returns the exit status or -1. */
+/* Run argv (no shell), capture stdout+stderr into *out (malloc'd). Returns the exit status or -1.
+ */
 int ckt_jit_run(char *const argv[], const char *stdin_file, char **out)
 {
     int pipefd[2];
@@ -90,7 +92,11 @@ int ckt_jit_run(char *const argv[], const char *stdin_file, char **out)
      * write end would keep the read below waiting until that child exits */
     if (pipe2(pipefd, O_CLOEXEC) != 0) return -1;
     pid_t pid = fork();
-    if (pid < 0) { close(pipefd[0]); close(pipefd[1]); return -1; }
+    if (pid < 0) {
+        close(pipefd[0]);
+        close(pipefd[1]);
+        return -1;
+    }
     if (pid == 0) {
         dup2(pipefd[1], 1);
         dup2(pipefd[1], 2);
@@ -98,7 +104,10 @@ int ckt_jit_run(char *const argv[], const char *stdin_file, char **out)
         close(pipefd[1]);
         if (stdin_file) {
             int fd = open(stdin_file, O_RDONLY);
-            if (fd >= 0) { dup2(fd, 0); close(fd); }
+            if (fd >= 0) {
+                dup2(fd, 0);
+                close(fd);
+            }
         }
         execvp(argv[0], argv);
         _exit(127);
@@ -109,7 +118,13 @@ int ckt_jit_run(char *const argv[], const char *stdin_file, char **out)
     for (;;) {
         if (buf && len + 1024 > cap) {
             char *nb = realloc(buf, cap * 2);
-            if (!nb) { free(buf); buf = NULL; } else { buf = nb; cap *= 2; }
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+            } else {
+                buf = nb;
+                cap *= 2;
+            }
         }
         char tmp[1024];
         ssize_t n = read(pipefd[0], buf ? buf + len : tmp, buf ? cap - len - 1 : sizeof tmp);
@@ -121,7 +136,10 @@ int ckt_jit_run(char *const argv[], const char *stdin_file, char **out)
     if (buf) buf[len] = 0;
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    if (out) *out = buf; else free(buf);
+    if (out)
+        *out = buf;
+    else
+        free(buf);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
@@ -152,16 +170,24 @@ ckt_status ckt_jit_read_file(const char *path, uint8_t **data, size_t *n, ckt_er
 }
 
 /* Write the code to a temporary file, run a disassembler on it, keep its output. */
-void ckt_jit_disassemble(ckt_binary *b, const char *const *argv_prefix, int nprefix, const char *suffix)
+void ckt_jit_disassemble(ckt_binary *b, const char *const *argv_prefix, int nprefix,
+                         const char *suffix)
 {
     const char *tmp = getenv("TMPDIR");
     char file[4096];
     int slen = (int)strlen(suffix);
     snprintf(file, sizeof file, "%s/ckt-disasm-XXXXXX%s", tmp && *tmp ? tmp : "/tmp", suffix);
     int fd = mkstemps(file, slen);
-    if (fd < 0) { snprintf(b->disasm_note, sizeof b->disasm_note, "no disassembly: cannot create a temporary file"); return; }
+    if (fd < 0) {
+        snprintf(b->disasm_note, sizeof b->disasm_note,
+                 "no disassembly: cannot create a temporary file");
+        return;
+    }
     close(fd);
-    if (ckt_jit_write_file(file, b->code, b->code_size, NULL) != CKT_OK) { unlink(file); return; }
+    if (ckt_jit_write_file(file, b->code, b->code_size, NULL) != CKT_OK) {
+        unlink(file);
+        return;
+    }
     char *argv[16];
     int k = 0;
     for (int i = 0; i < nprefix && k < 14; i++) argv[k++] = (char *)argv_prefix[i];
@@ -169,28 +195,51 @@ void ckt_jit_disassemble(ckt_binary *b, const char *const *argv_prefix, int npre
     argv[k] = NULL;
     char *out = NULL;
     int rc = ckt_jit_run(argv, NULL, &out);
-    if (rc == 0) b->disasm = out;
+    if (rc == 0)
+        b->disasm = out;
     else {
-        if (rc == 127) snprintf(b->disasm_note, sizeof b->disasm_note, "no disassembly: %s is not installed", argv[0]);
-        else snprintf(b->disasm_note, sizeof b->disasm_note, "no disassembly: %s failed (exit %d): %.200s", argv[0], rc, out ? out : "");
+        if (rc == 127)
+            snprintf(b->disasm_note, sizeof b->disasm_note, "no disassembly: %s is not installed",
+                     argv[0]);
+        else
+            snprintf(b->disasm_note, sizeof b->disasm_note,
+                     "no disassembly: %s failed (exit %d): %.200s", argv[0], rc, out ? out : "");
         free(out);
     }
     unlink(file);
 }
 
-/* ---- the binary as a cache payload: "CKTB", a field count, then (u64 length, bytes) per field ---- */
+/* ---- the binary as a cache payload: "CKTB", a field count, then (u64 length, bytes) per field
+ * ---- */
 
-enum { F_TARGET, F_COMPILER, F_KERNEL, F_RES, F_CODE, F_LOG, F_DIS0, F_DIS1, F_DIS2, F_DISSUFFIX, F_COUNT };
+enum {
+    F_TARGET,
+    F_COMPILER,
+    F_KERNEL,
+    F_RES,
+    F_CODE,
+    F_LOG,
+    F_DIS0,
+    F_DIS1,
+    F_DIS2,
+    F_DISSUFFIX,
+    F_COUNT
+};
 
 static uint8_t *serialize(const ckt_binary *b, size_t *size)
 {
-    int64_t res[10] = {b->res.vgprs, b->res.sgprs, b->res.agprs, b->res.vgpr_spills, b->res.sgpr_spills,
-                       b->res.registers, b->res.spill_stores, b->res.spill_loads, b->res.shared_bytes, b->res.scratch_bytes};
+    int64_t res[10] = {b->res.vgprs,        b->res.sgprs,       b->res.agprs,
+                       b->res.vgpr_spills,  b->res.sgpr_spills, b->res.registers,
+                       b->res.spill_stores, b->res.spill_loads, b->res.shared_bytes,
+                       b->res.scratch_bytes};
     uint8_t resb[80];
     for (int i = 0; i < 10; i++)
         for (int j = 0; j < 8; j++) resb[8 * i + j] = (uint8_t)((uint64_t)res[i] >> (8 * j));
-    const void *f[F_COUNT] = {b->target, b->compiler, b->kernel_name, resb, b->code, b->log ? b->log : "",
-                              b->disasm_cmd[0], b->disasm_cmd[1], b->disasm_cmd[2], b->disasm_suffix ? b->disasm_suffix : ""};
+    const void *f[F_COUNT] = {b->target,        b->compiler,
+                              b->kernel_name,   resb,
+                              b->code,          b->log ? b->log : "",
+                              b->disasm_cmd[0], b->disasm_cmd[1],
+                              b->disasm_cmd[2], b->disasm_suffix ? b->disasm_suffix : ""};
     size_t len[F_COUNT], total = 8;
     for (int i = 0; i < F_COUNT; i++) {
         len[i] = i == F_RES ? sizeof resb : i == F_CODE ? b->code_size : strlen(f[i]);
@@ -228,7 +277,9 @@ static int deserialize(const uint8_t *p, size_t n, ckt_binary *b)
         case F_TARGET: dst = b->target, cap = sizeof b->target; break;
         case F_COMPILER: dst = b->compiler, cap = sizeof b->compiler; break;
         case F_KERNEL: dst = b->kernel_name, cap = sizeof b->kernel_name; break;
-        case F_DIS0: case F_DIS1: case F_DIS2: dst = b->disasm_cmd[i - F_DIS0], cap = sizeof b->disasm_cmd[0]; break;
+        case F_DIS0:
+        case F_DIS1:
+        case F_DIS2: dst = b->disasm_cmd[i - F_DIS0], cap = sizeof b->disasm_cmd[0]; break;
         case F_RES: {
             if (len != 80) return 0;
             int64_t r[10];
@@ -252,7 +303,10 @@ static int deserialize(const uint8_t *p, size_t n, ckt_binary *b)
             b->log[len] = 0;
             break;
         case F_DISSUFFIX:
-            b->disasm_suffix = len == 3 && !memcmp(p, ".co", 3) ? ".co" : len == 3 && !memcmp(p, ".so", 3) ? ".so" : len == 6 && !memcmp(p, ".cubin", 6) ? ".cubin" : ".bin";
+            b->disasm_suffix = len == 3 && !memcmp(p, ".co", 3)      ? ".co"
+                               : len == 3 && !memcmp(p, ".so", 3)    ? ".so"
+                               : len == 6 && !memcmp(p, ".cubin", 6) ? ".cubin"
+                                                                     : ".bin";
             break;
         }
         if (dst) {
@@ -265,20 +319,29 @@ static int deserialize(const uint8_t *p, size_t n, ckt_binary *b)
     return p == end;
 }
 
-static ckt_status check_request(const ckt_compile_request *req, ckt_binary **out, ckt_target_record *t, ckt_error *err)
+static ckt_status check_request(const ckt_compile_request *req, ckt_binary **out,
+                                ckt_target_record *t, ckt_error *err)
 {
     if (!req) return ckt_fail(err, CKT_EINVAL, "compile: request is NULL");
     if (!out) return ckt_fail(err, CKT_EINVAL, "compile: out is NULL");
     if (!req->target || !*req->target) return ckt_fail(err, CKT_EINVAL, "compile: target is empty");
-    if (strlen(req->target) >= sizeof ((ckt_binary *)0)->target) return ckt_fail(err, CKT_EINVAL, "compile: target '%.40s...' is too long", req->target);
+    if (strlen(req->target) >= sizeof((ckt_binary *)0)->target)
+        return ckt_fail(err, CKT_EINVAL, "compile: target '%.40s...' is too long", req->target);
     if (!req->source || !*req->source) return ckt_fail(err, CKT_EINVAL, "compile: source is empty");
-    if (!req->kernel_name || !*req->kernel_name) return ckt_fail(err, CKT_EINVAL, "compile: kernel_name is empty");
-    if (strlen(req->kernel_name) >= sizeof ((ckt_binary *)0)->kernel_name) return ckt_fail(err, CKT_EINVAL, "compile: kernel_name is longer than 127 characters");
+    if (!req->kernel_name || !*req->kernel_name)
+        return ckt_fail(err, CKT_EINVAL, "compile: kernel_name is empty");
+    if (strlen(req->kernel_name) >= sizeof((ckt_binary *)0)->kernel_name)
+        return ckt_fail(err, CKT_EINVAL, "compile: kernel_name is longer than 127 characters");
     for (const char *p = req->kernel_name; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
-            return ckt_fail(err, CKT_EINVAL, "compile: kernel_name '%.64s' is not a C identifier", req->kernel_name);
-    if (req->noptions < 0 || req->noptions > 32) return ckt_fail(err, CKT_EINVAL, "compile: noptions %d is outside [0, 32]", req->noptions);
-    if (req->noptions > 0 && !req->options) return ckt_fail(err, CKT_EINVAL, "compile: options is NULL with noptions %d", req->noptions);
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '_'))
+            return ckt_fail(err, CKT_EINVAL, "compile: kernel_name '%.64s' is not a C identifier",
+                            req->kernel_name);
+    if (req->noptions < 0 || req->noptions > 32)
+        return ckt_fail(err, CKT_EINVAL, "compile: noptions %d is outside [0, 32]", req->noptions);
+    if (req->noptions > 0 && !req->options)
+        return ckt_fail(err, CKT_EINVAL, "compile: options is NULL with noptions %d",
+                        req->noptions);
     for (int i = 0; i < req->noptions; i++)
         if (!req->options[i]) return ckt_fail(err, CKT_EINVAL, "compile: option %d is NULL", i);
     if (ckt_target_parse(req->target, t, err)) return ckt_fail_prefix(err, "compile: ");
@@ -286,15 +349,18 @@ static ckt_status check_request(const ckt_compile_request *req, ckt_binary **out
 }
 
 /* The cache key: everything that can change the output. */
-static void cache_key(const ckt_compile_request *req, const char *identity, char key[CKT_CACHE_KEY_LEN + 1])
+static void cache_key(const ckt_compile_request *req, const char *identity,
+                      char key[CKT_CACHE_KEY_LEN + 1])
 {
-    const char *parts[48] = {"ckt-jit-cache-2", ckt_version(), identity, req->target, req->kernel_name, req->source};
+    const char *parts[48] = {"ckt-jit-cache-2", ckt_version(),    identity,
+                             req->target,       req->kernel_name, req->source};
     int n = 6;
     for (int i = 0; i < req->noptions; i++) parts[n++] = req->options[i];
     ckt_cache_key(parts, NULL, n, key);
 }
 
-ckt_status ckt_compile(ckt_context *ctx, const ckt_compile_request *req, unsigned flags, ckt_binary **out, ckt_error *err)
+ckt_status ckt_compile(ckt_context *ctx, const ckt_compile_request *req, unsigned flags,
+                       ckt_binary **out, ckt_error *err)
 {
     ckt_target_record t;
     ckt_status st = check_request(req, out, &t, err);
@@ -306,9 +372,9 @@ ckt_status ckt_compile(ckt_context *ctx, const ckt_compile_request *req, unsigne
     char key[CKT_CACHE_KEY_LEN + 1] = "";
     if (ckt_cache_enabled(cache)) {
         char identity[256];
-        st = be == CKT_COMPILER_HOST_CC ? ckt_jit_cpu_identity(identity, sizeof identity, err)
-           : be == CKT_COMPILER_HIPRTC ? ckt_jit_hip_identity(identity, sizeof identity, err)
-                               : ckt_jit_cuda_identity(identity, sizeof identity, err);
+        st = be == CKT_COMPILER_HOST_CC  ? ckt_jit_cpu_identity(identity, sizeof identity, err)
+             : be == CKT_COMPILER_HIPRTC ? ckt_jit_hip_identity(identity, sizeof identity, err)
+                                         : ckt_jit_cuda_identity(identity, sizeof identity, err);
         if (st) return st;
         cache_key(req, identity, key);
         uint8_t *payload;
@@ -330,9 +396,14 @@ ckt_status ckt_compile(ckt_context *ctx, const ckt_compile_request *req, unsigne
     ckt_binary *b = ckt_binary_new(req->target);
     if (!b) return ckt_fail(err, CKT_ENOMEM, "compile: out of memory");
     snprintf(b->kernel_name, sizeof b->kernel_name, "%s", req->kernel_name);
-    st = be == CKT_COMPILER_HOST_CC ? ckt_jit_cpu(req, b, err) : be == CKT_COMPILER_HIPRTC ? ckt_jit_hip(req, &t, b, err) : ckt_jit_cuda(req, &t, b, err);
+    st = be == CKT_COMPILER_HOST_CC  ? ckt_jit_cpu(req, b, err)
+         : be == CKT_COMPILER_HIPRTC ? ckt_jit_hip(req, &t, b, err)
+                                     : ckt_jit_cuda(req, &t, b, err);
     b->ms = ckt_jit_now_ms() - t0;
-    if (st) { ckt_binary_free(b); return st; }
+    if (st) {
+        ckt_binary_free(b);
+        return st;
+    }
     b->compile_only = (flags & CKT_COMPILE_ONLY) != 0;
     if (key[0]) {
         size_t size;

@@ -29,11 +29,14 @@ ckt_status ckt_jit_cpu_identity(char *out, size_t cap, ckt_error *err)
         if (rc != 0) {
             pthread_mutex_unlock(&lock);
             free(text);
-            return ckt_fail(err, rc == 127 ? CKT_ERUNTIME : CKT_ECOMPILE, "compile: the host C compiler '%s' %s", cc,
-                            rc == 127 ? "was not found (install gcc or clang, or set CC)" : "does not answer --version");
+            return ckt_fail(err, rc == 127 ? CKT_ERUNTIME : CKT_ECOMPILE,
+                            "compile: the host C compiler '%s' %s", cc,
+                            rc == 127 ? "was not found (install gcc or clang, or set CC)"
+                                      : "does not answer --version");
         }
         size_t n = text ? strcspn(text, "\n") : 0;
-        snprintf(cached_version, sizeof cached_version, "%.*s", (int)(n < 200 ? n : 200), text ? text : "");
+        snprintf(cached_version, sizeof cached_version, "%.*s", (int)(n < 200 ? n : 200),
+                 text ? text : "");
         snprintf(cached_cc, sizeof cached_cc, "%s", cc);
         free(text);
     }
@@ -47,7 +50,9 @@ ckt_status ckt_jit_cpu(const ckt_compile_request *req, ckt_binary *b, ckt_error 
     const char *tmp = getenv("TMPDIR");
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/ckt-cpu-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir)) return ckt_fail(err, CKT_EIO, "compile: cannot create a temporary directory %s: %s", dir, strerror(errno));
+    if (!mkdtemp(dir))
+        return ckt_fail(err, CKT_EIO, "compile: cannot create a temporary directory %s: %s", dir,
+                        strerror(errno));
     char src[4200], so[4200];
     snprintf(src, sizeof src, "%s/%s.c", dir, req->kernel_name);
     snprintf(so, sizeof so, "%s/%s.so", dir, req->kernel_name);
@@ -68,8 +73,14 @@ ckt_status ckt_jit_cpu(const ckt_compile_request *req, ckt_binary *b, ckt_error 
     argv[k] = NULL;
     if (!st) {
         int rc = ckt_jit_run(argv, NULL, &b->log);
-        if (rc == 127) st = ckt_fail(err, CKT_ERUNTIME, "compile: the host C compiler '%s' was not found (install gcc or clang, or set CC)", cc);
-        else if (rc != 0) st = ckt_fail(err, CKT_ECOMPILE, "compile: cpu compile failed for '%s':\n%s", req->kernel_name, b->log ? b->log : "(no output)");
+        if (rc == 127)
+            st = ckt_fail(
+                err, CKT_ERUNTIME,
+                "compile: the host C compiler '%s' was not found (install gcc or clang, or set CC)",
+                cc);
+        else if (rc != 0)
+            st = ckt_fail(err, CKT_ECOMPILE, "compile: cpu compile failed for '%s':\n%s",
+                          req->kernel_name, b->log ? b->log : "(no output)");
     }
     if (!st) st = ckt_jit_read_file(so, &b->code, &b->code_size, err);
     unlink(src);

@@ -16,7 +16,8 @@ typedef struct _nvrtcProgram *nvrtcProgram;
 static struct {
     void *lib;
     const char *name;
-    nvrtcResult (*create)(nvrtcProgram *, const char *, const char *, int, const char *const *, const char *const *);
+    nvrtcResult (*create)(nvrtcProgram *, const char *, const char *, int, const char *const *,
+                          const char *const *);
     nvrtcResult (*compile)(nvrtcProgram, int, const char *const *);
     nvrtcResult (*log_size)(nvrtcProgram, size_t *);
     nvrtcResult (*log)(nvrtcProgram, char *);
@@ -29,19 +30,32 @@ static struct {
 static ckt_status load_locked(ckt_error *err)
 {
     if (N.lib) return CKT_OK;
-    static const char *const names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "/usr/local/cuda/lib64/libnvrtc.so",
-                                        "/usr/local/cuda/lib64/libnvrtc.so.13", "/usr/local/cuda/lib64/libnvrtc.so.12", NULL};
+    static const char *const names[] = {"libnvrtc.so",
+                                        "libnvrtc.so.13",
+                                        "libnvrtc.so.12",
+                                        "/usr/local/cuda/lib64/libnvrtc.so",
+                                        "/usr/local/cuda/lib64/libnvrtc.so.13",
+                                        "/usr/local/cuda/lib64/libnvrtc.so.12",
+                                        NULL};
     void *lib = ckt_dynlib_open(names, NULL, &N.name);
     if (!lib)
-        return ckt_fail(err, CKT_ERUNTIME, "NVRTC not found (libnvrtc.so.13/.12, also in /usr/local/cuda/lib64); install the CUDA toolkit, or use the cpu target (e.g. cpu:sm_90) to emulate");
+        return ckt_fail(
+            err, CKT_ERUNTIME,
+            "NVRTC not found (libnvrtc.so.13/.12, also in /usr/local/cuda/lib64); install the CUDA "
+            "toolkit, or use the cpu target (e.g. cpu:sm_90) to emulate");
     const ckt_dynsym syms[] = {
-        {(void **)&N.create, "nvrtcCreateProgram", NULL, false}, {(void **)&N.compile, "nvrtcCompileProgram", NULL, false},
-        {(void **)&N.log_size, "nvrtcGetProgramLogSize", NULL, false}, {(void **)&N.log, "nvrtcGetProgramLog", NULL, false},
-        {(void **)&N.cubin_size, "nvrtcGetCUBINSize", NULL, false}, {(void **)&N.cubin, "nvrtcGetCUBIN", NULL, false},
-        {(void **)&N.destroy, "nvrtcDestroyProgram", NULL, false}, {(void **)&N.version, "nvrtcVersion", NULL, true},
+        {(void **)&N.create, "nvrtcCreateProgram", NULL, false},
+        {(void **)&N.compile, "nvrtcCompileProgram", NULL, false},
+        {(void **)&N.log_size, "nvrtcGetProgramLogSize", NULL, false},
+        {(void **)&N.log, "nvrtcGetProgramLog", NULL, false},
+        {(void **)&N.cubin_size, "nvrtcGetCUBINSize", NULL, false},
+        {(void **)&N.cubin, "nvrtcGetCUBIN", NULL, false},
+        {(void **)&N.destroy, "nvrtcDestroyProgram", NULL, false},
+        {(void **)&N.version, "nvrtcVersion", NULL, true},
     };
     if (ckt_dynlib_bind(lib, syms, sizeof syms / sizeof *syms))
-        return ckt_fail(err, CKT_ERUNTIME, "NVRTC in %s lacks the nvrtc* entry points (too old?)", N.name);
+        return ckt_fail(err, CKT_ERUNTIME, "NVRTC in %s lacks the nvrtc* entry points (too old?)",
+                        N.name);
     N.lib = lib;
     return CKT_OK;
 }
@@ -61,7 +75,9 @@ static ckt_status load(ckt_error *err)
 static void parse_ptxas(const char *log, ckt_resources *r)
 {
     const char *p;
-    if ((p = strstr(log, "Used ")) && sscanf(p, "Used %lld registers", (long long *)&r->registers) != 1) r->registers = -1;
+    if ((p = strstr(log, "Used ")) &&
+        sscanf(p, "Used %lld registers", (long long *)&r->registers) != 1)
+        r->registers = -1;
     if ((p = strstr(log, " bytes smem"))) {
         const char *q = p;
         while (q > log && q[-1] >= '0' && q[-1] <= '9') q--;
@@ -86,11 +102,14 @@ static void parse_ptxas(const char *log, ckt_resources *r)
     }
 }
 
-ckt_status ckt_jit_cuda(const ckt_compile_request *req, const ckt_target_record *t, ckt_binary *b, ckt_error *err)
+ckt_status ckt_jit_cuda(const ckt_compile_request *req, const ckt_target_record *t, ckt_binary *b,
+                        ckt_error *err)
 {
     const char *arch = t->arch;
     if (!t->compiler_known)
-        return ckt_fail(err, CKT_EUNSUPPORTED, "compile: target '%s' is not supported (sm_80, sm_86, sm_89, sm_90, sm_90a)", arch);
+        return ckt_fail(
+            err, CKT_EUNSUPPORTED,
+            "compile: target '%s' is not supported (sm_80, sm_86, sm_89, sm_90, sm_90a)", arch);
     ckt_status st = load(err);
     if (st) return st;
     nvrtcProgram prog;
@@ -113,10 +132,14 @@ ckt_status ckt_jit_cuda(const ckt_compile_request *req, const ckt_target_record 
         b->code_size = cs;
     }
     N.destroy(&prog);
-    if (rc != 0 || !b->code) return ckt_fail(err, CKT_ECOMPILE, "compile: NVRTC failed for %s:\n%s", arch, b->log ? b->log : "(no log)");
+    if (rc != 0 || !b->code)
+        return ckt_fail(err, CKT_ECOMPILE, "compile: NVRTC failed for %s:\n%s", arch,
+                        b->log ? b->log : "(no log)");
     snprintf(b->compiler, sizeof b->compiler, "NVRTC (%s)", N.name);
     if (b->log) parse_ptxas(b->log, &b->res);
-    snprintf(b->disasm_cmd[0], sizeof b->disasm_cmd[0], "%s", access("/usr/local/cuda/bin/cuobjdump", X_OK) == 0 ? "/usr/local/cuda/bin/cuobjdump" : "cuobjdump");
+    snprintf(b->disasm_cmd[0], sizeof b->disasm_cmd[0], "%s",
+             access("/usr/local/cuda/bin/cuobjdump", X_OK) == 0 ? "/usr/local/cuda/bin/cuobjdump"
+                                                                : "cuobjdump");
     snprintf(b->disasm_cmd[1], sizeof b->disasm_cmd[1], "-sass");
     b->disasm_suffix = ".cubin";
     return CKT_OK;

@@ -11,6 +11,7 @@
  * Only where that pipeline is the one checked here (hipRTC 5.x on comgr 2.x); anything else, a
  * failure on that path, or CKT_HIP_COMGR=0 in the environment takes hipRTC. */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -18,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,7 +36,8 @@ typedef struct _hiprtcProgram *hiprtcProgram;
 static struct {
     void *lib;
     const char *name;
-    hiprtcResult (*create)(hiprtcProgram *, const char *, const char *, int, const char **, const char **);
+    hiprtcResult (*create)(hiprtcProgram *, const char *, const char *, int, const char **,
+                           const char **);
     hiprtcResult (*compile)(hiprtcProgram, int, const char **);
     hiprtcResult (*log_size)(hiprtcProgram, size_t *);
     hiprtcResult (*log)(hiprtcProgram, char *);
@@ -49,17 +50,25 @@ static struct {
 static ckt_status load_locked(ckt_error *err)
 {
     if (H.lib) return CKT_OK;
-    /* hipRTC: its own library (ROCm 6), else inside the HIP runtime (ROCm 5), the one runtime_hip.c opens */
+    /* hipRTC: its own library (ROCm 6), else inside the HIP runtime (ROCm 5), the one runtime_hip.c
+     * opens */
     static const char *const names[] = {"libhiprtc.so", "libhiprtc.so.6", NULL};
     void *lib = ckt_dynlib_open(names, "hiprtcCreateProgram", &H.name);
     if (!lib) lib = ckt_dynlib_open(ckt_dynlib_hip_names, "hiprtcCreateProgram", &H.name);
     if (!lib)
-        return ckt_fail(err, CKT_ERUNTIME, "hipRTC not found (tried libhiprtc.so, libamdhip64.so.5/.6; Debian: apt-get install libamdhip64-5); use the cpu target (e.g. cpu:gfx90a) to emulate");
+        return ckt_fail(
+            err, CKT_ERUNTIME,
+            "hipRTC not found (tried libhiprtc.so, libamdhip64.so.5/.6; Debian: apt-get install "
+            "libamdhip64-5); use the cpu target (e.g. cpu:gfx90a) to emulate");
     const ckt_dynsym syms[] = {
-        {(void **)&H.create, "hiprtcCreateProgram", NULL, false}, {(void **)&H.compile, "hiprtcCompileProgram", NULL, false},
-        {(void **)&H.log_size, "hiprtcGetProgramLogSize", NULL, false}, {(void **)&H.log, "hiprtcGetProgramLog", NULL, false},
-        {(void **)&H.code_size, "hiprtcGetCodeSize", NULL, false}, {(void **)&H.code, "hiprtcGetCode", NULL, false},
-        {(void **)&H.destroy, "hiprtcDestroyProgram", NULL, false}, {(void **)&H.version, "hiprtcVersion", NULL, true},
+        {(void **)&H.create, "hiprtcCreateProgram", NULL, false},
+        {(void **)&H.compile, "hiprtcCompileProgram", NULL, false},
+        {(void **)&H.log_size, "hiprtcGetProgramLogSize", NULL, false},
+        {(void **)&H.log, "hiprtcGetProgramLog", NULL, false},
+        {(void **)&H.code_size, "hiprtcGetCodeSize", NULL, false},
+        {(void **)&H.code, "hiprtcGetCode", NULL, false},
+        {(void **)&H.destroy, "hiprtcDestroyProgram", NULL, false},
+        {(void **)&H.version, "hiprtcVersion", NULL, true},
     };
     if (ckt_dynlib_bind(lib, syms, sizeof syms / sizeof *syms))
         return ckt_fail(err, CKT_ERUNTIME, "hipRTC in %s lacks the hiprtc* entry points", H.name);
@@ -77,7 +86,8 @@ static ckt_status load(ckt_error *err)
     return s;
 }
 
-static int compile_into(const char *arch, const char *src, const char *name, const char *const *extra, int nextra, ckt_binary *b)
+static int compile_into(const char *arch, const char *src, const char *name,
+                        const char *const *extra, int nextra, ckt_binary *b)
 {
     hiprtcProgram prog;
     if (H.create(&prog, src, name, 0, NULL, NULL) != 0) return -1;
@@ -104,13 +114,24 @@ static int compile_into(const char *arch, const char *src, const char *name, con
 
 /* ---- comgr, the library hipRTC compiles with, called directly (see the top of the file) ---- */
 
-typedef struct { uint64_t handle; } cg_data;
-typedef struct { uint64_t handle; } cg_set;
-typedef struct { uint64_t handle; } cg_info;
+typedef struct {
+    uint64_t handle;
+} cg_data;
+typedef struct {
+    uint64_t handle;
+} cg_set;
+typedef struct {
+    uint64_t handle;
+} cg_info;
 enum { CG_SOURCE = 1, CG_LOG = 5, CG_BC = 6, CG_RELOCATABLE = 7, CG_EXECUTABLE = 8 };
 enum { CG_LANG_HIP = 4 };
-enum { CG_COMPILE_SOURCE_TO_BC = 2, CG_ADD_DEVICE_LIBRARIES = 3, CG_LINK_BC_TO_BC = 4, CG_CODEGEN_BC_TO_RELOCATABLE = 6,
-       CG_LINK_RELOCATABLE_TO_EXECUTABLE = 9 };
+enum {
+    CG_COMPILE_SOURCE_TO_BC = 2,
+    CG_ADD_DEVICE_LIBRARIES = 3,
+    CG_LINK_BC_TO_BC = 4,
+    CG_CODEGEN_BC_TO_RELOCATABLE = 6,
+    CG_LINK_RELOCATABLE_TO_EXECUTABLE = 9
+};
 
 static struct {
     int tried, usable;
@@ -137,15 +158,17 @@ static struct {
     void (*version)(size_t *, size_t *);
 } G;
 
-/* comgr 2.x beside the hipRTC of ROCm <= 5.2 (whose pipeline compile_comgr repeats), unless CKT_HIP_COMGR=0. After load(). */
+/* comgr 2.x beside the hipRTC of ROCm <= 5.2 (whose pipeline compile_comgr repeats), unless
+ * CKT_HIP_COMGR=0. After load(). */
 static int comgr_usable(void)
 {
     if (G.tried) return G.usable;
     G.tried = 1;
     const char *env = getenv("CKT_HIP_COMGR");
     if (env && !strcmp(env, "0")) return 0;
-    /* hiprtcVersion says 9.0 here; the HIP runtime beside it knows the release (50221153: 5.2.21153).
-     * From ROCm 5.3 hipRTC is its own library without that entry point: hipRTC's pipeline then. */
+    /* hiprtcVersion says 9.0 here; the HIP runtime beside it knows the release
+     * (50221153: 5.2.21153). From ROCm 5.3 hipRTC is its own library without that entry point:
+     * hipRTC's pipeline then. */
     int (*runtime_version)(int *) = NULL;
     *(void **)&runtime_version = dlsym(H.lib, "hipRuntimeGetVersion");
     int v = -1;
@@ -153,19 +176,39 @@ static int comgr_usable(void)
     G.hip_major = v / 10000000, G.hip_minor = v / 100000 % 100, G.hip_patch = v % 100000;
     void *lib = dlopen("libamd_comgr.so.2", RTLD_NOW | RTLD_LOCAL);
     if (!lib) return 0;
-    struct { void *p; const char *name; } f[] = {
-        {&G.create_data, "amd_comgr_create_data"}, {&G.release_data, "amd_comgr_release_data"}, {&G.set_data, "amd_comgr_set_data"},
-        {&G.set_data_name, "amd_comgr_set_data_name"}, {&G.get_data, "amd_comgr_get_data"}, {&G.create_set, "amd_comgr_create_data_set"},
-        {&G.destroy_set, "amd_comgr_destroy_data_set"}, {&G.set_add, "amd_comgr_data_set_add"}, {&G.count, "amd_comgr_action_data_count"},
-        {&G.get, "amd_comgr_action_data_get_data"}, {&G.create_info, "amd_comgr_create_action_info"},
-        {&G.destroy_info, "amd_comgr_destroy_action_info"}, {&G.set_isa, "amd_comgr_action_info_set_isa_name"},
-        {&G.set_language, "amd_comgr_action_info_set_language"}, {&G.set_option_list, "amd_comgr_action_info_set_option_list"},
-        {&G.set_logging, "amd_comgr_action_info_set_logging"}, {&G.do_action, "amd_comgr_do_action"}, {&G.version, "amd_comgr_get_version"},
+    struct {
+        void *p;
+        const char *name;
+    } f[] = {
+        {&G.create_data, "amd_comgr_create_data"},
+        {&G.release_data, "amd_comgr_release_data"},
+        {&G.set_data, "amd_comgr_set_data"},
+        {&G.set_data_name, "amd_comgr_set_data_name"},
+        {&G.get_data, "amd_comgr_get_data"},
+        {&G.create_set, "amd_comgr_create_data_set"},
+        {&G.destroy_set, "amd_comgr_destroy_data_set"},
+        {&G.set_add, "amd_comgr_data_set_add"},
+        {&G.count, "amd_comgr_action_data_count"},
+        {&G.get, "amd_comgr_action_data_get_data"},
+        {&G.create_info, "amd_comgr_create_action_info"},
+        {&G.destroy_info, "amd_comgr_destroy_action_info"},
+        {&G.set_isa, "amd_comgr_action_info_set_isa_name"},
+        {&G.set_language, "amd_comgr_action_info_set_language"},
+        {&G.set_option_list, "amd_comgr_action_info_set_option_list"},
+        {&G.set_logging, "amd_comgr_action_info_set_logging"},
+        {&G.do_action, "amd_comgr_do_action"},
+        {&G.version, "amd_comgr_get_version"},
     };
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
-        if (!(*(void **)f[i].p = dlsym(lib, f[i].name))) { dlclose(lib); return 0; }
+        if (!(*(void **)f[i].p = dlsym(lib, f[i].name))) {
+            dlclose(lib);
+            return 0;
+        }
     G.version(&G.major, &G.minor);
-    if (G.major != 2) { dlclose(lib); return 0; }
+    if (G.major != 2) {
+        dlclose(lib);
+        return 0;
+    }
     G.lib = lib;
     return G.usable = 1;
 }
@@ -182,8 +225,10 @@ static void comgr_logs(cg_set set, char **log)
         if (!G.get_data(d, &sz, NULL) && sz > 1) {
             size_t old = *log ? strlen(*log) : 0;
             char *nl = realloc(*log, old + sz + 1);
-            if (nl && !G.get_data(d, &sz, nl + old)) nl[old + sz] = 0;
-            else if (nl) nl[old] = 0;
+            if (nl && !G.get_data(d, &sz, nl + old))
+                nl[old + sz] = 0;
+            else if (nl)
+                nl[old] = 0;
             if (nl) *log = nl;
         }
         G.release_data(d);
@@ -207,7 +252,8 @@ static int comgr_take(cg_set set, int kind, char **bytes, size_t *size)
     cg_data d;
     if (G.get(set, kind, 0, &d)) return -1;
     size_t sz = 0;
-    int bad = G.get_data(d, &sz, NULL) || !sz || !(*bytes = malloc(sz)) || G.get_data(d, &sz, *bytes);
+    int bad =
+        G.get_data(d, &sz, NULL) || !sz || !(*bytes = malloc(sz)) || G.get_data(d, &sz, *bytes);
     G.release_data(d);
     if (bad) return -1;
     *size = sz;
@@ -217,42 +263,48 @@ static int comgr_take(cg_set set, int kind, char **bytes, size_t *size)
 static int comgr_info(cg_info *info, const char *isa, int language, const char **opts, size_t nopts)
 {
     if (G.create_info(info)) return -1;
-    return (G.set_isa(*info, isa) || (language && G.set_language(*info, language)) || G.set_option_list(*info, opts, nopts) ||
-            G.set_logging(*info, true))
+    return (G.set_isa(*info, isa) || (language && G.set_language(*info, language)) ||
+            G.set_option_list(*info, opts, nopts) || G.set_logging(*info, true))
                ? -1
                : 0;
 }
 
 /* hipRTC 5.x's pipeline (its comgr calls, its options) without `-include hiprtc_runtime.h`:
  * source -> bitcode, + device libraries, link, codegen, link the executable. 0 on success. */
-static int compile_comgr(const char *arch, const char *src, const char *const *extra, int nextra, ckt_binary *b)
+static int compile_comgr(const char *arch, const char *src, const char *const *extra, int nextra,
+                         ckt_binary *b)
 {
     char isa[96], archopt[64];
     snprintf(isa, sizeof isa, "amdgcn-amd-amdhsa--%s", arch);
     snprintf(archopt, sizeof archopt, "--offload-arch=%s", arch);
     char ver[4][48];
-    snprintf(ver[0], sizeof ver[0], "--hip-version=%d.%d.%d", G.hip_major, G.hip_minor, G.hip_patch);
+    snprintf(ver[0], sizeof ver[0], "--hip-version=%d.%d.%d", G.hip_major, G.hip_minor,
+             G.hip_patch);
     snprintf(ver[1], sizeof ver[1], "-DHIP_VERSION_MAJOR=%d", G.hip_major);
     snprintf(ver[2], sizeof ver[2], "-DHIP_VERSION_MINOR=%d", G.hip_minor);
     snprintf(ver[3], sizeof ver[3], "-DHIP_VERSION_PATCH=%d", G.hip_patch);
     /* hipRTC's options in its order, without "-include hiprtc_runtime.h" (after -D__HIPCC_RTC__) */
-    const char *copts[48] = {"-O3", "-mllvm", "-amdgpu-prelink", "-mcumode", ver[0], ver[1], ver[2], ver[3], "-D__HIPCC_RTC__",
-                             "-std=c++14", "-nogpuinc", archopt, "-O3"};
+    const char *copts[48] = {
+        "-O3",  "-mllvm",          "-amdgpu-prelink", "-mcumode",  ver[0],  ver[1], ver[2],
+        ver[3], "-D__HIPCC_RTC__", "-std=c++14",      "-nogpuinc", archopt, "-O3"};
     size_t nc = 13;
     for (int i = 0; i < nextra && nc < 48; i++) copts[nc++] = extra[i];
     const char *eopts[] = {"-O3", "-mllvm", "-amdgpu-internalize-symbols", "-mcumode"};
-    cg_set in = {0}, bc = {0}, bc2 = {0}, libs = {0}, linked = {0}, exe_in = {0}, reloc = {0}, exe = {0};
+    cg_set in = {0}, bc = {0}, bc2 = {0}, libs = {0}, linked = {0}, exe_in = {0}, reloc = {0},
+           exe = {0};
     cg_info i1 = {0}, i2 = {0}, i3 = {0}, i4 = {0};
     char *bits = NULL, *log = NULL;
     size_t nbits = 0;
     int rc = -1;
-    if (comgr_set_of(&in, CG_SOURCE, "CompileSource", src, strlen(src)) || G.create_set(&bc) || G.create_set(&libs) ||
-        G.create_set(&linked) || G.create_set(&reloc) || G.create_set(&exe))
+    if (comgr_set_of(&in, CG_SOURCE, "CompileSource", src, strlen(src)) || G.create_set(&bc) ||
+        G.create_set(&libs) || G.create_set(&linked) || G.create_set(&reloc) || G.create_set(&exe))
         goto done;
     if (comgr_info(&i1, isa, CG_LANG_HIP, copts, nc)) goto done;
     int st = G.do_action(CG_COMPILE_SOURCE_TO_BC, i1, in, bc);
     comgr_logs(bc, &log);
-    if (st || comgr_take(bc, CG_BC, &bits, &nbits) || comgr_set_of(&bc2, CG_BC, "linked", bits, nbits)) goto done;
+    if (st || comgr_take(bc, CG_BC, &bits, &nbits) ||
+        comgr_set_of(&bc2, CG_BC, "linked", bits, nbits))
+        goto done;
     free(bits), bits = NULL;
     if (comgr_info(&i2, isa, CG_LANG_HIP, NULL, 0)) goto done;
     st = G.do_action(CG_ADD_DEVICE_LIBRARIES, i2, bc2, libs);
@@ -260,7 +312,9 @@ static int compile_comgr(const char *arch, const char *src, const char *const *e
     if (st) goto done;
     st = G.do_action(CG_LINK_BC_TO_BC, i2, libs, linked);
     comgr_logs(linked, &log);
-    if (st || comgr_take(linked, CG_BC, &bits, &nbits) || comgr_set_of(&exe_in, CG_BC, "LLVMBitcode.bc", bits, nbits)) goto done;
+    if (st || comgr_take(linked, CG_BC, &bits, &nbits) ||
+        comgr_set_of(&exe_in, CG_BC, "LLVMBitcode.bc", bits, nbits))
+        goto done;
     free(bits), bits = NULL;
     if (comgr_info(&i3, isa, 0, eopts, sizeof eopts / sizeof eopts[0])) goto done;
     st = G.do_action(CG_CODEGEN_BC_TO_RELOCATABLE, i3, exe_in, reloc);
@@ -299,31 +353,48 @@ static int probe(const char *arch)
     if (pid < 0) return 0;
     if (pid == 0) {
         int fd = open("/dev/null", 1);
-        if (fd >= 0) { dup2(fd, 2); dup2(fd, 1); }
-        _exit(compile_into(arch, "extern \"C\" __global__ void probe(int *p) { p[threadIdx.x] = 1; }", "probe.hip", NULL, 0, NULL) == 0 ? 0 : 1);
+        if (fd >= 0) {
+            dup2(fd, 2);
+            dup2(fd, 1);
+        }
+        _exit(compile_into(arch,
+                           "extern \"C\" __global__ void probe(int *p) { p[threadIdx.x] = 1; }",
+                           "probe.hip", NULL, 0, NULL) == 0
+                  ? 0
+                  : 1);
     }
     int status;
     waitpid(pid, &status, 0);
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-ckt_status ckt_jit_hip(const ckt_compile_request *req, const ckt_target_record *t, ckt_binary *b, ckt_error *err)
+ckt_status ckt_jit_hip(const ckt_compile_request *req, const ckt_target_record *t, ckt_binary *b,
+                       ckt_error *err)
 {
     ckt_status st = load(err);
     if (st) return st;
     const char *arch = t->arch; /* gfx<hex digits>: safe to pass to a probe compile */
     if (!t->compiler_known && !probe(arch))
-        return ckt_fail(err, CKT_EUNSUPPORTED, "compile: the installed hipRTC (%s) cannot compile for %s (a probe compile failed or crashed); supported here: gfx908, gfx90a", H.name, arch);
+        return ckt_fail(err, CKT_EUNSUPPORTED,
+                        "compile: the installed hipRTC (%s) cannot compile for %s (a probe compile "
+                        "failed or crashed); supported here: gfx908, gfx90a",
+                        H.name, arch);
     pthread_mutex_lock(&hip_lock);
-    int direct = uses_prelude(req->source) && comgr_usable() && compile_comgr(arch, req->source, req->options, req->noptions, b) == 0;
-    if (direct) snprintf(b->compiler, sizeof b->compiler, "comgr %zu.%zu (hipRTC's pipeline without its runtime header; %s)", G.major, G.minor, H.name);
+    int direct = uses_prelude(req->source) && comgr_usable() &&
+                 compile_comgr(arch, req->source, req->options, req->noptions, b) == 0;
+    if (direct)
+        snprintf(b->compiler, sizeof b->compiler,
+                 "comgr %zu.%zu (hipRTC's pipeline without its runtime header; %s)", G.major,
+                 G.minor, H.name);
     else {
-        free(b->log), b->log = NULL; /* a failed direct compile leaves nothing behind: hipRTC decides */
+        free(b->log),
+            b->log = NULL; /* a failed direct compile leaves nothing behind: hipRTC decides */
         free(b->code), b->code = NULL, b->code_size = 0;
         int rc = compile_into(arch, req->source, req->kernel_name, req->options, req->noptions, b);
         if (rc != 0 || !b->code) {
             pthread_mutex_unlock(&hip_lock);
-            return ckt_fail(err, CKT_ECOMPILE, "compile: hipRTC failed for %s:\n%s", arch, b->log ? b->log : "(no log)");
+            return ckt_fail(err, CKT_ECOMPILE, "compile: hipRTC failed for %s:\n%s", arch,
+                            b->log ? b->log : "(no log)");
         }
         snprintf(b->compiler, sizeof b->compiler, "hipRTC (%s)", H.name);
     }
@@ -351,7 +422,10 @@ ckt_status ckt_jit_hip_identity(char *out, size_t cap, ckt_error *err)
     pthread_mutex_lock(&hip_lock);
     int direct = comgr_usable();
     pthread_mutex_unlock(&hip_lock);
-    if (direct) snprintf(out, cap, "hipRTC %s %d.%d, comgr %zu.%zu direct", H.name, major, minor, G.major, G.minor);
-    else snprintf(out, cap, "hipRTC %s %d.%d", H.name, major, minor);
+    if (direct)
+        snprintf(out, cap, "hipRTC %s %d.%d, comgr %zu.%zu direct", H.name, major, minor, G.major,
+                 G.minor);
+    else
+        snprintf(out, cap, "hipRTC %s %d.%d", H.name, major, minor);
     return CKT_OK;
 }

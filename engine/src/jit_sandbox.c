@@ -4,8 +4,8 @@
  * and the preprocessor reads any file an #include names. So a sandboxed compile takes options
  * only from a closed list of optimisation switches, and a source whose preprocessor lines are
  * the ones the emitter writes: conditionals, macro definitions, "#pragma unroll [n]" and the
- * C prelude's system headers. The emitter never puts a script's string into the source except as a C
- * identifier, so generated kernels pass; this check is the second wall. */
+ * C prelude's system headers. The emitter never puts a script's string into the source except as a
+ * C identifier, so generated kernels pass; this check is the second wall. */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,10 +23,13 @@ static const char *const cpu_options[] = {"-O0", "-O1", "-O2", "-O3", "-Os", NUL
 static const char *const hip_options[] = {"-O0", "-O1", "-O2", "-O3", "-ffast-math", NULL};
 static const char *const cuda_options[] = {"-lineinfo", "--use_fast_math", "-use_fast_math", NULL};
 
-static ckt_status check_options(const ckt_compile_request *req, ckt_compiler_kind compiler, ckt_error *err)
+static ckt_status check_options(const ckt_compile_request *req, ckt_compiler_kind compiler,
+                                ckt_error *err)
 {
     const char *t = req->target;
-    const char *const *ok = compiler == CKT_COMPILER_HOST_CC ? cpu_options : compiler == CKT_COMPILER_NVRTC ? cuda_options : hip_options;
+    const char *const *ok = compiler == CKT_COMPILER_HOST_CC ? cpu_options
+                            : compiler == CKT_COMPILER_NVRTC ? cuda_options
+                                                             : hip_options;
     for (int i = 0; i < req->noptions; i++)
         if (!listed(req->options[i], ok)) {
             char known[160] = "";
@@ -34,7 +37,10 @@ static ckt_status check_options(const ckt_compile_request *req, ckt_compiler_kin
                 strncat(known, *p, sizeof known - strlen(known) - 1);
                 if (p[1]) strncat(known, " ", sizeof known - strlen(known) - 1);
             }
-            return ckt_fail(err, CKT_EINVAL, "compile: option '%.64s' is not allowed in a sandboxed state (for %s only: %s)", req->options[i], t, known);
+            return ckt_fail(
+                err, CKT_EINVAL,
+                "compile: option '%.64s' is not allowed in a sandboxed state (for %s only: %s)",
+                req->options[i], t, known);
         }
     return CKT_OK;
 }
@@ -42,8 +48,10 @@ static ckt_status check_options(const ckt_compile_request *req, ckt_compiler_kin
 /* The directive of a preprocessor line ("include <math.h>"), spliced lines already joined. */
 static bool directive_allowed(const char *d, size_t n)
 {
-    static const char *const plain[] = {"define", "undef", "ifdef", "ifndef", "if", "elif", "else", "endif", NULL};
-    static const char *const headers[] = {"<math.h>", "<stdint.h>", "<string.h>", "<stdlib.h>", NULL};
+    static const char *const plain[] = {"define", "undef", "ifdef", "ifndef", "if",
+                                        "elif",   "else",  "endif", NULL};
+    static const char *const headers[] = {"<math.h>", "<stdint.h>", "<string.h>", "<stdlib.h>",
+                                          NULL};
     size_t w = strspn(d, "abcdefghijklmnopqrstuvwxyz_");
     if (w > n) w = n;
     char word[16] = "";
@@ -70,9 +78,18 @@ static bool directive_allowed(const char *d, size_t n)
 static ckt_status check_source(const char *src, ckt_error *err)
 {
     /* trigraph and digraph spellings of '#', and the operators that act like directives */
-    static const char *const banned[] = {"?" "?=", "%:", "_Pragma", "__has_include", "__has_embed", NULL};
+    static const char *const banned[] = {"?"
+                                         "?=",
+                                         "%:",
+                                         "_Pragma",
+                                         "__has_include",
+                                         "__has_embed",
+                                         NULL};
     for (const char *const *b = banned; *b; b++)
-        if (strstr(src, *b)) return ckt_fail(err, CKT_EINVAL, "compile: the source uses '%s', which a sandboxed compile does not allow", *b);
+        if (strstr(src, *b))
+            return ckt_fail(
+                err, CKT_EINVAL,
+                "compile: the source uses '%s', which a sandboxed compile does not allow", *b);
     size_t n = strlen(src);
     char *joined = malloc(n + 1);
     if (!joined) return ckt_fail(err, CKT_ENOMEM, "compile: out of memory");
@@ -95,7 +112,10 @@ static ckt_status check_source(const char *src, ckt_error *err)
             p++;
             while (p < line + len && (*p == ' ' || *p == '\t')) p++;
             if (!directive_allowed(p, (size_t)(line + len - p)))
-                st = ckt_fail(err, CKT_EINVAL, "compile: the preprocessor line '%.80s' is not allowed in a sandboxed state", line);
+                st = ckt_fail(
+                    err, CKT_EINVAL,
+                    "compile: the preprocessor line '%.80s' is not allowed in a sandboxed state",
+                    line);
         }
         line = end ? end + 1 : line + len;
     }
@@ -103,7 +123,8 @@ static ckt_status check_source(const char *src, ckt_error *err)
     return st;
 }
 
-ckt_status ckt_jit_check_sandboxed(const ckt_compile_request *req, ckt_compiler_kind compiler, ckt_error *err)
+ckt_status ckt_jit_check_sandboxed(const ckt_compile_request *req, ckt_compiler_kind compiler,
+                                   ckt_error *err)
 {
     ckt_status st = check_options(req, compiler, err);
     return st ? st : check_source(req->source, err);

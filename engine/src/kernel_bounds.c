@@ -23,7 +23,8 @@ static span unknown(void) { return (span){0, 0, false}; }
 static span exact(int64_t v) { return (span){v, v, true}; }
 
 /* the range of an expression over parameters (exact), block ids (0..grid-1) and grid sizes */
-static span range_of(const ckt_expr_pool *ex, ckt_expr_id e, const int64_t *pv, const int64_t grid[3], int depth)
+static span range_of(const ckt_expr_pool *ex, ckt_expr_id e, const int64_t *pv,
+                     const int64_t grid[3], int depth)
 {
     const ckt_expr_node *n = ckt_expr_get(ex, e);
     if (!n || depth > 64) return unknown();
@@ -31,7 +32,9 @@ static span range_of(const ckt_expr_pool *ex, ckt_expr_id e, const int64_t *pv, 
     int64_t r[4];
     switch (n->op) {
     case CKT_E_INT: return exact(n->i);
-    case CKT_E_PARAM: return n->type == CKT_T_INDEX && n->i >= 0 && n->i < CKT_EXPR_MAX_LEAVES ? exact(pv[n->i]) : unknown();
+    case CKT_E_PARAM:
+        return n->type == CKT_T_INDEX && n->i >= 0 && n->i < CKT_EXPR_MAX_LEAVES ? exact(pv[n->i])
+                                                                                 : unknown();
     case CKT_E_BID: return n->i >= 0 && n->i < 3 ? (span){0, grid[n->i] - 1, true} : unknown();
     case CKT_E_NBLK: return n->i >= 0 && n->i < 3 ? exact(grid[n->i]) : unknown();
     case CKT_E_ADD:
@@ -54,9 +57,11 @@ static span range_of(const ckt_expr_pool *ex, ckt_expr_id e, const int64_t *pv, 
         if (ckt_sub_ovf(a.lo, b.hi, &r[0]) || ckt_sub_ovf(a.hi, b.lo, &r[1])) return unknown();
         return (span){r[0], r[1], true};
     case CKT_E_MUL:
-        if (ckt_mul_ovf(a.lo, b.lo, &r[0]) || ckt_mul_ovf(a.lo, b.hi, &r[1]) || ckt_mul_ovf(a.hi, b.lo, &r[2]) || ckt_mul_ovf(a.hi, b.hi, &r[3]))
+        if (ckt_mul_ovf(a.lo, b.lo, &r[0]) || ckt_mul_ovf(a.lo, b.hi, &r[1]) ||
+            ckt_mul_ovf(a.hi, b.lo, &r[2]) || ckt_mul_ovf(a.hi, b.hi, &r[3]))
             return unknown();
-        return (span){ckt_min64(ckt_min64(r[0], r[1]), ckt_min64(r[2], r[3])), ckt_max64(ckt_max64(r[0], r[1]), ckt_max64(r[2], r[3])), true};
+        return (span){ckt_min64(ckt_min64(r[0], r[1]), ckt_min64(r[2], r[3])),
+                      ckt_max64(ckt_max64(r[0], r[1]), ckt_max64(r[2], r[3])), true};
     case CKT_E_MIN: return (span){ckt_min64(a.lo, b.lo), ckt_min64(a.hi, b.hi), true};
     case CKT_E_MAX: return (span){ckt_max64(a.lo, b.lo), ckt_max64(a.hi, b.hi), true};
     case CKT_E_DIV: /* non-negative over positive: monotone in both */
@@ -64,12 +69,14 @@ static span range_of(const ckt_expr_pool *ex, ckt_expr_id e, const int64_t *pv, 
         return (span){a.lo / b.hi, a.hi / b.lo, true};
     default: /* MOD, non-negative over positive */
         if (a.lo < 0 || b.lo < 1) return unknown();
-        if (b.lo == b.hi && a.lo / b.lo == a.hi / b.lo) return (span){a.lo % b.lo, a.hi % b.lo, true};
+        if (b.lo == b.hi && a.lo / b.lo == a.hi / b.lo)
+            return (span){a.lo % b.lo, a.hi % b.lo, true};
         return (span){0, ckt_min64(a.hi, b.hi - 1), true};
     }
 }
 
-static ckt_status eval(const ckt_kernel *k, ckt_expr_id e, const int64_t *pv, int64_t *out, ckt_error *err)
+static ckt_status eval(const ckt_kernel *k, ckt_expr_id e, const int64_t *pv, int64_t *out,
+                       ckt_error *err)
 {
     ckt_expr_env env;
     memset(&env, 0, sizeof env);
@@ -78,7 +85,8 @@ static ckt_status eval(const ckt_kernel *k, ckt_expr_id e, const int64_t *pv, in
 }
 
 /* the bytes tensor t reaches at this launch; 0 for an empty tensor */
-static ckt_status tensor_bytes(const ckt_kernel *k, const ckt_ktensor *t, const int64_t *pv, int64_t shape[], uint64_t *bytes, ckt_error *err)
+static ckt_status tensor_bytes(const ckt_kernel *k, const ckt_ktensor *t, const int64_t *pv,
+                               int64_t shape[], uint64_t *bytes, ckt_error *err)
 {
     int64_t last = 0, count = 1;
     for (int d = 0; d < t->rank; d++) {
@@ -86,23 +94,37 @@ static ckt_status tensor_bytes(const ckt_kernel *k, const ckt_ktensor *t, const 
         ckt_status s = eval(k, t->shape[d], pv, &shape[d], err);
         if (!s) s = eval(k, t->stride[d], pv, &stride, err);
         if (s) return s;
-        if (shape[d] < 0) return ckt_fail(err, CKT_EINVAL, "launch: dim %d of '%s' has the negative extent %lld at this launch", d, t->name, (long long)shape[d]);
+        if (shape[d] < 0)
+            return ckt_fail(err, CKT_EINVAL,
+                            "launch: dim %d of '%s' has the negative extent %lld at this launch", d,
+                            t->name, (long long)shape[d]);
         if (stride < 0)
-            return ckt_fail(err, CKT_EINVAL, "launch: the stride of dim %d of '%s' is %lld at this launch; strides must not be negative", d, t->name, (long long)stride);
+            return ckt_fail(err, CKT_EINVAL,
+                            "launch: the stride of dim %d of '%s' is %lld at this launch; strides "
+                            "must not be negative",
+                            d, t->name, (long long)stride);
         int64_t reach;
-        if (ckt_mul_ovf(count, shape[d], &count) || (shape[d] && (ckt_mul_ovf(shape[d] - 1, stride, &reach) || ckt_add_ovf(last, reach, &last))))
-            return ckt_fail(err, CKT_EOVERFLOW, "launch: the extent of '%s' overflows 64 bits at this launch", t->name);
+        if (ckt_mul_ovf(count, shape[d], &count) ||
+            (shape[d] &&
+             (ckt_mul_ovf(shape[d] - 1, stride, &reach) || ckt_add_ovf(last, reach, &last))))
+            return ckt_fail(err, CKT_EOVERFLOW,
+                            "launch: the extent of '%s' overflows 64 bits at this launch", t->name);
     }
     int64_t b;
-    if (count == 0) { *bytes = 0; return CKT_OK; }
+    if (count == 0) {
+        *bytes = 0;
+        return CKT_OK;
+    }
     if (ckt_add_ovf(last, 1, &b) || ckt_mul_ovf(b, (int64_t)ckt_dtype_size(t->dtype), &b))
-        return ckt_fail(err, CKT_EOVERFLOW, "launch: the extent of '%s' overflows 64 bits at this launch", t->name);
+        return ckt_fail(err, CKT_EOVERFLOW,
+                        "launch: the extent of '%s' overflows 64 bits at this launch", t->name);
     *bytes = (uint64_t)b;
     return CKT_OK;
 }
 
 /* a window that never moves, over an unpadded tensor: its origins over the whole grid */
-static ckt_status check_window_grid(const ckt_kernel *k, int wi, const int64_t *pv, const int64_t grid[3], const int64_t *shape, ckt_error *err)
+static ckt_status check_window_grid(const ckt_kernel *k, int wi, const int64_t *pv,
+                                    const int64_t grid[3], const int64_t *shape, ckt_error *err)
 {
     const ckt_kwindow *w = ckt_kernel_window(k, wi);
     const ckt_ktensor *t = ckt_kernel_tensor(k, w->tensor);
@@ -114,28 +136,36 @@ static ckt_status check_window_grid(const ckt_kernel *k, int wi, const int64_t *
         if (!o.known) continue;
         if (o.lo < 0 || o.hi > shape[d] - w->lengths[d])
             return ckt_fail(err, CKT_EINVAL,
-                            "launch: window %d over '%s' reaches [%lld, %lld) along dim %d, but the extent is %lld: the grid (%lld, %lld, %lld) "
-                            "has more blocks than tiles (or the origins leave the tensor); build with pad = true to mask the edges",
-                            wi, t->name, (long long)o.lo, (long long)(o.hi + w->lengths[d]), d, (long long)shape[d], (long long)grid[0],
-                            (long long)grid[1], (long long)grid[2]);
+                            "launch: window %d over '%s' reaches [%lld, %lld) along dim %d, but "
+                            "the extent is %lld: the grid (%lld, %lld, %lld) "
+                            "has more blocks than tiles (or the origins leave the tensor); build "
+                            "with pad = true to mask the edges",
+                            wi, t->name, (long long)o.lo, (long long)(o.hi + w->lengths[d]), d,
+                            (long long)shape[d], (long long)grid[0], (long long)grid[1],
+                            (long long)grid[2]);
     }
     return CKT_OK;
 }
 
-ckt_status ckt_kernel_check_bounds(const ckt_kernel *k, const int64_t *values, const int64_t grid[3], const uint64_t *buffer_bytes, bool *empty,
+ckt_status ckt_kernel_check_bounds(const ckt_kernel *k, const int64_t *values,
+                                   const int64_t grid[3], const uint64_t *buffer_bytes, bool *empty,
                                    ckt_error *err)
 {
-    if (!k || !grid || !empty) return ckt_fail(err, CKT_EINVAL, "launch: NULL kernel, grid or result");
+    if (!k || !grid || !empty)
+        return ckt_fail(err, CKT_EINVAL, "launch: NULL kernel, grid or result");
     *empty = false;
     int64_t pv[CKT_EXPR_MAX_LEAVES] = {0};
     for (int i = 0; i < ckt_kernel_nparams(k); i++) {
         const ckt_kparam *p = ckt_kernel_param(k, i);
         if (p->kind == CKT_PARAM_PTR || p->kind == CKT_PARAM_F32 || p->specialized) continue;
         const ckt_expr_node *n = ckt_expr_get(ckt_kernel_exprs((ckt_kernel *)k), p->expr);
-        if (n && n->op == CKT_E_PARAM && n->i >= 0 && n->i < CKT_EXPR_MAX_LEAVES) pv[n->i] = values ? values[i] : 0;
+        if (n && n->op == CKT_E_PARAM && n->i >= 0 && n->i < CKT_EXPR_MAX_LEAVES)
+            pv[n->i] = values ? values[i] : 0;
     }
     for (int d = 0; d < 3; d++)
-        if (grid[d] < 1) return ckt_fail(err, CKT_EINVAL, "launch: grid[%d] = %lld must be >= 1", d + 1, (long long)grid[d]);
+        if (grid[d] < 1)
+            return ckt_fail(err, CKT_EINVAL, "launch: grid[%d] = %lld must be >= 1", d + 1,
+                            (long long)grid[d]);
     int64_t shapes[64][CKT_K_MAX_RANK];
     int nt = ckt_kernel_ntensors(k);
     for (int i = 0; i < nt; i++) {
@@ -149,8 +179,11 @@ ckt_status ckt_kernel_check_bounds(const ckt_kernel *k, const int64_t *values, c
         if (need == 0) *empty = true;
         const ckt_kparam *p = ckt_kernel_param(k, t->param);
         if (buffer_bytes && p && need > buffer_bytes[t->param])
-            return ckt_fail(err, CKT_EINVAL, "launch: argument '%s' needs %llu bytes for '%s' at these sizes, but its buffer holds %llu", p->name,
-                            (unsigned long long)need, t->name, (unsigned long long)buffer_bytes[t->param]);
+            return ckt_fail(err, CKT_EINVAL,
+                            "launch: argument '%s' needs %llu bytes for '%s' at these sizes, but "
+                            "its buffer holds %llu",
+                            p->name, (unsigned long long)need, t->name,
+                            (unsigned long long)buffer_bytes[t->param]);
     }
     if (*empty) return CKT_OK; /* nothing to run: no window is checked against an empty shape */
     for (int wi = 0; wi < ckt_kernel_nwindows(k); wi++) {

@@ -50,19 +50,29 @@ const char *ckt_memory_name(ckt_memory m)
 
 ckt_status ckt_memory_parse(const char *s, ckt_memory *out, ckt_error *err)
 {
-    if (s && !strcmp(s, "global")) *out = CKT_MEM_GLOBAL;
-    else if (s && (!strcmp(s, "lds") || !strcmp(s, "shared"))) *out = CKT_MEM_LDS;
-    else if (s && (!strcmp(s, "register") || !strcmp(s, "vgpr") || !strcmp(s, "reg"))) *out = CKT_MEM_REG;
-    else return ckt_fail(err, CKT_EINVAL, "tensor: unknown memory '%s' (global, lds, register)", s ? s : "(null)");
+    if (s && !strcmp(s, "global"))
+        *out = CKT_MEM_GLOBAL;
+    else if (s && (!strcmp(s, "lds") || !strcmp(s, "shared")))
+        *out = CKT_MEM_LDS;
+    else if (s && (!strcmp(s, "register") || !strcmp(s, "vgpr") || !strcmp(s, "reg")))
+        *out = CKT_MEM_REG;
+    else
+        return ckt_fail(err, CKT_EINVAL, "tensor: unknown memory '%s' (global, lds, register)",
+                        s ? s : "(null)");
     return CKT_OK;
 }
 
 ckt_status ckt_reduce_parse(const char *s, ckt_reduce_op *out, ckt_error *err)
 {
-    if (s && !strcmp(s, "sum")) *out = CKT_REDUCE_SUM;
-    else if (s && !strcmp(s, "max")) *out = CKT_REDUCE_MAX;
-    else if (s && !strcmp(s, "min")) *out = CKT_REDUCE_MIN;
-    else return ckt_fail(err, CKT_EINVAL, "reduce: unknown operation '%s' (sum, max, min)", s ? s : "(null)");
+    if (s && !strcmp(s, "sum"))
+        *out = CKT_REDUCE_SUM;
+    else if (s && !strcmp(s, "max"))
+        *out = CKT_REDUCE_MAX;
+    else if (s && !strcmp(s, "min"))
+        *out = CKT_REDUCE_MIN;
+    else
+        return ckt_fail(err, CKT_EINVAL, "reduce: unknown operation '%s' (sum, max, min)",
+                        s ? s : "(null)");
     return CKT_OK;
 }
 
@@ -77,17 +87,29 @@ static bool is_ident(const char *s)
 ckt_status ckt_kernel_create(const char *name, int64_t block, ckt_kernel **out, ckt_error *err)
 {
     if (!out) return ckt_fail(err, CKT_EINVAL, "kernel: NULL output");
-    if (!is_ident(name)) return ckt_fail(err, CKT_EINVAL, "kernel: name '%s' must be a C identifier of at most 30 characters (not starting with ckt_ or __)", name ? name : "(null)");
+    if (!is_ident(name))
+        return ckt_fail(err, CKT_EINVAL,
+                        "kernel: name '%s' must be a C identifier of at most 30 characters (not "
+                        "starting with ckt_ or __)",
+                        name ? name : "(null)");
     if (ckt_kernel_name_reserved(name))
-        return ckt_fail(err, CKT_EINVAL, "kernel: name '%s' is a keyword, macro, function or built-in of the generated source's dialects (C, CUDA, HIP)", name);
-    if (block < 1 || block > CKT_K_MAX_BLOCK) return ckt_fail(err, CKT_EINVAL, "kernel: block %lld must be in 1..%d threads", (long long)block, CKT_K_MAX_BLOCK);
+        return ckt_fail(err, CKT_EINVAL,
+                        "kernel: name '%s' is a keyword, macro, function or built-in of the "
+                        "generated source's dialects (C, CUDA, HIP)",
+                        name);
+    if (block < 1 || block > CKT_K_MAX_BLOCK)
+        return ckt_fail(err, CKT_EINVAL, "kernel: block %lld must be in 1..%d threads",
+                        (long long)block, CKT_K_MAX_BLOCK);
     ckt_kernel *k = calloc(1, sizeof *k);
     if (!k) return ckt_fail(err, CKT_ENOMEM, "kernel: out of memory");
     snprintf(k->name, sizeof k->name, "%s", name);
     k->block = block;
     k->scratch = -1;
     ckt_status s = ckt_expr_pool_init(&k->ex, block, err);
-    if (s) { free(k); return s; }
+    if (s) {
+        free(k);
+        return s;
+    }
     *out = k;
     return CKT_OK;
 }
@@ -108,26 +130,46 @@ int64_t ckt_kernel_block(const ckt_kernel *k) { return k ? k->block : 0; }
 ckt_expr_pool *ckt_kernel_exprs(ckt_kernel *k) { return k ? &k->ex : NULL; }
 const ckt_expr_pool *ckt_kernel_exprs_const(const ckt_kernel *k) { return k ? &k->ex : NULL; }
 bool ckt_kernel_is_finished(const ckt_kernel *k) { return k && k->finished; }
-void ckt_kernel_set_line(ckt_kernel *k, int line) { if (k) k->line = line; }
+void ckt_kernel_set_line(ckt_kernel *k, int line)
+{
+    if (k) k->line = line;
+}
 int ckt_kernel_nparams(const ckt_kernel *k) { return k ? k->nparams : 0; }
-const ckt_kparam *ckt_kernel_param(const ckt_kernel *k, int i) { return k && i >= 0 && i < k->nparams ? &k->params[i] : NULL; }
-const ckt_dist *ckt_kernel_dist(const ckt_kernel *k, int i) { return k && i >= 0 && i < k->ndists ? &k->dists[i] : NULL; }
-const ckt_ktensor *ckt_kernel_tensor(const ckt_kernel *k, int i) { return k && i >= 0 && i < k->ntensors ? &k->tensors[i] : NULL; }
-const ckt_kwindow *ckt_kernel_window(const ckt_kernel *k, int i) { return k && i >= 0 && i < k->nwindows ? &k->windows[i] : NULL; }
+const ckt_kparam *ckt_kernel_param(const ckt_kernel *k, int i)
+{
+    return k && i >= 0 && i < k->nparams ? &k->params[i] : NULL;
+}
+const ckt_dist *ckt_kernel_dist(const ckt_kernel *k, int i)
+{
+    return k && i >= 0 && i < k->ndists ? &k->dists[i] : NULL;
+}
+const ckt_ktensor *ckt_kernel_tensor(const ckt_kernel *k, int i)
+{
+    return k && i >= 0 && i < k->ntensors ? &k->tensors[i] : NULL;
+}
+const ckt_kwindow *ckt_kernel_window(const ckt_kernel *k, int i)
+{
+    return k && i >= 0 && i < k->nwindows ? &k->windows[i] : NULL;
+}
 int ckt_kernel_nops(const ckt_kernel *k) { return k ? k->nops : 0; }
-const ckt_kop *ckt_kernel_op(const ckt_kernel *k, int i) { return k && i >= 0 && i < k->nops ? &k->ops[i] : NULL; }
+const ckt_kop *ckt_kernel_op(const ckt_kernel *k, int i)
+{
+    return k && i >= 0 && i < k->nops ? &k->ops[i] : NULL;
+}
 int ckt_kernel_ntensors(const ckt_kernel *k) { return k ? k->ntensors : 0; }
 int ckt_kernel_nwindows(const ckt_kernel *k) { return k ? k->nwindows : 0; }
 int64_t ckt_kernel_lds_bytes(const ckt_kernel *k) { return k ? k->lds_bytes : 0; }
 size_t ckt_kernel_footprint(const ckt_kernel *k)
 {
     if (!k) return 0;
-    return sizeof *k + (size_t)k->cap_tensors * sizeof(ckt_ktensor) + (size_t)k->cap_windows * sizeof(ckt_kwindow) +
-           (size_t)k->cap_dists * sizeof(ckt_dist) + (size_t)k->cap_ops * sizeof(ckt_kop) + (size_t)k->ex.cap * sizeof(ckt_expr_node) +
+    return sizeof *k + (size_t)k->cap_tensors * sizeof(ckt_ktensor) +
+           (size_t)k->cap_windows * sizeof(ckt_kwindow) + (size_t)k->cap_dists * sizeof(ckt_dist) +
+           (size_t)k->cap_ops * sizeof(ckt_kop) + (size_t)k->ex.cap * sizeof(ckt_expr_node) +
            (size_t)k->ex.hcap * sizeof(int32_t);
 }
 
-static ckt_status grow(void **arr, int *cap, int n, size_t elem, int limit, const char *what, ckt_error *err)
+static ckt_status grow(void **arr, int *cap, int n, size_t elem, int limit, const char *what,
+                       ckt_error *err)
 {
     if (n < *cap) return CKT_OK;
     if (n >= limit) return ckt_fail(err, CKT_ECAPACITY, "kernel: more than %d %s", limit, what);
@@ -139,18 +181,23 @@ static ckt_status grow(void **arr, int *cap, int n, size_t elem, int limit, cons
     return CKT_OK;
 }
 
-static ckt_status expr_ok(ckt_kernel *k, ckt_error *err) { return ckt_expr_pool_status(&k->ex, err); }
+static ckt_status expr_ok(ckt_kernel *k, ckt_error *err)
+{
+    return ckt_expr_pool_status(&k->ex, err);
+}
 
 static ckt_status check_open(const ckt_kernel *k, const char *fn, ckt_error *err)
 {
     if (!k) return ckt_fail(err, CKT_EINVAL, "%s: NULL kernel", fn);
-    if (k->finished) return ckt_fail(err, CKT_EINVAL, "%s: the kernel is already finished (built)", fn);
+    if (k->finished)
+        return ckt_fail(err, CKT_EINVAL, "%s: the kernel is already finished (built)", fn);
     return CKT_OK;
 }
 
 static ckt_status push_op(ckt_kernel *k, const ckt_kop *op, ckt_error *err)
 {
-    ckt_status s = grow((void **)&k->ops, &k->cap_ops, k->nops, sizeof(ckt_kop), 1 << 16, "operations", err);
+    ckt_status s =
+        grow((void **)&k->ops, &k->cap_ops, k->nops, sizeof(ckt_kop), 1 << 16, "operations", err);
     if (s) return s;
     k->ops[k->nops] = *op;
     k->ops[k->nops].line = k->line;
@@ -174,20 +221,37 @@ static ckt_kop new_op(ckt_kop_kind kind)
 
 static ckt_status check_param_name(const ckt_kernel *k, const char *name, ckt_error *err)
 {
-    if (!is_ident(name)) return ckt_fail(err, CKT_EINVAL, "param: name '%s' must be a C identifier of at most 30 characters", name ? name : "(null)");
-    static const char *const reserved[] = {"tid", "bid_x", "bid_y", "bid_z", "nblk_x", "nblk_y", "nblk_z", "args", "launch", "int", "float",
-                                           "char", "void", "for", "if", "else", "while", "return", "const", "long", "short", "unsigned",
-                                           "signed", "double", "struct", "union", "static", "extern", "auto", "register", "do", "switch",
-                                           "case", "default", "break", "continue", "goto", "sizeof", "typedef", "volatile", "inline", "restrict", NULL};
+    if (!is_ident(name))
+        return ckt_fail(err, CKT_EINVAL,
+                        "param: name '%s' must be a C identifier of at most 30 characters",
+                        name ? name : "(null)");
+    static const char *const reserved[] = {
+        "tid",    "bid_x",    "bid_y",  "bid_z",    "nblk_x", "nblk_y",   "nblk_z",  "args",
+        "launch", "int",      "float",  "char",     "void",   "for",      "if",      "else",
+        "while",  "return",   "const",  "long",     "short",  "unsigned", "signed",  "double",
+        "struct", "union",    "static", "extern",   "auto",   "register", "do",      "switch",
+        "case",   "default",  "break",  "continue", "goto",   "sizeof",   "typedef", "volatile",
+        "inline", "restrict", NULL};
     for (int i = 0; reserved[i]; i++)
-        if (!strcmp(name, reserved[i])) return ckt_fail(err, CKT_EINVAL, "param: name '%s' is reserved", name);
+        if (!strcmp(name, reserved[i]))
+            return ckt_fail(err, CKT_EINVAL, "param: name '%s' is reserved", name);
     if (ckt_kernel_name_reserved(name) || !strcmp(name, "v"))
-        return ckt_fail(err, CKT_EINVAL, "param: name '%s' is a keyword, macro, function or built-in of the generated source's dialects (C, CUDA, HIP); choose another", name);
-    if ((name[0] == 'r' || name[0] == 'w' || name[0] == 'k' || name[0] == 'v' || name[0] == 'i' || name[0] == 'x') && isdigit((unsigned char)name[1]))
-        return ckt_fail(err, CKT_EINVAL, "param: name '%s' collides with the emitter's temporaries (r0, w1_0, k0, i0, v0, x0)", name);
+        return ckt_fail(err, CKT_EINVAL,
+                        "param: name '%s' is a keyword, macro, function or built-in of the "
+                        "generated source's dialects (C, CUDA, HIP); choose another",
+                        name);
+    if ((name[0] == 'r' || name[0] == 'w' || name[0] == 'k' || name[0] == 'v' || name[0] == 'i' ||
+         name[0] == 'x') &&
+        isdigit((unsigned char)name[1]))
+        return ckt_fail(
+            err, CKT_EINVAL,
+            "param: name '%s' collides with the emitter's temporaries (r0, w1_0, k0, i0, v0, x0)",
+            name);
     for (int i = 0; i < k->nparams; i++)
-        if (!strcmp(k->params[i].name, name)) return ckt_fail(err, CKT_EINVAL, "param: '%s' is declared twice", name);
-    if (k->nparams == CKT_K_MAX_PARAMS) return ckt_fail(err, CKT_ECAPACITY, "param: more than %d parameters", CKT_K_MAX_PARAMS);
+        if (!strcmp(k->params[i].name, name))
+            return ckt_fail(err, CKT_EINVAL, "param: '%s' is declared twice", name);
+    if (k->nparams == CKT_K_MAX_PARAMS)
+        return ckt_fail(err, CKT_ECAPACITY, "param: more than %d parameters", CKT_K_MAX_PARAMS);
     return CKT_OK;
 }
 
@@ -208,15 +272,20 @@ static ckt_status param_commit(ckt_kernel *k, int *index)
     return CKT_OK;
 }
 
-ckt_status ckt_kernel_param_ptr(ckt_kernel *k, const char *name, ckt_dtype dtype, bool is_const, int64_t align, int *index, ckt_error *err)
+ckt_status ckt_kernel_param_ptr(ckt_kernel *k, const char *name, ckt_dtype dtype, bool is_const,
+                                int64_t align, int *index, ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "param", err)) || (s = check_param_name(k, name, err))) return s;
-    if (!ckt_dtype_valid(dtype)) return ckt_fail(err, CKT_EINVAL, "param '%s': unknown dtype", name);
+    if (!ckt_dtype_valid(dtype))
+        return ckt_fail(err, CKT_EINVAL, "param '%s': unknown dtype", name);
     if (align == 0) align = 16;
-    if (align < 1 || (align & (align - 1)) || align > 256) return ckt_fail(err, CKT_EINVAL, "param '%s': align %lld must be a power of two in 1..256", name, (long long)align);
+    if (align < 1 || (align & (align - 1)) || align > 256)
+        return ckt_fail(err, CKT_EINVAL, "param '%s': align %lld must be a power of two in 1..256",
+                        name, (long long)align);
     if (align % (int64_t)ckt_dtype_size(dtype))
-        return ckt_fail(err, CKT_EINVAL, "param '%s': align %lld is smaller than the %s element", name, (long long)align, ckt_dtype_name(dtype));
+        return ckt_fail(err, CKT_EINVAL, "param '%s': align %lld is smaller than the %s element",
+                        name, (long long)align, ckt_dtype_name(dtype));
     ckt_kparam *p = param_slot(k, name, CKT_PARAM_PTR);
     p->dtype = dtype;
     p->align = align;
@@ -225,28 +294,38 @@ ckt_status ckt_kernel_param_ptr(ckt_kernel *k, const char *name, ckt_dtype dtype
     return param_commit(k, index);
 }
 
-ckt_status ckt_kernel_param_scalar(ckt_kernel *k, const char *name, ckt_param_kind kind, bool specialized, int64_t ivalue, double fvalue,
-                                   int64_t divisor, int *index, ckt_error *err)
+ckt_status ckt_kernel_param_scalar(ckt_kernel *k, const char *name, ckt_param_kind kind,
+                                   bool specialized, int64_t ivalue, double fvalue, int64_t divisor,
+                                   int *index, ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "param", err)) || (s = check_param_name(k, name, err))) return s;
     if (kind != CKT_PARAM_I32 && kind != CKT_PARAM_I64 && kind != CKT_PARAM_F32)
         return ckt_fail(err, CKT_EINVAL, "param '%s': a scalar is i32, i64 or f32", name);
     if (divisor == 0) divisor = 1;
-    if (divisor < 1) return ckt_fail(err, CKT_EINVAL, "param '%s': multiple_of %lld must be >= 1", name, (long long)divisor);
+    if (divisor < 1)
+        return ckt_fail(err, CKT_EINVAL, "param '%s': multiple_of %lld must be >= 1", name,
+                        (long long)divisor);
     if (kind == CKT_PARAM_I32 && specialized && (ivalue < INT32_MIN || ivalue > INT32_MAX))
-        return ckt_fail(err, CKT_EINVAL, "param '%s': value %lld does not fit i32", name, (long long)ivalue);
+        return ckt_fail(err, CKT_EINVAL, "param '%s': value %lld does not fit i32", name,
+                        (long long)ivalue);
     if (specialized && kind != CKT_PARAM_F32 && ivalue % divisor)
-        return ckt_fail(err, CKT_EINVAL, "param '%s': value %lld is not a multiple of %lld", name, (long long)ivalue, (long long)divisor);
+        return ckt_fail(err, CKT_EINVAL, "param '%s': value %lld is not a multiple of %lld", name,
+                        (long long)ivalue, (long long)divisor);
     ckt_kparam *p = param_slot(k, name, kind);
     p->specialized = specialized;
     p->ivalue = ivalue;
     p->fvalue = fvalue;
     p->divisor = divisor;
-    if (specialized) p->expr = kind == CKT_PARAM_F32 ? ckt_expr_float(&k->ex, (float)fvalue) : ckt_expr_int(&k->ex, ivalue);
-    else if (kind == CKT_PARAM_F32) p->expr = ckt_expr_param(&k->ex, name, INT64_MIN, INT64_MAX, 1, true);
+    if (specialized)
+        p->expr = kind == CKT_PARAM_F32 ? ckt_expr_float(&k->ex, (float)fvalue)
+                                        : ckt_expr_int(&k->ex, ivalue);
+    else if (kind == CKT_PARAM_F32)
+        p->expr = ckt_expr_param(&k->ex, name, INT64_MIN, INT64_MAX, 1, true);
     /* sizes are >= 0: ckt_kernel_check_launch refuses negative values before anything runs */
-    else p->expr = ckt_expr_param(&k->ex, name, 0, kind == CKT_PARAM_I32 ? INT32_MAX : INT64_MAX, divisor, false);
+    else
+        p->expr = ckt_expr_param(&k->ex, name, 0, kind == CKT_PARAM_I32 ? INT32_MAX : INT64_MAX,
+                                 divisor, false);
     if ((s = expr_ok(k, err))) return s;
     return param_commit(k, index);
 }
@@ -269,9 +348,11 @@ int ckt_kernel_signature(const ckt_kernel *k, ckt_param *sig, int cap)
 /* ---------------------------------------------------------------- tensors */
 
 /* A new tensor in `mem` of `dtype` (no parameter, no distribution yet) at *index. */
-static ckt_status new_tensor(ckt_kernel *k, ckt_memory mem, ckt_dtype dtype, ckt_ktensor **t, int *index, ckt_error *err)
+static ckt_status new_tensor(ckt_kernel *k, ckt_memory mem, ckt_dtype dtype, ckt_ktensor **t,
+                             int *index, ckt_error *err)
 {
-    ckt_status s = grow((void **)&k->tensors, &k->cap_tensors, k->ntensors, sizeof(ckt_ktensor), 4096, "tensors", err);
+    ckt_status s = grow((void **)&k->tensors, &k->cap_tensors, k->ntensors, sizeof(ckt_ktensor),
+                        4096, "tensors", err);
     if (s) return s;
     *t = &k->tensors[k->ntensors];
     memset(*t, 0, sizeof **t);
@@ -283,10 +364,14 @@ static ckt_status new_tensor(ckt_kernel *k, ckt_memory mem, ckt_dtype dtype, ckt
     return CKT_OK;
 }
 
-static bool is_index(ckt_kernel *k, ckt_expr_id e) { return ckt_expr_get(&k->ex, e) && ckt_expr_type_of(&k->ex, e) == CKT_T_INDEX; }
+static bool is_index(ckt_kernel *k, ckt_expr_id e)
+{
+    return ckt_expr_get(&k->ex, e) && ckt_expr_type_of(&k->ex, e) == CKT_T_INDEX;
+}
 
-ckt_status ckt_kernel_global(ckt_kernel *k, int param, ckt_dtype dtype, int rank, const ckt_expr_id *shape, const ckt_expr_id *stride,
-                             bool padded, int *tensor, ckt_error *err)
+ckt_status ckt_kernel_global(ckt_kernel *k, int param, ckt_dtype dtype, int rank,
+                             const ckt_expr_id *shape, const ckt_expr_id *stride, bool padded,
+                             int *tensor, ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "tensor", err))) return s;
@@ -294,15 +379,25 @@ ckt_status ckt_kernel_global(ckt_kernel *k, int param, ckt_dtype dtype, int rank
         return ckt_fail(err, CKT_EINVAL, "tensor: a global tensor needs a pointer parameter");
     const ckt_kparam *p = &k->params[param];
     if (p->dtype != dtype)
-        return ckt_fail(err, CKT_EINVAL, "tensor: pointer '%s' holds %s but the tensor is %s", p->name, ckt_dtype_name(p->dtype), ckt_dtype_name(dtype));
-    if (rank < 1 || rank > CKT_K_MAX_RANK) return ckt_fail(err, CKT_EINVAL, "tensor: rank %d outside 1..%d", rank, CKT_K_MAX_RANK);
+        return ckt_fail(err, CKT_EINVAL, "tensor: pointer '%s' holds %s but the tensor is %s",
+                        p->name, ckt_dtype_name(p->dtype), ckt_dtype_name(dtype));
+    if (rank < 1 || rank > CKT_K_MAX_RANK)
+        return ckt_fail(err, CKT_EINVAL, "tensor: rank %d outside 1..%d", rank, CKT_K_MAX_RANK);
     for (int d = 0; d < rank; d++) {
-        if (!is_index(k, shape[d]) || !is_index(k, stride[d])) return ckt_fail(err, CKT_EINVAL, "tensor: shape and stride of dim %d must be integer expressions", d);
+        if (!is_index(k, shape[d]) || !is_index(k, stride[d]))
+            return ckt_fail(err, CKT_EINVAL,
+                            "tensor: shape and stride of dim %d must be integer expressions", d);
         if (!ckt_expr_uniform(&k->ex, shape[d]) || !ckt_expr_uniform(&k->ex, stride[d]))
-            return ckt_fail(err, CKT_EINVAL, "tensor: shape and stride of dim %d must not depend on the thread id", d);
+            return ckt_fail(err, CKT_EINVAL,
+                            "tensor: shape and stride of dim %d must not depend on the thread id",
+                            d);
         int64_t v;
-        if (ckt_expr_is_const(&k->ex, shape[d], &v) && v < 1) return ckt_fail(err, CKT_EINVAL, "tensor: shape %lld of dim %d must be >= 1", (long long)v, d);
-        if (ckt_expr_is_const(&k->ex, stride[d], &v) && v < 0) return ckt_fail(err, CKT_EINVAL, "tensor: stride %lld of dim %d must be >= 0", (long long)v, d);
+        if (ckt_expr_is_const(&k->ex, shape[d], &v) && v < 1)
+            return ckt_fail(err, CKT_EINVAL, "tensor: shape %lld of dim %d must be >= 1",
+                            (long long)v, d);
+        if (ckt_expr_is_const(&k->ex, stride[d], &v) && v < 0)
+            return ckt_fail(err, CKT_EINVAL, "tensor: stride %lld of dim %d must be >= 0",
+                            (long long)v, d);
     }
     ckt_ktensor *t;
     int idx;
@@ -317,7 +412,8 @@ ckt_status ckt_kernel_global(ckt_kernel *k, int param, ckt_dtype dtype, int rank
     return CKT_OK;
 }
 
-ckt_status ckt_kernel_lds(ckt_kernel *k, ckt_dtype dtype, const ckt_layout *layout, const ckt_swizzle *sw, int *tensor, ckt_error *err)
+ckt_status ckt_kernel_lds(ckt_kernel *k, ckt_dtype dtype, const ckt_layout *layout,
+                          const ckt_swizzle *sw, int *tensor, ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "tensor", err))) return s;
@@ -325,20 +421,28 @@ ckt_status ckt_kernel_lds(ckt_kernel *k, ckt_dtype dtype, const ckt_layout *layo
     if (!ckt_dtype_valid(dtype)) return ckt_fail(err, CKT_EINVAL, "tensor: unknown dtype");
     if ((s = ckt_layout_check(layout, err))) return ckt_fail_prefix(err, "tensor: layout: ");
     int rank = ckt_layout_rank(layout);
-    if (rank > CKT_K_MAX_RANK) return ckt_fail(err, CKT_EINVAL, "tensor: rank %d above %d", rank, CKT_K_MAX_RANK);
+    if (rank > CKT_K_MAX_RANK)
+        return ckt_fail(err, CKT_EINVAL, "tensor: rank %d above %d", rank, CKT_K_MAX_RANK);
     int64_t leaves[CKT_TUPLE_NODES];
     int n = ckt_tuple_flatten(&layout->stride, leaves, CKT_TUPLE_NODES);
     for (int i = 0; i < n; i++)
-        if (leaves[i] < 0) return ckt_fail(err, CKT_EINVAL, "tensor: LDS layout stride %lld is negative", (long long)leaves[i]);
+        if (leaves[i] < 0)
+            return ckt_fail(err, CKT_EINVAL, "tensor: LDS layout stride %lld is negative",
+                            (long long)leaves[i]);
     int64_t cos = ckt_layout_cosize(layout), maxoff = cos - 1;
-    if (cos > ((int64_t)1 << 22)) return ckt_fail(err, CKT_ECAPACITY, "tensor: LDS layout spans %lld elements (more than any LDS)", (long long)cos);
+    if (cos > ((int64_t)1 << 22))
+        return ckt_fail(err, CKT_ECAPACITY,
+                        "tensor: LDS layout spans %lld elements (more than any LDS)",
+                        (long long)cos);
     if (sw && sw->b > 0) {
         ckt_swizzle chk;
-        if ((s = ckt_swizzle_make(sw->b, sw->m, sw->s, &chk, err))) return ckt_fail_prefix(err, "tensor: swizzle: ");
+        if ((s = ckt_swizzle_make(sw->b, sw->m, sw->s, &chk, err)))
+            return ckt_fail_prefix(err, "tensor: swizzle: ");
         for (int64_t o = 0; o < cos; o++) maxoff = ckt_max64(maxoff, ckt_swizzle_apply(*sw, o));
     }
     int64_t esz = (int64_t)ckt_dtype_size(dtype), bytes;
-    if (ckt_mul_ovf(maxoff + 1, esz, &bytes)) return ckt_fail(err, CKT_EOVERFLOW, "tensor: LDS size overflows");
+    if (ckt_mul_ovf(maxoff + 1, esz, &bytes))
+        return ckt_fail(err, CKT_EOVERFLOW, "tensor: LDS size overflows");
     ckt_ktensor *t;
     int idx;
     if ((s = new_tensor(k, CKT_MEM_LDS, dtype, &t, &idx, err))) return s;
@@ -361,23 +465,34 @@ ckt_status ckt_kernel_add_dist(ckt_kernel *k, const ckt_dist *d, int *index, ckt
     ckt_status s;
     if ((s = check_open(k, "distribution", err)) || (s = ckt_dist_check(d, err))) return s;
     if (d->threads > k->block)
-        return ckt_fail(err, CKT_EINVAL, "distribution: %lld threads but the kernel's block has %lld", (long long)d->threads, (long long)k->block);
+        return ckt_fail(err, CKT_EINVAL,
+                        "distribution: %lld threads but the kernel's block has %lld",
+                        (long long)d->threads, (long long)k->block);
     for (int i = 0; i < k->ndists; i++)
-        if (!memcmp(&k->dists[i], d, sizeof *d)) { *index = i; return CKT_OK; }
-    if ((s = grow((void **)&k->dists, &k->cap_dists, k->ndists, sizeof(ckt_dist), 1024, "distributions", err))) return s;
+        if (!memcmp(&k->dists[i], d, sizeof *d)) {
+            *index = i;
+            return CKT_OK;
+        }
+    if ((s = grow((void **)&k->dists, &k->cap_dists, k->ndists, sizeof(ckt_dist), 1024,
+                  "distributions", err)))
+        return s;
     k->dists[k->ndists] = *d;
     *index = k->ndists++;
     return CKT_OK;
 }
 
-ckt_status ckt_kernel_registers(ckt_kernel *k, ckt_dtype dtype, int dist, int64_t nvalues, int *tensor, ckt_error *err)
+ckt_status ckt_kernel_registers(ckt_kernel *k, ckt_dtype dtype, int dist, int64_t nvalues,
+                                int *tensor, ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "registers", err))) return s;
-    if (!ckt_dtype_valid(dtype) || dtype == CKT_F64 || dtype == CKT_I64) return ckt_fail(err, CKT_EINVAL, "registers: dtype must be f16, bf16, f32, i32, i8 or u8");
+    if (!ckt_dtype_valid(dtype) || dtype == CKT_F64 || dtype == CKT_I64)
+        return ckt_fail(err, CKT_EINVAL, "registers: dtype must be f16, bf16, f32, i32, i8 or u8");
     if (dist >= k->ndists) return ckt_fail(err, CKT_EINVAL, "registers: no distribution %d", dist);
     if (dist >= 0) nvalues = k->dists[dist].nvalues;
-    if (nvalues < 1 || nvalues > CKT_K_MAX_VALUES) return ckt_fail(err, CKT_EINVAL, "registers: %lld values per thread outside 1..%d", (long long)nvalues, CKT_K_MAX_VALUES);
+    if (nvalues < 1 || nvalues > CKT_K_MAX_VALUES)
+        return ckt_fail(err, CKT_EINVAL, "registers: %lld values per thread outside 1..%d",
+                        (long long)nvalues, CKT_K_MAX_VALUES);
     ckt_ktensor *t;
     int idx;
     if ((s = new_tensor(k, CKT_MEM_REG, dtype, &t, &idx, err))) return s;
@@ -394,28 +509,46 @@ ckt_status ckt_kernel_registers(ckt_kernel *k, ckt_dtype dtype, int dist, int64_
 static ckt_status add_constraint(ckt_kernel *k, ckt_expr_id e, const char *note, ckt_error *err)
 {
     int64_t v;
-    if (ckt_expr_is_const(&k->ex, e, &v)) return v == 0 ? CKT_OK : ckt_fail(err, CKT_EINVAL, "%s", note);
+    if (ckt_expr_is_const(&k->ex, e, &v))
+        return v == 0 ? CKT_OK : ckt_fail(err, CKT_EINVAL, "%s", note);
     for (int i = 0; i < k->nconstraints; i++)
         if (k->cexpr[i] == e) return CKT_OK;
-    if (k->nconstraints == MAX_CONSTRAINTS) return ckt_fail(err, CKT_ECAPACITY, "kernel: more than %d launch conditions", MAX_CONSTRAINTS);
+    if (k->nconstraints == MAX_CONSTRAINTS)
+        return ckt_fail(err, CKT_ECAPACITY, "kernel: more than %d launch conditions",
+                        MAX_CONSTRAINTS);
     k->cexpr[k->nconstraints] = e;
     snprintf(k->cnote[k->nconstraints], sizeof k->cnote[0], "%s", note);
     k->nconstraints++;
     return CKT_OK;
 }
 
-ckt_status ckt_kernel_window_make(ckt_kernel *k, int tensor, int rank, const int64_t *lengths, const ckt_expr_id *origin, int *window, ckt_error *err)
+ckt_status ckt_kernel_window_make(ckt_kernel *k, int tensor, int rank, const int64_t *lengths,
+                                  const ckt_expr_id *origin, int *window, ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "tile_window", err))) return s;
-    if (tensor < 0 || tensor >= k->ntensors) return ckt_fail(err, CKT_EINVAL, "tile_window: no such tensor");
+    if (tensor < 0 || tensor >= k->ntensors)
+        return ckt_fail(err, CKT_EINVAL, "tile_window: no such tensor");
     ckt_ktensor *t = &k->tensors[tensor];
-    if (t->mem == CKT_MEM_REG) return ckt_fail(err, CKT_EINVAL, "tile_window: register tensors are not windowed (they are already per-thread)");
-    if (rank != t->rank) return ckt_fail(err, CKT_EINVAL, "tile_window: %d window lengths for a rank-%d tensor", rank, t->rank);
+    if (t->mem == CKT_MEM_REG)
+        return ckt_fail(
+            err, CKT_EINVAL,
+            "tile_window: register tensors are not windowed (they are already per-thread)");
+    if (rank != t->rank)
+        return ckt_fail(err, CKT_EINVAL, "tile_window: %d window lengths for a rank-%d tensor",
+                        rank, t->rank);
     if (t->mem == CKT_MEM_LDS && t->stages > 1 && !t->stage_view)
-        return ckt_fail(err, CKT_EINVAL, "tile_window: LDS tensor '%s' has %lld stages: window one of them (t:stage(i))", t->name, (long long)t->stages);
-    if (k->divergent) return ckt_fail(err, CKT_EINVAL, "tile_window: inside a branch that depends on the thread id (windows are block-uniform)");
-    if ((s = grow((void **)&k->windows, &k->cap_windows, k->nwindows, sizeof(ckt_kwindow), 4096, "windows", err))) return s;
+        return ckt_fail(
+            err, CKT_EINVAL,
+            "tile_window: LDS tensor '%s' has %lld stages: window one of them (t:stage(i))",
+            t->name, (long long)t->stages);
+    if (k->divergent)
+        return ckt_fail(err, CKT_EINVAL,
+                        "tile_window: inside a branch that depends on the thread id (windows are "
+                        "block-uniform)");
+    if ((s = grow((void **)&k->windows, &k->cap_windows, k->nwindows, sizeof(ckt_kwindow), 4096,
+                  "windows", err)))
+        return s;
     ckt_kwindow w;
     memset(&w, 0, sizeof w);
     w.tensor = tensor;
@@ -429,41 +562,73 @@ ckt_status ckt_kernel_window_make(ckt_kernel *k, int tensor, int rank, const int
             tshape[d] = ckt_layout_size(&m);
         }
     for (int d = 0; d < rank; d++) {
-        if (lengths[d] < 1) return ckt_fail(err, CKT_EINVAL, "tile_window: window length %lld of dim %d must be >= 1", (long long)lengths[d], d);
-        if (lengths[d] > ((int64_t)1 << 20)) return ckt_fail(err, CKT_EINVAL, "tile_window: window length %lld of dim %d is not a tile", (long long)lengths[d], d);
-        if (!is_index(k, origin[d])) return ckt_fail(err, CKT_EINVAL, "tile_window: origin of dim %d must be an integer expression", d);
+        if (lengths[d] < 1)
+            return ckt_fail(err, CKT_EINVAL,
+                            "tile_window: window length %lld of dim %d must be >= 1",
+                            (long long)lengths[d], d);
+        if (lengths[d] > ((int64_t)1 << 20))
+            return ckt_fail(err, CKT_EINVAL,
+                            "tile_window: window length %lld of dim %d is not a tile",
+                            (long long)lengths[d], d);
+        if (!is_index(k, origin[d]))
+            return ckt_fail(err, CKT_EINVAL,
+                            "tile_window: origin of dim %d must be an integer expression", d);
         if (!ckt_expr_uniform(&k->ex, origin[d]))
-            return ckt_fail(err, CKT_EINVAL, "tile_window: origin of dim %d depends on the thread id (windows are block-uniform; use a distribution for per-thread parts)", d);
+            return ckt_fail(err, CKT_EINVAL,
+                            "tile_window: origin of dim %d depends on the thread id (windows are "
+                            "block-uniform; use a distribution for per-thread parts)",
+                            d);
         w.lengths[d] = lengths[d];
         int64_t olo, ohi;
         ckt_expr_range(&k->ex, origin[d], &olo, &ohi);
-        if (ohi < 0) return ckt_fail(err, CKT_EINVAL, "tile_window: origin of dim %d is negative", d);
+        if (ohi < 0)
+            return ckt_fail(err, CKT_EINVAL, "tile_window: origin of dim %d is negative", d);
         if (t->mem == CKT_MEM_LDS) {
-            if (lengths[d] > tshape[d]) return ckt_fail(err, CKT_EINVAL, "tile_window: window length %lld of dim %d exceeds the LDS tensor's %lld", (long long)lengths[d], d, (long long)tshape[d]);
+            if (lengths[d] > tshape[d])
+                return ckt_fail(
+                    err, CKT_EINVAL,
+                    "tile_window: window length %lld of dim %d exceeds the LDS tensor's %lld",
+                    (long long)lengths[d], d, (long long)tshape[d]);
             /* refused when it leaves for sure, or at a bound the builder knows (constants, loop
              * counters); an origin over runtime sizes (up to INT32_MAX) is the emitter's guard's */
-            if (olo >= 0 && (olo + lengths[d] > tshape[d] || (ohi < INT32_MAX && ohi + lengths[d] > tshape[d])))
-                return ckt_fail(err, CKT_EINVAL, "tile_window: window [%lld, %lld) of dim %d leaves the LDS tensor (%lld)", (long long)ohi, (long long)(ohi + lengths[d]), d, (long long)tshape[d]);
+            if (olo >= 0 &&
+                (olo + lengths[d] > tshape[d] || (ohi < INT32_MAX && ohi + lengths[d] > tshape[d])))
+                return ckt_fail(
+                    err, CKT_EINVAL,
+                    "tile_window: window [%lld, %lld) of dim %d leaves the LDS tensor (%lld)",
+                    (long long)ohi, (long long)(ohi + lengths[d]), d, (long long)tshape[d]);
         } else {
             int64_t sh;
             /* a window that cannot touch the tensor at any origin it may take is a mistake */
             if (ckt_expr_is_const(&k->ex, t->shape[d], &sh) && olo >= sh)
-                return ckt_fail(err, CKT_EINVAL, "tile_window: window [%lld, %lld) of dim %d is outside the shape %lld of '%s'", (long long)olo,
-                                (long long)(olo + lengths[d]), d, (long long)sh, t->name);
-            if (!t->padded && ckt_expr_is_const(&k->ex, t->shape[d], &sh) && olo >= 0 && ohi <= sh && ohi + lengths[d] > sh)
-                return ckt_fail(err, CKT_EINVAL, "tile_window: window [%lld, %lld) of dim %d leaves the shape %lld of '%s' (pad the tensor: pad=true)",
-                                (long long)ohi, (long long)(ohi + lengths[d]), d, (long long)sh, t->name);
+                return ckt_fail(
+                    err, CKT_EINVAL,
+                    "tile_window: window [%lld, %lld) of dim %d is outside the shape %lld of '%s'",
+                    (long long)olo, (long long)(olo + lengths[d]), d, (long long)sh, t->name);
+            if (!t->padded && ckt_expr_is_const(&k->ex, t->shape[d], &sh) && olo >= 0 &&
+                ohi <= sh && ohi + lengths[d] > sh)
+                return ckt_fail(err, CKT_EINVAL,
+                                "tile_window: window [%lld, %lld) of dim %d leaves the shape %lld "
+                                "of '%s' (pad the tensor: pad=true)",
+                                (long long)ohi, (long long)(ohi + lengths[d]), d, (long long)sh,
+                                t->name);
         }
         if (t->mem == CKT_MEM_GLOBAL && !t->padded) {
             int64_t sh;
             char note[160];
             if (ckt_expr_is_const(&k->ex, t->shape[d], &sh)) {
                 if (sh % lengths[d])
-                    return ckt_fail(err, CKT_EINVAL, "tile_window: window length %lld does not divide shape %lld of dim %d of '%s' (pad the tensor: pad=true)",
+                    return ckt_fail(err, CKT_EINVAL,
+                                    "tile_window: window length %lld does not divide shape %lld of "
+                                    "dim %d of '%s' (pad the tensor: pad=true)",
                                     (long long)lengths[d], (long long)sh, d, t->name);
             } else {
-                snprintf(note, sizeof note, "the shape of dim %d of '%s' must be a multiple of the window length %lld (or build with pad=true)", d, t->name, (long long)lengths[d]);
-                ckt_expr_id rem = ckt_expr_binary(&k->ex, CKT_E_MOD, t->shape[d], ckt_expr_int(&k->ex, lengths[d]));
+                snprintf(note, sizeof note,
+                         "the shape of dim %d of '%s' must be a multiple of the window length %lld "
+                         "(or build with pad=true)",
+                         d, t->name, (long long)lengths[d]);
+                ckt_expr_id rem = ckt_expr_binary(&k->ex, CKT_E_MOD, t->shape[d],
+                                                  ckt_expr_int(&k->ex, lengths[d]));
                 if ((s = expr_ok(k, err)) || (s = add_constraint(k, rem, note, err))) return s;
             }
         }
@@ -471,7 +636,8 @@ ckt_status ckt_kernel_window_make(ckt_kernel *k, int tensor, int rank, const int
         snprintf(name, sizeof name, "w%d_%d", idx, d);
         w.init[d] = origin[d];
         w.step_divisor[d] = 0;
-        w.origin[d] = ckt_expr_var(&k->ex, name, olo, INT64_MAX, ckt_expr_divisor(&k->ex, origin[d]));
+        w.origin[d] =
+            ckt_expr_var(&k->ex, name, olo, INT64_MAX, ckt_expr_divisor(&k->ex, origin[d]));
         if ((s = expr_ok(k, err))) return s;
     }
     k->windows[k->nwindows++] = w;
@@ -490,19 +656,29 @@ ckt_status ckt_kernel_move(ckt_kernel *k, int window, const ckt_expr_id *step, c
 {
     ckt_status s;
     if ((s = check_open(k, "move", err))) return s;
-    if (window < 0 || window >= k->nwindows) return ckt_fail(err, CKT_EINVAL, "move: no such window");
-    if (k->divergent) return ckt_fail(err, CKT_EINVAL, "move: inside a branch that depends on the thread id (windows are block-uniform)");
+    if (window < 0 || window >= k->nwindows)
+        return ckt_fail(err, CKT_EINVAL, "move: no such window");
+    if (k->divergent)
+        return ckt_fail(
+            err, CKT_EINVAL,
+            "move: inside a branch that depends on the thread id (windows are block-uniform)");
     ckt_kwindow *w = &k->windows[window];
     for (int d = 0; d < w->rank; d++) {
-        if (!is_index(k, step[d])) return ckt_fail(err, CKT_EINVAL, "move: step of dim %d must be an integer expression", d);
-        if (!ckt_expr_uniform(&k->ex, step[d])) return ckt_fail(err, CKT_EINVAL, "move: step of dim %d depends on the thread id (windows are block-uniform)", d);
+        if (!is_index(k, step[d]))
+            return ckt_fail(err, CKT_EINVAL, "move: step of dim %d must be an integer expression",
+                            d);
+        if (!ckt_expr_uniform(&k->ex, step[d]))
+            return ckt_fail(
+                err, CKT_EINVAL,
+                "move: step of dim %d depends on the thread id (windows are block-uniform)", d);
     }
     for (int d = 0; d < w->rank; d++) {
         int64_t v;
         if (ckt_expr_is_const(&k->ex, step[d], &v) && v == 0) continue;
         int64_t lo, hi;
         ckt_expr_range(&k->ex, step[d], &lo, &hi);
-        if (lo < 0) w->moved_by_runtime = true; /* negative steps: origins are no longer known >= 0 */
+        if (lo < 0)
+            w->moved_by_runtime = true; /* negative steps: origins are no longer known >= 0 */
         w->step_divisor[d] = ckt_gcd(w->step_divisor[d], ckt_expr_divisor(&k->ex, step[d]));
         ckt_kop op = new_op(CKT_OP_ADD);
         op.a = w->origin[d];
@@ -515,11 +691,14 @@ ckt_status ckt_kernel_move(ckt_kernel *k, int window, const ckt_expr_id *step, c
 
 /* ---------------------------------------------------------------- control flow */
 
-ckt_status ckt_kernel_var(ckt_kernel *k, const char *name, ckt_expr_id init, ckt_expr_id *var, ckt_error *err)
+ckt_status ckt_kernel_var(ckt_kernel *k, const char *name, ckt_expr_id init, ckt_expr_id *var,
+                          ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "var", err))) return s;
-    if (!is_index(k, init) || !ckt_expr_uniform(&k->ex, init)) return ckt_fail(err, CKT_EINVAL, "var: the value must be a block-uniform integer expression");
+    if (!is_index(k, init) || !ckt_expr_uniform(&k->ex, init))
+        return ckt_fail(err, CKT_EINVAL,
+                        "var: the value must be a block-uniform integer expression");
     ckt_expr_id v = ckt_expr_var(&k->ex, name, INT64_MIN, INT64_MAX, 1);
     if ((s = expr_ok(k, err))) return s;
     ckt_kop op = new_op(CKT_OP_SET);
@@ -534,15 +713,26 @@ ckt_status ckt_kernel_loop(ckt_kernel *k, ckt_expr_id trip, ckt_expr_id *var, ck
 {
     ckt_status s;
     if ((s = check_open(k, "loop", err))) return s;
-    if (!is_index(k, trip)) return ckt_fail(err, CKT_EINVAL, "loop: the trip count must be an integer expression");
-    if (!ckt_expr_uniform(&k->ex, trip)) return ckt_fail(err, CKT_EINVAL, "loop: the trip count depends on the thread id (loops are block-uniform)");
-    if (k->divergent) return ckt_fail(err, CKT_EINVAL, "loop: inside a branch that depends on the thread id (loops are block-uniform)");
-    if (k->depth == MAX_NEST) return ckt_fail(err, CKT_ECAPACITY, "loop: nested deeper than %d", MAX_NEST);
+    if (!is_index(k, trip))
+        return ckt_fail(err, CKT_EINVAL, "loop: the trip count must be an integer expression");
+    if (!ckt_expr_uniform(&k->ex, trip))
+        return ckt_fail(err, CKT_EINVAL,
+                        "loop: the trip count depends on the thread id (loops are block-uniform)");
+    if (k->divergent)
+        return ckt_fail(
+            err, CKT_EINVAL,
+            "loop: inside a branch that depends on the thread id (loops are block-uniform)");
+    if (k->depth == MAX_NEST)
+        return ckt_fail(err, CKT_ECAPACITY, "loop: nested deeper than %d", MAX_NEST);
     int64_t lo, hi;
     ckt_expr_range(&k->ex, trip, &lo, &hi);
     char name[16];
     snprintf(name, sizeof name, "k%d", k->nloops++);
-    ckt_expr_id v = ckt_expr_var(&k->ex, name, 0, hi == INT64_MAX ? INT64_MAX : hi < 1 ? 0 : hi - 1, 1);
+    ckt_expr_id v = ckt_expr_var(&k->ex, name, 0,
+                                 hi == INT64_MAX ? INT64_MAX
+                                 : hi < 1        ? 0
+                                                 : hi - 1,
+                                 1);
     if ((s = expr_ok(k, err))) return s;
     ckt_kop op = new_op(CKT_OP_LOOP);
     op.a = v;
@@ -557,9 +747,12 @@ ckt_status ckt_kernel_if(ckt_kernel *k, ckt_expr_id cond, ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "if", err))) return s;
-    if (!ckt_expr_get(&k->ex, cond) || ckt_expr_type_of(&k->ex, cond) == CKT_T_F32 || ckt_expr_has_input(&k->ex, cond))
-        return ckt_fail(err, CKT_EINVAL, "if: the condition must be an integer or boolean expression over indices");
-    if (k->depth == MAX_NEST) return ckt_fail(err, CKT_ECAPACITY, "if: nested deeper than %d", MAX_NEST);
+    if (!ckt_expr_get(&k->ex, cond) || ckt_expr_type_of(&k->ex, cond) == CKT_T_F32 ||
+        ckt_expr_has_input(&k->ex, cond))
+        return ckt_fail(err, CKT_EINVAL,
+                        "if: the condition must be an integer or boolean expression over indices");
+    if (k->depth == MAX_NEST)
+        return ckt_fail(err, CKT_ECAPACITY, "if: nested deeper than %d", MAX_NEST);
     ckt_kop op = new_op(CKT_OP_IF);
     op.b = cond;
     op.spv = ckt_expr_uniform(&k->ex, cond) ? 0 : 1; /* 1: divergent */
@@ -584,35 +777,54 @@ ckt_status ckt_kernel_sync(ckt_kernel *k, ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "sync", err))) return s;
-    if (k->divergent) return ckt_fail(err, CKT_EINVAL, "sync: inside a branch whose condition depends on the thread id (not every thread would reach the barrier)");
+    if (k->divergent)
+        return ckt_fail(err, CKT_EINVAL,
+                        "sync: inside a branch whose condition depends on the thread id (not every "
+                        "thread would reach the barrier)");
     ckt_kop op = new_op(CKT_OP_SYNC);
     return push_op(k, &op, err);
 }
 
 /* ---------------------------------------------------------------- data movement */
 
-static ckt_status check_access(ckt_kernel *k, const char *fn, int window, const ckt_dist *d, int vector_dim, int64_t spv, ckt_error *err)
+static ckt_status check_access(ckt_kernel *k, const char *fn, int window, const ckt_dist *d,
+                               int vector_dim, int64_t spv, ckt_error *err)
 {
-    if (window < 0 || window >= k->nwindows) return ckt_fail(err, CKT_EINVAL, "%s: no such window", fn);
+    if (window < 0 || window >= k->nwindows)
+        return ckt_fail(err, CKT_EINVAL, "%s: no such window", fn);
     const ckt_kwindow *w = &k->windows[window];
-    if (d->rank != w->rank) return ckt_fail(err, CKT_EINVAL, "%s: the distribution has rank %d but the window has rank %d", fn, d->rank, w->rank);
+    if (d->rank != w->rank)
+        return ckt_fail(err, CKT_EINVAL,
+                        "%s: the distribution has rank %d but the window has rank %d", fn, d->rank,
+                        w->rank);
     for (int r = 0; r < w->rank; r++)
         if (d->lengths[r] != w->lengths[r])
-            return ckt_fail(err, CKT_EINVAL, "%s: the distribution covers length %lld in dim %d but the window has %lld", fn, (long long)d->lengths[r], r,
-                            (long long)w->lengths[r]);
-    if (vector_dim < -1 || vector_dim >= w->rank) return ckt_fail(err, CKT_EINVAL, "%s: vector_dim %d outside 0..%d", fn, vector_dim, w->rank - 1);
-    if (spv < 0 || spv > 16 || (spv & (spv - 1))) return ckt_fail(err, CKT_EINVAL, "%s: scalar_per_vector %lld must be 1, 2, 4, 8 or 16 (0: choose)", fn, (long long)spv);
+            return ckt_fail(
+                err, CKT_EINVAL,
+                "%s: the distribution covers length %lld in dim %d but the window has %lld", fn,
+                (long long)d->lengths[r], r, (long long)w->lengths[r]);
+    if (vector_dim < -1 || vector_dim >= w->rank)
+        return ckt_fail(err, CKT_EINVAL, "%s: vector_dim %d outside 0..%d", fn, vector_dim,
+                        w->rank - 1);
+    if (spv < 0 || spv > 16 || (spv & (spv - 1)))
+        return ckt_fail(err, CKT_EINVAL,
+                        "%s: scalar_per_vector %lld must be 1, 2, 4, 8 or 16 (0: choose)", fn,
+                        (long long)spv);
     return CKT_OK;
 }
 
-ckt_status ckt_kernel_load(ckt_kernel *k, int window, int dist, int vector_dim, int64_t spv, float fill, int *reg, ckt_error *err)
+ckt_status ckt_kernel_load(ckt_kernel *k, int window, int dist, int vector_dim, int64_t spv,
+                           float fill, int *reg, ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "load", err))) return s;
-    if (dist < 0 || dist >= k->ndists) return ckt_fail(err, CKT_EINVAL, "load: a distribution is required");
+    if (dist < 0 || dist >= k->ndists)
+        return ckt_fail(err, CKT_EINVAL, "load: a distribution is required");
     if ((s = check_access(k, "load", window, &k->dists[dist], vector_dim, spv, err))) return s;
     int r;
-    if ((s = ckt_kernel_registers(k, k->tensors[k->windows[window].tensor].dtype, dist, 0, &r, err))) return s;
+    if ((s = ckt_kernel_registers(k, k->tensors[k->windows[window].tensor].dtype, dist, 0, &r,
+                                  err)))
+        return s;
     ckt_kop op = new_op(CKT_OP_LOAD);
     op.w = window;
     op.r = r;
@@ -624,33 +836,47 @@ ckt_status ckt_kernel_load(ckt_kernel *k, int window, int dist, int vector_dim, 
     return CKT_OK;
 }
 
-ckt_status ckt_kernel_store(ckt_kernel *k, int window, int reg, int vector_dim, int64_t spv, ckt_error *err)
+ckt_status ckt_kernel_store(ckt_kernel *k, int window, int reg, int vector_dim, int64_t spv,
+                            ckt_error *err)
 {
     return ckt_kernel_store_as(k, window, reg, -1, vector_dim, spv, err);
 }
 
-ckt_status ckt_kernel_store_as(ckt_kernel *k, int window, int reg, int dist, int vector_dim, int64_t spv, ckt_error *err)
+ckt_status ckt_kernel_store_as(ckt_kernel *k, int window, int reg, int dist, int vector_dim,
+                               int64_t spv, ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "store", err))) return s;
-    if (reg < 0 || reg >= k->ntensors || k->tensors[reg].mem != CKT_MEM_REG) return ckt_fail(err, CKT_EINVAL, "store: the source must be a register tensor");
+    if (reg < 0 || reg >= k->ntensors || k->tensors[reg].mem != CKT_MEM_REG)
+        return ckt_fail(err, CKT_EINVAL, "store: the source must be a register tensor");
     const ckt_ktensor *rt = &k->tensors[reg];
-    if (dist >= k->ndists || dist < -1) return ckt_fail(err, CKT_EINVAL, "store: no distribution %d", dist);
+    if (dist >= k->ndists || dist < -1)
+        return ckt_fail(err, CKT_EINVAL, "store: no distribution %d", dist);
     if (dist == rt->dist) dist = -1;
-    if (dist < 0 && rt->dist < 0) return ckt_fail(err, CKT_EINVAL, "store: the register tensor has no distribution (it does not say which thread holds which element)");
+    if (dist < 0 && rt->dist < 0)
+        return ckt_fail(err, CKT_EINVAL,
+                        "store: the register tensor has no distribution (it does not say which "
+                        "thread holds which element)");
     if (dist >= 0) {
         const ckt_dist *d = &k->dists[dist];
         if (d->nvalues != rt->nvalues)
-            return ckt_fail(err, CKT_EINVAL, "store: the register tensor holds %lld values per thread but the destination takes %lld", (long long)rt->nvalues,
-                            (long long)d->nvalues);
+            return ckt_fail(err, CKT_EINVAL,
+                            "store: the register tensor holds %lld values per thread but the "
+                            "destination takes %lld",
+                            (long long)rt->nvalues, (long long)d->nvalues);
         if (rt->dist >= 0 && k->dists[rt->dist].threads < d->threads)
-            return ckt_fail(err, CKT_EINVAL, "store: the register tensor is held by %lld threads but the destination needs %lld",
-                            (long long)k->dists[rt->dist].threads, (long long)d->threads);
+            return ckt_fail(
+                err, CKT_EINVAL,
+                "store: the register tensor is held by %lld threads but the destination needs %lld",
+                (long long)k->dists[rt->dist].threads, (long long)d->threads);
     }
-    if ((s = check_access(k, "store", window, &k->dists[dist >= 0 ? dist : rt->dist], vector_dim, spv, err))) return s;
+    if ((s = check_access(k, "store", window, &k->dists[dist >= 0 ? dist : rt->dist], vector_dim,
+                          spv, err)))
+        return s;
     const ckt_ktensor *dst = &k->tensors[k->windows[window].tensor];
     if (dst->mem == CKT_MEM_GLOBAL && k->params[dst->param].is_const)
-        return ckt_fail(err, CKT_EINVAL, "store: pointer '%s' is declared read-only (const)", k->params[dst->param].name);
+        return ckt_fail(err, CKT_EINVAL, "store: pointer '%s' is declared read-only (const)",
+                        k->params[dst->param].name);
     ckt_kop op = new_op(CKT_OP_STORE);
     op.w = window;
     op.r = reg;
@@ -664,7 +890,8 @@ ckt_status ckt_kernel_clear(ckt_kernel *k, int reg, float value, ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "clear", err))) return s;
-    if (reg < 0 || reg >= k->ntensors || k->tensors[reg].mem != CKT_MEM_REG) return ckt_fail(err, CKT_EINVAL, "clear: a register tensor is required");
+    if (reg < 0 || reg >= k->ntensors || k->tensors[reg].mem != CKT_MEM_REG)
+        return ckt_fail(err, CKT_EINVAL, "clear: a register tensor is required");
     ckt_kop op = new_op(CKT_OP_CLEAR);
     op.r = reg;
     op.fill = value;
@@ -681,23 +908,33 @@ static bool inputs_within(const ckt_expr_pool *p, ckt_expr_id e, int n)
     return inputs_within(p, nd->a, n) && inputs_within(p, nd->b, n) && inputs_within(p, nd->c, n);
 }
 
-ckt_status ckt_kernel_map(ckt_kernel *k, int ninputs, const int *inputs, ckt_expr_id expr, ckt_dtype out_dtype, int *reg, ckt_error *err)
+ckt_status ckt_kernel_map(ckt_kernel *k, int ninputs, const int *inputs, ckt_expr_id expr,
+                          ckt_dtype out_dtype, int *reg, ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "map", err))) return s;
-    if (ninputs < 1 || ninputs > CKT_K_MAX_INPUTS) return ckt_fail(err, CKT_EINVAL, "map: 1 to %d register tensors", CKT_K_MAX_INPUTS);
+    if (ninputs < 1 || ninputs > CKT_K_MAX_INPUTS)
+        return ckt_fail(err, CKT_EINVAL, "map: 1 to %d register tensors", CKT_K_MAX_INPUTS);
     const ckt_ktensor *first = NULL;
     for (int i = 0; i < ninputs; i++) {
         if (inputs[i] < 0 || inputs[i] >= k->ntensors || k->tensors[inputs[i]].mem != CKT_MEM_REG)
             return ckt_fail(err, CKT_EINVAL, "map: input %d is not a register tensor", i + 1);
         const ckt_ktensor *t = &k->tensors[inputs[i]];
-        if (!first) first = t;
+        if (!first)
+            first = t;
         else if (t->dist != first->dist || t->nvalues != first->nvalues)
-            return ckt_fail(err, CKT_EINVAL, "map: input %d is distributed differently from input 1 (elementwise maps need one distribution)", i + 1);
+            return ckt_fail(err, CKT_EINVAL,
+                            "map: input %d is distributed differently from input 1 (elementwise "
+                            "maps need one distribution)",
+                            i + 1);
     }
-    if (!ckt_expr_get(&k->ex, expr)) return ckt_fail(err, CKT_EINVAL, "map: the function must return an expression");
+    if (!ckt_expr_get(&k->ex, expr))
+        return ckt_fail(err, CKT_EINVAL, "map: the function must return an expression");
     if (!inputs_within(&k->ex, expr, ninputs))
-        return ckt_fail(err, CKT_EINVAL, "map: the function's result uses an input beyond the %d given (an input of another map?)", ninputs);
+        return ckt_fail(err, CKT_EINVAL,
+                        "map: the function's result uses an input beyond the %d given (an input of "
+                        "another map?)",
+                        ninputs);
     if ((s = ckt_kernel_registers(k, out_dtype, first->dist, first->nvalues, reg, err))) return s;
     ckt_kop op = new_op(CKT_OP_MAP);
     op.r = *reg;
@@ -711,9 +948,12 @@ ckt_status ckt_kernel_fold(ckt_kernel *k, int acc, int src, ckt_reduce_op rop, c
 {
     ckt_status s;
     if ((s = check_open(k, "fold", err))) return s;
-    if (acc < 0 || acc >= k->ntensors || k->tensors[acc].mem != CKT_MEM_REG || k->tensors[acc].nvalues != 1)
-        return ckt_fail(err, CKT_EINVAL, "fold: the accumulator must be a register tensor of one value per thread");
-    if (src < 0 || src >= k->ntensors || k->tensors[src].mem != CKT_MEM_REG) return ckt_fail(err, CKT_EINVAL, "fold: the source must be a register tensor");
+    if (acc < 0 || acc >= k->ntensors || k->tensors[acc].mem != CKT_MEM_REG ||
+        k->tensors[acc].nvalues != 1)
+        return ckt_fail(err, CKT_EINVAL,
+                        "fold: the accumulator must be a register tensor of one value per thread");
+    if (src < 0 || src >= k->ntensors || k->tensors[src].mem != CKT_MEM_REG)
+        return ckt_fail(err, CKT_EINVAL, "fold: the source must be a register tensor");
     ckt_kop op = new_op(CKT_OP_FOLD);
     op.r = acc;
     op.inputs[0] = src;
@@ -726,9 +966,14 @@ ckt_status ckt_kernel_block_reduce(ckt_kernel *k, int acc, ckt_reduce_op rop, ck
 {
     ckt_status s;
     if ((s = check_open(k, "block_reduce", err))) return s;
-    if (acc < 0 || acc >= k->ntensors || k->tensors[acc].mem != CKT_MEM_REG || k->tensors[acc].nvalues != 1)
-        return ckt_fail(err, CKT_EINVAL, "block_reduce: a register tensor of one value per thread is required");
-    if (k->divergent) return ckt_fail(err, CKT_EINVAL, "block_reduce: inside a branch whose condition depends on the thread id (it synchronizes the block)");
+    if (acc < 0 || acc >= k->ntensors || k->tensors[acc].mem != CKT_MEM_REG ||
+        k->tensors[acc].nvalues != 1)
+        return ckt_fail(err, CKT_EINVAL,
+                        "block_reduce: a register tensor of one value per thread is required");
+    if (k->divergent)
+        return ckt_fail(err, CKT_EINVAL,
+                        "block_reduce: inside a branch whose condition depends on the thread id "
+                        "(it synchronizes the block)");
     ckt_kop op = new_op(CKT_OP_BLOCK_REDUCE);
     op.r = acc;
     op.rop = rop;
@@ -737,29 +982,43 @@ ckt_status ckt_kernel_block_reduce(ckt_kernel *k, int acc, ckt_reduce_op rop, ck
 
 /* ---------------------------------------------------------------- finishing, launches */
 
-static ckt_status mma_operand(const ckt_kernel *k, int reg, const char *what, ckt_dtype want, int64_t values, ckt_error *err)
+static ckt_status mma_operand(const ckt_kernel *k, int reg, const char *what, ckt_dtype want,
+                              int64_t values, ckt_error *err)
 {
-    if (reg < 0 || reg >= k->ntensors || k->tensors[reg].mem != CKT_MEM_REG) return ckt_fail(err, CKT_EINVAL, "mma: %s must be a register tensor", what);
+    if (reg < 0 || reg >= k->ntensors || k->tensors[reg].mem != CKT_MEM_REG)
+        return ckt_fail(err, CKT_EINVAL, "mma: %s must be a register tensor", what);
     const ckt_ktensor *t = &k->tensors[reg];
     if (t->dtype != want)
-        return ckt_fail(err, CKT_EINVAL, "mma: %s is %s but the instruction takes %s", what, ckt_dtype_name(t->dtype), ckt_dtype_name(want));
+        return ckt_fail(err, CKT_EINVAL, "mma: %s is %s but the instruction takes %s", what,
+                        ckt_dtype_name(t->dtype), ckt_dtype_name(want));
     if (t->nvalues != values)
-        return ckt_fail(err, CKT_EINVAL, "mma: %s holds %lld values per thread, the instructions take %lld", what, (long long)t->nvalues, (long long)values);
+        return ckt_fail(err, CKT_EINVAL,
+                        "mma: %s holds %lld values per thread, the instructions take %lld", what,
+                        (long long)t->nvalues, (long long)values);
     return CKT_OK;
 }
 
-ckt_status ckt_kernel_mma(ckt_kernel *k, int c_reg, int a_reg, int b_reg, int mma, const int64_t *rep, ckt_error *err)
+ckt_status ckt_kernel_mma(ckt_kernel *k, int c_reg, int a_reg, int b_reg, int mma,
+                          const int64_t *rep, ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "mma", err))) return s;
     const ckt_mma *m = ckt_mma_at(mma);
     if (!m || !rep) return ckt_fail(err, CKT_EINVAL, "mma: no instruction %d", mma);
     for (int i = 0; i < 3; i++)
-        if (rep[i] < 1 || rep[i] > 64) return ckt_fail(err, CKT_EINVAL, "mma: repeat %d is %lld (1..64)", i, (long long)rep[i]);
-    if (k->divergent) return ckt_fail(err, CKT_EINVAL, "mma: inside a branch that depends on the thread id (a wave-wide instruction needs every lane)");
+        if (rep[i] < 1 || rep[i] > 64)
+            return ckt_fail(err, CKT_EINVAL, "mma: repeat %d is %lld (1..64)", i,
+                            (long long)rep[i]);
+    if (k->divergent)
+        return ckt_fail(err, CKT_EINVAL,
+                        "mma: inside a branch that depends on the thread id (a wave-wide "
+                        "instruction needs every lane)");
     if (k->block % m->lanes)
-        return ckt_fail(err, CKT_EINVAL, "mma: the block of %lld threads is not whole waves of %lld lanes (%s)", (long long)k->block, (long long)m->lanes, m->name);
-    if ((s = mma_operand(k, a_reg, "A", m->a, m->a_values * rep[0] * rep[2], err)) || (s = mma_operand(k, b_reg, "B", m->b, m->b_values * rep[1] * rep[2], err)) ||
+        return ckt_fail(err, CKT_EINVAL,
+                        "mma: the block of %lld threads is not whole waves of %lld lanes (%s)",
+                        (long long)k->block, (long long)m->lanes, m->name);
+    if ((s = mma_operand(k, a_reg, "A", m->a, m->a_values * rep[0] * rep[2], err)) ||
+        (s = mma_operand(k, b_reg, "B", m->b, m->b_values * rep[1] * rep[2], err)) ||
         (s = mma_operand(k, c_reg, "C", m->c, m->c_values * rep[0] * rep[1], err)))
         return s;
     ckt_kop op = new_op(CKT_OP_GEMM);
@@ -773,7 +1032,8 @@ ckt_status ckt_kernel_mma(ckt_kernel *k, int c_reg, int a_reg, int b_reg, int mm
     return push_op(k, &op, err);
 }
 
-ckt_status ckt_kernel_wgmma(ckt_kernel *k, int c_reg, int a_lds, int b_lds, int mma, const int64_t *rep, ckt_error *err)
+ckt_status ckt_kernel_wgmma(ckt_kernel *k, int c_reg, int a_lds, int b_lds, int mma,
+                            const int64_t *rep, ckt_error *err)
 {
     return ckt_kernel_wgmma_async(k, c_reg, a_lds, b_lds, mma, rep, 0, err);
 }
@@ -782,10 +1042,16 @@ ckt_status ckt_kernel_wgmma_wait(ckt_kernel *k, int c_reg, int64_t pending, ckt_
 {
     ckt_status s;
     if ((s = check_open(k, "wgmma wait", err))) return s;
-    if (pending < 0 || pending > 7) return ckt_fail(err, CKT_EINVAL, "wgmma wait: pending %lld outside 0..7", (long long)pending);
-    if (k->divergent) return ckt_fail(err, CKT_EINVAL, "wgmma wait: inside a branch that depends on the thread id");
-    if (c_reg < 0 || c_reg >= k->ntensors || k->tensors[c_reg].mem != CKT_MEM_REG || k->tensors[c_reg].dtype != CKT_F32)
-        return ckt_fail(err, CKT_EINVAL, "wgmma wait: the accumulator must be an f32 register tensor");
+    if (pending < 0 || pending > 7)
+        return ckt_fail(err, CKT_EINVAL, "wgmma wait: pending %lld outside 0..7",
+                        (long long)pending);
+    if (k->divergent)
+        return ckt_fail(err, CKT_EINVAL,
+                        "wgmma wait: inside a branch that depends on the thread id");
+    if (c_reg < 0 || c_reg >= k->ntensors || k->tensors[c_reg].mem != CKT_MEM_REG ||
+        k->tensors[c_reg].dtype != CKT_F32)
+        return ckt_fail(err, CKT_EINVAL,
+                        "wgmma wait: the accumulator must be an f32 register tensor");
     ckt_kop op = new_op(CKT_OP_WGMMA);
     op.r = c_reg;
     op.ninputs = 0;
@@ -795,23 +1061,38 @@ ckt_status ckt_kernel_wgmma_wait(ckt_kernel *k, int c_reg, int64_t pending, ckt_
     return push_op(k, &op, err);
 }
 
-ckt_status ckt_kernel_wgmma_async(ckt_kernel *k, int c_reg, int a_lds, int b_lds, int mma, const int64_t *rep, int64_t pending, ckt_error *err)
+ckt_status ckt_kernel_wgmma_async(ckt_kernel *k, int c_reg, int a_lds, int b_lds, int mma,
+                                  const int64_t *rep, int64_t pending, ckt_error *err)
 {
     ckt_status s;
-    if (pending < 0 || pending > 7) return ckt_fail(err, CKT_EINVAL, "wgmma: pending %lld outside 0..7", (long long)pending);
+    if (pending < 0 || pending > 7)
+        return ckt_fail(err, CKT_EINVAL, "wgmma: pending %lld outside 0..7", (long long)pending);
     if ((s = check_open(k, "wgmma", err))) return s;
     const ckt_mma *m = ckt_mma_at(mma);
-    if (!m || !rep || m->lanes != 128) return ckt_fail(err, CKT_EINVAL, "wgmma: instruction %d is not a warpgroup MMA", mma);
+    if (!m || !rep || m->lanes != 128)
+        return ckt_fail(err, CKT_EINVAL, "wgmma: instruction %d is not a warpgroup MMA", mma);
     for (int i = 0; i < 3; i++)
-        if (rep[i] < 1 || rep[i] > 16) return ckt_fail(err, CKT_EINVAL, "wgmma: repeat %d is %lld (1..16)", i, (long long)rep[i]);
-    if (k->divergent) return ckt_fail(err, CKT_EINVAL, "wgmma: inside a branch that depends on the thread id (a warpgroup-wide instruction needs every thread)");
-    if (k->block % 128) return ckt_fail(err, CKT_EINVAL, "wgmma: the block of %lld threads is not whole warpgroups of 128 (%s)", (long long)k->block, m->name);
+        if (rep[i] < 1 || rep[i] > 16)
+            return ckt_fail(err, CKT_EINVAL, "wgmma: repeat %d is %lld (1..16)", i,
+                            (long long)rep[i]);
+    if (k->divergent)
+        return ckt_fail(err, CKT_EINVAL,
+                        "wgmma: inside a branch that depends on the thread id (a warpgroup-wide "
+                        "instruction needs every thread)");
+    if (k->block % 128)
+        return ckt_fail(err, CKT_EINVAL,
+                        "wgmma: the block of %lld threads is not whole warpgroups of 128 (%s)",
+                        (long long)k->block, m->name);
     const int lds[2] = {a_lds, b_lds};
     for (int i = 0; i < 2; i++) {
-        if (lds[i] < 0 || lds[i] >= k->ntensors || k->tensors[lds[i]].mem != CKT_MEM_LDS || k->tensors[lds[i]].rank != 2)
-            return ckt_fail(err, CKT_EINVAL, "wgmma: %s must be a rank-2 LDS tensor", i ? "B" : "A");
+        if (lds[i] < 0 || lds[i] >= k->ntensors || k->tensors[lds[i]].mem != CKT_MEM_LDS ||
+            k->tensors[lds[i]].rank != 2)
+            return ckt_fail(err, CKT_EINVAL, "wgmma: %s must be a rank-2 LDS tensor",
+                            i ? "B" : "A");
         if (k->tensors[lds[i]].dtype != (i ? m->b : m->a))
-            return ckt_fail(err, CKT_EINVAL, "wgmma: %s is %s but %s takes %s", i ? "B" : "A", ckt_dtype_name(k->tensors[lds[i]].dtype), m->name, ckt_dtype_name(i ? m->b : m->a));
+            return ckt_fail(err, CKT_EINVAL, "wgmma: %s is %s but %s takes %s", i ? "B" : "A",
+                            ckt_dtype_name(k->tensors[lds[i]].dtype), m->name,
+                            ckt_dtype_name(i ? m->b : m->a));
     }
     if ((s = mma_operand(k, c_reg, "C", m->c, m->c_values * rep[0] * rep[1], err))) return s;
     ckt_kop op = new_op(CKT_OP_WGMMA);
@@ -826,13 +1107,17 @@ ckt_status ckt_kernel_wgmma_async(ckt_kernel *k, int c_reg, int a_lds, int b_lds
     return push_op(k, &op, err);
 }
 
-ckt_status ckt_kernel_fragment_load(ckt_kernel *k, int reg, int mma, char operand, int addr_dist, ckt_error *err)
+ckt_status ckt_kernel_fragment_load(ckt_kernel *k, int reg, int mma, char operand, int addr_dist,
+                                    ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "fragment load", err))) return s;
     if (k->nops == 0 || k->ops[k->nops - 1].kind != CKT_OP_LOAD || k->ops[k->nops - 1].r != reg)
-        return ckt_fail(err, CKT_EINVAL, "fragment load: the last operation is not the load into register tensor %d", reg);
-    if (!ckt_mma_at(mma) || !strchr("ABab", operand) || !operand || addr_dist < 0 || addr_dist >= k->ndists)
+        return ckt_fail(err, CKT_EINVAL,
+                        "fragment load: the last operation is not the load into register tensor %d",
+                        reg);
+    if (!ckt_mma_at(mma) || !strchr("ABab", operand) || !operand || addr_dist < 0 ||
+        addr_dist >= k->ndists)
         return ckt_fail(err, CKT_EINVAL, "fragment load: bad instruction, operand or distribution");
     ckt_kop *op = &k->ops[k->nops - 1];
     op->mma = mma;
@@ -847,7 +1132,8 @@ ckt_status ckt_kernel_finish(ckt_kernel *k, ckt_error *err)
     ckt_status s;
     if (!k) return ckt_fail(err, CKT_EINVAL, "kernel: NULL");
     if (k->finished) return CKT_OK;
-    if (k->depth) return ckt_fail(err, CKT_EINVAL, "kernel: %d loop(s) or branch(es) left open", k->depth);
+    if (k->depth)
+        return ckt_fail(err, CKT_EINVAL, "kernel: %d loop(s) or branch(es) left open", k->depth);
     if ((s = expr_ok(k, err))) return s;
     /* window origins: the initial value's divisor and every step's */
     for (int i = 0; i < k->nwindows; i++) {
@@ -856,7 +1142,8 @@ ckt_status ckt_kernel_finish(ckt_kernel *k, ckt_error *err)
             int64_t lo, hi, div = ckt_gcd(ckt_expr_divisor(&k->ex, w->init[d]), w->step_divisor[d]);
             ckt_expr_range(&k->ex, w->init[d], &lo, &hi);
             bool grows = w->step_divisor[d] != 0;
-            ckt_expr_var_set(&k->ex, w->origin[d], w->moved_by_runtime ? INT64_MIN : lo, grows ? INT64_MAX : hi, div ? div : 1);
+            ckt_expr_var_set(&k->ex, w->origin[d], w->moved_by_runtime ? INT64_MIN : lo,
+                             grows ? INT64_MAX : hi, div ? div : 1);
         }
     }
     /* scratch for block reductions after the tensors */
@@ -882,8 +1169,13 @@ ckt_status ckt_kernel_check_launch(const ckt_kernel *k, const int64_t *values, c
         int64_t v = values ? values[i] : 0;
         const ckt_expr_node *n = ckt_expr_get(&k->ex, p->expr);
         if (n && n->op == CKT_E_PARAM) pv[n->i] = v;
-        if (v % p->divisor) return ckt_fail(err, CKT_EINVAL, "launch: %s = %lld is not a multiple of %lld (promised by multiple_of)", p->name, (long long)v, (long long)p->divisor);
-        if (v < 0) return ckt_fail(err, CKT_EINVAL, "launch: %s = %lld must not be negative", p->name, (long long)v);
+        if (v % p->divisor)
+            return ckt_fail(err, CKT_EINVAL,
+                            "launch: %s = %lld is not a multiple of %lld (promised by multiple_of)",
+                            p->name, (long long)v, (long long)p->divisor);
+        if (v < 0)
+            return ckt_fail(err, CKT_EINVAL, "launch: %s = %lld must not be negative", p->name,
+                            (long long)v);
     }
     ckt_expr_env env;
     memset(&env, 0, sizeof env);
@@ -897,45 +1189,69 @@ ckt_status ckt_kernel_check_launch(const ckt_kernel *k, const int64_t *values, c
     return CKT_OK;
 }
 
-/* ---------------------------------------------------------------- asynchronous copies, LDS stages */
+/* ---------------------------------------------------------------- asynchronous copies, LDS stages
+ */
 
-static int64_t lds_tensor_bytes(const ckt_ktensor *t) { return t->cosize * (int64_t)ckt_dtype_size(t->dtype); }
+static int64_t lds_tensor_bytes(const ckt_ktensor *t)
+{
+    return t->cosize * (int64_t)ckt_dtype_size(t->dtype);
+}
 
 ckt_status ckt_kernel_lds_stages(ckt_kernel *k, int tensor, int64_t stages, ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "tensor", err))) return s;
-    if (tensor < 0 || tensor >= k->ntensors || k->tensors[tensor].mem != CKT_MEM_LDS) return ckt_fail(err, CKT_EINVAL, "tensor: stages: not an LDS tensor");
+    if (tensor < 0 || tensor >= k->ntensors || k->tensors[tensor].mem != CKT_MEM_LDS)
+        return ckt_fail(err, CKT_EINVAL, "tensor: stages: not an LDS tensor");
     ckt_ktensor *t = &k->tensors[tensor];
-    if (stages < 1 || stages > 16) return ckt_fail(err, CKT_EINVAL, "tensor: stages %lld outside 1..16", (long long)stages);
-    if (t->stage_view || t->stages > 1) return ckt_fail(err, CKT_EINVAL, "tensor: stages: '%s' is already staged", t->name);
+    if (stages < 1 || stages > 16)
+        return ckt_fail(err, CKT_EINVAL, "tensor: stages %lld outside 1..16", (long long)stages);
+    if (t->stage_view || t->stages > 1)
+        return ckt_fail(err, CKT_EINVAL, "tensor: stages: '%s' is already staged", t->name);
     /* only the newest allocation can grow in place */
-    if (t->lds_offset + lds_tensor_bytes(t) != k->lds_bytes) return ckt_fail(err, CKT_EINVAL, "tensor: stages: '%s' is not the LDS tensor made last", t->name);
+    if (t->lds_offset + lds_tensor_bytes(t) != k->lds_bytes)
+        return ckt_fail(err, CKT_EINVAL, "tensor: stages: '%s' is not the LDS tensor made last",
+                        t->name);
     /* 128 bytes apart: a stage starts at the same bank as the first, so the bank model of one
      * stage holds for all of them (and 16-byte accesses stay aligned) */
-    int64_t stage_bytes = (lds_tensor_bytes(t) + 127) / 128 * 128, esz = (int64_t)ckt_dtype_size(t->dtype), total;
-    if (ckt_mul_ovf(stage_bytes, stages - 1, &total) || total > ((int64_t)1 << 26)) return ckt_fail(err, CKT_ECAPACITY, "tensor: %lld stages of %lld bytes exceed any LDS", (long long)stages, (long long)stage_bytes);
+    int64_t stage_bytes = (lds_tensor_bytes(t) + 127) / 128 * 128,
+            esz = (int64_t)ckt_dtype_size(t->dtype), total;
+    if (ckt_mul_ovf(stage_bytes, stages - 1, &total) || total > ((int64_t)1 << 26))
+        return ckt_fail(err, CKT_ECAPACITY, "tensor: %lld stages of %lld bytes exceed any LDS",
+                        (long long)stages, (long long)stage_bytes);
     t->stages = stages;
     t->stage_elems = stage_bytes / esz;
     k->lds_bytes = t->lds_offset + total + lds_tensor_bytes(t);
     return CKT_OK;
 }
 
-ckt_status ckt_kernel_lds_stage(ckt_kernel *k, int tensor, ckt_expr_id stage, int *view, ckt_error *err)
+ckt_status ckt_kernel_lds_stage(ckt_kernel *k, int tensor, ckt_expr_id stage, int *view,
+                                ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "stage", err))) return s;
-    if (tensor < 0 || tensor >= k->ntensors || k->tensors[tensor].mem != CKT_MEM_LDS || k->tensors[tensor].stage_view)
+    if (tensor < 0 || tensor >= k->ntensors || k->tensors[tensor].mem != CKT_MEM_LDS ||
+        k->tensors[tensor].stage_view)
         return ckt_fail(err, CKT_EINVAL, "stage: not a staged LDS tensor");
     const ckt_ktensor *p = &k->tensors[tensor];
-    if (p->stages < 1) return ckt_fail(err, CKT_EINVAL, "stage: '%s' has no stages (ckt.tensor(\"lds\", dtype, layout, {stages = n}))", p->name);
-    if (!is_index(k, stage)) return ckt_fail(err, CKT_EINVAL, "stage: the stage must be an integer expression");
-    if (!ckt_expr_uniform(&k->ex, stage)) return ckt_fail(err, CKT_EINVAL, "stage: the stage depends on the thread id (a stage is block-uniform)");
+    if (p->stages < 1)
+        return ckt_fail(
+            err, CKT_EINVAL,
+            "stage: '%s' has no stages (ckt.tensor(\"lds\", dtype, layout, {stages = n}))",
+            p->name);
+    if (!is_index(k, stage))
+        return ckt_fail(err, CKT_EINVAL, "stage: the stage must be an integer expression");
+    if (!ckt_expr_uniform(&k->ex, stage))
+        return ckt_fail(err, CKT_EINVAL,
+                        "stage: the stage depends on the thread id (a stage is block-uniform)");
     int64_t lo, hi;
     ckt_expr_range(&k->ex, stage, &lo, &hi);
     if (lo < 0 || hi > p->stages - 1)
-        return ckt_fail(err, CKT_EINVAL, "stage: the stage is not provably in 0..%lld (range %lld..%lld; take it modulo the stages, e.g. i %% %lld)",
-                        (long long)(p->stages - 1), (long long)lo, (long long)hi, (long long)p->stages);
+        return ckt_fail(err, CKT_EINVAL,
+                        "stage: the stage is not provably in 0..%lld (range %lld..%lld; take it "
+                        "modulo the stages, e.g. i %% %lld)",
+                        (long long)(p->stages - 1), (long long)lo, (long long)hi,
+                        (long long)p->stages);
     ckt_ktensor *v;
     int idx;
     if ((s = new_tensor(k, CKT_MEM_LDS, p->dtype, &v, &idx, err))) return s;
@@ -949,20 +1265,31 @@ ckt_status ckt_kernel_lds_stage(ckt_kernel *k, int tensor, ckt_expr_id stage, in
     return CKT_OK;
 }
 
-ckt_status ckt_kernel_copy_async(ckt_kernel *k, int dst_window, int src_window, int dist, int vector_dim, int64_t spv, ckt_error *err)
+ckt_status ckt_kernel_copy_async(ckt_kernel *k, int dst_window, int src_window, int dist,
+                                 int vector_dim, int64_t spv, ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "copy_async", err))) return s;
-    if (dist < 0 || dist >= k->ndists) return ckt_fail(err, CKT_EINVAL, "copy_async: a distribution is required");
+    if (dist < 0 || dist >= k->ndists)
+        return ckt_fail(err, CKT_EINVAL, "copy_async: a distribution is required");
     if ((s = check_access(k, "copy_async", src_window, &k->dists[dist], vector_dim, spv, err)) ||
         (s = check_access(k, "copy_async", dst_window, &k->dists[dist], vector_dim, spv, err)))
         return s;
-    const ckt_ktensor *src = &k->tensors[k->windows[src_window].tensor], *dst = &k->tensors[k->windows[dst_window].tensor];
-    if (src->mem != CKT_MEM_GLOBAL) return ckt_fail(err, CKT_EINVAL, "copy_async: the source must be a window of a global tensor (it is %s)", ckt_memory_name(src->mem));
-    if (dst->mem != CKT_MEM_LDS) return ckt_fail(err, CKT_EINVAL, "copy_async: the destination must be a window of an LDS tensor (it is %s)", ckt_memory_name(dst->mem));
+    const ckt_ktensor *src = &k->tensors[k->windows[src_window].tensor],
+                      *dst = &k->tensors[k->windows[dst_window].tensor];
+    if (src->mem != CKT_MEM_GLOBAL)
+        return ckt_fail(err, CKT_EINVAL,
+                        "copy_async: the source must be a window of a global tensor (it is %s)",
+                        ckt_memory_name(src->mem));
+    if (dst->mem != CKT_MEM_LDS)
+        return ckt_fail(err, CKT_EINVAL,
+                        "copy_async: the destination must be a window of an LDS tensor (it is %s)",
+                        ckt_memory_name(dst->mem));
     if (src->dtype != dst->dtype)
-        return ckt_fail(err, CKT_EINVAL, "copy_async: the source holds %s but the destination %s (an asynchronous copy does not convert)", ckt_dtype_name(src->dtype),
-                        ckt_dtype_name(dst->dtype));
+        return ckt_fail(err, CKT_EINVAL,
+                        "copy_async: the source holds %s but the destination %s (an asynchronous "
+                        "copy does not convert)",
+                        ckt_dtype_name(src->dtype), ckt_dtype_name(dst->dtype));
     ckt_kop op = new_op(CKT_OP_COPY_ASYNC);
     op.w = dst_window;
     op.ninputs = 1;
@@ -985,8 +1312,12 @@ ckt_status ckt_kernel_wait(ckt_kernel *k, int64_t pending, bool sync, ckt_error 
 {
     ckt_status s;
     if ((s = check_open(k, "wait", err))) return s;
-    if (pending < 0 || pending > 7) return ckt_fail(err, CKT_EINVAL, "wait: pending %lld outside 0..7", (long long)pending);
-    if (sync && k->divergent) return ckt_fail(err, CKT_EINVAL, "wait: inside a branch whose condition depends on the thread id (its barrier would not be reached by every thread)");
+    if (pending < 0 || pending > 7)
+        return ckt_fail(err, CKT_EINVAL, "wait: pending %lld outside 0..7", (long long)pending);
+    if (sync && k->divergent)
+        return ckt_fail(err, CKT_EINVAL,
+                        "wait: inside a branch whose condition depends on the thread id (its "
+                        "barrier would not be reached by every thread)");
     ckt_kop op = new_op(CKT_OP_WAIT);
     op.spv = pending;
     op.b = sync ? ckt_expr_int(&k->ex, 1) : CKT_EXPR_NONE;

@@ -12,16 +12,20 @@
 
 static bool same_shape(const ckt_wgmma_desc *a, const ckt_wgmma_desc *b)
 {
-    return a->lbo == b->lbo && a->sbo == b->sbo && a->swizzle_bytes == b->swizzle_bytes && a->mn_major == b->mn_major;
+    return a->lbo == b->lbo && a->sbo == b->sbo && a->swizzle_bytes == b->swizzle_bytes &&
+           a->mn_major == b->mn_major;
 }
 
-ckt_status ckt_wgmma_operand_plan(const ckt_layout *tile, const ckt_swizzle *sw, ckt_dtype dtype, int64_t rows, int64_t reps, int64_t groups,
-                                  int64_t ksteps, char which, ckt_wgmma_operand *out, ckt_error *err)
+ckt_status ckt_wgmma_operand_plan(const ckt_layout *tile, const ckt_swizzle *sw, ckt_dtype dtype,
+                                  int64_t rows, int64_t reps, int64_t groups, int64_t ksteps,
+                                  char which, ckt_wgmma_operand *out, ckt_error *err)
 {
     if (!tile || !out) return ckt_fail(err, CKT_EINVAL, "wgmma: NULL argument");
     if (reps < 1 || reps > 16 || ksteps < 1 || ksteps > 16 || groups < 1 || groups > 16)
-        return ckt_fail(err, CKT_EINVAL, "wgmma: operand %c: %lld repeats, %lld K steps, %lld warpgroups (each 1..16)", which, (long long)reps, (long long)ksteps,
-                        (long long)groups);
+        return ckt_fail(
+            err, CKT_EINVAL,
+            "wgmma: operand %c: %lld repeats, %lld K steps, %lld warpgroups (each 1..16)", which,
+            (long long)reps, (long long)ksteps, (long long)groups);
     memset(out, 0, sizeof *out);
     out->rows = rows, out->reps = reps, out->groups = groups, out->ksteps = ksteps;
     out->align = ckt_wgmma_tile_alignment(sw, dtype);
@@ -29,31 +33,51 @@ ckt_status ckt_wgmma_operand_plan(const ckt_layout *tile, const ckt_swizzle *sw,
         for (int64_t r = 0; r < reps; r++)
             for (int64_t kk = 0; kk < ksteps; kk++) {
                 ckt_wgmma_desc d;
-                ckt_status s = ckt_wgmma_desc_make(tile, sw, dtype, rows, (g * reps + r) * rows, kk * 16, &d, err);
+                ckt_status s = ckt_wgmma_desc_make(tile, sw, dtype, rows, (g * reps + r) * rows,
+                                                   kk * 16, &d, err);
                 if (s) {
                     char pre[96];
-                    snprintf(pre, sizeof pre, "operand %c, instruction tile (warpgroup %lld, repeat %lld, K step %lld): ", which, (long long)g, (long long)r, (long long)kk);
+                    snprintf(
+                        pre, sizeof pre,
+                        "operand %c, instruction tile (warpgroup %lld, repeat %lld, K step %lld): ",
+                        which, (long long)g, (long long)r, (long long)kk);
                     return ckt_fail_prefix(err, pre);
                 }
-                if (g == 0 && r == 0 && kk == 0) out->d = d;
+                if (g == 0 && r == 0 && kk == 0)
+                    out->d = d;
                 else if (!same_shape(&d, &out->d))
-                    return ckt_fail(err, CKT_EINVAL, "wgmma: operand %c: instruction tile (warpgroup %lld, repeat %lld, K step %lld) needs LBO %lld, SBO %lld, %s; the first "
-                                    "needs LBO %lld, SBO %lld, %s (one blockwise GEMM keeps one descriptor shape)", which, (long long)g, (long long)r, (long long)kk,
-                                    (long long)d.lbo, (long long)d.sbo, d.mn_major ? "M/N-major" : "K-major", (long long)out->d.lbo, (long long)out->d.sbo,
+                    return ckt_fail(err, CKT_EINVAL,
+                                    "wgmma: operand %c: instruction tile (warpgroup %lld, repeat "
+                                    "%lld, K step %lld) needs LBO %lld, SBO %lld, %s; the first "
+                                    "needs LBO %lld, SBO %lld, %s (one blockwise GEMM keeps one "
+                                    "descriptor shape)",
+                                    which, (long long)g, (long long)r, (long long)kk,
+                                    (long long)d.lbo, (long long)d.sbo,
+                                    d.mn_major ? "M/N-major" : "K-major", (long long)out->d.lbo,
+                                    (long long)out->d.sbo,
                                     out->d.mn_major ? "M/N-major" : "K-major");
-                if (g == 0) out->start[r][kk] = d.start;
-                else if (g == 1 && r == 0 && kk == 0) out->group_step = d.start - out->start[0][0];
+                if (g == 0)
+                    out->start[r][kk] = d.start;
+                else if (g == 1 && r == 0 && kk == 0)
+                    out->group_step = d.start - out->start[0][0];
                 if (g > 0 && d.start != out->start[r][kk] + g * out->group_step)
-                    return ckt_fail(err, CKT_EINVAL, "wgmma: operand %c: the warpgroups' tiles are not evenly spaced in LDS (warpgroup %lld)", which, (long long)g);
+                    return ckt_fail(err, CKT_EINVAL,
+                                    "wgmma: operand %c: the warpgroups' tiles are not evenly "
+                                    "spaced in LDS (warpgroup %lld)",
+                                    which, (long long)g);
             }
     return CKT_OK;
 }
 
-static ckt_status tile_of(ckt_kernel *k, int tensor, const char *what, int64_t *rows, int64_t *cols, ckt_error *err)
+static ckt_status tile_of(ckt_kernel *k, int tensor, const char *what, int64_t *rows, int64_t *cols,
+                          ckt_error *err)
 {
     const ckt_ktensor *t = ckt_kernel_tensor(k, tensor);
-    if (!t || t->mem != CKT_MEM_LDS) return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: %s must be an LDS tensor", what);
-    if (t->rank != 2) return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: %s has rank %d, a GEMM tile has 2", what, t->rank);
+    if (!t || t->mem != CKT_MEM_LDS)
+        return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: %s must be an LDS tensor", what);
+    if (t->rank != 2)
+        return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: %s has rank %d, a GEMM tile has 2", what,
+                        t->rank);
     ckt_layout m;
     ckt_status s;
     if ((s = ckt_layout_mode(&t->layout, 0, &m, err))) return s;
@@ -65,16 +89,23 @@ static ckt_status tile_of(ckt_kernel *k, int tensor, const char *what, int64_t *
 
 /* The hardware swizzles absolute shared-memory addresses: the tile and each stage must start on
  * the swizzle pattern's boundary for the ckt layout to be what the hardware reads. */
-static ckt_status aligned(const ckt_ktensor *t, const ckt_wgmma_operand *p, char which, ckt_error *err)
+static ckt_status aligned(const ckt_ktensor *t, const ckt_wgmma_operand *p, char which,
+                          ckt_error *err)
 {
     int64_t esz = (int64_t)ckt_dtype_size(t->dtype);
     if (t->lds_offset % p->align)
-        return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: the LDS tile of %c starts at byte %lld, not on the %lld-byte boundary its %dB swizzle needs (the hardware "
-                        "swizzles absolute addresses; make it the first LDS tensor or size the ones before it in multiples of %lld bytes)",
-                        which, (long long)t->lds_offset, (long long)p->align, p->d.swizzle_bytes, (long long)p->align);
+        return ckt_fail(err, CKT_EINVAL,
+                        "blockwise_gemm: the LDS tile of %c starts at byte %lld, not on the "
+                        "%lld-byte boundary its %dB swizzle needs (the hardware "
+                        "swizzles absolute addresses; make it the first LDS tensor or size the "
+                        "ones before it in multiples of %lld bytes)",
+                        which, (long long)t->lds_offset, (long long)p->align, p->d.swizzle_bytes,
+                        (long long)p->align);
     if (t->stages > 1 && (t->stage_elems * esz) % p->align)
-        return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: the stages of %c are %lld bytes apart, not a multiple of the %lld bytes its swizzle needs", which,
-                        (long long)(t->stage_elems * esz), (long long)p->align);
+        return ckt_fail(err, CKT_EINVAL,
+                        "blockwise_gemm: the stages of %c are %lld bytes apart, not a multiple of "
+                        "the %lld bytes its swizzle needs",
+                        which, (long long)(t->stage_elems * esz), (long long)p->align);
     return CKT_OK;
 }
 
@@ -85,37 +116,61 @@ static int mma_index(const ckt_mma *m)
     return -1;
 }
 
-ckt_status ckt_kernel_blockwise_wgmma(ckt_kernel *k, int a_lds, int b_lds, int c_reg, const ckt_gemm_traits *t, ckt_error *err)
+ckt_status ckt_kernel_blockwise_wgmma(ckt_kernel *k, int a_lds, int b_lds, int c_reg,
+                                      const ckt_gemm_traits *t, ckt_error *err)
 {
     return ckt_kernel_blockwise_wgmma_async(k, a_lds, b_lds, c_reg, t, 0, err);
 }
 
-ckt_status ckt_kernel_blockwise_wgmma_async(ckt_kernel *k, int a_lds, int b_lds, int c_reg, const ckt_gemm_traits *t, int64_t pending, ckt_error *err)
+ckt_status ckt_kernel_blockwise_wgmma_async(ckt_kernel *k, int a_lds, int b_lds, int c_reg,
+                                            const ckt_gemm_traits *t, int64_t pending,
+                                            ckt_error *err)
 {
     if (!k || !t || !t->instr) return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: NULL argument");
     const ckt_mma *m = t->instr;
-    if (!ckt_mma_is_wgmma(m)) return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: pending: %s runs synchronously; only wgmma leaves MMAs in flight", m->name);
+    if (!ckt_mma_is_wgmma(m))
+        return ckt_fail(
+            err, CKT_EINVAL,
+            "blockwise_gemm: pending: %s runs synchronously; only wgmma leaves MMAs in flight",
+            m->name);
     int64_t mpb = 0, kpa = 0, npb = 0, kpb = 0;
     ckt_status s;
-    if ((s = tile_of(k, a_lds, "a_lds (MPerBlock x KPerBlock)", &mpb, &kpa, err)) || (s = tile_of(k, b_lds, "b_lds (NPerBlock x KPerBlock)", &npb, &kpb, err))) return s;
-    if (kpa != kpb) return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: b_lds has K = %lld but a_lds has K = %lld (B is the N x K tile)", (long long)kpb, (long long)kpa);
+    if ((s = tile_of(k, a_lds, "a_lds (MPerBlock x KPerBlock)", &mpb, &kpa, err)) ||
+        (s = tile_of(k, b_lds, "b_lds (NPerBlock x KPerBlock)", &npb, &kpb, err)))
+        return s;
+    if (kpa != kpb)
+        return ckt_fail(
+            err, CKT_EINVAL,
+            "blockwise_gemm: b_lds has K = %lld but a_lds has K = %lld (B is the N x K tile)",
+            (long long)kpb, (long long)kpa);
     const ckt_ktensor *ta = ckt_kernel_tensor(k, a_lds), *tb = ckt_kernel_tensor(k, b_lds);
-    if (ta->dtype != m->a) return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: a_lds is %s but %s takes A in %s", ckt_dtype_name(ta->dtype), m->name, ckt_dtype_name(m->a));
-    if (tb->dtype != m->b) return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: b_lds is %s but %s takes B in %s", ckt_dtype_name(tb->dtype), m->name, ckt_dtype_name(m->b));
+    if (ta->dtype != m->a)
+        return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: a_lds is %s but %s takes A in %s",
+                        ckt_dtype_name(ta->dtype), m->name, ckt_dtype_name(m->a));
+    if (tb->dtype != m->b)
+        return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: b_lds is %s but %s takes B in %s",
+                        ckt_dtype_name(tb->dtype), m->name, ckt_dtype_name(m->b));
     ckt_gemm_geom g;
     if ((s = ckt_gemm_geometry(t, mpb, npb, kpa, ckt_kernel_block(k), &g, err))) return s;
-    if (g.pack != 1) return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: %s takes k_pack %lld (one K step of 16 per instruction)", m->name, (long long)m->k_chunk);
+    if (g.pack != 1)
+        return ckt_fail(err, CKT_EINVAL,
+                        "blockwise_gemm: %s takes k_pack %lld (one K step of 16 per instruction)",
+                        m->name, (long long)m->k_chunk);
     int cd;
     if ((s = ckt_kernel_gemm_c_dist(k, t, mpb, npb, &cd, err))) return s;
     const ckt_ktensor *c = ckt_kernel_tensor(k, c_reg);
     if (!c || c->mem != CKT_MEM_REG || c->dist != cd)
-        return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: c_reg is not the C register tensor of these traits and a %lldx%lld block tile (make it with make_blockwise_gemm_xdl_c_vgpr)",
+        return ckt_fail(err, CKT_EINVAL,
+                        "blockwise_gemm: c_reg is not the C register tensor of these traits and a "
+                        "%lldx%lld block tile (make it with make_blockwise_gemm_xdl_c_vgpr)",
                         (long long)mpb, (long long)npb);
     ckt_wgmma_operand pa, pb;
     const ckt_swizzle *swa = ta->swizzled ? &ta->sw : NULL, *swb = tb->swizzled ? &tb->sw : NULL;
     int64_t ks = kpa / 16;
-    if ((s = ckt_wgmma_operand_plan(&ta->layout, swa, ta->dtype, m->m, t->m_per_wave, g.waves_m, ks, 'A', &pa, err)) ||
-        (s = ckt_wgmma_operand_plan(&tb->layout, swb, tb->dtype, m->n, t->n_per_wave, g.waves_n, ks, 'B', &pb, err)))
+    if ((s = ckt_wgmma_operand_plan(&ta->layout, swa, ta->dtype, m->m, t->m_per_wave, g.waves_m, ks,
+                                    'A', &pa, err)) ||
+        (s = ckt_wgmma_operand_plan(&tb->layout, swb, tb->dtype, m->n, t->n_per_wave, g.waves_n, ks,
+                                    'B', &pb, err)))
         return ckt_fail_prefix(err, "blockwise_gemm: ");
     if ((s = aligned(ta, &pa, 'A', err)) || (s = aligned(tb, &pb, 'B', err))) return s;
     int64_t rep[3] = {t->m_per_wave, t->n_per_wave, ks};

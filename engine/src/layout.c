@@ -6,7 +6,6 @@
 #include "ckt/layout.h"
 #include "tuple_internal.h"
 
-
 /* size and cosize must fit in 64 bits so that every offset a layout produces does too. */
 static ckt_status check_extent(const ckt_tuple *shape, const ckt_tuple *stride, ckt_error *err)
 {
@@ -20,8 +19,10 @@ static ckt_status check_extent(const ckt_tuple *shape, const ckt_tuple *stride, 
             return ckt_fail(err, CKT_EOVERFLOW, "layout: stride %lld overflows", (long long)d);
         if (ckt_mul_ovf(size, s, &size))
             return ckt_fail(err, CKT_EOVERFLOW, "layout: size overflows 64 bits");
-        if (ckt_mul_ovf(s - 1, d < 0 ? -d : d, &span) || ckt_add_ovf(cos, span, &cos) || cos == INT64_MAX)
-            return ckt_fail(err, CKT_EOVERFLOW, "layout: offsets overflow 64 bits (cosize too large)");
+        if (ckt_mul_ovf(s - 1, d < 0 ? -d : d, &span) || ckt_add_ovf(cos, span, &cos) ||
+            cos == INT64_MAX)
+            return ckt_fail(err, CKT_EOVERFLOW,
+                            "layout: offsets overflow 64 bits (cosize too large)");
     }
     return CKT_OK;
 }
@@ -46,7 +47,8 @@ ckt_status ckt_layout_check(const ckt_layout *l, ckt_error *err)
     return check_pair(&l->shape, &l->stride, err);
 }
 
-ckt_status ckt_layout_make(ckt_layout *out, const ckt_tuple *shape, const ckt_tuple *stride, ckt_error *err)
+ckt_status ckt_layout_make(ckt_layout *out, const ckt_tuple *shape, const ckt_tuple *stride,
+                           ckt_error *err)
 {
     if (!out || !shape || !stride) return ckt_fail(err, CKT_EINVAL, "layout: NULL argument");
     ckt_status st = check_pair(shape, stride, err);
@@ -69,17 +71,26 @@ static ckt_status compact(ckt_layout *out, const ckt_tuple *shape, bool row_majo
         int i = row_major ? shape->n - 1 - k : k;
         if (shape->arity[i] != CKT_LEAF) continue;
         if (shape->value[i] <= 0)
-            return ckt_fail(err, CKT_EINVAL, "layout: shape %lld must be positive", (long long)shape->value[i]);
+            return ckt_fail(err, CKT_EINVAL, "layout: shape %lld must be positive",
+                            (long long)shape->value[i]);
         stride.value[i] = cur;
-        if (ckt_mul_ovf(cur, shape->value[i], &cur)) return ckt_fail(err, CKT_EOVERFLOW, "layout: size overflows 64 bits");
+        if (ckt_mul_ovf(cur, shape->value[i], &cur))
+            return ckt_fail(err, CKT_EOVERFLOW, "layout: size overflows 64 bits");
     }
     return ckt_layout_make(out, shape, &stride, err);
 }
 
-ckt_status ckt_layout_col_major(ckt_layout *out, const ckt_tuple *shape, ckt_error *err) { return compact(out, shape, false, err); }
-ckt_status ckt_layout_row_major(ckt_layout *out, const ckt_tuple *shape, ckt_error *err) { return compact(out, shape, true, err); }
+ckt_status ckt_layout_col_major(ckt_layout *out, const ckt_tuple *shape, ckt_error *err)
+{
+    return compact(out, shape, false, err);
+}
+ckt_status ckt_layout_row_major(ckt_layout *out, const ckt_tuple *shape, ckt_error *err)
+{
+    return compact(out, shape, true, err);
+}
 
-ckt_status ckt_layout_flat(ckt_layout *out, int rank, const int64_t *shape, const int64_t *stride, ckt_error *err)
+ckt_status ckt_layout_flat(ckt_layout *out, int rank, const int64_t *shape, const int64_t *stride,
+                           ckt_error *err)
 {
     if (rank <= 0) return ckt_fail(err, CKT_EINVAL, "layout: rank %d must be positive", rank);
     ckt_tuple s, d;
@@ -87,7 +98,8 @@ ckt_status ckt_layout_flat(ckt_layout *out, int rank, const int64_t *shape, cons
     if (rank == 1) {
         s = ckt_tuple_int(shape[0]);
         d = ckt_tuple_int(stride[0]);
-    } else if ((st = ckt_tuple_flat(&s, rank, shape, err)) || (st = ckt_tuple_flat(&d, rank, stride, err))) {
+    } else if ((st = ckt_tuple_flat(&s, rank, shape, err)) ||
+               (st = ckt_tuple_flat(&d, rank, stride, err))) {
         return st;
     }
     return ckt_layout_make(out, &s, &d, err);
@@ -120,7 +132,8 @@ ckt_status ckt_layout_mode(const ckt_layout *l, int i, ckt_layout *out, ckt_erro
     if (!l || !out) return ckt_fail(err, CKT_EINVAL, "mode: NULL argument");
     ckt_layout m;
     ckt_status st;
-    if ((st = ckt_tuple_get(&l->shape, i, &m.shape, err)) || (st = ckt_tuple_get(&l->stride, i, &m.stride, err)))
+    if ((st = ckt_tuple_get(&l->shape, i, &m.shape, err)) ||
+        (st = ckt_tuple_get(&l->stride, i, &m.stride, err)))
         return st;
     *out = m;
     return CKT_OK;
@@ -146,7 +159,8 @@ ckt_status ckt_layout_eval(const ckt_layout *l, int64_t idx, int64_t *offset, ck
     }
     if (rest != 0) {
         int64_t size = ckt_layout_size(l);
-        return ckt_fail(err, CKT_EINVAL, "layout: index %lld is out of range [0, %lld)", (long long)idx, (long long)size);
+        return ckt_fail(err, CKT_EINVAL, "layout: index %lld is out of range [0, %lld)",
+                        (long long)idx, (long long)size);
     }
     *offset = off;
     return CKT_OK;
@@ -159,7 +173,9 @@ static bool tree_ok(const ckt_tuple *t)
     if (t->n <= 0 || t->n > CKT_TUPLE_NODES) return false;
     int pending = 1;
     for (int i = 0; i < t->n; i++) {
-        if (pending == 0 || (t->arity[i] != CKT_LEAF && (t->arity[i] <= 0 || t->arity[i] > CKT_MAX_RANK))) return false;
+        if (pending == 0 ||
+            (t->arity[i] != CKT_LEAF && (t->arity[i] <= 0 || t->arity[i] > CKT_MAX_RANK)))
+            return false;
         pending += t->arity[i] == CKT_LEAF ? -1 : t->arity[i] - 1;
     }
     return pending == 0;
@@ -167,7 +183,8 @@ static bool tree_ok(const ckt_tuple *t)
 
 /* Offset of coordinate node c (in coord) against layout node i; a leaf coordinate against a
  * tuple mode is a 1-D index into that mode (colexicographic), as in CuTe. */
-static ckt_status eval_node(const ckt_layout *l, int i, const ckt_tuple *coord, int c, int64_t *off, ckt_error *err)
+static ckt_status eval_node(const ckt_layout *l, int i, const ckt_tuple *coord, int c, int64_t *off,
+                            ckt_error *err)
 {
     if (coord->arity[c] == CKT_LEAF) {
         int end = ckt_tuple_skip(&l->shape, i);
@@ -175,7 +192,8 @@ static ckt_status eval_node(const ckt_layout *l, int i, const ckt_tuple *coord, 
         for (int k = i; k < end; k++)
             if (l->shape.arity[k] == CKT_LEAF) size *= l->shape.value[k];
         if (idx < 0 || idx >= size)
-            return ckt_fail(err, CKT_EINVAL, "layout: coordinate %lld is out of range [0, %lld)", (long long)idx, (long long)size);
+            return ckt_fail(err, CKT_EINVAL, "layout: coordinate %lld is out of range [0, %lld)",
+                            (long long)idx, (long long)size);
         for (int k = i; k < end; k++) {
             if (l->shape.arity[k] != CKT_LEAF) continue;
             *off += (idx % l->shape.value[k]) * l->stride.value[k];
@@ -184,7 +202,8 @@ static ckt_status eval_node(const ckt_layout *l, int i, const ckt_tuple *coord, 
         return CKT_OK;
     }
     if (l->shape.arity[i] == CKT_LEAF || l->shape.arity[i] != coord->arity[c])
-        return ckt_fail(err, CKT_EINVAL, "layout: coordinate of rank %d does not match a mode of rank %d",
+        return ckt_fail(err, CKT_EINVAL,
+                        "layout: coordinate of rank %d does not match a mode of rank %d",
                         coord->arity[c], l->shape.arity[i] == CKT_LEAF ? 1 : l->shape.arity[i]);
     int li = i + 1, ci = c + 1;
     for (int k = 0; k < coord->arity[c]; k++) {
@@ -196,10 +215,13 @@ static ckt_status eval_node(const ckt_layout *l, int i, const ckt_tuple *coord, 
     return CKT_OK;
 }
 
-ckt_status ckt_layout_eval_coord(const ckt_layout *l, const ckt_tuple *coord, int64_t *offset, ckt_error *err)
+ckt_status ckt_layout_eval_coord(const ckt_layout *l, const ckt_tuple *coord, int64_t *offset,
+                                 ckt_error *err)
 {
     if (!l || !coord || !offset) return ckt_fail(err, CKT_EINVAL, "layout: NULL argument");
-    if (!tree_ok(coord)) return ckt_fail(err, CKT_EINVAL, "layout: coordinate: not a well-formed tuple (%d nodes)", coord->n);
+    if (!tree_ok(coord))
+        return ckt_fail(err, CKT_EINVAL, "layout: coordinate: not a well-formed tuple (%d nodes)",
+                        coord->n);
     int64_t off = 0;
     /* a rank-1 tuple coordinate against an integer layout is accepted as its only mode */
     if (l->shape.arity[0] == CKT_LEAF && coord->arity[0] == 1 && coord->n == 2) {
@@ -219,15 +241,19 @@ ckt_status ckt_idx2crd(const ckt_tuple *shape, int64_t idx, ckt_tuple *coord, ck
     if (ckt_tuple_check(shape, err)) return ckt_fail_prefix(err, "idx2crd: shape: ");
     for (int i = 0; i < shape->n; i++)
         if (shape->arity[i] == CKT_LEAF && shape->value[i] <= 0)
-            return ckt_fail(err, CKT_EINVAL, "idx2crd: shape %lld must be positive", (long long)shape->value[i]);
+            return ckt_fail(err, CKT_EINVAL, "idx2crd: shape %lld must be positive",
+                            (long long)shape->value[i]);
     ckt_status st = ckt_tuple_product(shape, &size, err);
     if (st) return st;
     if (idx < 0 || idx >= size)
-        return ckt_fail(err, CKT_EINVAL, "idx2crd: index %lld is out of range [0, %lld)", (long long)idx, (long long)size);
+        return ckt_fail(err, CKT_EINVAL, "idx2crd: index %lld is out of range [0, %lld)",
+                        (long long)idx, (long long)size);
     ckt_tuple c = *shape;
     for (int i = 0; i < c.n; i++) {
         if (c.arity[i] != CKT_LEAF) continue;
-        if (shape->value[i] <= 0) return ckt_fail(err, CKT_EINVAL, "idx2crd: shape %lld must be positive", (long long)shape->value[i]);
+        if (shape->value[i] <= 0)
+            return ckt_fail(err, CKT_EINVAL, "idx2crd: shape %lld must be positive",
+                            (long long)shape->value[i]);
         c.value[i] = idx % shape->value[i];
         idx /= shape->value[i];
     }

@@ -21,13 +21,15 @@ static void skip_ws(parser *ps)
 
 static ckt_status perr(parser *ps, const char *what)
 {
-    return ckt_fail(ps->err, CKT_EINVAL, "parse: %s at position %d of \"%.60s\"", what, (int)(ps->p - ps->s), ps->s);
+    return ckt_fail(ps->err, CKT_EINVAL, "parse: %s at position %d of \"%.60s\"", what,
+                    (int)(ps->p - ps->s), ps->s);
 }
 
 static ckt_status add_node(parser *ps, int8_t arity, int64_t v, int *index)
 {
     if (ps->t->n >= CKT_TUPLE_NODES)
-        return ckt_fail(ps->err, CKT_ECAPACITY, "parse: more than %d nodes in \"%.60s\"", CKT_TUPLE_NODES, ps->s);
+        return ckt_fail(ps->err, CKT_ECAPACITY, "parse: more than %d nodes in \"%.60s\"",
+                        CKT_TUPLE_NODES, ps->s);
     *index = ps->t->n;
     ps->t->arity[ps->t->n] = arity;
     ps->t->value[ps->t->n] = v;
@@ -42,17 +44,26 @@ static ckt_status parse_node(parser *ps)
     ckt_status st;
     if (*ps->p == '(') {
         if (++ps->depth > CKT_MAX_DEPTH)
-            return ckt_fail(ps->err, CKT_ECAPACITY, "parse: nesting deeper than %d in \"%.60s\"", CKT_MAX_DEPTH, ps->s);
+            return ckt_fail(ps->err, CKT_ECAPACITY, "parse: nesting deeper than %d in \"%.60s\"",
+                            CKT_MAX_DEPTH, ps->s);
         ps->p++;
         if ((st = add_node(ps, 0, 0, &idx))) return st;
         int children = 0;
         for (;;) {
             if ((st = parse_node(ps))) return st;
             if (++children > CKT_MAX_RANK)
-                return ckt_fail(ps->err, CKT_ECAPACITY, "parse: more than %d modes in one tuple of \"%.60s\"", CKT_MAX_RANK, ps->s);
+                return ckt_fail(ps->err, CKT_ECAPACITY,
+                                "parse: more than %d modes in one tuple of \"%.60s\"", CKT_MAX_RANK,
+                                ps->s);
             skip_ws(ps);
-            if (*ps->p == ',') { ps->p++; continue; }
-            if (*ps->p == ')') { ps->p++; break; }
+            if (*ps->p == ',') {
+                ps->p++;
+                continue;
+            }
+            if (*ps->p == ')') {
+                ps->p++;
+                break;
+            }
             return perr(ps, "expected ',' or ')'");
         }
         ps->t->arity[idx] = (int8_t)children;
@@ -60,11 +71,15 @@ static ckt_status parse_node(parser *ps)
         return CKT_OK;
     }
     if (*ps->p == '_') ps->p++;
-    if (!(*ps->p == '-' || isdigit((unsigned char)*ps->p))) return perr(ps, "expected an integer or '('");
+    if (!(*ps->p == '-' || isdigit((unsigned char)*ps->p)))
+        return perr(ps, "expected an integer or '('");
     char *end;
     errno = 0;
     long long v = strtoll(ps->p, &end, 10);
-    if (errno == ERANGE) return ckt_fail(ps->err, CKT_EOVERFLOW, "parse: integer out of the 64-bit range at position %d of \"%.60s\"", (int)(ps->p - ps->s), ps->s);
+    if (errno == ERANGE)
+        return ckt_fail(ps->err, CKT_EOVERFLOW,
+                        "parse: integer out of the 64-bit range at position %d of \"%.60s\"",
+                        (int)(ps->p - ps->s), ps->s);
     if (end == ps->p || (*ps->p == '-' && end == ps->p + 1)) return perr(ps, "expected an integer");
     ps->p = end;
     return add_node(ps, CKT_LEAF, (int64_t)v, &idx);
@@ -111,7 +126,11 @@ int ckt_layout_to_string(const ckt_layout *l, char *buf, size_t cap)
 {
     int n = ckt_tuple_to_string(&l->shape, buf, cap);
     size_t used = (size_t)n < cap ? (size_t)n : (cap ? cap - 1 : 0);
-    if (used + 1 < cap) { buf[used] = ':'; buf[used + 1] = '\0'; }
-    int m = ckt_tuple_to_string(&l->stride, buf && used + 1 < cap ? buf + used + 1 : NULL, used + 1 < cap ? cap - used - 1 : 0);
+    if (used + 1 < cap) {
+        buf[used] = ':';
+        buf[used + 1] = '\0';
+    }
+    int m = ckt_tuple_to_string(&l->stride, buf && used + 1 < cap ? buf + used + 1 : NULL,
+                                used + 1 < cap ? cap - used - 1 : 0);
     return n + 1 + m;
 }

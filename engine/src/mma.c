@@ -22,7 +22,8 @@
 #define MMA_C "((4,8),(2,2)):((2,8),(1,64))"
 
 /* Which architectures have an instruction is stated once, in the matrix lists of the hardware
- * models (engine/src/target.c); only the CPU target's emulation-only instructions are marked here. */
+ * models (engine/src/target.c); only the CPU target's emulation-only instructions are marked here.
+ */
 #define ON_HARDWARE false
 #define EMULATION_ONLY true
 
@@ -35,38 +36,192 @@
 #define WG_C64 "((4,8,4),(2,2,8)):((2,64,1024),(1,512,8))"
 #define WG_C128 "((4,8,4),(2,2,16)):((2,128,2048),(1,1024,8))"
 #define WG_C256 "((4,8,4),(2,2,32)):((2,256,4096),(1,2048,8))"
-#define WGMMA(N, T, DT, C)                                                                                                                                 \
-    {"wgmma_m64n" #N "k16_" #T, "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." #T "." #T, CKT_VENDOR_NVIDIA, ON_HARDWARE, 64, N, 16, DT, DT, CKT_F32, 128, \
-     8, 0, (N) / 2, 16, WG_A, "", C, "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." #T "." #T, "", "ckt_emu_wgmma", false,                           \
-     "D(64x" #N " f32) = A(64x16 " #T ") B(16x" #N " " #T ") + D, a warpgroup of 128 threads, A and B from shared memory through matrix descriptors; sm_90a"}
-
+#define WGMMA(N, T, DT, C)                                                                         \
+    {                                                                                              \
+        "wgmma_m64n" #N "k16_" #T, "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." #T "." #T,    \
+            CKT_VENDOR_NVIDIA, ON_HARDWARE, 64, N, 16, DT, DT, CKT_F32, 128, 8, 0, (N) / 2, 16,    \
+            WG_A, "", C, "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." #T "." #T, "",          \
+            "ckt_emu_wgmma", false,                                                                \
+            "D(64x" #N " f32) = A(64x16 " #T ") B(16x" #N " " #T                                   \
+            ") + D, a warpgroup of 128 threads, A and B from shared memory through matrix "        \
+            "descriptors; sm_90a"                                                                  \
+    }
 
 static const ckt_mma table[] = {
-    {"mfma_f32_32x32x8f16", "v_mfma_f32_32x32x8f16", CKT_VENDOR_AMD, ON_HARDWARE, 32, 32, 8, CKT_F16, CKT_F16, CKT_F32, 64, 4, 4, 16, 4, MFMA32_A, MFMA32_B,
-     MFMA32_C, "__builtin_amdgcn_mfma_f32_32x32x8f16", "half4", "ckt_emu_mfma_32x32x8", false,
+    {"mfma_f32_32x32x8f16",
+     "v_mfma_f32_32x32x8f16",
+     CKT_VENDOR_AMD,
+     ON_HARDWARE,
+     32,
+     32,
+     8,
+     CKT_F16,
+     CKT_F16,
+     CKT_F32,
+     64,
+     4,
+     4,
+     16,
+     4,
+     MFMA32_A,
+     MFMA32_B,
+     MFMA32_C,
+     "__builtin_amdgcn_mfma_f32_32x32x8f16",
+     "half4",
+     "ckt_emu_mfma_32x32x8",
+     false,
      "D(32x32 f32) = A(32x8 f16) B(8x32 f16) + C, one wave of 64 lanes, 16 accumulators per lane"},
-    {"mfma_f32_16x16x16f16", "v_mfma_f32_16x16x16f16", CKT_VENDOR_AMD, ON_HARDWARE, 16, 16, 16, CKT_F16, CKT_F16, CKT_F32, 64, 4, 4, 4, 4, MFMA16_A,
-     MFMA16_B, MFMA16_C, "__builtin_amdgcn_mfma_f32_16x16x16f16", "half4", "ckt_emu_mfma_16x16x16", false,
+    {"mfma_f32_16x16x16f16",
+     "v_mfma_f32_16x16x16f16",
+     CKT_VENDOR_AMD,
+     ON_HARDWARE,
+     16,
+     16,
+     16,
+     CKT_F16,
+     CKT_F16,
+     CKT_F32,
+     64,
+     4,
+     4,
+     4,
+     4,
+     MFMA16_A,
+     MFMA16_B,
+     MFMA16_C,
+     "__builtin_amdgcn_mfma_f32_16x16x16f16",
+     "half4",
+     "ckt_emu_mfma_16x16x16",
+     false,
      "D(16x16 f32) = A(16x16 f16) B(16x16 f16) + C, one wave of 64 lanes, 4 accumulators per lane"},
-    {"mfma_f32_32x32x8bf16_1k", "v_mfma_f32_32x32x8bf16_1k", CKT_VENDOR_AMD, ON_HARDWARE, 32, 32, 8, CKT_BF16, CKT_BF16, CKT_F32, 64, 4, 4, 16, 4, MFMA32_A,
-     MFMA32_B, MFMA32_C, "__builtin_amdgcn_mfma_f32_32x32x8bf16_1k", "short4", "ckt_emu_mfma_32x32x8", false,
-     "D(32x32 f32) = A(32x8 bf16) B(8x32 bf16) + C, the lane layouts of the f16 form; gfx90a and later"},
-    {"mfma_f32_16x16x16bf16_1k", "v_mfma_f32_16x16x16bf16_1k", CKT_VENDOR_AMD, ON_HARDWARE, 16, 16, 16, CKT_BF16, CKT_BF16, CKT_F32, 64, 4, 4, 4, 4,
-     MFMA16_A, MFMA16_B, MFMA16_C, "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k", "short4", "ckt_emu_mfma_16x16x16", false,
-     "D(16x16 f32) = A(16x16 bf16) B(16x16 bf16) + C, the lane layouts of the f16 form; gfx90a and later"},
-    {"mma_m16n8k16_f16", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", CKT_VENDOR_NVIDIA, ON_HARDWARE, 16, 8, 16, CKT_F16, CKT_F16, CKT_F32, 32, 8, 4,
-     4, 2, MMA_A, MMA_B, MMA_C, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "", "ckt_emu_mma_m16n8k16", true,
-     "D(16x8 f32) = A(16x16 f16) B(16x8 f16) + C, one warp of 32 lanes; A in 4 b32 registers, B in 2, C in 4 floats"},
-    {"mma_m16n8k16_bf16", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", CKT_VENDOR_NVIDIA, ON_HARDWARE, 16, 8, 16, CKT_BF16, CKT_BF16, CKT_F32, 32,
-     8, 4, 4, 2, MMA_A, MMA_B, MMA_C, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", "", "ckt_emu_mma_m16n8k16", true,
-     "D(16x8 f32) = A(16x16 bf16) B(16x8 bf16) + C, one warp of 32 lanes; the lane layouts of the f16 form"},
+    {"mfma_f32_32x32x8bf16_1k",
+     "v_mfma_f32_32x32x8bf16_1k",
+     CKT_VENDOR_AMD,
+     ON_HARDWARE,
+     32,
+     32,
+     8,
+     CKT_BF16,
+     CKT_BF16,
+     CKT_F32,
+     64,
+     4,
+     4,
+     16,
+     4,
+     MFMA32_A,
+     MFMA32_B,
+     MFMA32_C,
+     "__builtin_amdgcn_mfma_f32_32x32x8bf16_1k",
+     "short4",
+     "ckt_emu_mfma_32x32x8",
+     false,
+     "D(32x32 f32) = A(32x8 bf16) B(8x32 bf16) + C, the lane layouts of the f16 form; gfx90a and "
+     "later"},
+    {"mfma_f32_16x16x16bf16_1k",
+     "v_mfma_f32_16x16x16bf16_1k",
+     CKT_VENDOR_AMD,
+     ON_HARDWARE,
+     16,
+     16,
+     16,
+     CKT_BF16,
+     CKT_BF16,
+     CKT_F32,
+     64,
+     4,
+     4,
+     4,
+     4,
+     MFMA16_A,
+     MFMA16_B,
+     MFMA16_C,
+     "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k",
+     "short4",
+     "ckt_emu_mfma_16x16x16",
+     false,
+     "D(16x16 f32) = A(16x16 bf16) B(16x16 bf16) + C, the lane layouts of the f16 form; gfx90a and "
+     "later"},
+    {"mma_m16n8k16_f16",
+     "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+     CKT_VENDOR_NVIDIA,
+     ON_HARDWARE,
+     16,
+     8,
+     16,
+     CKT_F16,
+     CKT_F16,
+     CKT_F32,
+     32,
+     8,
+     4,
+     4,
+     2,
+     MMA_A,
+     MMA_B,
+     MMA_C,
+     "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+     "",
+     "ckt_emu_mma_m16n8k16",
+     true,
+     "D(16x8 f32) = A(16x16 f16) B(16x8 f16) + C, one warp of 32 lanes; A in 4 b32 registers, B in "
+     "2, C in 4 floats"},
+    {"mma_m16n8k16_bf16",
+     "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+     CKT_VENDOR_NVIDIA,
+     ON_HARDWARE,
+     16,
+     8,
+     16,
+     CKT_BF16,
+     CKT_BF16,
+     CKT_F32,
+     32,
+     8,
+     4,
+     4,
+     2,
+     MMA_A,
+     MMA_B,
+     MMA_C,
+     "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+     "",
+     "ckt_emu_mma_m16n8k16",
+     true,
+     "D(16x8 f32) = A(16x16 bf16) B(16x8 bf16) + C, one warp of 32 lanes; the lane layouts of the "
+     "f16 form"},
     /* no hardware has it: f32 operands through the 32x32x8 MFMA lane layouts, on the CPU target
      * only, so that f32 GEMMs run through the same blockwise GEMM there */
-    {"emu_f32_32x32x8f32", "emu_f32_32x32x8f32 (CPU emulation only)", CKT_VENDOR_AMD, EMULATION_ONLY, 32, 32, 8, CKT_F32, CKT_F32, CKT_F32, 64, 4, 4, 16, 4, MFMA32_A,
-     MFMA32_B, MFMA32_C, "", "", "ckt_emu_mfma_32x32x8", false,
-     "D(32x32 f32) = A(32x8 f32) B(8x32 f32) + C with the lane layouts of v_mfma_f32_32x32x8f16; the CPU target only (any cpu:<gpu>)"},
-    WGMMA(64, f16, CKT_F16, WG_C64), WGMMA(128, f16, CKT_F16, WG_C128), WGMMA(256, f16, CKT_F16, WG_C256),
-    WGMMA(64, bf16, CKT_BF16, WG_C64), WGMMA(128, bf16, CKT_BF16, WG_C128), WGMMA(256, bf16, CKT_BF16, WG_C256),
+    {"emu_f32_32x32x8f32",
+     "emu_f32_32x32x8f32 (CPU emulation only)",
+     CKT_VENDOR_AMD,
+     EMULATION_ONLY,
+     32,
+     32,
+     8,
+     CKT_F32,
+     CKT_F32,
+     CKT_F32,
+     64,
+     4,
+     4,
+     16,
+     4,
+     MFMA32_A,
+     MFMA32_B,
+     MFMA32_C,
+     "",
+     "",
+     "ckt_emu_mfma_32x32x8",
+     false,
+     "D(32x32 f32) = A(32x8 f32) B(8x32 f32) + C with the lane layouts of v_mfma_f32_32x32x8f16; "
+     "the CPU target only (any cpu:<gpu>)"},
+    WGMMA(64, f16, CKT_F16, WG_C64),
+    WGMMA(128, f16, CKT_F16, WG_C128),
+    WGMMA(256, f16, CKT_F16, WG_C256),
+    WGMMA(64, bf16, CKT_BF16, WG_C64),
+    WGMMA(128, bf16, CKT_BF16, WG_C128),
+    WGMMA(256, bf16, CKT_BF16, WG_C256),
 };
 #define NMMA ((int)(sizeof table / sizeof *table))
 
@@ -85,7 +240,8 @@ ckt_status ckt_mma_get(const char *name, const ckt_mma **out, ckt_error *err)
     char known[512];
     size_t n = 0;
     known[0] = 0;
-    for (int i = 0; i < NMMA && n < sizeof known; i++) n += (size_t)snprintf(known + n, sizeof known - n, "%s%s", i ? ", " : "", table[i].name);
+    for (int i = 0; i < NMMA && n < sizeof known; i++)
+        n += (size_t)snprintf(known + n, sizeof known - n, "%s%s", i ? ", " : "", table[i].name);
     return ckt_fail(err, CKT_EINVAL, "mma: unknown instruction '%s' (known: %s)", name, known);
 }
 
@@ -131,7 +287,9 @@ const char *ckt_mma_targets(const ckt_mma *mma, char *buf, size_t cap)
         ckt_target_record r;
         /* an alias of another model (sm_90a is sm_90 with its own features) is listed only for
          * what the model it extends lacks (wgmma) */
-        if (ckt_target_parse(arch, &r, NULL) != CKT_OK || !on_record(mma, &r) || (strcmp(r.hw.name, arch) && ckt_mma_on_target(mma, r.hw.name))) continue;
+        if (ckt_target_parse(arch, &r, NULL) != CKT_OK || !on_record(mma, &r) ||
+            (strcmp(r.hw.name, arch) && ckt_mma_on_target(mma, r.hw.name)))
+            continue;
         if (n + (n > 0) + strlen(arch) >= cap) break; /* whole names only */
         n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? "," : "", arch);
     }
@@ -145,11 +303,13 @@ const ckt_mma *ckt_mma_for_target(const char *target, int i)
     return NULL;
 }
 
-ckt_status ckt_mma_find(const char *target, ckt_dtype a, ckt_dtype b, ckt_dtype c, int64_t m, int64_t n, int64_t k, const ckt_mma **out,
-                        ckt_error *err)
+ckt_status ckt_mma_find(const char *target, ckt_dtype a, ckt_dtype b, ckt_dtype c, int64_t m,
+                        int64_t n, int64_t k, const ckt_mma **out, ckt_error *err)
 {
     if (!target || !out) return ckt_fail(err, CKT_EINVAL, "mma: NULL argument");
-    if (m < 0 || n < 0 || k < 0) return ckt_fail(err, CKT_EINVAL, "mma: a negative shape (%lld x %lld x %lld)", (long long)m, (long long)n, (long long)k);
+    if (m < 0 || n < 0 || k < 0)
+        return ckt_fail(err, CKT_EINVAL, "mma: a negative shape (%lld x %lld x %lld)", (long long)m,
+                        (long long)n, (long long)k);
     for (int j = 0; j < NMMA; j++) {
         const ckt_mma *x = &table[j];
         if (!ckt_mma_on_target(x, target) || x->a != a || x->b != b || x->c != c) continue;
@@ -158,8 +318,11 @@ ckt_status ckt_mma_find(const char *target, ckt_dtype a, ckt_dtype b, ckt_dtype 
         return CKT_OK;
     }
     const char *an = ckt_dtype_name(a), *bn = ckt_dtype_name(b), *cn = ckt_dtype_name(c);
-    return ckt_fail(err, CKT_EUNSUPPORTED, "mma: target '%s' has no matrix instruction with A %s, B %s, C %s and shape %lldx%lldx%lld (0: any)", target,
-                    an ? an : "?", bn ? bn : "?", cn ? cn : "?", (long long)m, (long long)n, (long long)k);
+    return ckt_fail(err, CKT_EUNSUPPORTED,
+                    "mma: target '%s' has no matrix instruction with A %s, B %s, C %s and shape "
+                    "%lldx%lldx%lld (0: any)",
+                    target, an ? an : "?", bn ? bn : "?", cn ? cn : "?", (long long)m, (long long)n,
+                    (long long)k);
 }
 
 static char upper_operand(char operand)
@@ -175,11 +338,15 @@ ckt_status ckt_mma_layout(const ckt_mma *mma, char operand, ckt_layout *out, ckt
     case 'A': return ckt_layout_parse(mma->a_tv, out, err);
     case 'B':
         if (!*mma->b_tv)
-            return ckt_fail(err, CKT_EUNSUPPORTED, "mma layout: %s reads B from shared memory through a matrix descriptor (ckt/wgmma.h): it has no lane layout",
+            return ckt_fail(err, CKT_EUNSUPPORTED,
+                            "mma layout: %s reads B from shared memory through a matrix descriptor "
+                            "(ckt/wgmma.h): it has no lane layout",
                             mma->name);
         return ckt_layout_parse(mma->b_tv, out, err);
     case 'C': return ckt_layout_parse(mma->c_tv, out, err);
-    default: return ckt_fail(err, CKT_EINVAL, "mma layout: operand '%c' is not one of A, B, C (D)", operand);
+    default:
+        return ckt_fail(err, CKT_EINVAL, "mma layout: operand '%c' is not one of A, B, C (D)",
+                        operand);
     }
 }
 
@@ -200,6 +367,6 @@ ckt_status ckt_mma_check_target(const ckt_mma *mma, const char *target, ckt_erro
     ckt_target_record r;
     char where[128];
     const char *arch = ckt_target_parse(target, &r, NULL) == CKT_OK ? r.arch : "not a known target";
-    return ckt_fail(err, CKT_EUNSUPPORTED, "target '%s' (%s) has no %s (%s): it exists on %s", target, arch, mma->isa, mma->name,
-                    ckt_mma_targets(mma, where, sizeof where));
+    return ckt_fail(err, CKT_EUNSUPPORTED, "target '%s' (%s) has no %s (%s): it exists on %s",
+                    target, arch, mma->isa, mma->name, ckt_mma_targets(mma, where, sizeof where));
 }

@@ -27,7 +27,8 @@ const char *ckt_param_kind_name(ckt_param_kind k)
 
 int ckt_param_kind_parse(const char *name, ckt_param_kind *out)
 {
-    static const ckt_param_kind kinds[] = {CKT_PARAM_PTR, CKT_PARAM_I32, CKT_PARAM_I64, CKT_PARAM_F32};
+    static const ckt_param_kind kinds[] = {CKT_PARAM_PTR, CKT_PARAM_I32, CKT_PARAM_I64,
+                                           CKT_PARAM_F32};
     for (size_t i = 0; name && i < sizeof kinds / sizeof *kinds; i++)
         if (!strcmp(name, ckt_param_kind_name(kinds[i]))) {
             *out = kinds[i];

@@ -42,10 +42,10 @@ typedef struct cpu_pool {
     void *const *args;
     int64_t grid[3], block[3], nblocks;
     size_t lds_bytes;
-    double deadline;       /* 0: none */
+    double deadline; /* 0: none */
     atomic_llong next_block;
-    atomic_int timed_out;  /* a worker saw the deadline pass: the others stop too */
-    int fault;             /* set by the kernel (CKT_FAULT, atomically): a window left its tensor */
+    atomic_int timed_out; /* a worker saw the deadline pass: the others stop too */
+    int fault;            /* set by the kernel (CKT_FAULT, atomically): a window left its tensor */
 } cpu_pool;
 
 /* How often a worker looks at the clock: every block would cost a system call per block of a
@@ -67,7 +67,9 @@ static void run_blocks(cpu_pool *p, void **lds, size_t *lds_cap)
     l.lds = p->lds_bytes ? *lds : NULL;
     l.fault = &p->fault;
     for (long long done = 0;; done++) {
-        if (p->deadline > 0 && done % DEADLINE_EVERY == DEADLINE_EVERY - 1 && ckt_runtime_now() >= p->deadline) atomic_store(&p->timed_out, 1);
+        if (p->deadline > 0 && done % DEADLINE_EVERY == DEADLINE_EVERY - 1 &&
+            ckt_runtime_now() >= p->deadline)
+            atomic_store(&p->timed_out, 1);
         if (atomic_load(&p->timed_out)) break;
         long long b = atomic_fetch_add(&p->next_block, 1);
         if (b >= p->nblocks) break;
@@ -124,7 +126,8 @@ static ckt_status cpu_open(ckt_device *dev, ckt_error *err)
             for (int j = 0; j < i; j++) pthread_join(p->threads[j], NULL);
             pthread_attr_destroy(&attr);
             free(p);
-            return ckt_fail(err, CKT_ERUNTIME, "device cpu: cannot start worker thread %d: %s", i, strerror(rc));
+            return ckt_fail(err, CKT_ERUNTIME, "device cpu: cannot start worker thread %d: %s", i,
+                            strerror(rc));
         }
     }
     pthread_attr_destroy(&attr);
@@ -161,11 +164,17 @@ static ckt_status cpu_alloc(ckt_device *dev, size_t n, void **ptr, ckt_error *er
     (void)dev;
     size_t cap = (n + 63) / 64 * 64; /* aligned like device memory, so vector accesses are legal */
     *ptr = aligned_alloc(64, cap);
-    if (!*ptr) return ckt_fail(err, CKT_ENOMEM, "alloc: cannot allocate %zu bytes of host memory for the cpu device", n);
+    if (!*ptr)
+        return ckt_fail(err, CKT_ENOMEM,
+                        "alloc: cannot allocate %zu bytes of host memory for the cpu device", n);
     return CKT_OK;
 }
 
-static void cpu_free(ckt_device *dev, void *ptr) { (void)dev; free(ptr); }
+static void cpu_free(ckt_device *dev, void *ptr)
+{
+    (void)dev;
+    free(ptr);
+}
 
 static ckt_status cpu_copy(ckt_device *dev, void *dst, const void *src, size_t n, ckt_error *err)
 {
@@ -211,7 +220,10 @@ static void *open_so(const uint8_t *code, size_t n, int *keep_fd, char *why, siz
     char path[4096];
     snprintf(path, sizeof path, "%s/ckt-kernel-XXXXXX.so", tmp && *tmp ? tmp : "/tmp");
     fd = mkstemps(path, 3);
-    if (fd < 0) { snprintf(why, whylen, "cannot create %.400s: %s", path, strerror(errno)); return NULL; }
+    if (fd < 0) {
+        snprintf(why, whylen, "cannot create %.400s: %s", path, strerror(errno));
+        return NULL;
+    }
     ssize_t w = write(fd, code, n);
     close(fd);
     if (w == (ssize_t)n) {
@@ -229,23 +241,35 @@ static void free_module(cpu_module *m)
     free(m);
 }
 
-static ckt_status cpu_load(ckt_device *dev, const ckt_binary *bin, void **module, void **fn, ckt_error *err)
+static ckt_status cpu_load(ckt_device *dev, const ckt_binary *bin, void **module, void **fn,
+                           ckt_error *err)
 {
     (void)dev;
     size_t n;
     const uint8_t *code = ckt_binary_code(bin, &n);
     const char *name = ckt_binary_kernel_name(bin);
-    if (!code || n < 4 || memcmp(code, "\x7f" "ELF", 4) != 0)
-        return ckt_fail(err, CKT_EINVAL, "launch: the binary for '%s' is not a shared object", name);
+    if (!code || n < 4 ||
+        memcmp(code,
+               "\x7f"
+               "ELF",
+               4) != 0)
+        return ckt_fail(err, CKT_EINVAL, "launch: the binary for '%s' is not a shared object",
+                        name);
     cpu_module *m = calloc(1, sizeof *m);
     if (!m) return ckt_fail(err, CKT_ENOMEM, "launch: out of memory");
     char why[512] = "";
     m->so = open_so(code, n, &m->fd, why, sizeof why);
-    if (!m->so) { free(m); return ckt_fail(err, CKT_ERUNTIME, "launch: cannot load the kernel '%s': %s", name, why); }
+    if (!m->so) {
+        free(m);
+        return ckt_fail(err, CKT_ERUNTIME, "launch: cannot load the kernel '%s': %s", name, why);
+    }
     *(void **)&m->fn = dlsym(m->so, name);
     if (!m->fn) {
         free_module(m);
-        return ckt_fail(err, CKT_EINVAL, "launch: the shared object has no function '%s' (cpu kernels are void %s(void *const *args, const ckt_cpu_launch *))", name, name);
+        return ckt_fail(err, CKT_EINVAL,
+                        "launch: the shared object has no function '%s' (cpu kernels are void "
+                        "%s(void *const *args, const ckt_cpu_launch *))",
+                        name, name);
     }
     char sym[160];
     snprintf(sym, sizeof sym, "%s__lds_bytes", name);
@@ -253,7 +277,8 @@ static ckt_status cpu_load(ckt_device *dev, const ckt_binary *bin, void **module
     m->lds_bytes = lds ? *lds : 0;
     if (m->lds_bytes > (1ull << 30)) {
         free_module(m);
-        return ckt_fail(err, CKT_EINVAL, "launch: %s = %llu bytes of LDS is implausible", sym, *lds);
+        return ckt_fail(err, CKT_EINVAL, "launch: %s = %llu bytes of LDS is implausible", sym,
+                        *lds);
     }
     snprintf(sym, sizeof sym, "%s__nparams", name);
     const int *np = dlsym(m->so, sym);
@@ -261,7 +286,9 @@ static ckt_status cpu_load(ckt_device *dev, const ckt_binary *bin, void **module
     m->param_kinds = dlsym(m->so, sym);
     if (!np != !m->param_kinds || (np && (*np < 0 || *np > CPU_MAX_PARAMS))) {
         free_module(m);
-        return ckt_fail(err, CKT_EINVAL, "launch: kernel '%s' declares %s without %s, or %s is outside [0, %d]", name, np ? "__nparams" : "__param_kinds",
+        return ckt_fail(err, CKT_EINVAL,
+                        "launch: kernel '%s' declares %s without %s, or %s is outside [0, %d]",
+                        name, np ? "__nparams" : "__param_kinds",
                         np ? "__param_kinds" : "__nparams", "__nparams", CPU_MAX_PARAMS);
     }
     m->nparams = np ? *np : 0;
@@ -269,7 +296,10 @@ static ckt_status cpu_load(ckt_device *dev, const ckt_binary *bin, void **module
         if (!ckt_param_size((ckt_param_kind)m->param_kinds[i])) {
             int bad = m->param_kinds[i];
             free_module(m);
-            return ckt_fail(err, CKT_EINVAL, "launch: kernel '%s' declares parameter %d of kind %d, not a ckt_param_kind", name, i, bad);
+            return ckt_fail(
+                err, CKT_EINVAL,
+                "launch: kernel '%s' declares parameter %d of kind %d, not a ckt_param_kind", name,
+                i, bad);
         }
     *module = m;
     *fn = (void *)m->fn;
@@ -277,14 +307,17 @@ static ckt_status cpu_load(ckt_device *dev, const ckt_binary *bin, void **module
 }
 
 /* The ABI fixes these values (ckt/jit.h): compiled kernels hold them. */
-_Static_assert(CKT_PARAM_PTR == 0 && CKT_PARAM_I32 == 1 && CKT_PARAM_I64 == 2 && CKT_PARAM_F32 == 3, "the CPU ABI's parameter kinds");
+_Static_assert(CKT_PARAM_PTR == 0 && CKT_PARAM_I32 == 1 && CKT_PARAM_I64 == 2 && CKT_PARAM_F32 == 3,
+               "the CPU ABI's parameter kinds");
 
 /* "ptr,i32,..." of n kinds, for a message. */
 static const char *kinds_text(char *buf, size_t cap, const int *kinds, int n)
 {
     size_t w = 0;
     buf[0] = 0;
-    for (int i = 0; i < n && w < cap; i++) w += (size_t)snprintf(buf + w, cap - w, "%s%s", i ? "," : "", ckt_param_kind_name((ckt_param_kind)kinds[i]));
+    for (int i = 0; i < n && w < cap; i++)
+        w += (size_t)snprintf(buf + w, cap - w, "%s%s", i ? "," : "",
+                              ckt_param_kind_name((ckt_param_kind)kinds[i]));
     return buf;
 }
 
@@ -294,13 +327,15 @@ static ckt_status check_declared(const cpu_module *m, const ckt_launch_params *l
 {
     if (!m->param_kinds) return CKT_OK;
     bool same = lp->signature_count == m->nparams;
-    for (int i = 0; same && i < m->nparams; i++) same = (int)lp->signature[i].kind == m->param_kinds[i];
+    for (int i = 0; same && i < m->nparams; i++)
+        same = (int)lp->signature[i].kind == m->param_kinds[i];
     if (same) return CKT_OK;
     int said[CPU_MAX_PARAMS];
     int n = lp->signature_count < CPU_MAX_PARAMS ? lp->signature_count : CPU_MAX_PARAMS;
     for (int i = 0; i < n; i++) said[i] = (int)lp->signature[i].kind;
     char takes[256], passes[256];
-    return ckt_fail(err, CKT_EINVAL, "launch: the kernel takes (%s), the launch passes (%s)", kinds_text(takes, sizeof takes, m->param_kinds, m->nparams),
+    return ckt_fail(err, CKT_EINVAL, "launch: the kernel takes (%s), the launch passes (%s)",
+                    kinds_text(takes, sizeof takes, m->param_kinds, m->nparams),
                     kinds_text(passes, sizeof passes, said, n));
 }
 
@@ -317,7 +352,8 @@ static double now_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
-static ckt_status cpu_launch(ckt_device *dev, void *module, void *fn, const ckt_launch_params *lp, double *ms, ckt_error *err)
+static ckt_status cpu_launch(ckt_device *dev, void *module, void *fn, const ckt_launch_params *lp,
+                             double *ms, ckt_error *err)
 {
     (void)fn;
     cpu_pool *p = dev->impl;
@@ -349,16 +385,29 @@ static ckt_status cpu_launch(ckt_device *dev, void *module, void *fn, const ckt_
     int fault = __atomic_load_n(&p->fault, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&p->launch_mu);
     if (fault)
-        return ckt_fail(err, CKT_EINVAL, "launch: window %d left its tensor in some block (its origin plus its lengths reach outside the shape: "
-                        "a grid larger than the tiles, or an origin out of range); those accesses were skipped, nothing outside the buffers "
-                        "and LDS was touched", fault - 1);
+        return ckt_fail(err, CKT_EINVAL,
+                        "launch: window %d left its tensor in some block (its origin plus its "
+                        "lengths reach outside the shape: "
+                        "a grid larger than the tiles, or an origin out of range); those accesses "
+                        "were skipped, nothing outside the buffers "
+                        "and LDS was touched",
+                        fault - 1);
     if (timed_out)
-        return ckt_fail(err, CKT_ELIMIT, "launch: stopped after about %lld of %lld blocks: the time limit ran out", started < nblocks ? started : nblocks, nblocks);
-    if (!all_ran) return ckt_fail(err, CKT_ENOMEM, "launch: no worker could allocate %zu bytes of LDS", lds_bytes);
+        return ckt_fail(err, CKT_ELIMIT,
+                        "launch: stopped after about %lld of %lld blocks: the time limit ran out",
+                        started < nblocks ? started : nblocks, nblocks);
+    if (!all_ran)
+        return ckt_fail(err, CKT_ENOMEM, "launch: no worker could allocate %zu bytes of LDS",
+                        lds_bytes);
     return CKT_OK;
 }
 
-static ckt_status cpu_sync(ckt_device *dev, ckt_error *err) { (void)dev, (void)err; return CKT_OK; }
+static ckt_status cpu_sync(ckt_device *dev, ckt_error *err)
+{
+    (void)dev, (void)err;
+    return CKT_OK;
+}
 
-const ckt_backend_ops ckt_runtime_cpu_ops = {cpu_open, cpu_close, cpu_alloc, cpu_free, cpu_copy, cpu_copy, cpu_copy,
-                                             cpu_memset, cpu_load, cpu_unload, cpu_launch, cpu_sync};
+const ckt_backend_ops ckt_runtime_cpu_ops = {cpu_open, cpu_close,  cpu_alloc,  cpu_free,
+                                             cpu_copy, cpu_copy,   cpu_copy,   cpu_memset,
+                                             cpu_load, cpu_unload, cpu_launch, cpu_sync};

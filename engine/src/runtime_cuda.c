@@ -16,8 +16,13 @@ typedef void *CUcontext, *CUmodule, *CUfunction, *CUevent, *CUstream;
 typedef unsigned long long CUdeviceptr;
 
 enum { /* CUdevice_attribute values (stable across CUDA versions) */
-    MAX_THREADS_PER_BLOCK = 1, MAX_BLOCK_X = 2, MAX_GRID_X = 5, MAX_SHARED_PER_BLOCK_OPTIN = 97,
-    CC_MAJOR = 75, CC_MINOR = 76, FUNC_MAX_DYNAMIC_SHARED = 8
+       MAX_THREADS_PER_BLOCK = 1,
+       MAX_BLOCK_X = 2,
+       MAX_GRID_X = 5,
+       MAX_SHARED_PER_BLOCK_OPTIN = 97,
+       CC_MAJOR = 75,
+       CC_MINOR = 76,
+       FUNC_MAX_DYNAMIC_SHARED = 8
 };
 
 static struct {
@@ -41,7 +46,8 @@ static struct {
     CUresult (*module_unload)(CUmodule);
     CUresult (*get_function)(CUfunction *, CUmodule, const char *);
     CUresult (*func_set_attribute)(CUfunction, int, int);
-    CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, void **, void **);
+    CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                       unsigned, CUstream, void **, void **);
     CUresult (*event_create)(CUevent *, unsigned);
     CUresult (*event_record)(CUevent, CUstream);
     CUresult (*event_sync)(CUevent);
@@ -71,28 +77,46 @@ static ckt_status fail(ckt_error *err, const char *what, CUresult r)
 static ckt_status load_driver(ckt_error *err)
 {
     if (D.lib) return CKT_OK;
-    static const char *const names[] = {"libcuda.so.1", "/usr/local/nvidia/lib64/libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libcuda.so.1", "libcuda.so", NULL};
+    static const char *const names[] = {"libcuda.so.1", "/usr/local/nvidia/lib64/libcuda.so.1",
+                                        "/usr/lib/x86_64-linux-gnu/libcuda.so.1", "libcuda.so",
+                                        NULL};
     void *lib = ckt_dynlib_open(names, NULL, &D.libname);
-    if (!lib) return ckt_fail(err, CKT_ERUNTIME, "CUDA driver libcuda.so.1 not found (no NVIDIA GPU here?); use --target cpu:sm_90 to emulate");
+    if (!lib)
+        return ckt_fail(err, CKT_ERUNTIME,
+                        "CUDA driver libcuda.so.1 not found (no NVIDIA GPU here?); use --target "
+                        "cpu:sm_90 to emulate");
     const ckt_dynsym syms[] = {
-        {(void **)&D.init, "cuInit", NULL, false}, {(void **)&D.device_get, "cuDeviceGet", NULL, false},
-        {(void **)&D.device_count, "cuDeviceGetCount", NULL, false}, {(void **)&D.device_name, "cuDeviceGetName", NULL, false},
-        {(void **)&D.attribute, "cuDeviceGetAttribute", NULL, false}, {(void **)&D.retain, "cuDevicePrimaryCtxRetain", NULL, false},
+        {(void **)&D.init, "cuInit", NULL, false},
+        {(void **)&D.device_get, "cuDeviceGet", NULL, false},
+        {(void **)&D.device_count, "cuDeviceGetCount", NULL, false},
+        {(void **)&D.device_name, "cuDeviceGetName", NULL, false},
+        {(void **)&D.attribute, "cuDeviceGetAttribute", NULL, false},
+        {(void **)&D.retain, "cuDevicePrimaryCtxRetain", NULL, false},
         {(void **)&D.release, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease", false},
-        {(void **)&D.set_current, "cuCtxSetCurrent", NULL, false}, {(void **)&D.alloc, "cuMemAlloc_v2", NULL, false},
-        {(void **)&D.free, "cuMemFree_v2", NULL, false}, {(void **)&D.h2d, "cuMemcpyHtoD_v2", NULL, false},
-        {(void **)&D.d2h, "cuMemcpyDtoH_v2", NULL, false}, {(void **)&D.d2d, "cuMemcpyDtoD_v2", NULL, false},
-        {(void **)&D.memset8, "cuMemsetD8_v2", NULL, false}, {(void **)&D.module_load, "cuModuleLoadData", NULL, false},
-        {(void **)&D.module_unload, "cuModuleUnload", NULL, false}, {(void **)&D.get_function, "cuModuleGetFunction", NULL, false},
-        {(void **)&D.func_set_attribute, "cuFuncSetAttribute", NULL, false}, {(void **)&D.launch, "cuLaunchKernel", NULL, false},
-        {(void **)&D.event_create, "cuEventCreate", NULL, false}, {(void **)&D.event_record, "cuEventRecord", NULL, false},
+        {(void **)&D.set_current, "cuCtxSetCurrent", NULL, false},
+        {(void **)&D.alloc, "cuMemAlloc_v2", NULL, false},
+        {(void **)&D.free, "cuMemFree_v2", NULL, false},
+        {(void **)&D.h2d, "cuMemcpyHtoD_v2", NULL, false},
+        {(void **)&D.d2h, "cuMemcpyDtoH_v2", NULL, false},
+        {(void **)&D.d2d, "cuMemcpyDtoD_v2", NULL, false},
+        {(void **)&D.memset8, "cuMemsetD8_v2", NULL, false},
+        {(void **)&D.module_load, "cuModuleLoadData", NULL, false},
+        {(void **)&D.module_unload, "cuModuleUnload", NULL, false},
+        {(void **)&D.get_function, "cuModuleGetFunction", NULL, false},
+        {(void **)&D.func_set_attribute, "cuFuncSetAttribute", NULL, false},
+        {(void **)&D.launch, "cuLaunchKernel", NULL, false},
+        {(void **)&D.event_create, "cuEventCreate", NULL, false},
+        {(void **)&D.event_record, "cuEventRecord", NULL, false},
         {(void **)&D.event_sync, "cuEventSynchronize", NULL, false},
         {(void **)&D.event_elapsed, "cuEventElapsedTime", "cuEventElapsedTime_v2", false},
-        {(void **)&D.event_destroy, "cuEventDestroy_v2", NULL, false}, {(void **)&D.sync, "cuCtxSynchronize", NULL, false},
+        {(void **)&D.event_destroy, "cuEventDestroy_v2", NULL, false},
+        {(void **)&D.sync, "cuCtxSynchronize", NULL, false},
         {(void **)&D.error_string, "cuGetErrorString", NULL, false},
     };
     const char *missing = ckt_dynlib_bind(lib, syms, sizeof syms / sizeof *syms);
-    if (missing) return ckt_fail(err, CKT_ERUNTIME, "CUDA driver %s lacks %s (driver too old?)", D.libname, missing);
+    if (missing)
+        return ckt_fail(err, CKT_ERUNTIME, "CUDA driver %s lacks %s (driver too old?)", D.libname,
+                        missing);
     D.lib = lib;
     return CKT_OK;
 }
@@ -109,13 +133,21 @@ static ckt_status cu_open(ckt_device *dev, ckt_error *err)
     ckt_status st = load_driver(err);
     if (st) return st;
     CUresult r = D.init(0);
-    if (r) return ckt_fail(err, CKT_ERUNTIME, "cuda: cuInit failed: %s (%d) — no usable NVIDIA GPU? use --target cpu:sm_90 to emulate", cu_err(r), r);
+    if (r)
+        return ckt_fail(err, CKT_ERUNTIME,
+                        "cuda: cuInit failed: %s (%d) — no usable NVIDIA GPU? use --target "
+                        "cpu:sm_90 to emulate",
+                        cu_err(r), r);
     int count = 0;
     if ((r = D.device_count(&count)) || count < 1)
-        return ckt_fail(err, CKT_ERUNTIME, "cuda: no NVIDIA GPU found; use --target cpu:sm_90 to emulate");
+        return ckt_fail(err, CKT_ERUNTIME,
+                        "cuda: no NVIDIA GPU found; use --target cpu:sm_90 to emulate");
     cuda_dev *c = calloc(1, sizeof *c);
     if (!c) return ckt_fail(err, CKT_ENOMEM, "cuda: out of memory");
-    if ((r = D.device_get(&c->dev, 0)) || (r = D.retain(&c->ctx, c->dev))) { free(c); return fail(err, "opening device 0", r); }
+    if ((r = D.device_get(&c->dev, 0)) || (r = D.retain(&c->ctx, c->dev))) {
+        free(c);
+        return fail(err, "opening device 0", r);
+    }
     dev->impl = c;
     char name[200] = "NVIDIA GPU";
     D.device_name(name, sizeof name, c->dev);
@@ -150,7 +182,9 @@ static ckt_status cu_alloc(ckt_device *dev, size_t n, void **ptr, ckt_error *err
     if (st) return st;
     CUdeviceptr p = 0;
     CUresult r = D.alloc(&p, n);
-    if (r) return ckt_fail(err, r == 2 ? CKT_ENOMEM : CKT_ERUNTIME, "alloc: cuMemAlloc of %zu bytes failed: %s", n, cu_err(r));
+    if (r)
+        return ckt_fail(err, r == 2 ? CKT_ENOMEM : CKT_ERUNTIME,
+                        "alloc: cuMemAlloc of %zu bytes failed: %s", n, cu_err(r));
     *ptr = (void *)(uintptr_t)p;
     return CKT_OK;
 }
@@ -198,7 +232,8 @@ typedef struct {
     int64_t sizes[64];
 } cuda_module;
 
-static ckt_status cu_load(ckt_device *dev, const ckt_binary *bin, void **module, void **fn, ckt_error *err)
+static ckt_status cu_load(ckt_device *dev, const ckt_binary *bin, void **module, void **fn,
+                          ckt_error *err)
 {
     ckt_status st = make_current(dev, err);
     if (st) return st;
@@ -212,13 +247,16 @@ static ckt_status cu_load(ckt_device *dev, const ckt_binary *bin, void **module,
     CUresult r = D.module_load(&cm->m, code);
     if (r) {
         free(cm);
-        return ckt_fail(err, CKT_ERUNTIME, "launch: cuModuleLoadData failed for a %s cubin on %s: %s", ckt_binary_target(bin), dev->name, cu_err(r));
+        return ckt_fail(err, CKT_ERUNTIME,
+                        "launch: cuModuleLoadData failed for a %s cubin on %s: %s",
+                        ckt_binary_target(bin), dev->name, cu_err(r));
     }
     CUfunction f;
     if ((r = D.get_function(&f, cm->m, cm->name))) {
         D.module_unload(cm->m);
         free(cm);
-        return ckt_fail(err, CKT_EINVAL, "launch: the cubin has no kernel '%s' (extern \"C\"?): %s", ckt_binary_kernel_name(bin), cu_err(r));
+        return ckt_fail(err, CKT_EINVAL, "launch: the cubin has no kernel '%s' (extern \"C\"?): %s",
+                        ckt_binary_kernel_name(bin), cu_err(r));
     }
     *module = cm;
     *fn = f;
@@ -232,14 +270,17 @@ static void cu_unload(ckt_device *dev, void *module)
     free(cm);
 }
 
-static ckt_status cu_launch(ckt_device *dev, void *module, void *fn, const ckt_launch_params *p, double *ms, ckt_error *err)
+static ckt_status cu_launch(ckt_device *dev, void *module, void *fn, const ckt_launch_params *p,
+                            double *ms, ckt_error *err)
 {
     const cuda_module *cm = module;
-    ckt_status st = cm->n >= 0 ? ckt_runtime_check_arg_sizes(cm->name, cm->sizes, cm->n, p, err) : CKT_OK;
+    ckt_status st =
+        cm->n >= 0 ? ckt_runtime_check_arg_sizes(cm->name, cm->sizes, cm->n, p, err) : CKT_OK;
     if (!st) st = make_current(dev, err);
     if (st) return st;
     CUresult r;
-    if (p->dyn_shared_bytes > 48 * 1024 && (r = D.func_set_attribute(fn, FUNC_MAX_DYNAMIC_SHARED, (int)p->dyn_shared_bytes)))
+    if (p->dyn_shared_bytes > 48 * 1024 &&
+        (r = D.func_set_attribute(fn, FUNC_MAX_DYNAMIC_SHARED, (int)p->dyn_shared_bytes)))
         return fail(err, "cuFuncSetAttribute(max dynamic shared memory)", r);
     CUevent ev[2] = {0, 0};
     if ((r = D.event_create(&ev[0], 0)) || (r = D.event_create(&ev[1], 0))) {
@@ -247,8 +288,10 @@ static ckt_status cu_launch(ckt_device *dev, void *module, void *fn, const ckt_l
         return fail(err, "cuEventCreate", r);
     }
     r = D.event_record(ev[0], NULL);
-    if (!r) r = D.launch(fn, (unsigned)p->grid[0], (unsigned)p->grid[1], (unsigned)p->grid[2], (unsigned)p->block[0], (unsigned)p->block[1],
-                         (unsigned)p->block[2], (unsigned)p->dyn_shared_bytes, NULL, (void **)p->args, NULL);
+    if (!r)
+        r = D.launch(fn, (unsigned)p->grid[0], (unsigned)p->grid[1], (unsigned)p->grid[2],
+                     (unsigned)p->block[0], (unsigned)p->block[1], (unsigned)p->block[2],
+                     (unsigned)p->dyn_shared_bytes, NULL, (void **)p->args, NULL);
     if (!r) r = D.event_record(ev[1], NULL);
     if (!r) r = D.event_sync(ev[1]);
     float t = 0;
@@ -267,5 +310,6 @@ static ckt_status cu_sync(ckt_device *dev, ckt_error *err)
     return st ? st : r ? fail(err, "cuCtxSynchronize", r) : CKT_OK;
 }
 
-const ckt_backend_ops ckt_runtime_cuda_ops = {cu_open, cu_close, cu_alloc, cu_free, cu_h2d, cu_d2h, cu_d2d,
-                                              cu_memset, cu_load, cu_unload, cu_launch, cu_sync};
+const ckt_backend_ops ckt_runtime_cuda_ops = {cu_open, cu_close,  cu_alloc,  cu_free,
+                                              cu_h2d,  cu_d2h,    cu_d2d,    cu_memset,
+                                              cu_load, cu_unload, cu_launch, cu_sync};

@@ -29,7 +29,8 @@ static struct {
     hipError_t (*module_load)(hipModule_t *, const void *);
     hipError_t (*module_unload)(hipModule_t);
     hipError_t (*get_function)(hipFunction_t *, hipModule_t, const char *);
-    hipError_t (*launch)(hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, hipStream_t, void **, void **);
+    hipError_t (*launch)(hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                         unsigned, hipStream_t, void **, void **);
     hipError_t (*event_create)(hipEvent_t *);
     hipError_t (*event_record)(hipEvent_t, hipStream_t);
     hipError_t (*event_sync)(hipEvent_t);
@@ -54,19 +55,32 @@ static ckt_status load_runtime(ckt_error *err)
 {
     if (H.lib) return CKT_OK;
     void *lib = ckt_dynlib_open(ckt_dynlib_hip_names, NULL, &H.libname);
-    if (!lib) return ckt_fail(err, CKT_ERUNTIME, "HIP runtime libamdhip64.so.5/.6 not found (no ROCm here?); use --target cpu:gfx90a to emulate");
+    if (!lib)
+        return ckt_fail(err, CKT_ERUNTIME,
+                        "HIP runtime libamdhip64.so.5/.6 not found (no ROCm here?); use --target "
+                        "cpu:gfx90a to emulate");
     const ckt_dynsym syms[] = {
-        {(void **)&H.init, "hipInit", NULL, false}, {(void **)&H.device_count, "hipGetDeviceCount", NULL, false},
-        {(void **)&H.set_device, "hipSetDevice", NULL, false}, {(void **)&H.device_name, "hipDeviceGetName", NULL, false},
+        {(void **)&H.init, "hipInit", NULL, false},
+        {(void **)&H.device_count, "hipGetDeviceCount", NULL, false},
+        {(void **)&H.set_device, "hipSetDevice", NULL, false},
+        {(void **)&H.device_name, "hipDeviceGetName", NULL, false},
         {(void **)&H.properties, "hipGetDevicePropertiesR0600", "hipGetDeviceProperties", false},
-        {(void **)&H.malloc, "hipMalloc", NULL, false}, {(void **)&H.free, "hipFree", NULL, false},
-        {(void **)&H.h2d, "hipMemcpyHtoD", NULL, false}, {(void **)&H.d2h, "hipMemcpyDtoH", NULL, false},
-        {(void **)&H.d2d, "hipMemcpyDtoD", NULL, false}, {(void **)&H.memset, "hipMemset", NULL, false},
-        {(void **)&H.module_load, "hipModuleLoadData", NULL, false}, {(void **)&H.module_unload, "hipModuleUnload", NULL, false},
-        {(void **)&H.get_function, "hipModuleGetFunction", NULL, false}, {(void **)&H.launch, "hipModuleLaunchKernel", NULL, false},
-        {(void **)&H.event_create, "hipEventCreate", NULL, false}, {(void **)&H.event_record, "hipEventRecord", NULL, false},
-        {(void **)&H.event_sync, "hipEventSynchronize", NULL, false}, {(void **)&H.event_elapsed, "hipEventElapsedTime", NULL, false},
-        {(void **)&H.event_destroy, "hipEventDestroy", NULL, false}, {(void **)&H.sync, "hipDeviceSynchronize", NULL, false},
+        {(void **)&H.malloc, "hipMalloc", NULL, false},
+        {(void **)&H.free, "hipFree", NULL, false},
+        {(void **)&H.h2d, "hipMemcpyHtoD", NULL, false},
+        {(void **)&H.d2h, "hipMemcpyDtoH", NULL, false},
+        {(void **)&H.d2d, "hipMemcpyDtoD", NULL, false},
+        {(void **)&H.memset, "hipMemset", NULL, false},
+        {(void **)&H.module_load, "hipModuleLoadData", NULL, false},
+        {(void **)&H.module_unload, "hipModuleUnload", NULL, false},
+        {(void **)&H.get_function, "hipModuleGetFunction", NULL, false},
+        {(void **)&H.launch, "hipModuleLaunchKernel", NULL, false},
+        {(void **)&H.event_create, "hipEventCreate", NULL, false},
+        {(void **)&H.event_record, "hipEventRecord", NULL, false},
+        {(void **)&H.event_sync, "hipEventSynchronize", NULL, false},
+        {(void **)&H.event_elapsed, "hipEventElapsedTime", NULL, false},
+        {(void **)&H.event_destroy, "hipEventDestroy", NULL, false},
+        {(void **)&H.sync, "hipDeviceSynchronize", NULL, false},
         {(void **)&H.error_string, "hipGetErrorString", NULL, false},
     };
     const char *missing = ckt_dynlib_bind(lib, syms, sizeof syms / sizeof *syms);
@@ -87,8 +101,14 @@ static void arch_name(int dev, char *out, size_t cap)
     for (size_t i = 0; i + 8 < sizeof props; i++) {
         if (memcmp(props + i, "gfx", 3) || (i && props[i - 1])) continue;
         size_t n = 3;
-        while (i + n < sizeof props && ((props[i + n] >= '0' && props[i + n] <= '9') || (props[i + n] >= 'a' && props[i + n] <= 'z'))) n++;
-        if (n > 3 && n < cap) { memcpy(out, props + i, n); out[n] = 0; return; }
+        while (i + n < sizeof props && ((props[i + n] >= '0' && props[i + n] <= '9') ||
+                                        (props[i + n] >= 'a' && props[i + n] <= 'z')))
+            n++;
+        if (n > 3 && n < cap) {
+            memcpy(out, props + i, n);
+            out[n] = 0;
+            return;
+        }
     }
 }
 
@@ -100,8 +120,10 @@ static ckt_status hip_open(ckt_device *dev, ckt_error *err)
     int count = 0;
     if (!r) r = H.device_count(&count);
     if (r || count < 1)
-        return ckt_fail(err, CKT_ERUNTIME, "hip: the HIP runtime (%s) found no AMD GPU%s%s; use --target cpu:gfx90a to emulate", H.libname,
-                        r ? ": " : "", r ? hip_err(r) : "");
+        return ckt_fail(
+            err, CKT_ERUNTIME,
+            "hip: the HIP runtime (%s) found no AMD GPU%s%s; use --target cpu:gfx90a to emulate",
+            H.libname, r ? ": " : "", r ? hip_err(r) : "");
     if ((r = H.set_device(0))) return fail(err, "hipSetDevice(0)", r);
     char name[200] = "AMD GPU";
     H.device_name(name, sizeof name, 0);
@@ -121,11 +143,17 @@ static ckt_status hip_alloc(ckt_device *dev, size_t n, void **ptr, ckt_error *er
 {
     (void)dev;
     hipError_t r = H.malloc(ptr, n);
-    if (r) return ckt_fail(err, r == 2 ? CKT_ENOMEM : CKT_ERUNTIME, "alloc: hipMalloc of %zu bytes failed: %s", n, hip_err(r));
+    if (r)
+        return ckt_fail(err, r == 2 ? CKT_ENOMEM : CKT_ERUNTIME,
+                        "alloc: hipMalloc of %zu bytes failed: %s", n, hip_err(r));
     return CKT_OK;
 }
 
-static void hip_free(ckt_device *dev, void *ptr) { (void)dev; H.free(ptr); }
+static void hip_free(ckt_device *dev, void *ptr)
+{
+    (void)dev;
+    H.free(ptr);
+}
 
 static ckt_status hip_h2d(ckt_device *dev, void *dst, const void *src, size_t n, ckt_error *err)
 {
@@ -165,25 +193,31 @@ typedef struct {
     int64_t sizes[64];
 } hip_module;
 
-static ckt_status hip_load(ckt_device *dev, const ckt_binary *bin, void **module, void **fn, ckt_error *err)
+static ckt_status hip_load(ckt_device *dev, const ckt_binary *bin, void **module, void **fn,
+                           ckt_error *err)
 {
     hip_module *hm = calloc(1, sizeof *hm);
     if (!hm) return ckt_fail(err, CKT_ENOMEM, "launch: out of memory");
     size_t n;
     const uint8_t *code = ckt_binary_code(bin, &n);
     snprintf(hm->name, sizeof hm->name, "%s", ckt_binary_kernel_name(bin));
-    if (ckt_code_object_kernel_args(code, n, hm->name, hm->sizes, 64, &hm->n, NULL) != CKT_OK) hm->n = -1;
+    if (ckt_code_object_kernel_args(code, n, hm->name, hm->sizes, 64, &hm->n, NULL) != CKT_OK)
+        hm->n = -1;
     hipModule_t m;
     hipError_t r = H.module_load(&m, code);
     if (r) {
         free(hm);
-        return ckt_fail(err, CKT_ERUNTIME, "launch: hipModuleLoadData failed for a %s code object on %s: %s", ckt_binary_target(bin), dev->name, hip_err(r));
+        return ckt_fail(err, CKT_ERUNTIME,
+                        "launch: hipModuleLoadData failed for a %s code object on %s: %s",
+                        ckt_binary_target(bin), dev->name, hip_err(r));
     }
     hipFunction_t f;
     if ((r = H.get_function(&f, m, ckt_binary_kernel_name(bin)))) {
         H.module_unload(m);
         free(hm);
-        return ckt_fail(err, CKT_EINVAL, "launch: the code object has no kernel '%s' (extern \"C\"?): %s", ckt_binary_kernel_name(bin), hip_err(r));
+        return ckt_fail(err, CKT_EINVAL,
+                        "launch: the code object has no kernel '%s' (extern \"C\"?): %s",
+                        ckt_binary_kernel_name(bin), hip_err(r));
     }
     hm->m = m;
     *module = hm;
@@ -199,7 +233,8 @@ static void hip_unload(ckt_device *dev, void *module)
     free(hm);
 }
 
-static ckt_status hip_launch(ckt_device *dev, void *module, void *fn, const ckt_launch_params *p, double *ms, ckt_error *err)
+static ckt_status hip_launch(ckt_device *dev, void *module, void *fn, const ckt_launch_params *p,
+                             double *ms, ckt_error *err)
 {
     (void)dev;
     const hip_module *hm = module;
@@ -214,8 +249,10 @@ static ckt_status hip_launch(ckt_device *dev, void *module, void *fn, const ckt_
         return fail(err, "hipEventCreate", r);
     }
     r = H.event_record(ev[0], NULL);
-    if (!r) r = H.launch(fn, (unsigned)p->grid[0], (unsigned)p->grid[1], (unsigned)p->grid[2], (unsigned)p->block[0], (unsigned)p->block[1],
-                         (unsigned)p->block[2], (unsigned)p->dyn_shared_bytes, NULL, (void **)p->args, NULL);
+    if (!r)
+        r = H.launch(fn, (unsigned)p->grid[0], (unsigned)p->grid[1], (unsigned)p->grid[2],
+                     (unsigned)p->block[0], (unsigned)p->block[1], (unsigned)p->block[2],
+                     (unsigned)p->dyn_shared_bytes, NULL, (void **)p->args, NULL);
     if (!r) r = H.event_record(ev[1], NULL);
     if (!r) r = H.event_sync(ev[1]);
     float t = 0;
@@ -234,5 +271,6 @@ static ckt_status hip_sync(ckt_device *dev, ckt_error *err)
     return r ? fail(err, "hipDeviceSynchronize", r) : CKT_OK;
 }
 
-const ckt_backend_ops ckt_runtime_hip_ops = {hip_open, hip_close, hip_alloc, hip_free, hip_h2d, hip_d2h, hip_d2d,
-                                             hip_memset, hip_load, hip_unload, hip_launch, hip_sync};
+const ckt_backend_ops ckt_runtime_hip_ops = {hip_open, hip_close,  hip_alloc,  hip_free,
+                                             hip_h2d,  hip_d2h,    hip_d2d,    hip_memset,
+                                             hip_load, hip_unload, hip_launch, hip_sync};

@@ -18,9 +18,11 @@ typedef struct ckt_backend_ops {
     ckt_status (*d2d)(ckt_device *dev, void *dst, const void *src, size_t n, ckt_error *err);
     ckt_status (*memset)(ckt_device *dev, void *dst, uint8_t byte, size_t n, ckt_error *err);
     /* load the binary's kernel: *module is released by unload, *fn lives as long as it */
-    ckt_status (*load)(ckt_device *dev, const ckt_binary *bin, void **module, void **fn, ckt_error *err);
+    ckt_status (*load)(ckt_device *dev, const ckt_binary *bin, void **module, void **fn,
+                       ckt_error *err);
     void (*unload)(ckt_device *dev, void *module);
-    ckt_status (*launch)(ckt_device *dev, void *module, void *fn, const ckt_launch_params *p, double *ms, ckt_error *err);
+    ckt_status (*launch)(ckt_device *dev, void *module, void *fn, const ckt_launch_params *p,
+                         double *ms, ckt_error *err);
     ckt_status (*sync)(ckt_device *dev, ckt_error *err);
 } ckt_backend_ops;
 
@@ -43,14 +45,19 @@ struct ckt_device {
     char target[32];
     int64_t max_block[3], max_threads_per_block, max_grid[3], max_shared_bytes;
     ckt_buffer *buffers;
-    struct { uint64_t bin_id; void *module, *fn; uint64_t last_use; } modules[CKT_MODULE_CACHE];
+    struct {
+        uint64_t bin_id;
+        void *module, *fn;
+        uint64_t last_use;
+    } modules[CKT_MODULE_CACHE];
     uint64_t clock;
 };
 
 extern const ckt_backend_ops ckt_runtime_cpu_ops, ckt_runtime_cuda_ops, ckt_runtime_hip_ops;
 
 /* Check a launch's signature against the argument sizes the code object declares. */
-ckt_status ckt_runtime_check_arg_sizes(const char *kernel, const int64_t *sizes, int n, const ckt_launch_params *p, ckt_error *err);
+ckt_status ckt_runtime_check_arg_sizes(const char *kernel, const int64_t *sizes, int n,
+                                       const ckt_launch_params *p, ckt_error *err);
 
 /* CLOCK_MONOTONIC in seconds (the clock of ckt_launch_params.deadline) */
 double ckt_runtime_now(void);

@@ -7,11 +7,12 @@
 #include "checked.h"
 #include "ckt/sfc.h"
 
-ckt_status ckt_sfc_make(int ndim, const int64_t *lengths, const int64_t *order, const int64_t *scalars, bool snake,
-                        ckt_sfc *out, ckt_error *err)
+ckt_status ckt_sfc_make(int ndim, const int64_t *lengths, const int64_t *order,
+                        const int64_t *scalars, bool snake, ckt_sfc *out, ckt_error *err)
 {
     if (!lengths || !out) return ckt_fail(err, CKT_EINVAL, "sfc: lengths and out must not be NULL");
-    if (ndim < 1 || ndim > CKT_SFC_MAX_DIM) return ckt_fail(err, CKT_EINVAL, "sfc: %d dimensions (1 to %d)", ndim, CKT_SFC_MAX_DIM);
+    if (ndim < 1 || ndim > CKT_SFC_MAX_DIM)
+        return ckt_fail(err, CKT_EINVAL, "sfc: %d dimensions (1 to %d)", ndim, CKT_SFC_MAX_DIM);
     ckt_sfc s;
     memset(&s, 0, sizeof s);
     s.ndim = ndim;
@@ -19,17 +20,25 @@ ckt_status ckt_sfc_make(int ndim, const int64_t *lengths, const int64_t *order, 
     bool seen[CKT_SFC_MAX_DIM] = {false};
     s.num_access = 1;
     for (int i = 0; i < ndim; i++) {
-        if (lengths[i] <= 0) return ckt_fail(err, CKT_EINVAL, "sfc: lengths[%d] = %lld must be positive", i, (long long)lengths[i]);
+        if (lengths[i] <= 0)
+            return ckt_fail(err, CKT_EINVAL, "sfc: lengths[%d] = %lld must be positive", i,
+                            (long long)lengths[i]);
         int64_t sp = scalars ? scalars[i] : 1;
-        if (sp <= 0) return ckt_fail(err, CKT_EINVAL, "sfc: scalars_per_access[%d] = %lld must be positive", i, (long long)sp);
+        if (sp <= 0)
+            return ckt_fail(err, CKT_EINVAL, "sfc: scalars_per_access[%d] = %lld must be positive",
+                            i, (long long)sp);
         int64_t o = order ? order[i] : i;
-        if (o < 0 || o >= ndim || seen[o]) return ckt_fail(err, CKT_EINVAL, "sfc: order is not a permutation of 0..%d (entry %d is %lld)", ndim - 1, i, (long long)o);
+        if (o < 0 || o >= ndim || seen[o])
+            return ckt_fail(err, CKT_EINVAL,
+                            "sfc: order is not a permutation of 0..%d (entry %d is %lld)", ndim - 1,
+                            i, (long long)o);
         seen[o] = true;
         s.lengths[i] = lengths[i];
         s.scalars[i] = sp;
         s.order[i] = o;
         s.access_lengths[i] = ckt_ceil_div(lengths[i], sp);
-        if (ckt_mul_ovf(s.num_access, s.access_lengths[i], &s.num_access)) return ckt_fail(err, CKT_EOVERFLOW, "sfc: the number of accesses overflows");
+        if (ckt_mul_ovf(s.num_access, s.access_lengths[i], &s.num_access))
+            return ckt_fail(err, CKT_EOVERFLOW, "sfc: the number of accesses overflows");
     }
     *out = s;
     return CKT_OK;
@@ -37,9 +46,11 @@ ckt_status ckt_sfc_make(int ndim, const int64_t *lengths, const int64_t *order, 
 
 ckt_status ckt_sfc_index(const ckt_sfc *s, int64_t i, int64_t *coord, bool *partial, ckt_error *err)
 {
-    if (!s || !coord) return ckt_fail(err, CKT_EINVAL, "sfc.index: curve and coord must not be NULL");
+    if (!s || !coord)
+        return ckt_fail(err, CKT_EINVAL, "sfc.index: curve and coord must not be NULL");
     if (i < 0 || i >= s->num_access)
-        return ckt_fail(err, CKT_EINVAL, "sfc: access %lld is out of range [0, %lld)", (long long)i, (long long)s->num_access);
+        return ckt_fail(err, CKT_EINVAL, "sfc: access %lld is out of range [0, %lld)", (long long)i,
+                        (long long)s->num_access);
     int64_t oidx[CKT_SFC_MAX_DIM], olen[CKT_SFC_MAX_DIM];
     for (int k = 0; k < s->ndim; k++) olen[k] = s->access_lengths[s->order[k]];
     int64_t r = i;
@@ -55,7 +66,8 @@ ckt_status ckt_sfc_index(const ckt_sfc *s, int64_t i, int64_t *coord, bool *part
         merged = merged * olen[k] + oidx[k]; /* CK merges the un-reversed indices */
         int d = (int)s->order[k];
         coord[d] = v * s->scalars[d];
-        if (coord[d] > s->lengths[d] - s->scalars[d]) part = true; /* written so it cannot overflow */
+        if (coord[d] > s->lengths[d] - s->scalars[d])
+            part = true; /* written so it cannot overflow */
     }
     if (partial) *partial = part;
     return CKT_OK;
@@ -66,17 +78,23 @@ ckt_status ckt_sfc_step(const ckt_sfc *s, int64_t i, int64_t j, int64_t *step, c
     int64_t a[CKT_SFC_MAX_DIM], b[CKT_SFC_MAX_DIM];
     ckt_status st;
     if (!step) return ckt_fail(err, CKT_EINVAL, "sfc.step: step must not be NULL");
-    if ((st = ckt_sfc_index(s, i, a, NULL, err)) || (st = ckt_sfc_index(s, j, b, NULL, err))) return st;
+    if ((st = ckt_sfc_index(s, i, a, NULL, err)) || (st = ckt_sfc_index(s, j, b, NULL, err)))
+        return st;
     for (int d = 0; d < s->ndim; d++) step[d] = b[d] - a[d];
     return CKT_OK;
 }
 
-ckt_status ckt_sfc_locality_of(const ckt_sfc *s, int64_t seq, int64_t line, ckt_sfc_locality *out, ckt_error *err)
+ckt_status ckt_sfc_locality_of(const ckt_sfc *s, int64_t seq, int64_t line, ckt_sfc_locality *out,
+                               ckt_error *err)
 {
     if (!s || !out) return ckt_fail(err, CKT_EINVAL, "locality: curve and out must not be NULL");
-    if (seq < 0 || line < seq) return ckt_fail(err, CKT_EINVAL, "locality: thresholds must satisfy 0 <= sequential <= cache_line");
+    if (seq < 0 || line < seq)
+        return ckt_fail(err, CKT_EINVAL,
+                        "locality: thresholds must satisfy 0 <= sequential <= cache_line");
     if (s->num_access > CKT_WORK_LIMIT)
-        return ckt_fail(err, CKT_ECAPACITY, "locality: %lld accesses are more than the analysis limit %lld", (long long)s->num_access, (long long)CKT_WORK_LIMIT);
+        return ckt_fail(err, CKT_ECAPACITY,
+                        "locality: %lld accesses are more than the analysis limit %lld",
+                        (long long)s->num_access, (long long)CKT_WORK_LIMIT);
     ckt_sfc_locality l = {0, 0, 0, 0};
     int64_t step[CKT_SFC_MAX_DIM];
     for (int64_t i = 0; i + 1 < s->num_access; i++) {
@@ -86,9 +104,12 @@ ckt_status ckt_sfc_locality_of(const ckt_sfc *s, int64_t seq, int64_t line, ckt_
         for (int d = 0; d < s->ndim; d++)
             if (ckt_add_ovf(dist, step[d] < 0 ? -step[d] : step[d], &dist)) dist = INT64_MAX;
         if (ckt_add_ovf(l.total_distance, dist, &l.total_distance)) l.total_distance = INT64_MAX;
-        if (dist <= seq) l.sequential++;
-        else if (dist <= line) l.cache_line++;
-        else l.large++;
+        if (dist <= seq)
+            l.sequential++;
+        else if (dist <= line)
+            l.cache_line++;
+        else
+            l.large++;
     }
     *out = l;
     return CKT_OK;

@@ -15,12 +15,21 @@ void ckt_sb_printf(ckt_sb *s, const char *fmt, ...)
         size_t room = s->cap - s->len;
         int k = vsnprintf(s->buf ? s->buf + s->len : NULL, s->buf ? room : 0, fmt, ap);
         va_end(ap);
-        if (k < 0) { s->oom = true; return; }
-        if (s->buf && (size_t)k < room) { s->len += (size_t)k; return; }
+        if (k < 0) {
+            s->oom = true;
+            return;
+        }
+        if (s->buf && (size_t)k < room) {
+            s->len += (size_t)k;
+            return;
+        }
         size_t cap = s->cap ? s->cap : 4096;
         while (cap < s->len + (size_t)k + 1) cap *= 2;
         char *nb = realloc(s->buf, cap);
-        if (!nb) { s->oom = true; return; }
+        if (!nb) {
+            s->oom = true;
+            return;
+        }
         s->buf = nb;
         s->cap = cap;
     }

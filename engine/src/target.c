@@ -1,17 +1,18 @@
-/* The hardware models: AMD's CDNA ISA guides, NVIDIA's CUDA programming guide, and AMD's note on LDS
- * bank conflicts and the XOR preshuffle (CK Tile's documentation of LDS bank
- * conflicts). */
+/* The hardware models: AMD's CDNA ISA guides, NVIDIA's CUDA programming guide, and AMD's note on
+ * LDS bank conflicts and the XOR preshuffle (CK Tile's documentation of LDS bank conflicts). */
 #include <stdio.h>
 #include <string.h>
 
 #include "ckt/target.h"
 
-static const char *const known = "gfx908, gfx90a, gfx942, gfx950, sm_80, sm_90, sm_90a (and cpu:<one of them>)";
+static const char *const known =
+    "gfx908, gfx90a, gfx942, gfx950, sm_80, sm_90, sm_90a (and cpu:<one of them>)";
 
 const char *ckt_target_names(void) { return known; }
 
 /* Phases of `per` consecutive lanes. */
-static void consecutive(ckt_lds_instr *in, const char *name, int bytes, int is_write, int wave, int per, bool doc, const char *src)
+static void consecutive(ckt_lds_instr *in, const char *name, int bytes, int is_write, int wave,
+                        int per, bool doc, const char *src)
 {
     memset(in, 0, sizeof *in);
     in->name = name;
@@ -25,11 +26,14 @@ static void consecutive(ckt_lds_instr *in, const char *name, int bytes, int is_w
     in->source = src;
 }
 
-/* ds_read_b128 on CDNA: 8 phases of 8 lanes, 0:3+20:23, 4:7+16:19, ... (AMD's note on LDS bank conflicts). */
+/* ds_read_b128 on CDNA: 8 phases of 8 lanes, 0:3+20:23, 4:7+16:19, ... (AMD's note on LDS bank
+ * conflicts). */
 static void cdna_read_b128(ckt_lds_instr *in)
 {
-    static const int starts[8][2] = {{0, 20}, {4, 16}, {8, 28}, {12, 24}, {32, 52}, {36, 48}, {40, 60}, {44, 56}};
-    consecutive(in, "ds_read_b128", 16, 0, 64, 8, true, "AMD's note on LDS bank conflicts (CK Tile documentation)");
+    static const int starts[8][2] = {{0, 20},  {4, 16},  {8, 28},  {12, 24},
+                                     {32, 52}, {36, 48}, {40, 60}, {44, 56}};
+    consecutive(in, "ds_read_b128", 16, 0, 64, 8, true,
+                "AMD's note on LDS bank conflicts (CK Tile documentation)");
     for (int p = 0; p < 8; p++)
         for (int k = 0; k < 4; k++) {
             in->lanes[p][k] = (int8_t)(starts[p][0] + k);
@@ -54,17 +58,25 @@ static void amd(ckt_target *t, const char *name, int banks, int64_t lds, const c
     t->max_waves = cdna1 ? 10 : 8;
     t->unified_agprs = !cdna1;
     ckt_lds_instr *in = t->instr;
-    /* 32-bit: as many lanes per phase as there are banks; 64-bit: 4 phases of 16 lanes (Triton's AMD model) */
-    consecutive(&in[0], "ds_read_b32", 4, 0, 64, banks, false, "assumed: one phase per `banks` lanes");
-    consecutive(&in[1], "ds_write_b32", 4, 1, 64, banks, false, "assumed: one phase per `banks` lanes");
-    consecutive(&in[2], "ds_read_b64", 8, 0, 64, banks / 2, false, "assumed: Triton's AMD backend model (4 phases of 16 lanes on 32 banks)");
-    consecutive(&in[3], "ds_write_b64", 8, 1, 64, banks / 2, false, "assumed: Triton's AMD backend model");
+    /* 32-bit: as many lanes per phase as there are banks; 64-bit: 4 phases of 16 lanes (Triton's
+     * AMD model) */
+    consecutive(&in[0], "ds_read_b32", 4, 0, 64, banks, false,
+                "assumed: one phase per `banks` lanes");
+    consecutive(&in[1], "ds_write_b32", 4, 1, 64, banks, false,
+                "assumed: one phase per `banks` lanes");
+    consecutive(&in[2], "ds_read_b64", 8, 0, 64, banks / 2, false,
+                "assumed: Triton's AMD backend model (4 phases of 16 lanes on 32 banks)");
+    consecutive(&in[3], "ds_write_b64", 8, 1, 64, banks / 2, false,
+                "assumed: Triton's AMD backend model");
     if (banks == 32) {
         cdna_read_b128(&in[4]);
-        consecutive(&in[5], "ds_write_b128", 16, 1, 64, 8, true, "AMD's note on LDS bank conflicts (CK Tile documentation)");
+        consecutive(&in[5], "ds_write_b128", 16, 1, 64, 8, true,
+                    "AMD's note on LDS bank conflicts (CK Tile documentation)");
     } else {
-        consecutive(&in[4], "ds_read_b128", 16, 0, 64, banks / 4, false, "assumed: 64 banks serve 16 lanes of 16 bytes per phase");
-        consecutive(&in[5], "ds_write_b128", 16, 1, 64, banks / 4, false, "assumed: 64 banks serve 16 lanes of 16 bytes per phase");
+        consecutive(&in[4], "ds_read_b128", 16, 0, 64, banks / 4, false,
+                    "assumed: 64 banks serve 16 lanes of 16 bytes per phase");
+        consecutive(&in[5], "ds_write_b128", 16, 1, 64, banks / 4, false,
+                    "assumed: 64 banks serve 16 lanes of 16 bytes per phase");
     }
     t->ninstr = 6;
 }
@@ -82,7 +94,8 @@ static void nvidia(ckt_target *t, const char *name, int64_t smem, const char *ma
     t->reg_file = 65536; /* sm_80, sm_90: 64 K registers and 64 warps an SM */
     t->max_waves = 64;
     ckt_lds_instr *in = t->instr;
-    const char *doc = "CUDA programming guide: 32-bit one phase of 32 lanes, 64-bit two of 16, 128-bit four of 8";
+    const char *doc =
+        "CUDA programming guide: 32-bit one phase of 32 lanes, 64-bit two of 16, 128-bit four of 8";
     consecutive(&in[0], "lds32", 4, 0, 32, 32, true, doc);
     consecutive(&in[1], "sts32", 4, 1, 32, 32, true, doc);
     consecutive(&in[2], "lds64", 8, 0, 32, 16, true, doc);
@@ -97,29 +110,46 @@ static void nvidia(ckt_target *t, const char *name, int64_t smem, const char *ma
 }
 
 /* The modelled architectures, in the order ckt_target_modelled_at gives them. */
-static const char *const modelled[] = {"gfx908", "gfx90a", "gfx942", "gfx950", "sm_80", "sm_90", "sm_90a", NULL};
+static const char *const modelled[] = {"gfx908", "gfx90a", "gfx942", "gfx950",
+                                       "sm_80",  "sm_90",  "sm_90a", NULL};
 
-const char *ckt_target_modelled_at(int i) { return i >= 0 && i < (int)(sizeof modelled / sizeof *modelled) - 1 ? modelled[i] : NULL; }
+const char *ckt_target_modelled_at(int i)
+{
+    return i >= 0 && i < (int)(sizeof modelled / sizeof *modelled) - 1 ? modelled[i] : NULL;
+}
 
 /* The hardware model of a modelled architecture; 0 when arch has none. The matrix lists name the
  * instructions of ckt/mma.h by ckt's names (others the architecture has by their own), so that
  * which instruction runs where is stated here once. */
 static int model(const char *arch, ckt_target *out)
 {
-    if (!strcmp(arch, "gfx908")) amd(out, arch, 32, 64 << 10, "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16");
-    else if (!strcmp(arch, "gfx90a")) amd(out, arch, 32, 64 << 10, "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16,mfma_f32_32x32x8bf16_1k,mfma_f32_16x16x16bf16_1k,mfma_f64_16x16x4f64");
-    else if (!strcmp(arch, "gfx942")) amd(out, arch, 32, 64 << 10, "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16,mfma_f32_16x16x32_fp8,mfma_f32_32x32x8bf16_1k,mfma_f32_16x16x16bf16_1k");
+    if (!strcmp(arch, "gfx908"))
+        amd(out, arch, 32, 64 << 10, "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16");
+    else if (!strcmp(arch, "gfx90a"))
+        amd(out, arch, 32, 64 << 10,
+            "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16,mfma_f32_32x32x8bf16_1k,mfma_f32_"
+            "16x16x16bf16_1k,mfma_f64_16x16x4f64");
+    else if (!strcmp(arch, "gfx942"))
+        amd(out, arch, 32, 64 << 10,
+            "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16,mfma_f32_16x16x32_fp8,mfma_f32_32x32x8bf16_"
+            "1k,mfma_f32_16x16x16bf16_1k");
     else if (!strcmp(arch, "gfx950"))
-        amd(out, arch, 64, 160 << 10, "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16,mfma_f32_16x16x32_fp8,mfma_f32_32x32x8bf16_1k,mfma_f32_16x16x16bf16_1k,mfma_scale_f32_32x32x64_f8f6f4");
-    else if (!strcmp(arch, "sm_80")) nvidia(out, arch, 163 << 10, "mma_m16n8k16_f16,mma_m16n8k16_bf16,mma_m16n8k8");
-    else if (!strcmp(arch, "sm_90")) nvidia(out, "sm_90", 227 << 10, "mma_m16n8k16_f16,mma_m16n8k16_bf16,mma_m16n8k8");
+        amd(out, arch, 64, 160 << 10,
+            "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16,mfma_f32_16x16x32_fp8,mfma_f32_32x32x8bf16_"
+            "1k,mfma_f32_16x16x16bf16_1k,mfma_scale_f32_32x32x64_f8f6f4");
+    else if (!strcmp(arch, "sm_80"))
+        nvidia(out, arch, 163 << 10, "mma_m16n8k16_f16,mma_m16n8k16_bf16,mma_m16n8k8");
+    else if (!strcmp(arch, "sm_90"))
+        nvidia(out, "sm_90", 227 << 10, "mma_m16n8k16_f16,mma_m16n8k16_bf16,mma_m16n8k8");
     /* sm_90a is sm_90 with the architecture-specific features (wgmma, setmaxnreg) enabled in
      * NVRTC: the same shared memory and banks, and wgmma */
     else if (!strcmp(arch, "sm_90a"))
         nvidia(out, "sm_90", 227 << 10,
-               "mma_m16n8k16_f16,mma_m16n8k16_bf16,mma_m16n8k8,wgmma_m64n64k16_f16,wgmma_m64n128k16_f16,wgmma_m64n256k16_f16,wgmma_m64n64k16_bf16,"
+               "mma_m16n8k16_f16,mma_m16n8k16_bf16,mma_m16n8k8,wgmma_m64n64k16_f16,wgmma_"
+               "m64n128k16_f16,wgmma_m64n256k16_f16,wgmma_m64n64k16_bf16,"
                "wgmma_m64n128k16_bf16,wgmma_m64n256k16_bf16");
-    else return 0;
+    else
+        return 0;
     return 1;
 }
 
@@ -141,7 +171,8 @@ static int arch_shaped(const char *n, ckt_vendor *vendor)
 /* Architectures the compilers are known to take (others: hipRTC is probed, NVRTC refuses). */
 static int compiler_knows(const char *arch)
 {
-    static const char *const known[] = {"gfx908", "gfx90a", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", NULL};
+    static const char *const known[] = {"gfx908", "gfx90a", "sm_80",  "sm_86",
+                                        "sm_89",  "sm_90",  "sm_90a", NULL};
     for (const char *const *k = known; *k; k++)
         if (!strcmp(*k, arch)) return 1;
     return 0;
@@ -149,14 +180,18 @@ static int compiler_knows(const char *arch)
 
 static ckt_status unknown(const char *name, ckt_error *err)
 {
-    return ckt_fail(err, CKT_EUNSUPPORTED, "target: unknown target '%.64s'; known: cpu, %s, or another gfx*/sm_* architecture for hipRTC/NVRTC", name,
-                    known);
+    return ckt_fail(err, CKT_EUNSUPPORTED,
+                    "target: unknown target '%.64s'; known: cpu, %s, or another gfx*/sm_* "
+                    "architecture for hipRTC/NVRTC",
+                    name, known);
 }
 
 ckt_status ckt_target_parse(const char *name, ckt_target_record *out, ckt_error *err)
 {
     if (!out) return ckt_fail(err, CKT_EINVAL, "target: out is NULL");
-    if (!name || !*name) return ckt_fail(err, CKT_EINVAL, "target: the name is empty (use cpu, cpu:gfx90a, gfx90a, sm_90, ...)");
+    if (!name || !*name)
+        return ckt_fail(err, CKT_EINVAL,
+                        "target: the name is empty (use cpu, cpu:gfx90a, gfx90a, sm_90, ...)");
     memset(out, 0, sizeof *out);
     if (strlen(name) >= sizeof out->name) return unknown(name, err);
     snprintf(out->name, sizeof out->name, "%s", name);
@@ -168,13 +203,20 @@ ckt_status ckt_target_parse(const char *name, ckt_target_record *out, ckt_error 
     out->modelled = model(arch, &out->hw);
     if (cpu && !out->modelled) return unknown(name, err); /* the emulation needs the model */
     out->emulated = cpu;
-    out->dialect = cpu ? CKT_DIALECT_C : vendor == CKT_VENDOR_AMD ? CKT_DIALECT_HIP : CKT_DIALECT_CUDA;
-    out->compiler = cpu ? CKT_COMPILER_HOST_CC : vendor == CKT_VENDOR_AMD ? CKT_COMPILER_HIPRTC : CKT_COMPILER_NVRTC;
-    out->runtime = cpu ? CKT_BACKEND_CPU : vendor == CKT_VENDOR_AMD ? CKT_BACKEND_HIP : CKT_BACKEND_CUDA;
+    out->dialect = cpu                        ? CKT_DIALECT_C
+                   : vendor == CKT_VENDOR_AMD ? CKT_DIALECT_HIP
+                                              : CKT_DIALECT_CUDA;
+    out->compiler = cpu                        ? CKT_COMPILER_HOST_CC
+                    : vendor == CKT_VENDOR_AMD ? CKT_COMPILER_HIPRTC
+                                               : CKT_COMPILER_NVRTC;
+    out->runtime = cpu                        ? CKT_BACKEND_CPU
+                   : vendor == CKT_VENDOR_AMD ? CKT_BACKEND_HIP
+                                              : CKT_BACKEND_CUDA;
     out->compiler_known = cpu || compiler_knows(arch);
     out->wave_size = out->modelled ? out->hw.wave_size : 0;
     out->lds_max_bytes = out->modelled ? out->hw.lds_bytes : 0;
-    /* CUDA: a __shared__ array is at most 48 KiB; more is dynamic shared memory, opted in at launch */
+    /* CUDA: a __shared__ array is at most 48 KiB; more is dynamic shared memory, opted in at launch
+     */
     out->lds_static_bytes = out->dialect == CKT_DIALECT_CUDA ? 48 << 10 : 0;
     out->matrix = out->modelled ? out->hw.matrix : "";
     return CKT_OK;
@@ -192,7 +234,8 @@ ckt_status ckt_target_get(const char *name, ckt_target *out, ckt_error *err)
 
 ckt_status ckt_target_check_device(const char *target, const char *device_arch, ckt_error *err)
 {
-    if (!target || !device_arch) return ckt_fail(err, CKT_EINVAL, "launch: target and device architecture must not be NULL");
+    if (!target || !device_arch)
+        return ckt_fail(err, CKT_EINVAL, "launch: target and device architecture must not be NULL");
     ckt_target_record r;
     ckt_status s = ckt_target_parse(target, &r, err);
     if (s) return s;
@@ -203,14 +246,25 @@ ckt_status ckt_target_check_device(const char *target, const char *device_arch, 
     if (r.emulated || r.runtime != CKT_BACKEND_CUDA || n < 2 || r.arch[n - 1] != 'a') return CKT_OK;
     if (strlen(device_arch) == n - 1 && !strncmp(device_arch, r.arch, n - 1)) return CKT_OK;
     return ckt_fail(err, CKT_EUNSUPPORTED,
-                    "launch: a binary for %s uses architecture-specific instructions (wgmma) and runs only on compute capability %.*s.%.*s devices; "
+                    "launch: a binary for %s uses architecture-specific instructions (wgmma) and "
+                    "runs only on compute capability %.*s.%.*s devices; "
                     "this device is %s (compile for %.*s or run on an H100/H200 class GPU)",
-                    r.arch, (int)(n - 5), r.arch + 3, 1, r.arch + n - 2, device_arch, (int)(n - 1), r.arch);
+                    r.arch, (int)(n - 5), r.arch + 3, 1, r.arch + n - 2, device_arch, (int)(n - 1),
+                    r.arch);
 }
 
-const char *ckt_dialect_name(ckt_dialect_kind d) { return d == CKT_DIALECT_HIP ? "hip" : d == CKT_DIALECT_CUDA ? "cuda" : "c"; }
-const char *ckt_compiler_name(ckt_compiler_kind c) { return c == CKT_COMPILER_HIPRTC ? "hiprtc" : c == CKT_COMPILER_NVRTC ? "nvrtc" : "cc"; }
-const char *ckt_backend_name(ckt_backend b) { return b == CKT_BACKEND_HIP ? "hip" : b == CKT_BACKEND_CUDA ? "cuda" : "cpu"; }
+const char *ckt_dialect_name(ckt_dialect_kind d)
+{
+    return d == CKT_DIALECT_HIP ? "hip" : d == CKT_DIALECT_CUDA ? "cuda" : "c";
+}
+const char *ckt_compiler_name(ckt_compiler_kind c)
+{
+    return c == CKT_COMPILER_HIPRTC ? "hiprtc" : c == CKT_COMPILER_NVRTC ? "nvrtc" : "cc";
+}
+const char *ckt_backend_name(ckt_backend b)
+{
+    return b == CKT_BACKEND_HIP ? "hip" : b == CKT_BACKEND_CUDA ? "cuda" : "cpu";
+}
 
 const ckt_lds_instr *ckt_target_instr(const ckt_target *t, const char *name)
 {
@@ -219,8 +273,10 @@ const ckt_lds_instr *ckt_target_instr(const ckt_target *t, const char *name)
         if (!strcmp(t->instr[i].name, name)) return &t->instr[i];
     /* generic names: read_b128, write_b64, ... */
     int bytes = 0, w = -1;
-    if (sscanf(name, "read_b%d", &bytes) == 1) w = 0;
-    else if (sscanf(name, "write_b%d", &bytes) == 1) w = 1;
+    if (sscanf(name, "read_b%d", &bytes) == 1)
+        w = 0;
+    else if (sscanf(name, "write_b%d", &bytes) == 1)
+        w = 1;
     return w < 0 ? NULL : ckt_target_instr_for(t, bytes / 8, w);
 }
 

@@ -17,7 +17,8 @@ static int data_type(ckt_dtype d)
     case CKT_F64: return 8;
     case CKT_I32: return 3;
     case CKT_I64: return 5;
-    case CKT_U8: case CKT_I8: return 0;
+    case CKT_U8:
+    case CKT_I8: return 0;
     }
     return -1;
 }
@@ -30,21 +31,28 @@ static int log2i(int64_t x)
 }
 
 /* size and stride of a flat mode; -1 size when the mode is hierarchical */
-static ckt_status flat_mode(const ckt_layout *l, int i, const char *what, int64_t *size, int64_t *stride, ckt_error *err)
+static ckt_status flat_mode(const ckt_layout *l, int i, const char *what, int64_t *size,
+                            int64_t *stride, ckt_error *err)
 {
     ckt_layout m;
     ckt_status s = ckt_layout_mode(l, i, &m, err);
     if (s) return s;
-    if (!ckt_tuple_is_int(&m.shape)) return ckt_fail(err, CKT_EINVAL, "tma: mode %d of the %s is hierarchical; a tensor map's dimensions are flat", i, what);
+    if (!ckt_tuple_is_int(&m.shape))
+        return ckt_fail(
+            err, CKT_EINVAL,
+            "tma: mode %d of the %s is hierarchical; a tensor map's dimensions are flat", i, what);
     *size = m.shape.value[0];
     *stride = m.stride.value[0];
     return CKT_OK;
 }
 
-static ckt_status check_lds(const ckt_layout *lds, const ckt_swizzle *sw, const ckt_tma_map *t, const int *order, int64_t esz, ckt_error *err)
+static ckt_status check_lds(const ckt_layout *lds, const ckt_swizzle *sw, const ckt_tma_map *t,
+                            const int *order, int64_t esz, ckt_error *err)
 {
     int64_t total = (int64_t)t->box_bytes / esz;
-    if (total > ((int64_t)1 << 22)) return ckt_fail(err, CKT_EINVAL, "tma: a box of %lld elements is larger than any LDS", (long long)total);
+    if (total > ((int64_t)1 << 22))
+        return ckt_fail(err, CKT_EINVAL, "tma: a box of %lld elements is larger than any LDS",
+                        (long long)total);
     int64_t shape[CKT_TMA_MAX_RANK];
     for (int i = 0; i < t->rank; i++) {
         ckt_layout m;
@@ -59,39 +67,56 @@ static ckt_status check_lds(const ckt_layout *lds, const ckt_swizzle *sw, const 
             c[order[d]] = rest % t->box_dim[d];
             rest /= t->box_dim[d];
         }
-        for (int i = 0; i < t->rank; i++) idx += c[i] * mul, mul *= shape[i]; /* the ckt coordinate, colexicographic */
+        for (int i = 0; i < t->rank; i++)
+            idx += c[i] * mul, mul *= shape[i]; /* the ckt coordinate, colexicographic */
         int64_t off, want = e * esz;
         ckt_status s = ckt_layout_eval(lds, idx, &off, err);
         if (s) return s;
         if (sw) off = ckt_swizzle_apply(*sw, off);
         if (t->swizzle_bytes) want ^= ((want >> 7) & (t->swizzle_bytes / 16 - 1)) << 4;
         if (off * esz != want)
-            return ckt_fail(err, CKT_EINVAL, "tma: box element %lld lands at byte %lld of the LDS tile, but its layout puts it at byte %lld: the tile must be the box "
-                            "row by row (innermost dimension contiguous)%s", (long long)e, (long long)want, (long long)(off * esz),
+            return ckt_fail(err, CKT_EINVAL,
+                            "tma: box element %lld lands at byte %lld of the LDS tile, but its "
+                            "layout puts it at byte %lld: the tile must be the box "
+                            "row by row (innermost dimension contiguous)%s",
+                            (long long)e, (long long)want, (long long)(off * esz),
                             t->swizzle_bytes ? " under the copy's swizzle" : "");
     }
     return CKT_OK;
 }
 
-ckt_status ckt_tma_plan(const ckt_layout *global, ckt_dtype dtype, const ckt_layout *lds, const ckt_swizzle *sw, ckt_tma_map *out, ckt_error *err)
+ckt_status ckt_tma_plan(const ckt_layout *global, ckt_dtype dtype, const ckt_layout *lds,
+                        const ckt_swizzle *sw, ckt_tma_map *out, ckt_error *err)
 {
     if (!global || !lds || !out) return ckt_fail(err, CKT_EINVAL, "tma: NULL argument");
     memset(out, 0, sizeof *out);
     int rank = ckt_tuple_rank(&global->shape), dt = data_type(dtype);
-    if (dt < 0) return ckt_fail(err, CKT_EUNSUPPORTED, "tma: dtype %s has no tensor-map element type", ckt_dtype_name(dtype) ? ckt_dtype_name(dtype) : "?");
-    if (rank < 1 || rank > CKT_TMA_MAX_RANK) return ckt_fail(err, CKT_EINVAL, "tma: the global tensor has rank %d; a tensor map has 1..5", rank);
+    if (dt < 0)
+        return ckt_fail(err, CKT_EUNSUPPORTED, "tma: dtype %s has no tensor-map element type",
+                        ckt_dtype_name(dtype) ? ckt_dtype_name(dtype) : "?");
+    if (rank < 1 || rank > CKT_TMA_MAX_RANK)
+        return ckt_fail(err, CKT_EINVAL,
+                        "tma: the global tensor has rank %d; a tensor map has 1..5", rank);
     if (ckt_tuple_rank(&lds->shape) != rank)
-        return ckt_fail(err, CKT_EINVAL, "tma: the LDS tile has rank %d but the global tensor %d (mode i of the box is mode i of the tensor)", ckt_tuple_rank(&lds->shape), rank);
+        return ckt_fail(err, CKT_EINVAL,
+                        "tma: the LDS tile has rank %d but the global tensor %d (mode i of the box "
+                        "is mode i of the tensor)",
+                        ckt_tuple_rank(&lds->shape), rank);
     if (sw && sw->b == 0) sw = NULL;
     int64_t esz = (int64_t)ckt_dtype_size(dtype), size[CKT_TMA_MAX_RANK], stride[CKT_TMA_MAX_RANK];
     int inner = -1;
     ckt_status s;
     for (int i = 0; i < rank; i++) {
         if ((s = flat_mode(global, i, "global tensor", &size[i], &stride[i], err))) return s;
-        if (size[i] < 1 || size[i] > ((int64_t)1 << 32)) return ckt_fail(err, CKT_EINVAL, "tma: global dimension %d has size %lld (1..2^32)", i, (long long)size[i]);
+        if (size[i] < 1 || size[i] > ((int64_t)1 << 32))
+            return ckt_fail(err, CKT_EINVAL, "tma: global dimension %d has size %lld (1..2^32)", i,
+                            (long long)size[i]);
         if (stride[i] == 1 && inner < 0) inner = i;
     }
-    if (inner < 0) return ckt_fail(err, CKT_EINVAL, "tma: no mode of the global tensor has stride 1 (the innermost dimension of a tensor map is contiguous)");
+    if (inner < 0)
+        return ckt_fail(err, CKT_EINVAL,
+                        "tma: no mode of the global tensor has stride 1 (the innermost dimension "
+                        "of a tensor map is contiguous)");
     /* dimension order: the contiguous mode, then the others by increasing stride */
     int order[CKT_TMA_MAX_RANK], n = 0;
     order[n++] = inner;
@@ -114,7 +139,11 @@ ckt_status ckt_tma_plan(const ckt_layout *global, ckt_dtype dtype, const ckt_lay
         ckt_layout m;
         if ((s = ckt_layout_mode(lds, i, &m, err))) return s;
         int64_t bs = ckt_layout_size(&m);
-        if (bs < 1 || bs > 256) return ckt_fail(err, CKT_EINVAL, "tma: the box is %lld along mode %d; a tensor map's box is 1..256 per dimension", (long long)bs, i);
+        if (bs < 1 || bs > 256)
+            return ckt_fail(
+                err, CKT_EINVAL,
+                "tma: the box is %lld along mode %d; a tensor map's box is 1..256 per dimension",
+                (long long)bs, i);
         out->global_dim[d] = (uint64_t)size[i];
         out->box_dim[d] = (uint32_t)bs;
         out->element_stride[d] = 1;
@@ -122,44 +151,66 @@ ckt_status ckt_tma_plan(const ckt_layout *global, ckt_dtype dtype, const ckt_lay
         if (d > 0) {
             int64_t b = stride[i] * esz;
             if (stride[i] < 1 || b % 16 || b >= ((int64_t)1 << 40))
-                return ckt_fail(err, CKT_EINVAL, "tma: mode %d of the global tensor is %lld bytes apart; a tensor map's strides are positive multiples of 16 bytes below 2^40",
+                return ckt_fail(err, CKT_EINVAL,
+                                "tma: mode %d of the global tensor is %lld bytes apart; a tensor "
+                                "map's strides are positive multiples of 16 bytes below 2^40",
                                 i, (long long)b);
             out->global_stride[d - 1] = (uint64_t)b;
         }
     }
     if ((out->box_dim[0] * esz) % 16)
-        return ckt_fail(err, CKT_EINVAL, "tma: the box's innermost extent is %lld bytes, not a multiple of 16", (long long)(out->box_dim[0] * esz));
+        return ckt_fail(err, CKT_EINVAL,
+                        "tma: the box's innermost extent is %lld bytes, not a multiple of 16",
+                        (long long)(out->box_dim[0] * esz));
     if (sw) {
         if (sw->s != 3 || sw->m + log2i(esz) != 4 || sw->b < 1 || sw->b > 3)
-            return ckt_fail(err, CKT_EINVAL, "tma: the LDS swizzle Sw<%d,%d,%d> on %lld-byte elements is not one of the copy's swizzles Sw<1..3,%d,3> (32B, 64B, 128B)", sw->b, sw->m,
-                            sw->s, (long long)esz, 4 - log2i(esz));
+            return ckt_fail(err, CKT_EINVAL,
+                            "tma: the LDS swizzle Sw<%d,%d,%d> on %lld-byte elements is not one of "
+                            "the copy's swizzles Sw<1..3,%d,3> (32B, 64B, 128B)",
+                            sw->b, sw->m, sw->s, (long long)esz, 4 - log2i(esz));
         out->swizzle_bytes = 16 << sw->b;
         out->swizzle = sw->b;
         if (out->box_dim[0] * esz > out->swizzle_bytes)
-            return ckt_fail(err, CKT_EINVAL, "tma: the box's innermost extent is %lld bytes, more than the %dB swizzle spans", (long long)(out->box_dim[0] * esz), out->swizzle_bytes);
+            return ckt_fail(
+                err, CKT_EINVAL,
+                "tma: the box's innermost extent is %lld bytes, more than the %dB swizzle spans",
+                (long long)(out->box_dim[0] * esz), out->swizzle_bytes);
     }
     out->lds_alignment = out->swizzle_bytes ? 8 * out->swizzle_bytes : 128;
     return check_lds(lds, sw, out, order, esz, err);
 }
 
-typedef int (*encode_fn)(void *, int, uint32_t, void *, const uint64_t *, const uint64_t *, const uint32_t *, const uint32_t *, int, int, int, int);
+typedef int (*encode_fn)(void *, int, uint32_t, void *, const uint64_t *, const uint64_t *,
+                         const uint32_t *, const uint32_t *, int, int, int, int);
 
-ckt_status ckt_tma_encode(const ckt_tma_map *m, const void *global_address, void *out, ckt_error *err)
+ckt_status ckt_tma_encode(const ckt_tma_map *m, const void *global_address, void *out,
+                          ckt_error *err)
 {
     if (!m || !out || !global_address) return ckt_fail(err, CKT_EINVAL, "tma: NULL argument");
-    if ((uintptr_t)global_address % 16) return ckt_fail(err, CKT_EINVAL, "tma: the global address is not 16-byte aligned");
-    if ((uintptr_t)out % 64) return ckt_fail(err, CKT_EINVAL, "tma: the tensor map's storage is not 64-byte aligned");
-    static const char *const names[] = {"libcuda.so.1", "/usr/local/nvidia/lib64/libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libcuda.so.1", "libcuda.so", NULL};
+    if ((uintptr_t)global_address % 16)
+        return ckt_fail(err, CKT_EINVAL, "tma: the global address is not 16-byte aligned");
+    if ((uintptr_t)out % 64)
+        return ckt_fail(err, CKT_EINVAL, "tma: the tensor map's storage is not 64-byte aligned");
+    static const char *const names[] = {"libcuda.so.1", "/usr/local/nvidia/lib64/libcuda.so.1",
+                                        "/usr/lib/x86_64-linux-gnu/libcuda.so.1", "libcuda.so",
+                                        NULL};
     static encode_fn fn;
     if (!fn) {
         const char *opened;
         void *lib = ckt_dynlib_open(names, "cuTensorMapEncodeTiled", &opened);
-        if (!lib) return ckt_fail(err, CKT_EUNSUPPORTED, "tma: no CUDA driver with cuTensorMapEncodeTiled here (libcuda.so.1; a CUDA 12+ driver)");
+        if (!lib)
+            return ckt_fail(err, CKT_EUNSUPPORTED,
+                            "tma: no CUDA driver with cuTensorMapEncodeTiled here (libcuda.so.1; a "
+                            "CUDA 12+ driver)");
         const ckt_dynsym sym = {(void **)&fn, "cuTensorMapEncodeTiled", NULL, false};
-        if (ckt_dynlib_bind(lib, &sym, 1)) return ckt_fail(err, CKT_EUNSUPPORTED, "tma: the CUDA driver lacks cuTensorMapEncodeTiled");
+        if (ckt_dynlib_bind(lib, &sym, 1))
+            return ckt_fail(err, CKT_EUNSUPPORTED,
+                            "tma: the CUDA driver lacks cuTensorMapEncodeTiled");
     }
-    int r = fn(out, m->data_type, (uint32_t)m->rank, (void *)(uintptr_t)global_address, m->global_dim, m->global_stride, m->box_dim, m->element_stride, 0, m->swizzle,
-               m->l2_promotion, 0);
-    if (r) return ckt_fail(err, CKT_ERUNTIME, "tma: cuTensorMapEncodeTiled failed (CUresult %d)", r);
+    int r =
+        fn(out, m->data_type, (uint32_t)m->rank, (void *)(uintptr_t)global_address, m->global_dim,
+           m->global_stride, m->box_dim, m->element_stride, 0, m->swizzle, m->l2_promotion, 0);
+    if (r)
+        return ckt_fail(err, CKT_ERUNTIME, "tma: cuTensorMapEncodeTiled failed (CUresult %d)", r);
     return CKT_OK;
 }

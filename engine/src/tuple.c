@@ -23,23 +23,32 @@ ckt_status ckt_tuple_check(const ckt_tuple *t, ckt_error *err)
 {
     if (!t) return ckt_fail(err, CKT_EINVAL, "tuple is NULL");
     if (t->n <= 0 || t->n > CKT_TUPLE_NODES)
-        return ckt_fail(err, CKT_ECAPACITY, "tuple has %d nodes; 1 to %d are allowed", t->n, CKT_TUPLE_NODES);
+        return ckt_fail(err, CKT_ECAPACITY, "tuple has %d nodes; 1 to %d are allowed", t->n,
+                        CKT_TUPLE_NODES);
     for (int i = 0; i < t->n; i++) {
         int a = t->arity[i];
         if (a == CKT_LEAF) continue;
         if (a == 0) return ckt_fail(err, CKT_EINVAL, "tuple contains an empty tuple");
         if (a < 0 || a > CKT_MAX_RANK)
-            return ckt_fail(err, CKT_ECAPACITY, "tuple has a node of rank %d, beyond the capacity %d", a, CKT_MAX_RANK);
+            return ckt_fail(err, CKT_ECAPACITY,
+                            "tuple has a node of rank %d, beyond the capacity %d", a, CKT_MAX_RANK);
     }
-    /* exactly one tree: the count of subtrees still to read reaches 0 at the last node, not before */
+    /* exactly one tree: the count of subtrees still to read reaches 0 at the last node, not before
+     */
     int pending = 1;
     for (int i = 0; i < t->n; i++) {
-        if (pending == 0) return ckt_fail(err, CKT_EINVAL, "tuple is not one well-formed tree (node %d is left over)", i);
+        if (pending == 0)
+            return ckt_fail(err, CKT_EINVAL,
+                            "tuple is not one well-formed tree (node %d is left over)", i);
         pending += t->arity[i] == CKT_LEAF ? -1 : t->arity[i] - 1;
     }
-    if (pending != 0) return ckt_fail(err, CKT_EINVAL, "tuple is not one well-formed tree (%d subtrees missing)", pending);
+    if (pending != 0)
+        return ckt_fail(err, CKT_EINVAL, "tuple is not one well-formed tree (%d subtrees missing)",
+                        pending);
     int depth = ckt_tuple_depth(t);
-    if (depth > CKT_MAX_DEPTH) return ckt_fail(err, CKT_ECAPACITY, "tuple has depth %d, beyond the capacity %d", depth, CKT_MAX_DEPTH);
+    if (depth > CKT_MAX_DEPTH)
+        return ckt_fail(err, CKT_ECAPACITY, "tuple has depth %d, beyond the capacity %d", depth,
+                        CKT_MAX_DEPTH);
     return CKT_OK;
 }
 
@@ -56,7 +65,8 @@ ckt_tuple ckt_tuple_int(int64_t v)
 ckt_status ckt_tuple_flat(ckt_tuple *out, int n, const int64_t *v, ckt_error *err)
 {
     if (n < 0 || n > CKT_MAX_RANK || n + 1 > CKT_TUPLE_NODES)
-        return ckt_fail(err, CKT_ECAPACITY, "tuple: rank %d is beyond the capacity %d", n, CKT_MAX_RANK);
+        return ckt_fail(err, CKT_ECAPACITY, "tuple: rank %d is beyond the capacity %d", n,
+                        CKT_MAX_RANK);
     ckt_tuple t;
     memset(&t, 0, sizeof t);
     t.n = (int16_t)(n + 1);
@@ -72,11 +82,13 @@ ckt_status ckt_tuple_flat(ckt_tuple *out, int n, const int64_t *v, ckt_error *er
 ckt_status ckt_tuple_make(ckt_tuple *out, int n, const ckt_tuple *children, ckt_error *err)
 {
     if (n < 0 || n > CKT_MAX_RANK)
-        return ckt_fail(err, CKT_ECAPACITY, "tuple: rank %d is beyond the capacity %d", n, CKT_MAX_RANK);
+        return ckt_fail(err, CKT_ECAPACITY, "tuple: rank %d is beyond the capacity %d", n,
+                        CKT_MAX_RANK);
     int total = 1;
     for (int i = 0; i < n; i++) total += children[i].n;
     if (total > CKT_TUPLE_NODES)
-        return ckt_fail(err, CKT_ECAPACITY, "tuple: %d nodes are beyond the capacity %d", total, CKT_TUPLE_NODES);
+        return ckt_fail(err, CKT_ECAPACITY, "tuple: %d nodes are beyond the capacity %d", total,
+                        CKT_TUPLE_NODES);
     ckt_tuple t;
     memset(&t, 0, sizeof t);
     t.arity[0] = (int8_t)n;
@@ -88,7 +100,8 @@ ckt_status ckt_tuple_make(ckt_tuple *out, int n, const ckt_tuple *children, ckt_
     }
     t.n = (int16_t)k;
     if (ckt_tuple_depth(&t) > CKT_MAX_DEPTH)
-        return ckt_fail(err, CKT_ECAPACITY, "tuple: depth %d is beyond the capacity %d", ckt_tuple_depth(&t), CKT_MAX_DEPTH);
+        return ckt_fail(err, CKT_ECAPACITY, "tuple: depth %d is beyond the capacity %d",
+                        ckt_tuple_depth(&t), CKT_MAX_DEPTH);
     *out = t;
     return CKT_OK;
 }
@@ -99,7 +112,10 @@ int ckt_tuple_rank(const ckt_tuple *t) { return t->arity[0] == CKT_LEAF ? 1 : t-
 
 static int node_depth(const ckt_tuple *t, int i, int *next)
 {
-    if (t->arity[i] == CKT_LEAF) { *next = i + 1; return 0; }
+    if (t->arity[i] == CKT_LEAF) {
+        *next = i + 1;
+        return 0;
+    }
     int k = i + 1, d = 0;
     for (int c = 0; c < t->arity[i]; c++) {
         int cd = node_depth(t, k, &k);
@@ -144,8 +160,12 @@ int ckt_tuple_child_node(const ckt_tuple *t, int i)
 ckt_status ckt_tuple_get(const ckt_tuple *t, int i, ckt_tuple *out, ckt_error *err)
 {
     int r = ckt_tuple_rank(t);
-    if (i < 0 || i >= r) return ckt_fail(err, CKT_EINVAL, "mode %d is out of range for rank %d", i, r);
-    if (t->arity[0] == CKT_LEAF) { *out = *t; return CKT_OK; }
+    if (i < 0 || i >= r)
+        return ckt_fail(err, CKT_EINVAL, "mode %d is out of range for rank %d", i, r);
+    if (t->arity[0] == CKT_LEAF) {
+        *out = *t;
+        return CKT_OK;
+    }
     *out = subtree(t, ckt_tuple_child_node(t, i));
     return CKT_OK;
 }

@@ -11,9 +11,13 @@ static int check(const ckt_cells *c, ckt_error *err)
     if (!c) return ckt_fail(err, CKT_EINVAL, "render: cells is NULL"), 0;
     if (!c->values) return ckt_fail(err, CKT_EINVAL, "render: values is NULL"), 0;
     if (c->rows <= 0 || c->cols <= 0)
-        return ckt_fail(err, CKT_EINVAL, "render: %lld x %lld cells: both must be positive", (long long)c->rows, (long long)c->cols), 0;
+        return ckt_fail(err, CKT_EINVAL, "render: %lld x %lld cells: both must be positive",
+                        (long long)c->rows, (long long)c->cols),
+               0;
     if (c->rows > CKT_RENDER_MAX_CELLS / c->cols)
-        return ckt_fail(err, CKT_ECAPACITY, "render: %lld x %lld cells is more than %d", (long long)c->rows, (long long)c->cols, CKT_RENDER_MAX_CELLS), 0;
+        return ckt_fail(err, CKT_ECAPACITY, "render: %lld x %lld cells is more than %d",
+                        (long long)c->rows, (long long)c->cols, CKT_RENDER_MAX_CELLS),
+               0;
     return 1;
 }
 
@@ -78,7 +82,8 @@ char *ckt_render_grid(const ckt_cells *c, ckt_error *err)
     for (int64_t i = 0; i < c->rows; i++) {
         rule(&b, margin, c->cols, w);
         ckt_sb_printf(&b, "%*lld  ", (int)rw, (long long)i);
-        for (int64_t j = 0; j < c->cols; j++) ckt_sb_printf(&b, "| %*s ", (int)w, cell_text(c, i * c->cols + j, tmp, sizeof tmp));
+        for (int64_t j = 0; j < c->cols; j++)
+            ckt_sb_printf(&b, "| %*s ", (int)w, cell_text(c, i * c->cols + j, tmp, sizeof tmp));
         ckt_sb_printf(&b, "|\n");
     }
     rule(&b, margin, c->cols, w);
@@ -86,8 +91,9 @@ char *ckt_render_grid(const ckt_cells *c, ckt_error *err)
 }
 
 /* A deterministic palette keyed by value: 8 hues x 2 tones, light enough for black text. */
-static const char *const palette[16] = {"#afafff", "#afffaf", "#ffffaf", "#ffafaf", "#d2d2ff", "#d2ffd2", "#ffffd2", "#ffd2d2",
-                                        "#9b9beb", "#9beb9b", "#ebeb9b", "#eb9b9b", "#bebeeb", "#bee6be", "#ebebbe", "#ebbebe"};
+static const char *const palette[16] = {
+    "#afafff", "#afffaf", "#ffffaf", "#ffafaf", "#d2d2ff", "#d2ffd2", "#ffffd2", "#ffd2d2",
+    "#9b9beb", "#9beb9b", "#ebeb9b", "#eb9b9b", "#bebeeb", "#bee6be", "#ebebbe", "#ebbebe"};
 
 static int colour_class(int64_t v)
 {
@@ -104,8 +110,10 @@ static void xml_escaped(ckt_sb *b, const char *s)
         case '&': ckt_sb_printf(b, "&amp;"); break;
         case '"': ckt_sb_printf(b, "&quot;"); break;
         default:
-            if ((unsigned char)*s < 0x20) ckt_sb_printf(b, " "); /* control characters are not XML */
-            else ckt_sb_printf(b, "%c", *s);
+            if ((unsigned char)*s < 0x20)
+                ckt_sb_printf(b, " "); /* control characters are not XML */
+            else
+                ckt_sb_printf(b, "%c", *s);
         }
     }
 }
@@ -116,7 +124,9 @@ char *ckt_render_svg_sized(const ckt_cells *c, int cell_height, ckt_error *err)
 {
     if (!check(c, err)) return NULL;
     if (cell_height != 0 && (cell_height < 4 || cell_height > 200)) {
-        ckt_fail(err, CKT_EINVAL, "render: cell size %d must be between 4 and 200 pixels (0 picks one)", cell_height);
+        ckt_fail(err, CKT_EINVAL,
+                 "render: cell size %d must be between 4 and 200 pixels (0 picks one)",
+                 cell_height);
         return NULL;
     }
     int64_t total = c->rows * c->cols;
@@ -135,11 +145,15 @@ char *ckt_render_svg_sized(const ckt_cells *c, int cell_height, ckt_error *err)
     int left = (int)digits(c->rows - 1) * font * 6 / 10 + font, top = ch + (c->title ? ch + 4 : 0);
     int64_t width = left + c->cols * cw + 2, height = top + c->rows * ch + 2;
     ckt_sb b = {0};
-    ckt_sb_printf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%lld\" height=\"%lld\" viewBox=\"0 0 %lld %lld\">\n",
-              (long long)width, (long long)height, (long long)width, (long long)height);
-    ckt_sb_printf(&b, "<style>text{font:%dpx monospace;text-anchor:middle;dominant-baseline:central}.t{text-anchor:start}"
+    ckt_sb_printf(&b,
+                  "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%lld\" height=\"%lld\" "
+                  "viewBox=\"0 0 %lld %lld\">\n",
+                  (long long)width, (long long)height, (long long)width, (long long)height);
+    ckt_sb_printf(&b,
+                  "<style>text{font:%dpx "
+                  "monospace;text-anchor:middle;dominant-baseline:central}.t{text-anchor:start}"
                   ".i{fill:#555}path.g{fill:none;stroke:#000;stroke-width:.5}</style>\n",
-              font);
+                  font);
     if (c->title) {
         ckt_sb_printf(&b, "<text class=\"t\" x=\"2\" y=\"%d\">", ch / 2 + 2);
         xml_escaped(&b, c->title);
@@ -152,24 +166,34 @@ char *ckt_render_svg_sized(const ckt_cells *c, int cell_height, ckt_error *err)
             if (colour_class(c->values[i]) != k) continue;
             if (!any) ckt_sb_printf(&b, "<path fill=\"%s\" d=\"", palette[k]);
             any = 1;
-            ckt_sb_printf(&b, "M%lld %lldh%dv%dh-%dz", (long long)(left + (i % c->cols) * cw), (long long)(top + (i / c->cols) * ch), cw, ch, cw);
+            ckt_sb_printf(&b, "M%lld %lldh%dv%dh-%dz", (long long)(left + (i % c->cols) * cw),
+                          (long long)(top + (i / c->cols) * ch), cw, ch, cw);
         }
         if (any) ckt_sb_printf(&b, "\"/>\n");
     }
     /* grid lines */
     ckt_sb_printf(&b, "<path class=\"g\" d=\"");
-    for (int64_t i = 0; i <= c->rows; i++) ckt_sb_printf(&b, "M%d %lldh%lld", left, (long long)(top + i * ch), (long long)(c->cols * cw));
-    for (int64_t j = 0; j <= c->cols; j++) ckt_sb_printf(&b, "M%lld %dv%lld", (long long)(left + j * cw), top, (long long)(c->rows * ch));
+    for (int64_t i = 0; i <= c->rows; i++)
+        ckt_sb_printf(&b, "M%d %lldh%lld", left, (long long)(top + i * ch),
+                      (long long)(c->cols * cw));
+    for (int64_t j = 0; j <= c->cols; j++)
+        ckt_sb_printf(&b, "M%lld %dv%lld", (long long)(left + j * cw), top,
+                      (long long)(c->rows * ch));
     ckt_sb_printf(&b, "\"/>\n");
     /* column and row indices */
     ckt_sb_printf(&b, "<g class=\"i\" transform=\"translate(0,%d)\">", top - ch / 2);
-    for (int64_t j = 0; j < c->cols; j++) ckt_sb_printf(&b, "<text x=\"%lld\">%lld</text>", (long long)(left + j * cw + cw / 2), (long long)j);
+    for (int64_t j = 0; j < c->cols; j++)
+        ckt_sb_printf(&b, "<text x=\"%lld\">%lld</text>", (long long)(left + j * cw + cw / 2),
+                      (long long)j);
     ckt_sb_printf(&b, "</g>\n<g class=\"i\">");
-    for (int64_t i = 0; i < c->rows; i++) ckt_sb_printf(&b, "<text x=\"%d\" y=\"%lld\">%lld</text>", left / 2, (long long)(top + i * ch + ch / 2), (long long)i);
+    for (int64_t i = 0; i < c->rows; i++)
+        ckt_sb_printf(&b, "<text x=\"%d\" y=\"%lld\">%lld</text>", left / 2,
+                      (long long)(top + i * ch + ch / 2), (long long)i);
     ckt_sb_printf(&b, "</g>\n");
     /* cell texts, one group per row */
     for (int64_t i = 0; i < c->rows; i++) {
-        ckt_sb_printf(&b, "<g transform=\"translate(0,%lld)\">", (long long)(top + i * ch + ch / 2));
+        ckt_sb_printf(&b, "<g transform=\"translate(0,%lld)\">",
+                      (long long)(top + i * ch + ch / 2));
         for (int64_t j = 0; j < c->cols; j++) {
             ckt_sb_printf(&b, "<text x=\"%lld\">", (long long)(left + j * cw + cw / 2));
             xml_escaped(&b, cell_text(c, i * c->cols + j, tmp, sizeof tmp));

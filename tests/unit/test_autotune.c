@@ -34,7 +34,8 @@ static ckt_kernel *scaler(int64_t tile, int64_t lds_elems)
     ckt_expr_pool *ex = ckt_kernel_exprs(k);
     assert_int_equal(ckt_kernel_param_ptr(k, "X", CKT_F32, true, 16, &x, &err), CKT_OK);
     assert_int_equal(ckt_kernel_param_ptr(k, "Y", CKT_F32, false, 16, &y, &err), CKT_OK);
-    assert_int_equal(ckt_kernel_param_scalar(k, "n", CKT_PARAM_I32, false, 0, 0, tile, &n, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_param_scalar(k, "n", CKT_PARAM_I32, false, 0, 0, tile, &n, &err),
+                     CKT_OK);
     ckt_expr_id shape[1] = {ckt_kernel_param(k, n)->expr}, stride[1] = {ckt_expr_int(ex, 1)};
     assert_int_equal(ckt_kernel_global(k, x, CKT_F32, 1, shape, stride, false, &gx, &err), CKT_OK);
     assert_int_equal(ckt_kernel_global(k, y, CKT_F32, 1, shape, stride, false, &gy, &err), CKT_OK);
@@ -54,7 +55,9 @@ static ckt_kernel *scaler(int64_t tile, int64_t lds_elems)
     assert_int_equal(ckt_dist_default_copy(1, len, 4, 32, &d, &err), CKT_OK);
     assert_int_equal(ckt_kernel_add_dist(k, &d, &di, &err), CKT_OK);
     assert_int_equal(ckt_kernel_load(k, wx, di, -1, 0, 0.0f, &r, &err), CKT_OK);
-    assert_int_equal(ckt_kernel_map(k, 1, &r, ckt_expr_mulc(ex, ckt_expr_input(ex, 0), 2), CKT_F32, &o, &err), CKT_OK);
+    assert_int_equal(
+        ckt_kernel_map(k, 1, &r, ckt_expr_mulc(ex, ckt_expr_input(ex, 0), 2), CKT_F32, &o, &err),
+        CKT_OK);
     assert_int_equal(ckt_kernel_store(k, wy, o, -1, 0, &err), CKT_OK);
     assert_int_equal(ckt_kernel_finish(k, &err), CKT_OK);
     return k;
@@ -82,7 +85,8 @@ static int setup(void **state)
     assert_int_equal(ckt_buffer_alloc(f->dev, sizeof hx, &f->x, &err), CKT_OK);
     assert_int_equal(ckt_buffer_alloc(f->dev, sizeof hx, &f->y, &err), CKT_OK);
     assert_int_equal(ckt_buffer_upload(f->x, 0, hx, sizeof hx, &err), CKT_OK);
-    f->args[0] = ckt_arg_buffer(f->x), f->args[1] = ckt_arg_buffer(f->y), f->args[2] = ckt_arg_i32(N);
+    f->args[0] = ckt_arg_buffer(f->x), f->args[1] = ckt_arg_buffer(f->y),
+    f->args[2] = ckt_arg_i32(N);
     *state = f;
     return 0;
 }
@@ -103,11 +107,21 @@ static int teardown(void **state)
 
 static ckt_autotune_candidate cand(fixture *f, ckt_kernel *k, int64_t tile)
 {
-    ckt_autotune_candidate c = {k, {N / tile > 0 ? (N + tile - 1) / tile : 1, 1, 1}, f->args, 3, 0, 0, CKT_AUTOTUNE_PENDING, NULL};
+    ckt_autotune_candidate c = {k,
+                                {N / tile > 0 ? (N + tile - 1) / tile : 1, 1, 1},
+                                f->args,
+                                3,
+                                0,
+                                0,
+                                CKT_AUTOTUNE_PENDING,
+                                NULL};
     return c;
 }
 
-static int64_t compiles(fixture *f) { return ckt_cache_get_stats(ckt_context_cache(f->ctx)).writes; }
+static int64_t compiles(fixture *f)
+{
+    return ckt_cache_get_stats(ckt_context_cache(f->ctx)).writes;
+}
 
 static void winner_is_fastest_and_correct(void **state)
 {
@@ -133,7 +147,8 @@ static void winner_is_fastest_and_correct(void **state)
     float poison[N], hy[N];
     for (int i = 0; i < N; i++) poison[i] = NAN;
     assert_int_equal(ckt_buffer_upload(f->y, 0, poison, sizeof poison, &err), CKT_OK);
-    assert_int_equal(ckt_exe_launch(r[best].exe, f->dev, c[best].grid, f->args, 3, 0, NULL, &err), CKT_OK);
+    assert_int_equal(ckt_exe_launch(r[best].exe, f->dev, c[best].grid, f->args, 3, 0, NULL, &err),
+                     CKT_OK);
     assert_int_equal(ckt_buffer_download(f->y, 0, hy, sizeof hy, &err), CKT_OK);
     for (int i = 0; i < N; i++) assert_float_equal(hy[i], 2 * ((float)(i % 17) - 8.25f), 0);
     ckt_autotune_results_free(r, 3);
@@ -149,7 +164,8 @@ static void pruned_are_never_compiled(void **state)
     const int64_t tiles[] = {64, 64, 512, 64, 128, 256};
     ckt_kernel *k[6];
     ckt_autotune_candidate c[6];
-    for (int i = 0; i < 6; i++) k[i] = scaler(tiles[i], i == 3 ? 32768 : 0), c[i] = cand(f, k[i], tiles[i]);
+    for (int i = 0; i < 6; i++)
+        k[i] = scaler(tiles[i], i == 3 ? 32768 : 0), c[i] = cand(f, k[i], tiles[i]);
     c[1].verdict = CKT_AUTOTUNE_PRUNED, c[1].reason = "filter: not today";
     c[0].bank_cycles = 8, c[0].bank_ideal = 8, c[4].bank_cycles = 32, c[4].bank_ideal = 8;
     c[5].kernel = NULL, c[5].verdict = CKT_AUTOTUNE_FAILED, c[5].reason = "build: boom";
@@ -161,7 +177,12 @@ static void pruned_are_never_compiled(void **state)
     assert_int_equal(best, 0);
     assert_int_equal(compiles(f) - before, 1); /* only candidate 0 reached the compiler */
     assert_int_equal(r[0].state, CKT_AUTOTUNE_MEASURED);
-    const char *why[6] = {"", "filter: not today", "does not fit the problem", "LDS: 131072 bytes", "bank model: 4.00", "build: boom"};
+    const char *why[6] = {"",
+                          "filter: not today",
+                          "does not fit the problem",
+                          "LDS: 131072 bytes",
+                          "bank model: 4.00",
+                          "build: boom"};
     for (int i = 1; i < 6; i++) {
         assert_int_equal(r[i].state, i == 5 ? CKT_AUTOTUNE_FAILED : CKT_AUTOTUNE_PRUNED);
         assert_true(r[i].compile_ms < 0 && r[i].ms < 0 && !r[i].exe);
@@ -182,13 +203,15 @@ static void pruned_are_never_compiled(void **state)
     for (int i = 0; i < 6; i++) ckt_kernel_destroy(k[i]);
 }
 
-static int failing_metric(void *user, int i, double ms, const double *t, int n, double *score, ckt_error *err)
+static int failing_metric(void *user, int i, double ms, const double *t, int n, double *score,
+                          ckt_error *err)
 {
     (void)user, (void)i, (void)ms, (void)t, (void)n, (void)score;
     return ckt_fail(err, CKT_EINVAL, "metric: refused") != CKT_OK;
 }
 
-static int negate_metric(void *user, int i, double ms, const double *t, int n, double *score, ckt_error *err)
+static int negate_metric(void *user, int i, double ms, const double *t, int n, double *score,
+                         ckt_error *err)
 {
     (void)err, (void)t, (void)n, (void)ms;
     ++*(int *)user;
@@ -225,16 +248,17 @@ static void bad_input(void **state)
     ckt_autotune_result r[1];
     int best;
     ckt_autotune_options o = {0};
-#define BAD(call, text)                                                          \
-    do {                                                                         \
-        assert_int_not_equal((call), CKT_OK);                                    \
-        if (!strstr(err.msg, (text))) fail_msg("expected '%s' in: %s", (text), err.msg); \
+#define BAD(call, text)                                                                            \
+    do {                                                                                           \
+        assert_int_not_equal((call), CKT_OK);                                                      \
+        if (!strstr(err.msg, (text))) fail_msg("expected '%s' in: %s", (text), err.msg);           \
     } while (0)
     BAD(ckt_autotune(f->ctx, f->dev, "cpu", &c, 0, NULL, r, &best, &err), "0 candidates");
     BAD(ckt_autotune(f->ctx, f->dev, "cpu", NULL, 1, NULL, r, &best, &err), "candidates is NULL");
     BAD(ckt_autotune(f->ctx, f->dev, "cpu", &c, 1, NULL, NULL, &best, &err), "results is NULL");
     BAD(ckt_autotune(f->ctx, f->dev, "nope", &c, 1, NULL, r, &best, &err), "unknown target");
-    BAD(ckt_autotune(f->ctx, f->dev, "sm_90", &c, 1, NULL, r, &best, &err), "runs on a cuda device");
+    BAD(ckt_autotune(f->ctx, f->dev, "sm_90", &c, 1, NULL, r, &best, &err),
+        "runs on a cuda device");
     o.threads = -1;
     BAD(ckt_autotune(f->ctx, f->dev, "cpu", &c, 1, &o, r, &best, &err), "threads -1");
     o.threads = 0, o.runs = 5000;
@@ -268,9 +292,11 @@ static void remembered_choice(void **state)
     assert_int_equal(ckt_autotune_key(parts, -1, f->dev, key, &err), CKT_EINVAL);
     parts[2] = "problem";
     assert_int_equal(ckt_autotune_key(parts, 3, f->dev, key, &err), CKT_OK);
-    assert_int_equal(ckt_autotune_recall(f->ctx, key, &payload, &size, note, sizeof note), CKT_RECALL_MISS);
+    assert_int_equal(ckt_autotune_recall(f->ctx, key, &payload, &size, note, sizeof note),
+                     CKT_RECALL_MISS);
     assert_int_equal(ckt_autotune_remember(f->ctx, key, "best=3", 6), 1);
-    assert_int_equal(ckt_autotune_recall(f->ctx, key, &payload, &size, note, sizeof note), CKT_RECALL_HIT);
+    assert_int_equal(ckt_autotune_recall(f->ctx, key, &payload, &size, note, sizeof note),
+                     CKT_RECALL_HIT);
     assert_int_equal(size, 6);
     assert_string_equal(payload, "best=3");
     free(payload);
@@ -282,11 +308,14 @@ static void remembered_choice(void **state)
     assert_int_equal(fseek(fp, -2, SEEK_END), 0);
     fputc('X', fp);
     fclose(fp);
-    assert_int_equal(ckt_autotune_recall(f->ctx, key, &payload, &size, note, sizeof note), CKT_RECALL_CORRUPT);
+    assert_int_equal(ckt_autotune_recall(f->ctx, key, &payload, &size, note, sizeof note),
+                     CKT_RECALL_CORRUPT);
     assert_non_null(strstr(note, "checksum"));
     assert_int_equal(access(path, F_OK), -1);
-    assert_int_equal(ckt_autotune_recall(f->ctx, key, &payload, &size, note, sizeof note), CKT_RECALL_MISS);
-    assert_int_equal(ckt_autotune_recall(NULL, key, &payload, &size, note, sizeof note), CKT_RECALL_MISS);
+    assert_int_equal(ckt_autotune_recall(f->ctx, key, &payload, &size, note, sizeof note),
+                     CKT_RECALL_MISS);
+    assert_int_equal(ckt_autotune_recall(NULL, key, &payload, &size, note, sizeof note),
+                     CKT_RECALL_MISS);
 }
 
 static void occupancy_model(void **state)

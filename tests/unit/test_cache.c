@@ -118,13 +118,27 @@ static void put_get_and_damage(void **state)
         assert_true(fd >= 0);
         unsigned char byte;
         switch (damage) {
-        case 0: assert_true(pread(fd, &byte, 1, 130) >= 0); byte ^= 0x10; assert_true(pwrite(fd, &byte, 1, 130) >= 0); break;  /* payload bit flip */
-        case 1: assert_true(pread(fd, &byte, 1, 100) >= 0); byte ^= 0xff; assert_true(pwrite(fd, &byte, 1, 100) >= 0); break;  /* checksum */
-        case 2: byte = 9; assert_true(pwrite(fd, &byte, 1, 8) >= 0); break;                                 /* format version */
-        case 3: assert_true(ftruncate(fd, st.st_size - 5) >= 0); break;                                     /* truncated payload */
-        case 4: assert_true(ftruncate(fd, 50) >= 0); break;                                                 /* truncated header */
-        case 5: assert_true(ftruncate(fd, 0) >= 0); assert_true(pwrite(fd, "garbage garbage garbage", 23, 0) >= 0); break;    /* garbage */
-        case 6: assert_true(ftruncate(fd, 0) >= 0); break;                                                  /* empty */
+        case 0:
+            assert_true(pread(fd, &byte, 1, 130) >= 0);
+            byte ^= 0x10;
+            assert_true(pwrite(fd, &byte, 1, 130) >= 0);
+            break; /* payload bit flip */
+        case 1:
+            assert_true(pread(fd, &byte, 1, 100) >= 0);
+            byte ^= 0xff;
+            assert_true(pwrite(fd, &byte, 1, 100) >= 0);
+            break; /* checksum */
+        case 2:
+            byte = 9;
+            assert_true(pwrite(fd, &byte, 1, 8) >= 0);
+            break;                                                      /* format version */
+        case 3: assert_true(ftruncate(fd, st.st_size - 5) >= 0); break; /* truncated payload */
+        case 4: assert_true(ftruncate(fd, 50) >= 0); break;             /* truncated header */
+        case 5:
+            assert_true(ftruncate(fd, 0) >= 0);
+            assert_true(pwrite(fd, "garbage garbage garbage", 23, 0) >= 0);
+            break;                                         /* garbage */
+        case 6: assert_true(ftruncate(fd, 0) >= 0); break; /* empty */
         }
         close(fd);
         int64_t corrupt = ckt_cache_get_stats(c).corrupt;
@@ -158,7 +172,8 @@ static void unusable_directories_degrade(void **state)
     /* /proc refuses mkdir even for root; a regular file is not a directory */
     assert_int_equal(ckt_cache_open("/proc/ckt-cannot-exist/cache", &c, NULL), CKT_OK);
     assert_false(ckt_cache_enabled(c));
-    assert_non_null(strstr(ckt_cache_note(c), "compile cache off: cannot create /proc/ckt-cannot-exist/cache"));
+    assert_non_null(
+        strstr(ckt_cache_note(c), "compile cache off: cannot create /proc/ckt-cannot-exist/cache"));
     char key[65];
     const char *p[] = {"x"};
     ckt_cache_key(p, NULL, 1, key);
@@ -302,15 +317,19 @@ static void two_processes_at_once(void **state)
             int bad = 0;
             for (int i = 0; i < 6; i++) {
                 char src[128];
-                snprintf(src, sizeof src, "int v%d(void) { return %d; }", i, i); /* both compile the same six */
+                snprintf(src, sizeof src, "int v%d(void) { return %d; }", i,
+                         i); /* both compile the same six */
                 ckt_compile_request req = {"cpu", src, "v", NULL, 0};
                 ckt_binary *b;
                 ckt_error err;
-                if (ckt_compile(ctx, &req, 0, &b, &err) != CKT_OK) bad = 1;
-                else ckt_binary_free(b);
+                if (ckt_compile(ctx, &req, 0, &b, &err) != CKT_OK)
+                    bad = 1;
+                else
+                    ckt_binary_free(b);
             }
             ckt_context_destroy(ctx);
-            /* the verdict goes through a pipe: under valgrind a child's exit status is valgrind's */
+            /* the verdict goes through a pipe: under valgrind a child's exit status is valgrind's
+             */
             if (write(pipes[k][1], bad ? "F" : "K", 1) != 1) bad = 1;
             _exit(bad);
         }
@@ -368,7 +387,10 @@ static void kill_during_write_leaves_no_partial_entry(void **state)
         /* either no entry yet, or a whole one: never a partial file under the entry's name */
         int hit = ckt_cache_get(c, key, &data, &n);
         assert_int_equal(ckt_cache_get_stats(c).corrupt, 0);
-        if (hit) { assert_int_equal(n, big); free(data); }
+        if (hit) {
+            assert_int_equal(n, big);
+            free(data);
+        }
         /* the dead writer's temporary file is cleaned up once stale */
         ckt_cache_remove_stale(c, 0);
         assert_int_equal(count_prefix(dir, ".tmp-"), 0);
@@ -396,7 +418,10 @@ static int cleanup(void **state)
     if (root[0]) {
         char *argv[] = {"rm", "-rf", root, NULL};
         pid_t p = fork();
-        if (p == 0) { execvp("rm", argv); _exit(1); }
+        if (p == 0) {
+            execvp("rm", argv);
+            _exit(1);
+        }
         waitpid(p, NULL, 0);
     }
     return 0;
@@ -405,9 +430,12 @@ static int cleanup(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(sha256_vectors),       cmocka_unit_test(keys_are_length_prefixed),
-        cmocka_unit_test(put_get_and_damage),   cmocka_unit_test(unusable_directories_degrade),
-        cmocka_unit_test(compile_hits_and_rebuilds), cmocka_unit_test(two_processes_at_once),
+        cmocka_unit_test(sha256_vectors),
+        cmocka_unit_test(keys_are_length_prefixed),
+        cmocka_unit_test(put_get_and_damage),
+        cmocka_unit_test(unusable_directories_degrade),
+        cmocka_unit_test(compile_hits_and_rebuilds),
+        cmocka_unit_test(two_processes_at_once),
         cmocka_unit_test(kill_during_write_leaves_no_partial_entry),
     };
     return cmocka_run_group_tests(tests, NULL, cleanup);

@@ -1,7 +1,8 @@
-/* CK Tile encodings and the 2D raked patterns: the equations of tile_distribution_encoding_pattern_2d, CK's encodings checked
- * against an independent model of each pattern written from the documentation's prose, seeded properties
- * over random general encodings (ownership, TV round trip, owner inverts calculate_index), and
- * bad input for every entry point. */
+/* CK Tile encodings and the 2D raked patterns: the equations of
+ * tile_distribution_encoding_pattern_2d, CK's encodings checked against an independent model of
+ * each pattern written from the documentation's prose, seeded properties over random general
+ * encodings (ownership, TV round trip, owner inverts calculate_index), and bad input for every
+ * entry point. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,9 +24,13 @@ static uint64_t rnd(void) /* splitmix64: deterministic across platforms */
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
 }
-static int64_t rnd_in(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1)); }
+static int64_t rnd_in(int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
+}
 
-static ckt_pattern_2d pat(int64_t block, int64_t y, int64_t x, int64_t vec, ckt_pattern_kind k, int64_t groups, int64_t warp)
+static ckt_pattern_2d pat(int64_t block, int64_t y, int64_t x, int64_t vec, ckt_pattern_kind k,
+                          int64_t groups, int64_t warp)
 {
     ckt_pattern_2d p = {block, y, x, vec, groups, warp, k};
     return p;
@@ -96,7 +101,8 @@ static void pattern_2d_equations(void **state)
     assert_int_equal(xl[1], 64);
 }
 
-/* CK's encodings, field by field (static_encoding_pattern.hpp, CK's X0 = our X1 threads, CK's X1 = our X0 vector) */
+/* CK's encodings, field by field (static_encoding_pattern.hpp, CK's X0 = our X1 threads, CK's X1 =
+ * our X0 vector) */
 static void ck_encodings_literal(void **state)
 {
     (void)state;
@@ -151,10 +157,11 @@ static void ck_encodings_literal(void **state)
     assert_int_equal(s.d.y_minor[1], 2);
 }
 
-/* An independent model of the patterns, from the documentation's prose: the warp id and the lane's row
- * pick rows, the lane's column picks a vector of X0 columns; the iteration sits after the
+/* An independent model of the patterns, from the documentation's prose: the warp id and the lane's
+ * row pick rows, the lane's column picks a vector of X0 columns; the iteration sits after the
  * thread (thread raked), between warp and thread (warp raked) or before the warp (block raked). */
-static void model_xy(const ckt_encoding *e, int64_t tid, int64_t iter, int64_t vec, int64_t *row, int64_t *col)
+static void model_xy(const ckt_encoding *e, int64_t tid, int64_t iter, int64_t vec, int64_t *row,
+                     int64_t *col)
 {
     const ckt_pattern_2d *p = &e->pattern;
     int64_t warp = tid / p->warp_size, lane = tid % p->warp_size;
@@ -162,8 +169,10 @@ static void model_xy(const ckt_encoding *e, int64_t tid, int64_t iter, int64_t v
     *col = lcol * e->x0 + vec;
     switch (p->pattern) {
     case CKT_THREAD_RAKED:
-        if (p->num_wave_groups > 1) *row = lrow * e->y2 + iter; /* warps replicate */
-        else *row = (warp * e->y1 + lrow) * e->y2 + iter;
+        if (p->num_wave_groups > 1)
+            *row = lrow * e->y2 + iter; /* warps replicate */
+        else
+            *row = (warp * e->y1 + lrow) * e->y2 + iter;
         break;
     case CKT_WARP_RAKED: *row = (warp * e->y1 + iter) * e->y2 + lrow; break;
     default: *row = (iter * e->y1 + warp) * e->y2 + lrow; break;
@@ -188,8 +197,9 @@ static void patterns_match_the_model(void **state)
         int64_t warp = rnd() % 2 ? 64 : 32;
         ckt_pattern_kind k = (ckt_pattern_kind)rnd_in(1, 3);
         int64_t groups = k == CKT_THREAD_RAKED && rnd() % 4 == 0 ? 2 : 1;
-        ckt_pattern_2d p = pat(warp << rnd_in(0, 3), (int64_t)1 << rnd_in(0, 8), (int64_t)1 << rnd_in(0, 8),
-                               (int64_t)1 << rnd_in(0, 4), k, groups, warp);
+        ckt_pattern_2d p =
+            pat(warp << rnd_in(0, 3), (int64_t)1 << rnd_in(0, 8), (int64_t)1 << rnd_in(0, 8),
+                (int64_t)1 << rnd_in(0, 4), k, groups, warp);
         if (rnd() % 8 == 0) p.x_per_tile = rnd_in(1, 200); /* not a power of two */
         if (rnd() % 8 == 0) p.y_per_tile = rnd_in(1, 200);
         ckt_encoding e;
@@ -201,7 +211,8 @@ static void patterns_match_the_model(void **state)
         }
         made++;
         /* the documented equations */
-        int64_t tile = p.y_per_tile * p.x_per_tile, vec = p.vec_size < tile / p.block_size ? p.vec_size : tile / p.block_size;
+        int64_t tile = p.y_per_tile * p.x_per_tile,
+                vec = p.vec_size < tile / p.block_size ? p.vec_size : tile / p.block_size;
         assert_int_equal(e.x0, vec);
         assert_int_equal(e.x0 * e.x1, p.x_per_tile);
         assert_int_equal(e.y0 * e.y1 * e.y2, p.y_per_tile);
@@ -235,7 +246,8 @@ static void patterns_match_the_model(void **state)
                 int64_t t = rnd_in(0, nt - 1);
                 ys[0] = rnd_in(0, ylen[0] - 1);
                 ys[1] = rnd_in(0, ylen[1] - 1);
-                /* CK orders Ys by H sequence: once shuffled the vector (on X, now first) comes first */
+                /* CK orders Ys by H sequence: once shuffled the vector (on X, now first) comes
+                 * first */
                 sy[0] = ys[1];
                 sy[1] = ys[0];
                 assert_int_equal(ckt_encoding_calculate_index(&e, t, ys, xs, &err), CKT_OK);
@@ -254,33 +266,53 @@ static void patterns_match_the_model(void **state)
 static void pattern_refusals_name_the_equation(void **state)
 {
     (void)state;
-    expect_msg(refuse_pattern(pat(256, 48, 64, 8, CKT_THREAD_RAKED, 1, 64)), "Y0*Y1*Y2 == YPerTile fails: 4*8*1 != 48");
-    expect_msg(refuse_pattern(pat(256, 20, 64, 2, CKT_WARP_RAKED, 1, 64)), "Y0*Y1*Y2 == YPerTile fails: 4*2*2 != 20");
-    expect_msg(refuse_pattern(pat(256, 20, 64, 2, CKT_BLOCK_RAKED, 1, 64)), "Y0*Y1*Y2 == YPerTile fails: 2*4*2 != 20");
-    expect_msg(refuse_pattern(pat(256, 64, 60, 8, CKT_THREAD_RAKED, 1, 64)), "XPerTile % VecSize == 0 fails: 60 % 8 = 4");
+    expect_msg(refuse_pattern(pat(256, 48, 64, 8, CKT_THREAD_RAKED, 1, 64)),
+               "Y0*Y1*Y2 == YPerTile fails: 4*8*1 != 48");
+    expect_msg(refuse_pattern(pat(256, 20, 64, 2, CKT_WARP_RAKED, 1, 64)),
+               "Y0*Y1*Y2 == YPerTile fails: 4*2*2 != 20");
+    expect_msg(refuse_pattern(pat(256, 20, 64, 2, CKT_BLOCK_RAKED, 1, 64)),
+               "Y0*Y1*Y2 == YPerTile fails: 2*4*2 != 20");
+    expect_msg(refuse_pattern(pat(256, 64, 60, 8, CKT_THREAD_RAKED, 1, 64)),
+               "XPerTile % VecSize == 0 fails: 60 % 8 = 4");
     /* CK checks VecSize, not the clamped X0: refused even though X0 = 4 would divide 36 */
-    expect_msg(refuse_pattern(pat(64, 8, 36, 8, CKT_THREAD_RAKED, 1, 64)), "XPerTile % VecSize == 0 fails");
-    expect_msg(refuse_pattern(pat(256, 64, 1024, 8, CKT_THREAD_RAKED, 1, 64)), "X1*Y1 == WarpSize fails: 128*0 != 64");
-    expect_msg(refuse_pattern(pat(256, 64, 1024, 8, CKT_WARP_RAKED, 1, 64)), "X1*Y2 == WarpSize fails: 128*0 != 64");
-    expect_msg(refuse_pattern(pat(192, 64, 96, 8, CKT_WARP_RAKED, 1, 64)), "X1*Y2 == WarpSize fails: 12*5 != 64");
-    expect_msg(refuse_pattern(pat(100, 64, 64, 8, CKT_THREAD_RAKED, 1, 64)), "X1*Y1*Y0*NumWaveGroups == BlockSize fails: 8*8*1*1 != 100");
-    expect_msg(refuse_pattern(pat(100, 64, 64, 8, CKT_WARP_RAKED, 1, 64)), "X1*Y2*Y0 == BlockSize fails: 8*8*1 != 100");
-    expect_msg(refuse_pattern(pat(100, 64, 64, 8, CKT_BLOCK_RAKED, 1, 64)), "X1*Y2*Y1 == BlockSize fails: 8*8*1 != 100");
-    expect_msg(refuse_pattern(pat(256, 64, 64, 8, CKT_THREAD_RAKED, 3, 64)), "X1*Y1*Y0*NumWaveGroups == BlockSize fails: 8*8*1*3 != 256");
-    expect_msg(refuse_pattern(pat(256, 64, 64, 8, CKT_THREAD_RAKED, 8, 64)), "X1*Y1*Y0*NumWaveGroups == BlockSize fails: 8*8*0*8 != 256");
+    expect_msg(refuse_pattern(pat(64, 8, 36, 8, CKT_THREAD_RAKED, 1, 64)),
+               "XPerTile % VecSize == 0 fails");
+    expect_msg(refuse_pattern(pat(256, 64, 1024, 8, CKT_THREAD_RAKED, 1, 64)),
+               "X1*Y1 == WarpSize fails: 128*0 != 64");
+    expect_msg(refuse_pattern(pat(256, 64, 1024, 8, CKT_WARP_RAKED, 1, 64)),
+               "X1*Y2 == WarpSize fails: 128*0 != 64");
+    expect_msg(refuse_pattern(pat(192, 64, 96, 8, CKT_WARP_RAKED, 1, 64)),
+               "X1*Y2 == WarpSize fails: 12*5 != 64");
+    expect_msg(refuse_pattern(pat(100, 64, 64, 8, CKT_THREAD_RAKED, 1, 64)),
+               "X1*Y1*Y0*NumWaveGroups == BlockSize fails: 8*8*1*1 != 100");
+    expect_msg(refuse_pattern(pat(100, 64, 64, 8, CKT_WARP_RAKED, 1, 64)),
+               "X1*Y2*Y0 == BlockSize fails: 8*8*1 != 100");
+    expect_msg(refuse_pattern(pat(100, 64, 64, 8, CKT_BLOCK_RAKED, 1, 64)),
+               "X1*Y2*Y1 == BlockSize fails: 8*8*1 != 100");
+    expect_msg(refuse_pattern(pat(256, 64, 64, 8, CKT_THREAD_RAKED, 3, 64)),
+               "X1*Y1*Y0*NumWaveGroups == BlockSize fails: 8*8*1*3 != 256");
+    expect_msg(refuse_pattern(pat(256, 64, 64, 8, CKT_THREAD_RAKED, 8, 64)),
+               "X1*Y1*Y0*NumWaveGroups == BlockSize fails: 8*8*0*8 != 256");
     /* the clamp leaves X0 = 3 for a 14-wide tile: CK accepts and drops 2 columns; ckt refuses */
-    expect_msg(refuse_pattern(pat(64, 16, 14, 7, CKT_THREAD_RAKED, 1, 64)), "X0*X1 == XPerTile fails: 3*4 != 14");
-    expect_msg(refuse_pattern(pat(32, 64, 64, 8, CKT_THREAD_RAKED, 1, 64)), "BlockSize / WarpSize is 0");
-    expect_msg(refuse_pattern(pat(256, 4, 4, 4, CKT_THREAD_RAKED, 1, 64)), "TileSize / BlockSize is 0");
-    expect_msg(refuse_pattern(pat(0, 64, 64, 8, CKT_THREAD_RAKED, 1, 64)), "block_size is 0, must be positive");
+    expect_msg(refuse_pattern(pat(64, 16, 14, 7, CKT_THREAD_RAKED, 1, 64)),
+               "X0*X1 == XPerTile fails: 3*4 != 14");
+    expect_msg(refuse_pattern(pat(32, 64, 64, 8, CKT_THREAD_RAKED, 1, 64)),
+               "BlockSize / WarpSize is 0");
+    expect_msg(refuse_pattern(pat(256, 4, 4, 4, CKT_THREAD_RAKED, 1, 64)),
+               "TileSize / BlockSize is 0");
+    expect_msg(refuse_pattern(pat(0, 64, 64, 8, CKT_THREAD_RAKED, 1, 64)),
+               "block_size is 0, must be positive");
     expect_msg(refuse_pattern(pat(256, -64, 64, 8, CKT_THREAD_RAKED, 1, 64)), "y_per_tile is -64");
     expect_msg(refuse_pattern(pat(256, 64, 0, 8, CKT_THREAD_RAKED, 1, 64)), "x_per_tile is 0");
     expect_msg(refuse_pattern(pat(256, 64, 64, 0, CKT_THREAD_RAKED, 1, 64)), "vec_size is 0");
-    expect_msg(refuse_pattern(pat(256, 64, 64, 8, CKT_THREAD_RAKED, 0, 64)), "num_wave_groups is 0");
+    expect_msg(refuse_pattern(pat(256, 64, 64, 8, CKT_THREAD_RAKED, 0, 64)),
+               "num_wave_groups is 0");
     expect_msg(refuse_pattern(pat(256, 64, 64, 8, CKT_THREAD_RAKED, 1, -64)), "warp_size is -64");
-    expect_msg(refuse_pattern(pat(256, 64, 64, 8, CKT_PATTERN_NONE, 1, 64)), "pattern 0 is not one of");
+    expect_msg(refuse_pattern(pat(256, 64, 64, 8, CKT_PATTERN_NONE, 1, 64)),
+               "pattern 0 is not one of");
     expect_msg(refuse_pattern(pat(256, 64, 64, 8, (ckt_pattern_kind)9, 1, 64)), "pattern 9");
-    expect_msg(refuse_pattern(pat(256, INT64_MAX / 2, 64, 8, CKT_THREAD_RAKED, 1, 64)), "overflows");
+    expect_msg(refuse_pattern(pat(256, INT64_MAX / 2, 64, 8, CKT_THREAD_RAKED, 1, 64)),
+               "overflows");
     ckt_error err;
     ckt_encoding e;
     ckt_pattern_2d p = pat(256, 64, 64, 8, CKT_THREAD_RAKED, 1, 64);
@@ -353,11 +385,14 @@ static void general_literal(void **state)
     assert_int_equal(ckt_encoding_tv_layout(&e, &tv, &err), CKT_OK);
     char buf[128];
     ckt_layout_to_string(&tv, buf, sizeof buf);
-    /* threads: P1 (8, stride 1), H0[0] (4, stride 16), R0 (2, stride 0); value: H0[1] (2, stride 8) */
+    /* threads: P1 (8, stride 1), H0[0] (4, stride 16), R0 (2, stride 0); value: H0[1] (2, stride 8)
+     */
     assert_string_equal(buf, "((8,4,2),2):((1,16,0),8)");
     char text[512];
     ckt_encoding_to_string(&e, text, sizeof text);
-    assert_string_equal(text, "tile_distribution_encoding{R=<2>, H=<<4,2>,<8>>, P=<<(0,0),(1,0)>,<(2,0)>>, Y=<(1,1)>}");
+    assert_string_equal(
+        text,
+        "tile_distribution_encoding{R=<2>, H=<<4,2>,<8>>, P=<<(0,0),(1,0)>,<(2,0)>>, Y=<(1,1)>}");
 }
 
 /* A random valid general encoding: the RH components shuffled among Ps and Ys. */
@@ -477,23 +512,26 @@ static void general_refusals(void **state)
     ckt_encoding e;
     ckt_error err;
     ckt_encoding_desc d;
-#define REFUSE(edit, want)                                                          \
-    do {                                                                            \
-        d = desc_2d();                                                              \
-        edit;                                                                       \
-        assert_int_not_equal(ckt_encoding_make(&d, &e, &err), CKT_OK);             \
-        expect_msg(err.msg, "tile_distribution_encoding: ");                       \
-        expect_msg(err.msg, want);                                                  \
+#define REFUSE(edit, want)                                                                         \
+    do {                                                                                           \
+        d = desc_2d();                                                                             \
+        edit;                                                                                      \
+        assert_int_not_equal(ckt_encoding_make(&d, &e, &err), CKT_OK);                             \
+        expect_msg(err.msg, "tile_distribution_encoding: ");                                       \
+        expect_msg(err.msg, want);                                                                 \
     } while (0)
     REFUSE(d.p_major[1][0] = 3, "P 1 entry 0 has major 3, out of range [0, 2]");
     REFUSE(d.p_major[1][0] = -1, "major -1");
     REFUSE(d.p_minor[1][0] = 1, "minor 1, out of range for an H sequence (length 1)");
     REFUSE(d.p_minor[0][0] = 4, "minor 4, out of range for R");
     REFUSE(d.y_minor[0] = 0, "RH component (1, 0) is used twice (again by Y0)");
-    REFUSE((d.p_major[1][0] = 1, d.p_minor[1][0] = 0), "RH component (1, 0) is used twice (again by P1)");
+    REFUSE((d.p_major[1][0] = 1, d.p_minor[1][0] = 0),
+           "RH component (1, 0) is used twice (again by P1)");
     REFUSE(d.ny = 0, "H0 component 1 (length 2) is reached by no P and no Y");
     REFUSE(d.np_comp[0] = 1, "H0 component 0 (length 4) is reached by no P and no Y");
-    REFUSE((d.y_major[0] = 0, d.y_minor[0] = 0, d.np_comp[0] = 1, d.p_major[0][0] = 1, d.p_minor[0][0] = 0), "Y0 maps to R component 0");
+    REFUSE((d.y_major[0] = 0, d.y_minor[0] = 0, d.np_comp[0] = 1, d.p_major[0][0] = 1,
+            d.p_minor[0][0] = 0),
+           "Y0 maps to R component 0");
     REFUSE(d.hs[0][1] = 0, "H0 length 1 is 0, must be positive");
     REFUSE(d.hs[1][0] = -8, "H1 length 0 is -8");
     REFUSE(d.rs[0] = 0, "R length 0 is 0");

@@ -1,7 +1,7 @@
 /* Fragments and the common TV view: every lane and register of every fragment against the lane
- * tables of AMD's MFMA instructions and the PTX ISA's mma.sync (written here as formulas, independently of fragment.c's layouts),
- * the same fragments as CK encodings and as nested layouts, same_distribution (strict and not,
- * true for equal pairs, false for perturbed ones), bad input. */
+ * tables of AMD's MFMA instructions and the PTX ISA's mma.sync (written here as formulas,
+ * independently of fragment.c's layouts), the same fragments as CK encodings and as nested layouts,
+ * same_distribution (strict and not, true for equal pairs, false for perturbed ones), bad input. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,16 +21,29 @@ static void expect_msg(const char *msg, const char *want)
     if (!strstr(msg, want)) fail_msg("message \"%s\" lacks \"%s\"", msg, want);
 }
 
-/* (row, col) that lane l, register r holds, per AMD's MFMA tables and the PTX ISA's mma.sync fragments */
+/* (row, col) that lane l, register r holds, per AMD's MFMA tables and the PTX ISA's mma.sync
+ * fragments */
 static void lane_table(const char *name, char op, int64_t l, int64_t r, int64_t *row, int64_t *col)
 {
     if (strstr(name, "32x32x8")) {
-        if (op == 'A') { *row = l % 32; *col = 4 * (l / 32) + r; }
-        else if (op == 'B') { *row = 4 * (l / 32) + r; *col = l % 32; }
-        else { *row = 8 * (r / 4) + 4 * (l / 32) + r % 4; *col = l % 32; }
+        if (op == 'A') {
+            *row = l % 32;
+            *col = 4 * (l / 32) + r;
+        } else if (op == 'B') {
+            *row = 4 * (l / 32) + r;
+            *col = l % 32;
+        } else {
+            *row = 8 * (r / 4) + 4 * (l / 32) + r % 4;
+            *col = l % 32;
+        }
     } else if (strstr(name, "16x16x16")) {
-        if (op == 'A') { *row = l % 16; *col = 4 * (l / 16) + r; }
-        else { *row = 4 * (l / 16) + r; *col = l % 16; }
+        if (op == 'A') {
+            *row = l % 16;
+            *col = 4 * (l / 16) + r;
+        } else {
+            *row = 4 * (l / 16) + r;
+            *col = l % 16;
+        }
     } else { /* mma m16n8k16: g = l>>2, t = l%4 */
         int64_t g = l >> 2, t = l % 4;
         if (op == 'A') {
@@ -46,14 +59,18 @@ static void lane_table(const char *name, char op, int64_t l, int64_t r, int64_t 
     }
 }
 
-static const char *const names[] = {"mfma_f32_32x32x8f16", "mfma_f32_16x16x16f16", "mfma_f32_32x32x8bf16_1k",
-                                    "mfma_f32_16x16x16bf16_1k", "mma_m16n8k16"};
+static const char *const names[] = {"mfma_f32_32x32x8f16", "mfma_f32_16x16x16f16",
+                                    "mfma_f32_32x32x8bf16_1k", "mfma_f32_16x16x16bf16_1k",
+                                    "mma_m16n8k16"};
 
 static void every_lane_of_every_fragment(void **state)
 {
     (void)state;
-    const int64_t want_shape[5][3][2] = {{{32, 8}, {8, 32}, {32, 32}}, {{16, 16}, {16, 16}, {16, 16}}, {{32, 8}, {8, 32}, {32, 32}},
-                                         {{16, 16}, {16, 16}, {16, 16}}, {{16, 16}, {16, 8}, {16, 8}}};
+    const int64_t want_shape[5][3][2] = {{{32, 8}, {8, 32}, {32, 32}},
+                                         {{16, 16}, {16, 16}, {16, 16}},
+                                         {{32, 8}, {8, 32}, {32, 32}},
+                                         {{16, 16}, {16, 16}, {16, 16}},
+                                         {{16, 16}, {16, 8}, {16, 8}}};
     for (int i = 0; i < 5; i++)
         for (int o = 0; o < 3; o++) {
             char op = "ABC"[o];
@@ -75,18 +92,23 @@ static void every_lane_of_every_fragment(void **state)
             for (int64_t l = 0; l < f.lanes; l++) {
                 assert_int_equal(ckt_nested_elements(&n, l, 0, coords, &err), CKT_OK);
                 for (int64_t r = 0; r < f.values; r++) {
-                    int64_t row, col, off, xs[2], ys[CKT_DIST_MAX_Y], ylen[CKT_DIST_MAX_Y], rest = r;
+                    int64_t row, col, off, xs[2], ys[CKT_DIST_MAX_Y], ylen[CKT_DIST_MAX_Y],
+                        rest = r;
                     lane_table(names[i], op, l, r, &row, &col);
                     ckt_tuple c;
                     int64_t lr[2] = {l, r};
                     ckt_tuple_flat(&c, 2, lr, &err);
                     assert_int_equal(ckt_layout_eval_coord(&f.tv, &c, &off, &err), CKT_OK);
-                    if (off != row * f.cols + col) fail_msg("%s %c lane %lld reg %lld: offset %lld, table (%lld, %lld)", names[i], op, (long long)l, (long long)r, (long long)off, (long long)row, (long long)col);
+                    if (off != row * f.cols + col)
+                        fail_msg("%s %c lane %lld reg %lld: offset %lld, table (%lld, %lld)",
+                                 names[i], op, (long long)l, (long long)r, (long long)off,
+                                 (long long)row, (long long)col);
                     assert_int_equal(ckt_layout_eval_coord(&etv, &c, &off, &err), CKT_OK);
                     assert_int_equal(off, row * f.cols + col);
                     assert_int_equal(ckt_layout_eval_coord(&ntv, &c, &off, &err), CKT_OK);
                     assert_int_equal(off, row * f.cols + col);
-                    /* the encoding's calculate_index and the nested layout's elements() say the same */
+                    /* the encoding's calculate_index and the nested layout's elements() say the
+                     * same */
                     ckt_encoding_ys_lengths(&e, ylen, NULL);
                     for (int y = e.d.ny - 1; y >= 0; y--) {
                         ys[y] = rest % ylen[y];
@@ -121,7 +143,8 @@ static bool same(const char *a, const char *b, bool strict)
     ckt_layout x = parse(a), y = parse(b);
     bool s;
     ckt_error err;
-    if (ckt_same_distribution(&x, &y, strict, &s, &err) != CKT_OK) fail_msg("same_distribution: %s", err.msg);
+    if (ckt_same_distribution(&x, &y, strict, &s, &err) != CKT_OK)
+        fail_msg("same_distribution: %s", err.msg);
     return s;
 }
 
@@ -131,11 +154,16 @@ static void same_distribution_semantics(void **state)
     /* the MFMA 16x16 C fragment against twins written with other value modes */
     assert_true(same("((16,4),4):((1,64),16)", "((16,4),4):((1,64),16)", true));
     assert_true(same("((16,4),4):((1,64),16)", "((16,4),(2,2)):((1,64),(16,32))", true));
-    assert_true(same("((16,4),4):((1,64),16)", "((16,4),(2,2)):((1,64),(32,16))", false));  /* values permuted */
-    assert_false(same("((16,4),4):((1,64),16)", "((16,4),(2,2)):((1,64),(32,16))", true)); /* ... so not strictly */
-    assert_false(same("((16,4),4):((1,64),16)", "((4,16),4):((64,1),16)", false));         /* threads permuted */
-    assert_false(same("((16,4),4):((1,64),16)", "((16,4),2):((1,64),16)", false));           /* fewer values */
-    assert_false(same("((16,4),4):((1,64),16)", "((16,2),4):((1,64),16)", false));           /* fewer threads */
+    assert_true(same("((16,4),4):((1,64),16)", "((16,4),(2,2)):((1,64),(32,16))",
+                     false)); /* values permuted */
+    assert_false(same("((16,4),4):((1,64),16)", "((16,4),(2,2)):((1,64),(32,16))",
+                      true)); /* ... so not strictly */
+    assert_false(
+        same("((16,4),4):((1,64),16)", "((4,16),4):((64,1),16)", false)); /* threads permuted */
+    assert_false(
+        same("((16,4),4):((1,64),16)", "((16,4),2):((1,64),16)", false)); /* fewer values */
+    assert_false(
+        same("((16,4),4):((1,64),16)", "((16,2),4):((1,64),16)", false)); /* fewer threads */
     /* replicated threads compare by their elements too */
     assert_true(same("((4,2),2):((2,0),1)", "((4,2),2):((2,0),1)", true));
     assert_false(same("((4,2),2):((2,0),1)", "((4,2),2):((2,8),1)", false));
@@ -179,16 +207,25 @@ static void patterns_as_nested_layouts(void **state)
     int compared = 0, different = 0;
     for (int trial = 0; trial < 400; trial++) {
         int64_t warp = rnd() % 2 ? 64 : 32;
-        ckt_pattern_2d p = {warp << (rnd() % 3), (int64_t)4 << (rnd() % 5), (int64_t)4 << (rnd() % 5), (int64_t)1 << (rnd() % 4), 1, warp,
+        ckt_pattern_2d p = {warp << (rnd() % 3),
+                            (int64_t)4 << (rnd() % 5),
+                            (int64_t)4 << (rnd() % 5),
+                            (int64_t)1 << (rnd() % 4),
+                            1,
+                            warp,
                             (ckt_pattern_kind)(1 + rnd() % 3)};
         ckt_encoding e;
         ckt_error err;
         if (ckt_encoding_pattern_2d(&p, &e, &err) != CKT_OK) continue;
         bool thread = p.pattern == CKT_THREAD_RAKED;
         int64_t iters = thread ? e.y2 : p.pattern == CKT_WARP_RAKED ? e.y1 : e.y0;
-        int64_t warps = p.pattern == CKT_BLOCK_RAKED ? e.y1 : e.y0, rows = p.pattern == CKT_THREAD_RAKED ? e.y1 : e.y2;
+        int64_t warps = p.pattern == CKT_BLOCK_RAKED ? e.y1 : e.y0,
+                rows = p.pattern == CKT_THREAD_RAKED ? e.y1 : e.y2;
         /* the nested layout of the thread- or warp-raked reading of these numbers */
-        ckt_nested in = {2, {warps, 1}, {thread ? 1 : iters, 1}, {1, 1}, {rows, e.x1}, {thread ? iters : 1, e.x0}, {1, 0}, {e.x1, 1}, warp}, n;
+        ckt_nested in = {2,      {warps, 1},   {thread ? 1 : iters, 1},
+                         {1, 1}, {rows, e.x1}, {thread ? iters : 1, e.x0},
+                         {1, 0}, {e.x1, 1},    warp},
+                   n;
         assert_int_equal(ckt_nested_make(&in, &n, &err), CKT_OK);
         ckt_layout a, b;
         assert_int_equal(ckt_encoding_tv_layout(&e, &a, &err), CKT_OK);
@@ -241,10 +278,13 @@ static void refusals(void **state)
     assert_int_equal(count, 3);
 
     /* same_distribution and the owner table */
-    ckt_layout tv = parse("((16,4),4):((1,64),16)"), flat = parse("(64,4):(1,64)"), one = parse("256:1"), huge = parse("((65536,65536),2):((0,0),1)");
+    ckt_layout tv = parse("((16,4),4):((1,64),16)"), flat = parse("(64,4):(1,64)"),
+               one = parse("256:1"), huge = parse("((65536,65536),2):((0,0),1)");
     bool s;
     assert_int_equal(ckt_same_distribution(&one, &tv, false, &s, &err), CKT_EINVAL);
-    expect_msg(err.msg, "same_distribution: the first argument is not a (thread, value) layout (rank 1, need 2)");
+    expect_msg(
+        err.msg,
+        "same_distribution: the first argument is not a (thread, value) layout (rank 1, need 2)");
     assert_int_equal(ckt_same_distribution(&tv, &one, false, &s, &err), CKT_EINVAL);
     expect_msg(err.msg, "the second argument");
     assert_int_equal(ckt_same_distribution(&huge, &huge, false, &s, &err), CKT_ECAPACITY);

@@ -20,8 +20,18 @@ static uint64_t next(void)
     return rng;
 }
 
-static float bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
-static uint32_t f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static float bits_f32(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+static uint32_t f32_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
 
 /* reference decoders: the definition of the formats, in double */
 static double ref_f16(uint16_t h)
@@ -39,7 +49,10 @@ static double ref_bf16(uint16_t h)
 
 /* reference encoder: nearest value among all finite positive patterns, ties to the even pattern;
  * beyond the largest finite value, infinity once |x| >= max + half an ulp (IEEE overflow). */
-typedef struct { double (*dec)(uint16_t); uint16_t maxfin; } fmt;
+typedef struct {
+    double (*dec)(uint16_t);
+    uint16_t maxfin;
+} fmt;
 static const fmt F16 = {ref_f16, 0x7bff}, BF16 = {ref_bf16, 0x7f7f};
 
 static uint16_t ref_encode(const fmt *f, double x)
@@ -52,11 +65,17 @@ static uint16_t ref_encode(const fmt *f, double x)
     uint16_t lo = 0, hi = f->maxfin; /* largest pattern with value <= a */
     while (lo < hi) {
         uint16_t mid = (uint16_t)((lo + hi + 1) / 2);
-        if (f->dec(mid) <= a) lo = mid; else hi = (uint16_t)(mid - 1);
+        if (f->dec(mid) <= a)
+            lo = mid;
+        else
+            hi = (uint16_t)(mid - 1);
     }
     if (lo == f->maxfin) return sign | lo;
     double dlo = a - f->dec(lo), dhi = f->dec((uint16_t)(lo + 1)) - a;
-    uint16_t r = dlo < dhi ? lo : dhi < dlo ? (uint16_t)(lo + 1) : (lo & 1) ? (uint16_t)(lo + 1) : lo;
+    uint16_t r = dlo < dhi   ? lo
+                 : dhi < dlo ? (uint16_t)(lo + 1)
+                 : (lo & 1)  ? (uint16_t)(lo + 1)
+                             : lo;
     return sign | r;
 }
 
@@ -65,11 +84,19 @@ static void decode_all_patterns_exactly(void **state)
     (void)state;
     for (uint32_t h = 0; h < 65536; h++) {
         double r = ref_f16((uint16_t)h), g = ckt_f16_to_f32((uint16_t)h);
-        if (isnan(r)) assert_true(isnan(g));
-        else { assert_true(r == g); assert_int_equal(signbit(r) != 0, signbit(g) != 0); }
+        if (isnan(r))
+            assert_true(isnan(g));
+        else {
+            assert_true(r == g);
+            assert_int_equal(signbit(r) != 0, signbit(g) != 0);
+        }
         r = ref_bf16((uint16_t)h), g = ckt_bf16_to_f32((uint16_t)h);
-        if (isnan(r)) assert_true(isnan(g));
-        else { assert_true(r == g); assert_int_equal(signbit(r) != 0, signbit(g) != 0); }
+        if (isnan(r))
+            assert_true(isnan(g));
+        else {
+            assert_true(r == g);
+            assert_int_equal(signbit(r) != 0, signbit(g) != 0);
+        }
     }
 }
 
@@ -79,12 +106,18 @@ static void roundtrip_all_patterns(void **state)
     for (uint32_t h = 0; h < 65536; h++) {
         float f = ckt_f16_to_f32((uint16_t)h);
         uint16_t back = ckt_f32_to_f16(f);
-        if (isnan(f)) { assert_true((back & 0x7c00) == 0x7c00 && (back & 0x3ff)); assert_int_equal(back & 0x8000, h & 0x8000); }
-        else assert_int_equal(back, h);
+        if (isnan(f)) {
+            assert_true((back & 0x7c00) == 0x7c00 && (back & 0x3ff));
+            assert_int_equal(back & 0x8000, h & 0x8000);
+        } else
+            assert_int_equal(back, h);
         f = ckt_bf16_to_f32((uint16_t)h);
         back = ckt_f32_to_bf16(f);
-        if (isnan(f)) { assert_true((back & 0x7f80) == 0x7f80 && (back & 0x7f)); assert_int_equal(back & 0x8000, h & 0x8000); }
-        else assert_int_equal(back, h);
+        if (isnan(f)) {
+            assert_true((back & 0x7f80) == 0x7f80 && (back & 0x7f));
+            assert_int_equal(back & 0x8000, h & 0x8000);
+        } else
+            assert_int_equal(back, h);
     }
 }
 
@@ -97,7 +130,9 @@ static void check_neighbourhood(const fmt *f, uint16_t (*enc)(float), double x)
     float cand[3] = {fx, nextafterf(fx, -INFINITY), nextafterf(fx, INFINITY)};
     for (int i = 0; i < 3; i++) {
         uint16_t want = ref_encode(f, cand[i]), got = enc(cand[i]);
-        if (want != got) fail_msg("%s: %a -> 0x%04x, want 0x%04x", f == &F16 ? "f16" : "bf16", (double)cand[i], got, want);
+        if (want != got)
+            fail_msg("%s: %a -> 0x%04x, want 0x%04x", f == &F16 ? "f16" : "bf16", (double)cand[i],
+                     got, want);
     }
 }
 
@@ -122,13 +157,15 @@ static void ties_round_to_even_at_every_midpoint(void **state)
     assert_int_equal(ckt_f32_to_f16(65504.0f), 0x7bff);
     assert_int_equal(ckt_f32_to_f16(65519.99f), 0x7bff);
     assert_int_equal(ckt_f32_to_f16(65520.0f), 0x7c00); /* the overflow threshold is a tie -> inf */
-    assert_int_equal(ckt_f32_to_f16(0x1p-25f), 0x0000);  /* half the smallest subnormal: tie -> 0 */
+    assert_int_equal(ckt_f32_to_f16(0x1p-25f), 0x0000); /* half the smallest subnormal: tie -> 0 */
     assert_int_equal(ckt_f32_to_f16(nextafterf(0x1p-25f, 1)), 0x0001);
     assert_int_equal(ckt_f32_to_f16(-0.0f), 0x8000);
     assert_int_equal(ckt_f32_to_f16(0x1p-14f), 0x0400); /* smallest normal */
-    assert_int_equal(ckt_f32_to_f16(0x1p-14f - 0x1p-25f), 0x0400); /* rounds up out of the subnormals */
+    assert_int_equal(ckt_f32_to_f16(0x1p-14f - 0x1p-25f),
+                     0x0400);                                 /* rounds up out of the subnormals */
     assert_int_equal(ckt_f32_to_bf16(3.4028235e38f), 0x7f80); /* FLT_MAX rounds to inf in bf16 */
-    assert_int_equal(ckt_f32_to_bf16(bits_f32(0x00000001)), 0x0000); /* f32 subnormals under bf16's */
+    assert_int_equal(ckt_f32_to_bf16(bits_f32(0x00000001)),
+                     0x0000); /* f32 subnormals under bf16's */
 }
 
 static void random_floats_match_the_reference(void **state)
@@ -136,7 +173,8 @@ static void random_floats_match_the_reference(void **state)
     (void)state;
     for (int i = 0; i < 2000000; i++) {
         uint32_t u = (uint32_t)next();
-        if (i & 1) u = (u & 0x80ffffffu) | ((uint32_t)(96 + next() % 64) << 23); /* f16's exponent range */
+        if (i & 1)
+            u = (u & 0x80ffffffu) | ((uint32_t)(96 + next() % 64) << 23); /* f16's exponent range */
         float f = bits_f32(u);
         if (isnan(f)) {
             uint16_t h = ckt_f32_to_f16(f), b = ckt_f32_to_bf16(f);
@@ -147,9 +185,11 @@ static void random_floats_match_the_reference(void **state)
             continue;
         }
         uint16_t want = ref_encode(&F16, f), got = ckt_f32_to_f16(f);
-        if (want != got) fail_msg("f16: 0x%08x (%a) -> 0x%04x, want 0x%04x", u, (double)f, got, want);
+        if (want != got)
+            fail_msg("f16: 0x%08x (%a) -> 0x%04x, want 0x%04x", u, (double)f, got, want);
         want = ref_encode(&BF16, f), got = ckt_f32_to_bf16(f);
-        if (want != got) fail_msg("bf16: 0x%08x (%a) -> 0x%04x, want 0x%04x", u, (double)f, got, want);
+        if (want != got)
+            fail_msg("bf16: 0x%08x (%a) -> 0x%04x, want 0x%04x", u, (double)f, got, want);
     }
     assert_int_equal(ckt_f32_to_f16(INFINITY), 0x7c00);
     assert_int_equal(ckt_f32_to_f16(-INFINITY), 0xfc00);
@@ -159,11 +199,13 @@ static void random_floats_match_the_reference(void **state)
     assert_int_equal(f32_bits(ckt_bf16_to_f32(0x7fc1)), 0x7fc10000u);
 }
 
-/* f64 -> 16 bits is one rounding: differs from double -> f32 -> f16 exactly where that double-rounds */
+/* f64 -> 16 bits is one rounding: differs from double -> f32 -> f16 exactly where that
+ * double-rounds */
 static void f64_conversion_rounds_once(void **state)
 {
     (void)state;
-    double x = 1.0 + 0x1p-11 + 0x1p-40; /* just above the f16 tie; f32 rounding would land on the tie */
+    double x =
+        1.0 + 0x1p-11 + 0x1p-40; /* just above the f16 tie; f32 rounding would land on the tie */
     assert_int_equal(ckt_f64_to_f16(x), 0x3c01);
     assert_int_equal(ckt_f32_to_f16((float)x), 0x3c00);
     for (int i = 0; i < 200000; i++) {
@@ -176,9 +218,14 @@ static void f64_conversion_rounds_once(void **state)
 static void names_sizes_and_parsing(void **state)
 {
     (void)state;
-    static const struct { ckt_dtype t; const char *name; size_t size; int fl; } want[] = {
-        {CKT_F16, "f16", 2, 1}, {CKT_BF16, "bf16", 2, 1}, {CKT_F32, "f32", 4, 1}, {CKT_I32, "i32", 4, 0},
-        {CKT_I8, "i8", 1, 0},   {CKT_U8, "u8", 1, 0},     {CKT_I64, "i64", 8, 0}, {CKT_F64, "f64", 8, 1}};
+    static const struct {
+        ckt_dtype t;
+        const char *name;
+        size_t size;
+        int fl;
+    } want[] = {{CKT_F16, "f16", 2, 1}, {CKT_BF16, "bf16", 2, 1}, {CKT_F32, "f32", 4, 1},
+                {CKT_I32, "i32", 4, 0}, {CKT_I8, "i8", 1, 0},     {CKT_U8, "u8", 1, 0},
+                {CKT_I64, "i64", 8, 0}, {CKT_F64, "f64", 8, 1}};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
         assert_string_equal(ckt_dtype_name(want[i].t), want[i].name);
         assert_int_equal(ckt_dtype_size(want[i].t), want[i].size);
@@ -233,9 +280,12 @@ static void element_load_store(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(decode_all_patterns_exactly),   cmocka_unit_test(roundtrip_all_patterns),
-        cmocka_unit_test(ties_round_to_even_at_every_midpoint), cmocka_unit_test(random_floats_match_the_reference),
-        cmocka_unit_test(f64_conversion_rounds_once),    cmocka_unit_test(names_sizes_and_parsing),
+        cmocka_unit_test(decode_all_patterns_exactly),
+        cmocka_unit_test(roundtrip_all_patterns),
+        cmocka_unit_test(ties_round_to_even_at_every_midpoint),
+        cmocka_unit_test(random_floats_match_the_reference),
+        cmocka_unit_test(f64_conversion_rounds_once),
+        cmocka_unit_test(names_sizes_and_parsing),
         cmocka_unit_test(element_load_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

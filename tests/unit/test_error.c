@@ -5,8 +5,8 @@
 
 #include <cmocka.h>
 
-#include "ckt/ckt.h"
 #include "checked.h"
+#include "ckt/ckt.h"
 
 static void fail_formats_and_returns_status(void **state)
 {

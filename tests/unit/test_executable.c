@@ -21,7 +21,8 @@ static ckt_kernel *doubler(bool finish)
     ckt_expr_pool *ex = ckt_kernel_exprs(k);
     assert_int_equal(ckt_kernel_param_ptr(k, "X", CKT_F32, true, 16, &x, &err), CKT_OK);
     assert_int_equal(ckt_kernel_param_ptr(k, "Y", CKT_F32, false, 16, &y, &err), CKT_OK);
-    assert_int_equal(ckt_kernel_param_scalar(k, "n", CKT_PARAM_I32, false, 0, 0, 4, &n, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_param_scalar(k, "n", CKT_PARAM_I32, false, 0, 0, 4, &n, &err),
+                     CKT_OK);
     ckt_expr_id shape[1] = {ckt_kernel_param(k, n)->expr}, stride[1] = {ckt_expr_int(ex, 1)};
     assert_int_equal(ckt_kernel_global(k, x, CKT_F32, 1, shape, stride, true, &gx, &err), CKT_OK);
     assert_int_equal(ckt_kernel_global(k, y, CKT_F32, 1, shape, stride, true, &gy, &err), CKT_OK);
@@ -34,16 +35,18 @@ static ckt_kernel *doubler(bool finish)
     assert_int_equal(ckt_dist_default_copy(1, len, 4, 32, &d, &err), CKT_OK);
     assert_int_equal(ckt_kernel_add_dist(k, &d, &di, &err), CKT_OK);
     assert_int_equal(ckt_kernel_load(k, wx, di, -1, 0, 0.0f, &r, &err), CKT_OK);
-    assert_int_equal(ckt_kernel_map(k, 1, &r, ckt_expr_mulc(ex, ckt_expr_input(ex, 0), 2), CKT_F32, &o, &err), CKT_OK);
+    assert_int_equal(
+        ckt_kernel_map(k, 1, &r, ckt_expr_mulc(ex, ckt_expr_input(ex, 0), 2), CKT_F32, &o, &err),
+        CKT_OK);
     assert_int_equal(ckt_kernel_store(k, wy, o, -1, 0, &err), CKT_OK);
     if (finish) assert_int_equal(ckt_kernel_finish(k, &err), CKT_OK);
     return k;
 }
 
-#define REFUSED(call, code, text)                          \
-    do {                                                   \
-        assert_int_equal((call), (code));                  \
-        if (!strstr(err.msg, (text))) fail_msg("%s", err.msg); \
+#define REFUSED(call, code, text)                                                                  \
+    do {                                                                                           \
+        assert_int_equal((call), (code));                                                          \
+        if (!strstr(err.msg, (text))) fail_msg("%s", err.msg);                                     \
     } while (0)
 
 static void compile_and_launch(void **state)
@@ -81,23 +84,30 @@ static void compile_and_launch(void **state)
     assert_int_equal(ckt_buffer_download(by, 0, hy, sizeof hy, &err), CKT_OK);
     for (int i = 0; i < N; i++) assert_true(hy[i] == 2.0f * hx[i]);
     /* refusals */
-    REFUSED(ckt_exe_launch(e, dev, grid, args, 2, 0, NULL, &err), CKT_EINVAL, "takes 3 arguments, got 2");
+    REFUSED(ckt_exe_launch(e, dev, grid, args, 2, 0, NULL, &err), CKT_EINVAL,
+            "takes 3 arguments, got 2");
     ckt_arg wrong[3] = {ckt_arg_buffer(bx), ckt_arg_i32(1), ckt_arg_i32(N)};
-    REFUSED(ckt_exe_launch(e, dev, grid, wrong, 3, 0, NULL, &err), CKT_EINVAL, "argument 'Y' must be a buffer, got i32");
+    REFUSED(ckt_exe_launch(e, dev, grid, wrong, 3, 0, NULL, &err), CKT_EINVAL,
+            "argument 'Y' must be a buffer, got i32");
     ckt_arg wide[3] = {ckt_arg_buffer(bx), ckt_arg_buffer(by), ckt_arg_i64(N)};
-    REFUSED(ckt_exe_launch(e, dev, grid, wide, 3, 0, NULL, &err), CKT_EINVAL, "argument 'n' must be i32, got i64");
+    REFUSED(ckt_exe_launch(e, dev, grid, wide, 3, 0, NULL, &err), CKT_EINVAL,
+            "argument 'n' must be i32, got i64");
     ckt_arg null_buf[3] = {ckt_arg_buffer(bx), ckt_arg_buffer(NULL), ckt_arg_i32(N)};
-    REFUSED(ckt_exe_launch(e, dev, grid, null_buf, 3, 0, NULL, &err), CKT_EINVAL, "'Y' is a NULL buffer");
+    REFUSED(ckt_exe_launch(e, dev, grid, null_buf, 3, 0, NULL, &err), CKT_EINVAL,
+            "'Y' is a NULL buffer");
     ckt_arg foreign[3] = {ckt_arg_buffer(bx), ckt_arg_buffer(bo), ckt_arg_i32(N)};
-    REFUSED(ckt_exe_launch(e, dev, grid, foreign, 3, 0, NULL, &err), CKT_EINVAL, "'Y' is a buffer of another device");
+    REFUSED(ckt_exe_launch(e, dev, grid, foreign, 3, 0, NULL, &err), CKT_EINVAL,
+            "'Y' is a buffer of another device");
     ckt_arg odd[3] = {ckt_arg_buffer(bx), ckt_arg_buffer(by), ckt_arg_i32(N - 1)};
-    assert_int_not_equal(ckt_exe_launch(e, dev, grid, odd, 3, 0, NULL, &err), CKT_OK); /* n must be a multiple of 4 */
+    assert_int_not_equal(ckt_exe_launch(e, dev, grid, odd, 3, 0, NULL, &err),
+                         CKT_OK); /* n must be a multiple of 4 */
     assert_non_null(strstr(err.msg, "n"));
     ckt_arg none[3] = {ckt_arg_i32(0), ckt_arg_i32(0), ckt_arg_i32(N)};
     REFUSED(ckt_exe_launch(e, NULL, grid, none, 3, 0, NULL, &err), CKT_EINVAL, "no device");
     REFUSED(ckt_exe_launch(e, dev, grid, NULL, 3, 0, NULL, &err), CKT_EINVAL, "args is NULL");
     REFUSED(ckt_exe_launch(e, dev, NULL, args, 3, 0, NULL, &err), CKT_EINVAL, "grid is NULL");
-    REFUSED(ckt_exe_launch(NULL, dev, grid, args, 3, 0, NULL, &err), CKT_EINVAL, "executable is NULL");
+    REFUSED(ckt_exe_launch(NULL, dev, grid, args, 3, 0, NULL, &err), CKT_EINVAL,
+            "executable is NULL");
     const int64_t zero[3] = {0, 1, 1};
     REFUSED(ckt_exe_launch(e, dev, zero, args, 3, 0, NULL, &err), CKT_EINVAL, "grid.x is 0");
     ckt_buffer_free(bx);
@@ -118,7 +128,8 @@ static void compile_refusals(void **state)
     ckt_kernel *open = doubler(false), *k = doubler(true);
     REFUSED(ckt_kernel_compile(NULL, open, "cpu", NULL, &e, &err), CKT_EINVAL, "not finished");
     assert_null(e);
-    REFUSED(ckt_kernel_compile(NULL, k, "vax780", NULL, &e, &err), CKT_EUNSUPPORTED, "unknown target 'vax780'");
+    REFUSED(ckt_kernel_compile(NULL, k, "vax780", NULL, &e, &err), CKT_EUNSUPPORTED,
+            "unknown target 'vax780'");
     REFUSED(ckt_kernel_compile(NULL, k, "", NULL, &e, &err), CKT_EINVAL, "empty");
     REFUSED(ckt_kernel_compile(NULL, k, NULL, NULL, &e, &err), CKT_EINVAL, "empty");
     REFUSED(ckt_kernel_compile(NULL, NULL, "cpu", NULL, &e, &err), CKT_EINVAL, "kernel is NULL");

@@ -11,10 +11,11 @@
 
 #include <cmocka.h>
 
-#include "ckt/jit.h"
 #include "../../engine/src/runtime_internal.h" /* the launch check against declared argument sizes */
+#include "ckt/jit.h"
 
-static void expect_refusal(const ckt_compile_request *req, ckt_binary **out, ckt_status want, const char *says)
+static void expect_refusal(const ckt_compile_request *req, ckt_binary **out, ckt_status want,
+                           const char *says)
 {
     ckt_error err;
     ckt_status st = ckt_compile(NULL, req, CKT_COMPILE_NO_CACHE, out, &err);
@@ -69,11 +70,15 @@ static void cpu_compiles_and_reports(void **state)
     ckt_compile_request req = {"cpu:gfx90a", "int f(void) { return VALUE; }", "f", opts, 1};
     ckt_binary *b;
     ckt_error err;
-    assert_int_equal(ckt_compile(NULL, &req, CKT_COMPILE_NO_CACHE | CKT_COMPILE_ONLY, &b, &err), CKT_OK);
+    assert_int_equal(ckt_compile(NULL, &req, CKT_COMPILE_NO_CACHE | CKT_COMPILE_ONLY, &b, &err),
+                     CKT_OK);
     size_t n;
     const uint8_t *code = ckt_binary_code(b, &n);
     assert_true(n > 64);
-    assert_memory_equal(code, "\x7f" "ELF", 4);
+    assert_memory_equal(code,
+                        "\x7f"
+                        "ELF",
+                        4);
     assert_string_equal(ckt_binary_target(b), "cpu:gfx90a");
     assert_string_equal(ckt_binary_kernel_name(b), "f");
     assert_true(ckt_binary_compile_only(b));
@@ -83,8 +88,10 @@ static void cpu_compiles_and_reports(void **state)
     assert_int_equal(ckt_binary_resources(b)->shared_bytes, 0);
     assert_int_equal(ckt_binary_resources(b)->vgprs, -1); /* unknown on this target */
     const char *dis = ckt_binary_disassembly(b);
-    if (dis) assert_non_null(strstr(dis, "<f>:"));
-    else assert_non_null(strstr(ckt_binary_disassembly_note(b), "objdump"));
+    if (dis)
+        assert_non_null(strstr(dis, "<f>:"));
+    else
+        assert_non_null(strstr(ckt_binary_disassembly_note(b), "objdump"));
     ckt_binary_free(b);
     ckt_binary_free(NULL);
     assert_null(ckt_binary_target(NULL));
@@ -153,7 +160,11 @@ static void amdgpu_metadata_of_a_real_code_object(void **state)
     free(m);
     assert_int_equal(ckt_code_object_resources(NULL, 10, &r, &err), CKT_EINVAL);
     assert_int_equal(ckt_code_object_resources(co, n, NULL, &err), CKT_EINVAL);
-    assert_int_equal(ckt_code_object_resources((const uint8_t *)"not an elf file at all, just words and more words to pass 64 bytes", 66, &r, &err), CKT_EINVAL);
+    assert_int_equal(
+        ckt_code_object_resources(
+            (const uint8_t *)"not an elf file at all, just words and more words to pass 64 bytes",
+            66, &r, &err),
+        CKT_EINVAL);
     assert_non_null(strstr(err.msg, "not a little-endian ELF64"));
     free(co);
 }
@@ -169,9 +180,11 @@ static void kernel_arguments_from_the_metadata(void **state)
     assert_int_equal(ckt_code_object_kernel_args(co, n, "k", sizes, 8, &count, &err), CKT_OK);
     assert_int_equal(count, 1); /* llvm-readelf-14: one global_buffer of 8 bytes */
     assert_int_equal(sizes[0], 8);
-    assert_int_equal(ckt_code_object_kernel_args(co, n, "other", sizes, 8, &count, &err), CKT_EINVAL);
+    assert_int_equal(ckt_code_object_kernel_args(co, n, "other", sizes, 8, &count, &err),
+                     CKT_EINVAL);
     assert_non_null(strstr(err.msg, "no kernel 'other'"));
-    assert_int_equal(ckt_code_object_kernel_args(co, n, "k", sizes, 0, &count, &err), CKT_EINVAL); /* capacity */
+    assert_int_equal(ckt_code_object_kernel_args(co, n, "k", sizes, 0, &count, &err),
+                     CKT_EINVAL); /* capacity */
     assert_int_equal(ckt_code_object_kernel_args(co, n, NULL, sizes, 8, &count, &err), CKT_EINVAL);
     /* damaged copies: a result or an error, never a crash */
     uint8_t *m = malloc(n);
@@ -181,17 +194,21 @@ static void kernel_arguments_from_the_metadata(void **state)
         s = s * 6364136223846793005u + 1442695040888963407u;
         m[(s >> 20) % n] ^= (uint8_t)(1 + (s >> 56) % 255);
         count = -1;
-        if (ckt_code_object_kernel_args(m, n, "k", sizes, 8, &count, &err) == CKT_OK) assert_true(count >= 0 && count <= 8);
+        if (ckt_code_object_kernel_args(m, n, "k", sizes, 8, &count, &err) == CKT_OK)
+            assert_true(count >= 0 && count <= 8);
     }
     free(m);
     free(co);
     /* a fresh hipRTC object with three explicit arguments (pointer, pointer, int) */
-    ckt_compile_request req = {"gfx90a", "extern \"C\" __global__ void three(const float *a, float *b, int n) { int i = threadIdx.x; if (i < n) b[i] = a[i]; }",
+    ckt_compile_request req = {"gfx90a",
+                               "extern \"C\" __global__ void three(const float *a, float *b, int "
+                               "n) { int i = threadIdx.x; if (i < n) b[i] = a[i]; }",
                                "three", NULL, 0};
     ckt_binary *b;
     if (ckt_compile(NULL, &req, CKT_COMPILE_NO_CACHE, &b, &err) == CKT_OK) {
         const uint8_t *code = ckt_binary_code(b, &n);
-        assert_int_equal(ckt_code_object_kernel_args(code, n, "three", sizes, 8, &count, &err), CKT_OK);
+        assert_int_equal(ckt_code_object_kernel_args(code, n, "three", sizes, 8, &count, &err),
+                         CKT_OK);
         assert_int_equal(count, 3);
         assert_int_equal(sizes[0], 8);
         assert_int_equal(sizes[1], 8);
@@ -203,7 +220,8 @@ static void kernel_arguments_from_the_metadata(void **state)
         assert_int_equal(ckt_runtime_check_arg_sizes("three", sizes, count, &p, &err), CKT_OK);
         p.signature = bad;
         assert_int_equal(ckt_runtime_check_arg_sizes("three", sizes, count, &p, &err), CKT_EINVAL);
-        assert_non_null(strstr(err.msg, "kernel 'three' takes 3 arguments of (8, 8, 4) bytes, the launch passes 3 of (8, 8, 8) bytes"));
+        assert_non_null(strstr(err.msg, "kernel 'three' takes 3 arguments of (8, 8, 4) bytes, the "
+                                        "launch passes 3 of (8, 8, 8) bytes"));
         p.signature_count = 2;
         assert_int_equal(ckt_runtime_check_arg_sizes("three", sizes, count, &p, &err), CKT_EINVAL);
         ckt_binary_free(b);
@@ -215,8 +233,11 @@ static void kernel_arguments_from_the_metadata(void **state)
 static void cubin_parameters(void **state)
 {
     (void)state;
-    ckt_compile_request req = {"sm_90", "extern \"C\" __global__ void six(const float *x, float *y, int n, float a, long long q, char c)"
-                                        " { int i = threadIdx.x; if (i < n) y[i] += a * x[i] + q + c; }", "six", NULL, 0};
+    ckt_compile_request req = {"sm_90",
+                               "extern \"C\" __global__ void six(const float *x, float *y, int n, "
+                               "float a, long long q, char c)"
+                               " { int i = threadIdx.x; if (i < n) y[i] += a * x[i] + q + c; }",
+                               "six", NULL, 0};
     ckt_binary *b;
     ckt_error err;
     if (ckt_compile(NULL, &req, CKT_COMPILE_NO_CACHE, &b, &err) != CKT_OK) {
@@ -233,7 +254,8 @@ static void cubin_parameters(void **state)
     assert_memory_equal(sizes, want, sizeof want);
     assert_int_equal(ckt_cubin_kernel_args(code, n, "seven", sizes, 8, &count, &err), CKT_EINVAL);
     assert_non_null(strstr(err.msg, "no section .nv.info.seven"));
-    assert_int_equal(ckt_cubin_kernel_args(code, n, "six", sizes, 3, &count, &err), CKT_EINVAL); /* capacity */
+    assert_int_equal(ckt_cubin_kernel_args(code, n, "six", sizes, 3, &count, &err),
+                     CKT_EINVAL); /* capacity */
     uint8_t *m = malloc(n);
     uint64_t s = 17;
     for (int trial = 0; trial < 3000; trial++) {
@@ -241,7 +263,8 @@ static void cubin_parameters(void **state)
         s = s * 6364136223846793005u + 1442695040888963407u;
         m[(s >> 20) % n] ^= (uint8_t)(1 + (s >> 56) % 255);
         count = -1;
-        if (ckt_cubin_kernel_args(m, n, "six", sizes, 8, &count, &err) == CKT_OK) assert_true(count >= 0 && count <= 8);
+        if (ckt_cubin_kernel_args(m, n, "six", sizes, 8, &count, &err) == CKT_OK)
+            assert_true(count >= 0 && count <= 8);
     }
     free(m);
     ckt_binary_free(b);
@@ -249,14 +272,19 @@ static void cubin_parameters(void **state)
 
 /* A minimal cubin: ELF64 header (EM_CUDA), .shstrtab, the section headers, and last, so that a
  * shorter buffer cuts it, .nv.info.<kernel> holding `info`. Returns the size. */
-static size_t synth_cubin(uint8_t *out, size_t cap, const char *kernel, const uint8_t *info, size_t ninfo)
+static size_t synth_cubin(uint8_t *out, size_t cap, const char *kernel, const uint8_t *info,
+                          size_t ninfo)
 {
     char names[200];
     int nl = snprintf(names, sizeof names, "%c.shstrtab%c.nv.info.%s", 0, 0, kernel) + 1;
-    size_t shoff = (64 + (size_t)nl + 7) & ~(size_t)7, infooff = shoff + 3 * 64, total = infooff + ninfo;
+    size_t shoff = (64 + (size_t)nl + 7) & ~(size_t)7, infooff = shoff + 3 * 64,
+           total = infooff + ninfo;
     if (total > cap) fail_msg("synthetic cubin of %zu bytes does not fit %zu", total, cap);
     memset(out, 0, total);
-    memcpy(out, "\x7f" "ELF\x02\x01\x01\x33", 8); /* ELF64, little-endian, ELFOSABI_CUDA */
+    memcpy(out,
+           "\x7f"
+           "ELF\x02\x01\x01\x33",
+           8); /* ELF64, little-endian, ELFOSABI_CUDA */
     uint16_t h16[] = {2 /* ET_EXEC */, 190 /* EM_CUDA */};
     memcpy(out + 0x10, h16, sizeof h16);
     uint32_t version = 1;
@@ -269,8 +297,11 @@ static size_t synth_cubin(uint8_t *out, size_t cap, const char *kernel, const ui
     memcpy(out + 0x3c, &shnum, 2);
     memcpy(out + 0x3e, &shstrndx, 2);
     memcpy(out + 64, names, (size_t)nl);
-    struct { uint32_t name, type; uint64_t off, size; } sec[2] = {{1, 3 /* SHT_STRTAB */, 64, (uint64_t)nl},
-                                                                  {11, 0x70000000 /* SHT_LOPROC, as NVRTC's .nv.info */, infooff, ninfo}};
+    struct {
+        uint32_t name, type;
+        uint64_t off, size;
+    } sec[2] = {{1, 3 /* SHT_STRTAB */, 64, (uint64_t)nl},
+                {11, 0x70000000 /* SHT_LOPROC, as NVRTC's .nv.info */, infooff, ninfo}};
     for (int i = 0; i < 2; i++) {
         uint8_t *sh = out + shoff + 64 * (size_t)(i + 1);
         memcpy(sh, &sec[i].name, 4);
@@ -287,26 +318,32 @@ static size_t synth_cubin(uint8_t *out, size_t cap, const char *kernel, const ui
  * PARAM_CBANK, CBANK_PARAM_SIZE 24, four KPARAM_INFO (ordinals 3..0), MAXREG_COUNT, an EIFMT_BVAL
  * record (0x4c, the barrier count), 0x5f, EXIT_INSTR_OFFSETS, CRS_STACK_SIZE. */
 static const uint8_t cuda13_axpy[] = {
-    0x04, 0x37, 0x04, 0x00, 0x82, 0x00, 0x00, 0x00, 0x01, 0x35, 0x00, 0x00, 0x04, 0x0a, 0x08, 0x00, 0x05, 0x00, 0x00, 0x00, 0x60, 0x01,
-    0x18, 0x00, 0x03, 0x19, 0x18, 0x00, 0x04, 0x17, 0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x00, 0x14, 0x00, 0x00, 0xf0, 0x11, 0x00,
-    0x04, 0x17, 0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x10, 0x00, 0x00, 0xf0, 0x11, 0x00, 0x04, 0x17, 0x0c, 0x00, 0x00, 0x00,
-    0x00, 0x00, 0x01, 0x00, 0x08, 0x00, 0x00, 0xf0, 0x21, 0x00, 0x04, 0x17, 0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-    0x00, 0xf0, 0x21, 0x00, 0x03, 0x1b, 0xff, 0x00, 0x02, 0x4c, 0x01, 0x00, 0x03, 0x5f, 0x00, 0x00, 0x04, 0x1c, 0x08, 0x00, 0x00, 0x01,
-    0x00, 0x00, 0x70, 0x01, 0x00, 0x00, 0x04, 0x1e, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00};
+    0x04, 0x37, 0x04, 0x00, 0x82, 0x00, 0x00, 0x00, 0x01, 0x35, 0x00, 0x00, 0x04, 0x0a, 0x08, 0x00,
+    0x05, 0x00, 0x00, 0x00, 0x60, 0x01, 0x18, 0x00, 0x03, 0x19, 0x18, 0x00, 0x04, 0x17, 0x0c, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x03, 0x00, 0x14, 0x00, 0x00, 0xf0, 0x11, 0x00, 0x04, 0x17, 0x0c, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x10, 0x00, 0x00, 0xf0, 0x11, 0x00, 0x04, 0x17, 0x0c, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x08, 0x00, 0x00, 0xf0, 0x21, 0x00, 0x04, 0x17, 0x0c, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf0, 0x21, 0x00, 0x03, 0x1b, 0xff, 0x00,
+    0x02, 0x4c, 0x01, 0x00, 0x03, 0x5f, 0x00, 0x00, 0x04, 0x1c, 0x08, 0x00, 0x00, 0x01, 0x00, 0x00,
+    0x70, 0x01, 0x00, 0x00, 0x04, 0x1e, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00};
 /* .nv.info.big of big(const __grid_constant__ struct { int a[5000]; }, int *) for sm_90: two
  * KPARAM_INFO_V2 records (attribute 0x45: u32 index, u16 ordinal, u16 offset, u16 size, u16 flags),
  * CBANK_PARAM_SIZE 0x4e28 = 20008 and PARAM_CBANK with the same size. */
 static const uint8_t cuda13_big[] = {
-    0x04, 0x37, 0x04, 0x00, 0x82, 0x00, 0x00, 0x00, 0x04, 0x45, 0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x20, 0x4e, 0x08, 0x00,
-    0x00, 0x00, 0x04, 0x45, 0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x20, 0x4e, 0x00, 0x00, 0x03, 0x50, 0x00, 0x00,
-    0x03, 0x1b, 0xff, 0x00, 0x03, 0x5f, 0x01, 0x01, 0x04, 0x1c, 0x04, 0x00, 0xa0, 0x00, 0x00, 0x00, 0x03, 0x19, 0x28, 0x4e, 0x04, 0x0a,
-    0x08, 0x00, 0x09, 0x00, 0x00, 0x00, 0x10, 0x02, 0x28, 0x4e, 0x04, 0x36, 0x04, 0x00, 0x08, 0x00, 0x00, 0x00};
+    0x04, 0x37, 0x04, 0x00, 0x82, 0x00, 0x00, 0x00, 0x04, 0x45, 0x0c, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x01, 0x00, 0x20, 0x4e, 0x08, 0x00, 0x00, 0x00, 0x04, 0x45, 0x0c, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x20, 0x4e, 0x00, 0x00, 0x03, 0x50,
+    0x00, 0x00, 0x03, 0x1b, 0xff, 0x00, 0x03, 0x5f, 0x01, 0x01, 0x04, 0x1c, 0x04, 0x00,
+    0xa0, 0x00, 0x00, 0x00, 0x03, 0x19, 0x28, 0x4e, 0x04, 0x0a, 0x08, 0x00, 0x09, 0x00,
+    0x00, 0x00, 0x10, 0x02, 0x28, 0x4e, 0x04, 0x36, 0x04, 0x00, 0x08, 0x00, 0x00, 0x00};
 
-static ckt_status synth_args(const uint8_t *info, size_t ninfo, const char *kernel, int64_t *sizes, int cap, int *count, ckt_error *err)
+static ckt_status synth_args(const uint8_t *info, size_t ninfo, const char *kernel, int64_t *sizes,
+                             int cap, int *count, ckt_error *err)
 {
     uint8_t elf[1024];
     size_t n = synth_cubin(elf, sizeof elf, kernel, info, ninfo);
-    uint8_t *exact = malloc(n); /* exactly the bytes, so that a read past them is caught (ASan, valgrind) */
+    uint8_t *exact =
+        malloc(n); /* exactly the bytes, so that a read past them is caught (ASan, valgrind) */
     memcpy(exact, elf, n);
     err->msg[0] = 0;
     ckt_status st = ckt_cubin_kernel_args(exact, n, kernel, sizes, cap, count, err);
@@ -321,7 +358,8 @@ static void cubin_parameter_records(void **state)
     int count = -1;
     ckt_error err;
     /* CUDA 13: NVAL and BVAL records among the parameters */
-    assert_int_equal(synth_args(cuda13_axpy, sizeof cuda13_axpy, "axpy", sizes, 8, &count, &err), CKT_OK);
+    assert_int_equal(synth_args(cuda13_axpy, sizeof cuda13_axpy, "axpy", sizes, 8, &count, &err),
+                     CKT_OK);
     assert_int_equal(count, 4);
     int64_t want[4] = {8, 8, 4, 4};
     assert_memory_equal(sizes, want, sizeof want);
@@ -329,8 +367,12 @@ static void cubin_parameter_records(void **state)
     uint8_t old[sizeof cuda13_axpy];
     size_t nold = 0;
     for (size_t i = 0; i < sizeof cuda13_axpy;) {
-        size_t len = cuda13_axpy[i] == 4 ? 4 + (size_t)(cuda13_axpy[i + 2] | cuda13_axpy[i + 3] << 8) : 4;
-        if (cuda13_axpy[i] == 3 || cuda13_axpy[i] == 4) { memcpy(old + nold, cuda13_axpy + i, len); nold += len; }
+        size_t len =
+            cuda13_axpy[i] == 4 ? 4 + (size_t)(cuda13_axpy[i + 2] | cuda13_axpy[i + 3] << 8) : 4;
+        if (cuda13_axpy[i] == 3 || cuda13_axpy[i] == 4) {
+            memcpy(old + nold, cuda13_axpy + i, len);
+            nold += len;
+        }
         i += len;
     }
     assert_int_equal(nold, sizeof cuda13_axpy - 8);
@@ -339,12 +381,14 @@ static void cubin_parameter_records(void **state)
     assert_int_equal(count, 4);
     assert_memory_equal(sizes, want, sizeof want);
     /* KPARAM_INFO_V2 */
-    assert_int_equal(synth_args(cuda13_big, sizeof cuda13_big, "big", sizes, 8, &count, &err), CKT_OK);
+    assert_int_equal(synth_args(cuda13_big, sizeof cuda13_big, "big", sizes, 8, &count, &err),
+                     CKT_OK);
     assert_int_equal(count, 2);
     assert_int_equal(sizes[0], 20000);
     assert_int_equal(sizes[1], 8);
     /* no parameters: no records, no bank size */
-    static const uint8_t none[] = {0x04, 0x37, 0x04, 0x00, 0x82, 0x00, 0x00, 0x00, 0x03, 0x50, 0x00, 0x00, 0x03, 0x1b, 0xff, 0x00};
+    static const uint8_t none[] = {0x04, 0x37, 0x04, 0x00, 0x82, 0x00, 0x00, 0x00,
+                                   0x03, 0x50, 0x00, 0x00, 0x03, 0x1b, 0xff, 0x00};
     assert_int_equal(synth_args(none, sizeof none, "none", sizes, 8, &count, &err), CKT_OK);
     assert_int_equal(count, 0);
     /* refusals, each named */
@@ -352,15 +396,19 @@ static void cubin_parameter_records(void **state)
     memcpy(m, cuda13_axpy, sizeof m);
     m[26] = 0x1c; /* CBANK_PARAM_SIZE 28 */
     assert_int_equal(synth_args(m, sizeof m, "axpy", sizes, 8, &count, &err), CKT_EUNSUPPORTED);
-    assert_non_null(strstr(err.msg, "cubin: .nv.info.axpy gives two parameter bank sizes (24, 28)"));
+    assert_non_null(
+        strstr(err.msg, "cubin: .nv.info.axpy gives two parameter bank sizes (24, 28)"));
     memcpy(m, cuda13_axpy, sizeof m);
     m[22] = m[26] = 0x1c; /* PARAM_CBANK and CBANK_PARAM_SIZE agree on 28: the records end at 24 */
     assert_int_equal(synth_args(m, sizeof m, "axpy", sizes, 8, &count, &err), CKT_EUNSUPPORTED);
-    assert_non_null(strstr(err.msg, "the 4 parameter records of 'axpy' end at byte 24, its parameter bank holds 28 bytes"));
+    assert_non_null(strstr(
+        err.msg,
+        "the 4 parameter records of 'axpy' end at byte 24, its parameter bank holds 28 bytes"));
     memcpy(m, cuda13_axpy, sizeof m);
     m[8] = 5; /* an unknown record format */
     assert_int_equal(synth_args(m, sizeof m, "axpy", sizes, 8, &count, &err), CKT_EUNSUPPORTED);
-    assert_non_null(strstr(err.msg, "cubin: .nv.info.axpy has a record of format 5 (attribute 0x35)"));
+    assert_non_null(
+        strstr(err.msg, "cubin: .nv.info.axpy has a record of format 5 (attribute 0x35)"));
     memcpy(m, cuda13_axpy, sizeof m);
     m[sizeof m - 6] = 8; /* the last record's length runs past the section */
     assert_int_equal(synth_args(m, sizeof m, "axpy", sizes, 8, &count, &err), CKT_EINVAL);
@@ -372,9 +420,11 @@ static void cubin_parameter_records(void **state)
     m[36] = 2; /* ordinal 2 twice */
     assert_int_equal(synth_args(m, sizeof m, "axpy", sizes, 8, &count, &err), CKT_EINVAL);
     assert_non_null(strstr(err.msg, "parameter ordinal 2 of 'axpy' repeated"));
-    assert_int_equal(synth_args(cuda13_axpy, sizeof cuda13_axpy, "axpy", sizes, 3, &count, &err), CKT_EINVAL);
+    assert_int_equal(synth_args(cuda13_axpy, sizeof cuda13_axpy, "axpy", sizes, 3, &count, &err),
+                     CKT_EINVAL);
     assert_non_null(strstr(err.msg, "parameter ordinal 3 of 'axpy' repeated or beyond 3"));
-    assert_int_equal(synth_args(cuda13_axpy, sizeof cuda13_axpy, "other", sizes, 8, &count, &err), CKT_OK); /* names the section itself */
+    assert_int_equal(synth_args(cuda13_axpy, sizeof cuda13_axpy, "other", sizes, 8, &count, &err),
+                     CKT_OK); /* names the section itself */
     uint8_t elf[1024];
     size_t n = synth_cubin(elf, sizeof elf, "axpy", cuda13_axpy, sizeof cuda13_axpy);
     assert_int_equal(ckt_cubin_kernel_args(elf, n, "other", sizes, 8, &count, &err), CKT_EINVAL);
@@ -389,10 +439,13 @@ static void cubin_parameter_records(void **state)
      * of several values, and whole-file damage: a result within the capacity, or a message */
     for (size_t len = 0; len < sizeof cuda13_axpy; len++) {
         count = -1;
-        if (synth_args(cuda13_axpy, len, "axpy", sizes, 8, &count, &err) == CKT_OK) assert_true(count >= 0 && count <= 8);
-        else assert_true(err.msg[0] != 0);
+        if (synth_args(cuda13_axpy, len, "axpy", sizes, 8, &count, &err) == CKT_OK)
+            assert_true(count >= 0 && count <= 8);
+        else
+            assert_true(err.msg[0] != 0);
     }
-    static const uint8_t vals[] = {0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x17, 0x45, 0x7f, 0x80, 0xff};
+    static const uint8_t vals[] = {0x00, 0x01, 0x02, 0x03, 0x04, 0x05,
+                                   0x17, 0x45, 0x7f, 0x80, 0xff};
     for (int which = 0; which < 2; which++) {
         const uint8_t *src = which ? cuda13_big : cuda13_axpy;
         size_t ns = which ? sizeof cuda13_big : sizeof cuda13_axpy;
@@ -402,8 +455,10 @@ static void cubin_parameter_records(void **state)
                 memcpy(d, src, ns);
                 d[i] = vals[v];
                 count = -1;
-                if (synth_args(d, ns, which ? "big" : "axpy", sizes, 8, &count, &err) == CKT_OK) assert_true(count >= 0 && count <= 8);
-                else assert_true(err.msg[0] != 0);
+                if (synth_args(d, ns, which ? "big" : "axpy", sizes, 8, &count, &err) == CKT_OK)
+                    assert_true(count >= 0 && count <= 8);
+                else
+                    assert_true(err.msg[0] != 0);
             }
     }
     uint64_t s = 23;
@@ -415,8 +470,10 @@ static void cubin_parameter_records(void **state)
         memcpy(exact, elf, n);
         count = -1;
         err.msg[0] = 0;
-        if (ckt_cubin_kernel_args(exact, n, "axpy", sizes, 8, &count, &err) == CKT_OK) assert_true(count >= 0 && count <= 8);
-        else assert_true(err.msg[0] != 0);
+        if (ckt_cubin_kernel_args(exact, n, "axpy", sizes, 8, &count, &err) == CKT_OK)
+            assert_true(count >= 0 && count <= 8);
+        else
+            assert_true(err.msg[0] != 0);
         free(exact);
     }
 }
@@ -424,9 +481,12 @@ static void cubin_parameter_records(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(requests_are_validated), cmocka_unit_test(cpu_compiles_and_reports),
-        cmocka_unit_test(compile_errors_carry_the_log), cmocka_unit_test(amdgpu_metadata_of_a_real_code_object),
-        cmocka_unit_test(kernel_arguments_from_the_metadata), cmocka_unit_test(cubin_parameters),
+        cmocka_unit_test(requests_are_validated),
+        cmocka_unit_test(cpu_compiles_and_reports),
+        cmocka_unit_test(compile_errors_carry_the_log),
+        cmocka_unit_test(amdgpu_metadata_of_a_real_code_object),
+        cmocka_unit_test(kernel_arguments_from_the_metadata),
+        cmocka_unit_test(cubin_parameters),
         cmocka_unit_test(cubin_parameter_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -34,56 +34,90 @@ static void literal_examples(void **state)
     ckt_layout a, b, r;
     int64_t v;
     a = P("(2,(1,6)):(1,(6,2))");
-    assert_int_equal(ckt_coalesce(&a, &r, &err), CKT_OK); expect(&r, "12:1");
+    assert_int_equal(ckt_coalesce(&a, &r, &err), CKT_OK);
+    expect(&r, "12:1");
     a = P("(2,1,6):(4,7,8)");
-    assert_int_equal(ckt_coalesce(&a, &r, &err), CKT_OK); expect(&r, "12:4");
-    a = P("(4,3):(3,1)"); b = P("6:2");
-    assert_int_equal(ckt_composition(&a, &b, &r, &err), CKT_OK); expect(&r, "(2,3):(6,1)");
-    a = P("12:2"); b = P("(4,3):(3,1)");
-    assert_int_equal(ckt_composition(&a, &b, &r, &err), CKT_OK); expect(&r, "(4,3):(6,2)");
+    assert_int_equal(ckt_coalesce(&a, &r, &err), CKT_OK);
+    expect(&r, "12:4");
+    a = P("(4,3):(3,1)");
+    b = P("6:2");
+    assert_int_equal(ckt_composition(&a, &b, &r, &err), CKT_OK);
+    expect(&r, "(2,3):(6,1)");
+    a = P("12:2");
+    b = P("(4,3):(3,1)");
+    assert_int_equal(ckt_composition(&a, &b, &r, &err), CKT_OK);
+    expect(&r, "(4,3):(6,2)");
     a = P("4:2");
-    assert_int_equal(ckt_complement(&a, 24, &r, &err), CKT_OK); expect(&r, "(2,3):(1,8)");
+    assert_int_equal(ckt_complement(&a, 24, &r, &err), CKT_OK);
+    expect(&r, "(2,3):(1,8)");
     a = P("(2,4):(1,6)");
-    assert_int_equal(ckt_complement(&a, 24, &r, &err), CKT_OK); expect(&r, "3:2");
+    assert_int_equal(ckt_complement(&a, 24, &r, &err), CKT_OK);
+    expect(&r, "3:2");
     a = P("(8,4):(4,1)");
-    assert_int_equal(ckt_right_inverse(&a, &r, &err), CKT_OK); expect(&r, "(4,8):(8,1)");
-    a = P("32:1"); b = P("2:8");
-    assert_int_equal(ckt_logical_divide(&a, 0, &b, &r, &err), CKT_OK); expect(&r, "(2,(8,2)):(8,(1,16))");
-    a = P("(2,5):(5,1)"); b = P("(3,4):(1,3)");
-    assert_int_equal(ckt_blocked_product(&a, &b, &r, &err), CKT_OK); expect(&r, "((2,3),(5,4)):((5,10),(1,30))");
-    /* CuTe's tuple tilers, by hand: mode 0 2:5 x 3:1 = (2:5, complement(2:5, 6) o 3:1) = (2,3):(5,1);
-     * mode 1 5:1 x 2:1 = (5:1, complement(5:1, 10) o 2:1) = (5,2):(1,5) */
+    assert_int_equal(ckt_right_inverse(&a, &r, &err), CKT_OK);
+    expect(&r, "(4,8):(8,1)");
+    a = P("32:1");
+    b = P("2:8");
+    assert_int_equal(ckt_logical_divide(&a, 0, &b, &r, &err), CKT_OK);
+    expect(&r, "(2,(8,2)):(8,(1,16))");
+    a = P("(2,5):(5,1)");
+    b = P("(3,4):(1,3)");
+    assert_int_equal(ckt_blocked_product(&a, &b, &r, &err), CKT_OK);
+    expect(&r, "((2,3),(5,4)):((5,10),(1,30))");
+    /* CuTe's tuple tilers, by hand: mode 0 2:5 x 3:1 = (2:5, complement(2:5, 6) o 3:1) =
+     * (2,3):(5,1); mode 1 5:1 x 2:1 = (5:1, complement(5:1, 10) o 2:1) = (5,2):(1,5) */
     ckt_layout t2[2] = {P("3:1"), P("2:1")};
-    assert_int_equal(ckt_logical_product_tiler(&a, 2, t2, &r, &err), CKT_OK); expect(&r, "((2,3),(5,2)):((5,1),(1,5))");
-    assert_int_equal(ckt_zipped_product_tiler(&a, 2, t2, &r, &err), CKT_OK); expect(&r, "((2,5),(3,2)):((5,1),(1,5))");
-    assert_int_equal(ckt_tiled_product_tiler(&a, 2, t2, &r, &err), CKT_OK); expect(&r, "((2,5),3,2):((5,1),1,5)");
-    assert_int_equal(ckt_flat_product(&a, 2, t2, &r, &err), CKT_OK); expect(&r, "(2,5,3,2):(5,1,1,5)");
+    assert_int_equal(ckt_logical_product_tiler(&a, 2, t2, &r, &err), CKT_OK);
+    expect(&r, "((2,3),(5,2)):((5,1),(1,5))");
+    assert_int_equal(ckt_zipped_product_tiler(&a, 2, t2, &r, &err), CKT_OK);
+    expect(&r, "((2,5),(3,2)):((5,1),(1,5))");
+    assert_int_equal(ckt_tiled_product_tiler(&a, 2, t2, &r, &err), CKT_OK);
+    expect(&r, "((2,5),3,2):((5,1),1,5)");
+    assert_int_equal(ckt_flat_product(&a, 2, t2, &r, &err), CKT_OK);
+    expect(&r, "(2,5,3,2):(5,1,1,5)");
     /* fewer tiler modes than the layout: the others are kept; mode 0 4:1 x 2:2 = (4,2):(1,8) */
-    a = P("(4,3,2):(1,4,12)"); b = P("2:2");
-    assert_int_equal(ckt_logical_product_tiler(&a, 1, &b, &r, &err), CKT_OK); expect(&r, "((4,2),3,2):((1,8),4,12)");
-    assert_int_equal(ckt_flat_product(&a, 1, &b, &r, &err), CKT_OK); expect(&r, "(4,2,3,2):(1,8,4,12)");
+    a = P("(4,3,2):(1,4,12)");
+    b = P("2:2");
+    assert_int_equal(ckt_logical_product_tiler(&a, 1, &b, &r, &err), CKT_OK);
+    expect(&r, "((4,2),3,2):((1,8),4,12)");
+    assert_int_equal(ckt_flat_product(&a, 1, &b, &r, &err), CKT_OK);
+    expect(&r, "(4,2,3,2):(1,8,4,12)");
     /* one layout (n = 0) is the plain product */
-    a = P("(2,2):(1,2)"); b = P("3:1");
-    assert_int_equal(ckt_logical_product_tiler(&a, 0, &b, &r, &err), CKT_OK); expect(&r, "((2,2),3):((1,2),4)");
-    assert_int_equal(ckt_flat_product(&a, 0, &b, &r, &err), CKT_OK); expect(&r, "(2,2,3):(1,2,4)");
+    a = P("(2,2):(1,2)");
+    b = P("3:1");
+    assert_int_equal(ckt_logical_product_tiler(&a, 0, &b, &r, &err), CKT_OK);
+    expect(&r, "((2,2),3):((1,2),4)");
+    assert_int_equal(ckt_flat_product(&a, 0, &b, &r, &err), CKT_OK);
+    expect(&r, "(2,2,3):(1,2,4)");
     ckt_tuple s, o;
     ckt_tuple_parse("(2,2,2,2)", &s, &err);
     ckt_tuple_parse("(0,2,3,1)", &o, &err);
-    assert_int_equal(ckt_make_ordered_layout(&s, &o, &r, &err), CKT_OK); expect(&r, "(2,2,2,2):(1,4,8,2)");
-    a = P("(4,8):(1,4)"); b = P("(4,8):(1,8)");
-    assert_int_equal(ckt_max_common_vector(&a, &b, &v, &err), CKT_OK); assert_int_equal(v, 4);
-    assert_int_equal(ckt_max_common_layout(&a, &a, &r, &err), CKT_OK); expect(&r, "32:1");
+    assert_int_equal(ckt_make_ordered_layout(&s, &o, &r, &err), CKT_OK);
+    expect(&r, "(2,2,2,2):(1,4,8,2)");
+    a = P("(4,8):(1,4)");
+    b = P("(4,8):(1,8)");
+    assert_int_equal(ckt_max_common_vector(&a, &b, &v, &err), CKT_OK);
+    assert_int_equal(v, 4);
+    assert_int_equal(ckt_max_common_layout(&a, &a, &r, &err), CKT_OK);
+    expect(&r, "32:1");
     a = P("(2,(3,4)):(0,(1,0))");
-    assert_int_equal(ckt_nullspace(&a, &r, &err), CKT_OK); expect(&r, "(2,4):(1,6)");
+    assert_int_equal(ckt_nullspace(&a, &r, &err), CKT_OK);
+    expect(&r, "(2,4):(1,6)");
     a = P("(8,16):(1,8)");
     ckt_tuple tiler, coord;
     ckt_tuple_parse("(4,8)", &tiler, &err);
     ckt_tuple_parse("(1,1)", &coord, &err);
-    assert_int_equal(ckt_local_tile(&a, &tiler, &coord, &r, &v, &err), CKT_OK); expect(&r, "(4,8):(1,8)"); assert_int_equal(v, 68);
+    assert_int_equal(ckt_local_tile(&a, &tiler, &coord, &r, &v, &err), CKT_OK);
+    expect(&r, "(4,8):(1,8)");
+    assert_int_equal(v, 68);
     b = P("(2,4):(1,2)");
-    assert_int_equal(ckt_local_partition(&a, &b, 5, &r, &v, &err), CKT_OK); expect(&r, "(4,4):(2,32)"); assert_int_equal(v, 17);
-    a = P("(2,3):(3,1)"); b = P("(2,2):(2,1)");
-    assert_int_equal(ckt_make_layout_tv(&a, &b, &tiler, &r, &err), CKT_OK); expect(&r, "((3,2),(2,2)):((8,2),(4,1))");
+    assert_int_equal(ckt_local_partition(&a, &b, 5, &r, &v, &err), CKT_OK);
+    expect(&r, "(4,4):(2,32)");
+    assert_int_equal(v, 17);
+    a = P("(2,3):(3,1)");
+    b = P("(2,2):(2,1)");
+    assert_int_equal(ckt_make_layout_tv(&a, &b, &tiler, &r, &err), CKT_OK);
+    expect(&r, "((3,2),(2,2)):((8,2),(4,1))");
     char buf[64];
     ckt_tuple_to_string(&tiler, buf, sizeof buf);
     assert_string_equal(buf, "(4,6)");
@@ -93,7 +127,8 @@ static void literal_examples(void **state)
     for (int i = 0; i < 16; i++) assert_int_equal(ckt_swizzle_apply(sw, i), want[i]);
     a = P("(5,7):(1,5)");
     ckt_tuple_parse("(4,4)", &tiler, &err);
-    assert_int_equal(ckt_pad(&a, &tiler, &r, &err), CKT_OK); expect(&r, "(8,8):(1,5)");
+    assert_int_equal(ckt_pad(&a, &tiler, &r, &err), CKT_OK);
+    expect(&r, "(8,8):(1,5)");
 }
 
 static void evaluation_and_printing(void **state)
@@ -131,8 +166,17 @@ static void bad_input_is_refused_with_reasons(void **state)
     (void)state;
     ckt_error err;
     ckt_layout l, a, b, r;
-    static const char *bad[] = {"(4,2:(1", "4:", "(,)", ":", "(4,2):(1)", "(4,0):(1,4)", "(4,-2):(1,4)",
-                                "99999999999999999999:1", "(4,2):(1,4) junk", "((((((((((1))))))))))):1", ""};
+    static const char *bad[] = {"(4,2:(1",
+                                "4:",
+                                "(,)",
+                                ":",
+                                "(4,2):(1)",
+                                "(4,0):(1,4)",
+                                "(4,-2):(1,4)",
+                                "99999999999999999999:1",
+                                "(4,2):(1,4) junk",
+                                "((((((((((1))))))))))):1",
+                                ""};
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
         err.msg[0] = 0;
         assert_int_not_equal(ckt_layout_parse(bad[k], &l, &err), CKT_OK);
@@ -144,7 +188,8 @@ static void bad_input_is_refused_with_reasons(void **state)
     b = P("4:3");
     ckt_layout t3[3] = {b, b, b};
     assert_int_equal(ckt_logical_product_tiler(&a, 3, t3, &r, &err), CKT_EINVAL);
-    assert_non_null(strstr(err.msg, "logical_product: the tiler has 3 modes but the layout only 2"));
+    assert_non_null(
+        strstr(err.msg, "logical_product: the tiler has 3 modes but the layout only 2"));
     assert_int_equal(ckt_zipped_product_tiler(&a, -1, t3, &r, &err), CKT_EINVAL);
     assert_non_null(strstr(err.msg, "a tiler of -1 modes"));
     assert_int_equal(ckt_tiled_product_tiler(&a, 1, NULL, &r, &err), CKT_EINVAL);
@@ -183,7 +228,10 @@ static uint64_t rnd(void)
     rng_state ^= rng_state << 17;
     return rng_state;
 }
-static int64_t pick(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1)); }
+static int64_t pick(int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
+}
 
 /* A random layout of depth <= 2 with small shapes, random (possibly zero) strides. */
 /* injective: 0 any strides, 1 injective with holes, 2 compact (a bijection onto [0, size)) */
@@ -198,15 +246,28 @@ static ckt_layout random_layout(int injective)
         int64_t s[2], d[2];
         for (int k = 0; k < sub; k++) {
             s[k] = pick(1, 4);
-            if (injective) { d[k] = cur * (injective == 2 ? 1 : pick(1, 2)); cur = d[k] * s[k]; }
-            else d[k] = pick(0, 3) == 0 ? 0 : pick(1, 12);
+            if (injective) {
+                d[k] = cur * (injective == 2 ? 1 : pick(1, 2));
+                cur = d[k] * s[k];
+            } else
+                d[k] = pick(0, 3) == 0 ? 0 : pick(1, 12);
         }
-        if (sub == 1) { shapes[i] = ckt_tuple_int(s[0]); strides[i] = ckt_tuple_int(d[0]); }
-        else { ckt_tuple_flat(&shapes[i], sub, s, &err); ckt_tuple_flat(&strides[i], sub, d, &err); }
+        if (sub == 1) {
+            shapes[i] = ckt_tuple_int(s[0]);
+            strides[i] = ckt_tuple_int(d[0]);
+        } else {
+            ckt_tuple_flat(&shapes[i], sub, s, &err);
+            ckt_tuple_flat(&strides[i], sub, d, &err);
+        }
     }
     ckt_layout l;
-    if (r == 1) { l.shape = shapes[0]; l.stride = strides[0]; }
-    else { ckt_tuple_make(&l.shape, r, shapes, &err); ckt_tuple_make(&l.stride, r, strides, &err); }
+    if (r == 1) {
+        l.shape = shapes[0];
+        l.stride = strides[0];
+    } else {
+        ckt_tuple_make(&l.shape, r, shapes, &err);
+        ckt_tuple_make(&l.stride, r, strides, &err);
+    }
     ckt_layout out;
     assert_int_equal(ckt_layout_make(&out, &l.shape, &l.stride, &err), CKT_OK);
     return out;
@@ -251,11 +312,13 @@ static void property_composition(void **state)
         /* R(i) == A(B(i)) wherever B(i) is inside A's domain */
         int64_t sa = ckt_layout_size(&a);
         bool inside = true;
-        for (int64_t i = 0; i < ckt_layout_size(&b); i++) if (ev(&b, i) >= sa) inside = false;
+        for (int64_t i = 0; i < ckt_layout_size(&b); i++)
+            if (ev(&b, i) >= sa) inside = false;
         if (!inside) continue;
         admissible++;
         assert_int_equal(ckt_layout_size(&r), ckt_layout_size(&b));
-        for (int64_t i = 0; i < ckt_layout_size(&b); i++) assert_int_equal(ev(&r, i), ev(&a, ev(&b, i)));
+        for (int64_t i = 0; i < ckt_layout_size(&b); i++)
+            assert_int_equal(ev(&r, i), ev(&a, ev(&b, i)));
     }
     assert_true(admissible > 500); /* the property was really exercised */
 }
@@ -301,7 +364,8 @@ static void property_divide_and_product(void **state)
             /* mode 0 is A o B */
             ckt_layout ab;
             if (ckt_composition(&a, &b, &ab, &err) == CKT_OK)
-                for (int64_t i = 0; i < ckt_layout_size(&b); i++) assert_int_equal(ev(&m0, i), ev(&ab, i));
+                for (int64_t i = 0; i < ckt_layout_size(&b); i++)
+                    assert_int_equal(ev(&m0, i), ev(&ab, i));
             checked++;
         }
         ckt_layout ia = random_layout(2), ib = random_layout(1);
@@ -339,7 +403,8 @@ static void property_swizzle_is_a_bijection(void **state)
                     assert_true(y >= 0 && y < n);
                     assert_int_equal(seen[y], 0);
                     seen[y] = 1;
-                    assert_int_equal(ckt_swizzle_apply(sw, y), x); /* an XOR of disjoint bit fields is an involution */
+                    assert_int_equal(ckt_swizzle_apply(sw, y),
+                                     x); /* an XOR of disjoint bit fields is an involution */
                 }
                 free(seen);
             }

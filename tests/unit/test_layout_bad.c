@@ -30,14 +30,17 @@ static ckt_tuple T(const char *s)
     return t;
 }
 
-/* The call failed with status want (any failure when want == -1) and a message holding both words. */
-#define REFUSED(call, want, w1, w2)                                                                          \
-    do {                                                                                                     \
-        memset(&err, 0, sizeof err);                                                                         \
-        ckt_status st_ = (call);                                                                             \
-        if (st_ == CKT_OK) fail_msg("%s: accepted", #call);                                                  \
-        if ((int)(want) >= 0 && st_ != (ckt_status)(want)) fail_msg("%s: status %d, want %d (%s)", #call, st_, (int)(want), err.msg); \
-        if (!strstr(err.msg, w1) || !strstr(err.msg, w2)) fail_msg("%s: message \"%s\" lacks \"%s\"/\"%s\"", #call, err.msg, w1, w2); \
+/* The call failed with status want (any failure when want == -1) and a message holding both words.
+ */
+#define REFUSED(call, want, w1, w2)                                                                \
+    do {                                                                                           \
+        memset(&err, 0, sizeof err);                                                               \
+        ckt_status st_ = (call);                                                                   \
+        if (st_ == CKT_OK) fail_msg("%s: accepted", #call);                                        \
+        if ((int)(want) >= 0 && st_ != (ckt_status)(want))                                         \
+            fail_msg("%s: status %d, want %d (%s)", #call, st_, (int)(want), err.msg);             \
+        if (!strstr(err.msg, w1) || !strstr(err.msg, w2))                                          \
+            fail_msg("%s: message \"%s\" lacks \"%s\"/\"%s\"", #call, err.msg, w1, w2);            \
     } while (0)
 
 /* Malformed layouts a careless C caller could build by hand. */
@@ -56,7 +59,10 @@ static ckt_layout malformed(int k)
     case 8: l.stride.value[1] = INT64_MIN; break;              /* unnegatable stride */
     case 9: l.shape.value[1] = (int64_t)1 << 62; break;        /* size overflows */
     case 10: l.stride.value[4] = (int64_t)1 << 62; break;      /* cosize overflows */
-    case 11: l.shape.arity[1] = -5; l.stride.arity[1] = -5; break;
+    case 11:
+        l.shape.arity[1] = -5;
+        l.stride.arity[1] = -5;
+        break;
     }
     return l;
 }
@@ -88,9 +94,11 @@ static void malformed_layouts_everywhere(void **state)
         REFUSED(ckt_zipped_product(&good, &b, &r, &err), -1, "logical_product: ", "");
         REFUSED(ckt_tiled_product(&b, &good, &r, &err), -1, "logical_product: ", "");
         REFUSED(ckt_logical_product_tiler(&b, 1, &good, &r, &err), -1, "logical_product: ", "");
-        REFUSED(ckt_logical_product_tiler(&good, 1, &b, &r, &err), -1, "logical_product: ", "mode 0");
+        REFUSED(ckt_logical_product_tiler(&good, 1, &b, &r, &err), -1,
+                "logical_product: ", "mode 0");
         REFUSED(ckt_zipped_product_tiler(&good, 0, &b, &r, &err), -1, "logical_product: ", "");
-        REFUSED(ckt_tiled_product_tiler(&b, 2, (ckt_layout[]){good, good}, &r, &err), -1, "logical_product: ", "");
+        REFUSED(ckt_tiled_product_tiler(&b, 2, (ckt_layout[]){good, good}, &r, &err), -1,
+                "logical_product: ", "");
         REFUSED(ckt_flat_product(&good, 1, &b, &r, &err), -1, "logical_product: ", "mode 0");
         REFUSED(ckt_blocked_product(&b, &good, &r, &err), -1, "blocked_product: ", "");
         REFUSED(ckt_raked_product(&good, &b, &r, &err), -1, "raked_product: ", "");
@@ -105,10 +113,14 @@ static void malformed_layouts_everywhere(void **state)
         REFUSED(ckt_layout_make(&r, &b.shape, &b.stride, &err), -1, "layout", "");
         /* malformed tuples as tuple arguments (k < 5 break the tuple itself) */
         if (k <= 4 || k == 11) {
-            REFUSED(ckt_make_ordered_layout(&b.shape, &tt, &r, &err), -1, "make_ordered_layout: shape: ", "");
-            REFUSED(ckt_tile_to_shape(&good, &b.shape, NULL, &r, &err), -1, "tile_to_shape: shape: ", "");
-            REFUSED(ckt_local_tile(&good, &b.shape, &tc, &r, &off, &err), -1, "local_tile: tiler: ", "");
-            REFUSED(ckt_local_tile(&good, &tt, &b.shape, &r, &off, &err), -1, "local_tile: coord: ", "");
+            REFUSED(ckt_make_ordered_layout(&b.shape, &tt, &r, &err), -1,
+                    "make_ordered_layout: shape: ", "");
+            REFUSED(ckt_tile_to_shape(&good, &b.shape, NULL, &r, &err), -1,
+                    "tile_to_shape: shape: ", "");
+            REFUSED(ckt_local_tile(&good, &b.shape, &tc, &r, &off, &err), -1,
+                    "local_tile: tiler: ", "");
+            REFUSED(ckt_local_tile(&good, &tt, &b.shape, &r, &off, &err), -1,
+                    "local_tile: coord: ", "");
             REFUSED(ckt_pad(&good, &b.shape, &r, &err), -1, "pad: tile_shape: ", "");
             REFUSED(ckt_tuple_check(&b.shape, &err), -1, "tuple", "");
             REFUSED(ckt_layout_col_major(&r, &b.shape, &err), -1, "layout: shape: ", "");
@@ -152,7 +164,8 @@ static void nulls(void **state)
     REFUSED(ckt_nullspace(&a, NULL, &err), CKT_EINVAL, "nullspace", "NULL");
     REFUSED(ckt_make_layout_tv(&a, &a, NULL, &r, &err), CKT_EINVAL, "make_layout_tv", "NULL");
     REFUSED(ckt_local_tile(&a, &t, &t, &r, NULL, &err), CKT_EINVAL, "local_tile", "NULL");
-    REFUSED(ckt_local_partition(&a, NULL, 0, &r, &off, &err), CKT_EINVAL, "local_partition", "NULL");
+    REFUSED(ckt_local_partition(&a, NULL, 0, &r, &off, &err), CKT_EINVAL, "local_partition",
+            "NULL");
     REFUSED(ckt_pad(&a, NULL, &r, &err), CKT_EINVAL, "pad", "NULL");
     REFUSED(ckt_layout_make(&r, NULL, &t, &err), CKT_EINVAL, "layout", "NULL");
     REFUSED(ckt_layout_parse(NULL, &r, &err), CKT_EINVAL, "parse", "NULL");
@@ -195,7 +208,8 @@ static void semantic_refusals(void **state)
     REFUSED(ckt_zipped_divide(&a, -1, tl, &r, &err), CKT_EINVAL, "logical_divide", "");
     REFUSED(ckt_composition_tiler(&a, 0, tl, &r, &err), CKT_EINVAL, "composition", "at least one");
     a = P("(3,(2,2)):(2,(1,12))"), b = P("(2,3):(3,1)");
-    REFUSED(ckt_logical_product(&a, &b, &r, &err), CKT_EINVAL, "logical_product: ", "do not divide");
+    REFUSED(ckt_logical_product(&a, &b, &r, &err), CKT_EINVAL,
+            "logical_product: ", "do not divide");
     /* shapes */
     t = T("(2,2,2)"), o = T("(0,1)");
     REFUSED(ckt_make_ordered_layout(&t, &o, &r, &err), CKT_EINVAL, "3 modes", "order has 2");
@@ -216,8 +230,10 @@ static void semantic_refusals(void **state)
     t = T("(4,8,2)");
     REFUSED(ckt_local_tile(&a, &t, &c, &r, &off, &err), CKT_EINVAL, "3 modes", "only 2");
     b = P("(2,4):(1,2)");
-    REFUSED(ckt_local_partition(&a, &b, 8, &r, &off, &err), CKT_EINVAL, "thread index 8", "out of range");
-    REFUSED(ckt_local_partition(&a, &b, -1, &r, &off, &err), CKT_EINVAL, "thread index -1", "out of range");
+    REFUSED(ckt_local_partition(&a, &b, 8, &r, &off, &err), CKT_EINVAL, "thread index 8",
+            "out of range");
+    REFUSED(ckt_local_partition(&a, &b, -1, &r, &off, &err), CKT_EINVAL, "thread index -1",
+            "out of range");
     t = T("(4,0)");
     REFUSED(ckt_pad(&a, &t, &r, &err), CKT_EINVAL, "pad", "positive");
     t = T("4");
@@ -225,12 +241,17 @@ static void semantic_refusals(void **state)
     a = P("(4611686018427387905,1):(1,1)"), t = T("(4611686018427387904,1)");
     REFUSED(ckt_pad(&a, &t, &r, &err), -1, "pad", "overflow");
     /* capacity: a product whose result needs more than 16 modes */
-    a = P("(2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2):(1,2,4,8,16,32,64,128,256,512,1024,2048,4096,8192,16384,32768)");
-    b = P("(2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2):(1,2,4,8,16,32,64,128,256,512,1024,2048,4096,8192,16384,32768)");
-    REFUSED(ckt_flat_divide(&a, 16, (ckt_layout[16]){P("2:1"), P("1:1"), P("1:1"), P("1:1"), P("1:1"), P("1:1"), P("1:1"), P("1:1"),
-                                                       P("1:1"), P("1:1"), P("1:1"), P("1:1"), P("1:1"), P("1:1"), P("1:1"), P("1:1")},
-                            &r, &err),
-            CKT_ECAPACITY, "rank", "capacity");
+    a = P("(2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2):(1,2,4,8,16,32,64,128,256,512,1024,2048,4096,8192,"
+          "16384,32768)");
+    b = P("(2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2):(1,2,4,8,16,32,64,128,256,512,1024,2048,4096,8192,"
+          "16384,32768)");
+    REFUSED(
+        ckt_flat_divide(&a, 16,
+                        (ckt_layout[16]){P("2:1"), P("1:1"), P("1:1"), P("1:1"), P("1:1"), P("1:1"),
+                                         P("1:1"), P("1:1"), P("1:1"), P("1:1"), P("1:1"), P("1:1"),
+                                         P("1:1"), P("1:1"), P("1:1"), P("1:1")},
+                        &r, &err),
+        CKT_ECAPACITY, "rank", "capacity");
     (void)v;
     /* evaluation */
     a = P("(4,8):(1,4)");
@@ -274,21 +295,44 @@ static void malformed_strings(void **state)
     ckt_error err;
     ckt_layout l;
     ckt_tuple t;
-    static const struct { const char *s, *why; } bad[] = {
-        {"(4,2:(1", "expected"}, {"4:", "expected an integer"}, {"(,)", "expected an integer"}, {":", "expected"},
-        {"(4,2):(1)", "congruent"}, {"(4,0):(1,4)", "positive"}, {"(4,-2):(1,4)", "positive"},
-        {"99999999999999999999:1", "64-bit"}, {"(4,2):(1,4) junk", "trailing"}, {"((((((((((1))))))))))):1", "deeper"},
-        {"", "expected"}, {"()", "expected an integer"}, {"4:1:1", "trailing"}, {"(4,,2):(1,1,1)", "expected"},
-        {"(1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17):(1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1)", "more than 16"},
-        {"4 :1", NULL}, {"-:1", "expected"}, {"4:-", "expected"}, {"(4611686018427387904,4):(1,1)", "overflow"},
-        {"(3,2):(4611686018427387904,1)", "overflow"}, {"0x10:1", "expected ':'"}, {"4.5:1", "expected ':'"}, {"(4\x01):(1)", "expected"},
+    static const struct {
+        const char *s, *why;
+    } bad[] = {
+        {"(4,2:(1", "expected"},
+        {"4:", "expected an integer"},
+        {"(,)", "expected an integer"},
+        {":", "expected"},
+        {"(4,2):(1)", "congruent"},
+        {"(4,0):(1,4)", "positive"},
+        {"(4,-2):(1,4)", "positive"},
+        {"99999999999999999999:1", "64-bit"},
+        {"(4,2):(1,4) junk", "trailing"},
+        {"((((((((((1))))))))))):1", "deeper"},
+        {"", "expected"},
+        {"()", "expected an integer"},
+        {"4:1:1", "trailing"},
+        {"(4,,2):(1,1,1)", "expected"},
+        {"(1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17):(1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1)",
+         "more than 16"},
+        {"4 :1", NULL},
+        {"-:1", "expected"},
+        {"4:-", "expected"},
+        {"(4611686018427387904,4):(1,1)", "overflow"},
+        {"(3,2):(4611686018427387904,1)", "overflow"},
+        {"0x10:1", "expected ':'"},
+        {"4.5:1", "expected ':'"},
+        {"(4\x01):(1)", "expected"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
         memset(&err, 0, sizeof err);
         ckt_status st = ckt_layout_parse(bad[k].s, &l, &err);
-        if (!bad[k].why) { assert_int_equal(st, CKT_OK); continue; } /* whitespace is fine */
+        if (!bad[k].why) {
+            assert_int_equal(st, CKT_OK);
+            continue;
+        } /* whitespace is fine */
         if (st == CKT_OK) fail_msg("\"%s\" was accepted", bad[k].s);
-        if (!strstr(err.msg, bad[k].why)) fail_msg("\"%s\": \"%s\" lacks \"%s\"", bad[k].s, err.msg, bad[k].why);
+        if (!strstr(err.msg, bad[k].why))
+            fail_msg("\"%s\": \"%s\" lacks \"%s\"", bad[k].s, err.msg, bad[k].why);
     }
     /* many nodes */
     char buf[4096] = "(";

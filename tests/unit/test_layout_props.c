@@ -23,7 +23,10 @@ static uint64_t rnd(void)
     rng_state ^= rng_state << 17;
     return rng_state;
 }
-static int64_t pick(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1)); }
+static int64_t pick(int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
+}
 
 enum kind {
     ANY,       /* strides anywhere in [-6, 12], zeros included */
@@ -116,8 +119,10 @@ static bool bijection_onto(const ckt_layout *l, int64_t n)
     bool ok = true;
     for (int64_t i = 0; i < n && ok; i++) {
         int64_t o = ev(l, i);
-        if (o < 0 || o >= n || seen[o]) ok = false;
-        else seen[o] = 1;
+        if (o < 0 || o >= n || seen[o])
+            ok = false;
+        else
+            seen[o] = 1;
     }
     free(seen);
     return ok;
@@ -188,7 +193,8 @@ static void composition_is_function_composition(void **state)
     seed(2);
     for (int t = 0; t < 6000; t++) {
         /* admissible B: injective (any order, holes) plus broadcast modes; A anything */
-        ckt_layout a = random_layout(t % 3 == 0 ? ANY : INJECTIVE, 4), b = random_layout(INJECTIVE, 4), r;
+        ckt_layout a = random_layout(t % 3 == 0 ? ANY : INJECTIVE, 4),
+                   b = random_layout(INJECTIVE, 4), r;
         if (t % 4 == 0) {
             int64_t leaf = pick(0, ckt_tuple_leaves(&b.stride) - 1);
             for (int i = 0; i < b.stride.n; i++)
@@ -215,17 +221,22 @@ static void composition_is_function_composition(void **state)
             if (ev(&r, i) != ev_ext(&a, x)) {
                 char sa[512], sb[512], sr[512];
                 str(&a, sa), str(&b, sb), str(&r, sr);
-                fail_msg("%s o %s = %s: R(%lld) = %lld, A(B(i)) = %lld", sa, sb, sr, (long long)i, (long long)ev(&r, i), (long long)ev_ext(&a, x));
+                fail_msg("%s o %s = %s: R(%lld) = %lld, A(B(i)) = %lld", sa, sb, sr, (long long)i,
+                         (long long)ev(&r, i), (long long)ev_ext(&a, x));
             }
         }
-        if (outside) beyond++;
-        else admissible++;
+        if (outside)
+            beyond++;
+        else
+            admissible++;
     }
     /* arbitrary B (negative, overlapping strides): an answer or a reason, never a crash */
     for (int t = 0; t < 3000; t++) {
         ckt_layout a = random_layout(ANY, 5), b = random_layout(ANY, 5), r;
-        if (ckt_composition(&a, &b, &r, &err) == CKT_OK) assert_int_equal(ckt_layout_size(&r), ckt_layout_size(&b));
-        else assert_non_null(strstr(err.msg, "composition: "));
+        if (ckt_composition(&a, &b, &r, &err) == CKT_OK)
+            assert_int_equal(ckt_layout_size(&r), ckt_layout_size(&b));
+        else
+            assert_non_null(strstr(err.msg, "composition: "));
     }
     assert_true(admissible > 1000);
     assert_true(beyond > 300);
@@ -239,23 +250,26 @@ static void composition_literal_edges(void **state)
     static const char *const cases[][3] = {
         {"(4,3):(3,1)", "6:2", "(2,3):(6,1)"},
         {"12:2", "(4,3):(3,1)", "(4,3):(6,2)"},
-        {"(4,1):(1,0)", "8:1", "(4,2):(1,0)"},   /* A's size-1 last mode still extends A (coalesce_x) */
-        {"1:5", "4:1", "4:5"},                   /* an integral A scales */
-        {"(4,3):(3,1)", "1:3", "1:1"},           /* a single point: no divisibility needed */
-        {"(4,8):(1,4)", "4:-1", "4:-1"},         /* negative strides of B keep their sign */
-        {"(4,8):(8,1)", "(8,2):(4,0)", "(8,2):(1,0)"},     /* stride 4 skips mode 0 entirely */
+        {"(4,1):(1,0)", "8:1",
+         "(4,2):(1,0)"},                 /* A's size-1 last mode still extends A (coalesce_x) */
+        {"1:5", "4:1", "4:5"},           /* an integral A scales */
+        {"(4,3):(3,1)", "1:3", "1:1"},   /* a single point: no divisibility needed */
+        {"(4,8):(1,4)", "4:-1", "4:-1"}, /* negative strides of B keep their sign */
+        {"(4,8):(8,1)", "(8,2):(4,0)", "(8,2):(1,0)"}, /* stride 4 skips mode 0 entirely */
         {"(4,8):(8,1)", "(2,8):(2,4)", "(2,8):(16,1)"},
         {"((2,2),8):((1,16),2)", "(4,4):(1,4)", "((2,2),4):((1,16),2)"},
-        {"(8,16):(1,8)", "(4,8):(1,4)", "(4,8):(1,4)"},       /* A coalesces to 128:1 */
+        {"(8,16):(1,8)", "(4,8):(1,4)", "(4,8):(1,4)"}, /* A coalesces to 128:1 */
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         ckt_layout a, b, r;
         char got[512];
         assert_int_equal(ckt_layout_parse(cases[k][0], &a, &err), CKT_OK);
         assert_int_equal(ckt_layout_parse(cases[k][1], &b, &err), CKT_OK);
-        if (ckt_composition(&a, &b, &r, &err) != CKT_OK) fail_msg("%s o %s: %s", cases[k][0], cases[k][1], err.msg);
+        if (ckt_composition(&a, &b, &r, &err) != CKT_OK)
+            fail_msg("%s o %s: %s", cases[k][0], cases[k][1], err.msg);
         str(&r, got);
-        if (strcmp(got, cases[k][2]) != 0) fail_msg("%s o %s = %s, want %s", cases[k][0], cases[k][1], got, cases[k][2]);
+        if (strcmp(got, cases[k][2]) != 0)
+            fail_msg("%s o %s = %s, want %s", cases[k][0], cases[k][1], got, cases[k][2]);
     }
 }
 
@@ -271,8 +285,9 @@ static void complement_and_inverses(void **state)
         assert_int_equal(ckt_complement(&a, cot, &c, &err), CKT_OK);
         int64_t sc = ckt_layout_size(&c);
         for (int64_t i = 1; i < sc; i++) assert_true(ev(&c, i) > ev(&c, i - 1)); /* ordered */
-        for (int64_t i = 1; i < sc; i++)                                          /* disjoint from A except 0 */
-            for (int64_t j = 0; j < ckt_layout_size(&a); j++) assert_int_not_equal(ev(&c, i), ev(&a, j));
+        for (int64_t i = 1; i < sc; i++) /* disjoint from A except 0 */
+            for (int64_t j = 0; j < ckt_layout_size(&a); j++)
+                assert_int_not_equal(ev(&c, i), ev(&a, j));
         /* (A, complement) is a bijection onto [0, size) that covers the cotarget */
         ckt_tuple s2[2] = {a.shape, c.shape}, d2[2] = {a.stride, c.stride};
         ckt_tuple ps, pd;
@@ -287,7 +302,9 @@ static void complement_and_inverses(void **state)
         assert_int_equal(ckt_left_inverse(&a, &li, &err), CKT_OK);
         for (int64_t i = 0; i < ckt_layout_size(&a); i++) assert_int_equal(ev(&li, ev(&a, i)), i);
         left++;
-        if (t % 2 == 0) assert_int_equal(ckt_layout_size(&ri), ckt_layout_size(&a)); /* compact: a full inverse */
+        if (t % 2 == 0)
+            assert_int_equal(ckt_layout_size(&ri),
+                             ckt_layout_size(&a)); /* compact: a full inverse */
         /* right_inverse of any layout, even with zero or negative strides */
         ckt_layout any = random_layout(ANY, 4), rany;
         assert_int_equal(ckt_right_inverse(&any, &rany, &err), CKT_OK);
@@ -307,7 +324,8 @@ static void divides(void **state)
     seed(4);
     int checked = 0, by_mode = 0;
     for (int t = 0; t < 4000; t++) {
-        ckt_layout a = random_layout(t % 2 ? INJECTIVE : ANY, 4), b = random_layout(INJECTIVE, 3), d, m0, c, pair;
+        ckt_layout a = random_layout(t % 2 ? INJECTIVE : ANY, 4), b = random_layout(INJECTIVE, 3),
+                   d, m0, c, pair;
         if (ckt_logical_divide(&a, 0, &b, &d, &err) == CKT_OK) {
             assert_int_equal(ckt_layout_rank(&d), 2);
             ckt_layout_mode(&d, 0, &m0, &err);
@@ -321,7 +339,8 @@ static void divides(void **state)
             ckt_tuple_make(&pd, 2, d2, &err);
             ckt_layout_make(&pair, &ps, &pd, &err);
             assert_int_equal(ckt_layout_size(&d), ckt_layout_size(&pair));
-            for (int64_t i = 0; i < ckt_layout_size(&d); i++) assert_int_equal(ev(&d, i), ev_ext(&a, ev(&pair, i)));
+            for (int64_t i = 0; i < ckt_layout_size(&d); i++)
+                assert_int_equal(ev(&d, i), ev_ext(&a, ev(&pair, i)));
             checked++;
         } else {
             assert_non_null(strstr(err.msg, "logical_divide"));
@@ -356,7 +375,8 @@ static void divides(void **state)
                     for (int64_t b1 = 0; b1 < R1; b1++) {
                         int64_t vl, vz, vt, vf, c4[4] = {a0, a1, b0, b1};
                         ckt_tuple cl, cz, ct, cf, x[2], y[3];
-                        int64_t p0[2] = {a0, b0}, p1[2] = {a1, b1}, tt[2] = {a0, a1}, rr[2] = {b0, b1};
+                        int64_t p0[2] = {a0, b0}, p1[2] = {a1, b1}, tt[2] = {a0, a1},
+                                rr[2] = {b0, b1};
                         ckt_tuple_flat(&x[0], 2, p0, &err);
                         ckt_tuple_flat(&x[1], 2, p1, &err);
                         ckt_tuple_make(&cl, 2, x, &err);
@@ -416,8 +436,10 @@ static void products_with_tuple_tilers(void **state)
         int nd = 0;
         for (int i = 0; i < m; i++) {
             ckt_layout ai, li, want;
-            if (m == 1 && ckt_tuple_is_int(&A.shape)) ai = A, li = lp;
-            else ckt_layout_mode(&A, i, &ai, &err), ckt_layout_mode(&lp, i, &li, &err);
+            if (m == 1 && ckt_tuple_is_int(&A.shape))
+                ai = A, li = lp;
+            else
+                ckt_layout_mode(&A, i, &ai, &err), ckt_layout_mode(&lp, i, &li, &err);
             if (i < n) {
                 assert_int_equal(ckt_logical_product(&ai, &T[i], &want, &err), CKT_OK);
                 assert_true(ckt_layout_equal(&li, &want));
@@ -434,7 +456,8 @@ static void products_with_tuple_tilers(void **state)
         assert_int_equal(ckt_layout_size(&td), total);
         assert_int_equal(ckt_layout_size(&fl), total);
         if (total > 4096) continue;
-        /* digits in the logical product's order (b0 q0 b1 q1 ... others) and the zipped order (b... q... others) */
+        /* digits in the logical product's order (b0 q0 b1 q1 ... others) and the zipped order (b...
+         * q... others) */
         int zmap[2 * CKT_MAX_RANK], k = 0;
         for (int i = 0; i < n; i++) zmap[k++] = 2 * i;
         for (int i = 0; i < n; i++) zmap[k++] = 2 * i + 1;
@@ -463,7 +486,8 @@ static void products(void **state)
     seed(5);
     int bij = 0, holes = 0;
     for (int t = 0; t < 3000; t++) {
-        ckt_layout a = random_layout(t % 2 ? INJECTIVE : COMPACT, 3), b = random_layout(t % 3 ? INJECTIVE : COMPACT, 3), p, m0;
+        ckt_layout a = random_layout(t % 2 ? INJECTIVE : COMPACT, 3),
+                   b = random_layout(t % 3 ? INJECTIVE : COMPACT, 3), p, m0;
         /* a compact block always has a one-mode complement; with holes B must fit them */
         if (ckt_logical_product(&a, &b, &p, &err) != CKT_OK) {
             assert_true(t % 2 == 1);
@@ -478,7 +502,8 @@ static void products(void **state)
         /* blocked and raked products of compact layouts tile [0, size(A) size(B)) exactly */
         ckt_layout ca = random_layout(COMPACT, 3), cb = random_layout(COMPACT, 3), bp, rp;
         int64_t n = ckt_layout_size(&ca) * ckt_layout_size(&cb);
-        int r = ckt_layout_rank(&ca) > ckt_layout_rank(&cb) ? ckt_layout_rank(&ca) : ckt_layout_rank(&cb);
+        int r = ckt_layout_rank(&ca) > ckt_layout_rank(&cb) ? ckt_layout_rank(&ca)
+                                                            : ckt_layout_rank(&cb);
         assert_int_equal(ckt_blocked_product(&ca, &cb, &bp, &err), CKT_OK);
         assert_int_equal(ckt_raked_product(&ca, &cb, &rp, &err), CKT_OK);
         assert_int_equal(ckt_layout_rank(&bp), r == 1 ? 2 : r);
@@ -506,10 +531,14 @@ static void tv_layouts_and_tiling(void **state)
     for (int t = 0; t < 2000; t++) {
         int64_t ts[2] = {pick(1, 4), pick(1, 4)}, vs[2] = {pick(1, 3), pick(1, 3)}, td[2], vd[2];
         /* thread and value layouts in either order (row- or column-major) */
-        if (t % 2) td[0] = 1, td[1] = ts[0];
-        else td[0] = ts[1], td[1] = 1;
-        if (t % 3) vd[0] = 1, vd[1] = vs[0];
-        else vd[0] = vs[1], vd[1] = 1;
+        if (t % 2)
+            td[0] = 1, td[1] = ts[0];
+        else
+            td[0] = ts[1], td[1] = 1;
+        if (t % 3)
+            vd[0] = 1, vd[1] = vs[0];
+        else
+            vd[0] = vs[1], vd[1] = 1;
         ckt_layout thr, val, tv, mn;
         ckt_tuple tiler;
         ckt_layout_flat(&thr, 2, ts, td, &err);
@@ -533,8 +562,10 @@ static void tv_layouts_and_tiling(void **state)
             tgt[m] = ckt_layout_size(&bm) * pick(1, 3);
         }
         ckt_tuple tshape;
-        if (rb == 1) tshape = ckt_tuple_int(tgt[0]);
-        else ckt_tuple_flat(&tshape, rb, tgt, &err);
+        if (rb == 1)
+            tshape = ckt_tuple_int(tgt[0]);
+        else
+            ckt_tuple_flat(&tshape, rb, tgt, &err);
         assert_int_equal(ckt_tile_to_shape(&blk, &tshape, NULL, &tts, &err), CKT_OK);
         int64_t total = 1;
         for (int m = 0; m < rb; m++) total *= tgt[m];
@@ -589,15 +620,19 @@ static void vectors_nullspace_partitions(void **state)
         for (int i = 0; i < nn; i++) want *= dd[i] == 0 ? ss[i] : 1;
         assert_int_equal(ckt_layout_size(&ns), want);
         assert_true(injective(&ns));
-        for (int64_t i = 0; i < ckt_layout_size(&ns); i++) assert_int_equal(ev(&any, ev(&ns, i)), 0);
+        for (int64_t i = 0; i < ckt_layout_size(&ns); i++)
+            assert_int_equal(ev(&any, ev(&ns, i)), 0);
         /* local_tile over all tile coordinates and local_partition over all threads cover T once */
-        int64_t tsz[2] = {pick(1, 3), pick(1, 3)}, reps[2] = {pick(1, 3), pick(1, 3)}, full[2] = {tsz[0] * reps[0], tsz[1] * reps[1]};
+        int64_t tsz[2] = {pick(1, 3), pick(1, 3)}, reps[2] = {pick(1, 3), pick(1, 3)},
+                full[2] = {tsz[0] * reps[0], tsz[1] * reps[1]};
         ckt_tuple fs, tt;
         ckt_tuple_flat(&fs, 2, full, &err);
         ckt_tuple_flat(&tt, 2, tsz, &err);
         ckt_layout T, tile, part, thr;
-        if (t % 2) ckt_layout_col_major(&T, &fs, &err);
-        else ckt_layout_row_major(&T, &fs, &err);
+        if (t % 2)
+            ckt_layout_col_major(&T, &fs, &err);
+        else
+            ckt_layout_row_major(&T, &fs, &err);
         int64_t N = full[0] * full[1];
         char *hit = calloc((size_t)N, 1), *hit2 = calloc((size_t)N, 1);
         for (int64_t i = 0; i < reps[0]; i++)
@@ -674,8 +709,10 @@ static void swizzles(void **state)
                     assert_true(y >= 0 && y < n);
                     assert_int_equal(seen[y], 0);
                     seen[y] = 1;
-                    assert_int_equal(ckt_swizzle_apply(sw, y), x);            /* XOR of disjoint fields: an involution */
-                    assert_int_equal(ckt_swizzle_apply(sw, x + n), y + n);    /* the bits above are untouched */
+                    assert_int_equal(ckt_swizzle_apply(sw, y),
+                                     x); /* XOR of disjoint fields: an involution */
+                    assert_int_equal(ckt_swizzle_apply(sw, x + n),
+                                     y + n); /* the bits above are untouched */
                 }
                 free(seen);
                 tried++;

@@ -1,6 +1,6 @@
-/* The LDS bank model: the write and read of AMD's note on LDS bank conflicts by hand, the wavefronts measured with ncu on an
- * H100, a naive reference over random addresses, invariances, whole-tile analyses, the remedies
- * and the search, bad input. */
+/* The LDS bank model: the write and read of AMD's note on LDS bank conflicts by hand, the
+ * wavefronts measured with ncu on an H100, a naive reference over random addresses, invariances,
+ * whole-tile analyses, the remedies and the search, bad input. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,7 +29,8 @@ static ckt_lds_result run(const ckt_target *t, const char *instr, const int64_t 
     ckt_error err;
     const ckt_lds_instr *in = ckt_target_instr(t, instr);
     if (!in) fail_msg("no %s on %s", instr, t->name);
-    if (ckt_lds_analyze(t, in, addr, t->wave_size, &r, &err) != CKT_OK) fail_msg("%s: %s", instr, err.msg);
+    if (ckt_lds_analyze(t, in, addr, t->wave_size, &r, &err) != CKT_OK)
+        fail_msg("%s: %s", instr, err.msg);
     return r;
 }
 
@@ -106,7 +107,8 @@ static void nvidia_wavefronts_as_measured(void **state)
     ckt_target t = get("sm_90");
     static const char *const instr[3] = {"lds32", "lds64", "lds128"};
     static const int width[3] = {4, 8, 16};
-    static const int measured[7][3] = {{1, 2, 4}, {2, 4, 8}, {32, 32, 32}, {1, 1, 2}, {16, 32, 32}, {2, 4, 4}, {16, 17, 19}};
+    static const int measured[7][3] = {{1, 2, 4},    {2, 4, 8}, {32, 32, 32}, {1, 1, 2},
+                                       {16, 32, 32}, {2, 4, 4}, {16, 17, 19}};
     for (int w = 0; w < 3; w++)
         for (int p = 0; p < 7; p++) {
             int64_t a[32];
@@ -125,12 +127,15 @@ static void nvidia_wavefronts_as_measured(void **state)
                 a[l] -= a[l] % width[w];
             }
             ckt_lds_result r = run(&t, instr[w], a);
-            if (r.cycles != measured[p][w]) fail_msg("%s pattern %d: predicted %d wavefronts, measured %d", instr[w], p, r.cycles, measured[p][w]);
+            if (r.cycles != measured[p][w])
+                fail_msg("%s pattern %d: predicted %d wavefronts, measured %d", instr[w], p,
+                         r.cycles, measured[p][w]);
         }
 }
 
 /* A naive model: per phase, per bank, the set of distinct words; a phase costs its largest set. */
-static int naive_cycles(const ckt_target *t, const ckt_lds_instr *in, const int64_t *addr, int *ways)
+static int naive_cycles(const ckt_target *t, const ckt_lds_instr *in, const int64_t *addr,
+                        int *ways)
 {
     int cycles = 0;
     *ways = 0;
@@ -164,12 +169,15 @@ static void random_addresses_against_naive_model(void **state)
         const ckt_lds_instr *in = &t.instr[rand() % t.ninstr];
         int64_t a[64], b[64];
         int span = 1 + rand() % 512; /* small spans force conflicts and broadcasts */
-        for (int l = 0; l < t.wave_size; l++) a[l] = rand() % 8 == 0 ? -1 : (int64_t)(rand() % span) * in->bytes;
+        for (int l = 0; l < t.wave_size; l++)
+            a[l] = rand() % 8 == 0 ? -1 : (int64_t)(rand() % span) * in->bytes;
         ckt_lds_result r = run(&t, in->name, a);
         int ways, naive = naive_cycles(&t, in, a, &ways);
         assert_int_equal(r.ways, ways);
-        if (!in->merge_pairs) assert_int_equal(r.cycles, naive);
-        else assert_true(r.cycles <= naive && r.cycles >= (naive + 1) / 2);
+        if (!in->merge_pairs)
+            assert_int_equal(r.cycles, naive);
+        else
+            assert_true(r.cycles <= naive && r.cycles >= (naive + 1) / 2);
         assert_true(r.cycles >= r.ideal_cycles);
         int active_phases = 0;
         for (int p = 0; p < in->nphases; p++) active_phases += r.phases[p].nlanes > 0;
@@ -187,7 +195,8 @@ static void random_addresses_against_naive_model(void **state)
         assert_int_equal(r2.cycles, r.cycles);
         assert_int_equal(r2.ways, r.ways);
         /* moving everything by whole bank-rows changes nothing */
-        for (int l = 0; l < t.wave_size; l++) b[l] = a[l] < 0 ? -1 : a[l] + (int64_t)t.lds_banks * t.bank_bytes * 3;
+        for (int l = 0; l < t.wave_size; l++)
+            b[l] = a[l] < 0 ? -1 : a[l] + (int64_t)t.lds_banks * t.bank_bytes * 3;
         r2 = run(&t, in->name, b);
         assert_int_equal(r2.cycles, r.cycles);
     }
@@ -308,7 +317,8 @@ static void search(void **state)
     assert_int_equal(c.write.cycles, c.write.ideal_cycles);
     /* and the choice really is conflict-free when analysed again */
     ckt_lds_tensor_result again;
-    assert_int_equal(ckt_lds_analyze_tensor(&t, &c.tensor, &r.thread_map, 8, 0, &again, &err), CKT_OK);
+    assert_int_equal(ckt_lds_analyze_tensor(&t, &c.tensor, &r.thread_map, 8, 0, &again, &err),
+                     CKT_OK);
     assert_int_equal(again.cycles, again.ideal_cycles);
     /* swizzles confined to M = 0 (they split the 8-half vectors): padding wins, at a cost */
     ckt_lds_search_opts o;
@@ -348,22 +358,28 @@ static void search_is_consistent(void **state)
         int64_t cb = cols / 8;                        /* 16-byte column blocks per row */
         if (t.wave_size / R > cb) R = t.wave_size / cb;
         char buf[128];
-        snprintf(buf, sizeof buf, "(%lld,%lld):(%lld,1)", (long long)rows, (long long)cols, (long long)cols);
+        snprintf(buf, sizeof buf, "(%lld,%lld):(%lld,1)", (long long)rows, (long long)cols,
+                 (long long)cols);
         ckt_layout tile = P(buf);
         /* read: lane l -> row l % R, column block l / R; values step down the rows */
         int64_t vals = rows / R;
-        snprintf(buf, sizeof buf, "((%lld,%lld),%lld):((1,%lld),%lld)", (long long)R, (long long)(t.wave_size / R), (long long)vals,
-                 (long long)(8 * rows), (long long)R);
+        snprintf(buf, sizeof buf, "((%lld,%lld),%lld):((1,%lld),%lld)", (long long)R,
+                 (long long)(t.wave_size / R), (long long)vals, (long long)(8 * rows),
+                 (long long)R);
         ckt_lds_pattern rd = {P(buf), 8};
         /* write: consecutive lanes along a row */
-        snprintf(buf, sizeof buf, "((%lld,%lld),%lld):((%lld,1),%lld)", (long long)cb, (long long)(t.wave_size / cb),
-                 (long long)(rows * cb / t.wave_size), (long long)(8 * rows), (long long)(t.wave_size / cb));
+        snprintf(buf, sizeof buf, "((%lld,%lld),%lld):((%lld,1),%lld)", (long long)cb,
+                 (long long)(t.wave_size / cb), (long long)(rows * cb / t.wave_size),
+                 (long long)(8 * rows), (long long)(t.wave_size / cb));
         ckt_lds_pattern wr = {P(buf), 8};
         ckt_lds_choice c;
-        if (ckt_lds_find_swizzle(&t, &tile, 2, &wr, &rd, NULL, &c, &err) != CKT_OK) fail_msg("%s: %s", t.name, err.msg);
+        if (ckt_lds_find_swizzle(&t, &tile, 2, &wr, &rd, NULL, &c, &err) != CKT_OK)
+            fail_msg("%s: %s", t.name, err.msg);
         ckt_lds_tensor_result a, b;
-        assert_int_equal(ckt_lds_analyze_tensor(&t, &c.tensor, &rd.thread_map, 8, 0, &a, &err), CKT_OK);
-        assert_int_equal(ckt_lds_analyze_tensor(&t, &c.tensor, &wr.thread_map, 8, 1, &b, &err), CKT_OK);
+        assert_int_equal(ckt_lds_analyze_tensor(&t, &c.tensor, &rd.thread_map, 8, 0, &a, &err),
+                         CKT_OK);
+        assert_int_equal(ckt_lds_analyze_tensor(&t, &c.tensor, &wr.thread_map, 8, 1, &b, &err),
+                         CKT_OK);
         assert_int_equal(a.cycles, c.read.cycles);
         assert_int_equal(b.cycles, c.write.cycles);
         assert_int_equal(c.conflict_free, a.cycles == a.ideal_cycles && b.cycles == b.ideal_cycles);
@@ -374,18 +390,22 @@ static void search_is_consistent(void **state)
         memset(&plain, 0, sizeof plain);
         plain.layout = tile;
         plain.elem_bytes = 2;
-        assert_int_equal(ckt_lds_analyze_tensor(&t, &plain, &rd.thread_map, 8, 0, &a, &err), CKT_OK);
-        assert_int_equal(ckt_lds_analyze_tensor(&t, &plain, &wr.thread_map, 8, 1, &b, &err), CKT_OK);
+        assert_int_equal(ckt_lds_analyze_tensor(&t, &plain, &rd.thread_map, 8, 0, &a, &err),
+                         CKT_OK);
+        assert_int_equal(ckt_lds_analyze_tensor(&t, &plain, &wr.thread_map, 8, 1, &b, &err),
+                         CKT_OK);
         assert_true(c.read.cycles + c.write.cycles <= a.cycles + b.cycles || c.conflict_free);
         /* these tiles are powers of two: a swizzle always fixes them at no LDS cost */
-        if (!c.conflict_free || c.lds_extra_bytes != 0) fail_msg("%s cols %lld R %lld: no free fix", t.name, (long long)cols, (long long)R);
+        if (!c.conflict_free || c.lds_extra_bytes != 0)
+            fail_msg("%s cols %lld R %lld: no free fix", t.name, (long long)cols, (long long)R);
     }
 }
 
 static void expect_fail_at(ckt_status st, const ckt_error *err, const char *needle, int line)
 {
     if (st == CKT_OK) fail_msg("line %d: accepted, expected an error with '%s'", line, needle);
-    if (!strstr(err->msg, needle)) fail_msg("line %d: message '%s' lacks '%s'", line, err->msg, needle);
+    if (!strstr(err->msg, needle))
+        fail_msg("line %d: message '%s' lacks '%s'", line, err->msg, needle);
 }
 #define expect_fail(st, err, needle) expect_fail_at((st), (err), (needle), __LINE__)
 
@@ -398,15 +418,18 @@ static void bad_input(void **state)
     int64_t a[64];
     for (int l = 0; l < 64; l++) a[l] = 16 * l;
     const ckt_lds_instr *rd = ckt_target_instr(&t, "ds_read_b128");
-    expect_fail(ckt_lds_analyze(&t, rd, a, 32, &r, &err), &err, "32 addresses given, gfx90a has 64 lanes");
+    expect_fail(ckt_lds_analyze(&t, rd, a, 32, &r, &err), &err,
+                "32 addresses given, gfx90a has 64 lanes");
     expect_fail(ckt_lds_analyze(NULL, rd, a, 64, &r, &err), &err, "NULL");
     expect_fail(ckt_lds_analyze(&t, NULL, a, 64, &r, &err), &err, "NULL");
     expect_fail(ckt_lds_analyze(&t, rd, NULL, 64, &r, &err), &err, "NULL");
-    expect_fail(ckt_lds_analyze(&n, rd, a, 32, &r, &err), &err, "does not fit"); /* gfx90a's table on sm_90 */
+    expect_fail(ckt_lds_analyze(&n, rd, a, 32, &r, &err), &err,
+                "does not fit"); /* gfx90a's table on sm_90 */
     a[5] = 8;
     expect_fail(ckt_lds_analyze(&t, rd, a, 64, &r, &err), &err, "lane 5 address 8 is not aligned");
     a[5] = 65536 - 16;
-    assert_int_equal(ckt_lds_analyze(&t, rd, a, 64, &r, &err), CKT_OK); /* the last vector of the LDS */
+    assert_int_equal(ckt_lds_analyze(&t, rd, a, 64, &r, &err),
+                     CKT_OK); /* the last vector of the LDS */
     a[5] = 65536;
     expect_fail(ckt_lds_analyze(&t, rd, a, 64, &r, &err), &err, "outside the 65536-byte LDS");
     a[5] = INT64_MAX - 15;
@@ -418,32 +441,42 @@ static void bad_input(void **state)
     lt.elem_bytes = 2;
     ckt_lds_tensor_result tr;
     ckt_layout map = P("((16,4),4):((1,512),16)");
-    expect_fail(ckt_lds_analyze_tensor(&t, &lt, &map, 3, 0, &tr, &err), &err, "no read instruction on gfx90a moves vector 3 x 2 bytes");
-    expect_fail(ckt_lds_analyze_tensor(&t, &lt, &map, INT64_MAX / 2, 0, &tr, &err), &err, "no read instruction");
+    expect_fail(ckt_lds_analyze_tensor(&t, &lt, &map, 3, 0, &tr, &err), &err,
+                "no read instruction on gfx90a moves vector 3 x 2 bytes");
+    expect_fail(ckt_lds_analyze_tensor(&t, &lt, &map, INT64_MAX / 2, 0, &tr, &err), &err,
+                "no read instruction");
     lt.elem_bytes = 1;
-    ckt_layout odd = P("(64,1):(1,0)");   /* thread l -> (row l, col 0): byte 64 l */
-    ckt_layout odd2 = P("(64,1):(64,0)"); /* thread l -> (row 0, col l): byte l, odd for odd lanes */
+    ckt_layout odd = P("(64,1):(1,0)"); /* thread l -> (row l, col 0): byte 64 l */
+    ckt_layout odd2 =
+        P("(64,1):(64,0)"); /* thread l -> (row 0, col l): byte l, odd for odd lanes */
     assert_int_equal(ckt_lds_analyze_tensor(&t, &lt, &odd, 1, 0, &tr, &err), CKT_OK);
-    expect_fail(ckt_lds_analyze_tensor(&t, &lt, &odd2, 2, 0, &tr, &err), &err, "byte address 1 is not aligned to its 2-byte access");
+    expect_fail(ckt_lds_analyze_tensor(&t, &lt, &odd2, 2, 0, &tr, &err), &err,
+                "byte address 1 is not aligned to its 2-byte access");
     lt.elem_bytes = 2;
-    expect_fail(ckt_lds_analyze_tensor(&t, &lt, &map, 0, 0, &tr, &err), &err, "vector 0 must be positive");
+    expect_fail(ckt_lds_analyze_tensor(&t, &lt, &map, 0, 0, &tr, &err), &err,
+                "vector 0 must be positive");
     expect_fail(ckt_lds_analyze_tensor(&t, &lt, &map, -8, 0, &tr, &err), &err, "must be positive");
     ckt_layout rank1 = P("64:1");
     expect_fail(ckt_lds_analyze_tensor(&t, &lt, &rank1, 8, 0, &tr, &err), &err, "rank 2");
     ckt_layout thirty = P("(32,4):(1,32)");
-    expect_fail(ckt_lds_analyze_tensor(&t, &lt, &thirty, 8, 0, &tr, &err), &err, "not a multiple of the wave size 64");
+    expect_fail(ckt_lds_analyze_tensor(&t, &lt, &thirty, 8, 0, &tr, &err), &err,
+                "not a multiple of the wave size 64");
     ckt_layout outside = P("(64,4):(1,4096)");
-    expect_fail(ckt_lds_analyze_tensor(&t, &lt, &outside, 8, 0, &tr, &err), &err, "outside the 4096-element tile");
+    expect_fail(ckt_lds_analyze_tensor(&t, &lt, &outside, 8, 0, &tr, &err), &err,
+                "outside the 4096-element tile");
     lt.elem_bytes = 0;
     expect_fail(ckt_lds_analyze_tensor(&t, &lt, &map, 8, 0, &tr, &err), &err, "element size 0");
     lt.elem_bytes = 2;
-    assert_int_equal(ckt_swizzle_make(3, 1, 3, &lt.sw, &err), CKT_OK); /* moves 2-half blocks: splits 8-half vectors */
-    expect_fail(ckt_lds_analyze_tensor(&t, &lt, &map, 8, 0, &tr, &err), &err, "splits the 8-element vector");
+    assert_int_equal(ckt_swizzle_make(3, 1, 3, &lt.sw, &err),
+                     CKT_OK); /* moves 2-half blocks: splits 8-half vectors */
+    expect_fail(ckt_lds_analyze_tensor(&t, &lt, &map, 8, 0, &tr, &err), &err,
+                "splits the 8-element vector");
     expect_fail(ckt_lds_analyze_tensor(&t, NULL, &map, 8, 0, &tr, &err), &err, "NULL");
 
     ckt_layout out, tile = P("(64,64):(64,1)"), r3 = P("(4,4,4):(16,4,1)");
     expect_fail(ckt_lds_pad(&tile, -1, 4, 2, &out, &err), &err, "banks -1");
-    expect_fail(ckt_lds_pad(&tile, 1, 4, 8, &out, &err), &err, "not a whole number of 8-byte elements");
+    expect_fail(ckt_lds_pad(&tile, 1, 4, 8, &out, &err), &err,
+                "not a whole number of 8-byte elements");
     expect_fail(ckt_lds_pad(&tile, 1, 0, 2, &out, &err), &err, "bank width");
     expect_fail(ckt_lds_pad(&tile, 1, 4, 0, &out, &err), &err, "elements");
     expect_fail(ckt_lds_pad(&r3, 1, 4, 2, &out, &err), &err, "rank-2");
@@ -452,7 +485,8 @@ static void bad_input(void **state)
     expect_fail(ckt_lds_pad(&huge, 1 << 20, 4, 1, &out, &err), &err, "overflow");
 
     ckt_swizzle sw;
-    expect_fail(ckt_lds_xor_preshuffle(64, 6, &sw, &err), &err, "k_pack 6 does not divide k_per_block 64");
+    expect_fail(ckt_lds_xor_preshuffle(64, 6, &sw, &err), &err,
+                "k_pack 6 does not divide k_per_block 64");
     expect_fail(ckt_lds_xor_preshuffle(48, 8, &sw, &err), &err, "KPerBlock/KPack = 6");
     expect_fail(ckt_lds_xor_preshuffle(96, 12, &sw, &err), &err, "powers of two");
     expect_fail(ckt_lds_xor_preshuffle(64, 128, &sw, &err), &err, "does not divide");
@@ -463,9 +497,12 @@ static void bad_input(void **state)
     ckt_lds_pattern pr = {map, 8}, bad = {P("(32,4):(1,32)"), 8};
     ckt_lds_choice c;
     ckt_lds_search_opts o;
-    expect_fail(ckt_lds_find_swizzle(&t, &tile, 2, NULL, NULL, NULL, &c, &err), &err, "write pattern, a read pattern or both");
-    expect_fail(ckt_lds_find_swizzle(&t, &tile, 0, NULL, &pr, NULL, &c, &err), &err, "element size");
-    expect_fail(ckt_lds_find_swizzle(&t, &tile, 2, &bad, &pr, NULL, &c, &err), &err, "wave size"); /* the caller's error, not skipped */
+    expect_fail(ckt_lds_find_swizzle(&t, &tile, 2, NULL, NULL, NULL, &c, &err), &err,
+                "write pattern, a read pattern or both");
+    expect_fail(ckt_lds_find_swizzle(&t, &tile, 0, NULL, &pr, NULL, &c, &err), &err,
+                "element size");
+    expect_fail(ckt_lds_find_swizzle(&t, &tile, 2, &bad, &pr, NULL, &c, &err), &err,
+                "wave size"); /* the caller's error, not skipped */
     ckt_lds_search_defaults(&o);
     o.b_min = 0;
     expect_fail(ckt_lds_find_swizzle(&t, &tile, 2, NULL, &pr, &o, &c, &err), &err, "B range");
@@ -477,10 +514,12 @@ static void bad_input(void **state)
     expect_fail(ckt_lds_find_swizzle(&t, &tile, 2, NULL, &pr, &o, &c, &err), &err, "S range");
     ckt_lds_search_defaults(&o);
     o.max_padding_banks = -1;
-    expect_fail(ckt_lds_find_swizzle(&t, &tile, 2, NULL, &pr, &o, &c, &err), &err, "max_padding_banks");
+    expect_fail(ckt_lds_find_swizzle(&t, &tile, 2, NULL, &pr, &o, &c, &err), &err,
+                "max_padding_banks");
     ckt_lds_pattern big = {P("(65536,64):(1,65536)"), 1};
     ckt_layout bigtile = P("4194304:1");
-    expect_fail(ckt_lds_find_swizzle(&t, &bigtile, 2, NULL, &big, NULL, &c, &err), &err, "analysis limit");
+    expect_fail(ckt_lds_find_swizzle(&t, &bigtile, 2, NULL, &big, NULL, &c, &err), &err,
+                "analysis limit");
 }
 
 int main(void)

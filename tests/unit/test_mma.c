@@ -1,9 +1,10 @@
 /* Matrix instructions as data (ckt/mma.h) and the blockwise GEMM's distributions (ckt/gemm.h):
  * every lane and value of every instruction's A, B and C layouts against the vendors' lane
  * formulas (AMD's CDNA instruction set reference for the MFMA operand layouts, NVIDIA's PTX
- * ISA for the mma.sync fragments), written here independently of mma.c; the block-level A, B and C distributions against
- * an independent formula (waves, repeats, CK's KPack permutation of K); lookups; targets; the
- * builder's op and the emitter's refusals; bad input for every entry point. */
+ * ISA for the mma.sync fragments), written here independently of mma.c; the block-level A, B and C
+ * distributions against an independent formula (waves, repeats, CK's KPack permutation of K);
+ * lookups; targets; the builder's op and the emitter's refusals; bad input for every entry point.
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,17 +29,36 @@ static void expect_msg(const char *msg, const char *want)
 static void formula(const char *name, char op, int64_t l, int64_t r, int64_t *row, int64_t *col)
 {
     if (strstr(name, "32x32x8")) {
-        if (op == 'A') { *row = l % 32; *col = 4 * (l / 32) + r; }
-        else if (op == 'B') { *row = 4 * (l / 32) + r; *col = l % 32; }
-        else { *row = 8 * (r / 4) + 4 * (l / 32) + r % 4; *col = l % 32; }
+        if (op == 'A') {
+            *row = l % 32;
+            *col = 4 * (l / 32) + r;
+        } else if (op == 'B') {
+            *row = 4 * (l / 32) + r;
+            *col = l % 32;
+        } else {
+            *row = 8 * (r / 4) + 4 * (l / 32) + r % 4;
+            *col = l % 32;
+        }
     } else if (strstr(name, "16x16x16")) {
-        if (op == 'A') { *row = l % 16; *col = 4 * (l / 16) + r; }
-        else { *row = 4 * (l / 16) + r; *col = l % 16; }
+        if (op == 'A') {
+            *row = l % 16;
+            *col = 4 * (l / 16) + r;
+        } else {
+            *row = 4 * (l / 16) + r;
+            *col = l % 16;
+        }
     } else { /* mma.sync m16n8k16, g = l>>2, t = l%4 */
         int64_t g = l >> 2, t = l % 4;
-        if (op == 'A') { *row = (r == 0 || r == 1 || r == 4 || r == 5) ? g : g + 8; *col = r < 4 ? 2 * t + (r & 1) : 2 * t + 8 + (r & 1); }
-        else if (op == 'B') { *row = r < 2 ? 2 * t + (r & 1) : 2 * t + 8 + (r & 1); *col = g; }
-        else { *row = r < 2 ? g : g + 8; *col = 2 * t + (r & 1); }
+        if (op == 'A') {
+            *row = (r == 0 || r == 1 || r == 4 || r == 5) ? g : g + 8;
+            *col = r < 4 ? 2 * t + (r & 1) : 2 * t + 8 + (r & 1);
+        } else if (op == 'B') {
+            *row = r < 2 ? 2 * t + (r & 1) : 2 * t + 8 + (r & 1);
+            *col = g;
+        } else {
+            *row = r < 2 ? g : g + 8;
+            *col = 2 * t + (r & 1);
+        }
     }
 }
 
@@ -55,7 +75,10 @@ static void every_lane_of_every_instruction(void **state)
             ckt_layout tv;
             ckt_error err;
             assert_int_equal(ckt_mma_layout(m, op, &tv, &err), CKT_OK);
-            int64_t rows, cols, values = op == 'A' ? m->a_values : op == 'B' ? m->b_values : m->c_values;
+            int64_t rows, cols,
+                values = op == 'A'   ? m->a_values
+                         : op == 'B' ? m->b_values
+                                     : m->c_values;
             ckt_mma_operand_shape(m, op, &rows, &cols);
             assert_int_equal(rows * cols, m->lanes * values); /* every element once */
             assert_int_equal(ckt_layout_size(&tv), m->lanes * values);
@@ -65,7 +88,11 @@ static void every_lane_of_every_instruction(void **state)
                     int64_t off, row, col;
                     assert_int_equal(ckt_layout_eval(&tv, l + m->lanes * r, &off, &err), CKT_OK);
                     formula(m->name, op, l, r, &row, &col);
-                    if (off != row * cols + col) fail_msg("%s %c lane %lld value %lld: layout offset %lld, formula (%lld, %lld)", m->name, op, (long long)l, (long long)r, (long long)off, (long long)row, (long long)col);
+                    if (off != row * cols + col)
+                        fail_msg(
+                            "%s %c lane %lld value %lld: layout offset %lld, formula (%lld, %lld)",
+                            m->name, op, (long long)l, (long long)r, (long long)off, (long long)row,
+                            (long long)col);
                     assert_false(seen[off]);
                     seen[off] = 1;
                 }
@@ -85,7 +112,8 @@ static void descriptions_and_targets(void **state)
     assert_int_equal(m->a, CKT_F16);
     assert_int_equal(m->c, CKT_F32);
     assert_int_equal(m->lanes, 64);
-    assert_int_equal(ckt_mma_get("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", &m, &err), CKT_OK);
+    assert_int_equal(ckt_mma_get("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", &m, &err),
+                     CKT_OK);
     assert_string_equal(m->name, "mma_m16n8k16_bf16");
     assert_int_equal(m->lanes, 32);
     assert_true(m->ldmatrix);
@@ -94,7 +122,7 @@ static void descriptions_and_targets(void **state)
     assert_int_equal(ckt_mma_get("mfma_f32_32x32x8bf16_1k", &m, &err), CKT_OK);
     assert_false(ckt_mma_on_target(m, "gfx908"));
     assert_true(ckt_mma_on_target(m, "gfx90a"));
-    assert_true(ckt_mma_on_target(m, "cpu"));       /* the CPU target emulates gfx90a */
+    assert_true(ckt_mma_on_target(m, "cpu")); /* the CPU target emulates gfx90a */
     assert_false(ckt_mma_on_target(m, "cpu:sm_90"));
     assert_false(ckt_mma_on_target(m, "sm_90"));
     assert_int_equal(ckt_mma_check_target(m, "gfx908", &err), CKT_EUNSUPPORTED);
@@ -105,7 +133,8 @@ static void descriptions_and_targets(void **state)
     n = 0;
     while (ckt_mma_for_target("cpu:sm_80", n)) n++;
     assert_int_equal(n, 3); /* mma.sync f16, bf16 and the emulation-only f32 */
-    assert_int_equal(ckt_mma_find("cpu:sm_90", CKT_F32, CKT_F32, CKT_F32, 0, 0, 0, &m, &err), CKT_OK);
+    assert_int_equal(ckt_mma_find("cpu:sm_90", CKT_F32, CKT_F32, CKT_F32, 0, 0, 0, &m, &err),
+                     CKT_OK);
     assert_string_equal(m->name, "emu_f32_32x32x8f32");
     assert_false(ckt_mma_on_target(m, "gfx90a"));
     assert_false(ckt_mma_on_target(m, "sm_90"));
@@ -114,7 +143,8 @@ static void descriptions_and_targets(void **state)
     assert_null(ckt_mma_for_target(NULL, 0));
     assert_int_equal(ckt_mma_find("sm_90", CKT_BF16, CKT_BF16, CKT_F32, 0, 0, 0, &m, &err), CKT_OK);
     assert_string_equal(m->name, "mma_m16n8k16_bf16");
-    assert_int_equal(ckt_mma_find("gfx90a", CKT_F16, CKT_F16, CKT_F32, 16, 16, 16, &m, &err), CKT_OK);
+    assert_int_equal(ckt_mma_find("gfx90a", CKT_F16, CKT_F16, CKT_F32, 16, 16, 16, &m, &err),
+                     CKT_OK);
     assert_string_equal(m->name, "mfma_f32_16x16x16f16");
     /* sm_90a is sm_90 with more enabled: the same mma.sync, listed once under sm_90 */
     assert_int_equal(ckt_mma_get("mma_m16n8k16_f16", &m, &err), CKT_OK);
@@ -122,7 +152,8 @@ static void descriptions_and_targets(void **state)
     assert_true(ckt_mma_on_target(m, "cpu:sm_90a"));
     char buf[64];
     assert_string_equal(ckt_mma_targets(m, buf, sizeof buf), "sm_80,sm_90");
-    assert_string_equal(ckt_mma_targets(ckt_mma_at(0), buf, sizeof buf), "gfx908,gfx90a,gfx942,gfx950");
+    assert_string_equal(ckt_mma_targets(ckt_mma_at(0), buf, sizeof buf),
+                        "gfx908,gfx90a,gfx942,gfx950");
     assert_int_equal(ckt_mma_get("mfma_f32_16x16x16bf16_1k", &m, &err), CKT_OK);
     assert_string_equal(ckt_mma_targets(m, buf, sizeof buf), "gfx90a,gfx942,gfx950");
     assert_int_equal(ckt_mma_get("emu_f32_32x32x8f32", &m, &err), CKT_OK);
@@ -138,10 +169,13 @@ static void lookup_refusals(void **state)
     expect_msg(err.msg, "unknown instruction 'mfma_f32_64x64'");
     expect_msg(err.msg, "mma_m16n8k16_f16");
     assert_int_equal(ckt_mma_get(NULL, &m, &err), CKT_EINVAL);
-    assert_int_equal(ckt_mma_find("gfx908", CKT_BF16, CKT_BF16, CKT_F32, 0, 0, 0, &m, &err), CKT_EUNSUPPORTED);
+    assert_int_equal(ckt_mma_find("gfx908", CKT_BF16, CKT_BF16, CKT_F32, 0, 0, 0, &m, &err),
+                     CKT_EUNSUPPORTED);
     expect_msg(err.msg, "gfx908");
-    assert_int_equal(ckt_mma_find("gfx90a", CKT_F32, CKT_F32, CKT_F32, 0, 0, 0, &m, &err), CKT_EUNSUPPORTED); /* f32: the CPU target only */
-    assert_int_equal(ckt_mma_find("gfx90a", CKT_F16, CKT_F16, CKT_F32, -1, 0, 0, &m, &err), CKT_EINVAL);
+    assert_int_equal(ckt_mma_find("gfx90a", CKT_F32, CKT_F32, CKT_F32, 0, 0, 0, &m, &err),
+                     CKT_EUNSUPPORTED); /* f32: the CPU target only */
+    assert_int_equal(ckt_mma_find("gfx90a", CKT_F16, CKT_F16, CKT_F32, -1, 0, 0, &m, &err),
+                     CKT_EINVAL);
     assert_int_equal(ckt_mma_find(NULL, CKT_F16, CKT_F16, CKT_F32, 0, 0, 0, &m, &err), CKT_EINVAL);
     ckt_layout tv;
     assert_int_equal(ckt_mma_layout(ckt_mma_at(0), 'X', &tv, &err), CKT_EINVAL);
@@ -154,7 +188,8 @@ static void lookup_refusals(void **state)
     assert_int_equal(rows + cols, 0);
     char buf[8];
     assert_null(ckt_mma_targets(ckt_mma_at(0), buf, 0));
-    assert_string_equal(ckt_mma_targets(ckt_mma_at(0), buf, sizeof buf), "gfx908"); /* truncated to whole names */
+    assert_string_equal(ckt_mma_targets(ckt_mma_at(0), buf, sizeof buf),
+                        "gfx908"); /* truncated to whole names */
     assert_string_equal(ckt_mma_targets(NULL, buf, sizeof buf), "");
     assert_false(ckt_mma_on_target(NULL, "gfx90a"));
     assert_false(ckt_mma_on_target(ckt_mma_at(0), "a_very_long_target_name"));
@@ -173,13 +208,18 @@ static void traits_and_geometry(void **state)
     ckt_gemm_traits t;
     ckt_gemm_geom g;
     ckt_error err;
-    assert_int_equal(ckt_gemm_traits_preset("BlockwisGemmXdlTraits_32x32Xdl_4x2XdlPerWave_8K1", CKT_F16, &t, &err), CKT_OK);
+    assert_int_equal(ckt_gemm_traits_preset("BlockwisGemmXdlTraits_32x32Xdl_4x2XdlPerWave_8K1",
+                                            CKT_F16, &t, &err),
+                     CKT_OK);
     assert_string_equal(t.instr->name, "mfma_f32_32x32x8f16");
     assert_int_equal(t.m_per_wave * 100 + t.n_per_wave * 10 + t.k_pack, 428);
-    assert_int_equal(ckt_gemm_traits_preset("16x16Xdl_2x2XdlPerWave_4K1", CKT_BF16, &t, &err), CKT_OK);
+    assert_int_equal(ckt_gemm_traits_preset("16x16Xdl_2x2XdlPerWave_4K1", CKT_BF16, &t, &err),
+                     CKT_OK);
     assert_string_equal(t.instr->name, "mfma_f32_16x16x16bf16_1k");
-    assert_int_equal(ckt_gemm_traits_preset("64x64Xdl_2x2XdlPerWave_4K1", CKT_F16, &t, &err), CKT_EINVAL);
-    assert_int_equal(ckt_gemm_traits_preset("32x32Xdl_2x2XdlPerWave_4K1", CKT_F32, &t, &err), CKT_EINVAL);
+    assert_int_equal(ckt_gemm_traits_preset("64x64Xdl_2x2XdlPerWave_4K1", CKT_F16, &t, &err),
+                     CKT_EINVAL);
+    assert_int_equal(ckt_gemm_traits_preset("32x32Xdl_2x2XdlPerWave_4K1", CKT_F32, &t, &err),
+                     CKT_EINVAL);
     expect_msg(err.msg, "f32");
     assert_int_equal(ckt_gemm_traits_preset("32x32", CKT_F16, &t, &err), CKT_EINVAL);
     assert_int_equal(ckt_gemm_traits_make("mfma_f32_32x32x8f16", 0, 2, 8, &t, &err), CKT_EINVAL);
@@ -220,7 +260,8 @@ static void check_block_dists(const ckt_gemm_traits *t, int64_t mpb, int64_t npb
         if (ckt_gemm_dist(t, &g, op, &d, &err)) fail_msg("%s %c: %s", m->name, op, err.msg);
         int64_t vals = op == 'A' ? m->a_values : op == 'B' ? m->b_values : m->c_values;
         for (int64_t tid = 0; tid < threads; tid++) {
-            int64_t lane = tid % m->lanes, w = tid / m->lanes, wm = w / g.waves_n, wn = w % g.waves_n;
+            int64_t lane = tid % m->lanes, w = tid / m->lanes, wm = w / g.waves_n,
+                    wn = w % g.waves_n;
             for (int64_t v = 0; v < d.nvalues; v++) {
                 int64_t r = v % vals, q = v / vals, row, col, want[2], got[2];
                 formula(m->name, op, lane, r, &row, &col);
@@ -229,15 +270,18 @@ static void check_block_dists(const ckt_gemm_traits *t, int64_t mpb, int64_t npb
                     want[0] = wm * MX * m->m + mi * m->m + row;
                     want[1] = wn * NX * m->n + ni * m->n + col;
                 } else {
-                    int64_t kp = q % P, rep = q / P, kk = op == 'A' ? col : row, mn = op == 'A' ? row : col;
+                    int64_t kp = q % P, rep = q / P, kk = op == 'A' ? col : row,
+                            mn = op == 'A' ? row : col;
                     int64_t kdim = (kk / c) * c * P + kp * c + kk % c; /* CK's KPack order */
-                    want[0] = op == 'A' ? wm * MX * m->m + rep * m->m + mn : wn * NX * m->n + rep * m->n + mn;
+                    want[0] = op == 'A' ? wm * MX * m->m + rep * m->m + mn
+                                        : wn * NX * m->n + rep * m->n + mn;
                     want[1] = kdim;
                 }
                 ckt_dist_coord(&d, tid, v, got);
                 if (got[0] != want[0] || got[1] != want[1])
-                    fail_msg("%s %c thread %lld value %lld: (%lld, %lld), want (%lld, %lld)", m->name, op, (long long)tid, (long long)v, (long long)got[0], (long long)got[1],
-                             (long long)want[0], (long long)want[1]);
+                    fail_msg("%s %c thread %lld value %lld: (%lld, %lld), want (%lld, %lld)",
+                             m->name, op, (long long)tid, (long long)v, (long long)got[0],
+                             (long long)got[1], (long long)want[0], (long long)want[1]);
             }
         }
     }
@@ -248,13 +292,21 @@ static void block_distributions(void **state)
     (void)state;
     ckt_gemm_traits t;
     ckt_error err;
-    const struct { const char *instr; int64_t mx, nx, kp, mpb, npb, threads; } cases[] = {
-        {"mfma_f32_32x32x8f16", 2, 2, 8, 128, 128, 256}, {"mfma_f32_32x32x8bf16_1k", 1, 2, 4, 32, 128, 128},
-        {"mfma_f32_16x16x16f16", 4, 2, 16, 128, 64, 256}, {"mfma_f32_16x16x16bf16_1k", 1, 1, 4, 16, 16, 64},
-        {"mma_m16n8k16_f16", 4, 8, 4, 128, 128, 128}, {"mma_m16n8k16_bf16", 2, 2, 2, 64, 32, 128},
+    const struct {
+        const char *instr;
+        int64_t mx, nx, kp, mpb, npb, threads;
+    } cases[] = {
+        {"mfma_f32_32x32x8f16", 2, 2, 8, 128, 128, 256},
+        {"mfma_f32_32x32x8bf16_1k", 1, 2, 4, 32, 128, 128},
+        {"mfma_f32_16x16x16f16", 4, 2, 16, 128, 64, 256},
+        {"mfma_f32_16x16x16bf16_1k", 1, 1, 4, 16, 16, 64},
+        {"mma_m16n8k16_f16", 4, 8, 4, 128, 128, 128},
+        {"mma_m16n8k16_bf16", 2, 2, 2, 64, 32, 128},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        assert_int_equal(ckt_gemm_traits_make(cases[i].instr, cases[i].mx, cases[i].nx, cases[i].kp, &t, &err), CKT_OK);
+        assert_int_equal(
+            ckt_gemm_traits_make(cases[i].instr, cases[i].mx, cases[i].nx, cases[i].kp, &t, &err),
+            CKT_OK);
         check_block_dists(&t, cases[i].mpb, cases[i].npb, cases[i].threads);
     }
 }
@@ -266,14 +318,21 @@ static void block_distributions(void **state)
 static void ldmatrix_delivers_the_fragments(void **state)
 {
     (void)state;
-    const struct { const char *instr; int64_t mx, nx, mpb, npb, threads; } cases[] = {
-        {"mma_m16n8k16_f16", 2, 4, 64, 64, 128}, {"mma_m16n8k16_bf16", 4, 4, 128, 128, 256}, {"mma_m16n8k16_f16", 1, 1, 16, 8, 32}};
+    const struct {
+        const char *instr;
+        int64_t mx, nx, mpb, npb, threads;
+    } cases[] = {{"mma_m16n8k16_f16", 2, 4, 64, 64, 128},
+                 {"mma_m16n8k16_bf16", 4, 4, 128, 128, 256},
+                 {"mma_m16n8k16_f16", 1, 1, 16, 8, 32}};
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         ckt_gemm_traits t;
         ckt_gemm_geom g;
         ckt_error err;
-        assert_int_equal(ckt_gemm_traits_make(cases[c].instr, cases[c].mx, cases[c].nx, 2, &t, &err), CKT_OK);
-        assert_int_equal(ckt_gemm_geometry(&t, cases[c].mpb, cases[c].npb, 0, cases[c].threads, &g, &err), CKT_OK);
+        assert_int_equal(
+            ckt_gemm_traits_make(cases[c].instr, cases[c].mx, cases[c].nx, 2, &t, &err), CKT_OK);
+        assert_int_equal(
+            ckt_gemm_geometry(&t, cases[c].mpb, cases[c].npb, 0, cases[c].threads, &g, &err),
+            CKT_OK);
         for (int o = 0; o < 4; o++) {
             char op = "ABab"[o], upper = o < 2 ? op : (char)(op - 'a' + 'A');
             ckt_dist frag, addr;
@@ -281,7 +340,9 @@ static void ldmatrix_delivers_the_fragments(void **state)
             assert_int_equal(ckt_gemm_ldmatrix_dist(&t, &g, op, &addr, &err), CKT_OK);
             /* x4 for A; for B x4 over two N tiles when the wave has an even number, else x2 */
             int64_t nregs = upper == 'A' || t.n_per_wave % 2 == 0 ? 4 : 2, per = 2 * nregs;
-            int64_t reps = (upper == 'A' ? t.m_per_wave * t.instr->a_values : t.n_per_wave * t.instr->b_values) / per;
+            int64_t reps = (upper == 'A' ? t.m_per_wave * t.instr->a_values
+                                         : t.n_per_wave * t.instr->b_values) /
+                           per;
             assert_int_equal(addr.nvalues, 8 * reps);
             for (int64_t tid = 0; tid < g.threads; tid++) {
                 int64_t lane = tid % 32, base = tid - lane;
@@ -290,18 +351,24 @@ static void ldmatrix_delivers_the_fragments(void **state)
                         for (int64_t h = 0; h < 2; h++) {
                             /* the register's half comes from matrix j: plain, row lane / 4, column
                              * 2 (lane % 4) + h; transposed (.trans), row 2 (lane % 4) + h, column
-                             * lane / 4 (rows are the 16-byte lines lanes 8 j .. 8 j + 7 point at) */
+                             * lane / 4 (rows are the 16-byte lines lanes 8 j .. 8 j + 7 point at)
+                             */
                             int64_t got[2], want[2];
                             if (o < 2) {
                                 ckt_dist_coord(&addr, base + 8 * j + lane / 4, 8 * rep, got);
                                 got[1] += 2 * (lane % 4) + h;
                             } else {
-                                ckt_dist_coord(&addr, base + 8 * j + 2 * (lane % 4) + h, 8 * rep + lane / 4, got);
+                                ckt_dist_coord(&addr, base + 8 * j + 2 * (lane % 4) + h,
+                                               8 * rep + lane / 4, got);
                             }
                             ckt_dist_coord(&frag, tid, rep * per + 2 * j + h, want);
                             if (got[0] != want[0] || got[1] != want[1])
-                                fail_msg("%s %c thread %lld repeat %lld register %lld half %lld: ldmatrix gives (%lld, %lld), the fragment is (%lld, %lld)", cases[c].instr, op,
-                                         (long long)tid, (long long)rep, (long long)j, (long long)h, (long long)got[0], (long long)got[1], (long long)want[0], (long long)want[1]);
+                                fail_msg(
+                                    "%s %c thread %lld repeat %lld register %lld half %lld: "
+                                    "ldmatrix gives (%lld, %lld), the fragment is (%lld, %lld)",
+                                    cases[c].instr, op, (long long)tid, (long long)rep,
+                                    (long long)j, (long long)h, (long long)got[0],
+                                    (long long)got[1], (long long)want[0], (long long)want[1]);
                         }
             }
         }
@@ -324,7 +391,8 @@ static void ldmatrix_delivers_the_fragments(void **state)
 }
 
 /* A kernel with one blockwise GEMM over two LDS tiles. */
-static ckt_kernel *gemm_kernel(const char *instr, ckt_dtype dt, int64_t block, int64_t mx, int64_t nx, int64_t kp, int64_t mpb, int64_t npb, int64_t kpb)
+static ckt_kernel *gemm_kernel(const char *instr, ckt_dtype dt, int64_t block, int64_t mx,
+                               int64_t nx, int64_t kp, int64_t mpb, int64_t npb, int64_t kpb)
 {
     ckt_kernel *k;
     ckt_error err;
@@ -375,7 +443,9 @@ static void emit_per_target(void **state)
     const char *math = strstr(src, "blockwise_gemm: ");
     assert_non_null(math);
     int before = 0;
-    for (const char *p = strstr(src, "load from LDS"); p && p < math; p = strstr(p + 1, "load from LDS")) before++;
+    for (const char *p = strstr(src, "load from LDS"); p && p < math;
+         p = strstr(p + 1, "load from LDS"))
+        before++;
     assert_int_equal(before, 4);
     free(src);
     ckt_kernel_destroy(k);
@@ -455,7 +525,8 @@ static void builder_refusals(void **state)
     /* a C tensor that is not the traits' */
     assert_int_equal(ckt_kernel_blockwise_gemm(k, a, a, cf, &t, &err), CKT_EINVAL);
     expect_msg(err.msg, "c_reg");
-    assert_int_equal(ckt_kernel_gemm_c_vgpr(k, &t, 64, 64, &c2, NULL, &err), CKT_EINVAL); /* one wave, not the block's four */
+    assert_int_equal(ckt_kernel_gemm_c_vgpr(k, &t, 64, 64, &c2, NULL, &err),
+                     CKT_EINVAL); /* one wave, not the block's four */
     expect_msg(err.msg, "threads");
     /* the waves must fill the block */
     ckt_gemm_traits t1;
@@ -498,9 +569,14 @@ static void builder_refusals(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(every_lane_of_every_instruction), cmocka_unit_test(descriptions_and_targets), cmocka_unit_test(lookup_refusals),
-        cmocka_unit_test(traits_and_geometry), cmocka_unit_test(block_distributions), cmocka_unit_test(emit_per_target),
-        cmocka_unit_test(builder_refusals), cmocka_unit_test(ldmatrix_delivers_the_fragments),
+        cmocka_unit_test(every_lane_of_every_instruction),
+        cmocka_unit_test(descriptions_and_targets),
+        cmocka_unit_test(lookup_refusals),
+        cmocka_unit_test(traits_and_geometry),
+        cmocka_unit_test(block_distributions),
+        cmocka_unit_test(emit_per_target),
+        cmocka_unit_test(builder_refusals),
+        cmocka_unit_test(ldmatrix_delivers_the_fragments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,6 @@
-/* IREE nested layouts: the NestedLayoutAttr documentation's example thread by thread, IREE's normalisation and
- * verification, seeded properties over random nested layouts (elements() agrees with the TV
- * view, every element owned by the same number of threads), bad input. */
+/* IREE nested layouts: the NestedLayoutAttr documentation's example thread by thread, IREE's
+ * normalisation and verification, seeded properties over random nested layouts (elements() agrees
+ * with the TV view, every element owned by the same number of threads), bad input. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,7 +23,10 @@ static uint64_t rnd(void)
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
 }
-static int64_t rnd_in(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1)); }
+static int64_t rnd_in(int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
+}
 
 static void expect_msg(const char *msg, const char *want)
 {
@@ -64,7 +67,8 @@ static void documented_example_example(void **state)
     ckt_error err;
     assert_int_equal(ckt_nested_num_threads(&n, 0, &nt, &err), CKT_OK);
     assert_int_equal(nt, 128);
-    /* thread 0: virtual thread (0, 0): rows {0, 16}, columns 16*b1 + e; value = (b0*4 + b1)*4 + e */
+    /* thread 0: virtual thread (0, 0): rows {0, 16}, columns 16*b1 + e; value = (b0*4 + b1)*4 + e
+     */
     int64_t c[32 * 2];
     assert_int_equal(ckt_nested_elements(&n, 0, 64, c, &err), CKT_OK);
     for (int b0 = 0; b0 < 2; b0++)
@@ -92,8 +96,10 @@ static void documented_example_example(void **state)
     assert_int_equal(c[2 * 16], 48 + 5);
     char buf[512];
     ckt_nested_to_string(&n, buf, sizeof buf);
-    assert_string_equal(buf, "nested_layout<subgroup_tile = [2, 1], batch_tile = [2, 4], outer_tile = [1, 1], thread_tile = [16, 4], "
-                             "element_tile = [1, 4], subgroup_strides = [1, 0], thread_strides = [1, 16]>");
+    assert_string_equal(
+        buf, "nested_layout<subgroup_tile = [2, 1], batch_tile = [2, 4], outer_tile = [1, 1], "
+             "thread_tile = [16, 4], "
+             "element_tile = [1, 4], subgroup_strides = [1, 0], thread_strides = [1, 16]>");
 }
 
 /* IREE's outer level: outer_tile=[2,1], thread_tile=[2,5] duplicates the 2x5 thread layout */
@@ -139,8 +145,10 @@ static void normalises_like_iree(void **state)
 static void mfma_c_fragment_as_nested(void **state)
 {
     (void)state;
-    /* the MFMA C fragment: thread {4,16} strides {16,1} element {4,1}; lane 17 owns rows 4..7 of column 1 */
-    ckt_nested n = make((ckt_nested){2, {1, 1}, {1, 1}, {1, 1}, {4, 16}, {4, 1}, {0, 0}, {16, 1}, 0});
+    /* the MFMA C fragment: thread {4,16} strides {16,1} element {4,1}; lane 17 owns rows 4..7 of
+     * column 1 */
+    ckt_nested n =
+        make((ckt_nested){2, {1, 1}, {1, 1}, {1, 1}, {4, 16}, {4, 1}, {0, 0}, {16, 1}, 0});
     int64_t c[4 * 2];
     ckt_error err;
     assert_int_equal(ckt_nested_elements(&n, 17, 64, c, &err), CKT_OK);
@@ -161,10 +169,13 @@ static ckt_nested random_nested(void)
     ckt_nested n;
     memset(&n, 0, sizeof n);
     n.rank = (int)rnd_in(1, 3);
-    int64_t *tiles[5] = {n.subgroup_tile, n.batch_tile, n.outer_tile, n.thread_tile, n.element_tile};
+    int64_t *tiles[5] = {n.subgroup_tile, n.batch_tile, n.outer_tile, n.thread_tile,
+                         n.element_tile};
     for (int t = 0; t < 5; t++)
-        for (int i = 0; i < n.rank; i++) tiles[t][i] = rnd_in(1, t == 0 ? 2 : 5 - n.rank); /* tiles up to a few thousand cells */
-    int64_t *strides[2] = {n.subgroup_strides, n.thread_strides}, *tt[2] = {n.subgroup_tile, n.thread_tile};
+        for (int i = 0; i < n.rank; i++)
+            tiles[t][i] = rnd_in(1, t == 0 ? 2 : 5 - n.rank); /* tiles up to a few thousand cells */
+    int64_t *strides[2] = {n.subgroup_strides, n.thread_strides},
+            *tt[2] = {n.subgroup_tile, n.thread_tile};
     for (int level = 0; level < 2; level++) {
         int perm[CKT_NESTED_MAX_RANK];
         for (int i = 0; i < n.rank; i++) perm[i] = i;
@@ -194,7 +205,8 @@ static void random_properties(void **state)
         assert_int_equal(ckt_nested_make(&in, &n, &err), CKT_OK);
         int64_t lanes = 1;
         for (int i = 0; i < n.rank; i++)
-            if (n.thread_strides[i] && n.thread_strides[i] * n.thread_tile[i] > lanes) lanes = n.thread_strides[i] * n.thread_tile[i];
+            if (n.thread_strides[i] && n.thread_strides[i] * n.thread_tile[i] > lanes)
+                lanes = n.thread_strides[i] * n.thread_tile[i];
         int64_t sgs = lanes * rnd_in(1, 2), nt, shape[CKT_NESTED_MAX_RANK], cells = 1;
         assert_int_equal(ckt_nested_num_threads(&n, sgs, &nt, &err), CKT_OK);
         ckt_nested_undistributed_shape(&n, shape);
@@ -210,7 +222,8 @@ static void random_properties(void **state)
         }
         checked++;
         assert_int_equal(ckt_layout_size(&tv), nt * nv);
-        int64_t *count = calloc((size_t)cells, sizeof *count), *c = malloc(sizeof(int64_t) * (size_t)(nv * n.rank));
+        int64_t *count = calloc((size_t)cells, sizeof *count),
+                *c = malloc(sizeof(int64_t) * (size_t)(nv * n.rank));
         for (int64_t t = 0; t < nt; t++) {
             assert_int_equal(ckt_nested_elements(&n, t, sgs, c, &err), CKT_OK);
             for (int64_t v = 0; v < nv; v++) {
@@ -240,13 +253,13 @@ static void refusals(void **state)
     (void)state;
     ckt_nested n, out;
     ckt_error err;
-#define REFUSE(edit, want)                                                \
-    do {                                                                  \
-        n = documented_example();                                                    \
-        edit;                                                             \
-        assert_int_not_equal(ckt_nested_make(&n, &out, &err), CKT_OK);   \
-        expect_msg(err.msg, "nested_layout: ");                          \
-        expect_msg(err.msg, want);                                        \
+#define REFUSE(edit, want)                                                                         \
+    do {                                                                                           \
+        n = documented_example();                                                                  \
+        edit;                                                                                      \
+        assert_int_not_equal(ckt_nested_make(&n, &out, &err), CKT_OK);                             \
+        expect_msg(err.msg, "nested_layout: ");                                                    \
+        expect_msg(err.msg, want);                                                                 \
     } while (0)
     REFUSE(n.rank = 0, "rank 0 is out of range [1, 4]");
     REFUSE(n.rank = 5, "rank 5");
@@ -260,13 +273,15 @@ static void refusals(void **state)
     REFUSE(n.thread_strides[1] = 0, "thread_tile[1] = 4 but its stride is 0");
     REFUSE(n.subgroup_strides[0] = 0, "subgroup_tile[0] = 2 but its stride is 0");
     /* IREE's example of strides that do not nest: thread_tile=[4,8], thread_strides=[1,2] */
-    REFUSE((n.thread_tile[0] = 4, n.thread_tile[1] = 8, n.thread_strides[0] = 1, n.thread_strides[1] = 2),
+    REFUSE((n.thread_tile[0] = 4, n.thread_tile[1] = 8, n.thread_strides[0] = 1,
+            n.thread_strides[1] = 2),
            "thread_strides do not nest: dim 1 has stride 2, which is not a multiple of 4");
     REFUSE((n.thread_strides[0] = 4, n.thread_strides[1] = 4), "thread_strides do not nest");
     REFUSE((n.subgroup_tile[1] = 2, n.subgroup_strides[1] = 1), "subgroup_strides do not nest");
     REFUSE(n.batch_tile[0] = INT64_MAX / 4, "overflows");
     REFUSE(n.thread_strides[1] = (int64_t)1 << 62, "thread_strides overflow");
-    REFUSE(n.subgroup_size = 48, "the thread tile spans 64 lanes, which does not divide subgroup_size 48");
+    REFUSE(n.subgroup_size = 48,
+           "the thread tile spans 64 lanes, which does not divide subgroup_size 48");
     REFUSE(n.subgroup_size = -1, "subgroup_size -1 is negative");
 #undef REFUSE
     assert_int_equal(ckt_nested_make(NULL, &out, &err), CKT_EINVAL);
@@ -293,7 +308,8 @@ static void refusals(void **state)
     /* subgroup ids spanning 2^62 (a stride gap) times 2^31 lanes: the thread count overflows */
     const int64_t g = (int64_t)1 << 31;
     ckt_nested big = make((ckt_nested){1, {g}, {1}, {1}, {g}, {1}, {g}, {1}, 0});
-    assert_int_equal(ckt_nested_num_threads(&big, 0, &nt, &err), CKT_EINVAL); /* 2^31 lanes do not divide 64 */
+    assert_int_equal(ckt_nested_num_threads(&big, 0, &nt, &err),
+                     CKT_EINVAL); /* 2^31 lanes do not divide 64 */
     assert_int_equal(ckt_nested_num_threads(&big, g, &nt, &err), CKT_EOVERFLOW);
     assert_int_equal(ckt_nested_elements(&big, 0, g, c, &err), CKT_EOVERFLOW);
 }
@@ -302,7 +318,15 @@ static void refusals(void **state)
 static void tv_capacity(void **state)
 {
     (void)state;
-    ckt_nested n = make((ckt_nested){4, {2, 2, 2, 2}, {1, 1, 1, 1}, {1, 1, 1, 1}, {2, 2, 2, 2}, {1, 1, 1, 1}, {2, 8, 32, 128}, {2, 8, 32, 128}, 0});
+    ckt_nested n = make((ckt_nested){4,
+                                     {2, 2, 2, 2},
+                                     {1, 1, 1, 1},
+                                     {1, 1, 1, 1},
+                                     {2, 2, 2, 2},
+                                     {1, 1, 1, 1},
+                                     {2, 8, 32, 128},
+                                     {2, 8, 32, 128},
+                                     0});
     ckt_layout tv;
     ckt_error err;
     assert_int_equal(ckt_nested_tv_layout(&n, 512, &tv, &err), CKT_ECAPACITY);

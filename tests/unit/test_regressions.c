@@ -8,8 +8,8 @@
 
 #include <cmocka.h>
 
-#include "ckt/ckt.h"
 #include "checked.h"
+#include "ckt/ckt.h"
 #include "ckt/distribution.h"
 #include "ckt/lds.h"
 #include "ckt/sfc.h"
@@ -30,8 +30,10 @@ static void products_of_huge_layouts_are_refused(void **state)
     assert_int_equal(ckt_layout_parse("(27,2):(1,27)", &a, &err), CKT_OK);
     assert_int_equal(ckt_layout_parse("6397357760236748800:1", &b, &err), CKT_OK);
     ckt_status st = ckt_logical_product(&a, &b, &r, &err);
-    if (st == CKT_OK) assert_true(ckt_layout_size(&r) > 0);
-    else assert_true(strlen(err.msg) > 0);
+    if (st == CKT_OK)
+        assert_true(ckt_layout_size(&r) > 0);
+    else
+        assert_true(strlen(err.msg) > 0);
     st = ckt_blocked_product(&a, &b, &r, &err);
     if (st != CKT_OK) assert_true(strlen(err.msg) > 0);
 }
@@ -49,7 +51,8 @@ static void sfc_with_huge_scalars(void **state)
     int64_t big[2] = {INT64_MAX / 2, INT64_MAX / 2}, one[2] = {INT64_MAX / 4, INT64_MAX / 4};
     assert_int_equal(ckt_sfc_make(2, big, NULL, one, false, &s, &err), CKT_OK);
     ckt_sfc_locality l;
-    assert_int_equal(ckt_sfc_locality_of(&s, 1, 16, &l, &err), CKT_OK); /* 9 accesses: saturating distances */
+    assert_int_equal(ckt_sfc_locality_of(&s, 1, 16, &l, &err),
+                     CKT_OK); /* 9 accesses: saturating distances */
 }
 
 static void nested_thread_count_overflow(void **state)

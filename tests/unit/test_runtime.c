@@ -14,18 +14,28 @@
 #include "ckt/runtime.h"
 
 /* The positional form of a launch (grid, block, shared bytes, arguments, signature). */
-static ckt_status launch_kernel(ckt_device *dev, const ckt_binary *bin, const int64_t grid[3], const int64_t block[3], int64_t dyn_shared_bytes,
-                                void *const *args, int arg_count, const ckt_param *signature, int signature_count, double *ms, ckt_error *err)
+static ckt_status launch_kernel(ckt_device *dev, const ckt_binary *bin, const int64_t grid[3],
+                                const int64_t block[3], int64_t dyn_shared_bytes, void *const *args,
+                                int arg_count, const ckt_param *signature, int signature_count,
+                                double *ms, ckt_error *err)
 {
     if (!grid || !block) return ckt_fail(err, CKT_EINVAL, "launch: grid or block is NULL");
-    ckt_launch_params p = {{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, dyn_shared_bytes, args, arg_count, signature, signature_count, 0};
+    ckt_launch_params p = {{grid[0], grid[1], grid[2]},
+                           {block[0], block[1], block[2]},
+                           dyn_shared_bytes,
+                           args,
+                           arg_count,
+                           signature,
+                           signature_count,
+                           0};
     return ckt_launch(dev, bin, &p, ms, err);
 }
 
 /* out[i] = a * in[reversed within the block] + block_id.y, staged through LDS like a GPU kernel */
 static const char *const reverse_src =
     "#include <stdint.h>\n"
-    "typedef struct ckt_cpu_launch { int64_t grid[3], block[3], block_id[3]; void *lds; } ckt_cpu_launch;\n"
+    "typedef struct ckt_cpu_launch { int64_t grid[3], block[3], block_id[3]; void *lds; } "
+    "ckt_cpu_launch;\n"
     "const unsigned long long reverse__lds_bytes = 256 * sizeof(float);\n"
     "void reverse(void *const *args, const ckt_cpu_launch *l) {\n"
     "  const float *in = *(const float *const *)args[0]; float *out = *(float *const *)args[1];\n"
@@ -34,13 +44,15 @@ static const char *const reverse_src =
     "  if (((uintptr_t)tile & 63) != 0) return; /* the ABI promises 64-byte alignment */\n"
     "  int64_t bs = l->block[0], base = (l->block_id[1] * l->grid[0] + l->block_id[0]) * bs;\n"
     "  for (int64_t t = 0; t < bs; t++) tile[t] = base + t < n ? in[base + t] : 0;\n"
-    "  for (int64_t t = 0; t < bs; t++) if (base + t < n) out[base + t] = a * tile[bs - 1 - t] + (float)l->block_id[1];\n"
+    "  for (int64_t t = 0; t < bs; t++) if (base + t < n) out[base + t] = a * tile[bs - 1 - t] + "
+    "(float)l->block_id[1];\n"
     "}\n";
 
 /* counts how often each block runs: a GPU runs each block exactly once */
 static const char *const count_src =
     "#include <stdint.h>\n"
-    "typedef struct ckt_cpu_launch { int64_t grid[3], block[3], block_id[3]; void *lds; } ckt_cpu_launch;\n"
+    "typedef struct ckt_cpu_launch { int64_t grid[3], block[3], block_id[3]; void *lds; } "
+    "ckt_cpu_launch;\n"
     "void count(void *const *args, const ckt_cpu_launch *l) {\n"
     "  int32_t *hits = *(int32_t *const *)args[0];\n"
     "  int64_t id = (l->block_id[2] * l->grid[1] + l->block_id[1]) * l->grid[0] + l->block_id[0];\n"
@@ -53,7 +65,8 @@ static ckt_binary *build(const char *src, const char *name, unsigned flags)
     ckt_compile_request req = {"cpu", src, name, NULL, 0};
     ckt_binary *b = NULL;
     ckt_error err;
-    if (ckt_compile(NULL, &req, flags | CKT_COMPILE_NO_CACHE, &b, &err)) fail_msg("compile: %s", err.msg);
+    if (ckt_compile(NULL, &req, flags | CKT_COMPILE_NO_CACHE, &b, &err))
+        fail_msg("compile: %s", err.msg);
     return b;
 }
 
@@ -65,7 +78,8 @@ static ckt_device *cpu(void)
     return d;
 }
 
-static const ckt_param reverse_sig[] = {{CKT_PARAM_PTR, "in"}, {CKT_PARAM_PTR, "out"}, {CKT_PARAM_I32, "n"}, {CKT_PARAM_F32, "a"}};
+static const ckt_param reverse_sig[] = {
+    {CKT_PARAM_PTR, "in"}, {CKT_PARAM_PTR, "out"}, {CKT_PARAM_I32, "n"}, {CKT_PARAM_F32, "a"}};
 
 static void cpu_kernel_over_a_grid(void **state)
 {
@@ -86,19 +100,22 @@ static void cpu_kernel_over_a_grid(void **state)
         assert_int_equal(ckt_buffer_alloc(dev, (size_t)n * 4, &din, &err), CKT_OK);
         assert_int_equal(ckt_buffer_alloc(dev, (size_t)n * 4, &dout, &err), CKT_OK);
         assert_int_equal(ckt_buffer_upload(din, 0, in, (size_t)n * 4, &err), CKT_OK);
-        assert_int_equal(ckt_buffer_memset(dout, 0, 0xff, (size_t)n * 4, &err), CKT_OK); /* poison: NaN */
+        assert_int_equal(ckt_buffer_memset(dout, 0, 0xff, (size_t)n * 4, &err),
+                         CKT_OK); /* poison: NaN */
         void *pin = ckt_buffer_ptr(din), *pout = ckt_buffer_ptr(dout);
         float a = 2.0f;
         void *args[] = {&pin, &pout, &n, &a};
         int64_t grid[3] = {gx, gy, 1}, block[3] = {bs, 1, 1};
         double ms = -1;
-        if (launch_kernel(dev, bin, grid, block, 0, args, 4, reverse_sig, 4, &ms, &err)) fail_msg("%s", err.msg);
+        if (launch_kernel(dev, bin, grid, block, 0, args, 4, reverse_sig, 4, &ms, &err))
+            fail_msg("%s", err.msg);
         assert_true(ms >= 0);
         assert_int_equal(ckt_buffer_download(dout, 0, out, (size_t)n * 4, &err), CKT_OK);
         for (int i = 0; i < n; i++) {
             int64_t blk = i / bs, t = i % bs, base = blk * bs, src = base + bs - 1 - t;
             float want = 2.0f * (src < n ? in[src] : 0) + (float)(blk / gx);
-            if (out[i] != want) fail_msg("n=%d bs=%lld: out[%d] = %g, want %g", n, (long long)bs, i, out[i], want);
+            if (out[i] != want)
+                fail_msg("n=%d bs=%lld: out[%d] = %g, want %g", n, (long long)bs, i, out[i], want);
         }
         ckt_buffer_free(din);
         ckt_buffer_free(dout);
@@ -123,7 +140,8 @@ static void every_block_runs_exactly_once(void **state)
         void *p = ckt_buffer_ptr(hits);
         void *args[] = {&p};
         ckt_param sig[] = {{CKT_PARAM_PTR, "hits"}};
-        if (launch_kernel(dev, bin, grid, block, 0, args, 1, sig, 1, NULL, &err)) fail_msg("%s", err.msg);
+        if (launch_kernel(dev, bin, grid, block, 0, args, 1, sig, 1, NULL, &err))
+            fail_msg("%s", err.msg);
         int32_t h[37 * 5 * 3];
         assert_int_equal(ckt_buffer_download(hits, 0, h, sizeof h, &err), CKT_OK);
         for (int i = 0; i < nb; i++) assert_int_equal(h[i], 1);
@@ -152,12 +170,14 @@ static void buffers_copy_and_bounds(void **state)
     assert_memory_equal(back, host + 60, 40);
     /* oversize and out-of-range copies */
     assert_int_equal(ckt_buffer_upload(a, 1, host, 100, &err), CKT_EINVAL);
-    assert_non_null(strstr(err.msg, "100 bytes at offset 1 do not fit the destination buffer of 100 bytes"));
+    assert_non_null(
+        strstr(err.msg, "100 bytes at offset 1 do not fit the destination buffer of 100 bytes"));
     assert_int_equal(ckt_buffer_download(b, 0, back, 51, &err), CKT_EINVAL);
     assert_int_equal(ckt_buffer_copy(b, 0, a, 0, 51, &err), CKT_EINVAL);
     assert_int_equal(ckt_buffer_copy(a, 0, b, 49, 2, &err), CKT_EINVAL);
     assert_non_null(strstr(err.msg, "source buffer of 50 bytes"));
-    assert_int_equal(ckt_buffer_memset(a, (size_t)-1, 0, 2, &err), CKT_EINVAL); /* offset + n wraps */
+    assert_int_equal(ckt_buffer_memset(a, (size_t)-1, 0, 2, &err),
+                     CKT_EINVAL); /* offset + n wraps */
     assert_int_equal(ckt_buffer_upload(a, 0, NULL, 4, &err), CKT_EINVAL);
     assert_int_equal(ckt_buffer_download(NULL, 0, back, 4, &err), CKT_EINVAL);
     assert_int_equal(ckt_buffer_alloc(dev, 0, &a, &err), CKT_EINVAL);
@@ -186,31 +206,38 @@ static void launch_bad_input(void **state)
     float a = 1;
     void *args[] = {&p, &p, &n, &a};
     int64_t g[3] = {1, 1, 1}, blk[3] = {16, 1, 1};
-#define LAUNCH_FAILS(expect, ...)                                                            \
-    do {                                                                                     \
-        assert_int_equal(launch_kernel(__VA_ARGS__, NULL, &err), CKT_EINVAL);            \
-        if (!strstr(err.msg, expect)) fail_msg("'%s' does not say '%s'", err.msg, expect);   \
+#define LAUNCH_FAILS(expect, ...)                                                                  \
+    do {                                                                                           \
+        assert_int_equal(launch_kernel(__VA_ARGS__, NULL, &err), CKT_EINVAL);                      \
+        if (!strstr(err.msg, expect)) fail_msg("'%s' does not say '%s'", err.msg, expect);         \
     } while (0)
     LAUNCH_FAILS("takes 4 arguments, got 3", dev, bin, g, blk, 0, args, 3, reverse_sig, 4);
     LAUNCH_FAILS("device is NULL", NULL, bin, g, blk, 0, args, 4, reverse_sig, 4);
     LAUNCH_FAILS("binary is NULL", dev, NULL, g, blk, 0, args, 4, reverse_sig, 4);
     LAUNCH_FAILS("grid or block is NULL", dev, bin, NULL, blk, 0, args, 4, reverse_sig, 4);
-    int64_t g0[3] = {0, 1, 1}, gneg[3] = {1, -3, 1}, big[3] = {2048, 1, 1}, many[3] = {64, 32, 1}, gbig[3] = {1, 70000, 1};
+    int64_t g0[3] = {0, 1, 1}, gneg[3] = {1, -3, 1}, big[3] = {2048, 1, 1}, many[3] = {64, 32, 1},
+            gbig[3] = {1, 70000, 1};
     LAUNCH_FAILS("grid.x is 0", dev, bin, g0, blk, 0, args, 4, reverse_sig, 4);
     LAUNCH_FAILS("grid.y is -3", dev, bin, gneg, blk, 0, args, 4, reverse_sig, 4);
     LAUNCH_FAILS("grid.y = 70000 exceeds", dev, bin, gbig, blk, 0, args, 4, reverse_sig, 4);
     LAUNCH_FAILS("block.x = 2048 exceeds", dev, bin, g, big, 0, args, 4, reverse_sig, 4);
     LAUNCH_FAILS("block of 2048 threads exceeds", dev, bin, g, many, 0, args, 4, reverse_sig, 4);
     LAUNCH_FAILS("dyn_shared_bytes -1", dev, bin, g, blk, -1, args, 4, reverse_sig, 4);
-    void *args_null_dev[] = {&nul, &p, &n, &a}, *args_host[] = {&p, &host, &n, &a}, *args_past[] = {&past, &p, &n, &a};
+    void *args_null_dev[] = {&nul, &p, &n, &a}, *args_host[] = {&p, &host, &n, &a},
+         *args_past[] = {&past, &p, &n, &a};
     void *args_missing[] = {&p, &p, NULL, &a};
-    LAUNCH_FAILS("argument 0 'in' is a NULL device pointer", dev, bin, g, blk, 0, args_null_dev, 4, reverse_sig, 4);
+    LAUNCH_FAILS("argument 0 'in' is a NULL device pointer", dev, bin, g, blk, 0, args_null_dev, 4,
+                 reverse_sig, 4);
     LAUNCH_FAILS("argument 1 'out'", dev, bin, g, blk, 0, args_host, 4, reverse_sig, 4);
     assert_non_null(strstr(err.msg, "not inside a live buffer"));
     LAUNCH_FAILS("not inside a live buffer", dev, bin, g, blk, 0, args_past, 4, reverse_sig, 4);
-    LAUNCH_FAILS("argument 2 'n' (i32) is a NULL pointer to its value", dev, bin, g, blk, 0, args_missing, 4, reverse_sig, 4);
+    LAUNCH_FAILS("argument 2 'n' (i32) is a NULL pointer to its value", dev, bin, g, blk, 0,
+                 args_missing, 4, reverse_sig, 4);
     LAUNCH_FAILS("args is NULL", dev, bin, g, blk, 0, NULL, 4, reverse_sig, 4);
-    ckt_param badkind[] = {{CKT_PARAM_PTR, "in"}, {CKT_PARAM_PTR, "out"}, {(ckt_param_kind)9, "n"}, {CKT_PARAM_F32, "a"}};
+    ckt_param badkind[] = {{CKT_PARAM_PTR, "in"},
+                           {CKT_PARAM_PTR, "out"},
+                           {(ckt_param_kind)9, "n"},
+                           {CKT_PARAM_F32, "a"}};
     LAUNCH_FAILS("parameter 2 'n' has an unknown kind", dev, bin, g, blk, 0, args, 4, badkind, 4);
     /* compile-only binaries and binaries for other devices are refused */
     ckt_binary *co = build(reverse_src, "reverse", CKT_COMPILE_ONLY);
@@ -223,7 +250,8 @@ static void launch_bad_input(void **state)
     LAUNCH_FAILS("no function 'missing_kernel'", dev, nosym, g, blk, 0, NULL, 0, NULL, 0);
     ckt_binary_free(nosym);
     /* the valid launch still works after all that */
-    assert_int_equal(launch_kernel(dev, bin, g, blk, 0, args, 4, reverse_sig, 4, NULL, &err), CKT_OK);
+    assert_int_equal(launch_kernel(dev, bin, g, blk, 0, args, 4, reverse_sig, 4, NULL, &err),
+                     CKT_OK);
     ckt_buffer_free(buf);
     ckt_binary_free(bin);
     ckt_device_close(dev);
@@ -266,11 +294,13 @@ static void backends_and_missing_runtimes(void **state)
     assert_int_equal(ckt_device_open(NULL, "cpu", NULL, &err), CKT_EINVAL);
     /* a cpu device refuses GPU binaries (where hipRTC exists to make one) */
     dev = cpu();
-    ckt_compile_request req = {"gfx90a", "extern \"C\" __global__ void k(int *p) { p[threadIdx.x] = 1; }", "k", NULL, 0};
+    ckt_compile_request req = {
+        "gfx90a", "extern \"C\" __global__ void k(int *p) { p[threadIdx.x] = 1; }", "k", NULL, 0};
     ckt_binary *gpu;
     if (ckt_compile(NULL, &req, CKT_COMPILE_NO_CACHE, &gpu, &err) == CKT_OK) {
         int64_t g[3] = {1, 1, 1};
-        assert_int_equal(launch_kernel(dev, gpu, g, g, 0, NULL, 0, NULL, 0, NULL, &err), CKT_EINVAL);
+        assert_int_equal(launch_kernel(dev, gpu, g, g, 0, NULL, 0, NULL, 0, NULL, &err),
+                         CKT_EINVAL);
         assert_non_null(strstr(err.msg, "a binary for gfx90a cannot run on the cpu device"));
         ckt_binary_free(gpu);
     }
@@ -281,7 +311,8 @@ static void backends_and_missing_runtimes(void **state)
  * that signature; declarations that are incomplete or name no ckt_param_kind are refused. */
 static const char *const declared_fmt =
     "#include <stdint.h>\n"
-    "typedef struct ckt_cpu_launch { int64_t grid[3], block[3], block_id[3]; void *lds; } ckt_cpu_launch;\n"
+    "typedef struct ckt_cpu_launch { int64_t grid[3], block[3], block_id[3]; void *lds; } "
+    "ckt_cpu_launch;\n"
     "%s\n"
     "void fill(void *const *args, const ckt_cpu_launch *l) {\n"
     "  int32_t *y = *(int32_t *const *)args[0]; int32_t v = *(const int32_t *)args[1];\n"
@@ -330,18 +361,27 @@ static void declared_parameter_kinds(void **state)
     assert_int_equal(launch_declared("", good, 2, &err), CKT_OK);
     assert_int_equal(launch_declared("const int fill__nparams = 2;", good, 2, &err), CKT_EINVAL);
     assert_non_null(strstr(err.msg, "without __param_kinds"));
-    assert_int_equal(launch_declared("const int fill__nparams = -1; const int fill__param_kinds[1] = {-1};", good, 2, &err), CKT_EINVAL);
+    assert_int_equal(
+        launch_declared("const int fill__nparams = -1; const int fill__param_kinds[1] = {-1};",
+                        good, 2, &err),
+        CKT_EINVAL);
     assert_non_null(strstr(err.msg, "outside [0, 256]"));
-    assert_int_equal(launch_declared("const int fill__nparams = 2; const int fill__param_kinds[2] = {0, 9};", good, 2, &err), CKT_EINVAL);
+    assert_int_equal(
+        launch_declared("const int fill__nparams = 2; const int fill__param_kinds[2] = {0, 9};",
+                        good, 2, &err),
+        CKT_EINVAL);
     assert_non_null(strstr(err.msg, "parameter 1 of kind 9, not a ckt_param_kind"));
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(cpu_kernel_over_a_grid), cmocka_unit_test(every_block_runs_exactly_once),
-        cmocka_unit_test(buffers_copy_and_bounds), cmocka_unit_test(launch_bad_input),
-        cmocka_unit_test(backends_and_missing_runtimes), cmocka_unit_test(declared_parameter_kinds),
+        cmocka_unit_test(cpu_kernel_over_a_grid),
+        cmocka_unit_test(every_block_runs_exactly_once),
+        cmocka_unit_test(buffers_copy_and_bounds),
+        cmocka_unit_test(launch_bad_input),
+        cmocka_unit_test(backends_and_missing_runtimes),
+        cmocka_unit_test(declared_parameter_kinds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
-/* Space-filling curves: the examples of CK Tile's space-filling curve documentation, CK's snake semantics against an independent
- * recursive construction, seeded properties over random curves, bad input. */
+/* Space-filling curves: the examples of CK Tile's space-filling curve documentation, CK's snake
+ * semantics against an independent recursive construction, seeded properties over random curves,
+ * bad input. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +18,8 @@ static ckt_sfc make(int n, const int64_t *len, const int64_t *ord, const int64_t
 {
     ckt_sfc s;
     ckt_error err;
-    if (ckt_sfc_make(n, len, ord, spa, snake, &s, &err) != CKT_OK) fail_msg("sfc_make: %s", err.msg);
+    if (ckt_sfc_make(n, len, ord, spa, snake, &s, &err) != CKT_OK)
+        fail_msg("sfc_make: %s", err.msg);
     return s;
 }
 
@@ -26,9 +28,12 @@ static void expect_index(const ckt_sfc *s, int64_t i, const int64_t *want, bool 
     int64_t c[CKT_SFC_MAX_DIM];
     bool partial = !want_partial;
     ckt_error err;
-    if (ckt_sfc_index(s, i, c, &partial, &err) != CKT_OK) fail_msg("index %lld: %s", (long long)i, err.msg);
+    if (ckt_sfc_index(s, i, c, &partial, &err) != CKT_OK)
+        fail_msg("index %lld: %s", (long long)i, err.msg);
     for (int d = 0; d < s->ndim; d++)
-        if (c[d] != want[d]) fail_msg("access %lld dim %d: got %lld, want %lld", (long long)i, d, (long long)c[d], (long long)want[d]);
+        if (c[d] != want[d])
+            fail_msg("access %lld dim %d: got %lld, want %lld", (long long)i, d, (long long)c[d],
+                     (long long)want[d]);
     assert_int_equal(partial, want_partial);
 }
 
@@ -97,7 +102,8 @@ static void snake_every_level(void **state)
      * i = 6 is (1,0,0): b reversed (a odd) -> 2; merged 1*3+0 = 3 odd -> c reversed -> 1 */
     expect_index(&s, 6, (int64_t[]){2, 1, 1}, false);
     expect_index(&s, 7, (int64_t[]){2, 0, 1}, false);
-    expect_index(&s, 8, (int64_t[]){1, 0, 1}, false); /* (1,1,0): b -> 1, merged 4 even: c forward */
+    expect_index(&s, 8, (int64_t[]){1, 0, 1},
+                 false); /* (1,1,0): b -> 1, merged 4 even: c forward */
     expect_index(&s, 11, (int64_t[]){0, 0, 1}, false);
 }
 
@@ -169,7 +175,8 @@ static void properties_over_random_curves(void **state)
                 assert_int_equal(partial, want_partial);
                 assert_false(seen[key]);
                 seen[key] = 1;
-                /* linear: the ordered digits in lexicographic order; snake: the recursive reference */
+                /* linear: the ordered digits in lexicographic order; snake: the recursive reference
+                 */
                 int64_t r = i;
                 for (int k = n - 1; k >= 0; k--) {
                     int64_t digit = which ? ref[i * n + k] : r % olen[k];
@@ -186,7 +193,9 @@ static void properties_over_random_curves(void **state)
                         dist_total += llabs(st[d]);
                         if (st[d] != 0) {
                             moved++;
-                            if (which) assert_int_equal(llabs(st[d]), spa[d]); /* a snake moves one access in one dim */
+                            if (which)
+                                assert_int_equal(llabs(st[d]),
+                                                 spa[d]); /* a snake moves one access in one dim */
                         }
                     }
                     if (which) assert_int_equal(moved, 1);
@@ -235,7 +244,8 @@ static void locality_thresholds(void **state)
 static void expect_fail_at(ckt_status st, const ckt_error *err, const char *needle, int line)
 {
     if (st == CKT_OK) fail_msg("line %d: accepted, expected an error with '%s'", line, needle);
-    if (!strstr(err->msg, needle)) fail_msg("line %d: message '%s' lacks '%s'", line, err->msg, needle);
+    if (!strstr(err->msg, needle))
+        fail_msg("line %d: message '%s' lacks '%s'", line, err->msg, needle);
 }
 #define expect_fail(st, err, needle) expect_fail_at((st), (err), (needle), __LINE__)
 
@@ -249,13 +259,20 @@ static void bad_input(void **state)
     expect_fail(ckt_sfc_make(9, len, NULL, NULL, false, &s, &err), &err, "dimensions");
     expect_fail(ckt_sfc_make(2, NULL, NULL, NULL, false, &s, &err), &err, "NULL");
     expect_fail(ckt_sfc_make(2, len, NULL, NULL, false, NULL, &err), &err, "NULL");
-    expect_fail(ckt_sfc_make(2, (int64_t[]){4, 0}, NULL, NULL, false, &s, &err), &err, "lengths[1] = 0 must be positive");
-    expect_fail(ckt_sfc_make(2, (int64_t[]){-4, 4}, NULL, NULL, false, &s, &err), &err, "lengths[0]");
-    expect_fail(ckt_sfc_make(2, len, NULL, (int64_t[]){1, 0}, false, &s, &err), &err, "scalars_per_access[1] = 0");
-    expect_fail(ckt_sfc_make(2, len, NULL, (int64_t[]){-2, 1}, false, &s, &err), &err, "scalars_per_access[0]");
-    expect_fail(ckt_sfc_make(2, len, (int64_t[]){0, 0}, NULL, false, &s, &err), &err, "permutation");
-    expect_fail(ckt_sfc_make(2, len, (int64_t[]){0, 2}, NULL, false, &s, &err), &err, "permutation");
-    expect_fail(ckt_sfc_make(2, len, (int64_t[]){-1, 0}, NULL, false, &s, &err), &err, "permutation");
+    expect_fail(ckt_sfc_make(2, (int64_t[]){4, 0}, NULL, NULL, false, &s, &err), &err,
+                "lengths[1] = 0 must be positive");
+    expect_fail(ckt_sfc_make(2, (int64_t[]){-4, 4}, NULL, NULL, false, &s, &err), &err,
+                "lengths[0]");
+    expect_fail(ckt_sfc_make(2, len, NULL, (int64_t[]){1, 0}, false, &s, &err), &err,
+                "scalars_per_access[1] = 0");
+    expect_fail(ckt_sfc_make(2, len, NULL, (int64_t[]){-2, 1}, false, &s, &err), &err,
+                "scalars_per_access[0]");
+    expect_fail(ckt_sfc_make(2, len, (int64_t[]){0, 0}, NULL, false, &s, &err), &err,
+                "permutation");
+    expect_fail(ckt_sfc_make(2, len, (int64_t[]){0, 2}, NULL, false, &s, &err), &err,
+                "permutation");
+    expect_fail(ckt_sfc_make(2, len, (int64_t[]){-1, 0}, NULL, false, &s, &err), &err,
+                "permutation");
     /* 2^32 x 2^32 accesses overflow int64 */
     int64_t huge[3] = {INT64_C(1) << 32, INT64_C(1) << 32, INT64_C(1) << 32};
     expect_fail(ckt_sfc_make(3, huge, NULL, NULL, false, &s, &err), &err, "overflows");
@@ -270,8 +287,10 @@ static void bad_input(void **state)
     expect_fail(ckt_sfc_index(&ok, -1, c, NULL, &err), &err, "out of range");
     expect_fail(ckt_sfc_index(NULL, 0, c, NULL, &err), &err, "NULL");
     expect_fail(ckt_sfc_index(&ok, 0, NULL, NULL, &err), &err, "NULL");
-    expect_fail(ckt_sfc_step(&ok, 15, 16, c, &err), &err, "out of range"); /* forward_step of the last access */
-    expect_fail(ckt_sfc_step(&ok, 0, -1, c, &err), &err, "out of range");  /* backward_step of the first */
+    expect_fail(ckt_sfc_step(&ok, 15, 16, c, &err), &err,
+                "out of range"); /* forward_step of the last access */
+    expect_fail(ckt_sfc_step(&ok, 0, -1, c, &err), &err,
+                "out of range"); /* backward_step of the first */
     expect_fail(ckt_sfc_step(&ok, 0, 1, NULL, &err), &err, "NULL");
     ckt_sfc_locality l;
     expect_fail(ckt_sfc_locality_of(&ok, -1, 16, &l, &err), &err, "thresholds");

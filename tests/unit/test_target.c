@@ -1,5 +1,5 @@
-/* Hardware models: the documented numbers, the lane-phase tables (AMD's note on LDS bank conflicts, the CUDA programming guide) as
- * partitions of the wave, instruction lookup, unknown names. */
+/* Hardware models: the documented numbers, the lane-phase tables (AMD's note on LDS bank conflicts,
+ * the CUDA programming guide) as partitions of the wave, instruction lookup, unknown names. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,10 +23,18 @@ static ckt_target get(const char *name)
 static void numbers(void **state)
 {
     (void)state;
-    static const struct { const char *name; ckt_vendor v; int wave, banks; int64_t lds; } want[] = {
-        {"gfx908", CKT_VENDOR_AMD, 64, 32, 64 << 10},  {"gfx90a", CKT_VENDOR_AMD, 64, 32, 64 << 10},
-        {"gfx942", CKT_VENDOR_AMD, 64, 32, 64 << 10},  {"gfx950", CKT_VENDOR_AMD, 64, 64, 160 << 10},
-        {"sm_80", CKT_VENDOR_NVIDIA, 32, 32, 163 << 10}, {"sm_90", CKT_VENDOR_NVIDIA, 32, 32, 227 << 10},
+    static const struct {
+        const char *name;
+        ckt_vendor v;
+        int wave, banks;
+        int64_t lds;
+    } want[] = {
+        {"gfx908", CKT_VENDOR_AMD, 64, 32, 64 << 10},
+        {"gfx90a", CKT_VENDOR_AMD, 64, 32, 64 << 10},
+        {"gfx942", CKT_VENDOR_AMD, 64, 32, 64 << 10},
+        {"gfx950", CKT_VENDOR_AMD, 64, 64, 160 << 10},
+        {"sm_80", CKT_VENDOR_NVIDIA, 32, 32, 163 << 10},
+        {"sm_90", CKT_VENDOR_NVIDIA, 32, 32, 227 << 10},
     };
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
         ckt_target t = get(want[i].name);
@@ -78,12 +86,14 @@ static void lds_bank_note_tables(void **state)
 {
     (void)state;
     ckt_target t = get("gfx90a");
-    const ckt_lds_instr *r = ckt_target_instr(&t, "ds_read_b128"), *w = ckt_target_instr(&t, "ds_write_b128");
+    const ckt_lds_instr *r = ckt_target_instr(&t, "ds_read_b128"),
+                        *w = ckt_target_instr(&t, "ds_write_b128");
     assert_non_null(r);
     assert_non_null(w);
     assert_true(r->documented);
     assert_true(w->documented);
-    static const int starts[8][2] = {{0, 20}, {4, 16}, {8, 28}, {12, 24}, {32, 52}, {36, 48}, {40, 60}, {44, 56}};
+    static const int starts[8][2] = {{0, 20},  {4, 16},  {8, 28},  {12, 24},
+                                     {32, 52}, {36, 48}, {40, 60}, {44, 56}};
     assert_int_equal(r->nphases, 8);
     for (int p = 0; p < 8; p++)
         for (int k = 0; k < 4; k++) {
@@ -102,14 +112,18 @@ static void lds_bank_note_tables(void **state)
     assert_int_equal(ckt_target_instr(&g950, "ds_read_b32")->nphases, 1);
     /* NVIDIA: 32-bit one phase of 32, 64-bit two of 16, 128-bit four of 8, documented */
     ckt_target n = get("sm_90");
-    static const struct { const char *name; int phases; } nv[] = {{"lds32", 1}, {"sts64", 2}, {"lds128", 4}};
+    static const struct {
+        const char *name;
+        int phases;
+    } nv[] = {{"lds32", 1}, {"sts64", 2}, {"lds128", 4}};
     for (int i = 0; i < 3; i++) {
         const ckt_lds_instr *in = ckt_target_instr(&n, nv[i].name);
         assert_non_null(in);
         assert_true(in->documented);
         assert_int_equal(in->nphases, nv[i].phases);
         for (int p = 0; p < in->nphases; p++)
-            for (int k = 0; k < in->lanes_per_phase; k++) assert_int_equal(in->lanes[p][k], p * in->lanes_per_phase + k);
+            for (int k = 0; k < in->lanes_per_phase; k++)
+                assert_int_equal(in->lanes[p][k], p * in->lanes_per_phase + k);
     }
     /* generic names */
     assert_ptr_equal(ckt_target_instr(&n, "read_b128"), ckt_target_instr(&n, "lds128"));
@@ -155,17 +169,28 @@ static void parsed_records(void **state)
         int wave;
         int64_t lds_static, lds_max;
     } want[] = {
-        {"cpu", CKT_CPU_DEFAULT_ARCH, CKT_DIALECT_C, CKT_COMPILER_HOST_CC, CKT_BACKEND_CPU, true, true, 64, 0, 64 << 10},
-        {"cpu:gfx90a", "gfx90a", CKT_DIALECT_C, CKT_COMPILER_HOST_CC, CKT_BACKEND_CPU, true, true, 64, 0, 64 << 10},
-        {"cpu:sm_90", "sm_90", CKT_DIALECT_C, CKT_COMPILER_HOST_CC, CKT_BACKEND_CPU, true, true, 32, 0, 227 << 10},
-        {"gfx90a", "gfx90a", CKT_DIALECT_HIP, CKT_COMPILER_HIPRTC, CKT_BACKEND_HIP, false, true, 64, 0, 64 << 10},
-        {"gfx908", "gfx908", CKT_DIALECT_HIP, CKT_COMPILER_HIPRTC, CKT_BACKEND_HIP, false, true, 64, 0, 64 << 10},
-        {"gfx950", "gfx950", CKT_DIALECT_HIP, CKT_COMPILER_HIPRTC, CKT_BACKEND_HIP, false, true, 64, 0, 160 << 10},
-        {"sm_80", "sm_80", CKT_DIALECT_CUDA, CKT_COMPILER_NVRTC, CKT_BACKEND_CUDA, false, true, 32, 48 << 10, 163 << 10},
-        {"sm_90", "sm_90", CKT_DIALECT_CUDA, CKT_COMPILER_NVRTC, CKT_BACKEND_CUDA, false, true, 32, 48 << 10, 227 << 10},
-        {"sm_90a", "sm_90a", CKT_DIALECT_CUDA, CKT_COMPILER_NVRTC, CKT_BACKEND_CUDA, false, true, 32, 48 << 10, 227 << 10},
-        {"gfx1100", "gfx1100", CKT_DIALECT_HIP, CKT_COMPILER_HIPRTC, CKT_BACKEND_HIP, false, false, 0, 0, 0},
-        {"sm_89", "sm_89", CKT_DIALECT_CUDA, CKT_COMPILER_NVRTC, CKT_BACKEND_CUDA, false, false, 0, 48 << 10, 0},
+        {"cpu", CKT_CPU_DEFAULT_ARCH, CKT_DIALECT_C, CKT_COMPILER_HOST_CC, CKT_BACKEND_CPU, true,
+         true, 64, 0, 64 << 10},
+        {"cpu:gfx90a", "gfx90a", CKT_DIALECT_C, CKT_COMPILER_HOST_CC, CKT_BACKEND_CPU, true, true,
+         64, 0, 64 << 10},
+        {"cpu:sm_90", "sm_90", CKT_DIALECT_C, CKT_COMPILER_HOST_CC, CKT_BACKEND_CPU, true, true, 32,
+         0, 227 << 10},
+        {"gfx90a", "gfx90a", CKT_DIALECT_HIP, CKT_COMPILER_HIPRTC, CKT_BACKEND_HIP, false, true, 64,
+         0, 64 << 10},
+        {"gfx908", "gfx908", CKT_DIALECT_HIP, CKT_COMPILER_HIPRTC, CKT_BACKEND_HIP, false, true, 64,
+         0, 64 << 10},
+        {"gfx950", "gfx950", CKT_DIALECT_HIP, CKT_COMPILER_HIPRTC, CKT_BACKEND_HIP, false, true, 64,
+         0, 160 << 10},
+        {"sm_80", "sm_80", CKT_DIALECT_CUDA, CKT_COMPILER_NVRTC, CKT_BACKEND_CUDA, false, true, 32,
+         48 << 10, 163 << 10},
+        {"sm_90", "sm_90", CKT_DIALECT_CUDA, CKT_COMPILER_NVRTC, CKT_BACKEND_CUDA, false, true, 32,
+         48 << 10, 227 << 10},
+        {"sm_90a", "sm_90a", CKT_DIALECT_CUDA, CKT_COMPILER_NVRTC, CKT_BACKEND_CUDA, false, true,
+         32, 48 << 10, 227 << 10},
+        {"gfx1100", "gfx1100", CKT_DIALECT_HIP, CKT_COMPILER_HIPRTC, CKT_BACKEND_HIP, false, false,
+         0, 0, 0},
+        {"sm_89", "sm_89", CKT_DIALECT_CUDA, CKT_COMPILER_NVRTC, CKT_BACKEND_CUDA, false, false, 0,
+         48 << 10, 0},
     };
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
         ckt_target_record r;
@@ -182,7 +207,8 @@ static void parsed_records(void **state)
         assert_int_equal(r.lds_static_bytes, want[i].lds_static);
         assert_int_equal(r.lds_max_bytes, want[i].lds_max);
         assert_non_null(r.matrix);
-        if (r.modelled) assert_non_null(strstr(r.matrix, r.hw.vendor == CKT_VENDOR_AMD ? "mfma" : "mma"));
+        if (r.modelled)
+            assert_non_null(strstr(r.matrix, r.hw.vendor == CKT_VENDOR_AMD ? "mfma" : "mma"));
     }
     /* sm_90a compiles for sm_90a with sm_90's model; the CPU emulates the named GPU's model */
     ckt_target_record r;
@@ -193,8 +219,21 @@ static void parsed_records(void **state)
     assert_int_equal(ckt_target_parse("sm_75", &r, &err), CKT_OK);
     assert_false(r.compiler_known);
     assert_int_equal(ckt_target_get("cpu", &(ckt_target){0}, &err), CKT_OK);
-    static const char *bad[] = {"", "gpu", "cpu:", "cpu:gfx1100", "cpu:cpu", "gfx", "gfx90z", "sm_", "sm_9x", "sm_90b", "CPU",
-                                "gfx90a;rm -rf /", "sm_9000000000000000000000000000", " gfx90a", "gfx90a "};
+    static const char *bad[] = {"",
+                                "gpu",
+                                "cpu:",
+                                "cpu:gfx1100",
+                                "cpu:cpu",
+                                "gfx",
+                                "gfx90z",
+                                "sm_",
+                                "sm_9x",
+                                "sm_90b",
+                                "CPU",
+                                "gfx90a;rm -rf /",
+                                "sm_9000000000000000000000000000",
+                                " gfx90a",
+                                "gfx90a "};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         if (ckt_target_parse(bad[i], &r, &err) == CKT_OK) fail_msg("'%s' accepted", bad[i]);
         assert_non_null(strstr(err.msg, "target: "));

@@ -22,7 +22,8 @@ static ckt_layout L(const char *text)
     return l;
 }
 
-static void expect_refused(const char *global, ckt_dtype dt, const char *lds, int b, int m, int s, ckt_status want, const char *msg)
+static void expect_refused(const char *global, ckt_dtype dt, const char *lds, int b, int m, int s,
+                           ckt_status want, const char *msg)
 {
     ckt_layout g = L(global), t = L(lds);
     ckt_swizzle sw = {b, m, s};
@@ -35,7 +36,8 @@ static void expect_refused(const char *global, ckt_dtype dt, const char *lds, in
 static void k_major_tile_128b(void **state)
 {
     (void)state;
-    /* A, 4096 x 4096 f16 row-major; the 128 x 64 K-major tile with the 128B swizzle (the sm_90a GEMM's) */
+    /* A, 4096 x 4096 f16 row-major; the 128 x 64 K-major tile with the 128B swizzle (the sm_90a
+     * GEMM's) */
     ckt_layout g = L("(4096,4096):(4096,1)"), t = L("(128,64):(64,1)");
     ckt_swizzle sw = {3, 3, 3};
     ckt_tma_map m;
@@ -76,7 +78,8 @@ static void mn_major_and_plain(void **state)
     assert_int_equal(m.inner, 0);
     assert_true(m.global_dim[0] == 2048 && m.global_dim[1] == 512 && m.global_stride[0] == 4096);
     assert_true(m.box_dim[0] == 64 && m.box_dim[1] == 64);
-    /* no swizzle, f32, rank 3 (a batch): dimensions by increasing stride after the contiguous one */
+    /* no swizzle, f32, rank 3 (a batch): dimensions by increasing stride after the contiguous one
+     */
     g = L("(8,100,64):(6400,64,1)");
     t = L("(1,16,32):(512,32,1)");
     assert_int_equal(ckt_tma_plan(&g, CKT_F32, &t, NULL, &m, &err), CKT_OK);
@@ -91,18 +94,28 @@ static void mn_major_and_plain(void **state)
 static void refusals(void **state)
 {
     (void)state;
-    expect_refused("(4096,4100):(4100,1)", CKT_F16, "(128,64):(64,1)", 3, 3, 3, CKT_EINVAL, "multiples of 16 bytes");
-    expect_refused("(4096,4096):(4096,1)", CKT_F16, "(512,64):(64,1)", 3, 3, 3, CKT_EINVAL, "1..256");
-    expect_refused("(4096,4096):(4096,1)", CKT_F16, "(128,128):(128,1)", 3, 3, 3, CKT_EINVAL, "more than the 128B swizzle");
-    expect_refused("(4096,4096):(4096,1)", CKT_F16, "(128,4):(4,1)", 0, 0, 0, CKT_EINVAL, "multiple of 16");
+    expect_refused("(4096,4100):(4100,1)", CKT_F16, "(128,64):(64,1)", 3, 3, 3, CKT_EINVAL,
+                   "multiples of 16 bytes");
+    expect_refused("(4096,4096):(4096,1)", CKT_F16, "(512,64):(64,1)", 3, 3, 3, CKT_EINVAL,
+                   "1..256");
+    expect_refused("(4096,4096):(4096,1)", CKT_F16, "(128,128):(128,1)", 3, 3, 3, CKT_EINVAL,
+                   "more than the 128B swizzle");
+    expect_refused("(4096,4096):(4096,1)", CKT_F16, "(128,4):(4,1)", 0, 0, 0, CKT_EINVAL,
+                   "multiple of 16");
     /* a padded tile (CK's remedy) is not what the copy writes */
-    expect_refused("(4096,4096):(4096,1)", CKT_F16, "(128,64):(72,1)", 0, 0, 0, CKT_EINVAL, "row by row");
+    expect_refused("(4096,4096):(4096,1)", CKT_F16, "(128,64):(72,1)", 0, 0, 0, CKT_EINVAL,
+                   "row by row");
     /* the byte-address form of the 128B swizzle given on f16 elements */
-    expect_refused("(4096,4096):(4096,1)", CKT_F16, "(128,64):(64,1)", 3, 4, 3, CKT_EINVAL, "not one of the copy's swizzles");
-    expect_refused("(4096,4096):(4096,2)", CKT_F16, "(128,64):(64,1)", 0, 0, 0, CKT_EINVAL, "stride 1");
-    expect_refused("((64,64),4096):((4096,262144),1)", CKT_F16, "(128,64):(64,1)", 0, 0, 0, CKT_EINVAL, "hierarchical");
-    expect_refused("(4096,4096):(4096,1)", CKT_F16, "(2,128,64):(8192,64,1)", 0, 0, 0, CKT_EINVAL, "rank 3");
-    expect_refused("(1,2,3,4,5,6):(720,360,120,30,6,1)", CKT_F16, "(1,1,1,1,1,8):(8,8,8,8,8,1)", 0, 0, 0, CKT_EINVAL, "rank 6");
+    expect_refused("(4096,4096):(4096,1)", CKT_F16, "(128,64):(64,1)", 3, 4, 3, CKT_EINVAL,
+                   "not one of the copy's swizzles");
+    expect_refused("(4096,4096):(4096,2)", CKT_F16, "(128,64):(64,1)", 0, 0, 0, CKT_EINVAL,
+                   "stride 1");
+    expect_refused("((64,64),4096):((4096,262144),1)", CKT_F16, "(128,64):(64,1)", 0, 0, 0,
+                   CKT_EINVAL, "hierarchical");
+    expect_refused("(4096,4096):(4096,1)", CKT_F16, "(2,128,64):(8192,64,1)", 0, 0, 0, CKT_EINVAL,
+                   "rank 3");
+    expect_refused("(1,2,3,4,5,6):(720,360,120,30,6,1)", CKT_F16, "(1,1,1,1,1,8):(8,8,8,8,8,1)", 0,
+                   0, 0, CKT_EINVAL, "rank 6");
     ckt_tma_map m;
     ckt_error err;
     ckt_layout g = L("(64,64):(64,1)");
@@ -138,7 +151,10 @@ static void encode_needs_the_driver(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(k_major_tile_128b), cmocka_unit_test(mn_major_and_plain), cmocka_unit_test(refusals), cmocka_unit_test(encode_needs_the_driver),
+        cmocka_unit_test(k_major_tile_128b),
+        cmocka_unit_test(mn_major_and_plain),
+        cmocka_unit_test(refusals),
+        cmocka_unit_test(encode_needs_the_driver),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

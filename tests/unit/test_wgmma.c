@@ -96,9 +96,14 @@ static void wgmma_lane_layouts(void **state)
                 for (int64_t v = 0; v < values; v++) {
                     int64_t off, row, col;
                     assert_int_equal(ckt_layout_eval(&tv, l + 128 * v, &off, &err), CKT_OK);
-                    if (op == 'A') a_formula(l, v, &row, &col);
-                    else d_formula(l, v, &row, &col);
-                    if (off != row * cols + col) fail_msg("%s %c lane %lld value %lld: %lld, formula (%lld, %lld)", m->name, op, (long long)l, (long long)v, (long long)off, (long long)row, (long long)col);
+                    if (op == 'A')
+                        a_formula(l, v, &row, &col);
+                    else
+                        d_formula(l, v, &row, &col);
+                    if (off != row * cols + col)
+                        fail_msg("%s %c lane %lld value %lld: %lld, formula (%lld, %lld)", m->name,
+                                 op, (long long)l, (long long)v, (long long)off, (long long)row,
+                                 (long long)col);
                     assert_false(seen[off]);
                     seen[off] = 1;
                 }
@@ -110,23 +115,29 @@ static void wgmma_lane_layouts(void **state)
     assert_int_equal(found, 6);
     const ckt_mma *m;
     ckt_error err;
-    assert_int_equal(ckt_mma_get("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", &m, &err), CKT_OK);
+    assert_int_equal(ckt_mma_get("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", &m, &err),
+                     CKT_OK);
     assert_string_equal(m->name, "wgmma_m64n128k16_bf16");
-    assert_int_equal(ckt_mma_find("sm_90a", CKT_F16, CKT_F16, CKT_F32, 64, 256, 16, &m, &err), CKT_OK);
+    assert_int_equal(ckt_mma_find("sm_90a", CKT_F16, CKT_F16, CKT_F32, 64, 256, 16, &m, &err),
+                     CKT_OK);
     assert_string_equal(m->name, "wgmma_m64n256k16_f16");
-    /* mma.sync stays on sm_90a (the architecture-specific target keeps the portable instructions) */
+    /* mma.sync stays on sm_90a (the architecture-specific target keeps the portable instructions)
+     */
     assert_int_equal(ckt_mma_find("sm_90a", CKT_F16, CKT_F16, CKT_F32, 16, 0, 0, &m, &err), CKT_OK);
     assert_string_equal(m->name, "mma_m16n8k16_f16");
-    assert_int_equal(ckt_mma_find("sm_90", CKT_F16, CKT_F16, CKT_F32, 64, 0, 0, &m, &err), CKT_EUNSUPPORTED);
+    assert_int_equal(ckt_mma_find("sm_90", CKT_F16, CKT_F16, CKT_F32, 64, 0, 0, &m, &err),
+                     CKT_EUNSUPPORTED);
 }
 
-static ckt_wgmma_desc make_ok(const char *layout, int b, int mm, ckt_dtype dt, int64_t rows, int64_t r0, int64_t k0)
+static ckt_wgmma_desc make_ok(const char *layout, int b, int mm, ckt_dtype dt, int64_t rows,
+                              int64_t r0, int64_t k0)
 {
     ckt_layout l = L(layout);
     ckt_swizzle sw = {b, mm, 3};
     ckt_wgmma_desc d;
     ckt_error err;
-    if (ckt_wgmma_desc_make(&l, b ? &sw : NULL, dt, rows, r0, k0, &d, &err)) fail_msg("%s: %s", layout, err.msg);
+    if (ckt_wgmma_desc_make(&l, b ? &sw : NULL, dt, rows, r0, k0, &d, &err))
+        fail_msg("%s: %s", layout, err.msg);
     return d;
 }
 
@@ -203,7 +214,8 @@ static void mn_major_hand_worked(void **state)
     assert_int_equal(d.sbo, 512);
 }
 
-static void refuse(const char *layout, int b, int mm, int s, ckt_dtype dt, int64_t rows, int64_t r0, int64_t k0, ckt_status want, const char *msg)
+static void refuse(const char *layout, int b, int mm, int s, ckt_dtype dt, int64_t rows, int64_t r0,
+                   int64_t k0, ckt_status want, const char *msg)
 {
     ckt_layout l = L(layout);
     ckt_swizzle sw = {b, mm, s};
@@ -217,7 +229,8 @@ static void layouts_the_hardware_cannot_read(void **state)
 {
     (void)state;
     /* a plain row-major tile: rows 128 bytes apart where the unswizzled layout needs 16 */
-    refuse("(64,64):(64,1)", 0, 0, 0, CKT_F16, 64, 0, 0, CKT_EINVAL, "not one the hardware reads (K-major");
+    refuse("(64,64):(64,1)", 0, 0, 0, CKT_F16, 64, 0, 0, CKT_EINVAL,
+           "not one the hardware reads (K-major");
     /* rows of 128 bytes with the 64-byte swizzle */
     refuse("(64,64):(64,1)", 2, 3, 3, CKT_F16, 64, 0, 0, CKT_EINVAL, "the hardware reads");
     /* the byte-unit swizzle given on f16 elements, and a swizzle of another shift */
@@ -225,7 +238,8 @@ static void layouts_the_hardware_cannot_read(void **state)
     refuse("(64,64):(64,1)", 3, 3, 2, CKT_F16, 64, 0, 0, CKT_EINVAL, "hardware swizzles");
     /* padding rows (CK's trick) break the 8-row groups */
     refuse("(64,64):(72,1)", 3, 3, 3, CKT_F16, 64, 0, 0, CKT_EINVAL, "the hardware reads");
-    refuse("(64,16):(32,2)", 0, 0, 0, CKT_F16, 64, 0, 0, CKT_EINVAL, "neither K nor the rows are contiguous");
+    refuse("(64,16):(32,2)", 0, 0, 0, CKT_F16, 64, 0, 0, CKT_EINVAL,
+           "neither K nor the rows are contiguous");
     refuse("(128,64):(64,1)", 3, 3, 3, CKT_F16, 64, 0, 4, CKT_EINVAL, "16-byte boundary");
     refuse("(128,64):(64,1)", 3, 3, 3, CKT_F16, 64, 96, 0, CKT_EINVAL, "does not fit");
     refuse("(128,64):(64,1)", 3, 3, 3, CKT_F16, 64, 0, 56, CKT_EINVAL, "does not fit");
@@ -252,15 +266,24 @@ static void layouts_the_hardware_cannot_read(void **state)
 static void decoded_descriptors_read_the_layout(void **state)
 {
     (void)state;
-    static const struct { const char *layout; int b; int64_t rows, r0, k0; } cases[] = {
-        {"(128,64):(64,1)", 3, 64, 64, 48}, {"((64,2),64):((1,4096),64)", 3, 128, 0, 32}, {"(64,32):(32,1)", 2, 64, 0, 16}, {"((8,8),(8,2)):((8,128),(1,64))", 0, 64, 0, 0},
+    static const struct {
+        const char *layout;
+        int b;
+        int64_t rows, r0, k0;
+    } cases[] = {
+        {"(128,64):(64,1)", 3, 64, 64, 48},
+        {"((64,2),64):((1,4096),64)", 3, 128, 0, 32},
+        {"(64,32):(32,1)", 2, 64, 0, 16},
+        {"((8,8),(8,2)):((8,128),(1,64))", 0, 64, 0, 0},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         ckt_layout l = L(cases[c].layout);
         ckt_swizzle sw = {cases[c].b, 3, 3};
         ckt_wgmma_desc d, x;
         ckt_error err;
-        assert_int_equal(ckt_wgmma_desc_make(&l, cases[c].b ? &sw : NULL, CKT_F16, cases[c].rows, cases[c].r0, cases[c].k0, &d, &err), CKT_OK);
+        assert_int_equal(ckt_wgmma_desc_make(&l, cases[c].b ? &sw : NULL, CKT_F16, cases[c].rows,
+                                             cases[c].r0, cases[c].k0, &d, &err),
+                         CKT_OK);
         uint64_t bits;
         int64_t base = 3 * 1024;
         assert_int_equal(ckt_wgmma_desc_encode(&d, base, &bits, &err), CKT_OK);
@@ -273,7 +296,9 @@ static void decoded_descriptors_read_the_layout(void **state)
         for (int64_t r = 0; r < cases[c].rows; r++)
             for (int64_t k = 0; k < 16; k++) {
                 int64_t o;
-                assert_int_equal(ckt_layout_eval(&l, (cases[c].r0 + r) + R * (cases[c].k0 + k), &o, &err), CKT_OK);
+                assert_int_equal(
+                    ckt_layout_eval(&l, (cases[c].r0 + r) + R * (cases[c].k0 + k), &o, &err),
+                    CKT_OK);
                 if (cases[c].b) o = ckt_swizzle_apply(sw, o);
                 assert_int_equal(ckt_wgmma_desc_address(&x, r, k), base + 2 * o);
             }
@@ -283,8 +308,12 @@ static void decoded_descriptors_read_the_layout(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(sm90a_runs_only_on_capability_9_0), cmocka_unit_test(wgmma_lane_layouts), cmocka_unit_test(k_major_hand_worked),
-        cmocka_unit_test(mn_major_hand_worked), cmocka_unit_test(layouts_the_hardware_cannot_read), cmocka_unit_test(decoded_descriptors_read_the_layout),
+        cmocka_unit_test(sm90a_runs_only_on_capability_9_0),
+        cmocka_unit_test(wgmma_lane_layouts),
+        cmocka_unit_test(k_major_hand_worked),
+        cmocka_unit_test(mn_major_hand_worked),
+        cmocka_unit_test(layouts_the_hardware_cannot_read),
+        cmocka_unit_test(decoded_descriptors_read_the_layout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,9 +34,9 @@ extern "C" {
 #endif
 
 typedef enum {
-    CKT_AUTOTUNE_PENDING,  /* not decided (only while running) */
-    CKT_AUTOTUNE_PRUNED,   /* rejected by a model, the problem, the caller or the budget: never run */
-    CKT_AUTOTUNE_FAILED,   /* the build, the compile or a launch failed */
+    CKT_AUTOTUNE_PENDING, /* not decided (only while running) */
+    CKT_AUTOTUNE_PRUNED, /* rejected by a model, the problem, the caller or the budget: never run */
+    CKT_AUTOTUNE_FAILED, /* the build, the compile or a launch failed */
     CKT_AUTOTUNE_COMPILED, /* compiled, not measured (only while running) */
     CKT_AUTOTUNE_MEASURED
 } ckt_autotune_state;
@@ -58,37 +58,39 @@ typedef struct ckt_autotune_candidate {
 
 typedef struct ckt_autotune_result {
     ckt_autotune_state state;
-    char reason[512];      /* why pruned / failed ("" when measured) */
-    int64_t lds_bytes;     /* the kernel's LDS per block (-1: no kernel) */
-    double bank_factor;    /* bank cycles / ideal cycles (0: not rated) */
-    ckt_resources res;     /* after compiling (-1 where unknown) */
-    int occupancy;         /* warps per SM (NVIDIA) / waves per SIMD (AMD) the registers allow; -1: unknown */
-    double compile_ms;     /* -1: not compiled */
-    int from_cache;        /* the compile was a compile-cache hit */
-    double ms;             /* median of the timed runs (-1: not measured) */
-    double score;          /* what was minimised: ms, or the metric callback's value */
-    ckt_executable *exe;   /* compiled ones: owned here; take it (and set NULL) to keep it */
+    char reason[512];   /* why pruned / failed ("" when measured) */
+    int64_t lds_bytes;  /* the kernel's LDS per block (-1: no kernel) */
+    double bank_factor; /* bank cycles / ideal cycles (0: not rated) */
+    ckt_resources res;  /* after compiling (-1 where unknown) */
+    int occupancy; /* warps per SM (NVIDIA) / waves per SIMD (AMD) the registers allow; -1: unknown
+                    */
+    double compile_ms;   /* -1: not compiled */
+    int from_cache;      /* the compile was a compile-cache hit */
+    double ms;           /* median of the timed runs (-1: not measured) */
+    double score;        /* what was minimised: ms, or the metric callback's value */
+    ckt_executable *exe; /* compiled ones: owned here; take it (and set NULL) to keep it */
 } ckt_autotune_result;
 
 typedef struct ckt_autotune_progress {
     int candidates, compiled, measured, pruned, failed;
-    int best;              /* -1: none yet */
+    int best; /* -1: none yet */
     double best_score;
 } ckt_autotune_progress;
 
 typedef struct ckt_autotune_options {
-    int threads;           /* compile threads; 0: the online cores */
-    int warmup, runs;      /* untimed launches first (0: none), then timed ones (0: 5) */
-    double budget_s;       /* wall-clock budget; 0: none. Candidates not measured in time: pruned */
+    int threads;      /* compile threads; 0: the online cores */
+    int warmup, runs; /* untimed launches first (0: none), then timed ones (0: 5) */
+    double budget_s;  /* wall-clock budget; 0: none. Candidates not measured in time: pruned */
     /* prune when cycles/ideal exceeds bank_slack x the best candidate's; 0: 2.0; < 0: never */
     double bank_slack;
-    int min_occupancy;     /* prune a compiled candidate whose registers allow fewer warps per SM
-                            * (NVIDIA) / waves per SIMD (AMD); 0: no limit */
-    int allow_spills;      /* 0: prune a compiled candidate that spills registers */
-    unsigned compile_flags;/* ckt_compile_flags (CKT_COMPILE_NO_CACHE) */
+    int min_occupancy;      /* prune a compiled candidate whose registers allow fewer warps per SM
+                             * (NVIDIA) / waves per SIMD (AMD); 0: no limit */
+    int allow_spills;       /* 0: prune a compiled candidate that spills registers */
+    unsigned compile_flags; /* ckt_compile_flags (CKT_COMPILE_NO_CACHE) */
     /* The score of a measured candidate (lower is better); NULL: the median ms. Returns nonzero
      * to stop the search with *err filled. Called on the calling thread. */
-    int (*metric)(void *user, int i, double median_ms, const double *times, int ntimes, double *score, ckt_error *err);
+    int (*metric)(void *user, int i, double median_ms, const double *times, int ntimes,
+                  double *score, ckt_error *err);
     /* Called on the calling thread after each state change; nonzero stops the search (*err). */
     int (*progress)(void *user, const ckt_autotune_progress *p, ckt_error *err);
     void *user;
@@ -99,8 +101,10 @@ typedef struct ckt_autotune_options {
  * the target's runtime is opened; a GPU target on a machine without that GPU is CKT_ERUNTIME
  * before anything compiles. Errors (bad arguments, a callback's stop) return nonzero; the
  * results filled so far stay valid and must be freed. */
-ckt_status ckt_autotune(ckt_context *ctx, ckt_device *dev, const char *target, const ckt_autotune_candidate *cands, int n,
-                        const ckt_autotune_options *opts, ckt_autotune_result *results, int *best, ckt_error *err);
+ckt_status ckt_autotune(ckt_context *ctx, ckt_device *dev, const char *target,
+                        const ckt_autotune_candidate *cands, int n,
+                        const ckt_autotune_options *opts, ckt_autotune_result *results, int *best,
+                        ckt_error *err);
 /* Free the executables still held by results. */
 void ckt_autotune_results_free(ckt_autotune_result *results, int n);
 
@@ -112,12 +116,14 @@ int ckt_autotune_occupancy(const ckt_target_record *t, int64_t registers, int64_
 
 /* The record's key: the parts the caller names (kernel family, config-space hash, problem
  * signature, target), the device's name and driver version, and the ckt version. */
-ckt_status ckt_autotune_key(const char *const *parts, int nparts, ckt_device *dev, char key[65], ckt_error *err);
+ckt_status ckt_autotune_key(const char *const *parts, int nparts, ckt_device *dev, char key[65],
+                            ckt_error *err);
 typedef enum { CKT_RECALL_MISS, CKT_RECALL_HIT, CKT_RECALL_CORRUPT } ckt_recall;
 /* Look the key up in the context's cache directory. HIT: *payload (malloc'd, NUL-terminated)
  * and *size. CORRUPT: a damaged entry was found, removed, and `note` says why. MISS otherwise
  * (including no cache). */
-ckt_recall ckt_autotune_recall(ckt_context *ctx, const char *key, char **payload, size_t *size, char *note, size_t cap);
+ckt_recall ckt_autotune_recall(ckt_context *ctx, const char *key, char **payload, size_t *size,
+                               char *note, size_t cap);
 /* Store payload under key (atomic, checksummed); 1 when stored. */
 int ckt_autotune_remember(ckt_context *ctx, const char *key, const void *payload, size_t size);
 

@@ -36,8 +36,10 @@ const char *ckt_cache_dir(const ckt_cache *c);  /* the resolved directory ("" wh
 const char *ckt_cache_note(const ckt_cache *c); /* why caching is off or degraded; "" when fine */
 ckt_cache_stats ckt_cache_get_stats(const ckt_cache *c);
 
-/* The key of a list of parts (length-prefixed, so ("ab","c") != ("a","bc")): 64 hex digits + NUL. */
-void ckt_cache_key(const char *const *parts, const size_t *lens, int n, char out[CKT_CACHE_KEY_LEN + 1]);
+/* The key of a list of parts (length-prefixed, so ("ab","c") != ("a","bc")): 64 hex digits + NUL.
+ */
+void ckt_cache_key(const char *const *parts, const size_t *lens, int n,
+                   char out[CKT_CACHE_KEY_LEN + 1]);
 
 /* 1 and a malloc'd copy of the payload on a hit; 0 on a miss (including a corrupt entry,
  * which is removed). key must be 64 lowercase hex digits. */

@@ -20,8 +20,8 @@ extern "C" {
 #endif
 
 typedef struct ckt_kernel_compile_options {
-    unsigned flags;              /* ckt_compile_flags: CKT_COMPILE_ONLY, CKT_COMPILE_NO_CACHE */
-    const char *const *options;  /* extra compiler options (may be NULL) */
+    unsigned flags;             /* ckt_compile_flags: CKT_COMPILE_ONLY, CKT_COMPILE_NO_CACHE */
+    const char *const *options; /* extra compiler options (may be NULL) */
     int noptions;
 } ckt_kernel_compile_options;
 
@@ -31,8 +31,9 @@ typedef struct ckt_executable ckt_executable;
  * cache), and keep the signature, the dynamic LDS size and the parsed target. opts may be NULL.
  * k must be finished (ckt_kernel_finish) and outlive the executable: launches check their
  * arguments against it. The kernel is not changed. */
-ckt_status ckt_kernel_compile(ckt_context *ctx, const ckt_kernel *k, const char *target, const ckt_kernel_compile_options *opts,
-                              ckt_executable **out, ckt_error *err);
+ckt_status ckt_kernel_compile(ckt_context *ctx, const ckt_kernel *k, const char *target,
+                              const ckt_kernel_compile_options *opts, ckt_executable **out,
+                              ckt_error *err);
 void ckt_exe_free(ckt_executable *e);
 
 const ckt_kernel *ckt_exe_kernel(const ckt_executable *e);
@@ -54,8 +55,9 @@ const ckt_param *ckt_exe_signature(const ckt_executable *e, int *count);
  * given), strides that stay non-negative, a grid within the tiles. A zero-sized problem runs no
  * blocks. deadline (CLOCK_MONOTONIC seconds, 0: none): the CPU runtime stops between blocks
  * once it passes (a sandbox's time limit). */
-ckt_status ckt_exe_launch(const ckt_executable *e, ckt_device *dev, const int64_t grid[3], const ckt_arg *args, int nargs,
-                          double deadline, double *ms, ckt_error *err);
+ckt_status ckt_exe_launch(const ckt_executable *e, ckt_device *dev, const int64_t grid[3],
+                          const ckt_arg *args, int nargs, double deadline, double *ms,
+                          ckt_error *err);
 
 #ifdef __cplusplus
 }

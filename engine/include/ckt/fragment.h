@@ -18,9 +18,9 @@ extern "C" {
 
 typedef struct ckt_fragment {
     char name[48];
-    char operand;                    /* 'A', 'B' or 'C' (D is accepted as C) */
+    char operand;                      /* 'A', 'B' or 'C' (D is accepted as C) */
     int64_t rows, cols, lanes, values; /* the operand tile is rows x cols, row-major */
-    ckt_layout tv;                   /* (lane, register) -> offset in the tile */
+    ckt_layout tv;                     /* (lane, register) -> offset in the tile */
 } ckt_fragment;
 
 /* name: mfma_f32_32x32x8f16, mfma_f32_16x16x16f16 (and the bf16_1k twins, same lane layouts),

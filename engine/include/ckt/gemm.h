@@ -33,32 +33,40 @@ extern "C" {
 
 typedef struct ckt_gemm_traits {
     const ckt_mma *instr;
-    int64_t m_per_wave, n_per_wave; /* CK's MXdlPerWave, NXdlPerWave: instructions per wave along M and N */
-    int64_t k_pack;                 /* CK's K1 (KPack): contiguous K elements a lane reads per step */
+    int64_t m_per_wave,
+        n_per_wave; /* CK's MXdlPerWave, NXdlPerWave: instructions per wave along M and N */
+    int64_t k_pack; /* CK's K1 (KPack): contiguous K elements a lane reads per step */
 } ckt_gemm_traits;
 
 /* instr by name (ckt_mma_get); m_per_wave, n_per_wave >= 1; k_pack a multiple of instr.k_chunk
  * (0: instr.k_chunk). */
-ckt_status ckt_gemm_traits_make(const char *instr, int64_t m_per_wave, int64_t n_per_wave, int64_t k_pack, ckt_gemm_traits *out, ckt_error *err);
-/* CK's presets by name, "32x32Xdl_4x2XdlPerWave_8K1" or "BlockwisGemmXdlTraits_32x32Xdl_4x2XdlPerWave_8K1"
- * (<M>x<N>Xdl_<MX>x<NX>XdlPerWave_<K1>K1): the MFMA of that shape for dtype f16 or bf16 (bf16_1k). */
-ckt_status ckt_gemm_traits_preset(const char *name, ckt_dtype dtype, ckt_gemm_traits *out, ckt_error *err);
+ckt_status ckt_gemm_traits_make(const char *instr, int64_t m_per_wave, int64_t n_per_wave,
+                                int64_t k_pack, ckt_gemm_traits *out, ckt_error *err);
+/* CK's presets by name, "32x32Xdl_4x2XdlPerWave_8K1" or
+ * "BlockwisGemmXdlTraits_32x32Xdl_4x2XdlPerWave_8K1"
+ * (<M>x<N>Xdl_<MX>x<NX>XdlPerWave_<K1>K1): the MFMA of that shape for dtype f16 or bf16 (bf16_1k).
+ */
+ckt_status ckt_gemm_traits_preset(const char *name, ckt_dtype dtype, ckt_gemm_traits *out,
+                                  ckt_error *err);
 
 typedef struct ckt_gemm_geom {
-    int64_t mpb, npb, kpb;      /* the block tile */
-    int64_t waves_m, waves_n;   /* the wave grid */
-    int64_t pack;               /* P = k_pack / k_chunk: instructions per K step */
-    int64_t k_step;             /* instr.k * P: K elements per step */
+    int64_t mpb, npb, kpb;    /* the block tile */
+    int64_t waves_m, waves_n; /* the wave grid */
+    int64_t pack;             /* P = k_pack / k_chunk: instructions per K step */
+    int64_t k_step;           /* instr.k * P: K elements per step */
     int64_t threads;
 } ckt_gemm_geom;
 
 /* Checks that the traits divide the tile and that the waves fill `threads`; kpb 0: any multiple
  * of the K step. Errors name the argument (MPerBlock, NPerBlock, KPerBlock, threads). */
-ckt_status ckt_gemm_geometry(const ckt_gemm_traits *t, int64_t mpb, int64_t npb, int64_t kpb, int64_t threads, ckt_gemm_geom *out, ckt_error *err);
+ckt_status ckt_gemm_geometry(const ckt_gemm_traits *t, int64_t mpb, int64_t npb, int64_t kpb,
+                             int64_t threads, ckt_gemm_geom *out, ckt_error *err);
 /* The TV layout text of the block-level distributions: 'C' over the MPerBlock x NPerBlock tile,
  * 'A' over MPerBlock x k_step (one K step), 'B' over NPerBlock x k_step. */
-ckt_status ckt_gemm_tv(const ckt_gemm_traits *t, const ckt_gemm_geom *g, char operand, char *buf, size_t cap, ckt_error *err);
-ckt_status ckt_gemm_dist(const ckt_gemm_traits *t, const ckt_gemm_geom *g, char operand, ckt_dist *out, ckt_error *err);
+ckt_status ckt_gemm_tv(const ckt_gemm_traits *t, const ckt_gemm_geom *g, char operand, char *buf,
+                       size_t cap, ckt_error *err);
+ckt_status ckt_gemm_dist(const ckt_gemm_traits *t, const ckt_gemm_geom *g, char operand,
+                         ckt_dist *out, ckt_error *err);
 
 /* NVIDIA (instr.ldmatrix, k_pack == k_chunk): the addresses of the ldmatrix loads of 'A' (x4 per
  * M repeat) or 'B' (x4 per two N repeats when a wave has an even number, else x2 per repeat)
@@ -67,16 +75,20 @@ ckt_status ckt_gemm_dist(const ckt_gemm_traits *t, const ckt_gemm_geom *g, char 
  * the same fragments from an M- / N-contiguous tile by ldmatrix.trans: the lane points at an
  * 8-element M / N row at one K, and value j + 8 * load is element j along M / N. CKT_EUNSUPPORTED
  * when the instruction or the K pack has no ldmatrix form. */
-ckt_status ckt_gemm_ldmatrix_dist(const ckt_gemm_traits *t, const ckt_gemm_geom *g, char operand, ckt_dist *out, ckt_error *err);
+ckt_status ckt_gemm_ldmatrix_dist(const ckt_gemm_traits *t, const ckt_gemm_geom *g, char operand,
+                                  ckt_dist *out, ckt_error *err);
 
 /* Builder: the C register tensor (f32, the C distribution) of an MPerBlock x NPerBlock block tile
  * (make_blockwise_gemm_xdl_c_vgpr); *dist (may be NULL) gets the C distribution's index, which
  * the C local partition uses. */
-ckt_status ckt_kernel_gemm_c_vgpr(ckt_kernel *k, const ckt_gemm_traits *t, int64_t mpb, int64_t npb, int *reg, int *dist, ckt_error *err);
-ckt_status ckt_kernel_gemm_c_dist(ckt_kernel *k, const ckt_gemm_traits *t, int64_t mpb, int64_t npb, int *dist, ckt_error *err);
+ckt_status ckt_kernel_gemm_c_vgpr(ckt_kernel *k, const ckt_gemm_traits *t, int64_t mpb, int64_t npb,
+                                  int *reg, int *dist, ckt_error *err);
+ckt_status ckt_kernel_gemm_c_dist(ckt_kernel *k, const ckt_gemm_traits *t, int64_t mpb, int64_t npb,
+                                  int *dist, ckt_error *err);
 /* c_reg += A B over one LDS block tile (blockwise_gemm_xdl): a K-step loop whose body loads the
  * A and B fragments from LDS (vectorized where the layouts allow) and issues the instructions. */
-ckt_status ckt_kernel_blockwise_gemm(ckt_kernel *k, int a_lds, int b_lds, int c_reg, const ckt_gemm_traits *t, ckt_error *err);
+ckt_status ckt_kernel_blockwise_gemm(ckt_kernel *k, int a_lds, int b_lds, int c_reg,
+                                     const ckt_gemm_traits *t, ckt_error *err);
 
 #ifdef __cplusplus
 }

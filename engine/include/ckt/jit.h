@@ -16,9 +16,9 @@ extern "C" {
 #endif
 
 typedef struct ckt_compile_request {
-    const char *target;       /* "gfx90a", "gfx908", "sm_80", "sm_90", "cpu" */
-    const char *source;       /* HIP C++, CUDA C++ or C */
-    const char *kernel_name;  /* the entry point */
+    const char *target;         /* "gfx90a", "gfx908", "sm_80", "sm_90", "cpu" */
+    const char *source;         /* HIP C++, CUDA C++ or C */
+    const char *kernel_name;    /* the entry point */
     const char *const *options; /* extra compiler options (may be NULL) */
     int noptions;
 } ckt_compile_request;
@@ -35,13 +35,13 @@ typedef enum {
 /* The CPU target ABI. For a kernel K the C source defines
  *   void K(void *const *args, const ckt_cpu_launch *launch);   -- runs ONE block, all its threads
  *   const unsigned long long K__lds_bytes = <bytes>;            -- LDS per block (optional: 0)
- *   const int K__nparams = 4;                                    -- the parameters (optional; when present,
- *   const int K__param_kinds[4] = {0, 0, 1, 3};                   -- launches are checked against them)
- * K__param_kinds[i] is the ckt_param_kind of parameter i (ckt/param.h: CKT_PARAM_PTR 0, I32 1,
- * I64 2, F32 3; an ABI, these values do not change); with no parameters the array holds one -1.
- * args[i] points at the value of parameter i (as cuLaunchKernel's kernelParams). The runtime
- * gives each worker thread an LDS buffer of K__lds_bytes aligned to CKT_CPU_LDS_ALIGN.
- * The emitter's C prelude declares the same struct: keep them identical. */
+ *   const int K__nparams = 4;                                    -- the parameters (optional; when
+ * present, const int K__param_kinds[4] = {0, 0, 1, 3};                   -- launches are checked
+ * against them) K__param_kinds[i] is the ckt_param_kind of parameter i (ckt/param.h: CKT_PARAM_PTR
+ * 0, I32 1, I64 2, F32 3; an ABI, these values do not change); with no parameters the array holds
+ * one -1. args[i] points at the value of parameter i (as cuLaunchKernel's kernelParams). The
+ * runtime gives each worker thread an LDS buffer of K__lds_bytes aligned to CKT_CPU_LDS_ALIGN. The
+ * emitter's C prelude declares the same struct: keep them identical. */
 #ifndef CKT_CPU_LAUNCH_DEFINED
 #define CKT_CPU_LAUNCH_DEFINED
 typedef struct ckt_cpu_launch {
@@ -64,31 +64,38 @@ typedef struct ckt_binary ckt_binary;
 
 /* Compile (or load from the context's disk cache). ctx may be NULL: no cache. flags: 0 or
  * ckt_compile_flags. */
-ckt_status ckt_compile(ckt_context *ctx, const ckt_compile_request *req, unsigned flags, ckt_binary **out, ckt_error *err);
+ckt_status ckt_compile(ckt_context *ctx, const ckt_compile_request *req, unsigned flags,
+                       ckt_binary **out, ckt_error *err);
 /* Binaries are reference counted: ckt_binary_free drops one reference (the last frees it). */
 void ckt_binary_free(ckt_binary *b);
 void ckt_binary_retain(ckt_binary *b);
 const char *ckt_binary_target(const ckt_binary *b);
-const uint8_t *ckt_binary_code(const ckt_binary *b, size_t *size); /* code object / cubin / shared object */
+const uint8_t *ckt_binary_code(const ckt_binary *b,
+                               size_t *size); /* code object / cubin / shared object */
 const ckt_resources *ckt_binary_resources(const ckt_binary *b);
 const char *ckt_binary_log(const ckt_binary *b);
-const char *ckt_binary_disassembly(const ckt_binary *b); /* NULL when no disassembler is installed */
-const char *ckt_binary_disassembly_note(const ckt_binary *b); /* why the disassembly is NULL ("" otherwise) */
+const char *
+ckt_binary_disassembly(const ckt_binary *b); /* NULL when no disassembler is installed */
+const char *
+ckt_binary_disassembly_note(const ckt_binary *b); /* why the disassembly is NULL ("" otherwise) */
 double ckt_binary_compile_ms(const ckt_binary *b);
 const char *ckt_binary_compiler(const ckt_binary *b); /* e.g. "hipRTC (libamdhip64.so.5)" */
 const char *ckt_binary_kernel_name(const ckt_binary *b);
-int ckt_binary_from_cache(const ckt_binary *b);   /* 1: loaded from the disk cache, no compiler ran */
+int ckt_binary_from_cache(const ckt_binary *b); /* 1: loaded from the disk cache, no compiler ran */
 int ckt_binary_compile_only(const ckt_binary *b); /* compiled with CKT_COMPILE_ONLY */
 
-/* The AMDGPU metadata of an HSA code object (ELF note NT_AMDGPU_METADATA, msgpack). Bounds-checked. */
-ckt_status ckt_code_object_resources(const uint8_t *elf, size_t size, ckt_resources *out, ckt_error *err);
+/* The AMDGPU metadata of an HSA code object (ELF note NT_AMDGPU_METADATA, msgpack). Bounds-checked.
+ */
+ckt_status ckt_code_object_resources(const uint8_t *elf, size_t size, ckt_resources *out,
+                                     ckt_error *err);
 /* The explicit arguments of `kernel` in that metadata (.args without the hidden_* ones): their
  * sizes in bytes, in order, into sizes[0..*count). The HIP runtime checks launches against them. */
-ckt_status ckt_code_object_kernel_args(const uint8_t *elf, size_t size, const char *kernel, int64_t *sizes, int cap, int *count,
-                                       ckt_error *err);
+ckt_status ckt_code_object_kernel_args(const uint8_t *elf, size_t size, const char *kernel,
+                                       int64_t *sizes, int cap, int *count, ckt_error *err);
 /* The same for a cubin (the .nv.info.<kernel> parameter records, EIATTR_KPARAM_INFO and _V2);
  * the CUDA runtime checks launches. CKT_EUNSUPPORTED: records of a form it does not know. */
-ckt_status ckt_cubin_kernel_args(const uint8_t *elf, size_t size, const char *kernel, int64_t *sizes, int cap, int *count, ckt_error *err);
+ckt_status ckt_cubin_kernel_args(const uint8_t *elf, size_t size, const char *kernel,
+                                 int64_t *sizes, int cap, int *count, ckt_error *err);
 
 #ifdef __cplusplus
 }

@@ -51,12 +51,14 @@ typedef struct ckt_dist {
 } ckt_dist;
 
 /* tv: (thread, value) -> offset in the row-major tile of `lengths` (CK's tv_layout convention). */
-ckt_status ckt_dist_from_tv(const ckt_layout *tv, int rank, const int64_t *lengths, ckt_dist *out, ckt_error *err);
+ckt_status ckt_dist_from_tv(const ckt_layout *tv, int rank, const int64_t *lengths, ckt_dist *out,
+                            ckt_error *err);
 /* CK wrapper blockwise_copy: thread_layout (rank == tile rank) maps a thread coordinate to the
  * thread id; each thread moves vectors of `spv` along vector_dim, raked over the tile;
  * access_order (NULL: 0..rank-1) lists the dims from slowest to fastest value order. */
-ckt_status ckt_dist_from_thread_layout(const ckt_layout *thread_layout, int rank, const int64_t *lengths, int vector_dim,
-                                       int64_t spv, const int *access_order, ckt_dist *out, ckt_error *err);
+ckt_status ckt_dist_from_thread_layout(const ckt_layout *thread_layout, int rank,
+                                       const int64_t *lengths, int vector_dim, int64_t spv,
+                                       const int *access_order, ckt_dist *out, ckt_error *err);
 /* CuTe local_partition (interleaved) / CK wrapper make_local_partition (packed) of a tile of
  * `lengths` over the threads of `thr` (flat, one mode per tile dim, one to one onto
  * 0..size(thr)-1): thread index i has the coordinate c_d = (i / stride_d) % shape_d, and owns
@@ -67,30 +69,33 @@ ckt_status ckt_dist_from_thread_layout(const ckt_layout *thread_layout, int rank
  * fragment order: value v is element v of the layout ckt_local_partition returns). The thread
  * index is (tid / idx_div) % idx_mod (idx_mod 0: no remainder) in a block of `block` threads;
  * threads whose index would reach size(thr) take no part (they must be the last ones). */
-ckt_status ckt_dist_partition(const ckt_layout *thr, int rank, const int64_t *lengths, const int64_t *val, bool packed, int64_t idx_div,
-                              int64_t idx_mod, int64_t block, ckt_dist *out, ckt_error *err);
+ckt_status ckt_dist_partition(const ckt_layout *thr, int rank, const int64_t *lengths,
+                              const int64_t *val, bool packed, int64_t idx_div, int64_t idx_mod,
+                              int64_t block, ckt_dist *out, ckt_error *err);
 /* One thread per block-sized slab: thread t holds `per_thread` consecutive elements of a 1-D tile
  * starting at t * per_thread (threads = length / per_thread), repeated `repeats` times with a
  * stride of threads * per_thread. */
-ckt_status ckt_dist_raked_1d(int64_t threads, int64_t per_thread, int64_t repeats, ckt_dist *out, ckt_error *err);
+ckt_status ckt_dist_raked_1d(int64_t threads, int64_t per_thread, int64_t repeats, ckt_dist *out,
+                             ckt_error *err);
 /* The default thread arrangement of a copy of a tile of `lengths` (elements of elem_bytes) by
  * `block` threads: vectors of up to 16 bytes along the last dim, threads row-major over as
  * much of the block as the tile divides. */
-ckt_status ckt_dist_default_copy(int rank, const int64_t *lengths, size_t elem_bytes, int64_t block, ckt_dist *out, ckt_error *err);
+ckt_status ckt_dist_default_copy(int rank, const int64_t *lengths, size_t elem_bytes, int64_t block,
+                                 ckt_dist *out, ckt_error *err);
 void ckt_dist_coord(const ckt_dist *d, int64_t tid, int64_t v, int64_t *coord);
 ckt_status ckt_dist_check(const ckt_dist *d, ckt_error *err);
 
 typedef struct ckt_kparam {
     char name[32];
     ckt_param_kind kind;
-    ckt_dtype dtype;        /* pointers: the element type */
-    bool specialized;       /* folded to `value` at build time; not part of the signature */
+    ckt_dtype dtype;  /* pointers: the element type */
+    bool specialized; /* folded to `value` at build time; not part of the signature */
     int64_t ivalue;
     double fvalue;
-    int64_t divisor;        /* runtime sizes: a promised divisor (checked at launch) */
-    int64_t align;          /* pointers: promised alignment in bytes (default 16) */
+    int64_t divisor; /* runtime sizes: a promised divisor (checked at launch) */
+    int64_t align;   /* pointers: promised alignment in bytes (default 16) */
     ckt_expr_id expr;
-    bool is_const;          /* pointers: only read */
+    bool is_const; /* pointers: only read */
 } ckt_kparam;
 
 typedef struct ckt_ktensor {
@@ -101,7 +106,7 @@ typedef struct ckt_ktensor {
     /* global */
     int param;
     ckt_expr_id shape[CKT_K_MAX_RANK], stride[CKT_K_MAX_RANK];
-    bool padded;            /* ckt.pad: accesses beyond the shape are masked */
+    bool padded; /* ckt.pad: accesses beyond the shape are masked */
     /* lds: a static layout of `rank` modes, optionally swizzled, at a byte offset */
     ckt_layout layout;
     ckt_swizzle sw;
@@ -114,7 +119,7 @@ typedef struct ckt_ktensor {
     bool stage_view;
     ckt_expr_id stage_base;
     /* register */
-    int dist;               /* -1: a plain per-thread array of nvalues */
+    int dist; /* -1: a plain per-thread array of nvalues */
     int64_t nvalues;
 } ckt_ktensor;
 
@@ -129,10 +134,10 @@ typedef struct ckt_kwindow {
 } ckt_kwindow;
 
 typedef enum {
-    CKT_OP_SET,          /* var (expr a) = expr b */
-    CKT_OP_ADD,          /* var += expr b */
-    CKT_OP_LOOP,         /* for var in [0, expr b) */
-    CKT_OP_IF,           /* if (expr b) */
+    CKT_OP_SET,  /* var (expr a) = expr b */
+    CKT_OP_ADD,  /* var += expr b */
+    CKT_OP_LOOP, /* for var in [0, expr b) */
+    CKT_OP_IF,   /* if (expr b) */
     CKT_OP_END,
     CKT_OP_SYNC,
     CKT_OP_LOAD,         /* reg r = window w through reg's distribution */
@@ -141,11 +146,14 @@ typedef enum {
     CKT_OP_MAP,          /* reg r[v] = expr(inputs[v]) */
     CKT_OP_FOLD,         /* reg r[0] = op(r[0], inputs[0][all v]) */
     CKT_OP_BLOCK_REDUCE, /* reg r[0] = op over all threads (every thread gets the result) */
-    CKT_OP_GEMM,         /* reg r += inputs[0] x inputs[1]: matrix instruction mma (ckt/mma.h), mma_rep = {MX, NX, P} per wave */
-    CKT_OP_COPY_ASYNC,   /* LDS window w = global window inputs[0], element by element through dist */
-    CKT_OP_COMMIT,       /* close the group of asynchronous copies issued since the last commit */
-    CKT_OP_WAIT,         /* wait until at most spv committed groups are pending (then a barrier unless b == 0) */
-    CKT_OP_WGMMA         /* reg r += LDS inputs[0] x LDS inputs[1] by warpgroup MMA mma (ckt/wgmma.h), mma_rep = {MX, NX, K steps} per warpgroup */
+    CKT_OP_GEMM, /* reg r += inputs[0] x inputs[1]: matrix instruction mma (ckt/mma.h), mma_rep =
+                    {MX, NX, P} per wave */
+    CKT_OP_COPY_ASYNC, /* LDS window w = global window inputs[0], element by element through dist */
+    CKT_OP_COMMIT,     /* close the group of asynchronous copies issued since the last commit */
+    CKT_OP_WAIT, /* wait until at most spv committed groups are pending (then a barrier unless b ==
+                    0) */
+    CKT_OP_WGMMA /* reg r += LDS inputs[0] x LDS inputs[1] by warpgroup MMA mma (ckt/wgmma.h),
+                    mma_rep = {MX, NX, K steps} per warpgroup */
 } ckt_kop_kind;
 
 typedef enum { CKT_REDUCE_SUM, CKT_REDUCE_MAX, CKT_REDUCE_MIN } ckt_reduce_op;
@@ -156,21 +164,23 @@ typedef struct ckt_kop {
     int w, r;
     ckt_expr_id a, b;
     int vector_dim;
-    int64_t spv;          /* 0: choose */
+    int64_t spv; /* 0: choose */
     float fill;
     ckt_reduce_op rop;
     int ninputs;
     int inputs[CKT_K_MAX_INPUTS];
-    int dist;             /* LOAD / STORE: the distribution of the access (-1: the register tensor's) */
-    int line;             /* the script line that built it (0: unknown) */
+    int dist; /* LOAD / STORE: the distribution of the access (-1: the register tensor's) */
+    int line; /* the script line that built it (0: unknown) */
     char note[96];
-    int mma;              /* GEMM: the instruction (ckt_mma_at index) */
-    int64_t mma_rep[3];   /* GEMM: instructions per wave along M and N, and per K step (k_pack / k_chunk) */
+    int mma;            /* GEMM: the instruction (ckt_mma_at index) */
+    int64_t mma_rep[3]; /* GEMM: instructions per wave along M and N, and per K step (k_pack /
+                           k_chunk) */
 } ckt_kop;
 
 typedef struct ckt_kernel ckt_kernel;
 
-ckt_status ckt_kernel_create(const char *name, int64_t block_threads, ckt_kernel **out, ckt_error *err);
+ckt_status ckt_kernel_create(const char *name, int64_t block_threads, ckt_kernel **out,
+                             ckt_error *err);
 void ckt_kernel_destroy(ckt_kernel *k);
 const char *ckt_kernel_name(const ckt_kernel *k);
 int64_t ckt_kernel_block(const ckt_kernel *k);
@@ -180,19 +190,23 @@ const ckt_expr_pool *ckt_kernel_exprs_const(const ckt_kernel *k);
 void ckt_kernel_set_line(ckt_kernel *k, int line);
 
 /* Parameters in signature order. A specialized scalar folds to its value. */
-ckt_status ckt_kernel_param_ptr(ckt_kernel *k, const char *name, ckt_dtype dtype, bool is_const, int64_t align, int *index, ckt_error *err);
-ckt_status ckt_kernel_param_scalar(ckt_kernel *k, const char *name, ckt_param_kind kind, bool specialized, int64_t ivalue,
-                                   double fvalue, int64_t divisor, int *index, ckt_error *err);
+ckt_status ckt_kernel_param_ptr(ckt_kernel *k, const char *name, ckt_dtype dtype, bool is_const,
+                                int64_t align, int *index, ckt_error *err);
+ckt_status ckt_kernel_param_scalar(ckt_kernel *k, const char *name, ckt_param_kind kind,
+                                   bool specialized, int64_t ivalue, double fvalue, int64_t divisor,
+                                   int *index, ckt_error *err);
 int ckt_kernel_nparams(const ckt_kernel *k);
 const ckt_kparam *ckt_kernel_param(const ckt_kernel *k, int i);
 /* The launch signature: the non-specialized parameters, in order; returns the count. */
 int ckt_kernel_signature(const ckt_kernel *k, ckt_param *sig, int cap);
 
-ckt_status ckt_kernel_global(ckt_kernel *k, int param, ckt_dtype dtype, int rank, const ckt_expr_id *shape,
-                             const ckt_expr_id *stride, bool padded, int *tensor, ckt_error *err);
-ckt_status ckt_kernel_lds(ckt_kernel *k, ckt_dtype dtype, const ckt_layout *layout, const ckt_swizzle *sw /* may be NULL */,
-                          int *tensor, ckt_error *err);
-ckt_status ckt_kernel_registers(ckt_kernel *k, ckt_dtype dtype, int dist /* -1: plain */, int64_t nvalues, int *tensor, ckt_error *err);
+ckt_status ckt_kernel_global(ckt_kernel *k, int param, ckt_dtype dtype, int rank,
+                             const ckt_expr_id *shape, const ckt_expr_id *stride, bool padded,
+                             int *tensor, ckt_error *err);
+ckt_status ckt_kernel_lds(ckt_kernel *k, ckt_dtype dtype, const ckt_layout *layout,
+                          const ckt_swizzle *sw /* may be NULL */, int *tensor, ckt_error *err);
+ckt_status ckt_kernel_registers(ckt_kernel *k, ckt_dtype dtype, int dist /* -1: plain */,
+                                int64_t nvalues, int *tensor, ckt_error *err);
 ckt_status ckt_kernel_add_dist(ckt_kernel *k, const ckt_dist *d, int *index, ckt_error *err);
 const ckt_dist *ckt_kernel_dist(const ckt_kernel *k, int i);
 const ckt_ktensor *ckt_kernel_tensor(const ckt_kernel *k, int i);
@@ -203,8 +217,8 @@ size_t ckt_kernel_footprint(const ckt_kernel *k);
 /* Byte offset in LDS of the block reductions' scratch (block x 4 bytes); -1 when none. */
 int64_t ckt_kernel_reduce_scratch(const ckt_kernel *k);
 
-ckt_status ckt_kernel_window_make(ckt_kernel *k, int tensor, int rank, const int64_t *lengths, const ckt_expr_id *origin,
-                                  int *window, ckt_error *err);
+ckt_status ckt_kernel_window_make(ckt_kernel *k, int tensor, int rank, const int64_t *lengths,
+                                  const ckt_expr_id *origin, int *window, ckt_error *err);
 ckt_status ckt_kernel_move(ckt_kernel *k, int window, const ckt_expr_id *step, ckt_error *err);
 
 /* Partitions of a tile among the block's threads (CuTe's local_partition; kernel_partition.c).
@@ -213,58 +227,69 @@ ckt_status ckt_kernel_move(ckt_kernel *k, int window, const ckt_expr_id *step, c
  * kernel that computes (tid / div) % mod (mod 0: none) for every thread: the thread id, and
  * divisions / right shifts and remainders / low-bit masks of it by constants. Options: */
 typedef struct ckt_partition_opts {
-    bool packed;               /* one contiguous block per thread (CK wrapper's make_local_partition) */
-    int nvalues;               /* values per step of each dim given (rank of them); -1: not given */
+    bool packed; /* one contiguous block per thread (CK wrapper's make_local_partition) */
+    int nvalues; /* values per step of each dim given (rank of them); -1: not given */
     int64_t values[CKT_K_MAX_RANK];
     bool has_scalar_per_vector, has_vector_dim; /* or: scalar_per_vector values along vector_dim */
-    int64_t scalar_per_vector; /* 1..16 */
-    int64_t vector_dim;        /* default: the last dim */
+    int64_t scalar_per_vector;                  /* 1..16 */
+    int64_t vector_dim;                         /* default: the last dim */
 } ckt_partition_opts;
 /* The partition: its distribution (*dist) and its own window over the same tile (*window_out),
  * which later moves of the parent leave be. Each step's refusals are the functions below. */
-ckt_status ckt_kernel_partition(ckt_kernel *k, int tensor, int window, const ckt_layout *thr, ckt_expr_id index, const ckt_partition_opts *o,
-                                int *dist, int *window_out, ckt_error *err);
+ckt_status ckt_kernel_partition(ckt_kernel *k, int tensor, int window, const ckt_layout *thr,
+                                ckt_expr_id index, const ckt_partition_opts *o, int *dist,
+                                int *window_out, ckt_error *err);
 /* The tile's lengths and rank. */
-ckt_status ckt_partition_tile(const ckt_kernel *k, int tensor, int window, int64_t *lengths, int *rank, ckt_error *err);
+ckt_status ckt_partition_tile(const ckt_kernel *k, int tensor, int window, int64_t *lengths,
+                              int *rank, ckt_error *err);
 /* The thread index as (tid / *div) % *mod; CKT_EINVAL "thread index must be ..." otherwise. */
-ckt_status ckt_partition_thread_index(const ckt_kernel *k, ckt_expr_id index, int64_t *div, int64_t *mod, ckt_error *err);
+ckt_status ckt_partition_thread_index(const ckt_kernel *k, ckt_expr_id index, int64_t *div,
+                                      int64_t *mod, ckt_error *err);
 /* Values per step of each of the rank dims (1 each unless the options say); *given: they did. */
-ckt_status ckt_partition_values(int rank, const ckt_partition_opts *o, int64_t *values, bool *given, ckt_error *err);
+ckt_status ckt_partition_values(int rank, const ckt_partition_opts *o, int64_t *values, bool *given,
+                                ckt_error *err);
 
 /* Block-uniform variables, loops, branches, barriers. */
-ckt_status ckt_kernel_var(ckt_kernel *k, const char *name, ckt_expr_id init, ckt_expr_id *var, ckt_error *err);
+ckt_status ckt_kernel_var(ckt_kernel *k, const char *name, ckt_expr_id init, ckt_expr_id *var,
+                          ckt_error *err);
 ckt_status ckt_kernel_loop(ckt_kernel *k, ckt_expr_id trip, ckt_expr_id *var, ckt_error *err);
 ckt_status ckt_kernel_if(ckt_kernel *k, ckt_expr_id cond, ckt_error *err);
 ckt_status ckt_kernel_end(ckt_kernel *k, ckt_error *err);
 ckt_status ckt_kernel_sync(ckt_kernel *k, ckt_error *err);
 
 /* Data movement and compute. spv 0 chooses the widest legal vector; vector_dim -1: the last dim. */
-ckt_status ckt_kernel_load(ckt_kernel *k, int window, int dist, int vector_dim, int64_t spv, float fill, int *reg, ckt_error *err);
-ckt_status ckt_kernel_store(ckt_kernel *k, int window, int reg, int vector_dim, int64_t spv, ckt_error *err);
+ckt_status ckt_kernel_load(ckt_kernel *k, int window, int dist, int vector_dim, int64_t spv,
+                           float fill, int *reg, ckt_error *err);
+ckt_status ckt_kernel_store(ckt_kernel *k, int window, int reg, int vector_dim, int64_t spv,
+                            ckt_error *err);
 /* Store value v of each thread's `reg` to the element `dist` gives that thread as value v (dist -1:
  * reg's own distribution), by value index: CuTe's copy into a partition of another thread
  * layout. Same number of values; a distributed reg must be held by at least dist's threads. */
-ckt_status ckt_kernel_store_as(ckt_kernel *k, int window, int reg, int dist, int vector_dim, int64_t spv, ckt_error *err);
+ckt_status ckt_kernel_store_as(ckt_kernel *k, int window, int reg, int dist, int vector_dim,
+                               int64_t spv, ckt_error *err);
 ckt_status ckt_kernel_clear(ckt_kernel *k, int reg, float value, ckt_error *err);
 /* out[v] = expr over inputs[i][v] (CKT_E_INPUT slot i); inputs share one distribution. */
-ckt_status ckt_kernel_map(ckt_kernel *k, int ninputs, const int *inputs, ckt_expr_id expr, ckt_dtype out_dtype, int *reg,
-                          ckt_error *err);
+ckt_status ckt_kernel_map(ckt_kernel *k, int ninputs, const int *inputs, ckt_expr_id expr,
+                          ckt_dtype out_dtype, int *reg, ckt_error *err);
 ckt_status ckt_kernel_fold(ckt_kernel *k, int acc, int src, ckt_reduce_op op, ckt_error *err);
 ckt_status ckt_kernel_block_reduce(ckt_kernel *k, int acc, ckt_reduce_op op, ckt_error *err);
 /* c += a x b by matrix instruction `mma` (a ckt_mma_at index), each wave issuing rep[0] x rep[1]
  * instruction tiles times rep[2] along K; register value orders as in ckt/gemm.h. The block must
  * be whole waves; the dtypes and values per thread must be the instruction's. Block-uniform. */
-ckt_status ckt_kernel_mma(ckt_kernel *k, int c_reg, int a_reg, int b_reg, int mma, const int64_t *rep, ckt_error *err);
+ckt_status ckt_kernel_mma(ckt_kernel *k, int c_reg, int a_reg, int b_reg, int mma,
+                          const int64_t *rep, ckt_error *err);
 /* c += a x b by warpgroup MMA `mma` (wgmma, ckt/wgmma.h) read straight from the rank-2 LDS tiles
  * a_lds (M x K) and b_lds (N x K) through shared-memory descriptors: the warpgroups form an
  * (M / (rep[0] * 64)) x (N / (rep[1] * n)) grid, each issuing rep[0] x rep[1] instruction tiles for
  * each of rep[2] K steps of 16 (C value order of ckt/gemm.h). Block-uniform; the block must be
  * whole warpgroups. The descriptors are checked by ckt_kernel_blockwise_gemm and the emitter. */
-ckt_status ckt_kernel_wgmma(ckt_kernel *k, int c_reg, int a_lds, int b_lds, int mma, const int64_t *rep, ckt_error *err);
+ckt_status ckt_kernel_wgmma(ckt_kernel *k, int c_reg, int a_lds, int b_lds, int mma,
+                            const int64_t *rep, ckt_error *err);
 /* The same with `pending` (0..7) groups of warpgroup MMAs left in flight after this one's commit
  * (wgmma.wait_group pending): the next K slice's copies and barrier overlap the MMAs. The caller
  * must not overwrite LDS they read, nor read c_reg, before ckt_kernel_wgmma_wait retires them. */
-ckt_status ckt_kernel_wgmma_async(ckt_kernel *k, int c_reg, int a_lds, int b_lds, int mma, const int64_t *rep, int64_t pending, ckt_error *err);
+ckt_status ckt_kernel_wgmma_async(ckt_kernel *k, int c_reg, int a_lds, int b_lds, int mma,
+                                  const int64_t *rep, int64_t pending, ckt_error *err);
 /* wgmma.wait_group pending: at most `pending` groups in flight, c_reg's values settled. */
 ckt_status ckt_kernel_wgmma_wait(ckt_kernel *k, int c_reg, int64_t pending, ckt_error *err);
 /* Marks the last operation, a LOAD into `reg`, as the load of operand 'A' or 'B' fragments of
@@ -272,7 +297,8 @@ ckt_status ckt_kernel_wgmma_wait(ckt_kernel *k, int c_reg, int64_t pending, ckt_
  * ldmatrix.trans): a dialect with a fragment load (CUDA: ldmatrix) uses it through `addr_dist`
  * (see ckt_gemm_ldmatrix_dist) when the LDS layout allows, else the load stays element / vector
  * loads. Stored in the op: mma, mma_rep = {operand, addr_dist, 1}. */
-ckt_status ckt_kernel_fragment_load(ckt_kernel *k, int reg, int mma, char operand, int addr_dist, ckt_error *err);
+ckt_status ckt_kernel_fragment_load(ckt_kernel *k, int reg, int mma, char operand, int addr_dist,
+                                    ckt_error *err);
 ckt_status ckt_reduce_parse(const char *s, ckt_reduce_op *out, ckt_error *err);
 
 /* Asynchronous copies and multi-stage LDS.
@@ -286,8 +312,10 @@ ckt_status ckt_reduce_parse(const char *s, ckt_reduce_op *out, ckt_error *err);
  * ckt_kernel_commit / ckt_kernel_wait: cp.async.commit_group and cp.async.wait_group `pending`;
  * the wait is followed by a barrier when `sync` (other threads' copies become visible). */
 ckt_status ckt_kernel_lds_stages(ckt_kernel *k, int tensor, int64_t stages, ckt_error *err);
-ckt_status ckt_kernel_lds_stage(ckt_kernel *k, int tensor, ckt_expr_id stage, int *view, ckt_error *err);
-ckt_status ckt_kernel_copy_async(ckt_kernel *k, int dst_window, int src_window, int dist, int vector_dim, int64_t spv, ckt_error *err);
+ckt_status ckt_kernel_lds_stage(ckt_kernel *k, int tensor, ckt_expr_id stage, int *view,
+                                ckt_error *err);
+ckt_status ckt_kernel_copy_async(ckt_kernel *k, int dst_window, int src_window, int dist,
+                                 int vector_dim, int64_t spv, ckt_error *err);
 ckt_status ckt_kernel_commit(ckt_kernel *k, ckt_error *err);
 ckt_status ckt_kernel_wait(ckt_kernel *k, int64_t pending, bool sync, ckt_error *err);
 
@@ -298,15 +326,18 @@ int ckt_kernel_nwindows(const ckt_kernel *k);
 
 /* Runtime conditions a launch must meet (unpadded windows over runtime sizes): each is an
  * expression over the parameters that must evaluate to 0, with its explanation. */
-ckt_status ckt_kernel_check_launch(const ckt_kernel *k, const int64_t *param_values /* by parameter index */, ckt_error *err);
+ckt_status ckt_kernel_check_launch(const ckt_kernel *k,
+                                   const int64_t *param_values /* by parameter index */,
+                                   ckt_error *err);
 
 /* Launch memory safety (kernel_bounds.c), before anything runs: at these parameter values
  * (by parameter index) every global tensor's strides are >= 0 and its extent fits the buffer
  * of its pointer (buffer_bytes by parameter index; NULL: not checked), and windows whose
  * origins depend only on the block index stay inside their unpadded tensors over the whole
  * grid. *empty: some global tensor has no elements -- the launch must run no blocks. */
-ckt_status ckt_kernel_check_bounds(const ckt_kernel *k, const int64_t *param_values, const int64_t grid[3], const uint64_t *buffer_bytes,
-                                   bool *empty, ckt_error *err);
+ckt_status ckt_kernel_check_bounds(const ckt_kernel *k, const int64_t *param_values,
+                                   const int64_t grid[3], const uint64_t *buffer_bytes, bool *empty,
+                                   ckt_error *err);
 
 /* Finish building: loops and branches closed, facts of window origins settled. Called by the
  * emitter; idempotent. */

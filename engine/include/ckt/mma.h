@@ -26,15 +26,15 @@ extern "C" {
 #endif
 
 typedef struct ckt_mma {
-    const char *name;      /* ckt's name: "mfma_f32_32x32x8f16", "mma_m16n8k16_f16", ... */
-    const char *isa;       /* the instruction as the ISA / PTX spells it */
+    const char *name; /* ckt's name: "mfma_f32_32x32x8f16", "mma_m16n8k16_f16", ... */
+    const char *isa;  /* the instruction as the ISA / PTX spells it */
     ckt_vendor vendor;
     /* true: an emulation-only instruction of the CPU target (any cpu:<gpu>); otherwise the
      * architectures whose matrix list (ckt/target.h) names it have it */
     bool emulation_only;
     int64_t m, n, k;
-    ckt_dtype a, b, c;     /* operand dtypes (C is also D, the accumulator) */
-    int64_t lanes;         /* 64 (an AMD wave) or 32 (an NVIDIA warp) */
+    ckt_dtype a, b, c;                    /* operand dtypes (C is also D, the accumulator) */
+    int64_t lanes;                        /* 64 (an AMD wave) or 32 (an NVIDIA warp) */
     int64_t a_values, b_values, c_values; /* values per lane of each operand */
     /* the contiguous run of K a lane holds in A and in B (MFMA: 4, mma.sync: 2); a blockwise
      * GEMM's k_pack is a multiple of it */
@@ -51,7 +51,7 @@ typedef struct ckt_mma {
     /* NVIDIA: ldmatrix can load the A (x4) and B (x2) fragments from shared memory when the LDS
      * layout gives each 8-element K row 16 contiguous, 16-byte aligned bytes */
     bool ldmatrix;
-    const char *doc;       /* one line of help: what it computes and where the table comes from */
+    const char *doc; /* one line of help: what it computes and where the table comes from */
 } ckt_mma;
 
 /* All instructions, in a fixed order; NULL past the end. */
@@ -70,8 +70,8 @@ const char *ckt_mma_targets(const ckt_mma *mma, char *buf, size_t cap);
 /* The i-th instruction `target` has (NULL past the end). */
 const ckt_mma *ckt_mma_for_target(const char *target, int i);
 /* The first instruction of `target` with these operand dtypes and shape (m, n, k 0: any). */
-ckt_status ckt_mma_find(const char *target, ckt_dtype a, ckt_dtype b, ckt_dtype c, int64_t m, int64_t n, int64_t k, const ckt_mma **out,
-                        ckt_error *err);
+ckt_status ckt_mma_find(const char *target, ckt_dtype a, ckt_dtype b, ckt_dtype c, int64_t m,
+                        int64_t n, int64_t k, const ckt_mma **out, ckt_error *err);
 /* The lane layout of operand 'A', 'B' or 'C' ('D' = 'C', lower case accepted), parsed. */
 ckt_status ckt_mma_layout(const ckt_mma *mma, char operand, ckt_layout *out, ckt_error *err);
 /* Rows and columns of an operand tile: A M x K, B K x N, C M x N. */

@@ -19,8 +19,9 @@ typedef struct ckt_param {
     const char *name;
 } ckt_param;
 
-size_t ckt_param_size(ckt_param_kind k);            /* 8, 4, 8, 4; 0 for a bad kind */
-const char *ckt_param_kind_name(ckt_param_kind k);  /* "ptr", "i32", "i64", "f32"; "?" for a bad kind */
+size_t ckt_param_size(ckt_param_kind k); /* 8, 4, 8, 4; 0 for a bad kind */
+const char *
+ckt_param_kind_name(ckt_param_kind k); /* "ptr", "i32", "i64", "f32"; "?" for a bad kind */
 /* The kind a name ("ptr", "i32", "i64", "f32") stands for; 0 when it is none of them. */
 int ckt_param_kind_parse(const char *name, ckt_param_kind *out);
 
@@ -38,10 +39,26 @@ typedef struct ckt_arg {
     } v;
 } ckt_arg;
 
-static inline ckt_arg ckt_arg_buffer(struct ckt_buffer *b) { ckt_arg a = {CKT_PARAM_PTR, {.buffer = b}}; return a; }
-static inline ckt_arg ckt_arg_i32(int32_t x) { ckt_arg a = {CKT_PARAM_I32, {.i32 = x}}; return a; }
-static inline ckt_arg ckt_arg_i64(int64_t x) { ckt_arg a = {CKT_PARAM_I64, {.i64 = x}}; return a; }
-static inline ckt_arg ckt_arg_f32(float x) { ckt_arg a = {CKT_PARAM_F32, {.f32 = x}}; return a; }
+static inline ckt_arg ckt_arg_buffer(struct ckt_buffer *b)
+{
+    ckt_arg a = {CKT_PARAM_PTR, {.buffer = b}};
+    return a;
+}
+static inline ckt_arg ckt_arg_i32(int32_t x)
+{
+    ckt_arg a = {CKT_PARAM_I32, {.i32 = x}};
+    return a;
+}
+static inline ckt_arg ckt_arg_i64(int64_t x)
+{
+    ckt_arg a = {CKT_PARAM_I64, {.i64 = x}};
+    return a;
+}
+static inline ckt_arg ckt_arg_f32(float x)
+{
+    ckt_arg a = {CKT_PARAM_F32, {.f32 = x}};
+    return a;
+}
 
 #ifdef __cplusplus
 }

@@ -34,7 +34,8 @@ ckt_status ckt_backend_for(const char *name, ckt_backend *out, ckt_error *err);
 /* Open device 0 of a backend (name as in ckt_backend_for). ctx may be NULL. */
 ckt_status ckt_device_open(ckt_context *ctx, const char *name, ckt_device **out, ckt_error *err);
 void ckt_device_close(ckt_device *dev); /* drops the caller's reference */
-void ckt_device_retain(ckt_device *dev); /* one more reference (closed by one more ckt_device_close) */
+void ckt_device_retain(
+    ckt_device *dev); /* one more reference (closed by one more ckt_device_close) */
 ckt_backend ckt_device_backend(const ckt_device *dev);
 const char *ckt_device_name(const ckt_device *dev); /* "cpu (2 worker threads)", the GPU's name */
 /* The compile target this device runs natively ("cpu", "sm_90", "gfx90a"). */
@@ -47,18 +48,21 @@ void ckt_buffer_free(ckt_buffer *buf);
 void *ckt_buffer_ptr(const ckt_buffer *buf); /* the device address */
 size_t ckt_buffer_size(const ckt_buffer *buf);
 ckt_device *ckt_buffer_device(const ckt_buffer *buf);
-ckt_status ckt_buffer_upload(ckt_buffer *dst, size_t offset, const void *src, size_t bytes, ckt_error *err);   /* h2d */
-ckt_status ckt_buffer_download(const ckt_buffer *src, size_t offset, void *dst, size_t bytes, ckt_error *err); /* d2h */
-ckt_status ckt_buffer_copy(ckt_buffer *dst, size_t dst_offset, const ckt_buffer *src, size_t src_offset, size_t bytes,
-                           ckt_error *err); /* d2d, same device */
-ckt_status ckt_buffer_memset(ckt_buffer *dst, size_t offset, uint8_t byte, size_t bytes, ckt_error *err);
+ckt_status ckt_buffer_upload(ckt_buffer *dst, size_t offset, const void *src, size_t bytes,
+                             ckt_error *err); /* h2d */
+ckt_status ckt_buffer_download(const ckt_buffer *src, size_t offset, void *dst, size_t bytes,
+                               ckt_error *err); /* d2h */
+ckt_status ckt_buffer_copy(ckt_buffer *dst, size_t dst_offset, const ckt_buffer *src,
+                           size_t src_offset, size_t bytes, ckt_error *err); /* d2d, same device */
+ckt_status ckt_buffer_memset(ckt_buffer *dst, size_t offset, uint8_t byte, size_t bytes,
+                             ckt_error *err);
 
 typedef struct ckt_launch_params {
-    int64_t grid[3], block[3];     /* every entry >= 1 and within the device's limits */
-    int64_t dyn_shared_bytes;      /* dynamic LDS / shared memory (GPU backends; cpu: must be 0) */
-    void *const *args;             /* args[i] points at parameter i's value (cuLaunchKernel style) */
+    int64_t grid[3], block[3]; /* every entry >= 1 and within the device's limits */
+    int64_t dyn_shared_bytes;  /* dynamic LDS / shared memory (GPU backends; cpu: must be 0) */
+    void *const *args;         /* args[i] points at parameter i's value (cuLaunchKernel style) */
     int arg_count;
-    const ckt_param *signature;    /* the kernel's parameters; must have arg_count entries */
+    const ckt_param *signature; /* the kernel's parameters; must have arg_count entries */
     int signature_count;
     /* When to give up, in CLOCK_MONOTONIC seconds (0: never): the cpu runtime checks it between
      * blocks and stops the launch with CKT_ELIMIT; GPU backends refuse a launch already past it.
@@ -70,7 +74,8 @@ typedef struct ckt_launch_params {
  * the kernel time (GPU events) or wall clock (cpu). Pointer arguments must be non-NULL and
  * point into a live buffer of this device. The binary's target must suit the device
  * (cpu / cpu:<gpu> on cpu; sm_* on cuda; gfx* on hip) and not be compile_only. */
-ckt_status ckt_launch(ckt_device *dev, const ckt_binary *bin, const ckt_launch_params *p, double *ms, ckt_error *err);
+ckt_status ckt_launch(ckt_device *dev, const ckt_binary *bin, const ckt_launch_params *p,
+                      double *ms, ckt_error *err);
 
 #ifdef __cplusplus
 }

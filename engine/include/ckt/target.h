@@ -32,14 +32,14 @@ typedef enum { CKT_BACKEND_CPU, CKT_BACKEND_CUDA, CKT_BACKEND_HIP } ckt_backend;
 
 /* One LDS instruction: its access width and which lanes are served together (a phase). */
 typedef struct ckt_lds_instr {
-    const char *name;  /* "ds_read_b128", "lds128", ... */
-    int bytes;         /* 4, 8 or 16 per lane */
+    const char *name; /* "ds_read_b128", "lds128", ... */
+    int bytes;        /* 4, 8 or 16 per lane */
     int is_write;
     int nphases;
     int lanes_per_phase;
     int8_t lanes[CKT_MAX_PHASES][CKT_MAX_LANES]; /* lanes of each phase */
-    bool documented;   /* false: an assumption (see docs/sfc_lds.md) */
-    bool merge_pairs;  /* phases (0,1), (2,3), ... share one wavefront when together conflict-free */
+    bool documented;                             /* false: an assumption (see docs/sfc_lds.md) */
+    bool merge_pairs; /* phases (0,1), (2,3), ... share one wavefront when together conflict-free */
     const char *source;
 } ckt_lds_instr;
 
@@ -48,9 +48,11 @@ typedef struct ckt_target {
     ckt_vendor vendor;
     int wave_size, lds_banks, bank_bytes;
     int64_t lds_bytes;
-    const char *matrix; /* comma-separated matrix instructions (ckt/mma.h's names where it has them) */
+    const char
+        *matrix; /* comma-separated matrix instructions (ckt/mma.h's names where it has them) */
     /* registers, for occupancy: NVIDIA: 32-bit registers of an SM and warps an SM holds; AMD:
-     * registers a lane of a SIMD has (VGPRs, with AGPRs when unified_agprs) and waves a SIMD holds */
+     * registers a lane of a SIMD has (VGPRs, with AGPRs when unified_agprs) and waves a SIMD holds
+     */
     int reg_file, max_waves;
     bool unified_agprs; /* AMD: AGPRs come out of the same file as the VGPRs (gfx90a and later) */
     int ninstr;
@@ -59,25 +61,25 @@ typedef struct ckt_target {
 
 /* One parsed target. */
 typedef struct ckt_target_record {
-    char name[24];             /* the target as given: "cpu", "cpu:sm_90", "gfx90a", "sm_90a" */
-    char arch[16];             /* the GPU architecture compiled for (GPU targets) or emulated (cpu) */
-    ckt_dialect_kind dialect;  /* C for the CPU target, HIP for gfx*, CUDA for sm_* */
+    char name[24]; /* the target as given: "cpu", "cpu:sm_90", "gfx90a", "sm_90a" */
+    char arch[16]; /* the GPU architecture compiled for (GPU targets) or emulated (cpu) */
+    ckt_dialect_kind dialect; /* C for the CPU target, HIP for gfx*, CUDA for sm_* */
     ckt_compiler_kind compiler;
     ckt_backend runtime;
-    bool emulated;             /* the CPU target: arch's kernels run as C on this machine */
+    bool emulated; /* the CPU target: arch's kernels run as C on this machine */
     /* hw holds arch's hardware model (sm_90a: sm_90's). false: an architecture name the
      * runtime compiler may know (gfx1100, sm_89) without a model here (no bank model, no LDS
      * capacity check); the CPU target always emulates a modelled architecture. */
     bool modelled;
     /* the compiler is known to take arch (false: hipRTC is probed first, NVRTC refuses) */
     bool compiler_known;
-    ckt_target hw;             /* the hardware model (when modelled) */
-    int wave_size;             /* lanes of a wave / warp (0: not modelled) */
-    int64_t lds_static_bytes;  /* LDS a kernel may declare statically; above it the CUDA dialect
-                                * declares it dynamic (0: no such limit) */
-    int64_t lds_max_bytes;     /* LDS a block may use (0: not modelled) */
-    const char *matrix;        /* the matrix instructions the architecture has, comma-separated
-                                * ("" when not modelled) */
+    ckt_target hw;            /* the hardware model (when modelled) */
+    int wave_size;            /* lanes of a wave / warp (0: not modelled) */
+    int64_t lds_static_bytes; /* LDS a kernel may declare statically; above it the CUDA dialect
+                               * declares it dynamic (0: no such limit) */
+    int64_t lds_max_bytes;    /* LDS a block may use (0: not modelled) */
+    const char *matrix;       /* the matrix instructions the architecture has, comma-separated
+                               * ("" when not modelled) */
 } ckt_target_record;
 
 /* Parse a target name: "cpu" (emulating CKT_CPU_DEFAULT_ARCH), "cpu:<modelled gpu>", a modelled
@@ -89,7 +91,8 @@ ckt_status ckt_target_parse(const char *name, ckt_target_record *out, ckt_error 
 ckt_status ckt_target_get(const char *name, ckt_target *out, ckt_error *err);
 /* May a binary compiled for `target` run on a device of architecture `device_arch` ("sm_90" for
  * a compute capability 9.0 device)? An architecture-specific target (sm_90a) runs only on its own
- * capability: elsewhere CKT_EUNSUPPORTED naming both. Other targets: CKT_OK (the driver decides). */
+ * capability: elsewhere CKT_EUNSUPPORTED naming both. Other targets: CKT_OK (the driver decides).
+ */
 ckt_status ckt_target_check_device(const char *target, const char *device_arch, ckt_error *err);
 const char *ckt_target_names(void); /* "gfx908, gfx90a, ..." */
 /* The i-th modelled architecture ("gfx908", ..., "sm_90a"); NULL past the end. */

@@ -30,29 +30,32 @@ extern "C" {
 
 typedef struct ckt_tma_map {
     int rank;
-    int data_type;                         /* CUtensorMapDataType: 6 FLOAT16, 9 BFLOAT16, 7 FLOAT32, ... */
-    uint64_t global_dim[CKT_TMA_MAX_RANK];  /* innermost first */
+    int data_type; /* CUtensorMapDataType: 6 FLOAT16, 9 BFLOAT16, 7 FLOAT32, ... */
+    uint64_t global_dim[CKT_TMA_MAX_RANK];        /* innermost first */
     uint64_t global_stride[CKT_TMA_MAX_RANK - 1]; /* bytes, of dimensions 1..rank-1 */
-    uint32_t box_dim[CKT_TMA_MAX_RANK];     /* innermost first */
+    uint32_t box_dim[CKT_TMA_MAX_RANK];           /* innermost first */
     uint32_t element_stride[CKT_TMA_MAX_RANK];
-    int swizzle;                           /* CUtensorMapSwizzle: 0 none, 1 32B, 2 64B, 3 128B */
-    int swizzle_bytes;                     /* 0, 32, 64, 128 */
-    int l2_promotion;                      /* CUtensorMapL2promotion: 2 = 128B */
-    int64_t box_bytes;                     /* bytes one copy writes (the mbarrier's transaction count) */
-    int inner;                             /* the ckt mode that is the innermost (stride-1) dimension */
-    int64_t lds_alignment;                 /* the byte boundary the LDS tile must start on */
+    int swizzle;           /* CUtensorMapSwizzle: 0 none, 1 32B, 2 64B, 3 128B */
+    int swizzle_bytes;     /* 0, 32, 64, 128 */
+    int l2_promotion;      /* CUtensorMapL2promotion: 2 = 128B */
+    int64_t box_bytes;     /* bytes one copy writes (the mbarrier's transaction count) */
+    int inner;             /* the ckt mode that is the innermost (stride-1) dimension */
+    int64_t lds_alignment; /* the byte boundary the LDS tile must start on */
 } ckt_tma_map;
 
 /* The tensor map of copies of `tile` boxes of a global tensor: `global` is the global tensor's
  * layout in elements with its sizes at launch (rank 1..5, one mode of stride 1, the innermost),
  * `lds` the LDS tile's layout over the box (same rank, mode i of the box = mode i of the global
- * tensor), `sw` its swizzle on element offsets (NULL: none). Refusals (CKT_EINVAL) name the rule. */
-ckt_status ckt_tma_plan(const ckt_layout *global, ckt_dtype dtype, const ckt_layout *lds, const ckt_swizzle *sw, ckt_tma_map *out, ckt_error *err);
+ * tensor), `sw` its swizzle on element offsets (NULL: none). Refusals (CKT_EINVAL) name the rule.
+ */
+ckt_status ckt_tma_plan(const ckt_layout *global, ckt_dtype dtype, const ckt_layout *lds,
+                        const ckt_swizzle *sw, ckt_tma_map *out, ckt_error *err);
 
 /* Encode the map for a tensor at `global_address` into the 128-byte, 64-byte aligned `out`
  * (a CUtensorMap) through the CUDA driver's cuTensorMapEncodeTiled, loaded at run time.
  * CKT_EUNSUPPORTED when there is no driver (no GPU); CKT_ERUNTIME with the driver's error. */
-ckt_status ckt_tma_encode(const ckt_tma_map *m, const void *global_address, void *out, ckt_error *err);
+ckt_status ckt_tma_encode(const ckt_tma_map *m, const void *global_address, void *out,
+                          ckt_error *err);
 
 #ifdef __cplusplus
 }

@@ -57,13 +57,15 @@ bool ckt_mma_is_wgmma(const ckt_mma *m);
  * tile: `tile` a rank-2 layout (mode 0 the rows: M for A, N for B; mode 1 K) in elements of
  * `dtype` (f16 or bf16), `sw` its swizzle on element offsets (NULL or B = 0: none). rows is 64 for
  * A and the instruction's N for B. Refusals (CKT_EINVAL) name the rule the layout breaks. */
-ckt_status ckt_wgmma_desc_make(const ckt_layout *tile, const ckt_swizzle *sw, ckt_dtype dtype, int64_t rows, int64_t row0, int64_t k0,
-                               ckt_wgmma_desc *out, ckt_error *err);
+ckt_status ckt_wgmma_desc_make(const ckt_layout *tile, const ckt_swizzle *sw, ckt_dtype dtype,
+                               int64_t rows, int64_t row0, int64_t k0, ckt_wgmma_desc *out,
+                               ckt_error *err);
 /* The byte offset from the tile base the hardware reads for element (r, k) of the operand. */
 int64_t ckt_wgmma_desc_address(const ckt_wgmma_desc *d, int64_t r, int64_t k);
 /* The 64-bit descriptor for a tile at shared-memory byte address `base` (aligned as above:
  * CKT_EINVAL otherwise). */
-ckt_status ckt_wgmma_desc_encode(const ckt_wgmma_desc *d, int64_t base, uint64_t *out, ckt_error *err);
+ckt_status ckt_wgmma_desc_encode(const ckt_wgmma_desc *d, int64_t base, uint64_t *out,
+                                 ckt_error *err);
 /* The fields of an encoded descriptor (start = the absolute start address; elem_bytes and
  * mn_major are not in the descriptor: set them from the instruction). */
 void ckt_wgmma_desc_decode(uint64_t bits, ckt_wgmma_desc *out);
@@ -74,22 +76,26 @@ int64_t ckt_wgmma_tile_alignment(const ckt_swizzle *sw, ckt_dtype dtype);
  * the descriptor shape every instruction shares and the start offsets of warpgroup 0's tiles;
  * warpgroup g's are g * group_step further. which: 'A' or 'B' (for messages). */
 typedef struct ckt_wgmma_operand {
-    ckt_wgmma_desc d;       /* LBO, SBO, swizzle and major shared by all; d.start = start[0][0] */
+    ckt_wgmma_desc d; /* LBO, SBO, swizzle and major shared by all; d.start = start[0][0] */
     int64_t rows, reps, groups, ksteps;
-    int64_t group_step;     /* bytes between the tiles of neighbouring warpgroups */
-    int64_t start[16][16];  /* [repeat][K step]: start bytes of warpgroup 0's instruction tiles */
-    int64_t align;          /* the byte boundary the tile (and every stage) must start on */
+    int64_t group_step;    /* bytes between the tiles of neighbouring warpgroups */
+    int64_t start[16][16]; /* [repeat][K step]: start bytes of warpgroup 0's instruction tiles */
+    int64_t align;         /* the byte boundary the tile (and every stage) must start on */
 } ckt_wgmma_operand;
-ckt_status ckt_wgmma_operand_plan(const ckt_layout *tile, const ckt_swizzle *sw, ckt_dtype dtype, int64_t rows, int64_t reps, int64_t groups,
-                                  int64_t ksteps, char which, ckt_wgmma_operand *out, ckt_error *err);
+ckt_status ckt_wgmma_operand_plan(const ckt_layout *tile, const ckt_swizzle *sw, ckt_dtype dtype,
+                                  int64_t rows, int64_t reps, int64_t groups, int64_t ksteps,
+                                  char which, ckt_wgmma_operand *out, ckt_error *err);
 
 /* The blockwise GEMM of ckt/gemm.h with a wgmma instruction (ckt_kernel_blockwise_gemm calls it):
  * the traits' waves are warpgroups; A and B are read from the LDS tiles through descriptors
  * (refused when their layouts or alignment cannot be described). */
 struct ckt_gemm_traits;
-ckt_status ckt_kernel_blockwise_wgmma(ckt_kernel *k, int a_lds, int b_lds, int c_reg, const struct ckt_gemm_traits *t, ckt_error *err);
+ckt_status ckt_kernel_blockwise_wgmma(ckt_kernel *k, int a_lds, int b_lds, int c_reg,
+                                      const struct ckt_gemm_traits *t, ckt_error *err);
 /* The same leaving `pending` (0..7) groups of MMAs in flight (ckt_kernel_wgmma_async). */
-ckt_status ckt_kernel_blockwise_wgmma_async(ckt_kernel *k, int a_lds, int b_lds, int c_reg, const struct ckt_gemm_traits *t, int64_t pending, ckt_error *err);
+ckt_status ckt_kernel_blockwise_wgmma_async(ckt_kernel *k, int a_lds, int b_lds, int c_reg,
+                                            const struct ckt_gemm_traits *t, int64_t pending,
+                                            ckt_error *err);
 
 #ifdef __cplusplus
 }
