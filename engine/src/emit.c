@@ -608,6 +608,30 @@ static bool window_guard(em *e, const access *a, int w)
     return true;
 }
 
+/* One ldmatrix (x4 or x2, `trs` ".trans" or "") from the shared address `addr` + `imm` bytes into
+ * the 16-bit register values first.. of the access's register tensor. */
+static void ldmatrix_load(em *e, const access *a, int nregs, const char *trs, const char *addr,
+                          long long imm, int64_t first)
+{
+    line(e, "ckt_u32 q[4];");
+    if (nregs == 4)
+        line(e,
+             "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {%%0,%%1,%%2,%%3}, "
+             "[%%4+%lld];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : \"r\"(%s));",
+             trs, imm, addr);
+    else
+        line(e,
+             "asm volatile(\"ldmatrix.sync.aligned.m8n8.x2%s.shared.b16 {%%0,%%1}, [%%2+%lld];\" : "
+             "\"=r\"(q[0]), \"=r\"(q[1]) : \"r\"(%s));",
+             trs, imm, addr);
+    for (int j = 0; j < nregs; j++) {
+        char r0[64], r1[64];
+        line(e, "%s = (ckt_u16)q[%d]; %s = (ckt_u16)(q[%d] >> 16);",
+             reg(e, a->r, first + 2 * j, r0, sizeof r0), j,
+             reg(e, a->r, first + 2 * j + 1, r1, sizeof r1), j);
+    }
+}
+
 /* A swizzle applied to a number (the emitted expression of swizzled(), without the stage). */
 static int64_t swizzle_num(const ckt_ktensor *t, int64_t x)
 {
@@ -737,31 +761,13 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
         for (int rep = 0; rep < nrep; rep++) {
             line(e, "{");
             e->ind++;
-            line(e, "ckt_u32 q[4];");
             char at[96];
             if (add)
-                snprintf(at, sizeof at, "\"r\"(ckt_lb)");
+                snprintf(at, sizeof at, "ckt_lb");
             else
-                snprintf(at, sizeof at, "\"r\"(ckt_la + %lldu * (ckt_lt ^ %lldu))",
-                         (long long)a.esz, (long long)fc[rep]);
-            long long imm = add ? (long long)(fc[rep] * a.esz) : 0;
-            if (nregs == 4)
-                line(
-                    e,
-                    "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {%%0,%%1,%%2,%%3}, "
-                    "[%%4+%lld];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : %s);",
-                    trs, imm, at);
-            else
-                line(e,
-                     "asm volatile(\"ldmatrix.sync.aligned.m8n8.x2%s.shared.b16 {%%0,%%1}, "
-                     "[%%2+%lld];\" : \"=r\"(q[0]), \"=r\"(q[1]) : %s);",
-                     trs, imm, at);
-            for (int j = 0; j < nregs; j++) {
-                char r0[64], r1[64];
-                line(e, "%s = (ckt_u16)q[%d]; %s = (ckt_u16)(q[%d] >> 16);",
-                     reg(e, a.r, rep * per + 2 * j, r0, sizeof r0), j,
-                     reg(e, a.r, rep * per + 2 * j + 1, r1, sizeof r1), j);
-            }
+                snprintf(at, sizeof at, "ckt_la + %lldu * (ckt_lt ^ %lldu)", (long long)a.esz,
+                         (long long)fc[rep]);
+            ldmatrix_load(e, &a, nregs, trs, at, add ? (long long)(fc[rep] * a.esz) : 0, rep * per);
             e->ind--;
             line(e, "}");
         }
@@ -783,27 +789,12 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
         }
         line(e, "{");
         e->ind++;
-        line(e, "ckt_u32 q[4], sa;");
+        line(e, "ckt_u32 sa;");
         line(e,
              "asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %%1; cvt.u32.u64 %%0, t; }\" : \"=r\"(sa) "
              ": \"l\"(%s + (%s)));",
              a.t->name, os);
-        if (nregs == 4)
-            line(e,
-                 "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {%%0,%%1,%%2,%%3}, "
-                 "[%%4];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : \"r\"(sa));",
-                 trs);
-        else
-            line(e,
-                 "asm volatile(\"ldmatrix.sync.aligned.m8n8.x2%s.shared.b16 {%%0,%%1}, [%%2];\" : "
-                 "\"=r\"(q[0]), \"=r\"(q[1]) : \"r\"(sa));",
-                 trs);
-        for (int j = 0; j < nregs; j++) {
-            char r0[64], r1[64];
-            line(e, "%s = (ckt_u16)q[%d]; %s = (ckt_u16)(q[%d] >> 16);",
-                 reg(e, a.r, rep * per + 2 * j, r0, sizeof r0), j,
-                 reg(e, a.r, rep * per + 2 * j + 1, r1, sizeof r1), j);
-        }
+        ldmatrix_load(e, &a, nregs, trs, "sa", 0, rep * per);
         e->ind--;
         line(e, "}");
         free(os);

@@ -38,6 +38,16 @@ typedef struct ckt_mma_site {
     int64_t block;
     int line; /* the script line (0: unknown) */
 } ckt_mma_site;
+/* Indented lines of generated source, for the instruction emitters (emit_out.c). */
+typedef struct ckt_emit_out {
+    ckt_sb *s;
+    int ind;
+} ckt_emit_out;
+void ckt_emit_put(ckt_emit_out *o, const char *fmt, ...) CKT_PRINTF(2, 3);
+/* for (int v = 0; v < n; ++v) { (unroll: #pragma unroll before it); ckt_emit_close ends it */
+void ckt_emit_open_loop(ckt_emit_out *o, bool unroll, const char *v, long long n);
+void ckt_emit_close(ckt_emit_out *o);
+
 void ckt_emit_mma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_mma_site *site);
 /* A warpgroup MMA op (CKT_OP_WGMMA): emit_wgmma.c. */
 ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k,

@@ -9,40 +9,6 @@
 
 #include "emit_internal.h"
 
-typedef struct out {
-    ckt_sb *s;
-    int ind;
-} out;
-
-static void put(out *o, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static void put(out *o, const char *fmt, ...)
-{
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    ckt_sb_printf(o->s, "%*s%s\n", o->ind * 4, "", buf);
-}
-
-/* for (int v = 0; v < n; ++v) { ... : opens a loop (GPU: unrolled by the compiler) */
-static void open_loop(out *o, bool unroll, const char *v, long long n)
-{
-    if (unroll) put(o, "#pragma unroll");
-    put(o, "for (int %s = 0; %s < %lld; ++%s) {", v, v, n, v);
-    o->ind++;
-}
-
-static void close_loop(out *o)
-{
-    o->ind--;
-    put(o, "}");
-}
-
 static const char *to_f32(ckt_dtype t)
 {
     return t == CKT_BF16 ? "ckt_bf16_to_f32" : t == CKT_F16 ? "ckt_f16_to_f32" : "";
@@ -53,127 +19,139 @@ static const char *to_f32(ckt_dtype t)
 #define B_BASE "(ckt_ni * %lld + ckt_kp) * %lld"
 #define C_BASE "(ckt_mi * %lld + ckt_ni) * %lld"
 
-static void repeat_loops(out *o, const ckt_mma_site *x, bool unroll)
+static void repeat_loops(ckt_emit_out *o, const ckt_mma_site *x, bool unroll)
 {
-    open_loop(o, unroll, "ckt_mi", (long long)x->rep[0]);
-    open_loop(o, unroll, "ckt_ni", (long long)x->rep[1]);
-    open_loop(o, unroll, "ckt_kp", (long long)x->rep[2]);
+    ckt_emit_open_loop(o, unroll, "ckt_mi", (long long)x->rep[0]);
+    ckt_emit_open_loop(o, unroll, "ckt_ni", (long long)x->rep[1]);
+    ckt_emit_open_loop(o, unroll, "ckt_kp", (long long)x->rep[2]);
 }
 
-static void emit_c(out *o, const ckt_mma_site *x)
+static void emit_c(ckt_emit_out *o, const ckt_mma_site *x)
 {
     const ckt_mma *m = x->mma;
     long long L = (long long)m->lanes, VA = (long long)m->a_values, VB = (long long)m->b_values,
               VC = (long long)m->c_values, P = (long long)x->rep[2], NX = (long long)x->rep[1];
-    put(o,
+    ckt_emit_put(
+        o,
         "/*   emulated lane by lane: each wave's registers gathered per lane, %s(), scattered back "
         "*/",
         m->emulation);
-    open_loop(o, false, "ckt_w", (long long)(x->block / m->lanes));
+    ckt_emit_open_loop(o, false, "ckt_w", (long long)(x->block / m->lanes));
     repeat_loops(o, x, false);
-    put(o, "float ckt_a[%lld][%lld], ckt_b[%lld][%lld], ckt_c[%lld][%lld];", L, VA, L, VB, L, VC);
-    open_loop(o, false, "ckt_l", L);
-    put(o, "const int tid = ckt_w * %lld + ckt_l;", L);
-    put(o,
+    ckt_emit_put(o, "float ckt_a[%lld][%lld], ckt_b[%lld][%lld], ckt_c[%lld][%lld];", L, VA, L, VB,
+                 L, VC);
+    ckt_emit_open_loop(o, false, "ckt_l", L);
+    ckt_emit_put(o, "const int tid = ckt_w * %lld + ckt_l;", L);
+    ckt_emit_put(
+        o,
         "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) ckt_a[ckt_l][ckt_r] = %s(%s[tid][" A_BASE
         " + ckt_r]);",
         VA, to_f32(m->a), x->a, P, VA);
-    put(o,
+    ckt_emit_put(
+        o,
         "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) ckt_b[ckt_l][ckt_r] = %s(%s[tid][" B_BASE
         " + ckt_r]);",
         VB, to_f32(m->b), x->b, P, VB);
-    put(o,
-        "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) ckt_c[ckt_l][ckt_r] = %s[tid][" C_BASE
-        " + ckt_r];",
-        VC, x->c, NX, VC);
-    close_loop(o);
-    put(o, "%s(ckt_a, ckt_b, ckt_c);", m->emulation);
-    open_loop(o, false, "ckt_l", L);
-    put(o,
-        "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) %s[ckt_w * %lld + ckt_l][" C_BASE
-        " + ckt_r] = ckt_c[ckt_l][ckt_r];",
-        VC, x->c, L, NX, VC);
-    close_loop(o);
-    for (int i = 0; i < 4; i++) close_loop(o);
+    ckt_emit_put(o,
+                 "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) ckt_c[ckt_l][ckt_r] = %s[tid][" C_BASE
+                 " + ckt_r];",
+                 VC, x->c, NX, VC);
+    ckt_emit_close(o);
+    ckt_emit_put(o, "%s(ckt_a, ckt_b, ckt_c);", m->emulation);
+    ckt_emit_open_loop(o, false, "ckt_l", L);
+    ckt_emit_put(o,
+                 "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) %s[ckt_w * %lld + ckt_l][" C_BASE
+                 " + ckt_r] = ckt_c[ckt_l][ckt_r];",
+                 VC, x->c, L, NX, VC);
+    ckt_emit_close(o);
+    for (int i = 0; i < 4; i++) ckt_emit_close(o);
 }
 
-static void emit_hip(out *o, const ckt_mma_site *x)
+static void emit_hip(ckt_emit_out *o, const ckt_mma_site *x)
 {
     const ckt_mma *m = x->mma;
     long long VA = (long long)m->a_values, VB = (long long)m->b_values, VC = (long long)m->c_values,
               P = (long long)x->rep[2], NX = (long long)x->rep[1];
     bool half = m->a == CKT_F16;
-    put(o, "{");
+    ckt_emit_put(o, "{");
     o->ind++;
-    put(o, "typedef short ckt_mfma_ab __attribute__((ext_vector_type(%lld)));", VA);
-    if (half) put(o, "typedef _Float16 ckt_mfma_half __attribute__((ext_vector_type(%lld)));", VA);
-    put(o, "typedef float ckt_mfma_acc __attribute__((ext_vector_type(%lld)));", VC);
+    ckt_emit_put(o, "typedef short ckt_mfma_ab __attribute__((ext_vector_type(%lld)));", VA);
+    if (half)
+        ckt_emit_put(o, "typedef _Float16 ckt_mfma_half __attribute__((ext_vector_type(%lld)));",
+                     VA);
+    ckt_emit_put(o, "typedef float ckt_mfma_acc __attribute__((ext_vector_type(%lld)));", VC);
     repeat_loops(o, x, true);
-    put(o, "ckt_mfma_ab ckt_a, ckt_b;");
-    put(o, "ckt_mfma_acc ckt_c;");
-    put(o, "#pragma unroll");
-    put(o, "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) {", VA);
-    put(o, "    ckt_a[ckt_r] = (short)%s[" A_BASE " + ckt_r];", x->a, P, VA);
-    put(o, "    ckt_b[ckt_r] = (short)%s[" B_BASE " + ckt_r];", x->b, P, VB);
-    put(o, "}");
-    put(o, "#pragma unroll");
-    put(o, "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) ckt_c[ckt_r] = %s[" C_BASE " + ckt_r];", VC,
+    ckt_emit_put(o, "ckt_mfma_ab ckt_a, ckt_b;");
+    ckt_emit_put(o, "ckt_mfma_acc ckt_c;");
+    ckt_emit_put(o, "#pragma unroll");
+    ckt_emit_put(o, "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) {", VA);
+    ckt_emit_put(o, "    ckt_a[ckt_r] = (short)%s[" A_BASE " + ckt_r];", x->a, P, VA);
+    ckt_emit_put(o, "    ckt_b[ckt_r] = (short)%s[" B_BASE " + ckt_r];", x->b, P, VB);
+    ckt_emit_put(o, "}");
+    ckt_emit_put(o, "#pragma unroll");
+    ckt_emit_put(
+        o, "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) ckt_c[ckt_r] = %s[" C_BASE " + ckt_r];", VC,
         x->c, NX, VC);
     if (half)
-        put(o,
-            "ckt_c = %s(__builtin_bit_cast(ckt_mfma_half, ckt_a), "
-            "__builtin_bit_cast(ckt_mfma_half, ckt_b), ckt_c, 0, 0, 0);",
-            m->intrinsic);
+        ckt_emit_put(o,
+                     "ckt_c = %s(__builtin_bit_cast(ckt_mfma_half, ckt_a), "
+                     "__builtin_bit_cast(ckt_mfma_half, ckt_b), ckt_c, 0, 0, 0);",
+                     m->intrinsic);
     else
-        put(o, "ckt_c = %s(ckt_a, ckt_b, ckt_c, 0, 0, 0);", m->intrinsic);
-    put(o, "#pragma unroll");
-    put(o, "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) %s[" C_BASE " + ckt_r] = ckt_c[ckt_r];", VC,
+        ckt_emit_put(o, "ckt_c = %s(ckt_a, ckt_b, ckt_c, 0, 0, 0);", m->intrinsic);
+    ckt_emit_put(o, "#pragma unroll");
+    ckt_emit_put(
+        o, "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) %s[" C_BASE " + ckt_r] = ckt_c[ckt_r];", VC,
         x->c, NX, VC);
-    for (int i = 0; i < 3; i++) close_loop(o);
+    for (int i = 0; i < 3; i++) ckt_emit_close(o);
     o->ind--;
-    put(o, "}");
+    ckt_emit_put(o, "}");
 }
 
 /* mma.sync: A's values in b32 registers, two 16-bit values each (the lower index in the low half).
  */
-static void emit_cuda(out *o, const ckt_mma_site *x)
+static void emit_cuda(ckt_emit_out *o, const ckt_mma_site *x)
 {
     const ckt_mma *m = x->mma;
     long long VA = (long long)m->a_values, VB = (long long)m->b_values, VC = (long long)m->c_values,
               P = (long long)x->rep[2], NX = (long long)x->rep[1];
     repeat_loops(o, x, true);
-    put(o, "const int ckt_ab = " A_BASE ", ckt_bb = " B_BASE ", ckt_cb = " C_BASE ";", P, VA, P, VB,
-        NX, VC);
-    put(o, "ckt_u32 ckt_a[%lld], ckt_b[%lld];", VA / 2, VB / 2);
-    put(o, "#pragma unroll");
-    put(o,
+    ckt_emit_put(o, "const int ckt_ab = " A_BASE ", ckt_bb = " B_BASE ", ckt_cb = " C_BASE ";", P,
+                 VA, P, VB, NX, VC);
+    ckt_emit_put(o, "ckt_u32 ckt_a[%lld], ckt_b[%lld];", VA / 2, VB / 2);
+    ckt_emit_put(o, "#pragma unroll");
+    ckt_emit_put(
+        o,
         "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) ckt_a[ckt_r] = (ckt_u32)%s[ckt_ab + 2 * ckt_r] "
         "| ((ckt_u32)%s[ckt_ab + 2 * ckt_r + 1] << 16);",
         VA / 2, x->a, x->a);
-    put(o, "#pragma unroll");
-    put(o,
+    ckt_emit_put(o, "#pragma unroll");
+    ckt_emit_put(
+        o,
         "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) ckt_b[ckt_r] = (ckt_u32)%s[ckt_bb + 2 * ckt_r] "
         "| ((ckt_u32)%s[ckt_bb + 2 * ckt_r + 1] << 16);",
         VB / 2, x->b, x->b);
-    put(o,
+    ckt_emit_put(
+        o,
         "asm volatile(\"%s {%%0,%%1,%%2,%%3}, {%%4,%%5,%%6,%%7}, {%%8,%%9}, {%%0,%%1,%%2,%%3};\"",
         m->intrinsic);
-    put(o,
-        "    : \"+f\"(%s[ckt_cb + 0]), \"+f\"(%s[ckt_cb + 1]), \"+f\"(%s[ckt_cb + 2]), "
-        "\"+f\"(%s[ckt_cb + 3])",
-        x->c, x->c, x->c, x->c);
-    put(o, "    : \"r\"(ckt_a[0]), \"r\"(ckt_a[1]), \"r\"(ckt_a[2]), \"r\"(ckt_a[3]), "
-           "\"r\"(ckt_b[0]), \"r\"(ckt_b[1]));");
-    for (int i = 0; i < 3; i++) close_loop(o);
+    ckt_emit_put(o,
+                 "    : \"+f\"(%s[ckt_cb + 0]), \"+f\"(%s[ckt_cb + 1]), \"+f\"(%s[ckt_cb + 2]), "
+                 "\"+f\"(%s[ckt_cb + 3])",
+                 x->c, x->c, x->c, x->c);
+    ckt_emit_put(o, "    : \"r\"(ckt_a[0]), \"r\"(ckt_a[1]), \"r\"(ckt_a[2]), \"r\"(ckt_a[3]), "
+                    "\"r\"(ckt_b[0]), \"r\"(ckt_b[1]));");
+    for (int i = 0; i < 3; i++) ckt_emit_close(o);
 }
 
 void ckt_emit_mma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_mma_site *x)
 {
-    out o = {s, ind};
+    ckt_emit_out o = {s, ind};
     const ckt_mma *m = x->mma;
     char where[32] = "";
     if (x->line) snprintf(where, sizeof where, "line %d: ", x->line);
-    put(&o,
+    ckt_emit_put(
+        &o,
         "/* %sblockwise_gemm: %s += %s x %s by %s (%lldx%lldx%lld), %lld x %lld per wave, %lld per "
         "K step */",
         where, x->c, x->a, x->b, m->isa, (long long)m->m, (long long)m->n, (long long)m->k,

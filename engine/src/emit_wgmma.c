@@ -13,39 +13,6 @@
 #include "ckt/wgmma.h"
 #include "emit_internal.h"
 
-typedef struct out {
-    ckt_sb *s;
-    int ind;
-} out;
-
-static void put(out *o, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static void put(out *o, const char *fmt, ...)
-{
-    char buf[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    ckt_sb_printf(o->s, "%*s%s\n", o->ind * 4, "", buf);
-}
-
-static void open_loop(out *o, bool unroll, const char *v, long long n)
-{
-    if (unroll) put(o, "#pragma unroll");
-    put(o, "for (int %s = 0; %s < %lld; ++%s) {", v, v, n, v);
-    o->ind++;
-}
-
-static void close_block(out *o)
-{
-    o->ind--;
-    put(o, "}");
-}
-
 /* The descriptor bits other than the start address. */
 static unsigned long long fixed_bits(const ckt_wgmma_desc *d)
 {
@@ -71,7 +38,7 @@ static void describe(const ckt_wgmma_operand *p, const ckt_ktensor *t, char whic
 
 /* const ckt_u32 name[reps * ksteps] = {...}: start offsets of warpgroup 0's tiles, [repeat][K step]
  */
-static void start_table(out *o, const char *name, const ckt_wgmma_operand *p)
+static void start_table(ckt_emit_out *o, const char *name, const ckt_wgmma_operand *p)
 {
     char buf[1400];
     size_t n = (size_t)snprintf(buf, sizeof buf, "const ckt_u32 %s[%lld] = {", name,
@@ -81,7 +48,7 @@ static void start_table(out *o, const char *name, const ckt_wgmma_operand *p)
             n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%lld", r || k ? ", " : "",
                                   (long long)p->start[r][k]);
     if (n < sizeof buf) snprintf(buf + n, sizeof buf - n, "}; /* [repeat][K step] */");
-    put(o, "%s", buf);
+    ckt_emit_put(o, "%s", buf);
 }
 
 /* the byte offset of the tile (its stage) from the LDS base, as an expression */
@@ -97,18 +64,19 @@ static void tile_offset(const ckt_ktensor *t, ckt_expr_pool *ex, char *buf, size
     snprintf(buf, cap, "%lld + (ckt_u32)(%s) * %lld", (long long)t->lds_offset, st, (long long)esz);
 }
 
-static void fence_operands(out *o, const char *acc, long long n)
+static void fence_operands(ckt_emit_out *o, const char *acc, long long n)
 {
-    put(o, "#pragma unroll");
-    put(o,
+    ckt_emit_put(o, "#pragma unroll");
+    ckt_emit_put(
+        o,
         "for (int ckt_v = 0; ckt_v < %lld; ++ckt_v) asm volatile(\"\" : \"+f\"(%s[ckt_v]) :: "
         "\"memory\"); /* the accumulators stay in place around the asynchronous MMAs */",
         n, acc);
 }
 
 /* wgmma.wait_group alone (ckt_kernel_wgmma_wait); the C dialect's emulation is done when issued */
-static ckt_status emit_wait(out *o, ckt_dialect_kind kind, const ckt_kernel *k, const ckt_kop *op,
-                            const char *target, ckt_error *err)
+static ckt_status emit_wait(ckt_emit_out *o, ckt_dialect_kind kind, const ckt_kernel *k,
+                            const ckt_kop *op, const char *target, ckt_error *err)
 {
     ckt_target_record t;
     ckt_status st = ckt_target_parse(target, &t, err);
@@ -118,11 +86,12 @@ static ckt_status emit_wait(out *o, ckt_dialect_kind kind, const ckt_kernel *k, 
                         target);
     const ckt_ktensor *c = ckt_kernel_tensor(k, op->r);
     if (kind == CKT_DIALECT_C) {
-        put(o, "/* wgmma.wait_group %lld: the emulated MMAs completed when issued */",
-            (long long)op->spv);
+        ckt_emit_put(o, "/* wgmma.wait_group %lld: the emulated MMAs completed when issued */",
+                     (long long)op->spv);
         return CKT_OK;
     }
-    put(o,
+    ckt_emit_put(
+        o,
         "asm volatile(\"wgmma.wait_group.sync.aligned %lld;\" ::: \"memory\"); /* at most %lld "
         "groups of MMAs in flight */",
         (long long)op->spv, (long long)op->spv);
@@ -134,7 +103,7 @@ ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_k
                           ckt_expr_pool *ex, const ckt_kop *op, const char *target, ckt_error *err)
 {
     if (op->ninputs == 0) {
-        out w = {s, ind};
+        ckt_emit_out w = {s, ind};
         return emit_wait(&w, kind, k, op, target, err);
     }
     const ckt_mma *m = ckt_mma_at(op->mma);
@@ -168,20 +137,21 @@ ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_k
         (st = ckt_wgmma_operand_plan(&tb->layout, tb->swizzled ? &tb->sw : NULL, tb->dtype, m->n,
                                      NX, WN, KS, 'B', &pb, err)))
         return ckt_fail_prefix(err, "blockwise_gemm: ");
-    out o = {s, ind};
+    ckt_emit_out o = {s, ind};
     char da[300], db[300], offa[500], offb[500];
     describe(&pa, ta, 'A', da, sizeof da);
     describe(&pb, tb, 'B', db, sizeof db);
     tile_offset(ta, ex, offa, sizeof offa);
     tile_offset(tb, ex, offb, sizeof offb);
-    put(&o,
-        "{ /* blockwise_gemm: %s += %s x %s by %s, %lld x %lld warpgroups of %lld x %lld "
-        "instruction tiles, %lld K steps of 16",
-        c->name, ta->name, tb->name, m->isa, WM, WN, MX, NX, KS);
-    put(&o, "   * descriptors from the LDS layouts: %s", da);
-    put(&o, "   *                                   %s */", db);
+    ckt_emit_put(&o,
+                 "{ /* blockwise_gemm: %s += %s x %s by %s, %lld x %lld warpgroups of %lld x %lld "
+                 "instruction tiles, %lld K steps of 16",
+                 c->name, ta->name, tb->name, m->isa, WM, WN, MX, NX, KS);
+    ckt_emit_put(&o, "   * descriptors from the LDS layouts: %s", da);
+    ckt_emit_put(&o, "   *                                   %s */", db);
     o.ind++;
-    put(&o,
+    ckt_emit_put(
+        &o,
         "const unsigned long long ckt_fa = 0x%016llxull, ckt_fb = 0x%016llxull; /* LBO, SBO, "
         "swizzle mode */",
         fixed_bits(&pa.d), fixed_bits(&pb.d));
@@ -190,75 +160,83 @@ ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_k
     int tra = pa.d.mn_major, trb = pb.d.mn_major;
     bool gpu = kind == CKT_DIALECT_CUDA;
     if (gpu) {
-        put(&o, "const int ckt_wg = tid / 128;");
-        put(&o, "const ckt_u32 ckt_lds_base = ckt_smem_addr(ckt_lds);");
+        ckt_emit_put(&o, "const int ckt_wg = tid / 128;");
+        ckt_emit_put(&o, "const ckt_u32 ckt_lds_base = ckt_smem_addr(ckt_lds);");
         /* the swizzle is applied to absolute addresses: the kernel declares its LDS 1024-byte
          * aligned (emit.c); no run-time check here, a branch between asynchronous MMAs makes ptxas
          * serialize them */
-        put(&o, "const ckt_u32 ckt_sa = ckt_lds_base + %s + (ckt_u32)(ckt_wg / %lld) * %lldu;",
-            offa, WN, (long long)pa.group_step);
-        put(&o, "const ckt_u32 ckt_sb = ckt_lds_base + %s + (ckt_u32)(ckt_wg %% %lld) * %lldu;",
+        ckt_emit_put(&o,
+                     "const ckt_u32 ckt_sa = ckt_lds_base + %s + (ckt_u32)(ckt_wg / %lld) * %lldu;",
+                     offa, WN, (long long)pa.group_step);
+        ckt_emit_put(
+            &o, "const ckt_u32 ckt_sb = ckt_lds_base + %s + (ckt_u32)(ckt_wg %% %lld) * %lldu;",
             offb, WN, (long long)pb.group_step);
         fence_operands(&o, c->name, (long long)c->nvalues);
-        put(&o, "asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");");
+        ckt_emit_put(&o, "asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");");
     } else {
-        put(&o, "/* emulated warpgroup by warpgroup: shared-memory addresses are offsets into "
-                "ckt_lds */");
-        open_loop(&o, false, "ckt_wg", WM * WN);
-        put(&o, "const ckt_u32 ckt_sa = %s + (ckt_u32)(ckt_wg / %lld) * %lldu;", offa, WN,
-            (long long)pa.group_step);
-        put(&o, "const ckt_u32 ckt_sb = %s + (ckt_u32)(ckt_wg %% %lld) * %lldu;", offb, WN,
-            (long long)pb.group_step);
+        ckt_emit_put(&o,
+                     "/* emulated warpgroup by warpgroup: shared-memory addresses are offsets into "
+                     "ckt_lds */");
+        ckt_emit_open_loop(&o, false, "ckt_wg", WM * WN);
+        ckt_emit_put(&o, "const ckt_u32 ckt_sa = %s + (ckt_u32)(ckt_wg / %lld) * %lldu;", offa, WN,
+                     (long long)pa.group_step);
+        ckt_emit_put(&o, "const ckt_u32 ckt_sb = %s + (ckt_u32)(ckt_wg %% %lld) * %lldu;", offb, WN,
+                     (long long)pb.group_step);
     }
-    open_loop(&o, gpu, "ckt_kk", KS);
-    open_loop(&o, gpu, "ckt_mi", MX);
-    open_loop(&o, gpu, "ckt_ni", NX);
-    put(&o,
+    ckt_emit_open_loop(&o, gpu, "ckt_kk", KS);
+    ckt_emit_open_loop(&o, gpu, "ckt_mi", MX);
+    ckt_emit_open_loop(&o, gpu, "ckt_ni", NX);
+    ckt_emit_put(
+        &o,
         "const unsigned long long ckt_da = ckt_fa | (((ckt_sa + ckt_wa[ckt_mi * %lld + ckt_kk]) >> "
         "4) & 0x3FFF);",
         KS);
-    put(&o,
+    ckt_emit_put(
+        &o,
         "const unsigned long long ckt_db = ckt_fb | (((ckt_sb + ckt_wb[ckt_ni * %lld + ckt_kk]) >> "
         "4) & 0x3FFF);",
         KS);
-    put(&o, "const int ckt_cb = (ckt_mi * %lld + ckt_ni) * %lld; /* C value order of ckt/gemm.h */",
+    ckt_emit_put(
+        &o, "const int ckt_cb = (ckt_mi * %lld + ckt_ni) * %lld; /* C value order of ckt/gemm.h */",
         NX, CV);
     if (gpu) {
         char regs[1200];
         size_t n = 0;
         for (long long i = 0; i < CV && n < sizeof regs; i++)
             n += (size_t)snprintf(regs + n, sizeof regs - n, "%s%%%lld", i ? ", " : "", i);
-        put(&o, "asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %%%lld, 0; \"", CV + 2);
-        put(&o, "             \"%s {%s}, %%%lld, %%%lld, p, 1, 1, %d, %d; }\"", m->isa, regs, CV,
-            CV + 1, tra, trb);
+        ckt_emit_put(&o, "asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %%%lld, 0; \"", CV + 2);
+        ckt_emit_put(&o, "             \"%s {%s}, %%%lld, %%%lld, p, 1, 1, %d, %d; }\"", m->isa,
+                     regs, CV, CV + 1, tra, trb);
         for (long long i = 0; i < CV; i += 8) {
             char line[600];
             size_t q = 0;
             for (long long j = i; j < i + 8 && j < CV; j++)
                 q += (size_t)snprintf(line + q, sizeof line - q, "%s\"+f\"(%s[ckt_cb + %lld])",
                                       j > i ? ", " : "", c->name, j);
-            put(&o, "             %s%s", i == 0 ? ": " : ", ", line);
+            ckt_emit_put(&o, "             %s%s", i == 0 ? ": " : ", ", line);
         }
-        put(&o, "             : \"l\"(ckt_da), \"l\"(ckt_db), \"r\"(1));");
+        ckt_emit_put(&o, "             : \"l\"(ckt_da), \"l\"(ckt_db), \"r\"(1));");
     } else {
-        put(&o,
+        ckt_emit_put(
+            &o,
             "ckt_emu_wgmma(ckt_lds, %lldu, ckt_da, ckt_db, %lld, %d, %d, %d, &%s[ckt_wg * 128][0], "
             "%lld, ckt_cb);",
             (long long)ckt_kernel_lds_bytes(k), (long long)m->n, tra, trb, m->a == CKT_BF16,
             c->name, (long long)c->nvalues);
     }
-    for (int i = 0; i < 3; i++) close_block(&o);
+    for (int i = 0; i < 3; i++) ckt_emit_close(&o);
     if (gpu) {
-        put(&o, "asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");");
-        put(&o, "asm volatile(\"wgmma.wait_group.sync.aligned %lld;\" ::: \"memory\"); /* %s */",
+        ckt_emit_put(&o, "asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");");
+        ckt_emit_put(
+            &o, "asm volatile(\"wgmma.wait_group.sync.aligned %lld;\" ::: \"memory\"); /* %s */",
             (long long)op->spv,
             op->spv ? "the newest groups stay in flight (their LDS and accumulators untouched "
                       "until a later wait)"
                     : "done");
         fence_operands(&o, c->name, (long long)c->nvalues);
     } else {
-        close_block(&o);
+        ckt_emit_close(&o);
     }
-    close_block(&o);
+    ckt_emit_close(&o);
     return CKT_OK;
 }
