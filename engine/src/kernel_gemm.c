@@ -8,6 +8,7 @@
 
 #include "ckt/gemm.h"
 #include "ckt/wgmma.h"
+#include "gemm_internal.h"
 
 ckt_status ckt_gemm_traits_make(const char *instr, int64_t m_per_wave, int64_t n_per_wave,
                                 int64_t k_pack, ckt_gemm_traits *out, ckt_error *err)
@@ -293,9 +294,8 @@ ckt_status ckt_kernel_gemm_c_vgpr(ckt_kernel *k, const ckt_gemm_traits *t, int64
     return CKT_OK;
 }
 
-/* Rows and columns of a rank-2 LDS tensor. */
-static ckt_status lds_tile(ckt_kernel *k, int tensor, const char *what, int64_t *rows,
-                           int64_t *cols, ckt_error *err)
+ckt_status ckt_gemm_lds_tile(ckt_kernel *k, int tensor, const char *what, int64_t *rows,
+                             int64_t *cols, ckt_error *err)
 {
     const ckt_ktensor *t = ckt_kernel_tensor(k, tensor);
     if (!t || t->mem != CKT_MEM_LDS)
@@ -312,7 +312,7 @@ static ckt_status lds_tile(ckt_kernel *k, int tensor, const char *what, int64_t 
     return CKT_OK;
 }
 
-static int mma_index(const ckt_mma *m)
+int ckt_gemm_mma_index(const ckt_mma *m)
 {
     for (int i = 0; ckt_mma_at(i); i++)
         if (ckt_mma_at(i) == m) return i;
@@ -375,8 +375,8 @@ ckt_status ckt_kernel_blockwise_gemm(ckt_kernel *k, int a_lds, int b_lds, int c_
     const ckt_mma *m = t->instr;
     int64_t mpb = 0, kpa = 0, npb = 0, kpb = 0; /* set by lds_tile; gcc -O3 cannot tell */
     ckt_status s;
-    if ((s = lds_tile(k, a_lds, "a_lds (MPerBlock x KPerBlock)", &mpb, &kpa, err)) ||
-        (s = lds_tile(k, b_lds, "b_lds (NPerBlock x KPerBlock)", &npb, &kpb, err)))
+    if ((s = ckt_gemm_lds_tile(k, a_lds, "a_lds (MPerBlock x KPerBlock)", &mpb, &kpa, err)) ||
+        (s = ckt_gemm_lds_tile(k, b_lds, "b_lds (NPerBlock x KPerBlock)", &npb, &kpb, err)))
         return s;
     if (kpa != kpb)
         return ckt_fail(
@@ -416,7 +416,7 @@ ckt_status ckt_kernel_blockwise_gemm(ckt_kernel *k, int a_lds, int b_lds, int c_
                       -1,
                       ldmatrix_form(k, a_lds, 'A'),
                       ldmatrix_form(k, b_lds, 'B'),
-                      mma_index(m),
+                      ckt_gemm_mma_index(m),
                       {mpb, g.k_step},
                       {npb, g.k_step},
                       {t->m_per_wave, t->n_per_wave, g.pack}};

@@ -9,6 +9,7 @@
 
 #include "ckt/gemm.h"
 #include "ckt/wgmma.h"
+#include "gemm_internal.h"
 
 static bool same_shape(const ckt_wgmma_desc *a, const ckt_wgmma_desc *b)
 {
@@ -69,24 +70,6 @@ ckt_status ckt_wgmma_operand_plan(const ckt_layout *tile, const ckt_swizzle *sw,
     return CKT_OK;
 }
 
-static ckt_status tile_of(ckt_kernel *k, int tensor, const char *what, int64_t *rows, int64_t *cols,
-                          ckt_error *err)
-{
-    const ckt_ktensor *t = ckt_kernel_tensor(k, tensor);
-    if (!t || t->mem != CKT_MEM_LDS)
-        return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: %s must be an LDS tensor", what);
-    if (t->rank != 2)
-        return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: %s has rank %d, a GEMM tile has 2", what,
-                        t->rank);
-    ckt_layout m;
-    ckt_status s;
-    if ((s = ckt_layout_mode(&t->layout, 0, &m, err))) return s;
-    *rows = ckt_layout_size(&m);
-    if ((s = ckt_layout_mode(&t->layout, 1, &m, err))) return s;
-    *cols = ckt_layout_size(&m);
-    return CKT_OK;
-}
-
 /* The hardware swizzles absolute shared-memory addresses: the tile and each stage must start on
  * the swizzle pattern's boundary for the ckt layout to be what the hardware reads. */
 static ckt_status aligned(const ckt_ktensor *t, const ckt_wgmma_operand *p, char which,
@@ -109,13 +92,6 @@ static ckt_status aligned(const ckt_ktensor *t, const ckt_wgmma_operand *p, char
     return CKT_OK;
 }
 
-static int mma_index(const ckt_mma *m)
-{
-    for (int i = 0; ckt_mma_at(i); i++)
-        if (ckt_mma_at(i) == m) return i;
-    return -1;
-}
-
 ckt_status ckt_kernel_blockwise_wgmma(ckt_kernel *k, int a_lds, int b_lds, int c_reg,
                                       const ckt_gemm_traits *t, ckt_error *err)
 {
@@ -135,8 +111,8 @@ ckt_status ckt_kernel_blockwise_wgmma_async(ckt_kernel *k, int a_lds, int b_lds,
             m->name);
     int64_t mpb = 0, kpa = 0, npb = 0, kpb = 0;
     ckt_status s;
-    if ((s = tile_of(k, a_lds, "a_lds (MPerBlock x KPerBlock)", &mpb, &kpa, err)) ||
-        (s = tile_of(k, b_lds, "b_lds (NPerBlock x KPerBlock)", &npb, &kpb, err)))
+    if ((s = ckt_gemm_lds_tile(k, a_lds, "a_lds (MPerBlock x KPerBlock)", &mpb, &kpa, err)) ||
+        (s = ckt_gemm_lds_tile(k, b_lds, "b_lds (NPerBlock x KPerBlock)", &npb, &kpb, err)))
         return s;
     if (kpa != kpb)
         return ckt_fail(
@@ -174,5 +150,5 @@ ckt_status ckt_kernel_blockwise_wgmma_async(ckt_kernel *k, int a_lds, int b_lds,
         return ckt_fail_prefix(err, "blockwise_gemm: ");
     if ((s = aligned(ta, &pa, 'A', err)) || (s = aligned(tb, &pb, 'B', err))) return s;
     int64_t rep[3] = {t->m_per_wave, t->n_per_wave, ks};
-    return ckt_kernel_wgmma_async(k, c_reg, a_lds, b_lds, mma_index(m), rep, pending, err);
+    return ckt_kernel_wgmma_async(k, c_reg, a_lds, b_lds, ckt_gemm_mma_index(m), rep, pending, err);
 }
