@@ -91,6 +91,11 @@ describe("ckt.kernels.gemm on the CPU target", function()
     local src = k:source("sm_90")
     -- x4 for both: B's loads take two N tiles each (an even number per wave)
     assert.truthy(src:find("ldmatrix.sync.aligned.m8n8.x4", 1, true) and not src:find("ldmatrix.sync.aligned.m8n8.x2", 1, true))
+    -- one shared address per thread: K-major tiles (Sw<2,3,3>) take an immediate per matrix; the
+    -- .trans tiles' matrices (Sw<3,3,4>) share swizzled bits with the thread's, so an XOR each
+    assert.truthy(src:find("[%4+1024]", 1, true) and not src:find("ckt_lt ^", 1, true))
+    local mn = gemm.build{dtype = "f16", target = "sm_90", a_major = "m", b_major = "n"}:source("sm_90")
+    assert.truthy(mn:find("ldmatrix.sync.aligned.m8n8.x4.trans", 1, true) and mn:find("ckt_lt ^", 1, true))
     assert.equal(8, pn.a_copy.read_vector)
     assert.equal(8, pn.b_copy.read_vector)
     -- A: lane l of warp w reads the 16-byte K row (l % 8 + 8 ((l // 8) % 2) + rows of its warp, 8 ((l // 16) % 2))
