@@ -8,9 +8,10 @@
 #include "ckt/kernel_ir.h"
 #include "ckt/mma.h"
 
-/* Rows and columns of a rank-2 LDS tensor; `what` names it in the refusal. */
-ckt_status ckt_gemm_lds_tile(ckt_kernel *k, int tensor, const char *what, int64_t *rows,
-                             int64_t *cols, ckt_error *err);
+/* blockwise_gemm's operands: a_lds (MPerBlock x KPerBlock) and b_lds (NPerBlock x KPerBlock),
+ * rank-2 LDS tensors of instruction m's A and B dtypes with the same K; their sizes. */
+ckt_status ckt_gemm_operands(ckt_kernel *k, int a_lds, int b_lds, const ckt_mma *m, int64_t *mpb,
+                             int64_t *npb, int64_t *kpb, ckt_error *err);
 /* The instruction's index in ckt_mma_at's table (-1: not there). */
 int ckt_gemm_mma_index(const ckt_mma *m);
 

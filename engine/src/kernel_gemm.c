@@ -294,8 +294,9 @@ ckt_status ckt_kernel_gemm_c_vgpr(ckt_kernel *k, const ckt_gemm_traits *t, int64
     return CKT_OK;
 }
 
-ckt_status ckt_gemm_lds_tile(ckt_kernel *k, int tensor, const char *what, int64_t *rows,
-                             int64_t *cols, ckt_error *err)
+/* Rows and columns of a rank-2 LDS tensor. */
+static ckt_status lds_tile(ckt_kernel *k, int tensor, const char *what, int64_t *rows,
+                           int64_t *cols, ckt_error *err)
 {
     const ckt_ktensor *t = ckt_kernel_tensor(k, tensor);
     if (!t || t->mem != CKT_MEM_LDS)
@@ -312,6 +313,29 @@ ckt_status ckt_gemm_lds_tile(ckt_kernel *k, int tensor, const char *what, int64_
     return CKT_OK;
 }
 
+ckt_status ckt_gemm_operands(ckt_kernel *k, int a_lds, int b_lds, const ckt_mma *m, int64_t *mpb,
+                             int64_t *npb, int64_t *kpb, ckt_error *err)
+{
+    int64_t kb = 0;
+    ckt_status s;
+    if ((s = lds_tile(k, a_lds, "a_lds (MPerBlock x KPerBlock)", mpb, kpb, err)) ||
+        (s = lds_tile(k, b_lds, "b_lds (NPerBlock x KPerBlock)", npb, &kb, err)))
+        return s;
+    if (*kpb != kb)
+        return ckt_fail(
+            err, CKT_EINVAL,
+            "blockwise_gemm: b_lds has K = %lld but a_lds has K = %lld (B is the N x K tile)",
+            (long long)kb, (long long)*kpb);
+    ckt_dtype adt = ckt_kernel_tensor(k, a_lds)->dtype, bdt = ckt_kernel_tensor(k, b_lds)->dtype;
+    if (adt != m->a)
+        return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: a_lds is %s but %s takes A in %s",
+                        ckt_dtype_name(adt), m->name, ckt_dtype_name(m->a));
+    if (bdt != m->b)
+        return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: b_lds is %s but %s takes B in %s",
+                        ckt_dtype_name(bdt), m->name, ckt_dtype_name(m->b));
+    return CKT_OK;
+}
+
 int ckt_gemm_mma_index(const ckt_mma *m)
 {
     for (int i = 0; ckt_mma_at(i); i++)
@@ -320,9 +344,7 @@ int ckt_gemm_mma_index(const ckt_mma *m)
 }
 
 /* K steps of a tile up to which blockwise_gemm unrolls (and pipelines) them; beyond, a loop */
-#ifndef GEMM_UNROLL_STEPS
 #define GEMM_UNROLL_STEPS 8
-#endif
 
 /* One blockwise_gemm: its operands, distributions and instruction repeats. */
 typedef struct gemm_site {
@@ -373,23 +395,9 @@ ckt_status ckt_kernel_blockwise_gemm(ckt_kernel *k, int a_lds, int b_lds, int c_
         return ckt_kernel_blockwise_wgmma(k, a_lds, b_lds, c_reg, t,
                                           err); /* operands through descriptors */
     const ckt_mma *m = t->instr;
-    int64_t mpb = 0, kpa = 0, npb = 0, kpb = 0; /* set by lds_tile; gcc -O3 cannot tell */
+    int64_t mpb = 0, npb = 0, kpa = 0; /* set by ckt_gemm_operands; gcc -O3 cannot tell */
     ckt_status s;
-    if ((s = ckt_gemm_lds_tile(k, a_lds, "a_lds (MPerBlock x KPerBlock)", &mpb, &kpa, err)) ||
-        (s = ckt_gemm_lds_tile(k, b_lds, "b_lds (NPerBlock x KPerBlock)", &npb, &kpb, err)))
-        return s;
-    if (kpa != kpb)
-        return ckt_fail(
-            err, CKT_EINVAL,
-            "blockwise_gemm: b_lds has K = %lld but a_lds has K = %lld (B is the N x K tile)",
-            (long long)kpb, (long long)kpa);
-    ckt_dtype adt = ckt_kernel_tensor(k, a_lds)->dtype, bdt = ckt_kernel_tensor(k, b_lds)->dtype;
-    if (adt != m->a)
-        return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: a_lds is %s but %s takes A in %s",
-                        ckt_dtype_name(adt), m->name, ckt_dtype_name(m->a));
-    if (bdt != m->b)
-        return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: b_lds is %s but %s takes B in %s",
-                        ckt_dtype_name(bdt), m->name, ckt_dtype_name(m->b));
+    if ((s = ckt_gemm_operands(k, a_lds, b_lds, m, &mpb, &npb, &kpa, err))) return s;
     ckt_gemm_geom g;
     if ((s = ckt_gemm_geometry(t, mpb, npb, kpa, ckt_kernel_block(k), &g, err))) return s;
     int cd, ad, bd;

@@ -109,23 +109,10 @@ ckt_status ckt_kernel_blockwise_wgmma_async(ckt_kernel *k, int a_lds, int b_lds,
             err, CKT_EINVAL,
             "blockwise_gemm: pending: %s runs synchronously; only wgmma leaves MMAs in flight",
             m->name);
-    int64_t mpb = 0, kpa = 0, npb = 0, kpb = 0;
+    int64_t mpb = 0, npb = 0, kpa = 0;
     ckt_status s;
-    if ((s = ckt_gemm_lds_tile(k, a_lds, "a_lds (MPerBlock x KPerBlock)", &mpb, &kpa, err)) ||
-        (s = ckt_gemm_lds_tile(k, b_lds, "b_lds (NPerBlock x KPerBlock)", &npb, &kpb, err)))
-        return s;
-    if (kpa != kpb)
-        return ckt_fail(
-            err, CKT_EINVAL,
-            "blockwise_gemm: b_lds has K = %lld but a_lds has K = %lld (B is the N x K tile)",
-            (long long)kpb, (long long)kpa);
+    if ((s = ckt_gemm_operands(k, a_lds, b_lds, m, &mpb, &npb, &kpa, err))) return s;
     const ckt_ktensor *ta = ckt_kernel_tensor(k, a_lds), *tb = ckt_kernel_tensor(k, b_lds);
-    if (ta->dtype != m->a)
-        return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: a_lds is %s but %s takes A in %s",
-                        ckt_dtype_name(ta->dtype), m->name, ckt_dtype_name(m->a));
-    if (tb->dtype != m->b)
-        return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: b_lds is %s but %s takes B in %s",
-                        ckt_dtype_name(tb->dtype), m->name, ckt_dtype_name(m->b));
     ckt_gemm_geom g;
     if ((s = ckt_gemm_geometry(t, mpb, npb, kpa, ckt_kernel_block(k), &g, err))) return s;
     if (g.pack != 1)
