@@ -608,6 +608,29 @@ static bool window_guard(em *e, const access *a, int w)
     return true;
 }
 
+/* The two lines of a split access (split_offsets): `off`, the thread's swizzled element offset
+ * in tensor a->t, and `base`, the tensor's (stage's) 32-bit shared address. false: out of memory.
+ */
+static bool thread_address(em *e, const access *a, ckt_expr_id u0, const char *off,
+                           const char *base)
+{
+    const ckt_ktensor *t = a->t;
+    char *us = estr(e, u0, NULL), *bs = t->stage_view ? estr(e, t->stage_base, NULL) : NULL;
+    if (!us || (t->stage_view && !bs)) {
+        free(us);
+        free(bs);
+        e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory");
+        return false;
+    }
+    line(e, "const ckt_u32 %s = (ckt_u32)(%s); /* this thread's swizzled offset in %s */", off, us,
+         t->name);
+    line(e, "const ckt_u32 %s = (ckt_u32)__cvta_generic_to_shared(%s) + %lldu * (ckt_u32)(%s);",
+         base, t->name, (long long)a->esz, bs ? bs : "0");
+    free(us);
+    free(bs);
+    return true;
+}
+
 /* One ldmatrix (x4 or x2, `trs` ".trans" or "") from the shared address `addr` + `imm` bytes into
  * the 16-bit register values first.. of the access's register tensor. */
 static void ldmatrix_load(em *e, const access *a, int nregs, const char *trs, const char *addr,
@@ -632,13 +655,10 @@ static void ldmatrix_load(em *e, const access *a, int nregs, const char *trs, co
     }
 }
 
-/* A swizzle applied to a number (the emitted expression of swizzled(), without the stage). */
+/* A tensor's swizzle applied to a number (what swizzled() emits, without the stage). */
 static int64_t swizzle_num(const ckt_ktensor *t, int64_t x)
 {
-    if (!t->swizzled) return x;
-    ckt_swizzle sw = t->sw;
-    int64_t bits = x & ((((int64_t)1 << sw.b) - 1) << (sw.m + (sw.s > 0 ? sw.s : 0)));
-    return x ^ (sw.s >= 0 ? bits >> sw.s : bits << -sw.s);
+    return t->swizzled ? ckt_swizzle_apply(t->sw, x) : x;
 }
 
 /* The LDS offsets of an access's vectors (ldmatrix: its matrices; a copy: its 16-byte vectors,
@@ -741,22 +761,9 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
     bool add;
     for (int r = 0; r < nrep && r < 16; r++) vals[r] = (int64_t)r * 8;
     if (nrep <= 16 && split_offsets(e, &a, nrep, vals, &u0, fc, &add)) {
-        char *us = estr(e, u0, NULL), *bs = a.t->stage_view ? estr(e, a.t->stage_base, NULL) : NULL;
-        if (!us || (a.t->stage_view && !bs)) {
-            free(us);
-            free(bs);
-            e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory");
-            return false;
-        }
         line(e, "/* one offset per thread (hoisted out of loops by the compiler), a constant per "
                 "matrix */");
-        line(e, "const ckt_u32 ckt_lt = (ckt_u32)(%s);", us);
-        line(
-            e,
-            "const ckt_u32 ckt_la = (ckt_u32)__cvta_generic_to_shared(%s) + %lldu * (ckt_u32)(%s);",
-            a.t->name, (long long)a.esz, bs ? bs : "0");
-        free(us);
-        free(bs);
+        if (!thread_address(e, &a, u0, "ckt_lt", "ckt_la")) return false;
         if (add) line(e, "const ckt_u32 ckt_lb = ckt_la + %lldu * ckt_lt;", (long long)a.esz);
         for (int rep = 0; rep < nrep; rep++) {
             line(e, "{");
@@ -1039,12 +1046,67 @@ static int64_t copy_width(em *e, access *src, access *dst, int64_t want, char *w
     return 1;
 }
 
+/* The vectors of one thread's asynchronous copy (see emit_copy_async); `inside`: the window is
+ * known inside the source, no masks. */
+static void copy_vectors(em *e, const access *src, const access *dst, int64_t bytes, bool split,
+                         bool add, const int64_t *fc, bool inside)
+{
+    ckt_expr_pool *ex = e->ex;
+    char zero[48];
+    literal(dst->t->dtype, 0.0f, zero, sizeof zero);
+    for (int64_t v = 0, g = 0; v < src->d->nvalues; v++) {
+        if (src->group[v] != v) continue;
+        ckt_expr_id so = group_offset(e, src, v, 0),
+                    mask = inside ? ckt_expr_int(ex, 1) : in_bounds(e, src, v);
+        ckt_expr_id dof =
+            split ? ckt_expr_int(ex, 0) : swizzled(e, dst->t, group_offset(e, dst, v, 0));
+        int64_t always;
+        bool masked = !(ckt_expr_is_const(ex, mask, &always) && always);
+        char *ss = estr(e, so, NULL), *ds = estr(e, dof, NULL),
+             *ms = masked ? estr(e, mask, NULL) : NULL;
+        if (!ss || !ds || (masked && !ms)) {
+            free(ss);
+            free(ds);
+            free(ms);
+            e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory");
+            return;
+        }
+        if (split) {
+            char at[96];
+            if (add)
+                snprintf(at, sizeof at, "ckt_cb + %lldu * ckt_ct, %lld", (long long)dst->esz,
+                         (long long)(fc[g] * dst->esz));
+            else
+                snprintf(at, sizeof at, "ckt_cb + %lldu * (ckt_ct ^ %lldu), 0", (long long)dst->esz,
+                         (long long)fc[g]);
+            if (masked)
+                line(e, "CKT_CP_ASYNC_AT(%lld, %s, (%s) ? %s + (%s) : %s, %s);", (long long)bytes,
+                     at, ms, src->t->name, ss, src->t->name, ms);
+            else
+                line(e, "CKT_CP_ASYNC_AT(%lld, %s, %s + (%s), 1);", (long long)bytes, at,
+                     src->t->name, ss);
+        } else if (bytes >= 4 &&
+                   masked) /* a masked-off copy reads nothing, but names a valid address anyway */
+            line(e, "CKT_CP_ASYNC(%lld, %s + (%s), (%s) ? %s + (%s) : %s, %s);", (long long)bytes,
+                 dst->t->name, ds, ms, src->t->name, ss, src->t->name, ms);
+        else if (bytes >= 4)
+            line(e, "CKT_CP_ASYNC(%lld, %s + (%s), %s + (%s), 1);", (long long)bytes, dst->t->name,
+                 ds, src->t->name, ss);
+        else if (masked)
+            line(e, "%s[%s] = (%s) ? %s[%s] : %s;", dst->t->name, ds, ms, src->t->name, ss, zero);
+        else
+            line(e, "%s[%s] = %s[%s];", dst->t->name, ds, src->t->name, ss);
+        free(ss);
+        free(ds);
+        free(ms);
+        g++;
+    }
+}
+
 /* LDS window = global window, each thread its elements of the distribution: CKT_CP_ASYNC is
  * cp.async (16 bytes: .cg, zero-filled past a padded edge) in the CUDA prelude, a load and a
  * store through registers in the HIP prelude, a copy queued until its wait in the C prelude;
  * 2-byte elements go one by one (synchronously, in every dialect). */
-static void copy_vectors(em *e, const access *srcp, const access *dstp, int64_t bytes, bool split,
-                         bool add, const int64_t *fc, bool inside);
 static void emit_copy_async(em *e, const ckt_kop *op)
 {
     access src, dst;
@@ -1064,13 +1126,12 @@ static void emit_copy_async(em *e, const ckt_kop *op)
         return;
     }
     int64_t bytes = spv * src.esz;
-    char sdesc[400], ddesc[400], lens[96] = "", zero[48];
+    char sdesc[400], ddesc[400], lens[96] = "";
     describe_tensor(e, src.t, sdesc, sizeof sdesc);
     describe_tensor(e, dst.t, ddesc, sizeof ddesc);
     for (int d = 0, n = 0; d < src.rank && n < (int)sizeof lens; d++)
         n += snprintf(lens + n, sizeof lens - (size_t)n, "%s%lld", d ? "x" : "",
                       (long long)src.w->lengths[d]);
-    literal(dst.t->dtype, 0.0f, zero, sizeof zero);
     thread_open(e);
     if (op->line)
         line(e, "/* line %d: asynchronous copy from %s to %s, window %s */", op->line, sdesc, ddesc,
@@ -1094,22 +1155,7 @@ static void emit_copy_async(em *e, const ckt_kop *op)
     bool add, split = e->dl->kind == CKT_DIALECT_CUDA && bytes >= 4 &&
                       split_offsets(e, &dst, nv, vals, &u0, fc, &add);
     if (split) {
-        char *us = estr(e, u0, NULL),
-             *bs = dst.t->stage_view ? estr(e, dst.t->stage_base, NULL) : NULL;
-        if (!us || (dst.t->stage_view && !bs)) {
-            free(us);
-            free(bs);
-            e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory");
-            return;
-        }
-        line(e, "const ckt_u32 ckt_ct = (ckt_u32)(%s); /* this thread's swizzled offset in %s */",
-             us, dst.t->name);
-        line(
-            e,
-            "const ckt_u32 ckt_cb = (ckt_u32)__cvta_generic_to_shared(%s) + %lldu * (ckt_u32)(%s);",
-            dst.t->name, (long long)dst.esz, bs ? bs : "0");
-        free(us);
-        free(bs);
+        if (!thread_address(e, &dst, u0, "ckt_ct", "ckt_cb")) return;
     } else
         declare_coords(e, &dst, "j");
     /* GPUs, a padded source: a block whose window lies wholly inside the tensor (all but the
@@ -1140,64 +1186,6 @@ static void emit_copy_async(em *e, const ckt_kop *op)
     }
     e->ind--;
     line(e, "}");
-}
-
-/* The vectors of one thread's asynchronous copy (see emit_copy_async); `inside`: the window is
- * known inside the source, no masks. */
-static void copy_vectors(em *e, const access *srcp, const access *dstp, int64_t bytes, bool split,
-                         bool add, const int64_t *fc, bool inside)
-{
-    ckt_expr_pool *ex = e->ex;
-    const access src = *srcp, dst = *dstp;
-    char zero[48];
-    literal(dst.t->dtype, 0.0f, zero, sizeof zero);
-    for (int64_t v = 0, g = 0; v < src.d->nvalues; v++) {
-        if (src.group[v] != v) continue;
-        ckt_expr_id so = group_offset(e, &src, v, 0),
-                    mask = inside ? ckt_expr_int(ex, 1) : in_bounds(e, &src, v);
-        ckt_expr_id dof =
-            split ? ckt_expr_int(ex, 0) : swizzled(e, dst.t, group_offset(e, &dst, v, 0));
-        int64_t always;
-        bool masked = !(ckt_expr_is_const(ex, mask, &always) && always);
-        char *ss = estr(e, so, NULL), *ds = estr(e, dof, NULL),
-             *ms = masked ? estr(e, mask, NULL) : NULL;
-        if (!ss || !ds || (masked && !ms)) {
-            free(ss);
-            free(ds);
-            free(ms);
-            e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory");
-            return;
-        }
-        if (split) {
-            char at[96];
-            if (add)
-                snprintf(at, sizeof at, "ckt_cb + %lldu * ckt_ct, %lld", (long long)dst.esz,
-                         (long long)(fc[g] * dst.esz));
-            else
-                snprintf(at, sizeof at, "ckt_cb + %lldu * (ckt_ct ^ %lldu), 0", (long long)dst.esz,
-                         (long long)fc[g]);
-            if (masked)
-                line(e, "CKT_CP_ASYNC_AT(%lld, %s, (%s) ? %s + (%s) : %s, %s);", (long long)bytes,
-                     at, ms, src.t->name, ss, src.t->name, ms);
-            else
-                line(e, "CKT_CP_ASYNC_AT(%lld, %s, %s + (%s), 1);", (long long)bytes, at,
-                     src.t->name, ss);
-        } else if (bytes >= 4 &&
-                   masked) /* a masked-off copy reads nothing, but names a valid address anyway */
-            line(e, "CKT_CP_ASYNC(%lld, %s + (%s), (%s) ? %s + (%s) : %s, %s);", (long long)bytes,
-                 dst.t->name, ds, ms, src.t->name, ss, src.t->name, ms);
-        else if (bytes >= 4)
-            line(e, "CKT_CP_ASYNC(%lld, %s + (%s), %s + (%s), 1);", (long long)bytes, dst.t->name,
-                 ds, src.t->name, ss);
-        else if (masked)
-            line(e, "%s[%s] = (%s) ? %s[%s] : %s;", dst.t->name, ds, ms, src.t->name, ss, zero);
-        else
-            line(e, "%s[%s] = %s[%s];", dst.t->name, ds, src.t->name, ss);
-        free(ss);
-        free(ds);
-        free(ms);
-        g++;
-    }
 }
 
 static void emit_commit(em *e)
