@@ -20,10 +20,6 @@ local gemm = {}
 
 local function fail(msg) error("gemm: " .. msg, 3) end
 
--- the target whose instructions and bank model apply: the CPU target emulates gfx90a unless it
--- names another
-local function pow2(x) return x > 0 and x & (x - 1) == 0 end
-
 -- Defaults per target. NVIDIA: a 128 x 128 block tile in 32-wide K slices, 4 warps of 64 x 64
 -- (4 x 8 m16n8 tiles each, ldmatrix.x4 for both operands), 4 stages (64 KiB of LDS at 16 bits; two
 -- blocks share an SM), grouped by 8 tile rows: the fastest of bench/gemm.lua's sweep on the H100
