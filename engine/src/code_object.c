@@ -44,6 +44,21 @@ static void store(mp *m, int64_t v)
         }
 }
 
+/* The element count of a msgpack map or array of type byte t: 16 bits after it (t16), 32 bits
+ * (t16 + 1), or in t's low four bits (fixmap, fixarray). 0: truncated. */
+static int count(mp *m, uint8_t t, uint8_t t16, uint64_t *n)
+{
+    int bytes = t == t16 ? 2 : t == t16 + 1 ? 4 : 0;
+    if (!bytes) {
+        *n = t & 0x0f;
+        return 1;
+    }
+    if (!need(m, (size_t)bytes)) return 0;
+    *n = be(m->p, bytes);
+    m->p += bytes;
+    return 1;
+}
+
 /* Parse one msgpack value; is_key: it is a map key (remember strings). Returns 0 on malformed
  * input. */
 static int value(mp *m, int is_key)
@@ -58,16 +73,7 @@ static int value(mp *m, int is_key)
     }
     if (t >= 0xe0) goto out;
     if ((t & 0xf0) == 0x80 || t == 0xde || t == 0xdf) { /* map */
-        if (t == 0xde) {
-            if (!need(m, 2)) return 0;
-            n = be(m->p, 2);
-            m->p += 2;
-        } else if (t == 0xdf) {
-            if (!need(m, 4)) return 0;
-            n = be(m->p, 4);
-            m->p += 4;
-        } else
-            n = t & 0x0f;
+        if (!count(m, t, 0xde, &n)) return 0;
         for (uint64_t i = 0; i < n && ok; i++) {
             m->key = NULL;
             ok = value(m, 1) && value(m, 0);
@@ -76,16 +82,7 @@ static int value(mp *m, int is_key)
         goto out;
     }
     if ((t & 0xf0) == 0x90 || t == 0xdc || t == 0xdd) { /* array */
-        if (t == 0xdc) {
-            if (!need(m, 2)) return 0;
-            n = be(m->p, 2);
-            m->p += 2;
-        } else if (t == 0xdd) {
-            if (!need(m, 4)) return 0;
-            n = be(m->p, 4);
-            m->p += 4;
-        } else
-            n = t & 0x0f;
+        if (!count(m, t, 0xdc, &n)) return 0;
         const char *k = m->key;
         size_t kl = m->keylen;
         for (uint64_t i = 0; i < n && ok; i++) {
