@@ -135,17 +135,20 @@ static int64_t saturate(double v, double lo, double hi)
     return (int64_t)v; /* truncation toward zero */
 }
 
+/* One element's bytes, read or written through the member of its dtype. */
+typedef union element {
+    uint16_t u16;
+    float f;
+    int32_t i32;
+    int8_t i8;
+    uint8_t u8;
+    int64_t i64;
+    double f64;
+} element;
+
 double ckt_dtype_load(ckt_dtype t, const void *p)
 {
-    union {
-        uint16_t u16;
-        float f;
-        int32_t i32;
-        int8_t i8;
-        uint8_t u8;
-        int64_t i64;
-        double f64;
-    } v;
+    element v;
     memcpy(&v, p, ckt_dtype_size(t));
     switch (t) {
     case CKT_F16: return ckt_f16_to_f32(v.u16);
@@ -162,15 +165,7 @@ double ckt_dtype_load(ckt_dtype t, const void *p)
 
 void ckt_dtype_store(ckt_dtype t, void *p, double d)
 {
-    union {
-        uint16_t u16;
-        float f;
-        int32_t i32;
-        int8_t i8;
-        uint8_t u8;
-        int64_t i64;
-        double f64;
-    } v;
+    element v;
     switch (t) {
     case CKT_F16: v.u16 = ckt_f64_to_f16(d); break;
     case CKT_BF16: v.u16 = ckt_f64_to_bf16(d); break;
