@@ -514,6 +514,13 @@ static void builder_refusals(void **state)
     expect_msg(err.msg, "a_lds is f32");
     assert_int_equal(ckt_kernel_blockwise_gemm(k, a, a32, c, &t, &err), CKT_EINVAL);
     expect_msg(err.msg, "b_lds is f32");
+    /* the wgmma path checks its operands the same way */
+    ckt_gemm_traits tw;
+    assert_int_equal(ckt_gemm_traits_make("wgmma_m64n128k16_f16", 1, 1, 16, &tw, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_blockwise_gemm(k, a32, a, c, &tw, &err), CKT_EINVAL);
+    expect_msg(err.msg, "a_lds is f32");
+    assert_int_equal(ckt_kernel_blockwise_gemm(k, a, bk, c, &tw, &err), CKT_EINVAL);
+    expect_msg(err.msg, "b_lds has K = 16");
     /* shapes */
     assert_int_equal(ckt_kernel_blockwise_gemm(k, a, b3, c, &t, &err), CKT_EINVAL);
     expect_msg(err.msg, "rank 3");
