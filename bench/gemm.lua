@@ -5,7 +5,7 @@
 -- transposes; large sizes against cuBLAS within a tolerance); JSON in bench/results/.
 --
 -- ckt-lua bench/gemm.lua [target=sm_90] [json=bench/results/gemm_h100.json] [configs] [sizes] [majors]
---   configs: comma-separated TMxTNxTK/block/stages[/group], e.g. 128x128x32/128/3,128x256x32/256/3
+--   configs: comma-separated TMxTNxTK/block/stages[/group][@copy], e.g. 128x128x32/128/3,128x256x32/256/3,default@cp.async
 --            ("default": the library's default for the target)
 --   sizes:   comma-separated, default 4096,8192 ("none": the correctness checks only);  majors: comma-separated a_major..b_major, default kk,kn,mk,mn
 -- The cuBLAS module (bench/cublas.c, built as ckt_cublas.so next to ckt-lua) is looked up in
@@ -21,13 +21,7 @@ package.path = (arg and arg[0] and arg[0]:match("(.*/)") or "./") .. "lib/?.lua;
 local bench = require "measure"
 
 local function split(s) local t = {} for x in s:gmatch("[^,]+") do t[#t + 1] = x end return t end
-local function parse_config(s)
-  if s == "default" then return {name = "default"} end
-  local tm, tn, tk, block, stages, group = s:match("^(%d+)x(%d+)x(%d+)/(%d+)/(%d+)/?(%d*)$")
-  if not tm then error("bench/gemm.lua: config '" .. s .. "' is not TMxTNxTK/block/stages[/group]") end
-  return {name = s, tile = {tonumber(tm), tonumber(tn), tonumber(tk)}, block = tonumber(block), stages = tonumber(stages),
-          group = group ~= "" and tonumber(group) or nil}
-end
+local parse_config = bench.gemm_config
 local configs, sizes, majors = {}, {}, {}
 for _, c in ipairs(split(config_arg)) do configs[#configs + 1] = parse_config(c) end
 for _, s in ipairs(split(size_arg)) do if s ~= "none" then sizes[#sizes + 1] = tonumber(s) end end
@@ -52,7 +46,7 @@ end
 
 local function opts(dt, mj, c)
   local o = {dtype = dt, a_major = mj[1], b_major = mj[2], target = target}
-  for _, k in ipairs{"tile", "block", "stages", "group"} do o[k] = c[k] end
+  for _, k in ipairs{"tile", "block", "stages", "group", "copy"} do o[k] = c[k] end
   return o
 end
 
@@ -133,7 +127,7 @@ for _, S in ipairs(sizes) do
         local ok, err = pcall(function()
           local e = build(opts(dt, mj, c), c.name)
           local p = e.p
-          row.plan = ("%dx%dx%d/%d/%d/g%d"):format(p.TM, p.TN, p.TK, p.block, p.stages, p.group)
+          row.plan = ("%dx%dx%d/%d/%d/g%d%s"):format(p.TM, p.TN, p.TK, p.block, p.stages, p.group, p.hopper and ("@" .. p.copy) or "")
           row.compile_ms = e.compile_ms
           bc:memset(0)
           row.ms = bench.time_launch(e.exe, {grid = e.grid(M, N), A = ba, B = bb, C = bc, M = M, N = N, K = K})

@@ -37,7 +37,7 @@ local DEFAULTS = {
 }
 
 gemm.OPTIONS = {"dtype", "out", "a_major", "b_major", "target", "epilogue", "tile", "block", "stages", "group", "instr",
-                "k_pack", "aligned", "swizzle", "name", "autotune", "mma_pending"}
+                "k_pack", "aligned", "swizzle", "name", "autotune", "mma_pending", "copy"}
 
 -- sm_90a: the warpgroup grid and the wgmma instruction. Warpgroups split TM first (each at
 -- least 64 rows, one m64 instruction per 64 rows), then TN; the instruction's N is the largest
@@ -55,7 +55,7 @@ local function hopper(p, o)
   local cols, n = p.TN // wn, nil
   for _, c in ipairs{256, 128, 64} do if cols % c == 0 then n = c; break end end
   if not n then fail(("tile TN %d gives %d columns per warpgroup, not a multiple of 64 (wgmma n64/n128/n256)"):format(p.TN, cols)) end
-  if p.TK % 16 ~= 0 or (p.TK > 64 and p.TK % 64 ~= 0) then fail(("tile TK %d must be 16, 32, or a multiple of 64 (whole swizzle rows of 16-bit elements)"):format(p.TK)) end
+  if not (p.TK == 16 or p.TK == 32 or p.TK % 64 == 0) then fail(("tile TK %d must be 16, 32, or a multiple of 64 (whole swizzle rows of 16-bit elements)"):format(p.TK)) end
   if o.k_pack and o.k_pack ~= 16 then fail(("k_pack %s: wgmma takes its whole K of 16 from LDS (k_pack 16)"):format(tostring(o.k_pack))) end
   if o.swizzle == false then fail("swizzle = false: wgmma's LDS layouts are the hardware's swizzled ones") end
   p.instr = ("wgmma_m64n%dk16_%s"):format(n, p.dtype)
@@ -129,6 +129,11 @@ function gemm.plan(o)
   if math.type(p.group) ~= "integer" or p.group < 1 then fail(("group %s must be a positive integer"):format(tostring(p.group))) end
   if p.hopper then hopper(p, o)
   elseif o.mma_pending ~= nil then fail("mma_pending: only sm_90a's wgmma leaves MMAs in flight") end
+  -- global -> LDS copies: "tma" (one bulk tensor copy per operand tile, completing on an
+  -- mbarrier: sm_90a's wgmma path, the default there) or "cp.async" (16-byte copies by every thread)
+  p.copy = o.copy or (p.hopper and rec.tma and "tma" or "cp.async")
+  if p.copy ~= "tma" and p.copy ~= "cp.async" then fail(("copy '%s' is not \"tma\" or \"cp.async\""):format(tostring(p.copy))) end
+  if p.copy == "tma" and not (p.hopper and rec.tma) then fail(("copy = \"tma\": bulk tensor copies feed sm_90a's wgmma path (%s is not it)"):format(p.target)) end
   -- the instruction: the target's for these dtypes (f32: the CPU target's emulation-only
   -- instruction, MFMA lane layouts with f32 operands)
   local ok, m
@@ -176,9 +181,19 @@ function gemm.plan(o)
   -- 16-byte copies need at padded edges; the GPU default. Without it the copies move one element
   -- at a time (any M, N, K: the CPU default).
   if o.aligned == nil then p.aligned = not p.emulated else p.aligned = o.aligned end
+  -- what M, N, K are promised to be multiples of (checked at launch): every one with aligned; with
+  -- bulk copies at least the tensor maps' strides (a multiple of 16 bytes: K for a K-major
+  -- operand, M for an M-major A, N for an N-major B)
+  local function stride_dim(d)
+    return p.copy == "tma" and ((d == "K" and (p.a_major == "k" or p.b_major == "k")) or (d == "M" and p.a_major == "m") or (d == "N" and p.b_major == "n"))
+  end
+  p.multiple_of = {}
+  for _, d in ipairs{"M", "N", "K"} do p.multiple_of[d] = (p.aligned or stride_dim(d)) and p.v or nil end
   local v = p.aligned and p.v or 1
   local function copy_plan(rows, contiguous_rows, name)
     -- the LDS tile is rows x TK; contiguous_rows: the row dim is contiguous in global memory
+    -- bulk copies: no thread moves an element (the tensor memory accelerator writes the tile)
+    if p.copy == "tma" then return {vector_dim = contiguous_rows and 0 or 1, scalar_per_vector = p.v} end
     local len = contiguous_rows and rows or p.TK
     if len % v ~= 0 then fail(("tile %s of %d is not a multiple of %d-element vectors"):format(name, len, v)) end
     local along = len // v
@@ -266,7 +281,7 @@ function gemm.plan(o)
   local function lds_layout(c, rows, per_wave, name, contiguous_rows)
     if p.hopper then
       c.lds, c.why = hopper_lds(p, rows, contiguous_rows)
-      if contiguous_rows then -- copies per 64-row atom (gemm.build): 64 / v threads along the rows
+      if contiguous_rows and p.copy ~= "tma" then -- copies per 64-row atom (gemm.build): 64 / v threads along the rows
         local v = p.aligned and p.v or 1
         local along = 64 // v
         if p.block % along ~= 0 or p.TK % (p.block // along) ~= 0 then
@@ -307,7 +322,8 @@ function gemm.bank_report(p)
       local a = ckt.lds.analyze_tensor{target = p.arch, tensor_layout = c.lds, dtype = p.dtype, thread_map = map, vector = vector, op = op}
       return {cycles = a.cycles, ideal = a.ideal_cycles}
     end
-    r[x[1]] = {write = an(c.write, p.aligned and p.v or 1, "write"), read = c.read and an(c.read, c.read_vector, "read") or nil}
+    -- (bulk copies have no per-thread write map)
+    r[x[1]] = {write = c.write and an(c.write, p.aligned and p.v or 1, "write") or nil, read = c.read and an(c.read, c.read_vector, "read") or nil}
   end
   return r
 end
@@ -322,10 +338,10 @@ function gemm.build(o)
     local A = b:pointer("A", dt, {const = true})
     local B = b:pointer("B", dt, {const = true})
     local C = b:pointer("C", out)
-    local v = p.aligned and p.v or nil
     -- aligned: every size a multiple of 16 bytes of elements (16-byte copies of A and B at any
-    -- major, 4-byte stores of C pairs); refused at launch otherwise
-    local M, N, K = b:size("M", {multiple_of = v}), b:size("N", {multiple_of = v}), b:size("K", {multiple_of = v})
+    -- major, 4-byte stores of C pairs); bulk copies: the tensor maps' strides; refused at launch otherwise
+    local mo = p.multiple_of
+    local M, N, K = b:size("M", {multiple_of = mo.M}), b:size("N", {multiple_of = mo.N}), b:size("K", {multiple_of = mo.K})
     -- A as (m, k), B as (n, k), whatever their majors
     local ga = ckt.tensor(A, dt, {shape = {M, K}, stride = p.a_major == "k" and {K, 1} or {1, M}}, {pad = true})
     local gb = ckt.tensor(B, dt, {shape = {N, K}, stride = p.b_major == "k" and {K, 1} or {1, N}}, {pad = true})
@@ -334,7 +350,29 @@ function gemm.build(o)
     local sb = ckt.tensor("lds", dt, p.b_copy.lds, {stages = S})
     local tm, tn = b:block_order{tiles = {(M + TM - 1) // TM, (N + TN - 1) // TN}, order = "grouped", group = p.group}
     local nk = (K + TK - 1) // TK
+    local function boxes(c, rows) return c.vector_dim == 0 and rows // 64 or TK // math.min(TK, 64) end
+    -- each box arrives once on its stage's mbarrier (arrive.expect_tx with its bytes)
+    local full = p.copy == "tma" and b:mbarriers{count = S, arrivals = boxes(p.a_copy, TM) + boxes(p.b_copy, TN)} or nil
+    -- bulk tensor copies: one box per 64-row atom (M/N-major) or per 64-wide K atom (K-major) of
+    -- the operand tile, each the hardware layout hopper_lds describes; mbarrier `stage` completes
+    -- when all of a slice's boxes have landed
+    local function issue_tma(kt, stage)
+      for _, x in ipairs{{ga, sa, p.a_copy, tm, TM}, {gb, sb, p.b_copy, tn, TN}} do
+        if x[3].vector_dim == 0 then
+          local n = x[5] // 64
+          for j = 0, n - 1 do
+            b:tma_copy{src = ckt.local_tile(x[1], {64, TK}, {x[4] * n + j, kt}), dst = ckt.tile_window(x[2]:stage(stage), {64, TK}, {64 * j, 0}), barrier = full, at = stage}
+          end
+        else
+          local w = math.min(TK, 64)
+          for j = 0, TK // w - 1 do
+            b:tma_copy{src = ckt.local_tile(x[1], {x[5], w}, {x[4], kt * (TK // w) + j}), dst = ckt.tile_window(x[2]:stage(stage), {x[5], w}, {0, w * j}), barrier = full, at = stage}
+          end
+        end
+      end
+    end
     local function issue(kt, stage)
+      if full then return issue_tma(kt, stage) end
       for _, x in ipairs{{ga, sa, p.a_copy, tm, TM}, {gb, sb, p.b_copy, tn, TN}} do
         local c = x[3]
         if p.hopper and c.vector_dim == 0 then
@@ -358,10 +396,21 @@ function gemm.build(o)
     -- stages of slices i - P .. i are still read when slice i + D's copy is issued)
     local P = p.hopper and p.mma_pending or 0
     local D = S - 1 - P
-    for s = 0, D - 1 do issue(s, s) end -- slices past K are zero-filled and never read
+    for s = 0, D - 1 do -- cp.async: slices past K are zero-filled and never read
+      if full then b:when(ckt.lt(s, nk), function() issue(s, s) end) else issue(s, s) end
+    end
     local function slice(i, pending)
-      b:wait{pending = D - 1} -- slice i has landed, and every thread is done with slice i - 1
-      issue(i + D, (i + D) % S) -- into the stage of slice i - 1 - P, whose MMAs have retired
+      if full then
+        -- every warpgroup is done with slice i - 1 (so slice i - 1 - P's MMAs have retired), then
+        -- thread 0 refills that stage (no copies past K: none may outlive the block), then wait
+        -- for slice i's boxes
+        b:sync()
+        b:when(ckt.lt(i + D, nk), function() issue(i + D, (i + D) % S) end)
+        b:mbarrier_wait{barrier = full, at = i % S, phase = (i // S) % 2}
+      else
+        b:wait{pending = D - 1} -- slice i has landed, and every thread is done with slice i - 1
+        issue(i + D, (i + D) % S) -- into the stage of slice i - 1 - P, whose MMAs have retired
+      end
       if pending > 0 then b:blockwise_gemm(sa:stage(i % S), sb:stage(i % S), acc, T, {pending = pending})
       else b:blockwise_gemm(sa:stage(i % S), sb:stage(i % S), acc, T) end
     end
@@ -375,7 +424,7 @@ function gemm.build(o)
     else
       b:loop(nk, function(i) slice(i, 0) end)
     end
-    b:wait{pending = 0, sync = false} -- no copy (the zero-filled ones past K) outlives the block
+    if not full then b:wait{pending = 0, sync = false} end -- no copy (the zero-filled ones past K) outlives the block
     local res = p.epilogue and b:map(p.epilogue, acc) or acc
     ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.local_tile(gc, {TM, TN}, {tm, tn}), T):store(res)
   end}

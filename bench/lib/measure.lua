@@ -34,6 +34,20 @@ function measure.d2d(dev, bytes)
 end
 
 -- JSON text of a Lua value (tables with a list part become arrays; NaN becomes null)
+-- A GEMM configuration of the benchmarks' command lines: "default" or
+-- TMxTNxTK/block/stages[/group], either followed by @copy ("@cp.async" or "@tma": how the
+-- operand tiles reach LDS on sm_90a) -> {name=, tile=, block=, stages=, group=, copy=}
+function measure.gemm_config(s)
+  local body, copy = s:match("^([^@]+)@?(.*)$")
+  local c = {name = s, copy = copy ~= "" and copy or nil}
+  if body == "default" then return c end
+  local tm, tn, tk, block, stages, group = body:match("^(%d+)x(%d+)x(%d+)/(%d+)/(%d+)/?(%d*)$")
+  if not tm then error("config '" .. s .. "' is not default or TMxTNxTK/block/stages[/group], then @copy optionally") end
+  c.tile, c.block, c.stages = {tonumber(tm), tonumber(tn), tonumber(tk)}, tonumber(block), tonumber(stages)
+  c.group = group ~= "" and tonumber(group) or nil
+  return c
+end
+
 function measure.tojson(v)
   if type(v) == "table" then
     local parts, isarr = {}, #v > 0

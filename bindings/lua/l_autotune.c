@@ -233,7 +233,7 @@ static int problem_args(lua_State *L, const ckt_kernel *k, ckt_arg *args)
     int n = 0;
     for (int i = 0; i < ckt_kernel_nparams(k); i++) {
         const ckt_kparam *p = ckt_kernel_param(k, i);
-        if (p->specialized) continue;
+        if (!ckt_kparam_is_argument(p)) continue;
         lua_getfield(L, PROBLEM, p->name);
         if (lua_isnil(L, -1))
             return argerr(L, "field 'problem' lacks '%s' (%s), a parameter of kernel '%s'", p->name,

@@ -374,7 +374,7 @@ void ckt_lk_builder_methods(lua_State *L, const luaL_Reg *methods)
 static void (*const kernel_parts[])(lua_State *L) = {
     ckt_lk_open_expr,    ckt_lk_open_tensor,   ckt_lk_open_partition, ckt_lk_open_copy,
     ckt_lk_open_compute, ckt_lk_open_gemm,     ckt_lk_open_async,     ckt_lk_open_executable,
-    ckt_lk_open_library, ckt_lk_open_autotune,
+    ckt_lk_open_library, ckt_lk_open_autotune, ckt_lk_open_tma,
 };
 
 void ckt_l_open_kernel(lua_State *L)

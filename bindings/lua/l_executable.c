@@ -98,7 +98,7 @@ static int k_signature(lua_State *L)
     int n = 0;
     for (int i = 0; i < ckt_kernel_nparams(kb->k); i++) {
         const ckt_kparam *p = ckt_kernel_param(kb->k, i);
-        if (p->specialized) continue;
+        if (!ckt_kparam_is_argument(p)) continue;
         lua_createtable(L, 0, 3);
         lua_pushstring(L, p->name);
         lua_setfield(L, -2, "name");
@@ -173,7 +173,8 @@ static void check_launch_keys(lua_State *L, const ckt_kernel *k)
         int ok = !strcmp(key, "grid") || !strcmp(key, "block") || !strcmp(key, "device") ||
                  !strcmp(key, "args");
         for (int i = 0; i < ckt_kernel_nparams(k) && !ok; i++)
-            ok = !strcmp(ckt_kernel_param(k, i)->name, key) && !ckt_kernel_param(k, i)->specialized;
+            ok = !strcmp(ckt_kernel_param(k, i)->name, key) &&
+                 ckt_kparam_is_argument(ckt_kernel_param(k, i));
         if (!ok)
             ckt_l_errorf(
                 L,
@@ -226,6 +227,8 @@ static ckt_arg launch_arg(lua_State *L, int i, const ckt_kparam *p)
         return ckt_arg_i32((int32_t)v);
     }
     case CKT_PARAM_I64: break;
+    case CKT_PARAM_TMAP: /* derived at launch: never among the arguments */
+        ckt_l_errorf(L, "%s is a tensor map, made at launch", what);
     }
     return ckt_arg_i64(ckt_l_checkint(L, -1, what));
 }
@@ -262,7 +265,7 @@ static int x_launch(lua_State *L)
     int n = 0;
     for (int i = 0; i < ckt_kernel_nparams(k); i++) {
         const ckt_kparam *p = ckt_kernel_param(k, i);
-        if (p->specialized) continue;
+        if (!ckt_kparam_is_argument(p)) continue;
         if (positional)
             lua_geti(L, ai, n + 1);
         else

@@ -7,6 +7,7 @@
  *   l_partition.c  ckt.local_partition on kernel tensors and windows
  *   l_copy.c       b:copy, b:blockwise_copy
  *   l_async.c      asynchronous copies (async = true), b:commit, b:wait, LDS stages (t:stage)
+ *   l_tma.c        bulk tensor copies (b:tma_copy) and mbarriers (b:mbarriers, b:mbarrier_wait)
  *   l_compute.c    b:clear, b:map, ckt.sweep, b:reduce, b:fold, b:block_reduce
  *   l_gemm.c       ckt.mma, ckt.gemm_traits, b:blockwise_gemm and the C register / partition
  * helpers l_executable.c k:source, k:compile, k:signature and the executable's launch l_library.c
@@ -119,6 +120,7 @@ void ckt_lk_open_async(lua_State *L);
 void ckt_lk_open_executable(lua_State *L);
 void ckt_lk_open_library(lua_State *L);
 void ckt_lk_open_autotune(lua_State *L);
+void ckt_lk_open_tma(lua_State *L);
 /* l_executable.c: push a new executable of the kernel at kidx (takes ownership of exe) */
 struct ckt_executable;
 void ckt_lk_push_executable(lua_State *L, int kidx, struct ckt_executable *exe);

@@ -54,6 +54,8 @@ static int l_target(lua_State *L)
     lua_setfield(L, -2, "bank_bytes");
     lua_pushinteger(L, (lua_Integer)t.lds_bytes);
     lua_setfield(L, -2, "lds_bytes");
+    lua_pushboolean(L, t.tma);
+    lua_setfield(L, -2, "tma"); /* bulk tensor copies and mbarriers (ckt/tma.h) */
     lua_newtable(L);
     const char *m = t.matrix;
     for (int k = 1; m && *m; k++) {

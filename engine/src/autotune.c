@@ -147,6 +147,7 @@ static ckt_status check_problem(const ckt_autotune_candidate *c, ckt_device *dev
     for (int i = 0; i < CKT_K_MAX_PARAMS; i++) bytes[i] = UINT64_MAX;
     for (int i = 0; i < ckt_kernel_nparams(k); i++) {
         const ckt_kparam *p = ckt_kernel_param(k, i);
+        if (p->derived) continue;
         if (p->specialized) {
             values[i] = p->ivalue;
             continue;

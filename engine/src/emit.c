@@ -51,6 +51,7 @@ const char *ckt_emit_param_ctype(ckt_param_kind k)
     case CKT_PARAM_I32: return "ckt_i32";
     case CKT_PARAM_I64: return "ckt_i64";
     case CKT_PARAM_F32: return "float";
+    case CKT_PARAM_TMAP: return "ckt_tmap";
     default: return "void *";
     }
 }
@@ -1604,6 +1605,14 @@ static void emit_op(em *e, const ckt_kop *op)
         thread_close(e);
         e->st = ckt_emit_wgmma(e->s, e->ind, e->dl->kind, e->k, e->ex, op, e->target, e->err);
         break;
+    case CKT_OP_TMA_COPY:
+        thread_close(e);
+        e->st = ckt_emit_tma_copy(e->s, e->ind, e->dl->kind, e->k, e->ex, op, e->target, e->err);
+        break;
+    case CKT_OP_MBAR_WAIT:
+        thread_close(e);
+        e->st = ckt_emit_mbar_wait(e->s, e->ind, e->dl->kind, e->k, e->ex, op, e->target, e->err);
+        break;
     }
 }
 
@@ -1650,14 +1659,15 @@ ckt_status ckt_emit(const ckt_kernel *k, const char *target, char **source, ckt_
                   (long long)ckt_kernel_lds_bytes(k));
     ckt_sb_printf(&sb, "%s\n%s\n", prelude_file(e.dl->prelude), prelude_file("common.h"));
     if (e.dl->kind == CKT_DIALECT_CUDA &&
-        has_wgmma(k)) /* swizzled tiles read by wgmma: see emit_wgmma.c */
-        ckt_sb_printf(&sb,
-                      "#undef CKT_ALIGN16\n#define CKT_ALIGN16 __align__(1024) /* wgmma swizzles "
-                      "absolute addresses: the LDS starts on a 1024-byte boundary */\n");
+        (has_wgmma(k) || ckt_kernel_ntmas(k) > 0)) /* swizzles of absolute addresses: wgmma, TMA */
+        ckt_sb_printf(
+            &sb, "#undef CKT_ALIGN16\n#define CKT_ALIGN16 __align__(1024) /* wgmma and bulk copies "
+                 "swizzle absolute addresses: the LDS starts on a 1024-byte boundary */\n");
     ckt_emit_param_comment(&sb, k);
     e.dl->open_kernel(&sb, k, ckt_kernel_lds_bytes(k), ckt_emit_dynamic_lds_bytes(k, &t) > 0);
     e.ind = 1;
     declare(&e);
+    ckt_emit_mbar_init(&sb, e.ind, e.dl->kind, k);
     for (int i = 0; i < ckt_kernel_nops(k) && !e.st; i++) {
         int done = emit_pass_loop(&e, i);
         if (done)
@@ -1668,6 +1678,7 @@ ckt_status ckt_emit(const ckt_kernel *k, const char *target, char **source, ckt_
     thread_close(&e);
     if (e.dl->thread_loops && has_async(k))
         line(&e, "free(ckt_cpq.e); /* copies never waited for never land */");
+    ckt_emit_mbar_close(&sb, e.ind, e.dl->kind, k);
     e.ind = 0;
     ckt_sb_printf(&sb, "}\n");
     e.dl->close_kernel(&sb, k, ckt_kernel_lds_bytes(k));

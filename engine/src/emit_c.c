@@ -17,6 +17,9 @@ static void open_kernel(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool 
             const char *c = p->is_const ? "const " : "";
             ckt_sb_printf(s, "    %s%s *const %s = *(%s%s *const *)args[%d];\n", c,
                           ckt_emit_ctype(p->dtype), p->name, c, ckt_emit_ctype(p->dtype), arg);
+        } else if (p->kind == CKT_PARAM_TMAP) {
+            ckt_sb_printf(s, "    const ckt_tmap *const %s = (const ckt_tmap *)args[%d];\n",
+                          p->name, arg);
         } else {
             const char *t = ckt_emit_param_ctype(p->kind);
             ckt_sb_printf(s, "    const %s %s = *(const %s *)args[%d];\n", t, p->name, t, arg);

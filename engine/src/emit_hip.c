@@ -16,6 +16,8 @@ void ckt_emit_gpu_open(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool d
         if (p->kind == CKT_PARAM_PTR)
             ckt_sb_printf(s, "%s%s%s *__restrict__ %s", n++ ? ", " : "",
                           p->is_const ? "const " : "", ckt_emit_ctype(p->dtype), p->name);
+        else if (p->kind == CKT_PARAM_TMAP) /* by value, addressed by the bulk copies */
+            ckt_sb_printf(s, "%sconst __grid_constant__ ckt_tmap %s", n++ ? ", " : "", p->name);
         else
             ckt_sb_printf(s, "%sconst %s %s", n++ ? ", " : "", ckt_emit_param_ctype(p->kind),
                           p->name);

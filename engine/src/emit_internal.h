@@ -53,4 +53,15 @@ void ckt_emit_mma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_mma_site 
 ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k,
                           ckt_expr_pool *ex, const ckt_kop *op, const char *target, ckt_error *err);
 
+/* Bulk tensor copies and mbarriers (CKT_OP_TMA_COPY, CKT_OP_MBAR_WAIT): emit_tma.c. Init after
+ * the declarations, close before the kernel's end. */
+void ckt_emit_mbar_init(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k);
+void ckt_emit_mbar_close(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k);
+ckt_status ckt_emit_tma_copy(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k,
+                             ckt_expr_pool *ex, const ckt_kop *op, const char *target,
+                             ckt_error *err);
+ckt_status ckt_emit_mbar_wait(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k,
+                              ckt_expr_pool *ex, const ckt_kop *op, const char *target,
+                              ckt_error *err);
+
 #endif

@@ -1,10 +1,12 @@
 /* The kernel pipeline (ckt/executable.h): kernel -> source -> binary -> checked launches. */
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ckt/emit.h"
 #include "ckt/executable.h"
+#include "ckt/tma.h"
 
 struct ckt_executable {
     const ckt_kernel *k; /* borrowed */
@@ -15,7 +17,15 @@ struct ckt_executable {
     ckt_param sig[CKT_K_MAX_PARAMS];
     int sig_index[CKT_K_MAX_PARAMS]; /* the kernel parameter index of each signature entry */
     int nsig;
+    /* what the binary takes: the arguments and the parameters derived at launch (tensor maps) */
+    ckt_param launch_sig[CKT_K_MAX_PARAMS];
+    int launch_index[CKT_K_MAX_PARAMS], nlaunch;
 };
+
+/* A tensor map as the launch passes it (CUtensorMap: 128 bytes, 64-byte aligned). */
+typedef struct {
+    _Alignas(64) unsigned char bytes[128];
+} tensor_map;
 
 ckt_status ckt_kernel_compile(ckt_context *ctx, const ckt_kernel *k, const char *target,
                               const ckt_kernel_compile_options *opts, ckt_executable **out,
@@ -39,6 +49,9 @@ ckt_status ckt_kernel_compile(ckt_context *ctx, const ckt_kernel *k, const char 
     for (int i = 0; i < ckt_kernel_nparams(k); i++) {
         const ckt_kparam *p = ckt_kernel_param(k, i);
         if (p->specialized) continue;
+        e->launch_sig[e->nlaunch] = (ckt_param){p->kind, p->name};
+        e->launch_index[e->nlaunch++] = i;
+        if (p->derived) continue;
         e->sig[e->nsig] = (ckt_param){p->kind, p->name};
         e->sig_index[e->nsig++] = i;
     }
@@ -121,6 +134,70 @@ static ckt_status check_launch(const ckt_executable *e, ckt_device *dev, const i
     return ckt_kernel_check_bounds(e->k, values, grid, bytes, empty, err);
 }
 
+/* the rank-2 layout (s0, s1) : (d0, d1) */
+static ckt_status layout2(int64_t s0, int64_t s1, int64_t d0, int64_t d1, ckt_layout *out,
+                          ckt_error *err)
+{
+    ckt_tuple sh[2] = {ckt_tuple_int(s0), ckt_tuple_int(s1)},
+              st[2] = {ckt_tuple_int(d0), ckt_tuple_int(d1)};
+    ckt_tuple shape, stride;
+    ckt_status s = ckt_tuple_make(&shape, 2, sh, err);
+    if (!s) s = ckt_tuple_make(&stride, 2, st, err);
+    return s ? s : ckt_layout_make(out, &shape, &stride, err);
+}
+
+/* Tensor map `i` at this launch: its tensor's sizes and strides from the arguments, planned
+ * (ckt_tma_plan checks what the driver needs) and encoded by the driver (GPU) or for the CPU
+ * target's emulation. Errors name the tensor. */
+static ckt_status encode_map(const ckt_executable *e, int i, const ckt_arg *args,
+                             const int *of_param, tensor_map *out, ckt_error *err)
+{
+    const ckt_ktma *m = ckt_kernel_tma(e->k, i);
+    const ckt_ktensor *t = ckt_kernel_tensor(e->k, m->tensor);
+    const ckt_kparam *ptr = ckt_kernel_param(e->k, t->param);
+    int64_t pv[CKT_EXPR_MAX_LEAVES] = {0}, shape[2], stride[2];
+    for (int a = 0; a < e->nsig; a++) {
+        const ckt_kparam *kp = ckt_kernel_param(e->k, e->sig_index[a]);
+        const ckt_expr_node *n = ckt_expr_get(ckt_kernel_exprs_const(e->k), kp->expr);
+        if (n && n->op == CKT_E_PARAM)
+            pv[n->i] = args[a].kind == CKT_PARAM_I32 ? args[a].v.i32 : args[a].v.i64;
+    }
+    ckt_expr_env env;
+    memset(&env, 0, sizeof env);
+    env.params = pv;
+    ckt_status s = CKT_OK;
+    for (int d = 0; d < 2 && !s; d++) {
+        s = ckt_expr_eval_int(ckt_kernel_exprs_const(e->k), t->shape[d], &env, &shape[d], err);
+        if (!s)
+            s = ckt_expr_eval_int(ckt_kernel_exprs_const(e->k), t->stride[d], &env, &stride[d],
+                                  err);
+    }
+    if (s) return s;
+    /* the box, row by row with the inner mode fastest, under the copy's swizzle */
+    int64_t b0 = m->box[0], b1 = m->box[1];
+    ckt_layout global, box;
+    ckt_swizzle sw = {0, 0, 0}, *swp = NULL;
+    int esz = (int)ckt_dtype_size(t->dtype), lg = esz == 1 ? 0 : esz == 2 ? 1 : esz == 4 ? 2 : 3;
+    if (m->swizzle_bytes) {
+        int bb = m->swizzle_bytes == 32 ? 1 : m->swizzle_bytes == 64 ? 2 : 3;
+        if ((s = ckt_swizzle_make(bb, 4 - lg, 3, &sw, err))) return s;
+        swp = &sw;
+    }
+    char why[96];
+    snprintf(why, sizeof why, "launch: the tensor map of '%s': ", ptr->name);
+    if ((s = layout2(shape[0], shape[1], stride[0], stride[1], &global, err)) ||
+        (s = layout2(b0, b1, m->inner == 0 ? 1 : b1, m->inner == 0 ? b0 : 1, &box, err)))
+        return ckt_fail_prefix(err, why);
+    ckt_tma_map plan;
+    const void *base = ckt_buffer_ptr(args[of_param[t->param]].v.buffer);
+    if ((s = ckt_tma_plan(&global, t->dtype, &box, swp, &plan, err)) ||
+        (s = e->target.runtime == CKT_BACKEND_CPU
+                 ? ckt_tma_cpu_encode(&plan, t->dtype, base, out->bytes, err)
+                 : ckt_tma_encode(&plan, base, out->bytes, err)))
+        return ckt_fail_prefix(err, why);
+    return CKT_OK;
+}
+
 ckt_status ckt_exe_launch(const ckt_executable *e, ckt_device *dev, const int64_t grid[3],
                           const ckt_arg *args, int nargs, double deadline, double *ms,
                           ckt_error *err)
@@ -142,8 +219,11 @@ ckt_status ckt_exe_launch(const ckt_executable *e, ckt_device *dev, const int64_
     void *ptrs[CKT_K_MAX_PARAMS];
     void *argv[CKT_K_MAX_PARAMS];
     ckt_arg vals[CKT_K_MAX_PARAMS];
+    tensor_map maps[CKT_K_MAX_TMAS];
+    int of_param[CKT_K_MAX_PARAMS]; /* kernel parameter -> argument */
     for (int i = 0; i < nargs; i++) {
         vals[i] = args[i];
+        of_param[e->sig_index[i]] = i;
         if (args[i].kind == CKT_PARAM_PTR) {
             ptrs[i] = ckt_buffer_ptr(args[i].v.buffer);
             argv[i] = &ptrs[i];
@@ -151,14 +231,24 @@ ckt_status ckt_exe_launch(const ckt_executable *e, ckt_device *dev, const int64_
             argv[i] = &vals[i].v; /* the union's members all start at its address */
         }
     }
+    void *largv[CKT_K_MAX_PARAMS];
+    for (int i = 0; i < e->nlaunch; i++) {
+        const ckt_kparam *kp = ckt_kernel_param(e->k, e->launch_index[i]);
+        if (!kp->derived) {
+            largv[i] = argv[of_param[e->launch_index[i]]];
+            continue;
+        }
+        if ((s = encode_map(e, kp->tma, args, of_param, &maps[kp->tma], err))) return s;
+        largv[i] = maps[kp->tma].bytes;
+    }
     int64_t block = ckt_kernel_block(e->k);
     ckt_launch_params p = {{grid[0], grid[1], grid[2]},
                            {block, 1, 1},
                            e->dynamic_lds,
-                           argv,
-                           nargs,
-                           e->sig,
-                           e->nsig,
+                           largv,
+                           e->nlaunch,
+                           e->launch_sig,
+                           e->nlaunch,
                            deadline};
     return ckt_launch(dev, e->bin, &p, ms, err);
 }

@@ -9,6 +9,7 @@
 
 #include "checked.h"
 #include "ckt/mma.h"
+#include "ckt/tma.h"
 
 #define MAX_CONSTRAINTS 64
 #define MAX_NEST 32
@@ -36,6 +37,10 @@ struct ckt_kernel {
     int nloops;
     int line;
     bool finished;
+    ckt_kmbar mbars[CKT_K_MAX_MBARS];
+    int nmbars;
+    ckt_ktma tmas[CKT_K_MAX_TMAS];
+    int ntmas;
 };
 
 const char *ckt_memory_name(ckt_memory m)
@@ -335,7 +340,7 @@ int ckt_kernel_signature(const ckt_kernel *k, ckt_param *sig, int cap)
     int n = 0;
     if (!k) return 0;
     for (int i = 0; i < k->nparams; i++) {
-        if (k->params[i].specialized) continue;
+        if (!ckt_kparam_is_argument(&k->params[i])) continue;
         if (sig && n < cap) {
             sig[n].kind = k->params[i].kind;
             sig[n].name = k->params[i].name;
@@ -652,6 +657,14 @@ ckt_status ckt_kernel_window_make(ckt_kernel *k, int tensor, int rank, const int
     return CKT_OK;
 }
 
+/* operations of this kind on window w so far */
+static int window_ops(const ckt_kernel *k, ckt_kop_kind kind, int w)
+{
+    int n = 0;
+    for (int i = 0; i < k->nops; i++) n += k->ops[i].kind == kind && k->ops[i].w == w;
+    return n;
+}
+
 ckt_status ckt_kernel_move(ckt_kernel *k, int window, const ckt_expr_id *step, ckt_error *err)
 {
     ckt_status s;
@@ -663,6 +676,10 @@ ckt_status ckt_kernel_move(ckt_kernel *k, int window, const ckt_expr_id *step, c
             err, CKT_EINVAL,
             "move: inside a branch that depends on the thread id (windows are block-uniform)");
     ckt_kwindow *w = &k->windows[window];
+    if (window_ops(k, CKT_OP_TMA_COPY, window))
+        return ckt_fail(err, CKT_EINVAL,
+                        "move: the window is the destination of a bulk tensor copy (its origin "
+                        "stays where the copy's tile was checked)");
     for (int d = 0; d < w->rank; d++) {
         if (!is_index(k, step[d]))
             return ckt_fail(err, CKT_EINVAL, "move: step of dim %d must be an integer expression",
@@ -1165,7 +1182,7 @@ ckt_status ckt_kernel_check_launch(const ckt_kernel *k, const int64_t *values, c
     int64_t pv[CKT_EXPR_MAX_LEAVES] = {0};
     for (int i = 0; i < k->nparams; i++) {
         const ckt_kparam *p = &k->params[i];
-        if (p->kind == CKT_PARAM_PTR || p->kind == CKT_PARAM_F32 || p->specialized) continue;
+        if ((p->kind != CKT_PARAM_I32 && p->kind != CKT_PARAM_I64) || p->specialized) continue;
         int64_t v = values ? values[i] : 0;
         const ckt_expr_node *n = ckt_expr_get(&k->ex, p->expr);
         if (n && n->op == CKT_E_PARAM) pv[n->i] = v;
@@ -1321,6 +1338,188 @@ ckt_status ckt_kernel_wait(ckt_kernel *k, int64_t pending, bool sync, ckt_error 
     ckt_kop op = new_op(CKT_OP_WAIT);
     op.spv = pending;
     op.b = sync ? ckt_expr_int(&k->ex, 1) : CKT_EXPR_NONE;
+    if ((s = expr_ok(k, err))) return s;
+    return push_op(k, &op, err);
+}
+
+/* ---------------------------------------------------------------- bulk tensor copies, mbarriers */
+
+int ckt_kernel_nmbars(const ckt_kernel *k) { return k ? k->nmbars : 0; }
+const ckt_kmbar *ckt_kernel_mbar(const ckt_kernel *k, int i)
+{
+    return k && i >= 0 && i < k->nmbars ? &k->mbars[i] : NULL;
+}
+int ckt_kernel_ntmas(const ckt_kernel *k) { return k ? k->ntmas : 0; }
+const ckt_ktma *ckt_kernel_tma(const ckt_kernel *k, int i)
+{
+    return k && i >= 0 && i < k->ntmas ? &k->tmas[i] : NULL;
+}
+
+ckt_status ckt_kernel_mbarriers(ckt_kernel *k, int64_t count, int64_t arrivals, int *set,
+                                ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "mbarriers", err))) return s;
+    if (count < 1 || count > 32)
+        return ckt_fail(err, CKT_EINVAL, "mbarriers: count %lld outside 1..32", (long long)count);
+    if (arrivals < 1 || arrivals > k->block)
+        return ckt_fail(err, CKT_EINVAL,
+                        "mbarriers: arrivals %lld outside 1..%lld (the block's threads)",
+                        (long long)arrivals, (long long)k->block);
+    if (k->nmbars == CKT_K_MAX_MBARS)
+        return ckt_fail(err, CKT_ECAPACITY, "mbarriers: more than %d sets", CKT_K_MAX_MBARS);
+    ckt_kmbar *m = &k->mbars[k->nmbars];
+    m->count = count;
+    m->arrivals = arrivals;
+    m->lds_offset = (k->lds_bytes + 7) / 8 * 8;
+    k->lds_bytes = m->lds_offset + 8 * count;
+    if (set) *set = k->nmbars;
+    k->nmbars++;
+    return CKT_OK;
+}
+
+/* mbarrier `bar` of set `set`: a block-uniform integer expression provably in 0..count-1 */
+static ckt_status check_mbar(ckt_kernel *k, const char *fn, int set, ckt_expr_id bar,
+                             ckt_error *err)
+{
+    if (set < 0 || set >= k->nmbars)
+        return ckt_fail(err, CKT_EINVAL, "%s: no such set of mbarriers", fn);
+    if (!is_index(k, bar) || !ckt_expr_uniform(&k->ex, bar))
+        return ckt_fail(err, CKT_EINVAL, "%s: the mbarrier must be a block-uniform integer", fn);
+    int64_t lo, hi;
+    ckt_expr_range(&k->ex, bar, &lo, &hi);
+    if (lo < 0 || hi > k->mbars[set].count - 1)
+        return ckt_fail(err, CKT_EINVAL,
+                        "%s: the mbarrier is not provably in 0..%lld (range %lld..%lld)", fn,
+                        (long long)(k->mbars[set].count - 1), (long long)lo, (long long)hi);
+    if (k->divergent)
+        return ckt_fail(err, CKT_EINVAL,
+                        "%s: inside a branch whose condition depends on the thread id", fn);
+    return CKT_OK;
+}
+
+/* the global tensor's dimension of stride 1 (a tensor map's innermost); -1 when none */
+static int contiguous_dim(const ckt_kernel *k, const ckt_ktensor *t)
+{
+    for (int d = 0; d < t->rank; d++) {
+        int64_t v;
+        if (ckt_expr_is_const(&k->ex, t->stride[d], &v) && v == 1) return d;
+    }
+    return -1;
+}
+
+/* the tensor map of tensor `tensor` for this box and swizzle: an existing one, or a new one with
+ * its derived parameter */
+static ckt_status tensor_map(ckt_kernel *k, int tensor, int inner, const int64_t *box, int W,
+                             int *index, ckt_error *err)
+{
+    const ckt_ktensor *t = &k->tensors[tensor];
+    for (int i = 0; i < k->ntmas; i++) {
+        const ckt_ktma *m = &k->tmas[i];
+        if (m->tensor == tensor && m->box[0] == box[0] && m->box[1] == box[1] &&
+            m->swizzle_bytes == W) {
+            *index = i;
+            return CKT_OK;
+        }
+    }
+    if (k->ntmas == CKT_K_MAX_TMAS)
+        return ckt_fail(err, CKT_ECAPACITY, "tma_copy: more than %d tensor maps", CKT_K_MAX_TMAS);
+    if (k->nparams == CKT_K_MAX_PARAMS)
+        return ckt_fail(err, CKT_ECAPACITY, "tma_copy: more than %d parameters with the tensor map",
+                        CKT_K_MAX_PARAMS);
+    char name[32];
+    snprintf(name, sizeof name, "ckt_tmap%d", k->ntmas); /* user names never start with ckt_ */
+    ckt_kparam *p = param_slot(k, name, CKT_PARAM_TMAP);
+    p->derived = true;
+    p->tma = k->ntmas;
+    p->dtype = t->dtype;
+    p->expr = CKT_EXPR_NONE;
+    ckt_ktma *m = &k->tmas[k->ntmas];
+    m->tensor = tensor;
+    m->param = k->nparams;
+    m->inner = inner;
+    m->box[0] = box[0];
+    m->box[1] = box[1];
+    m->swizzle_bytes = W;
+    m->box_bytes = box[0] * box[1] * (int64_t)ckt_dtype_size(t->dtype);
+    *index = k->ntmas++;
+    return param_commit(k, NULL);
+}
+
+ckt_status ckt_kernel_tma_copy(ckt_kernel *k, int dst_window, int src_window, int set,
+                               ckt_expr_id bar, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "tma_copy", err)) || (s = check_mbar(k, "tma_copy", set, bar, err)))
+        return s;
+    if (dst_window < 0 || dst_window >= k->nwindows || src_window < 0 || src_window >= k->nwindows)
+        return ckt_fail(err, CKT_EINVAL, "tma_copy: no such window");
+    const ckt_kwindow *sw = &k->windows[src_window], *dw = &k->windows[dst_window];
+    const ckt_ktensor *src = &k->tensors[sw->tensor], *dst = &k->tensors[dw->tensor];
+    if (src->mem != CKT_MEM_GLOBAL || dst->mem != CKT_MEM_LDS)
+        return ckt_fail(err, CKT_EINVAL,
+                        "tma_copy: copies a window of a global tensor (here %s) into a window of "
+                        "an LDS tensor (here %s)",
+                        ckt_memory_name(src->mem), ckt_memory_name(dst->mem));
+    if (src->dtype != dst->dtype)
+        return ckt_fail(err, CKT_EINVAL, "tma_copy: the source holds %s but the destination %s",
+                        ckt_dtype_name(src->dtype), ckt_dtype_name(dst->dtype));
+    if (src->rank != 2 || dst->rank != 2)
+        return ckt_fail(
+            err, CKT_EINVAL,
+            "tma_copy: rank-2 tensors only (the source has rank %d, the destination %d)", src->rank,
+            dst->rank);
+    for (int d = 0; d < 2; d++)
+        if (sw->lengths[d] != dw->lengths[d])
+            return ckt_fail(err, CKT_EINVAL,
+                            "tma_copy: the windows differ in dim %d (%lld and %lld elements)", d,
+                            (long long)sw->lengths[d], (long long)dw->lengths[d]);
+    int inner = contiguous_dim(k, src);
+    if (inner < 0)
+        return ckt_fail(err, CKT_EINVAL,
+                        "tma_copy: no dimension of '%s' has stride 1 (a tensor map's innermost "
+                        "dimension is contiguous)",
+                        src->name);
+    int64_t origin[2];
+    for (int d = 0; d < 2; d++)
+        if (!ckt_expr_is_const(&k->ex, dw->init[d], &origin[d]) ||
+            window_ops(k, CKT_OP_ADD, dst_window))
+            return ckt_fail(err, CKT_EINVAL,
+                            "tma_copy: the destination window's origin must be constant (dim %d "
+                            "is not); choose the stage with t:stage(i)",
+                            d);
+    int W;
+    int64_t repeat = dst->stages > 1 ? dst->stage_elems * (int64_t)ckt_dtype_size(dst->dtype) : 0;
+    if ((s = ckt_tma_check_tile(&dst->layout, dst->swizzled ? &dst->sw : NULL, dst->dtype,
+                                dst->lds_offset, repeat, origin, dw->lengths, inner, &W, err)))
+        return ckt_fail_prefix(err, "tma_copy: ");
+    int map = -1;
+    if ((s = tensor_map(k, sw->tensor, inner, dw->lengths, W, &map, err))) return s;
+    ckt_kop op = new_op(CKT_OP_TMA_COPY);
+    op.w = dst_window;
+    op.r = map;
+    op.a = bar;
+    op.ninputs = 2;
+    op.inputs[0] = src_window;
+    op.inputs[1] = set;
+    return push_op(k, &op, err);
+}
+
+ckt_status ckt_kernel_mbar_wait(ckt_kernel *k, int set, ckt_expr_id bar, ckt_expr_id phase,
+                                ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "mbarrier_wait", err)) ||
+        (s = check_mbar(k, "mbarrier_wait", set, bar, err)))
+        return s;
+    if (!is_index(k, phase) || !ckt_expr_uniform(&k->ex, phase))
+        return ckt_fail(err, CKT_EINVAL,
+                        "mbarrier_wait: the phase must be a block-uniform integer");
+    ckt_kop op = new_op(CKT_OP_MBAR_WAIT);
+    op.a = bar;
+    op.b = ckt_expr_binary(&k->ex, CKT_E_MOD, phase, ckt_expr_int(&k->ex, 2));
+    op.ninputs = 1;
+    op.inputs[0] = set;
     if ((s = expr_ok(k, err))) return s;
     return push_op(k, &op, err);
 }

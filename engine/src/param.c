@@ -10,6 +10,7 @@ size_t ckt_param_size(ckt_param_kind k)
     case CKT_PARAM_I32: return 4;
     case CKT_PARAM_I64: return 8;
     case CKT_PARAM_F32: return 4;
+    case CKT_PARAM_TMAP: return 128;
     }
     return 0;
 }
@@ -21,6 +22,7 @@ const char *ckt_param_kind_name(ckt_param_kind k)
     case CKT_PARAM_I32: return "i32";
     case CKT_PARAM_I64: return "i64";
     case CKT_PARAM_F32: return "f32";
+    case CKT_PARAM_TMAP: return "tmap";
     }
     return "?";
 }
@@ -28,7 +30,7 @@ const char *ckt_param_kind_name(ckt_param_kind k)
 int ckt_param_kind_parse(const char *name, ckt_param_kind *out)
 {
     static const ckt_param_kind kinds[] = {CKT_PARAM_PTR, CKT_PARAM_I32, CKT_PARAM_I64,
-                                           CKT_PARAM_F32};
+                                           CKT_PARAM_F32, CKT_PARAM_TMAP};
     for (size_t i = 0; name && i < sizeof kinds / sizeof *kinds; i++)
         if (!strcmp(name, ckt_param_kind_name(kinds[i]))) {
             *out = kinds[i];

@@ -307,7 +307,8 @@ static ckt_status cpu_load(ckt_device *dev, const ckt_binary *bin, void **module
 }
 
 /* The ABI fixes these values (ckt/jit.h): compiled kernels hold them. */
-_Static_assert(CKT_PARAM_PTR == 0 && CKT_PARAM_I32 == 1 && CKT_PARAM_I64 == 2 && CKT_PARAM_F32 == 3,
+_Static_assert(CKT_PARAM_PTR == 0 && CKT_PARAM_I32 == 1 && CKT_PARAM_I64 == 2 &&
+                   CKT_PARAM_F32 == 3 && CKT_PARAM_TMAP == 4,
                "the CPU ABI's parameter kinds");
 
 /* "ptr,i32,..." of n kinds, for a message. */
@@ -384,6 +385,12 @@ static ckt_status cpu_launch(ckt_device *dev, void *module, void *fn, const ckt_
     size_t lds_bytes = p->lds_bytes;
     int fault = __atomic_load_n(&p->fault, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&p->launch_mu);
+    if (fault < 0)
+        return ckt_fail(err, CKT_EINVAL,
+                        "launch: a wait on mbarrier %d of set %d could never complete (its phase "
+                        "lacks arrivals or bytes, or got more arrivals than it expects): on a GPU "
+                        "the block would hang (the CUDA dialect traps)",
+                        (-fault - 1) % 64, (-fault - 1) / 64);
     if (fault)
         return ckt_fail(err, CKT_EINVAL,
                         "launch: window %d left its tensor in some block (its origin plus its "

@@ -150,6 +150,7 @@ static int model(const char *arch, ckt_target *out)
                "wgmma_m64n128k16_bf16,wgmma_m64n256k16_bf16");
     else
         return 0;
+    out->tma = !strcmp(out->name, "sm_90"); /* sm_90 and sm_90a */
     return 1;
 }
 

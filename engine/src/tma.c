@@ -46,6 +46,27 @@ static ckt_status flat_mode(const ckt_layout *l, int i, const char *what, int64_
     return CKT_OK;
 }
 
+/* the byte the copy writes element e of the box to, from a start aligned to the swizzle's
+ * repeat: the swizzle XORs address bits 7.. into bits 4.. (Sw<B,4,3> on bytes) */
+static int64_t copy_address(int64_t start, int64_t e, int64_t esz, int swizzle_bytes)
+{
+    int64_t a = start + e * esz;
+    return swizzle_bytes ? a ^ (((a >> 7) & (swizzle_bytes / 16 - 1)) << 4) : a;
+}
+
+static ckt_status copy_swizzle(const ckt_swizzle *sw, int64_t esz, int *bytes, ckt_error *err)
+{
+    *bytes = 0;
+    if (!sw || sw->b == 0) return CKT_OK;
+    if (sw->s != 3 || sw->m + log2i(esz) != 4 || sw->b < 1 || sw->b > 3)
+        return ckt_fail(err, CKT_EINVAL,
+                        "tma: the LDS swizzle Sw<%d,%d,%d> on %lld-byte elements is not one of the "
+                        "copy's swizzles Sw<1..3,%d,3> (32B, 64B, 128B)",
+                        sw->b, sw->m, sw->s, (long long)esz, 4 - log2i(esz));
+    *bytes = 16 << sw->b;
+    return CKT_OK;
+}
+
 static ckt_status check_lds(const ckt_layout *lds, const ckt_swizzle *sw, const ckt_tma_map *t,
                             const int *order, int64_t esz, ckt_error *err)
 {
@@ -69,11 +90,10 @@ static ckt_status check_lds(const ckt_layout *lds, const ckt_swizzle *sw, const 
         }
         for (int i = 0; i < t->rank; i++)
             idx += c[i] * mul, mul *= shape[i]; /* the ckt coordinate, colexicographic */
-        int64_t off, want = e * esz;
+        int64_t off, want = copy_address(0, e, esz, t->swizzle_bytes);
         ckt_status s = ckt_layout_eval(lds, idx, &off, err);
         if (s) return s;
         if (sw) off = ckt_swizzle_apply(*sw, off);
-        if (t->swizzle_bytes) want ^= ((want >> 7) & (t->swizzle_bytes / 16 - 1)) << 4;
         if (off * esz != want)
             return ckt_fail(err, CKT_EINVAL,
                             "tma: box element %lld lands at byte %lld of the LDS tile, but its "
@@ -163,12 +183,7 @@ ckt_status ckt_tma_plan(const ckt_layout *global, ckt_dtype dtype, const ckt_lay
                         "tma: the box's innermost extent is %lld bytes, not a multiple of 16",
                         (long long)(out->box_dim[0] * esz));
     if (sw) {
-        if (sw->s != 3 || sw->m + log2i(esz) != 4 || sw->b < 1 || sw->b > 3)
-            return ckt_fail(err, CKT_EINVAL,
-                            "tma: the LDS swizzle Sw<%d,%d,%d> on %lld-byte elements is not one of "
-                            "the copy's swizzles Sw<1..3,%d,3> (32B, 64B, 128B)",
-                            sw->b, sw->m, sw->s, (long long)esz, 4 - log2i(esz));
-        out->swizzle_bytes = 16 << sw->b;
+        if ((s = copy_swizzle(sw, esz, &out->swizzle_bytes, err))) return s;
         out->swizzle = sw->b;
         if (out->box_dim[0] * esz > out->swizzle_bytes)
             return ckt_fail(
@@ -212,5 +227,84 @@ ckt_status ckt_tma_encode(const ckt_tma_map *m, const void *global_address, void
            m->global_stride, m->box_dim, m->element_stride, 0, m->swizzle, m->l2_promotion, 0);
     if (r)
         return ckt_fail(err, CKT_ERUNTIME, "tma: cuTensorMapEncodeTiled failed (CUresult %d)", r);
+    return CKT_OK;
+}
+
+ckt_status ckt_tma_check_tile(const ckt_layout *lds, const ckt_swizzle *sw, ckt_dtype dtype,
+                              int64_t base, int64_t repeat, const int64_t origin[2],
+                              const int64_t box[2], int inner, int *swizzle_bytes, ckt_error *err)
+{
+    if (!lds || !origin || !box || !swizzle_bytes)
+        return ckt_fail(err, CKT_EINVAL, "tma: NULL argument");
+    if (ckt_tuple_rank(&lds->shape) != 2 || (inner != 0 && inner != 1))
+        return ckt_fail(err, CKT_EINVAL, "tma: a copy's LDS tile is rank 2 (this one has %d)",
+                        ckt_tuple_rank(&lds->shape));
+    int64_t esz = (int64_t)ckt_dtype_size(dtype), shape[2];
+    ckt_status s = copy_swizzle(sw, esz, swizzle_bytes, err);
+    if (s) return s;
+    for (int i = 0; i < 2; i++) {
+        ckt_layout m;
+        if ((s = ckt_layout_mode(lds, i, &m, err))) return s;
+        shape[i] = ckt_layout_size(&m);
+        if (box[i] < 1 || box[i] > 256 || origin[i] < 0 || origin[i] + box[i] > shape[i])
+            return ckt_fail(err, CKT_EINVAL,
+                            "tma: the box is %lld along mode %d at %lld (1..256 per dimension, "
+                            "inside the LDS tile's %lld)",
+                            (long long)box[i], i, (long long)origin[i], (long long)shape[i]);
+    }
+    int W = *swizzle_bytes, outer = 1 - inner;
+    if (box[inner] * esz % 16 || (W && box[inner] * esz > W))
+        return ckt_fail(err, CKT_EINVAL,
+                        "tma: the box's contiguous extent is %lld bytes: a multiple of 16%s",
+                        (long long)(box[inner] * esz), W ? ", at most the swizzle's span" : "");
+    int64_t align = W ? 8 * W : 128, start = 0;
+    for (int64_t e = 0; e < box[0] * box[1]; e++) {
+        int64_t c[2], off;
+        c[inner] = origin[inner] + e % box[inner];
+        c[outer] = origin[outer] + e / box[inner];
+        if ((s = ckt_layout_eval(lds, c[0] + shape[0] * c[1], &off, err))) return s;
+        if (sw && sw->b) off = ckt_swizzle_apply(*sw, off);
+        int64_t at = base + off * esz;
+        if (e == 0) {
+            start = at;
+            if (start % align || repeat % align)
+                return ckt_fail(err, CKT_EINVAL,
+                                "tma: the tile starts at LDS byte %lld%s; a copy%s starts on a "
+                                "%lld-byte boundary",
+                                (long long)start,
+                                repeat ? " (its stages further apart by a multiple of it)" : "",
+                                W ? " with a swizzle" : "", (long long)align);
+        }
+        if (at != copy_address(start, e, esz, W))
+            return ckt_fail(err, CKT_EINVAL,
+                            "tma: box element (%lld, %lld) is at LDS byte %lld, but the copy "
+                            "writes it to byte %lld: the tile must be the box row by row (mode %d "
+                            "innermost)%s",
+                            (long long)(c[0] - origin[0]), (long long)(c[1] - origin[1]),
+                            (long long)at, (long long)copy_address(start, e, esz, W), inner,
+                            W ? " under the copy's swizzle" : "");
+    }
+    return CKT_OK;
+}
+
+_Static_assert(sizeof(ckt_tma_cpu_map) <= 128, "a tensor-map argument is 128 bytes");
+
+ckt_status ckt_tma_cpu_encode(const ckt_tma_map *m, ckt_dtype dtype, const void *global_address,
+                              void *out, ckt_error *err)
+{
+    if (!m || !out || !global_address) return ckt_fail(err, CKT_EINVAL, "tma: NULL argument");
+    ckt_tma_cpu_map c;
+    memset(&c, 0, sizeof c);
+    c.base = global_address;
+    c.rank = m->rank;
+    c.elem_bytes = (int32_t)ckt_dtype_size(dtype);
+    for (int d = 0; d < m->rank; d++) {
+        c.dim[d] = m->global_dim[d];
+        c.box[d] = m->box_dim[d];
+        if (d) c.stride[d - 1] = m->global_stride[d - 1];
+    }
+    c.swizzle_bytes = m->swizzle_bytes;
+    memset(out, 0, 128);
+    memcpy(out, &c, sizeof c);
     return CKT_OK;
 }

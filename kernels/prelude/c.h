@@ -185,3 +185,77 @@ CKT_FN void ckt_emu_wgmma(const unsigned char *lds, unsigned long lds_bytes, ckt
             acc[l * stride + base + i] += s;
         }
 }
+
+/* Bulk tensor copies (the tensor memory accelerator) and mbarriers, emulated. The tensor map is
+ * the engine's ckt_tma_cpu_map (ckt/tma.h; same fields): the copy writes the box row by row (the
+ * innermost dimension fastest) from its LDS offset, each element's address XOR-swizzled on bits
+ * 4.. by bits 7.. (the 32B/64B/128B swizzle), elements outside the tensor as 0, as NVIDIA's PTX
+ * ISA and the driver's tensor-map documentation describe it, written independently of the
+ * engine's ckt_tma_check_tile. A copy arrives on its mbarrier when issued and lands at the wait
+ * that needs it: a kernel that reads its LDS before waiting reads what was there before. */
+typedef struct {
+    const void *base;
+    int rank, elem_bytes;
+    unsigned long long dim[5], stride[4];
+    unsigned box[5];
+    int swizzle_bytes;
+} ckt_tmap;
+typedef struct { long long arrivals, arrived, tx, completed; } ckt_mbar_state;
+typedef struct { ckt_mbar_state *set; long long bar, dst, c0, c1; const ckt_tmap *map; } ckt_tma_entry;
+typedef struct { ckt_tma_entry *e; long long n, cap; } ckt_tma_queue;
+CKT_FN void ckt_mbar_init(ckt_mbar_state *s, long long n, long long arrivals)
+{
+    for (long long i = 0; i < n; i++) s[i] = (ckt_mbar_state){arrivals, 0, 0, 0};
+}
+CKT_FN long long ckt_tma_box_bytes(const ckt_tmap *m) { return (long long)m->box[0] * m->box[1] * m->elem_bytes; }
+CKT_FN void ckt_tma_land(const ckt_tma_entry *t, unsigned char *lds, unsigned long long lds_bytes)
+{
+    const ckt_tmap *m = t->map;
+    long long n = (long long)m->box[0] * m->box[1], w = m->swizzle_bytes, esz = m->elem_bytes;
+    for (long long e = 0; e < n; e++) {
+        long long i0 = t->c0 + e % m->box[0], i1 = t->c1 + e / m->box[0];
+        long long a = t->dst + e * esz;
+        if (w) a ^= ((a >> 7) & (w / 16 - 1)) << 4;
+        if (a < 0 || (unsigned long long)(a + esz) > lds_bytes) continue;
+        if (i0 >= 0 && i1 >= 0 && (unsigned long long)i0 < m->dim[0] && (unsigned long long)i1 < m->dim[1])
+            memcpy(lds + a, (const unsigned char *)m->base + i0 * esz + i1 * (long long)m->stride[0], (size_t)esz);
+        else
+            memset(lds + a, 0, (size_t)esz);
+    }
+    t->set[t->bar].tx -= ckt_tma_box_bytes(m);
+}
+/* mbarrier.arrive.expect_tx and the copy, queued (out of memory: it lands at once) */
+CKT_FN void ckt_tma_push(ckt_tma_queue *q, ckt_mbar_state *set, long long bar, long long dst, const ckt_tmap *map, long long c0, long long c1,
+                         unsigned char *lds, unsigned long long lds_bytes)
+{
+    ckt_tma_entry t = {set, bar, dst, c0, c1, map};
+    set[bar].arrived++;
+    set[bar].tx += ckt_tma_box_bytes(map);
+    if (q->n == q->cap) {
+        long long cap = q->cap ? 2 * q->cap : 64;
+        ckt_tma_entry *e = (ckt_tma_entry *)realloc(q->e, (size_t)cap * sizeof *e);
+        if (!e) { ckt_tma_land(&t, lds, lds_bytes); return; }
+        q->e = e;
+        q->cap = cap;
+    }
+    q->e[q->n++] = t;
+}
+/* mbarrier.try_wait.parity until it succeeds: land the barrier's copies, complete its phase if
+ * every arrival was made and every byte landed; a phase that cannot complete (or a barrier that
+ * got more arrivals than it expects) is reported as a fault of the launch (-(1 + 64 set + bar)). */
+CKT_FN void ckt_mbar_wait(ckt_tma_queue *q, ckt_mbar_state *set, int set_no, long long bar, int parity, unsigned char *lds,
+                          unsigned long long lds_bytes, const ckt_cpu_launch *launch)
+{
+    long long keep = 0;
+    for (long long i = 0; i < q->n; i++) {
+        if (q->e[i].set == set && q->e[i].bar == bar) ckt_tma_land(&q->e[i], lds, lds_bytes);
+        else q->e[keep++] = q->e[i];
+    }
+    q->n = keep;
+    ckt_mbar_state *b = &set[bar];
+    if (b->arrived == b->arrivals && b->tx == 0) {
+        b->completed++;
+        b->arrived = 0;
+    }
+    if (b->arrived > b->arrivals || b->completed % 2 == parity) CKT_FAULT(-(1 + 64 * set_no + (int)bar));
+}

@@ -51,3 +51,29 @@ CKT_FN void ckt_cp_async4(void *d, const void *s, bool p) { asm volatile("cp.asy
 CKT_FN float ckt_f16_to_f32(ckt_u16 h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
 CKT_FN ckt_u16 ckt_f32_to_f16(float f) { ckt_u16 h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 CKT_FN ckt_u16 ckt_f32_to_bf16(float f) { ckt_u16 h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+
+/* Hopper's tensor memory accelerator (sm_90): a tensor map is a 128-byte, 64-byte aligned
+ * kernel parameter (CUtensorMap, encoded by the driver at launch); a bulk tensor copy writes a
+ * box of it into shared memory and completes on an mbarrier, whose phase ends when its arrivals
+ * are made and the bytes they announced (expect_tx) have landed. */
+typedef struct __align__(64) { ckt_u64 opaque[16]; } ckt_tmap;
+CKT_FN void ckt_mbar_init(ckt_u32 bar, ckt_u32 arrivals) { asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(bar), "r"(arrivals) : "memory"); }
+CKT_FN void ckt_mbar_fence_init(void) { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+CKT_FN void ckt_mbar_expect_tx(ckt_u32 bar, ckt_u32 bytes) { asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory"); }
+CKT_FN void ckt_tma_load_2d(ckt_u32 dst, const ckt_tmap *map, int c0, int c1, ckt_u32 bar)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+                 :: "r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(bar) : "memory");
+}
+/* Wait for the phase of this parity; a phase that never completes (a pipeline whose copies or
+ * arrivals do not match its waits) traps after ~10^8 tries instead of hanging the device. */
+CKT_FN void ckt_mbar_wait(ckt_u32 bar, ckt_u32 parity)
+{
+    for (ckt_u32 n = 0;; ++n) {
+        ckt_u32 done;
+        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                     : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+        if (done) return;
+        if (n > (1u << 27)) __trap();
+    }
+}

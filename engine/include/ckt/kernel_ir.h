@@ -29,6 +29,8 @@ extern "C" {
 #define CKT_K_MAX_VALUES 256
 #define CKT_K_MAX_PARAMS 32
 #define CKT_K_MAX_BLOCK 1024
+#define CKT_K_MAX_MBARS 8 /* sets of mbarriers */
+#define CKT_K_MAX_TMAS 8  /* tensor maps */
 
 typedef enum { CKT_MEM_GLOBAL, CKT_MEM_LDS, CKT_MEM_REG } ckt_memory;
 const char *ckt_memory_name(ckt_memory m);
@@ -96,7 +98,17 @@ typedef struct ckt_kparam {
     int64_t align;   /* pointers: promised alignment in bytes (default 16) */
     ckt_expr_id expr;
     bool is_const; /* pointers: only read */
+    /* derived at launch, never passed by a caller (CKT_PARAM_TMAP: tensor map `tma` of the
+     * kernel, ckt_kernel_tma); part of the emitted signature, not of ckt_kernel_signature */
+    bool derived;
+    int tma;
 } ckt_kparam;
+
+/* Is p an argument a caller passes (neither specialized at build time nor derived at launch)? */
+static inline bool ckt_kparam_is_argument(const ckt_kparam *p)
+{
+    return !p->specialized && !p->derived;
+}
 
 typedef struct ckt_ktensor {
     ckt_memory mem;
@@ -150,10 +162,13 @@ typedef enum {
                     {MX, NX, P} per wave */
     CKT_OP_COPY_ASYNC, /* LDS window w = global window inputs[0], element by element through dist */
     CKT_OP_COMMIT,     /* close the group of asynchronous copies issued since the last commit */
-    CKT_OP_WAIT, /* wait until at most spv committed groups are pending (then a barrier unless b ==
-                    0) */
-    CKT_OP_WGMMA /* reg r += LDS inputs[0] x LDS inputs[1] by warpgroup MMA mma (ckt/wgmma.h),
+    CKT_OP_WAIT,  /* wait until at most spv committed groups are pending (then a barrier unless b ==
+                     0) */
+    CKT_OP_WGMMA, /* reg r += LDS inputs[0] x LDS inputs[1] by warpgroup MMA mma (ckt/wgmma.h),
                     mma_rep = {MX, NX, K steps} per warpgroup */
+    CKT_OP_TMA_COPY, /* LDS window w = global window inputs[0] by one bulk tensor copy through
+                        tensor map r, completing on mbarrier a of set inputs[1] */
+    CKT_OP_MBAR_WAIT /* wait until phase parity b of mbarrier a of set inputs[0] has completed */
 } ckt_kop_kind;
 
 typedef enum { CKT_REDUCE_SUM, CKT_REDUCE_MAX, CKT_REDUCE_MIN } ckt_reduce_op;
@@ -318,6 +333,44 @@ ckt_status ckt_kernel_copy_async(ckt_kernel *k, int dst_window, int src_window, 
                                  int vector_dim, int64_t spv, ckt_error *err);
 ckt_status ckt_kernel_commit(ckt_kernel *k, ckt_error *err);
 ckt_status ckt_kernel_wait(ckt_kernel *k, int64_t pending, bool sync, ckt_error *err);
+
+/* Hopper's bulk tensor copies (TMA) and mbarriers (kernel_tma.c; sm_90 / sm_90a and their CPU
+ * emulation).
+ * ckt_kernel_mbarriers: a set of `count` (1..32) mbarriers in LDS, each initialized on entry to
+ * expect `arrivals` (1..block) arrivals per phase; *set names it.
+ * ckt_kernel_tma_copy: dst (a window of a rank-2 LDS tensor, constant origin) = src (a window of a
+ * rank-2 global tensor with one dimension of stride 1, same lengths and dtype) by one bulk tensor
+ * copy, issued by thread 0, which also arrives on mbarrier `bar` (a block-uniform expression in
+ * 0..count-1) of `set` expecting the box's bytes; elements outside the tensor read 0. The LDS
+ * tile must be the box row by row (the contiguous dimension innermost) under one of the copy's
+ * swizzles; refusals name the rule. The source tensor gets a tensor-map parameter (one per tensor
+ * and box), which the launch encodes (ckt_kernel_tma).
+ * ckt_kernel_mbar_wait: every thread waits until the phase of parity `phase` (an expression,
+ * taken modulo 2) of mbarrier `bar` has completed: all its arrivals made and their bytes landed. */
+ckt_status ckt_kernel_mbarriers(ckt_kernel *k, int64_t count, int64_t arrivals, int *set,
+                                ckt_error *err);
+ckt_status ckt_kernel_tma_copy(ckt_kernel *k, int dst_window, int src_window, int set,
+                               ckt_expr_id bar, ckt_error *err);
+ckt_status ckt_kernel_mbar_wait(ckt_kernel *k, int set, ckt_expr_id bar, ckt_expr_id phase,
+                                ckt_error *err);
+
+/* A set of mbarriers: count of them at lds_offset (8 bytes each), arrivals per phase. */
+typedef struct ckt_kmbar {
+    int64_t count, arrivals, lds_offset;
+} ckt_kmbar;
+/* A tensor map: bulk copies of `box` tiles (rank 2, in the tensor's mode order) of global tensor
+ * `tensor`, dimension `inner` contiguous, written to LDS under `swizzle_bytes` (0, 32, 64, 128);
+ * launched as parameter `param`. */
+typedef struct ckt_ktma {
+    int tensor, param, inner;
+    int64_t box[2];
+    int swizzle_bytes;
+    int64_t box_bytes;
+} ckt_ktma;
+int ckt_kernel_nmbars(const ckt_kernel *k);
+const ckt_kmbar *ckt_kernel_mbar(const ckt_kernel *k, int i);
+int ckt_kernel_ntmas(const ckt_kernel *k);
+const ckt_ktma *ckt_kernel_tma(const ckt_kernel *k, int i);
 
 int ckt_kernel_nops(const ckt_kernel *k);
 const ckt_kop *ckt_kernel_op(const ckt_kernel *k, int i);

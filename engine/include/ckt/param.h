@@ -11,7 +11,15 @@
 extern "C" {
 #endif
 
-typedef enum { CKT_PARAM_PTR, CKT_PARAM_I32, CKT_PARAM_I64, CKT_PARAM_F32 } ckt_param_kind;
+/* CKT_PARAM_TMAP: a tensor map of Hopper's bulk tensor copies (ckt/tma.h), 128 bytes by value,
+ * which the launch derives from a pointer argument and the sizes (never passed by a caller). */
+typedef enum {
+    CKT_PARAM_PTR,
+    CKT_PARAM_I32,
+    CKT_PARAM_I64,
+    CKT_PARAM_F32,
+    CKT_PARAM_TMAP
+} ckt_param_kind;
 
 /* A kernel's parameter, as the kernel builder declares it. Launches check against it. */
 typedef struct ckt_param {
@@ -19,9 +27,9 @@ typedef struct ckt_param {
     const char *name;
 } ckt_param;
 
-size_t ckt_param_size(ckt_param_kind k); /* 8, 4, 8, 4; 0 for a bad kind */
+size_t ckt_param_size(ckt_param_kind k); /* 8, 4, 8, 4, 128; 0 for a bad kind */
 const char *
-ckt_param_kind_name(ckt_param_kind k); /* "ptr", "i32", "i64", "f32"; "?" for a bad kind */
+ckt_param_kind_name(ckt_param_kind k); /* "ptr", "i32", "i64", "f32", "tmap"; "?" for a bad kind */
 /* The kind a name ("ptr", "i32", "i64", "f32") stands for; 0 when it is none of them. */
 int ckt_param_kind_parse(const char *name, ckt_param_kind *out);
 

@@ -55,6 +55,9 @@ typedef struct ckt_target {
      */
     int reg_file, max_waves;
     bool unified_agprs; /* AMD: AGPRs come out of the same file as the VGPRs (gfx90a and later) */
+    /* bulk tensor copies (cp.async.bulk.tensor, the tensor memory accelerator) completing on
+     * mbarriers with transaction counts: NVIDIA sm_90 and later */
+    bool tma;
     int ninstr;
     ckt_lds_instr instr[12];
 } ckt_target;

@@ -57,6 +57,34 @@ ckt_status ckt_tma_plan(const ckt_layout *global, ckt_dtype dtype, const ckt_lay
 ckt_status ckt_tma_encode(const ckt_tma_map *m, const void *global_address, void *out,
                           ckt_error *err);
 
+/* Does one bulk tensor copy of a rank-2 box (box[i] elements along mode i of the global tensor,
+ * mode `inner` contiguous there) write exactly the LDS tile that the rank-2 `lds` layout (swizzle
+ * sw, NULL: none) holds at coordinates origin .. origin + box - 1, in an LDS tensor starting at
+ * byte `base`, with further copies at `repeat` bytes from it (its stages; 0: none)? The copy
+ * writes the box row by row (the inner mode fastest) from the address of the tile's first
+ * element, permuted by its swizzle on absolute addresses, which starts on a boundary of
+ * 8 x the swizzle span (128 bytes without one). *swizzle_bytes: the copy's swizzle (0, 32, 64,
+ * 128). Refusals (CKT_EINVAL) name the rule and the first element that lands elsewhere. */
+ckt_status ckt_tma_check_tile(const ckt_layout *lds, const ckt_swizzle *sw, ckt_dtype dtype,
+                              int64_t base, int64_t repeat, const int64_t origin[2],
+                              const int64_t box[2], int inner, int *swizzle_bytes, ckt_error *err);
+
+/* The CPU target's tensor map (kernels/prelude/c.h's ckt_tmap): what its emulation of a bulk
+ * tensor copy reads, in the 128 bytes of a tensor-map argument. */
+typedef struct ckt_tma_cpu_map {
+    const void *base;
+    int32_t rank, elem_bytes;
+    uint64_t dim[CKT_TMA_MAX_RANK];        /* innermost first */
+    uint64_t stride[CKT_TMA_MAX_RANK - 1]; /* bytes, of dimensions 1..rank-1 */
+    uint32_t box[CKT_TMA_MAX_RANK];
+    int32_t swizzle_bytes;
+} ckt_tma_cpu_map;
+
+/* Fill the 128 bytes at out (64-byte aligned) with m for a tensor at global_address, for the CPU
+ * target's emulation (what ckt_tma_encode does for the GPU). */
+ckt_status ckt_tma_cpu_encode(const ckt_tma_map *m, ckt_dtype dtype, const void *global_address,
+                              void *out, ckt_error *err);
+
 #ifdef __cplusplus
 }
 #endif

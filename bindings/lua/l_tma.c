@@ -1,0 +1,101 @@
+/* ckt Lua bindings — Hopper's bulk tensor copies (the tensor memory accelerator) and mbarriers
+ * (ckt/kernel_ir.h, kernel_tma in the engine; sm_90 / sm_90a and their CPU emulation):
+ *   local full = b:mbarriers{count = n, arrivals = 1}   n mbarriers in LDS
+ *   b:tma_copy{src = global window, dst = LDS window, barrier = full, at = i}
+ *   b:mbarrier_wait{barrier = full, at = i, phase = p}   the phase of parity p % 2 completed */
+#include "l_kernel.h"
+
+#define CKT_L_MBARS "ckt.mbarriers"
+
+static l_kobj *check_mbars(lua_State *L, int t, l_kernel *kb, const char *fn)
+{
+    if (lua_getfield(L, t, "barrier") == LUA_TNIL)
+        ckt_l_errorf(L, "%s: field 'barrier' (from b:mbarriers{...}) is required", fn);
+    l_kobj *m = luaL_testudata(L, -1, CKT_L_MBARS);
+    if (!m)
+        ckt_l_errorf(L, "%s: field 'barrier' must be mbarriers (b:mbarriers{...}), got %s", fn,
+                     luaL_typename(L, -1));
+    if (m->kb != kb) ckt_l_errorf(L, "%s: field 'barrier' belongs to another kernel", fn);
+    lua_pop(L, 1);
+    return m;
+}
+
+/* field `name` of table t as an expression of kb (a Lua integer or a kernel expression) */
+static ckt_expr_id field_expr(lua_State *L, int t, l_kernel *kb, const char *fn, const char *name)
+{
+    if (lua_getfield(L, t, name) == LUA_TNIL)
+        ckt_l_errorf(L, "%s: field '%s' is required", fn, name);
+    ckt_expr_id e = ckt_lk_toexpr(L, -1, kb, name);
+    lua_pop(L, 1);
+    return e;
+}
+
+/* b:mbarriers{count = n, arrivals = 1} -> mbarriers */
+static int b_mbarriers(lua_State *L)
+{
+    static const char *const allowed[] = {"count", "arrivals", NULL};
+    l_kernel *kb = ckt_lk_checkbuilder(L, "mbarriers");
+    luaL_checktype(L, 2, LUA_TTABLE);
+    ckt_l_check_fields(L, 2, "mbarriers", allowed);
+    int64_t count = 0, arrivals = 1;
+    if (!ckt_l_field_int(L, 2, "mbarriers", "count", &count))
+        return ckt_l_errorf(L, "mbarriers: field 'count' is required");
+    ckt_l_field_int(L, 2, "mbarriers", "arrivals", &arrivals);
+    int set;
+    ckt_error err;
+    if (ckt_kernel_mbarriers(kb->k, count, arrivals, &set, &err)) return ckt_l_error(L, &err);
+    ckt_lk_newobj(L, kb, 1, CKT_L_MBARS, set);
+    return 1;
+}
+
+/* b:tma_copy{src = window, dst = window, barrier = mbarriers, at = i} */
+static int b_tma_copy(lua_State *L)
+{
+    static const char *const allowed[] = {"src", "dst", "barrier", "at", NULL};
+    l_kernel *kb = ckt_lk_checkbuilder(L, "tma_copy");
+    luaL_checktype(L, 2, LUA_TTABLE);
+    ckt_l_check_fields(L, 2, "tma_copy", allowed);
+    l_kobj *m = check_mbars(L, 2, kb, "tma_copy");
+    lua_getfield(L, 2, "src");
+    l_kobj *src = ckt_lk_checkwindow(L, -1, "tma_copy: src");
+    lua_getfield(L, 2, "dst");
+    l_kobj *dst = ckt_lk_checkwindow(L, -1, "tma_copy: dst");
+    ckt_expr_id at = field_expr(L, 2, kb, "tma_copy", "at");
+    ckt_error err;
+    if (ckt_kernel_tma_copy(kb->k, dst->id, src->id, m->id, at, &err)) return ckt_l_error(L, &err);
+    return 0;
+}
+
+/* b:mbarrier_wait{barrier = mbarriers, at = i, phase = p} */
+static int b_mbarrier_wait(lua_State *L)
+{
+    static const char *const allowed[] = {"barrier", "at", "phase", NULL};
+    l_kernel *kb = ckt_lk_checkbuilder(L, "mbarrier_wait");
+    luaL_checktype(L, 2, LUA_TTABLE);
+    ckt_l_check_fields(L, 2, "mbarrier_wait", allowed);
+    l_kobj *m = check_mbars(L, 2, kb, "mbarrier_wait");
+    ckt_expr_id at = field_expr(L, 2, kb, "mbarrier_wait", "at");
+    ckt_expr_id phase = field_expr(L, 2, kb, "mbarrier_wait", "phase");
+    ckt_error err;
+    if (ckt_kernel_mbar_wait(kb->k, m->id, at, phase, &err)) return ckt_l_error(L, &err);
+    return 0;
+}
+
+/* mb:count() */
+static int m_count(lua_State *L)
+{
+    l_kobj *m = luaL_checkudata(L, 1, CKT_L_MBARS);
+    lua_pushinteger(L, ckt_kernel_mbar(m->kb->k, m->id)->count);
+    return 1;
+}
+
+void ckt_lk_open_tma(lua_State *L)
+{
+    static const luaL_Reg methods[] = {{"mbarriers", b_mbarriers},
+                                       {"tma_copy", b_tma_copy},
+                                       {"mbarrier_wait", b_mbarrier_wait},
+                                       {NULL, NULL}};
+    static const luaL_Reg mb[] = {{"count", m_count}, {NULL, NULL}};
+    ckt_lk_builder_methods(L, methods);
+    ckt_l_new_class(L, CKT_L_MBARS, mb);
+}

@@ -1,0 +1,180 @@
+/* Hopper's bulk tensor copies (CKT_OP_TMA_COPY) and mbarriers (CKT_OP_MBAR_WAIT and their
+ * initialization) in the CUDA and C dialects. CUDA: thread 0 initializes every mbarrier on
+ * entry; a copy is thread 0's mbarrier.arrive.expect_tx with the box's bytes and its
+ * cp.async.bulk.tensor through the tensor-map parameter; a wait spins on mbarrier.try_wait.parity
+ * (and traps after ~10^8 tries, so that a pipeline that can never complete fails the launch
+ * instead of hanging it). C: the same copies queued with their mbarrier and landed, through the
+ * CPU tensor map (kernels/prelude/c.h), by the wait that needs them; a wait whose phase cannot
+ * complete reports a fault. */
+#include <stdio.h>
+#include <string.h>
+
+#include "emit_internal.h"
+
+static ckt_status need_tma(ckt_dialect_kind kind, const char *target, const char *what,
+                           ckt_error *err)
+{
+    ckt_target_record t;
+    ckt_status s = ckt_target_parse(target, &t, err);
+    if (s) return s;
+    if (kind == CKT_DIALECT_HIP || !t.modelled || !t.hw.tma)
+        return ckt_fail(err, CKT_EUNSUPPORTED,
+                        "%s: target '%s' has no bulk tensor copies or mbarriers (the tensor memory "
+                        "accelerator: sm_90, sm_90a, cpu:sm_90, cpu:sm_90a)",
+                        what, target);
+    return CKT_OK;
+}
+
+/* the byte offset in LDS of mbarrier `bar` of set `set`, as an expression */
+static void mbar_offset(const ckt_kernel *k, ckt_expr_pool *ex, int set, ckt_expr_id bar, char *buf,
+                        size_t cap)
+{
+    char b[200];
+    ckt_expr_print(ex, bar, b, sizeof b, NULL);
+    snprintf(buf, cap, "%lld + 8 * (ckt_u32)(%s)", (long long)ckt_kernel_mbar(k, set)->lds_offset,
+             b);
+}
+
+void ckt_emit_mbar_init(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k)
+{
+    ckt_emit_out o = {s, ind};
+    int n = ckt_kernel_nmbars(k);
+    if (n == 0) return;
+    if (kind == CKT_DIALECT_C) {
+        for (int i = 0; i < n; i++) {
+            const ckt_kmbar *m = ckt_kernel_mbar(k, i);
+            ckt_emit_put(&o, "ckt_mbar_state ckt_mbar%d[%lld]; /* mbarriers, emulated */", i,
+                         (long long)m->count);
+            ckt_emit_put(&o, "ckt_mbar_init(ckt_mbar%d, %lld, %lld);", i, (long long)m->count,
+                         (long long)m->arrivals);
+        }
+        ckt_emit_put(&o, "ckt_tma_queue ckt_tmaq = {0, 0, 0}; /* bulk copies in flight */");
+        return;
+    }
+    ckt_emit_put(&o, "if (tid == 0) {");
+    o.ind++;
+    for (int i = 0; i < n; i++) {
+        const ckt_kmbar *m = ckt_kernel_mbar(k, i);
+        ckt_emit_put(&o, "/* mbarrier set %d: %lld at LDS byte %lld, %lld arrivals a phase */", i,
+                     (long long)m->count, (long long)m->lds_offset, (long long)m->arrivals);
+        ckt_emit_put(
+            &o,
+            "for (int ckt_i = 0; ckt_i < %lld; ++ckt_i) ckt_mbar_init(ckt_smem_addr(ckt_lds) "
+            "+ %lld + 8 * ckt_i, %lld);",
+            (long long)m->count, (long long)m->lds_offset, (long long)m->arrivals);
+    }
+    ckt_emit_put(&o, "ckt_mbar_fence_init(); /* visible to the bulk copies (the async proxy) */");
+    o.ind--;
+    ckt_emit_put(&o, "}");
+    ckt_emit_put(&o, "__syncthreads(); /* every thread sees the initialized mbarriers */");
+}
+
+void ckt_emit_mbar_close(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k)
+{
+    ckt_emit_out o = {s, ind};
+    if (kind == CKT_DIALECT_C && ckt_kernel_nmbars(k) > 0)
+        ckt_emit_put(&o, "free(ckt_tmaq.e); /* copies never waited for never land */");
+}
+
+/* the tile's byte offset from the LDS base: its constant origin through the layout and swizzle,
+ * plus the stage */
+static void tile_bytes(const ckt_kernel *k, ckt_expr_pool *ex, const ckt_kwindow *w, char *buf,
+                       size_t cap, ckt_error *err, ckt_status *st)
+{
+    const ckt_ktensor *t = ckt_kernel_tensor(k, w->tensor);
+    int64_t o[2], off = 0, shape0;
+    ckt_layout m;
+    ckt_expr_is_const(ex, w->init[0], &o[0]);
+    ckt_expr_is_const(ex, w->init[1], &o[1]);
+    *st = ckt_layout_mode(&t->layout, 0, &m, err);
+    if (*st) return;
+    shape0 = ckt_layout_size(&m);
+    if ((*st = ckt_layout_eval(&t->layout, o[0] + shape0 * o[1], &off, err))) return;
+    if (t->swizzled) off = ckt_swizzle_apply(t->sw, off);
+    int64_t esz = (int64_t)ckt_dtype_size(t->dtype);
+    if (!t->stage_view) {
+        snprintf(buf, cap, "%lld", (long long)(t->lds_offset + off * esz));
+        return;
+    }
+    char sb[300];
+    ckt_expr_print(ex, t->stage_base, sb, sizeof sb, NULL);
+    snprintf(buf, cap, "%lld + (ckt_u32)(%s) * %lld", (long long)(t->lds_offset + off * esz), sb,
+             (long long)esz);
+}
+
+ckt_status ckt_emit_tma_copy(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k,
+                             ckt_expr_pool *ex, const ckt_kop *op, const char *target,
+                             ckt_error *err)
+{
+    ckt_status st = need_tma(kind, target, "tma_copy", err);
+    if (st) return st;
+    ckt_emit_out o = {s, ind};
+    const ckt_ktma *m = ckt_kernel_tma(k, op->r);
+    const ckt_kwindow *src = ckt_kernel_window(k, op->inputs[0]),
+                      *dst = ckt_kernel_window(k, op->w);
+    const ckt_ktensor *g = ckt_kernel_tensor(k, m->tensor), *l = ckt_kernel_tensor(k, dst->tensor);
+    const ckt_kparam *p = ckt_kernel_param(k, m->param);
+    char dbytes[400], bar[300], c[2][200];
+    tile_bytes(k, ex, dst, dbytes, sizeof dbytes, err, &st);
+    if (st) return st;
+    mbar_offset(k, ex, op->inputs[1], op->a, bar, sizeof bar);
+    ckt_expr_print(ex, src->origin[m->inner], c[0], sizeof c[0], NULL);
+    ckt_expr_print(ex, src->origin[1 - m->inner], c[1], sizeof c[1], NULL);
+    ckt_emit_put(&o,
+                 "/* bulk tensor copy: the %lld x %lld box of %s at (%s, %s) (innermost first) -> "
+                 "%s (%s), %lld bytes on mbarrier %d[%s] */",
+                 (long long)m->box[m->inner], (long long)m->box[1 - m->inner],
+                 ckt_kernel_param(k, g->param)->name, c[0], c[1], l->name,
+                 m->swizzle_bytes == 0    ? "no swizzle"
+                 : m->swizzle_bytes == 32 ? "32B swizzle"
+                 : m->swizzle_bytes == 64 ? "64B swizzle"
+                                          : "128B swizzle",
+                 (long long)m->box_bytes, op->inputs[1], bar);
+    if (kind == CKT_DIALECT_C) {
+        char b[200];
+        ckt_expr_print(ex, op->a, b, sizeof b, NULL);
+        ckt_emit_put(&o,
+                     "ckt_tma_push(&ckt_tmaq, ckt_mbar%d, (long long)(%s), (long long)(%s), %s, "
+                     "(long long)(%s), (long long)(%s), ckt_lds, %lldu);",
+                     op->inputs[1], b, dbytes, p->name, c[0], c[1],
+                     (long long)ckt_kernel_lds_bytes(k));
+        return CKT_OK;
+    }
+    ckt_emit_put(&o, "if (tid == 0) {");
+    o.ind++;
+    ckt_emit_put(&o, "const ckt_u32 ckt_bar = ckt_smem_addr(ckt_lds) + %s;", bar);
+    ckt_emit_put(&o, "ckt_mbar_expect_tx(ckt_bar, %lld);", (long long)m->box_bytes);
+    ckt_emit_put(&o,
+                 "ckt_tma_load_2d(ckt_smem_addr(ckt_lds) + %s, &%s, (int)(%s), (int)(%s), "
+                 "ckt_bar);",
+                 dbytes, p->name, c[0], c[1]);
+    o.ind--;
+    ckt_emit_put(&o, "}");
+    return CKT_OK;
+}
+
+ckt_status ckt_emit_mbar_wait(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k,
+                              ckt_expr_pool *ex, const ckt_kop *op, const char *target,
+                              ckt_error *err)
+{
+    ckt_status st = need_tma(kind, target, "mbarrier_wait", err);
+    if (st) return st;
+    ckt_emit_out o = {s, ind};
+    char bar[300], ph[200];
+    mbar_offset(k, ex, op->inputs[0], op->a, bar, sizeof bar);
+    ckt_expr_print(ex, op->b, ph, sizeof ph, NULL);
+    if (kind == CKT_DIALECT_C) {
+        char b[200];
+        ckt_expr_print(ex, op->a, b, sizeof b, NULL);
+        ckt_emit_put(
+            &o,
+            "ckt_mbar_wait(&ckt_tmaq, ckt_mbar%d, %d, (long long)(%s), (int)(%s), ckt_lds, "
+            "%lldu, launch); /* the phase of this parity has completed */",
+            op->inputs[0], op->inputs[0], b, ph, (long long)ckt_kernel_lds_bytes(k));
+    } else
+        ckt_emit_put(&o,
+                     "ckt_mbar_wait(ckt_smem_addr(ckt_lds) + %s, (ckt_u32)(%s)); /* the phase of "
+                     "this parity has completed: its copies have landed */",
+                     bar, ph);
+    return CKT_OK;
+}
