@@ -148,13 +148,227 @@ static void encode_needs_the_driver(void **state)
     assert_int_equal(ckt_tma_encode(NULL, tensor, map, &err), CKT_EINVAL);
 }
 
+/* ckt_tma_check_tile on `lds` (swizzle Sw<b,m,s>, b = 0: none), returning the copy's swizzle in
+ * bytes through *W */
+static ckt_status tile(const char *lds, int b, int m, int s, ckt_dtype dt, int64_t base,
+                       int64_t repeat, int64_t o0, int64_t o1, int64_t b0, int64_t b1, int inner,
+                       int *W, ckt_error *err)
+{
+    ckt_layout t = L(lds);
+    ckt_swizzle sw = {b, m, s};
+    const int64_t origin[2] = {o0, o1}, box[2] = {b0, b1};
+    *W = -1;
+    return ckt_tma_check_tile(&t, b ? &sw : NULL, dt, base, repeat, origin, box, inner, W, err);
+}
+
+static void expect_tile(const char *lds, int b, int m, int s, ckt_dtype dt, int64_t base,
+                        int64_t repeat, int64_t o0, int64_t o1, int64_t b0, int64_t b1, int inner,
+                        int want_W)
+{
+    int W;
+    ckt_error err;
+    if (tile(lds, b, m, s, dt, base, repeat, o0, o1, b0, b1, inner, &W, &err))
+        fail_msg("%s Sw<%d,%d,%d> at %lld: %s", lds, b, m, s, (long long)base, err.msg);
+    assert_int_equal(W, want_W);
+}
+
+static void expect_tile_refused(const char *lds, int b, int m, int s, ckt_dtype dt, int64_t base,
+                                int64_t repeat, int64_t o0, int64_t o1, int64_t b0, int64_t b1,
+                                int inner, const char *msg)
+{
+    int W;
+    ckt_error err;
+    assert_int_equal(tile(lds, b, m, s, dt, base, repeat, o0, o1, b0, b1, inner, &W, &err),
+                     CKT_EINVAL);
+    if (!strstr(err.msg, msg)) fail_msg("message \"%s\" lacks \"%s\"", err.msg, msg);
+}
+
+static void check_tile_accepts(void **state)
+{
+    (void)state;
+    /* 128B: 64 rows of 64 f16 (128 bytes), Sw<3,3,3> on elements = Sw<3,4,3> on bytes; the
+     * whole tile, then its second half (rows 64..127 start at byte 8192 = 8 atoms of 1024) in a
+     * tile at LDS byte 1024 with stages 16384 bytes apart, then one 8-row atom (rows 8..15) */
+    expect_tile("(64,64):(64,1)", 3, 3, 3, CKT_F16, 0, 0, 0, 0, 64, 64, 1, 128);
+    expect_tile("(128,64):(64,1)", 3, 3, 3, CKT_F16, 1024, 16384, 64, 0, 64, 64, 1, 128);
+    expect_tile("(128,64):(64,1)", 3, 3, 3, CKT_F16, 1024, 16384, 8, 0, 8, 64, 1, 128);
+    /* 64B: rows of 32 bf16, the atom 8 x 64 = 512 bytes */
+    expect_tile("(32,32):(32,1)", 2, 3, 3, CKT_BF16, 512, 2048, 0, 0, 32, 32, 1, 64);
+    expect_tile("(32,32):(32,1)", 2, 3, 3, CKT_BF16, 0, 0, 24, 0, 8, 32, 1, 64);
+    /* 32B: rows of 16 f16, the atom 8 x 32 = 256 bytes */
+    expect_tile("(16,16):(16,1)", 1, 3, 3, CKT_F16, 256, 512, 0, 0, 16, 16, 1, 32);
+    /* 4-byte elements: Sw<3,2,3> (128B) on f32, Sw<1,2,3> (32B); bytes: Sw<2,4,3> (64B) on i8 */
+    expect_tile("(8,32):(32,1)", 3, 2, 3, CKT_F32, 0, 0, 0, 0, 8, 32, 1, 128);
+    expect_tile("(8,8):(8,1)", 1, 2, 3, CKT_F32, 0, 0, 0, 0, 8, 8, 1, 32);
+    expect_tile("(16,64):(64,1)", 2, 4, 3, CKT_I8, 0, 0, 0, 0, 16, 64, 1, 64);
+    /* mode 0 contiguous (an M/N-major tile): one 64-row atom of the 128B swizzle, 8 columns, and
+     * the second atom of a 128-row tile */
+    expect_tile("(64,8):(1,64)", 3, 3, 3, CKT_F16, 0, 0, 0, 0, 64, 8, 0, 128);
+    expect_tile("((64,2),8):((1,512),64)", 3, 3, 3, CKT_F16, 0, 0, 64, 0, 64, 8, 0, 128);
+    /* no swizzle: 48-byte rows; rows 16..31 of a 32 x 8 tile start at byte 256 (128-aligned) */
+    expect_tile("(16,24):(24,1)", 0, 0, 0, CKT_F16, 0, 0, 0, 0, 16, 24, 1, 0);
+    expect_tile("(32,8):(8,1)", 0, 0, 0, CKT_F16, 128, 512, 16, 0, 16, 8, 1, 0);
+    /* a swizzle of b = 0 is none */
+    expect_tile("(16,24):(24,1)", 0, 3, 3, CKT_F16, 0, 0, 0, 0, 16, 24, 1, 0);
+}
+
+static void check_tile_refusals(void **state)
+{
+    (void)state;
+    /* off the 8 x span boundary: the tile at byte 512 under 128B; rows 4.. of an atom; a 64B tile
+     * at byte 256 */
+    expect_tile_refused("(64,64):(64,1)", 3, 3, 3, CKT_F16, 512, 0, 0, 0, 64, 64, 1,
+                        "the tile starts at LDS byte 512; a copy with a swizzle starts on a "
+                        "1024-byte boundary");
+    expect_tile_refused("(16,64):(64,1)", 3, 3, 3, CKT_F16, 0, 0, 4, 0, 8, 64, 1,
+                        "1024-byte boundary");
+    expect_tile_refused("(32,32):(32,1)", 2, 3, 3, CKT_BF16, 256, 0, 0, 0, 32, 32, 1,
+                        "512-byte boundary");
+    /* no swizzle: 128-byte boundary (rows 1.. of 48-byte rows start at byte 48) */
+    expect_tile_refused("(16,24):(24,1)", 0, 0, 0, CKT_F16, 0, 0, 1, 0, 8, 24, 1,
+                        "the tile starts at LDS byte 48; a copy starts on a 128-byte boundary");
+    /* stages not a multiple of the boundary apart */
+    expect_tile_refused("(4,64):(64,1)", 3, 3, 3, CKT_F16, 0, 512, 0, 0, 4, 64, 1,
+                        "(its stages further apart by a multiple of it); a copy with a swizzle "
+                        "starts on a 1024-byte boundary");
+    expect_tile_refused("(16,24):(24,1)", 0, 0, 0, CKT_F16, 0, 768 + 64, 0, 0, 16, 24, 1,
+                        "(its stages further apart by a multiple of it); a copy starts on a "
+                        "128-byte boundary");
+    /* the wrong major: a row-major tile copied with mode 0 contiguous, and the reverse */
+    expect_tile_refused("(16,64):(64,1)", 0, 0, 0, CKT_F16, 0, 0, 0, 0, 16, 64, 0,
+                        "box element (1, 0) is at LDS byte 128, but the copy writes it to byte 2: "
+                        "the tile must be the box row by row (mode 0 innermost)");
+    expect_tile_refused("(64,8):(1,64)", 3, 3, 3, CKT_F16, 0, 0, 0, 0, 64, 8, 1,
+                        "box element (0, 1) is at LDS byte 144, but the copy writes it to byte 2: "
+                        "the tile must be the box row by row (mode 1 innermost) under the copy's "
+                        "swizzle");
+    expect_tile_refused("(64,16):(1,64)", 0, 0, 0, CKT_F16, 0, 0, 0, 0, 64, 16, 1,
+                        "box element (0, 1) is at LDS byte 128, but the copy writes it to byte 2");
+    /* padded rows */
+    expect_tile_refused("(16,64):(72,1)", 0, 0, 0, CKT_F16, 0, 0, 0, 0, 16, 64, 1,
+                        "box element (1, 0) is at LDS byte 144, but the copy writes it to byte "
+                        "128: the tile must be the box row by row (mode 1 innermost)");
+    /* a 128B swizzle over 64-byte rows is not the copy's 64B swizzle of them */
+    expect_tile_refused("(8,64):(64,1)", 3, 3, 3, CKT_F16, 0, 0, 0, 0, 8, 32, 1,
+                        "under the copy's swizzle");
+    /* the contiguous extent: 8 bytes; 24 bytes; 128 bytes under 64B; 64 bytes under 32B */
+    expect_tile_refused("(16,4):(4,1)", 0, 0, 0, CKT_F16, 0, 0, 0, 0, 16, 4, 1,
+                        "the box's contiguous extent is 8 bytes: a multiple of 16");
+    expect_tile_refused("(16,12):(12,1)", 0, 0, 0, CKT_F16, 0, 0, 0, 0, 16, 12, 1,
+                        "contiguous extent is 24 bytes");
+    expect_tile_refused("(16,64):(64,1)", 2, 3, 3, CKT_F16, 0, 0, 0, 0, 16, 64, 1,
+                        "the box's contiguous extent is 128 bytes: a multiple of 16, at most the "
+                        "swizzle's span");
+    expect_tile_refused("(16,32):(32,1)", 1, 3, 3, CKT_F16, 0, 0, 0, 0, 16, 32, 1,
+                        "contiguous extent is 64 bytes: a multiple of 16, at most the swizzle's");
+    /* swizzles that are not the copy's: bytes' Sw<3,4,3> on f16; f16's Sw<3,3,3> on f32; S 2 */
+    expect_tile_refused("(16,64):(64,1)", 3, 4, 3, CKT_F16, 0, 0, 0, 0, 16, 64, 1,
+                        "the LDS swizzle Sw<3,4,3> on 2-byte elements is not one of the copy's "
+                        "swizzles Sw<1..3,3,3>");
+    expect_tile_refused("(8,32):(32,1)", 3, 3, 3, CKT_F32, 0, 0, 0, 0, 8, 32, 1, "Sw<1..3,2,3>");
+    expect_tile_refused("(16,64):(64,1)", 3, 3, 2, CKT_F16, 0, 0, 0, 0, 16, 64, 1,
+                        "not one of the copy's swizzles");
+    /* the box: past the tile, 0, more than 256 */
+    expect_tile_refused("(64,64):(64,1)", 3, 3, 3, CKT_F16, 0, 0, 60, 0, 8, 64, 1,
+                        "the box is 8 along mode 0 at 60 (1..256 per dimension, inside the LDS "
+                        "tile's 64)");
+    expect_tile_refused("(64,64):(64,1)", 0, 0, 0, CKT_F16, 0, 0, 0, 0, 0, 64, 1, "1..256");
+    expect_tile_refused("(512,8):(8,1)", 0, 0, 0, CKT_F16, 0, 0, 0, 0, 512, 8, 1,
+                        "the box is 512 along mode 0");
+    expect_tile_refused("(64,64):(64,1)", 0, 0, 0, CKT_F16, 0, 0, -8, 0, 8, 64, 1, "at -8");
+    /* rank 2 only, inner 0 or 1 */
+    expect_tile_refused("(2,16,64):(1024,64,1)", 0, 0, 0, CKT_F16, 0, 0, 0, 0, 16, 64, 1,
+                        "a copy's LDS tile is rank 2 (this one has 3)");
+    expect_tile_refused("(16,64):(64,1)", 0, 0, 0, CKT_F16, 0, 0, 0, 0, 16, 64, 2, "rank 2");
+    ckt_layout t = L("(16,64):(64,1)");
+    const int64_t origin[2] = {0, 0}, box[2] = {16, 64};
+    int W;
+    ckt_error err;
+    assert_int_equal(ckt_tma_check_tile(NULL, NULL, CKT_F16, 0, 0, origin, box, 1, &W, &err),
+                     CKT_EINVAL);
+    assert_int_equal(ckt_tma_check_tile(&t, NULL, CKT_F16, 0, 0, NULL, box, 1, &W, &err),
+                     CKT_EINVAL);
+    assert_int_equal(ckt_tma_check_tile(&t, NULL, CKT_F16, 0, 0, origin, NULL, 1, &W, &err),
+                     CKT_EINVAL);
+    assert_int_equal(ckt_tma_check_tile(&t, NULL, CKT_F16, 0, 0, origin, box, 1, NULL, &err),
+                     CKT_EINVAL);
+}
+
+static void cpu_encode_fields(void **state)
+{
+    (void)state;
+    /* bf16, 100 x 264 row-major, 64 x 32 boxes under the 64B swizzle */
+    ckt_layout g = L("(100,264):(264,1)"), t = L("(64,32):(32,1)");
+    ckt_swizzle sw = {2, 3, 3};
+    ckt_tma_map m;
+    ckt_error err;
+    assert_int_equal(ckt_tma_plan(&g, CKT_BF16, &t, &sw, &m, &err), CKT_OK);
+    static _Alignas(16) uint16_t tensor[100 * 264];
+    _Alignas(64) unsigned char out[128];
+    memset(out, 0xab, sizeof out);
+    assert_int_equal(ckt_tma_cpu_encode(&m, CKT_BF16, tensor, out, &err), CKT_OK);
+    ckt_tma_cpu_map c;
+    memcpy(&c, out, sizeof c);
+    assert_ptr_equal(c.base, tensor);
+    assert_int_equal(c.rank, 2);
+    assert_int_equal(c.elem_bytes, 2);
+    assert_true(c.dim[0] == 264 && c.dim[1] == 100);
+    assert_true(c.stride[0] == 528);
+    assert_true(c.box[0] == 32 && c.box[1] == 64);
+    assert_int_equal(c.swizzle_bytes, 64);
+    /* the unused dimensions and the rest of the 128 bytes are zero */
+    for (int d = 2; d < CKT_TMA_MAX_RANK; d++) assert_true(c.dim[d] == 0 && c.box[d] == 0);
+    for (int d = 1; d < CKT_TMA_MAX_RANK - 1; d++) assert_true(c.stride[d] == 0);
+    for (size_t i = sizeof c; i < sizeof out; i++) assert_int_equal(out[i], 0);
+
+    /* f32, rank 3 (a batch), M/N-major-free: dimensions innermost first, no swizzle */
+    g = L("(8,100,64):(6400,64,1)");
+    t = L("(1,16,32):(512,32,1)");
+    assert_int_equal(ckt_tma_plan(&g, CKT_F32, &t, NULL, &m, &err), CKT_OK);
+    static _Alignas(16) float batch[8 * 100 * 64];
+    memset(out, 0xab, sizeof out);
+    assert_int_equal(ckt_tma_cpu_encode(&m, CKT_F32, batch, out, &err), CKT_OK);
+    memcpy(&c, out, sizeof c);
+    assert_ptr_equal(c.base, batch);
+    assert_int_equal(c.rank, 3);
+    assert_int_equal(c.elem_bytes, 4);
+    assert_true(c.dim[0] == 64 && c.dim[1] == 100 && c.dim[2] == 8);
+    assert_true(c.stride[0] == 256 && c.stride[1] == 25600);
+    assert_true(c.box[0] == 32 && c.box[1] == 16 && c.box[2] == 1);
+    assert_int_equal(c.swizzle_bytes, 0);
+
+    /* the copy's 128B swizzle of an i8 tile; M-major f16 (mode 0 contiguous) */
+    g = L("(64,4096):(4096,1)");
+    t = L("(16,128):(128,1)");
+    sw = (ckt_swizzle){3, 4, 3};
+    assert_int_equal(ckt_tma_plan(&g, CKT_I8, &t, &sw, &m, &err), CKT_OK);
+    assert_int_equal(ckt_tma_cpu_encode(&m, CKT_I8, batch, out, &err), CKT_OK);
+    memcpy(&c, out, sizeof c);
+    assert_int_equal(c.elem_bytes, 1);
+    assert_int_equal(c.swizzle_bytes, 128);
+    assert_true(c.dim[0] == 4096 && c.dim[1] == 64 && c.stride[0] == 4096);
+    assert_true(c.box[0] == 128 && c.box[1] == 16);
+    g = L("(200,48):(1,200)");
+    t = L("(64,8):(1,64)");
+    sw = (ckt_swizzle){3, 3, 3};
+    assert_int_equal(ckt_tma_plan(&g, CKT_F16, &t, &sw, &m, &err), CKT_OK);
+    assert_int_equal(ckt_tma_cpu_encode(&m, CKT_F16, batch, out, &err), CKT_OK);
+    memcpy(&c, out, sizeof c);
+    assert_true(c.dim[0] == 200 && c.dim[1] == 48 && c.stride[0] == 400);
+    assert_true(c.box[0] == 64 && c.box[1] == 8);
+
+    assert_int_equal(ckt_tma_cpu_encode(NULL, CKT_F16, batch, out, &err), CKT_EINVAL);
+    assert_int_equal(ckt_tma_cpu_encode(&m, CKT_F16, NULL, out, &err), CKT_EINVAL);
+    assert_int_equal(ckt_tma_cpu_encode(&m, CKT_F16, batch, NULL, &err), CKT_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(k_major_tile_128b),
-        cmocka_unit_test(mn_major_and_plain),
-        cmocka_unit_test(refusals),
-        cmocka_unit_test(encode_needs_the_driver),
+        cmocka_unit_test(k_major_tile_128b),  cmocka_unit_test(mn_major_and_plain),
+        cmocka_unit_test(refusals),           cmocka_unit_test(encode_needs_the_driver),
+        cmocka_unit_test(check_tile_accepts), cmocka_unit_test(check_tile_refusals),
+        cmocka_unit_test(cpu_encode_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
