@@ -129,9 +129,10 @@ function gemm.plan(o)
   if math.type(p.group) ~= "integer" or p.group < 1 then fail(("group %s must be a positive integer"):format(tostring(p.group))) end
   if p.hopper then hopper(p, o)
   elseif o.mma_pending ~= nil then fail("mma_pending: only sm_90a's wgmma leaves MMAs in flight") end
-  -- global -> LDS copies: "tma" (one bulk tensor copy per operand tile, completing on an
-  -- mbarrier: sm_90a's wgmma path, the default there) or "cp.async" (16-byte copies by every thread)
-  p.copy = o.copy or (p.hopper and rec.tma and "tma" or "cp.async")
+  -- global -> LDS copies: "cp.async" (16-byte copies by every thread, the default: the faster on
+  -- the H100/H200 measured, docs/hopper.md) or "tma" (sm_90a's wgmma path: a producer warp issues
+  -- one bulk tensor copy per operand box, paced by mbarriers)
+  p.copy = o.copy or "cp.async"
   if p.copy ~= "tma" and p.copy ~= "cp.async" then fail(("copy '%s' is not \"tma\" or \"cp.async\""):format(tostring(p.copy))) end
   if p.copy == "tma" and not (p.hopper and rec.tma) then fail(("copy = \"tma\": bulk tensor copies feed sm_90a's wgmma path (%s is not it)"):format(p.target)) end
   -- the instruction: the target's for these dtypes (f32: the CPU target's emulation-only
@@ -351,80 +352,105 @@ function gemm.build(o)
     local tm, tn = b:block_order{tiles = {(M + TM - 1) // TM, (N + TN - 1) // TN}, order = "grouped", group = p.group}
     local nk = (K + TK - 1) // TK
     local function boxes(c, rows) return c.vector_dim == 0 and rows // 64 or TK // math.min(TK, 64) end
-    -- each box arrives once on its stage's mbarrier (arrive.expect_tx with its bytes)
-    local full = p.copy == "tma" and b:mbarriers{count = S, arrivals = boxes(p.a_copy, TM) + boxes(p.b_copy, TN)} or nil
-    -- bulk tensor copies: one box per 64-row atom (M/N-major) or per 64-wide K atom (K-major) of
-    -- the operand tile, each the hardware layout hopper_lds describes; mbarrier `stage` completes
-    -- when all of a slice's boxes have landed
-    local function issue_tma(kt, stage)
-      for _, x in ipairs{{ga, sa, p.a_copy, tm, TM}, {gb, sb, p.b_copy, tn, TN}} do
-        if x[3].vector_dim == 0 then
-          local n = x[5] // 64
-          for j = 0, n - 1 do
-            b:tma_copy{src = ckt.local_tile(x[1], {64, TK}, {x[4] * n + j, kt}), dst = ckt.tile_window(x[2]:stage(stage), {64, TK}, {64 * j, 0}), barrier = full, at = stage}
-          end
-        else
-          local w = math.min(TK, 64)
-          for j = 0, TK // w - 1 do
-            b:tma_copy{src = ckt.local_tile(x[1], {x[5], w}, {x[4], kt * (TK // w) + j}), dst = ckt.tile_window(x[2]:stage(stage), {x[5], w}, {0, w * j}), barrier = full, at = stage}
-          end
-        end
-      end
-    end
-    local function issue(kt, stage)
-      if full then return issue_tma(kt, stage) end
-      for _, x in ipairs{{ga, sa, p.a_copy, tm, TM}, {gb, sb, p.b_copy, tn, TN}} do
-        local c = x[3]
-        if p.hopper and c.vector_dim == 0 then
-          -- sm_90a, an M/N-contiguous tile: one copy per 64-row atom of the 128B swizzle, so that
-          -- a thread's 8 rows provably stay inside one atom (16-byte copies)
-          local n = x[5] // 64
-          for j = 0, n - 1 do
-            b:blockwise_copy{src = ckt.local_tile(x[1], {64, TK}, {x[4] * n + j, kt}), dst = ckt.tile_window(x[2]:stage(stage), {64, TK}, {64 * j, 0}),
-                             thread_layout = c.atom_thread_layout, vector_dim = 0, scalar_per_vector = c.scalar_per_vector, async = true}
-          end
-        else
-          b:blockwise_copy{src = ckt.local_tile(x[1], {x[5], TK}, {x[4], kt}), dst = ckt.tile_window(x[2]:stage(stage), {x[5], TK}, {0, 0}),
-                           thread_layout = c.thread_layout, vector_dim = c.vector_dim, scalar_per_vector = c.scalar_per_vector, async = true}
-        end
-      end
-      b:commit()
-    end
-    local acc = b:make_blockwise_gemm_xdl_c_vgpr(sa, sb, T)
-    b:clear(acc, 0)
-    -- copies run D slices ahead; sm_90a: D = S - 1 - P with P wgmma groups left in flight (the
-    -- stages of slices i - P .. i are still read when slice i + D's copy is issued)
     local P = p.hopper and p.mma_pending or 0
-    local D = S - 1 - P
-    for s = 0, D - 1 do -- cp.async: slices past K are zero-filled and never read
-      if full then b:when(ckt.lt(s, nk), function() issue(s, s) end) else issue(s, s) end
-    end
-    local function slice(i, pending)
-      if full then
-        -- every warpgroup is done with slice i - 1 (so slice i - 1 - P's MMAs have retired), then
-        -- thread 0 refills that stage (no copies past K: none may outlive the block), then wait
-        -- for slice i's boxes
-        b:sync()
-        b:when(ckt.lt(i + D, nk), function() issue(i + D, (i + D) % S) end)
+    local function mainloop_tma()
+      -- Warp specialization: a producer warp issues the bulk tensor copies of slice kt into stage
+      -- kt % S as soon as the block's threads have released that stage (mbarrier `empty`); they
+      -- wait for the slice's boxes (mbarrier `full`: each box arrives once with its bytes), run its
+      -- MMAs, and release the stage of slice i - P once its MMAs have retired. The copies run up to
+      -- S - P slices ahead, never behind a barrier of the whole block.
+      local full = b:mbarriers{count = S, arrivals = boxes(p.a_copy, TM) + boxes(p.b_copy, TN)}
+      local empty = b:mbarriers{count = S, arrivals = p.block}
+      b:producer(function()
+        b:loop(nk, function(kt)
+          local stage = kt % S
+          -- the first round finds every stage free (the phase before phase 0 counts as done)
+          b:mbarrier_wait{barrier = empty, at = stage, phase = (kt // S + 1) % 2}
+          -- one box per 64-row atom (M/N-major) or per 64-wide K atom (K-major) of the operand
+          -- tile, each the hardware layout hopper_lds describes
+          for _, x in ipairs{{ga, sa, p.a_copy, tm, TM}, {gb, sb, p.b_copy, tn, TN}} do
+            if x[3].vector_dim == 0 then
+              local n = x[5] // 64
+              for j = 0, n - 1 do
+                b:tma_copy{src = ckt.local_tile(x[1], {64, TK}, {x[4] * n + j, kt}), dst = ckt.tile_window(x[2]:stage(stage), {64, TK}, {64 * j, 0}), barrier = full, at = stage}
+              end
+            else
+              local w = math.min(TK, 64)
+              for j = 0, TK // w - 1 do
+                b:tma_copy{src = ckt.local_tile(x[1], {x[5], w}, {x[4], kt * (TK // w) + j}), dst = ckt.tile_window(x[2]:stage(stage), {x[5], w}, {0, w * j}), barrier = full, at = stage}
+              end
+            end
+          end
+        end)
+      end)
+      local acc = b:make_blockwise_gemm_xdl_c_vgpr(sa, sb, T)
+      b:clear(acc, 0)
+      local function slice(i, pending)
         b:mbarrier_wait{barrier = full, at = i % S, phase = (i // S) % 2}
+        if pending > 0 then b:blockwise_gemm(sa:stage(i % S), sb:stage(i % S), acc, T, {pending = pending})
+        else b:blockwise_gemm(sa:stage(i % S), sb:stage(i % S), acc, T) end
+      end
+      -- (i + S: the range analysis then sees a non-negative index; i >= 0 where it runs)
+      local function release(i) b:mbarrier_arrive{barrier = empty, at = (i + S) % S} end
+      if P > 0 then
+        -- slice 0 first, its MMAs retired (see the cp.async path below), released in the loop
+        b:when(ckt.gt(nk, 0), function() slice(0, 0) end)
+        b:loop(nk - 1, function(j)
+          slice(j + 1, P)
+          if P == 1 then release(j) else b:when(ckt.ge(j + 1, P), function() release(j + 1 - P) end) end
+        end)
+        b:wgmma_wait(acc, 0)
       else
+        b:loop(nk, function(i) slice(i, 0); release(i) end)
+      end
+      return acc
+    end
+    -- cp.async: every thread copies 16-byte pieces, D slices ahead
+    local function mainloop_async()
+      local function issue(kt, stage)
+        for _, x in ipairs{{ga, sa, p.a_copy, tm, TM}, {gb, sb, p.b_copy, tn, TN}} do
+          local c = x[3]
+          if p.hopper and c.vector_dim == 0 then
+            -- sm_90a, an M/N-contiguous tile: one copy per 64-row atom of the 128B swizzle, so that
+            -- a thread's 8 rows provably stay inside one atom (16-byte copies)
+            local n = x[5] // 64
+            for j = 0, n - 1 do
+              b:blockwise_copy{src = ckt.local_tile(x[1], {64, TK}, {x[4] * n + j, kt}), dst = ckt.tile_window(x[2]:stage(stage), {64, TK}, {64 * j, 0}),
+                               thread_layout = c.atom_thread_layout, vector_dim = 0, scalar_per_vector = c.scalar_per_vector, async = true}
+            end
+          else
+            b:blockwise_copy{src = ckt.local_tile(x[1], {x[5], TK}, {x[4], kt}), dst = ckt.tile_window(x[2]:stage(stage), {x[5], TK}, {0, 0}),
+                             thread_layout = c.thread_layout, vector_dim = c.vector_dim, scalar_per_vector = c.scalar_per_vector, async = true}
+          end
+        end
+        b:commit()
+      end
+      local acc = b:make_blockwise_gemm_xdl_c_vgpr(sa, sb, T)
+      b:clear(acc, 0)
+      -- copies run D slices ahead; sm_90a: D = S - 1 - P with P wgmma groups left in flight (the
+      -- stages of slices i - P .. i are still read when slice i + D's copy is issued)
+      local D = S - 1 - P
+      for s = 0, D - 1 do issue(s, s) end -- slices past K are zero-filled and never read
+      local function slice(i, pending)
         b:wait{pending = D - 1} -- slice i has landed, and every thread is done with slice i - 1
         issue(i + D, (i + D) % S) -- into the stage of slice i - 1 - P, whose MMAs have retired
+        if pending > 0 then b:blockwise_gemm(sa:stage(i % S), sb:stage(i % S), acc, T, {pending = pending})
+        else b:blockwise_gemm(sa:stage(i % S), sb:stage(i % S), acc, T) end
       end
-      if pending > 0 then b:blockwise_gemm(sa:stage(i % S), sb:stage(i % S), acc, T, {pending = pending})
-      else b:blockwise_gemm(sa:stage(i % S), sb:stage(i % S), acc, T) end
+      if P > 0 then
+        -- slice 0 first, its MMAs retired before the pipelined loop: no instruction but wgmma may
+        -- define the accumulators (b:clear's) while MMAs are in flight, or ptxas serializes them
+        -- (with K = 0 the slice is all zero-filled copies)
+        slice(0, 0)
+        b:loop(nk - 1, function(j) slice(j + 1, P) end)
+        b:wgmma_wait(acc, 0) -- the accumulators settled
+      else
+        b:loop(nk, function(i) slice(i, 0) end)
+      end
+      b:wait{pending = 0, sync = false} -- no copy (the zero-filled ones past K) outlives the block
+      return acc
     end
-    if P > 0 then
-      -- slice 0 first, its MMAs retired before the pipelined loop: no instruction but wgmma may
-      -- define the accumulators (b:clear's) while MMAs are in flight, or ptxas serializes them
-      -- (with K = 0 the slice is all zero-filled copies)
-      slice(0, 0)
-      b:loop(nk - 1, function(j) slice(j + 1, P) end)
-      b:wgmma_wait(acc, 0) -- the accumulators settled
-    else
-      b:loop(nk, function(i) slice(i, 0) end)
-    end
-    if not full then b:wait{pending = 0, sync = false} end -- no copy (the zero-filled ones past K) outlives the block
+    local acc = p.copy == "tma" and mainloop_tma() or mainloop_async()
     local res = p.epilogue and b:map(p.epilogue, acc) or acc
     ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.local_tile(gc, {TM, TN}, {tm, tn}), T):store(res)
   end}

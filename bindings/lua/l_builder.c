@@ -273,9 +273,10 @@ static int b_scalar(lua_State *L) { return scalar_param(L, 1); }
 
 /* Run the body function (argument 3; with the loop variable when var is given), then close the
  * loop or branch it is the body of. */
-static int run_body(lua_State *L, l_kernel *kb, const ckt_expr_id *var)
+/* call the body function at stack index fn (with the loop variable), then close its scope */
+static int run_body(lua_State *L, l_kernel *kb, int fn, const ckt_expr_id *var)
 {
-    lua_pushvalue(L, 3);
+    lua_pushvalue(L, fn);
     if (var) ckt_lk_push_expr(L, kb, 1, *var);
     lua_call(L, var ? 1 : 0, 0);
     ckt_lk_mark_line(L, kb);
@@ -293,7 +294,7 @@ static int b_loop(lua_State *L)
     ckt_expr_id var;
     ckt_error err;
     if (ckt_kernel_loop(kb->k, trip, &var, &err)) return ckt_l_error(L, &err);
-    return run_body(L, kb, &var);
+    return run_body(L, kb, 3, &var);
 }
 
 /* b:when(cond, function() ... end): a branch (block-uniform or per thread) */
@@ -304,7 +305,18 @@ static int b_when(lua_State *L)
     luaL_checktype(L, 3, LUA_TFUNCTION);
     ckt_error err;
     if (ckt_kernel_if(kb->k, c, &err)) return ckt_l_error(L, &err);
-    return run_body(L, kb, NULL);
+    return run_body(L, kb, 3, NULL);
+}
+
+/* b:producer(function() ... end): the body runs on a producer warp launched beside the block's
+ * threads (warp specialization): bulk tensor copies ahead of them, paced by mbarriers */
+static int b_producer(lua_State *L)
+{
+    l_kernel *kb = ckt_lk_checkbuilder(L, "producer");
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    ckt_error err;
+    if (ckt_kernel_producer(kb->k, &err)) return ckt_l_error(L, &err);
+    return run_body(L, kb, 2, NULL);
 }
 
 static int b_sync(lua_State *L)
@@ -390,6 +402,7 @@ void ckt_l_open_kernel(lua_State *L)
                                         {"block_order", b_block_order},
                                         {"loop", b_loop},
                                         {"when", b_when},
+                                        {"producer", b_producer},
                                         {"sync", b_sync},
                                         {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_KERNEL, kmethods);

@@ -2,7 +2,9 @@
  * (ckt/kernel_ir.h, kernel_tma in the engine; sm_90 / sm_90a and their CPU emulation):
  *   local full = b:mbarriers{count = n, arrivals = 1}   n mbarriers in LDS
  *   b:tma_copy{src = global window, dst = LDS window, barrier = full, at = i}
- *   b:mbarrier_wait{barrier = full, at = i, phase = p}   the phase of parity p % 2 completed */
+ *   b:mbarrier_wait{barrier = full, at = i, phase = p}   the phase of parity p % 2 completed
+ *   b:mbarrier_arrive{barrier = empty, at = i}           every thread of the block arrives
+ * (b:producer, the warp-specialized region these pace, is in l_builder.c) */
 #include "l_kernel.h"
 
 #define CKT_L_MBARS "ckt.mbarriers"
@@ -81,6 +83,20 @@ static int b_mbarrier_wait(lua_State *L)
     return 0;
 }
 
+/* b:mbarrier_arrive{barrier = mbarriers, at = i}: every thread of the block arrives once */
+static int b_mbarrier_arrive(lua_State *L)
+{
+    static const char *const allowed[] = {"barrier", "at", NULL};
+    l_kernel *kb = ckt_lk_checkbuilder(L, "mbarrier_arrive");
+    luaL_checktype(L, 2, LUA_TTABLE);
+    ckt_l_check_fields(L, 2, "mbarrier_arrive", allowed);
+    l_kobj *m = check_mbars(L, 2, kb, "mbarrier_arrive");
+    ckt_expr_id at = field_expr(L, 2, kb, "mbarrier_arrive", "at");
+    ckt_error err;
+    if (ckt_kernel_mbar_arrive(kb->k, m->id, at, &err)) return ckt_l_error(L, &err);
+    return 0;
+}
+
 /* mb:count() */
 static int m_count(lua_State *L)
 {
@@ -94,6 +110,7 @@ void ckt_lk_open_tma(lua_State *L)
     static const luaL_Reg methods[] = {{"mbarriers", b_mbarriers},
                                        {"tma_copy", b_tma_copy},
                                        {"mbarrier_wait", b_mbarrier_wait},
+                                       {"mbarrier_arrive", b_mbarrier_arrive},
                                        {NULL, NULL}};
     static const luaL_Reg mb[] = {{"count", m_count}, {NULL, NULL}};
     ckt_lk_builder_methods(L, methods);

@@ -84,7 +84,7 @@ static const char *field(ckt_dtype t)
 
 /* ---------------------------------------------------------------- the walk */
 
-enum { SCOPE_LOOP, SCOPE_UIF, SCOPE_DIF };
+enum { SCOPE_LOOP, SCOPE_UIF, SCOPE_DIF, SCOPE_PRODUCER };
 
 typedef struct em {
     ckt_sb *s;
@@ -149,9 +149,52 @@ static void barrier(em *e, const char *why)
     if (e->dl->thread_loops) {
         thread_close(e);
         line(e, "/* barrier (%s): the thread loops run one after the other */", why);
+    } else if (ckt_kernel_producer_threads(e->k) > 0) {
+        /* named barrier 1 over the block's threads: the producer warp never joins */
+        line(e, "asm volatile(\"bar.sync 1, %lld;\" ::: \"memory\"); /* %s */", (long long)e->block,
+             why);
     } else {
         line(e, "%s /* %s */", e->dl->barrier, why);
     }
+}
+
+/* the producer warp's region: on the GPU the warp launched beside the block's threads, one
+ * elected thread of it issuing; on the CPU one pass ahead of the block's threads (its copies land
+ * at the waits that need them, checked against the releases it waited for: prelude c.h) */
+static void producer_open(em *e)
+{
+    thread_close(e);
+    if (e->dl->thread_loops) {
+        line(e, "{ /* the producer warp, emulated: it runs ahead, its copies land at the waits */");
+        e->ind++;
+    } else {
+        line(e,
+             "if (tid >= %lld) { /* the producer warp: bulk copies ahead of the block's "
+             "threads */",
+             (long long)e->block);
+        e->ind++;
+        line(e, "if (tid == %lld) { /* one elected thread issues */", (long long)e->block);
+        e->ind++;
+    }
+    e->scope[e->depth++] = SCOPE_PRODUCER;
+}
+
+static void producer_close(em *e)
+{
+    e->ind--;
+    line(e, "}");
+    if (e->dl->thread_loops) return;
+    line(e, "return; /* the producer warp is done: what follows is the block's threads' */");
+    e->ind--;
+    line(e, "}");
+}
+
+/* inside the producer warp's region? */
+static bool in_producer(const em *e)
+{
+    for (int i = 0; i < e->depth; i++)
+        if (e->scope[i] == SCOPE_PRODUCER) return true;
+    return false;
 }
 
 static char *reg(em *e, const ckt_ktensor *t, int64_t v, char *buf, size_t cap)
@@ -1584,7 +1627,13 @@ static void emit_op(em *e, const ckt_kop *op)
         free(x);
         e->ind++;
         break;
+    case CKT_OP_PRODUCER: producer_open(e); break;
     case CKT_OP_END:
+        if (e->depth > 0 && e->scope[e->depth - 1] == SCOPE_PRODUCER) {
+            e->depth--;
+            producer_close(e);
+            break;
+        }
         if (e->depth > 0 && e->scope[e->depth - 1] != SCOPE_DIF) thread_close(e);
         e->depth--;
         e->ind--;
@@ -1607,11 +1656,17 @@ static void emit_op(em *e, const ckt_kop *op)
         break;
     case CKT_OP_TMA_COPY:
         thread_close(e);
-        e->st = ckt_emit_tma_copy(e->s, e->ind, e->dl->kind, e->k, e->ex, op, e->target, e->err);
+        e->st = ckt_emit_tma_copy(e->s, e->ind, e->dl->kind, e->k, e->ex, op, e->target,
+                                  in_producer(e), e->err);
+        break;
+    case CKT_OP_MBAR_ARRIVE:
+        thread_close(e);
+        e->st = ckt_emit_mbar_arrive(e->s, e->ind, e->dl->kind, e->k, e->ex, op, e->target, e->err);
         break;
     case CKT_OP_MBAR_WAIT:
         thread_close(e);
-        e->st = ckt_emit_mbar_wait(e->s, e->ind, e->dl->kind, e->k, e->ex, op, e->target, e->err);
+        e->st = ckt_emit_mbar_wait(e->s, e->ind, e->dl->kind, e->k, e->ex, op, e->target,
+                                   in_producer(e), e->err);
         break;
     }
 }

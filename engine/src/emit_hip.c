@@ -8,7 +8,8 @@ void ckt_emit_gpu_open(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool d
                        const char *tid, const char *bid, const char *nblk)
 {
     ckt_sb_printf(s, "extern \"C\" __global__ void __launch_bounds__(%lld) %s(",
-                  (long long)ckt_kernel_block(k), ckt_kernel_name(k));
+                  (long long)(ckt_kernel_block(k) + ckt_kernel_producer_threads(k)),
+                  ckt_kernel_name(k));
     int n = 0;
     for (int i = 0; i < ckt_kernel_nparams(k); i++) {
         const ckt_kparam *p = ckt_kernel_param(k, i);

@@ -2,10 +2,10 @@
  * initialization) in the CUDA and C dialects. CUDA: thread 0 initializes every mbarrier on
  * entry; a copy is thread 0's mbarrier.arrive.expect_tx with the box's bytes and its
  * cp.async.bulk.tensor through the tensor-map parameter; a wait spins on mbarrier.try_wait.parity
- * (and traps after ~10^8 tries, so that a pipeline that can never complete fails the launch
- * instead of hanging it). C: the same copies queued with their mbarrier and landed, through the
- * CPU tensor map (kernels/prelude/c.h), by the wait that needs them; a wait whose phase cannot
- * complete reports a fault. */
+ * (suspending in hardware between tries; it traps after 4 s, so that a pipeline that can never
+ * complete fails the launch instead of hanging it). C: the same copies queued with their mbarrier
+ * and landed, through the CPU tensor map (kernels/prelude/c.h), by the wait that needs them; a wait
+ * whose phase cannot complete reports a fault. */
 #include <stdio.h>
 #include <string.h>
 
@@ -64,6 +64,9 @@ void ckt_emit_mbar_init(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_ker
             (long long)m->count, (long long)m->lds_offset, (long long)m->arrivals);
     }
     ckt_emit_put(&o, "ckt_mbar_fence_init(); /* visible to the bulk copies (the async proxy) */");
+    for (int i = 0; i < ckt_kernel_ntmas(k); i++)
+        ckt_emit_put(&o, "ckt_tma_prefetch(&%s); /* the tensor map, before its first copy */",
+                     ckt_kernel_param(k, ckt_kernel_tma(k, i)->param)->name);
     o.ind--;
     ckt_emit_put(&o, "}");
     ckt_emit_put(&o, "__syncthreads(); /* every thread sees the initialized mbarriers */");
@@ -104,7 +107,7 @@ static void tile_bytes(const ckt_kernel *k, ckt_expr_pool *ex, const ckt_kwindow
 
 ckt_status ckt_emit_tma_copy(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k,
                              ckt_expr_pool *ex, const ckt_kop *op, const char *target,
-                             ckt_error *err)
+                             bool producer, ckt_error *err)
 {
     ckt_status st = need_tma(kind, target, "tma_copy", err);
     if (st) return st;
@@ -133,14 +136,16 @@ ckt_status ckt_emit_tma_copy(ckt_sb *s, int ind, ckt_dialect_kind kind, const ck
     if (kind == CKT_DIALECT_C) {
         char b[200];
         ckt_expr_print(ex, op->a, b, sizeof b, NULL);
-        ckt_emit_put(&o,
-                     "ckt_tma_push(&ckt_tmaq, ckt_mbar%d, (long long)(%s), (long long)(%s), %s, "
-                     "(long long)(%s), (long long)(%s), ckt_lds, %lldu);",
-                     op->inputs[1], b, dbytes, p->name, c[0], c[1],
-                     (long long)ckt_kernel_lds_bytes(k));
+        ckt_emit_put(
+            &o,
+            "ckt_tma_push(&ckt_tmaq, ckt_mbar%d, %d, (long long)(%s), (long long)(%s), %s, "
+            "(long long)(%s), (long long)(%s), ckt_lds, %lldu, launch);",
+            op->inputs[1], op->inputs[1], b, dbytes, p->name, c[0], c[1],
+            (long long)ckt_kernel_lds_bytes(k));
         return CKT_OK;
     }
-    ckt_emit_put(&o, "if (tid == 0) {");
+    /* on the producer warp the issuing thread is elected already */
+    ckt_emit_put(&o, producer ? "{" : "if (tid == 0) {");
     o.ind++;
     ckt_emit_put(&o, "const ckt_u32 ckt_bar = ckt_smem_addr(ckt_lds) + %s;", bar);
     ckt_emit_put(&o, "ckt_mbar_expect_tx(ckt_bar, %lld);", (long long)m->box_bytes);
@@ -155,7 +160,7 @@ ckt_status ckt_emit_tma_copy(ckt_sb *s, int ind, ckt_dialect_kind kind, const ck
 
 ckt_status ckt_emit_mbar_wait(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k,
                               ckt_expr_pool *ex, const ckt_kop *op, const char *target,
-                              ckt_error *err)
+                              bool producer, ckt_error *err)
 {
     ckt_status st = need_tma(kind, target, "mbarrier_wait", err);
     if (st) return st;
@@ -163,7 +168,15 @@ ckt_status ckt_emit_mbar_wait(ckt_sb *s, int ind, ckt_dialect_kind kind, const c
     char bar[300], ph[200];
     mbar_offset(k, ex, op->inputs[0], op->a, bar, sizeof bar);
     ckt_expr_print(ex, op->b, ph, sizeof ph, NULL);
-    if (kind == CKT_DIALECT_C) {
+    if (kind == CKT_DIALECT_C && producer) {
+        char b[200];
+        ckt_expr_print(ex, op->a, b, sizeof b, NULL);
+        ckt_emit_put(&o,
+                     "ckt_mbar_guard(&ckt_tmaq, ckt_mbar%d, (long long)(%s), (int)(%s)); /* the "
+                     "producer runs ahead: the copies it issues next land only once this phase "
+                     "has completed */",
+                     op->inputs[0], b, ph);
+    } else if (kind == CKT_DIALECT_C) {
         char b[200];
         ckt_expr_print(ex, op->a, b, sizeof b, NULL);
         ckt_emit_put(
@@ -174,7 +187,30 @@ ckt_status ckt_emit_mbar_wait(ckt_sb *s, int ind, ckt_dialect_kind kind, const c
     } else
         ckt_emit_put(&o,
                      "ckt_mbar_wait(ckt_smem_addr(ckt_lds) + %s, (ckt_u32)(%s)); /* the phase of "
-                     "this parity has completed: its copies have landed */",
+                     "this parity has completed: its arrivals made, its copies landed */",
                      bar, ph);
+    return CKT_OK;
+}
+
+ckt_status ckt_emit_mbar_arrive(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k,
+                                ckt_expr_pool *ex, const ckt_kop *op, const char *target,
+                                ckt_error *err)
+{
+    ckt_status st = need_tma(kind, target, "mbarrier_arrive", err);
+    if (st) return st;
+    ckt_emit_out o = {s, ind};
+    char b[200], bar[300];
+    ckt_expr_print(ex, op->a, b, sizeof b, NULL);
+    mbar_offset(k, ex, op->inputs[0], op->a, bar, sizeof bar);
+    if (kind == CKT_DIALECT_C)
+        ckt_emit_put(&o,
+                     "ckt_mbar_arrive(&ckt_tmaq, ckt_mbar%d, (long long)(%s), %lld); /* every "
+                     "thread of the block arrives */",
+                     op->inputs[0], b, (long long)ckt_kernel_block(k));
+    else
+        ckt_emit_put(&o,
+                     "ckt_mbar_arrive(ckt_smem_addr(ckt_lds) + %s); /* every thread of the block "
+                     "arrives: the stage is released */",
+                     bar);
     return CKT_OK;
 }

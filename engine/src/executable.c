@@ -241,7 +241,7 @@ ckt_status ckt_exe_launch(const ckt_executable *e, ckt_device *dev, const int64_
         if ((s = encode_map(e, kp->tma, args, of_param, &maps[kp->tma], err))) return s;
         largv[i] = maps[kp->tma].bytes;
     }
-    int64_t block = ckt_kernel_block(e->k);
+    int64_t block = ckt_kernel_block(e->k) + ckt_kernel_producer_threads(e->k);
     ckt_launch_params p = {{grid[0], grid[1], grid[2]},
                            {block, 1, 1},
                            e->dynamic_lds,

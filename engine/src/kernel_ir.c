@@ -41,6 +41,7 @@ struct ckt_kernel {
     int nmbars;
     ckt_ktma tmas[CKT_K_MAX_TMAS];
     int ntmas;
+    bool producer, in_producer; /* warp specialization: a producer region exists / is open */
 };
 
 const char *ckt_memory_name(ckt_memory m)
@@ -199,8 +200,28 @@ static ckt_status check_open(const ckt_kernel *k, const char *fn, ckt_error *err
     return CKT_OK;
 }
 
+/* what the producer warp may run: no thread of the block's distributions is one of its threads */
+static bool producer_op(ckt_kop_kind kind)
+{
+    switch (kind) {
+    case CKT_OP_SET:
+    case CKT_OP_ADD:
+    case CKT_OP_LOOP:
+    case CKT_OP_IF:
+    case CKT_OP_END:
+    case CKT_OP_TMA_COPY:
+    case CKT_OP_MBAR_WAIT: return true;
+    default: return false;
+    }
+}
+
 static ckt_status push_op(ckt_kernel *k, const ckt_kop *op, ckt_error *err)
 {
+    if (k->in_producer && !producer_op(op->kind))
+        return ckt_fail(err, CKT_EINVAL,
+                        "producer: operation %d is not one the producer warp runs (loops, "
+                        "branches, bulk tensor copies and mbarrier waits)",
+                        k->nops);
     ckt_status s =
         grow((void **)&k->ops, &k->cap_ops, k->nops, sizeof(ckt_kop), 1 << 16, "operations", err);
     if (s) return s;
@@ -786,6 +807,7 @@ ckt_status ckt_kernel_end(ckt_kernel *k, ckt_error *err)
     if (k->depth == 0) return ckt_fail(err, CKT_EINVAL, "end: no open loop or branch");
     const ckt_kop *open = &k->ops[k->nest[--k->depth]];
     if (open->kind == CKT_OP_IF && open->spv) k->divergent--;
+    if (open->kind == CKT_OP_PRODUCER) k->in_producer = false;
     ckt_kop op = new_op(CKT_OP_END);
     return push_op(k, &op, err);
 }
@@ -1522,4 +1544,54 @@ ckt_status ckt_kernel_mbar_wait(ckt_kernel *k, int set, ckt_expr_id bar, ckt_exp
     op.inputs[0] = set;
     if ((s = expr_ok(k, err))) return s;
     return push_op(k, &op, err);
+}
+
+ckt_status ckt_kernel_mbar_arrive(ckt_kernel *k, int set, ckt_expr_id bar, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "mbarrier_arrive", err)) ||
+        (s = check_mbar(k, "mbarrier_arrive", set, bar, err)))
+        return s;
+    if (k->in_producer)
+        return ckt_fail(err, CKT_EINVAL,
+                        "mbarrier_arrive: the block's threads arrive; the producer warp's copies "
+                        "arrive by themselves");
+    if (k->mbars[set].arrivals != k->block)
+        return ckt_fail(err, CKT_EINVAL,
+                        "mbarrier_arrive: every thread of the block arrives, but the set expects "
+                        "%lld arrivals a phase and the block has %lld threads",
+                        (long long)k->mbars[set].arrivals, (long long)k->block);
+    ckt_kop op = new_op(CKT_OP_MBAR_ARRIVE);
+    op.a = bar;
+    op.ninputs = 1;
+    op.inputs[0] = set;
+    return push_op(k, &op, err);
+}
+
+int64_t ckt_kernel_producer_threads(const ckt_kernel *k) { return k && k->producer ? 32 : 0; }
+
+ckt_status ckt_kernel_producer(ckt_kernel *k, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "producer", err))) return s;
+    if (k->producer) return ckt_fail(err, CKT_EINVAL, "producer: the kernel has one already");
+    if (k->depth > 0)
+        return ckt_fail(err, CKT_EINVAL,
+                        "producer: inside a loop or branch (it is the whole "
+                        "producer warp's program)");
+    for (int i = 0; i < k->nops; i++)
+        if (k->ops[i].kind != CKT_OP_SET && k->ops[i].kind != CKT_OP_ADD)
+            return ckt_fail(err, CKT_EINVAL,
+                            "producer: operation %d of the block's threads comes before it (the "
+                            "producer warp's threads would run it too)",
+                            i);
+    if (k->block + 32 > CKT_K_MAX_BLOCK)
+        return ckt_fail(err, CKT_EINVAL,
+                        "producer: the block's %lld threads and the producer warp's 32 exceed %d",
+                        (long long)k->block, CKT_K_MAX_BLOCK);
+    ckt_kop op = new_op(CKT_OP_PRODUCER);
+    if ((s = push_op(k, &op, err))) return s;
+    k->nest[k->depth++] = k->nops - 1;
+    k->producer = k->in_producer = true;
+    return CKT_OK;
 }

@@ -385,12 +385,18 @@ static ckt_status cpu_launch(ckt_device *dev, void *module, void *fn, const ckt_
     size_t lds_bytes = p->lds_bytes;
     int fault = __atomic_load_n(&p->fault, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&p->launch_mu);
-    if (fault < 0)
-        return ckt_fail(err, CKT_EINVAL,
-                        "launch: a wait on mbarrier %d of set %d could never complete (its phase "
-                        "lacks arrivals or bytes, or got more arrivals than it expects): on a GPU "
-                        "the block would hang (the CUDA dialect traps)",
-                        (-fault - 1) % 64, (-fault - 1) / 64);
+    if (fault < 0) { /* an mbarrier fault: -(1 + bar + 64 set + 4096 kind), prelude c.h */
+        static const char *const why[] = {
+            "a wait on it could never complete (its phase lacks arrivals): on a GPU the block "
+            "would hang (the CUDA dialect traps)",
+            "a bulk copy on it would land in a stage before the block's threads released it "
+            "(the producer's wait had not completed): a race on a GPU",
+            "a bulk copy arrived on it before its previous phase completed (the stage still "
+            "being read): a race on a GPU"};
+        int f = -fault - 1, kind = f / 4096 < 3 ? f / 4096 : 0;
+        return ckt_fail(err, CKT_EINVAL, "launch: mbarrier %d of set %d: %s", f % 64, f % 4096 / 64,
+                        why[kind]);
+    }
     if (fault)
         return ckt_fail(err, CKT_EINVAL,
                         "launch: window %d left its tensor in some block (its origin plus its "

@@ -191,8 +191,14 @@ CKT_FN void ckt_emu_wgmma(const unsigned char *lds, unsigned long lds_bytes, ckt
  * innermost dimension fastest) from its LDS offset, each element's address XOR-swizzled on bits
  * 4.. by bits 7.. (the 32B/64B/128B swizzle), elements outside the tensor as 0, as NVIDIA's PTX
  * ISA and the driver's tensor-map documentation describe it, written independently of the
- * engine's ckt_tma_check_tile. A copy arrives on its mbarrier when issued and lands at the wait
- * that needs it: a kernel that reads its LDS before waiting reads what was there before. */
+ * engine's ckt_tma_check_tile. A copy arrives on its mbarrier when issued, counted towards the
+ * phase its arrival falls in, and lands when a wait completes that phase: a kernel that reads
+ * its LDS before waiting reads what was there before. A producer warp runs ahead of the block's
+ * threads; its wait on a release barrier becomes the guard of the copies it issues next, checked
+ * when they land (the releases it waited for must have happened by then). What the GPU would
+ * hang on or race on is a fault of the launch: -(1 + bar + 64 set + 4096 kind), kind 0 a phase
+ * that can never complete, 1 a copy landing in a stage not yet released, 2 an arrival on a phase
+ * before the one before it completed. */
 typedef struct {
     const void *base;
     int rank, elem_bytes;
@@ -200,9 +206,12 @@ typedef struct {
     unsigned box[5];
     int swizzle_bytes;
 } ckt_tmap;
-typedef struct { long long arrivals, arrived, tx, completed; } ckt_mbar_state;
-typedef struct { ckt_mbar_state *set; long long bar, dst, c0, c1; const ckt_tmap *map; } ckt_tma_entry;
-typedef struct { ckt_tma_entry *e; long long n, cap; } ckt_tma_queue;
+/* arrivals a phase; arrivals made (all phases); phases completed; completions a producer's waits
+ * on this barrier have assumed so far */
+typedef struct { long long arrivals, arrived, completed, seen; } ckt_mbar_state;
+typedef struct { ckt_mbar_state *set; long long bar, phase, dst, c0, c1; const ckt_tmap *map; const ckt_mbar_state *guard; long long need; } ckt_tma_entry;
+typedef struct { ckt_tma_entry *e; long long n, cap; const ckt_mbar_state *guard; long long need; } ckt_tma_queue;
+#define CKT_MBAR_FAULT(kind, set_no, bar) CKT_FAULT(-(1 + (int)(bar) + 64 * (set_no) + 4096 * (kind)))
 CKT_FN void ckt_mbar_init(ckt_mbar_state *s, long long n, long long arrivals)
 {
     for (long long i = 0; i < n; i++) s[i] = (ckt_mbar_state){arrivals, 0, 0, 0};
@@ -222,15 +231,27 @@ CKT_FN void ckt_tma_land(const ckt_tma_entry *t, unsigned char *lds, unsigned lo
         else
             memset(lds + a, 0, (size_t)esz);
     }
-    t->set[t->bar].tx -= ckt_tma_box_bytes(m);
+}
+/* does barrier b have copies of this phase still to land? */
+CKT_FN int ckt_tma_pending(const ckt_tma_queue *q, const ckt_mbar_state *b, long long phase)
+{
+    for (long long i = 0; i < q->n; i++)
+        if (&q->e[i].set[q->e[i].bar] == b && q->e[i].phase == phase) return 1;
+    return 0;
+}
+/* complete the phases whose arrivals are all made and whose copies have all landed */
+CKT_FN void ckt_mbar_settle(const ckt_tma_queue *q, ckt_mbar_state *b)
+{
+    while (b->arrived >= (b->completed + 1) * b->arrivals && !ckt_tma_pending(q, b, b->completed)) b->completed++;
 }
 /* mbarrier.arrive.expect_tx and the copy, queued (out of memory: it lands at once) */
-CKT_FN void ckt_tma_push(ckt_tma_queue *q, ckt_mbar_state *set, long long bar, long long dst, const ckt_tmap *map, long long c0, long long c1,
-                         unsigned char *lds, unsigned long long lds_bytes)
+CKT_FN void ckt_tma_push(ckt_tma_queue *q, ckt_mbar_state *set, int set_no, long long bar, long long dst, const ckt_tmap *map,
+                         long long c0, long long c1, unsigned char *lds, unsigned long long lds_bytes, const ckt_cpu_launch *launch)
 {
-    ckt_tma_entry t = {set, bar, dst, c0, c1, map};
-    set[bar].arrived++;
-    set[bar].tx += ckt_tma_box_bytes(map);
+    ckt_mbar_state *b = &set[bar];
+    ckt_tma_entry t = {set, bar, b->arrived / b->arrivals, dst, c0, c1, map, q->guard, q->need};
+    if (t.phase > b->completed && !t.guard) CKT_MBAR_FAULT(2, set_no, bar);
+    b->arrived++;
     if (q->n == q->cap) {
         long long cap = q->cap ? 2 * q->cap : 64;
         ckt_tma_entry *e = (ckt_tma_entry *)realloc(q->e, (size_t)cap * sizeof *e);
@@ -240,22 +261,37 @@ CKT_FN void ckt_tma_push(ckt_tma_queue *q, ckt_mbar_state *set, long long bar, l
     }
     q->e[q->n++] = t;
 }
-/* mbarrier.try_wait.parity until it succeeds: land the barrier's copies, complete its phase if
- * every arrival was made and every byte landed; a phase that cannot complete (or a barrier that
- * got more arrivals than it expects) is reported as a fault of the launch (-(1 + 64 set + bar)). */
+/* every thread of the block arrives once (n of them) */
+CKT_FN void ckt_mbar_arrive(const ckt_tma_queue *q, ckt_mbar_state *set, long long bar, long long n)
+{
+    set[bar].arrived += n;
+    ckt_mbar_settle(q, &set[bar]);
+}
+/* mbarrier.try_wait.parity until it succeeds (it does once the phase in progress has the other
+ * parity): land the copies of the phase in progress, checking their guards, and complete it if
+ * all its arrivals were made; a phase that cannot complete is a fault */
 CKT_FN void ckt_mbar_wait(ckt_tma_queue *q, ckt_mbar_state *set, int set_no, long long bar, int parity, unsigned char *lds,
                           unsigned long long lds_bytes, const ckt_cpu_launch *launch)
 {
+    ckt_mbar_state *b = &set[bar];
+    if (b->completed % 2 != parity) return;
+    if (b->arrived < (b->completed + 1) * b->arrivals) { CKT_MBAR_FAULT(0, set_no, bar); return; }
     long long keep = 0;
     for (long long i = 0; i < q->n; i++) {
-        if (q->e[i].set == set && q->e[i].bar == bar) ckt_tma_land(&q->e[i], lds, lds_bytes);
-        else q->e[keep++] = q->e[i];
+        const ckt_tma_entry *t = &q->e[i];
+        if (&t->set[t->bar] != b || t->phase != b->completed) { q->e[keep++] = *t; continue; }
+        if (t->guard && t->guard->completed < t->need) CKT_MBAR_FAULT(1, set_no, bar);
+        ckt_tma_land(t, lds, lds_bytes);
     }
     q->n = keep;
+    b->completed++;
+    ckt_mbar_settle(q, b);
+}
+/* a producer's wait: the completions it assumes of barrier b guard the copies it issues next */
+CKT_FN void ckt_mbar_guard(ckt_tma_queue *q, ckt_mbar_state *set, long long bar, int parity)
+{
     ckt_mbar_state *b = &set[bar];
-    if (b->arrived == b->arrivals && b->tx == 0) {
-        b->completed++;
-        b->arrived = 0;
-    }
-    if (b->arrived > b->arrivals || b->completed % 2 == parity) CKT_FAULT(-(1 + 64 * set_no + (int)bar));
+    if (b->seen % 2 == parity) b->seen++;
+    q->guard = b;
+    q->need = b->seen;
 }

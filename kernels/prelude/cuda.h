@@ -65,15 +65,25 @@ CKT_FN void ckt_tma_load_2d(ckt_u32 dst, const ckt_tmap *map, int c0, int c1, ck
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                  :: "r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(bar) : "memory");
 }
-/* Wait for the phase of this parity; a phase that never completes (a pipeline whose copies or
- * arrivals do not match its waits) traps after ~10^8 tries instead of hanging the device. */
+/* Wait for the phase of this parity. Each try suspends the thread in hardware until the phase
+ * completes or ~10 ms pass (the hint CUTLASS uses) instead of spinning. A phase that never
+ * completes (a pipeline whose copies or arrivals do not match its waits) traps after 4 s of
+ * waiting instead of hanging the device. */
+CKT_FN ckt_u32 ckt_mbar_try_wait(ckt_u32 bar, ckt_u32 parity)
+{
+    ckt_u32 done;
+    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3; selp.u32 %0, 1, 0, p; }"
+                 : "=r"(done) : "r"(bar), "r"(parity), "r"(0x989680u) : "memory");
+    return done;
+}
+CKT_FN ckt_u64 ckt_globaltimer(void) { ckt_u64 t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); return t; }
 CKT_FN void ckt_mbar_wait(ckt_u32 bar, ckt_u32 parity)
 {
-    for (ckt_u32 n = 0;; ++n) {
-        ckt_u32 done;
-        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                     : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-        if (done) return;
-        if (n > (1u << 27)) __trap();
-    }
+    if (ckt_mbar_try_wait(bar, parity)) return;
+    const ckt_u64 t0 = ckt_globaltimer();
+    while (!ckt_mbar_try_wait(bar, parity))
+        if (ckt_globaltimer() - t0 > 4000000000ull) __trap();
 }
+CKT_FN void ckt_mbar_arrive(ckt_u32 bar) { asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bar) : "memory"); }
+/* Fetch a tensor map into the descriptor cache before its first copy. */
+CKT_FN void ckt_tma_prefetch(const ckt_tmap *map) { asm volatile("prefetch.tensormap [%0];" :: "l"(map) : "memory"); }

@@ -44,7 +44,7 @@ describe("the sm_90a GEMM on cpu:sm_90a (wgmma emulated through its descriptors)
     assert.equal("mma_m16n8k16_f16", gemm.plan{target = "cpu:sm_90"}.instr)
   end)
 
-  -- sizes off the tile by major: with bulk tensor copies (the default) the tensor maps' strides
+  -- sizes off the tile by major: with bulk tensor copies (copy = "tma") the tensor maps' strides
   -- are multiples of 8 elements (K for a K-major operand, M / N for an M / N-major one), every
   -- other size is free
   local EDGE = {kk = {{130, 136, 72}, {1, 3, 8}}, kn = {{130, 136, 72}, {1, 8, 8}},
@@ -57,26 +57,26 @@ describe("the sm_90a GEMM on cpu:sm_90a (wgmma emulated through its descriptors)
         local outs = (mj[1] == "k" and mj[2] == "k") and {"f32", dt} or {mj[1] == "m" and "f32" or dt}
         local e = EDGE[mj[1] .. mj[2]]
         for i, out in ipairs(outs) do
-          local o = {dtype = dt, out = out, a_major = mj[1], b_major = mj[2]}
+          local o = {dtype = dt, out = out, a_major = mj[1], b_major = mj[2], copy = "tma"}
           assert.equal("tma", run(o, e[1][1], e[1][2], e[1][3], 10 * i).copy)
           run(o, 64, 128, 64, 3) -- exactly one tile
           run(o, e[2][1], e[2][2], e[2][3], 4) -- far below one tile
         end
         -- the per-thread asynchronous copies at any size
-        local o = {dtype = dt, a_major = mj[1], b_major = mj[2], copy = "cp.async"}
-        run(o, 130, 136, 70, 5)
+        local o = {dtype = dt, a_major = mj[1], b_major = mj[2]}
+        assert.equal("cp.async", run(o, 130, 136, 70, 5).copy) -- the default
         run(o, 1, 3, 5, 6)
       end)
     end
   end
 
   it("every swizzle width and instruction N: 32B (TK 16), 64B (TK 32), 128B in two K atoms (TK 128), n256, n64", function()
-    run({dtype = "f16", tile = {128, 64, 16}, block = 256}, 200, 72, 40, 21)
-    run({dtype = "bf16", tile = {64, 64, 32}, block = 128, stages = 2}, 100, 70, 88, 22)
-    run({dtype = "f16", tile = {128, 128, 128}, stages = 2}, 136, 130, 200, 23)
-    run({dtype = "bf16", tile = {128, 256, 64}, stages = 3, out = "f32"}, 130, 260, 72, 24)
-    run({dtype = "f16", tile = {128, 128, 64}, block = 128}, 140, 130, 72, 25) -- one warpgroup, 2 m64 repeats
-    run({dtype = "f16", epilogue = function(x) return ckt.max(x, 0) end}, 70, 80, 88, 26)
+    run({dtype = "f16", tile = {128, 64, 16}, block = 256, copy = "tma"}, 200, 72, 40, 21)
+    run({dtype = "bf16", tile = {64, 64, 32}, block = 128, stages = 2, copy = "tma"}, 100, 70, 88, 22)
+    run({dtype = "f16", tile = {128, 128, 128}, stages = 2, copy = "tma"}, 136, 130, 200, 23)
+    run({dtype = "bf16", tile = {128, 256, 64}, stages = 3, out = "f32", copy = "tma"}, 130, 260, 72, 24)
+    run({dtype = "f16", tile = {128, 128, 64}, block = 128, copy = "tma"}, 140, 130, 72, 25) -- one warpgroup, 2 m64 repeats
+    run({dtype = "f16", copy = "tma", epilogue = function(x) return ckt.max(x, 0) end}, 70, 80, 88, 26)
   end)
 
   it("with the GPU's 16-byte cp.async copies (aligned = true): every major, M/N-contiguous tiles copied per 64-row atom", function()
@@ -115,7 +115,7 @@ describe("the sm_90a GEMM on cpu:sm_90a (wgmma emulated through its descriptors)
     -- the GPU's 16-byte copies into several 64-row atoms of an M-contiguous tile
     assert.truthy(err{tile = {128, 128, 16}, a_major = "m", aligned = true, copy = "cp.async"}:find("atom"))
     -- (a bulk tensor copy writes whole boxes: no per-thread constraint)
-    assert.equal("tma", gemm.plan{target = "cpu:sm_90a", tile = {128, 128, 16}, a_major = "m", aligned = true}.copy)
+    assert.equal("tma", gemm.plan{target = "cpu:sm_90a", tile = {128, 128, 16}, a_major = "m", aligned = true, copy = "tma"}.copy)
     -- the copy option: a known name, and bulk copies only where wgmma reads them
     assert.truthy(err{copy = "dma"}:find("copy 'dma'"))
     assert.truthy(err{copy = "tma", target = "cpu:sm_90"}:find("cpu:sm_90 is not it"))
@@ -218,11 +218,13 @@ describe("sm_90a through NVRTC (compile only)", function()
       local src = k:source("sm_90a")
       assert.truthy(src:find("wgmma.mma_async.sync.aligned.m64n" .. cfg.tile[2] .. "k16.f32.bf16.bf16", 1, true))
       assert.truthy(src:find("wgmma.commit_group", 1, true))
-      -- bulk tensor copies completing on mbarriers (the default); cp.async with the proxy fence
-      -- (call sites: the prelude defines both)
-      assert.truthy(src:find("ckt_tma_load_2d(ckt_smem_addr(", 1, true)); assert.truthy(src:find("ckt_mbar_wait(ckt_smem_addr(", 1, true))
-      local ca = gemm.build{target = "sm_90a", dtype = "bf16", tile = cfg.tile, stages = cfg.stages, copy = "cp.async"}:source("sm_90a")
-      assert.truthy(ca:find("fence.proxy.async", 1, true)); assert.falsy(ca:find("ckt_tma_load_2d(ckt_smem_addr(", 1, true))
+      -- cp.async with the proxy fence (the default); bulk tensor copies from a producer warp,
+      -- paced by mbarriers, with copy = "tma" (call sites: the prelude defines the functions)
+      assert.truthy(src:find("fence.proxy.async", 1, true)); assert.falsy(src:find("ckt_tma_load_2d(ckt_smem_addr(", 1, true))
+      local tma = gemm.build{target = "sm_90a", dtype = "bf16", tile = cfg.tile, stages = cfg.stages, copy = "tma"}:source("sm_90a")
+      assert.truthy(tma:find("ckt_tma_load_2d(ckt_smem_addr(", 1, true)); assert.truthy(tma:find("ckt_mbar_wait(ckt_smem_addr(", 1, true))
+      assert.truthy(tma:find("if (tid >= 256) { /* the producer warp", 1, true)); assert.truthy(tma:find("ckt_mbar_arrive(ckt_smem_addr(", 1, true))
+      assert.truthy(tma:find("__launch_bounds__(288)", 1, true))
       local ok, exe = pcall(k.compile, k, {target = "sm_90a", compile_only = true})
       if not ok and tostring(exe):find("NVRTC") and tostring(exe):find("not found") then pending("NVRTC not installed: " .. exe) return end
       assert(ok, exe)

@@ -166,9 +166,11 @@ typedef enum {
                      0) */
     CKT_OP_WGMMA, /* reg r += LDS inputs[0] x LDS inputs[1] by warpgroup MMA mma (ckt/wgmma.h),
                     mma_rep = {MX, NX, K steps} per warpgroup */
-    CKT_OP_TMA_COPY, /* LDS window w = global window inputs[0] by one bulk tensor copy through
-                        tensor map r, completing on mbarrier a of set inputs[1] */
-    CKT_OP_MBAR_WAIT /* wait until phase parity b of mbarrier a of set inputs[0] has completed */
+    CKT_OP_TMA_COPY,    /* LDS window w = global window inputs[0] by one bulk tensor copy through
+                           tensor map r, completing on mbarrier a of set inputs[1] */
+    CKT_OP_MBAR_WAIT,   /* wait until phase parity b of mbarrier a of set inputs[0] has completed */
+    CKT_OP_MBAR_ARRIVE, /* every thread of the block arrives once on mbarrier a of set inputs[0] */
+    CKT_OP_PRODUCER     /* opens the producer warp's region (closed by CKT_OP_END) */
 } ckt_kop_kind;
 
 typedef enum { CKT_REDUCE_SUM, CKT_REDUCE_MAX, CKT_REDUCE_MIN } ckt_reduce_op;
@@ -353,6 +355,18 @@ ckt_status ckt_kernel_tma_copy(ckt_kernel *k, int dst_window, int src_window, in
                                ckt_expr_id bar, ckt_error *err);
 ckt_status ckt_kernel_mbar_wait(ckt_kernel *k, int set, ckt_expr_id bar, ckt_expr_id phase,
                                 ckt_error *err);
+
+/* Warp specialization. ckt_kernel_mbar_arrive: every thread of the block (the consumers) arrives
+ * once on mbarrier `bar` of `set`, which must expect that many arrivals (a stage released).
+ * ckt_kernel_producer: the operations up to the matching ckt_kernel_end run on a producer warp
+ * launched beside the block's threads (one elected thread of it), ahead of them: loops, branches,
+ * bulk tensor copies and mbarrier waits only. It comes before any operation of the block's
+ * threads (only window origins may precede it), at most once, outside loops and branches. The
+ * block's barriers then count its threads only (the producer warp never joins them).
+ * ckt_kernel_producer_threads: the threads launched beside the block's (0 or 32). */
+ckt_status ckt_kernel_mbar_arrive(ckt_kernel *k, int set, ckt_expr_id bar, ckt_error *err);
+ckt_status ckt_kernel_producer(ckt_kernel *k, ckt_error *err);
+int64_t ckt_kernel_producer_threads(const ckt_kernel *k);
 
 /* A set of mbarriers: count of them at lds_offset (8 bytes each), arrivals per phase. */
 typedef struct ckt_kmbar {

@@ -1,0 +1,131 @@
+-- Warp specialization on the CPU target (cpu:sm_90a): b:producer runs a producer warp beside the
+-- block's threads that issues bulk tensor copies into a ring of LDS stages as soon as the block's
+-- threads release them (b:mbarrier_arrive on an `empty` set); the block's threads wait for each
+-- stage (`full`), use it and release it. The emulation runs the producer ahead and checks, when
+-- each copy lands, that the release it waited for has happened: a pipeline without releases is a
+-- launch fault, not a silent race. Also the CUDA source (the producer branch, the named barrier,
+-- the launch bounds) and the builder's refusals.
+local ckt = require "ckt"
+local dev = ckt.device("cpu")
+
+local function cdiv(a, b) return (a + b - 1) // b end
+
+-- Y = X (M x K f16, row-major) through a ring of S stages of 16 x 64 tiles (128B swizzle):
+-- the producer copies tile kt into stage kt % S once the stage is released; the block's threads
+-- store it to Y, then release it (unless o.no_release)
+local function ring(o)
+  local S, TR, TC = o.stages, 16, 64
+  return ckt.kernel{name = "ws_ring", block = o.block or 64, build = function(b)
+    local X = b:pointer("X", "f16", {const = true})
+    local Y = b:pointer("Y", "f16")
+    local M, K = b:size("M"), b:size("K")
+    local gx = ckt.tensor(X, "f16", {shape = {M, K}}, {pad = true})
+    local gy = ckt.tensor(Y, "f16", {shape = {M, K}}, {pad = true})
+    local lds = ckt.tensor("lds", "f16", ckt.composed(ckt.swizzle(3, 3, 3), 0, ckt.layout({TR, TC}, {TC, 1})), {stages = S})
+    local full = b:mbarriers{count = S, arrivals = 1}
+    local empty = b:mbarriers{count = S, arrivals = o.block or 64}
+    local tm, nk = b:block_id(0), (K + TC - 1) // TC
+    b:producer(function()
+      b:loop(nk, function(kt)
+        b:mbarrier_wait{barrier = empty, at = kt % S, phase = (kt // S + 1) % 2}
+        b:tma_copy{src = ckt.local_tile(gx, {TR, TC}, {tm, kt}), dst = ckt.tile_window(lds:stage(kt % S), {TR, TC}, {0, 0}), barrier = full, at = kt % S}
+      end)
+    end)
+    b:loop(nk, function(i)
+      b:mbarrier_wait{barrier = full, at = i % S, phase = (i // S) % 2}
+      ckt.local_tile(gy, {TR, TC}, {tm, i}):store(ckt.tile_window(lds:stage(i % S), {TR, TC}, {0, 0}):load())
+      if not o.no_release then b:mbarrier_arrive{barrier = empty, at = i % S} end
+    end)
+  end}
+end
+
+local function run(k, M, K)
+  local x = ckt.array("f16", M * K):random{seed = M + K, lo = -2, hi = 2}
+  local y = ckt.array("f16", M * K):poison()
+  local bx, by = dev:alloc("f16", M * K), dev:alloc("f16", M * K)
+  bx:upload(x); by:upload(y)
+  k:compile{target = "cpu:sm_90a"}:launch{grid = cdiv(M, 16), X = bx, Y = by, M = M, K = K}
+  by:download(y)
+  return x, y
+end
+
+describe("a producer warp feeding a ring of LDS stages", function()
+  for _, S in ipairs{2, 3, 4} do
+    it(("%d stages, several rounds of each, sizes off the tile"):format(S), function()
+      local k = ring{stages = S}
+      for _, mk in ipairs{{40, 9 * 64 + 8}, {16, 64}, {7, 8}} do
+        local x, y = run(k, mk[1], mk[2])
+        local ok, err, at = y:compare(x, {rtol = 0, atol = 0})
+        assert(ok, ("M=%d K=%d: max error %s at %s"):format(mk[1], mk[2], tostring(err), tostring(at)))
+      end
+    end)
+  end
+
+  it("without releases the producer's copies would overwrite stages in use: a launch fault", function()
+    local ok, e = pcall(run, ring{stages = 2, no_release = true}, 16, 5 * 64)
+    assert.is_false(ok)
+    assert.truthy(tostring(e):find("would land in a stage before the block's threads released it", 1, true), e)
+    -- within the first round every stage is free: no release is needed
+    local x, y = run(ring{stages = 4, no_release = true}, 16, 4 * 64)
+    assert.is_true((y:compare(x, {rtol = 0, atol = 0})))
+  end)
+
+  it("the CUDA source: a producer branch beside the block's threads, their own barrier", function()
+    local src = ring{stages = 3}:source("sm_90a")
+    assert.truthy(src:find("__launch_bounds__(96)", 1, true))
+    assert.truthy(src:find("if (tid >= 64) { /* the producer warp", 1, true))
+    assert.truthy(src:find("if (tid == 64) { /* one elected thread issues */", 1, true))
+    assert.truthy(src:find("return; /* the producer warp is done", 1, true))
+    assert.truthy(src:find("ckt_mbar_arrive(ckt_smem_addr(", 1, true))
+    assert.falsy(src:find("__syncthreads(); /* sync", 1, true))
+    -- a barrier of the block's threads is the named barrier 1 over them
+    local k = ckt.kernel{name = "named", block = 64, build = function(b)
+      local Y = b:pointer("Y", "f32")
+      local full = b:mbarriers{count = 1}
+      b:producer(function() b:mbarrier_wait{barrier = full, at = 0, phase = 1} end)
+      b:sync()
+    end}
+    assert.truthy(k:source("sm_90a"):find('asm volatile("bar.sync 1, 64;" ::: "memory"); /* sync */', 1, true))
+  end)
+end)
+
+describe("the builder refuses", function()
+  local function err(build, block)
+    local ok, e = pcall(ckt.kernel, {name = "bad", block = block or 64, build = build})
+    assert.is_false(ok)
+    return tostring(e)
+  end
+  it("a second producer, a nested one, one after the block's threads' work, one that does their work", function()
+    assert.truthy(err(function(b) b:producer(function() end); b:producer(function() end) end):find("has one already", 1, true))
+    assert.truthy(err(function(b) b:loop(2, function() b:producer(function() end) end) end):find("inside a loop or branch", 1, true))
+    assert.truthy(err(function(b)
+      b:sync()
+      b:producer(function() end)
+    end):find("comes before it", 1, true))
+    assert.truthy(err(function(b) b:producer(function() b:sync() end) end):find("not one the producer warp runs", 1, true))
+    assert.truthy(err(function(b) b:producer(function() end) end, 1024):find("exceed 1024", 1, true))
+    assert.truthy(err(function(b) b:producer() end):find("bad argument", 1, true))
+  end)
+  it("arrivals the producer makes, or that do not match the block", function()
+    assert.truthy(err(function(b)
+      local m = b:mbarriers{count = 2, arrivals = 64}
+      b:producer(function() b:mbarrier_arrive{barrier = m, at = 0} end)
+    end):find("the block's threads arrive", 1, true))
+    assert.truthy(err(function(b)
+      local m = b:mbarriers{count = 2, arrivals = 1}
+      b:mbarrier_arrive{barrier = m, at = 0}
+    end):find("expects 1 arrivals a phase and the block has 64 threads", 1, true))
+    assert.truthy(err(function(b)
+      local m = b:mbarriers{count = 2, arrivals = 64}
+      b:mbarrier_arrive{barrier = m, at = 2}
+    end):find("not provably in 0..1", 1, true))
+  end)
+  it("targets without mbarriers", function()
+    local k = ring{stages = 2}
+    for _, t in ipairs{"gfx90a", "cpu:gfx90a", "sm_80"} do
+      local ok, e = pcall(k.source, k, t)
+      assert.is_false(ok, t)
+      assert.truthy(tostring(e):find("no bulk tensor copies or mbarriers", 1, true), e)
+    end
+  end)
+end)
