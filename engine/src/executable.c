@@ -27,6 +27,24 @@ typedef struct {
     _Alignas(64) unsigned char bytes[128];
 } tensor_map;
 
+/* wgmma writes its accumulators asynchronously: ptxas spilling them (to local memory and back
+ * around the MMAs) gave wrong results on an H200 (an f32-output GEMM, a producer warp capping the
+ * registers at 168), so such a binary is refused rather than run */
+static ckt_status check_wgmma_spills(const ckt_kernel *k, const ckt_binary *bin, ckt_error *err)
+{
+    const ckt_resources *r = ckt_binary_resources(bin);
+    if (!r || r->spill_stores <= 0) return CKT_OK;
+    for (int i = 0; i < ckt_kernel_nops(k); i++)
+        if (ckt_kernel_op(k, i)->kind == CKT_OP_WGMMA)
+            return ckt_fail(err, CKT_EINVAL,
+                            "compile: the kernel spills %lld bytes of registers (ptxas, %lld "
+                            "registers used) and has wgmma, whose accumulators must stay in "
+                            "registers while the MMAs run: use a smaller tile or output, or fewer "
+                            "threads beside the block's",
+                            (long long)r->spill_stores, (long long)r->registers);
+    return CKT_OK;
+}
+
 ckt_status ckt_kernel_compile(ckt_context *ctx, const ckt_kernel *k, const char *target,
                               const ckt_kernel_compile_options *opts, ckt_executable **out,
                               ckt_error *err)
@@ -44,7 +62,9 @@ ckt_status ckt_kernel_compile(ckt_context *ctx, const ckt_kernel *k, const char 
         goto fail;
     ckt_compile_request req = {target, e->source, ckt_kernel_name(k), opts->options,
                                opts->noptions};
-    if ((s = ckt_compile(ctx, &req, opts->flags, &e->bin, err))) goto fail;
+    if ((s = ckt_compile(ctx, &req, opts->flags, &e->bin, err)) ||
+        (s = check_wgmma_spills(k, e->bin, err)))
+        goto fail;
     e->dynamic_lds = ckt_emit_dynamic_lds_bytes(k, &e->target);
     for (int i = 0; i < ckt_kernel_nparams(k); i++) {
         const ckt_kparam *p = ckt_kernel_param(k, i);

@@ -236,4 +236,13 @@ describe("sm_90a through NVRTC (compile only)", function()
       assert.equal(0, r.spill_stores); assert.equal(0, r.spill_loads)
     end)
   end
+  it("refuses a wgmma kernel whose registers spill (its accumulators would be torn)", function()
+    -- 128 x 256 f32 output with the producer warp: ptxas caps the registers at 168 and spills
+    local k = gemm.build{target = "sm_90a", dtype = "f16", out = "f32", copy = "tma"}
+    local ok, e = pcall(k.compile, k, {target = "sm_90a", compile_only = true})
+    if not ok and tostring(e):find("NVRTC") and tostring(e):find("not found") then pending("NVRTC not installed: " .. e) return end
+    assert.is_false(ok)
+    assert.truthy(tostring(e):find("spills %d+ bytes of registers"), e)
+    assert.truthy(tostring(e):find("has wgmma", 1, true), e)
+  end)
 end)
