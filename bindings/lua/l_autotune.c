@@ -444,10 +444,8 @@ static int metric_protected(lua_State *L)
     lua_createtable(L, 0, 4);
     lua_pushvalue(L, 3);
     lua_setfield(L, -2, "config");
-    lua_pushinteger(L, cb->i + 1);
-    lua_setfield(L, -2, "index");
-    lua_pushnumber(L, cb->ms);
-    lua_setfield(L, -2, "ms");
+    ckt_l_set_int(L, "index", cb->i + 1);
+    ckt_l_set_number(L, "ms", cb->ms);
     lua_createtable(L, cb->ntimes, 0);
     for (int k = 0; k < cb->ntimes; k++) lua_pushnumber(L, cb->times[k]), lua_rawseti(L, -2, k + 1);
     lua_setfield(L, -2, "times");
@@ -499,15 +497,13 @@ static int on_progress(void *user, const ckt_autotune_progress *p, ckt_error *er
 static void set_num(lua_State *L, const char *k, double v, int when)
 {
     if (!when) return;
-    lua_pushnumber(L, v);
-    lua_setfield(L, -2, k);
+    ckt_l_set_number(L, k, v);
 }
 
 static void set_int(lua_State *L, const char *k, int64_t v, int when)
 {
     if (!when) return;
-    lua_pushinteger(L, (lua_Integer)v);
-    lua_setfield(L, -2, k);
+    ckt_l_set_int(L, k, v);
 }
 
 static void push_entry(lua_State *L, const holder *h, int i)
@@ -516,8 +512,7 @@ static void push_entry(lua_State *L, const holder *h, int i)
     lua_createtable(L, 0, 12);
     lua_rawgeti(L, CONFIGS, i + 1);
     lua_setfield(L, -2, "config");
-    lua_pushstring(L, ckt_autotune_state_name(r->state));
-    lua_setfield(L, -2, "status");
+    ckt_l_set_string(L, "status", ckt_autotune_state_name(r->state));
     if (r->reason[0]) {
         lua_pushstring(L, r->reason);
         lua_pushvalue(L, -1);
@@ -792,13 +787,10 @@ static int use_remembered(lua_State *L, const tune_opts *o, int idx, double ms, 
     lua_setfield(L, -2, "config");
     lua_pushliteral(L, "remembered");
     lua_setfield(L, -2, "status");
-    lua_pushnumber(L, ms);
-    lua_setfield(L, -2, "ms");
+    ckt_l_set_number(L, "ms", ms);
     lua_rawseti(L, -2, 1);
-    lua_pushboolean(L, 1);
-    lua_setfield(L, -2, "remembered");
-    lua_pushinteger(L, idx);
-    lua_setfield(L, -2, "index");
+    ckt_l_set_bool(L, "remembered", true);
+    ckt_l_set_int(L, "index", idx);
     lua_pushvalue(L, key);
     lua_setfield(L, -2, "key");
     lua_remove(L, xidx);
@@ -942,8 +934,7 @@ static int l_autotune(lua_State *L)
     lua_createtable(L, n, 6);
     for (int i = 0; i < n; i++) push_entry(L, h, i), lua_rawseti(L, -2, i + 1);
     set_int(L, "best", best + 1, 1);
-    lua_pushboolean(L, 0);
-    lua_setfield(L, -2, "remembered");
+    ckt_l_set_bool(L, "remembered", false);
     lua_pushvalue(L, key);
     lua_setfield(L, -2, "key");
     if (note) lua_pushstring(L, note), lua_setfield(L, -2, "note");

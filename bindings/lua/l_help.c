@@ -164,8 +164,7 @@ static void push_added(lua_State *L)
 void ckt_l_help_add(lua_State *L, const char *name, const char *text)
 {
     push_added(L);
-    lua_pushstring(L, text);
-    lua_setfield(L, -2, name);
+    ckt_l_set_string(L, name, text);
     lua_pop(L, 1);
 }
 

@@ -55,9 +55,7 @@ static int l_nested(lua_State *L)
 
 void ckt_l_pushnested(lua_State *L, const ckt_nested *n)
 {
-    ckt_nested *u = lua_newuserdatauv(L, sizeof *u, 0);
-    *u = *n;
-    luaL_setmetatable(L, CKT_L_NESTED);
+    ckt_l_push_value(L, CKT_L_NESTED, n, sizeof *n);
 }
 
 static int n_undistributed(lua_State *L)
