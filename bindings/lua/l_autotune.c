@@ -370,6 +370,19 @@ static void costs(lua_State *L, int idx, int cfg, ckt_autotune_candidate *c)
     }
 }
 
+/* fn(config i) with nresults results on the stack; false when it raised: then config i failed
+ * with the message ("what" first) and the stack is as it was. */
+static bool call_config(lua_State *L, holder *h, int i, int fn, int nresults, const char *what)
+{
+    int top = lua_gettop(L);
+    lua_pushvalue(L, fn);
+    lua_rawgeti(L, CONFIGS, i + 1);
+    if (lua_pcall(L, 1, nresults, 0) == LUA_OK) return true;
+    set_reason(L, h, i, CKT_AUTOTUNE_FAILED, what, -1);
+    lua_settop(L, top);
+    return false;
+}
+
 /* Filter, then build, config i: a candidate of the engine (or a verdict). */
 static void build_one(lua_State *L, holder *h, int i, int build, int filter)
 {
@@ -377,13 +390,7 @@ static void build_one(lua_State *L, holder *h, int i, int build, int filter)
     ckt_autotune_candidate *c = &h->c[i];
     c->args = &h->args[(size_t)i * CKT_K_MAX_PARAMS];
     if (filter) {
-        lua_pushvalue(L, filter);
-        lua_rawgeti(L, CONFIGS, i + 1);
-        if (lua_pcall(L, 1, 2, 0) != LUA_OK) {
-            set_reason(L, h, i, CKT_AUTOTUNE_FAILED, "filter: ", -1);
-            lua_settop(L, top);
-            return;
-        }
+        if (!call_config(L, h, i, filter, 2, "filter: ")) return;
         if (!lua_toboolean(L, -2)) {
             if (lua_isnil(L, -1)) {
                 lua_pop(L, 1);
@@ -395,13 +402,7 @@ static void build_one(lua_State *L, holder *h, int i, int build, int filter)
         }
         lua_settop(L, top);
     }
-    lua_pushvalue(L, build);
-    lua_rawgeti(L, CONFIGS, i + 1);
-    if (lua_pcall(L, 1, 3, 0) != LUA_OK) {
-        set_reason(L, h, i, CKT_AUTOTUNE_FAILED, "build: ", -1);
-        lua_settop(L, top);
-        return;
-    }
+    if (!call_config(L, h, i, build, 3, "build: ")) return;
     l_kernel *kb =
         lua_type(L, top + 1) == LUA_TUSERDATA ? luaL_testudata(L, top + 1, CKT_L_KERNEL) : NULL;
     if (!kb) {
@@ -963,8 +964,7 @@ void ckt_lk_open_autotune(lua_State *L)
 {
     static const luaL_Reg gc[] = {{"__gc", holder_gc}, {NULL, NULL}};
     ckt_l_new_class(L, RESULTS, gc);
-    lua_pushcfunction(L, l_autotune);
-    lua_setfield(L, -2, "autotune");
+    ckt_l_set_function(L, "autotune", l_autotune);
     ckt_l_help_add(L, "autotune",
                    "ckt.autotune{build=function(config) return kernel, grid [, {bank_cycles=, "
                    "bank_ideal=}] end,\n"

@@ -150,29 +150,19 @@ void ckt_l_push_int_list(lua_State *L, const int64_t *v, int n)
     }
 }
 
-void ckt_l_set_int(lua_State *L, const char *field, lua_Integer v)
-{
-    lua_pushinteger(L, v);
-    lua_setfield(L, -2, field);
-}
-
-void ckt_l_set_number(lua_State *L, const char *field, lua_Number v)
-{
-    lua_pushnumber(L, v);
-    lua_setfield(L, -2, field);
-}
-
-void ckt_l_set_bool(lua_State *L, const char *field, bool v)
-{
-    lua_pushboolean(L, v);
-    lua_setfield(L, -2, field);
-}
-
-void ckt_l_set_string(lua_State *L, const char *field, const char *v)
-{
-    lua_pushstring(L, v);
-    lua_setfield(L, -2, field);
-}
+/* The setters differ only in the push. */
+#define SETTER(name, type, push)                                                                   \
+    void name(lua_State *L, const char *field, type v)                                             \
+    {                                                                                              \
+        push(L, v);                                                                                \
+        lua_setfield(L, -2, field);                                                                \
+    }
+SETTER(ckt_l_set_int, lua_Integer, lua_pushinteger)
+SETTER(ckt_l_set_number, lua_Number, lua_pushnumber)
+SETTER(ckt_l_set_bool, bool, lua_pushboolean)
+SETTER(ckt_l_set_function, lua_CFunction, lua_pushcfunction)
+SETTER(ckt_l_set_string, const char *, lua_pushstring)
+#undef SETTER
 
 void ckt_l_push_names(lua_State *L, const char *list)
 {
@@ -289,8 +279,7 @@ ckt_context *ckt_l_context(lua_State *L)
     p = lua_newuserdatauv(L, sizeof *p, 0);
     *p = ctx;
     lua_createtable(L, 0, 1);
-    lua_pushcfunction(L, context_gc);
-    lua_setfield(L, -2, "__gc");
+    ckt_l_set_function(L, "__gc", context_gc);
     lua_setmetatable(L, -2);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &CONTEXT_KEY);
     return ctx;

@@ -307,10 +307,7 @@ static int l_help_text(lua_State *L) { return push_help(L); }
 
 void ckt_l_open_help(lua_State *L)
 {
-    lua_pushcfunction(L, l_help);
-    lua_setfield(L, -2, "help");
-    lua_pushcfunction(L, l_help_text);
-    lua_setfield(L, -2, "help_text");
-    lua_pushcfunction(L, l_add_help);
-    lua_setfield(L, -2, "add_help");
+    ckt_l_set_function(L, "help", l_help);
+    ckt_l_set_function(L, "help_text", l_help_text);
+    ckt_l_set_function(L, "add_help", l_add_help);
 }

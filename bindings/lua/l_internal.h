@@ -58,6 +58,7 @@ void ckt_l_set_int(lua_State *L, const char *field, lua_Integer v);
 void ckt_l_set_number(lua_State *L, const char *field, lua_Number v);
 void ckt_l_set_bool(lua_State *L, const char *field, bool v);
 void ckt_l_set_string(lua_State *L, const char *field, const char *v);
+void ckt_l_set_function(lua_State *L, const char *field, lua_CFunction f); /* ckt.<field> = f */
 /* The integer fields an __index reads from a value type: push the one named key (a string or
  * NULL) and return true, or return false when none is named so. */
 typedef struct {

@@ -196,6 +196,5 @@ void ckt_l_open_jit(lua_State *L)
                                        {"kernel_name", b_kernel_name},
                                        {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_BINARY, methods);
-    lua_pushcfunction(L, ckt_l_compile);
-    lua_setfield(L, -2, "compile");
+    ckt_l_set_function(L, "compile", ckt_l_compile);
 }

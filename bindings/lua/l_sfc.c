@@ -173,6 +173,5 @@ void ckt_l_open_sfc(lua_State *L)
                                        {"locality", s_locality},
                                        {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_SFC, methods);
-    lua_pushcfunction(L, l_sfc);
-    lua_setfield(L, -2, "sfc");
+    ckt_l_set_function(L, "sfc", l_sfc);
 }

@@ -62,8 +62,4 @@ static int l_target(lua_State *L)
     return 1;
 }
 
-void ckt_l_open_target(lua_State *L)
-{
-    lua_pushcfunction(L, l_target);
-    lua_setfield(L, -2, "target");
-}
+void ckt_l_open_target(lua_State *L) { ckt_l_set_function(L, "target", l_target); }

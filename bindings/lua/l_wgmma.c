@@ -64,8 +64,7 @@ static int l_wgmma_desc(lua_State *L)
 
 void ckt_l_open_wgmma(lua_State *L)
 {
-    lua_pushcfunction(L, l_wgmma_desc);
-    lua_setfield(L, -2, "wgmma_desc");
+    ckt_l_set_function(L, "wgmma_desc", l_wgmma_desc);
     ckt_l_help_add(L, "wgmma_desc",
                    "ckt.wgmma_desc{layout=, dtype=\"f16\", rows=64, origin={0, 0}, base=0}: the "
                    "shared-memory matrix descriptor\n"
