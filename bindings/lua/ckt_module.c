@@ -21,12 +21,9 @@ int luaopen_ckt(lua_State *L)
 {
     ckt_l_context(L); /* create the engine context early: errors surface at require */
     lua_newtable(L);
-    lua_pushstring(L, ckt_version());
-    lua_setfield(L, -2, "version");
-    lua_pushcfunction(L, l_default_target);
-    lua_setfield(L, -2, "default_target");
-    lua_pushcfunction(L, l_set_default_target);
-    lua_setfield(L, -2, "set_default_target");
+    ckt_l_set_string(L, "version", ckt_version());
+    ckt_l_set_function(L, "default_target", l_default_target);
+    ckt_l_set_function(L, "set_default_target", l_set_default_target);
     ckt_l_open_layout(L);
     ckt_l_open_distribution(L);
     ckt_l_open_nested(L);

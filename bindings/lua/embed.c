@@ -209,10 +209,8 @@ static void sandbox(lua_State *L)
     lua_pushcfunction(L, refuse_search);
     lua_rawseti(L, -2, 2);
     lua_pop(L, 1);
-    lua_pushstring(L, "");
-    lua_setfield(L, -2, "cpath");
-    lua_pushstring(L, "");
-    lua_setfield(L, -2, "path");
+    ckt_l_set_string(L, "cpath", "");
+    ckt_l_set_string(L, "path", "");
     /* it answers which host files exist */
     lua_pushnil(L);
     lua_setfield(L, -2, "searchpath");

@@ -798,8 +798,6 @@ void ckt_l_open_array(lua_State *L)
                                         {"dtype", b_dtype},         {"device", b_device},
                                         {"address", b_address},     {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_BUFFER, bmethods);
-    lua_pushcfunction(L, l_array);
-    lua_setfield(L, -2, "array");
-    lua_pushcfunction(L, ckt_l_device_open);
-    lua_setfield(L, -2, "device");
+    ckt_l_set_function(L, "array", l_array);
+    ckt_l_set_function(L, "device", ckt_l_device_open);
 }

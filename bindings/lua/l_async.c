@@ -131,9 +131,7 @@ void ckt_lk_open_async(lua_State *L)
     static const luaL_Reg methods[] = {{"commit", b_commit}, {"wait", b_wait}, {NULL, NULL}};
     ckt_lk_builder_methods(L, methods);
     luaL_getmetatable(L, CKT_L_KTENSOR);
-    lua_pushcfunction(L, t_stage);
-    lua_setfield(L, -2, "stage");
-    lua_pushcfunction(L, t_stages);
-    lua_setfield(L, -2, "stages");
+    ckt_l_set_function(L, "stage", t_stage);
+    ckt_l_set_function(L, "stages", t_stages);
     lua_pop(L, 1);
 }

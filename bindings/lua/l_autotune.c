@@ -370,6 +370,19 @@ static void costs(lua_State *L, int idx, int cfg, ckt_autotune_candidate *c)
     }
 }
 
+/* fn(config i) with nresults results on the stack; false when it raised: then config i failed
+ * with the message ("what" first) and the stack is as it was. */
+static bool call_config(lua_State *L, holder *h, int i, int fn, int nresults, const char *what)
+{
+    int top = lua_gettop(L);
+    lua_pushvalue(L, fn);
+    lua_rawgeti(L, CONFIGS, i + 1);
+    if (lua_pcall(L, 1, nresults, 0) == LUA_OK) return true;
+    set_reason(L, h, i, CKT_AUTOTUNE_FAILED, what, -1);
+    lua_settop(L, top);
+    return false;
+}
+
 /* Filter, then build, config i: a candidate of the engine (or a verdict). */
 static void build_one(lua_State *L, holder *h, int i, int build, int filter)
 {
@@ -377,13 +390,7 @@ static void build_one(lua_State *L, holder *h, int i, int build, int filter)
     ckt_autotune_candidate *c = &h->c[i];
     c->args = &h->args[(size_t)i * CKT_K_MAX_PARAMS];
     if (filter) {
-        lua_pushvalue(L, filter);
-        lua_rawgeti(L, CONFIGS, i + 1);
-        if (lua_pcall(L, 1, 2, 0) != LUA_OK) {
-            set_reason(L, h, i, CKT_AUTOTUNE_FAILED, "filter: ", -1);
-            lua_settop(L, top);
-            return;
-        }
+        if (!call_config(L, h, i, filter, 2, "filter: ")) return;
         if (!lua_toboolean(L, -2)) {
             if (lua_isnil(L, -1)) {
                 lua_pop(L, 1);
@@ -395,13 +402,7 @@ static void build_one(lua_State *L, holder *h, int i, int build, int filter)
         }
         lua_settop(L, top);
     }
-    lua_pushvalue(L, build);
-    lua_rawgeti(L, CONFIGS, i + 1);
-    if (lua_pcall(L, 1, 3, 0) != LUA_OK) {
-        set_reason(L, h, i, CKT_AUTOTUNE_FAILED, "build: ", -1);
-        lua_settop(L, top);
-        return;
-    }
+    if (!call_config(L, h, i, build, 3, "build: ")) return;
     l_kernel *kb =
         lua_type(L, top + 1) == LUA_TUSERDATA ? luaL_testudata(L, top + 1, CKT_L_KERNEL) : NULL;
     if (!kb) {
@@ -444,10 +445,8 @@ static int metric_protected(lua_State *L)
     lua_createtable(L, 0, 4);
     lua_pushvalue(L, 3);
     lua_setfield(L, -2, "config");
-    lua_pushinteger(L, cb->i + 1);
-    lua_setfield(L, -2, "index");
-    lua_pushnumber(L, cb->ms);
-    lua_setfield(L, -2, "ms");
+    ckt_l_set_int(L, "index", cb->i + 1);
+    ckt_l_set_number(L, "ms", cb->ms);
     lua_createtable(L, cb->ntimes, 0);
     for (int k = 0; k < cb->ntimes; k++) lua_pushnumber(L, cb->times[k]), lua_rawseti(L, -2, k + 1);
     lua_setfield(L, -2, "times");
@@ -499,15 +498,13 @@ static int on_progress(void *user, const ckt_autotune_progress *p, ckt_error *er
 static void set_num(lua_State *L, const char *k, double v, int when)
 {
     if (!when) return;
-    lua_pushnumber(L, v);
-    lua_setfield(L, -2, k);
+    ckt_l_set_number(L, k, v);
 }
 
 static void set_int(lua_State *L, const char *k, int64_t v, int when)
 {
     if (!when) return;
-    lua_pushinteger(L, (lua_Integer)v);
-    lua_setfield(L, -2, k);
+    ckt_l_set_int(L, k, v);
 }
 
 static void push_entry(lua_State *L, const holder *h, int i)
@@ -516,8 +513,7 @@ static void push_entry(lua_State *L, const holder *h, int i)
     lua_createtable(L, 0, 12);
     lua_rawgeti(L, CONFIGS, i + 1);
     lua_setfield(L, -2, "config");
-    lua_pushstring(L, ckt_autotune_state_name(r->state));
-    lua_setfield(L, -2, "status");
+    ckt_l_set_string(L, "status", ckt_autotune_state_name(r->state));
     if (r->reason[0]) {
         lua_pushstring(L, r->reason);
         lua_pushvalue(L, -1);
@@ -792,13 +788,10 @@ static int use_remembered(lua_State *L, const tune_opts *o, int idx, double ms, 
     lua_setfield(L, -2, "config");
     lua_pushliteral(L, "remembered");
     lua_setfield(L, -2, "status");
-    lua_pushnumber(L, ms);
-    lua_setfield(L, -2, "ms");
+    ckt_l_set_number(L, "ms", ms);
     lua_rawseti(L, -2, 1);
-    lua_pushboolean(L, 1);
-    lua_setfield(L, -2, "remembered");
-    lua_pushinteger(L, idx);
-    lua_setfield(L, -2, "index");
+    ckt_l_set_bool(L, "remembered", true);
+    ckt_l_set_int(L, "index", idx);
     lua_pushvalue(L, key);
     lua_setfield(L, -2, "key");
     lua_remove(L, xidx);
@@ -942,8 +935,7 @@ static int l_autotune(lua_State *L)
     lua_createtable(L, n, 6);
     for (int i = 0; i < n; i++) push_entry(L, h, i), lua_rawseti(L, -2, i + 1);
     set_int(L, "best", best + 1, 1);
-    lua_pushboolean(L, 0);
-    lua_setfield(L, -2, "remembered");
+    ckt_l_set_bool(L, "remembered", false);
     lua_pushvalue(L, key);
     lua_setfield(L, -2, "key");
     if (note) lua_pushstring(L, note), lua_setfield(L, -2, "note");
@@ -972,8 +964,7 @@ void ckt_lk_open_autotune(lua_State *L)
 {
     static const luaL_Reg gc[] = {{"__gc", holder_gc}, {NULL, NULL}};
     ckt_l_new_class(L, RESULTS, gc);
-    lua_pushcfunction(L, l_autotune);
-    lua_setfield(L, -2, "autotune");
+    ckt_l_set_function(L, "autotune", l_autotune);
     ckt_l_help_add(L, "autotune",
                    "ckt.autotune{build=function(config) return kernel, grid [, {bank_cycles=, "
                    "bank_ideal=}] end,\n"

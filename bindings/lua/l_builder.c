@@ -406,7 +406,6 @@ void ckt_l_open_kernel(lua_State *L)
                                         {"sync", b_sync},
                                         {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_KERNEL, kmethods);
-    lua_pushcfunction(L, l_kernel_new);
-    lua_setfield(L, -2, "kernel");
+    ckt_l_set_function(L, "kernel", l_kernel_new);
     for (size_t i = 0; i < sizeof kernel_parts / sizeof *kernel_parts; i++) kernel_parts[i](L);
 }

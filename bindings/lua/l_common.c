@@ -150,6 +150,59 @@ void ckt_l_push_int_list(lua_State *L, const int64_t *v, int n)
     }
 }
 
+/* The setters differ only in the push. */
+#define SETTER(name, type, push)                                                                   \
+    void name(lua_State *L, const char *field, type v)                                             \
+    {                                                                                              \
+        push(L, v);                                                                                \
+        lua_setfield(L, -2, field);                                                                \
+    }
+SETTER(ckt_l_set_int, lua_Integer, lua_pushinteger)
+SETTER(ckt_l_set_number, lua_Number, lua_pushnumber)
+SETTER(ckt_l_set_bool, bool, lua_pushboolean)
+SETTER(ckt_l_set_function, lua_CFunction, lua_pushcfunction)
+SETTER(ckt_l_set_string, const char *, lua_pushstring)
+#undef SETTER
+
+void ckt_l_push_names(lua_State *L, const char *list)
+{
+    lua_newtable(L);
+    for (int n = 1; list && *list; n++) {
+        const char *e = strchr(list, ',');
+        lua_pushlstring(L, list, e ? (size_t)(e - list) : strlen(list));
+        lua_rawseti(L, -2, n);
+        list = e ? e + 1 : NULL;
+    }
+}
+
+bool ckt_l_push_str_field(lua_State *L, const char *key, const ckt_l_str_field *f, size_t n)
+{
+    for (size_t i = 0; key && i < n; i++)
+        if (!strcmp(key, f[i].name)) {
+            lua_pushstring(L, f[i].v);
+            return true;
+        }
+    return false;
+}
+
+bool ckt_l_push_int_field(lua_State *L, const char *key, const ckt_l_int_field *f, size_t n)
+{
+    for (size_t i = 0; key && i < n; i++)
+        if (!strcmp(key, f[i].name)) {
+            lua_pushinteger(L, (lua_Integer)f[i].v);
+            return true;
+        }
+    return false;
+}
+
+int ckt_l_index_method(lua_State *L, const char *tname)
+{
+    luaL_getmetatable(L, tname);
+    lua_pushvalue(L, 2);
+    lua_rawget(L, -2);
+    return 1;
+}
+
 void ckt_l_check_fields(lua_State *L, int t, const char *fn, const char *const *allowed)
 {
     int arg = t > 0 ? t : 0;
@@ -226,11 +279,29 @@ ckt_context *ckt_l_context(lua_State *L)
     p = lua_newuserdatauv(L, sizeof *p, 0);
     *p = ctx;
     lua_createtable(L, 0, 1);
-    lua_pushcfunction(L, context_gc);
-    lua_setfield(L, -2, "__gc");
+    ckt_l_set_function(L, "__gc", context_gc);
     lua_setmetatable(L, -2);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &CONTEXT_KEY);
     return ctx;
+}
+
+void *ckt_l_checkclass(lua_State *L, int idx, const char *tname, const char *expected,
+                       const char *what)
+{
+    void *u = luaL_testudata(L, idx, tname);
+    char pre[96];
+    if (!u)
+        ckt_l_argerror(L, idx > 0 ? idx : 0, "%s%s expected, got %s",
+                       ckt_l_prefix(pre, sizeof pre, what), expected, luaL_typename(L, idx));
+    return u;
+}
+
+void *ckt_l_push_value(lua_State *L, const char *tname, const void *v, size_t size)
+{
+    void *u = lua_newuserdatauv(L, size, 0);
+    memcpy(u, v, size);
+    luaL_setmetatable(L, tname);
+    return u;
 }
 
 void ckt_l_new_class(lua_State *L, const char *tname, const luaL_Reg *methods)
@@ -245,7 +316,6 @@ void ckt_l_new_class(lua_State *L, const char *tname, const luaL_Reg *methods)
     } else {
         lua_pop(L, 1);
     }
-    lua_pushstring(L, tname);
-    lua_setfield(L, -2, "__name");
+    ckt_l_set_string(L, "__name", tname);
     lua_pop(L, 1);
 }

@@ -151,6 +151,5 @@ void ckt_lk_open_compute(lua_State *L)
                                        {"block_reduce", b_block_reduce},
                                        {NULL, NULL}};
     ckt_lk_builder_methods(L, methods);
-    lua_pushcfunction(L, l_sweep);
-    lua_setfield(L, -2, "sweep");
+    ckt_l_set_function(L, "sweep", l_sweep);
 }

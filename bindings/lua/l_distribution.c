@@ -14,9 +14,7 @@ static ckt_encoding *checkenc(lua_State *L, int i) { return luaL_checkudata(L, i
 
 void ckt_l_pushencoding(lua_State *L, const ckt_encoding *e)
 {
-    ckt_encoding *u = lua_newuserdatauv(L, sizeof *u, 0);
-    *u = *e;
-    luaL_setmetatable(L, CKT_L_ENCODING);
+    ckt_l_push_value(L, CKT_L_ENCODING, e, sizeof *e);
 }
 
 /* A list of lists of integers (e.g. hs = {{2,4},{8,8}}): returns the outer count. */
@@ -145,26 +143,20 @@ static int e_index(lua_State *L)
     ckt_encoding *e = checkenc(L, 1);
     if (lua_type(L, 2) == LUA_TSTRING) {
         const char *k = lua_tostring(L, 2);
-        const struct {
-            const char *name;
-            int64_t v;
-        } f[] = {{"x0", e->x0},
-                 {"x1", e->x1},
-                 {"y0", e->y0},
-                 {"y1", e->y1},
-                 {"y2", e->y2},
-                 {"block_size", e->pattern.block_size},
-                 {"y_per_tile", e->pattern.y_per_tile},
-                 {"x_per_tile", e->pattern.x_per_tile},
-                 {"vec_size", e->pattern.vec_size},
-                 {"warp_size", e->pattern.warp_size},
-                 {"num_wave_groups", e->pattern.num_wave_groups}};
-        if (e->pattern.pattern != CKT_PATTERN_NONE)
-            for (size_t i = 0; i < sizeof f / sizeof *f; i++)
-                if (strcmp(k, f[i].name) == 0) {
-                    lua_pushinteger(L, (lua_Integer)f[i].v);
-                    return 1;
-                }
+        const ckt_l_int_field f[] = {{"x0", e->x0},
+                                     {"x1", e->x1},
+                                     {"y0", e->y0},
+                                     {"y1", e->y1},
+                                     {"y2", e->y2},
+                                     {"block_size", e->pattern.block_size},
+                                     {"y_per_tile", e->pattern.y_per_tile},
+                                     {"x_per_tile", e->pattern.x_per_tile},
+                                     {"vec_size", e->pattern.vec_size},
+                                     {"warp_size", e->pattern.warp_size},
+                                     {"num_wave_groups", e->pattern.num_wave_groups}};
+        if (e->pattern.pattern != CKT_PATTERN_NONE &&
+            ckt_l_push_int_field(L, k, f, sizeof f / sizeof *f))
+            return 1;
         if (strcmp(k, "pattern") == 0) {
             lua_pushstring(L, ckt_pattern_name(e->pattern.pattern));
             return 1;
@@ -174,10 +166,7 @@ static int e_index(lua_State *L)
             return 1;
         }
     }
-    luaL_getmetatable(L, CKT_L_ENCODING);
-    lua_pushvalue(L, 2);
-    lua_rawget(L, -2);
-    return 1;
+    return ckt_l_index_method(L, CKT_L_ENCODING);
 }
 
 static int e_ys_lengths(lua_State *L)
@@ -351,9 +340,7 @@ static int l_fragment(lua_State *L)
     ckt_fragment f;
     ckt_error err;
     if (ckt_fragment_get(name, op[0], &f, &err)) return ckt_l_error(L, &err);
-    ckt_fragment *u = lua_newuserdatauv(L, sizeof *u, 0);
-    *u = f;
-    luaL_setmetatable(L, CKT_L_FRAGMENT);
+    ckt_l_push_value(L, CKT_L_FRAGMENT, &f, sizeof f);
     return 1;
 }
 
@@ -370,36 +357,17 @@ static int f_index(lua_State *L)
 {
     ckt_fragment *f = checkfrag(L, 1);
     const char *k = lua_tostring(L, 2);
-    if (k) {
-        if (!strcmp(k, "rows")) {
-            lua_pushinteger(L, (lua_Integer)f->rows);
-            return 1;
-        }
-        if (!strcmp(k, "cols")) {
-            lua_pushinteger(L, (lua_Integer)f->cols);
-            return 1;
-        }
-        if (!strcmp(k, "lanes")) {
-            lua_pushinteger(L, (lua_Integer)f->lanes);
-            return 1;
-        }
-        if (!strcmp(k, "values")) {
-            lua_pushinteger(L, (lua_Integer)f->values);
-            return 1;
-        }
-        if (!strcmp(k, "operand")) {
-            lua_pushlstring(L, &f->operand, 1);
-            return 1;
-        }
-        if (!strcmp(k, "name")) {
-            lua_pushstring(L, f->name);
-            return 1;
-        }
+    const ckt_l_int_field ints[] = {
+        {"rows", f->rows}, {"cols", f->cols}, {"lanes", f->lanes}, {"values", f->values}};
+    const ckt_l_str_field strs[] = {{"name", f->name}};
+    if (ckt_l_push_int_field(L, k, ints, sizeof ints / sizeof *ints) ||
+        ckt_l_push_str_field(L, k, strs, sizeof strs / sizeof *strs))
+        return 1;
+    if (k && !strcmp(k, "operand")) {
+        lua_pushlstring(L, &f->operand, 1);
+        return 1;
     }
-    luaL_getmetatable(L, CKT_L_FRAGMENT);
-    lua_pushvalue(L, 2);
-    lua_rawget(L, -2);
-    return 1;
+    return ckt_l_index_method(L, CKT_L_FRAGMENT);
 }
 static int f_tostring(lua_State *L)
 {

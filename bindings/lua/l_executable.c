@@ -100,14 +100,9 @@ static int k_signature(lua_State *L)
         const ckt_kparam *p = ckt_kernel_param(kb->k, i);
         if (!ckt_kparam_is_argument(p)) continue;
         lua_createtable(L, 0, 3);
-        lua_pushstring(L, p->name);
-        lua_setfield(L, -2, "name");
-        lua_pushstring(L, ckt_param_kind_name(p->kind));
-        lua_setfield(L, -2, "kind");
-        if (p->kind == CKT_PARAM_PTR) {
-            lua_pushstring(L, ckt_dtype_name(p->dtype));
-            lua_setfield(L, -2, "dtype");
-        }
+        ckt_l_set_string(L, "name", p->name);
+        ckt_l_set_string(L, "kind", ckt_param_kind_name(p->kind));
+        if (p->kind == CKT_PARAM_PTR) { ckt_l_set_string(L, "dtype", ckt_dtype_name(p->dtype)); }
         lua_seti(L, -2, ++n);
     }
     return 1;

@@ -67,9 +67,7 @@ static const ckt_mma *checkmma(lua_State *L, int idx)
 
 static void push_mma(lua_State *L, const ckt_mma *m)
 {
-    const ckt_mma **u = lua_newuserdatauv(L, sizeof *u, 0);
-    *u = m;
-    luaL_setmetatable(L, CKT_L_MMA);
+    ckt_l_push_value(L, CKT_L_MMA, &m, sizeof m);
 }
 
 /* An instruction given as a ckt.mma or by name. */
@@ -140,61 +138,34 @@ static int m_has(lua_State *L)
     return 1;
 }
 
-static void push_targets(lua_State *L, const char *list)
-{
-    lua_newtable(L);
-    int n = 0;
-    for (const char *p = list; *p;) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        lua_pushlstring(L, p, len);
-        lua_rawseti(L, -2, ++n);
-        if (!e) break;
-        p = e + 1;
-    }
-}
-
 static int m_index(lua_State *L)
 {
     const ckt_mma *m = checkmma(L, 1);
     const char *k = lua_tostring(L, 2);
-    struct {
-        const char *key;
-        int64_t v;
-    } ints[] = {{"m", m->m},
-                {"n", m->n},
-                {"k", m->k},
-                {"lanes", m->lanes},
-                {"a_values", m->a_values},
-                {"b_values", m->b_values},
-                {"c_values", m->c_values},
-                {"k_chunk", m->k_chunk}};
-    struct {
-        const char *key;
-        const char *v;
-    } strs[] = {{"name", m->name},
-                {"isa", m->isa},
-                {"intrinsic", m->intrinsic},
-                {"doc", m->doc},
-                {"vendor", m->vendor == CKT_VENDOR_AMD ? "amd" : "nvidia"},
-                {"a", ckt_dtype_name(m->a)},
-                {"b", ckt_dtype_name(m->b)},
-                {"c", ckt_dtype_name(m->c)},
-                {"emulation", m->emulation}};
+    const ckt_l_int_field ints[] = {{"m", m->m},
+                                    {"n", m->n},
+                                    {"k", m->k},
+                                    {"lanes", m->lanes},
+                                    {"a_values", m->a_values},
+                                    {"b_values", m->b_values},
+                                    {"c_values", m->c_values},
+                                    {"k_chunk", m->k_chunk}};
+    const ckt_l_str_field strs[] = {{"name", m->name},
+                                    {"isa", m->isa},
+                                    {"intrinsic", m->intrinsic},
+                                    {"doc", m->doc},
+                                    {"vendor", m->vendor == CKT_VENDOR_AMD ? "amd" : "nvidia"},
+                                    {"a", ckt_dtype_name(m->a)},
+                                    {"b", ckt_dtype_name(m->b)},
+                                    {"c", ckt_dtype_name(m->c)},
+                                    {"emulation", m->emulation}};
+    if (ckt_l_push_int_field(L, k, ints, sizeof ints / sizeof *ints) ||
+        ckt_l_push_str_field(L, k, strs, sizeof strs / sizeof *strs))
+        return 1;
     if (k) {
-        for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
-            if (!strcmp(k, ints[i].key)) {
-                lua_pushinteger(L, (lua_Integer)ints[i].v);
-                return 1;
-            }
-        for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
-            if (!strcmp(k, strs[i].key)) {
-                lua_pushstring(L, strs[i].v);
-                return 1;
-            }
         if (!strcmp(k, "targets")) {
             char t[128];
-            push_targets(L, ckt_mma_targets(m, t, sizeof t));
+            ckt_l_push_names(L, ckt_mma_targets(m, t, sizeof t));
             return 1;
         }
         if (!strcmp(k, "ldmatrix")) {
@@ -207,10 +178,7 @@ static int m_index(lua_State *L)
             return 1;
         }
     }
-    luaL_getmetatable(L, CKT_L_MMA);
-    lua_pushvalue(L, 2);
-    lua_rawget(L, -2);
-    return 1;
+    return ckt_l_index_method(L, CKT_L_MMA);
 }
 
 static int m_tostring(lua_State *L)
@@ -276,12 +244,7 @@ static int l_mma_find(lua_State *L)
 
 static const ckt_gemm_traits *checktraits(lua_State *L, int idx, const char *what)
 {
-    ckt_gemm_traits *t = luaL_testudata(L, idx, CKT_L_TRAITS);
-    char pre[96];
-    if (!t)
-        ckt_l_argerror(L, idx > 0 ? idx : 0, "%sGEMM traits (ckt.gemm_traits) expected, got %s",
-                       ckt_l_prefix(pre, sizeof pre, what), luaL_typename(L, idx));
-    return t;
+    return ckt_l_checkclass(L, idx, CKT_L_TRAITS, "GEMM traits (ckt.gemm_traits)", what);
 }
 
 /* ckt.gemm_traits{instr=, m_per_wave=, n_per_wave=, k_pack=} | ckt.gemm_traits(preset, dtype) */
@@ -312,9 +275,7 @@ static int l_gemm_traits(lua_State *L)
         ckt_l_field_int(L, 1, "gemm_traits", "k_pack", &kp);
         if (ckt_gemm_traits_make(m->name, mx, nx, kp, &t, &err)) return ckt_l_error(L, &err);
     }
-    ckt_gemm_traits *u = lua_newuserdatauv(L, sizeof *u, 0);
-    *u = t;
-    luaL_setmetatable(L, CKT_L_TRAITS);
+    ckt_l_push_value(L, CKT_L_TRAITS, &t, sizeof t);
     return 1;
 }
 
@@ -322,28 +283,14 @@ static int t_index(lua_State *L)
 {
     const ckt_gemm_traits *t = checktraits(L, 1, NULL);
     const char *k = lua_tostring(L, 2);
-    if (k) {
-        if (!strcmp(k, "instr")) {
-            push_mma(L, t->instr);
-            return 1;
-        }
-        if (!strcmp(k, "m_per_wave")) {
-            lua_pushinteger(L, (lua_Integer)t->m_per_wave);
-            return 1;
-        }
-        if (!strcmp(k, "n_per_wave")) {
-            lua_pushinteger(L, (lua_Integer)t->n_per_wave);
-            return 1;
-        }
-        if (!strcmp(k, "k_pack")) {
-            lua_pushinteger(L, (lua_Integer)t->k_pack);
-            return 1;
-        }
+    const ckt_l_int_field ints[] = {
+        {"m_per_wave", t->m_per_wave}, {"n_per_wave", t->n_per_wave}, {"k_pack", t->k_pack}};
+    if (k && !strcmp(k, "instr")) {
+        push_mma(L, t->instr);
+        return 1;
     }
-    luaL_getmetatable(L, CKT_L_TRAITS);
-    lua_pushvalue(L, 2);
-    lua_rawget(L, -2);
-    return 1;
+    if (ckt_l_push_int_field(L, k, ints, sizeof ints / sizeof *ints)) return 1;
+    return ckt_l_index_method(L, CKT_L_TRAITS);
 }
 
 static int t_tostring(lua_State *L)
@@ -371,14 +318,10 @@ static int t_geometry(lua_State *L)
 {
     ckt_gemm_geom g = geometry_args(L, checktraits(L, 1, NULL), 2);
     lua_createtable(L, 0, 4);
-    lua_pushinteger(L, (lua_Integer)g.waves_m);
-    lua_setfield(L, -2, "waves_m");
-    lua_pushinteger(L, (lua_Integer)g.waves_n);
-    lua_setfield(L, -2, "waves_n");
-    lua_pushinteger(L, (lua_Integer)g.k_step);
-    lua_setfield(L, -2, "k_step");
-    lua_pushinteger(L, (lua_Integer)g.pack);
-    lua_setfield(L, -2, "pack");
+    ckt_l_set_int(L, "waves_m", g.waves_m);
+    ckt_l_set_int(L, "waves_n", g.waves_n);
+    ckt_l_set_int(L, "k_step", g.k_step);
+    ckt_l_set_int(L, "pack", g.pack);
     return 1;
 }
 

@@ -164,8 +164,7 @@ static void push_added(lua_State *L)
 void ckt_l_help_add(lua_State *L, const char *name, const char *text)
 {
     push_added(L);
-    lua_pushstring(L, text);
-    lua_setfield(L, -2, name);
+    ckt_l_set_string(L, name, text);
     lua_pop(L, 1);
 }
 
@@ -308,10 +307,7 @@ static int l_help_text(lua_State *L) { return push_help(L); }
 
 void ckt_l_open_help(lua_State *L)
 {
-    lua_pushcfunction(L, l_help);
-    lua_setfield(L, -2, "help");
-    lua_pushcfunction(L, l_help_text);
-    lua_setfield(L, -2, "help_text");
-    lua_pushcfunction(L, l_add_help);
-    lua_setfield(L, -2, "add_help");
+    ckt_l_set_function(L, "help", l_help);
+    ckt_l_set_function(L, "help_text", l_help_text);
+    ckt_l_set_function(L, "add_help", l_add_help);
 }

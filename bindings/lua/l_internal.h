@@ -41,6 +41,39 @@ int ckt_l_field_string(lua_State *L, int t, const char *fn, const char *field, c
 int ckt_l_int_list(lua_State *L, int idx, const char *what, int64_t *v, int cap);
 /* Push a flat list of integers as a Lua sequence. */
 void ckt_l_push_int_list(lua_State *L, const int64_t *v, int n);
+/* The same for an array of any integer type (the engine's int8_t lanes, int16_t banks). */
+#define CKT_L_PUSH_INTS(L, v, n)                                                                   \
+    do {                                                                                           \
+        lua_createtable(L, (n), 0);                                                                \
+        for (int i_ = 0; i_ < (n); i_++) {                                                         \
+            lua_pushinteger(L, (v)[i_]);                                                           \
+            lua_rawseti(L, -2, i_ + 1);                                                            \
+        }                                                                                          \
+    } while (0)
+/* A comma-separated list of names ("gfx942,gfx950") as a Lua sequence; NULL or "" gives {}. */
+void ckt_l_push_names(lua_State *L, const char *list);
+/* t[field] = v for the table at the top of the stack: the fields of the records the bindings
+ * return (one call a field instead of a push and a lua_setfield). */
+void ckt_l_set_int(lua_State *L, const char *field, lua_Integer v);
+void ckt_l_set_number(lua_State *L, const char *field, lua_Number v);
+void ckt_l_set_bool(lua_State *L, const char *field, bool v);
+void ckt_l_set_string(lua_State *L, const char *field, const char *v);
+void ckt_l_set_function(lua_State *L, const char *field, lua_CFunction f); /* ckt.<field> = f */
+/* The integer fields an __index reads from a value type: push the one named key (a string or
+ * NULL) and return true, or return false when none is named so. */
+typedef struct {
+    const char *name;
+    int64_t v;
+} ckt_l_int_field;
+bool ckt_l_push_int_field(lua_State *L, const char *key, const ckt_l_int_field *f, size_t n);
+typedef struct {
+    const char *name;
+    const char *v;
+} ckt_l_str_field;
+bool ckt_l_push_str_field(lua_State *L, const char *key, const ckt_l_str_field *f, size_t n);
+/* The end of an __index that serves fields: the method of class tname named by the key (stack
+ * index 2), or nil. Returns 1 (the count of results). */
+int ckt_l_index_method(lua_State *L, const char *tname);
 /* Reject unknown keys in an options table (catches typos): allowed is NULL-terminated; fn as
  * for the fields. */
 void ckt_l_check_fields(lua_State *L, int t, const char *fn, const char *const *allowed);
@@ -65,6 +98,13 @@ double ckt_l_deadline(lua_State *L);
         return 0;                                                                                  \
     }
 
+/* The userdata of class tname at idx, else an argument error "what: <expected> expected, got
+ * <type>" (the checkers' convention above). */
+void *ckt_l_checkclass(lua_State *L, int idx, const char *tname, const char *expected,
+                       const char *what);
+/* Push a new userdata of class tname holding a copy of the size bytes at v (a value type:
+ * layout, swizzle, encoding, ...); returns it. */
+void *ckt_l_push_value(lua_State *L, const char *tname, const void *v, size_t size);
 /* Register methods from a luaL_Reg list into a new metatable named tname, with
  * __index pointing at itself. Leaves nothing on the stack. */
 void ckt_l_new_class(lua_State *L, const char *tname, const luaL_Reg *methods);

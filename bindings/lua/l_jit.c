@@ -22,9 +22,7 @@ ckt_binary *ckt_l_checkbinary(lua_State *L, int idx)
 
 void ckt_l_pushbinary(lua_State *L, ckt_binary *b)
 {
-    ckt_binary **u = lua_newuserdatauv(L, sizeof *u, 0);
-    *u = b;
-    luaL_setmetatable(L, CKT_L_BINARY);
+    ckt_l_push_value(L, CKT_L_BINARY, &b, sizeof b);
 }
 
 /* options={...}, compile_only=, cache= of the table at t: the compiler options (anchored in the
@@ -93,8 +91,7 @@ static int b_gc(lua_State *L)
 static void field(lua_State *L, const char *k, int64_t v)
 {
     if (v < 0) return; /* unknown for this target */
-    lua_pushinteger(L, (lua_Integer)v);
-    lua_setfield(L, -2, k);
+    ckt_l_set_int(L, k, v);
 }
 
 static int b_resources(lua_State *L)
@@ -199,6 +196,5 @@ void ckt_l_open_jit(lua_State *L)
                                        {"kernel_name", b_kernel_name},
                                        {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_BINARY, methods);
-    lua_pushcfunction(L, ckt_l_compile);
-    lua_setfield(L, -2, "compile");
+    ckt_l_set_function(L, "compile", ckt_l_compile);
 }

@@ -73,9 +73,7 @@ void ckt_l_pushtuple(lua_State *L, const ckt_tuple *t)
 
 void ckt_l_pushlayout(lua_State *L, const ckt_layout *l)
 {
-    ckt_layout *u = lua_newuserdatauv(L, sizeof *u, 0);
-    *u = *l;
-    luaL_setmetatable(L, CKT_L_LAYOUT);
+    ckt_l_push_value(L, CKT_L_LAYOUT, l, sizeof *l);
 }
 
 ckt_layout *ckt_l_testlayout(lua_State *L, int idx) { return luaL_testudata(L, idx, CKT_L_LAYOUT); }
@@ -664,9 +662,7 @@ static int l_swizzle(lua_State *L)
     ckt_swizzle sw;
     ckt_error err;
     if (ckt_swizzle_make((int)b, (int)m, (int)s, &sw, &err)) return ckt_l_error(L, &err);
-    ckt_swizzle *u = lua_newuserdatauv(L, sizeof *u, 0);
-    *u = sw;
-    luaL_setmetatable(L, CKT_L_SWIZZLE);
+    ckt_l_push_value(L, CKT_L_SWIZZLE, &sw, sizeof sw);
     return 1;
 }
 
@@ -718,9 +714,7 @@ static int l_composed(lua_State *L)
     if (c.offset < 0)
         return ckt_l_errorf(L, "composed: offset %lld must be non-negative", (long long)c.offset);
     ckt_l_tolayout(L, 3, "layout", &c.inner);
-    ckt_composed *u = lua_newuserdatauv(L, sizeof *u, 0);
-    *u = c;
-    luaL_setmetatable(L, CKT_L_COMPOSED);
+    ckt_l_push_value(L, CKT_L_COMPOSED, &c, sizeof c);
     return 1;
 }
 
@@ -771,9 +765,8 @@ static int co_layout(lua_State *L)
 }
 static int co_swizzle(lua_State *L)
 {
-    ckt_swizzle *u = lua_newuserdatauv(L, sizeof *u, 0);
-    *u = checkcomposed(L, 1)->sw;
-    luaL_setmetatable(L, CKT_L_SWIZZLE);
+    const ckt_composed *c = checkcomposed(L, 1);
+    ckt_l_push_value(L, CKT_L_SWIZZLE, &c->sw, sizeof c->sw);
     return 1;
 }
 static int co_offset(lua_State *L)

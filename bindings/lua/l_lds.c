@@ -39,30 +39,18 @@ static int dtype_bytes(lua_State *L, const char *fn, const char *dtype)
 static void push_result(lua_State *L, const ckt_lds_result *r)
 {
     lua_createtable(L, 0, 4);
-    lua_pushinteger(L, r->ways);
-    lua_setfield(L, -2, "ways");
-    lua_pushinteger(L, r->cycles);
-    lua_setfield(L, -2, "cycles");
-    lua_pushinteger(L, r->ideal_cycles);
-    lua_setfield(L, -2, "ideal_cycles");
+    ckt_l_set_int(L, "ways", r->ways);
+    ckt_l_set_int(L, "cycles", r->cycles);
+    ckt_l_set_int(L, "ideal_cycles", r->ideal_cycles);
     lua_createtable(L, r->nphases, 0);
     for (int p = 0; p < r->nphases; p++) {
         const ckt_lds_phase_result *ph = &r->phases[p];
         lua_createtable(L, 0, 3);
-        lua_createtable(L, ph->nlanes, 0);
-        for (int k = 0; k < ph->nlanes; k++) {
-            lua_pushinteger(L, ph->lanes[k]);
-            lua_rawseti(L, -2, k + 1);
-        }
+        CKT_L_PUSH_INTS(L, ph->lanes, ph->nlanes);
         lua_setfield(L, -2, "lanes");
-        lua_createtable(L, ph->nlanes, 0);
-        for (int k = 0; k < ph->nlanes; k++) {
-            lua_pushinteger(L, ph->bank[k]);
-            lua_rawseti(L, -2, k + 1);
-        }
+        CKT_L_PUSH_INTS(L, ph->bank, ph->nlanes);
         lua_setfield(L, -2, "banks");
-        lua_pushinteger(L, ph->ways);
-        lua_setfield(L, -2, "ways");
+        ckt_l_set_int(L, "ways", ph->ways);
         lua_rawseti(L, -2, p + 1);
     }
     lua_setfield(L, -2, "phases");
@@ -221,18 +209,12 @@ static void analyze_one(lua_State *L, const ckt_target *t, const ckt_lds_tensor 
 static void push_tensor_result(lua_State *L, const ckt_target *t, const ckt_lds_tensor_result *r)
 {
     push_result(L, &r->first_worst);
-    lua_pushinteger(L, r->ways);
-    lua_setfield(L, -2, "ways");
-    lua_pushinteger(L, r->cycles);
-    lua_setfield(L, -2, "cycles");
-    lua_pushinteger(L, r->ideal_cycles);
-    lua_setfield(L, -2, "ideal_cycles");
-    lua_pushinteger(L, r->instructions);
-    lua_setfield(L, -2, "instructions");
-    lua_pushstring(L, r->instr ? r->instr : "");
-    lua_setfield(L, -2, "instr");
-    lua_pushinteger(L, r->access_bytes);
-    lua_setfield(L, -2, "access_bytes");
+    ckt_l_set_int(L, "ways", r->ways);
+    ckt_l_set_int(L, "cycles", r->cycles);
+    ckt_l_set_int(L, "ideal_cycles", r->ideal_cycles);
+    ckt_l_set_int(L, "instructions", r->instructions);
+    ckt_l_set_string(L, "instr", r->instr ? r->instr : "");
+    ckt_l_set_int(L, "access_bytes", r->access_bytes);
     push_report(L, t, "worst instruction", &r->first_worst);
     lua_pushfstring(L, "%d instructions: %d cycles for %d ideal (%d-way worst)\n%s",
                     r->instructions, r->cycles, r->ideal_cycles, r->ways, lua_tostring(L, -1));
@@ -402,25 +384,18 @@ static int l_find_swizzle(lua_State *L)
         return ckt_l_error(L, &err);
     lua_createtable(L, 0, 10);
     if (c.tensor.sw.b > 0) {
-        ckt_swizzle *u = lua_newuserdatauv(L, sizeof *u, 0);
-        *u = c.tensor.sw;
-        luaL_setmetatable(L, CKT_L_SWIZZLE);
+        ckt_l_push_value(L, CKT_L_SWIZZLE, &c.tensor.sw, sizeof c.tensor.sw);
         lua_setfield(L, -2, "swizzle");
         push_composed(L, c.tensor.sw, &c.tensor.layout);
     } else {
         ckt_l_pushlayout(L, &c.tensor.layout);
     }
     lua_setfield(L, -2, "layout");
-    lua_pushinteger(L, c.padding_banks);
-    lua_setfield(L, -2, "padding_banks");
-    lua_pushinteger(L, (lua_Integer)c.lds_bytes);
-    lua_setfield(L, -2, "lds_bytes");
-    lua_pushinteger(L, (lua_Integer)c.lds_extra_bytes);
-    lua_setfield(L, -2, "lds_extra_bytes");
-    lua_pushboolean(L, c.conflict_free);
-    lua_setfield(L, -2, "conflict_free");
-    lua_pushinteger(L, c.candidates);
-    lua_setfield(L, -2, "candidates");
+    ckt_l_set_int(L, "padding_banks", c.padding_banks);
+    ckt_l_set_int(L, "lds_bytes", c.lds_bytes);
+    ckt_l_set_int(L, "lds_extra_bytes", c.lds_extra_bytes);
+    ckt_l_set_bool(L, "conflict_free", c.conflict_free);
+    ckt_l_set_int(L, "candidates", c.candidates);
     if (hw) {
         push_tensor_result(L, &t, &c.write);
         lua_setfield(L, -2, "write");

@@ -55,37 +55,24 @@ static int l_nested(lua_State *L)
 
 void ckt_l_pushnested(lua_State *L, const ckt_nested *n)
 {
-    ckt_nested *u = lua_newuserdatauv(L, sizeof *u, 0);
-    *u = *n;
-    luaL_setmetatable(L, CKT_L_NESTED);
+    ckt_l_push_value(L, CKT_L_NESTED, n, sizeof *n);
 }
 
-static int n_undistributed(lua_State *L)
-{
-    ckt_nested *n = checknested(L, 1);
-    int64_t s[CKT_NESTED_MAX_RANK];
-    ckt_nested_undistributed_shape(n, s);
-    ckt_l_push_int_list(L, s, n->rank);
-    return 1;
-}
-
-static int n_packed(lua_State *L)
+/* The three shapes of a nested layout: per_mode entries a mode, filled by the engine. */
+static int push_shape(lua_State *L, void (*fill)(const ckt_nested *, int64_t *), int per_mode)
 {
     ckt_nested *n = checknested(L, 1);
     int64_t s[5 * CKT_NESTED_MAX_RANK];
-    ckt_nested_packed_shape(n, s);
-    ckt_l_push_int_list(L, s, 5 * n->rank);
+    fill(n, s);
+    ckt_l_push_int_list(L, s, per_mode * n->rank);
     return 1;
 }
-
-static int n_distributed(lua_State *L)
+static int n_undistributed(lua_State *L)
 {
-    ckt_nested *n = checknested(L, 1);
-    int64_t s[3 * CKT_NESTED_MAX_RANK];
-    ckt_nested_distributed_shape(n, s);
-    ckt_l_push_int_list(L, s, 3 * n->rank);
-    return 1;
+    return push_shape(L, ckt_nested_undistributed_shape, 1);
 }
+static int n_packed(lua_State *L) { return push_shape(L, ckt_nested_packed_shape, 5); }
+static int n_distributed(lua_State *L) { return push_shape(L, ckt_nested_distributed_shape, 3); }
 
 /* An optional subgroup size: an integer or {subgroup_size = n}; 0 when absent (the layout's own).
  */
@@ -198,8 +185,7 @@ void ckt_l_open_nested(lua_State *L)
                                        {"svg", n_svg},
                                        {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_NESTED, methods);
-    lua_pushcfunction(L, l_nested);
-    lua_setfield(L, -2, "nested_layout");
+    ckt_l_set_function(L, "nested_layout", l_nested);
     ckt_l_help_add(
         L, "nested_layout",
         "ckt.nested_layout{subgroup_tile=, batch_tile=, outer_tile=, thread_tile=, element_tile=,\n"

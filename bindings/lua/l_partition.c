@@ -86,6 +86,5 @@ static int l_local_partition(lua_State *L)
 
 void ckt_lk_open_partition(lua_State *L)
 {
-    lua_pushcfunction(L, l_local_partition);
-    lua_setfield(L, -2, "local_partition");
+    ckt_l_set_function(L, "local_partition", l_local_partition);
 }

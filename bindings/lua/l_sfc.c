@@ -32,9 +32,7 @@ static int l_sfc(lua_State *L)
     ckt_error err;
     if (ckt_sfc_make(n, len, have_order ? ord : NULL, have_spa ? spa : NULL, snake, &s, &err))
         return ckt_l_error(L, &err);
-    ckt_sfc *u = lua_newuserdatauv(L, sizeof *u, 0);
-    *u = s;
-    luaL_setmetatable(L, CKT_L_SFC);
+    ckt_l_push_value(L, CKT_L_SFC, &s, sizeof s);
     return 1;
 }
 
@@ -124,16 +122,11 @@ static int s_locality(lua_State *L)
     ckt_error err;
     if (ckt_sfc_locality_of(s, seq, line, &l, &err)) return ckt_l_error(L, &err);
     lua_createtable(L, 0, 5);
-    lua_pushinteger(L, (lua_Integer)l.sequential);
-    lua_setfield(L, -2, "sequential");
-    lua_pushinteger(L, (lua_Integer)l.cache_line);
-    lua_setfield(L, -2, "cache_line");
-    lua_pushinteger(L, (lua_Integer)l.large);
-    lua_setfield(L, -2, "large");
-    lua_pushinteger(L, (lua_Integer)l.total_distance);
-    lua_setfield(L, -2, "total_distance");
-    lua_pushinteger(L, (lua_Integer)(s->num_access > 0 ? s->num_access - 1 : 0));
-    lua_setfield(L, -2, "steps");
+    ckt_l_set_int(L, "sequential", l.sequential);
+    ckt_l_set_int(L, "cache_line", l.cache_line);
+    ckt_l_set_int(L, "large", l.large);
+    ckt_l_set_int(L, "total_distance", l.total_distance);
+    ckt_l_set_int(L, "steps", (lua_Integer)(s->num_access > 0 ? s->num_access - 1 : 0));
     return 1;
 }
 
@@ -180,6 +173,5 @@ void ckt_l_open_sfc(lua_State *L)
                                        {"locality", s_locality},
                                        {NULL, NULL}};
     ckt_l_new_class(L, CKT_L_SFC, methods);
-    lua_pushcfunction(L, l_sfc);
-    lua_setfield(L, -2, "sfc");
+    ckt_l_set_function(L, "sfc", l_sfc);
 }

@@ -88,12 +88,7 @@ int ckt_lk_todist(lua_State *L, int idx, l_kernel *kb, const char *fn, int rank,
 
 l_kobj *ckt_lk_checktensor(lua_State *L, int idx, const char *what)
 {
-    l_kobj *t = luaL_testudata(L, idx, CKT_L_KTENSOR);
-    char pre[96];
-    if (!t)
-        ckt_l_argerror(L, idx > 0 ? idx : 0, "%stensor (ckt.tensor) expected, got %s",
-                       ckt_l_prefix(pre, sizeof pre, what), luaL_typename(L, idx));
-    return t;
+    return ckt_l_checkclass(L, idx, CKT_L_KTENSOR, "tensor (ckt.tensor)", what);
 }
 
 const ckt_ktensor *ckt_lk_ktensor(const l_kobj *t) { return ckt_kernel_tensor(t->kb->k, t->id); }
@@ -307,11 +302,7 @@ l_kobj *ckt_lk_checkreg(lua_State *L, int idx, l_kernel *kb, const char *what)
 
 l_kobj *ckt_lk_checkwindow(lua_State *L, int idx, const char *what)
 {
-    l_kobj *w = luaL_testudata(L, idx, CKT_L_WINDOW);
-    char pre[96];
-    if (!w)
-        ckt_l_argerror(L, idx > 0 ? idx : 0, "%stile window expected, got %s",
-                       ckt_l_prefix(pre, sizeof pre, what), luaL_typename(L, idx));
+    l_kobj *w = ckt_l_checkclass(L, idx, CKT_L_WINDOW, "tile window", what);
     ckt_lk_require_building(L, w->kb, what ? what : "window");
     return w;
 }

@@ -50,29 +50,21 @@ static int l_wgmma_desc(lua_State *L)
         ckt_wgmma_desc_encode(&d, base, &bits, &err))
         return ckt_l_error(L, &err);
     lua_createtable(L, 0, 7);
-    lua_pushinteger(L, (lua_Integer)d.start);
-    lua_setfield(L, -2, "start");
-    lua_pushinteger(L, (lua_Integer)d.lbo);
-    lua_setfield(L, -2, "lbo");
-    lua_pushinteger(L, (lua_Integer)d.sbo);
-    lua_setfield(L, -2, "sbo");
-    lua_pushinteger(L, d.swizzle_bytes);
-    lua_setfield(L, -2, "swizzle");
-    lua_pushstring(L, d.mn_major ? "mn" : "k");
-    lua_setfield(L, -2, "major");
-    lua_pushinteger(L, (lua_Integer)ckt_wgmma_tile_alignment(sw.b ? &sw : NULL, dtype));
-    lua_setfield(L, -2, "alignment");
+    ckt_l_set_int(L, "start", d.start);
+    ckt_l_set_int(L, "lbo", d.lbo);
+    ckt_l_set_int(L, "sbo", d.sbo);
+    ckt_l_set_int(L, "swizzle", d.swizzle_bytes);
+    ckt_l_set_string(L, "major", d.mn_major ? "mn" : "k");
+    ckt_l_set_int(L, "alignment", (lua_Integer)ckt_wgmma_tile_alignment(sw.b ? &sw : NULL, dtype));
     char hex[24];
     snprintf(hex, sizeof hex, "0x%016llx", (unsigned long long)bits);
-    lua_pushstring(L, hex);
-    lua_setfield(L, -2, "bits");
+    ckt_l_set_string(L, "bits", hex);
     return 1;
 }
 
 void ckt_l_open_wgmma(lua_State *L)
 {
-    lua_pushcfunction(L, l_wgmma_desc);
-    lua_setfield(L, -2, "wgmma_desc");
+    ckt_l_set_function(L, "wgmma_desc", l_wgmma_desc);
     ckt_l_help_add(L, "wgmma_desc",
                    "ckt.wgmma_desc{layout=, dtype=\"f16\", rows=64, origin={0, 0}, base=0}: the "
                    "shared-memory matrix descriptor\n"

@@ -4,8 +4,7 @@
 
 #include "emit_gpu.h"
 
-void ckt_emit_gpu_open(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool dynamic_lds,
-                       const char *tid, const char *bid, const char *nblk)
+void ckt_emit_gpu_open(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool dynamic_lds)
 {
     ckt_sb_printf(s, "extern \"C\" __global__ void __launch_bounds__(%lld) %s(",
                   (long long)(ckt_kernel_block(k) + ckt_kernel_producer_threads(k)),
@@ -24,11 +23,11 @@ void ckt_emit_gpu_open(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool d
                           p->name);
     }
     ckt_sb_printf(s, ")\n{\n");
-    ckt_sb_printf(s, "    const int tid = (int)%s.x;\n", tid);
-    ckt_sb_printf(s, "    const ckt_i64 bid_x = %s.x, bid_y = %s.y, bid_z = %s.z;\n", bid, bid,
-                  bid);
-    ckt_sb_printf(s, "    const ckt_i64 nblk_x = %s.x, nblk_y = %s.y, nblk_z = %s.z;\n", nblk, nblk,
-                  nblk);
+    ckt_sb_printf(s, "    const int tid = (int)threadIdx.x;\n");
+    ckt_sb_printf(
+        s, "    const ckt_i64 bid_x = blockIdx.x, bid_y = blockIdx.y, bid_z = blockIdx.z;\n");
+    ckt_sb_printf(
+        s, "    const ckt_i64 nblk_x = gridDim.x, nblk_y = gridDim.y, nblk_z = gridDim.z;\n");
     ckt_sb_printf(s, "    (void)tid; (void)bid_x; (void)bid_y; (void)bid_z; (void)nblk_x; "
                      "(void)nblk_y; (void)nblk_z;\n");
     if (dynamic_lds)
@@ -41,16 +40,13 @@ void ckt_emit_gpu_open(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool d
                       (long long)lds_bytes);
 }
 
-static void open_kernel(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool dynamic_lds)
-{
-    ckt_emit_gpu_open(s, k, lds_bytes, dynamic_lds, "threadIdx", "blockIdx", "gridDim");
-}
-static void close_kernel(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes)
+void ckt_emit_gpu_close(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes)
 {
     (void)s;
     (void)k;
     (void)lds_bytes;
 }
 
-const ckt_dialect ckt_dialect_hip = {CKT_DIALECT_HIP,    "hip",       "hip.h",     false,
-                                     "__syncthreads();", open_kernel, close_kernel};
+const ckt_dialect ckt_dialect_hip = {
+    CKT_DIALECT_HIP,   "hip", "hip.h", false, "__syncthreads();", ckt_emit_gpu_open,
+    ckt_emit_gpu_close};

@@ -30,22 +30,7 @@
  * path must not run beside them */
 static pthread_mutex_t hip_lock = PTHREAD_MUTEX_INITIALIZER;
 
-typedef int hiprtcResult;
-typedef struct _hiprtcProgram *hiprtcProgram;
-
-static struct {
-    void *lib;
-    const char *name;
-    hiprtcResult (*create)(hiprtcProgram *, const char *, const char *, int, const char **,
-                           const char **);
-    hiprtcResult (*compile)(hiprtcProgram, int, const char **);
-    hiprtcResult (*log_size)(hiprtcProgram, size_t *);
-    hiprtcResult (*log)(hiprtcProgram, char *);
-    hiprtcResult (*code_size)(hiprtcProgram, size_t *);
-    hiprtcResult (*code)(hiprtcProgram, char *);
-    hiprtcResult (*destroy)(hiprtcProgram *);
-    hiprtcResult (*version)(int *, int *); /* optional */
-} H;
+static ckt_rtc H;
 
 static ckt_status load_locked(ckt_error *err)
 {
@@ -60,56 +45,22 @@ static ckt_status load_locked(ckt_error *err)
             err, CKT_ERUNTIME,
             "hipRTC not found (tried libhiprtc.so, libamdhip64.so.5/.6; Debian: apt-get install "
             "libamdhip64-5); use the cpu target (e.g. cpu:gfx90a) to emulate");
-    const ckt_dynsym syms[] = {
-        {(void **)&H.create, "hiprtcCreateProgram", NULL, false},
-        {(void **)&H.compile, "hiprtcCompileProgram", NULL, false},
-        {(void **)&H.log_size, "hiprtcGetProgramLogSize", NULL, false},
-        {(void **)&H.log, "hiprtcGetProgramLog", NULL, false},
-        {(void **)&H.code_size, "hiprtcGetCodeSize", NULL, false},
-        {(void **)&H.code, "hiprtcGetCode", NULL, false},
-        {(void **)&H.destroy, "hiprtcDestroyProgram", NULL, false},
-        {(void **)&H.version, "hiprtcVersion", NULL, true},
-    };
-    if (ckt_dynlib_bind(lib, syms, sizeof syms / sizeof *syms))
+    if (ckt_rtc_bind(&H, lib, "hiprtc", "Code"))
         return ckt_fail(err, CKT_ERUNTIME, "hipRTC in %s lacks the hiprtc* entry points", H.name);
-    H.lib = lib;
     return CKT_OK;
 }
 
-/* once per process, also when compiles run on several threads (ckt/autotune.h) */
-static ckt_status load(ckt_error *err)
-{
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    pthread_mutex_lock(&lock);
-    ckt_status s = load_locked(err);
-    pthread_mutex_unlock(&lock);
-    return s;
-}
+static ckt_status load(ckt_error *err) { return ckt_rtc_load(load_locked, err); }
 
 static int compile_into(const char *arch, const char *src, const char *name,
                         const char *const *extra, int nextra, ckt_binary *b)
 {
-    hiprtcProgram prog;
-    if (H.create(&prog, src, name, 0, NULL, NULL) != 0) return -1;
     char archopt[64];
     snprintf(archopt, sizeof archopt, "--offload-arch=%s", arch);
     const char *opts[40] = {archopt, "-O3"};
     int n = 2;
     for (int i = 0; i < nextra && n < 40; i++) opts[n++] = extra[i];
-    int rc = H.compile(prog, n, opts);
-    size_t ls = 0;
-    /* an empty log may be reported as size 0 or 1 */
-    if (b && H.log_size(prog, &ls) == 0 && ls > 1 && (b->log = malloc(ls + 1))) {
-        H.log(prog, b->log);
-        b->log[ls] = 0;
-    }
-    size_t cs = 0;
-    if (rc == 0 && b && H.code_size(prog, &cs) == 0 && cs > 0 && (b->code = malloc(cs))) {
-        H.code(prog, (char *)b->code);
-        b->code_size = cs;
-    }
-    H.destroy(&prog);
-    return rc;
+    return ckt_rtc_compile(&H, src, name, opts, n, b);
 }
 
 /* ---- comgr, the library hipRTC compiles with, called directly (see the top of the file) ---- */

@@ -43,6 +43,37 @@ ckt_status ckt_jit_cpu_identity(char *out, size_t cap, ckt_error *err);
 /* CKT_COMPILE_SANDBOXED: the options and the source's preprocessor lines (jit_sandbox.c) */
 ckt_status ckt_jit_check_sandboxed(const ckt_compile_request *req, ckt_compiler_kind compiler,
                                    ckt_error *err);
+
+/* NVRTC and hipRTC: one API under two prefixes (nvrtc*, hiprtc*), loaded at run time; the entry
+ * points ckt uses. */
+typedef struct ckt_rtc_program *ckt_rtc_program;
+typedef struct ckt_rtc {
+    void *lib;        /* set once bound */
+    const char *name; /* the library it came from */
+    int (*create)(ckt_rtc_program *, const char *, const char *, int, const char *const *,
+                  const char *const *);
+    int (*compile)(ckt_rtc_program, int, const char *const *);
+    int (*log_size)(ckt_rtc_program, size_t *);
+    int (*log)(ckt_rtc_program, char *);
+    int (*code_size)(ckt_rtc_program, size_t *);
+    int (*code)(ckt_rtc_program, char *);
+    int (*destroy)(ckt_rtc_program *);
+    int (*version)(int *, int *); /* optional */
+} ckt_rtc;
+/* load_locked() under a lock: the library loads once per process, also when compiles run on
+ * several threads (ckt/autotune.h). */
+ckt_status ckt_rtc_load(ckt_status (*load_locked)(ckt_error *), ckt_error *err);
+/* Resolve r's entry points in lib: prefix "nvrtc" or "hiprtc"; code names the code object's
+ * getters ("CUBIN": nvrtcGetCUBIN, "Code": hiprtcGetCode). NULL when all the required ones are
+ * there (then r->lib = lib), else the first missing name (lib is closed). */
+const char *ckt_rtc_bind(ckt_rtc *r, void *lib, const char *prefix, const char *code);
+/* Compile src (kernel name) with opts: the log into b->log and, on success, the code into b->code
+ * (b may be NULL: a probe). Returns the compile's result (0: success), or CKT_RTC_NO_PROGRAM when
+ * the program could not be created. */
+#define CKT_RTC_NO_PROGRAM (-1)
+int ckt_rtc_compile(const ckt_rtc *r, const char *src, const char *name, const char *const *opts,
+                    int nopts, ckt_binary *b);
+
 ckt_status ckt_jit_write_file(const char *path, const void *data, size_t n, ckt_error *err);
 ckt_status ckt_jit_read_file(const char *path, uint8_t **data, size_t *n, ckt_error *err);
 

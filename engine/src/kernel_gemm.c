@@ -281,6 +281,21 @@ ckt_status ckt_kernel_gemm_c_dist(ckt_kernel *k, const ckt_gemm_traits *t, int64
     return ckt_kernel_add_dist(k, &d, dist, err);
 }
 
+ckt_status ckt_gemm_check_c(ckt_kernel *k, const ckt_gemm_traits *t, int64_t mpb, int64_t npb,
+                            int c_reg, ckt_error *err)
+{
+    int cd;
+    ckt_status s;
+    if ((s = ckt_kernel_gemm_c_dist(k, t, mpb, npb, &cd, err))) return s;
+    const ckt_ktensor *c = ckt_kernel_tensor(k, c_reg);
+    if (!c || c->mem != CKT_MEM_REG || c->dist != cd)
+        return ckt_fail(err, CKT_EINVAL,
+                        "blockwise_gemm: c_reg is not the C register tensor of these traits and a "
+                        "%lldx%lld block tile (make it with make_blockwise_gemm_xdl_c_vgpr)",
+                        (long long)mpb, (long long)npb);
+    return CKT_OK;
+}
+
 ckt_status ckt_kernel_gemm_c_vgpr(ckt_kernel *k, const ckt_gemm_traits *t, int64_t mpb, int64_t npb,
                                   int *reg, int *dist, ckt_error *err)
 {
@@ -400,15 +415,9 @@ ckt_status ckt_kernel_blockwise_gemm(ckt_kernel *k, int a_lds, int b_lds, int c_
     if ((s = ckt_gemm_operands(k, a_lds, b_lds, m, &mpb, &npb, &kpa, err))) return s;
     ckt_gemm_geom g;
     if ((s = ckt_gemm_geometry(t, mpb, npb, kpa, ckt_kernel_block(k), &g, err))) return s;
-    int cd, ad, bd;
+    int ad, bd;
     ckt_dist d;
-    if ((s = ckt_kernel_gemm_c_dist(k, t, mpb, npb, &cd, err))) return s;
-    const ckt_ktensor *c = ckt_kernel_tensor(k, c_reg);
-    if (!c || c->mem != CKT_MEM_REG || c->dist != cd)
-        return ckt_fail(err, CKT_EINVAL,
-                        "blockwise_gemm: c_reg is not the C register tensor of these traits and a "
-                        "%lldx%lld block tile (make it with make_blockwise_gemm_xdl_c_vgpr)",
-                        (long long)mpb, (long long)npb);
+    if ((s = ckt_gemm_check_c(k, t, mpb, npb, c_reg, err))) return s;
     if ((s = ckt_gemm_dist(t, &g, 'A', &d, err)) || (s = ckt_kernel_add_dist(k, &d, &ad, err)))
         return s;
     if ((s = ckt_gemm_dist(t, &g, 'B', &d, err)) || (s = ckt_kernel_add_dist(k, &d, &bd, err)))

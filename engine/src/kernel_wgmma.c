@@ -119,14 +119,7 @@ ckt_status ckt_kernel_blockwise_wgmma_async(ckt_kernel *k, int a_lds, int b_lds,
         return ckt_fail(err, CKT_EINVAL,
                         "blockwise_gemm: %s takes k_pack %lld (one K step of 16 per instruction)",
                         m->name, (long long)m->k_chunk);
-    int cd;
-    if ((s = ckt_kernel_gemm_c_dist(k, t, mpb, npb, &cd, err))) return s;
-    const ckt_ktensor *c = ckt_kernel_tensor(k, c_reg);
-    if (!c || c->mem != CKT_MEM_REG || c->dist != cd)
-        return ckt_fail(err, CKT_EINVAL,
-                        "blockwise_gemm: c_reg is not the C register tensor of these traits and a "
-                        "%lldx%lld block tile (make it with make_blockwise_gemm_xdl_c_vgpr)",
-                        (long long)mpb, (long long)npb);
+    if ((s = ckt_gemm_check_c(k, t, mpb, npb, c_reg, err))) return s;
     ckt_wgmma_operand pa, pb;
     const ckt_swizzle *swa = ta->swizzled ? &ta->sw : NULL, *swb = tb->swizzled ? &tb->sw : NULL;
     int64_t ks = kpa / 16;

@@ -320,6 +320,24 @@ static ckt_status module_for(ckt_device *dev, const ckt_binary *bin, void **modu
     return CKT_OK;
 }
 
+int ckt_runtime_timed_launch(const ckt_gpu_timing *api, void *const ev[2], void *fn,
+                             const ckt_launch_params *p, double *ms)
+{
+    int r = api->event_record(ev[0], NULL);
+    if (!r)
+        r = api->launch(fn, (unsigned)p->grid[0], (unsigned)p->grid[1], (unsigned)p->grid[2],
+                        (unsigned)p->block[0], (unsigned)p->block[1], (unsigned)p->block[2],
+                        (unsigned)p->dyn_shared_bytes, NULL, (void **)p->args, NULL);
+    if (!r) r = api->event_record(ev[1], NULL);
+    if (!r) r = api->event_sync(ev[1]);
+    float t = 0;
+    if (!r) r = api->event_elapsed(&t, ev[0], ev[1]);
+    api->event_destroy(ev[0]);
+    api->event_destroy(ev[1]);
+    if (!r) *ms = t;
+    return r;
+}
+
 double ckt_runtime_now(void)
 {
     struct timespec t;

@@ -46,13 +46,8 @@ static struct {
     CUresult (*module_unload)(CUmodule);
     CUresult (*get_function)(CUfunction *, CUmodule, const char *);
     CUresult (*func_set_attribute)(CUfunction, int, int);
-    CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                       unsigned, CUstream, void **, void **);
     CUresult (*event_create)(CUevent *, unsigned);
-    CUresult (*event_record)(CUevent, CUstream);
-    CUresult (*event_sync)(CUevent);
-    CUresult (*event_elapsed)(float *, CUevent, CUevent);
-    CUresult (*event_destroy)(CUevent);
+    ckt_gpu_timing t; /* events and launches */
     CUresult (*sync)(void);
     CUresult (*error_string)(CUresult, const char **);
 } D;
@@ -104,12 +99,12 @@ static ckt_status load_driver(ckt_error *err)
         {(void **)&D.module_unload, "cuModuleUnload", NULL, false},
         {(void **)&D.get_function, "cuModuleGetFunction", NULL, false},
         {(void **)&D.func_set_attribute, "cuFuncSetAttribute", NULL, false},
-        {(void **)&D.launch, "cuLaunchKernel", NULL, false},
+        {(void **)&D.t.launch, "cuLaunchKernel", NULL, false},
         {(void **)&D.event_create, "cuEventCreate", NULL, false},
-        {(void **)&D.event_record, "cuEventRecord", NULL, false},
-        {(void **)&D.event_sync, "cuEventSynchronize", NULL, false},
-        {(void **)&D.event_elapsed, "cuEventElapsedTime", "cuEventElapsedTime_v2", false},
-        {(void **)&D.event_destroy, "cuEventDestroy_v2", NULL, false},
+        {(void **)&D.t.event_record, "cuEventRecord", NULL, false},
+        {(void **)&D.t.event_sync, "cuEventSynchronize", NULL, false},
+        {(void **)&D.t.event_elapsed, "cuEventElapsedTime", "cuEventElapsedTime_v2", false},
+        {(void **)&D.t.event_destroy, "cuEventDestroy_v2", NULL, false},
         {(void **)&D.sync, "cuCtxSynchronize", NULL, false},
         {(void **)&D.error_string, "cuGetErrorString", NULL, false},
     };
@@ -284,22 +279,10 @@ static ckt_status cu_launch(ckt_device *dev, void *module, void *fn, const ckt_l
         return fail(err, "cuFuncSetAttribute(max dynamic shared memory)", r);
     CUevent ev[2] = {0, 0};
     if ((r = D.event_create(&ev[0], 0)) || (r = D.event_create(&ev[1], 0))) {
-        if (ev[0]) D.event_destroy(ev[0]);
+        if (ev[0]) D.t.event_destroy(ev[0]);
         return fail(err, "cuEventCreate", r);
     }
-    r = D.event_record(ev[0], NULL);
-    if (!r)
-        r = D.launch(fn, (unsigned)p->grid[0], (unsigned)p->grid[1], (unsigned)p->grid[2],
-                     (unsigned)p->block[0], (unsigned)p->block[1], (unsigned)p->block[2],
-                     (unsigned)p->dyn_shared_bytes, NULL, (void **)p->args, NULL);
-    if (!r) r = D.event_record(ev[1], NULL);
-    if (!r) r = D.event_sync(ev[1]);
-    float t = 0;
-    if (!r) r = D.event_elapsed(&t, ev[0], ev[1]);
-    D.event_destroy(ev[0]);
-    D.event_destroy(ev[1]);
-    if (r) return fail(err, "kernel launch", r);
-    *ms = t;
+    if ((r = ckt_runtime_timed_launch(&D.t, ev, fn, p, ms))) return fail(err, "kernel launch", r);
     return CKT_OK;
 }
 

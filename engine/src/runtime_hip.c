@@ -29,13 +29,8 @@ static struct {
     hipError_t (*module_load)(hipModule_t *, const void *);
     hipError_t (*module_unload)(hipModule_t);
     hipError_t (*get_function)(hipFunction_t *, hipModule_t, const char *);
-    hipError_t (*launch)(hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                         unsigned, hipStream_t, void **, void **);
     hipError_t (*event_create)(hipEvent_t *);
-    hipError_t (*event_record)(hipEvent_t, hipStream_t);
-    hipError_t (*event_sync)(hipEvent_t);
-    hipError_t (*event_elapsed)(float *, hipEvent_t, hipEvent_t);
-    hipError_t (*event_destroy)(hipEvent_t);
+    ckt_gpu_timing t; /* events and launches */
     hipError_t (*sync)(void);
     const char *(*error_string)(hipError_t);
 } H;
@@ -74,12 +69,12 @@ static ckt_status load_runtime(ckt_error *err)
         {(void **)&H.module_load, "hipModuleLoadData", NULL, false},
         {(void **)&H.module_unload, "hipModuleUnload", NULL, false},
         {(void **)&H.get_function, "hipModuleGetFunction", NULL, false},
-        {(void **)&H.launch, "hipModuleLaunchKernel", NULL, false},
+        {(void **)&H.t.launch, "hipModuleLaunchKernel", NULL, false},
         {(void **)&H.event_create, "hipEventCreate", NULL, false},
-        {(void **)&H.event_record, "hipEventRecord", NULL, false},
-        {(void **)&H.event_sync, "hipEventSynchronize", NULL, false},
-        {(void **)&H.event_elapsed, "hipEventElapsedTime", NULL, false},
-        {(void **)&H.event_destroy, "hipEventDestroy", NULL, false},
+        {(void **)&H.t.event_record, "hipEventRecord", NULL, false},
+        {(void **)&H.t.event_sync, "hipEventSynchronize", NULL, false},
+        {(void **)&H.t.event_elapsed, "hipEventElapsedTime", NULL, false},
+        {(void **)&H.t.event_destroy, "hipEventDestroy", NULL, false},
         {(void **)&H.sync, "hipDeviceSynchronize", NULL, false},
         {(void **)&H.error_string, "hipGetErrorString", NULL, false},
     };
@@ -245,22 +240,10 @@ static ckt_status hip_launch(ckt_device *dev, void *module, void *fn, const ckt_
     hipEvent_t ev[2] = {0, 0};
     hipError_t r;
     if ((r = H.event_create(&ev[0])) || (r = H.event_create(&ev[1]))) {
-        if (ev[0]) H.event_destroy(ev[0]);
+        if (ev[0]) H.t.event_destroy(ev[0]);
         return fail(err, "hipEventCreate", r);
     }
-    r = H.event_record(ev[0], NULL);
-    if (!r)
-        r = H.launch(fn, (unsigned)p->grid[0], (unsigned)p->grid[1], (unsigned)p->grid[2],
-                     (unsigned)p->block[0], (unsigned)p->block[1], (unsigned)p->block[2],
-                     (unsigned)p->dyn_shared_bytes, NULL, (void **)p->args, NULL);
-    if (!r) r = H.event_record(ev[1], NULL);
-    if (!r) r = H.event_sync(ev[1]);
-    float t = 0;
-    if (!r) r = H.event_elapsed(&t, ev[0], ev[1]);
-    H.event_destroy(ev[0]);
-    H.event_destroy(ev[1]);
-    if (r) return fail(err, "kernel launch", r);
-    *ms = t;
+    if ((r = ckt_runtime_timed_launch(&H.t, ev, fn, p, ms))) return fail(err, "kernel launch", r);
     return CKT_OK;
 }
 

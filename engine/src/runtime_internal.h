@@ -59,6 +59,22 @@ extern const ckt_backend_ops ckt_runtime_cpu_ops, ckt_runtime_cuda_ops, ckt_runt
 ckt_status ckt_runtime_check_arg_sizes(const char *kernel, const int64_t *sizes, int n,
                                        const ckt_launch_params *p, ckt_error *err);
 
+/* The entry points the CUDA driver and HIP share for a timed launch (cuEvent* / hipEvent*,
+ * cuLaunchKernel / hipModuleLaunchKernel): results are int (0: success), events, streams and
+ * functions opaque pointers in both. */
+typedef struct ckt_gpu_timing {
+    int (*event_record)(void *ev, void *stream);
+    int (*event_sync)(void *ev);
+    int (*event_elapsed)(float *ms, void *start, void *end);
+    int (*event_destroy)(void *ev);
+    int (*launch)(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                  unsigned bz, unsigned shared_bytes, void *stream, void **args, void **extra);
+} ckt_gpu_timing;
+/* Launch fn on the default stream between two created events ev[0..1], wait for it and destroy
+ * the events. Returns the first failing result (0: none, then *ms is the kernel's time). */
+int ckt_runtime_timed_launch(const ckt_gpu_timing *api, void *const ev[2], void *fn,
+                             const ckt_launch_params *p, double *ms);
+
 /* CLOCK_MONOTONIC in seconds (the clock of ckt_launch_params.deadline) */
 double ckt_runtime_now(void);
 

@@ -1,0 +1,60 @@
+/* NVRTC and hipRTC, the one API they share (jit_internal.h). */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "dynlib.h"
+#include "jit_internal.h"
+
+ckt_status ckt_rtc_load(ckt_status (*load_locked)(ckt_error *), ckt_error *err)
+{
+    /* one lock for both libraries: each loads once, so they never wait on each other for long */
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    ckt_status s = load_locked(err);
+    pthread_mutex_unlock(&lock);
+    return s;
+}
+
+const char *ckt_rtc_bind(ckt_rtc *r, void *lib, const char *prefix, const char *code)
+{
+    /* the names differ only in the prefix and in what the code is called (CUBIN, Code) */
+    char names[8][64];
+    snprintf(names[0], sizeof names[0], "%sCreateProgram", prefix);
+    snprintf(names[1], sizeof names[1], "%sCompileProgram", prefix);
+    snprintf(names[2], sizeof names[2], "%sGetProgramLogSize", prefix);
+    snprintf(names[3], sizeof names[3], "%sGetProgramLog", prefix);
+    snprintf(names[4], sizeof names[4], "%sGet%sSize", prefix, code);
+    snprintf(names[5], sizeof names[5], "%sGet%s", prefix, code);
+    snprintf(names[6], sizeof names[6], "%sDestroyProgram", prefix);
+    snprintf(names[7], sizeof names[7], "%sVersion", prefix);
+    void **slots[8] = {(void **)&r->create,  (void **)&r->compile,   (void **)&r->log_size,
+                       (void **)&r->log,     (void **)&r->code_size, (void **)&r->code,
+                       (void **)&r->destroy, (void **)&r->version};
+    ckt_dynsym syms[8];
+    for (int i = 0; i < 8; i++) syms[i] = (ckt_dynsym){slots[i], names[i], NULL, i == 7};
+    const char *missing = ckt_dynlib_bind(lib, syms, 8);
+    if (!missing) r->lib = lib;
+    return missing;
+}
+
+int ckt_rtc_compile(const ckt_rtc *r, const char *src, const char *name, const char *const *opts,
+                    int nopts, ckt_binary *b)
+{
+    ckt_rtc_program prog;
+    if (r->create(&prog, src, name, 0, NULL, NULL) != 0) return CKT_RTC_NO_PROGRAM;
+    int rc = r->compile(prog, nopts, opts);
+    size_t ls = 0;
+    /* an empty log may be reported as size 0 or 1 */
+    if (b && r->log_size(prog, &ls) == 0 && ls > 1 && (b->log = malloc(ls + 1))) {
+        r->log(prog, b->log);
+        b->log[ls] = 0;
+    }
+    size_t cs = 0;
+    if (rc == 0 && b && r->code_size(prog, &cs) == 0 && cs > 0 && (b->code = malloc(cs))) {
+        r->code(prog, (char *)b->code);
+        b->code_size = cs;
+    }
+    r->destroy(&prog);
+    return rc;
+}
