@@ -79,4 +79,3 @@ for _, r in ipairs(rows) do
   else print(("| %s | %d | %d | %d | %.0f | %.3f | %.1f%% |"):format(r.shape, r.stages, r.blocks, r.stage_bytes, r.gbs, r.us_per_stage, 100 * r.of_d2d)) end
 end
 bench.write_json(json_path, {device = target, d2d_gbs = d2d, rows = rows})
-print("wrote " .. json_path)
