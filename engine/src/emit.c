@@ -1655,18 +1655,11 @@ static void emit_op(em *e, const ckt_kop *op)
         e->st = ckt_emit_wgmma(e->s, e->ind, e->dl->kind, e->k, e->ex, op, e->target, e->err);
         break;
     case CKT_OP_TMA_COPY:
-        thread_close(e);
-        e->st = ckt_emit_tma_copy(e->s, e->ind, e->dl->kind, e->k, e->ex, op, e->target,
-                                  in_producer(e), e->err);
-        break;
     case CKT_OP_MBAR_ARRIVE:
-        thread_close(e);
-        e->st = ckt_emit_mbar_arrive(e->s, e->ind, e->dl->kind, e->k, e->ex, op, e->target, e->err);
-        break;
     case CKT_OP_MBAR_WAIT:
         thread_close(e);
-        e->st = ckt_emit_mbar_wait(e->s, e->ind, e->dl->kind, e->k, e->ex, op, e->target,
-                                   in_producer(e), e->err);
+        e->st = ckt_emit_tma(e->s, e->ind, e->dl->kind, e->k, e->ex, op, e->target, in_producer(e),
+                             e->err);
         break;
     }
 }

@@ -57,16 +57,11 @@ ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_k
  * the declarations, close before the kernel's end. */
 void ckt_emit_mbar_init(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k);
 void ckt_emit_mbar_close(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k);
-/* producer: the op is on the producer warp's elected thread (no thread-0 guard; a C-dialect wait
+/* CKT_OP_TMA_COPY, CKT_OP_MBAR_WAIT, CKT_OP_MBAR_ARRIVE (refused on targets without them);
+ * producer: the op is on the producer warp's elected thread (no thread-0 guard; a C-dialect wait
  * there records what the copies after it wait for) */
-ckt_status ckt_emit_tma_copy(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k,
-                             ckt_expr_pool *ex, const ckt_kop *op, const char *target,
-                             bool producer, ckt_error *err);
-ckt_status ckt_emit_mbar_wait(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k,
-                              ckt_expr_pool *ex, const ckt_kop *op, const char *target,
-                              bool producer, ckt_error *err);
-ckt_status ckt_emit_mbar_arrive(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k,
-                                ckt_expr_pool *ex, const ckt_kop *op, const char *target,
-                                ckt_error *err);
+ckt_status ckt_emit_tma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k,
+                        ckt_expr_pool *ex, const ckt_kop *op, const char *target, bool producer,
+                        ckt_error *err);
 
 #endif

@@ -105,13 +105,10 @@ static void tile_bytes(const ckt_kernel *k, ckt_expr_pool *ex, const ckt_kwindow
              (long long)esz);
 }
 
-ckt_status ckt_emit_tma_copy(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k,
-                             ckt_expr_pool *ex, const ckt_kop *op, const char *target,
-                             bool producer, ckt_error *err)
+static ckt_status tma_copy(ckt_emit_out o, ckt_dialect_kind kind, const ckt_kernel *k,
+                           ckt_expr_pool *ex, const ckt_kop *op, bool producer, ckt_error *err)
 {
-    ckt_status st = need_tma(kind, target, "tma_copy", err);
-    if (st) return st;
-    ckt_emit_out o = {s, ind};
+    ckt_status st = CKT_OK;
     const ckt_ktma *m = ckt_kernel_tma(k, op->r);
     const ckt_kwindow *src = ckt_kernel_window(k, op->inputs[0]),
                       *dst = ckt_kernel_window(k, op->w);
@@ -158,13 +155,9 @@ ckt_status ckt_emit_tma_copy(ckt_sb *s, int ind, ckt_dialect_kind kind, const ck
     return CKT_OK;
 }
 
-ckt_status ckt_emit_mbar_wait(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k,
-                              ckt_expr_pool *ex, const ckt_kop *op, const char *target,
-                              bool producer, ckt_error *err)
+static ckt_status mbar_wait(ckt_emit_out o, ckt_dialect_kind kind, const ckt_kernel *k,
+                            ckt_expr_pool *ex, const ckt_kop *op, bool producer)
 {
-    ckt_status st = need_tma(kind, target, "mbarrier_wait", err);
-    if (st) return st;
-    ckt_emit_out o = {s, ind};
     char bar[300], ph[200];
     mbar_offset(k, ex, op->inputs[0], op->a, bar, sizeof bar);
     ckt_expr_print(ex, op->b, ph, sizeof ph, NULL);
@@ -192,13 +185,9 @@ ckt_status ckt_emit_mbar_wait(ckt_sb *s, int ind, ckt_dialect_kind kind, const c
     return CKT_OK;
 }
 
-ckt_status ckt_emit_mbar_arrive(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k,
-                                ckt_expr_pool *ex, const ckt_kop *op, const char *target,
-                                ckt_error *err)
+static ckt_status mbar_arrive(ckt_emit_out o, ckt_dialect_kind kind, const ckt_kernel *k,
+                              ckt_expr_pool *ex, const ckt_kop *op)
 {
-    ckt_status st = need_tma(kind, target, "mbarrier_arrive", err);
-    if (st) return st;
-    ckt_emit_out o = {s, ind};
     char b[200], bar[300];
     ckt_expr_print(ex, op->a, b, sizeof b, NULL);
     mbar_offset(k, ex, op->inputs[0], op->a, bar, sizeof bar);
@@ -213,4 +202,21 @@ ckt_status ckt_emit_mbar_arrive(ckt_sb *s, int ind, ckt_dialect_kind kind, const
                      "arrives: the stage is released */",
                      bar);
     return CKT_OK;
+}
+
+ckt_status ckt_emit_tma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k,
+                        ckt_expr_pool *ex, const ckt_kop *op, const char *target, bool producer,
+                        ckt_error *err)
+{
+    static const char *const what[] = {"tma_copy", "mbarrier_wait", "mbarrier_arrive"};
+    int i = op->kind == CKT_OP_TMA_COPY ? 0 : op->kind == CKT_OP_MBAR_WAIT ? 1 : 2;
+    ckt_status st = need_tma(kind, target, what[i], err);
+    if (st) return st;
+    ckt_emit_out o = {s, ind};
+    switch (op->kind) {
+    case CKT_OP_TMA_COPY: return tma_copy(o, kind, k, ex, op, producer, err);
+    case CKT_OP_MBAR_WAIT: return mbar_wait(o, kind, k, ex, op, producer);
+    case CKT_OP_MBAR_ARRIVE: return mbar_arrive(o, kind, k, ex, op);
+    default: return ckt_fail(err, CKT_EINVAL, "emit: operation %d is no bulk copy or mbarrier", i);
+    }
 }
