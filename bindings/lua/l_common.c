@@ -285,6 +285,14 @@ ckt_context *ckt_l_context(lua_State *L)
     return ctx;
 }
 
+const char *ckt_l_typename(lua_State *L, int idx)
+{
+    int t = luaL_getmetafield(L, idx, "__name"); /* pushes nothing when absent */
+    const char *name = t == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    if (t != LUA_TNIL) lua_pop(L, 1); /* the name stays anchored in the value's metatable */
+    return name ? name : luaL_typename(L, idx);
+}
+
 void *ckt_l_checkclass(lua_State *L, int idx, const char *tname, const char *expected,
                        const char *what)
 {
@@ -292,7 +300,7 @@ void *ckt_l_checkclass(lua_State *L, int idx, const char *tname, const char *exp
     char pre[96];
     if (!u)
         ckt_l_argerror(L, idx > 0 ? idx : 0, "%s%s expected, got %s",
-                       ckt_l_prefix(pre, sizeof pre, what), expected, luaL_typename(L, idx));
+                       ckt_l_prefix(pre, sizeof pre, what), expected, ckt_l_typename(L, idx));
     return u;
 }
 

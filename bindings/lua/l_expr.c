@@ -20,8 +20,12 @@ l_kobj *ckt_lk_testexpr(lua_State *L, int idx) { return luaL_testudata(L, idx, C
 /* A Lua number or an expression of kernel kb as an expression id. */
 ckt_expr_id ckt_lk_toexpr(lua_State *L, int idx, l_kernel *kb, const char *what)
 {
+    return ckt_lk_toexpr_arg(L, idx, idx > 0 ? idx : 0, kb, what);
+}
+
+ckt_expr_id ckt_lk_toexpr_arg(lua_State *L, int idx, int arg, l_kernel *kb, const char *what)
+{
     ckt_expr_pool *ex = ckt_kernel_exprs(kb->k);
-    int arg = idx > 0 ? idx : 0;
     char pre[96];
     ckt_l_prefix(pre, sizeof pre, what);
     if (lua_isinteger(L, idx)) return ckt_expr_int(ex, (int64_t)lua_tointeger(L, idx));
@@ -37,7 +41,7 @@ ckt_expr_id ckt_lk_toexpr(lua_State *L, int idx, l_kernel *kb, const char *what)
     l_kobj *o = ckt_lk_testexpr(L, idx);
     if (!o)
         ckt_l_argerror(L, arg, "%snumber or kernel expression expected, got %s", pre,
-                       luaL_typename(L, idx));
+                       ckt_l_typename(L, idx));
     if (o->kb != kb) ckt_l_argerror(L, arg, "%sthe expression belongs to another kernel", pre);
     if (o->param >= 0)
         ckt_l_argerror(L, arg, "%spointer '%s' is not a value (make a tensor over it)", pre,

@@ -98,6 +98,9 @@ double ckt_l_deadline(lua_State *L);
         return 0;                                                                                  \
     }
 
+/* The type of the value at idx for "got <type>" in errors: the class of a ckt object
+ * ("ckt.layout"; its metatable's __name, as lauxlib's own type errors say), else the Lua type. */
+const char *ckt_l_typename(lua_State *L, int idx);
 /* The userdata of class tname at idx, else an argument error "what: <expected> expected, got
  * <type>" (the checkers' convention above). */
 void *ckt_l_checkclass(lua_State *L, int idx, const char *tname, const char *expected,

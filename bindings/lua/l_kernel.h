@@ -79,6 +79,9 @@ void ckt_lk_push_expr(lua_State *L, l_kernel *kb, int kidx, ckt_expr_id id);
 l_kobj *ckt_lk_testexpr(lua_State *L, int idx);
 /* A Lua number or an expression of kernel kb as an expression id. */
 ckt_expr_id ckt_lk_toexpr(lua_State *L, int idx, l_kernel *kb, const char *what);
+/* The same for a value found in argument arg of the call (a field of its options table): errors
+ * are "bad argument #arg to 'fn' (what: ...)". */
+ckt_expr_id ckt_lk_toexpr_arg(lua_State *L, int idx, int arg, l_kernel *kb, const char *what);
 
 /* ---- l_tensor.c ---- */
 l_kobj *ckt_lk_checktensor(lua_State *L, int idx, const char *what);

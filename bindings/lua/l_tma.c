@@ -5,29 +5,37 @@
  *   b:mbarrier_wait{barrier = full, at = i, phase = p}   the phase of parity p % 2 completed
  *   b:mbarrier_arrive{barrier = empty, at = i}           every thread of the block arrives
  * (b:producer, the warp-specialized region these pace, is in l_builder.c) */
+#include <stdio.h>
+
 #include "l_kernel.h"
 
 #define CKT_L_MBARS "ckt.mbarriers"
 
-static l_kobj *check_mbars(lua_State *L, int t, l_kernel *kb, const char *fn)
+/* The options table of a method b:fn{...}: argument 2 of the call, argument #1 in its errors
+ * ("bad argument #1 to 'fn' (field ...)", luaL_argerror discounting self). */
+#define OPTS 2
+
+static l_kobj *check_mbars(lua_State *L, l_kernel *kb)
 {
-    if (lua_getfield(L, t, "barrier") == LUA_TNIL)
-        ckt_l_errorf(L, "%s: field 'barrier' (from b:mbarriers{...}) is required", fn);
+    if (lua_getfield(L, OPTS, "barrier") == LUA_TNIL)
+        ckt_l_argerror(L, OPTS, "field 'barrier' (from b:mbarriers{...}) is required");
     l_kobj *m = luaL_testudata(L, -1, CKT_L_MBARS);
     if (!m)
-        ckt_l_errorf(L, "%s: field 'barrier' must be mbarriers (b:mbarriers{...}), got %s", fn,
-                     luaL_typename(L, -1));
-    if (m->kb != kb) ckt_l_errorf(L, "%s: field 'barrier' belongs to another kernel", fn);
+        ckt_l_argerror(L, OPTS, "field 'barrier' must be mbarriers (b:mbarriers{...}), got %s",
+                       ckt_l_typename(L, -1));
+    if (m->kb != kb) ckt_l_argerror(L, OPTS, "field 'barrier' belongs to another kernel");
     lua_pop(L, 1);
     return m;
 }
 
-/* field `name` of table t as an expression of kb (a Lua integer or a kernel expression) */
-static ckt_expr_id field_expr(lua_State *L, int t, l_kernel *kb, const char *fn, const char *name)
+/* field `name` of the options table as an expression of kb (a Lua integer or a kernel
+ * expression) */
+static ckt_expr_id field_expr(lua_State *L, l_kernel *kb, const char *name)
 {
-    if (lua_getfield(L, t, name) == LUA_TNIL)
-        ckt_l_errorf(L, "%s: field '%s' is required", fn, name);
-    ckt_expr_id e = ckt_lk_toexpr(L, -1, kb, name);
+    char what[48];
+    snprintf(what, sizeof what, "field '%s'", name);
+    if (lua_getfield(L, OPTS, name) == LUA_TNIL) ckt_l_argerror(L, OPTS, "%s is required", what);
+    ckt_expr_id e = ckt_lk_toexpr_arg(L, -1, OPTS, kb, what);
     lua_pop(L, 1);
     return e;
 }
@@ -37,12 +45,12 @@ static int b_mbarriers(lua_State *L)
 {
     static const char *const allowed[] = {"count", "arrivals", NULL};
     l_kernel *kb = ckt_lk_checkbuilder(L, "mbarriers");
-    luaL_checktype(L, 2, LUA_TTABLE);
-    ckt_l_check_fields(L, 2, "mbarriers", allowed);
+    luaL_checktype(L, OPTS, LUA_TTABLE);
+    ckt_l_check_fields(L, OPTS, "mbarriers", allowed);
     int64_t count = 0, arrivals = 1;
-    if (!ckt_l_field_int(L, 2, "mbarriers", "count", &count))
-        return ckt_l_errorf(L, "mbarriers: field 'count' is required");
-    ckt_l_field_int(L, 2, "mbarriers", "arrivals", &arrivals);
+    if (!ckt_l_field_int(L, OPTS, "mbarriers", "count", &count))
+        return ckt_l_argerror(L, OPTS, "field 'count' is required");
+    ckt_l_field_int(L, OPTS, "mbarriers", "arrivals", &arrivals);
     int set;
     ckt_error err;
     if (ckt_kernel_mbarriers(kb->k, count, arrivals, &set, &err)) return ckt_l_error(L, &err);
@@ -55,14 +63,14 @@ static int b_tma_copy(lua_State *L)
 {
     static const char *const allowed[] = {"src", "dst", "barrier", "at", NULL};
     l_kernel *kb = ckt_lk_checkbuilder(L, "tma_copy");
-    luaL_checktype(L, 2, LUA_TTABLE);
-    ckt_l_check_fields(L, 2, "tma_copy", allowed);
-    l_kobj *m = check_mbars(L, 2, kb, "tma_copy");
-    lua_getfield(L, 2, "src");
+    luaL_checktype(L, OPTS, LUA_TTABLE);
+    ckt_l_check_fields(L, OPTS, "tma_copy", allowed);
+    l_kobj *m = check_mbars(L, kb);
+    lua_getfield(L, OPTS, "src");
     l_kobj *src = ckt_lk_checkwindow(L, -1, "tma_copy: src");
-    lua_getfield(L, 2, "dst");
+    lua_getfield(L, OPTS, "dst");
     l_kobj *dst = ckt_lk_checkwindow(L, -1, "tma_copy: dst");
-    ckt_expr_id at = field_expr(L, 2, kb, "tma_copy", "at");
+    ckt_expr_id at = field_expr(L, kb, "at");
     ckt_error err;
     if (ckt_kernel_tma_copy(kb->k, dst->id, src->id, m->id, at, &err)) return ckt_l_error(L, &err);
     return 0;
@@ -73,11 +81,11 @@ static int b_mbarrier_wait(lua_State *L)
 {
     static const char *const allowed[] = {"barrier", "at", "phase", NULL};
     l_kernel *kb = ckt_lk_checkbuilder(L, "mbarrier_wait");
-    luaL_checktype(L, 2, LUA_TTABLE);
-    ckt_l_check_fields(L, 2, "mbarrier_wait", allowed);
-    l_kobj *m = check_mbars(L, 2, kb, "mbarrier_wait");
-    ckt_expr_id at = field_expr(L, 2, kb, "mbarrier_wait", "at");
-    ckt_expr_id phase = field_expr(L, 2, kb, "mbarrier_wait", "phase");
+    luaL_checktype(L, OPTS, LUA_TTABLE);
+    ckt_l_check_fields(L, OPTS, "mbarrier_wait", allowed);
+    l_kobj *m = check_mbars(L, kb);
+    ckt_expr_id at = field_expr(L, kb, "at");
+    ckt_expr_id phase = field_expr(L, kb, "phase");
     ckt_error err;
     if (ckt_kernel_mbar_wait(kb->k, m->id, at, phase, &err)) return ckt_l_error(L, &err);
     return 0;
@@ -88,10 +96,10 @@ static int b_mbarrier_arrive(lua_State *L)
 {
     static const char *const allowed[] = {"barrier", "at", NULL};
     l_kernel *kb = ckt_lk_checkbuilder(L, "mbarrier_arrive");
-    luaL_checktype(L, 2, LUA_TTABLE);
-    ckt_l_check_fields(L, 2, "mbarrier_arrive", allowed);
-    l_kobj *m = check_mbars(L, 2, kb, "mbarrier_arrive");
-    ckt_expr_id at = field_expr(L, 2, kb, "mbarrier_arrive", "at");
+    luaL_checktype(L, OPTS, LUA_TTABLE);
+    ckt_l_check_fields(L, OPTS, "mbarrier_arrive", allowed);
+    l_kobj *m = check_mbars(L, kb);
+    ckt_expr_id at = field_expr(L, kb, "at");
     ckt_error err;
     if (ckt_kernel_mbar_arrive(kb->k, m->id, at, &err)) return ckt_l_error(L, &err);
     return 0;

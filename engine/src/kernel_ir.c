@@ -10,6 +10,7 @@
 #include "checked.h"
 #include "ckt/mma.h"
 #include "ckt/tma.h"
+#include "ckt/wgmma.h"
 
 #define MAX_CONSTRAINTS 64
 #define MAX_NEST 32
@@ -438,6 +439,15 @@ ckt_status ckt_kernel_global(ckt_kernel *k, int param, ckt_dtype dtype, int rank
     return CKT_OK;
 }
 
+/* The byte boundary an LDS tensor starts on, and a multiple of which its stages lie apart: a tile
+ * under one of the hardware's swizzles (the 32B, 64B and 128B patterns of wgmma and bulk tensor
+ * copies, which swizzle absolute addresses) on its pattern's 8 x span (1024 bytes for 128B), so
+ * that what was declared before it cannot move it off; any other on 16 bytes (vector accesses). */
+static int64_t lds_alignment(const ckt_ktensor *t)
+{
+    return ckt_wgmma_tile_alignment(t->swizzled ? &t->sw : NULL, t->dtype);
+}
+
 ckt_status ckt_kernel_lds(ckt_kernel *k, ckt_dtype dtype, const ckt_layout *layout,
                           const ckt_swizzle *sw, int *tensor, ckt_error *err)
 {
@@ -478,7 +488,8 @@ ckt_status ckt_kernel_lds(ckt_kernel *k, ckt_dtype dtype, const ckt_layout *layo
         t->sw = *sw;
         t->swizzled = true;
     }
-    t->lds_offset = (k->lds_bytes + 15) / 16 * 16;
+    int64_t align = lds_alignment(t);
+    t->lds_offset = (k->lds_bytes + align - 1) / align * align;
     t->cosize = maxoff + 1;
     k->lds_bytes = t->lds_offset + bytes;
     snprintf(t->name, sizeof t->name, "lds%d", idx);
@@ -1185,6 +1196,12 @@ ckt_status ckt_kernel_finish(ckt_kernel *k, ckt_error *err)
                              grows ? INT64_MAX : hi, div ? div : 1);
         }
     }
+    /* the mbarriers after the tensors (a set taking its LDS where it was declared would move the
+     * tensors declared after it off the boundaries bulk copies and wgmma need) */
+    for (int i = 0; i < k->nmbars; i++) {
+        k->mbars[i].lds_offset = (k->lds_bytes + 7) / 8 * 8;
+        k->lds_bytes = k->mbars[i].lds_offset + 8 * k->mbars[i].count;
+    }
     /* scratch for block reductions after the tensors */
     for (int i = 0; i < k->nops; i++)
         if (k->ops[i].kind == CKT_OP_BLOCK_REDUCE) {
@@ -1251,9 +1268,11 @@ ckt_status ckt_kernel_lds_stages(ckt_kernel *k, int tensor, int64_t stages, ckt_
     if (t->lds_offset + lds_tensor_bytes(t) != k->lds_bytes)
         return ckt_fail(err, CKT_EINVAL, "tensor: stages: '%s' is not the LDS tensor made last",
                         t->name);
-    /* 128 bytes apart: a stage starts at the same bank as the first, so the bank model of one
-     * stage holds for all of them (and 16-byte accesses stay aligned) */
-    int64_t stage_bytes = (lds_tensor_bytes(t) + 127) / 128 * 128,
+    /* a multiple of 128 bytes apart: a stage starts at the same bank as the first, so the bank
+     * model of one stage holds for all of them (and 16-byte accesses stay aligned); of the
+     * tensor's alignment when larger (a hardware swizzle's pattern starts over in every stage) */
+    int64_t unit = ckt_max64(128, lds_alignment(t)),
+            stage_bytes = (lds_tensor_bytes(t) + unit - 1) / unit * unit,
             esz = (int64_t)ckt_dtype_size(t->dtype), total;
     if (ckt_mul_ovf(stage_bytes, stages - 1, &total) || total > ((int64_t)1 << 26))
         return ckt_fail(err, CKT_ECAPACITY, "tensor: %lld stages of %lld bytes exceed any LDS",
@@ -1393,8 +1412,7 @@ ckt_status ckt_kernel_mbarriers(ckt_kernel *k, int64_t count, int64_t arrivals, 
     ckt_kmbar *m = &k->mbars[k->nmbars];
     m->count = count;
     m->arrivals = arrivals;
-    m->lds_offset = (k->lds_bytes + 7) / 8 * 8;
-    k->lds_bytes = m->lds_offset + 8 * count;
+    m->lds_offset = -1; /* placed after the LDS tensors by ckt_kernel_finish */
     if (set) *set = k->nmbars;
     k->nmbars++;
     return CKT_OK;

@@ -267,13 +267,17 @@ ckt_status ckt_tma_check_tile(const ckt_layout *lds, const ckt_swizzle *sw, ckt_
         int64_t at = base + off * esz;
         if (e == 0) {
             start = at;
-            if (start % align || repeat % align)
+            if (start % align)
                 return ckt_fail(err, CKT_EINVAL,
-                                "tma: the tile starts at LDS byte %lld%s; a copy%s starts on a "
+                                "tma: the tile starts at LDS byte %lld; a copy%s starts on a "
                                 "%lld-byte boundary",
-                                (long long)start,
-                                repeat ? " (its stages further apart by a multiple of it)" : "",
-                                W ? " with a swizzle" : "", (long long)align);
+                                (long long)start, W ? " with a swizzle" : "", (long long)align);
+            if (repeat % align)
+                return ckt_fail(err, CKT_EINVAL,
+                                "tma: the tile's stages are %lld bytes apart, not a multiple of "
+                                "%lld: a copy%s starts on a %lld-byte boundary in every stage",
+                                (long long)repeat, (long long)align, W ? " with a swizzle" : "",
+                                (long long)align);
         }
         if (at != copy_address(start, e, esz, W))
             return ckt_fail(err, CKT_EINVAL,

@@ -43,6 +43,17 @@ describe("argument errors", function()
     local exe = k:compile{target = "cpu"}
     has(errmsg(function() return exe:launch{n = 1} end), "bad argument #1 to 'launch' (field 'grid' is required)")
     has(errmsg(function() return exe:launch{grid = "x", n = 1} end), "bad argument #1 to 'launch' (field 'grid' must be an integer or a list of up to 3 integers, got string)")
+    -- the builder's methods taking an options table: #1 is the table (self not counted)
+    local function build_err(f) return errmsg(function() return ckt.kernel{name = "k", block = 32, build = f} end) end
+    has(build_err(function(b) b:mbarriers{} end), "bad argument #1 to 'mbarriers' (field 'count' is required)")
+    has(build_err(function(b) b:mbarrier_wait{barrier = b:mbarriers{count = 1}, at = 0} end), "bad argument #1 to 'mbarrier_wait' (field 'phase' is required)")
+  end)
+  it("name a ckt object by its class", function()
+    local build_err = function(f) return errmsg(function() return ckt.kernel{name = "k", block = 32, build = f} end) end
+    has(build_err(function(b) b:mbarrier_wait{barrier = ckt.layout(4), at = 0, phase = 0} end),
+        "bad argument #1 to 'mbarrier_wait' (field 'barrier' must be mbarriers (b:mbarriers{...}), got ckt.layout)")
+    has(build_err(function(b) b:mbarrier_wait{barrier = b:mbarriers{count = 1}, at = ckt.layout(4), phase = 0} end),
+        "bad argument #1 to 'mbarrier_wait' (field 'at': number or kernel expression expected, got ckt.layout)")
   end)
   it("still say whose value it is when the value came out of a table", function()
     -- a field of a field: the message names the path, as lauxlib cannot

@@ -120,6 +120,20 @@ describe("the builder refuses", function()
       b:mbarrier_arrive{barrier = m, at = 2}
     end):find("not provably in 0..1", 1, true))
   end)
+  it("b:mbarrier_arrive's options: argument errors naming the field", function()
+    local function has(f, text)
+      local e = err(f)
+      assert.truthy(e:find(text, 1, true), ("%q lacks %q"):format(e, text))
+    end
+    has(function(b) b:mbarrier_arrive{at = 0} end, "bad argument #1 to 'mbarrier_arrive' (field 'barrier' (from b:mbarriers{...}) is required)")
+    has(function(b) b:mbarrier_arrive{barrier = b:mbarriers{count = 2, arrivals = 64}} end, "bad argument #1 to 'mbarrier_arrive' (field 'at' is required)")
+    has(function(b) b:mbarrier_arrive{barrier = ckt.layout(2), at = 0} end,
+        "bad argument #1 to 'mbarrier_arrive' (field 'barrier' must be mbarriers (b:mbarriers{...}), got ckt.layout)")
+    has(function(b) b:mbarrier_arrive{barrier = b:mbarriers{count = 2, arrivals = 64}, at = true} end,
+        "bad argument #1 to 'mbarrier_arrive' (field 'at': number or kernel expression expected, got boolean)")
+    has(function(b) b:mbarrier_arrive{barrier = b:mbarriers{count = 2, arrivals = 64}, at = 0, phase = 0} end,
+        "bad argument #1 to 'mbarrier_arrive' (unknown option 'phase')")
+  end)
   it("targets without mbarriers", function()
     local k = ring{stages = 2}
     for _, t in ipairs{"gfx90a", "cpu:gfx90a", "sm_80"} do

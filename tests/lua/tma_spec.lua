@@ -25,7 +25,9 @@ end
 
 -- X (M x N, contiguous along mode `inner`) -> LDS by one bulk copy per block -> Y, the whole
 -- boxes (ceil(M / TR) TR x ceil(N / TC) TC, row-major): Y shows what the copy put in LDS,
--- the elements past X's edges included
+-- the elements past X's edges included. o.mbar_first: the mbarriers declared before the LDS
+-- tile; o.before: an LDS tensor of that many f32 declared before it (the builder places both
+-- where the copy's alignment is kept)
 local function box_kernel(o)
   local dt, TR, TC, inner = o.dtype, o.box[1], o.box[2], o.inner or 1
   return ckt.kernel{name = "tma_box", block = o.block or 64, build = function(b)
@@ -34,8 +36,10 @@ local function box_kernel(o)
     local M, N = b:size("M"), b:size("N")
     local gx = ckt.tensor(X, dt, {shape = {M, N}, stride = inner == 1 and {N, 1} or {1, M}}, {pad = true})
     local gy = ckt.tensor(Y, dt, {shape = {(M + TR - 1) // TR * TR, (N + TC - 1) // TC * TC}})
+    local full = o.mbar_first and b:mbarriers{count = 1}
+    if o.before then ckt.tensor("lds", "f32", ckt.layout(o.before)) end
     local s = ckt.tensor("lds", dt, box_layout(dt, TR, TC, inner, o.swizzle))
-    local full = b:mbarriers{count = 1}
+    full = full or b:mbarriers{count = 1}
     local tr, tc = b:block_id(0), b:block_id(1)
     local w = ckt.tile_window(s, {TR, TC}, {0, 0})
     b:tma_copy{src = ckt.local_tile(gx, {TR, TC}, {tr, tc}), dst = w, barrier = full, at = 0}
@@ -92,6 +96,27 @@ describe("bulk tensor copies on cpu:sm_90a", function()
       for _, mn in ipairs(c[5]) do run_box(k, o, mn[1], mn[2]) end
     end)
   end
+
+  it("the LDS placement: mbarriers or a tensor declared before the tile do not move it off the copy's boundary", function()
+    -- every case with its mbarriers declared first; the swizzled ones also after a 3-float
+    -- tensor (12 bytes): the tile goes to the swizzle's 8 x span boundary, the mbarriers after it
+    for _, c in ipairs(CASES) do
+      local variants = {{mbar_first = true}}
+      if c[3] > 0 then variants[2] = {mbar_first = true, before = 3} end
+      for _, v in ipairs(variants) do
+        local o = {dtype = c[1], box = c[2], swizzle = c[3], inner = c[4], mbar_first = v.mbar_first, before = v.before}
+        local k = box_kernel(o)
+        local tile = c[2][1] * c[2][2] * esz(c[1])
+        local at = v.before and 8 * (16 << c[3]) or 0
+        local src = k:source("sm_90a")
+        assert.truthy(src:find(("ckt_tma_load_2d(ckt_smem_addr(ckt_lds) + %d, &ckt_tmap0"):format(at), 1, true), src)
+        local bar = (at + tile + 7) // 8 * 8
+        assert.truthy(src:find(("ckt_mbar_init(ckt_smem_addr(ckt_lds) + %d + 8 * ckt_i, 1);"):format(bar), 1, true), src)
+        assert.equal(bar + 8, k:lds_bytes())
+        run_box(k, o, c[5][1][1], c[5][1][2])
+      end
+    end
+  end)
 
   it("cpu:sm_90 copies too", function()
     local o = {dtype = "f16", box = {16, 64}, swizzle = 3}
@@ -247,6 +272,17 @@ describe("a multi-stage ring of bulk copies reusing its mbarriers across phases"
     assert.falsy(cu:find("ckt_tmap1", 1, true))
     -- the stage in the copy's LDS address
     assert.truthy(cu:find("ckt_tma_load_2d(ckt_smem_addr(ckt_lds) + 0 + (ckt_u32)(", 1, true), cu)
+  end)
+
+  it("stages of a tile smaller than the swizzle's boundary lie a multiple of it apart", function()
+    -- 4 x 64 f16 under the 128B swizzle: 512 bytes a tile, stages 1024 bytes apart
+    local k = ring_kernel{dtype = "f16", box = {4, 64}, swizzle = 3, stages = 2}
+    assert.equal(1024 + 512 + 2 * 8, k:lds_bytes())
+    assert.truthy(k:source("sm_90a"):find("mbarrier set 0: 2 at LDS byte 1536", 1, true))
+    for _, mk in ipairs{{4, 5 * 64}, {9, 3 * 64 + 8}} do
+      local x, y = run_ring(k, "f16", mk[1], mk[2], 4)
+      assert.truthy((y:compare(x, {rtol = 0, atol = 0})), ("M=%d K=%d"):format(mk[1], mk[2]))
+    end
   end)
 
   it("a wait on the wrong parity (phase 0 every time) fails the launch instead of reading stale tiles", function()
@@ -420,16 +456,14 @@ describe("bulk copies and mbarriers refuse misuse", function()
   local L = ckt.layout({16, 64}, {64, 1})
   local SW = box_layout("f16", 16, 64, 1, 3)
   local function win(t, o) return ckt.tile_window(t, {16, 64}, o or {0, 0}) end
-  -- a valid copy but for what `f` changes: f(b, gx, s, m, X) -> the copy's table; s is a 16 x 64
-  -- 128B-swizzled LDS tile at LDS byte 0, m stands for a set of two mbarriers, made after every
-  -- LDS tensor f makes (an mbarrier set takes LDS too: the tensors after it would start off the
-  -- copy's alignment)
+  -- a valid copy but for what `f` changes: f(b, gx, s, m, X) -> the copy's table; m is a set of
+  -- two mbarriers made first, s a 16 x 64 128B-swizzled LDS tile at LDS byte 0 (mbarriers take
+  -- their LDS after every tensor: the offsets of the tensors f makes are as if m were not there)
   local function copy_fails(pattern, f)
     fails(pattern, function(b, gx, X)
-      local s, M = ckt.tensor("lds", "f16", SW), {}
-      local t = f(b, gx, s, M, X)
-      if t.barrier == M then t.barrier = b:mbarriers{count = 2} end
-      b:tma_copy(t)
+      local m = b:mbarriers{count = 2}
+      local s = ckt.tensor("lds", "f16", SW)
+      b:tma_copy(f(b, gx, s, m, X))
     end)
   end
 
@@ -448,17 +482,23 @@ describe("bulk copies and mbarriers refuse misuse", function()
     fails("bad argument #1 to 'mbarriers' (field 'arrivals' must be an integer, got 1.5)", function(b) b:mbarriers{count = 2, arrivals = 1.5} end)
     fails("bad argument #1 to 'mbarriers' (unknown option 'arivals')", function(b) b:mbarriers{count = 2, arivals = 1} end)
     fails("bad argument #1 to 'mbarriers' (table expected, got number)", function(b) b:mbarriers(3) end)
-    fails("mbarriers: field 'count' is required", function(b) b:mbarriers{} end)
+    fails("bad argument #1 to 'mbarriers' (field 'count' is required)", function(b) b:mbarriers{} end)
+    fails("bad argument #1 to 'mbarriers' (field 'count' is required)", function(b) b:mbarriers{arrivals = 1} end)
   end)
 
   it("b:tma_copy: the barrier", function()
-    copy_fails("tma_copy: field 'barrier' (from b:mbarriers{...}) is required", function(_, gx, s) return {src = win(gx), dst = win(s), at = 0} end)
-    copy_fails("tma_copy: field 'barrier' must be mbarriers (b:mbarriers{...}), got userdata", function(_, gx, s) return {src = win(gx), dst = win(s), barrier = ckt.layout(4), at = 0} end)
-    copy_fails("tma_copy: field 'barrier' must be mbarriers (b:mbarriers{...}), got number", function(_, gx, s) return {src = win(gx), dst = win(s), barrier = 3, at = 0} end)
+    copy_fails("bad argument #1 to 'tma_copy' (field 'barrier' (from b:mbarriers{...}) is required)", function(_, gx, s) return {src = win(gx), dst = win(s), at = 0} end)
+    copy_fails("bad argument #1 to 'tma_copy' (field 'barrier' must be mbarriers (b:mbarriers{...}), got ckt.layout)", function(_, gx, s) return {src = win(gx), dst = win(s), barrier = ckt.layout(4), at = 0} end)
+    copy_fails("bad argument #1 to 'tma_copy' (field 'barrier' must be mbarriers (b:mbarriers{...}), got ckt.window)", function(_, gx, s) return {src = win(gx), dst = win(s), barrier = win(s), at = 0} end)
+    copy_fails("bad argument #1 to 'tma_copy' (field 'barrier' must be mbarriers (b:mbarriers{...}), got number)", function(_, gx, s) return {src = win(gx), dst = win(s), barrier = 3, at = 0} end)
     local other
     ckt.kernel{name = "other", block = 32, build = function(b) other = b:mbarriers{count = 2} end}
-    copy_fails("tma_copy: field 'barrier' belongs to another kernel", function(_, gx, s) return {src = win(gx), dst = win(s), barrier = other, at = 0} end)
-    copy_fails("tma_copy: field 'at' is required", function(_, gx, s, m) return {src = win(gx), dst = win(s), barrier = m} end)
+    copy_fails("bad argument #1 to 'tma_copy' (field 'barrier' belongs to another kernel)", function(_, gx, s) return {src = win(gx), dst = win(s), barrier = other, at = 0} end)
+    copy_fails("bad argument #1 to 'tma_copy' (field 'at' is required)", function(_, gx, s, m) return {src = win(gx), dst = win(s), barrier = m} end)
+    copy_fails("bad argument #1 to 'tma_copy' (field 'at': number or kernel expression expected, got table)", function(_, gx, s, m) return {src = win(gx), dst = win(s), barrier = m, at = {0}} end)
+    local other_at
+    ckt.kernel{name = "other", block = 32, build = function(b) other_at = b:block_id(0) end}
+    copy_fails("bad argument #1 to 'tma_copy' (field 'at': the expression belongs to another kernel)", function(_, gx, s, m) return {src = win(gx), dst = win(s), barrier = m, at = other_at} end)
     copy_fails("tma_copy: the mbarrier is not provably in 0..1 (range 2..2)", function(_, gx, s, m) return {src = win(gx), dst = win(s), barrier = m, at = 2} end)
     copy_fails("tma_copy: the mbarrier is not provably in 0..1 (range -1..-1)", function(_, gx, s, m) return {src = win(gx), dst = win(s), barrier = m, at = -1} end)
     copy_fails("tma_copy: the mbarrier must be a block-uniform integer", function(b, gx, s, m) return {src = win(gx), dst = win(s), barrier = m, at = b:thread_id() % 2} end)
@@ -481,7 +521,7 @@ describe("bulk copies and mbarriers refuse misuse", function()
                function(_, _, s, m) return {src = win(ckt.tensor("lds", "f16", L)), dst = win(s), barrier = m, at = 0} end)
     copy_fails("(here lds) into a window of an LDS tensor (here global)",
                function(_, gx, s, m) return {src = win(s), dst = win(gx), barrier = m, at = 0} end)
-    copy_fails("tma_copy: src: tile window expected, got userdata", function(_, gx, s, m) return {src = gx, dst = win(s), barrier = m, at = 0} end)
+    copy_fails("tma_copy: src: tile window expected, got ckt.ktensor", function(_, gx, s, m) return {src = gx, dst = win(s), barrier = m, at = 0} end)
     copy_fails("tma_copy: dst: tile window expected, got nil", function(_, gx, _, m) return {src = win(gx), barrier = m, at = 0} end)
     copy_fails("bad argument #1 to 'tma_copy' (unknown option 'swizzle')", function(_, gx, s, m) return {src = win(gx), dst = win(s), barrier = m, at = 0, swizzle = 3} end)
     copy_fails("tma_copy: the source holds f16 but the destination f32", function(_, gx, _, m)
@@ -540,24 +580,26 @@ describe("bulk copies and mbarriers refuse misuse", function()
     copy_fails("a copy with a swizzle starts on a 1024-byte boundary", function(_, gx, _, m)
       return {src = ckt.tile_window(gx, {8, 64}, {0, 0}), dst = ckt.tile_window(ckt.tensor("lds", "f16", box_layout("f16", 16, 64, 1, 3)), {8, 64}, {4, 0}), barrier = m, at = 0}
     end)
-    -- stages 512 bytes apart under the 128B swizzle
-    copy_fails("(its stages further apart by a multiple of it); a copy with a swizzle starts on a 1024-byte boundary", function(_, gx, _, m)
-      local ring = ckt.tensor("lds", "f16", box_layout("f16", 4, 64, 1, 3), {stages = 2})
-      return {src = ckt.tile_window(gx, {4, 64}, {0, 0}), dst = ckt.tile_window(ring:stage(1), {4, 64}, {0, 0}), barrier = m, at = 0}
+    -- an unswizzled tile 16 bytes past a 12-byte tensor (only swizzled tiles are placed on the
+    -- copy's boundary; stages lie a multiple of it apart, see the ring above)
+    copy_fails("tma_copy: tma: the tile starts at LDS byte 2064; a copy starts on a 128-byte boundary", function(_, gx, _, m)
+      ckt.tensor("lds", "f32", ckt.layout(3))
+      return {src = win(gx), dst = win(ckt.tensor("lds", "f16", L)), barrier = m, at = 0}
     end)
   end)
 
   it("b:mbarrier_wait", function()
     local other
     ckt.kernel{name = "other", block = 32, build = function(b) other = b:mbarriers{count = 2} end}
-    fails("mbarrier_wait: field 'barrier' (from b:mbarriers{...}) is required", function(b) b:mbarrier_wait{at = 0, phase = 0} end)
-    fails("mbarrier_wait: field 'barrier' must be mbarriers (b:mbarriers{...}), got userdata", function(b) b:mbarrier_wait{barrier = ckt.layout(4), at = 0, phase = 0} end)
-    fails("mbarrier_wait: field 'barrier' must be mbarriers (b:mbarriers{...}), got string", function(b) b:mbarrier_wait{barrier = "full", at = 0, phase = 0} end)
-    fails("mbarrier_wait: field 'barrier' belongs to another kernel", function(b) b:mbarrier_wait{barrier = other, at = 0, phase = 0} end)
-    fails("mbarrier_wait: field 'at' is required", function(b) b:mbarrier_wait{barrier = b:mbarriers{count = 2}, phase = 0} end)
-    fails("mbarrier_wait: field 'phase' is required", function(b) b:mbarrier_wait{barrier = b:mbarriers{count = 2}, at = 0} end)
+    fails("bad argument #1 to 'mbarrier_wait' (field 'barrier' (from b:mbarriers{...}) is required)", function(b) b:mbarrier_wait{at = 0, phase = 0} end)
+    fails("bad argument #1 to 'mbarrier_wait' (field 'barrier' must be mbarriers (b:mbarriers{...}), got ckt.layout)", function(b) b:mbarrier_wait{barrier = ckt.layout(4), at = 0, phase = 0} end)
+    fails("bad argument #1 to 'mbarrier_wait' (field 'barrier' must be mbarriers (b:mbarriers{...}), got string)", function(b) b:mbarrier_wait{barrier = "full", at = 0, phase = 0} end)
+    fails("bad argument #1 to 'mbarrier_wait' (field 'barrier' belongs to another kernel)", function(b) b:mbarrier_wait{barrier = other, at = 0, phase = 0} end)
+    fails("bad argument #1 to 'mbarrier_wait' (field 'at' is required)", function(b) b:mbarrier_wait{barrier = b:mbarriers{count = 2}, phase = 0} end)
+    fails("bad argument #1 to 'mbarrier_wait' (field 'phase' is required)", function(b) b:mbarrier_wait{barrier = b:mbarriers{count = 2}, at = 0} end)
     fails("bad argument #1 to 'mbarrier_wait' (unknown option 'parity')", function(b) b:mbarrier_wait{barrier = b:mbarriers{count = 2}, at = 0, parity = 0} end)
-    fails("at: number or kernel expression expected, got string", function(b) b:mbarrier_wait{barrier = b:mbarriers{count = 2}, at = "x", phase = 0} end)
+    fails("bad argument #1 to 'mbarrier_wait' (field 'at': number or kernel expression expected, got string)", function(b) b:mbarrier_wait{barrier = b:mbarriers{count = 2}, at = "x", phase = 0} end)
+    fails("bad argument #1 to 'mbarrier_wait' (field 'phase': number or kernel expression expected, got ckt.layout)", function(b) b:mbarrier_wait{barrier = b:mbarriers{count = 2}, at = 0, phase = ckt.layout(2)} end)
     fails("mbarrier_wait: the mbarrier is not provably in 0..1 (range 2..2)", function(b) b:mbarrier_wait{barrier = b:mbarriers{count = 2}, at = 2, phase = 0} end)
     fails("mbarrier_wait: the mbarrier is not provably in 0..1 (range 0..3)", function(b)
       local m = b:mbarriers{count = 2}

@@ -227,13 +227,19 @@ static void check_tile_refusals(void **state)
     /* no swizzle: 128-byte boundary (rows 1.. of 48-byte rows start at byte 48) */
     expect_tile_refused("(16,24):(24,1)", 0, 0, 0, CKT_F16, 0, 0, 1, 0, 8, 24, 1,
                         "the tile starts at LDS byte 48; a copy starts on a 128-byte boundary");
-    /* stages not a multiple of the boundary apart */
+    /* stages not a multiple of the boundary apart: the spacing and the multiple named */
     expect_tile_refused("(4,64):(64,1)", 3, 3, 3, CKT_F16, 0, 512, 0, 0, 4, 64, 1,
-                        "(its stages further apart by a multiple of it); a copy with a swizzle "
-                        "starts on a 1024-byte boundary");
+                        "tma: the tile's stages are 512 bytes apart, not a multiple of 1024: a "
+                        "copy with a swizzle starts on a 1024-byte boundary in every stage");
     expect_tile_refused("(16,24):(24,1)", 0, 0, 0, CKT_F16, 0, 768 + 64, 0, 0, 16, 24, 1,
-                        "(its stages further apart by a multiple of it); a copy starts on a "
-                        "128-byte boundary");
+                        "tma: the tile's stages are 832 bytes apart, not a multiple of 128: a "
+                        "copy starts on a 128-byte boundary in every stage");
+    expect_tile_refused("(32,32):(32,1)", 2, 3, 3, CKT_BF16, 512, 2048 + 256, 0, 0, 32, 32, 1,
+                        "stages are 2304 bytes apart, not a multiple of 512");
+    /* both off: the start is named first */
+    expect_tile_refused("(4,64):(64,1)", 3, 3, 3, CKT_F16, 512, 512, 0, 0, 4, 64, 1,
+                        "tma: the tile starts at LDS byte 512; a copy with a swizzle starts on a "
+                        "1024-byte boundary");
     /* the wrong major: a row-major tile copied with mode 0 contiguous, and the reverse */
     expect_tile_refused("(16,64):(64,1)", 0, 0, 0, CKT_F16, 0, 0, 0, 0, 16, 64, 0,
                         "box element (1, 0) is at LDS byte 128, but the copy writes it to byte 2: "
@@ -292,6 +298,62 @@ static void check_tile_refusals(void **state)
                      CKT_EINVAL);
     assert_int_equal(ckt_tma_check_tile(&t, NULL, CKT_F16, 0, 0, origin, box, 1, NULL, &err),
                      CKT_EINVAL);
+}
+
+/* The builder's LDS placement: a tensor under a hardware swizzle starts on the swizzle's
+ * 8 x span boundary and its stages lie a multiple of it apart, wherever it was declared; mbarrier
+ * sets take their LDS after every tensor when the kernel is finished, so a tensor declared after
+ * them is placed as if they were not there; other tensors keep 16-byte alignment. */
+static int lds_tensor(ckt_kernel *k, ckt_dtype dt, const char *layout, int b, int m, int64_t stages)
+{
+    ckt_layout l = L(layout);
+    ckt_swizzle sw = {b, m, 3};
+    ckt_error err;
+    int t;
+    if (ckt_kernel_lds(k, dt, &l, b ? &sw : NULL, &t, &err)) fail_msg("%s: %s", layout, err.msg);
+    if (stages > 1 && ckt_kernel_lds_stages(k, t, stages, &err))
+        fail_msg("%s stages: %s", layout, err.msg);
+    return t;
+}
+
+static void lds_placement(void **state)
+{
+    (void)state;
+    ckt_kernel *k;
+    ckt_error err;
+    int set0, set1;
+    assert_int_equal(ckt_kernel_create("place", 64, &k, &err), CKT_OK);
+    /* mbarriers first (16 bytes), then a 128B-swizzled f16 tile: at 0, not at 16 */
+    assert_int_equal(ckt_kernel_mbarriers(k, 2, 1, &set0, &err), CKT_OK);
+    int a = lds_tensor(k, CKT_F16, "(16,64):(64,1)", 3, 3, 1);
+    assert_int_equal(ckt_kernel_tensor(k, a)->lds_offset, 0);
+    /* 24 unswizzled bytes at 2048, then a 64B-swizzled bf16 ring (32 rows of 64 bytes, 2048
+     * bytes a stage) on the next 512-byte boundary */
+    int c = lds_tensor(k, CKT_F16, "(12):(1)", 0, 0, 1);
+    assert_int_equal(ckt_kernel_tensor(k, c)->lds_offset, 2048);
+    int d = lds_tensor(k, CKT_BF16, "(32,32):(32,1)", 2, 3, 2);
+    assert_int_equal(ckt_kernel_tensor(k, d)->lds_offset, 2560);
+    assert_int_equal(ckt_kernel_tensor(k, d)->stage_elems * 2, 2048);
+    /* an unswizzled tensor after it: the next 16 bytes; after more mbarriers, a 128B-swizzled
+     * f16 ring of 512-byte tiles on the next 1024-byte boundary, its stages 1024 bytes apart */
+    int e = lds_tensor(k, CKT_F32, "(3):(1)", 0, 0, 1);
+    assert_int_equal(ckt_kernel_tensor(k, e)->lds_offset, 2560 + 4096);
+    assert_int_equal(ckt_kernel_mbarriers(k, 3, 64, &set1, &err), CKT_OK);
+    int f = lds_tensor(k, CKT_F16, "(4,64):(64,1)", 3, 3, 2);
+    assert_int_equal(ckt_kernel_tensor(k, f)->lds_offset, 7168);
+    assert_int_equal(ckt_kernel_tensor(k, f)->stage_elems * 2, 1024);
+    /* a swizzle no copy or wgmma takes (Sw<3,4,3> on f16) keeps the 16-byte alignment */
+    int g = lds_tensor(k, CKT_F16, "(8,8):(8,1)", 3, 4, 1);
+    assert_int_equal(ckt_kernel_tensor(k, g)->lds_offset, 7168 + 1024 + 512);
+    /* not placed before the kernel is finished; then after the tensors, in order */
+    assert_int_equal(ckt_kernel_mbar(k, set0)->lds_offset, -1);
+    int64_t tensors_end = ckt_kernel_lds_bytes(k);
+    assert_int_equal(ckt_kernel_finish(k, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_mbar(k, set0)->lds_offset, (tensors_end + 7) / 8 * 8);
+    assert_int_equal(ckt_kernel_mbar(k, set1)->lds_offset,
+                     ckt_kernel_mbar(k, set0)->lds_offset + 16);
+    assert_int_equal(ckt_kernel_lds_bytes(k), ckt_kernel_mbar(k, set1)->lds_offset + 24);
+    ckt_kernel_destroy(k);
 }
 
 static void cpu_encode_fields(void **state)
@@ -368,7 +430,7 @@ int main(void)
         cmocka_unit_test(k_major_tile_128b),  cmocka_unit_test(mn_major_and_plain),
         cmocka_unit_test(refusals),           cmocka_unit_test(encode_needs_the_driver),
         cmocka_unit_test(check_tile_accepts), cmocka_unit_test(check_tile_refusals),
-        cmocka_unit_test(cpu_encode_fields),
+        cmocka_unit_test(lds_placement),      cmocka_unit_test(cpu_encode_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -119,14 +119,16 @@ typedef struct ckt_ktensor {
     int param;
     ckt_expr_id shape[CKT_K_MAX_RANK], stride[CKT_K_MAX_RANK];
     bool padded; /* ckt.pad: accesses beyond the shape are masked */
-    /* lds: a static layout of `rank` modes, optionally swizzled, at a byte offset */
+    /* lds: a static layout of `rank` modes, optionally swizzled, at a byte offset (a multiple of
+     * 16, of the swizzle's 8 x span under one of the hardware's 32B/64B/128B swizzles) */
     ckt_layout layout;
     ckt_swizzle sw;
     bool swizzled;
     int64_t lds_offset, cosize;
     /* lds, multi-stage: `stages` copies of the layout, `stage_elems` elements apart (a multiple of
-     * 128 bytes, so every stage has the same bank mapping). A stage view (t:stage(i)) aliases one
-     * of them: its accesses add `stage_base` (a block-uniform element offset) after the swizzle. */
+     * 128 bytes, so every stage has the same bank mapping, and of the offset's alignment). A stage
+     * view (t:stage(i)) aliases one of them: its accesses add `stage_base` (a block-uniform element
+     * offset) after the swizzle. */
     int64_t stages, stage_elems;
     bool stage_view;
     ckt_expr_id stage_base;
@@ -339,7 +341,9 @@ ckt_status ckt_kernel_wait(ckt_kernel *k, int64_t pending, bool sync, ckt_error 
 /* Hopper's bulk tensor copies (TMA) and mbarriers (kernel_tma.c; sm_90 / sm_90a and their CPU
  * emulation).
  * ckt_kernel_mbarriers: a set of `count` (1..32) mbarriers in LDS, each initialized on entry to
- * expect `arrivals` (1..block) arrivals per phase; *set names it.
+ * expect `arrivals` (1..block) arrivals per phase; *set names it. The sets take their LDS after
+ * every LDS tensor when the kernel is finished (so the tensors' offsets do not depend on where
+ * the sets were declared).
  * ckt_kernel_tma_copy: dst (a window of a rank-2 LDS tensor, constant origin) = src (a window of a
  * rank-2 global tensor with one dimension of stride 1, same lengths and dtype) by one bulk tensor
  * copy, issued by thread 0, which also arrives on mbarrier `bar` (a block-uniform expression in
@@ -368,7 +372,8 @@ ckt_status ckt_kernel_mbar_arrive(ckt_kernel *k, int set, ckt_expr_id bar, ckt_e
 ckt_status ckt_kernel_producer(ckt_kernel *k, ckt_error *err);
 int64_t ckt_kernel_producer_threads(const ckt_kernel *k);
 
-/* A set of mbarriers: count of them at lds_offset (8 bytes each), arrivals per phase. */
+/* A set of mbarriers: count of them at lds_offset (8 bytes each; -1 until the kernel is finished),
+ * arrivals per phase. */
 typedef struct ckt_kmbar {
     int64_t count, arrivals, lds_offset;
 } ckt_kmbar;
@@ -406,8 +411,9 @@ ckt_status ckt_kernel_check_bounds(const ckt_kernel *k, const int64_t *param_val
                                    const int64_t grid[3], const uint64_t *buffer_bytes, bool *empty,
                                    ckt_error *err);
 
-/* Finish building: loops and branches closed, facts of window origins settled. Called by the
- * emitter; idempotent. */
+/* Finish building: loops and branches closed, facts of window origins settled, the mbarriers and
+ * the block reductions' scratch given their LDS after the tensors. Called by the emitter;
+ * idempotent. */
 ckt_status ckt_kernel_finish(ckt_kernel *k, ckt_error *err);
 bool ckt_kernel_is_finished(const ckt_kernel *k);
 
