@@ -80,10 +80,9 @@ static ckt_status aligned(const ckt_ktensor *t, const ckt_wgmma_operand *p, char
         return ckt_fail(err, CKT_EINVAL,
                         "blockwise_gemm: the LDS tile of %c starts at byte %lld, not on the "
                         "%lld-byte boundary its %dB swizzle needs (the hardware "
-                        "swizzles absolute addresses; make it the first LDS tensor or size the "
-                        "ones before it in multiples of %lld bytes)",
-                        which, (long long)t->lds_offset, (long long)p->align, p->d.swizzle_bytes,
-                        (long long)p->align);
+                        "swizzles absolute addresses; the builder places LDS tensors under this "
+                        "swizzle on it, so this tile is a view that moved off it)",
+                        which, (long long)t->lds_offset, (long long)p->align, p->d.swizzle_bytes);
     if (t->stages > 1 && (t->stage_elems * esz) % p->align)
         return ckt_fail(err, CKT_EINVAL,
                         "blockwise_gemm: the stages of %c are %lld bytes apart, not a multiple of "

@@ -2,6 +2,7 @@
  * parameters read off the global layout and the LDS tile's layout, the LDS tile checked element
  * by element against where the copy writes, and the encode call through the CUDA driver loaded at
  * run time (the dynlib.c pattern of the runtimes). */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -209,19 +210,22 @@ ckt_status ckt_tma_encode(const ckt_tma_map *m, const void *global_address, void
     static const char *const names[] = {"libcuda.so.1", "/usr/local/nvidia/lib64/libcuda.so.1",
                                         "/usr/lib/x86_64-linux-gnu/libcuda.so.1", "libcuda.so",
                                         NULL};
-    static encode_fn fn;
-    if (!fn) {
+    /* launches may come from several threads (autotune's pool): the driver symbol is bound once */
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static encode_fn bound;
+    pthread_mutex_lock(&lock);
+    if (!bound) {
         const char *opened;
         void *lib = ckt_dynlib_open(names, "cuTensorMapEncodeTiled", &opened);
-        if (!lib)
-            return ckt_fail(err, CKT_EUNSUPPORTED,
-                            "tma: no CUDA driver with cuTensorMapEncodeTiled here (libcuda.so.1; a "
-                            "CUDA 12+ driver)");
-        const ckt_dynsym sym = {(void **)&fn, "cuTensorMapEncodeTiled", NULL, false};
-        if (ckt_dynlib_bind(lib, &sym, 1))
-            return ckt_fail(err, CKT_EUNSUPPORTED,
-                            "tma: the CUDA driver lacks cuTensorMapEncodeTiled");
+        const ckt_dynsym sym = {(void **)&bound, "cuTensorMapEncodeTiled", NULL, false};
+        if (lib && ckt_dynlib_bind(lib, &sym, 1)) bound = NULL;
     }
+    encode_fn fn = bound;
+    pthread_mutex_unlock(&lock);
+    if (!fn)
+        return ckt_fail(err, CKT_EUNSUPPORTED,
+                        "tma: no CUDA driver with cuTensorMapEncodeTiled here (libcuda.so.1; a "
+                        "CUDA 12+ driver)");
     int r =
         fn(out, m->data_type, (uint32_t)m->rank, (void *)(uintptr_t)global_address, m->global_dim,
            m->global_stride, m->box_dim, m->element_stride, 0, m->swizzle, m->l2_promotion, 0);
