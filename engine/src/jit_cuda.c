@@ -85,9 +85,10 @@ ckt_status ckt_jit_cuda(const ckt_compile_request *req, const ckt_target_record 
     int rc = ckt_rtc_compile(&N, req->source, req->kernel_name, opts, n, b);
     if (rc == CKT_RTC_NO_PROGRAM)
         return ckt_fail(err, CKT_ERUNTIME, "compile: nvrtcCreateProgram failed");
+    char errors[CKT_ERROR_MSG_CAP];
     if (rc != 0 || !b->code)
         return ckt_fail(err, CKT_ECOMPILE, "compile: NVRTC failed for %s:\n%s", arch,
-                        b->log ? b->log : "(no log)");
+                        ckt_rtc_failure(b->log, errors, sizeof errors));
     snprintf(b->compiler, sizeof b->compiler, "NVRTC (%s)", N.name);
     if (b->log) parse_ptxas(b->log, &b->res);
     snprintf(b->disasm_cmd[0], sizeof b->disasm_cmd[0], "%s",

@@ -344,8 +344,9 @@ ckt_status ckt_jit_hip(const ckt_compile_request *req, const ckt_target_record *
         int rc = compile_into(arch, req->source, req->kernel_name, req->options, req->noptions, b);
         if (rc != 0 || !b->code) {
             pthread_mutex_unlock(&hip_lock);
+            char errors[CKT_ERROR_MSG_CAP];
             return ckt_fail(err, CKT_ECOMPILE, "compile: hipRTC failed for %s:\n%s", arch,
-                            b->log ? b->log : "(no log)");
+                            ckt_rtc_failure(b->log, errors, sizeof errors));
         }
         snprintf(b->compiler, sizeof b->compiler, "hipRTC (%s)", H.name);
     }

@@ -71,6 +71,9 @@ const char *ckt_rtc_bind(ckt_rtc *r, void *lib, const char *prefix, const char *
  * (b may be NULL: a probe). Returns the compile's result (0: success), or CKT_RTC_NO_PROGRAM when
  * the program could not be created. */
 #define CKT_RTC_NO_PROGRAM (-1)
+/* What a failure message shows of a compiler log: its lines that mention an error (NVRTC's
+ * warnings come first and would fill the message), or the whole log when none does. */
+const char *ckt_rtc_failure(const char *log, char *buf, size_t cap);
 int ckt_rtc_compile(const ckt_rtc *r, const char *src, const char *name, const char *const *opts,
                     int nopts, ckt_binary *b);
 

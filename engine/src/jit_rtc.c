@@ -1,7 +1,10 @@
 /* NVRTC and hipRTC, the one API they share (jit_internal.h). */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 
 #include "dynlib.h"
 #include "jit_internal.h"
@@ -57,4 +60,33 @@ int ckt_rtc_compile(const ckt_rtc *r, const char *src, const char *name, const c
     }
     r->destroy(&prog);
     return rc;
+}
+
+/* does the n-character line l mention w (any case)? */
+static bool line_mentions(const char *l, size_t n, const char *w)
+{
+    size_t k = strlen(w);
+    for (size_t i = 0; i + k <= n; i++)
+        if (!strncasecmp(l + i, w, k)) return true;
+    return false;
+}
+
+const char *ckt_rtc_failure(const char *log, char *buf, size_t cap)
+{
+    if (!log) return "(no log)";
+    size_t n = 0;
+    for (const char *l = log; *l;) {
+        const char *end = strchr(l, '\n');
+        size_t len = end ? (size_t)(end - l) : strlen(l);
+        if ((line_mentions(l, len, "error") || line_mentions(l, len, "fatal")) &&
+            n + len + 2 < cap) {
+            memcpy(buf + n, l, len);
+            n += len;
+            buf[n++] = '\n';
+        }
+        l += len + (end != NULL);
+    }
+    if (n == 0) return log;
+    buf[n] = '\0';
+    return buf;
 }

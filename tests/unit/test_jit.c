@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "../../engine/src/jit_internal.h"     /* ckt_rtc_failure */
 #include "../../engine/src/runtime_internal.h" /* the launch check against declared argument sizes */
 #include "ckt/jit.h"
 
@@ -478,12 +479,37 @@ static void cubin_parameter_records(void **state)
     }
 }
 
+/* A failed NVRTC / hipRTC compile shows the log's error lines, not the warnings before them. */
+static void failure_messages_show_the_errors(void **state)
+{
+    (void)state;
+    char buf[256];
+    const char *log = "k(1): warning #177-D: variable \"x\" was declared but never referenced\n"
+                      "   int x;\n"
+                      "ptxas fatal   : (C7602) Insufficient registers\n"
+                      "k(9): error: identifier \"y\" is undefined\n"
+                      "1 error detected";
+    assert_string_equal("ptxas fatal   : (C7602) Insufficient registers\n"
+                        "k(9): error: identifier \"y\" is undefined\n"
+                        "1 error detected\n",
+                        ckt_rtc_failure(log, buf, sizeof buf));
+    assert_string_equal("only warnings", ckt_rtc_failure("only warnings", buf, sizeof buf));
+    assert_string_equal("(no log)", ckt_rtc_failure(NULL, buf, sizeof buf));
+    /* lines that do not fit are left out, never cut (the first one takes 41 of the 48 bytes) */
+    char small[48];
+    assert_string_equal("k(9): error: identifier \"y\" is undefined\n",
+                        ckt_rtc_failure("k(9): error: identifier \"y\" is undefined\nthe error "
+                                        "is on a line too long to fit in the rest of the buffer\n",
+                                        small, sizeof small));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(requests_are_validated),
         cmocka_unit_test(cpu_compiles_and_reports),
         cmocka_unit_test(compile_errors_carry_the_log),
+        cmocka_unit_test(failure_messages_show_the_errors),
         cmocka_unit_test(amdgpu_metadata_of_a_real_code_object),
         cmocka_unit_test(kernel_arguments_from_the_metadata),
         cmocka_unit_test(cubin_parameters),
