@@ -135,6 +135,10 @@ function gemm.plan(o)
   p.copy = o.copy or "cp.async"
   if p.copy ~= "tma" and p.copy ~= "cp.async" then fail(("copy '%s' is not \"tma\" or \"cp.async\""):format(tostring(p.copy))) end
   if p.copy == "tma" and not (p.hopper and rec.tma) then fail(("copy = \"tma\": bulk tensor copies feed sm_90a's wgmma path (%s is not it)"):format(p.target)) end
+  -- with the producer warp ptxas caps the registers at 168; an f32 output's epilogue then spills
+  -- the accumulators of MMAs left in flight (refused at compile: wrong results on an H200), so
+  -- the TMA path with an f32 output retires its MMAs every slice unless told otherwise
+  if p.copy == "tma" and p.out == "f32" and o.mma_pending == nil then p.mma_pending = 0 end
   -- the instruction: the target's for these dtypes (f32: the CPU target's emulation-only
   -- instruction, MFMA lane layouts with f32 operands)
   local ok, m
