@@ -343,18 +343,41 @@ static int m_cast(lua_State *L)
 
 void ckt_lk_open_expr(lua_State *L)
 {
-    static const luaL_Reg emethods[] = {
-        {"__add", e_add},    {"__sub", e_sub},    {"__mul", e_mul},           {"__div", e_div},
-        {"__idiv", e_idiv},  {"__mod", e_mod},    {"__unm", e_unm},           {"__band", e_band},
-        {"__bor", e_bor},    {"__bxor", e_bxor},  {"__shl", e_shl},           {"__shr", e_shr},
-        {"__lt", e_compare}, {"__le", e_compare}, {"__tostring", e_tostring}, {"value", e_value},
-        {NULL, NULL}};
-    static const luaL_Reg fns[] = {
-        {"min", m_min},   {"max", m_max},     {"lt", m_lt},     {"le", m_le},
-        {"gt", m_gt},     {"ge", m_ge},       {"eq", m_eq},     {"ne", m_ne},
-        {"land", m_and},  {"lor", m_or},      {"lnot", m_not},  {"select", m_select},
-        {"exp", m_exp},   {"log", m_log},     {"sqrt", m_sqrt}, {"abs", m_abs},
-        {"cast", m_cast}, {"float", m_float}, {"int", m_int},   {NULL, NULL}};
-    ckt_l_new_class(L, CKT_L_EXPR, emethods);
-    luaL_setfuncs(L, fns, 0);
+    static const ckt_l_entry rows[] = {{CKT_L_EXPR, "__add", e_add},
+                                       {CKT_L_EXPR, "__sub", e_sub},
+                                       {CKT_L_EXPR, "__mul", e_mul},
+                                       {CKT_L_EXPR, "__div", e_div},
+                                       {CKT_L_EXPR, "__idiv", e_idiv},
+                                       {CKT_L_EXPR, "__mod", e_mod},
+                                       {CKT_L_EXPR, "__unm", e_unm},
+                                       {CKT_L_EXPR, "__band", e_band},
+                                       {CKT_L_EXPR, "__bor", e_bor},
+                                       {CKT_L_EXPR, "__bxor", e_bxor},
+                                       {CKT_L_EXPR, "__shl", e_shl},
+                                       {CKT_L_EXPR, "__shr", e_shr},
+                                       {CKT_L_EXPR, "__lt", e_compare},
+                                       {CKT_L_EXPR, "__le", e_compare},
+                                       {CKT_L_EXPR, "__tostring", e_tostring},
+                                       {CKT_L_EXPR, "value", e_value},
+                                       {CKT_L_MODULE, "min", m_min},
+                                       {CKT_L_MODULE, "max", m_max},
+                                       {CKT_L_MODULE, "lt", m_lt},
+                                       {CKT_L_MODULE, "le", m_le},
+                                       {CKT_L_MODULE, "gt", m_gt},
+                                       {CKT_L_MODULE, "ge", m_ge},
+                                       {CKT_L_MODULE, "eq", m_eq},
+                                       {CKT_L_MODULE, "ne", m_ne},
+                                       {CKT_L_MODULE, "land", m_and},
+                                       {CKT_L_MODULE, "lor", m_or},
+                                       {CKT_L_MODULE, "lnot", m_not},
+                                       {CKT_L_MODULE, "select", m_select},
+                                       {CKT_L_MODULE, "exp", m_exp},
+                                       {CKT_L_MODULE, "log", m_log},
+                                       {CKT_L_MODULE, "sqrt", m_sqrt},
+                                       {CKT_L_MODULE, "abs", m_abs},
+                                       {CKT_L_MODULE, "cast", m_cast},
+                                       {CKT_L_MODULE, "float", m_float},
+                                       {CKT_L_MODULE, "int", m_int},
+                                       {NULL, NULL, NULL}};
+    ckt_l_register(L, rows);
 }

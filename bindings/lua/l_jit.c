@@ -181,20 +181,20 @@ static int b_tostring(lua_State *L)
 
 void ckt_l_open_jit(lua_State *L)
 {
-    static const luaL_Reg methods[] = {{"__gc", b_gc},
-                                       {"__close", b_gc},
-                                       {"__tostring", b_tostring},
-                                       {"resources", b_resources},
-                                       {"code_object", b_code},
-                                       {"disassembly", b_disasm},
-                                       {"log", b_log},
-                                       {"target", b_target},
-                                       {"compile_ms", b_ms},
-                                       {"compiler", b_compiler},
-                                       {"from_cache", b_from_cache},
-                                       {"compile_only", b_compile_only},
-                                       {"kernel_name", b_kernel_name},
-                                       {NULL, NULL}};
-    ckt_l_new_class(L, CKT_L_BINARY, methods);
-    ckt_l_set_function(L, "compile", ckt_l_compile);
+    static const ckt_l_entry rows[] = {{CKT_L_BINARY, "__gc", b_gc},
+                                       {CKT_L_BINARY, "__close", b_gc},
+                                       {CKT_L_BINARY, "__tostring", b_tostring},
+                                       {CKT_L_BINARY, "resources", b_resources},
+                                       {CKT_L_BINARY, "code_object", b_code},
+                                       {CKT_L_BINARY, "disassembly", b_disasm},
+                                       {CKT_L_BINARY, "log", b_log},
+                                       {CKT_L_BINARY, "target", b_target},
+                                       {CKT_L_BINARY, "compile_ms", b_ms},
+                                       {CKT_L_BINARY, "compiler", b_compiler},
+                                       {CKT_L_BINARY, "from_cache", b_from_cache},
+                                       {CKT_L_BINARY, "compile_only", b_compile_only},
+                                       {CKT_L_BINARY, "kernel_name", b_kernel_name},
+                                       {CKT_L_MODULE, "compile", ckt_l_compile},
+                                       {NULL, NULL, NULL}};
+    ckt_l_register(L, rows);
 }
