@@ -299,9 +299,21 @@ static void grid_dims(lua_State *L, const ckt_layout *l, int64_t *rows, int64_t 
 
 /* Fill values (and optional labels: a function labels(i, j, value) or a row-major sequence
  * of rows*cols strings) and render. */
+/* The options table of an svg method (argument 2), checked: 2, or 0 for none or a grid. */
+static int svg_opts(lua_State *L, int svg)
+{
+    if (!svg || lua_isnoneornil(L, 2)) return 0;
+    luaL_checktype(L, 2, LUA_TTABLE);
+    static const char *const allowed[] = {"labels", "title", "cell", NULL};
+    ckt_l_check_fields(L, 2, "svg", allowed);
+    return 2;
+}
+
+/* The picture of obj (grid text, or svg with the options at opts: title= replaces title). */
 static int draw(lua_State *L, int obj, eval2_fn f, int64_t rows, int64_t cols, const char *title,
                 int svg, int opts)
 {
+    if (opts) ckt_l_field_string(L, opts, "svg", "title", &title);
     const char *fn = svg ? "svg" : "grid";
     if (rows > CKT_RENDER_MAX_CELLS / cols)
         return ckt_l_errorf(L, "%s: %lld x %lld cells are too many to draw (at most %d)", fn,
@@ -373,34 +385,19 @@ static int draw(lua_State *L, int obj, eval2_fn f, int64_t rows, int64_t cols, c
     return 1;
 }
 
-static int m_grid(lua_State *L)
+/* L:grid() and L:svg{labels=, title=, cell=} */
+static int layout_draw(lua_State *L, int svg)
 {
     ckt_layout *l = self(L);
+    int opts = svg_opts(L, svg);
     int64_t rows, cols;
     grid_dims(L, l, &rows, &cols);
     char title[512];
     ckt_layout_to_string(l, title, sizeof title);
-    return draw(L, 1, eval2_layout, rows, cols, title, 0, 0);
+    return draw(L, 1, eval2_layout, rows, cols, title, svg, opts);
 }
-
-static int m_svg(lua_State *L)
-{
-    ckt_layout *l = self(L);
-    int opts = 0;
-    if (!lua_isnoneornil(L, 2)) {
-        luaL_checktype(L, 2, LUA_TTABLE);
-        static const char *const allowed[] = {"labels", "title", "cell", NULL};
-        ckt_l_check_fields(L, 2, "svg", allowed);
-        opts = 2;
-    }
-    int64_t rows, cols;
-    grid_dims(L, l, &rows, &cols);
-    char title[512];
-    ckt_layout_to_string(l, title, sizeof title);
-    const char *t = title;
-    if (opts) ckt_l_field_string(L, opts, "svg", "title", &t);
-    return draw(L, 1, eval2_layout, rows, cols, t, 1, opts);
-}
+static int m_grid(lua_State *L) { return layout_draw(L, 0); }
+static int m_svg(lua_State *L) { return layout_draw(L, 1); }
 
 /* ---- the algebra ---- */
 
@@ -753,37 +750,20 @@ static int eval2_composed(lua_State *L, int idx, int64_t i, int64_t j, int64_t *
     return 1;
 }
 
-static int co_grid(lua_State *L)
+/* C:grid() and C:svg{labels=, title=, cell=}, titled by tostring(C) */
+static int composed_draw(lua_State *L, int svg)
 {
     ckt_composed *c = checkcomposed(L, 1);
+    int opts = svg_opts(L, svg);
     int64_t rows, cols;
     grid_dims(L, &c->inner, &rows, &cols);
     lua_pushcfunction(L, co_tostring);
     lua_pushvalue(L, 1);
     lua_call(L, 1, 1);
-    const char *title = lua_tostring(L, -1);
-    return draw(L, 1, eval2_composed, rows, cols, title, 0, 0);
+    return draw(L, 1, eval2_composed, rows, cols, lua_tostring(L, -1), svg, opts);
 }
-
-static int co_svg(lua_State *L)
-{
-    ckt_composed *c = checkcomposed(L, 1);
-    int opts = 0;
-    if (!lua_isnoneornil(L, 2)) {
-        luaL_checktype(L, 2, LUA_TTABLE);
-        static const char *const allowed[] = {"labels", "title", "cell", NULL};
-        ckt_l_check_fields(L, 2, "svg", allowed);
-        opts = 2;
-    }
-    int64_t rows, cols;
-    grid_dims(L, &c->inner, &rows, &cols);
-    lua_pushcfunction(L, co_tostring);
-    lua_pushvalue(L, 1);
-    lua_call(L, 1, 1);
-    const char *title = lua_tostring(L, -1);
-    if (opts) ckt_l_field_string(L, opts, "svg", "title", &title);
-    return draw(L, 1, eval2_composed, rows, cols, title, 1, opts);
-}
+static int co_grid(lua_State *L) { return composed_draw(L, 0); }
+static int co_svg(lua_State *L) { return composed_draw(L, 1); }
 
 void ckt_l_open_layout(lua_State *L)
 {
