@@ -341,3 +341,16 @@ void ckt_l_register(lua_State *L, const ckt_l_entry *rows)
         lua_pop(L, 2);
     }
 }
+
+void ckt_l_register_rows(lua_State *L, const char *cls, lua_CFunction f, const void *rows,
+                         size_t size, size_t n)
+{
+    if (cls != CKT_L_MODULE) luaL_getmetatable(L, cls);
+    for (size_t i = 0; i < n; i++) {
+        const char *row = (const char *)rows + i * size;
+        lua_pushlightuserdata(L, (void *)row);
+        lua_pushcclosure(L, f, 1);
+        lua_setfield(L, -2, *(const char *const *)row);
+    }
+    if (cls != CKT_L_MODULE) lua_pop(L, 1);
+}

@@ -475,7 +475,7 @@ static const algebra_op algebra_ops[] = {
 
 static int l_algebra(lua_State *L)
 {
-    const algebra_op *op = lua_touserdata(L, lua_upvalueindex(1));
+    const algebra_op *op = ckt_l_row(L);
     if (op->rank_sensitive && lua_istable(L, 2) && !ckt_l_testlayout(L, 2))
         return ckt_l_argerror(L, 2,
                               "one layout expected (CuTe's %s is rank-sensitive and takes no tuple "
@@ -804,9 +804,5 @@ void ckt_l_open_layout(lua_State *L)
                                        {CKT_L_MODULE, "composed", l_composed},
                                        {NULL, NULL, NULL}};
     ckt_l_register(L, rows);
-    for (size_t i = 0; i < sizeof algebra_ops / sizeof *algebra_ops; i++) {
-        lua_pushlightuserdata(L, (void *)&algebra_ops[i]);
-        lua_pushcclosure(L, l_algebra, 1);
-        lua_setfield(L, -2, algebra_ops[i].name);
-    }
+    CKT_L_REGISTER_ROWS(L, CKT_L_MODULE, l_algebra, algebra_ops);
 }
