@@ -564,31 +564,25 @@ static ckt_l_array *matching_array(lua_State *L, const l_buffer *b, int idx, con
     return a;
 }
 
-static int b_upload(lua_State *L)
+/* b:upload(array) -> b; b:download([array]) -> the array (a new one when none is given) */
+static int transfer(lua_State *L, bool download)
 {
     l_buffer *b = checkbuf(L, 1);
-    ckt_l_array *a = matching_array(L, b, 2, "upload");
-    ckt_error err;
-    if (ckt_buffer_upload(b->buf, 0, a->data, ckt_buffer_size(b->buf), &err))
-        return ckt_l_error(L, &err);
-    lua_settop(L, 1);
-    return 1;
-}
-
-static int b_download(lua_State *L)
-{
-    l_buffer *b = checkbuf(L, 1);
-    if (lua_isnoneornil(L, 2)) { /* into a new array */
+    if (download && lua_isnoneornil(L, 2)) { /* into a new array */
         lua_settop(L, 1);
         new_array(L, b->dtype, &b->n, 1, b->n);
     }
-    ckt_l_array *a = matching_array(L, b, 2, "download");
+    ckt_l_array *a = matching_array(L, b, 2, download ? "download" : "upload");
+    size_t n = ckt_buffer_size(b->buf);
     ckt_error err;
-    if (ckt_buffer_download(b->buf, 0, a->data, ckt_buffer_size(b->buf), &err))
+    if (download ? ckt_buffer_download(b->buf, 0, a->data, n, &err)
+                 : ckt_buffer_upload(b->buf, 0, a->data, n, &err))
         return ckt_l_error(L, &err);
-    lua_settop(L, 2);
+    lua_settop(L, download ? 2 : 1);
     return 1;
 }
+static int b_upload(lua_State *L) { return transfer(L, false); }
+static int b_download(lua_State *L) { return transfer(L, true); }
 
 static int b_memset(lua_State *L)
 {
