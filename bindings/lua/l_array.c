@@ -564,31 +564,25 @@ static ckt_l_array *matching_array(lua_State *L, const l_buffer *b, int idx, con
     return a;
 }
 
-static int b_upload(lua_State *L)
+/* b:upload(array) -> b; b:download([array]) -> the array (a new one when none is given) */
+static int transfer(lua_State *L, bool download)
 {
     l_buffer *b = checkbuf(L, 1);
-    ckt_l_array *a = matching_array(L, b, 2, "upload");
-    ckt_error err;
-    if (ckt_buffer_upload(b->buf, 0, a->data, ckt_buffer_size(b->buf), &err))
-        return ckt_l_error(L, &err);
-    lua_settop(L, 1);
-    return 1;
-}
-
-static int b_download(lua_State *L)
-{
-    l_buffer *b = checkbuf(L, 1);
-    if (lua_isnoneornil(L, 2)) { /* into a new array */
+    if (download && lua_isnoneornil(L, 2)) { /* into a new array */
         lua_settop(L, 1);
         new_array(L, b->dtype, &b->n, 1, b->n);
     }
-    ckt_l_array *a = matching_array(L, b, 2, "download");
+    ckt_l_array *a = matching_array(L, b, 2, download ? "download" : "upload");
+    size_t n = ckt_buffer_size(b->buf);
     ckt_error err;
-    if (ckt_buffer_download(b->buf, 0, a->data, ckt_buffer_size(b->buf), &err))
+    if (download ? ckt_buffer_download(b->buf, 0, a->data, n, &err)
+                 : ckt_buffer_upload(b->buf, 0, a->data, n, &err))
         return ckt_l_error(L, &err);
-    lua_settop(L, 2);
+    lua_settop(L, download ? 2 : 1);
     return 1;
 }
+static int b_upload(lua_State *L) { return transfer(L, false); }
+static int b_download(lua_State *L) { return transfer(L, true); }
 
 static int b_memset(lua_State *L)
 {
@@ -772,32 +766,52 @@ static int device_launch(lua_State *L)
 
 void ckt_l_open_array(lua_State *L)
 {
-    static const luaL_Reg amethods[] = {{"__index", a_index},   {"__newindex", a_newindex},
-                                        {"__len", a_len},       {"__close", a_close},
-                                        {"__gc", a_close},      {"__tostring", a_tostring},
-                                        {"get", a_get},         {"set", a_set},
-                                        {"fill", a_fill},       {"random", a_random},
-                                        {"poison", a_poison},   {"copy", a_copy},
-                                        {"compare", a_compare}, {"size", a_size},
-                                        {"dtype", a_dtype},     {"bytes", a_bytes},
-                                        {"shape", a_shape},     {"totable", a_totable},
-                                        {"assign", a_assign},   {"close", a_close},
-                                        {"closed", a_closed},   {NULL, NULL}};
-    ckt_l_new_class(L, CKT_L_ARRAY, amethods);
-    static const luaL_Reg dmethods[] = {
-        {"__close", d_close},      {"__gc", d_close},  {"__tostring", d_tostring},
-        {"close", d_close},        {"name", d_name},   {"target", d_target},
-        {"backend", d_backend},    {"alloc", d_alloc}, {"synchronize", d_sync},
-        {"launch", device_launch}, {NULL, NULL}};
-    ckt_l_new_class(L, CKT_L_DEVICE, dmethods);
-    static const luaL_Reg bmethods[] = {{"__close", b_close},       {"__gc", b_close},
-                                        {"__tostring", b_tostring}, {"close", b_close},
-                                        {"upload", b_upload},       {"download", b_download},
-                                        {"memset", b_memset},       {"copy_from", b_copy_from},
-                                        {"size", b_size},           {"bytes", b_bytes},
-                                        {"dtype", b_dtype},         {"device", b_device},
-                                        {"address", b_address},     {NULL, NULL}};
-    ckt_l_new_class(L, CKT_L_BUFFER, bmethods);
-    ckt_l_set_function(L, "array", l_array);
-    ckt_l_set_function(L, "device", ckt_l_device_open);
+    static const ckt_l_entry rows[] = {{CKT_L_ARRAY, "__index", a_index},
+                                       {CKT_L_ARRAY, "__newindex", a_newindex},
+                                       {CKT_L_ARRAY, "__len", a_len},
+                                       {CKT_L_ARRAY, "__close", a_close},
+                                       {CKT_L_ARRAY, "__gc", a_close},
+                                       {CKT_L_ARRAY, "__tostring", a_tostring},
+                                       {CKT_L_ARRAY, "get", a_get},
+                                       {CKT_L_ARRAY, "set", a_set},
+                                       {CKT_L_ARRAY, "fill", a_fill},
+                                       {CKT_L_ARRAY, "random", a_random},
+                                       {CKT_L_ARRAY, "poison", a_poison},
+                                       {CKT_L_ARRAY, "copy", a_copy},
+                                       {CKT_L_ARRAY, "compare", a_compare},
+                                       {CKT_L_ARRAY, "size", a_size},
+                                       {CKT_L_ARRAY, "dtype", a_dtype},
+                                       {CKT_L_ARRAY, "bytes", a_bytes},
+                                       {CKT_L_ARRAY, "shape", a_shape},
+                                       {CKT_L_ARRAY, "totable", a_totable},
+                                       {CKT_L_ARRAY, "assign", a_assign},
+                                       {CKT_L_ARRAY, "close", a_close},
+                                       {CKT_L_ARRAY, "closed", a_closed},
+                                       {CKT_L_DEVICE, "__close", d_close},
+                                       {CKT_L_DEVICE, "__gc", d_close},
+                                       {CKT_L_DEVICE, "__tostring", d_tostring},
+                                       {CKT_L_DEVICE, "close", d_close},
+                                       {CKT_L_DEVICE, "name", d_name},
+                                       {CKT_L_DEVICE, "target", d_target},
+                                       {CKT_L_DEVICE, "backend", d_backend},
+                                       {CKT_L_DEVICE, "alloc", d_alloc},
+                                       {CKT_L_DEVICE, "synchronize", d_sync},
+                                       {CKT_L_DEVICE, "launch", device_launch},
+                                       {CKT_L_BUFFER, "__close", b_close},
+                                       {CKT_L_BUFFER, "__gc", b_close},
+                                       {CKT_L_BUFFER, "__tostring", b_tostring},
+                                       {CKT_L_BUFFER, "close", b_close},
+                                       {CKT_L_BUFFER, "upload", b_upload},
+                                       {CKT_L_BUFFER, "download", b_download},
+                                       {CKT_L_BUFFER, "memset", b_memset},
+                                       {CKT_L_BUFFER, "copy_from", b_copy_from},
+                                       {CKT_L_BUFFER, "size", b_size},
+                                       {CKT_L_BUFFER, "bytes", b_bytes},
+                                       {CKT_L_BUFFER, "dtype", b_dtype},
+                                       {CKT_L_BUFFER, "device", b_device},
+                                       {CKT_L_BUFFER, "address", b_address},
+                                       {CKT_L_MODULE, "array", l_array},
+                                       {CKT_L_MODULE, "device", ckt_l_device_open},
+                                       {NULL, NULL, NULL}};
+    ckt_l_register(L, rows);
 }

@@ -128,10 +128,10 @@ static int t_stages(lua_State *L)
 
 void ckt_lk_open_async(lua_State *L)
 {
-    static const luaL_Reg methods[] = {{"commit", b_commit}, {"wait", b_wait}, {NULL, NULL}};
-    ckt_lk_builder_methods(L, methods);
-    luaL_getmetatable(L, CKT_L_KTENSOR);
-    ckt_l_set_function(L, "stage", t_stage);
-    ckt_l_set_function(L, "stages", t_stages);
-    lua_pop(L, 1);
+    static const ckt_l_entry rows[] = {{CKT_L_KERNEL, "commit", b_commit},
+                                       {CKT_L_KERNEL, "wait", b_wait},
+                                       {CKT_L_KTENSOR, "stage", t_stage},
+                                       {CKT_L_KTENSOR, "stages", t_stages},
+                                       {NULL, NULL, NULL}};
+    ckt_l_register(L, rows);
 }

@@ -962,9 +962,9 @@ static int l_autotune(lua_State *L)
 
 void ckt_lk_open_autotune(lua_State *L)
 {
-    static const luaL_Reg gc[] = {{"__gc", holder_gc}, {NULL, NULL}};
-    ckt_l_new_class(L, RESULTS, gc);
-    ckt_l_set_function(L, "autotune", l_autotune);
+    static const ckt_l_entry rows[] = {
+        {RESULTS, "__gc", holder_gc}, {CKT_L_MODULE, "autotune", l_autotune}, {NULL, NULL, NULL}};
+    ckt_l_register(L, rows);
     ckt_l_help_add(L, "autotune",
                    "ckt.autotune{build=function(config) return kernel, grid [, {bank_cycles=, "
                    "bank_ideal=}] end,\n"

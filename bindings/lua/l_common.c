@@ -327,3 +327,38 @@ void ckt_l_new_class(lua_State *L, const char *tname, const luaL_Reg *methods)
     ckt_l_set_string(L, "__name", tname);
     lua_pop(L, 1);
 }
+
+void ckt_l_register(lua_State *L, const ckt_l_entry *rows)
+{
+    for (const ckt_l_entry *r = rows; r->name; r++) {
+        if (r->cls == CKT_L_MODULE) {
+            ckt_l_set_function(L, r->name, r->fn);
+            continue;
+        }
+        luaL_newmetatable(L, r->cls); /* this class's metatable, new or already made */
+        ckt_l_set_function(L, r->name, r->fn);
+        lua_pop(L, 1);
+    }
+    for (const ckt_l_entry *r = rows; r->name; r++) { /* then each class's default __index */
+        if (r->cls == CKT_L_MODULE) continue;
+        luaL_getmetatable(L, r->cls);
+        if (lua_getfield(L, -1, "__index") == LUA_TNIL) {
+            lua_pushvalue(L, -2);
+            lua_setfield(L, -3, "__index");
+        }
+        lua_pop(L, 2);
+    }
+}
+
+void ckt_l_register_rows(lua_State *L, const char *cls, lua_CFunction f, const void *rows,
+                         size_t size, size_t n)
+{
+    if (cls != CKT_L_MODULE) luaL_getmetatable(L, cls);
+    for (size_t i = 0; i < n; i++) {
+        const char *row = (const char *)rows + i * size;
+        lua_pushlightuserdata(L, (void *)row);
+        lua_pushcclosure(L, f, 1);
+        lua_setfield(L, -2, *(const char *const *)row);
+    }
+    if (cls != CKT_L_MODULE) lua_pop(L, 1);
+}

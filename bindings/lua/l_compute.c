@@ -144,12 +144,12 @@ static int b_block_reduce(lua_State *L)
 
 void ckt_lk_open_compute(lua_State *L)
 {
-    static const luaL_Reg methods[] = {{"clear", b_clear},
-                                       {"map", b_map},
-                                       {"reduce", b_reduce},
-                                       {"fold", b_fold},
-                                       {"block_reduce", b_block_reduce},
-                                       {NULL, NULL}};
-    ckt_lk_builder_methods(L, methods);
-    ckt_l_set_function(L, "sweep", l_sweep);
+    static const ckt_l_entry rows[] = {{CKT_L_KERNEL, "clear", b_clear},
+                                       {CKT_L_KERNEL, "map", b_map},
+                                       {CKT_L_KERNEL, "reduce", b_reduce},
+                                       {CKT_L_KERNEL, "fold", b_fold},
+                                       {CKT_L_KERNEL, "block_reduce", b_block_reduce},
+                                       {CKT_L_MODULE, "sweep", l_sweep},
+                                       {NULL, NULL, NULL}};
+    ckt_l_register(L, rows);
 }

@@ -132,7 +132,8 @@ static int b_blockwise_copy(lua_State *L)
 
 void ckt_lk_open_copy(lua_State *L)
 {
-    static const luaL_Reg methods[] = {
-        {"copy", b_copy}, {"blockwise_copy", b_blockwise_copy}, {NULL, NULL}};
-    ckt_lk_builder_methods(L, methods);
+    static const ckt_l_entry rows[] = {{CKT_L_KERNEL, "copy", b_copy},
+                                       {CKT_L_KERNEL, "blockwise_copy", b_blockwise_copy},
+                                       {NULL, NULL, NULL}};
+    ckt_l_register(L, rows);
 }

@@ -463,30 +463,30 @@ static int l_same_distribution(lua_State *L)
 
 void ckt_l_open_distribution(lua_State *L)
 {
-    static const luaL_Reg enc_methods[] = {{"__index", e_index},
-                                           {"__tostring", e_tostring},
-                                           {"ys_lengths", e_ys_lengths},
-                                           {"x_lengths", e_x_lengths},
-                                           {"num_threads", e_num_threads},
-                                           {"num_values", e_num_values},
-                                           {"calculate_index", e_calculate_index},
-                                           {"owner", e_owner},
-                                           {"tv_layout", e_tv_layout},
-                                           {"grid", e_grid},
-                                           {"svg", e_svg},
-                                           {NULL, NULL}};
-    static const luaL_Reg frag_methods[] = {{"__index", f_index}, {"__tostring", f_tostring},
-                                            {"tv_layout", f_tv},  {"encoding", f_encoding},
-                                            {"nested", f_nested}, {"grid", f_grid},
-                                            {"svg", f_svg},       {NULL, NULL}};
-    ckt_l_new_class(L, CKT_L_ENCODING, enc_methods);
-    ckt_l_new_class(L, CKT_L_FRAGMENT, frag_methods);
-    static const luaL_Reg fns[] = {{"tile_distribution_encoding", l_encoding},
-                                   {"encoding_pattern_2d", l_pattern_2d},
-                                   {"fragment", l_fragment},
-                                   {"same_distribution", l_same_distribution},
-                                   {NULL, NULL}};
-    luaL_setfuncs(L, fns, 0);
+    static const ckt_l_entry rows[] = {{CKT_L_ENCODING, "__index", e_index},
+                                       {CKT_L_ENCODING, "__tostring", e_tostring},
+                                       {CKT_L_ENCODING, "ys_lengths", e_ys_lengths},
+                                       {CKT_L_ENCODING, "x_lengths", e_x_lengths},
+                                       {CKT_L_ENCODING, "num_threads", e_num_threads},
+                                       {CKT_L_ENCODING, "num_values", e_num_values},
+                                       {CKT_L_ENCODING, "calculate_index", e_calculate_index},
+                                       {CKT_L_ENCODING, "owner", e_owner},
+                                       {CKT_L_ENCODING, "tv_layout", e_tv_layout},
+                                       {CKT_L_ENCODING, "grid", e_grid},
+                                       {CKT_L_ENCODING, "svg", e_svg},
+                                       {CKT_L_FRAGMENT, "__index", f_index},
+                                       {CKT_L_FRAGMENT, "__tostring", f_tostring},
+                                       {CKT_L_FRAGMENT, "tv_layout", f_tv},
+                                       {CKT_L_FRAGMENT, "encoding", f_encoding},
+                                       {CKT_L_FRAGMENT, "nested", f_nested},
+                                       {CKT_L_FRAGMENT, "grid", f_grid},
+                                       {CKT_L_FRAGMENT, "svg", f_svg},
+                                       {CKT_L_MODULE, "tile_distribution_encoding", l_encoding},
+                                       {CKT_L_MODULE, "encoding_pattern_2d", l_pattern_2d},
+                                       {CKT_L_MODULE, "fragment", l_fragment},
+                                       {CKT_L_MODULE, "same_distribution", l_same_distribution},
+                                       {NULL, NULL, NULL}};
+    ckt_l_register(L, rows);
     ckt_l_help_add(
         L, "encoding",
         "A CK Tile encoding (ckt.tile_distribution_encoding, ckt.encoding_pattern_2d, a fragment's "

@@ -325,18 +325,19 @@ static int x_tostring(lua_State *L)
 
 void ckt_lk_open_executable(lua_State *L)
 {
-    static const luaL_Reg kmethods[] = {{"source", k_source},
-                                        {"compile", k_compile},
-                                        {"signature", k_signature},
-                                        {"lds_bytes", k_lds_bytes},
-                                        {"name", k_name},
-                                        {"block", k_block},
-                                        {NULL, NULL}};
-    static const luaL_Reg xmethods[] = {{"__gc", x_gc},       {"__tostring", x_tostring},
-                                        {"launch", x_launch}, {"kernel", x_kernel},
-                                        {"binary", x_binary}, {NULL, NULL}};
-    ckt_lk_builder_methods(L, kmethods);
-    ckt_l_new_class(L, CKT_L_EXE, xmethods);
+    static const ckt_l_entry rows[] = {{CKT_L_KERNEL, "source", k_source},
+                                       {CKT_L_KERNEL, "compile", k_compile},
+                                       {CKT_L_KERNEL, "signature", k_signature},
+                                       {CKT_L_KERNEL, "lds_bytes", k_lds_bytes},
+                                       {CKT_L_KERNEL, "name", k_name},
+                                       {CKT_L_KERNEL, "block", k_block},
+                                       {CKT_L_EXE, "__gc", x_gc},
+                                       {CKT_L_EXE, "__tostring", x_tostring},
+                                       {CKT_L_EXE, "launch", x_launch},
+                                       {CKT_L_EXE, "kernel", x_kernel},
+                                       {CKT_L_EXE, "binary", x_binary},
+                                       {NULL, NULL, NULL}};
+    ckt_l_register(L, rows);
     /* the binary's inspection methods on the executable */
     static const char *const forwarded[] = {
         "resources",  "code_object", "disassembly", "log",          "target",

@@ -63,59 +63,38 @@ void ckt_lk_check_pool(lua_State *L, l_kernel *kb)
     if (ckt_expr_pool_status(ckt_kernel_exprs(kb->k), &err)) ckt_l_error(L, &err);
 }
 
-static int expr_binop(lua_State *L, ckt_expr_op op, const char *name)
+/* How an operator row (expr_op below) builds its expression. */
+enum {
+    OP_ARITH,   /* a op b */
+    OP_DIV,     /* Lua's / always divides as floats: so does a value expression (one over map
+                   inputs); index arithmetic keeps integer / (floor division) for tile counts and
+                   coordinates */
+    OP_IDIV,    /* Lua's //: floor division of integers (the engine's integer /), floor(a / b) of
+                   floats */
+    OP_MATH,    /* ckt.min/max/lt/...: math_binary */
+    OP_SWAPPED, /* ckt.gt/ge: lt/le with the operands swapped */
+    OP_LOGIC,   /* ckt.land/lor: logic_binary */
+    OP_UNARY,   /* ckt.exp/log/...: math_unary */
+};
+
+static int expr_binop(lua_State *L, ckt_expr_op op, const char *name, int kind)
 {
     int ki = find_kernel_arg(L, 1, 2);
     if (ki < 0) return ckt_l_errorf(L, "%s: no kernel expression among the operands", name);
     l_kobj *o = ckt_lk_testexpr(L, ki);
+    ckt_expr_pool *ex = ckt_kernel_exprs(o->kb->k);
     ckt_expr_id a = ckt_lk_toexpr(L, 1, o->kb, NULL), b = ckt_lk_toexpr(L, 2, o->kb, NULL);
-    ckt_expr_id r = ckt_expr_binary(ckt_kernel_exprs(o->kb->k), op, a, b);
+    if (kind == OP_DIV && (ckt_expr_has_input(ex, a) || ckt_expr_has_input(ex, b))) {
+        a = ckt_expr_unary(ex, CKT_E_TOFLOAT, a);
+        b = ckt_expr_unary(ex, CKT_E_TOFLOAT, b);
+    }
+    ckt_expr_id r = ckt_expr_binary(ex, op, a, b);
+    if (kind == OP_IDIV && ckt_expr_type_of(ex, r) == CKT_T_F32)
+        r = ckt_expr_unary(ex, CKT_E_FLOOR, r);
     ckt_lk_push_owner(L, ki);
     ckt_lk_push_expr(L, o->kb, -1, r);
     return 1;
 }
-
-static int e_add(lua_State *L) { return expr_binop(L, CKT_E_ADD, "+"); }
-static int e_sub(lua_State *L) { return expr_binop(L, CKT_E_SUB, "-"); }
-static int e_mul(lua_State *L) { return expr_binop(L, CKT_E_MUL, "*"); }
-/* Lua's / always divides as floats: so does a value expression (one over map inputs); index
- * arithmetic keeps integer / (floor division) for tile counts and coordinates. */
-static int e_div(lua_State *L)
-{
-    int ki = find_kernel_arg(L, 1, 2);
-    if (ki < 0) return ckt_l_errorf(L, "/: no kernel expression among the operands");
-    l_kobj *o = ckt_lk_testexpr(L, ki);
-    ckt_expr_pool *ex = ckt_kernel_exprs(o->kb->k);
-    ckt_expr_id a = ckt_lk_toexpr(L, 1, o->kb, NULL), b = ckt_lk_toexpr(L, 2, o->kb, NULL);
-    if (ckt_expr_has_input(ex, a) || ckt_expr_has_input(ex, b)) {
-        a = ckt_expr_unary(ex, CKT_E_TOFLOAT, a);
-        b = ckt_expr_unary(ex, CKT_E_TOFLOAT, b);
-    }
-    ckt_lk_push_owner(L, ki);
-    ckt_lk_push_expr(L, o->kb, -1, ckt_expr_binary(ex, CKT_E_DIV, a, b));
-    return 1;
-}
-
-/* Lua's //: floor division of integers (the engine's integer /), floor(a / b) of floats */
-static int e_idiv(lua_State *L)
-{
-    int ki = find_kernel_arg(L, 1, 2);
-    if (ki < 0) return ckt_l_errorf(L, "//: no kernel expression among the operands");
-    l_kobj *o = ckt_lk_testexpr(L, ki);
-    ckt_expr_pool *ex = ckt_kernel_exprs(o->kb->k);
-    ckt_expr_id a = ckt_lk_toexpr(L, 1, o->kb, NULL), b = ckt_lk_toexpr(L, 2, o->kb, NULL);
-    ckt_expr_id q = ckt_expr_binary(ex, CKT_E_DIV, a, b);
-    if (ckt_expr_type_of(ex, q) == CKT_T_F32) q = ckt_expr_unary(ex, CKT_E_FLOOR, q);
-    ckt_lk_push_owner(L, ki);
-    ckt_lk_push_expr(L, o->kb, -1, q);
-    return 1;
-}
-static int e_mod(lua_State *L) { return expr_binop(L, CKT_E_MOD, "%"); }
-static int e_band(lua_State *L) { return expr_binop(L, CKT_E_AND, "&"); }
-static int e_bor(lua_State *L) { return expr_binop(L, CKT_E_OR, "|"); }
-static int e_bxor(lua_State *L) { return expr_binop(L, CKT_E_XOR, "~"); }
-static int e_shl(lua_State *L) { return expr_binop(L, CKT_E_SHL, "<<"); }
-static int e_shr(lua_State *L) { return expr_binop(L, CKT_E_SHR, ">>"); }
 
 static int e_unm(lua_State *L)
 {
@@ -186,25 +165,9 @@ static int math_binary(lua_State *L, ckt_expr_op op, const char *name)
         }
         return 1;
     }
-    return expr_binop(L, op, name);
+    return expr_binop(L, op, name, OP_ARITH);
 }
 
-static int m_min(lua_State *L) { return math_binary(L, CKT_E_MIN, "min"); }
-static int m_max(lua_State *L) { return math_binary(L, CKT_E_MAX, "max"); }
-static int m_lt(lua_State *L) { return math_binary(L, CKT_E_LT, "lt"); }
-static int m_le(lua_State *L) { return math_binary(L, CKT_E_LE, "le"); }
-static int m_eq(lua_State *L) { return math_binary(L, CKT_E_EQ, "eq"); }
-static int m_ne(lua_State *L) { return math_binary(L, CKT_E_NE, "ne"); }
-static int m_gt(lua_State *L)
-{
-    lua_rotate(L, 1, 1);
-    return math_binary(L, CKT_E_LT, "gt");
-}
-static int m_ge(lua_State *L)
-{
-    lua_rotate(L, 1, 1);
-    return math_binary(L, CKT_E_LE, "ge");
-}
 /* A condition on plain values, as a kernel reads one: false, nil and 0 are false (so
  * ckt.select(0, a, b) is b on both sides; Lua alone would call 0 true). */
 static bool truthy(lua_State *L, int idx)
@@ -218,14 +181,11 @@ static int logic_binary(lua_State *L, ckt_expr_op op, const char *name)
 {
     luaL_checkany(L, 1);
     luaL_checkany(L, 2);
-    if (find_kernel_arg(L, 1, 2) >= 0) return expr_binop(L, op, name);
+    if (find_kernel_arg(L, 1, 2) >= 0) return expr_binop(L, op, name, OP_ARITH);
     lua_pushboolean(L,
                     op == CKT_E_LAND ? truthy(L, 1) && truthy(L, 2) : truthy(L, 1) || truthy(L, 2));
     return 1;
 }
-
-static int m_and(lua_State *L) { return logic_binary(L, CKT_E_LAND, "land"); }
-static int m_or(lua_State *L) { return logic_binary(L, CKT_E_LOR, "lor"); }
 
 static int math_unary(lua_State *L, ckt_expr_op op, const char *name, double (*f)(double))
 {
@@ -265,14 +225,6 @@ static int math_unary(lua_State *L, ckt_expr_op op, const char *name, double (*f
     ckt_lk_push_expr(L, o->kb, -1, ckt_expr_unary(ckt_kernel_exprs(o->kb->k), op, a));
     return 1;
 }
-
-static int m_exp(lua_State *L) { return math_unary(L, CKT_E_EXP, "exp", exp); }
-static int m_log(lua_State *L) { return math_unary(L, CKT_E_LOG, "log", log); }
-static int m_sqrt(lua_State *L) { return math_unary(L, CKT_E_SQRT, "sqrt", sqrt); }
-static int m_abs(lua_State *L) { return math_unary(L, CKT_E_ABS, "abs", fabs); }
-static int m_not(lua_State *L) { return math_unary(L, CKT_E_NOT, "lnot", NULL); }
-static int m_float(lua_State *L) { return math_unary(L, CKT_E_TOFLOAT, "float", NULL); }
-static int m_int(lua_State *L) { return math_unary(L, CKT_E_TOINT, "int", NULL); }
 
 /* ckt.select(cond, a, b) */
 static int m_select(lua_State *L)
@@ -345,20 +297,57 @@ static int m_cast(lua_State *L)
     return 1;
 }
 
+/* The operators: the metamethods of expressions (label: the operator in messages) and the
+ * ckt.* functions over numbers and expressions, one l_expr_op closure over each row. */
+typedef struct {
+    const char *name;
+    const char *label;
+    ckt_expr_op op;
+    int kind;
+    double (*f)(double); /* OP_UNARY on a plain number */
+} expr_op;
+
+static const expr_op metamethods[] = {
+    {"__add", "+", CKT_E_ADD, OP_ARITH, NULL},  {"__sub", "-", CKT_E_SUB, OP_ARITH, NULL},
+    {"__mul", "*", CKT_E_MUL, OP_ARITH, NULL},  {"__div", "/", CKT_E_DIV, OP_DIV, NULL},
+    {"__idiv", "//", CKT_E_DIV, OP_IDIV, NULL}, {"__mod", "%", CKT_E_MOD, OP_ARITH, NULL},
+    {"__band", "&", CKT_E_AND, OP_ARITH, NULL}, {"__bor", "|", CKT_E_OR, OP_ARITH, NULL},
+    {"__bxor", "~", CKT_E_XOR, OP_ARITH, NULL}, {"__shl", "<<", CKT_E_SHL, OP_ARITH, NULL},
+    {"__shr", ">>", CKT_E_SHR, OP_ARITH, NULL},
+};
+
+static const expr_op functions[] = {
+    {"min", "min", CKT_E_MIN, OP_MATH, NULL},     {"max", "max", CKT_E_MAX, OP_MATH, NULL},
+    {"lt", "lt", CKT_E_LT, OP_MATH, NULL},        {"le", "le", CKT_E_LE, OP_MATH, NULL},
+    {"eq", "eq", CKT_E_EQ, OP_MATH, NULL},        {"ne", "ne", CKT_E_NE, OP_MATH, NULL},
+    {"gt", "gt", CKT_E_LT, OP_SWAPPED, NULL},     {"ge", "ge", CKT_E_LE, OP_SWAPPED, NULL},
+    {"land", "land", CKT_E_LAND, OP_LOGIC, NULL}, {"lor", "lor", CKT_E_LOR, OP_LOGIC, NULL},
+    {"exp", "exp", CKT_E_EXP, OP_UNARY, exp},     {"log", "log", CKT_E_LOG, OP_UNARY, log},
+    {"sqrt", "sqrt", CKT_E_SQRT, OP_UNARY, sqrt}, {"abs", "abs", CKT_E_ABS, OP_UNARY, fabs},
+    {"lnot", "lnot", CKT_E_NOT, OP_UNARY, NULL},  {"float", "float", CKT_E_TOFLOAT, OP_UNARY, NULL},
+    {"int", "int", CKT_E_TOINT, OP_UNARY, NULL},
+};
+
+static int l_expr_op(lua_State *L)
+{
+    const expr_op *o = ckt_l_row(L);
+    switch (o->kind) {
+    case OP_SWAPPED: lua_rotate(L, 1, 1); return math_binary(L, o->op, o->label);
+    case OP_MATH: return math_binary(L, o->op, o->label);
+    case OP_LOGIC: return logic_binary(L, o->op, o->label);
+    case OP_UNARY: return math_unary(L, o->op, o->label, o->f);
+    default: return expr_binop(L, o->op, o->label, o->kind);
+    }
+}
+
 void ckt_lk_open_expr(lua_State *L)
 {
-    static const luaL_Reg emethods[] = {
-        {"__add", e_add},    {"__sub", e_sub},    {"__mul", e_mul},           {"__div", e_div},
-        {"__idiv", e_idiv},  {"__mod", e_mod},    {"__unm", e_unm},           {"__band", e_band},
-        {"__bor", e_bor},    {"__bxor", e_bxor},  {"__shl", e_shl},           {"__shr", e_shr},
-        {"__lt", e_compare}, {"__le", e_compare}, {"__tostring", e_tostring}, {"value", e_value},
-        {NULL, NULL}};
-    static const luaL_Reg fns[] = {
-        {"min", m_min},   {"max", m_max},     {"lt", m_lt},     {"le", m_le},
-        {"gt", m_gt},     {"ge", m_ge},       {"eq", m_eq},     {"ne", m_ne},
-        {"land", m_and},  {"lor", m_or},      {"lnot", m_not},  {"select", m_select},
-        {"exp", m_exp},   {"log", m_log},     {"sqrt", m_sqrt}, {"abs", m_abs},
-        {"cast", m_cast}, {"float", m_float}, {"int", m_int},   {NULL, NULL}};
-    ckt_l_new_class(L, CKT_L_EXPR, emethods);
-    luaL_setfuncs(L, fns, 0);
+    static const ckt_l_entry rows[] = {
+        {CKT_L_EXPR, "__unm", e_unm},    {CKT_L_EXPR, "__lt", e_compare},
+        {CKT_L_EXPR, "__le", e_compare}, {CKT_L_EXPR, "__tostring", e_tostring},
+        {CKT_L_EXPR, "value", e_value},  {CKT_L_MODULE, "select", m_select},
+        {CKT_L_MODULE, "cast", m_cast},  {NULL, NULL, NULL}};
+    ckt_l_register(L, rows);
+    CKT_L_REGISTER_ROWS(L, CKT_L_EXPR, l_expr_op, metamethods);
+    CKT_L_REGISTER_ROWS(L, CKT_L_MODULE, l_expr_op, functions);
 }

@@ -456,33 +456,29 @@ static int b_wgmma_wait(lua_State *L)
 
 void ckt_lk_open_gemm(lua_State *L)
 {
-    static const luaL_Reg mmethods[] = {{"__index", m_index}, {"__tostring", m_tostring},
-                                        {"layout", m_layout}, {"grid", m_grid},
-                                        {"svg", m_svg},       {"on", m_has},
-                                        {NULL, NULL}};
-    static const luaL_Reg tmethods[] = {{"__index", t_index},
-                                        {"__tostring", t_tostring},
-                                        {"geometry", t_geometry},
-                                        {"tv", t_tv},
-                                        {NULL, NULL}};
-    ckt_l_new_class(L, CKT_L_MMA, mmethods);
-    ckt_l_new_class(L, CKT_L_TRAITS, tmethods);
-    /* builder methods (the CK wrapper's names) */
-    static const luaL_Reg bmethods[] = {
-        {"blockwise_gemm", b_blockwise_gemm},
-        {"blockwise_gemm_xdl", b_blockwise_gemm},
-        {"wgmma_wait", b_wgmma_wait},
-        {"make_blockwise_gemm_xdl_c_vgpr", b_c_vgpr},
-        {"make_blockwise_gemm_xdl_c_local_partition", l_c_partition},
-        {NULL, NULL}};
-    ckt_lk_builder_methods(L, bmethods);
-    static const luaL_Reg fns[] = {{"mma", l_mma},
-                                   {"mma_list", l_mma_list},
-                                   {"mma_find", l_mma_find},
-                                   {"gemm_traits", l_gemm_traits},
-                                   {"make_blockwise_gemm_xdl_c_local_partition", l_c_partition},
-                                   {NULL, NULL}};
-    luaL_setfuncs(L, fns, 0);
+    static const ckt_l_entry rows[] = {
+        {CKT_L_MMA, "__index", m_index},
+        {CKT_L_MMA, "__tostring", m_tostring},
+        {CKT_L_MMA, "layout", m_layout},
+        {CKT_L_MMA, "grid", m_grid},
+        {CKT_L_MMA, "svg", m_svg},
+        {CKT_L_MMA, "on", m_has},
+        {CKT_L_TRAITS, "__index", t_index},
+        {CKT_L_TRAITS, "__tostring", t_tostring},
+        {CKT_L_TRAITS, "geometry", t_geometry},
+        {CKT_L_TRAITS, "tv", t_tv},
+        {CKT_L_KERNEL, "blockwise_gemm", b_blockwise_gemm},
+        {CKT_L_KERNEL, "blockwise_gemm_xdl", b_blockwise_gemm},
+        {CKT_L_KERNEL, "wgmma_wait", b_wgmma_wait},
+        {CKT_L_KERNEL, "make_blockwise_gemm_xdl_c_vgpr", b_c_vgpr},
+        {CKT_L_KERNEL, "make_blockwise_gemm_xdl_c_local_partition", l_c_partition},
+        {CKT_L_MODULE, "mma", l_mma},
+        {CKT_L_MODULE, "mma_list", l_mma_list},
+        {CKT_L_MODULE, "mma_find", l_mma_find},
+        {CKT_L_MODULE, "gemm_traits", l_gemm_traits},
+        {CKT_L_MODULE, "make_blockwise_gemm_xdl_c_local_partition", l_c_partition},
+        {NULL, NULL, NULL}};
+    ckt_l_register(L, rows);
     ckt_l_help_add(L, "mma",
                    "ckt.mma(name): a matrix instruction as data: name, isa, vendor, targets, m, n, "
                    "k (shape), a, b, c (dtypes),\n"

@@ -111,6 +111,26 @@ void *ckt_l_push_value(lua_State *L, const char *tname, const void *v, size_t si
 /* Register methods from a luaL_Reg list into a new metatable named tname, with
  * __index pointing at itself. Leaves nothing on the stack. */
 void ckt_l_new_class(lua_State *L, const char *tname, const luaL_Reg *methods);
+/* One row of a binding file's registration table: fn as name in the metatable of class cls
+ * (created at its first row if need be; __index pointing at itself unless a row sets it, as
+ * ckt_l_new_class), or in the table on top of the stack (the module) where cls is CKT_L_MODULE. */
+typedef struct ckt_l_entry {
+    const char *cls;
+    const char *name;
+    lua_CFunction fn;
+} ckt_l_entry;
+#define CKT_L_MODULE NULL
+/* Register rows up to the first one without a name; leaves the stack as it was. */
+void ckt_l_register(lua_State *L, const ckt_l_entry *rows);
+/* Register one function f under each of n rows of size bytes at rows, as a closure whose
+ * upvalue is its row (a light userdata: ckt_l_row(L) in f): the row's first member is its name,
+ * a const char *. Into class cls's metatable (made by ckt_l_register before) or, where cls is
+ * CKT_L_MODULE, the table on top of the stack. For families of functions one table describes. */
+void ckt_l_register_rows(lua_State *L, const char *cls, lua_CFunction f, const void *rows,
+                         size_t size, size_t n);
+#define CKT_L_REGISTER_ROWS(L, cls, f, rows)                                                       \
+    ckt_l_register_rows(L, cls, f, rows, sizeof *(rows), sizeof(rows) / sizeof *(rows))
+#define ckt_l_row(L) lua_touserdata(L, lua_upvalueindex(1))
 
 /* ---- l_layout.c (layouts, tuples, swizzles, composed layouts) ---- */
 #define CKT_L_LAYOUT "ckt.layout"

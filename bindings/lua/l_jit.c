@@ -133,42 +133,35 @@ static int b_disasm(lua_State *L)
     return 2;
 }
 
-static int b_from_cache(lua_State *L)
+/* The binary's plain accessors, B:<name>() -> the engine's value: b_accessor over each row */
+static const struct accessor {
+    const char *name;
+    const char *(*string)(const ckt_binary *);
+    int (*flag)(const ckt_binary *);
+    double (*number)(const ckt_binary *);
+} accessors[] = {
+    {"log", .string = ckt_binary_log},
+    {"target", .string = ckt_binary_target},
+    {"compiler", .string = ckt_binary_compiler},
+    {"kernel_name", .string = ckt_binary_kernel_name},
+    {"from_cache", .flag = ckt_binary_from_cache},
+    {"compile_only", .flag = ckt_binary_compile_only},
+    {"compile_ms", .number = ckt_binary_compile_ms},
+};
+
+static int b_accessor(lua_State *L)
 {
-    lua_pushboolean(L, ckt_binary_from_cache(*checkbin(L, 1)));
-    return 1;
-}
-static int b_compile_only(lua_State *L)
-{
-    lua_pushboolean(L, ckt_binary_compile_only(*checkbin(L, 1)));
-    return 1;
-}
-static int b_kernel_name(lua_State *L)
-{
-    lua_pushstring(L, ckt_binary_kernel_name(*checkbin(L, 1)));
+    const struct accessor *a = ckt_l_row(L);
+    const ckt_binary *b = *checkbin(L, 1);
+    if (a->string)
+        lua_pushstring(L, a->string(b));
+    else if (a->flag)
+        lua_pushboolean(L, a->flag(b));
+    else
+        lua_pushnumber(L, a->number(b));
     return 1;
 }
 
-static int b_log(lua_State *L)
-{
-    lua_pushstring(L, ckt_binary_log(*checkbin(L, 1)));
-    return 1;
-}
-static int b_target(lua_State *L)
-{
-    lua_pushstring(L, ckt_binary_target(*checkbin(L, 1)));
-    return 1;
-}
-static int b_ms(lua_State *L)
-{
-    lua_pushnumber(L, ckt_binary_compile_ms(*checkbin(L, 1)));
-    return 1;
-}
-static int b_compiler(lua_State *L)
-{
-    lua_pushstring(L, ckt_binary_compiler(*checkbin(L, 1)));
-    return 1;
-}
 static int b_tostring(lua_State *L)
 {
     ckt_binary *b = *checkbin(L, 1);
@@ -181,20 +174,14 @@ static int b_tostring(lua_State *L)
 
 void ckt_l_open_jit(lua_State *L)
 {
-    static const luaL_Reg methods[] = {{"__gc", b_gc},
-                                       {"__close", b_gc},
-                                       {"__tostring", b_tostring},
-                                       {"resources", b_resources},
-                                       {"code_object", b_code},
-                                       {"disassembly", b_disasm},
-                                       {"log", b_log},
-                                       {"target", b_target},
-                                       {"compile_ms", b_ms},
-                                       {"compiler", b_compiler},
-                                       {"from_cache", b_from_cache},
-                                       {"compile_only", b_compile_only},
-                                       {"kernel_name", b_kernel_name},
-                                       {NULL, NULL}};
-    ckt_l_new_class(L, CKT_L_BINARY, methods);
-    ckt_l_set_function(L, "compile", ckt_l_compile);
+    static const ckt_l_entry rows[] = {{CKT_L_BINARY, "__gc", b_gc},
+                                       {CKT_L_BINARY, "__close", b_gc},
+                                       {CKT_L_BINARY, "__tostring", b_tostring},
+                                       {CKT_L_BINARY, "resources", b_resources},
+                                       {CKT_L_BINARY, "code_object", b_code},
+                                       {CKT_L_BINARY, "disassembly", b_disasm},
+                                       {CKT_L_MODULE, "compile", ckt_l_compile},
+                                       {NULL, NULL, NULL}};
+    ckt_l_register(L, rows);
+    CKT_L_REGISTER_ROWS(L, CKT_L_BINARY, b_accessor, accessors);
 }

@@ -15,8 +15,9 @@
  * (ckt/autotune.h)
  *
  * Adding builder methods in a new file: write `void ckt_lk_open_<concept>(lua_State *L)` that
- * calls ckt_lk_builder_methods(L, methods) (and luaL_setfuncs on the module table at the top of
- * the stack for ckt.* functions), declare it below and add it to the parts list in l_builder.c. */
+ * calls ckt_l_register(L, rows) with one table: builder methods as rows of class CKT_L_KERNEL,
+ * ckt.* functions as rows of CKT_L_MODULE (the module table is at the top of the stack), declare
+ * it below and add it to the parts list in l_builder.c. */
 #ifndef CKT_L_KERNEL_H
 #define CKT_L_KERNEL_H
 

@@ -125,16 +125,23 @@ static int raise_prefixed(lua_State *L, const char *fn, ckt_error *err)
     return ckt_l_errorf(L, "%s: %s", fn, err->msg);
 }
 
+/* An algebra function's end: the layout out (1 result), or st's error raised prefixed by fn. */
+static int push_result(lua_State *L, const char *fn, ckt_status st, ckt_error *err,
+                       const ckt_layout *out)
+{
+    if (st) return raise_prefixed(L, fn, err);
+    ckt_l_pushlayout(L, out);
+    return 1;
+}
+
 /* ckt.layout(shape [, stride | "row" | "col"]) or ckt.layout("(4,2):(2,1)") */
 static int l_layout(lua_State *L)
 {
     ckt_error err;
     ckt_layout out;
     if (lua_type(L, 1) == LUA_TSTRING && lua_isnoneornil(L, 2)) {
-        if (ckt_layout_parse(lua_tostring(L, 1), &out, &err))
-            return raise_prefixed(L, "layout", &err);
-        ckt_l_pushlayout(L, &out);
-        return 1;
+        return push_result(L, "layout", ckt_layout_parse(lua_tostring(L, 1), &out, &err), &err,
+                           &out);
     }
     if (ckt_l_testlayout(L, 1)) {
         ckt_l_pushlayout(L, ckt_l_testlayout(L, 1));
@@ -155,9 +162,7 @@ static int l_layout(lua_State *L)
         ckt_l_totuple(L, 2, "stride", &stride);
         st = ckt_layout_make(&out, &shape, &stride, &err);
     }
-    if (st) return raise_prefixed(L, "layout", &err);
-    ckt_l_pushlayout(L, &out);
-    return 1;
+    return push_result(L, "layout", st, &err, &out);
 }
 
 static int m_tostring(lua_State *L)
@@ -294,9 +299,21 @@ static void grid_dims(lua_State *L, const ckt_layout *l, int64_t *rows, int64_t 
 
 /* Fill values (and optional labels: a function labels(i, j, value) or a row-major sequence
  * of rows*cols strings) and render. */
+/* The options table of an svg method (argument 2), checked: 2, or 0 for none or a grid. */
+static int svg_opts(lua_State *L, int svg)
+{
+    if (!svg || lua_isnoneornil(L, 2)) return 0;
+    luaL_checktype(L, 2, LUA_TTABLE);
+    static const char *const allowed[] = {"labels", "title", "cell", NULL};
+    ckt_l_check_fields(L, 2, "svg", allowed);
+    return 2;
+}
+
+/* The picture of obj (grid text, or svg with the options at opts: title= replaces title). */
 static int draw(lua_State *L, int obj, eval2_fn f, int64_t rows, int64_t cols, const char *title,
                 int svg, int opts)
 {
+    if (opts) ckt_l_field_string(L, opts, "svg", "title", &title);
     const char *fn = svg ? "svg" : "grid";
     if (rows > CKT_RENDER_MAX_CELLS / cols)
         return ckt_l_errorf(L, "%s: %lld x %lld cells are too many to draw (at most %d)", fn,
@@ -368,54 +385,21 @@ static int draw(lua_State *L, int obj, eval2_fn f, int64_t rows, int64_t cols, c
     return 1;
 }
 
-static int m_grid(lua_State *L)
+/* L:grid() and L:svg{labels=, title=, cell=} */
+static int layout_draw(lua_State *L, int svg)
 {
     ckt_layout *l = self(L);
+    int opts = svg_opts(L, svg);
     int64_t rows, cols;
     grid_dims(L, l, &rows, &cols);
     char title[512];
     ckt_layout_to_string(l, title, sizeof title);
-    return draw(L, 1, eval2_layout, rows, cols, title, 0, 0);
+    return draw(L, 1, eval2_layout, rows, cols, title, svg, opts);
 }
-
-static int m_svg(lua_State *L)
-{
-    ckt_layout *l = self(L);
-    int opts = 0;
-    if (!lua_isnoneornil(L, 2)) {
-        luaL_checktype(L, 2, LUA_TTABLE);
-        static const char *const allowed[] = {"labels", "title", "cell", NULL};
-        ckt_l_check_fields(L, 2, "svg", allowed);
-        opts = 2;
-    }
-    int64_t rows, cols;
-    grid_dims(L, l, &rows, &cols);
-    char title[512];
-    ckt_layout_to_string(l, title, sizeof title);
-    const char *t = title;
-    if (opts) ckt_l_field_string(L, opts, "svg", "title", &t);
-    return draw(L, 1, eval2_layout, rows, cols, t, 1, opts);
-}
+static int m_grid(lua_State *L) { return layout_draw(L, 0); }
+static int m_svg(lua_State *L) { return layout_draw(L, 1); }
 
 /* ---- the algebra ---- */
-
-typedef ckt_status (*unary_fn)(const ckt_layout *, ckt_layout *, ckt_error *);
-
-static int unary(lua_State *L, unary_fn f, const char *name)
-{
-    ckt_layout a, out;
-    ckt_error err;
-    ckt_l_tolayout(L, 1, NULL, &a);
-    if (f(&a, &out, &err)) return raise_prefixed(L, name, &err);
-    ckt_l_pushlayout(L, &out);
-    return 1;
-}
-
-static int l_coalesce(lua_State *L) { return unary(L, ckt_coalesce, "coalesce"); }
-static int l_filter(lua_State *L) { return unary(L, ckt_filter, "filter"); }
-static int l_right_inverse(lua_State *L) { return unary(L, ckt_right_inverse, "right_inverse"); }
-static int l_left_inverse(lua_State *L) { return unary(L, ckt_left_inverse, "left_inverse"); }
-static int l_nullspace(lua_State *L) { return unary(L, ckt_nullspace, "nullspace"); }
 
 /* A tiler argument: a layout/integer/string (one layout for the whole of A, n = 0)
  * or a table whose entries are layouts/integers per mode (n = #table). */
@@ -455,84 +439,63 @@ static int l_composition(lua_State *L)
     int n = totiler(L, 2, "composition", t);
     ckt_status st = n == 0 ? ckt_composition(&a, &t[0], &out, &err)
                            : ckt_composition_tiler(&a, n, t, &out, &err);
-    if (st) return raise_prefixed(L, "composition", &err);
-    ckt_l_pushlayout(L, &out);
-    return 1;
+    return push_result(L, "composition", st, &err, &out);
 }
 
-typedef ckt_status (*divide_fn)(const ckt_layout *, int, const ckt_layout *, ckt_layout *,
-                                ckt_error *);
+/* The algebra's operations of one layout and nothing else or a second layout or tiler (ckt.<name>,
+ * a layout back), one closure each over its row: unary, tiler (CuTe's tilers as the divides and
+ * products take them: one layout, or a table of per-mode layouts) or binary; CuTe defines
+ * blocked/raked products for one layout B only (rank-sensitive products). */
+typedef struct {
+    const char *name;
+    ckt_status (*unary)(const ckt_layout *, ckt_layout *, ckt_error *);
+    ckt_status (*tiler)(const ckt_layout *, int, const ckt_layout *, ckt_layout *, ckt_error *);
+    ckt_status (*binary)(const ckt_layout *, const ckt_layout *, ckt_layout *, ckt_error *);
+    bool rank_sensitive;
+} algebra_op;
 
-static int divide(lua_State *L, divide_fn f, const char *name)
-{
-    ckt_layout a, t[CKT_MAX_RANK], out;
-    ckt_error err;
-    ckt_l_tolayout(L, 1, NULL, &a);
-    int n = totiler(L, 2, name, t);
-    if (f(&a, n, t, &out, &err)) return raise_prefixed(L, name, &err);
-    ckt_l_pushlayout(L, &out);
-    return 1;
-}
+static const algebra_op algebra_ops[] = {
+    {"coalesce", .unary = ckt_coalesce},
+    {"filter", .unary = ckt_filter},
+    {"right_inverse", .unary = ckt_right_inverse},
+    {"left_inverse", .unary = ckt_left_inverse},
+    {"nullspace", .unary = ckt_nullspace},
+    {"logical_divide", .tiler = ckt_logical_divide},
+    {"zipped_divide", .tiler = ckt_zipped_divide},
+    {"tiled_divide", .tiler = ckt_tiled_divide},
+    {"flat_divide", .tiler = ckt_flat_divide},
+    {"logical_product", .tiler = ckt_logical_product_tiler},
+    {"zipped_product", .tiler = ckt_zipped_product_tiler},
+    {"tiled_product", .tiler = ckt_tiled_product_tiler},
+    {"flat_product", .tiler = ckt_flat_product},
+    {"blocked_product", .binary = ckt_blocked_product, .rank_sensitive = true},
+    {"raked_product", .binary = ckt_raked_product, .rank_sensitive = true},
+    {"max_common_layout", .binary = ckt_max_common_layout},
+};
 
-static int l_logical_divide(lua_State *L)
+static int l_algebra(lua_State *L)
 {
-    return divide(L, ckt_logical_divide, "logical_divide");
-}
-static int l_zipped_divide(lua_State *L) { return divide(L, ckt_zipped_divide, "zipped_divide"); }
-static int l_tiled_divide(lua_State *L) { return divide(L, ckt_tiled_divide, "tiled_divide"); }
-static int l_flat_divide(lua_State *L) { return divide(L, ckt_flat_divide, "flat_divide"); }
-
-typedef ckt_status (*binary_fn)(const ckt_layout *, const ckt_layout *, ckt_layout *, ckt_error *);
-
-static int binary(lua_State *L, binary_fn f, const char *name)
-{
-    ckt_layout a, b, out;
-    ckt_error err;
-    ckt_l_tolayout(L, 1, NULL, &a);
-    ckt_l_tolayout(L, 2, NULL, &b);
-    if (f(&a, &b, &out, &err)) return raise_prefixed(L, name, &err);
-    ckt_l_pushlayout(L, &out);
-    return 1;
-}
-
-/* The products take CuTe's tilers as the divides do (divide() above): one layout, or a table of
- * per-mode layouts. */
-static int l_logical_product(lua_State *L)
-{
-    return divide(L, ckt_logical_product_tiler, "logical_product");
-}
-static int l_zipped_product(lua_State *L)
-{
-    return divide(L, ckt_zipped_product_tiler, "zipped_product");
-}
-static int l_tiled_product(lua_State *L)
-{
-    return divide(L, ckt_tiled_product_tiler, "tiled_product");
-}
-static int l_flat_product(lua_State *L) { return divide(L, ckt_flat_product, "flat_product"); }
-
-/* CuTe defines blocked/raked products for one layout B only (rank-sensitive products). */
-static int rank_sensitive(lua_State *L, binary_fn f, const char *name)
-{
-    if (lua_istable(L, 2) && !ckt_l_testlayout(L, 2))
+    const algebra_op *op = ckt_l_row(L);
+    if (op->rank_sensitive && lua_istable(L, 2) && !ckt_l_testlayout(L, 2))
         return ckt_l_argerror(L, 2,
                               "one layout expected (CuTe's %s is rank-sensitive and takes no tuple "
                               "of per-mode tilers; "
                               "logical/zipped/tiled/flat_product do)",
-                              name);
-    return binary(L, f, name);
-}
-static int l_blocked_product(lua_State *L)
-{
-    return rank_sensitive(L, ckt_blocked_product, "blocked_product");
-}
-static int l_raked_product(lua_State *L)
-{
-    return rank_sensitive(L, ckt_raked_product, "raked_product");
-}
-static int l_max_common_layout(lua_State *L)
-{
-    return binary(L, ckt_max_common_layout, "max_common_layout");
+                              op->name);
+    ckt_layout a, b[CKT_MAX_RANK], out;
+    ckt_error err;
+    ckt_status st;
+    ckt_l_tolayout(L, 1, NULL, &a);
+    if (op->unary) {
+        st = op->unary(&a, &out, &err);
+    } else if (op->tiler) {
+        int n = totiler(L, 2, op->name, b);
+        st = op->tiler(&a, n, b, &out, &err);
+    } else {
+        ckt_l_tolayout(L, 2, NULL, &b[0]);
+        st = op->binary(&a, &b[0], &out, &err);
+    }
+    return push_result(L, op->name, st, &err, &out);
 }
 
 static int l_complement(lua_State *L)
@@ -543,9 +506,7 @@ static int l_complement(lua_State *L)
     int64_t cot = ckt_l_optint(L, 2, "cotarget", 0);
     if (!lua_isnoneornil(L, 2) && cot <= 0)
         return ckt_l_errorf(L, "complement: cotarget %lld must be positive", (long long)cot);
-    if (ckt_complement(&a, cot, &out, &err)) return raise_prefixed(L, "complement", &err);
-    ckt_l_pushlayout(L, &out);
-    return 1;
+    return push_result(L, "complement", ckt_complement(&a, cot, &out, &err), &err, &out);
 }
 
 static int l_make_ordered_layout(lua_State *L)
@@ -555,10 +516,8 @@ static int l_make_ordered_layout(lua_State *L)
     ckt_error err;
     ckt_l_totuple(L, 1, "shape", &shape);
     ckt_l_totuple(L, 2, "order", &order);
-    if (ckt_make_ordered_layout(&shape, &order, &out, &err))
-        return raise_prefixed(L, "make_ordered_layout", &err);
-    ckt_l_pushlayout(L, &out);
-    return 1;
+    return push_result(L, "make_ordered_layout",
+                       ckt_make_ordered_layout(&shape, &order, &out, &err), &err, &out);
 }
 
 static int l_tile_to_shape(lua_State *L)
@@ -569,10 +528,10 @@ static int l_tile_to_shape(lua_State *L)
     ckt_l_tolayout(L, 1, "block", &block);
     ckt_l_totuple(L, 2, "shape", &shape);
     if (!lua_isnoneornil(L, 3)) ckt_l_totuple(L, 3, "order", &order);
-    if (ckt_tile_to_shape(&block, &shape, lua_isnoneornil(L, 3) ? NULL : &order, &out, &err))
-        return raise_prefixed(L, "tile_to_shape", &err);
-    ckt_l_pushlayout(L, &out);
-    return 1;
+    return push_result(
+        L, "tile_to_shape",
+        ckt_tile_to_shape(&block, &shape, lua_isnoneornil(L, 3) ? NULL : &order, &out, &err), &err,
+        &out);
 }
 
 static int l_max_common_vector(lua_State *L)
@@ -611,9 +570,7 @@ int ckt_l_layout_local_tile(lua_State *L)
     ckt_l_tolayout(L, 1, NULL, &a);
     ckt_l_totuple(L, 2, "tiler", &tiler);
     ckt_l_totuple(L, 3, "coord", &coord);
-    if (ckt_local_tile(&a, &tiler, &coord, &out, &off, &err))
-        return raise_prefixed(L, "local_tile", &err);
-    ckt_l_pushlayout(L, &out);
+    push_result(L, "local_tile", ckt_local_tile(&a, &tiler, &coord, &out, &off, &err), &err, &out);
     lua_pushinteger(L, (lua_Integer)off);
     return 2;
 }
@@ -626,9 +583,8 @@ int ckt_l_layout_local_partition(lua_State *L)
     ckt_l_tolayout(L, 1, NULL, &a);
     ckt_l_tolayout(L, 2, "thr_layout", &thr);
     int64_t idx = ckt_l_checkint(L, 3, "idx");
-    if (ckt_local_partition(&a, &thr, idx, &out, &off, &err))
-        return raise_prefixed(L, "local_partition", &err);
-    ckt_l_pushlayout(L, &out);
+    push_result(L, "local_partition", ckt_local_partition(&a, &thr, idx, &out, &off, &err), &err,
+                &out);
     lua_pushinteger(L, (lua_Integer)off);
     return 2;
 }
@@ -640,9 +596,7 @@ static int l_pad(lua_State *L)
     ckt_error err;
     ckt_l_tolayout(L, 1, NULL, &a);
     ckt_l_totuple(L, 2, "tile_shape", &tile);
-    if (ckt_pad(&a, &tile, &out, &err)) return raise_prefixed(L, "pad", &err);
-    ckt_l_pushlayout(L, &out);
-    return 1;
+    return push_result(L, "pad", ckt_pad(&a, &tile, &out, &err), &err, &out);
 }
 
 /* ---- swizzles ---- */
@@ -796,92 +750,59 @@ static int eval2_composed(lua_State *L, int idx, int64_t i, int64_t j, int64_t *
     return 1;
 }
 
-static int co_grid(lua_State *L)
+/* C:grid() and C:svg{labels=, title=, cell=}, titled by tostring(C) */
+static int composed_draw(lua_State *L, int svg)
 {
     ckt_composed *c = checkcomposed(L, 1);
+    int opts = svg_opts(L, svg);
     int64_t rows, cols;
     grid_dims(L, &c->inner, &rows, &cols);
     lua_pushcfunction(L, co_tostring);
     lua_pushvalue(L, 1);
     lua_call(L, 1, 1);
-    const char *title = lua_tostring(L, -1);
-    return draw(L, 1, eval2_composed, rows, cols, title, 0, 0);
+    return draw(L, 1, eval2_composed, rows, cols, lua_tostring(L, -1), svg, opts);
 }
-
-static int co_svg(lua_State *L)
-{
-    ckt_composed *c = checkcomposed(L, 1);
-    int opts = 0;
-    if (!lua_isnoneornil(L, 2)) {
-        luaL_checktype(L, 2, LUA_TTABLE);
-        static const char *const allowed[] = {"labels", "title", "cell", NULL};
-        ckt_l_check_fields(L, 2, "svg", allowed);
-        opts = 2;
-    }
-    int64_t rows, cols;
-    grid_dims(L, &c->inner, &rows, &cols);
-    lua_pushcfunction(L, co_tostring);
-    lua_pushvalue(L, 1);
-    lua_call(L, 1, 1);
-    const char *title = lua_tostring(L, -1);
-    if (opts) ckt_l_field_string(L, opts, "svg", "title", &title);
-    return draw(L, 1, eval2_composed, rows, cols, title, 1, opts);
-}
+static int co_grid(lua_State *L) { return composed_draw(L, 0); }
+static int co_svg(lua_State *L) { return composed_draw(L, 1); }
 
 void ckt_l_open_layout(lua_State *L)
 {
-    static const luaL_Reg layout_methods[] = {{"__tostring", m_tostring},
-                                              {"__eq", m_eq},
-                                              {"__call", m_call},
-                                              {"shape", m_shape},
-                                              {"stride", m_stride},
-                                              {"size", m_size},
-                                              {"cosize", m_cosize},
-                                              {"rank", m_rank},
-                                              {"depth", m_depth},
-                                              {"mode", m_mode},
-                                              {"grid", m_grid},
-                                              {"svg", m_svg},
-                                              {NULL, NULL}};
-    static const luaL_Reg swizzle_methods[] = {{"__call", sw_call},
-                                               {"__tostring", sw_tostring},
-                                               {"__eq", sw_eq},
-                                               {"params", sw_get},
-                                               {NULL, NULL}};
-    static const luaL_Reg composed_methods[] = {{"__call", co_call},   {"__tostring", co_tostring},
-                                                {"size", co_size},     {"rank", co_rank},
-                                                {"layout", co_layout}, {"swizzle", co_swizzle},
-                                                {"offset", co_offset}, {"grid", co_grid},
-                                                {"svg", co_svg},       {NULL, NULL}};
-    ckt_l_new_class(L, CKT_L_LAYOUT, layout_methods);
-    ckt_l_new_class(L, CKT_L_SWIZZLE, swizzle_methods);
-    ckt_l_new_class(L, CKT_L_COMPOSED, composed_methods);
-    static const luaL_Reg fns[] = {{"layout", l_layout},
-                                   {"coalesce", l_coalesce},
-                                   {"filter", l_filter},
-                                   {"composition", l_composition},
-                                   {"complement", l_complement},
-                                   {"right_inverse", l_right_inverse},
-                                   {"left_inverse", l_left_inverse},
-                                   {"logical_divide", l_logical_divide},
-                                   {"zipped_divide", l_zipped_divide},
-                                   {"tiled_divide", l_tiled_divide},
-                                   {"flat_divide", l_flat_divide},
-                                   {"logical_product", l_logical_product},
-                                   {"zipped_product", l_zipped_product},
-                                   {"tiled_product", l_tiled_product},
-                                   {"flat_product", l_flat_product},
-                                   {"blocked_product", l_blocked_product},
-                                   {"raked_product", l_raked_product},
-                                   {"make_ordered_layout", l_make_ordered_layout},
-                                   {"tile_to_shape", l_tile_to_shape},
-                                   {"max_common_vector", l_max_common_vector},
-                                   {"max_common_layout", l_max_common_layout},
-                                   {"nullspace", l_nullspace},
-                                   {"make_layout_tv", l_make_layout_tv},
-                                   {"pad", l_pad},
-                                   {"swizzle", l_swizzle},
-                                   {"composed", l_composed},
-                                   {NULL, NULL}};
-    luaL_setfuncs(L, fns, 0);
+    static const ckt_l_entry rows[] = {{CKT_L_LAYOUT, "__tostring", m_tostring},
+                                       {CKT_L_LAYOUT, "__eq", m_eq},
+                                       {CKT_L_LAYOUT, "__call", m_call},
+                                       {CKT_L_LAYOUT, "shape", m_shape},
+                                       {CKT_L_LAYOUT, "stride", m_stride},
+                                       {CKT_L_LAYOUT, "size", m_size},
+                                       {CKT_L_LAYOUT, "cosize", m_cosize},
+                                       {CKT_L_LAYOUT, "rank", m_rank},
+                                       {CKT_L_LAYOUT, "depth", m_depth},
+                                       {CKT_L_LAYOUT, "mode", m_mode},
+                                       {CKT_L_LAYOUT, "grid", m_grid},
+                                       {CKT_L_LAYOUT, "svg", m_svg},
+                                       {CKT_L_SWIZZLE, "__call", sw_call},
+                                       {CKT_L_SWIZZLE, "__tostring", sw_tostring},
+                                       {CKT_L_SWIZZLE, "__eq", sw_eq},
+                                       {CKT_L_SWIZZLE, "params", sw_get},
+                                       {CKT_L_COMPOSED, "__call", co_call},
+                                       {CKT_L_COMPOSED, "__tostring", co_tostring},
+                                       {CKT_L_COMPOSED, "size", co_size},
+                                       {CKT_L_COMPOSED, "rank", co_rank},
+                                       {CKT_L_COMPOSED, "layout", co_layout},
+                                       {CKT_L_COMPOSED, "swizzle", co_swizzle},
+                                       {CKT_L_COMPOSED, "offset", co_offset},
+                                       {CKT_L_COMPOSED, "grid", co_grid},
+                                       {CKT_L_COMPOSED, "svg", co_svg},
+                                       {CKT_L_MODULE, "layout", l_layout},
+                                       {CKT_L_MODULE, "composition", l_composition},
+                                       {CKT_L_MODULE, "complement", l_complement},
+                                       {CKT_L_MODULE, "make_ordered_layout", l_make_ordered_layout},
+                                       {CKT_L_MODULE, "tile_to_shape", l_tile_to_shape},
+                                       {CKT_L_MODULE, "max_common_vector", l_max_common_vector},
+                                       {CKT_L_MODULE, "make_layout_tv", l_make_layout_tv},
+                                       {CKT_L_MODULE, "pad", l_pad},
+                                       {CKT_L_MODULE, "swizzle", l_swizzle},
+                                       {CKT_L_MODULE, "composed", l_composed},
+                                       {NULL, NULL, NULL}};
+    ckt_l_register(L, rows);
+    CKT_L_REGISTER_ROWS(L, CKT_L_MODULE, l_algebra, algebra_ops);
 }

@@ -409,13 +409,14 @@ static int l_find_swizzle(lua_State *L)
 
 void ckt_l_open_lds(lua_State *L)
 {
-    static const luaL_Reg fns[] = {{"analyze", l_analyze},
-                                   {"analyze_tensor", l_analyze_tensor},
-                                   {"pad", l_pad},
-                                   {"xor_preshuffle", l_xor_preshuffle},
-                                   {"find_swizzle", l_find_swizzle},
-                                   {NULL, NULL}};
-    luaL_newlib(L, fns);
+    static const ckt_l_entry rows[] = {{CKT_L_MODULE, "analyze", l_analyze},
+                                       {CKT_L_MODULE, "analyze_tensor", l_analyze_tensor},
+                                       {CKT_L_MODULE, "pad", l_pad},
+                                       {CKT_L_MODULE, "xor_preshuffle", l_xor_preshuffle},
+                                       {CKT_L_MODULE, "find_swizzle", l_find_swizzle},
+                                       {NULL, NULL, NULL}};
+    lua_newtable(L); /* ckt.lds */
+    ckt_l_register(L, rows);
     lua_setfield(L, -2, "lds");
     /* these topics follow the options added here (they win over l_help.c's built-in texts) */
     ckt_l_help_add(L, "lds.analyze_tensor",

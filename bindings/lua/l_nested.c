@@ -173,19 +173,19 @@ static int n_svg(lua_State *L) { return n_draw(L, 1); }
 
 void ckt_l_open_nested(lua_State *L)
 {
-    static const luaL_Reg methods[] = {{"__tostring", n_tostring},
-                                       {"undistributed_shape", n_undistributed},
-                                       {"packed_shape", n_packed},
-                                       {"distributed_shape", n_distributed},
-                                       {"elements", n_elements},
-                                       {"num_threads", n_num_threads},
-                                       {"values_per_thread", n_values_per_thread},
-                                       {"tv_layout", n_tv_layout},
-                                       {"grid", n_grid},
-                                       {"svg", n_svg},
-                                       {NULL, NULL}};
-    ckt_l_new_class(L, CKT_L_NESTED, methods);
-    ckt_l_set_function(L, "nested_layout", l_nested);
+    static const ckt_l_entry rows[] = {{CKT_L_NESTED, "__tostring", n_tostring},
+                                       {CKT_L_NESTED, "undistributed_shape", n_undistributed},
+                                       {CKT_L_NESTED, "packed_shape", n_packed},
+                                       {CKT_L_NESTED, "distributed_shape", n_distributed},
+                                       {CKT_L_NESTED, "elements", n_elements},
+                                       {CKT_L_NESTED, "num_threads", n_num_threads},
+                                       {CKT_L_NESTED, "values_per_thread", n_values_per_thread},
+                                       {CKT_L_NESTED, "tv_layout", n_tv_layout},
+                                       {CKT_L_NESTED, "grid", n_grid},
+                                       {CKT_L_NESTED, "svg", n_svg},
+                                       {CKT_L_MODULE, "nested_layout", l_nested},
+                                       {NULL, NULL, NULL}};
+    ckt_l_register(L, rows);
     ckt_l_help_add(
         L, "nested_layout",
         "ckt.nested_layout{subgroup_tile=, batch_tile=, outer_tile=, thread_tile=, element_tile=,\n"

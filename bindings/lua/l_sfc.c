@@ -162,16 +162,16 @@ static int s_tostring(lua_State *L)
 
 void ckt_l_open_sfc(lua_State *L)
 {
-    static const luaL_Reg methods[] = {{"__tostring", s_tostring},
-                                       {"num_access", s_num_access},
-                                       {"access_lengths", s_access_lengths},
-                                       {"index", s_index},
-                                       {"step", s_step},
-                                       {"forward_step", s_forward},
-                                       {"backward_step", s_backward},
-                                       {"iter", s_iter},
-                                       {"locality", s_locality},
-                                       {NULL, NULL}};
-    ckt_l_new_class(L, CKT_L_SFC, methods);
-    ckt_l_set_function(L, "sfc", l_sfc);
+    static const ckt_l_entry rows[] = {{CKT_L_SFC, "__tostring", s_tostring},
+                                       {CKT_L_SFC, "num_access", s_num_access},
+                                       {CKT_L_SFC, "access_lengths", s_access_lengths},
+                                       {CKT_L_SFC, "index", s_index},
+                                       {CKT_L_SFC, "step", s_step},
+                                       {CKT_L_SFC, "forward_step", s_forward},
+                                       {CKT_L_SFC, "backward_step", s_backward},
+                                       {CKT_L_SFC, "iter", s_iter},
+                                       {CKT_L_SFC, "locality", s_locality},
+                                       {CKT_L_MODULE, "sfc", l_sfc},
+                                       {NULL, NULL, NULL}};
+    ckt_l_register(L, rows);
 }

@@ -535,19 +535,19 @@ static int w_lengths(lua_State *L)
 
 void ckt_lk_open_tensor(lua_State *L)
 {
-    static const luaL_Reg tmethods[] = {{"__tostring", t_tostring},
-                                        {"dtype", t_dtype},
-                                        {"memory", t_memory},
-                                        {"nvalues", t_nvalues},
-                                        {NULL, NULL}};
-    static const luaL_Reg wmethods[] = {
-        {"__tostring", w_tostring}, {"move", w_move},       {"load", w_load}, {"store", w_store},
-        {"lengths", w_lengths},     {"nvalues", w_nvalues}, {NULL, NULL}};
-    static const luaL_Reg fns[] = {{"tensor", l_tensor},
-                                   {"tile_window", l_tile_window},
-                                   {"local_tile", l_local_tile},
-                                   {NULL, NULL}};
-    ckt_l_new_class(L, CKT_L_KTENSOR, tmethods);
-    ckt_l_new_class(L, CKT_L_WINDOW, wmethods);
-    luaL_setfuncs(L, fns, 0);
+    static const ckt_l_entry rows[] = {{CKT_L_KTENSOR, "__tostring", t_tostring},
+                                       {CKT_L_KTENSOR, "dtype", t_dtype},
+                                       {CKT_L_KTENSOR, "memory", t_memory},
+                                       {CKT_L_KTENSOR, "nvalues", t_nvalues},
+                                       {CKT_L_WINDOW, "__tostring", w_tostring},
+                                       {CKT_L_WINDOW, "move", w_move},
+                                       {CKT_L_WINDOW, "load", w_load},
+                                       {CKT_L_WINDOW, "store", w_store},
+                                       {CKT_L_WINDOW, "lengths", w_lengths},
+                                       {CKT_L_WINDOW, "nvalues", w_nvalues},
+                                       {CKT_L_MODULE, "tensor", l_tensor},
+                                       {CKT_L_MODULE, "tile_window", l_tile_window},
+                                       {CKT_L_MODULE, "local_tile", l_local_tile},
+                                       {NULL, NULL, NULL}};
+    ckt_l_register(L, rows);
 }

@@ -112,29 +112,25 @@ static ckt_status make_pattern(const ckt_pattern_2d *p, bool shuffled, ckt_encod
         r = G > 1 ? (y_roles){1, 0, 0, 1} : (y_roles){0, 0, 1, 2};
         break;
     case CKT_WARP_RAKED:
+    default: { /* warp-raked: Y0 counts the warps and Y1 the iterations; block-raked: the reverse */
+        bool wr = p->pattern == CKT_WARP_RAKED;
+        int64_t *yw = wr ? &y0 : &y1, *yi = wr ? &y1 : &y0;
         y2 = W / x1;
         if ((st = NEED("X1*Y2 == WarpSize", W, "Y2 = WarpSize/X1 rows per warp", x1, y2)))
             return st;
-        y0 = warps;
-        if ((st = NEED("X1*Y2*Y0 == BlockSize", B, "Y0 = BlockSize/WarpSize warps", x1, y2, y0)))
+        *yw = warps;
+        if ((st = NEED(wr ? "X1*Y2*Y0 == BlockSize" : "X1*Y2*Y1 == BlockSize", B,
+                       wr ? "Y0 = BlockSize/WarpSize warps" : "Y1 = BlockSize/WarpSize warps", x1,
+                       y2, *yw)))
             return st;
-        y1 = YT / (y2 * y0);
-        if ((st = NEED("Y0*Y1*Y2 == YPerTile", YT, "Y1 = YPerTile/(Y0*Y2) iterations", y0, y1, y2)))
+        *yi = YT / (y2 * *yw);
+        if ((st = NEED("Y0*Y1*Y2 == YPerTile", YT,
+                       wr ? "Y1 = YPerTile/(Y0*Y2) iterations" : "Y0 = YPerTile/(Y1*Y2) iterations",
+                       y0, y1, y2)))
             return st;
-        r = (y_roles){0, 0, 2, 1};
+        r = wr ? (y_roles){0, 0, 2, 1} : (y_roles){0, 1, 2, 0};
         break;
-    default:
-        y2 = W / x1;
-        if ((st = NEED("X1*Y2 == WarpSize", W, "Y2 = WarpSize/X1 rows per warp", x1, y2)))
-            return st;
-        y1 = warps;
-        if ((st = NEED("X1*Y2*Y1 == BlockSize", B, "Y1 = BlockSize/WarpSize warps", x1, y2, y1)))
-            return st;
-        y0 = YT / (y2 * y1);
-        if ((st = NEED("Y0*Y1*Y2 == YPerTile", YT, "Y0 = YPerTile/(Y1*Y2) iterations", y0, y1, y2)))
-            return st;
-        r = (y_roles){0, 1, 2, 0};
-        break;
+    }
     }
     /* Y axis H sequence (CK: <Y0,Y1,Y2>, or <Y1,Y2> with R = <Y0>), X axis H = <X1 threads, X0
      * vector>; shuffled puts the X axis first. */
