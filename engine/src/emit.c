@@ -107,12 +107,10 @@ static void line(em *e, const char *fmt, ...)
     ;
 static void line(em *e, const char *fmt, ...)
 {
-    char buf[2048];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    ckt_emit_vput(e->s, e->ind, fmt, ap);
     va_end(ap);
-    ckt_sb_printf(e->s, "%*s%s\n", e->ind * 4, "", buf);
 }
 
 /* an expression as a string the caller frees */

@@ -2,6 +2,7 @@
 #ifndef CKT_EMIT_INTERNAL_H
 #define CKT_EMIT_INTERNAL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -44,6 +45,8 @@ typedef struct ckt_emit_out {
     int ind;
 } ckt_emit_out;
 void ckt_emit_put(ckt_emit_out *o, const char *fmt, ...) CKT_PRINTF(2, 3);
+/* the same for the emitter's own line writer: a line at indentation ind */
+void ckt_emit_vput(ckt_sb *s, int ind, const char *fmt, va_list ap);
 /* for (int v = 0; v < n; ++v) { (unroll: #pragma unroll before it); ckt_emit_close ends it */
 void ckt_emit_open_loop(ckt_emit_out *o, bool unroll, const char *v, long long n);
 void ckt_emit_close(ckt_emit_out *o);

@@ -5,14 +5,19 @@
 
 #include "emit_internal.h"
 
-void ckt_emit_put(ckt_emit_out *o, const char *fmt, ...)
+void ckt_emit_vput(ckt_sb *s, int ind, const char *fmt, va_list ap)
 {
     char buf[2048];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    ckt_sb_printf(s, "%*s%s\n", ind * 4, "", buf);
+}
+
+void ckt_emit_put(ckt_emit_out *o, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    ckt_emit_vput(o->s, o->ind, fmt, ap);
     va_end(ap);
-    ckt_sb_printf(o->s, "%*s%s\n", o->ind * 4, "", buf);
 }
 
 void ckt_emit_open_loop(ckt_emit_out *o, bool unroll, const char *v, long long n)

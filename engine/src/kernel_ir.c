@@ -113,12 +113,11 @@ ckt_status ckt_kernel_create(const char *name, int64_t block, ckt_kernel **out, 
     k->block = block;
     k->scratch = -1;
     ckt_status s = ckt_expr_pool_init(&k->ex, block, err);
-    if (s) {
+    if (s)
         free(k);
-        return s;
-    }
-    *out = k;
-    return CKT_OK;
+    else
+        *out = k;
+    return s;
 }
 
 void ckt_kernel_destroy(ckt_kernel *k)
@@ -375,8 +374,9 @@ int ckt_kernel_signature(const ckt_kernel *k, ckt_param *sig, int cap)
 /* ---------------------------------------------------------------- tensors */
 
 /* A new tensor in `mem` of `dtype` (no parameter, no distribution yet) at *index. */
-static ckt_status new_tensor(ckt_kernel *k, ckt_memory mem, ckt_dtype dtype, ckt_ktensor **t,
-                             int *index, ckt_error *err)
+/* a new tensor *t, number *index, named `name` (NULL: lds<index> or r<index> by its memory) */
+static ckt_status new_tensor(ckt_kernel *k, ckt_memory mem, ckt_dtype dtype, int rank,
+                             const char *name, ckt_ktensor **t, int *index, ckt_error *err)
 {
     ckt_status s = grow((void **)&k->tensors, &k->cap_tensors, k->ntensors, sizeof(ckt_ktensor),
                         4096, "tensors", err);
@@ -385,10 +385,22 @@ static ckt_status new_tensor(ckt_kernel *k, ckt_memory mem, ckt_dtype dtype, ckt
     memset(*t, 0, sizeof **t);
     (*t)->mem = mem;
     (*t)->dtype = dtype;
+    (*t)->rank = rank;
     (*t)->param = -1;
     (*t)->dist = -1;
+    if (name)
+        snprintf((*t)->name, sizeof(*t)->name, "%s", name);
+    else
+        snprintf((*t)->name, sizeof(*t)->name, "%s%d", mem == CKT_MEM_LDS ? "lds" : "r",
+                 k->ntensors);
     *index = k->ntensors++;
     return CKT_OK;
+}
+
+/* is t a register tensor of k? */
+static bool is_register(const ckt_kernel *k, int t)
+{
+    return t >= 0 && t < k->ntensors && k->tensors[t].mem == CKT_MEM_REG;
 }
 
 static bool is_index(ckt_kernel *k, ckt_expr_id e)
@@ -427,15 +439,11 @@ ckt_status ckt_kernel_global(ckt_kernel *k, int param, ckt_dtype dtype, int rank
                             (long long)v, d);
     }
     ckt_ktensor *t;
-    int idx;
-    if ((s = new_tensor(k, CKT_MEM_GLOBAL, dtype, &t, &idx, err))) return s;
-    t->rank = rank;
+    if ((s = new_tensor(k, CKT_MEM_GLOBAL, dtype, rank, p->name, &t, tensor, err))) return s;
     t->param = param;
     t->padded = padded;
     memcpy(t->shape, shape, sizeof(ckt_expr_id) * (size_t)rank);
     memcpy(t->stride, stride, sizeof(ckt_expr_id) * (size_t)rank);
-    snprintf(t->name, sizeof t->name, "%s", p->name);
-    *tensor = idx;
     return CKT_OK;
 }
 
@@ -480,9 +488,7 @@ ckt_status ckt_kernel_lds(ckt_kernel *k, ckt_dtype dtype, const ckt_layout *layo
     if (ckt_mul_ovf(maxoff + 1, esz, &bytes))
         return ckt_fail(err, CKT_EOVERFLOW, "tensor: LDS size overflows");
     ckt_ktensor *t;
-    int idx;
-    if ((s = new_tensor(k, CKT_MEM_LDS, dtype, &t, &idx, err))) return s;
-    t->rank = rank;
+    if ((s = new_tensor(k, CKT_MEM_LDS, dtype, rank, NULL, &t, tensor, err))) return s;
     t->layout = *layout;
     if (sw && sw->b > 0) {
         t->sw = *sw;
@@ -492,8 +498,6 @@ ckt_status ckt_kernel_lds(ckt_kernel *k, ckt_dtype dtype, const ckt_layout *layo
     t->lds_offset = (k->lds_bytes + align - 1) / align * align;
     t->cosize = maxoff + 1;
     k->lds_bytes = t->lds_offset + bytes;
-    snprintf(t->name, sizeof t->name, "lds%d", idx);
-    *tensor = idx;
     return CKT_OK;
 }
 
@@ -531,13 +535,11 @@ ckt_status ckt_kernel_registers(ckt_kernel *k, ckt_dtype dtype, int dist, int64_
         return ckt_fail(err, CKT_EINVAL, "registers: %lld values per thread outside 1..%d",
                         (long long)nvalues, CKT_K_MAX_VALUES);
     ckt_ktensor *t;
-    int idx;
-    if ((s = new_tensor(k, CKT_MEM_REG, dtype, &t, &idx, err))) return s;
+    if ((s = new_tensor(k, CKT_MEM_REG, dtype, dist >= 0 ? k->dists[dist].rank : 1, NULL, &t,
+                        tensor, err)))
+        return s;
     t->dist = dist;
     t->nvalues = nvalues;
-    t->rank = dist >= 0 ? k->dists[dist].rank : 1;
-    snprintf(t->name, sizeof t->name, "r%d", idx);
-    *tensor = idx;
     return CKT_OK;
 }
 
@@ -863,6 +865,18 @@ static ckt_status check_access(ckt_kernel *k, const char *fn, int window, const 
     return CKT_OK;
 }
 
+/* an operation moving the elements of window w through registers by distribution dist,
+ * spv-element vectors along vector_dim */
+static ckt_kop access_op(ckt_kop_kind kind, int w, int dist, int vector_dim, int64_t spv)
+{
+    ckt_kop op = new_op(kind);
+    op.w = w;
+    op.dist = dist;
+    op.vector_dim = vector_dim;
+    op.spv = spv;
+    return op;
+}
+
 ckt_status ckt_kernel_load(ckt_kernel *k, int window, int dist, int vector_dim, int64_t spv,
                            float fill, int *reg, ckt_error *err)
 {
@@ -875,11 +889,8 @@ ckt_status ckt_kernel_load(ckt_kernel *k, int window, int dist, int vector_dim, 
     if ((s = ckt_kernel_registers(k, k->tensors[k->windows[window].tensor].dtype, dist, 0, &r,
                                   err)))
         return s;
-    ckt_kop op = new_op(CKT_OP_LOAD);
-    op.w = window;
+    ckt_kop op = access_op(CKT_OP_LOAD, window, -1, vector_dim, spv);
     op.r = r;
-    op.vector_dim = vector_dim;
-    op.spv = spv;
     op.fill = fill;
     if ((s = push_op(k, &op, err))) return s;
     *reg = r;
@@ -897,7 +908,7 @@ ckt_status ckt_kernel_store_as(ckt_kernel *k, int window, int reg, int dist, int
 {
     ckt_status s;
     if ((s = check_open(k, "store", err))) return s;
-    if (reg < 0 || reg >= k->ntensors || k->tensors[reg].mem != CKT_MEM_REG)
+    if (!is_register(k, reg))
         return ckt_fail(err, CKT_EINVAL, "store: the source must be a register tensor");
     const ckt_ktensor *rt = &k->tensors[reg];
     if (dist >= k->ndists || dist < -1)
@@ -927,12 +938,8 @@ ckt_status ckt_kernel_store_as(ckt_kernel *k, int window, int reg, int dist, int
     if (dst->mem == CKT_MEM_GLOBAL && k->params[dst->param].is_const)
         return ckt_fail(err, CKT_EINVAL, "store: pointer '%s' is declared read-only (const)",
                         k->params[dst->param].name);
-    ckt_kop op = new_op(CKT_OP_STORE);
-    op.w = window;
+    ckt_kop op = access_op(CKT_OP_STORE, window, dist, vector_dim, spv);
     op.r = reg;
-    op.dist = dist;
-    op.vector_dim = vector_dim;
-    op.spv = spv;
     return push_op(k, &op, err);
 }
 
@@ -940,7 +947,7 @@ ckt_status ckt_kernel_clear(ckt_kernel *k, int reg, float value, ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "clear", err))) return s;
-    if (reg < 0 || reg >= k->ntensors || k->tensors[reg].mem != CKT_MEM_REG)
+    if (!is_register(k, reg))
         return ckt_fail(err, CKT_EINVAL, "clear: a register tensor is required");
     ckt_kop op = new_op(CKT_OP_CLEAR);
     op.r = reg;
@@ -998,11 +1005,10 @@ ckt_status ckt_kernel_fold(ckt_kernel *k, int acc, int src, ckt_reduce_op rop, c
 {
     ckt_status s;
     if ((s = check_open(k, "fold", err))) return s;
-    if (acc < 0 || acc >= k->ntensors || k->tensors[acc].mem != CKT_MEM_REG ||
-        k->tensors[acc].nvalues != 1)
+    if (!is_register(k, acc) || k->tensors[acc].nvalues != 1)
         return ckt_fail(err, CKT_EINVAL,
                         "fold: the accumulator must be a register tensor of one value per thread");
-    if (src < 0 || src >= k->ntensors || k->tensors[src].mem != CKT_MEM_REG)
+    if (!is_register(k, src))
         return ckt_fail(err, CKT_EINVAL, "fold: the source must be a register tensor");
     ckt_kop op = new_op(CKT_OP_FOLD);
     op.r = acc;
@@ -1016,8 +1022,7 @@ ckt_status ckt_kernel_block_reduce(ckt_kernel *k, int acc, ckt_reduce_op rop, ck
 {
     ckt_status s;
     if ((s = check_open(k, "block_reduce", err))) return s;
-    if (acc < 0 || acc >= k->ntensors || k->tensors[acc].mem != CKT_MEM_REG ||
-        k->tensors[acc].nvalues != 1)
+    if (!is_register(k, acc) || k->tensors[acc].nvalues != 1)
         return ckt_fail(err, CKT_EINVAL,
                         "block_reduce: a register tensor of one value per thread is required");
     if (k->divergent)
@@ -1035,7 +1040,7 @@ ckt_status ckt_kernel_block_reduce(ckt_kernel *k, int acc, ckt_reduce_op rop, ck
 static ckt_status mma_operand(const ckt_kernel *k, int reg, const char *what, ckt_dtype want,
                               int64_t values, ckt_error *err)
 {
-    if (reg < 0 || reg >= k->ntensors || k->tensors[reg].mem != CKT_MEM_REG)
+    if (!is_register(k, reg))
         return ckt_fail(err, CKT_EINVAL, "mma: %s must be a register tensor", what);
     const ckt_ktensor *t = &k->tensors[reg];
     if (t->dtype != want)
@@ -1048,6 +1053,49 @@ static ckt_status mma_operand(const ckt_kernel *k, int reg, const char *what, ck
     return CKT_OK;
 }
 
+/* What a wave-wide (mma) and a warpgroup-wide (wgmma) instruction site both need: repeats in
+ * 1..max_rep, every thread of its waves present (no thread-dependent branch), whole waves. */
+typedef struct {
+    const char *fn, *why, *waves; /* the builder, why all threads, "waves of N lanes" wording */
+    int64_t max_rep;
+} mma_site_rules;
+static const mma_site_rules MMA_SITE = {"mma", "a wave-wide instruction needs every lane", "waves",
+                                        64};
+static const mma_site_rules WGMMA_SITE = {
+    "wgmma", "a warpgroup-wide instruction needs every thread", "warpgroups", 16};
+
+static ckt_status check_mma_site(const ckt_kernel *k, const mma_site_rules *r, const ckt_mma *m,
+                                 const int64_t *rep, ckt_error *err)
+{
+    for (int i = 0; i < 3; i++)
+        if (rep[i] < 1 || rep[i] > r->max_rep)
+            return ckt_fail(err, CKT_EINVAL, "%s: repeat %d is %lld (1..%lld)", r->fn, i,
+                            (long long)rep[i], (long long)r->max_rep);
+    if (k->divergent)
+        return ckt_fail(err, CKT_EINVAL, "%s: inside a branch that depends on the thread id (%s)",
+                        r->fn, r->why);
+    if (k->block % m->lanes)
+        return ckt_fail(err, CKT_EINVAL,
+                        "%s: the block of %lld threads is not whole %s of %lld%s (%s)", r->fn,
+                        (long long)k->block, r->waves, (long long)m->lanes,
+                        r == &MMA_SITE ? " lanes" : "", m->name);
+    return CKT_OK;
+}
+
+/* c += a x b by matrix instruction mma, repeated rep = {M, N, K} times */
+static ckt_kop mma_op(ckt_kop_kind kind, int c, int a, int b, int mma, const int64_t *rep)
+{
+    ckt_kop op = new_op(kind);
+    op.r = c;
+    op.ninputs = 2;
+    op.inputs[0] = a;
+    op.inputs[1] = b;
+    op.mma = mma;
+    memcpy(op.mma_rep, rep, sizeof op.mma_rep);
+    snprintf(op.note, sizeof op.note, "%s", ckt_mma_at(mma)->name);
+    return op;
+}
+
 ckt_status ckt_kernel_mma(ckt_kernel *k, int c_reg, int a_reg, int b_reg, int mma,
                           const int64_t *rep, ckt_error *err)
 {
@@ -1055,30 +1103,12 @@ ckt_status ckt_kernel_mma(ckt_kernel *k, int c_reg, int a_reg, int b_reg, int mm
     if ((s = check_open(k, "mma", err))) return s;
     const ckt_mma *m = ckt_mma_at(mma);
     if (!m || !rep) return ckt_fail(err, CKT_EINVAL, "mma: no instruction %d", mma);
-    for (int i = 0; i < 3; i++)
-        if (rep[i] < 1 || rep[i] > 64)
-            return ckt_fail(err, CKT_EINVAL, "mma: repeat %d is %lld (1..64)", i,
-                            (long long)rep[i]);
-    if (k->divergent)
-        return ckt_fail(err, CKT_EINVAL,
-                        "mma: inside a branch that depends on the thread id (a wave-wide "
-                        "instruction needs every lane)");
-    if (k->block % m->lanes)
-        return ckt_fail(err, CKT_EINVAL,
-                        "mma: the block of %lld threads is not whole waves of %lld lanes (%s)",
-                        (long long)k->block, (long long)m->lanes, m->name);
+    if ((s = check_mma_site(k, &MMA_SITE, m, rep, err))) return s;
     if ((s = mma_operand(k, a_reg, "A", m->a, m->a_values * rep[0] * rep[2], err)) ||
         (s = mma_operand(k, b_reg, "B", m->b, m->b_values * rep[1] * rep[2], err)) ||
         (s = mma_operand(k, c_reg, "C", m->c, m->c_values * rep[0] * rep[1], err)))
         return s;
-    ckt_kop op = new_op(CKT_OP_GEMM);
-    op.r = c_reg;
-    op.ninputs = 2;
-    op.inputs[0] = a_reg;
-    op.inputs[1] = b_reg;
-    op.mma = mma;
-    memcpy(op.mma_rep, rep, sizeof op.mma_rep);
-    snprintf(op.note, sizeof op.note, "%s", m->name);
+    ckt_kop op = mma_op(CKT_OP_GEMM, c_reg, a_reg, b_reg, mma, rep);
     return push_op(k, &op, err);
 }
 
@@ -1098,8 +1128,7 @@ ckt_status ckt_kernel_wgmma_wait(ckt_kernel *k, int c_reg, int64_t pending, ckt_
     if (k->divergent)
         return ckt_fail(err, CKT_EINVAL,
                         "wgmma wait: inside a branch that depends on the thread id");
-    if (c_reg < 0 || c_reg >= k->ntensors || k->tensors[c_reg].mem != CKT_MEM_REG ||
-        k->tensors[c_reg].dtype != CKT_F32)
+    if (!is_register(k, c_reg) || k->tensors[c_reg].dtype != CKT_F32)
         return ckt_fail(err, CKT_EINVAL,
                         "wgmma wait: the accumulator must be an f32 register tensor");
     ckt_kop op = new_op(CKT_OP_WGMMA);
@@ -1121,18 +1150,7 @@ ckt_status ckt_kernel_wgmma_async(ckt_kernel *k, int c_reg, int a_lds, int b_lds
     const ckt_mma *m = ckt_mma_at(mma);
     if (!m || !rep || m->lanes != 128)
         return ckt_fail(err, CKT_EINVAL, "wgmma: instruction %d is not a warpgroup MMA", mma);
-    for (int i = 0; i < 3; i++)
-        if (rep[i] < 1 || rep[i] > 16)
-            return ckt_fail(err, CKT_EINVAL, "wgmma: repeat %d is %lld (1..16)", i,
-                            (long long)rep[i]);
-    if (k->divergent)
-        return ckt_fail(err, CKT_EINVAL,
-                        "wgmma: inside a branch that depends on the thread id (a warpgroup-wide "
-                        "instruction needs every thread)");
-    if (k->block % 128)
-        return ckt_fail(err, CKT_EINVAL,
-                        "wgmma: the block of %lld threads is not whole warpgroups of 128 (%s)",
-                        (long long)k->block, m->name);
+    if ((s = check_mma_site(k, &WGMMA_SITE, m, rep, err))) return s;
     const int lds[2] = {a_lds, b_lds};
     for (int i = 0; i < 2; i++) {
         if (lds[i] < 0 || lds[i] >= k->ntensors || k->tensors[lds[i]].mem != CKT_MEM_LDS ||
@@ -1145,15 +1163,8 @@ ckt_status ckt_kernel_wgmma_async(ckt_kernel *k, int c_reg, int a_lds, int b_lds
                             ckt_dtype_name(i ? m->b : m->a));
     }
     if ((s = mma_operand(k, c_reg, "C", m->c, m->c_values * rep[0] * rep[1], err))) return s;
-    ckt_kop op = new_op(CKT_OP_WGMMA);
-    op.r = c_reg;
-    op.ninputs = 2;
-    op.inputs[0] = a_lds;
-    op.inputs[1] = b_lds;
-    op.mma = mma;
+    ckt_kop op = mma_op(CKT_OP_WGMMA, c_reg, a_lds, b_lds, mma, rep);
     op.spv = pending;
-    memcpy(op.mma_rep, rep, sizeof op.mma_rep);
-    snprintf(op.note, sizeof op.note, "%s", m->name);
     return push_op(k, &op, err);
 }
 
@@ -1311,16 +1322,15 @@ ckt_status ckt_kernel_lds_stage(ckt_kernel *k, int tensor, ckt_expr_id stage, in
                         (long long)(p->stages - 1), (long long)lo, (long long)hi,
                         (long long)p->stages);
     ckt_ktensor *v;
-    int idx;
-    if ((s = new_tensor(k, CKT_MEM_LDS, p->dtype, &v, &idx, err))) return s;
+    if ((s = new_tensor(k, CKT_MEM_LDS, p->dtype, p->rank, NULL, &v, view, err))) return s;
     p = &k->tensors[tensor]; /* new_tensor may move the array */
+    char name[sizeof v->name];
+    memcpy(name, v->name, sizeof name);
     *v = *p;
+    memcpy(v->name, name, sizeof name);
     v->stage_view = true;
     v->stage_base = ckt_expr_mulc(&k->ex, stage, p->stage_elems);
-    if ((s = expr_ok(k, err))) return s;
-    snprintf(v->name, sizeof v->name, "lds%d", idx);
-    *view = idx;
-    return CKT_OK;
+    return expr_ok(k, err);
 }
 
 ckt_status ckt_kernel_copy_async(ckt_kernel *k, int dst_window, int src_window, int dist,
@@ -1348,13 +1358,9 @@ ckt_status ckt_kernel_copy_async(ckt_kernel *k, int dst_window, int src_window, 
                         "copy_async: the source holds %s but the destination %s (an asynchronous "
                         "copy does not convert)",
                         ckt_dtype_name(src->dtype), ckt_dtype_name(dst->dtype));
-    ckt_kop op = new_op(CKT_OP_COPY_ASYNC);
-    op.w = dst_window;
+    ckt_kop op = access_op(CKT_OP_COPY_ASYNC, dst_window, dist, vector_dim, spv);
     op.ninputs = 1;
     op.inputs[0] = src_window;
-    op.dist = dist;
-    op.vector_dim = vector_dim;
-    op.spv = spv;
     return push_op(k, &op, err);
 }
 
