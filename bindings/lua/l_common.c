@@ -315,22 +315,6 @@ void *ckt_l_push_value(lua_State *L, const char *tname, const void *v, size_t si
     return u;
 }
 
-void ckt_l_new_class(lua_State *L, const char *tname, const luaL_Reg *methods)
-{
-    luaL_newmetatable(L, tname);
-    luaL_setfuncs(L, methods, 0);
-    lua_getfield(L, -1, "__index");
-    if (lua_isnil(L, -1)) {
-        lua_pop(L, 1);
-        lua_pushvalue(L, -1);
-        lua_setfield(L, -2, "__index");
-    } else {
-        lua_pop(L, 1);
-    }
-    ckt_l_set_string(L, "__name", tname);
-    lua_pop(L, 1);
-}
-
 /* f as name in the table on top of the stack, a closure whose upvalue is its row */
 static void set_row(lua_State *L, lua_CFunction f, const void *row, const char *name)
 {

@@ -119,9 +119,6 @@ void *ckt_l_checkclass(lua_State *L, int idx, const char *tname, const char *exp
 /* Push a new userdata of class tname holding a copy of the size bytes at v (a value type:
  * layout, swizzle, encoding, ...); returns it. */
 void *ckt_l_push_value(lua_State *L, const char *tname, const void *v, size_t size);
-/* Register methods from a luaL_Reg list into a new metatable named tname, with
- * __index pointing at itself. Leaves nothing on the stack. */
-void ckt_l_new_class(lua_State *L, const char *tname, const luaL_Reg *methods);
 /* One row of a binding file's registration table: fn as name in the metatable of class cls
  * (created at its first row if need be, named tname; __index pointing at itself unless a row
  * sets it), or in the table on top of the stack (the module) where cls is CKT_L_MODULE;
