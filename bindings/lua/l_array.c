@@ -229,18 +229,10 @@ static int a_random(lua_State *L)
         ckt_l_check_fields(L, 2, "random", allowed);
         ckt_l_field_int(L, 2, "random", "seed", &seed);
         ckt_l_field_bool(L, 2, "random", "zeros", &zeros);
-        const char *names[2] = {"lo", "hi"};
-        double *dst[2] = {&lo, &hi};
-        for (int k = 0; k < 2; k++) {
-            if (lua_getfield(L, 2, names[k]) != LUA_TNIL) {
-                if (lua_type(L, -1) != LUA_TNUMBER)
-                    ckt_l_argerror(L, 2, "field '%s' must be a number, got %s", names[k],
-                                   luaL_typename(L, -1));
-                *dst[k] = lua_tonumber(L, -1);
-                if (!isfinite(*dst[k])) ckt_l_argerror(L, 2, "field '%s' must be finite", names[k]);
-            }
-            lua_pop(L, 1);
-        }
+        if (ckt_l_field_number(L, 2, "random", "lo", &lo) && !isfinite(lo))
+            ckt_l_argerror(L, 2, "field 'lo' must be finite");
+        if (ckt_l_field_number(L, 2, "random", "hi", &hi) && !isfinite(hi))
+            ckt_l_argerror(L, 2, "field 'hi' must be finite");
     }
     if (!(lo < hi) && !(lo == hi && !fl))
         ckt_l_errorf(L, "random: lo (%g) must be below hi (%g)", lo, hi);
@@ -303,18 +295,10 @@ static int a_compare(lua_State *L)
     double rtol = r1 > r2 ? r1 : r2, atol = a1 > a2 ? a1 : a2;
     if (!lua_isnoneornil(L, 3)) {
         ckt_l_check_fields(L, 3, "compare", allowed);
-        const char *names[2] = {"rtol", "atol"};
-        double *dst[2] = {&rtol, &atol};
-        for (int k = 0; k < 2; k++) {
-            if (lua_getfield(L, 3, names[k]) != LUA_TNIL) {
-                if (lua_type(L, -1) != LUA_TNUMBER)
-                    ckt_l_argerror(L, 3, "field '%s' must be a number, got %s", names[k],
-                                   luaL_typename(L, -1));
-                *dst[k] = lua_tonumber(L, -1);
-                if (!(*dst[k] >= 0)) ckt_l_argerror(L, 3, "field '%s' must be >= 0", names[k]);
-            }
-            lua_pop(L, 1);
-        }
+        if (ckt_l_field_number(L, 3, "compare", "rtol", &rtol) && !(rtol >= 0))
+            ckt_l_argerror(L, 3, "field 'rtol' must be >= 0");
+        if (ckt_l_field_number(L, 3, "compare", "atol", &atol) && !(atol >= 0))
+            ckt_l_argerror(L, 3, "field 'atol' must be >= 0");
     }
     double max_err = 0;
     int64_t first_bad = -1;

@@ -375,13 +375,6 @@ static int b_block_order(lua_State *L)
     return 2;
 }
 
-void ckt_lk_builder_methods(lua_State *L, const luaL_Reg *methods)
-{
-    luaL_getmetatable(L, CKT_L_KERNEL);
-    luaL_setfuncs(L, methods, 0);
-    lua_pop(L, 1);
-}
-
 /* The files of the kernel builder (l_kernel.h), each adding its part; a new file adds a line. */
 static void (*const kernel_parts[])(lua_State *L) = {
     ckt_lk_open_expr,    ckt_lk_open_tensor,   ckt_lk_open_partition, ckt_lk_open_copy,
@@ -391,21 +384,21 @@ static void (*const kernel_parts[])(lua_State *L) = {
 
 void ckt_l_open_kernel(lua_State *L)
 {
-    static const luaL_Reg kmethods[] = {{"__gc", k_gc},
-                                        {"__tostring", k_tostring},
-                                        {"pointer", b_pointer},
-                                        {"size", b_size},
-                                        {"scalar", b_scalar},
-                                        {"thread_id", b_thread_id},
-                                        {"block_id", b_block_id},
-                                        {"num_blocks", b_num_blocks},
-                                        {"block_order", b_block_order},
-                                        {"loop", b_loop},
-                                        {"when", b_when},
-                                        {"producer", b_producer},
-                                        {"sync", b_sync},
-                                        {NULL, NULL}};
-    ckt_l_new_class(L, CKT_L_KERNEL, kmethods);
-    ckt_l_set_function(L, "kernel", l_kernel_new);
+    static const ckt_l_entry rows[] = {{CKT_L_KERNEL, "__gc", k_gc},
+                                       {CKT_L_KERNEL, "__tostring", k_tostring},
+                                       {CKT_L_KERNEL, "pointer", b_pointer},
+                                       {CKT_L_KERNEL, "size", b_size},
+                                       {CKT_L_KERNEL, "scalar", b_scalar},
+                                       {CKT_L_KERNEL, "thread_id", b_thread_id},
+                                       {CKT_L_KERNEL, "block_id", b_block_id},
+                                       {CKT_L_KERNEL, "num_blocks", b_num_blocks},
+                                       {CKT_L_KERNEL, "block_order", b_block_order},
+                                       {CKT_L_KERNEL, "loop", b_loop},
+                                       {CKT_L_KERNEL, "when", b_when},
+                                       {CKT_L_KERNEL, "producer", b_producer},
+                                       {CKT_L_KERNEL, "sync", b_sync},
+                                       {CKT_L_MODULE, "kernel", l_kernel_new},
+                                       {NULL, NULL, NULL}};
+    ckt_l_register(L, rows);
     for (size_t i = 0; i < sizeof kernel_parts / sizeof *kernel_parts; i++) kernel_parts[i](L);
 }

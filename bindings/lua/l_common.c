@@ -93,32 +93,35 @@ int ckt_l_field_int(lua_State *L, int t, const char *fn, const char *field_name,
     return 1;
 }
 
-int ckt_l_field_bool(lua_State *L, int t, const char *fn, const char *field_name, int *out)
+/* Push the field when present and of Lua type `type` (`a_type` in errors); 0 when absent or nil,
+ * raise when of another type. */
+static int typed_field(lua_State *L, int t, const char *fn, const char *field_name, int type,
+                       const char *a_type)
 {
     int tabs = lua_absindex(L, t);
     if (!field(L, tabs, field_name)) return 0;
     char what[160];
-    if (!lua_isboolean(L, -1))
-        ckt_l_argerror(L, t > 0 ? t : 0, "%s must be a boolean, got %s",
-                       field_what(what, sizeof what, t, fn, field_name), luaL_typename(L, -1));
-    *out = lua_toboolean(L, -1);
-    lua_pop(L, 1);
+    if (lua_type(L, -1) != type)
+        ckt_l_argerror(L, t > 0 ? t : 0, "%s must be %s, got %s",
+                       field_what(what, sizeof what, t, fn, field_name), a_type,
+                       luaL_typename(L, -1));
     return 1;
 }
 
-int ckt_l_field_string(lua_State *L, int t, const char *fn, const char *field_name,
-                       const char **out)
-{
-    int tabs = lua_absindex(L, t);
-    if (!field(L, tabs, field_name)) return 0;
-    char what[160];
-    if (lua_type(L, -1) != LUA_TSTRING)
-        ckt_l_argerror(L, t > 0 ? t : 0, "%s must be a string, got %s",
-                       field_what(what, sizeof what, t, fn, field_name), luaL_typename(L, -1));
-    *out = lua_tostring(L, -1); /* anchored in the options table */
-    lua_pop(L, 1);
-    return 1;
-}
+/* The typed fields differ only in the type and the read (a string stays anchored in the options
+ * table). */
+#define TYPED_FIELD(name, ctype, type, a_type, read)                                               \
+    int name(lua_State *L, int t, const char *fn, const char *field_name, ctype *out)              \
+    {                                                                                              \
+        if (!typed_field(L, t, fn, field_name, type, a_type)) return 0;                            \
+        *out = read(L, -1);                                                                        \
+        lua_pop(L, 1);                                                                             \
+        return 1;                                                                                  \
+    }
+TYPED_FIELD(ckt_l_field_bool, int, LUA_TBOOLEAN, "a boolean", lua_toboolean)
+TYPED_FIELD(ckt_l_field_number, double, LUA_TNUMBER, "a number", lua_tonumber)
+TYPED_FIELD(ckt_l_field_string, const char *, LUA_TSTRING, "a string", lua_tostring)
+#undef TYPED_FIELD
 
 int ckt_l_int_list(lua_State *L, int idx, const char *what, int64_t *v, int cap)
 {
@@ -312,31 +315,23 @@ void *ckt_l_push_value(lua_State *L, const char *tname, const void *v, size_t si
     return u;
 }
 
-void ckt_l_new_class(lua_State *L, const char *tname, const luaL_Reg *methods)
+/* f as name in the table on top of the stack, a closure whose upvalue is its row */
+static void set_row(lua_State *L, lua_CFunction f, const void *row, const char *name)
 {
-    luaL_newmetatable(L, tname);
-    luaL_setfuncs(L, methods, 0);
-    lua_getfield(L, -1, "__index");
-    if (lua_isnil(L, -1)) {
-        lua_pop(L, 1);
-        lua_pushvalue(L, -1);
-        lua_setfield(L, -2, "__index");
-    } else {
-        lua_pop(L, 1);
-    }
-    ckt_l_set_string(L, "__name", tname);
-    lua_pop(L, 1);
+    lua_pushlightuserdata(L, (void *)row);
+    lua_pushcclosure(L, f, 1);
+    lua_setfield(L, -2, name);
 }
 
 void ckt_l_register(lua_State *L, const ckt_l_entry *rows)
 {
     for (const ckt_l_entry *r = rows; r->name; r++) {
         if (r->cls == CKT_L_MODULE) {
-            ckt_l_set_function(L, r->name, r->fn);
+            set_row(L, r->fn, r, r->name);
             continue;
         }
         luaL_newmetatable(L, r->cls); /* this class's metatable, new or already made */
-        ckt_l_set_function(L, r->name, r->fn);
+        set_row(L, r->fn, r, r->name);
         lua_pop(L, 1);
     }
     for (const ckt_l_entry *r = rows; r->name; r++) { /* then each class's default __index */
@@ -350,15 +345,17 @@ void ckt_l_register(lua_State *L, const ckt_l_entry *rows)
     }
 }
 
+const char *ckt_l_name(lua_State *L) { return ((const ckt_l_entry *)ckt_l_row(L))->name; }
+
+int ckt_l_svg(lua_State *L) { return strcmp(ckt_l_name(L), "svg") == 0; }
+
 void ckt_l_register_rows(lua_State *L, const char *cls, lua_CFunction f, const void *rows,
                          size_t size, size_t n)
 {
     if (cls != CKT_L_MODULE) luaL_getmetatable(L, cls);
     for (size_t i = 0; i < n; i++) {
         const char *row = (const char *)rows + i * size;
-        lua_pushlightuserdata(L, (void *)row);
-        lua_pushcclosure(L, f, 1);
-        lua_setfield(L, -2, *(const char *const *)row);
+        set_row(L, f, row, *(const char *const *)row);
     }
     if (cls != CKT_L_MODULE) lua_pop(L, 1);
 }

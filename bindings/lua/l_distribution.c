@@ -143,27 +143,27 @@ static int e_index(lua_State *L)
     ckt_encoding *e = checkenc(L, 1);
     if (lua_type(L, 2) == LUA_TSTRING) {
         const char *k = lua_tostring(L, 2);
-        const ckt_l_int_field f[] = {{"x0", e->x0},
-                                     {"x1", e->x1},
-                                     {"y0", e->y0},
-                                     {"y1", e->y1},
-                                     {"y2", e->y2},
-                                     {"block_size", e->pattern.block_size},
-                                     {"y_per_tile", e->pattern.y_per_tile},
-                                     {"x_per_tile", e->pattern.x_per_tile},
-                                     {"vec_size", e->pattern.vec_size},
-                                     {"warp_size", e->pattern.warp_size},
-                                     {"num_wave_groups", e->pattern.num_wave_groups}};
-        if (e->pattern.pattern != CKT_PATTERN_NONE &&
-            ckt_l_push_int_field(L, k, f, sizeof f / sizeof *f))
-            return 1;
         if (strcmp(k, "pattern") == 0) {
             lua_pushstring(L, ckt_pattern_name(e->pattern.pattern));
             return 1;
         }
-        if (strcmp(k, "shuffled") == 0 && e->pattern.pattern != CKT_PATTERN_NONE) {
-            lua_pushboolean(L, e->shuffled);
-            return 1;
+        if (e->pattern.pattern != CKT_PATTERN_NONE) { /* the fields of a pattern's encoding */
+            const ckt_l_int_field f[] = {{"x0", e->x0},
+                                         {"x1", e->x1},
+                                         {"y0", e->y0},
+                                         {"y1", e->y1},
+                                         {"y2", e->y2},
+                                         {"block_size", e->pattern.block_size},
+                                         {"y_per_tile", e->pattern.y_per_tile},
+                                         {"x_per_tile", e->pattern.x_per_tile},
+                                         {"vec_size", e->pattern.vec_size},
+                                         {"warp_size", e->pattern.warp_size},
+                                         {"num_wave_groups", e->pattern.num_wave_groups}};
+            if (ckt_l_push_int_field(L, k, f, sizeof f / sizeof *f)) return 1;
+            if (strcmp(k, "shuffled") == 0) {
+                lua_pushboolean(L, e->shuffled);
+                return 1;
+            }
         }
     }
     return ckt_l_index_method(L, CKT_L_ENCODING);
@@ -300,8 +300,9 @@ int ckt_l_draw_opts(lua_State *L, int idx, int svg, const char *extra)
     return lua_absindex(L, idx);
 }
 
-static int e_draw(lua_State *L, int svg)
+static int e_draw(lua_State *L)
 {
+    int svg = ckt_l_svg(L);
     ckt_encoding *e = checkenc(L, 1);
     int opts = ckt_l_draw_opts(L, 2, svg, NULL);
     if (e->d.nx > 2)
@@ -318,16 +319,7 @@ static int e_draw(lua_State *L, int svg)
     return ckt_l_draw_tv(L, &tv, xl[0], xl[1], title, svg, opts);
 }
 
-static int e_grid(lua_State *L) { return e_draw(L, 0); }
-static int e_svg(lua_State *L) { return e_draw(L, 1); }
-
-static int e_tostring(lua_State *L)
-{
-    char buf[1024];
-    ckt_encoding_to_string(checkenc(L, 1), buf, sizeof buf);
-    lua_pushstring(L, buf);
-    return 1;
-}
+CKT_L_TOSTRING(e_tostring, checkenc, ckt_encoding_to_string)
 
 /* ---- fragments ---- */
 
@@ -378,8 +370,9 @@ static int f_tostring(lua_State *L)
                     (int)f->rows, (int)f->cols, (int)f->lanes, (int)f->values, tv);
     return 1;
 }
-static int f_draw(lua_State *L, int svg)
+static int f_draw(lua_State *L)
 {
+    int svg = ckt_l_svg(L);
     ckt_fragment *f = checkfrag(L, 1);
     int opts = ckt_l_draw_opts(L, 2, svg, NULL);
     lua_pushcfunction(L, f_tostring);
@@ -387,7 +380,6 @@ static int f_draw(lua_State *L, int svg)
     lua_call(L, 1, 1);
     return ckt_l_draw_tv(L, &f->tv, f->rows, f->cols, lua_tostring(L, -1), svg, opts);
 }
-static int f_grid(lua_State *L) { return f_draw(L, 0); }
 static int f_encoding(lua_State *L)
 {
     ckt_encoding e;
@@ -404,7 +396,6 @@ static int f_nested(lua_State *L)
     ckt_l_pushnested(L, &n);
     return 1;
 }
-static int f_svg(lua_State *L) { return f_draw(L, 1); }
 
 /* ---- the common view ---- */
 
@@ -472,15 +463,15 @@ void ckt_l_open_distribution(lua_State *L)
                                        {CKT_L_ENCODING, "calculate_index", e_calculate_index},
                                        {CKT_L_ENCODING, "owner", e_owner},
                                        {CKT_L_ENCODING, "tv_layout", e_tv_layout},
-                                       {CKT_L_ENCODING, "grid", e_grid},
-                                       {CKT_L_ENCODING, "svg", e_svg},
+                                       {CKT_L_ENCODING, "grid", e_draw},
+                                       {CKT_L_ENCODING, "svg", e_draw},
                                        {CKT_L_FRAGMENT, "__index", f_index},
                                        {CKT_L_FRAGMENT, "__tostring", f_tostring},
                                        {CKT_L_FRAGMENT, "tv_layout", f_tv},
                                        {CKT_L_FRAGMENT, "encoding", f_encoding},
                                        {CKT_L_FRAGMENT, "nested", f_nested},
-                                       {CKT_L_FRAGMENT, "grid", f_grid},
-                                       {CKT_L_FRAGMENT, "svg", f_svg},
+                                       {CKT_L_FRAGMENT, "grid", f_draw},
+                                       {CKT_L_FRAGMENT, "svg", f_draw},
                                        {CKT_L_MODULE, "tile_distribution_encoding", l_encoding},
                                        {CKT_L_MODULE, "encoding_pattern_2d", l_pattern_2d},
                                        {CKT_L_MODULE, "fragment", l_fragment},

@@ -112,8 +112,9 @@ static int m_layout(lua_State *L)
     return 1;
 }
 
-static int m_draw(lua_State *L, int svg)
+static int m_draw(lua_State *L)
 {
+    int svg = ckt_l_svg(L);
     const ckt_mma *m = checkmma(L, 1);
     char o = checkoperand(L, 2);
     int opts = ckt_l_draw_opts(L, 3, svg, NULL);
@@ -129,8 +130,6 @@ static int m_draw(lua_State *L, int svg)
                                      : m->c_values));
     return ckt_l_draw_tv(L, &tv, rows, cols, lua_tostring(L, -1), svg, opts);
 }
-static int m_grid(lua_State *L) { return m_draw(L, 0); }
-static int m_svg(lua_State *L) { return m_draw(L, 1); }
 
 static int m_has(lua_State *L)
 {
@@ -460,8 +459,8 @@ void ckt_lk_open_gemm(lua_State *L)
         {CKT_L_MMA, "__index", m_index},
         {CKT_L_MMA, "__tostring", m_tostring},
         {CKT_L_MMA, "layout", m_layout},
-        {CKT_L_MMA, "grid", m_grid},
-        {CKT_L_MMA, "svg", m_svg},
+        {CKT_L_MMA, "grid", m_draw},
+        {CKT_L_MMA, "svg", m_draw},
         {CKT_L_MMA, "on", m_has},
         {CKT_L_TRAITS, "__index", t_index},
         {CKT_L_TRAITS, "__tostring", t_tostring},

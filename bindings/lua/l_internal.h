@@ -37,6 +37,7 @@ int64_t ckt_l_optint(lua_State *L, int idx, const char *what, int64_t def);
 int ckt_l_field_int(lua_State *L, int t, const char *fn, const char *field, int64_t *out);
 int ckt_l_field_bool(lua_State *L, int t, const char *fn, const char *field, int *out);
 int ckt_l_field_string(lua_State *L, int t, const char *fn, const char *field, const char **out);
+int ckt_l_field_number(lua_State *L, int t, const char *fn, const char *field, double *out);
 /* A flat Lua sequence of integers into v (cap entries); returns the count. */
 int ckt_l_int_list(lua_State *L, int idx, const char *what, int64_t *v, int cap);
 /* Push a flat list of integers as a Lua sequence. */
@@ -97,6 +98,16 @@ double ckt_l_deadline(lua_State *L);
         u_->handle = NULL;                                                                         \
         return 0;                                                                                  \
     }
+/* Define name() as the __tostring of a value type the engine writes into a buffer, e.g.
+ * CKT_L_TOSTRING(n_tostring, checknested, ckt_nested_to_string). */
+#define CKT_L_TOSTRING(name, check, to_string)                                                     \
+    static int name(lua_State *L)                                                                  \
+    {                                                                                              \
+        char buf_[1024];                                                                           \
+        to_string(check(L, 1), buf_, sizeof buf_);                                                 \
+        lua_pushstring(L, buf_);                                                                   \
+        return 1;                                                                                  \
+    }
 
 /* The type of the value at idx for "got <type>" in errors: the class of a ckt object
  * ("ckt.layout"; its metatable's __name, as lauxlib's own type errors say), else the Lua type. */
@@ -108,12 +119,10 @@ void *ckt_l_checkclass(lua_State *L, int idx, const char *tname, const char *exp
 /* Push a new userdata of class tname holding a copy of the size bytes at v (a value type:
  * layout, swizzle, encoding, ...); returns it. */
 void *ckt_l_push_value(lua_State *L, const char *tname, const void *v, size_t size);
-/* Register methods from a luaL_Reg list into a new metatable named tname, with
- * __index pointing at itself. Leaves nothing on the stack. */
-void ckt_l_new_class(lua_State *L, const char *tname, const luaL_Reg *methods);
 /* One row of a binding file's registration table: fn as name in the metatable of class cls
- * (created at its first row if need be; __index pointing at itself unless a row sets it, as
- * ckt_l_new_class), or in the table on top of the stack (the module) where cls is CKT_L_MODULE. */
+ * (created at its first row if need be, named tname; __index pointing at itself unless a row
+ * sets it), or in the table on top of the stack (the module) where cls is CKT_L_MODULE;
+ * registered as a closure over its row (ckt_l_name). */
 typedef struct ckt_l_entry {
     const char *cls;
     const char *name;
@@ -131,6 +140,12 @@ void ckt_l_register_rows(lua_State *L, const char *cls, lua_CFunction f, const v
 #define CKT_L_REGISTER_ROWS(L, cls, f, rows)                                                       \
     ckt_l_register_rows(L, cls, f, rows, sizeof *(rows), sizeof(rows) / sizeof *(rows))
 #define ckt_l_row(L) lua_touserdata(L, lua_upvalueindex(1))
+/* In a function ckt_l_register registered: the name of its row (one function under several names
+ * tells them apart by it). */
+const char *ckt_l_name(lua_State *L);
+/* In such a function registered as both grid and svg (the drawings of a class): 1 when called as
+ * svg. */
+int ckt_l_svg(lua_State *L);
 
 /* ---- l_layout.c (layouts, tuples, swizzles, composed layouts) ---- */
 #define CKT_L_LAYOUT "ckt.layout"

@@ -71,8 +71,6 @@ void ckt_lk_mark_line(lua_State *L, l_kernel *kb);
 l_kobj *ckt_lk_newobj(lua_State *L, l_kernel *kb, int kidx, const char *tname, int id);
 /* Push the kernel userdata the object at idx belongs to. */
 void ckt_lk_push_owner(lua_State *L, int idx);
-/* Add methods to the builder (the kernel's metatable). */
-void ckt_lk_builder_methods(lua_State *L, const luaL_Reg *methods);
 
 /* ---- l_expr.c ---- */
 void ckt_lk_check_pool(lua_State *L, l_kernel *kb);

@@ -386,8 +386,9 @@ static int draw(lua_State *L, int obj, eval2_fn f, int64_t rows, int64_t cols, c
 }
 
 /* L:grid() and L:svg{labels=, title=, cell=} */
-static int layout_draw(lua_State *L, int svg)
+static int layout_draw(lua_State *L)
 {
+    int svg = ckt_l_svg(L);
     ckt_layout *l = self(L);
     int opts = svg_opts(L, svg);
     int64_t rows, cols;
@@ -396,8 +397,6 @@ static int layout_draw(lua_State *L, int svg)
     ckt_layout_to_string(l, title, sizeof title);
     return draw(L, 1, eval2_layout, rows, cols, title, svg, opts);
 }
-static int m_grid(lua_State *L) { return layout_draw(L, 0); }
-static int m_svg(lua_State *L) { return layout_draw(L, 1); }
 
 /* ---- the algebra ---- */
 
@@ -751,8 +750,9 @@ static int eval2_composed(lua_State *L, int idx, int64_t i, int64_t j, int64_t *
 }
 
 /* C:grid() and C:svg{labels=, title=, cell=}, titled by tostring(C) */
-static int composed_draw(lua_State *L, int svg)
+static int composed_draw(lua_State *L)
 {
+    int svg = ckt_l_svg(L);
     ckt_composed *c = checkcomposed(L, 1);
     int opts = svg_opts(L, svg);
     int64_t rows, cols;
@@ -762,8 +762,6 @@ static int composed_draw(lua_State *L, int svg)
     lua_call(L, 1, 1);
     return draw(L, 1, eval2_composed, rows, cols, lua_tostring(L, -1), svg, opts);
 }
-static int co_grid(lua_State *L) { return composed_draw(L, 0); }
-static int co_svg(lua_State *L) { return composed_draw(L, 1); }
 
 void ckt_l_open_layout(lua_State *L)
 {
@@ -777,8 +775,8 @@ void ckt_l_open_layout(lua_State *L)
                                        {CKT_L_LAYOUT, "rank", m_rank},
                                        {CKT_L_LAYOUT, "depth", m_depth},
                                        {CKT_L_LAYOUT, "mode", m_mode},
-                                       {CKT_L_LAYOUT, "grid", m_grid},
-                                       {CKT_L_LAYOUT, "svg", m_svg},
+                                       {CKT_L_LAYOUT, "grid", layout_draw},
+                                       {CKT_L_LAYOUT, "svg", layout_draw},
                                        {CKT_L_SWIZZLE, "__call", sw_call},
                                        {CKT_L_SWIZZLE, "__tostring", sw_tostring},
                                        {CKT_L_SWIZZLE, "__eq", sw_eq},
@@ -790,8 +788,8 @@ void ckt_l_open_layout(lua_State *L)
                                        {CKT_L_COMPOSED, "layout", co_layout},
                                        {CKT_L_COMPOSED, "swizzle", co_swizzle},
                                        {CKT_L_COMPOSED, "offset", co_offset},
-                                       {CKT_L_COMPOSED, "grid", co_grid},
-                                       {CKT_L_COMPOSED, "svg", co_svg},
+                                       {CKT_L_COMPOSED, "grid", composed_draw},
+                                       {CKT_L_COMPOSED, "svg", composed_draw},
                                        {CKT_L_MODULE, "layout", l_layout},
                                        {CKT_L_MODULE, "composition", l_composition},
                                        {CKT_L_MODULE, "complement", l_complement},

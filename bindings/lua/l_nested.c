@@ -141,16 +141,11 @@ static int n_tv_layout(lua_State *L)
     return 1;
 }
 
-static int n_tostring(lua_State *L)
-{
-    char buf[1024];
-    ckt_nested_to_string(checknested(L, 1), buf, sizeof buf);
-    lua_pushstring(L, buf);
-    return 1;
-}
+CKT_L_TOSTRING(n_tostring, checknested, ckt_nested_to_string)
 
-static int n_draw(lua_State *L, int svg)
+static int n_draw(lua_State *L)
 {
+    int svg = ckt_l_svg(L);
     ckt_nested *n = checknested(L, 1);
     if (n->rank != 2)
         return ckt_l_errorf(L, "grid: only rank-2 nested layouts can be drawn (rank %d)", n->rank);
@@ -168,8 +163,6 @@ static int n_draw(lua_State *L, int svg)
     ckt_nested_to_string(n, title, sizeof title);
     return ckt_l_draw_tv(L, &tv, s[0], s[1], title, svg, opts);
 }
-static int n_grid(lua_State *L) { return n_draw(L, 0); }
-static int n_svg(lua_State *L) { return n_draw(L, 1); }
 
 void ckt_l_open_nested(lua_State *L)
 {
@@ -181,8 +174,8 @@ void ckt_l_open_nested(lua_State *L)
                                        {CKT_L_NESTED, "num_threads", n_num_threads},
                                        {CKT_L_NESTED, "values_per_thread", n_values_per_thread},
                                        {CKT_L_NESTED, "tv_layout", n_tv_layout},
-                                       {CKT_L_NESTED, "grid", n_grid},
-                                       {CKT_L_NESTED, "svg", n_svg},
+                                       {CKT_L_NESTED, "grid", n_draw},
+                                       {CKT_L_NESTED, "svg", n_draw},
                                        {CKT_L_MODULE, "nested_layout", l_nested},
                                        {NULL, NULL, NULL}};
     ckt_l_register(L, rows);

@@ -115,12 +115,11 @@ static int m_count(lua_State *L)
 
 void ckt_lk_open_tma(lua_State *L)
 {
-    static const luaL_Reg methods[] = {{"mbarriers", b_mbarriers},
-                                       {"tma_copy", b_tma_copy},
-                                       {"mbarrier_wait", b_mbarrier_wait},
-                                       {"mbarrier_arrive", b_mbarrier_arrive},
-                                       {NULL, NULL}};
-    static const luaL_Reg mb[] = {{"count", m_count}, {NULL, NULL}};
-    ckt_lk_builder_methods(L, methods);
-    ckt_l_new_class(L, CKT_L_MBARS, mb);
+    static const ckt_l_entry rows[] = {{CKT_L_KERNEL, "mbarriers", b_mbarriers},
+                                       {CKT_L_KERNEL, "tma_copy", b_tma_copy},
+                                       {CKT_L_KERNEL, "mbarrier_wait", b_mbarrier_wait},
+                                       {CKT_L_KERNEL, "mbarrier_arrive", b_mbarrier_arrive},
+                                       {CKT_L_MBARS, "count", m_count},
+                                       {NULL, NULL, NULL}};
+    ckt_l_register(L, rows);
 }
