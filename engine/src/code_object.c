@@ -59,6 +59,25 @@ static int count(mp *m, uint8_t t, uint8_t t16, uint64_t *n)
     return 1;
 }
 
+/* The payload bytes of a msgpack fixed-width number of type byte t (uint8..64, int8..64,
+ * float32/64); 0: not one. */
+static int scalar_width(uint8_t t)
+{
+    switch (t) {
+    case 0xcc:
+    case 0xd0: return 1;
+    case 0xcd:
+    case 0xd1: return 2;
+    case 0xce:
+    case 0xd2:
+    case 0xca: return 4;
+    case 0xcf:
+    case 0xd3:
+    case 0xcb: return 8;
+    default: return 0;
+    }
+}
+
 /* Parse one msgpack value; is_key: it is a map key (remember strings). Returns 0 on malformed
  * input. */
 static int value(mp *m, int is_key)
@@ -111,46 +130,32 @@ static int value(mp *m, int is_key)
         m->p += n;
         goto out;
     }
-    switch (t) {
-    case 0xc0:
-    case 0xc2:
-    case 0xc3: break;
-    case 0xcc:
-    case 0xd0:
-        if (!need(m, 1)) return 0;
-        if (!is_key) store(m, t == 0xcc ? (int64_t)m->p[0] : (int8_t)m->p[0]);
-        m->p += 1;
-        break;
-    case 0xcd:
-    case 0xd1:
-        if (!need(m, 2)) return 0;
-        if (!is_key) store(m, (int64_t)be(m->p, 2));
-        m->p += 2;
-        break;
-    case 0xce:
-    case 0xd2:
-    case 0xca:
-        if (!need(m, 4)) return 0;
-        if (!is_key && t == 0xce) store(m, (int64_t)be(m->p, 4));
-        m->p += 4;
-        break;
-    case 0xcf:
-    case 0xd3:
-    case 0xcb:
-        if (!need(m, 8)) return 0;
-        m->p += 8;
-        break;
-    default: ok = 0;
+    if (t == 0xc0 || t == 0xc2 || t == 0xc3) goto out; /* nil, false, true */
+    /* the fixed-width numbers: the unsigned ones of up to 32 bits, int8 and int16 (read as
+     * unsigned) are stored; int32, the 64-bit ones and floats are skipped */
+    int w = scalar_width(t);
+    if (!w) {
+        ok = 0;
+        goto out;
     }
+    if (!need(m, (size_t)w)) return 0;
+    if (!is_key && w < 8 && t != 0xd2 && t != 0xca)
+        store(m, t == 0xd0 ? (int8_t)m->p[0] : (int64_t)be(m->p, w));
+    m->p += w;
 out:
     m->depth--;
     return ok;
 }
 
-/* The descriptor of the code object's AMDGPU metadata note (NT_AMDGPU_METADATA: msgpack), every
- * offset checked against the file. */
-static ckt_status metadata_note(const uint8_t *elf, size_t size, const uint8_t **desc, size_t *len,
-                                ckt_error *err)
+/* The section header table of an ELF64 file (little-endian), checked against the file. */
+typedef struct {
+    uint64_t shoff;
+    uint16_t shentsize, shnum, shstrndx;
+} elf_sections;
+
+/* what: the message's subject ("code object", "cubin"). */
+static ckt_status elf_sections_of(const uint8_t *elf, size_t size, const char *what,
+                                  elf_sections *e, ckt_error *err)
 {
     if (size < 64 ||
         memcmp(elf,
@@ -158,21 +163,40 @@ static ckt_status metadata_note(const uint8_t *elf, size_t size, const uint8_t *
                "ELF",
                4) != 0 ||
         elf[4] != 2 || elf[5] != 1)
-        return ckt_fail(err, CKT_EINVAL, "code object: not a little-endian ELF64 file");
-    uint64_t shoff = 0;
-    uint16_t shentsize = 0, shnum = 0;
-    memcpy(&shoff, elf + 0x28, 8);
-    memcpy(&shentsize, elf + 0x3a, 2);
-    memcpy(&shnum, elf + 0x3c, 2);
-    if (shentsize < 64 || shoff > size || (uint64_t)shnum * shentsize > size - shoff)
-        return ckt_fail(err, CKT_EINVAL, "code object: section headers out of bounds");
-    for (uint16_t i = 0; i < shnum; i++) {
-        const uint8_t *sh = elf + shoff + (uint64_t)i * shentsize;
-        uint32_t type;
+        return ckt_fail(err, CKT_EINVAL, "%s: not a little-endian ELF64 file", what);
+    memcpy(&e->shoff, elf + 0x28, 8);
+    memcpy(&e->shentsize, elf + 0x3a, 2);
+    memcpy(&e->shnum, elf + 0x3c, 2);
+    memcpy(&e->shstrndx, elf + 0x3e, 2);
+    if (e->shentsize < 64 || e->shoff > size || (uint64_t)e->shnum * e->shentsize > size - e->shoff)
+        return ckt_fail(err, CKT_EINVAL, "%s: section headers out of bounds", what);
+    return CKT_OK;
+}
+
+/* Section header i (< shnum): its file offset and size (sh_offset, sh_size; not yet checked
+ * against the file). */
+static const uint8_t *elf_section(const elf_sections *e, const uint8_t *elf, uint16_t i,
+                                  uint64_t *off, uint64_t *sz)
+{
+    const uint8_t *sh = elf + e->shoff + (uint64_t)i * e->shentsize;
+    memcpy(off, sh + 0x18, 8);
+    memcpy(sz, sh + 0x20, 8);
+    return sh;
+}
+
+/* The descriptor of the code object's AMDGPU metadata note (NT_AMDGPU_METADATA: msgpack), every
+ * offset checked against the file. */
+static ckt_status metadata_note(const uint8_t *elf, size_t size, const uint8_t **desc, size_t *len,
+                                ckt_error *err)
+{
+    elf_sections e;
+    ckt_status st = elf_sections_of(elf, size, "code object", &e, err);
+    if (st) return st;
+    for (uint16_t i = 0; i < e.shnum; i++) {
         uint64_t off, sz;
+        const uint8_t *sh = elf_section(&e, elf, i, &off, &sz);
+        uint32_t type;
         memcpy(&type, sh + 4, 4);
-        memcpy(&off, sh + 0x18, 8);
-        memcpy(&sz, sh + 0x20, 8);
         if (type != 7 /* SHT_NOTE */) continue;
         if (off > size || sz > size - off)
             return ckt_fail(err, CKT_EINVAL, "code object: note section out of bounds");
@@ -448,38 +472,24 @@ ckt_status ckt_cubin_kernel_args(const uint8_t *elf, size_t size, const char *ke
     if (!sizes || !count)
         return ckt_fail(err, CKT_EINVAL, "cubin: %s is NULL", !sizes ? "sizes" : "count");
     if (cap < 0) return ckt_fail(err, CKT_EINVAL, "cubin: cap %d is negative", cap);
-    if (size < 64 ||
-        memcmp(elf,
-               "\x7f"
-               "ELF",
-               4) != 0 ||
-        elf[4] != 2 || elf[5] != 1)
-        return ckt_fail(err, CKT_EINVAL, "cubin: not a little-endian ELF64 file");
-    uint64_t shoff = 0;
-    uint16_t shentsize = 0, shnum = 0, shstrndx = 0;
-    memcpy(&shoff, elf + 0x28, 8);
-    memcpy(&shentsize, elf + 0x3a, 2);
-    memcpy(&shnum, elf + 0x3c, 2);
-    memcpy(&shstrndx, elf + 0x3e, 2);
-    if (shentsize < 64 || shoff > size || (uint64_t)shnum * shentsize > size - shoff ||
-        shstrndx >= shnum)
+    elf_sections e;
+    ckt_status st = elf_sections_of(elf, size, "cubin", &e, err);
+    if (st) return st;
+    if (e.shstrndx >= e.shnum)
         return ckt_fail(err, CKT_EINVAL, "cubin: section headers out of bounds");
     uint64_t stroff, strsz;
-    memcpy(&stroff, elf + shoff + (uint64_t)shstrndx * shentsize + 0x18, 8);
-    memcpy(&strsz, elf + shoff + (uint64_t)shstrndx * shentsize + 0x20, 8);
+    elf_section(&e, elf, e.shstrndx, &stroff, &strsz);
     if (stroff > size || strsz > size - stroff)
         return ckt_fail(err, CKT_EINVAL, "cubin: section names out of bounds");
     char want[160];
     int wl = snprintf(want, sizeof want, ".nv.info.%s", kernel);
     if (wl < 0 || (size_t)wl >= sizeof want)
         return ckt_fail(err, CKT_EINVAL, "cubin: kernel name too long");
-    for (uint16_t i = 0; i < shnum; i++) {
-        const uint8_t *sh = elf + shoff + (uint64_t)i * shentsize;
-        uint32_t nameoff;
+    for (uint16_t i = 0; i < e.shnum; i++) {
         uint64_t off, sz;
+        const uint8_t *sh = elf_section(&e, elf, i, &off, &sz);
+        uint32_t nameoff;
         memcpy(&nameoff, sh, 4);
-        memcpy(&off, sh + 0x18, 8);
-        memcpy(&sz, sh + 0x20, 8);
         if (nameoff >= strsz || strsz - nameoff < (uint64_t)wl + 1 ||
             memcmp(elf + stroff + nameoff, want, (size_t)wl + 1) != 0)
             continue;

@@ -170,6 +170,12 @@ ckt_status ckt_jit_read_file(const char *path, uint8_t **data, size_t *n, ckt_er
 }
 
 /* Write the code to a temporary file, run a disassembler on it, keep its output. */
+void ckt_binary_set_disasm(ckt_binary *b, const char *suffix, int n, const char *const *words)
+{
+    for (int i = 0; i < n; i++) snprintf(b->disasm_cmd[i], sizeof b->disasm_cmd[i], "%s", words[i]);
+    b->disasm_suffix = suffix;
+}
+
 void ckt_jit_disassemble(ckt_binary *b, const char *const *argv_prefix, int nprefix,
                          const char *suffix)
 {

@@ -89,8 +89,7 @@ ckt_status ckt_jit_cpu(const ckt_compile_request *req, ckt_binary *b, ckt_error 
     if (st) return st;
     snprintf(b->compiler, sizeof b->compiler, "host C compiler (%s)", cc);
     b->res.shared_bytes = 0;
-    snprintf(b->disasm_cmd[0], sizeof b->disasm_cmd[0], "objdump");
-    snprintf(b->disasm_cmd[1], sizeof b->disasm_cmd[1], "-d");
-    b->disasm_suffix = ".so";
+    const char *disasm[] = {"objdump", "-d"};
+    ckt_binary_set_disasm(b, ".so", 2, disasm);
     return CKT_OK;
 }

@@ -22,18 +22,12 @@ static ckt_status load_locked(ckt_error *err)
                                         "/usr/local/cuda/lib64/libnvrtc.so.12",
                                         NULL};
     void *lib = ckt_dynlib_open(names, NULL, &N.name);
-    if (!lib)
-        return ckt_fail(
-            err, CKT_ERUNTIME,
-            "NVRTC not found (libnvrtc.so.13/.12, also in /usr/local/cuda/lib64); install the CUDA "
-            "toolkit, or use the cpu target (e.g. cpu:sm_90) to emulate");
-    if (ckt_rtc_bind(&N, lib, "nvrtc", "CUBIN"))
-        return ckt_fail(err, CKT_ERUNTIME, "NVRTC in %s lacks the nvrtc* entry points (too old?)",
-                        N.name);
-    return CKT_OK;
+    return ckt_rtc_bind(
+        &N, lib, "nvrtc", "CUBIN", "NVRTC", " (too old?)",
+        "NVRTC not found (libnvrtc.so.13/.12, also in /usr/local/cuda/lib64); install the CUDA "
+        "toolkit, or use the cpu target (e.g. cpu:sm_90) to emulate",
+        err);
 }
-
-static ckt_status load(ckt_error *err) { return ckt_rtc_load(load_locked, err); }
 
 /* "ptxas info    : Used 24 registers, used 0 barriers, 4096 bytes smem, ..." and
  * "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" */
@@ -75,7 +69,7 @@ ckt_status ckt_jit_cuda(const ckt_compile_request *req, const ckt_target_record 
         return ckt_fail(
             err, CKT_EUNSUPPORTED,
             "compile: target '%s' is not supported (sm_80, sm_86, sm_89, sm_90, sm_90a)", arch);
-    ckt_status st = load(err);
+    ckt_status st = ckt_rtc_load(load_locked, err);
     if (st) return st;
     char archopt[32];
     snprintf(archopt, sizeof archopt, "-arch=%s", arch);
@@ -91,21 +85,16 @@ ckt_status ckt_jit_cuda(const ckt_compile_request *req, const ckt_target_record 
                         ckt_rtc_failure(b->log, errors, sizeof errors));
     snprintf(b->compiler, sizeof b->compiler, "NVRTC (%s)", N.name);
     if (b->log) parse_ptxas(b->log, &b->res);
-    snprintf(b->disasm_cmd[0], sizeof b->disasm_cmd[0], "%s",
-             access("/usr/local/cuda/bin/cuobjdump", X_OK) == 0 ? "/usr/local/cuda/bin/cuobjdump"
-                                                                : "cuobjdump");
-    snprintf(b->disasm_cmd[1], sizeof b->disasm_cmd[1], "-sass");
-    b->disasm_suffix = ".cubin";
+    const char *disasm[] = {access("/usr/local/cuda/bin/cuobjdump", X_OK) == 0
+                                ? "/usr/local/cuda/bin/cuobjdump"
+                                : "cuobjdump",
+                            "-sass"};
+    ckt_binary_set_disasm(b, ".cubin", 2, disasm);
     return CKT_OK;
 }
 
 /* What goes into the compile cache key: the library and its version. */
 ckt_status ckt_jit_cuda_identity(char *out, size_t cap, ckt_error *err)
 {
-    ckt_status st = load(err);
-    if (st) return st;
-    int major = -1, minor = -1;
-    if (N.version) N.version(&major, &minor);
-    snprintf(out, cap, "NVRTC %s %d.%d", N.name, major, minor);
-    return CKT_OK;
+    return ckt_rtc_identity(load_locked, &N, "NVRTC", out, cap, err);
 }

@@ -40,17 +40,12 @@ static ckt_status load_locked(ckt_error *err)
     static const char *const names[] = {"libhiprtc.so", "libhiprtc.so.6", NULL};
     void *lib = ckt_dynlib_open(names, "hiprtcCreateProgram", &H.name);
     if (!lib) lib = ckt_dynlib_open(ckt_dynlib_hip_names, "hiprtcCreateProgram", &H.name);
-    if (!lib)
-        return ckt_fail(
-            err, CKT_ERUNTIME,
-            "hipRTC not found (tried libhiprtc.so, libamdhip64.so.5/.6; Debian: apt-get install "
-            "libamdhip64-5); use the cpu target (e.g. cpu:gfx90a) to emulate");
-    if (ckt_rtc_bind(&H, lib, "hiprtc", "Code"))
-        return ckt_fail(err, CKT_ERUNTIME, "hipRTC in %s lacks the hiprtc* entry points", H.name);
-    return CKT_OK;
+    return ckt_rtc_bind(
+        &H, lib, "hiprtc", "Code", "hipRTC", "",
+        "hipRTC not found (tried libhiprtc.so, libamdhip64.so.5/.6; Debian: apt-get install "
+        "libamdhip64-5); use the cpu target (e.g. cpu:gfx90a) to emulate",
+        err);
 }
-
-static ckt_status load(ckt_error *err) { return ckt_rtc_load(load_locked, err); }
 
 static int compile_into(const char *arch, const char *src, const char *name,
                         const char *const *extra, int nextra, ckt_binary *b)
@@ -322,7 +317,7 @@ static int probe(const char *arch)
 ckt_status ckt_jit_hip(const ckt_compile_request *req, const ckt_target_record *t, ckt_binary *b,
                        ckt_error *err)
 {
-    ckt_status st = load(err);
+    ckt_status st = ckt_rtc_load(load_locked, err);
     if (st) return st;
     const char *arch = t->arch; /* gfx<hex digits>: safe to pass to a probe compile */
     if (!t->compiler_known && !probe(arch))
@@ -357,27 +352,22 @@ ckt_status ckt_jit_hip(const ckt_compile_request *req, const ckt_target_record *
     }
     char mcpu[64];
     snprintf(mcpu, sizeof mcpu, "--mcpu=%s", arch);
-    snprintf(b->disasm_cmd[0], sizeof b->disasm_cmd[0], "llvm-objdump-14");
-    snprintf(b->disasm_cmd[1], sizeof b->disasm_cmd[1], "-d");
-    snprintf(b->disasm_cmd[2], sizeof b->disasm_cmd[2], "%s", mcpu);
-    b->disasm_suffix = ".co";
+    const char *disasm[] = {"llvm-objdump-14", "-d", mcpu};
+    ckt_binary_set_disasm(b, ".co", 3, disasm);
     return CKT_OK;
 }
 
 /* What goes into the compile cache key: the library and its version. */
 ckt_status ckt_jit_hip_identity(char *out, size_t cap, ckt_error *err)
 {
-    ckt_status st = load(err);
+    ckt_status st = ckt_rtc_identity(load_locked, &H, "hipRTC", out, cap, err);
     if (st) return st;
-    int major = -1, minor = -1;
-    if (H.version) H.version(&major, &minor);
     pthread_mutex_lock(&hip_lock);
     int direct = comgr_usable();
     pthread_mutex_unlock(&hip_lock);
-    if (direct)
-        snprintf(out, cap, "hipRTC %s %d.%d, comgr %zu.%zu direct", H.name, major, minor, G.major,
-                 G.minor);
-    else
-        snprintf(out, cap, "hipRTC %s %d.%d", H.name, major, minor);
+    if (direct && cap > 0) {
+        size_t n = strlen(out); /* out was truncated to cap - 1 characters at most */
+        snprintf(out + n, cap - n, ", comgr %zu.%zu direct", G.major, G.minor);
+    }
     return CKT_OK;
 }

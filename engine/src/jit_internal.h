@@ -63,10 +63,19 @@ typedef struct ckt_rtc {
 /* load_locked() under a lock: the library loads once per process, also when compiles run on
  * several threads (ckt/autotune.h). */
 ckt_status ckt_rtc_load(ckt_status (*load_locked)(ckt_error *), ckt_error *err);
-/* Resolve r's entry points in lib: prefix "nvrtc" or "hiprtc"; code names the code object's
- * getters ("CUBIN": nvrtcGetCUBIN, "Code": hiprtcGetCode). NULL when all the required ones are
- * there (then r->lib = lib), else the first missing name (lib is closed). */
-const char *ckt_rtc_bind(ckt_rtc *r, void *lib, const char *prefix, const char *code);
+/* Bind r to lib, the library ckt_dynlib_open found and named in r->name (NULL: none was found,
+ * the error says not_found): its entry points, prefix "nvrtc" or "hiprtc"; code names the code
+ * object's getters ("CUBIN": nvrtcGetCUBIN, "Code": hiprtcGetCode). When a required one is missing
+ * (lib is closed), the error is "<what> in <library> lacks the <prefix>* entry points<hint>". */
+ckt_status ckt_rtc_bind(ckt_rtc *r, void *lib, const char *prefix, const char *code,
+                        const char *what, const char *hint, const char *not_found, ckt_error *err);
+/* ckt_rtc_load, then what goes into the compile cache key: "<what> <library> <major>.<minor>"
+ * (-1.-1 when the library has no version entry point), into out. */
+ckt_status ckt_rtc_identity(ckt_status (*load_locked)(ckt_error *), const ckt_rtc *r,
+                            const char *what, char *out, size_t cap, ckt_error *err);
+/* The disassembler of b's code: the command's n words (at most 3), run on a file ending in suffix
+ * (".so", ".cubin", ".co"). */
+void ckt_binary_set_disasm(ckt_binary *b, const char *suffix, int n, const char *const *words);
 /* Compile src (kernel name) with opts: the log into b->log and, on success, the code into b->code
  * (b may be NULL: a probe). Returns the compile's result (0: success), or CKT_RTC_NO_PROGRAM when
  * the program could not be created. */

@@ -19,7 +19,9 @@ ckt_status ckt_rtc_load(ckt_status (*load_locked)(ckt_error *), ckt_error *err)
     return s;
 }
 
-const char *ckt_rtc_bind(ckt_rtc *r, void *lib, const char *prefix, const char *code)
+/* NULL when all the required entry points are there (then r->lib = lib), else the first missing
+ * name (lib is closed). */
+static const char *bind_entry_points(ckt_rtc *r, void *lib, const char *prefix, const char *code)
 {
     /* the names differ only in the prefix and in what the code is called (CUBIN, Code) */
     char names[8][64];
@@ -39,6 +41,27 @@ const char *ckt_rtc_bind(ckt_rtc *r, void *lib, const char *prefix, const char *
     const char *missing = ckt_dynlib_bind(lib, syms, 8);
     if (!missing) r->lib = lib;
     return missing;
+}
+
+ckt_status ckt_rtc_bind(ckt_rtc *r, void *lib, const char *prefix, const char *code,
+                        const char *what, const char *hint, const char *not_found, ckt_error *err)
+{
+    if (!lib) return ckt_fail(err, CKT_ERUNTIME, "%s", not_found);
+    if (bind_entry_points(r, lib, prefix, code))
+        return ckt_fail(err, CKT_ERUNTIME, "%s in %s lacks the %s* entry points%s", what, r->name,
+                        prefix, hint);
+    return CKT_OK;
+}
+
+ckt_status ckt_rtc_identity(ckt_status (*load_locked)(ckt_error *), const ckt_rtc *r,
+                            const char *what, char *out, size_t cap, ckt_error *err)
+{
+    ckt_status st = ckt_rtc_load(load_locked, err);
+    if (st) return st;
+    int major = -1, minor = -1;
+    if (r->version) r->version(&major, &minor);
+    snprintf(out, cap, "%s %s %d.%d", what, r->name, major, minor);
+    return CKT_OK;
 }
 
 int ckt_rtc_compile(const ckt_rtc *r, const char *src, const char *name, const char *const *opts,

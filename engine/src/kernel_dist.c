@@ -167,6 +167,19 @@ ckt_status ckt_dist_from_tv(const ckt_layout *tv, int rank, const int64_t *lengt
     return CKT_OK;
 }
 
+/* A thread layout of extents T and strides S (a stride of 0 or less divides by 1) is one to one
+ * when the coordinates of each thread index t < threads map back to t: the first t that does not,
+ * -1 when all do. */
+static int64_t unreached_thread(int rank, const int64_t *T, const int64_t *S, int64_t threads)
+{
+    for (int64_t t = 0; t < threads; t++) {
+        int64_t back = 0;
+        for (int r = 0; r < rank; r++) back += ((t / (S[r] > 0 ? S[r] : 1)) % T[r]) * S[r];
+        if (back != t) return t;
+    }
+    return -1;
+}
+
 ckt_status ckt_dist_from_thread_layout(const ckt_layout *tl, int rank, const int64_t *lengths,
                                        int vector_dim, int64_t spv, const int *access_order,
                                        ckt_dist *out, ckt_error *err)
@@ -231,15 +244,12 @@ ckt_status ckt_dist_from_thread_layout(const ckt_layout *tl, int rank, const int
             d.ndigits++;
         }
     }
-    for (int64_t t = 0; t < d.threads; t++) {
-        int64_t back = 0;
-        for (int r = 0; r < rank; r++) back += ((t / (S[r] > 0 ? S[r] : 1)) % T[r]) * S[r];
-        if (back != t)
-            return ckt_fail(err, CKT_EINVAL,
-                            "blockwise_copy: thread_layout must map its coordinates one to one "
-                            "onto 0..%lld (thread %lld is not reached)",
-                            (long long)d.threads - 1, (long long)t);
-    }
+    int64_t missed = unreached_thread(rank, T, S, d.threads);
+    if (missed >= 0)
+        return ckt_fail(err, CKT_EINVAL,
+                        "blockwise_copy: thread_layout must map its coordinates one to one onto "
+                        "0..%lld (thread %lld is not reached)",
+                        (long long)d.threads - 1, (long long)missed);
     int64_t nv = spv;
     for (int r = 0; r < rank; r++)
         if (ckt_mul_ovf(nv, reps[r], &nv) || nv > CKT_K_MAX_VALUES)
@@ -372,16 +382,12 @@ ckt_status ckt_dist_partition(const ckt_layout *thr, int rank, const int64_t *le
         return ckt_fail(err, CKT_EINVAL,
                         "%s: thr_layout has %lld threads but the kernel's block only %lld", fn,
                         (long long)nthr, (long long)block);
-    /* one to one: the thread coordinate of index i maps back to i */
-    for (int64_t t = 0; t < nthr; t++) {
-        int64_t back = 0;
-        for (int r = 0; r < rank; r++) back += ((t / (S[r] > 0 ? S[r] : 1)) % T[r]) * S[r];
-        if (back != t)
-            return ckt_fail(err, CKT_EINVAL,
-                            "%s: thr_layout must map its coordinates one to one onto 0..%lld "
-                            "(thread index %lld is not reached)",
-                            fn, (long long)nthr - 1, (long long)t);
-    }
+    int64_t missed = unreached_thread(rank, T, S, nthr);
+    if (missed >= 0)
+        return ckt_fail(err, CKT_EINVAL,
+                        "%s: thr_layout must map its coordinates one to one onto 0..%lld "
+                        "(thread index %lld is not reached)",
+                        fn, (long long)nthr - 1, (long long)missed);
     ckt_dist d;
     memset(&d, 0, sizeof d);
     d.rank = rank;

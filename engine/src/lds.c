@@ -6,6 +6,7 @@
 
 #include "checked.h"
 #include "ckt/lds.h"
+#include "tv_internal.h"
 
 /* The largest number of distinct words any bank serves for phases p and p+1 together. */
 static int pair_ways(const ckt_target *t, const ckt_lds_instr *in, const int64_t *addr, int p)
@@ -182,10 +183,7 @@ ckt_status ckt_lds_analyze_tensor(const ckt_target *t, const ckt_lds_tensor *lt,
     for (int64_t w0 = 0; w0 < nthreads; w0 += t->wave_size)
         for (int64_t v = 0; v < nvalues; v++) {
             for (int l = 0; l < t->wave_size; l++) {
-                int64_t a, b, idx, off;
-                ckt_layout_eval(&tm, w0 + l, &a, err);
-                ckt_layout_eval(&vm, v, &b, err);
-                idx = a + b;
+                int64_t idx = ckt_tv_offset(&tm, &vm, w0 + l, v, err), off;
                 if (idx < 0 || idx >= size)
                     return ckt_fail(err, CKT_EINVAL,
                                     "lds.analyze_tensor: thread %lld value %lld reaches tile index "

@@ -169,15 +169,33 @@ static ckt_status check_subgroup(const ckt_nested *n, int64_t subgroup_size, con
     return CKT_OK;
 }
 
+/* The threads of n with subgroups of subgroup_size lanes (checked against the thread tile). */
+static ckt_status thread_count(const ckt_nested *n, int64_t subgroup_size, const char *fn,
+                               int64_t *out, ckt_error *err)
+{
+    ckt_status st = check_subgroup(n, subgroup_size, fn, err);
+    if (st) return st;
+    if (ckt_mul_ovf(ckt_nested_num_subgroups(n), subgroup_size, out))
+        return ckt_fail(err, CKT_EOVERFLOW, "%s: the thread count overflows 64 bits", fn);
+    return CKT_OK;
+}
+
 ckt_status ckt_nested_num_threads(const ckt_nested *n, int64_t subgroup_size, int64_t *out,
                                   ckt_error *err)
 {
     if (!n || !out) return ckt_fail(err, CKT_EINVAL, "num_threads: NULL argument");
-    subgroup_size = ckt_nested_subgroup_size(n, subgroup_size);
-    ckt_status st = check_subgroup(n, subgroup_size, "num_threads", err);
-    if (st) return st;
-    if (ckt_mul_ovf(ckt_nested_num_subgroups(n), subgroup_size, out))
-        return ckt_fail(err, CKT_EOVERFLOW, "num_threads: the thread count overflows 64 bits");
+    return thread_count(n, ckt_nested_subgroup_size(n, subgroup_size), "num_threads", out, err);
+}
+
+/* The subgroup_size argument of elements and tv_layout: not negative; 0 takes the layout's (or
+ * the default). */
+static ckt_status subgroup_arg(const ckt_nested *n, int64_t *subgroup_size, const char *fn,
+                               ckt_error *err)
+{
+    if (*subgroup_size < 0)
+        return ckt_fail(err, CKT_EINVAL, "%s: subgroup_size %lld must be positive", fn,
+                        (long long)*subgroup_size);
+    *subgroup_size = ckt_nested_subgroup_size(n, *subgroup_size);
     return CKT_OK;
 }
 
@@ -185,15 +203,9 @@ ckt_status ckt_nested_elements(const ckt_nested *n, int64_t tid, int64_t subgrou
                                int64_t *coords, ckt_error *err)
 {
     if (!n || !coords) return ckt_fail(err, CKT_EINVAL, "elements: NULL argument");
-    if (subgroup_size < 0)
-        return ckt_fail(err, CKT_EINVAL, "elements: subgroup_size %lld must be positive",
-                        (long long)subgroup_size);
-    subgroup_size = ckt_nested_subgroup_size(n, subgroup_size);
-    ckt_status st = check_subgroup(n, subgroup_size, "elements", err);
-    if (st) return st;
     int64_t nthreads;
-    if (ckt_mul_ovf(ckt_nested_num_subgroups(n), subgroup_size, &nthreads))
-        return ckt_fail(err, CKT_EOVERFLOW, "elements: the thread count overflows 64 bits");
+    ckt_status st = subgroup_arg(n, &subgroup_size, "elements", err);
+    if (st || (st = thread_count(n, subgroup_size, "elements", &nthreads, err))) return st;
     if (tid < 0 || tid >= nthreads)
         return ckt_fail(err, CKT_EINVAL, "elements: thread id %lld is out of range [0, %lld)",
                         (long long)tid, (long long)nthreads);
@@ -258,12 +270,8 @@ ckt_status ckt_nested_tv_layout(const ckt_nested *n, int64_t subgroup_size, ckt_
                                 ckt_error *err)
 {
     if (!n || !tv) return ckt_fail(err, CKT_EINVAL, "tv_layout: NULL argument");
-    if (subgroup_size < 0)
-        return ckt_fail(err, CKT_EINVAL, "tv_layout: subgroup_size %lld must be positive",
-                        (long long)subgroup_size);
-    subgroup_size = ckt_nested_subgroup_size(n, subgroup_size);
-    ckt_status st = check_subgroup(n, subgroup_size, "tv_layout", err);
-    if (st) return st;
+    ckt_status st = subgroup_arg(n, &subgroup_size, "tv_layout", err);
+    if (st || (st = check_subgroup(n, subgroup_size, "tv_layout", err))) return st;
     int64_t shape[CKT_NESTED_MAX_RANK], rowstride[CKT_NESTED_MAX_RANK];
     ckt_nested_undistributed_shape(n, shape);
     int64_t rs = 1;

@@ -5,6 +5,7 @@
 
 #include "checked.h"
 #include "ckt/distribution.h"
+#include "tv_internal.h"
 
 static int cmp64(const void *a, const void *b)
 {
@@ -124,10 +125,7 @@ ckt_status ckt_tv_owners(const ckt_layout *tv, int64_t cells, int64_t *owner_thr
             (long long)nt, (long long)nv, (long long)CKT_WORK_LIMIT);
     for (int64_t th = 0; th < nt; th++)
         for (int64_t va = 0; va < nv; va++) {
-            int64_t off, a, b;
-            ckt_layout_eval(&t, th, &a, err);
-            ckt_layout_eval(&v, va, &b, err);
-            off = a + b;
+            int64_t off = ckt_tv_offset(&t, &v, th, va, err);
             if (off < 0 || off >= cells)
                 return ckt_fail(err, CKT_EINVAL,
                                 "tv layout: thread %lld value %lld maps to offset %lld, outside "
