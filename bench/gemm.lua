@@ -46,7 +46,7 @@ end
 
 local function opts(dt, mj, c)
   local o = {dtype = dt, a_major = mj[1], b_major = mj[2], target = target}
-  for _, k in ipairs{"tile", "block", "stages", "group", "copy"} do o[k] = c[k] end
+  for _, k in ipairs{"tile", "block", "stages", "group", "copy", "persistent"} do o[k] = c[k] end
   return o
 end
 
@@ -127,7 +127,7 @@ for _, S in ipairs(sizes) do
         local ok, err = pcall(function()
           local e = build(opts(dt, mj, c), c.name)
           local p = e.p
-          row.plan = ("%dx%dx%d/%d/%d/g%d%s"):format(p.TM, p.TN, p.TK, p.block, p.stages, p.group, p.hopper and ("@" .. p.copy) or "")
+          row.plan = ("%dx%dx%d/%d/%d/g%d%s"):format(p.TM, p.TN, p.TK, p.block, p.stages, p.group, (p.hopper and ("@" .. p.copy) or "") .. (p.persistent and "@persistent" or ""))
           row.compile_ms = e.compile_ms
           bc:memset(0)
           row.ms = bench.time_launch(e.exe, {grid = e.grid(M, N), A = ba, B = bb, C = bc, M = M, N = N, K = K})

@@ -37,7 +37,7 @@ local DEFAULTS = {
 }
 
 gemm.OPTIONS = {"dtype", "out", "a_major", "b_major", "target", "epilogue", "tile", "block", "stages", "group", "instr",
-                "k_pack", "aligned", "swizzle", "name", "autotune", "mma_pending", "copy"}
+                "k_pack", "aligned", "swizzle", "name", "autotune", "mma_pending", "copy", "persistent"}
 
 -- sm_90a: the warpgroup grid and the wgmma instruction. Warpgroups split TM first (each at
 -- least 64 rows, one m64 instruction per 64 rows), then TN; the instruction's N is the largest
@@ -135,6 +135,13 @@ function gemm.plan(o)
   p.copy = o.copy or "cp.async"
   if p.copy ~= "tma" and p.copy ~= "cp.async" then fail(("copy '%s' is not \"tma\" or \"cp.async\""):format(tostring(p.copy))) end
   if p.copy == "tma" and not (p.hopper and rec.tma) then fail(("copy = \"tma\": bulk tensor copies feed sm_90a's wgmma path (%s is not it)"):format(p.target)) end
+  -- persistent = true | blocks: a grid of that many blocks (true: 132, the SMs of an H100 / H200)
+  -- walks the tiles, the copies running on across tile boundaries (the cp.async path)
+  if o.persistent ~= nil and o.persistent ~= false then
+    p.persistent = o.persistent == true and 132 or o.persistent
+    if math.type(p.persistent) ~= "integer" or p.persistent < 1 then fail(("persistent %s must be true or a positive number of blocks"):format(tostring(o.persistent))) end
+    if p.copy == "tma" then fail("persistent: the cp.async path only (copy = \"tma\" is not persistent yet)") end
+  end
   -- with the producer warp ptxas caps the registers at 168; an f32 output's epilogue then spills
   -- the accumulators of MMAs left in flight (refused at compile: wrong results on an H200), so
   -- the TMA path with an f32 output retires its MMAs every slice unless told otherwise
@@ -410,25 +417,34 @@ function gemm.build(o)
       return acc
     end
     -- cp.async: every thread copies 16-byte pieces, D slices ahead
-    local function mainloop_async()
-      local function issue(kt, stage)
-        for _, x in ipairs{{ga, sa, p.a_copy, tm, TM}, {gb, sb, p.b_copy, tn, TN}} do
-          local c = x[3]
-          if p.hopper and c.vector_dim == 0 then
-            -- sm_90a, an M/N-contiguous tile: one copy per 64-row atom of the 128B swizzle, so that
-            -- a thread's 8 rows provably stay inside one atom (16-byte copies)
-            local n = x[5] // 64
-            for j = 0, n - 1 do
-              b:blockwise_copy{src = ckt.local_tile(x[1], {64, TK}, {x[4] * n + j, kt}), dst = ckt.tile_window(x[2]:stage(stage), {64, TK}, {64 * j, 0}),
-                               thread_layout = c.atom_thread_layout, vector_dim = 0, scalar_per_vector = c.scalar_per_vector, async = true}
-            end
-          else
-            b:blockwise_copy{src = ckt.local_tile(x[1], {x[5], TK}, {x[4], kt}), dst = ckt.tile_window(x[2]:stage(stage), {x[5], TK}, {0, 0}),
-                             thread_layout = c.thread_layout, vector_dim = c.vector_dim, scalar_per_vector = c.scalar_per_vector, async = true}
+    -- cp.async: the 16-byte copies of K slice kt of tile (tm, tn) into LDS stage `stage`
+    local function copy_slice(tm, tn, kt, stage)
+      for _, x in ipairs{{ga, sa, p.a_copy, tm, TM}, {gb, sb, p.b_copy, tn, TN}} do
+        local c = x[3]
+        if p.hopper and c.vector_dim == 0 then
+          -- sm_90a, an M/N-contiguous tile: one copy per 64-row atom of the 128B swizzle, so that
+          -- a thread's 8 rows provably stay inside one atom (16-byte copies)
+          local n = x[5] // 64
+          for j = 0, n - 1 do
+            b:blockwise_copy{src = ckt.local_tile(x[1], {64, TK}, {x[4] * n + j, kt}), dst = ckt.tile_window(x[2]:stage(stage), {64, TK}, {64 * j, 0}),
+                             thread_layout = c.atom_thread_layout, vector_dim = 0, scalar_per_vector = c.scalar_per_vector, async = true}
           end
+        else
+          b:blockwise_copy{src = ckt.local_tile(x[1], {x[5], TK}, {x[4], kt}), dst = ckt.tile_window(x[2]:stage(stage), {x[5], TK}, {0, 0}),
+                           thread_layout = c.thread_layout, vector_dim = c.vector_dim, scalar_per_vector = c.scalar_per_vector, async = true}
         end
-        b:commit()
       end
+    end
+    local function mma_stage(st, acc, pending)
+      if pending > 0 then b:blockwise_gemm(sa:stage(st), sb:stage(st), acc, T, {pending = pending})
+      else b:blockwise_gemm(sa:stage(st), sb:stage(st), acc, T) end
+    end
+    local function epilogue(acc, tm, tn)
+      local res = p.epilogue and b:map(p.epilogue, acc) or acc
+      ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.local_tile(gc, {TM, TN}, {tm, tn}), T):store(res)
+    end
+    local function mainloop_async()
+      local function issue(kt, stage) copy_slice(tm, tn, kt, stage); b:commit() end
       local acc = b:make_blockwise_gemm_xdl_c_vgpr(sa, sb, T)
       b:clear(acc, 0)
       -- copies run D slices ahead; sm_90a: D = S - 1 - P with P wgmma groups left in flight (the
@@ -438,8 +454,7 @@ function gemm.build(o)
       local function slice(i, pending)
         b:wait{pending = D - 1} -- slice i has landed, and every thread is done with slice i - 1
         issue(i + D, (i + D) % S) -- into the stage of slice i - 1 - P, whose MMAs have retired
-        if pending > 0 then b:blockwise_gemm(sa:stage(i % S), sb:stage(i % S), acc, T, {pending = pending})
-        else b:blockwise_gemm(sa:stage(i % S), sb:stage(i % S), acc, T) end
+        mma_stage(i % S, acc, pending)
       end
       if P > 0 then
         -- slice 0 first, its MMAs retired before the pipelined loop: no instruction but wgmma may
@@ -454,11 +469,55 @@ function gemm.build(o)
       b:wait{pending = 0, sync = false} -- no copy (the zero-filled ones past K) outlives the block
       return acc
     end
-    local acc = p.copy == "tma" and mainloop_tma() or mainloop_async()
-    local res = p.epilogue and b:map(p.epilogue, acc) or acc
-    ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.local_tile(gc, {TM, TN}, {tm, tn}), T):store(res)
+    -- Persistent (cp.async): a grid of `p.persistent` blocks walks the tiles in grouped order,
+    -- tile bid, bid + G, ... of this block; one stream of K slices runs through all of them, the
+    -- copies D slices ahead across tile boundaries, so the next tile's first slices land while
+    -- this one's epilogue runs. A tile takes at least D slices (those past K zero-filled) so that
+    -- the look-ahead never reaches beyond the next tile.
+    local function persistent_async()
+      local G, bid = b:num_blocks(0), b:block_id(0)
+      local mt, nt = (M + TM - 1) // TM, (N + TN - 1) // TN
+      local mine = (mt * nt - bid + G - 1) // G
+      local D = S - 1 - P
+      local nke = ckt.max(nk, D)
+      local function coords(t) return b:block_order{tiles = {mt, nt}, order = "grouped", group = p.group, id = t} end
+      local acc = b:make_blockwise_gemm_xdl_c_vgpr(sa, sb, T)
+      local tm0, tn0 = coords(bid)
+      b:when(ckt.gt(mine, 0), function()
+        for st = 0, D - 1 do copy_slice(tm0, tn0, st, st); b:commit() end
+      end)
+      b:loop(mine, function(it)
+        local tm1, tn1 = coords(bid + it * G)
+        local tm2, tn2 = coords(bid + (it + 1) * G)
+        local base = it * nke
+        b:clear(acc, 0)
+        local function slice(k, pending)
+          b:wait{pending = D - 1} -- slice k has landed, every thread is done with slice k - 1
+          -- refill the stage of slice k - 1 - P: this tile's slice k + D, or the next tile's
+          local g = k + D
+          b:when(ckt.lt(g, nke), function() copy_slice(tm1, tn1, g, (base + g) % S) end)
+          b:when(ckt.land(ckt.ge(g, nke), ckt.lt(it + 1, mine)), function() copy_slice(tm2, tn2, g - nke, (base + g) % S) end)
+          b:commit() -- one group a slice, empty or not
+          mma_stage((base + k) % S, acc, pending)
+        end
+        if P > 0 then
+          slice(0, 0)
+          b:loop(nke - 1, function(j) slice(j + 1, P) end)
+          b:wgmma_wait(acc, 0)
+        else
+          b:loop(nke, function(k0) slice(k0, 0) end)
+        end
+        epilogue(acc, tm1, tn1)
+      end)
+      b:wait{pending = 0, sync = false}
+    end
+    if p.persistent then return persistent_async() end
+    epilogue(p.copy == "tma" and mainloop_tma() or mainloop_async(), tm, tn)
   end}
-  local function grid(M, N) return ((M + TM - 1) // TM) * ((N + TN - 1) // TN) end
+  local function grid(M, N)
+    local tiles = ((M + TM - 1) // TM) * ((N + TN - 1) // TN)
+    return p.persistent and math.min(tiles, p.persistent) or tiles
+  end
   return k, grid, p
 end
 

@@ -35,11 +35,15 @@ end
 
 -- JSON text of a Lua value (tables with a list part become arrays; NaN becomes null)
 -- A GEMM configuration of the benchmarks' command lines: "default" or
--- TMxTNxTK/block/stages[/group], either followed by @copy ("@cp.async" or "@tma": how the
--- operand tiles reach LDS on sm_90a) -> {name=, tile=, block=, stages=, group=, copy=}
+-- TMxTNxTK/block/stages[/group], either followed by @-options: "@cp.async" or "@tma" (how the
+-- operand tiles reach LDS on sm_90a), "@persistent" (a persistent grid) ->
+-- {name=, tile=, block=, stages=, group=, copy=, persistent=}
 function measure.gemm_config(s)
-  local body, copy = s:match("^([^@]+)@?(.*)$")
-  local c = {name = s, copy = copy ~= "" and copy or nil}
+  local body, opts = s:match("^([^@]+)(.*)$")
+  local c = {name = s}
+  for o in opts:gmatch("@([^@]+)") do
+    if o == "persistent" then c.persistent = true else c.copy = o end
+  end
   if body == "default" then return c end
   local tm, tn, tk, block, stages, group = body:match("^(%d+)x(%d+)x(%d+)/(%d+)/(%d+)/?(%d*)$")
   if not tm then error("config '" .. s .. "' is not default or TMxTNxTK/block/stages[/group], then @copy optionally") end

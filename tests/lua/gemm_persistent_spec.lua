@@ -1,0 +1,64 @@
+-- The library GEMM with persistent = true | blocks: a grid of that many blocks walks the tiles in
+-- grouped order with one stream of K slices whose copies run on across tile boundaries. Checked on
+-- the CPU targets (the same lowering the GPUs run) element by element against the double
+-- reference, outputs poisoned, sizes off the tiles, K shorter than the copies' look-ahead, grids
+-- smaller and larger than the tile count; and the option's refusals.
+local ckt = require "ckt"
+local gemm = require "ckt.kernels.gemm"
+local cpu = ckt.device("cpu")
+
+local function run(o, M, N, K, grid_override)
+  local k, grid, p = gemm.build(o)
+  local e = k:compile{target = o.target}
+  local dt = o.dtype
+  local A = ckt.array(dt, M * K):random{seed = M + 3 * N, lo = -1, hi = 1}
+  local B = ckt.array(dt, K * N):random{seed = K + 5, lo = -1, hi = 1}
+  local R = gemm.reference(A, B, M, N, K, {a_major = p.a_major, b_major = p.b_major, out = "f32", epilogue = o.epilogue})
+  local C = ckt.array(p.out, M * N):poison()
+  local ba, bb, bc = cpu:alloc(dt, #A), cpu:alloc(dt, #B), cpu:alloc(p.out, #C)
+  ba:upload(A); bb:upload(B); bc:upload(C)
+  e:launch{grid = grid_override or grid(M, N), A = ba, B = bb, C = bc, M = M, N = N, K = K}
+  bc:download(C)
+  local ok, err, at = C:compare(R, {rtol = p.out == "f32" and 2 ^ -20 or 2 ^ -8, atol = K * 2 ^ -20})
+  assert(ok, ("%s %s %dx%dx%d grid %d: max error %s at %s"):format(o.target, dt, M, N, K, grid_override or grid(M, N), tostring(err), tostring(at)))
+  return p, grid
+end
+
+describe("the persistent GEMM", function()
+  it("on cpu:sm_90a (wgmma, MMAs left in flight): several tiles a block, K slices across tiles", function()
+    local o = {target = "cpu:sm_90a", dtype = "f16", tile = {64, 64, 32}, block = 128, stages = 4, persistent = 3}
+    local p, grid = run(o, 200, 136, 264)
+    assert.equal(3, grid(200, 136)); assert.equal(1, p.mma_pending)
+    run(o, 130, 70, 16)            -- K below the look-ahead: zero-filled slices fill the tile's stream
+    run(o, 64, 64, 32, 5)          -- more blocks than tiles: the extra ones do nothing
+    run({target = "cpu:sm_90a", dtype = "bf16", out = "f32", a_major = "m", b_major = "n", tile = {64, 64, 32}, block = 128,
+         stages = 3, persistent = 2, epilogue = function(x) return ckt.max(x, 0) end}, 136, 72, 100)
+  end)
+  it("on cpu:sm_90 (mma.sync) and cpu:gfx90a (MFMA)", function()
+    run({target = "cpu:sm_90", dtype = "bf16", persistent = 4}, 300, 136, 100)
+    run({target = "cpu:gfx90a", dtype = "f16", persistent = 5}, 200, 136, 72)
+  end)
+  it("persistent = true is a grid of at most 132 blocks", function()
+    local _, grid = gemm.build{target = "cpu:sm_90a", dtype = "f16", persistent = true}
+    assert.equal(132, grid(8192, 8192)); assert.equal(4, grid(256, 512))
+  end)
+  it("refuses what it cannot do, naming the option", function()
+    local function err(o)
+      local ok, e = pcall(gemm.plan, o)
+      assert.is_false(ok)
+      return tostring(e)
+    end
+    assert.truthy(err{target = "cpu:sm_90a", persistent = 0}:find("persistent 0 must be true or a positive number of blocks", 1, true))
+    assert.truthy(err{target = "cpu:sm_90a", persistent = "all"}:find("persistent all must be", 1, true))
+    assert.truthy(err{target = "cpu:sm_90a", persistent = 2.5}:find("persistent 2.5 must be", 1, true))
+    assert.truthy(err{target = "cpu:sm_90a", persistent = true, copy = "tma"}:find("the cp.async path only", 1, true))
+  end)
+  it("compiles for sm_90a without spills (NVRTC, where present)", function()
+    local k = gemm.build{target = "sm_90a", dtype = "f16", persistent = true}
+    local ok, exe = pcall(k.compile, k, {target = "sm_90a", compile_only = true})
+    if not ok and tostring(exe):find("NVRTC") and tostring(exe):find("not found") then pending("NVRTC not installed: " .. exe) return end
+    assert(ok, exe)
+    assert.equal(0, exe:resources().spill_stores)
+    assert.falsy((exe:log() or ""):find("serialized", 1, true))
+  end)
+end)
