@@ -52,6 +52,10 @@ describe("the persistent GEMM", function()
     assert.truthy(err{target = "cpu:sm_90a", persistent = "all"}:find("persistent all must be", 1, true))
     assert.truthy(err{target = "cpu:sm_90a", persistent = 2.5}:find("persistent 2.5 must be", 1, true))
     assert.truthy(err{target = "cpu:sm_90a", persistent = true, copy = "tma"}:find("the cp.async path only", 1, true))
+    -- b:block_order's tile number
+    local ok, e = pcall(ckt.kernel, {name = "bo", block = 32, build = function(b) b:block_order{tiles = {2, 2}, id = "x"} end})
+    assert.is_false(ok)
+    assert.truthy(tostring(e):find("block_order: id: number or kernel expression expected, got string", 1, true), e)
   end)
   it("compiles for sm_90a without spills (NVRTC, where present)", function()
     local k = gemm.build{target = "sm_90a", dtype = "f16", persistent = true}
