@@ -196,13 +196,7 @@ static ckt_status encode_map(const ckt_executable *e, int i, const ckt_arg *args
     /* the box, row by row with the inner mode fastest, under the copy's swizzle */
     int64_t b0 = m->box[0], b1 = m->box[1];
     ckt_layout global, box;
-    ckt_swizzle sw = {0, 0, 0}, *swp = NULL;
-    int esz = (int)ckt_dtype_size(t->dtype), lg = esz == 1 ? 0 : esz == 2 ? 1 : esz == 4 ? 2 : 3;
-    if (m->swizzle_bytes) {
-        int bb = m->swizzle_bytes == 32 ? 1 : m->swizzle_bytes == 64 ? 2 : 3;
-        if ((s = ckt_swizzle_make(bb, 4 - lg, 3, &sw, err))) return s;
-        swp = &sw;
-    }
+    const ckt_swizzle *swp = m->swizzle_bytes ? &m->sw : NULL;
     char why[96];
     snprintf(why, sizeof why, "launch: the tensor map of '%s': ", ptr->name);
     if ((s = layout2(shape[0], shape[1], stride[0], stride[1], &global, err)) ||

@@ -1457,7 +1457,7 @@ static int contiguous_dim(const ckt_kernel *k, const ckt_ktensor *t)
 /* the tensor map of tensor `tensor` for this box and swizzle: an existing one, or a new one with
  * its derived parameter */
 static ckt_status tensor_map(ckt_kernel *k, int tensor, int inner, const int64_t *box, int W,
-                             int *index, ckt_error *err)
+                             const ckt_swizzle *lds_sw, int *index, ckt_error *err)
 {
     const ckt_ktensor *t = &k->tensors[tensor];
     for (int i = 0; i < k->ntmas; i++) {
@@ -1487,6 +1487,7 @@ static ckt_status tensor_map(ckt_kernel *k, int tensor, int inner, const int64_t
     m->box[0] = box[0];
     m->box[1] = box[1];
     m->swizzle_bytes = W;
+    if (W) m->sw = *lds_sw;
     m->box_bytes = box[0] * box[1] * (int64_t)ckt_dtype_size(t->dtype);
     *index = k->ntmas++;
     return param_commit(k, NULL);
@@ -1540,7 +1541,7 @@ ckt_status ckt_kernel_tma_copy(ckt_kernel *k, int dst_window, int src_window, in
                                 dst->lds_offset, repeat, origin, dw->lengths, inner, &W, err)))
         return ckt_fail_prefix(err, "tma_copy: ");
     int map = -1;
-    if ((s = tensor_map(k, sw->tensor, inner, dw->lengths, W, &map, err))) return s;
+    if ((s = tensor_map(k, sw->tensor, inner, dw->lengths, W, &dst->sw, &map, err))) return s;
     ckt_kop op = new_op(CKT_OP_TMA_COPY);
     op.w = dst_window;
     op.r = map;

@@ -384,6 +384,7 @@ typedef struct ckt_ktma {
     int tensor, param, inner;
     int64_t box[2];
     int swizzle_bytes;
+    ckt_swizzle sw; /* the LDS tile's swizzle as a ckt swizzle (b = 0: none) */
     int64_t box_bytes;
 } ckt_ktma;
 int ckt_kernel_nmbars(const ckt_kernel *k);
