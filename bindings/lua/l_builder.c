@@ -328,8 +328,9 @@ static int b_sync(lua_State *L)
 }
 
 /* b:block_order{tiles={m, n}, order="row"|"col"|"grouped", group=, id=} -> tile coordinates of
- * tile number id (default: this block's id x) over m*n tiles. "grouped" walks `group` tile rows at a time down a column
- * of groups (the L2-friendly order of CK's / Triton's grouped GEMM schedules). */
+ * tile number id (default: this block's id x) over m*n tiles. "grouped" walks `group` tile rows at
+ * a time down a column of groups (the L2-friendly order of CK's / Triton's grouped GEMM schedules).
+ */
 static int b_block_order(lua_State *L)
 {
     static const char *const fn = "block_order";
@@ -351,7 +352,8 @@ static int b_block_order(lua_State *L)
         return ckt_l_errorf(L, "block_order: group must be >= 1, got %lld", (long long)group);
     ckt_expr_pool *ex = ckt_kernel_exprs(kb->k);
     ckt_expr_id pid = ckt_expr_bid(ex, 0), tm, tn;
-    if (lua_getfield(L, 2, "id") != LUA_TNIL) /* a tile number other than the block's (persistent) */
+    if (lua_getfield(L, 2, "id") !=
+        LUA_TNIL) /* a tile number other than the block's (persistent) */
         pid = ckt_lk_toexpr(L, -1, kb, "block_order: id");
     lua_pop(L, 1);
     if (!strcmp(order, "row")) {
