@@ -158,20 +158,17 @@ static ckt_status tma_copy(ckt_emit_out o, ckt_dialect_kind kind, const ckt_kern
 static ckt_status mbar_wait(ckt_emit_out o, ckt_dialect_kind kind, const ckt_kernel *k,
                             ckt_expr_pool *ex, const ckt_kop *op, bool producer)
 {
-    char bar[300], ph[200];
+    char bar[300], ph[200], b[200];
     mbar_offset(k, ex, op->inputs[0], op->a, bar, sizeof bar);
     ckt_expr_print(ex, op->b, ph, sizeof ph, NULL);
+    ckt_expr_print(ex, op->a, b, sizeof b, NULL);
     if (kind == CKT_DIALECT_C && producer) {
-        char b[200];
-        ckt_expr_print(ex, op->a, b, sizeof b, NULL);
         ckt_emit_put(&o,
                      "ckt_mbar_guard(&ckt_tmaq, ckt_mbar%d, (long long)(%s), (int)(%s)); /* the "
                      "producer runs ahead: the copies it issues next land only once this phase "
                      "has completed */",
                      op->inputs[0], b, ph);
     } else if (kind == CKT_DIALECT_C) {
-        char b[200];
-        ckt_expr_print(ex, op->a, b, sizeof b, NULL);
         ckt_emit_put(
             &o,
             "ckt_mbar_wait(&ckt_tmaq, ckt_mbar%d, %d, (long long)(%s), (int)(%s), ckt_lds, "

@@ -137,9 +137,9 @@ static ckt_status check_args(const ckt_executable *e, ckt_device *dev, const ckt
  * accesses can touch at these sizes and this grid (kernel_bounds.c). *empty: a zero-sized
  * problem, which runs no blocks. */
 static ckt_status check_launch(const ckt_executable *e, ckt_device *dev, const int64_t grid[3],
-                               const ckt_arg *args, int nargs, bool *empty, ckt_error *err)
+                               const ckt_arg *args, int nargs, int64_t *values, bool *empty,
+                               ckt_error *err)
 {
-    int64_t values[CKT_K_MAX_PARAMS] = {0};
     uint64_t bytes[CKT_K_MAX_PARAMS];
     for (int i = 0; i < CKT_K_MAX_PARAMS; i++) bytes[i] = UINT64_MAX; /* not a pointer */
     ckt_status s = check_args(e, dev, args, nargs, values, err);
@@ -166,22 +166,16 @@ static ckt_status layout2(int64_t s0, int64_t s1, int64_t d0, int64_t d1, ckt_la
     return s ? s : ckt_layout_make(out, &shape, &stride, err);
 }
 
-/* Tensor map `i` at this launch: its tensor's sizes and strides from the arguments, planned
- * (ckt_tma_plan checks what the driver needs) and encoded by the driver (GPU) or for the CPU
- * target's emulation. Errors name the tensor. */
-static ckt_status encode_map(const ckt_executable *e, int i, const ckt_arg *args,
+/* Tensor map `i` at this launch: its tensor's sizes and strides at these parameter leaf values
+ * (pv), planned (ckt_tma_plan checks what the driver needs) and encoded by the driver (GPU) or for
+ * the CPU target's emulation. Errors name the tensor. */
+static ckt_status encode_map(const ckt_executable *e, int i, int64_t *pv, const ckt_arg *args,
                              const int *of_param, tensor_map *out, ckt_error *err)
 {
     const ckt_ktma *m = ckt_kernel_tma(e->k, i);
     const ckt_ktensor *t = ckt_kernel_tensor(e->k, m->tensor);
     const ckt_kparam *ptr = ckt_kernel_param(e->k, t->param);
-    int64_t pv[CKT_EXPR_MAX_LEAVES] = {0}, shape[2], stride[2];
-    for (int a = 0; a < e->nsig; a++) {
-        const ckt_kparam *kp = ckt_kernel_param(e->k, e->sig_index[a]);
-        const ckt_expr_node *n = ckt_expr_get(ckt_kernel_exprs_const(e->k), kp->expr);
-        if (n && n->op == CKT_E_PARAM)
-            pv[n->i] = args[a].kind == CKT_PARAM_I32 ? args[a].v.i32 : args[a].v.i64;
-    }
+    int64_t shape[2], stride[2];
     ckt_expr_env env;
     memset(&env, 0, sizeof env);
     env.params = pv;
@@ -224,7 +218,8 @@ ckt_status ckt_exe_launch(const ckt_executable *e, ckt_device *dev, const int64_
     if (!dev)
         return ckt_fail(err, CKT_EINVAL, "launch: no device (pass one, or a buffer argument)");
     bool empty = false;
-    ckt_status s = check_launch(e, dev, grid, args, nargs, &empty, err);
+    int64_t values[CKT_K_MAX_PARAMS] = {0}, pv[CKT_EXPR_MAX_LEAVES];
+    ckt_status s = check_launch(e, dev, grid, args, nargs, values, &empty, err);
     if (s) return s;
     if (empty) { /* a zero-sized problem: no blocks run (the block order would divide by 0) */
         if (ms) *ms = 0;
@@ -246,13 +241,14 @@ ckt_status ckt_exe_launch(const ckt_executable *e, ckt_device *dev, const int64_
         }
     }
     void *largv[CKT_K_MAX_PARAMS];
+    if (ckt_kernel_ntmas(e->k) > 0) ckt_kernel_param_leaves(e->k, values, pv);
     for (int i = 0; i < e->nlaunch; i++) {
         const ckt_kparam *kp = ckt_kernel_param(e->k, e->launch_index[i]);
         if (!kp->derived) {
             largv[i] = argv[of_param[e->launch_index[i]]];
             continue;
         }
-        if ((s = encode_map(e, kp->tma, args, of_param, &maps[kp->tma], err))) return s;
+        if ((s = encode_map(e, kp->tma, pv, args, of_param, &maps[kp->tma], err))) return s;
         largv[i] = maps[kp->tma].bytes;
     }
     int64_t block = ckt_kernel_block(e->k) + ckt_kernel_producer_threads(e->k);

@@ -154,14 +154,8 @@ ckt_status ckt_kernel_check_bounds(const ckt_kernel *k, const int64_t *values,
     if (!k || !grid || !empty)
         return ckt_fail(err, CKT_EINVAL, "launch: NULL kernel, grid or result");
     *empty = false;
-    int64_t pv[CKT_EXPR_MAX_LEAVES] = {0};
-    for (int i = 0; i < ckt_kernel_nparams(k); i++) {
-        const ckt_kparam *p = ckt_kernel_param(k, i);
-        if (p->kind == CKT_PARAM_PTR || p->kind == CKT_PARAM_F32 || p->specialized) continue;
-        const ckt_expr_node *n = ckt_expr_get(ckt_kernel_exprs((ckt_kernel *)k), p->expr);
-        if (n && n->op == CKT_E_PARAM && n->i >= 0 && n->i < CKT_EXPR_MAX_LEAVES)
-            pv[n->i] = values ? values[i] : 0;
-    }
+    int64_t pv[CKT_EXPR_MAX_LEAVES];
+    ckt_kernel_param_leaves(k, values, pv);
     for (int d = 0; d < 3; d++)
         if (grid[d] < 1)
             return ckt_fail(err, CKT_EINVAL, "launch: grid[%d] = %lld must be >= 1", d + 1,

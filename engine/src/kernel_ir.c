@@ -1226,16 +1226,27 @@ ckt_status ckt_kernel_finish(ckt_kernel *k, ckt_error *err)
 
 int64_t ckt_kernel_reduce_scratch(const ckt_kernel *k) { return k ? k->scratch : -1; }
 
+void ckt_kernel_param_leaves(const ckt_kernel *k, const int64_t *values, int64_t *leaves)
+{
+    memset(leaves, 0, sizeof(int64_t) * CKT_EXPR_MAX_LEAVES);
+    for (int i = 0; k && i < k->nparams; i++) {
+        const ckt_kparam *p = &k->params[i];
+        if ((p->kind != CKT_PARAM_I32 && p->kind != CKT_PARAM_I64) || p->specialized) continue;
+        const ckt_expr_node *n = ckt_expr_get(&k->ex, p->expr);
+        if (n && n->op == CKT_E_PARAM && n->i >= 0 && n->i < CKT_EXPR_MAX_LEAVES)
+            leaves[n->i] = values ? values[i] : 0;
+    }
+}
+
 ckt_status ckt_kernel_check_launch(const ckt_kernel *k, const int64_t *values, ckt_error *err)
 {
     if (!k) return ckt_fail(err, CKT_EINVAL, "launch: NULL kernel");
-    int64_t pv[CKT_EXPR_MAX_LEAVES] = {0};
+    int64_t pv[CKT_EXPR_MAX_LEAVES];
+    ckt_kernel_param_leaves(k, values, pv);
     for (int i = 0; i < k->nparams; i++) {
         const ckt_kparam *p = &k->params[i];
         if ((p->kind != CKT_PARAM_I32 && p->kind != CKT_PARAM_I64) || p->specialized) continue;
         int64_t v = values ? values[i] : 0;
-        const ckt_expr_node *n = ckt_expr_get(&k->ex, p->expr);
-        if (n && n->op == CKT_E_PARAM) pv[n->i] = v;
         if (v % p->divisor)
             return ckt_fail(err, CKT_EINVAL,
                             "launch: %s = %lld is not a multiple of %lld (promised by multiple_of)",

@@ -397,6 +397,11 @@ const ckt_kop *ckt_kernel_op(const ckt_kernel *k, int i);
 int ckt_kernel_ntensors(const ckt_kernel *k);
 int ckt_kernel_nwindows(const ckt_kernel *k);
 
+/* The values of the expression leaves (CKT_E_PARAM, by leaf index, CKT_EXPR_MAX_LEAVES of them)
+ * of the kernel's integer parameters, from their values by parameter index (NULL: all 0): what
+ * an expression over the parameters is evaluated or bounded with. */
+void ckt_kernel_param_leaves(const ckt_kernel *k, const int64_t *param_values, int64_t *leaves);
+
 /* Runtime conditions a launch must meet (unpadded windows over runtime sizes): each is an
  * expression over the parameters that must evaluate to 0, with its explanation. */
 ckt_status ckt_kernel_check_launch(const ckt_kernel *k,
