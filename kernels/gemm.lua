@@ -364,6 +364,11 @@ function gemm.build(o)
     local nk = (K + TK - 1) // TK
     local function boxes(c, rows) return c.vector_dim == 0 and rows // 64 or TK // math.min(TK, 64) end
     local P = p.hopper and p.mma_pending or 0
+    -- the MMAs of LDS stage st, leaving `pending` wgmma groups in flight
+    local function mma_stage(st, acc, pending)
+      if pending > 0 then b:blockwise_gemm(sa:stage(st), sb:stage(st), acc, T, {pending = pending})
+      else b:blockwise_gemm(sa:stage(st), sb:stage(st), acc, T) end
+    end
     local function mainloop_tma()
       -- Warp specialization: a producer warp issues the bulk tensor copies of slice kt into stage
       -- kt % S as soon as the block's threads have released that stage (mbarrier `empty`); they
@@ -398,8 +403,7 @@ function gemm.build(o)
       b:clear(acc, 0)
       local function slice(i, pending)
         b:mbarrier_wait{barrier = full, at = i % S, phase = (i // S) % 2}
-        if pending > 0 then b:blockwise_gemm(sa:stage(i % S), sb:stage(i % S), acc, T, {pending = pending})
-        else b:blockwise_gemm(sa:stage(i % S), sb:stage(i % S), acc, T) end
+        mma_stage(i % S, acc, pending)
       end
       -- (i + S: the range analysis then sees a non-negative index; i >= 0 where it runs)
       local function release(i) b:mbarrier_arrive{barrier = empty, at = (i + S) % S} end
@@ -416,7 +420,6 @@ function gemm.build(o)
       end
       return acc
     end
-    -- cp.async: every thread copies 16-byte pieces, D slices ahead
     -- cp.async: the 16-byte copies of K slice kt of tile (tm, tn) into LDS stage `stage`
     local function copy_slice(tm, tn, kt, stage)
       for _, x in ipairs{{ga, sa, p.a_copy, tm, TM}, {gb, sb, p.b_copy, tn, TN}} do
@@ -435,14 +438,11 @@ function gemm.build(o)
         end
       end
     end
-    local function mma_stage(st, acc, pending)
-      if pending > 0 then b:blockwise_gemm(sa:stage(st), sb:stage(st), acc, T, {pending = pending})
-      else b:blockwise_gemm(sa:stage(st), sb:stage(st), acc, T) end
-    end
     local function epilogue(acc, tm, tn)
       local res = p.epilogue and b:map(p.epilogue, acc) or acc
       ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.local_tile(gc, {TM, TN}, {tm, tn}), T):store(res)
     end
+    -- cp.async: every thread copies 16-byte pieces, D slices ahead
     local function mainloop_async()
       local function issue(kt, stage) copy_slice(tm, tn, kt, stage); b:commit() end
       local acc = b:make_blockwise_gemm_xdl_c_vgpr(sa, sb, T)
