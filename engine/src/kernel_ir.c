@@ -1539,9 +1539,9 @@ ckt_status ckt_kernel_tma_copy(ckt_kernel *k, int dst_window, int src_window, in
                         "dimension is contiguous)",
                         src->name);
     int64_t origin[2];
+    bool moved = window_ops(k, CKT_OP_ADD, dst_window) > 0;
     for (int d = 0; d < 2; d++)
-        if (!ckt_expr_is_const(&k->ex, dw->init[d], &origin[d]) ||
-            window_ops(k, CKT_OP_ADD, dst_window))
+        if (!ckt_expr_is_const(&k->ex, dw->init[d], &origin[d]) || moved)
             return ckt_fail(err, CKT_EINVAL,
                             "tma_copy: the destination window's origin must be constant (dim %d "
                             "is not); choose the stage with t:stage(i)",
