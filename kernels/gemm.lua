@@ -136,11 +136,10 @@ function gemm.plan(o)
   if p.copy ~= "tma" and p.copy ~= "cp.async" then fail(("copy '%s' is not \"tma\" or \"cp.async\""):format(tostring(p.copy))) end
   if p.copy == "tma" and not (p.hopper and rec.tma) then fail(("copy = \"tma\": bulk tensor copies feed sm_90a's wgmma path (%s is not it)"):format(p.target)) end
   -- persistent = true | blocks: a grid of that many blocks (true: 132, the SMs of an H100 / H200)
-  -- walks the tiles, the copies running on across tile boundaries (the cp.async path)
+  -- walks the tiles, the copies running on across tile boundaries
   if o.persistent ~= nil and o.persistent ~= false then
     p.persistent = o.persistent == true and 132 or o.persistent
     if math.type(p.persistent) ~= "integer" or p.persistent < 1 then fail(("persistent %s must be true or a positive number of blocks"):format(tostring(o.persistent))) end
-    if p.copy == "tma" then fail("persistent: the cp.async path only (copy = \"tma\" is not persistent yet)") end
   end
   -- with the producer warp ptxas caps the registers at 168; an f32 output's epilogue then spills
   -- the accumulators of MMAs left in flight (refused at compile: wrong results on an H200), so
@@ -369,34 +368,43 @@ function gemm.build(o)
       if pending > 0 then b:blockwise_gemm(sa:stage(st), sb:stage(st), acc, T, {pending = pending})
       else b:blockwise_gemm(sa:stage(st), sb:stage(st), acc, T) end
     end
+    -- The bulk copies of K slice kt of tile (tm, tn), completing on mbarrier set `full`: one box
+    -- per 64-row atom (M/N-major) or per 64-wide K atom (K-major) of each operand tile, each the
+    -- hardware layout hopper_lds describes. Each entry: its global window and copy(stage).
+    local function tma_boxes(full, tm, tn, kt)
+      local list = {}
+      for _, x in ipairs{{ga, sa, p.a_copy, tm, TM}, {gb, sb, p.b_copy, tn, TN}} do
+        local g, lds, rows = x[1], x[2], x[5]
+        local function box(src, len, at)
+          list[#list + 1] = {src = src, copy = function(stage)
+            b:tma_copy{src = src, dst = ckt.tile_window(lds:stage(stage), len, at), barrier = full, at = stage}
+          end}
+        end
+        if x[3].vector_dim == 0 then
+          local n = rows // 64
+          for j = 0, n - 1 do box(ckt.local_tile(g, {64, TK}, {x[4] * n + j, kt}), {64, TK}, {64 * j, 0}) end
+        else
+          local w = math.min(TK, 64)
+          for j = 0, TK // w - 1 do box(ckt.local_tile(g, {rows, w}, {x[4], kt * (TK // w) + j}), {rows, w}, {0, w * j}) end
+        end
+      end
+      return list
+    end
+    local function tma_barriers()
+      return b:mbarriers{count = S, arrivals = boxes(p.a_copy, TM) + boxes(p.b_copy, TN)}, b:mbarriers{count = S, arrivals = p.block}
+    end
     local function mainloop_tma()
       -- Warp specialization: a producer warp issues the bulk tensor copies of slice kt into stage
       -- kt % S as soon as the block's threads have released that stage (mbarrier `empty`); they
       -- wait for the slice's boxes (mbarrier `full`: each box arrives once with its bytes), run its
       -- MMAs, and release the stage of slice i - P once its MMAs have retired. The copies run up to
       -- S - P slices ahead, never behind a barrier of the whole block.
-      local full = b:mbarriers{count = S, arrivals = boxes(p.a_copy, TM) + boxes(p.b_copy, TN)}
-      local empty = b:mbarriers{count = S, arrivals = p.block}
+      local full, empty = tma_barriers()
       b:producer(function()
         b:loop(nk, function(kt)
-          local stage = kt % S
           -- the first round finds every stage free (the phase before phase 0 counts as done)
-          b:mbarrier_wait{barrier = empty, at = stage, phase = (kt // S + 1) % 2}
-          -- one box per 64-row atom (M/N-major) or per 64-wide K atom (K-major) of the operand
-          -- tile, each the hardware layout hopper_lds describes
-          for _, x in ipairs{{ga, sa, p.a_copy, tm, TM}, {gb, sb, p.b_copy, tn, TN}} do
-            if x[3].vector_dim == 0 then
-              local n = x[5] // 64
-              for j = 0, n - 1 do
-                b:tma_copy{src = ckt.local_tile(x[1], {64, TK}, {x[4] * n + j, kt}), dst = ckt.tile_window(x[2]:stage(stage), {64, TK}, {64 * j, 0}), barrier = full, at = stage}
-              end
-            else
-              local w = math.min(TK, 64)
-              for j = 0, TK // w - 1 do
-                b:tma_copy{src = ckt.local_tile(x[1], {x[5], w}, {x[4], kt * (TK // w) + j}), dst = ckt.tile_window(x[2]:stage(stage), {x[5], w}, {0, w * j}), barrier = full, at = stage}
-              end
-            end
-          end
+          b:mbarrier_wait{barrier = empty, at = kt % S, phase = (kt // S + 1) % 2}
+          for _, x in ipairs(tma_boxes(full, tm, tn, kt)) do x.copy(kt % S) end
         end)
       end)
       local acc = b:make_blockwise_gemm_xdl_c_vgpr(sa, sb, T)
@@ -511,7 +519,64 @@ function gemm.build(o)
       end)
       b:wait{pending = 0, sync = false}
     end
-    if p.persistent then return persistent_async() end
+    -- Persistent and warp-specialized (bulk copies): a grid of `p.persistent` blocks walks the
+    -- tiles in grouped order, tile bid, bid + G, ... of this block. The producer warp streams
+    -- every K slice of those tiles through the S stages (one slice count g across tiles, so both
+    -- sides agree on stages and phases), its windows made once a tile and moved along K; the
+    -- next tile's first slices land while the block's threads run this tile's epilogue.
+    local function persistent_tma()
+      local G, bid = b:num_blocks(0), b:block_id(0)
+      local mt, nt = (M + TM - 1) // TM, (N + TN - 1) // TN
+      local mine = (mt * nt - bid + G - 1) // G
+      local function coords(t) return b:block_order{tiles = {mt, nt}, order = "grouped", group = p.group, id = t} end
+      local full, empty = tma_barriers()
+      b:producer(function()
+        b:loop(mine, function(it)
+          local tm1, tn1 = coords(bid + it * G)
+          local list = tma_boxes(full, tm1, tn1, 0) -- the grouped order's divisions: once a tile
+          b:loop(nk, function(kt)
+            local g = it * nk + kt
+            b:mbarrier_wait{barrier = empty, at = g % S, phase = (g // S + 1) % 2}
+            for _, x in ipairs(list) do x.copy(g % S) end
+            for _, x in ipairs(list) do x.src:move{0, TK} end
+          end)
+        end)
+      end)
+      local acc = b:make_blockwise_gemm_xdl_c_vgpr(sa, sb, T)
+      b:loop(mine, function(it)
+        local base = it * nk
+        local function slice(k, pending)
+          local g = base + k
+          b:mbarrier_wait{barrier = full, at = g % S, phase = (g // S) % 2}
+          mma_stage(g % S, acc, pending)
+        end
+        -- (+ S: the range analysis then sees a non-negative index; k >= -P only as it reads nk - min(nk, P))
+        local function release(k) b:mbarrier_arrive{barrier = empty, at = (base + k + S) % S} end
+        b:clear(acc, 0)
+        if P > 0 then
+          b:when(ckt.gt(nk, 0), function() slice(0, 0) end)
+          b:loop(nk - 1, function(j)
+            slice(j + 1, P)
+            if P == 1 then release(j) else b:when(ckt.ge(j + 1, P), function() release(j + 1 - P) end) end
+          end)
+          b:wgmma_wait(acc, 0)
+          -- the last min(P, nk) slices, retired now: the producer is waiting for their stages
+          local last = ckt.min(nk, P)
+          b:loop(last, function(i) release(nk - last + i) end)
+        else
+          b:loop(nk, function(k) slice(k, 0); release(k) end)
+        end
+        epilogue(acc, coords(bid + it * G))
+      end)
+    end
+    if p.persistent then
+      if p.copy == "tma" then persistent_tma() else persistent_async() end
+      return
+    end
+    -- computed once: the grouped order costs several 64-bit divisions, which the producer warp's
+    -- one thread would otherwise pay before every slice's copies (1450 cycles a slice on an H100,
+    -- the TMA path's whole deficit: it was 30% slower than cp.async)
+    tm, tn = b:let(tm, "tm"), b:let(tn, "tn")
     epilogue(p.copy == "tma" and mainloop_tma() or mainloop_async(), tm, tn)
   end}
   local function grid(M, N)

@@ -285,6 +285,20 @@ static int run_body(lua_State *L, l_kernel *kb, int fn, const ckt_expr_id *var)
     return 0;
 }
 
+/* b:let(value [, name]) -> an expression that reads the value computed once, here (outside every
+ * loop, branch and producer region): a tile origin read in a loop is not recomputed each time */
+static int b_let(lua_State *L)
+{
+    l_kernel *kb = ckt_lk_checkbuilder(L, "let");
+    ckt_expr_id v = ckt_lk_toexpr(L, 2, kb, "value");
+    const char *name = luaL_optstring(L, 3, NULL);
+    ckt_expr_id var;
+    ckt_error err;
+    if (ckt_kernel_let(kb->k, name, v, &var, &err)) return ckt_l_error(L, &err);
+    ckt_lk_push_expr(L, kb, 1, var);
+    return 1;
+}
+
 /* b:loop(trip, function(i) ... end): a loop with a block-uniform trip count */
 static int b_loop(lua_State *L)
 {
@@ -398,6 +412,7 @@ void ckt_l_open_kernel(lua_State *L)
                                        {CKT_L_KERNEL, "block_id", b_block_id},
                                        {CKT_L_KERNEL, "num_blocks", b_num_blocks},
                                        {CKT_L_KERNEL, "block_order", b_block_order},
+                                       {CKT_L_KERNEL, "let", b_let},
                                        {CKT_L_KERNEL, "loop", b_loop},
                                        {CKT_L_KERNEL, "when", b_when},
                                        {CKT_L_KERNEL, "producer", b_producer},

@@ -1586,6 +1586,13 @@ static void declare(em *e)
     }
 }
 
+static bool is_let(em *e, ckt_expr_id v)
+{
+    const ckt_expr_pool *ex = ckt_kernel_exprs_const(e->k);
+    const ckt_expr_node *n = ckt_expr_get(ex, v);
+    return n && n->op == CKT_E_VAR && ex->vars[n->i].value != CKT_EXPR_NONE;
+}
+
 static void emit_op(em *e, const ckt_kop *op)
 {
     char *x, *y;
@@ -1597,6 +1604,8 @@ static void emit_op(em *e, const ckt_kop *op)
         y = estr(e, op->b, NULL);
         if (op->w >= 0 && op->kind == CKT_OP_SET)
             line(e, "%s = %s; /* origin of window %d */", x, y, op->w);
+        else if (op->kind == CKT_OP_SET && is_let(e, op->a))
+            line(e, "%s = %s; /* a let: computed once, read below */", x, y);
         else
             line(e, "%s %s %s;", x, op->kind == CKT_OP_SET ? "=" : "+=", y);
         free(x);

@@ -276,6 +276,7 @@ static ckt_expr_id leaf(ckt_expr_pool *p, ckt_expr_op op, const char *name, int6
     li->hi = hi;
     li->divisor = divisor >= 1 ? divisor : 1;
     li->uniform = true;
+    li->value = CKT_EXPR_NONE;
     snprintf(li->name, sizeof li->name, "%s", name ? name : "v");
     return valued(p, op, is_float ? CKT_T_F32 : CKT_T_INDEX, (*count)++);
 }
@@ -290,6 +291,16 @@ ckt_expr_id ckt_expr_var(ckt_expr_pool *p, const char *name, int64_t lo, int64_t
                          int64_t divisor)
 {
     return leaf(p, CKT_E_VAR, name, lo, hi, divisor, false);
+}
+
+ckt_expr_id ckt_expr_let(ckt_expr_pool *p, const char *name, ckt_expr_id value)
+{
+    if (!valid(p, value)) return fail(p, CKT_EINVAL, "expression: let of an invalid expression");
+    int64_t lo, hi;
+    ckt_expr_range(p, value, &lo, &hi);
+    ckt_expr_id v = leaf(p, CKT_E_VAR, name, lo, hi, ckt_expr_divisor(p, value), false);
+    if (v != CKT_EXPR_NONE) p->vars[p->nodes[v].i].value = value;
+    return v;
 }
 
 void ckt_expr_var_set(ckt_expr_pool *p, ckt_expr_id var, int64_t lo, int64_t hi, int64_t divisor)

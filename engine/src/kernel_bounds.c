@@ -37,6 +37,10 @@ static span range_of(const ckt_expr_pool *ex, ckt_expr_id e, const int64_t *pv,
                                                                                  : unknown();
     case CKT_E_BID: return n->i >= 0 && n->i < 3 ? (span){0, grid[n->i] - 1, true} : unknown();
     case CKT_E_NBLK: return n->i >= 0 && n->i < 3 ? exact(grid[n->i]) : unknown();
+    case CKT_E_VAR: /* a let: its value */
+        return n->i >= 0 && n->i < ex->nvars && ex->vars[n->i].value != CKT_EXPR_NONE
+                   ? range_of(ex, ex->vars[n->i].value, pv, grid, depth + 1)
+                   : unknown();
     case CKT_E_ADD:
     case CKT_E_SUB:
     case CKT_E_MUL:

@@ -35,7 +35,7 @@ struct ckt_kernel {
     ckt_expr_id cexpr[MAX_CONSTRAINTS];
     char cnote[MAX_CONSTRAINTS][160];
     int nconstraints;
-    int nloops;
+    int nloops, nlets;
     int line;
     bool finished;
     ckt_kmbar mbars[CKT_K_MAX_MBARS];
@@ -756,6 +756,43 @@ ckt_status ckt_kernel_var(ckt_kernel *k, const char *name, ckt_expr_id init, ckt
     op.a = v;
     op.b = init;
     if ((s = push_op(k, &op, err))) return s;
+    *var = v;
+    return CKT_OK;
+}
+
+/* A let is assigned outside every loop, branch and producer region, so every thread that can
+ * read it has computed it first: the analyses can read through it (the launch check of windows
+ * against the grid included). */
+ckt_status ckt_kernel_let(ckt_kernel *k, const char *name, ckt_expr_id value, ckt_expr_id *var,
+                          ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "let", err))) return s;
+    if (!var) return ckt_fail(err, CKT_EINVAL, "let: NULL result");
+    if (!is_index(k, value) || !ckt_expr_uniform(&k->ex, value))
+        return ckt_fail(err, CKT_EINVAL,
+                        "let: the value must be a block-uniform integer expression");
+    if (k->depth > 0)
+        return ckt_fail(err, CKT_EINVAL,
+                        "let: inside a loop, branch or producer region (a let is computed once, "
+                        "by every thread, outside them)");
+    char id[32];
+    if (name && *name) {
+        size_t n = strlen(name);
+        bool ok = n <= 16 && (isalpha((unsigned char)name[0]) || name[0] == '_');
+        for (size_t i = 1; ok && i < n; i++) ok = isalnum((unsigned char)name[i]) || name[i] == '_';
+        if (!ok)
+            return ckt_fail(err, CKT_EINVAL,
+                            "let: name '%s' is not an identifier of at most 16 characters", name);
+    }
+    snprintf(id, sizeof id, "let%d%s%s", k->nlets, name && *name ? "_" : "", name ? name : "");
+    ckt_expr_id v = ckt_expr_let(&k->ex, id, value);
+    if ((s = expr_ok(k, err))) return s;
+    ckt_kop op = new_op(CKT_OP_SET);
+    op.a = v;
+    op.b = value;
+    if ((s = push_op(k, &op, err))) return s;
+    k->nlets++;
     *var = v;
     return CKT_OK;
 }

@@ -34,6 +34,20 @@ describe("the persistent GEMM", function()
     run({target = "cpu:sm_90a", dtype = "bf16", out = "f32", a_major = "m", b_major = "n", tile = {64, 64, 32}, block = 128,
          stages = 3, persistent = 2, epilogue = function(x) return ckt.max(x, 0) end}, 136, 72, 100)
   end)
+  it("with bulk tensor copies (copy = \"tma\", warp-specialized) on cpu:sm_90a", function()
+    local o = {target = "cpu:sm_90a", dtype = "f16", tile = {64, 64, 32}, block = 128, stages = 4, persistent = 3, copy = "tma"}
+    local p, grid = run(o, 200, 136, 264)
+    assert.equal(3, grid(200, 136)); assert.equal(1, p.mma_pending)
+    run(o, 130, 70, 16)            -- one slice a tile
+    run(o, 64, 64, 32, 5)          -- more blocks than tiles: the extra ones do nothing
+    -- two groups of MMAs in flight: the last two slices of each tile released after the tile
+    run({target = "cpu:sm_90a", dtype = "bf16", tile = {64, 128, 64}, block = 128, stages = 4, mma_pending = 2,
+         persistent = 2, copy = "tma"}, 136, 264, 72)
+    run({target = "cpu:sm_90a", dtype = "bf16", tile = {64, 128, 64}, block = 128, stages = 4, mma_pending = 2,
+         persistent = 2, copy = "tma"}, 136, 264, 40) -- fewer slices than MMA groups in flight
+    run({target = "cpu:sm_90a", dtype = "f16", out = "f32", a_major = "m", b_major = "n", tile = {64, 64, 32}, block = 128,
+         stages = 3, persistent = 2, copy = "tma", epilogue = function(x) return ckt.max(x, 0) end}, 136, 72, 100)
+  end)
   it("on cpu:sm_90 (mma.sync) and cpu:gfx90a (MFMA)", function()
     run({target = "cpu:sm_90", dtype = "bf16", persistent = 4}, 300, 136, 100)
     run({target = "cpu:gfx90a", dtype = "f16", persistent = 5}, 200, 136, 72)
@@ -51,18 +65,20 @@ describe("the persistent GEMM", function()
     assert.truthy(err{target = "cpu:sm_90a", persistent = 0}:find("persistent 0 must be true or a positive number of blocks", 1, true))
     assert.truthy(err{target = "cpu:sm_90a", persistent = "all"}:find("persistent all must be", 1, true))
     assert.truthy(err{target = "cpu:sm_90a", persistent = 2.5}:find("persistent 2.5 must be", 1, true))
-    assert.truthy(err{target = "cpu:sm_90a", persistent = true, copy = "tma"}:find("the cp.async path only", 1, true))
+    assert.truthy(err{target = "cpu:sm_90", persistent = true, copy = "tma"}:find("bulk tensor copies feed sm_90a's wgmma path", 1, true))
     -- b:block_order's tile number
     local ok, e = pcall(ckt.kernel, {name = "bo", block = 32, build = function(b) b:block_order{tiles = {2, 2}, id = "x"} end})
     assert.is_false(ok)
     assert.truthy(tostring(e):find("block_order: id: number or kernel expression expected, got string", 1, true), e)
   end)
   it("compiles for sm_90a without spills (NVRTC, where present)", function()
-    local k = gemm.build{target = "sm_90a", dtype = "f16", persistent = true}
-    local ok, exe = pcall(k.compile, k, {target = "sm_90a", compile_only = true})
-    if not ok and tostring(exe):find("NVRTC") and tostring(exe):find("not found") then pending("NVRTC not installed: " .. exe) return end
-    assert(ok, exe)
-    assert.equal(0, exe:resources().spill_stores)
-    assert.falsy((exe:log() or ""):find("serialized", 1, true))
+    for _, copy in ipairs{"cp.async", "tma"} do
+      local k = gemm.build{target = "sm_90a", dtype = "f16", persistent = true, copy = copy}
+      local ok, exe = pcall(k.compile, k, {target = "sm_90a", compile_only = true})
+      if not ok and tostring(exe):find("NVRTC") and tostring(exe):find("not found") then pending("NVRTC not installed: " .. exe) return end
+      assert(ok, exe)
+      assert.equal(0, exe:resources().spill_stores)
+      assert.falsy((exe:log() or ""):find("serialized", 1, true))
+    end
   end)
 end)

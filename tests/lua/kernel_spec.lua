@@ -644,3 +644,49 @@ describe("ckt.local_partition of kernel tensors and windows", function()
     end)
   end)
 end)
+
+-- b:let: a block-uniform value computed once (tile origins a loop reads without recomputing them)
+describe("b:let", function()
+  local function build(f) return pcall(ckt.kernel, {name = "lt", block = 32, build = f}) end
+  local function refused(f, text)
+    local ok, e = build(f)
+    assert.is_false(ok)
+    assert.truthy(tostring(e):find(text, 1, true), e)
+  end
+
+  it("is assigned once, read by every window in a loop, and gives the same results", function()
+    local k = ckt.kernel{name = "lt", block = 32, build = function(b)
+      local X, Y = b:pointer("X", "f32", {const = true}), b:pointer("Y", "f32")
+      local n = b:size("n")
+      local gx, gy = ckt.tensor(X, "f32", {shape = {n}}, {pad = true}), ckt.tensor(Y, "f32", {shape = {n}}, {pad = true})
+      local base = b:let(b:block_id() * 128, "base")
+      b:loop(4, function(i)
+        ckt.tile_window(gy, {32}, {base + i * 32}):store(ckt.tile_window(gx, {32}, {base + i * 32}):load())
+      end)
+    end}
+    local src = k:source("cpu")
+    local _, sets = src:gsub("let0_base = ", "")
+    assert.equal(2, sets, src) -- the declaration and one assignment, outside the loop
+    assert.truthy(src:find("let0_base + k0 * 32", 1, true), src)
+    local n = 300
+    local xa = ckt.array("f32", {n}):random{seed = 11, lo = -3, hi = 3}
+    local dev = ckt.device("cpu")
+    local x, y = dev:alloc("f32", n), dev:alloc("f32", n)
+    x:upload(xa); y:upload(ckt.array("f32", {n}):poison())
+    k:compile{target = "cpu"}:launch{grid = 3, X = x, Y = y, n = n}
+    local ya = ckt.array("f32", {n}); y:download(ya)
+    for i = 0, n - 1 do assert.equal(xa[i], ya[i]) end
+  end)
+
+  it("refuses what it cannot compute once for the whole block", function()
+    refused(function(b) b:let(b:thread_id()) end, "let: the value must be a block-uniform integer expression")
+    refused(function(b) b:let(b:scalar("s")) end, "let: the value must be a block-uniform integer expression")
+    refused(function(b) b:let("x") end, "value")
+    refused(function(b) b:let() end, "value")
+    refused(function(b) b:let(1, {}) end, "bad argument #2 to 'let' (string expected, got table)")
+    refused(function(b) b:let(1, "2x") end, "let: name '2x' is not an identifier of at most 16 characters")
+    refused(function(b) b:let(1, "a_name_longer_than_16") end, "at most 16 characters")
+    refused(function(b) b:loop(4, function(i) b:let(i) end) end, "let: inside a loop, branch or producer region")
+    refused(function(b) b:when(ckt.gt(b:block_id(), 0), function() b:let(1) end) end, "inside a loop, branch")
+  end)
+end)

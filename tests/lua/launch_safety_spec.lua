@@ -58,6 +58,20 @@ describe("launch memory safety", function()
     assert.is_true((pcall(exe.launch, exe, {grid = 2, X = x, Y = y, n = 128})))
   end)
 
+  it("the grid check reads through a let origin (b:let): more blocks than tiles still refused", function()
+    local exe = copy_1d(false, function(b) return b:let(b:block_id() * 64, "o") end):compile{target = "cpu"}
+    local x, y = dev:alloc("f32", 128), dev:alloc("f32", 128)
+    local e = err_of(exe.launch, exe, {grid = 3, X = x, Y = y, n = 128})
+    assert.truthy(e:find("more blocks than tiles", 1, true), e)
+    local xa = ckt.array("f32", {128}):random{seed = 3, lo = -4, hi = 4}
+    x:upload(xa)
+    y:upload(ckt.array("f32", {128}):poison())
+    exe:launch{grid = 2, X = x, Y = y, n = 128}
+    local ya = ckt.array("f32", {128})
+    y:download(ya)
+    for i = 0, 127 do assert.equal(xa[i], ya[i]) end
+  end)
+
   it("a window at a runtime origin out of range is skipped and the launch fails (no pad)", function()
     local exe = copy_1d(false, function(b) return b:size("o") end):compile{target = "cpu"}
     local x, y = dev:alloc("f32", 128), dev:alloc("f32", 128)

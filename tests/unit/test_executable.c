@@ -12,7 +12,7 @@
 #include "ckt/ckt.h"
 
 /* Y[i] = X[i] * 2 over n values, n a multiple of 4 (a launch condition), 32 threads a block. */
-static ckt_kernel *doubler(bool finish)
+static ckt_kernel *doubler_at(bool finish, bool let)
 {
     ckt_error err;
     ckt_kernel *k;
@@ -28,6 +28,7 @@ static ckt_kernel *doubler(bool finish)
     assert_int_equal(ckt_kernel_global(k, y, CKT_F32, 1, shape, stride, true, &gy, &err), CKT_OK);
     const int64_t len[1] = {128};
     ckt_expr_id origin[1] = {ckt_expr_mulc(ex, ckt_expr_bid(ex, 0), 128)};
+    if (let) assert_int_equal(ckt_kernel_let(k, "o", origin[0], &origin[0], &err), CKT_OK);
     assert_int_equal(ckt_kernel_window_make(k, gx, 1, len, origin, &wx, &err), CKT_OK);
     assert_int_equal(ckt_kernel_window_make(k, gy, 1, len, origin, &wy, &err), CKT_OK);
     ckt_dist d;
@@ -42,6 +43,8 @@ static ckt_kernel *doubler(bool finish)
     if (finish) assert_int_equal(ckt_kernel_finish(k, &err), CKT_OK);
     return k;
 }
+
+static ckt_kernel *doubler(bool finish) { return doubler_at(finish, false); }
 
 #define REFUSED(call, code, text)                                                                  \
     do {                                                                                           \
@@ -143,11 +146,74 @@ static void compile_refusals(void **state)
     ckt_kernel_destroy(k);
 }
 
+/* A let: computed once where it is declared, read by the windows (the launch check of windows
+ * against the grid reading through it: tests/lua/launch_safety_spec.lua); refusals name the rule.
+ */
+static void let_values(void **state)
+{
+    (void)state;
+    ckt_error err;
+    ckt_kernel *k = doubler_at(true, true);
+    const char *src = NULL;
+    ckt_executable *e;
+    ckt_kernel_compile_options o = {CKT_COMPILE_NO_CACHE, NULL, 0};
+    assert_int_equal(ckt_kernel_compile(NULL, k, "cpu", &o, &e, &err), CKT_OK);
+    src = ckt_exe_source(e);
+    int sets = 0; /* declared, then assigned once */
+    for (const char *p = strstr(src, "let0_o = "); p; p = strstr(p + 1, "let0_o = ")) sets++;
+    assert_int_equal(sets, 2);
+    assert_non_null(strstr(src, "ckt_i64 let0_o = 0;"));
+    assert_non_null(strstr(src, "= let0_o")); /* the windows read it */
+    ckt_device *dev;
+    assert_int_equal(ckt_device_open(NULL, "cpu", &dev, &err), CKT_OK);
+    enum { N = 256 };
+    float hx[N], hy[N];
+    for (int i = 0; i < N; i++) hx[i] = (float)(i % 17) - 8.0f, hy[i] = NAN;
+    ckt_buffer *bx, *by;
+    assert_int_equal(ckt_buffer_alloc(dev, sizeof hx, &bx, &err), CKT_OK);
+    assert_int_equal(ckt_buffer_alloc(dev, sizeof hy, &by, &err), CKT_OK);
+    assert_int_equal(ckt_buffer_upload(bx, 0, hx, sizeof hx, &err), CKT_OK);
+    assert_int_equal(ckt_buffer_upload(by, 0, hy, sizeof hy, &err), CKT_OK);
+    ckt_arg args[3] = {ckt_arg_buffer(bx), ckt_arg_buffer(by), ckt_arg_i32(N)};
+    const int64_t grid[3] = {N / 128, 1, 1};
+    assert_int_equal(ckt_exe_launch(e, dev, grid, args, 3, 0, NULL, &err), CKT_OK);
+    assert_int_equal(ckt_buffer_download(by, 0, hy, sizeof hy, &err), CKT_OK);
+    for (int i = 0; i < N; i++) assert_true(hy[i] == 2.0f * hx[i]);
+    ckt_buffer_free(bx);
+    ckt_buffer_free(by);
+    ckt_device_close(dev);
+    ckt_exe_free(e);
+    ckt_kernel_destroy(k);
+
+    /* the let's facts are its value's */
+    assert_int_equal(ckt_kernel_create("lets", 64, &k, &err), CKT_OK);
+    ckt_expr_pool *ex = ckt_kernel_exprs(k);
+    ckt_expr_id v, four = ckt_expr_mulc(ex, ckt_expr_bid(ex, 0), 4);
+    assert_int_equal(ckt_kernel_let(k, NULL, four, &v, &err), CKT_OK);
+    assert_int_equal(ckt_expr_divisor(ex, v), 4);
+    int64_t lo, hi;
+    ckt_expr_range(ex, v, &lo, &hi);
+    assert_true(lo == 0);
+    REFUSED(ckt_kernel_let(k, "t", ckt_expr_tid(ex), &v, &err), CKT_EINVAL, "block-uniform");
+    REFUSED(ckt_kernel_let(k, "f", ckt_expr_float(ex, 1.5f), &v, &err), CKT_EINVAL, "integer");
+    REFUSED(ckt_kernel_let(k, "9lives", four, &v, &err), CKT_EINVAL, "not an identifier");
+    REFUSED(ckt_kernel_let(k, "a_name_longer_than_16", four, &v, &err), CKT_EINVAL,
+            "at most 16 characters");
+    REFUSED(ckt_kernel_let(k, "x", four, NULL, &err), CKT_EINVAL, "NULL result");
+    REFUSED(ckt_kernel_let(NULL, "x", four, &v, &err), CKT_EINVAL, "NULL kernel");
+    ckt_expr_id i;
+    assert_int_equal(ckt_kernel_loop(k, ckt_expr_int(ex, 4), &i, &err), CKT_OK);
+    REFUSED(ckt_kernel_let(k, "in_loop", i, &v, &err), CKT_EINVAL, "inside a loop");
+    assert_int_equal(ckt_kernel_end(k, &err), CKT_OK);
+    ckt_kernel_destroy(k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(compile_and_launch),
         cmocka_unit_test(compile_refusals),
+        cmocka_unit_test(let_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -81,6 +81,9 @@ typedef struct ckt_expr_leaf_info {
     int64_t divisor; /* every value is a multiple of it (>= 1) */
     bool uniform;    /* the same for all threads of a block */
     char name[32];   /* how the emitter spells it */
+    /* a variable assigned once, before every read (a kernel's let): the expression it holds, which
+     * the analyses may read through; CKT_EXPR_NONE otherwise */
+    int32_t value;
 } ckt_expr_leaf_info;
 
 #define CKT_EXPR_MAX_LEAVES 2048
@@ -117,6 +120,9 @@ ckt_expr_id ckt_expr_param(ckt_expr_pool *p, const char *name, int64_t lo, int64
                            int64_t divisor, bool is_float);
 ckt_expr_id ckt_expr_var(ckt_expr_pool *p, const char *name, int64_t lo, int64_t hi,
                          int64_t divisor);
+/* A variable that holds `value` wherever it is read (assigned once, before any read): its facts
+ * are value's, and the launch-time analyses evaluate value in its place. */
+ckt_expr_id ckt_expr_let(ckt_expr_pool *p, const char *name, ckt_expr_id value);
 /* Update a variable's facts once all its assignments are known (window origins moved later). */
 void ckt_expr_var_set(ckt_expr_pool *p, ckt_expr_id var, int64_t lo, int64_t hi, int64_t divisor);
 

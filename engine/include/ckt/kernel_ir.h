@@ -271,6 +271,11 @@ ckt_status ckt_partition_values(int rank, const ckt_partition_opts *o, int64_t *
 /* Block-uniform variables, loops, branches, barriers. */
 ckt_status ckt_kernel_var(ckt_kernel *k, const char *name, ckt_expr_id init, ckt_expr_id *var,
                           ckt_error *err);
+/* A block-uniform value computed once, outside every loop, branch and producer region; reads of
+ * *var do not re-evaluate it. name (optional): an identifier of at most 16 characters, part of
+ * the emitted variable's name. */
+ckt_status ckt_kernel_let(ckt_kernel *k, const char *name, ckt_expr_id value, ckt_expr_id *var,
+                          ckt_error *err);
 ckt_status ckt_kernel_loop(ckt_kernel *k, ckt_expr_id trip, ckt_expr_id *var, ckt_error *err);
 ckt_status ckt_kernel_if(ckt_kernel *k, ckt_expr_id cond, ckt_error *err);
 ckt_status ckt_kernel_end(ckt_kernel *k, ckt_error *err);
