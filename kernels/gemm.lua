@@ -129,10 +129,15 @@ function gemm.plan(o)
   if math.type(p.group) ~= "integer" or p.group < 1 then fail(("group %s must be a positive integer"):format(tostring(p.group))) end
   if p.hopper then hopper(p, o)
   elseif o.mma_pending ~= nil then fail("mma_pending: only sm_90a's wgmma leaves MMAs in flight") end
-  -- global -> LDS copies: "cp.async" (16-byte copies by every thread, the default: the faster on
-  -- the H100/H200 measured, docs/hopper.md) or "tma" (sm_90a's wgmma path: a producer warp issues
-  -- one bulk tensor copy per operand box, paced by mbarriers)
-  p.copy = o.copy or "cp.async"
+  -- aligned: M, N and K are promised multiples of the 16-byte vector (checked at launch), which
+  -- 16-byte copies need at padded edges; the GPU default. Without it the copies move one element
+  -- at a time (any M, N, K: the CPU default).
+  if o.aligned == nil then p.aligned = not p.emulated else p.aligned = o.aligned end
+  -- global -> LDS copies: "tma" (sm_90a's wgmma path: a producer warp issues one bulk tensor copy
+  -- per operand box, paced by mbarriers; the default there with aligned sizes, the faster on the
+  -- H100 measured at every major, docs/hopper.md) or "cp.async" (16-byte copies by every thread;
+  -- any size: the tensor maps' strides need 16 bytes)
+  p.copy = o.copy or ((p.hopper and rec.tma and p.aligned) and "tma" or "cp.async")
   if p.copy ~= "tma" and p.copy ~= "cp.async" then fail(("copy '%s' is not \"tma\" or \"cp.async\""):format(tostring(p.copy))) end
   if p.copy == "tma" and not (p.hopper and rec.tma) then fail(("copy = \"tma\": bulk tensor copies feed sm_90a's wgmma path (%s is not it)"):format(p.target)) end
   -- persistent = true | blocks: a grid of that many blocks (true: 132, the SMs of an H100 / H200)
@@ -188,10 +193,6 @@ function gemm.plan(o)
   -- global -> LDS copies: 16-byte vectors along the contiguous dim of each operand
   local esz = ckt.array(p.dtype, 1):bytes()
   p.v = 16 // esz
-  -- aligned: M, N and K are promised multiples of the 16-byte vector (checked at launch), which
-  -- 16-byte copies need at padded edges; the GPU default. Without it the copies move one element
-  -- at a time (any M, N, K: the CPU default).
-  if o.aligned == nil then p.aligned = not p.emulated else p.aligned = o.aligned end
   -- what M, N, K are promised to be multiples of (checked at launch): every one with aligned; with
   -- bulk copies at least the tensor maps' strides (a multiple of 16 bytes: K for a K-major
   -- operand, M for an M-major A, N for an N-major B)

@@ -3,7 +3,7 @@
 # host, in one call: build ckt and the cuBLAS bench module; bench/gemm_hopper_check.lua (GPU vs
 # the CPU target cpu:sm_90a and the double reference, every dtype, major and configuration, then
 # non-square shapes against cuBLAS); compute-sanitizer memcheck and racecheck on a small problem
-# (the default and copy = "tma", or the configurations in $SAN_CONFIGS);
+# (the default, bulk tensor copies, and copy = "cp.async", or the configurations in $SAN_CONFIGS);
 # bench/gemm.lua on sm_90a (TFLOP/s against cuBLAS at the square sizes, cold NVRTC times). Logs
 # land in $OUT.
 #   bash tests/gpu/gemm_hopper_on_gpu_host.sh [configs] [sizes] [majors]   (see bench/gemm.lua)
@@ -23,7 +23,7 @@ rc=0
 echo "== sm_90a GEMM: GPU vs cpu:sm_90a and the double reference; non-square shapes vs cuBLAS"
 $lua bench/gemm_hopper_check.lua full "$configs" 2>&1 | tee "$out/gemm_hopper_check.log" || rc=1
 san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-for c in ${SAN_CONFIGS:-default default@tma}; do for tool in memcheck racecheck; do
+for c in ${SAN_CONFIGS:-default default@cp.async}; do for tool in memcheck racecheck; do
   echo "== compute-sanitizer --tool $tool (small problem, configuration $c)"
   log="$out/sanitizer_${tool}_$(echo "$c" | tr -c 'a-z0-9\n' '_').log"
   "$san" --tool "$tool" --error-exitcode 3 $lua bench/gemm_hopper_check.lua small "$c" > "$log" 2>&1 || rc=1

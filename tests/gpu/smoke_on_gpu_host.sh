@@ -12,7 +12,7 @@ rc=0
 echo "== GPU tests (label gpu)"
 (cd "$build" && ctest -L gpu --output-on-failure 2>&1 | tail -15) | tee "$out/gpu_tests.log"
 grep -q "100% tests passed" "$out/gpu_tests.log" || rc=1
-for c in default default@tma; do
+for c in default default@cp.async; do
   echo "== sm_90a GEMM, small checks, $c"
   $lua bench/gemm_hopper_check.lua small "$c" > "$out/check_$c.log" 2>&1 || rc=1
   tail -2 "$out/check_$c.log"

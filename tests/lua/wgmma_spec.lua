@@ -64,7 +64,7 @@ describe("the sm_90a GEMM on cpu:sm_90a (wgmma emulated through its descriptors)
         end
         -- the per-thread asynchronous copies at any size
         local o = {dtype = dt, a_major = mj[1], b_major = mj[2]}
-        assert.equal("cp.async", run(o, 130, 136, 70, 5).copy) -- the default
+        assert.equal("cp.async", run(o, 130, 136, 70, 5).copy) -- the default at any size
         run(o, 1, 3, 5, 6)
       end)
     end
@@ -91,6 +91,13 @@ describe("the sm_90a GEMM on cpu:sm_90a (wgmma emulated through its descriptors)
       run({dtype = "bf16", mma_pending = pend, stages = 4, b_major = "n"}, 130, 64, 64, 50 + pend) -- one slice: the loop runs 0 times
     end
     assert.equal(1, gemm.plan{target = "cpu:sm_90a"}.mma_pending)
+    -- bulk copies by default where the sizes are promised aligned (the GPU's default), per-thread
+    -- copies otherwise (the CPU target's default: any size)
+    assert.equal("tma", gemm.plan{target = "sm_90a"}.copy)
+    assert.equal("tma", gemm.plan{target = "cpu:sm_90a", aligned = true}.copy)
+    assert.equal("cp.async", gemm.plan{target = "cpu:sm_90a"}.copy)
+    assert.equal("cp.async", gemm.plan{target = "sm_90a", aligned = false}.copy)
+    assert.equal("cp.async", gemm.plan{target = "sm_90"}.copy)
     assert.equal(0, gemm.plan{target = "cpu:sm_90a", stages = 2}.mma_pending)
   end)
 
@@ -219,26 +226,29 @@ end)
 describe("sm_90a through NVRTC (compile only)", function()
   for _, cfg in ipairs{{tile = {128, 128, 64}, stages = 4}, {tile = {128, 256, 64}, stages = 3}} do
     it(("%dx%dx%d, %d stages: wgmma, registers, no spills"):format(cfg.tile[1], cfg.tile[2], cfg.tile[3], cfg.stages), function()
+      -- bulk tensor copies from a producer warp, paced by mbarriers (the default; call sites: the
+      -- prelude defines the functions); cp.async with the proxy fence with copy = "cp.async"
       local k = gemm.build{target = "sm_90a", dtype = "bf16", tile = cfg.tile, stages = cfg.stages}
-      local src = k:source("sm_90a")
-      assert.truthy(src:find("wgmma.mma_async.sync.aligned.m64n" .. cfg.tile[2] .. "k16.f32.bf16.bf16", 1, true))
-      assert.truthy(src:find("wgmma.commit_group", 1, true))
-      -- cp.async with the proxy fence (the default); bulk tensor copies from a producer warp,
-      -- paced by mbarriers, with copy = "tma" (call sites: the prelude defines the functions)
-      assert.truthy(src:find("fence.proxy.async", 1, true)); assert.falsy(src:find("ckt_tma_load_2d(ckt_smem_addr(", 1, true))
-      local tma = gemm.build{target = "sm_90a", dtype = "bf16", tile = cfg.tile, stages = cfg.stages, copy = "tma"}:source("sm_90a")
+      local tma = k:source("sm_90a")
+      assert.truthy(tma:find("wgmma.mma_async.sync.aligned.m64n" .. cfg.tile[2] .. "k16.f32.bf16.bf16", 1, true))
+      assert.truthy(tma:find("wgmma.commit_group", 1, true))
       assert.truthy(tma:find("ckt_tma_load_2d(ckt_smem_addr(", 1, true)); assert.truthy(tma:find("ckt_mbar_wait(ckt_smem_addr(", 1, true))
       assert.truthy(tma:find("if (tid >= 256) { /* the producer warp", 1, true)); assert.truthy(tma:find("ckt_mbar_arrive(ckt_smem_addr(", 1, true))
       assert.truthy(tma:find("__launch_bounds__(288)", 1, true))
-      local ok, exe = pcall(k.compile, k, {target = "sm_90a", compile_only = true})
-      if not ok and tostring(exe):find("NVRTC") and tostring(exe):find("not found") then pending("NVRTC not installed: " .. exe) return end
-      assert(ok, exe)
-      local r = exe:resources()
-      -- ptxas serializes wgmma when another instruction defines accumulators while MMAs are in flight
-      assert.falsy((exe:log() or ""):find("serialized", 1, true))
-      assert.falsy((exe:log() or ""):find("warpgroup.wait is injected", 1, true))
-      assert.is_true(r.registers > 64 and r.registers <= 255)
-      assert.equal(0, r.spill_stores); assert.equal(0, r.spill_loads)
+      local ka = gemm.build{target = "sm_90a", dtype = "bf16", tile = cfg.tile, stages = cfg.stages, copy = "cp.async"}
+      local src = ka:source("sm_90a")
+      assert.truthy(src:find("fence.proxy.async", 1, true)); assert.falsy(src:find("ckt_tma_load_2d(ckt_smem_addr(", 1, true))
+      for _, kk in ipairs{k, ka} do
+        local ok, exe = pcall(kk.compile, kk, {target = "sm_90a", compile_only = true})
+        if not ok and tostring(exe):find("NVRTC") and tostring(exe):find("not found") then pending("NVRTC not installed: " .. exe) return end
+        assert(ok, exe)
+        local r = exe:resources()
+        -- ptxas serializes wgmma when another instruction defines accumulators while MMAs are in flight
+        assert.falsy((exe:log() or ""):find("serialized", 1, true))
+        assert.falsy((exe:log() or ""):find("warpgroup.wait is injected", 1, true))
+        assert.is_true(r.registers > 64 and r.registers <= 255)
+        assert.equal(0, r.spill_stores); assert.equal(0, r.spill_loads)
+      end
     end)
   end
   it("refuses a wgmma kernel whose registers spill (its accumulators would be torn)", function()
