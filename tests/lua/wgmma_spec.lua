@@ -70,6 +70,24 @@ describe("the sm_90a GEMM on cpu:sm_90a (wgmma emulated through its descriptors)
     end
   end
 
+  it("the GPU's default (aligned sizes, bulk copies): a 16-bit tile leaves through LDS, one warpgroup's rows at a time", function()
+    -- sizes multiples of 8, not of the tile: the 16-byte stores of the last rows and columns are
+    -- masked at the edges; several tiles in both directions (the buffer reused tile by tile)
+    for i, c in ipairs{{"f16", "k", "k", 200, 264, 136}, {"bf16", "m", "n", 136, 520, 72}, {"f16", "k", "n", 264, 136, 40}} do
+      local o = {dtype = c[1], a_major = c[2], b_major = c[3], aligned = true}
+      local src = gemm.build{target = "cpu:sm_90a", dtype = c[1], a_major = c[2], b_major = c[3], aligned = true}:source("cpu:sm_90a")
+      assert.truthy(src:find("store to LDS lds%d+ %(%(64,2%),256%):%(%(264,0%),1%)"), "the fragments' store into the padded buffer")
+      assert.truthy(src:find("8-element accesses along dim 1", 1, true), "16-byte reads of whole rows")
+      assert.equal("tma", run(o, c[4], c[5], c[6], 60 + i).copy)
+    end
+    run({dtype = "f16", aligned = true, epilogue = function(x) return ckt.max(x, 0) * 0.5 end}, 136, 264, 64, 70)
+    -- f32 output, the persistent kernel and unaligned sizes keep the fragments' own stores
+    for _, o in ipairs{{out = "f32", aligned = true}, {persistent = 2, aligned = true}, {copy = "tma"}} do
+      o.dtype = "f16"; o.target = "cpu:sm_90a"
+      assert.falsy(gemm.build(o):source("cpu:sm_90a"):find("store to LDS lds%d+ %(%(64,2%)"))
+    end
+  end)
+
   it("every swizzle width and instruction N: 32B (TK 16), 64B (TK 32), 128B in two K atoms (TK 128), n256, n64", function()
     run({dtype = "f16", tile = {128, 64, 16}, block = 256, copy = "tma"}, 200, 72, 40, 21)
     run({dtype = "bf16", tile = {64, 64, 32}, block = 128, stages = 2, copy = "tma"}, 100, 70, 88, 22)
