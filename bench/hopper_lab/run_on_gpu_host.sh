@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The Hopper lab on the offline GPU host: build ckt, generate the library's sm_90a GEMM (the
+# default and persistent = true), write the variants (variants.py), build lab.c and run them all.
+# Output: $OUT/hopper_lab.txt (the sources and the binary in /tmp/ckt-hopper-lab/).
+#   bash bench/hopper_lab/run_on_gpu_host.sh
+set -u
+cd "$(dirname "$0")/../.."
+. tests/gpu/host_common.sh
+host_build || exit 1
+dir=/tmp/ckt-hopper-lab
+mkdir -p "$dir"
+$lua bench/hopper_lab/gen.lua "$dir/gen_default.cu" "$dir/gen_persistent.cu" || exit 1
+files=$(python3 bench/hopper_lab/variants.py "$dir/gen_default.cu" "$dir/gen_persistent.cu" "$dir") || exit 1
+cc -O2 -Wall -I/usr/local/cuda/include bench/hopper_lab/lab.c -o "$dir/lab" -L/usr/local/cuda/lib64 \
+  -Wl,-rpath,/usr/local/cuda/lib64 -lcuda -lnvrtc || exit 1
+(cd "$dir" && ./lab $files) 2>&1 | tee "$out/hopper_lab.txt"
