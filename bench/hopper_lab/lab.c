@@ -38,7 +38,10 @@ typedef struct {
 static char *slurp(const char *p)
 {
     FILE *f = fopen(p, "rb");
-    if (!f) { perror(p); exit(1); }
+    if (!f) {
+        perror(p);
+        exit(1);
+    }
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
@@ -76,18 +79,21 @@ static CUmodule load(const char *path, unsigned *lds)
     return m;
 }
 
-/* the library's tensor map for a K-major operand of `rows` rows: boxes of 64 x box_rows, 128B swizzle */
+/* the library's tensor map for a K-major operand of `rows` rows: boxes of 64 x box_rows, 128B
+ * swizzle */
 static void encode(CUtensorMap *t, CUdeviceptr g, uint64_t rows, uint64_t k, uint32_t box_rows)
 {
     uint64_t dim[2] = {k, rows}, stride[1] = {k * 2};
     uint32_t box[2] = {64, box_rows}, es[2] = {1, 1};
-    CK(cuTensorMapEncodeTiled(t, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, (void *)g, dim, stride, box, es,
-                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                              CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+    CK(cuTensorMapEncodeTiled(t, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, (void *)g, dim, stride, box,
+                              es, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                              CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
 }
 
 /* ms per launch, the mean of reps after one warm-up */
-static float run(const variant *v, int M, int N, int K, int reps, CUdeviceptr A, CUdeviceptr B, CUdeviceptr C)
+static float run(const variant *v, int M, int N, int K, int reps, CUdeviceptr A, CUdeviceptr B,
+                 CUdeviceptr C)
 {
     static CUtensorMap ta __attribute__((aligned(64))), tb __attribute__((aligned(64)));
     encode(&ta, A, M, K, 128);
@@ -139,9 +145,11 @@ static void report_trace(const unsigned long long *h)
         wait += (double)P[k] - P0[k], issue += (double)P2[k] - P[k], ready += (double)Cw[k] - P[k];
         slice += (double)Cw[k + 1] - Cw[k], react += (double)P[k] - r;
     }
-    printf("    trace (cycles, mean of 800 slices): slice %.0f | producer: waits %.0f, issues %.0f | "
-           "copies issued -> consumers past the wait %.0f | last release -> producer past its wait %.0f\n",
-           slice / 800, wait / 800, issue / 800, ready / 800, react / 800);
+    printf(
+        "    trace (cycles, mean of 800 slices): slice %.0f | producer: waits %.0f, issues %.0f | "
+        "copies issued -> consumers past the wait %.0f | last release -> producer past its wait "
+        "%.0f\n",
+        slice / 800, wait / 800, issue / 800, ready / 800, react / 800);
 }
 
 /* ckt_ptrace (persistent, block 0 at 8192^3: 128 slices a tile) */
@@ -154,10 +162,13 @@ static void report_ptrace(const unsigned long long *h)
     for (int t = 0; t < n; t++) {
         int g = t * nk;
         slice += (double)(Cw[g + nk - 1] - Cw[g + 1]) / (nk - 2);
-        ep += (double)(E1[t] - E0[t]), gap += (double)(Cw[g + nk] - E1[t]), lead += (double)(Cw[g + nk] - P[g + nk]);
+        ep += (double)(E1[t] - E0[t]), gap += (double)(Cw[g + nk] - E1[t]),
+            lead += (double)(Cw[g + nk] - P[g + nk]);
     }
-    printf("    persistent trace (cycles, mean of %d tiles): slice %.0f | epilogue %.0f | epilogue end -> next "
-           "tile's first slice %.0f | the producer's lead then %.0f\n", n, slice / n, ep / n, gap / n, lead / n);
+    printf("    persistent trace (cycles, mean of %d tiles): slice %.0f | epilogue %.0f | epilogue "
+           "end -> next "
+           "tile's first slice %.0f | the producer's lead then %.0f\n",
+           n, slice / n, ep / n, gap / n, lead / n);
 }
 
 int main(int argc, char **argv)
@@ -181,7 +192,8 @@ int main(int argc, char **argv)
     for (int which = 0; which < 2; which++) {
         for (size_t i = 0; i < elems; i++) {
             x = x * 1664525u + 1013904223u;
-            h[i] = (unsigned short)((which ? 0x3400 : 0x3800) + ((x >> 16) & 0x3ff)) | (unsigned short)((x >> 31) << 15);
+            h[i] = (unsigned short)((which ? 0x3400 : 0x3800) + ((x >> 16) & 0x3ff)) |
+                   (unsigned short)((x >> 31) << 15);
         }
         CK(cuMemcpyHtoD(which ? B : A, h, elems * 2));
     }
@@ -200,11 +212,14 @@ int main(int argc, char **argv)
         unsigned long long *ptr = global(m, "ckt_ptrace");
         CK(cuMemcpyDtoH(got, C, (size_t)BIG * BIG * 2));
         long diff = 0;
-        if (!ref) ref = got, got = malloc((size_t)BIG * BIG * 2);
+        if (!ref)
+            ref = got, got = malloc((size_t)BIG * BIG * 2);
         else
             for (size_t i = 0; i < (size_t)BIG * BIG; i++) diff += ref[i] != got[i];
-        printf("%-24s %3d regs | lone pipeline %.3f us a slice | 8192^3 %.3f ms = %.1f TFLOP/s | %ld elements differ from %s\n",
-               argv[a], regs, lone * 1000 / (KT / 64), whole, 2.0 * BIG * BIG * BIG / whole / 1e9, diff, argv[1]);
+        printf("%-24s %3d regs | lone pipeline %.3f us a slice | 8192^3 %.3f ms = %.1f TFLOP/s | "
+               "%ld elements differ from %s\n",
+               argv[a], regs, lone * 1000 / (KT / 64), whole, 2.0 * BIG * BIG * BIG / whole / 1e9,
+               diff, argv[1]);
         if (tr) report_trace(tr);
         if (ptr) report_ptrace(ptr);
         free(tr);
