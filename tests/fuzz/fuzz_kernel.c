@@ -128,7 +128,7 @@ static void step(fz *f, uint8_t opcode)
     ckt_kernel *k = f->k;
     ckt_expr_pool *ex = f->ex;
     int idx;
-    switch (opcode % 30) {
+    switch (opcode % 31) {
     case 0: { /* pointer parameter */
         const char *name = pick_name(f);
         ckt_dtype dt = pick_dtype(f);
@@ -306,6 +306,12 @@ static void step(fz *f, uint8_t opcode)
     case 28: {
         ckt_expr_id v;
         s = ckt_kernel_var(k, pick_name(f), pick_expr(f), &v, &err);
+        if (!s) push_expr(f, v);
+        break;
+    }
+    case 29: {
+        ckt_expr_id v;
+        s = ckt_kernel_let(k, fz_u8(&f->in) % 4 ? pick_name(f) : NULL, pick_expr(f), &v, &err);
         if (!s) push_expr(f, v);
         break;
     }

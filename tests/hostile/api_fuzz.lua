@@ -149,7 +149,7 @@ end
 local kernel_calls, kernels_built, kernel_results, kernel_errors = 0, 0, 0, 0
 if ckt.kernel then
   local budget = tonumber(env("CKT_FUZZ_KERNEL_CALLS")) or calls // 4
-  local methods = {"pointer", "size", "scalar", "thread_id", "block_id", "num_blocks", "block_order", "loop", "when", "sync",
+  local methods = {"pointer", "size", "scalar", "thread_id", "block_id", "num_blocks", "block_order", "let", "loop", "when", "sync",
     "copy", "blockwise_copy", "clear", "map", "reduce", "fold", "block_reduce", "blockwise_gemm", "source", "signature",
     "lds_bytes", "name", "block", "compile"}
   local fns = {"tensor", "tile_window", "local_tile", "local_partition", "sweep", "min", "max", "lt", "le", "gt", "ge", "eq", "ne", "land", "lor",
