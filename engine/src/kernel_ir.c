@@ -742,20 +742,34 @@ ckt_status ckt_kernel_move(ckt_kernel *k, int window, const ckt_expr_id *step, c
 
 /* ---------------------------------------------------------------- control flow */
 
+/* what a variable or let may hold */
+static ckt_status check_uniform_value(ckt_kernel *k, const char *fn, ckt_expr_id value,
+                                      ckt_error *err)
+{
+    if (!is_index(k, value) || !ckt_expr_uniform(&k->ex, value))
+        return ckt_fail(err, CKT_EINVAL, "%s: the value must be a block-uniform integer expression",
+                        fn);
+    return CKT_OK;
+}
+
+/* v = value, here */
+static ckt_status push_set(ckt_kernel *k, ckt_expr_id v, ckt_expr_id value, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = expr_ok(k, err))) return s;
+    ckt_kop op = new_op(CKT_OP_SET);
+    op.a = v;
+    op.b = value;
+    return push_op(k, &op, err);
+}
+
 ckt_status ckt_kernel_var(ckt_kernel *k, const char *name, ckt_expr_id init, ckt_expr_id *var,
                           ckt_error *err)
 {
     ckt_status s;
-    if ((s = check_open(k, "var", err))) return s;
-    if (!is_index(k, init) || !ckt_expr_uniform(&k->ex, init))
-        return ckt_fail(err, CKT_EINVAL,
-                        "var: the value must be a block-uniform integer expression");
+    if ((s = check_open(k, "var", err)) || (s = check_uniform_value(k, "var", init, err))) return s;
     ckt_expr_id v = ckt_expr_var(&k->ex, name, INT64_MIN, INT64_MAX, 1);
-    if ((s = expr_ok(k, err))) return s;
-    ckt_kop op = new_op(CKT_OP_SET);
-    op.a = v;
-    op.b = init;
-    if ((s = push_op(k, &op, err))) return s;
+    if ((s = push_set(k, v, init, err))) return s;
     *var = v;
     return CKT_OK;
 }
@@ -769,9 +783,7 @@ ckt_status ckt_kernel_let(ckt_kernel *k, const char *name, ckt_expr_id value, ck
     ckt_status s;
     if ((s = check_open(k, "let", err))) return s;
     if (!var) return ckt_fail(err, CKT_EINVAL, "let: NULL result");
-    if (!is_index(k, value) || !ckt_expr_uniform(&k->ex, value))
-        return ckt_fail(err, CKT_EINVAL,
-                        "let: the value must be a block-uniform integer expression");
+    if ((s = check_uniform_value(k, "let", value, err))) return s;
     if (k->depth > 0)
         return ckt_fail(err, CKT_EINVAL,
                         "let: inside a loop, branch or producer region (a let is computed once, "
@@ -787,11 +799,7 @@ ckt_status ckt_kernel_let(ckt_kernel *k, const char *name, ckt_expr_id value, ck
     }
     snprintf(id, sizeof id, "let%d%s%s", k->nlets, name && *name ? "_" : "", name ? name : "");
     ckt_expr_id v = ckt_expr_let(&k->ex, id, value);
-    if ((s = expr_ok(k, err))) return s;
-    ckt_kop op = new_op(CKT_OP_SET);
-    op.a = v;
-    op.b = value;
-    if ((s = push_op(k, &op, err))) return s;
+    if ((s = push_set(k, v, value, err))) return s;
     k->nlets++;
     *var = v;
     return CKT_OK;
