@@ -8,6 +8,7 @@
 --   configs: comma-separated TMxTNxTK/block/stages[/group][@copy], e.g. 128x128x32/128/3,128x256x32/256/3,default@cp.async
 --            ("default": the library's default for the target)
 --   sizes:   comma-separated, default 4096,8192 ("none": the correctness checks only);  majors: comma-separated a_major..b_major, default kk,kn,mk,mn
+--   out:     the output dtype, "f32" (cuBLAS's too); default the input's
 -- The cuBLAS module (bench/cublas.c, built as ckt_cublas.so next to ckt-lua) is looked up in
 -- $CKT_BENCH_LIB, the build directories build/ and /tmp/ckt-build/; without it (or without
 -- libcublas) the ckt figures are still measured and validated against the reference.
@@ -16,6 +17,9 @@ local json_path = arg[2] or "bench/results/gemm.json"
 local config_arg = arg[3] or "default,128x256x32/256/3,256x128x32/256/3,128x128x32/128/4"
 local size_arg = arg[4] or "4096,8192"
 local major_arg = arg[5] or "kk,kn,mk,mn"
+local out_arg = arg[6]
+if out_arg and out_arg ~= "f32" then error("bench/gemm.lua: out must be f32 or absent (the input's dtype), got " .. out_arg) end
+local function out_of(dt) return out_arg or dt end
 local gemm = require "ckt.kernels.gemm"
 package.path = (arg and arg[0] and arg[0]:match("(.*/)") or "./") .. "lib/?.lua;" .. package.path
 local bench = require "measure"
@@ -45,12 +49,12 @@ do
 end
 
 local function opts(dt, mj, c)
-  local o = {dtype = dt, a_major = mj[1], b_major = mj[2], target = target}
+  local o = {dtype = dt, out = out_of(dt), a_major = mj[1], b_major = mj[2], target = target}
   for _, k in ipairs{"tile", "block", "stages", "group", "copy", "persistent"} do o[k] = c[k] end
   return o
 end
 
-local RTOL = {f16 = 2 ^ -11, bf16 = 2 ^ -8}
+local RTOL = {f16 = 2 ^ -11, bf16 = 2 ^ -8, f32 = 2 ^ -22}
 local checks, rows = {}, {}
 local compiled = {}
 local function build(o, cname)
@@ -64,7 +68,7 @@ local function build(o, cname)
 end
 
 local function cublas_gemm(dt, mj, M, N, K, a, b, c, reps)
-  return cublas:gemm{dtype = dt, out = dt, a_major = mj[1], b_major = mj[2], M = M, N = N, K = K, A = a:address(), B = b:address(), C = c:address(), reps = reps}
+  return cublas:gemm{dtype = dt, out = out_of(dt), a_major = mj[1], b_major = mj[2], M = M, N = N, K = K, A = a:address(), B = b:address(), C = c:address(), reps = reps}
 end
 
 -- 1. correctness at a size that is not a multiple of the tiles, element by element
@@ -74,13 +78,13 @@ do
     local A = ckt.array(dt, M * K):random{seed = 1, lo = -1, hi = 1}
     local B = ckt.array(dt, K * N):random{seed = 2, lo = -1, hi = 1}
     local R = gemm.reference(A, B, M, N, K, {a_major = mj[1], b_major = mj[2], out = "f32"})
-    local ba, bb, bc = dev:alloc(dt, #A), dev:alloc(dt, #B), dev:alloc(dt, M * N)
+    local ba, bb, bc = dev:alloc(dt, #A), dev:alloc(dt, #B), dev:alloc(out_of(dt), M * N)
     ba:upload(A); bb:upload(B)
-    local tol = {rtol = RTOL[dt], atol = K * 2 ^ -21}
+    local tol = {rtol = RTOL[out_of(dt)], atol = K * 2 ^ -21}
     for _, c in ipairs(configs) do
       local ok, err = pcall(function()
         local e = build(opts(dt, mj, c), c.name)
-        local C = ckt.array(dt, M * N):poison()
+        local C = ckt.array(out_of(dt), M * N):poison()
         bc:upload(C)
         e.exe:launch{grid = e.grid(M, N), A = ba, B = bb, C = bc, M = M, N = N, K = K}
         bc:download(C)
@@ -90,7 +94,7 @@ do
       if not ok then checks[#checks + 1] = {what = "ckt vs reference", dtype = dt, majors = mj[1] .. mj[2], config = c.name, ok = false, error = tostring(err)} end
     end
     if cublas then
-      local C = ckt.array(dt, M * N):poison()
+      local C = ckt.array(out_of(dt), M * N):poison()
       bc:upload(C)
       cublas_gemm(dt, mj, M, N, K, ba, bb, bc, 0)
       bc:download(C)
@@ -113,16 +117,16 @@ for _, S in ipairs(sizes) do
   for _, dt in ipairs{"f16", "bf16"} do
     local ba = bench.random_buffer(dev, dt, M * K, 3)
     local bb = bench.random_buffer(dev, dt, K * N, 4)
-    local bc, bref = dev:alloc(dt, M * N), dev:alloc(dt, M * N)
+    local bc, bref = dev:alloc(out_of(dt), M * N), dev:alloc(out_of(dt), M * N)
     for _, mj in ipairs(majors) do
       local cub_ms, ref
       if cublas then
         cub_ms = cublas_gemm(dt, mj, M, N, K, ba, bb, bref, bench.REPS)
-        ref = ckt.array(dt, M * N)
+        ref = ckt.array(out_of(dt), M * N)
         bref:download(ref)
       end
       for _, c in ipairs(configs) do
-        local row = {size = S, dtype = dt, majors = mj[1] .. mj[2], config = c.name, cublas_ms = cub_ms,
+        local row = {size = S, dtype = dt .. (out_arg and (" -> " .. out_arg) or ""), out = out_of(dt), majors = mj[1] .. mj[2], config = c.name, cublas_ms = cub_ms,
                      cublas_tflops = cub_ms and flops / (cub_ms * 1e-3) / 1e12 or nil}
         local ok, err = pcall(function()
           local e = build(opts(dt, mj, c), c.name)
@@ -134,10 +138,10 @@ for _, S in ipairs(sizes) do
           row.tflops = flops / (row.ms * 1e-3) / 1e12
           if cub_ms then row.ratio = cub_ms / row.ms end
           if ref then
-            local C = ckt.array(dt, M * N)
+            local C = ckt.array(out_of(dt), M * N)
             bc:download(C)
             -- both accumulate in f32 in different orders: inputs in [-2, 2]
-            row.valid, row.max_err_vs_cublas = C:compare(ref, {rtol = 2 * RTOL[dt], atol = 4 * K * 2 ^ -21})
+            row.valid, row.max_err_vs_cublas = C:compare(ref, {rtol = 2 * RTOL[out_of(dt)], atol = 4 * K * 2 ^ -21})
           end
         end)
         if not ok then row.error = tostring(err):gsub("\n.*", "") end
