@@ -429,24 +429,33 @@ function gemm.build(o)
       end
       return acc
     end
-    -- cp.async: the 16-byte copies of K slice kt of tile (tm, tn) into LDS stage `stage`
-    local function copy_slice(tm, tn, kt, stage)
+    -- cp.async: the 16-byte copies of K slice kt of tile (tm, tn), an entry per copy: its global
+    -- window, copy(stage) into LDS stage `stage`; given a stage, each copy is also issued at once
+    -- (as its window is made)
+    local function async_copies(tm, tn, kt, now)
+      local list = {}
       for _, x in ipairs{{ga, sa, p.a_copy, tm, TM}, {gb, sb, p.b_copy, tn, TN}} do
         local c = x[3]
+        local function add(src, len, at, threads, vector_dim)
+          local e = {src = src, copy = function(stage)
+            b:blockwise_copy{src = src, dst = ckt.tile_window(x[2]:stage(stage), len, at), thread_layout = threads,
+                             vector_dim = vector_dim, scalar_per_vector = c.scalar_per_vector, async = true}
+          end}
+          if now then e.copy(now) end
+          list[#list + 1] = e
+        end
         if p.hopper and c.vector_dim == 0 then
           -- sm_90a, an M/N-contiguous tile: one copy per 64-row atom of the 128B swizzle, so that
           -- a thread's 8 rows provably stay inside one atom (16-byte copies)
           local n = x[5] // 64
-          for j = 0, n - 1 do
-            b:blockwise_copy{src = ckt.local_tile(x[1], {64, TK}, {x[4] * n + j, kt}), dst = ckt.tile_window(x[2]:stage(stage), {64, TK}, {64 * j, 0}),
-                             thread_layout = c.atom_thread_layout, vector_dim = 0, scalar_per_vector = c.scalar_per_vector, async = true}
-          end
+          for j = 0, n - 1 do add(ckt.local_tile(x[1], {64, TK}, {x[4] * n + j, kt}), {64, TK}, {64 * j, 0}, c.atom_thread_layout, 0) end
         else
-          b:blockwise_copy{src = ckt.local_tile(x[1], {x[5], TK}, {x[4], kt}), dst = ckt.tile_window(x[2]:stage(stage), {x[5], TK}, {0, 0}),
-                           thread_layout = c.thread_layout, vector_dim = c.vector_dim, scalar_per_vector = c.scalar_per_vector, async = true}
+          add(ckt.local_tile(x[1], {x[5], TK}, {x[4], kt}), {x[5], TK}, {0, 0}, c.thread_layout, c.vector_dim)
         end
       end
+      return list
     end
+    local function copy_slice(tm, tn, kt, stage) async_copies(tm, tn, kt, stage) end
     -- Hopper, a 16-bit C whose warpgroups own 64 whole rows each: the tile leaves through LDS. A
     -- thread's fragments are pairs of 4 bytes per row, so a warp's store instruction writes eight
     -- 16-byte pieces of eight rows (8 sectors, about 9000 cycles a 128 x 256 tile on an H100,
@@ -526,15 +535,23 @@ function gemm.build(o)
       end)
       b:loop(mine, function(it)
         local tm1, tn1 = coords(bid + it * G)
-        local tm2, tn2 = coords(bid + (it + 1) * G)
         local base = it * nke
+        -- the windows of this tile's slice D and of the next tile's slice 0, made once a tile (the
+        -- grouped order's divisions) and moved along K copy by copy
+        local this_tile = async_copies(tm1, tn1, D)
+        local tm2, tn2 = coords(bid + (it + 1) * G)
+        local next_tile = async_copies(tm2, tn2, 0)
+        local function refill(list, stage)
+          for _, x in ipairs(list) do x.copy(stage) end
+          for _, x in ipairs(list) do x.src:move{0, TK} end
+        end
         b:clear(acc, 0)
         local function slice(k, pending)
           b:wait{pending = D - 1} -- slice k has landed, every thread is done with slice k - 1
           -- refill the stage of slice k - 1 - P: this tile's slice k + D, or the next tile's
           local g = k + D
-          b:when(ckt.lt(g, nke), function() copy_slice(tm1, tn1, g, (base + g) % S) end)
-          b:when(ckt.land(ckt.ge(g, nke), ckt.lt(it + 1, mine)), function() copy_slice(tm2, tn2, g - nke, (base + g) % S) end)
+          b:when(ckt.lt(g, nke), function() refill(this_tile, (base + g) % S) end)
+          b:when(ckt.land(ckt.ge(g, nke), ckt.lt(it + 1, mine)), function() refill(next_tile, (base + g) % S) end)
           b:commit() -- one group a slice, empty or not
           mma_stage((base + k) % S, acc, pending)
         end

@@ -36,13 +36,16 @@ end
 -- JSON text of a Lua value (tables with a list part become arrays; NaN becomes null)
 -- A GEMM configuration of the benchmarks' command lines: "default" or
 -- TMxTNxTK/block/stages[/group], either followed by @-options: "@cp.async" or "@tma" (how the
--- operand tiles reach LDS on sm_90a), "@persistent" (a persistent grid) ->
+-- operand tiles reach LDS on sm_90a), "@persistent" (a persistent grid of 132 blocks) or
+-- "@persistentN" (of N blocks) ->
 -- {name=, tile=, block=, stages=, group=, copy=, persistent=}
 function measure.gemm_config(s)
   local body, opts = s:match("^([^@]+)(.*)$")
   local c = {name = s}
   for o in opts:gmatch("@([^@]+)") do
-    if o == "persistent" then c.persistent = true else c.copy = o end
+    if o == "persistent" then c.persistent = true
+    elseif o:match("^persistent%d+$") then c.persistent = tonumber(o:sub(11))
+    else c.copy = o end
   end
   if body == "default" then return c end
   local tm, tn, tk, block, stages, group = body:match("^(%d+)x(%d+)x(%d+)/(%d+)/(%d+)/?(%d*)$")
