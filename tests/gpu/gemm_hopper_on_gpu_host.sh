@@ -18,7 +18,7 @@ cmake --build /tmp/ckt-build -j16 2>&1 | grep -E "error|warning" ;
 lua=/tmp/ckt-build/ckt-lua
 export CKT_CACHE_DIR=/tmp/ckt-cache CKT_BENCH_LIB=/tmp/ckt-build
 nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader | tee "$out/device.txt"
-configs=${1:-default,128x256x64/256/3,256x128x64/256/3,128x128x64/128/4,128x256x64/256/4}
+configs=${1:-default,default@cp.async,default@persistent}
 rc=0
 echo "== sm_90a GEMM: GPU vs cpu:sm_90a and the double reference; non-square shapes vs cuBLAS"
 $lua bench/gemm_hopper_check.lua full "$configs" 2>&1 | tee "$out/gemm_hopper_check.log" || rc=1
