@@ -134,7 +134,7 @@ for _, S in ipairs(sizes) do
           row.plan = ("%dx%dx%d/%d/%d/g%d%s"):format(p.TM, p.TN, p.TK, p.block, p.stages, p.group, (p.hopper and ("@" .. p.copy) or "") .. (p.persistent and "@persistent" or ""))
           row.compile_ms = e.compile_ms
           bc:memset(0)
-          row.ms = bench.time_launch(e.exe, {grid = e.grid(M, N), A = ba, B = bb, C = bc, M = M, N = N, K = K})
+          row.ms = bench.time_launch(e.exe, {grid = e.grid(M, N, e.exe), A = ba, B = bb, C = bc, M = M, N = N, K = K})
           row.tflops = flops / (row.ms * 1e-3) / 1e12
           if cub_ms then row.ratio = cub_ms / row.ms end
           if ref then

@@ -144,6 +144,7 @@ function gemm.plan(o)
   -- walks the tiles, the copies running on across tile boundaries
   if o.persistent ~= nil and o.persistent ~= false then
     p.persistent = o.persistent == true and 132 or o.persistent
+    p.persistent_auto = o.persistent == true
     if math.type(p.persistent) ~= "integer" or p.persistent < 1 then fail(("persistent %s must be true or a positive number of blocks"):format(tostring(o.persistent))) end
   end
   -- with the producer warp ptxas caps the registers at 168; an f32 output's epilogue then spills
@@ -626,9 +627,26 @@ function gemm.build(o)
     tm, tn = b:let(tm, "tm"), b:let(tn, "tn")
     epilogue(p.copy == "tma" and mainloop_tma() or mainloop_async(), tm, tn)
   end}
-  local function grid(M, N)
+  -- grid(M, N [, exe]): the tiles, or with persistent the smaller of the tiles and the blocks.
+  -- persistent = true is 132 blocks (one an SM of an H100 / H200); given the compiled kernel, as
+  -- many blocks as 132 SMs hold at once by its registers, LDS and threads (the block count the
+  -- caller gave stays as it is)
+  local function resident(exe)
+    local regs = exe:resources().registers
+    if type(regs) ~= "number" or regs < 1 then return 1 end
+    local threads = p.block + (p.copy == "tma" and 32 or 0)
+    local warps = (threads + 31) // 32
+    local per_warp = (regs * 32 + 255) // 256 * 256 -- registers are given to warps 256 at a time
+    local by_regs = 65536 // (per_warp * warps)
+    local by_lds = ckt.target(p.target).lds_bytes // (k:lds_bytes() + 1024) -- 1 KiB a block the hardware keeps
+    return math.max(1, math.min(by_regs, by_lds, 2048 // threads, 32))
+  end
+  local function grid(M, N, exe)
     local tiles = ((M + TM - 1) // TM) * ((N + TN - 1) // TN)
-    return p.persistent and math.min(tiles, p.persistent) or tiles
+    if not p.persistent then return tiles end
+    local blocks = p.persistent
+    if p.persistent_auto and exe and not p.emulated then blocks = 132 * resident(exe) end
+    return math.min(tiles, blocks)
   end
   return k, grid, p
 end

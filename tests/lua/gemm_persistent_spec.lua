@@ -52,9 +52,23 @@ describe("the persistent GEMM", function()
     run({target = "cpu:sm_90", dtype = "bf16", persistent = 4}, 300, 136, 100)
     run({target = "cpu:gfx90a", dtype = "f16", persistent = 5}, 200, 136, 72)
   end)
-  it("persistent = true is a grid of at most 132 blocks", function()
-    local _, grid = gemm.build{target = "cpu:sm_90a", dtype = "f16", persistent = true}
+  it("persistent = true is a grid of at most 132 blocks, or as many as 132 SMs hold of the compiled kernel", function()
+    local k, grid = gemm.build{target = "cpu:sm_90a", dtype = "f16", persistent = true}
     assert.equal(132, grid(8192, 8192)); assert.equal(4, grid(256, 512))
+    assert.equal(132, grid(8192, 8192, k:compile{target = "cpu:sm_90a"})) -- the CPU target: no SMs to fill
+    -- sm_90's mma.sync default: 128 threads, 64 KiB of LDS and over 128 registers a thread: two
+    -- blocks an SM; sm_90a's: one (NVRTC, where present)
+    local k90, grid90 = gemm.build{target = "sm_90", dtype = "f16", persistent = true}
+    local ok, exe = pcall(k90.compile, k90, {target = "sm_90", compile_only = true})
+    if not ok and tostring(exe):find("NVRTC") and tostring(exe):find("not found") then pending("NVRTC not installed: " .. exe) return end
+    assert(ok, exe)
+    local regs = exe:resources().registers
+    assert.equal(132 * math.min(2, 65536 // ((regs * 32 + 255) // 256 * 256 * 4)), grid90(8192, 8192, exe))
+    assert.equal(4, grid90(256, 256, exe)) -- never more blocks than tiles
+    local ka, grida = gemm.build{target = "sm_90a", dtype = "f16", persistent = true}
+    assert.equal(132, grida(8192, 8192, ka:compile{target = "sm_90a", compile_only = true}))
+    local _, grid200 = gemm.build{target = "sm_90", dtype = "f16", persistent = 200}
+    assert.equal(200, grid200(8192, 8192, exe)) -- a count given stays
   end)
   it("refuses what it cannot do, naming the option", function()
     local function err(o)
