@@ -395,6 +395,35 @@ function gemm.build(o)
     local function tma_barriers()
       return b:mbarriers{count = S, arrivals = boxes(p.a_copy, TM) + boxes(p.b_copy, TN)}, b:mbarriers{count = S, arrivals = p.block}
     end
+    -- The block's threads' side of the bulk-copy pipeline, one tile's K slices: wait for slice i's
+    -- boxes (mbarrier `full`), run its MMAs, release slice i - P once they have retired (`empty`).
+    -- base (persistent): the slices before this tile's, so that stages and phases run on across
+    -- tiles; the last min(P, nk) slices are then released once the tile's MMAs retire, since the
+    -- producer waits for their stages (a lone tile leaves them: nothing comes after it).
+    local function tma_consume(acc, full, empty, base)
+      local function at(i) return base and base + i or i end
+      local function slice(i, pending)
+        b:mbarrier_wait{barrier = full, at = at(i) % S, phase = (at(i) // S) % 2}
+        mma_stage(at(i) % S, acc, pending)
+      end
+      -- (+ S: the range analysis then sees a non-negative index; i >= -P only as it reads nk - min(nk, P))
+      local function release(i) b:mbarrier_arrive{barrier = empty, at = (at(i) + S) % S} end
+      if P > 0 then
+        -- slice 0 first, its MMAs retired (see the cp.async path below), released in the loop
+        b:when(ckt.gt(nk, 0), function() slice(0, 0) end)
+        b:loop(nk - 1, function(j)
+          slice(j + 1, P)
+          if P == 1 then release(j) else b:when(ckt.ge(j + 1, P), function() release(j + 1 - P) end) end
+        end)
+        b:wgmma_wait(acc, 0)
+        if base then
+          local last = ckt.min(nk, P)
+          b:loop(last, function(i) release(nk - last + i) end)
+        end
+      else
+        b:loop(nk, function(i) slice(i, 0); release(i) end)
+      end
+    end
     local function mainloop_tma()
       -- Warp specialization: a producer warp issues the bulk tensor copies of slice kt into stage
       -- kt % S as soon as the block's threads have released that stage (mbarrier `empty`); they
@@ -411,23 +440,7 @@ function gemm.build(o)
       end)
       local acc = b:make_blockwise_gemm_xdl_c_vgpr(sa, sb, T)
       b:clear(acc, 0)
-      local function slice(i, pending)
-        b:mbarrier_wait{barrier = full, at = i % S, phase = (i // S) % 2}
-        mma_stage(i % S, acc, pending)
-      end
-      -- (i + S: the range analysis then sees a non-negative index; i >= 0 where it runs)
-      local function release(i) b:mbarrier_arrive{barrier = empty, at = (i + S) % S} end
-      if P > 0 then
-        -- slice 0 first, its MMAs retired (see the cp.async path below), released in the loop
-        b:when(ckt.gt(nk, 0), function() slice(0, 0) end)
-        b:loop(nk - 1, function(j)
-          slice(j + 1, P)
-          if P == 1 then release(j) else b:when(ckt.ge(j + 1, P), function() release(j + 1 - P) end) end
-        end)
-        b:wgmma_wait(acc, 0)
-      else
-        b:loop(nk, function(i) slice(i, 0); release(i) end)
-      end
+      tma_consume(acc, full, empty)
       return acc
     end
     -- cp.async: the 16-byte copies of K slice kt of tile (tm, tn), an entry per copy: its global
@@ -592,28 +605,8 @@ function gemm.build(o)
       end)
       local acc = b:make_blockwise_gemm_xdl_c_vgpr(sa, sb, T)
       b:loop(mine, function(it)
-        local base = it * nk
-        local function slice(k, pending)
-          local g = base + k
-          b:mbarrier_wait{barrier = full, at = g % S, phase = (g // S) % 2}
-          mma_stage(g % S, acc, pending)
-        end
-        -- (+ S: the range analysis then sees a non-negative index; k >= -P only as it reads nk - min(nk, P))
-        local function release(k) b:mbarrier_arrive{barrier = empty, at = (base + k + S) % S} end
         b:clear(acc, 0)
-        if P > 0 then
-          b:when(ckt.gt(nk, 0), function() slice(0, 0) end)
-          b:loop(nk - 1, function(j)
-            slice(j + 1, P)
-            if P == 1 then release(j) else b:when(ckt.ge(j + 1, P), function() release(j + 1 - P) end) end
-          end)
-          b:wgmma_wait(acc, 0)
-          -- the last min(P, nk) slices, retired now: the producer is waiting for their stages
-          local last = ckt.min(nk, P)
-          b:loop(last, function(i) release(nk - last + i) end)
-        else
-          b:loop(nk, function(k) slice(k, 0); release(k) end)
-        end
+        tma_consume(acc, full, empty, it * nk)
         epilogue(acc, coords(bid + it * G))
       end)
     end
