@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Compare ckt's predicted shared-memory wavefronts with ncu's counts, launch by launch.
+# Compare ckt's predicted shared-memory wavefronts with ncu's counts, launch by launch. Exits 0
+# only when there was at least one comparison and every launch matched; 77 (skipped) only when ncu
+# or the CUDA driver is missing; 1 otherwise.
 set -u
 probe=$1
 command -v ncu >/dev/null || [ -x /usr/local/cuda/bin/ncu ] || { echo "SKIPPED: ncu not found"; exit 77; }
@@ -28,7 +30,14 @@ for p in pred:
     match = (m == cyc)
     ok += match; bad += not match
     print(f'| {i} | {instr} | {name} | {cyc} | {m} | {"yes" if match else "NO"} |')
+extra = sorted(set(wave) - {int(p[1]) for p in pred})
+if extra:  # launches ncu saw that the probe did not predict: the two lists do not line up
+    print(f'ncu counted launches with no prediction: {extra}')
+    bad += len(extra)
 print(f'{ok} passed, {bad} failed')
+if ok + bad == 0:  # no PRED lines or no ncu rows: nothing was compared, which is not a pass
+    print('FAILED: no comparisons (the probe printed no PRED lines, or ncu gave no wavefront rows)')
+    raise SystemExit(1)
 import os
 if os.environ.get('OUT'):
     open(os.path.join(os.environ['OUT'], 'bank_model.md'), 'w').write('see gpu_tests.log')
