@@ -10,11 +10,11 @@ local function refused(what, pattern, build)
 end
 local function tensor(b, n) return ckt.tensor(b:pointer("x", "f32"), "f32", {shape = {n or (1 << 40)}}) end
 refused("window (1 << 40)", "not a tile", function(b) ckt.tile_window(tensor(b), {(1 << 40)}, {0}) end)
-refused("window (1 << 62)", "", function(b) ckt.tile_window(tensor(b, (1 << 62)), {(1 << 62)}, {0}) end)
+refused("window (1 << 62)", "window length 4611686018427387904 of dim 0 is not a tile", function(b) ckt.tile_window(tensor(b, (1 << 62)), {(1 << 62)}, {0}) end)
 refused("window -1", ">= 1", function(b) ckt.tile_window(tensor(b), {-1}, {0}) end)
 refused("window origin -2^63", "negative", function(b) ckt.tile_window(tensor(b), {64}, {math.mininteger}) end)
 refused("window (1 << 20) loaded", "values per thread", function(b) ckt.tile_window(tensor(b, (1 << 20)), {(1 << 20)}, {0}):load() end)
-refused("(1 << 20) x (1 << 20) window", "", function(b)
+refused("(1 << 20) x (1 << 20) window", "more than 256 values per thread", function(b)
   local t = ckt.tensor(b:pointer("x", "f32"), "f32", {shape = {(1 << 20), (1 << 20)}})
   ckt.tile_window(t, {(1 << 20), (1 << 20)}, {0, 0}):load()
 end)

@@ -27,8 +27,18 @@ describe("help", function()
     end
   end)
 
+  -- Functions known to have no help topic yet (the kernel builder's expression helpers and a few
+  -- constructors). Every other function must have one: a new function without help fails the test,
+  -- and so does an entry here that has gained its topic (remove it). The list is printed each run.
+  local known_undocumented = {
+    "abs", "array", "cast", "compile", "device", "eq", "exp", "float", "ge", "gt", "int", "kernel",
+    "land", "le", "lnot", "log", "lor", "lt", "make_blockwise_gemm_xdl_c_local_partition", "max",
+    "min", "mma_find", "mma_list", "ne", "select", "sqrt", "sweep", "tensor", "tile_window",
+  }
+
   it("finds a function by identity, as help('name') does", function()
-    local documented = 0
+    local documented, missing, known = 0, {}, {}
+    for _, name in ipairs(known_undocumented) do known[name] = true end
     for _, nf in ipairs(functions()) do
       local name, f = nf[1], nf[2]
       local by_name, found = ckt.help_text(name)
@@ -40,10 +50,23 @@ describe("help", function()
         local short = name:match("[^.]+$")
         assert.truthy(by_name:find(short, 1, true), name .. ": " .. by_name)
       else
-        -- a function added by another module without a topic yet: reported, not failed
-        pending("no help topic for ckt." .. name .. " (add one with ckt_l_help_add)")
+        missing[#missing + 1] = name -- collected: every missing topic is reported, not only the first
       end
     end
+    local new_missing, now_documented, missing_set = {}, {}, {}
+    for _, name in ipairs(missing) do
+      missing_set[name] = true
+      if not known[name] then new_missing[#new_missing + 1] = "ckt." .. name end
+    end
+    for _, name in ipairs(known_undocumented) do
+      if not missing_set[name] and ckt[name] ~= nil then now_documented[#now_documented + 1] = "ckt." .. name end
+    end
+    print(("help_spec: %d functions without a help topic (known, listed in help_spec.lua): %s"):format(
+          #missing - #new_missing, table.concat(known_undocumented, ", ")))
+    assert.is_true(#new_missing == 0, #new_missing .. " function(s) without a help topic (add one with ckt_l_help_add): "
+                   .. table.concat(new_missing, ", "))
+    assert.is_true(#now_documented == 0, "documented now, remove from known_undocumented in help_spec.lua: "
+                   .. table.concat(now_documented, ", "))
     assert.is_true(documented >= 40, "only " .. documented .. " documented functions")
   end)
 
