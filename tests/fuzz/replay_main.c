@@ -1,7 +1,8 @@
 /* Replays fuzz inputs through a target without libFuzzer: every file named on the command line,
  * or every file in a named directory. Built with the ordinary compiler, so the kept corpora and
  * the crash regressions in tests/fuzz/regressions/<target>/ run in every build and under valgrind.
- * A broken invariant traps (FUZZ_CHECK), which fails the test. */
+ * A broken invariant traps (FUZZ_CHECK), which fails the test; so does a path that does not exist
+ * (every target has its regressions folder, kept by a .gitkeep until its first crash file). */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,7 +38,10 @@ static int replay_file(const char *path)
 static int replay(const char *path, int *count)
 {
     struct stat st;
-    if (stat(path, &st) != 0) return 0; /* an absent regressions dir is fine */
+    if (stat(path, &st) != 0) { /* a missing corpus or regressions folder is an error, not 0 inputs */
+        fprintf(stderr, "replay: no such file or folder: %s\n", path);
+        return 1;
+    }
     if (!S_ISDIR(st.st_mode)) { ++*count; return replay_file(path); }
     DIR *d = opendir(path);
     if (!d) { fprintf(stderr, "replay: cannot read %s\n", path); return 1; }
