@@ -44,3 +44,13 @@ foreach(target gfx90a sm_90)
   set_tests_properties(compile.gemm_${target} PROPERTIES LABELS compile SKIP_RETURN_CODE 77 TIMEOUT 900
     ENVIRONMENT "CKT_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache/kernels")
 endforeach()
+
+# The library GEMM (kernels/gemm) compile-only for sm_90 (mma.sync with ldmatrix) and sm_90a
+# (wgmma with bulk tensor copies and mbarriers, its cp.async and persistent variants), every
+# dtype and both majors: NVRTC and ptxas must accept what the CPU target only emulates. A compile
+# error fails; only a missing NVRTC library skips (77, reported by ctest as skipped, not passed).
+foreach(target sm_90 sm_90a)
+  add_test(NAME compile.gemm_library_${target} COMMAND ckt-lua ${CMAKE_CURRENT_SOURCE_DIR}/compile/gemm_library_compile.lua ${target})
+  set_tests_properties(compile.gemm_library_${target} PROPERTIES LABELS compile SKIP_RETURN_CODE 77 TIMEOUT 900
+    ENVIRONMENT "CKT_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache/kernels")
+endforeach()
