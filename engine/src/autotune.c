@@ -47,23 +47,13 @@ static double now_s(void)
 
 /* ---- the register model (occupancy) ---- */
 
-/* NVIDIA sm_80 / sm_90: 64 K 32-bit registers and at most 64 resident warps and 32 blocks per
- * SM, registers allocated per warp in units of 256. AMD CDNA: per SIMD lane 512 registers shared
- * by VGPRs and AGPRs on gfx90a / gfx942 / gfx950 (at most 8 waves), 256 VGPRs on gfx908 (AGPRs
- * apart; at most 10 waves), allocated in units of 8. The vendors' occupancy calculators. */
+/* Warps an SM (NVIDIA) / waves a SIMD (AMD) holds of blocks of `block` threads with `registers`
+ * registers a thread: the engine's occupancy model (ckt_target_occupancy); -1 when unknown. */
 int ckt_autotune_occupancy(const ckt_target_record *t, int64_t registers, int64_t block)
 {
-    if (!t || registers <= 0 || block <= 0 || !t->modelled) return -1;
-    if (t->hw.vendor == CKT_VENDOR_NVIDIA) {
-        int64_t per_warp = (registers * 32 + 255) / 256 * 256;
-        int64_t warps = (block + 31) / 32;
-        int64_t blocks = t->hw.reg_file / (per_warp * warps);
-        if (blocks > 32) blocks = 32;
-        int64_t w = blocks * warps;
-        return (int)(w > t->hw.max_waves ? t->hw.max_waves : w);
-    }
-    int64_t waves = t->hw.reg_file / ((registers + 7) / 8 * 8);
-    return (int)(waves > t->hw.max_waves ? t->hw.max_waves : waves);
+    ckt_occupancy o;
+    if (!t || registers <= 0 || ckt_target_occupancy(t, block, registers, 0, &o, NULL)) return -1;
+    return o.waves;
 }
 
 static int64_t registers_of(const ckt_target_record *t, const ckt_resources *r)
@@ -118,7 +108,7 @@ static void *compile_worker(void *arg)
         ckt_executable *exe = NULL;
         ckt_error e;
         ckt_error_clear(&e);
-        ckt_status s = ckt_kernel_compile(t->ctx, t->c[i].kernel, t->rec->name, &co, &exe, &e);
+        ckt_status s = ckt_kernel_compile_record(t->ctx, t->c[i].kernel, t->rec, &co, &exe, &e);
         pthread_mutex_lock(&t->lock);
         ckt_autotune_result *r = &t->r[i];
         if (s)

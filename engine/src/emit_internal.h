@@ -54,7 +54,8 @@ void ckt_emit_close(ckt_emit_out *o);
 void ckt_emit_mma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_mma_site *site);
 /* A warpgroup MMA op (CKT_OP_WGMMA): emit_wgmma.c. */
 ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k,
-                          ckt_expr_pool *ex, const ckt_kop *op, const char *target, ckt_error *err);
+                          ckt_expr_pool *ex, const ckt_kop *op, const ckt_target_record *target,
+                          ckt_error *err);
 
 /* Bulk tensor copies and mbarriers (CKT_OP_TMA_COPY, CKT_OP_MBAR_WAIT): emit_tma.c. Init after
  * the declarations, close before the kernel's end. */
@@ -64,7 +65,7 @@ void ckt_emit_mbar_close(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_ke
  * producer: the op is on the producer warp's elected thread (no thread-0 guard; a C-dialect wait
  * there records what the copies after it wait for) */
 ckt_status ckt_emit_tma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k,
-                        ckt_expr_pool *ex, const ckt_kop *op, const char *target, bool producer,
-                        ckt_error *err);
+                        ckt_expr_pool *ex, const ckt_kop *op, const ckt_target_record *target,
+                        bool producer, ckt_error *err);
 
 #endif

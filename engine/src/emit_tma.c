@@ -11,17 +11,13 @@
 
 #include "emit_internal.h"
 
-static ckt_status need_tma(ckt_dialect_kind kind, const char *target, const char *what,
-                           ckt_error *err)
+static ckt_status need_tma(const ckt_target_record *t, const char *what, ckt_error *err)
 {
-    ckt_target_record t;
-    ckt_status s = ckt_target_parse(target, &t, err);
-    if (s) return s;
-    if (kind == CKT_DIALECT_HIP || !t.modelled || !t.hw.tma)
+    if (!t->modelled || !t->hw.tma)
         return ckt_fail(err, CKT_EUNSUPPORTED,
                         "%s: target '%s' has no bulk tensor copies or mbarriers (the tensor memory "
                         "accelerator: sm_90, sm_90a, cpu:sm_90, cpu:sm_90a)",
-                        what, target);
+                        what, t->name);
     return CKT_OK;
 }
 
@@ -202,12 +198,12 @@ static ckt_status mbar_arrive(ckt_emit_out o, ckt_dialect_kind kind, const ckt_k
 }
 
 ckt_status ckt_emit_tma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k,
-                        ckt_expr_pool *ex, const ckt_kop *op, const char *target, bool producer,
-                        ckt_error *err)
+                        ckt_expr_pool *ex, const ckt_kop *op, const ckt_target_record *target,
+                        bool producer, ckt_error *err)
 {
     static const char *const what[] = {"tma_copy", "mbarrier_wait", "mbarrier_arrive"};
     int i = op->kind == CKT_OP_TMA_COPY ? 0 : op->kind == CKT_OP_MBAR_WAIT ? 1 : 2;
-    ckt_status st = need_tma(kind, target, what[i], err);
+    ckt_status st = need_tma(target, what[i], err);
     if (st) return st;
     ckt_emit_out o = {s, ind};
     switch (op->kind) {

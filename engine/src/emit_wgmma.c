@@ -76,14 +76,11 @@ static void fence_operands(ckt_emit_out *o, const char *acc, long long n)
 
 /* wgmma.wait_group alone (ckt_kernel_wgmma_wait); the C dialect's emulation is done when issued */
 static ckt_status emit_wait(ckt_emit_out *o, ckt_dialect_kind kind, const ckt_kernel *k,
-                            const ckt_kop *op, const char *target, ckt_error *err)
+                            const ckt_kop *op, const ckt_target_record *target, ckt_error *err)
 {
-    ckt_target_record t;
-    ckt_status st = ckt_target_parse(target, &t, err);
-    if (st) return st;
-    if (kind == CKT_DIALECT_HIP || !strstr(t.matrix, "wgmma_"))
+    if (!target->modelled || !target->hw.wgmma)
         return ckt_fail(err, CKT_EUNSUPPORTED, "wgmma wait: target '%s' has no wgmma (sm_90a)",
-                        target);
+                        target->name);
     const ckt_ktensor *c = ckt_kernel_tensor(k, op->r);
     if (kind == CKT_DIALECT_C) {
         ckt_emit_put(o, "/* wgmma.wait_group %lld: the emulated MMAs completed when issued */",
@@ -100,7 +97,8 @@ static ckt_status emit_wait(ckt_emit_out *o, ckt_dialect_kind kind, const ckt_ke
 }
 
 ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k,
-                          ckt_expr_pool *ex, const ckt_kop *op, const char *target, ckt_error *err)
+                          ckt_expr_pool *ex, const ckt_kop *op, const ckt_target_record *target,
+                          ckt_error *err)
 {
     if (op->ninputs == 0) {
         ckt_emit_out w = {s, ind};

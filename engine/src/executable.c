@@ -7,6 +7,30 @@
 #include "ckt/emit.h"
 #include "ckt/executable.h"
 #include "ckt/tma.h"
+#include "runtime_internal.h"
+
+/* A tensor map as the launch passes it (CUtensorMap: 128 bytes, 64-byte aligned). */
+typedef struct {
+    _Alignas(64) unsigned char bytes[128];
+} tensor_map;
+
+/* What one launch learns that the next may reuse: everything checked depends only on the
+ * integer arguments, the buffers' sizes, the grid and the device, so a launch with the same
+ * key skips the checks (the application loop's case); a tensor map depends on its tensor's
+ * address, sizes and strides, so it is encoded again only when they change. */
+typedef struct launch_cache {
+    pthread_mutex_t lock;
+    bool valid, empty;
+    const ckt_device *dev;
+    int64_t key[CKT_K_MAX_PARAMS + 3];
+    struct {
+        bool valid;
+        const void *base;
+        int64_t shape[2], stride[2];
+        int tile_checked_inner; /* the innermost mode the LDS tile was checked for (-1: none) */
+        tensor_map map;
+    } tma[CKT_K_MAX_TMAS];
+} launch_cache;
 
 struct ckt_executable {
     const ckt_kernel *k; /* borrowed */
@@ -20,12 +44,10 @@ struct ckt_executable {
     /* what the binary takes: the arguments and the parameters derived at launch (tensor maps) */
     ckt_param launch_sig[CKT_K_MAX_PARAMS];
     int launch_index[CKT_K_MAX_PARAMS], nlaunch;
+    int of_param[CKT_K_MAX_PARAMS]; /* kernel parameter -> argument (-1: none) */
+    int64_t block;                  /* threads a block (the producer's included) */
+    launch_cache *cache;            /* mutable behind a const executable */
 };
-
-/* A tensor map as the launch passes it (CUtensorMap: 128 bytes, 64-byte aligned). */
-typedef struct {
-    _Alignas(64) unsigned char bytes[128];
-} tensor_map;
 
 /* wgmma writes its accumulators asynchronously: ptxas spilling them (to local memory and back
  * around the MMAs) gave wrong results on an H200 (an f32-output GEMM, a producer warp capping the
@@ -49,23 +71,44 @@ ckt_status ckt_kernel_compile(ckt_context *ctx, const ckt_kernel *k, const char 
                               const ckt_kernel_compile_options *opts, ckt_executable **out,
                               ckt_error *err)
 {
-    static const ckt_kernel_compile_options none = {0, NULL, 0};
+    ckt_target_record t;
     if (!k || !out) return ckt_fail(err, CKT_EINVAL, "compile: %s is NULL", k ? "out" : "kernel");
+    *out = NULL;
+    ckt_status s = ckt_target_parse(target, &t, err);
+    return s ? s : ckt_kernel_compile_record(ctx, k, &t, opts, out, err);
+}
+
+ckt_status ckt_kernel_compile_record(ckt_context *ctx, const ckt_kernel *k,
+                                     const ckt_target_record *target,
+                                     const ckt_kernel_compile_options *opts, ckt_executable **out,
+                                     ckt_error *err)
+{
+    static const ckt_kernel_compile_options none = {0, NULL, 0};
+    if (!k || !out || !target)
+        return ckt_fail(err, CKT_EINVAL, "compile: %s is NULL",
+                        !k ? "kernel" : !out ? "out" : "target");
     *out = NULL;
     if (!opts) opts = &none;
     ckt_executable *e = calloc(1, sizeof *e);
     if (!e) return ckt_fail(err, CKT_ENOMEM, "compile: out of memory");
     e->k = k;
     ckt_status s;
-    if ((s = ckt_target_parse(target, &e->target, err)) ||
-        (s = ckt_emit(k, target, &e->source, err)))
-        goto fail;
-    ckt_compile_request req = {target, e->source, ckt_kernel_name(k), opts->options,
+    e->target = *target;
+    if ((s = ckt_emit(k, &e->target, &e->source, err))) goto fail;
+    ckt_compile_request req = {e->target.name, e->source, ckt_kernel_name(k), opts->options,
                                opts->noptions};
-    if ((s = ckt_compile(ctx, &req, opts->flags, &e->bin, err)) ||
+    if ((s = ckt_compile_record(ctx, &e->target, &req, opts->flags, &e->bin, err)) ||
         (s = check_wgmma_spills(k, e->bin, err)))
         goto fail;
     e->dynamic_lds = ckt_emit_dynamic_lds_bytes(k, &e->target);
+    e->block = ckt_kernel_block(k) + ckt_kernel_producer_threads(k);
+    if (!(e->cache = calloc(1, sizeof *e->cache))) {
+        s = ckt_fail(err, CKT_ENOMEM, "compile: out of memory");
+        goto fail;
+    }
+    pthread_mutex_init(&e->cache->lock, NULL);
+    for (int i = 0; i < CKT_K_MAX_TMAS; i++) e->cache->tma[i].tile_checked_inner = -1;
+    for (int i = 0; i < CKT_K_MAX_PARAMS; i++) e->of_param[i] = -1;
     for (int i = 0; i < ckt_kernel_nparams(k); i++) {
         const ckt_kparam *p = ckt_kernel_param(k, i);
         if (p->specialized) continue;
@@ -73,6 +116,7 @@ ckt_status ckt_kernel_compile(ckt_context *ctx, const ckt_kernel *k, const char 
         e->launch_index[e->nlaunch++] = i;
         if (p->derived) continue;
         e->sig[e->nsig] = (ckt_param){p->kind, p->name};
+        e->of_param[i] = e->nsig;
         e->sig_index[e->nsig++] = i;
     }
     *out = e;
@@ -85,6 +129,8 @@ fail:
 void ckt_exe_free(ckt_executable *e)
 {
     if (!e) return;
+    if (e->cache) pthread_mutex_destroy(&e->cache->lock);
+    free(e->cache);
     free(e->source);
     ckt_binary_free(e->bin);
     free(e);
@@ -100,6 +146,142 @@ const ckt_param *ckt_exe_signature(const ckt_executable *e, int *count)
     if (count) *count = e ? e->nsig : 0;
     return e ? e->sig : NULL;
 }
+
+/* Everything the kernel needs of its arguments and grid, checked before anything launches:
+ * the binary suits the device, the launch conditions, and that every buffer covers what the
+ * kernel's accesses can touch at these sizes and this grid (kernel_bounds.c). *empty: a
+ * zero-sized problem, which runs no blocks. */
+static ckt_status check_launch(const ckt_executable *e, ckt_device *dev, const int64_t grid[3],
+                               const ckt_arg *args, int nargs, const int64_t *values, bool *empty,
+                               ckt_error *err)
+{
+    uint64_t bytes[CKT_K_MAX_PARAMS];
+    for (int i = 0; i < CKT_K_MAX_PARAMS; i++) bytes[i] = UINT64_MAX; /* not a pointer */
+    ckt_status s = ckt_runtime_check_binary(dev, e->bin, &e->target, err);
+    if (s || (s = ckt_kernel_check_launch(e->k, values, err))) return s;
+    for (int d = 0; d < 3; d++)
+        if (grid[d] < 1)
+            return ckt_fail(err, CKT_EINVAL, "launch: grid.%c is %lld (every extent must be >= 1)",
+                            "xyz"[d], (long long)grid[d]);
+    for (int i = 0; i < nargs; i++)
+        if (args[i].kind == CKT_PARAM_PTR)
+            bytes[e->sig_index[i]] = (uint64_t)ckt_buffer_size(args[i].v.buffer);
+    return ckt_kernel_check_bounds(e->k, values, grid, bytes, empty, err);
+}
+
+/* check_launch, or what the last launch with the same key found (the key: each argument's
+ * value or buffer size, then the grid). */
+static ckt_status check_cached(const ckt_executable *e, ckt_device *dev, const int64_t grid[3],
+                               const ckt_arg *args, int nargs, const int64_t *values, bool *empty,
+                               ckt_error *err)
+{
+    int64_t key[CKT_K_MAX_PARAMS + 3];
+    for (int i = 0; i < nargs; i++)
+        key[i] = args[i].kind == CKT_PARAM_PTR ? (int64_t)ckt_buffer_size(args[i].v.buffer)
+                                               : values[e->sig_index[i]];
+    memcpy(key + nargs, grid, 3 * sizeof *grid);
+    size_t key_bytes = (size_t)(nargs + 3) * sizeof *key;
+    launch_cache *c = e->cache;
+    pthread_mutex_lock(&c->lock);
+    bool hit = c->valid && c->dev == dev && !memcmp(c->key, key, key_bytes);
+    *empty = c->empty;
+    pthread_mutex_unlock(&c->lock);
+    if (hit) return CKT_OK;
+    ckt_status s = check_launch(e, dev, grid, args, nargs, values, empty, err);
+    if (s) return s;
+    pthread_mutex_lock(&c->lock);
+    memcpy(c->key, key, key_bytes);
+    c->dev = dev;
+    c->empty = *empty;
+    c->valid = true;
+    pthread_mutex_unlock(&c->lock);
+    return CKT_OK;
+}
+
+/* the rank-2 layout (s0, s1) : (d0, d1) */
+static ckt_status layout2(int64_t s0, int64_t s1, int64_t d0, int64_t d1, ckt_layout *out,
+                          ckt_error *err)
+{
+    ckt_tuple sh[2] = {ckt_tuple_int(s0), ckt_tuple_int(s1)},
+              st[2] = {ckt_tuple_int(d0), ckt_tuple_int(d1)};
+    ckt_tuple shape, stride;
+    ckt_status s = ckt_tuple_make(&shape, 2, sh, err);
+    if (!s) s = ckt_tuple_make(&stride, 2, st, err);
+    return s ? s : ckt_layout_make(out, &shape, &stride, err);
+}
+
+/* Tensor map `i` at this launch: its tensor's sizes and strides at these parameter leaf values
+ * (pv), planned (ckt_tma_plan checks what the driver needs) and encoded by the driver (GPU) or for
+ * the CPU target's emulation, unless the last launch encoded the same. Errors name the tensor. */
+static ckt_status encode_map(const ckt_executable *e, int i, int64_t *pv, const ckt_arg *args,
+                             tensor_map *out, ckt_error *err)
+{
+    const ckt_ktma *m = ckt_kernel_tma(e->k, i);
+    const ckt_ktensor *t = ckt_kernel_tensor(e->k, m->tensor);
+    const ckt_kparam *ptr = ckt_kernel_param(e->k, t->param);
+    const void *base = ckt_buffer_ptr(args[e->of_param[t->param]].v.buffer);
+    int64_t shape[2], stride[2];
+    ckt_expr_env env;
+    memset(&env, 0, sizeof env);
+    env.params = pv;
+    ckt_status s = CKT_OK;
+    for (int d = 0; d < 2 && !s; d++) {
+        s = ckt_expr_eval_int(ckt_kernel_exprs_const(e->k), t->shape[d], &env, &shape[d], err);
+        if (!s)
+            s = ckt_expr_eval_int(ckt_kernel_exprs_const(e->k), t->stride[d], &env, &stride[d],
+                                  err);
+    }
+    if (s) return s;
+    launch_cache *c = e->cache;
+    pthread_mutex_lock(&c->lock);
+    bool same = c->tma[i].valid && c->tma[i].base == base &&
+                !memcmp(c->tma[i].shape, shape, sizeof shape) &&
+                !memcmp(c->tma[i].stride, stride, sizeof stride);
+    if (same) *out = c->tma[i].map;
+    int checked = c->tma[i].tile_checked_inner;
+    pthread_mutex_unlock(&c->lock);
+    if (same) return CKT_OK;
+    /* the box, row by row with the inner mode fastest, under the copy's swizzle */
+    int64_t b0 = m->box[0], b1 = m->box[1];
+    ckt_layout global, box;
+    const ckt_swizzle *swp = m->swizzle_bytes ? &m->sw : NULL;
+    char why[96];
+    snprintf(why, sizeof why, "launch: the tensor map of '%s': ", ptr->name);
+    ckt_tma_map plan;
+    int inner = stride[0] == 1 ? 0 : 1;
+    if ((s = layout2(shape[0], shape[1], stride[0], stride[1], &global, err)) ||
+        (s = layout2(b0, b1, m->inner == 0 ? 1 : b1, m->inner == 0 ? b0 : 1, &box, err)) ||
+        (s = ckt_tma_plan_ex(&global, t->dtype, &box, swp, checked != inner, &plan, err)) ||
+        (s = e->target.runtime == CKT_BACKEND_CPU
+                 ? ckt_tma_cpu_encode(&plan, t->dtype, base, out->bytes, err)
+                 : ckt_tma_encode(&plan, base, out->bytes, err)))
+        return ckt_fail_prefix(err, why);
+    pthread_mutex_lock(&c->lock);
+    c->tma[i].valid = true;
+    c->tma[i].base = base;
+    memcpy(c->tma[i].shape, shape, sizeof shape);
+    memcpy(c->tma[i].stride, stride, sizeof stride);
+    c->tma[i].tile_checked_inner = plan.inner;
+    c->tma[i].map = *out;
+    pthread_mutex_unlock(&c->lock);
+    return CKT_OK;
+}
+
+/* One launch made ready: checked, its arguments packed (pointers as device addresses, tensor
+ * maps derived), and the buffers it uses listed (their frees wait for it). */
+typedef struct prepared {
+    ckt_stream *s;
+    const ckt_binary *bin;
+    bool empty;
+    void *ptrs[CKT_K_MAX_PARAMS];
+    ckt_arg vals[CKT_K_MAX_PARAMS];
+    void *largv[CKT_K_MAX_PARAMS];
+    tensor_map maps[CKT_K_MAX_TMAS];
+    ckt_buffer *bufs[CKT_K_MAX_PARAMS];
+    int nbufs;
+    ckt_launch_params p;
+    ckt_error *err;
+} prepared;
 
 /* Each argument against its parameter: the kind, buffers on dev, and the integer values the
  * kernel's launch conditions need (values, by kernel parameter index). */
@@ -121,6 +303,9 @@ static ckt_status check_args(const ckt_executable *e, ckt_device *dev, const ckt
         if (p->kind == CKT_PARAM_PTR) {
             if (!a->v.buffer)
                 return ckt_fail(err, CKT_EINVAL, "launch: argument '%s' is a NULL buffer", p->name);
+            if (a->v.buffer->closed)
+                return ckt_fail(err, CKT_EINVAL, "launch: argument '%s' is a freed buffer",
+                                p->name);
             if (ckt_buffer_device(a->v.buffer) != dev)
                 return ckt_fail(err, CKT_EINVAL,
                                 "launch: argument '%s' is a buffer of another device", p->name);
@@ -132,133 +317,87 @@ static ckt_status check_args(const ckt_executable *e, ckt_device *dev, const ckt
     return CKT_OK;
 }
 
-/* Everything the kernel needs of its arguments and grid, checked before anything launches:
- * the arguments, the launch conditions, and that every buffer covers what the kernel's
- * accesses can touch at these sizes and this grid (kernel_bounds.c). *empty: a zero-sized
- * problem, which runs no blocks. */
-static ckt_status check_launch(const ckt_executable *e, ckt_device *dev, const int64_t grid[3],
-                               const ckt_arg *args, int nargs, int64_t *values, bool *empty,
-                               ckt_error *err)
+static ckt_status prepare(const ckt_executable *e, ckt_stream *s, ckt_device *dev,
+                          const int64_t grid[3], const ckt_arg *args, int nargs, double deadline,
+                          prepared *r, ckt_error *err)
 {
-    uint64_t bytes[CKT_K_MAX_PARAMS];
-    for (int i = 0; i < CKT_K_MAX_PARAMS; i++) bytes[i] = UINT64_MAX; /* not a pointer */
-    ckt_status s = check_args(e, dev, args, nargs, values, err);
-    if (s || (s = ckt_kernel_check_launch(e->k, values, err))) return s;
-    for (int d = 0; d < 3; d++)
-        if (grid[d] < 1)
-            return ckt_fail(err, CKT_EINVAL, "launch: grid.%c is %lld (every extent must be >= 1)",
-                            "xyz"[d], (long long)grid[d]);
-    for (int i = 0; i < nargs; i++)
-        if (args[i].kind == CKT_PARAM_PTR)
-            bytes[e->sig_index[i]] = (uint64_t)ckt_buffer_size(args[i].v.buffer);
-    return ckt_kernel_check_bounds(e->k, values, grid, bytes, empty, err);
-}
-
-/* the rank-2 layout (s0, s1) : (d0, d1) */
-static ckt_status layout2(int64_t s0, int64_t s1, int64_t d0, int64_t d1, ckt_layout *out,
-                          ckt_error *err)
-{
-    ckt_tuple sh[2] = {ckt_tuple_int(s0), ckt_tuple_int(s1)},
-              st[2] = {ckt_tuple_int(d0), ckt_tuple_int(d1)};
-    ckt_tuple shape, stride;
-    ckt_status s = ckt_tuple_make(&shape, 2, sh, err);
-    if (!s) s = ckt_tuple_make(&stride, 2, st, err);
-    return s ? s : ckt_layout_make(out, &shape, &stride, err);
-}
-
-/* Tensor map `i` at this launch: its tensor's sizes and strides at these parameter leaf values
- * (pv), planned (ckt_tma_plan checks what the driver needs) and encoded by the driver (GPU) or for
- * the CPU target's emulation. Errors name the tensor. */
-static ckt_status encode_map(const ckt_executable *e, int i, int64_t *pv, const ckt_arg *args,
-                             const int *of_param, tensor_map *out, ckt_error *err)
-{
-    const ckt_ktma *m = ckt_kernel_tma(e->k, i);
-    const ckt_ktensor *t = ckt_kernel_tensor(e->k, m->tensor);
-    const ckt_kparam *ptr = ckt_kernel_param(e->k, t->param);
-    int64_t shape[2], stride[2];
-    ckt_expr_env env;
-    memset(&env, 0, sizeof env);
-    env.params = pv;
-    ckt_status s = CKT_OK;
-    for (int d = 0; d < 2 && !s; d++) {
-        s = ckt_expr_eval_int(ckt_kernel_exprs_const(e->k), t->shape[d], &env, &shape[d], err);
-        if (!s)
-            s = ckt_expr_eval_int(ckt_kernel_exprs_const(e->k), t->stride[d], &env, &stride[d],
-                                  err);
+    if (!e || !grid)
+        return ckt_fail(err, CKT_EINVAL, "launch: %s is NULL", e ? "grid" : "executable");
+    if (nargs < 0 || nargs > CKT_K_MAX_PARAMS)
+        return ckt_fail(err, CKT_EINVAL, "launch: nargs %d is outside [0, %d]", nargs,
+                        CKT_K_MAX_PARAMS);
+    if (s && dev && s->dev != dev)
+        return ckt_fail(err, CKT_EINVAL, "launch: the stream belongs to another device");
+    if (s) dev = s->dev;
+    for (int i = 0; !dev && args && i < nargs; i++)
+        if (args[i].kind == CKT_PARAM_PTR && args[i].v.buffer)
+            dev = ckt_buffer_device(args[i].v.buffer);
+    if (!dev)
+        return ckt_fail(err, CKT_EINVAL,
+                        "launch: no device (pass a stream, a device, or a buffer argument)");
+    int64_t values[CKT_K_MAX_PARAMS] = {0}, pv[CKT_EXPR_MAX_LEAVES];
+    ckt_status st = check_args(e, dev, args, nargs, values, err);
+    if (!st) st = check_cached(e, dev, grid, args, nargs, values, &r->empty, err);
+    if (st || r->empty) return st; /* a zero-sized problem: no blocks run */
+    r->s = ckt_stream_or_default(dev, s);
+    r->bin = e->bin;
+    r->err = err;
+    r->nbufs = 0;
+    void *argv[CKT_K_MAX_PARAMS];
+    for (int i = 0; i < nargs; i++) {
+        r->vals[i] = args[i];
+        if (args[i].kind == CKT_PARAM_PTR) {
+            r->ptrs[i] = ckt_buffer_ptr(args[i].v.buffer);
+            argv[i] = &r->ptrs[i];
+            r->bufs[r->nbufs++] = args[i].v.buffer;
+        } else {
+            argv[i] = &r->vals[i].v; /* the union's members all start at its address */
+        }
     }
-    if (s) return s;
-    /* the box, row by row with the inner mode fastest, under the copy's swizzle */
-    int64_t b0 = m->box[0], b1 = m->box[1];
-    ckt_layout global, box;
-    const ckt_swizzle *swp = m->swizzle_bytes ? &m->sw : NULL;
-    char why[96];
-    snprintf(why, sizeof why, "launch: the tensor map of '%s': ", ptr->name);
-    if ((s = layout2(shape[0], shape[1], stride[0], stride[1], &global, err)) ||
-        (s = layout2(b0, b1, m->inner == 0 ? 1 : b1, m->inner == 0 ? b0 : 1, &box, err)))
-        return ckt_fail_prefix(err, why);
-    ckt_tma_map plan;
-    const void *base = ckt_buffer_ptr(args[of_param[t->param]].v.buffer);
-    if ((s = ckt_tma_plan(&global, t->dtype, &box, swp, &plan, err)) ||
-        (s = e->target.runtime == CKT_BACKEND_CPU
-                 ? ckt_tma_cpu_encode(&plan, t->dtype, base, out->bytes, err)
-                 : ckt_tma_encode(&plan, base, out->bytes, err)))
-        return ckt_fail_prefix(err, why);
+    if (ckt_kernel_ntmas(e->k) > 0) ckt_kernel_param_leaves(e->k, values, pv);
+    for (int i = 0; i < e->nlaunch; i++) {
+        const ckt_kparam *kp = ckt_kernel_param(e->k, e->launch_index[i]);
+        if (!kp->derived) {
+            r->largv[i] = argv[e->of_param[e->launch_index[i]]];
+            continue;
+        }
+        if ((st = encode_map(e, kp->tma, pv, args, &r->maps[kp->tma], err))) return st;
+        r->largv[i] = r->maps[kp->tma].bytes;
+    }
+    r->p = (ckt_launch_params){{grid[0], grid[1], grid[2]},
+                               {e->block, 1, 1},
+                               e->dynamic_lds,
+                               r->largv,
+                               e->nlaunch,
+                               e->launch_sig,
+                               e->nlaunch,
+                               deadline};
     return CKT_OK;
+}
+
+static ckt_status enqueue(void *ctx)
+{
+    prepared *r = ctx;
+    return ckt_runtime_enqueue(r->s, r->bin, &r->p, r->bufs, r->nbufs, r->err);
 }
 
 ckt_status ckt_exe_launch(const ckt_executable *e, ckt_device *dev, const int64_t grid[3],
                           const ckt_arg *args, int nargs, double deadline, double *ms,
                           ckt_error *err)
 {
-    if (!e || !grid)
-        return ckt_fail(err, CKT_EINVAL, "launch: %s is NULL", e ? "grid" : "executable");
-    for (int i = 0; !dev && args && i < nargs; i++)
-        if (args[i].kind == CKT_PARAM_PTR && args[i].v.buffer)
-            dev = ckt_buffer_device(args[i].v.buffer);
-    if (!dev)
-        return ckt_fail(err, CKT_EINVAL, "launch: no device (pass one, or a buffer argument)");
-    bool empty = false;
-    int64_t values[CKT_K_MAX_PARAMS] = {0}, pv[CKT_EXPR_MAX_LEAVES];
-    ckt_status s = check_launch(e, dev, grid, args, nargs, values, &empty, err);
-    if (s) return s;
-    if (empty) { /* a zero-sized problem: no blocks run (the block order would divide by 0) */
-        if (ms) *ms = 0;
-        return CKT_OK;
-    }
-    void *ptrs[CKT_K_MAX_PARAMS];
-    void *argv[CKT_K_MAX_PARAMS];
-    ckt_arg vals[CKT_K_MAX_PARAMS];
-    tensor_map maps[CKT_K_MAX_TMAS];
-    int of_param[CKT_K_MAX_PARAMS]; /* kernel parameter -> argument */
-    for (int i = 0; i < nargs; i++) {
-        vals[i] = args[i];
-        of_param[e->sig_index[i]] = i;
-        if (args[i].kind == CKT_PARAM_PTR) {
-            ptrs[i] = ckt_buffer_ptr(args[i].v.buffer);
-            argv[i] = &ptrs[i];
-        } else {
-            argv[i] = &vals[i].v; /* the union's members all start at its address */
-        }
-    }
-    void *largv[CKT_K_MAX_PARAMS];
-    if (ckt_kernel_ntmas(e->k) > 0) ckt_kernel_param_leaves(e->k, values, pv);
-    for (int i = 0; i < e->nlaunch; i++) {
-        const ckt_kparam *kp = ckt_kernel_param(e->k, e->launch_index[i]);
-        if (!kp->derived) {
-            largv[i] = argv[of_param[e->launch_index[i]]];
-            continue;
-        }
-        if ((s = encode_map(e, kp->tma, pv, args, of_param, &maps[kp->tma], err))) return s;
-        largv[i] = maps[kp->tma].bytes;
-    }
-    int64_t block = ckt_kernel_block(e->k) + ckt_kernel_producer_threads(e->k);
-    ckt_launch_params p = {{grid[0], grid[1], grid[2]},
-                           {block, 1, 1},
-                           e->dynamic_lds,
-                           largv,
-                           e->nlaunch,
-                           e->launch_sig,
-                           e->nlaunch,
-                           deadline};
-    return ckt_launch(dev, e->bin, &p, ms, err);
+    prepared r;
+    ckt_status st = prepare(e, NULL, dev, grid, args, nargs, deadline, &r, err);
+    double t = 0;
+    if (!st && !r.empty) st = ckt_runtime_timed(r.s, &t, enqueue, &r, err);
+    if (!st && ms) *ms = t;
+    return st;
+}
+
+ckt_status ckt_exe_launch_async(const ckt_executable *e, ckt_stream *s, ckt_device *dev,
+                                const int64_t grid[3], const ckt_arg *args, int nargs,
+                                ckt_error *err)
+{
+    prepared r;
+    ckt_status st = prepare(e, s, dev, grid, args, nargs, 0, &r, err);
+    return st || r.empty ? st : enqueue(&r);
 }

@@ -22,11 +22,12 @@ double ckt_jit_now_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
-ckt_binary *ckt_binary_new(const char *target)
+ckt_binary *ckt_binary_new(const ckt_target_record *target)
 {
     ckt_binary *b = calloc(1, sizeof *b);
     if (!b) return NULL;
-    snprintf(b->target, sizeof b->target, "%s", target);
+    b->record = *target;
+    snprintf(b->target, sizeof b->target, "%s", target->name);
     static _Atomic uint64_t next_id = 1;
     b->id = next_id++;
     b->refs = 1;
@@ -50,6 +51,10 @@ void ckt_binary_free(ckt_binary *b)
 }
 
 const char *ckt_binary_target(const ckt_binary *b) { return b ? b->target : NULL; }
+const ckt_target_record *ckt_binary_target_record(const ckt_binary *b)
+{
+    return b ? &b->record : NULL;
+}
 const uint8_t *ckt_binary_code(const ckt_binary *b, size_t *size)
 {
     if (size) *size = b ? b->code_size : 0;
@@ -326,13 +331,11 @@ static int deserialize(const uint8_t *p, size_t n, ckt_binary *b)
 }
 
 static ckt_status check_request(const ckt_compile_request *req, ckt_binary **out,
-                                ckt_target_record *t, ckt_error *err)
+                                const ckt_target_record *t, ckt_error *err)
 {
     if (!req) return ckt_fail(err, CKT_EINVAL, "compile: request is NULL");
     if (!out) return ckt_fail(err, CKT_EINVAL, "compile: out is NULL");
-    if (!req->target || !*req->target) return ckt_fail(err, CKT_EINVAL, "compile: target is empty");
-    if (strlen(req->target) >= sizeof((ckt_binary *)0)->target)
-        return ckt_fail(err, CKT_EINVAL, "compile: target '%.40s...' is too long", req->target);
+    if (!t) return ckt_fail(err, CKT_EINVAL, "compile: target is NULL");
     if (!req->source || !*req->source) return ckt_fail(err, CKT_EINVAL, "compile: source is empty");
     if (!req->kernel_name || !*req->kernel_name)
         return ckt_fail(err, CKT_EINVAL, "compile: kernel_name is empty");
@@ -350,16 +353,15 @@ static ckt_status check_request(const ckt_compile_request *req, ckt_binary **out
                         req->noptions);
     for (int i = 0; i < req->noptions; i++)
         if (!req->options[i]) return ckt_fail(err, CKT_EINVAL, "compile: option %d is NULL", i);
-    if (ckt_target_parse(req->target, t, err)) return ckt_fail_prefix(err, "compile: ");
     return CKT_OK;
 }
 
 /* The cache key: everything that can change the output. */
-static void cache_key(const ckt_compile_request *req, const char *identity,
-                      char key[CKT_CACHE_KEY_LEN + 1])
+static void cache_key(const ckt_compile_request *req, const ckt_target_record *t,
+                      const char *identity, char key[CKT_CACHE_KEY_LEN + 1])
 {
     const char *parts[48] = {"ckt-jit-cache-2", ckt_version(),    identity,
-                             req->target,       req->kernel_name, req->source};
+                             t->name,           req->kernel_name, req->source};
     int n = 6;
     for (int i = 0; i < req->noptions; i++) parts[n++] = req->options[i];
     ckt_cache_key(parts, NULL, n, key);
@@ -369,10 +371,22 @@ ckt_status ckt_compile(ckt_context *ctx, const ckt_compile_request *req, unsigne
                        ckt_binary **out, ckt_error *err)
 {
     ckt_target_record t;
-    ckt_status st = check_request(req, out, &t, err);
-    if (!st && (flags & CKT_COMPILE_SANDBOXED)) st = ckt_jit_check_sandboxed(req, t.compiler, err);
-    ckt_compiler_kind be = t.compiler;
+    if (!req) return ckt_fail(err, CKT_EINVAL, "compile: request is NULL");
+    if (!req->target || !*req->target) return ckt_fail(err, CKT_EINVAL, "compile: target is empty");
+    if (strlen(req->target) >= sizeof((ckt_binary *)0)->target)
+        return ckt_fail(err, CKT_EINVAL, "compile: target '%.40s...' is too long", req->target);
+    if (ckt_target_parse(req->target, &t, err)) return ckt_fail_prefix(err, "compile: ");
+    return ckt_compile_record(ctx, &t, req, flags, out, err);
+}
+
+ckt_status ckt_compile_record(ckt_context *ctx, const ckt_target_record *t,
+                              const ckt_compile_request *req, unsigned flags, ckt_binary **out,
+                              ckt_error *err)
+{
+    ckt_status st = check_request(req, out, t, err);
+    if (!st && (flags & CKT_COMPILE_SANDBOXED)) st = ckt_jit_check_sandboxed(req, t, err);
     if (st) return st;
+    ckt_compiler_kind be = t->compiler;
     double t0 = ckt_jit_now_ms();
     ckt_cache *cache = (flags & CKT_COMPILE_NO_CACHE) ? NULL : ckt_context_cache(ctx);
     char key[CKT_CACHE_KEY_LEN + 1] = "";
@@ -382,11 +396,11 @@ ckt_status ckt_compile(ckt_context *ctx, const ckt_compile_request *req, unsigne
              : be == CKT_COMPILER_HIPRTC ? ckt_jit_hip_identity(identity, sizeof identity, err)
                                          : ckt_jit_cuda_identity(identity, sizeof identity, err);
         if (st) return st;
-        cache_key(req, identity, key);
+        cache_key(req, t, identity, key);
         uint8_t *payload;
         size_t size;
         if (ckt_cache_get(cache, key, &payload, &size)) {
-            ckt_binary *b = ckt_binary_new(req->target);
+            ckt_binary *b = ckt_binary_new(t);
             int ok = b && deserialize(payload, size, b);
             free(payload);
             if (ok) {
@@ -399,12 +413,12 @@ ckt_status ckt_compile(ckt_context *ctx, const ckt_compile_request *req, unsigne
             ckt_binary_free(b); /* unreadable payload: compile and overwrite it */
         }
     }
-    ckt_binary *b = ckt_binary_new(req->target);
+    ckt_binary *b = ckt_binary_new(t);
     if (!b) return ckt_fail(err, CKT_ENOMEM, "compile: out of memory");
     snprintf(b->kernel_name, sizeof b->kernel_name, "%s", req->kernel_name);
     st = be == CKT_COMPILER_HOST_CC  ? ckt_jit_cpu(req, b, err)
-         : be == CKT_COMPILER_HIPRTC ? ckt_jit_hip(req, &t, b, err)
-                                     : ckt_jit_cuda(req, &t, b, err);
+         : be == CKT_COMPILER_HIPRTC ? ckt_jit_hip(req, t, b, err)
+                                     : ckt_jit_cuda(req, t, b, err);
     b->ms = ckt_jit_now_ms() - t0;
     if (st) {
         ckt_binary_free(b);

@@ -7,6 +7,7 @@
 
 struct ckt_binary {
     char target[32];
+    ckt_target_record record; /* target, parsed: what the launch checks the device against */
     char compiler[192];
     uint8_t *code;
     size_t code_size;
@@ -24,7 +25,7 @@ struct ckt_binary {
     _Atomic int refs; /* ckt_binary_retain / ckt_binary_free */
 };
 
-ckt_binary *ckt_binary_new(const char *target);
+ckt_binary *ckt_binary_new(const ckt_target_record *target);
 uint64_t ckt_binary_id(const ckt_binary *b);
 double ckt_jit_now_ms(void);
 int ckt_jit_run(char *const argv[], const char *stdin_file, char **out);
@@ -41,7 +42,7 @@ ckt_status ckt_jit_hip_identity(char *out, size_t cap, ckt_error *err);
 ckt_status ckt_jit_cuda_identity(char *out, size_t cap, ckt_error *err);
 ckt_status ckt_jit_cpu_identity(char *out, size_t cap, ckt_error *err);
 /* CKT_COMPILE_SANDBOXED: the options and the source's preprocessor lines (jit_sandbox.c) */
-ckt_status ckt_jit_check_sandboxed(const ckt_compile_request *req, ckt_compiler_kind compiler,
+ckt_status ckt_jit_check_sandboxed(const ckt_compile_request *req, const ckt_target_record *t,
                                    ckt_error *err);
 
 /* NVRTC and hipRTC: one API under two prefixes (nvrtc*, hiprtc*), loaded at run time; the entry

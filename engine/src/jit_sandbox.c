@@ -23,10 +23,11 @@ static const char *const cpu_options[] = {"-O0", "-O1", "-O2", "-O3", "-Os", NUL
 static const char *const hip_options[] = {"-O0", "-O1", "-O2", "-O3", "-ffast-math", NULL};
 static const char *const cuda_options[] = {"-lineinfo", "--use_fast_math", "-use_fast_math", NULL};
 
-static ckt_status check_options(const ckt_compile_request *req, ckt_compiler_kind compiler,
+static ckt_status check_options(const ckt_compile_request *req, const ckt_target_record *target,
                                 ckt_error *err)
 {
-    const char *t = req->target;
+    const char *t = target->name;
+    ckt_compiler_kind compiler = target->compiler;
     const char *const *ok = compiler == CKT_COMPILER_HOST_CC ? cpu_options
                             : compiler == CKT_COMPILER_NVRTC ? cuda_options
                                                              : hip_options;
@@ -123,9 +124,9 @@ static ckt_status check_source(const char *src, ckt_error *err)
     return st;
 }
 
-ckt_status ckt_jit_check_sandboxed(const ckt_compile_request *req, ckt_compiler_kind compiler,
+ckt_status ckt_jit_check_sandboxed(const ckt_compile_request *req, const ckt_target_record *t,
                                    ckt_error *err)
 {
-    ckt_status st = check_options(req, compiler, err);
+    ckt_status st = check_options(req, t, err);
     return st ? st : check_source(req->source, err);
 }

@@ -136,11 +136,9 @@ static bool on_record(const ckt_mma *mma, const ckt_target_record *r)
     return r->modelled && listed(r->matrix, mma->name);
 }
 
-bool ckt_mma_on_target(const ckt_mma *mma, const char *target)
+bool ckt_mma_on_target(const ckt_mma *mma, const ckt_target_record *target)
 {
-    ckt_target_record r;
-    if (!mma || !target || ckt_target_parse(target, &r, NULL) != CKT_OK) return false;
-    return on_record(mma, &r);
+    return mma && target && on_record(mma, target);
 }
 
 const char *ckt_mma_targets(const ckt_mma *mma, char *buf, size_t cap)
@@ -158,8 +156,10 @@ const char *ckt_mma_targets(const ckt_mma *mma, char *buf, size_t cap)
         ckt_target_record r;
         /* an alias of another model (sm_90a is sm_90 with its own features) is listed only for
          * what the model it extends lacks (wgmma) */
+        ckt_target_record base;
         if (ckt_target_parse(arch, &r, NULL) != CKT_OK || !on_record(mma, &r) ||
-            (strcmp(r.hw.name, arch) && ckt_mma_on_target(mma, r.hw.name)))
+            (strcmp(r.hw.name, arch) && ckt_target_parse(r.hw.name, &base, NULL) == CKT_OK &&
+             on_record(mma, &base)))
             continue;
         if (n + (n > 0) + strlen(arch) >= cap) break; /* whole names only */
         n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? "," : "", arch);
@@ -167,14 +167,14 @@ const char *ckt_mma_targets(const ckt_mma *mma, char *buf, size_t cap)
     return buf;
 }
 
-const ckt_mma *ckt_mma_for_target(const char *target, int i)
+const ckt_mma *ckt_mma_for_target(const ckt_target_record *target, int i)
 {
     for (int j = 0; j < NMMA; j++)
         if (ckt_mma_on_target(&table[j], target) && i-- == 0) return &table[j];
     return NULL;
 }
 
-ckt_status ckt_mma_find(const char *target, ckt_dtype a, ckt_dtype b, ckt_dtype c, int64_t m,
+ckt_status ckt_mma_find(const ckt_target_record *target, ckt_dtype a, ckt_dtype b, ckt_dtype c, int64_t m,
                         int64_t n, int64_t k, const ckt_mma **out, ckt_error *err)
 {
     if (!target || !out) return ckt_fail(err, CKT_EINVAL, "mma: NULL argument");
@@ -192,7 +192,7 @@ ckt_status ckt_mma_find(const char *target, ckt_dtype a, ckt_dtype b, ckt_dtype 
     return ckt_fail(err, CKT_EUNSUPPORTED,
                     "mma: target '%s' has no matrix instruction with A %s, B %s, C %s and shape "
                     "%lldx%lldx%lld (0: any)",
-                    target, an ? an : "?", bn ? bn : "?", cn ? cn : "?", (long long)m, (long long)n,
+                    target->name, an ? an : "?", bn ? bn : "?", cn ? cn : "?", (long long)m, (long long)n,
                     (long long)k);
 }
 
@@ -231,13 +231,13 @@ void ckt_mma_operand_shape(const ckt_mma *mma, char operand, int64_t *rows, int6
     *cols = o == 'A' ? mma->k : mma->n;
 }
 
-ckt_status ckt_mma_check_target(const ckt_mma *mma, const char *target, ckt_error *err)
+ckt_status ckt_mma_check_target(const ckt_mma *mma, const ckt_target_record *target,
+                                ckt_error *err)
 {
     if (!mma || !target) return ckt_fail(err, CKT_EINVAL, "mma: NULL argument");
     if (ckt_mma_on_target(mma, target)) return CKT_OK;
-    ckt_target_record r;
     char where[128];
-    const char *arch = ckt_target_parse(target, &r, NULL) == CKT_OK ? r.arch : "not a known target";
     return ckt_fail(err, CKT_EUNSUPPORTED, "target '%s' (%s) has no %s (%s): it exists on %s",
-                    target, arch, mma->isa, mma->name, ckt_mma_targets(mma, where, sizeof where));
+                    target->name, target->arch, mma->isa, mma->name,
+                    ckt_mma_targets(mma, where, sizeof where));
 }

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "ckt/runtime.h"
+#include "ckt/stream.h"
 #include "runtime_internal.h"
 
 ckt_status ckt_backend_for(const char *name, ckt_backend *out, ckt_error *err)
@@ -51,6 +52,7 @@ ckt_status ckt_device_open(ckt_context *ctx, const char *name, ckt_device **out,
     dev->ops = ops_for(b);
     dev->refs = 1;
     pthread_mutex_init(&dev->lock, NULL);
+    ckt_stream_init_default(dev);
     if ((st = dev->ops->open(dev, err))) {
         pthread_mutex_destroy(&dev->lock);
         free(dev);
@@ -74,6 +76,10 @@ static void release(ckt_device *dev)
     int left = --dev->refs;
     pthread_mutex_unlock(&dev->lock);
     if (left > 0) return;
+    /* no buffer, stream, event or graph is left (each holds a reference): what remains in flight
+     * is retired buffers' memory and modules, both released after the device's work */
+    dev->ops->sync(dev, NULL);
+    ckt_stream_reap(dev, true);
     for (int i = 0; i < CKT_MODULE_CACHE; i++)
         if (dev->modules[i].module) dev->ops->unload(dev, dev->modules[i].module);
     dev->ops->close(dev);
@@ -93,10 +99,16 @@ ckt_backend ckt_device_backend(const ckt_device *dev)
 const char *ckt_device_name(const ckt_device *dev) { return dev ? dev->name : NULL; }
 const char *ckt_device_target(const ckt_device *dev) { return dev ? dev->target : NULL; }
 
+/* Every stream of the device: the first pending error (of any stream) is returned, named by
+ * the stream and its launches; the other streams' errors are reported at their own turn. */
 ckt_status ckt_device_synchronize(ckt_device *dev, ckt_error *err)
 {
     if (!dev) return ckt_fail(err, CKT_EINVAL, "synchronize: device is NULL");
-    return dev->ops->sync(dev, err);
+    ckt_status st = ckt_stream_synchronize(&dev->default_stream, err);
+    for (ckt_stream *s = dev->streams; !st && s; s = s->next)
+        if (!s->capturing) st = ckt_stream_synchronize(s, err);
+    if (!st && (st = dev->ops->sync(dev, err)) == CKT_OK) ckt_stream_reap(dev, false);
+    return st;
 }
 
 /* ---- buffers ---- */
@@ -109,6 +121,7 @@ ckt_status ckt_buffer_alloc(ckt_device *dev, size_t bytes, ckt_buffer **out, ckt
     if (bytes > (size_t)1 << 46)
         return ckt_fail(err, CKT_EINVAL, "alloc: size %zu bytes is beyond any device (64 TiB)",
                         bytes);
+    ckt_stream_reap(dev, false);
     ckt_buffer *b = calloc(1, sizeof *b);
     if (!b) return ckt_fail(err, CKT_ENOMEM, "alloc: out of host memory");
     ckt_status st = dev->ops->alloc(dev, bytes, &b->ptr, err);
@@ -118,6 +131,7 @@ ckt_status ckt_buffer_alloc(ckt_device *dev, size_t bytes, ckt_buffer **out, ckt
     }
     b->dev = dev;
     b->size = bytes;
+    b->refs = 1;
     pthread_mutex_lock(&dev->lock);
     dev->refs++;
     b->next = dev->buffers;
@@ -128,20 +142,36 @@ ckt_status ckt_buffer_alloc(ckt_device *dev, size_t bytes, ckt_buffer **out, ckt
     return CKT_OK;
 }
 
+void ckt_buffer_retain(ckt_buffer *b) { b->refs++; /* dev->lock held by the caller */ }
+
+/* A reference gone; the last: the memory goes now or, when work in flight uses it, once that
+ * work is done (ckt_stream_retire_locked), and the buffer's device reference goes now. */
+static void drop(ckt_buffer *b, bool unlink)
+{
+    ckt_device *dev = b->dev;
+    pthread_mutex_lock(&dev->lock);
+    if (unlink) {
+        if (b->prev)
+            b->prev->next = b->next;
+        else
+            dev->buffers = b->next;
+        if (b->next) b->next->prev = b->prev;
+        b->prev = b->next = NULL;
+        b->closed = true;
+    }
+    bool last = --b->refs == 0;
+    if (last) ckt_stream_retire_locked(b);
+    pthread_mutex_unlock(&dev->lock);
+    if (last) release(dev);
+}
+
+void ckt_buffer_release(ckt_buffer *b) { drop(b, false); }
+
 void ckt_buffer_free(ckt_buffer *b)
 {
     if (!b) return;
-    ckt_device *dev = b->dev;
-    pthread_mutex_lock(&dev->lock);
-    if (b->prev)
-        b->prev->next = b->next;
-    else
-        dev->buffers = b->next;
-    if (b->next) b->next->prev = b->prev;
-    pthread_mutex_unlock(&dev->lock);
-    dev->ops->free(dev, b->ptr);
-    free(b);
-    release(dev);
+    ckt_stream_reap(b->dev, false);
+    drop(b, true);
 }
 
 void *ckt_buffer_ptr(const ckt_buffer *b) { return b ? b->ptr : NULL; }
@@ -159,41 +189,111 @@ static ckt_status check_range(const char *fn, const char *which, const ckt_buffe
     return CKT_OK;
 }
 
-ckt_status ckt_buffer_upload(ckt_buffer *dst, size_t off, const void *src, size_t n, ckt_error *err)
+/* s (NULL: the default) may take work for dev; a capturing stream takes launches only */
+static ckt_status check_stream(const char *fn, ckt_device *dev, ckt_stream *s, ckt_error *err)
+{
+    if (s && s->dev != dev)
+        return ckt_fail(err, CKT_EINVAL,
+                        "%s: the stream belongs to another device (%s) than the %s (%s)", fn,
+                        s->dev->name, strcmp(fn, "launch") ? "buffer" : "launch", dev->name);
+    if (s && s->capturing && strcmp(fn, "launch"))
+        return ckt_fail(err, CKT_EINVAL,
+                        "%s: the stream is capturing a graph (only launches are captured)", fn);
+    return CKT_OK;
+}
+
+/* One copy or fill enqueued on s, the buffers' uses noted (a free waits for them). */
+static ckt_status enqueue_copy(const char *fn, ckt_stream *s, ckt_copy_kind kind, ckt_buffer *db,
+                               void *dst, const ckt_buffer *sb, const void *src, size_t n,
+                               int fill, ckt_error *err)
+{
+    ckt_device *dev = (db ? db : sb)->dev;
+    ckt_status st = check_stream(fn, dev, s, err);
+    if (st || !n) return st;
+    s = ckt_stream_or_default(dev, s);
+    pthread_mutex_lock(&dev->lock);
+    if (db) ckt_stream_note_use(s, db);
+    if (sb) ckt_stream_note_use(s, (ckt_buffer *)sb);
+    st = fill >= 0 ? dev->ops->memset(dev, s->impl, dst, (uint8_t)fill, n, err)
+                   : dev->ops->copy(dev, s->impl, kind, dst, src, n, err);
+    if (!st) s->seq++;
+    pthread_mutex_unlock(&dev->lock);
+    if (st) return ckt_fail_prefix(err, kind == CKT_COPY_D2H ? "download: " : "");
+    return CKT_OK;
+}
+
+ckt_status ckt_buffer_upload_async(ckt_buffer *dst, size_t off, const void *src, size_t n,
+                                   ckt_stream *s, ckt_error *err)
 {
     ckt_status st = check_range("upload", "destination", dst, off, n, err);
     if (st) return st;
     if (!src && n) return ckt_fail(err, CKT_EINVAL, "upload: host source is NULL");
-    return n ? dst->dev->ops->h2d(dst->dev, (char *)dst->ptr + off, src, n, err) : CKT_OK;
+    return enqueue_copy("upload", s, CKT_COPY_H2D, dst, (char *)dst->ptr + off, NULL, src, n, -1,
+                        err);
 }
 
-ckt_status ckt_buffer_download(const ckt_buffer *src, size_t off, void *dst, size_t n,
-                               ckt_error *err)
+ckt_status ckt_buffer_download_async(const ckt_buffer *src, size_t off, void *dst, size_t n,
+                                     ckt_stream *s, ckt_error *err)
 {
     ckt_status st = check_range("download", "source", src, off, n, err);
     if (st) return st;
     if (!dst && n) return ckt_fail(err, CKT_EINVAL, "download: host destination is NULL");
-    return n ? src->dev->ops->d2h(src->dev, dst, (const char *)src->ptr + off, n, err) : CKT_OK;
+    /* lands before the call returns (pageable memory): a synchronization point of the stream */
+    st = enqueue_copy("download", s, CKT_COPY_D2H, NULL, dst, src, (const char *)src->ptr + off,
+                      n, -1, err);
+    return st ? st : ckt_stream_synchronize(ckt_stream_or_default(src->dev, s), err);
 }
 
-ckt_status ckt_buffer_copy(ckt_buffer *dst, size_t doff, const ckt_buffer *src, size_t soff,
-                           size_t n, ckt_error *err)
+ckt_status ckt_buffer_copy_async(ckt_buffer *dst, size_t doff, const ckt_buffer *src, size_t soff,
+                                 size_t n, ckt_stream *s, ckt_error *err)
 {
     ckt_status st = check_range("copy", "destination", dst, doff, n, err);
     if (!st) st = check_range("copy", "source", src, soff, n, err);
     if (st) return st;
     if (dst->dev != src->dev)
         return ckt_fail(err, CKT_EINVAL, "copy: the buffers belong to different devices");
-    return n ? dst->dev->ops->d2d(dst->dev, (char *)dst->ptr + doff, (const char *)src->ptr + soff,
-                                  n, err)
-             : CKT_OK;
+    return enqueue_copy("copy", s, CKT_COPY_D2D, dst, (char *)dst->ptr + doff, src,
+                        (const char *)src->ptr + soff, n, -1, err);
+}
+
+ckt_status ckt_buffer_memset_async(ckt_buffer *dst, size_t off, uint8_t byte, size_t n,
+                                   ckt_stream *s, ckt_error *err)
+{
+    ckt_status st = check_range("memset", "destination", dst, off, n, err);
+    if (st) return st;
+    return enqueue_copy("memset", s, CKT_COPY_D2D, dst, (char *)dst->ptr + off, NULL, NULL, n, byte,
+                        err);
+}
+
+/* The synchronous copies: on the default stream, then waited for (so errors of earlier work on
+ * it surface here, named). */
+static ckt_status waited(ckt_status st, ckt_device *dev, ckt_error *err)
+{
+    return st ? st : ckt_stream_synchronize(&dev->default_stream, err);
+}
+
+ckt_status ckt_buffer_upload(ckt_buffer *dst, size_t off, const void *src, size_t n, ckt_error *err)
+{
+    return waited(ckt_buffer_upload_async(dst, off, src, n, NULL, err), dst ? dst->dev : NULL, err);
+}
+
+ckt_status ckt_buffer_download(const ckt_buffer *src, size_t off, void *dst, size_t n,
+                               ckt_error *err)
+{
+    return ckt_buffer_download_async(src, off, dst, n, NULL, err);
+}
+
+ckt_status ckt_buffer_copy(ckt_buffer *dst, size_t doff, const ckt_buffer *src, size_t soff,
+                           size_t n, ckt_error *err)
+{
+    return waited(ckt_buffer_copy_async(dst, doff, src, soff, n, NULL, err), dst ? dst->dev : NULL,
+                  err);
 }
 
 ckt_status ckt_buffer_memset(ckt_buffer *dst, size_t off, uint8_t byte, size_t n, ckt_error *err)
 {
-    ckt_status st = check_range("memset", "destination", dst, off, n, err);
-    if (st) return st;
-    return n ? dst->dev->ops->memset(dst->dev, (char *)dst->ptr + off, byte, n, err) : CKT_OK;
+    return waited(ckt_buffer_memset_async(dst, off, byte, n, NULL, err), dst ? dst->dev : NULL,
+                  err);
 }
 
 /* ---- launches ---- */
@@ -204,13 +304,6 @@ static const char *param_kind_name(ckt_param_kind k)
            : k == CKT_PARAM_I32 ? "i32"
            : k == CKT_PARAM_I64 ? "i64"
                                 : "f32";
-}
-
-static int target_fits(const ckt_device *dev, const char *t)
-{
-    ckt_target_record r;
-    ckt_error ignored;
-    return ckt_target_parse(t, &r, &ignored) == CKT_OK && r.runtime == dev->backend;
 }
 
 static ckt_status check_dims(const char *what, const int64_t v[3], const int64_t lim[3],
@@ -228,8 +321,11 @@ static ckt_status check_dims(const char *what, const int64_t v[3], const int64_t
     return CKT_OK;
 }
 
-static ckt_status check_args(ckt_device *dev, const ckt_launch_params *p, ckt_error *err)
+/* ... and bufs[*nbufs] the live buffers the pointer arguments point into. */
+static ckt_status check_args(ckt_device *dev, const ckt_launch_params *p, ckt_buffer **bufs,
+                             int *nbufs, ckt_error *err)
 {
+    *nbufs = 0;
     if (p->arg_count < 0)
         return ckt_fail(err, CKT_EINVAL, "launch: arg_count %d is negative", p->arg_count);
     if (p->arg_count > 0 && !p->args)
@@ -255,11 +351,12 @@ static ckt_status check_args(ckt_device *dev, const ckt_launch_params *p, ckt_er
         if (!ptr)
             return ckt_fail(err, CKT_EINVAL, "launch: argument %d '%s' is a NULL device pointer", i,
                             nm);
-        int found = 0;
+        ckt_buffer *found = NULL;
         pthread_mutex_lock(&dev->lock);
         for (ckt_buffer *b = dev->buffers; b && !found; b = b->next)
-            found = ptr >= (char *)b->ptr && ptr < (char *)b->ptr + b->size;
+            if (ptr >= (char *)b->ptr && ptr < (char *)b->ptr + b->size) found = b;
         pthread_mutex_unlock(&dev->lock);
+        if (found) bufs[(*nbufs)++] = found;
         if (!found)
             return ckt_fail(
                 err, CKT_EINVAL,
@@ -289,14 +386,15 @@ ckt_status ckt_runtime_check_arg_sizes(const char *kernel, const int64_t *sizes,
         kernel, n, want, p->signature_count, got);
 }
 
-/* The loaded kernel for a binary: from the device's cache, else loaded (evicting the least recently
- * used). */
+/* The loaded kernel for a binary: from the device's cache, else loaded (evicting the least
+ * recently used one that no graph pins; work in flight may still run it, so the device's work
+ * is waited for before it is unloaded). */
 static ckt_status module_for(ckt_device *dev, const ckt_binary *bin, void **module, void **fn,
                              ckt_error *err)
 {
     uint64_t id = ckt_binary_id(bin);
     pthread_mutex_lock(&dev->lock);
-    int victim = 0;
+    int victim = -1;
     for (int i = 0; i < CKT_MODULE_CACHE; i++) {
         if (dev->modules[i].module && dev->modules[i].bin_id == id) {
             dev->modules[i].last_use = ++dev->clock;
@@ -305,37 +403,39 @@ static ckt_status module_for(ckt_device *dev, const ckt_binary *bin, void **modu
             pthread_mutex_unlock(&dev->lock);
             return CKT_OK;
         }
-        if (dev->modules[i].last_use < dev->modules[victim].last_use) victim = i;
+        if (!dev->modules[i].pins &&
+            (victim < 0 || dev->modules[i].last_use < dev->modules[victim].last_use))
+            victim = i;
     }
     pthread_mutex_unlock(&dev->lock);
+    if (victim < 0)
+        return ckt_fail(err, CKT_ELIMIT,
+                        "launch: every one of the %d loaded kernels is used by a live graph; free "
+                        "a graph first",
+                        CKT_MODULE_CACHE);
     ckt_status st = dev->ops->load(dev, bin, module, fn, err);
     if (st) return st;
     pthread_mutex_lock(&dev->lock);
-    if (dev->modules[victim].module) dev->ops->unload(dev, dev->modules[victim].module);
+    void *old = dev->modules[victim].module;
     dev->modules[victim].bin_id = id;
     dev->modules[victim].module = *module;
     dev->modules[victim].fn = *fn;
     dev->modules[victim].last_use = ++dev->clock;
     pthread_mutex_unlock(&dev->lock);
+    if (old) {
+        dev->ops->sync(dev, NULL);
+        dev->ops->unload(dev, old);
+    }
     return CKT_OK;
 }
 
-int ckt_runtime_timed_launch(const ckt_gpu_timing *api, void *const ev[2], void *fn,
-                             const ckt_launch_params *p, double *ms)
+void ckt_runtime_pin_module(ckt_device *dev, uint64_t bin_id, int delta)
 {
-    int r = api->event_record(ev[0], NULL);
-    if (!r)
-        r = api->launch(fn, (unsigned)p->grid[0], (unsigned)p->grid[1], (unsigned)p->grid[2],
-                        (unsigned)p->block[0], (unsigned)p->block[1], (unsigned)p->block[2],
-                        (unsigned)p->dyn_shared_bytes, NULL, (void **)p->args, NULL);
-    if (!r) r = api->event_record(ev[1], NULL);
-    if (!r) r = api->event_sync(ev[1]);
-    float t = 0;
-    if (!r) r = api->event_elapsed(&t, ev[0], ev[1]);
-    api->event_destroy(ev[0]);
-    api->event_destroy(ev[1]);
-    if (!r) *ms = t;
-    return r;
+    pthread_mutex_lock(&dev->lock);
+    for (int i = 0; i < CKT_MODULE_CACHE; i++)
+        if (dev->modules[i].module && dev->modules[i].bin_id == bin_id)
+            dev->modules[i].pins += delta;
+    pthread_mutex_unlock(&dev->lock);
 }
 
 double ckt_runtime_now(void)
@@ -345,23 +445,25 @@ double ckt_runtime_now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-ckt_status ckt_launch(ckt_device *dev, const ckt_binary *bin, const ckt_launch_params *p,
-                      double *ms, ckt_error *err)
+/* What does not depend on the argument values: the binary suits the device. */
+ckt_status ckt_runtime_check_binary(ckt_device *dev, const ckt_binary *bin,
+                                    const ckt_target_record *t, ckt_error *err)
 {
-    if (!dev) return ckt_fail(err, CKT_EINVAL, "launch: device is NULL");
-    if (!bin) return ckt_fail(err, CKT_EINVAL, "launch: binary is NULL");
-    if (!p) return ckt_fail(err, CKT_EINVAL, "launch: parameters are NULL");
-    const char *t = ckt_binary_target(bin);
     if (ckt_binary_compile_only(bin))
         return ckt_fail(err, CKT_EINVAL,
                         "launch: '%s' for %s was compiled compile-only; compile it again to run it",
-                        ckt_binary_kernel_name(bin), t);
-    if (!target_fits(dev, t))
+                        ckt_binary_kernel_name(bin), t->name);
+    if (t->runtime != dev->backend)
         return ckt_fail(err, CKT_EINVAL, "launch: a binary for %s cannot run on the %s device (%s)",
-                        t, ckt_backend_name(dev->backend), dev->name);
-    ckt_status st =
-        dev->backend == CKT_BACKEND_CUDA ? ckt_target_check_device(t, dev->target, err) : CKT_OK;
-    if (!st) st = check_dims("grid", p->grid, dev->max_grid, err);
+                        t->name, ckt_backend_name(dev->backend), dev->name);
+    return dev->backend == CKT_BACKEND_CUDA ? ckt_target_check_device(t, dev->target, err)
+                                            : CKT_OK;
+}
+
+/* The launch's geometry against the device's limits. */
+static ckt_status check_geometry(const ckt_device *dev, const ckt_launch_params *p, ckt_error *err)
+{
+    ckt_status st = check_dims("grid", p->grid, dev->max_grid, err);
     if (!st) st = check_dims("block", p->block, dev->max_block, err);
     if (st) return st;
     int64_t threads = p->block[0] * p->block[1] * p->block[2]; /* each <= 1024 after check_dims */
@@ -372,11 +474,86 @@ ckt_status ckt_launch(ckt_device *dev, const ckt_binary *bin, const ckt_launch_p
     if (p->dyn_shared_bytes < 0 || p->dyn_shared_bytes > dev->max_shared_bytes)
         return ckt_fail(err, CKT_EINVAL, "launch: dyn_shared_bytes %lld is outside [0, %lld]",
                         (long long)p->dyn_shared_bytes, (long long)dev->max_shared_bytes);
-    if ((st = check_args(dev, p, err))) return st;
     if (p->deadline > 0 && ckt_runtime_now() >= p->deadline)
         return ckt_fail(err, CKT_ELIMIT, "launch: the time limit ran out before the launch");
+    return CKT_OK;
+}
+
+ckt_status ckt_runtime_enqueue(ckt_stream *s, const ckt_binary *bin, const ckt_launch_params *p,
+                               ckt_buffer *const *bufs, int nbufs, ckt_error *err)
+{
+    ckt_device *dev = s->dev;
+    ckt_status st = check_geometry(dev, p, err);
     void *module, *fn;
-    if ((st = module_for(dev, bin, &module, &fn, err))) return st;
+    if (st || (st = module_for(dev, bin, &module, &fn, err))) return st;
+    pthread_mutex_lock(&dev->lock);
+    for (int i = 0; i < nbufs; i++) ckt_stream_note_use(s, bufs[i]);
+    st = ckt_stream_launch(s, bin, module, fn, p, ckt_binary_kernel_name(bin), err);
+    pthread_mutex_unlock(&dev->lock);
+    return st;
+}
+
+/* Enqueue between two events on s, wait for the stream (its errors named), and measure. */
+ckt_status ckt_runtime_timed(ckt_stream *s, double *ms, ckt_status (*enqueue)(void *), void *ctx,
+                             ckt_error *err)
+{
+    ckt_event *a = NULL, *b = NULL;
+    ckt_status st = ckt_stream_record(s, &a, err);
+    if (!st) st = enqueue(ctx);
+    if (!st) st = ckt_stream_record(s, &b, err);
+    if (!st) st = ckt_stream_synchronize(s, err);
+    if (!st) st = s->dev->ops->event_elapsed(s->dev, a->impl, b->impl, ms, err);
+    ckt_event_free(a);
+    ckt_event_free(b);
+    return st;
+}
+
+typedef struct {
+    ckt_stream *s;
+    const ckt_binary *bin;
+    const ckt_launch_params *p;
+    ckt_buffer **bufs;
+    int nbufs;
+    ckt_error *err;
+} raw_launch;
+
+static ckt_status raw_enqueue(void *ctx)
+{
+    raw_launch *r = ctx;
+    return ckt_runtime_enqueue(r->s, r->bin, r->p, r->bufs, r->nbufs, r->err);
+}
+
+/* ckt_launch and ckt_launch_async: everything checked, then enqueued (and waited for). */
+static ckt_status launch(ckt_device *dev, const ckt_binary *bin, const ckt_launch_params *p,
+                         ckt_stream *s, double *ms, ckt_error *err)
+{
+    if (!dev) return ckt_fail(err, CKT_EINVAL, "launch: device is NULL");
+    if (!bin) return ckt_fail(err, CKT_EINVAL, "launch: binary is NULL");
+    if (!p) return ckt_fail(err, CKT_EINVAL, "launch: parameters are NULL");
+    ckt_target_record t;
+    ckt_status st = ckt_target_parse(ckt_binary_target(bin), &t, err);
+    if (!st) st = ckt_runtime_check_binary(dev, bin, &t, err);
+    if (!st) st = check_stream("launch", dev, s, err);
+    if (!st && ms && s && s->capturing)
+        st = ckt_fail(err, CKT_EINVAL, "launch: a timed launch waits, which a capture cannot");
+    if (st) return st;
+    ckt_buffer *bufs[256];
+    int nbufs = 0;
+    if (p->arg_count > 256) return ckt_fail(err, CKT_EINVAL, "launch: more than 256 arguments");
+    if ((st = check_args(dev, p, bufs, &nbufs, err))) return st;
+    raw_launch r = {ckt_stream_or_default(dev, s), bin, p, bufs, nbufs, err};
+    return ms ? ckt_runtime_timed(r.s, ms, raw_enqueue, &r, err) : raw_enqueue(&r);
+}
+
+ckt_status ckt_launch(ckt_device *dev, const ckt_binary *bin, const ckt_launch_params *p,
+                      double *ms, ckt_error *err)
+{
     double dummy;
-    return dev->ops->launch(dev, module, fn, p, ms ? ms : &dummy, err);
+    return launch(dev, bin, p, NULL, ms ? ms : &dummy, err);
+}
+
+ckt_status ckt_launch_async(ckt_device *dev, const ckt_binary *bin, const ckt_launch_params *p,
+                            ckt_stream *s, ckt_error *err)
+{
+    return launch(dev, bin, p, s, NULL, err);
 }

@@ -22,6 +22,7 @@
 typedef void (*cpu_kernel)(void *const *args, const ckt_cpu_launch *launch);
 
 typedef struct {
+    atomic_int refs; /* the module cache's + each queued launch's */
     void *so;
     int fd; /* the memory file the object was loaded from (-1: none), open as long as the module */
     cpu_kernel fn;
@@ -46,6 +47,9 @@ typedef struct cpu_pool {
     atomic_llong next_block;
     atomic_int timed_out; /* a worker saw the deadline pass: the others stop too */
     int fault;            /* set by the kernel (CKT_FAULT, atomically): a window left its tensor */
+    struct cpu_stream *def; /* the default stream */
+    struct cpu_stream *streams; /* all of them (the default first created), under streams_mu */
+    pthread_mutex_t streams_mu;
 } cpu_pool;
 
 /* How often a worker looks at the clock: every block would cost a system call per block of a
@@ -131,6 +135,7 @@ static ckt_status cpu_open(ckt_device *dev, ckt_error *err)
         }
     }
     pthread_attr_destroy(&attr);
+    pthread_mutex_init(&p->streams_mu, NULL);
     dev->impl = p;
     snprintf(dev->name, sizeof dev->name, "cpu (%d worker threads)", p->nthreads);
     snprintf(dev->target, sizeof dev->target, "cpu");
@@ -144,9 +149,13 @@ static ckt_status cpu_open(ckt_device *dev, ckt_error *err)
     return CKT_OK;
 }
 
+static void stream_free(struct cpu_stream *q);
+
 static void cpu_close(ckt_device *dev)
 {
     cpu_pool *p = dev->impl;
+    if (p->def) stream_free(p->def);
+    pthread_mutex_destroy(&p->streams_mu);
     pthread_mutex_lock(&p->mu);
     p->quit = 1;
     pthread_cond_broadcast(&p->start);
@@ -174,20 +183,6 @@ static void cpu_free(ckt_device *dev, void *ptr)
 {
     (void)dev;
     free(ptr);
-}
-
-static ckt_status cpu_copy(ckt_device *dev, void *dst, const void *src, size_t n, ckt_error *err)
-{
-    (void)dev, (void)err;
-    memmove(dst, src, n);
-    return CKT_OK;
-}
-
-static ckt_status cpu_memset(ckt_device *dev, void *dst, uint8_t byte, size_t n, ckt_error *err)
-{
-    (void)dev, (void)err;
-    memset(dst, byte, n);
-    return CKT_OK;
 }
 
 /* dlopen the shared object bytes: from an anonymous memory file when the kernel allows it
@@ -236,6 +231,7 @@ static void *open_so(const uint8_t *code, size_t n, int *keep_fd, char *why, siz
 
 static void free_module(cpu_module *m)
 {
+    if (atomic_fetch_sub(&m->refs, 1) > 1) return;
     dlclose(m->so);
     if (m->fd >= 0) close(m->fd);
     free(m);
@@ -257,6 +253,7 @@ static ckt_status cpu_load(ckt_device *dev, const ckt_binary *bin, void **module
                         name);
     cpu_module *m = calloc(1, sizeof *m);
     if (!m) return ckt_fail(err, CKT_ENOMEM, "launch: out of memory");
+    atomic_init(&m->refs, 1);
     char why[512] = "";
     m->so = open_so(code, n, &m->fd, why, sizeof why);
     if (!m->so) {
@@ -346,31 +343,28 @@ static void cpu_unload(ckt_device *dev, void *module)
     free_module(module);
 }
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
+static double now_ms(void) { return ckt_runtime_now() * 1e3; }
 
-static ckt_status cpu_launch(ckt_device *dev, void *module, void *fn, const ckt_launch_params *lp,
-                             double *ms, ckt_error *err)
+/* ---- one launch through the block pool (one at a time per device) ---- */
+
+typedef struct cpu_run {
+    cpu_module *m;
+    void *const *args;
+    int64_t grid[3], block[3], dyn_shared;
+    double deadline;
+} cpu_run;
+
+static ckt_status run_launch(cpu_pool *p, const cpu_run *r, ckt_error *err)
 {
-    (void)fn;
-    cpu_pool *p = dev->impl;
-    cpu_module *m = module;
-    ckt_status st = check_declared(m, lp, err);
-    if (st) return st;
-    double t0 = now_ms();
     pthread_mutex_lock(&p->launch_mu);
     pthread_mutex_lock(&p->mu);
-    p->fn = m->fn;
-    p->args = lp->args;
-    memcpy(p->grid, lp->grid, sizeof p->grid);
-    memcpy(p->block, lp->block, sizeof p->block);
-    p->nblocks = lp->grid[0] * lp->grid[1] * lp->grid[2]; /* < 2^63: dims checked by the caller */
-    p->lds_bytes = (size_t)m->lds_bytes + (size_t)lp->dyn_shared_bytes;
-    p->deadline = lp->deadline;
+    p->fn = r->m->fn;
+    p->args = r->args;
+    memcpy(p->grid, r->grid, sizeof p->grid);
+    memcpy(p->block, r->block, sizeof p->block);
+    p->nblocks = r->grid[0] * r->grid[1] * r->grid[2]; /* < 2^63: dims checked by the caller */
+    p->lds_bytes = (size_t)r->m->lds_bytes + (size_t)r->dyn_shared;
+    p->deadline = r->deadline;
     atomic_store(&p->timed_out, 0);
     __atomic_store_n(&p->fault, 0, __ATOMIC_RELAXED);
     atomic_store(&p->next_block, 0);
@@ -379,7 +373,6 @@ static ckt_status cpu_launch(ckt_device *dev, void *module, void *fn, const ckt_
     pthread_cond_broadcast(&p->start);
     while (p->busy > 0) pthread_cond_wait(&p->done, &p->mu);
     pthread_mutex_unlock(&p->mu);
-    *ms = now_ms() - t0;
     int all_ran = atomic_load(&p->next_block) >= p->nblocks, timed_out = atomic_load(&p->timed_out);
     long long started = atomic_load(&p->next_block), nblocks = p->nblocks;
     size_t lds_bytes = p->lds_bytes;
@@ -394,33 +387,515 @@ static ckt_status cpu_launch(ckt_device *dev, void *module, void *fn, const ckt_
             "a bulk copy arrived on it before its previous phase completed (the stage still "
             "being read): a race on a GPU"};
         int f = -fault - 1, kind = f / 4096 < 3 ? f / 4096 : 0;
-        return ckt_fail(err, CKT_EINVAL, "launch: mbarrier %d of set %d: %s", f % 64, f % 4096 / 64,
+        return ckt_fail(err, CKT_EINVAL, "mbarrier %d of set %d: %s", f % 64, f % 4096 / 64,
                         why[kind]);
     }
     if (fault)
         return ckt_fail(err, CKT_EINVAL,
-                        "launch: window %d left its tensor in some block (its origin plus its "
-                        "lengths reach outside the shape: "
-                        "a grid larger than the tiles, or an origin out of range); those accesses "
-                        "were skipped, nothing outside the buffers "
-                        "and LDS was touched",
+                        "window %d left its tensor in some block (its origin plus its lengths "
+                        "reach outside the shape: a grid larger than the tiles, or an origin out "
+                        "of range); those accesses were skipped, nothing outside the buffers and "
+                        "LDS was touched",
                         fault - 1);
     if (timed_out)
         return ckt_fail(err, CKT_ELIMIT,
-                        "launch: stopped after about %lld of %lld blocks: the time limit ran out",
+                        "stopped after about %lld of %lld blocks: the time limit ran out",
                         started < nblocks ? started : nblocks, nblocks);
     if (!all_ran)
-        return ckt_fail(err, CKT_ENOMEM, "launch: no worker could allocate %zu bytes of LDS",
-                        lds_bytes);
+        return ckt_fail(err, CKT_ENOMEM, "no worker could allocate %zu bytes of LDS", lds_bytes);
     return CKT_OK;
 }
 
+/* ---- events: completed by the stream thread that passes them ---- */
+
+typedef struct cpu_event {
+    atomic_int refs;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done, failed;
+    double t_ms;
+} cpu_event;
+
+static cpu_event *event_new(void)
+{
+    cpu_event *e = calloc(1, sizeof *e);
+    if (!e) return NULL;
+    atomic_init(&e->refs, 1);
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_cond_init(&e->cv, NULL);
+    return e;
+}
+
+static void event_unref(cpu_event *e)
+{
+    if (!e || atomic_fetch_sub(&e->refs, 1) > 1) return;
+    pthread_mutex_destroy(&e->mu);
+    pthread_cond_destroy(&e->cv);
+    free(e);
+}
+
+static void event_complete(cpu_event *e, bool failed)
+{
+    pthread_mutex_lock(&e->mu);
+    e->t_ms = now_ms();
+    e->failed = failed;
+    e->done = true;
+    pthread_cond_broadcast(&e->cv);
+    pthread_mutex_unlock(&e->mu);
+}
+
+static void event_wait(cpu_event *e)
+{
+    pthread_mutex_lock(&e->mu);
+    while (!e->done) pthread_cond_wait(&e->cv, &e->mu);
+    pthread_mutex_unlock(&e->mu);
+}
+
+/* ---- streams: a queue of commands run in order by a thread of the stream's own ---- */
+
+typedef enum { CMD_LAUNCH, CMD_COPY, CMD_MEMSET, CMD_RECORD, CMD_WAIT } cmd_kind;
+
+typedef struct cpu_cmd {
+    cmd_kind kind;
+    struct cpu_cmd *next;
+    cpu_run run;        /* CMD_LAUNCH: its module referenced, args into `blob` */
+    char label[160];    /* names the launch in its errors */
+    void *dst;          /* CMD_COPY / CMD_MEMSET */
+    const void *src;    /* CMD_COPY (an h2d source is the command's own staged copy) */
+    size_t n;
+    int byte;
+    cpu_event *ev; /* CMD_RECORD, CMD_WAIT (referenced) */
+    size_t blob_bytes;
+    int nargs;
+    _Alignas(64) unsigned char blob[];
+} cpu_cmd;
+
+typedef struct cpu_stream {
+    cpu_pool *pool;
+    pthread_t thread;
+    bool started, quit;
+    pthread_mutex_t mu;
+    pthread_cond_t work, idle;
+    cpu_cmd *head, *tail;
+    bool running;
+    bool has_err; /* the first error since the last synchronization; later work is skipped */
+    ckt_error err;
+    bool capturing;
+    cpu_cmd *cap_head, *cap_tail; /* the launches captured */
+    struct cpu_stream *next;      /* the pool's streams */
+} cpu_stream;
+
+typedef struct {
+    cpu_cmd *head;
+} cpu_graph;
+
+static void cmd_free(cpu_cmd *c)
+{
+    if (c->kind == CMD_LAUNCH) free_module(c->run.m);
+    if (c->kind == CMD_RECORD || c->kind == CMD_WAIT) event_unref(c->ev);
+    free(c);
+}
+
+static void cmd_run(cpu_stream *q, cpu_cmd *c)
+{
+    ckt_error e;
+    ckt_status st = CKT_OK;
+    switch (c->kind) {
+    case CMD_LAUNCH:
+        if (q->has_err) return; /* after a failure, as a GPU context's sticky error */
+        st = run_launch(q->pool, &c->run, &e);
+        if (st) ckt_fail_prefix(&e, ": "), ckt_fail_prefix(&e, c->label);
+        break;
+    case CMD_COPY:
+        if (!q->has_err) memmove(c->dst, c->src, c->n);
+        return;
+    case CMD_MEMSET:
+        if (!q->has_err) memset(c->dst, c->byte, c->n);
+        return;
+    case CMD_RECORD: event_complete(c->ev, q->has_err); return;
+    case CMD_WAIT: event_wait(c->ev); return;
+    }
+    if (st && !q->has_err) {
+        q->err = e;
+        q->has_err = true;
+    }
+}
+
+static void *stream_main(void *arg)
+{
+    cpu_stream *q = arg;
+    pthread_mutex_lock(&q->mu);
+    for (;;) {
+        while (!q->head && !q->quit) pthread_cond_wait(&q->work, &q->mu);
+        if (!q->head) break;
+        cpu_cmd *c = q->head;
+        q->head = c->next;
+        if (!q->head) q->tail = NULL;
+        q->running = true;
+        pthread_mutex_unlock(&q->mu);
+        cmd_run(q, c); /* has_err: only this thread writes it while running */
+        cmd_free(c);
+        pthread_mutex_lock(&q->mu);
+        q->running = false;
+        if (!q->head) pthread_cond_broadcast(&q->idle);
+    }
+    pthread_mutex_unlock(&q->mu);
+    return NULL;
+}
+
+static cpu_stream *stream_new(cpu_pool *p)
+{
+    cpu_stream *q = calloc(1, sizeof *q);
+    if (!q) return NULL;
+    q->pool = p;
+    pthread_mutex_init(&q->mu, NULL);
+    pthread_cond_init(&q->work, NULL);
+    pthread_cond_init(&q->idle, NULL);
+    pthread_mutex_lock(&p->streams_mu);
+    q->next = p->streams;
+    p->streams = q;
+    pthread_mutex_unlock(&p->streams_mu);
+    return q;
+}
+
+static cpu_stream *stream_of(ckt_device *dev, void *s)
+{
+    cpu_pool *p = dev->impl;
+    if (s) return s;
+    if (!p->def) {
+        pthread_mutex_lock(&p->streams_mu); /* first use of the default stream */
+        cpu_stream *existing = p->def;
+        pthread_mutex_unlock(&p->streams_mu);
+        if (!existing) p->def = stream_new(p);
+    }
+    return p->def;
+}
+
+/* queue c (the stream's thread started on first use) */
+static ckt_status push(cpu_stream *q, cpu_cmd *c, ckt_error *err)
+{
+    c->next = NULL;
+    pthread_mutex_lock(&q->mu);
+    if (!q->started) {
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, 256 << 10);
+        int rc = pthread_create(&q->thread, &attr, stream_main, q);
+        pthread_attr_destroy(&attr);
+        if (rc) {
+            pthread_mutex_unlock(&q->mu);
+            cmd_free(c);
+            return ckt_fail(err, CKT_ERUNTIME, "stream: cannot start its thread: %s",
+                            strerror(rc));
+        }
+        q->started = true;
+    }
+    if (q->tail)
+        q->tail->next = c;
+    else
+        q->head = c;
+    q->tail = c;
+    pthread_cond_signal(&q->work);
+    pthread_mutex_unlock(&q->mu);
+    return CKT_OK;
+}
+
+static ckt_status wait_idle(cpu_stream *q, ckt_error *err)
+{
+    pthread_mutex_lock(&q->mu);
+    while (q->head || q->running) pthread_cond_wait(&q->idle, &q->mu);
+    bool failed = q->has_err;
+    if (failed && err) *err = q->err;
+    q->has_err = false;
+    pthread_mutex_unlock(&q->mu);
+    return failed ? (err ? err->status : CKT_EINVAL) : CKT_OK;
+}
+
+static void stream_free(cpu_stream *q)
+{
+    wait_idle(q, NULL);
+    pthread_mutex_lock(&q->mu);
+    q->quit = true;
+    pthread_cond_signal(&q->work);
+    pthread_mutex_unlock(&q->mu);
+    if (q->started) pthread_join(q->thread, NULL);
+    for (cpu_cmd *c = q->cap_head, *n; c; c = n) n = c->next, cmd_free(c);
+    cpu_pool *p = q->pool;
+    pthread_mutex_lock(&p->streams_mu);
+    for (cpu_stream **pp = &p->streams; *pp; pp = &(*pp)->next)
+        if (*pp == q) {
+            *pp = q->next;
+            break;
+        }
+    pthread_mutex_unlock(&p->streams_mu);
+    pthread_mutex_destroy(&q->mu);
+    pthread_cond_destroy(&q->work);
+    pthread_cond_destroy(&q->idle);
+    free(q);
+}
+
+static cpu_cmd *cmd_new(cmd_kind kind, size_t blob, ckt_error *err)
+{
+    cpu_cmd *c = aligned_alloc(64, (sizeof(cpu_cmd) + blob + 63) / 64 * 64);
+    if (!c) {
+        ckt_fail(err, CKT_ENOMEM, "stream: out of memory queueing work");
+        return NULL;
+    }
+    memset(c, 0, sizeof *c);
+    c->kind = kind;
+    c->blob_bytes = blob;
+    return c;
+}
+
+/* The launch's argument values copied into the command (the caller's may go right after). */
+static cpu_cmd *launch_cmd(cpu_module *m, const ckt_launch_request *r, ckt_error *err)
+{
+    const ckt_launch_params *lp = r->p;
+    size_t bytes = (size_t)lp->arg_count * sizeof(void *);
+    for (int i = 0; i < lp->arg_count; i++)
+        bytes = (bytes + 63) / 64 * 64 + ckt_param_size(lp->signature[i].kind);
+    cpu_cmd *c = cmd_new(CMD_LAUNCH, bytes, err);
+    if (!c) return NULL;
+    void **argv = (void **)c->blob;
+    size_t off = (size_t)lp->arg_count * sizeof(void *);
+    for (int i = 0; i < lp->arg_count; i++) {
+        off = (off + 63) / 64 * 64;
+        size_t n = ckt_param_size(lp->signature[i].kind);
+        memcpy(c->blob + off, lp->args[i], n);
+        argv[i] = c->blob + off;
+        off += n;
+    }
+    atomic_fetch_add(&m->refs, 1);
+    c->run = (cpu_run){m, argv, {lp->grid[0], lp->grid[1], lp->grid[2]},
+                       {lp->block[0], lp->block[1], lp->block[2]}, lp->dyn_shared_bytes,
+                       lp->deadline};
+    c->nargs = lp->arg_count;
+    snprintf(c->label, sizeof c->label, "%s", r->label);
+    return c;
+}
+
+static ckt_status cpu_launch(ckt_device *dev, void *s, const ckt_launch_request *r, ckt_error *err)
+{
+    cpu_module *m = r->module;
+    ckt_status st = check_declared(m, r->p, err);
+    if (st) return st;
+    cpu_cmd *c = launch_cmd(m, r, err);
+    if (!c) return CKT_ENOMEM;
+    cpu_stream *q = stream_of(dev, s);
+    if (!q) {
+        cmd_free(c);
+        return ckt_fail(err, CKT_ENOMEM, "stream: out of memory");
+    }
+    if (q->capturing) { /* kept for the graph, run by its replays */
+        if (q->cap_tail)
+            q->cap_tail->next = c;
+        else
+            q->cap_head = c;
+        q->cap_tail = c;
+        return CKT_OK;
+    }
+    return push(q, c, err);
+}
+
+static ckt_status cpu_copy(ckt_device *dev, void *s, ckt_copy_kind kind, void *dst,
+                           const void *src, size_t n, ckt_error *err)
+{
+    cpu_stream *q = stream_of(dev, s);
+    bool staged = kind == CKT_COPY_H2D; /* the caller may reuse its memory at once */
+    cpu_cmd *c = q ? cmd_new(CMD_COPY, staged ? n : 0, err) : NULL;
+    if (!c) return q ? CKT_ENOMEM : ckt_fail(err, CKT_ENOMEM, "stream: out of memory");
+    if (staged) memcpy(c->blob, src, n);
+    c->dst = dst;
+    c->src = staged ? c->blob : src;
+    c->n = n;
+    return push(q, c, err);
+}
+
+static ckt_status cpu_memset(ckt_device *dev, void *s, void *dst, uint8_t byte, size_t n,
+                             ckt_error *err)
+{
+    cpu_stream *q = stream_of(dev, s);
+    cpu_cmd *c = q ? cmd_new(CMD_MEMSET, 0, err) : NULL;
+    if (!c) return q ? CKT_ENOMEM : ckt_fail(err, CKT_ENOMEM, "stream: out of memory");
+    c->dst = dst;
+    c->byte = byte;
+    c->n = n;
+    return push(q, c, err);
+}
+
+static ckt_status cpu_stream_create(ckt_device *dev, bool capture, void **s, ckt_error *err)
+{
+    (void)capture;
+    *s = stream_new(dev->impl);
+    return *s ? CKT_OK : ckt_fail(err, CKT_ENOMEM, "stream: out of memory");
+}
+
+static void cpu_stream_destroy(ckt_device *dev, void *s)
+{
+    (void)dev;
+    stream_free(s);
+}
+
+static ckt_status cpu_stream_sync(ckt_device *dev, void *s, ckt_error *err)
+{
+    cpu_stream *q = s ? s : ((cpu_pool *)dev->impl)->def;
+    return q ? wait_idle(q, err) : CKT_OK;
+}
+
+/* every stream; the errors stay with their streams (each reported by its own synchronization) */
 static ckt_status cpu_sync(ckt_device *dev, ckt_error *err)
 {
-    (void)dev, (void)err;
+    (void)err;
+    cpu_pool *p = dev->impl;
+    for (;;) { /* streams are not destroyed while their device synchronizes */
+        bool busy = false;
+        pthread_mutex_lock(&p->streams_mu);
+        for (cpu_stream *q = p->streams; q && !busy; q = q->next) {
+            pthread_mutex_lock(&q->mu);
+            busy = q->head || q->running;
+            pthread_mutex_unlock(&q->mu);
+        }
+        pthread_mutex_unlock(&p->streams_mu);
+        if (!busy) return CKT_OK;
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static ckt_status cpu_event_record(ckt_device *dev, void *s, void **ev, ckt_error *err)
+{
+    cpu_stream *q = stream_of(dev, s);
+    cpu_event *e = q ? event_new() : NULL;
+    cpu_cmd *c = e ? cmd_new(CMD_RECORD, 0, err) : NULL;
+    if (!c) {
+        event_unref(e);
+        return ckt_fail(err, CKT_ENOMEM, "record: out of memory");
+    }
+    atomic_fetch_add(&e->refs, 1);
+    c->ev = e;
+    ckt_status st = push(q, c, err);
+    if (st) {
+        event_unref(e);
+        return st;
+    }
+    *ev = e;
     return CKT_OK;
 }
 
-const ckt_backend_ops ckt_runtime_cpu_ops = {cpu_open, cpu_close,  cpu_alloc,  cpu_free,
-                                             cpu_copy, cpu_copy,   cpu_copy,   cpu_memset,
-                                             cpu_load, cpu_unload, cpu_launch, cpu_sync};
+static ckt_status cpu_event_sync(ckt_device *dev, void *ev, ckt_error *err)
+{
+    (void)dev, (void)err;
+    event_wait(ev);
+    cpu_event *e = ev;
+    return e->failed ? ckt_fail(err, CKT_ERUNTIME,
+                                "the stream's work before the event failed (synchronize the stream "
+                                "for the error)")
+                     : CKT_OK;
+}
+
+static int cpu_event_done(ckt_device *dev, void *ev)
+{
+    (void)dev;
+    cpu_event *e = ev;
+    pthread_mutex_lock(&e->mu);
+    int r = e->done ? (e->failed ? -1 : 1) : 0;
+    pthread_mutex_unlock(&e->mu);
+    return r;
+}
+
+static ckt_status cpu_event_elapsed(ckt_device *dev, void *a, void *b, double *ms, ckt_error *err)
+{
+    (void)dev, (void)err;
+    *ms = ((cpu_event *)b)->t_ms - ((cpu_event *)a)->t_ms;
+    return CKT_OK;
+}
+
+static void cpu_event_destroy(ckt_device *dev, void *ev)
+{
+    (void)dev;
+    event_unref(ev);
+}
+
+static ckt_status cpu_stream_wait(ckt_device *dev, void *s, void *ev, ckt_error *err)
+{
+    cpu_stream *q = stream_of(dev, s);
+    cpu_cmd *c = q ? cmd_new(CMD_WAIT, 0, err) : NULL;
+    if (!c) return ckt_fail(err, CKT_ENOMEM, "wait: out of memory");
+    atomic_fetch_add(&((cpu_event *)ev)->refs, 1);
+    c->ev = ev;
+    return push(q, c, err);
+}
+
+static ckt_status cpu_capture_begin(ckt_device *dev, void *s, ckt_error *err)
+{
+    (void)dev, (void)err;
+    ((cpu_stream *)s)->capturing = true;
+    return CKT_OK;
+}
+
+static ckt_status cpu_capture_end(ckt_device *dev, void *s, void **graph, ckt_error *err)
+{
+    (void)dev;
+    cpu_stream *q = s;
+    cpu_graph *g = calloc(1, sizeof *g);
+    if (!g) return ckt_fail(err, CKT_ENOMEM, "capture: out of memory");
+    g->head = q->cap_head;
+    q->cap_head = q->cap_tail = NULL;
+    q->capturing = false;
+    *graph = g;
+    return CKT_OK;
+}
+
+/* each captured launch queued again, as a copy (the graph keeps its own) */
+static ckt_status cpu_graph_launch(ckt_device *dev, void *graph, void *s, ckt_error *err)
+{
+    cpu_stream *q = stream_of(dev, s);
+    for (const cpu_cmd *c = ((cpu_graph *)graph)->head; c; c = c->next) {
+        cpu_cmd *d = cmd_new(CMD_LAUNCH, c->blob_bytes, err);
+        if (!d) return CKT_ENOMEM;
+        memcpy(d, c, sizeof *d + c->blob_bytes);
+        void **argv = (void **)d->blob;
+        for (int i = 0; i < c->nargs; i++)
+            argv[i] = d->blob + ((const unsigned char *)c->run.args[i] - c->blob);
+        d->run.args = argv;
+        atomic_fetch_add(&d->run.m->refs, 1);
+        ckt_status st = push(q, d, err);
+        if (st) return st;
+    }
+    return CKT_OK;
+}
+
+static void cpu_graph_destroy(ckt_device *dev, void *graph)
+{
+    (void)dev;
+    cpu_graph *g = graph;
+    if (!g) return;
+    for (cpu_cmd *c = g->head, *n; c; c = n) n = c->next, cmd_free(c);
+    free(g);
+}
+
+const ckt_backend_ops ckt_runtime_cpu_ops = {
+    .open = cpu_open,
+    .close = cpu_close,
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .load = cpu_load,
+    .unload = cpu_unload,
+    .launch = cpu_launch,
+    .copy = cpu_copy,
+    .memset = cpu_memset,
+    .sync = cpu_sync,
+    .stream_create = cpu_stream_create,
+    .stream_destroy = cpu_stream_destroy,
+    .stream_sync = cpu_stream_sync,
+    .stream_wait = cpu_stream_wait,
+    .event_record = cpu_event_record,
+    .event_sync = cpu_event_sync,
+    .event_done = cpu_event_done,
+    .event_elapsed = cpu_event_elapsed,
+    .event_destroy = cpu_event_destroy,
+    .capture_begin = cpu_capture_begin,
+    .capture_end = cpu_capture_end,
+    .graph_launch = cpu_graph_launch,
+    .graph_destroy = cpu_graph_destroy,
+};

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "dynlib.h"
-#include "runtime_internal.h"
+#include "runtime_gpu.h"
 
 typedef int CUresult;
 typedef int CUdevice;
@@ -38,21 +38,16 @@ static struct {
     CUresult (*set_current)(CUcontext);
     CUresult (*alloc)(CUdeviceptr *, size_t);
     CUresult (*free)(CUdeviceptr);
-    CUresult (*h2d)(CUdeviceptr, const void *, size_t);
-    CUresult (*d2h)(void *, CUdeviceptr, size_t);
-    CUresult (*d2d)(CUdeviceptr, CUdeviceptr, size_t);
-    CUresult (*memset8)(CUdeviceptr, unsigned char, size_t);
     CUresult (*module_load)(CUmodule *, const void *);
     CUresult (*module_unload)(CUmodule);
     CUresult (*get_function)(CUfunction *, CUmodule, const char *);
     CUresult (*func_set_attribute)(CUfunction, int, int);
-    CUresult (*event_create)(CUevent *, unsigned);
-    ckt_gpu_timing t; /* events and launches */
-    CUresult (*sync)(void);
     CUresult (*error_string)(CUresult, const char **);
+    ckt_gpu_api api; /* streams, events, graphs, copies and launches */
 } D;
 
 typedef struct {
+    ckt_gpu_device gpu; /* first: the shared half's view */
     CUdevice dev;
     CUcontext ctx;
 } cuda_dev;
@@ -69,6 +64,12 @@ static ckt_status fail(ckt_error *err, const char *what, CUresult r)
     return ckt_fail(err, CKT_ERUNTIME, "cuda: %s failed: %s (%d)", what, cu_err(r), r);
 }
 
+static int make_current(ckt_device *dev) { return D.set_current(((cuda_dev *)dev->impl)->ctx); }
+static int allow_shared(void *fn, int bytes)
+{
+    return D.func_set_attribute(fn, FUNC_MAX_DYNAMIC_SHARED, bytes);
+}
+
 static ckt_status load_driver(ckt_error *err)
 {
     if (D.lib) return CKT_OK;
@@ -80,6 +81,8 @@ static ckt_status load_driver(ckt_error *err)
         return ckt_fail(err, CKT_ERUNTIME,
                         "CUDA driver libcuda.so.1 not found (no NVIDIA GPU here?); use --target "
                         "cpu:sm_90 to emulate");
+    ckt_gpu_api *a = &D.api;
+    /* the driver's device addresses are 64-bit integers, the table's pointers: one ABI */
     const ckt_dynsym syms[] = {
         {(void **)&D.init, "cuInit", NULL, false},
         {(void **)&D.device_get, "cuDeviceGet", NULL, false},
@@ -91,36 +94,44 @@ static ckt_status load_driver(ckt_error *err)
         {(void **)&D.set_current, "cuCtxSetCurrent", NULL, false},
         {(void **)&D.alloc, "cuMemAlloc_v2", NULL, false},
         {(void **)&D.free, "cuMemFree_v2", NULL, false},
-        {(void **)&D.h2d, "cuMemcpyHtoD_v2", NULL, false},
-        {(void **)&D.d2h, "cuMemcpyDtoH_v2", NULL, false},
-        {(void **)&D.d2d, "cuMemcpyDtoD_v2", NULL, false},
-        {(void **)&D.memset8, "cuMemsetD8_v2", NULL, false},
         {(void **)&D.module_load, "cuModuleLoadData", NULL, false},
         {(void **)&D.module_unload, "cuModuleUnload", NULL, false},
         {(void **)&D.get_function, "cuModuleGetFunction", NULL, false},
         {(void **)&D.func_set_attribute, "cuFuncSetAttribute", NULL, false},
-        {(void **)&D.t.launch, "cuLaunchKernel", NULL, false},
-        {(void **)&D.event_create, "cuEventCreate", NULL, false},
-        {(void **)&D.t.event_record, "cuEventRecord", NULL, false},
-        {(void **)&D.t.event_sync, "cuEventSynchronize", NULL, false},
-        {(void **)&D.t.event_elapsed, "cuEventElapsedTime", "cuEventElapsedTime_v2", false},
-        {(void **)&D.t.event_destroy, "cuEventDestroy_v2", NULL, false},
-        {(void **)&D.sync, "cuCtxSynchronize", NULL, false},
         {(void **)&D.error_string, "cuGetErrorString", NULL, false},
+        {(void **)&a->launch, "cuLaunchKernel", NULL, false},
+        {(void **)&a->h2d, "cuMemcpyHtoDAsync_v2", NULL, false},
+        {(void **)&a->d2h, "cuMemcpyDtoHAsync_v2", NULL, false},
+        {(void **)&a->d2d, "cuMemcpyDtoDAsync_v2", NULL, false},
+        {(void **)&a->memset8, "cuMemsetD8Async", NULL, false},
+        {(void **)&a->sync, "cuCtxSynchronize", NULL, false},
+        {(void **)&a->stream_create, "cuStreamCreate", NULL, false},
+        {(void **)&a->stream_destroy, "cuStreamDestroy_v2", NULL, false},
+        {(void **)&a->stream_sync, "cuStreamSynchronize", NULL, false},
+        {(void **)&a->stream_wait, "cuStreamWaitEvent", NULL, false},
+        {(void **)&a->event_create, "cuEventCreate", NULL, false},
+        {(void **)&a->event_record, "cuEventRecord", NULL, false},
+        {(void **)&a->event_sync, "cuEventSynchronize", NULL, false},
+        {(void **)&a->event_query, "cuEventQuery", NULL, false},
+        {(void **)&a->event_elapsed, "cuEventElapsedTime_v2", "cuEventElapsedTime", false},
+        {(void **)&a->event_destroy, "cuEventDestroy_v2", NULL, false},
+        {(void **)&a->capture_begin, "cuStreamBeginCapture_v2", "cuStreamBeginCapture", false},
+        {(void **)&a->capture_end, "cuStreamEndCapture", NULL, false},
+        {(void **)&a->graph_instantiate, "cuGraphInstantiateWithFlags", NULL, false},
+        {(void **)&a->graph_launch, "cuGraphLaunch", NULL, false},
+        {(void **)&a->graph_exec_destroy, "cuGraphExecDestroy", NULL, false},
+        {(void **)&a->graph_destroy, "cuGraphDestroy", NULL, false},
     };
     const char *missing = ckt_dynlib_bind(lib, syms, sizeof syms / sizeof *syms);
     if (missing)
         return ckt_fail(err, CKT_ERUNTIME, "CUDA driver %s lacks %s (driver too old?)", D.libname,
                         missing);
+    a->name = "cuda";
+    a->error_string = cu_err;
+    a->make_current = make_current;
+    a->allow_shared = allow_shared;
     D.lib = lib;
     return CKT_OK;
-}
-
-static ckt_status make_current(ckt_device *dev, ckt_error *err)
-{
-    cuda_dev *c = dev->impl;
-    CUresult r = D.set_current(c->ctx);
-    return r ? fail(err, "cuCtxSetCurrent", r) : CKT_OK;
 }
 
 static ckt_status cu_open(ckt_device *dev, ckt_error *err)
@@ -139,6 +150,7 @@ static ckt_status cu_open(ckt_device *dev, ckt_error *err)
                         "cuda: no NVIDIA GPU found; use --target cpu:sm_90 to emulate");
     cuda_dev *c = calloc(1, sizeof *c);
     if (!c) return ckt_fail(err, CKT_ENOMEM, "cuda: out of memory");
+    c->gpu.api = &D.api;
     if ((r = D.device_get(&c->dev, 0)) || (r = D.retain(&c->ctx, c->dev))) {
         free(c);
         return fail(err, "opening device 0", r);
@@ -173,11 +185,10 @@ static void cu_close(ckt_device *dev)
 
 static ckt_status cu_alloc(ckt_device *dev, size_t n, void **ptr, ckt_error *err)
 {
-    ckt_status st = make_current(dev, err);
-    if (st) return st;
+    CUresult r = make_current(dev);
+    if (r) return fail(err, "cuCtxSetCurrent", r);
     CUdeviceptr p = 0;
-    CUresult r = D.alloc(&p, n);
-    if (r)
+    if ((r = D.alloc(&p, n)))
         return ckt_fail(err, r == 2 ? CKT_ENOMEM : CKT_ERUNTIME,
                         "alloc: cuMemAlloc of %zu bytes failed: %s", n, cu_err(r));
     *ptr = (void *)(uintptr_t)p;
@@ -186,69 +197,30 @@ static ckt_status cu_alloc(ckt_device *dev, size_t n, void **ptr, ckt_error *err
 
 static void cu_free(ckt_device *dev, void *ptr)
 {
-    if (make_current(dev, NULL) == CKT_OK) D.free((CUdeviceptr)(uintptr_t)ptr);
+    if (!make_current(dev)) D.free((CUdeviceptr)(uintptr_t)ptr);
 }
-
-static ckt_status cu_h2d(ckt_device *dev, void *dst, const void *src, size_t n, ckt_error *err)
-{
-    ckt_status st = make_current(dev, err);
-    CUresult r = st ? 0 : D.h2d((CUdeviceptr)(uintptr_t)dst, src, n);
-    return st ? st : r ? fail(err, "cuMemcpyHtoD", r) : CKT_OK;
-}
-
-static ckt_status cu_d2h(ckt_device *dev, void *dst, const void *src, size_t n, ckt_error *err)
-{
-    ckt_status st = make_current(dev, err);
-    CUresult r = st ? 0 : D.d2h(dst, (CUdeviceptr)(uintptr_t)src, n);
-    return st ? st : r ? fail(err, "cuMemcpyDtoH", r) : CKT_OK;
-}
-
-static ckt_status cu_d2d(ckt_device *dev, void *dst, const void *src, size_t n, ckt_error *err)
-{
-    ckt_status st = make_current(dev, err);
-    CUresult r = st ? 0 : D.d2d((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, n);
-    if (!st && !r) r = D.sync();
-    return st ? st : r ? fail(err, "cuMemcpyDtoD", r) : CKT_OK;
-}
-
-static ckt_status cu_memset(ckt_device *dev, void *dst, uint8_t byte, size_t n, ckt_error *err)
-{
-    ckt_status st = make_current(dev, err);
-    CUresult r = st ? 0 : D.memset8((CUdeviceptr)(uintptr_t)dst, byte, n);
-    if (!st && !r) r = D.sync();
-    return st ? st : r ? fail(err, "cuMemsetD8", r) : CKT_OK;
-}
-
-/* a loaded module and the parameter sizes the cubin declares (n < 0: unknown) */
-typedef struct {
-    CUmodule m;
-    char name[128];
-    int n;
-    int64_t sizes[64];
-} cuda_module;
 
 static ckt_status cu_load(ckt_device *dev, const ckt_binary *bin, void **module, void **fn,
                           ckt_error *err)
 {
-    ckt_status st = make_current(dev, err);
-    if (st) return st;
-    cuda_module *cm = calloc(1, sizeof *cm);
+    CUresult r = make_current(dev);
+    if (r) return fail(err, "cuCtxSetCurrent", r);
+    ckt_gpu_module *cm = calloc(1, sizeof *cm);
     if (!cm) return ckt_fail(err, CKT_ENOMEM, "launch: out of memory");
     size_t n;
     const uint8_t *code = ckt_binary_code(bin, &n);
     snprintf(cm->name, sizeof cm->name, "%s", ckt_binary_kernel_name(bin));
     if (ckt_cubin_kernel_args(code, n, cm->name, cm->sizes, 64, &cm->n, NULL) != CKT_OK) cm->n = -1;
     /* a cubin for another architecture fails in cuModuleLoadData with the driver's reason */
-    CUresult r = D.module_load(&cm->m, code);
-    if (r) {
+    if ((r = D.module_load((CUmodule *)&cm->handle, code))) {
         free(cm);
         return ckt_fail(err, CKT_ERUNTIME,
                         "launch: cuModuleLoadData failed for a %s cubin on %s: %s",
                         ckt_binary_target(bin), dev->name, cu_err(r));
     }
     CUfunction f;
-    if ((r = D.get_function(&f, cm->m, cm->name))) {
-        D.module_unload(cm->m);
+    if ((r = D.get_function(&f, cm->handle, cm->name))) {
+        D.module_unload(cm->handle);
         free(cm);
         return ckt_fail(err, CKT_EINVAL, "launch: the cubin has no kernel '%s' (extern \"C\"?): %s",
                         ckt_binary_kernel_name(bin), cu_err(r));
@@ -260,39 +232,15 @@ static ckt_status cu_load(ckt_device *dev, const ckt_binary *bin, void **module,
 
 static void cu_unload(ckt_device *dev, void *module)
 {
-    cuda_module *cm = module;
-    if (make_current(dev, NULL) == CKT_OK) D.module_unload(cm->m);
+    ckt_gpu_module *cm = module;
+    if (!make_current(dev)) D.module_unload(cm->handle);
     free(cm);
 }
 
-static ckt_status cu_launch(ckt_device *dev, void *module, void *fn, const ckt_launch_params *p,
-                            double *ms, ckt_error *err)
-{
-    const cuda_module *cm = module;
-    ckt_status st =
-        cm->n >= 0 ? ckt_runtime_check_arg_sizes(cm->name, cm->sizes, cm->n, p, err) : CKT_OK;
-    if (!st) st = make_current(dev, err);
-    if (st) return st;
-    CUresult r;
-    if (p->dyn_shared_bytes > 48 * 1024 &&
-        (r = D.func_set_attribute(fn, FUNC_MAX_DYNAMIC_SHARED, (int)p->dyn_shared_bytes)))
-        return fail(err, "cuFuncSetAttribute(max dynamic shared memory)", r);
-    CUevent ev[2] = {0, 0};
-    if ((r = D.event_create(&ev[0], 0)) || (r = D.event_create(&ev[1], 0))) {
-        if (ev[0]) D.t.event_destroy(ev[0]);
-        return fail(err, "cuEventCreate", r);
-    }
-    if ((r = ckt_runtime_timed_launch(&D.t, ev, fn, p, ms))) return fail(err, "kernel launch", r);
-    return CKT_OK;
-}
-
-static ckt_status cu_sync(ckt_device *dev, ckt_error *err)
-{
-    ckt_status st = make_current(dev, err);
-    CUresult r = st ? 0 : D.sync();
-    return st ? st : r ? fail(err, "cuCtxSynchronize", r) : CKT_OK;
-}
-
-const ckt_backend_ops ckt_runtime_cuda_ops = {cu_open, cu_close,  cu_alloc,  cu_free,
-                                              cu_h2d,  cu_d2h,    cu_d2d,    cu_memset,
-                                              cu_load, cu_unload, cu_launch, cu_sync};
+const ckt_backend_ops ckt_runtime_cuda_ops = {.open = cu_open,
+                                              .close = cu_close,
+                                              .alloc = cu_alloc,
+                                              .free = cu_free,
+                                              .load = cu_load,
+                                              .unload = cu_unload,
+                                              CKT_GPU_OPS};

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "dynlib.h"
-#include "runtime_internal.h"
+#include "runtime_gpu.h"
 
 typedef int hipError_t;
 typedef void *hipModule_t, *hipFunction_t, *hipEvent_t, *hipStream_t;
@@ -22,18 +22,16 @@ static struct {
     hipError_t (*properties)(void *, int);
     hipError_t (*malloc)(void **, size_t);
     hipError_t (*free)(void *);
-    hipError_t (*h2d)(void *, void *, size_t);
-    hipError_t (*d2h)(void *, void *, size_t);
-    hipError_t (*d2d)(void *, void *, size_t);
-    hipError_t (*memset)(void *, int, size_t);
     hipError_t (*module_load)(hipModule_t *, const void *);
     hipError_t (*module_unload)(hipModule_t);
     hipError_t (*get_function)(hipFunction_t *, hipModule_t, const char *);
-    hipError_t (*event_create)(hipEvent_t *);
-    ckt_gpu_timing t; /* events and launches */
-    hipError_t (*sync)(void);
     const char *(*error_string)(hipError_t);
+    ckt_gpu_api api; /* streams, events, graphs, copies and launches */
 } H;
+
+typedef struct {
+    ckt_gpu_device gpu; /* first: the shared half's view */
+} hip_dev;
 
 static const char *hip_err(hipError_t r)
 {
@@ -46,6 +44,13 @@ static ckt_status fail(ckt_error *err, const char *what, hipError_t r)
     return ckt_fail(err, CKT_ERUNTIME, "hip: %s failed: %s (%d)", what, hip_err(r), r);
 }
 
+/* device 0 only: the thread's current device */
+static int make_current(ckt_device *dev)
+{
+    (void)dev;
+    return H.set_device(0);
+}
+
 static ckt_status load_runtime(ckt_error *err)
 {
     if (H.lib) return CKT_OK;
@@ -54,6 +59,7 @@ static ckt_status load_runtime(ckt_error *err)
         return ckt_fail(err, CKT_ERUNTIME,
                         "HIP runtime libamdhip64.so.5/.6 not found (no ROCm here?); use --target "
                         "cpu:gfx90a to emulate");
+    ckt_gpu_api *a = &H.api;
     const ckt_dynsym syms[] = {
         {(void **)&H.init, "hipInit", NULL, false},
         {(void **)&H.device_count, "hipGetDeviceCount", NULL, false},
@@ -62,24 +68,39 @@ static ckt_status load_runtime(ckt_error *err)
         {(void **)&H.properties, "hipGetDevicePropertiesR0600", "hipGetDeviceProperties", false},
         {(void **)&H.malloc, "hipMalloc", NULL, false},
         {(void **)&H.free, "hipFree", NULL, false},
-        {(void **)&H.h2d, "hipMemcpyHtoD", NULL, false},
-        {(void **)&H.d2h, "hipMemcpyDtoH", NULL, false},
-        {(void **)&H.d2d, "hipMemcpyDtoD", NULL, false},
-        {(void **)&H.memset, "hipMemset", NULL, false},
         {(void **)&H.module_load, "hipModuleLoadData", NULL, false},
         {(void **)&H.module_unload, "hipModuleUnload", NULL, false},
         {(void **)&H.get_function, "hipModuleGetFunction", NULL, false},
-        {(void **)&H.t.launch, "hipModuleLaunchKernel", NULL, false},
-        {(void **)&H.event_create, "hipEventCreate", NULL, false},
-        {(void **)&H.t.event_record, "hipEventRecord", NULL, false},
-        {(void **)&H.t.event_sync, "hipEventSynchronize", NULL, false},
-        {(void **)&H.t.event_elapsed, "hipEventElapsedTime", NULL, false},
-        {(void **)&H.t.event_destroy, "hipEventDestroy", NULL, false},
-        {(void **)&H.sync, "hipDeviceSynchronize", NULL, false},
         {(void **)&H.error_string, "hipGetErrorString", NULL, false},
+        {(void **)&a->launch, "hipModuleLaunchKernel", NULL, false},
+        {(void **)&a->h2d, "hipMemcpyHtoDAsync", NULL, false},
+        {(void **)&a->d2h, "hipMemcpyDtoHAsync", NULL, false},
+        {(void **)&a->d2d, "hipMemcpyDtoDAsync", NULL, false},
+        {(void **)&a->memset8, "hipMemsetD8Async", NULL, false},
+        {(void **)&a->sync, "hipDeviceSynchronize", NULL, false},
+        {(void **)&a->stream_create, "hipStreamCreateWithFlags", NULL, false},
+        {(void **)&a->stream_destroy, "hipStreamDestroy", NULL, false},
+        {(void **)&a->stream_sync, "hipStreamSynchronize", NULL, false},
+        {(void **)&a->stream_wait, "hipStreamWaitEvent", NULL, false},
+        {(void **)&a->event_create, "hipEventCreateWithFlags", NULL, false},
+        {(void **)&a->event_record, "hipEventRecord", NULL, false},
+        {(void **)&a->event_sync, "hipEventSynchronize", NULL, false},
+        {(void **)&a->event_query, "hipEventQuery", NULL, false},
+        {(void **)&a->event_elapsed, "hipEventElapsedTime", NULL, false},
+        {(void **)&a->event_destroy, "hipEventDestroy", NULL, false},
+        {(void **)&a->capture_begin, "hipStreamBeginCapture", NULL, false},
+        {(void **)&a->capture_end, "hipStreamEndCapture", NULL, false},
+        {(void **)&a->graph_instantiate, "hipGraphInstantiateWithFlags", NULL, false},
+        {(void **)&a->graph_launch, "hipGraphLaunch", NULL, false},
+        {(void **)&a->graph_exec_destroy, "hipGraphExecDestroy", NULL, false},
+        {(void **)&a->graph_destroy, "hipGraphDestroy", NULL, false},
     };
     const char *missing = ckt_dynlib_bind(lib, syms, sizeof syms / sizeof *syms);
     if (missing) return ckt_fail(err, CKT_ERUNTIME, "HIP runtime %s lacks %s", H.libname, missing);
+    a->name = "hip";
+    a->error_string = (const char *(*)(int))H.error_string;
+    a->make_current = make_current;
+    a->allow_shared = NULL; /* CDNA's 64 KiB of LDS need no opt-in */
     H.lib = lib;
     return CKT_OK;
 }
@@ -120,6 +141,10 @@ static ckt_status hip_open(ckt_device *dev, ckt_error *err)
             "hip: the HIP runtime (%s) found no AMD GPU%s%s; use --target cpu:gfx90a to emulate",
             H.libname, r ? ": " : "", r ? hip_err(r) : "");
     if ((r = H.set_device(0))) return fail(err, "hipSetDevice(0)", r);
+    hip_dev *hd = calloc(1, sizeof *hd);
+    if (!hd) return ckt_fail(err, CKT_ENOMEM, "hip: out of memory");
+    hd->gpu.api = &H.api;
+    dev->impl = hd;
     char name[200] = "AMD GPU";
     H.device_name(name, sizeof name, 0);
     arch_name(0, dev->target, sizeof dev->target);
@@ -132,7 +157,7 @@ static ckt_status hip_open(ckt_device *dev, ckt_error *err)
     return CKT_OK;
 }
 
-static void hip_close(ckt_device *dev) { (void)dev; }
+static void hip_close(ckt_device *dev) { free(dev->impl); }
 
 static ckt_status hip_alloc(ckt_device *dev, size_t n, void **ptr, ckt_error *err)
 {
@@ -150,48 +175,11 @@ static void hip_free(ckt_device *dev, void *ptr)
     H.free(ptr);
 }
 
-static ckt_status hip_h2d(ckt_device *dev, void *dst, const void *src, size_t n, ckt_error *err)
-{
-    (void)dev;
-    hipError_t r = H.h2d(dst, (void *)src, n);
-    return r ? fail(err, "hipMemcpyHtoD", r) : CKT_OK;
-}
-
-static ckt_status hip_d2h(ckt_device *dev, void *dst, const void *src, size_t n, ckt_error *err)
-{
-    (void)dev;
-    hipError_t r = H.d2h(dst, (void *)src, n);
-    return r ? fail(err, "hipMemcpyDtoH", r) : CKT_OK;
-}
-
-static ckt_status hip_d2d(ckt_device *dev, void *dst, const void *src, size_t n, ckt_error *err)
-{
-    (void)dev;
-    hipError_t r = H.d2d(dst, (void *)src, n);
-    if (!r) r = H.sync();
-    return r ? fail(err, "hipMemcpyDtoD", r) : CKT_OK;
-}
-
-static ckt_status hip_memset(ckt_device *dev, void *dst, uint8_t byte, size_t n, ckt_error *err)
-{
-    (void)dev;
-    hipError_t r = H.memset(dst, byte, n);
-    if (!r) r = H.sync();
-    return r ? fail(err, "hipMemset", r) : CKT_OK;
-}
-
-/* a loaded module and the explicit argument sizes its metadata declares (n < 0: unknown) */
-typedef struct {
-    hipModule_t m;
-    char name[128];
-    int n;
-    int64_t sizes[64];
-} hip_module;
 
 static ckt_status hip_load(ckt_device *dev, const ckt_binary *bin, void **module, void **fn,
                            ckt_error *err)
 {
-    hip_module *hm = calloc(1, sizeof *hm);
+    ckt_gpu_module *hm = calloc(1, sizeof *hm);
     if (!hm) return ckt_fail(err, CKT_ENOMEM, "launch: out of memory");
     size_t n;
     const uint8_t *code = ckt_binary_code(bin, &n);
@@ -214,7 +202,7 @@ static ckt_status hip_load(ckt_device *dev, const ckt_binary *bin, void **module
                         "launch: the code object has no kernel '%s' (extern \"C\"?): %s",
                         ckt_binary_kernel_name(bin), hip_err(r));
     }
-    hm->m = m;
+    hm->handle = m;
     *module = hm;
     *fn = f;
     return CKT_OK;
@@ -223,37 +211,15 @@ static ckt_status hip_load(ckt_device *dev, const ckt_binary *bin, void **module
 static void hip_unload(ckt_device *dev, void *module)
 {
     (void)dev;
-    hip_module *hm = module;
-    H.module_unload(hm->m);
+    ckt_gpu_module *hm = module;
+    H.module_unload(hm->handle);
     free(hm);
 }
 
-static ckt_status hip_launch(ckt_device *dev, void *module, void *fn, const ckt_launch_params *p,
-                             double *ms, ckt_error *err)
-{
-    (void)dev;
-    const hip_module *hm = module;
-    if (hm->n >= 0) {
-        ckt_status st = ckt_runtime_check_arg_sizes(hm->name, hm->sizes, hm->n, p, err);
-        if (st) return st;
-    }
-    hipEvent_t ev[2] = {0, 0};
-    hipError_t r;
-    if ((r = H.event_create(&ev[0])) || (r = H.event_create(&ev[1]))) {
-        if (ev[0]) H.t.event_destroy(ev[0]);
-        return fail(err, "hipEventCreate", r);
-    }
-    if ((r = ckt_runtime_timed_launch(&H.t, ev, fn, p, ms))) return fail(err, "kernel launch", r);
-    return CKT_OK;
-}
-
-static ckt_status hip_sync(ckt_device *dev, ckt_error *err)
-{
-    (void)dev;
-    hipError_t r = H.sync();
-    return r ? fail(err, "hipDeviceSynchronize", r) : CKT_OK;
-}
-
-const ckt_backend_ops ckt_runtime_hip_ops = {hip_open, hip_close,  hip_alloc,  hip_free,
-                                             hip_h2d,  hip_d2h,    hip_d2d,    hip_memset,
-                                             hip_load, hip_unload, hip_launch, hip_sync};
+const ckt_backend_ops ckt_runtime_hip_ops = {.open = hip_open,
+                                             .close = hip_close,
+                                             .alloc = hip_alloc,
+                                             .free = hip_free,
+                                             .load = hip_load,
+                                             .unload = hip_unload,
+                                             CKT_GPU_OPS};

@@ -1,54 +1,124 @@
 /* Shared by the runtime backends (not installed). runtime.c owns the device object, the
- * live-buffer registry (pointer arguments are checked against it), the module cache and
- * all argument checking; a backend only moves bytes and launches. */
+ * live-buffer registry (pointer arguments are checked against it), the module cache and all
+ * argument checking; stream.c owns streams, events, graphs and the deferred frees; a backend
+ * only moves bytes, enqueues and waits. */
 #ifndef CKT_RUNTIME_INTERNAL_H
 #define CKT_RUNTIME_INTERNAL_H
 
 #include <pthread.h>
+#include <stdbool.h>
 
 #include "ckt/runtime.h"
+#include "ckt/stream.h"
 
+typedef enum { CKT_COPY_H2D, CKT_COPY_D2H, CKT_COPY_D2D } ckt_copy_kind;
+
+/* What a backend needs to enqueue one launch: the loaded function, the checked parameters and a
+ * label naming the launch in asynchronous errors ("launch #12 of 'gemm_f16' on stream 3"). */
+typedef struct ckt_launch_request {
+    void *module, *fn;
+    const ckt_launch_params *p;
+    const char *label;
+} ckt_launch_request;
+
+/* A backend's stream, event and graph objects are opaque pointers (a CUstream, ...). A stream
+ * pointer NULL is the default stream. Every enqueueing op returns once the work is queued. */
 typedef struct ckt_backend_ops {
     ckt_status (*open)(ckt_device *dev, ckt_error *err); /* fills impl, name, target, limits */
     void (*close)(ckt_device *dev);
     ckt_status (*alloc)(ckt_device *dev, size_t bytes, void **ptr, ckt_error *err);
     void (*free)(ckt_device *dev, void *ptr);
-    ckt_status (*h2d)(ckt_device *dev, void *dst, const void *src, size_t n, ckt_error *err);
-    ckt_status (*d2h)(ckt_device *dev, void *dst, const void *src, size_t n, ckt_error *err);
-    ckt_status (*d2d)(ckt_device *dev, void *dst, const void *src, size_t n, ckt_error *err);
-    ckt_status (*memset)(ckt_device *dev, void *dst, uint8_t byte, size_t n, ckt_error *err);
     /* load the binary's kernel: *module is released by unload, *fn lives as long as it */
     ckt_status (*load)(ckt_device *dev, const ckt_binary *bin, void **module, void **fn,
                        ckt_error *err);
     void (*unload)(ckt_device *dev, void *module);
-    ckt_status (*launch)(ckt_device *dev, void *module, void *fn, const ckt_launch_params *p,
-                         double *ms, ckt_error *err);
-    ckt_status (*sync)(ckt_device *dev, ckt_error *err);
+    ckt_status (*launch)(ckt_device *dev, void *stream, const ckt_launch_request *r,
+                         ckt_error *err);
+    /* h2d copies are staged (src reusable on return); d2h returns when the bytes have landed */
+    ckt_status (*copy)(ckt_device *dev, void *stream, ckt_copy_kind kind, void *dst,
+                       const void *src, size_t n, ckt_error *err);
+    ckt_status (*memset)(ckt_device *dev, void *stream, void *dst, uint8_t byte, size_t n,
+                         ckt_error *err);
+    ckt_status (*sync)(ckt_device *dev, ckt_error *err); /* every stream */
+    ckt_status (*stream_create)(ckt_device *dev, bool capture, void **s, ckt_error *err);
+    void (*stream_destroy)(ckt_device *dev, void *s);
+    ckt_status (*stream_sync)(ckt_device *dev, void *s, ckt_error *err);
+    ckt_status (*stream_wait)(ckt_device *dev, void *s, void *ev, ckt_error *err);
+    ckt_status (*event_record)(ckt_device *dev, void *s, void **ev, ckt_error *err); /* new */
+    ckt_status (*event_sync)(ckt_device *dev, void *ev, ckt_error *err);
+    int (*event_done)(ckt_device *dev, void *ev); /* 1 done, 0 not yet, -1 failed */
+    ckt_status (*event_elapsed)(ckt_device *dev, void *a, void *b, double *ms, ckt_error *err);
+    void (*event_destroy)(ckt_device *dev, void *ev);
+    ckt_status (*capture_begin)(ckt_device *dev, void *s, ckt_error *err);
+    ckt_status (*capture_end)(ckt_device *dev, void *s, void **graph, ckt_error *err);
+    ckt_status (*graph_launch)(ckt_device *dev, void *graph, void *s, ckt_error *err);
+    void (*graph_destroy)(ckt_device *dev, void *graph);
 } ckt_backend_ops;
 
 #define CKT_MODULE_CACHE 64
+#define CKT_BUFFER_USES 4 /* streams a buffer remembers its last use on; more: every stream */
 
 struct ckt_buffer {
     ckt_device *dev;
     void *ptr;
     size_t size;
-    ckt_buffer *prev, *next;
+    int refs;    /* the owner's (until ckt_buffer_free) + each graph's that uses it */
+    bool closed; /* freed by its owner: no longer a launch argument */
+    /* the last enqueued use on each stream (stream id, its sequence number): a free waits for them */
+    struct {
+        uint64_t stream, seq;
+    } use[CKT_BUFFER_USES];
+    int nuse;
+    bool use_overflow;
+    ckt_buffer *prev, *next; /* the device's live buffers */
 };
+
+struct ckt_stream {
+    ckt_device *dev;
+    void *impl;             /* the backend's stream (NULL: the default stream) */
+    uint64_t id;            /* unique in the process */
+    uint64_t seq, done_seq; /* work enqueued; work known complete (at the last synchronization) */
+    uint64_t launches;      /* numbers launches in error messages */
+    uint64_t since_sync;    /* launches since the last synchronization */
+    char last_kernel[64];   /* the last one's kernel */
+    bool owned, is_default, capturing;
+    struct ckt_graph *graph; /* being captured */
+    ckt_stream *prev, *next; /* the device's streams */
+};
+
+struct ckt_event {
+    ckt_device *dev;
+    void *impl;
+    uint64_t stream, seq; /* where it was recorded */
+};
+
+/* a buffer waiting for the streams that use it before its memory is freed */
+typedef struct ckt_zombie {
+    ckt_buffer *buf;
+    void *ev[CKT_BUFFER_USES + 1];
+    int nev;
+    bool all_streams; /* wait for a device synchronization instead */
+    struct ckt_zombie *next;
+} ckt_zombie;
 
 struct ckt_device {
     ckt_backend backend;
     const ckt_backend_ops *ops;
     void *impl;
     int refs;
-    pthread_mutex_t lock; /* refs, the buffer list, the module cache */
+    pthread_mutex_t lock; /* refs, the buffer and stream lists, the module cache, the zombies */
     char name[256];
     char target[32];
     int64_t max_block[3], max_threads_per_block, max_grid[3], max_shared_bytes;
     ckt_buffer *buffers;
+    ckt_stream default_stream;
+    ckt_stream *streams; /* created and wrapped ones */
+    ckt_zombie *zombies;
     struct {
         uint64_t bin_id;
         void *module, *fn;
         uint64_t last_use;
+        int pins; /* graphs that replay it: never evicted */
     } modules[CKT_MODULE_CACHE];
     uint64_t clock;
 };
@@ -59,26 +129,39 @@ extern const ckt_backend_ops ckt_runtime_cpu_ops, ckt_runtime_cuda_ops, ckt_runt
 ckt_status ckt_runtime_check_arg_sizes(const char *kernel, const int64_t *sizes, int n,
                                        const ckt_launch_params *p, ckt_error *err);
 
-/* The entry points the CUDA driver and HIP share for a timed launch (cuEvent* / hipEvent*,
- * cuLaunchKernel / hipModuleLaunchKernel): results are int (0: success), events, streams and
- * functions opaque pointers in both. */
-typedef struct ckt_gpu_timing {
-    int (*event_record)(void *ev, void *stream);
-    int (*event_sync)(void *ev);
-    int (*event_elapsed)(float *ms, void *start, void *end);
-    int (*event_destroy)(void *ev);
-    int (*launch)(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                  unsigned bz, unsigned shared_bytes, void *stream, void **args, void **extra);
-} ckt_gpu_timing;
-/* Launch fn on the default stream between two created events ev[0..1], wait for it and destroy
- * the events. Returns the first failing result (0: none, then *ms is the kernel's time). */
-int ckt_runtime_timed_launch(const ckt_gpu_timing *api, void *const ev[2], void *fn,
-                             const ckt_launch_params *p, double *ms);
-
 /* CLOCK_MONOTONIC in seconds (the clock of ckt_launch_params.deadline) */
 double ckt_runtime_now(void);
 
 /* the binary's unique id (module cache key) */
 uint64_t ckt_binary_id(const ckt_binary *b);
+
+/* stream.c, for runtime.c */
+void ckt_stream_init_default(ckt_device *dev);
+/* Note that b is used by the next piece of work on s (before s->seq is advanced by it). */
+void ckt_stream_note_use(ckt_stream *s, ckt_buffer *b);
+/* Free b's memory now, or once the streams that use it have passed that use. dev->lock held. */
+void ckt_stream_retire_locked(ckt_buffer *b);
+/* Free the retired buffers whose streams have passed their uses (all: wait for them). */
+void ckt_stream_reap(ckt_device *dev, bool all);
+/* An enqueue on s by a caller that owns the device lock order: the default stream when NULL. */
+ckt_stream *ckt_stream_or_default(ckt_device *dev, ckt_stream *s);
+/* Enqueue a launch on s: the binary's module pinned by a graph being captured on s. */
+ckt_status ckt_stream_launch(ckt_stream *s, const ckt_binary *bin, void *module, void *fn,
+                             const ckt_launch_params *p, const char *kernel, ckt_error *err);
+
+/* runtime.c, for executable.c: the binary suits the device (once per executable and device);
+ * a checked launch enqueued on s with the buffers it uses (their frees wait for it); a launch
+ * function run between two events on s and waited for. */
+ckt_status ckt_runtime_check_binary(ckt_device *dev, const ckt_binary *bin,
+                                    const ckt_target_record *t, ckt_error *err);
+ckt_status ckt_runtime_enqueue(ckt_stream *s, const ckt_binary *bin, const ckt_launch_params *p,
+                               ckt_buffer *const *bufs, int nbufs, ckt_error *err);
+ckt_status ckt_runtime_timed(ckt_stream *s, double *ms, ckt_status (*enqueue)(void *), void *ctx,
+                             ckt_error *err);
+
+/* runtime.c, for stream.c */
+void ckt_runtime_pin_module(ckt_device *dev, uint64_t bin_id, int delta);
+void ckt_buffer_release(ckt_buffer *b); /* drops a reference (a graph's) */
+void ckt_buffer_retain(ckt_buffer *b);
 
 #endif

@@ -1,5 +1,6 @@
 /* The hardware models: AMD's CDNA ISA guides, NVIDIA's CUDA programming guide, and AMD's note on
  * LDS bank conflicts and the XOR preshuffle (CK Tile's documentation of LDS bank conflicts). */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,7 +42,31 @@ static void cdna_read_b128(ckt_lds_instr *in)
         }
 }
 
-static void amd(ckt_target *t, const char *name, int banks, int64_t lds, const char *matrix)
+/* The processors of one product and what each holds, for occupancy. */
+typedef struct product {
+    int sm_count;
+    int64_t regs_per_sm, lds_per_sm;
+} product;
+
+/* AMD CDNA: 4 SIMDs a CU; 1024 threads a workgroup; registers allocated 8 at a time (the vendors'
+ * occupancy calculators); 16 workgroups a CU is assumed (LLVM's AMDGPU model: barrier resources). */
+static void amd_resources(ckt_target *t, product p)
+{
+    t->sm_count = p.sm_count;
+    t->regs_per_sm = p.regs_per_sm;
+    t->regs_per_thread_max = t->unified_agprs ? 512 : 256; /* VGPRs (+ AGPRs when unified) */
+    t->reg_granule = 8;
+    t->lds_per_sm = p.lds_per_sm;
+    t->lds_per_block = t->lds_bytes;
+    t->lds_reserved = 0;
+    t->simds = 4;
+    t->threads_per_sm_max = t->simds * t->max_waves * t->wave_size;
+    t->threads_per_block_max = 1024;
+    t->blocks_per_sm_max = 16;
+}
+
+static void amd(ckt_target *t, const char *name, int banks, int64_t lds, const char *matrix,
+                product p)
 {
     memset(t, 0, sizeof *t);
     snprintf(t->name, sizeof t->name, "%s", name);
@@ -79,9 +104,28 @@ static void amd(ckt_target *t, const char *name, int banks, int64_t lds, const c
                     "assumed: 64 banks serve 16 lanes of 16 bytes per phase");
     }
     t->ninstr = 6;
+    amd_resources(t, p);
 }
 
-static void nvidia(ckt_target *t, const char *name, int64_t smem, const char *matrix)
+/* NVIDIA sm_80 / sm_90: 64 K registers, 255 a thread, allocated 256 a warp (8 a thread); 2048
+ * threads and 32 blocks an SM, 1024 threads a block; 1 KiB of shared memory an SM keeps for each
+ * resident block (CUDA programming guide, compute capabilities table; occupancy calculator). */
+static void nvidia_resources(ckt_target *t, product p)
+{
+    t->sm_count = p.sm_count;
+    t->regs_per_sm = p.regs_per_sm;
+    t->regs_per_thread_max = 255;
+    t->reg_granule = 8;
+    t->lds_per_sm = p.lds_per_sm;
+    t->lds_per_block = t->lds_bytes;
+    t->lds_reserved = 1 << 10;
+    t->simds = 1;
+    t->threads_per_sm_max = 2048;
+    t->threads_per_block_max = 1024;
+    t->blocks_per_sm_max = 32;
+}
+
+static void nvidia(ckt_target *t, const char *name, int64_t smem, const char *matrix, product p)
 {
     memset(t, 0, sizeof *t);
     snprintf(t->name, sizeof t->name, "%s", name);
@@ -107,6 +151,7 @@ static void nvidia(ckt_target *t, const char *name, int64_t smem, const char *ma
      * are served in one wavefront */
     for (int i = 2; i < 6; i++) in[i].merge_pairs = true;
     t->ninstr = 6;
+    nvidia_resources(t, p);
 }
 
 /* The modelled architectures, in the order ckt_target_modelled_at gives them. */
@@ -123,34 +168,46 @@ const char *ckt_target_modelled_at(int i)
  * which instruction runs where is stated here once. */
 static int model(const char *arch, ckt_target *out)
 {
+    /* the products: MI100 (120 CUs, 256 VGPRs x 64 lanes x 4 SIMDs), one GCD of an MI250X (110
+     * CUs, 512 unified registers), MI300X (304 CUs), MI355X (256 CUs, 160 KiB LDS), A100 SXM (108
+     * SMs, 164 KiB shared memory an SM, 163 KiB a block), H100 SXM (132 SMs, 228 KiB an SM, 227
+     * KiB a block) */
+    const product mi100 = {120, 4 * 256 * 64, 64 << 10}, mi250x_gcd = {110, 4 * 512 * 64, 64 << 10};
+    const product mi300x = {304, 4 * 512 * 64, 64 << 10}, mi355x = {256, 4 * 512 * 64, 160 << 10};
+    const product a100 = {108, 65536, 164 << 10}, h100 = {132, 65536, 228 << 10};
     if (!strcmp(arch, "gfx908"))
-        amd(out, arch, 32, 64 << 10, "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16");
+        amd(out, arch, 32, 64 << 10, "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16", mi100);
     else if (!strcmp(arch, "gfx90a"))
         amd(out, arch, 32, 64 << 10,
             "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16,mfma_f32_32x32x8bf16_1k,mfma_f32_"
-            "16x16x16bf16_1k,mfma_f64_16x16x4f64");
+            "16x16x16bf16_1k,mfma_f64_16x16x4f64",
+            mi250x_gcd);
     else if (!strcmp(arch, "gfx942"))
         amd(out, arch, 32, 64 << 10,
             "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16,mfma_f32_16x16x32_fp8,mfma_f32_32x32x8bf16_"
-            "1k,mfma_f32_16x16x16bf16_1k");
+            "1k,mfma_f32_16x16x16bf16_1k",
+            mi300x);
     else if (!strcmp(arch, "gfx950"))
         amd(out, arch, 64, 160 << 10,
             "mfma_f32_32x32x8f16,mfma_f32_16x16x16f16,mfma_f32_16x16x32_fp8,mfma_f32_32x32x8bf16_"
-            "1k,mfma_f32_16x16x16bf16_1k,mfma_scale_f32_32x32x64_f8f6f4");
+            "1k,mfma_f32_16x16x16bf16_1k,mfma_scale_f32_32x32x64_f8f6f4",
+            mi355x);
     else if (!strcmp(arch, "sm_80"))
-        nvidia(out, arch, 163 << 10, "mma_m16n8k16_f16,mma_m16n8k16_bf16,mma_m16n8k8");
+        nvidia(out, arch, 163 << 10, "mma_m16n8k16_f16,mma_m16n8k16_bf16,mma_m16n8k8", a100);
     else if (!strcmp(arch, "sm_90"))
-        nvidia(out, "sm_90", 227 << 10, "mma_m16n8k16_f16,mma_m16n8k16_bf16,mma_m16n8k8");
+        nvidia(out, "sm_90", 227 << 10, "mma_m16n8k16_f16,mma_m16n8k16_bf16,mma_m16n8k8", h100);
     /* sm_90a is sm_90 with the architecture-specific features (wgmma, setmaxnreg) enabled in
      * NVRTC: the same shared memory and banks, and wgmma */
     else if (!strcmp(arch, "sm_90a"))
         nvidia(out, "sm_90", 227 << 10,
                "mma_m16n8k16_f16,mma_m16n8k16_bf16,mma_m16n8k8,wgmma_m64n64k16_f16,wgmma_"
                "m64n128k16_f16,wgmma_m64n256k16_f16,wgmma_m64n64k16_bf16,"
-               "wgmma_m64n128k16_bf16,wgmma_m64n256k16_bf16");
+               "wgmma_m64n128k16_bf16,wgmma_m64n256k16_bf16",
+               h100);
     else
         return 0;
     out->tma = !strcmp(out->name, "sm_90"); /* sm_90 and sm_90a */
+    out->wgmma = !strcmp(arch, "sm_90a");
     return 1;
 }
 
@@ -233,25 +290,82 @@ ckt_status ckt_target_get(const char *name, ckt_target *out, ckt_error *err)
     return CKT_OK;
 }
 
-ckt_status ckt_target_check_device(const char *target, const char *device_arch, ckt_error *err)
+ckt_status ckt_target_check_device(const ckt_target_record *r, const char *device_arch,
+                                   ckt_error *err)
 {
-    if (!target || !device_arch)
+    if (!r || !device_arch)
         return ckt_fail(err, CKT_EINVAL, "launch: target and device architecture must not be NULL");
-    ckt_target_record r;
-    ckt_status s = ckt_target_parse(target, &r, err);
-    if (s) return s;
-    size_t n = strlen(r.arch);
+    size_t n = strlen(r->arch);
     /* sm_90a, sm_100a, ...: PTX with architecture-specific features (wgmma, setmaxnreg) that
      * runs on exactly that compute capability, not on later ones (NVIDIA's PTX ISA, "Target ISA
      * notes"); other architectures run on their own and later devices, which the driver checks */
-    if (r.emulated || r.runtime != CKT_BACKEND_CUDA || n < 2 || r.arch[n - 1] != 'a') return CKT_OK;
-    if (strlen(device_arch) == n - 1 && !strncmp(device_arch, r.arch, n - 1)) return CKT_OK;
+    if (r->emulated || r->runtime != CKT_BACKEND_CUDA || n < 2 || r->arch[n - 1] != 'a')
+        return CKT_OK;
+    if (strlen(device_arch) == n - 1 && !strncmp(device_arch, r->arch, n - 1)) return CKT_OK;
     return ckt_fail(err, CKT_EUNSUPPORTED,
                     "launch: a binary for %s uses architecture-specific instructions (wgmma) and "
                     "runs only on compute capability %.*s.%.*s devices; "
                     "this device is %s (compile for %.*s or run on an H100/H200 class GPU)",
-                    r.arch, (int)(n - 5), r.arch + 3, 1, r.arch + n - 2, device_arch, (int)(n - 1),
-                    r.arch);
+                    r->arch, (int)(n - 5), r->arch + 3, 1, r->arch + n - 2, device_arch,
+                    (int)(n - 1), r->arch);
+}
+
+/* ---- occupancy ---- */
+
+const char *ckt_limiter_name(ckt_limiter l)
+{
+    static const char *const names[] = {"blocks", "threads", "registers", "lds"};
+    return (unsigned)l < sizeof names / sizeof *names ? names[l] : "?";
+}
+
+static ckt_status occupancy_args(const ckt_target_record *t, int64_t threads, int64_t registers,
+                                 int64_t lds_bytes, const ckt_occupancy *out, ckt_error *err)
+{
+    if (!t || !out) return ckt_fail(err, CKT_EINVAL, "occupancy: target and out must not be NULL");
+    const ckt_target *h = &t->hw;
+    if (!t->modelled)
+        return ckt_fail(err, CKT_EINVAL, "occupancy: target '%s' has no hardware model (known: %s)",
+                        t->name, known);
+    if (threads < 1 || threads > h->threads_per_block_max)
+        return ckt_fail(err, CKT_EINVAL, "occupancy: threads %lld must be 1 to %d on %s",
+                        (long long)threads, h->threads_per_block_max, t->name);
+    if (registers < 0 || registers > h->regs_per_thread_max)
+        return ckt_fail(err, CKT_EINVAL,
+                        "occupancy: registers %lld must be 0 (unknown) to %d a thread on %s",
+                        (long long)registers, h->regs_per_thread_max, t->name);
+    if (lds_bytes < 0 || lds_bytes > h->lds_per_block)
+        return ckt_fail(err, CKT_EINVAL, "occupancy: lds_bytes %lld must be 0 to %lld on %s",
+                        (long long)lds_bytes, (long long)h->lds_per_block, t->name);
+    return CKT_OK;
+}
+
+/* Each resource's bound on the blocks of an SM, in ckt_limiter's order; the smallest wins. */
+ckt_status ckt_target_occupancy(const ckt_target_record *t, int64_t threads, int64_t registers,
+                                int64_t lds_bytes, ckt_occupancy *out, ckt_error *err)
+{
+    ckt_status s = occupancy_args(t, threads, registers, lds_bytes, out, err);
+    if (s) return s;
+    const ckt_target *h = &t->hw;
+    int64_t waves = (threads + h->wave_size - 1) / h->wave_size; /* a block's waves */
+    int64_t bound[4];
+    bound[CKT_LIMIT_BLOCKS] = h->blocks_per_sm_max;
+    bound[CKT_LIMIT_THREADS] = h->threads_per_sm_max / h->wave_size / waves;
+    bound[CKT_LIMIT_REGISTERS] = INT64_MAX;
+    if (registers > 0) { /* AMD: each SIMD's register file holds whole waves */
+        int64_t r = (registers + h->reg_granule - 1) / h->reg_granule * h->reg_granule;
+        int64_t per_simd = h->regs_per_sm / h->simds / (r * h->wave_size);
+        bound[CKT_LIMIT_REGISTERS] = per_simd * h->simds / waves;
+    }
+    bound[CKT_LIMIT_LDS] = INT64_MAX;
+    if (lds_bytes + h->lds_reserved > 0)
+        bound[CKT_LIMIT_LDS] = h->lds_per_sm / (lds_bytes + h->lds_reserved);
+    int best = 0;
+    for (int i = 1; i < 4; i++)
+        if (bound[i] < bound[best]) best = i;
+    out->blocks_per_sm = (int)bound[best];
+    out->limiter = (ckt_limiter)best;
+    out->waves = (int)(bound[best] * waves / h->simds);
+    return CKT_OK;
 }
 
 const char *ckt_dialect_name(ckt_dialect_kind d)

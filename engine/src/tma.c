@@ -109,6 +109,13 @@ static ckt_status check_lds(const ckt_layout *lds, const ckt_swizzle *sw, const 
 ckt_status ckt_tma_plan(const ckt_layout *global, ckt_dtype dtype, const ckt_layout *lds,
                         const ckt_swizzle *sw, ckt_tma_map *out, ckt_error *err)
 {
+    return ckt_tma_plan_ex(global, dtype, lds, sw, true, out, err);
+}
+
+ckt_status ckt_tma_plan_ex(const ckt_layout *global, ckt_dtype dtype, const ckt_layout *lds,
+                           const ckt_swizzle *sw, bool check_tile, ckt_tma_map *out,
+                           ckt_error *err)
+{
     if (!global || !lds || !out) return ckt_fail(err, CKT_EINVAL, "tma: NULL argument");
     memset(out, 0, sizeof *out);
     int rank = ckt_tuple_rank(&global->shape), dt = data_type(dtype);
@@ -193,7 +200,7 @@ ckt_status ckt_tma_plan(const ckt_layout *global, ckt_dtype dtype, const ckt_lay
                 (long long)(out->box_dim[0] * esz), out->swizzle_bytes);
     }
     out->lds_alignment = out->swizzle_bytes ? 8 * out->swizzle_bytes : 128;
-    return check_lds(lds, sw, out, order, esz, err);
+    return check_tile ? check_lds(lds, sw, out, order, esz, err) : CKT_OK;
 }
 
 typedef int (*encode_fn)(void *, int, uint32_t, void *, const uint64_t *, const uint64_t *,

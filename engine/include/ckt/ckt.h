@@ -23,6 +23,7 @@
 #include "ckt/param.h"
 #include "ckt/runtime.h"
 #include "ckt/sfc.h"
+#include "ckt/stream.h"
 #include "ckt/target.h"
 #include "ckt/tma.h"
 #include "ckt/visual.h"

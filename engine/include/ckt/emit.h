@@ -18,10 +18,14 @@ extern "C" {
 /* The device prelude the emitter puts at the top of every source of a dialect. */
 const char *ckt_prelude_text(ckt_dialect_kind d);
 
-/* Emit the kernel's source for a target; *source is malloc'ed (free() it). The kernel is not
- * changed. Fails for LDS beyond the target's capacity, impossible vector widths asked for
- * explicitly, an unfinished kernel (ckt_kernel_finish). */
-ckt_status ckt_emit(const ckt_kernel *k, const char *target, char **source, ckt_error *err);
+/* Emit the kernel's source for a parsed target (ckt_target_parse); *source is malloc'ed (free()
+ * it). The kernel is not changed. Fails for LDS beyond the target's capacity, impossible vector
+ * widths asked for explicitly, an unfinished kernel (ckt_kernel_finish). */
+ckt_status ckt_emit(const ckt_kernel *k, const ckt_target_record *target, char **source,
+                    ckt_error *err);
+/* The same for a target name ("gfx90a", "cpu:sm_90", ...), parsed once here. */
+ckt_status ckt_emit_named(const ckt_kernel *k, const char *target, char **source,
+                          ckt_error *err);
 
 /* The LDS bytes a launch of the emitted kernel must request (dynamic shared memory): the CUDA
  * dialect declares LDS beyond the 48 KiB static limit as an extern array, and the runtime opts

@@ -13,6 +13,7 @@
 #include "ckt/kernel_ir.h"
 #include "ckt/param.h"
 #include "ckt/runtime.h"
+#include "ckt/stream.h"
 #include "ckt/target.h"
 
 #ifdef __cplusplus
@@ -34,6 +35,11 @@ typedef struct ckt_executable ckt_executable;
 ckt_status ckt_kernel_compile(ckt_context *ctx, const ckt_kernel *k, const char *target,
                               const ckt_kernel_compile_options *opts, ckt_executable **out,
                               ckt_error *err);
+/* The same for a parsed target (ckt_target_parse), which the executable keeps. */
+ckt_status ckt_kernel_compile_record(ckt_context *ctx, const ckt_kernel *k,
+                                     const ckt_target_record *target,
+                                     const ckt_kernel_compile_options *opts, ckt_executable **out,
+                                     ckt_error *err);
 void ckt_exe_free(ckt_executable *e);
 
 const ckt_kernel *ckt_exe_kernel(const ckt_executable *e);
@@ -46,8 +52,8 @@ int64_t ckt_exe_dynamic_lds_bytes(const ckt_executable *e);
 /* The launch arguments in order (the kernel's non-specialized parameters): *count of them. */
 const ckt_param *ckt_exe_signature(const ckt_executable *e, int *count);
 
-/* Launch grid[0] x grid[1] x grid[2] blocks of the kernel's block size on dev (NULL: the
- * device of the first buffer argument) with args in signature order, and wait; *ms (may be
+/* Launch grid[0] x grid[1] x grid[2] blocks of the kernel's block size on dev's default stream
+ * (dev NULL: the device of the first buffer argument) with args in signature order, and wait; *ms (may be
  * NULL) as ckt_launch. Checked before anything runs: the argument count and each kind, buffers
  * on the device, scalars that fit, and the kernel's launch conditions at these values (sizes
  * that must divide, ...), every buffer large enough for the largest element the kernel can
@@ -58,6 +64,16 @@ const ckt_param *ckt_exe_signature(const ckt_executable *e, int *count);
 ckt_status ckt_exe_launch(const ckt_executable *e, ckt_device *dev, const int64_t grid[3],
                           const ckt_arg *args, int nargs, double deadline, double *ms,
                           ckt_error *err);
+
+/* The same checks, then enqueued on s without waiting (ckt/stream.h). s NULL: the default
+ * stream of dev, or (dev NULL too) of the first buffer argument's device. The host cost is a
+ * few microseconds: a launch with the same integer arguments, buffer sizes, grid and device as
+ * the executable's last one reuses its checks, and tensor maps are encoded again only when their
+ * tensor's address or sizes change. Errors of the kernel itself come with the stream's next
+ * synchronization. */
+ckt_status ckt_exe_launch_async(const ckt_executable *e, ckt_stream *s, ckt_device *dev,
+                                const int64_t grid[3], const ckt_arg *args, int nargs,
+                                ckt_error *err);
 
 #ifdef __cplusplus
 }

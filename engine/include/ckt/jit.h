@@ -10,6 +10,7 @@
 
 #include "ckt/context.h"
 #include "ckt/error.h"
+#include "ckt/target.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -66,10 +67,16 @@ typedef struct ckt_binary ckt_binary;
  * ckt_compile_flags. */
 ckt_status ckt_compile(ckt_context *ctx, const ckt_compile_request *req, unsigned flags,
                        ckt_binary **out, ckt_error *err);
+/* The same for a parsed target (ckt_target_parse), which the pipeline passes on; req->target
+ * is not read (may be NULL). ckt_compile parses req->target once and calls it. */
+ckt_status ckt_compile_record(ckt_context *ctx, const ckt_target_record *target,
+                              const ckt_compile_request *req, unsigned flags, ckt_binary **out,
+                              ckt_error *err);
 /* Binaries are reference counted: ckt_binary_free drops one reference (the last frees it). */
 void ckt_binary_free(ckt_binary *b);
 void ckt_binary_retain(ckt_binary *b);
 const char *ckt_binary_target(const ckt_binary *b);
+const ckt_target_record *ckt_binary_target_record(const ckt_binary *b); /* the parsed target */
 const uint8_t *ckt_binary_code(const ckt_binary *b,
                                size_t *size); /* code object / cubin / shared object */
 const ckt_resources *ckt_binary_resources(const ckt_binary *b);

@@ -60,24 +60,25 @@ int ckt_mma_count(void);
 /* By name: ckt's name or the ISA name ("v_mfma_f32_32x32x8f16", "mma.sync.aligned.m16n8k16
  * .row.col.f32.bf16.bf16.f32"). Unknown names: CKT_EINVAL listing the known ones. */
 ckt_status ckt_mma_get(const char *name, const ckt_mma **out, ckt_error *err);
-/* Has `target` (any name ckt_target_parse takes) this instruction? Its record says so: the
+/* Has `target` (a parsed target, ckt/target.h) this instruction? Its record says so: the
  * matrix list of the architecture it compiles for or emulates, or, for an emulation-only
- * instruction, whether it is the CPU target. */
-bool ckt_mma_on_target(const ckt_mma *mma, const char *target);
+ * instruction, whether it is the CPU target. NULL: false. */
+bool ckt_mma_on_target(const ckt_mma *mma, const ckt_target_record *target);
 /* The modelled architectures that have it, comma-separated ("gfx908,gfx90a,..."; "cpu" for an
  * emulation-only instruction), written into buf (truncated to cap). */
 const char *ckt_mma_targets(const ckt_mma *mma, char *buf, size_t cap);
 /* The i-th instruction `target` has (NULL past the end). */
-const ckt_mma *ckt_mma_for_target(const char *target, int i);
+const ckt_mma *ckt_mma_for_target(const ckt_target_record *target, int i);
 /* The first instruction of `target` with these operand dtypes and shape (m, n, k 0: any). */
-ckt_status ckt_mma_find(const char *target, ckt_dtype a, ckt_dtype b, ckt_dtype c, int64_t m,
+ckt_status ckt_mma_find(const ckt_target_record *target, ckt_dtype a, ckt_dtype b, ckt_dtype c, int64_t m,
                         int64_t n, int64_t k, const ckt_mma **out, ckt_error *err);
 /* The lane layout of operand 'A', 'B' or 'C' ('D' = 'C', lower case accepted), parsed. */
 ckt_status ckt_mma_layout(const ckt_mma *mma, char operand, ckt_layout *out, ckt_error *err);
 /* Rows and columns of an operand tile: A M x K, B K x N, C M x N. */
 void ckt_mma_operand_shape(const ckt_mma *mma, char operand, int64_t *rows, int64_t *cols);
 /* CKT_OK when `target` has the instruction; else CKT_EUNSUPPORTED naming the targets that do. */
-ckt_status ckt_mma_check_target(const ckt_mma *mma, const char *target, ckt_error *err);
+ckt_status ckt_mma_check_target(const ckt_mma *mma, const ckt_target_record *target,
+                                ckt_error *err);
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,7 @@
 #include "ckt/error.h"
 #include "ckt/jit.h"
 #include "ckt/param.h"
+#include "ckt/stream.h"
 #include "ckt/target.h"
 
 #ifdef __cplusplus
@@ -40,9 +41,11 @@ ckt_backend ckt_device_backend(const ckt_device *dev);
 const char *ckt_device_name(const ckt_device *dev); /* "cpu (2 worker threads)", the GPU's name */
 /* The compile target this device runs natively ("cpu", "sm_90", "gfx90a"). */
 const char *ckt_device_target(const ckt_device *dev);
-ckt_status ckt_device_synchronize(ckt_device *dev, ckt_error *err);
+ckt_status ckt_device_synchronize(ckt_device *dev, ckt_error *err); /* every stream */
 
-/* Buffers. bytes > 0. Offsets and lengths are checked against the buffer's size. */
+/* Buffers. bytes > 0. Offsets and lengths are checked against the buffer's size. A buffer freed
+ * while enqueued work uses it keeps its memory until that work is done. The synchronous copies
+ * below run on the default stream and wait (asynchronous ones: ckt/stream.h). */
 ckt_status ckt_buffer_alloc(ckt_device *dev, size_t bytes, ckt_buffer **out, ckt_error *err);
 void ckt_buffer_free(ckt_buffer *buf);
 void *ckt_buffer_ptr(const ckt_buffer *buf); /* the device address */
@@ -70,12 +73,17 @@ typedef struct ckt_launch_params {
     double deadline;
 } ckt_launch_params;
 
-/* Launch a compiled kernel (the binary's kernel name) and wait for it; *ms (may be NULL) is
- * the kernel time (GPU events) or wall clock (cpu). Pointer arguments must be non-NULL and
+/* Launch a compiled kernel (the binary's kernel name) on the device's default stream and wait
+ * for it; *ms (may be NULL) is the kernel time between two events (GPU events; on cpu, the
+ * times the stream's thread passed them). Pointer arguments must be non-NULL and
  * point into a live buffer of this device. The binary's target must suit the device
  * (cpu / cpu:<gpu> on cpu; sm_* on cuda; gfx* on hip) and not be compile_only. */
 ckt_status ckt_launch(ckt_device *dev, const ckt_binary *bin, const ckt_launch_params *p,
                       double *ms, ckt_error *err);
+/* The same checks, then enqueued on s (NULL: the default stream) without waiting
+ * (ckt/stream.h: errors of the kernel itself come with the stream's next synchronization). */
+ckt_status ckt_launch_async(ckt_device *dev, const ckt_binary *bin, const ckt_launch_params *p,
+                            struct ckt_stream *s, ckt_error *err);
 
 #ifdef __cplusplus
 }

@@ -58,6 +58,22 @@ typedef struct ckt_target {
     /* bulk tensor copies (cp.async.bulk.tensor, the tensor memory accelerator) completing on
      * mbarriers with transaction counts: NVIDIA sm_90 and later */
     bool tma;
+    /* warpgroup MMAs (wgmma.mma_async, operands from shared memory): sm_90a */
+    bool wgmma;
+    /* The processors and their resources, for occupancy (ckt_target_occupancy). "SM" is an
+     * NVIDIA streaming multiprocessor or an AMD compute unit (CU); each number is for the product
+     * named beside it in target.c. */
+    int sm_count;             /* SMs / CUs of the product */
+    int64_t regs_per_sm;      /* 32-bit registers of an SM / CU (AMD: VGPRs (+AGPRs) x 64 lanes) */
+    int regs_per_thread_max;  /* registers one thread may have */
+    int reg_granule;          /* a thread's registers are allocated in multiples of it */
+    int64_t lds_per_sm;       /* LDS / shared memory bytes of an SM / CU */
+    int64_t lds_per_block;    /* LDS / shared memory bytes one block may use (= lds_bytes) */
+    int64_t lds_reserved;     /* bytes the hardware keeps for each resident block */
+    int threads_per_sm_max;   /* resident threads of an SM / CU */
+    int threads_per_block_max; /* threads one block may have */
+    int blocks_per_sm_max;    /* resident blocks of an SM / CU */
+    int simds;                /* AMD: SIMDs of a CU, which share out a block's waves; NVIDIA 1 */
     int ninstr;
     ckt_lds_instr instr[12];
 } ckt_target;
@@ -85,6 +101,32 @@ typedef struct ckt_target_record {
                                * ("" when not modelled) */
 } ckt_target_record;
 
+/* What bounds the blocks an SM holds at once (ckt_target_occupancy). */
+typedef enum {
+    CKT_LIMIT_BLOCKS,    /* the blocks an SM holds at most */
+    CKT_LIMIT_THREADS,   /* the threads (waves) an SM holds */
+    CKT_LIMIT_REGISTERS, /* the register file */
+    CKT_LIMIT_LDS        /* LDS / shared memory */
+} ckt_limiter;
+
+typedef struct ckt_occupancy {
+    int blocks_per_sm; /* blocks of this shape resident on one SM / CU at once (>= 0) */
+    /* warps an SM holds (NVIDIA) / waves a SIMD holds (AMD): blocks_per_sm's waves */
+    int waves;
+    ckt_limiter limiter; /* the resource that bounds blocks_per_sm (the first of equals in the
+                          * enum's order) */
+} ckt_occupancy;
+
+/* Blocks of `threads` threads, `registers` registers per thread and `lds_bytes` LDS / shared memory
+ * per block that one SM / CU of the target's hardware model holds at once, and what bounds them.
+ * registers 0 and lds_bytes 0: not a limit. Bad input (NULL, a target without a model, threads
+ * < 1, negative registers or LDS, more than a thread or a block may have): CKT_EINVAL naming
+ * the argument. A block that cannot be resident at all is not an error when it fits the per-block
+ * limits: blocks_per_sm 0. */
+ckt_status ckt_target_occupancy(const ckt_target_record *t, int64_t threads, int64_t registers,
+                                int64_t lds_bytes, ckt_occupancy *out, ckt_error *err);
+const char *ckt_limiter_name(ckt_limiter l); /* "blocks", "threads", "registers", "lds" */
+
 /* Parse a target name: "cpu" (emulating CKT_CPU_DEFAULT_ARCH), "cpu:<modelled gpu>", a modelled
  * GPU (gfx908, gfx90a, gfx942, gfx950, sm_80, sm_90, sm_90a) or another gfx<hex> / sm_<digits>[a]
  * architecture. Unknown names: CKT_EUNSUPPORTED "target: unknown target '...'; known: ...". */
@@ -96,7 +138,8 @@ ckt_status ckt_target_get(const char *name, ckt_target *out, ckt_error *err);
  * a compute capability 9.0 device)? An architecture-specific target (sm_90a) runs only on its own
  * capability: elsewhere CKT_EUNSUPPORTED naming both. Other targets: CKT_OK (the driver decides).
  */
-ckt_status ckt_target_check_device(const char *target, const char *device_arch, ckt_error *err);
+ckt_status ckt_target_check_device(const ckt_target_record *target, const char *device_arch,
+                                   ckt_error *err);
 const char *ckt_target_names(void); /* "gfx908, gfx90a, ..." */
 /* The i-th modelled architecture ("gfx908", ..., "sm_90a"); NULL past the end. */
 const char *ckt_target_modelled_at(int i);
