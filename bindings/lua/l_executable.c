@@ -37,7 +37,7 @@ static void push_source(lua_State *L, l_kernel *kb, const char *target)
 {
     char *src = NULL;
     ckt_error err;
-    if (ckt_emit(kb->k, target, &src, &err)) ckt_l_error(L, &err);
+    if (ckt_emit_named(kb->k, target, &src, &err)) ckt_l_error(L, &err);
     lua_pushstring(L, src);
     free(src);
 }

@@ -131,9 +131,17 @@ static int m_draw(lua_State *L)
     return ckt_l_draw_tv(L, &tv, rows, cols, lua_tostring(L, -1), svg, opts);
 }
 
+/* a target name parsed once; NULL when it names no target (an instruction is on none) */
+static const ckt_target_record *parse_or_null(const char *name, ckt_target_record *r)
+{
+    return ckt_target_parse(name, r, NULL) == CKT_OK ? r : NULL;
+}
+
 static int m_has(lua_State *L)
 {
-    lua_pushboolean(L, ckt_mma_on_target(checkmma(L, 1), luaL_checkstring(L, 2)));
+    ckt_target_record r;
+    const ckt_mma *m = checkmma(L, 1);
+    lua_pushboolean(L, ckt_mma_on_target(m, parse_or_null(luaL_checkstring(L, 2), &r)));
     return 1;
 }
 
@@ -197,10 +205,12 @@ static int m_tostring(lua_State *L)
 static int l_mma_list(lua_State *L)
 {
     const char *target = luaL_optstring(L, 1, NULL);
+    ckt_target_record r;
+    const ckt_target_record *rec = target ? parse_or_null(target, &r) : NULL;
     lua_newtable(L);
     int n = 0;
     for (int i = 0; ckt_mma_at(i); i++)
-        if (!target || ckt_mma_on_target(ckt_mma_at(i), target)) {
+        if (!target || ckt_mma_on_target(ckt_mma_at(i), rec)) {
             lua_pushstring(L, ckt_mma_at(i)->name);
             lua_rawseti(L, -2, ++n);
         }
@@ -234,7 +244,10 @@ static int l_mma_find(lua_State *L)
     ckt_l_field_int(L, 1, "mma_find", "k", &k);
     const ckt_mma *x;
     ckt_error err;
-    if (ckt_mma_find(target, dt[0], dt[1], dt[2], m, n, k, &x, &err)) return ckt_l_error(L, &err);
+    ckt_target_record r;
+    if (ckt_target_parse(target, &r, &err) ||
+        ckt_mma_find(&r, dt[0], dt[1], dt[2], m, n, k, &x, &err))
+        return ckt_l_error(L, &err);
     push_mma(L, x);
     return 1;
 }

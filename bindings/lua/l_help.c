@@ -114,7 +114,14 @@ static const struct {
                "(name, vendor, wave size, LDS\n"
                "banks, bank width, LDS bytes, matrix instructions, the lane phases of each LDS "
                "instruction). A bare cpu\n"
-               "emulates gfx90a."},
+               "emulates gfx90a. .hw: capabilities (tma, wgmma) and an SM / CU's resources "
+               "(sm_count, regs_per_sm,\n"
+               "regs_per_thread_max, reg_granule, lds_per_sm, lds_per_block, threads_per_sm_max, "
+               "blocks_per_sm_max, ...)."},
+    {"occupancy", "ckt.occupancy(target, {threads=, registers=0, lds_bytes=0}) -> blocks_per_sm, "
+                  "limiter: the blocks one\n"
+                  "SM / CU holds at once and what bounds them (\"blocks\", \"threads\", "
+                  "\"registers\" or \"lds\")."},
     {"lds", "ckt.lds: the LDS bank model. help('lds.analyze'), help('lds.analyze_tensor'), "
             "help('lds.pad'),\n"
             "help('lds.xor_preshuffle'), help('lds.find_swizzle')."},

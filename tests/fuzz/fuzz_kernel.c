@@ -350,7 +350,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int t = 0; t < 3; t++) {
         char *src = NULL;
         err.msg[0] = 0;
-        s = ckt_emit(f.k, targets[t], &src, &err);
+        s = ckt_emit_named(f.k, targets[t], &src, &err);
         if (s) FUZZ_CHECK(err.msg[0] != 0);
         else FUZZ_CHECK(src != NULL);
         free(src);

@@ -20,6 +20,16 @@
 #include "ckt/gemm.h"
 #include "ckt/mma.h"
 
+/* a target name parsed (ckt_target_parse) for the calls that take the record; NULL when it names
+ * no target. A ring of four, so that one expression may hold several. */
+static const ckt_target_record *T(const char *name)
+{
+    static ckt_target_record ring[4];
+    static int next;
+    ckt_target_record *r = &ring[next++ % 4];
+    return ckt_target_parse(name, r, NULL) == CKT_OK ? r : NULL;
+}
+
 static void expect_msg(const char *msg, const char *want)
 {
     if (!strstr(msg, want)) fail_msg("message \"%s\" lacks \"%s\"", msg, want);
@@ -118,38 +128,38 @@ static void descriptions_and_targets(void **state)
     assert_int_equal(m->lanes, 32);
     assert_true(m->ldmatrix);
     /* gfx908 has the f16 MFMAs but neither bf16_1k form; gfx90a has all four */
-    assert_true(ckt_mma_on_target(ckt_mma_at(0), "gfx908"));
+    assert_true(ckt_mma_on_target(ckt_mma_at(0), T("gfx908")));
     assert_int_equal(ckt_mma_get("mfma_f32_32x32x8bf16_1k", &m, &err), CKT_OK);
-    assert_false(ckt_mma_on_target(m, "gfx908"));
-    assert_true(ckt_mma_on_target(m, "gfx90a"));
-    assert_true(ckt_mma_on_target(m, "cpu")); /* the CPU target emulates gfx90a */
-    assert_false(ckt_mma_on_target(m, "cpu:sm_90"));
-    assert_false(ckt_mma_on_target(m, "sm_90"));
-    assert_int_equal(ckt_mma_check_target(m, "gfx908", &err), CKT_EUNSUPPORTED);
+    assert_false(ckt_mma_on_target(m, T("gfx908")));
+    assert_true(ckt_mma_on_target(m, T("gfx90a")));
+    assert_true(ckt_mma_on_target(m, T("cpu"))); /* the CPU target emulates gfx90a */
+    assert_false(ckt_mma_on_target(m, T("cpu:sm_90")));
+    assert_false(ckt_mma_on_target(m, T("sm_90")));
+    assert_int_equal(ckt_mma_check_target(m, T("gfx908"), &err), CKT_EUNSUPPORTED);
     expect_msg(err.msg, "gfx90a");
     int n = 0;
-    while (ckt_mma_for_target("gfx908", n)) n++;
+    while (ckt_mma_for_target(T("gfx908"), n)) n++;
     assert_int_equal(n, 2);
     n = 0;
-    while (ckt_mma_for_target("cpu:sm_80", n)) n++;
+    while (ckt_mma_for_target(T("cpu:sm_80"), n)) n++;
     assert_int_equal(n, 3); /* mma.sync f16, bf16 and the emulation-only f32 */
-    assert_int_equal(ckt_mma_find("cpu:sm_90", CKT_F32, CKT_F32, CKT_F32, 0, 0, 0, &m, &err),
+    assert_int_equal(ckt_mma_find(T("cpu:sm_90"), CKT_F32, CKT_F32, CKT_F32, 0, 0, 0, &m, &err),
                      CKT_OK);
     assert_string_equal(m->name, "emu_f32_32x32x8f32");
-    assert_false(ckt_mma_on_target(m, "gfx90a"));
-    assert_false(ckt_mma_on_target(m, "sm_90"));
-    assert_true(ckt_mma_on_target(m, "cpu"));
-    assert_null(ckt_mma_for_target("gfx1100", 0));
+    assert_false(ckt_mma_on_target(m, T("gfx90a")));
+    assert_false(ckt_mma_on_target(m, T("sm_90")));
+    assert_true(ckt_mma_on_target(m, T("cpu")));
+    assert_null(ckt_mma_for_target(T("gfx1100"), 0));
     assert_null(ckt_mma_for_target(NULL, 0));
-    assert_int_equal(ckt_mma_find("sm_90", CKT_BF16, CKT_BF16, CKT_F32, 0, 0, 0, &m, &err), CKT_OK);
+    assert_int_equal(ckt_mma_find(T("sm_90"), CKT_BF16, CKT_BF16, CKT_F32, 0, 0, 0, &m, &err), CKT_OK);
     assert_string_equal(m->name, "mma_m16n8k16_bf16");
-    assert_int_equal(ckt_mma_find("gfx90a", CKT_F16, CKT_F16, CKT_F32, 16, 16, 16, &m, &err),
+    assert_int_equal(ckt_mma_find(T("gfx90a"), CKT_F16, CKT_F16, CKT_F32, 16, 16, 16, &m, &err),
                      CKT_OK);
     assert_string_equal(m->name, "mfma_f32_16x16x16f16");
     /* sm_90a is sm_90 with more enabled: the same mma.sync, listed once under sm_90 */
     assert_int_equal(ckt_mma_get("mma_m16n8k16_f16", &m, &err), CKT_OK);
-    assert_true(ckt_mma_on_target(m, "sm_90a"));
-    assert_true(ckt_mma_on_target(m, "cpu:sm_90a"));
+    assert_true(ckt_mma_on_target(m, T("sm_90a")));
+    assert_true(ckt_mma_on_target(m, T("cpu:sm_90a")));
     char buf[64];
     assert_string_equal(ckt_mma_targets(m, buf, sizeof buf), "sm_80,sm_90");
     assert_string_equal(ckt_mma_targets(ckt_mma_at(0), buf, sizeof buf),
@@ -169,12 +179,12 @@ static void lookup_refusals(void **state)
     expect_msg(err.msg, "unknown instruction 'mfma_f32_64x64'");
     expect_msg(err.msg, "mma_m16n8k16_f16");
     assert_int_equal(ckt_mma_get(NULL, &m, &err), CKT_EINVAL);
-    assert_int_equal(ckt_mma_find("gfx908", CKT_BF16, CKT_BF16, CKT_F32, 0, 0, 0, &m, &err),
+    assert_int_equal(ckt_mma_find(T("gfx908"), CKT_BF16, CKT_BF16, CKT_F32, 0, 0, 0, &m, &err),
                      CKT_EUNSUPPORTED);
     expect_msg(err.msg, "gfx908");
-    assert_int_equal(ckt_mma_find("gfx90a", CKT_F32, CKT_F32, CKT_F32, 0, 0, 0, &m, &err),
+    assert_int_equal(ckt_mma_find(T("gfx90a"), CKT_F32, CKT_F32, CKT_F32, 0, 0, 0, &m, &err),
                      CKT_EUNSUPPORTED); /* f32: the CPU target only */
-    assert_int_equal(ckt_mma_find("gfx90a", CKT_F16, CKT_F16, CKT_F32, -1, 0, 0, &m, &err),
+    assert_int_equal(ckt_mma_find(T("gfx90a"), CKT_F16, CKT_F16, CKT_F32, -1, 0, 0, &m, &err),
                      CKT_EINVAL);
     assert_int_equal(ckt_mma_find(NULL, CKT_F16, CKT_F16, CKT_F32, 0, 0, 0, &m, &err), CKT_EINVAL);
     ckt_layout tv;
@@ -191,13 +201,13 @@ static void lookup_refusals(void **state)
     assert_string_equal(ckt_mma_targets(ckt_mma_at(0), buf, sizeof buf),
                         "gfx908"); /* truncated to whole names */
     assert_string_equal(ckt_mma_targets(NULL, buf, sizeof buf), "");
-    assert_false(ckt_mma_on_target(NULL, "gfx90a"));
-    assert_false(ckt_mma_on_target(ckt_mma_at(0), "a_very_long_target_name"));
-    assert_false(ckt_mma_on_target(ckt_mma_at(0), "cpu:gfx1100")); /* not a target */
-    assert_int_equal(ckt_mma_check_target(ckt_mma_at(0), "sm_90", &err), CKT_EUNSUPPORTED);
+    assert_false(ckt_mma_on_target(NULL, T("gfx90a")));
+    assert_false(ckt_mma_on_target(ckt_mma_at(0), T("a_very_long_target_name")));
+    assert_false(ckt_mma_on_target(ckt_mma_at(0), T("cpu:gfx1100"))); /* not a target */
+    assert_int_equal(ckt_mma_check_target(ckt_mma_at(0), T("sm_90"), &err), CKT_EUNSUPPORTED);
     expect_msg(err.msg, "target 'sm_90' (sm_90) has no v_mfma_f32_32x32x8f16");
     expect_msg(err.msg, "it exists on gfx908,gfx90a,gfx942,gfx950");
-    assert_int_equal(ckt_mma_check_target(NULL, "gfx90a", &err), CKT_EINVAL);
+    assert_int_equal(ckt_mma_check_target(NULL, T("gfx90a"), &err), CKT_EINVAL);
     assert_null(ckt_mma_at(-1));
     assert_null(ckt_mma_at(13));
 }
@@ -420,22 +430,22 @@ static void emit_per_target(void **state)
     ckt_error err;
     char *src;
     ckt_kernel *k = gemm_kernel("mfma_f32_32x32x8bf16_1k", CKT_BF16, 256, 2, 2, 8, 128, 128, 32);
-    assert_int_equal(ckt_emit(k, "gfx90a", &src, &err), CKT_OK);
+    assert_int_equal(ckt_emit_named(k, "gfx90a", &src, &err), CKT_OK);
     assert_non_null(strstr(src, "__builtin_amdgcn_mfma_f32_32x32x8bf16_1k("));
     free(src);
-    assert_int_equal(ckt_emit(k, "cpu", &src, &err), CKT_OK);
+    assert_int_equal(ckt_emit_named(k, "cpu", &src, &err), CKT_OK);
     assert_non_null(strstr(src, "ckt_emu_mfma_32x32x8(ckt_a, ckt_b, ckt_c)"));
     free(src);
     /* targets without the instruction: named with the ones that have it */
-    assert_int_equal(ckt_emit(k, "gfx908", &src, &err), CKT_EUNSUPPORTED);
+    assert_int_equal(ckt_emit_named(k, "gfx908", &src, &err), CKT_EUNSUPPORTED);
     expect_msg(err.msg, "gfx908");
     expect_msg(err.msg, "v_mfma_f32_32x32x8bf16_1k");
-    assert_int_equal(ckt_emit(k, "sm_90", &src, &err), CKT_EUNSUPPORTED);
-    assert_int_equal(ckt_emit(k, "cpu:sm_90", &src, &err), CKT_EUNSUPPORTED);
+    assert_int_equal(ckt_emit_named(k, "sm_90", &src, &err), CKT_EUNSUPPORTED);
+    assert_int_equal(ckt_emit_named(k, "cpu:sm_90", &src, &err), CKT_EUNSUPPORTED);
     expect_msg(err.msg, "cpu:sm_90");
     ckt_kernel_destroy(k);
     k = gemm_kernel("mma_m16n8k16_f16", CKT_F16, 128, 4, 8, 4, 128, 128, 64);
-    assert_int_equal(ckt_emit(k, "sm_80", &src, &err), CKT_OK);
+    assert_int_equal(ckt_emit_named(k, "sm_80", &src, &err), CKT_OK);
     assert_non_null(strstr(src, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"));
     /* two K steps (k_pack 4: 32 of K each), pipelined: both operands of both steps loaded before
      * step 0's math */
@@ -452,7 +462,7 @@ static void emit_per_target(void **state)
     /* beyond 8 K steps (a 512-wide tile: 32 steps) they stay a loop; the windows then move with
      * the loop, so each ldmatrix spells out its address */
     k = gemm_kernel("mma_m16n8k16_f16", CKT_F16, 32, 1, 1, 2, 16, 8, 512);
-    assert_int_equal(ckt_emit(k, "sm_80", &src, &err), CKT_OK);
+    assert_int_equal(ckt_emit_named(k, "sm_80", &src, &err), CKT_OK);
     assert_non_null(strstr(src, "for (ckt_i64 k"));
     assert_non_null(strstr(src, "ckt_u32 sa;"));
     assert_null(strstr(src, "ckt_lt"));
@@ -460,31 +470,31 @@ static void emit_per_target(void **state)
     ckt_kernel_destroy(k);
     /* unrolled K steps: one shared address per thread and site, an immediate per matrix */
     k = gemm_kernel("mma_m16n8k16_f16", CKT_F16, 128, 2, 4, 2, 64, 64, 32);
-    assert_int_equal(ckt_emit(k, "sm_80", &src, &err), CKT_OK);
+    assert_int_equal(ckt_emit_named(k, "sm_80", &src, &err), CKT_OK);
     assert_non_null(strstr(src, "const ckt_u32 ckt_lt = "));
     assert_non_null(strstr(src, "[%4+1024]"));
     assert_null(strstr(src, "ckt_u32 sa;"));
     free(src);
     ckt_kernel_destroy(k);
     k = gemm_kernel("mma_m16n8k16_f16", CKT_F16, 128, 4, 8, 4, 128, 128, 64);
-    assert_int_equal(ckt_emit(k, "cpu:sm_90", &src, &err), CKT_OK);
+    assert_int_equal(ckt_emit_named(k, "cpu:sm_90", &src, &err), CKT_OK);
     assert_non_null(strstr(src, "ckt_emu_mma_m16n8k16("));
     free(src);
-    assert_int_equal(ckt_emit(k, "gfx90a", &src, &err), CKT_EUNSUPPORTED);
+    assert_int_equal(ckt_emit_named(k, "gfx90a", &src, &err), CKT_EUNSUPPORTED);
     ckt_kernel_destroy(k);
     /* k_pack 2 over K-contiguous tiles: ldmatrix.x4 for A, for B too (4 N tiles a wave: two a
      * load), .x2 for B with an odd number of N tiles; the CPU emulation loads values */
     k = gemm_kernel("mma_m16n8k16_bf16", CKT_BF16, 128, 2, 4, 2, 64, 64, 32);
-    assert_int_equal(ckt_emit(k, "sm_90", &src, &err), CKT_OK);
+    assert_int_equal(ckt_emit_named(k, "sm_90", &src, &err), CKT_OK);
     assert_non_null(strstr(src, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"));
     assert_null(strstr(src, "ldmatrix.sync.aligned.m8n8.x2.shared.b16"));
     free(src);
     ckt_kernel_destroy(k);
     k = gemm_kernel("mma_m16n8k16_bf16", CKT_BF16, 128, 2, 1, 2, 64, 16, 32);
-    assert_int_equal(ckt_emit(k, "sm_90", &src, &err), CKT_OK);
+    assert_int_equal(ckt_emit_named(k, "sm_90", &src, &err), CKT_OK);
     assert_non_null(strstr(src, "ldmatrix.sync.aligned.m8n8.x2.shared.b16"));
     free(src);
-    assert_int_equal(ckt_emit(k, "cpu:sm_90", &src, &err), CKT_OK);
+    assert_int_equal(ckt_emit_named(k, "cpu:sm_90", &src, &err), CKT_OK);
     assert_null(strstr(src, "ldmatrix"));
     free(src);
     ckt_kernel_destroy(k);

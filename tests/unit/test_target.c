@@ -247,6 +247,130 @@ static void parsed_records(void **state)
     assert_string_equal(ckt_backend_name(CKT_BACKEND_HIP), "hip");
 }
 
+static ckt_target_record rec(const char *name)
+{
+    ckt_target_record r;
+    ckt_error err;
+    if (ckt_target_parse(name, &r, &err) != CKT_OK) fail_msg("%s: %s", name, err.msg);
+    return r;
+}
+
+/* The capabilities are flags of the model, and each product's resources are its own. */
+static void capabilities_and_resources(void **state)
+{
+    (void)state;
+    ckt_target h100 = get("sm_90"), h100a = get("sm_90a"), a100 = get("sm_80");
+    assert_true(h100.tma && h100a.tma && !a100.tma);
+    assert_true(h100a.wgmma && !h100.wgmma && !a100.wgmma && !get("gfx90a").wgmma);
+    assert_true(get("cpu:sm_90a").wgmma);
+    assert_int_equal(h100.sm_count, 132);
+    assert_int_equal(h100.regs_per_sm, 65536);
+    assert_int_equal(h100.regs_per_thread_max, 255);
+    assert_int_equal(h100.lds_per_sm, 228 << 10);
+    assert_int_equal(h100.lds_per_block, 227 << 10);
+    assert_int_equal(h100.threads_per_sm_max, 2048);
+    assert_int_equal(h100.blocks_per_sm_max, 32);
+    assert_int_equal(a100.sm_count, 108);
+    assert_int_equal(a100.lds_per_sm, 164 << 10);
+    ckt_target mi250 = get("gfx90a"), mi100 = get("gfx908"), mi355 = get("gfx950");
+    assert_int_equal(mi250.sm_count, 110);
+    assert_int_equal(mi250.regs_per_sm, 4 * 512 * 64);
+    assert_int_equal(mi250.regs_per_thread_max, 512);
+    assert_int_equal(mi250.threads_per_sm_max, 2048);
+    assert_int_equal(mi100.regs_per_thread_max, 256);
+    assert_int_equal(mi100.threads_per_sm_max, 2560);
+    assert_int_equal(mi355.lds_per_sm, 160 << 10);
+    assert_int_equal(get("gfx942").sm_count, 304);
+    for (int i = 0; ckt_target_modelled_at(i); i++) {
+        ckt_target t = get(ckt_target_modelled_at(i));
+        assert_true(t.sm_count > 0 && t.reg_granule > 0 && t.simds > 0);
+        assert_true(t.lds_per_block <= t.lds_per_sm && t.lds_per_block == t.lds_bytes);
+    }
+}
+
+static ckt_occupancy occ(const char *target, int64_t threads, int64_t regs, int64_t lds)
+{
+    ckt_target_record r = rec(target);
+    ckt_occupancy o;
+    ckt_error err;
+    if (ckt_target_occupancy(&r, threads, regs, lds, &o, &err)) fail_msg("%s", err.msg);
+    return o;
+}
+
+static void occupancy(void **state)
+{
+    (void)state;
+    /* the sm_90 GEMM: 256 threads, 128 registers, ~96 KiB of shared memory: 2 blocks by registers
+     * and by shared memory alike (registers come first among equals) */
+    ckt_occupancy o = occ("sm_90", 256, 128, 96 << 10);
+    assert_int_equal(o.blocks_per_sm, 2);
+    assert_int_equal(o.limiter, CKT_LIMIT_REGISTERS);
+    assert_int_equal(o.waves, 16);
+    /* sm_90a's: 288 threads (a producer warp), 225 KiB: one block, by LDS */
+    o = occ("sm_90a", 288, 0, 230448);
+    assert_int_equal(o.blocks_per_sm, 1);
+    assert_int_equal(o.limiter, CKT_LIMIT_LDS);
+    o = occ("sm_90", 64, 0, 0); /* nothing but the block count */
+    assert_int_equal(o.blocks_per_sm, 32);
+    assert_int_equal(o.limiter, CKT_LIMIT_BLOCKS);
+    o = occ("sm_90", 1024, 0, 0);
+    assert_int_equal(o.blocks_per_sm, 2);
+    assert_int_equal(o.limiter, CKT_LIMIT_THREADS);
+    o = occ("sm_90", 256, 255, 0); /* 255 registers are allocated as 256 */
+    assert_int_equal(o.blocks_per_sm, 1);
+    assert_int_equal(o.waves, 8);
+    /* AMD: waves per SIMD; a 256-thread block is a wave on each of the 4 SIMDs */
+    o = occ("gfx90a", 256, 128, 0);
+    assert_int_equal(o.blocks_per_sm, 4);
+    assert_int_equal(o.waves, 4);
+    o = occ("gfx908", 256, 24, 0);
+    assert_int_equal(o.waves, 10);
+    o = occ("gfx90a", 256, 0, 40 << 10);
+    assert_int_equal(o.blocks_per_sm, 1);
+    assert_int_equal(o.limiter, CKT_LIMIT_LDS);
+    assert_int_equal(occ("cpu:sm_90", 256, 128, 0).blocks_per_sm, 2); /* the emulated model */
+    assert_string_equal(ckt_limiter_name(CKT_LIMIT_LDS), "lds");
+    assert_string_equal(ckt_limiter_name(CKT_LIMIT_REGISTERS), "registers");
+}
+
+#define REFUSED(call, want)                                                                        \
+    do {                                                                                           \
+        assert_int_equal((call), CKT_EINVAL);                                                      \
+        assert_non_null(strstr(err.msg, want));                                                    \
+    } while (0)
+
+static void occupancy_refusals(void **state)
+{
+    (void)state;
+    ckt_target_record r = rec("sm_90"), odd = rec("sm_89");
+    ckt_occupancy o;
+    ckt_error err;
+    REFUSED(ckt_target_occupancy(NULL, 256, 0, 0, &o, &err), "NULL");
+    REFUSED(ckt_target_occupancy(&r, 256, 0, 0, NULL, &err), "NULL");
+    REFUSED(ckt_target_occupancy(&odd, 256, 0, 0, &o, &err), "no hardware model");
+    REFUSED(ckt_target_occupancy(&r, 0, 0, 0, &o, &err), "threads 0");
+    REFUSED(ckt_target_occupancy(&r, 2048, 0, 0, &o, &err), "threads 2048 must be 1 to 1024");
+    REFUSED(ckt_target_occupancy(&r, 256, -1, 0, &o, &err), "registers -1");
+    REFUSED(ckt_target_occupancy(&r, 256, 256, 0, &o, &err), "registers 256");
+    REFUSED(ckt_target_occupancy(&r, 256, 0, -4, &o, &err), "lds_bytes -4");
+    REFUSED(ckt_target_occupancy(&r, 256, 0, 228 << 10, &o, &err), "lds_bytes 233472");
+}
+
+/* The launch's device check reads the record: only an architecture-specific binary is bound. */
+static void device_check(void **state)
+{
+    (void)state;
+    ckt_target_record a = rec("sm_90a"), plain = rec("sm_90"), cpu = rec("cpu:sm_90a");
+    ckt_error err;
+    assert_int_equal(ckt_target_check_device(&a, "sm_90", &err), CKT_OK);
+    assert_int_equal(ckt_target_check_device(&a, "sm_100", &err), CKT_EUNSUPPORTED);
+    assert_non_null(strstr(err.msg, "sm_90a"));
+    assert_int_equal(ckt_target_check_device(&plain, "sm_100", &err), CKT_OK);
+    assert_int_equal(ckt_target_check_device(&cpu, "cpu", &err), CKT_OK);
+    assert_int_equal(ckt_target_check_device(NULL, "sm_90", &err), CKT_EINVAL);
+    assert_int_equal(ckt_target_check_device(&a, NULL, &err), CKT_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -255,6 +379,10 @@ int main(void)
         cmocka_unit_test(lds_bank_note_tables),
         cmocka_unit_test(unknown_names),
         cmocka_unit_test(parsed_records),
+        cmocka_unit_test(capabilities_and_resources),
+        cmocka_unit_test(occupancy),
+        cmocka_unit_test(occupancy_refusals),
+        cmocka_unit_test(device_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
