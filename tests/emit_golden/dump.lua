@@ -3,7 +3,8 @@
 -- and target (an error message in the file where a target refuses the kernel). A refactoring of
 -- the emitter is checked by dumping before and after and diffing the two directories: the
 -- generated sources must stay byte-identical.
--- Run: ckt-lua tests/emit_golden/dump.lua OUTDIR [REPO_ROOT]
+-- Run: ckt-lua tests/emit_golden/dump.lua OUTDIR [REPO_ROOT]; compare two dumps with
+-- tests/emit_golden/compare.sh BEFORE AFTER (script line numbers in comments aside)
 local out = assert(arg[1], "usage: dump.lua OUTDIR [REPO_ROOT]")
 local root = arg[2] or "."
 local targets = {"cpu", "cpu:gfx90a", "cpu:sm_90", "cpu:sm_90a", "gfx90a", "sm_80", "sm_90", "sm_90a"}
