@@ -23,9 +23,12 @@ static const char *prelude_file(const char *name)
 
 static const ckt_dialect *dialect_of(ckt_dialect_kind d)
 {
-    return d == CKT_DIALECT_HIP    ? &ckt_dialect_hip
-           : d == CKT_DIALECT_CUDA ? &ckt_dialect_cuda
-                                   : &ckt_dialect_c;
+    static const ckt_dialect *const by_kind[] = {
+        [CKT_DIALECT_C] = &ckt_dialect_c,
+        [CKT_DIALECT_HIP] = &ckt_dialect_hip,
+        [CKT_DIALECT_CUDA] = &ckt_dialect_cuda,
+    };
+    return (unsigned)d < sizeof by_kind / sizeof *by_kind ? by_kind[d] : &ckt_dialect_c;
 }
 
 const char *ckt_prelude_text(ckt_dialect_kind d) { return prelude_file(dialect_of(d)->prelude); }
@@ -142,18 +145,15 @@ static void thread_close(em *e)
     e->in_tid = false;
 }
 
+/* the dialect's writer at the walk's indentation; done() takes the indentation back */
+static ckt_emit_out out(em *e) { return (ckt_emit_out){e->s, e->ind}; }
+static void done(em *e, const ckt_emit_out *o) { e->ind = o->ind; }
+
 static void barrier(em *e, const char *why)
 {
-    if (e->dl->thread_loops) {
-        thread_close(e);
-        line(e, "/* barrier (%s): the thread loops run one after the other */", why);
-    } else if (ckt_kernel_producer_threads(e->k) > 0) {
-        /* named barrier 1 over the block's threads: the producer warp never joins */
-        line(e, "asm volatile(\"bar.sync 1, %lld;\" ::: \"memory\"); /* %s */", (long long)e->block,
-             why);
-    } else {
-        line(e, "%s /* %s */", e->dl->barrier, why);
-    }
+    thread_close(e); /* a block-level statement (C: it ends the thread loop) */
+    ckt_emit_out o = out(e);
+    e->dl->barrier(&o, e->k, why);
 }
 
 /* the producer warp's region: on the GPU the warp launched beside the block's threads, one
@@ -162,29 +162,17 @@ static void barrier(em *e, const char *why)
 static void producer_open(em *e)
 {
     thread_close(e);
-    if (e->dl->thread_loops) {
-        line(e, "{ /* the producer warp, emulated: it runs ahead, its copies land at the waits */");
-        e->ind++;
-    } else {
-        line(e,
-             "if (tid >= %lld) { /* the producer warp: bulk copies ahead of the block's "
-             "threads */",
-             (long long)e->block);
-        e->ind++;
-        line(e, "if (tid == %lld) { /* one elected thread issues */", (long long)e->block);
-        e->ind++;
-    }
+    ckt_emit_out o = out(e);
+    e->dl->producer_open(&o, e->block);
+    done(e, &o);
     e->scope[e->depth++] = SCOPE_PRODUCER;
 }
 
 static void producer_close(em *e)
 {
-    e->ind--;
-    line(e, "}");
-    if (e->dl->thread_loops) return;
-    line(e, "return; /* the producer warp is done: what follows is the block's threads' */");
-    e->ind--;
-    line(e, "}");
+    ckt_emit_out o = out(e);
+    e->dl->producer_close(&o);
+    done(e, &o);
 }
 
 /* inside the producer warp's region? */
@@ -197,10 +185,7 @@ static bool in_producer(const em *e)
 
 static char *reg(em *e, const ckt_ktensor *t, int64_t v, char *buf, size_t cap)
 {
-    if (e->dl->thread_loops)
-        snprintf(buf, cap, "%s[tid][%lld]", t->name, (long long)v);
-    else
-        snprintf(buf, cap, "%s[%lld]", t->name, (long long)v);
+    e->dl->reg(buf, cap, t->name, v);
     return buf;
 }
 
@@ -1054,7 +1039,7 @@ static void access_body(em *e, const ckt_kop *op, access *a, int64_t spv, int64_
 static void emit_access(em *e, const ckt_kop *op)
 {
     char ldm_why[300] = "";
-    if (op->kind == CKT_OP_LOAD && op->mma_rep[2] == 1 && e->dl->kind == CKT_DIALECT_CUDA) {
+    if (op->kind == CKT_OP_LOAD && op->mma_rep[2] == 1 && e->dl->ldmatrix) {
         if (emit_ldmatrix(e, op, ldm_why, sizeof ldm_why) || e->st) return;
     }
     access a;
@@ -1194,7 +1179,7 @@ static void emit_copy_async(em *e, const ckt_kop *op)
     for (int64_t v = 0; v < src.d->nvalues; v++)
         if (src.group[v] == v) vals[nv++] = v;
     ckt_expr_id u0;
-    bool add, split = e->dl->kind == CKT_DIALECT_CUDA && bytes >= 4 &&
+    bool add, split = e->dl->lds_immediates && bytes >= 4 &&
                       split_offsets(e, &dst, nv, vals, &u0, fc, &add);
     if (split) {
         if (!thread_address(e, &dst, u0, "ckt_ct", "ckt_cb")) return;
@@ -1204,7 +1189,7 @@ static void emit_copy_async(em *e, const ckt_kop *op)
      * edge blocks and the K tail) copies without the per-vector masks */
     ckt_expr_id within = ckt_expr_int(ex, 0);
     int64_t never;
-    if (!e->dl->thread_loops && src.t->mem == CKT_MEM_GLOBAL && src.t->padded)
+    if (e->dl->interior_unmasked && src.t->mem == CKT_MEM_GLOBAL && src.t->padded)
         within = window_within(e, &src);
     bool interior = !(ckt_expr_is_const(ex, within, &never) && !never);
     if (interior) {
@@ -1236,22 +1221,15 @@ static void emit_commit(em *e)
     line(e, "CKT_CP_COMMIT(); /* the asynchronous copies since the last commit form one group */");
 }
 
-static bool has_wgmma(const ckt_kernel *k)
-{
-    for (int i = 0; i < ckt_kernel_nops(k); i++)
-        if (ckt_kernel_op(k, i)->kind == CKT_OP_WGMMA) return true;
-    return false;
-}
-
 static void emit_wait(em *e, const ckt_kop *op)
 {
     thread_close(e);
     line(e, "CKT_CP_WAIT(%lld); /* at most %lld groups of asynchronous copies still in flight */",
          (long long)op->spv, (long long)op->spv);
-    if (e->dl->kind == CKT_DIALECT_CUDA &&
-        has_wgmma(e->k)) /* wgmma reads LDS through the async proxy */
-        line(e, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); /* the copies "
-                "become visible to wgmma */");
+    if (e->dl->async_waited) {
+        ckt_emit_out o = out(e);
+        e->dl->async_waited(&o, e->k);
+    }
     if (op->b != CKT_EXPR_NONE) barrier(e, "wait: every thread's copies have landed");
 }
 
@@ -1365,7 +1343,7 @@ static int emit_pass_loop(em *e, int i)
          (long long)passes, (long long)(n / passes), (long long)passes);
     /* GPU compilers would unroll the passes again (NVRTC does: 1.5x the compile time); a pass
      * already has PASS_MIN_ACCESSES accesses in flight. The C dialect's compiler decides itself. */
-    if (!e->dl->thread_loops) line(e, "#pragma unroll 1");
+    if (e->dl->no_unroll) line(e, "%s", e->dl->no_unroll);
     line(e, "for (int it = 0; it < %lld; ++it) {", (long long)passes);
     e->ind++;
     access_body(e, ld, &a, sa, n / passes, stepa);
@@ -1531,7 +1509,7 @@ static void emit_gemm(em *e, const ckt_kop *op)
                       {op->mma_rep[0], op->mma_rep[1], op->mma_rep[2]},
                       e->block,
                       op->line};
-    ckt_emit_mma(e->s, e->ind, e->dl->kind, &x);
+    ckt_emit_mma(e->s, e->ind, e->dl, &x);
 }
 
 /* ---------------------------------------------------------------- kernel */
@@ -1550,13 +1528,8 @@ static void declare(em *e)
     for (int i = 0; i < ckt_kernel_ntensors(e->k); i++) {
         const ckt_ktensor *t = ckt_kernel_tensor(e->k, i);
         if (t->mem == CKT_MEM_REG) {
-            if (e->dl->thread_loops)
-                line(e, "%s %s[%lld][%lld]; /* registers: %lld per thread */",
-                     ckt_emit_ctype(t->dtype), t->name, (long long)e->block, (long long)t->nvalues,
-                     (long long)t->nvalues);
-            else
-                line(e, "%s %s[%lld]; /* registers */", ckt_emit_ctype(t->dtype), t->name,
-                     (long long)t->nvalues);
+            ckt_emit_out o = out(e);
+            e->dl->declare_regs(&o, t, e->block);
         } else if (t->mem == CKT_MEM_LDS) {
             char desc[300];
             describe_tensor(e, t, desc, sizeof desc);
@@ -1567,9 +1540,10 @@ static void declare(em *e)
     if (ckt_kernel_reduce_scratch(e->k) >= 0)
         line(e, "float *const ckt_red = (float *)(ckt_lds + %lld);",
              (long long)ckt_kernel_reduce_scratch(e->k));
-    if (e->dl->thread_loops && has_async(e->k))
-        line(e,
-             "ckt_cp_queue ckt_cpq = {0, 0, 0, 0}; /* asynchronous copies in flight (emulated) */");
+    if (e->dl->async_state && has_async(e->k)) {
+        ckt_emit_out o = out(e);
+        e->dl->async_state(&o, true);
+    }
     /* block-uniform variables: window origins and named variables */
     for (int i = 0; i < ckt_kernel_nops(e->k); i++) {
         const ckt_kop *op = ckt_kernel_op(e->k, i);
@@ -1659,13 +1633,13 @@ static void emit_op(em *e, const ckt_kop *op)
     case CKT_OP_WAIT: emit_wait(e, op); break;
     case CKT_OP_WGMMA:
         thread_close(e);
-        e->st = ckt_emit_wgmma(e->s, e->ind, e->dl->kind, e->k, e->ex, op, e->target, e->err);
+        e->st = ckt_emit_wgmma(e->s, e->ind, e->dl, e->k, e->ex, op, e->target, e->err);
         break;
     case CKT_OP_TMA_COPY:
     case CKT_OP_MBAR_ARRIVE:
     case CKT_OP_MBAR_WAIT:
         thread_close(e);
-        e->st = ckt_emit_tma(e->s, e->ind, e->dl->kind, e->k, e->ex, op, e->target, in_producer(e),
+        e->st = ckt_emit_tma(e->s, e->ind, e->dl, e->k, e->ex, op, e->target, in_producer(e),
                              e->err);
         break;
     }
@@ -1721,16 +1695,12 @@ ckt_status ckt_emit(const ckt_kernel *k, const ckt_target_record *target, char *
                   ckt_version(), t->name, e.dl->name, ckt_kernel_name(k), (long long)e.block,
                   (long long)ckt_kernel_lds_bytes(k));
     ckt_sb_printf(&sb, "%s\n%s\n", prelude_file(e.dl->prelude), prelude_file("common.h"));
-    if (e.dl->kind == CKT_DIALECT_CUDA &&
-        (has_wgmma(k) || ckt_kernel_ntmas(k) > 0)) /* swizzles of absolute addresses: wgmma, TMA */
-        ckt_sb_printf(
-            &sb, "#undef CKT_ALIGN16\n#define CKT_ALIGN16 __align__(1024) /* wgmma and bulk copies "
-                 "swizzle absolute addresses: the LDS starts on a 1024-byte boundary */\n");
+    if (e.dl->preamble) e.dl->preamble(&sb, k);
     ckt_emit_param_comment(&sb, k);
     e.dl->open_kernel(&sb, k, ckt_kernel_lds_bytes(k), ckt_emit_dynamic_lds_bytes(k, t) > 0);
     e.ind = 1;
     declare(&e);
-    ckt_emit_mbar_init(&sb, e.ind, e.dl->kind, k);
+    ckt_emit_mbar_init(&sb, e.ind, e.dl, k);
     for (int i = 0; i < ckt_kernel_nops(k) && !e.st; i++) {
         int done = emit_pass_loop(&e, i);
         if (done)
@@ -1739,9 +1709,11 @@ ckt_status ckt_emit(const ckt_kernel *k, const ckt_target_record *target, char *
             emit_op(&e, ckt_kernel_op(k, i));
     }
     thread_close(&e);
-    if (e.dl->thread_loops && has_async(k))
-        line(&e, "free(ckt_cpq.e); /* copies never waited for never land */");
-    ckt_emit_mbar_close(&sb, e.ind, e.dl->kind, k);
+    if (e.dl->async_state && has_async(k)) {
+        ckt_emit_out o = out(&e);
+        e.dl->async_state(&o, false);
+    }
+    ckt_emit_mbar_close(&sb, e.ind, e.dl, k);
     e.ind = 0;
     ckt_sb_printf(&sb, "}\n");
     e.dl->close_kernel(&sb, k, ckt_kernel_lds_bytes(k));

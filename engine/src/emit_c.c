@@ -1,6 +1,8 @@
 /* The C dialect (the CPU target): the CPU kernel ABI of ckt/jit.h. One call runs one block;
  * barrier-free regions become loops over the block's threads, registers are arrays indexed by
  * the thread, a barrier is the boundary between two such loops. */
+#include <stdio.h>
+
 #include "emit_internal.h"
 
 static void open_kernel(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool dynamic_lds)
@@ -56,5 +58,64 @@ static void close_kernel(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes)
     ckt_sb_printf(s, "%s};\n", n ? "" : "-1 /* none */");
 }
 
-const ckt_dialect ckt_dialect_c = {CKT_DIALECT_C, "c",         "c.h",       true,
-                                   NULL,          open_kernel, close_kernel};
+/* the thread loops run one after the other: the loop boundary is the barrier */
+static void barrier(ckt_emit_out *o, const ckt_kernel *k, const char *why)
+{
+    (void)k;
+    ckt_emit_put(o, "/* barrier (%s): the thread loops run one after the other */", why);
+}
+
+/* the producer warp runs one pass ahead of the block's threads: its copies land at the waits
+ * that need them, checked against the releases it waited for (prelude c.h) */
+static void producer_open(ckt_emit_out *o, int64_t block)
+{
+    (void)block;
+    ckt_emit_put(o, "{ /* the producer warp, emulated: it runs ahead, its copies land at the waits */");
+    o->ind++;
+}
+
+static void producer_close(ckt_emit_out *o)
+{
+    o->ind--;
+    ckt_emit_put(o, "}");
+}
+
+/* registers are arrays indexed by the thread */
+static void declare_regs(ckt_emit_out *o, const ckt_ktensor *t, int64_t block)
+{
+    ckt_emit_put(o, "%s %s[%lld][%lld]; /* registers: %lld per thread */", ckt_emit_ctype(t->dtype),
+                 t->name, (long long)block, (long long)t->nvalues, (long long)t->nvalues);
+}
+
+static void reg(char *buf, size_t cap, const char *name, int64_t v)
+{
+    snprintf(buf, cap, "%s[tid][%lld]", name, (long long)v);
+}
+
+/* the asynchronous copies in flight, queued until the wait that needs them */
+static void async_state(ckt_emit_out *o, bool open)
+{
+    if (open)
+        ckt_emit_put(o, "ckt_cp_queue ckt_cpq = {0, 0, 0, 0}; /* asynchronous copies in flight "
+                        "(emulated) */");
+    else
+        ckt_emit_put(o, "free(ckt_cpq.e); /* copies never waited for never land */");
+}
+
+const ckt_dialect ckt_dialect_c = {
+    .kind = CKT_DIALECT_C,
+    .name = "c",
+    .prelude = "c.h",
+    .open_kernel = open_kernel,
+    .close_kernel = close_kernel,
+    .thread_loops = true,
+    .barrier = barrier,
+    .producer_open = producer_open,
+    .producer_close = producer_close,
+    .declare_regs = declare_regs,
+    .reg = reg,
+    .async_state = async_state,
+    .mma = ckt_emit_mma_c,
+    .wgmma = &ckt_wgmma_c,
+    .bulk = &ckt_bulk_c,
+};

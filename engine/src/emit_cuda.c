@@ -1,7 +1,51 @@
 /* The CUDA dialect (NVRTC, NVIDIA GPUs): threadIdx / blockIdx, __syncthreads, __shared__,
- * uint4 loads and stores (one 128-bit access per 16 bytes: see prelude cuda.h). */
+ * uint4 loads and stores (one 128-bit access per 16 bytes: see prelude cuda.h); shared-memory
+ * addresses as a per-thread base plus immediates (cp.async, ldmatrix), mma.sync, wgmma and bulk
+ * tensor copies by inline PTX. */
 #include "emit_gpu.h"
 
+static bool has_op(const ckt_kernel *k, ckt_kop_kind kind)
+{
+    for (int i = 0; i < ckt_kernel_nops(k); i++)
+        if (ckt_kernel_op(k, i)->kind == kind) return true;
+    return false;
+}
+
+/* wgmma and bulk copies swizzle absolute addresses: the LDS starts on a 1024-byte boundary */
+static void preamble(ckt_sb *s, const ckt_kernel *k)
+{
+    if (has_op(k, CKT_OP_WGMMA) || ckt_kernel_ntmas(k) > 0)
+        ckt_sb_printf(
+            s, "#undef CKT_ALIGN16\n#define CKT_ALIGN16 __align__(1024) /* wgmma and bulk copies "
+               "swizzle absolute addresses: the LDS starts on a 1024-byte boundary */\n");
+}
+
+/* wgmma reads LDS through the async proxy: the copies waited for must become visible to it */
+static void async_waited(ckt_emit_out *o, const ckt_kernel *k)
+{
+    if (has_op(k, CKT_OP_WGMMA))
+        ckt_emit_put(o, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); /* the "
+                        "copies become visible to wgmma */");
+}
+
 const ckt_dialect ckt_dialect_cuda = {
-    CKT_DIALECT_CUDA,  "cuda", "cuda.h", false, "__syncthreads();", ckt_emit_gpu_open,
-    ckt_emit_gpu_close};
+    .kind = CKT_DIALECT_CUDA,
+    .name = "cuda",
+    .prelude = "cuda.h",
+    .preamble = preamble,
+    .open_kernel = ckt_emit_gpu_open,
+    .close_kernel = ckt_emit_gpu_close,
+    .barrier = ckt_emit_gpu_barrier,
+    .producer_open = ckt_emit_gpu_producer_open,
+    .producer_close = ckt_emit_gpu_producer_close,
+    .declare_regs = ckt_emit_gpu_declare_regs,
+    .reg = ckt_emit_gpu_reg,
+    .no_unroll = "#pragma unroll 1",
+    .interior_unmasked = true,
+    .lds_immediates = true,
+    .ldmatrix = true,
+    .async_waited = async_waited,
+    .mma = ckt_emit_mma_cuda,
+    .wgmma = &ckt_wgmma_cuda,
+    .bulk = &ckt_bulk_cuda,
+};

@@ -1,4 +1,7 @@
-/* The emitter's pieces shared by emit.c and the three dialect descriptors. */
+/* The emitter's pieces shared by the walk (emit.c), the concept files (emit_mma.c, emit_wgmma.c,
+ * emit_tma.c) and the three dialects (emit_c.c; emit_gpu.c, what HIP and CUDA share; emit_hip.c,
+ * emit_cuda.c). A dialect is a table of hooks (ckt_dialect): the walk never asks which one it
+ * is. */
 #ifndef CKT_EMIT_INTERNAL_H
 #define CKT_EMIT_INTERNAL_H
 
@@ -9,22 +12,6 @@
 #include "ckt/emit.h"
 #include "ckt/mma.h"
 #include "strbuf.h"
-
-/* What differs between HIP, CUDA and C. */
-typedef struct ckt_dialect {
-    ckt_dialect_kind kind;
-    const char *name;
-    const char *prelude; /* file name under kernels/prelude/ */
-    bool thread_loops;   /* C: per-thread regions become for (tid ...) loops; barriers split them */
-    const char *barrier; /* the barrier statement (GPU) */
-    /* the signature, parameter unpacking, thread / block ids, the LDS declaration (dynamic: an
-     * extern array sized at launch) */
-    void (*open_kernel)(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool dynamic_lds);
-    /* exports after the function (C: K__lds_bytes, K__nparams, K__param_kinds) */
-    void (*close_kernel)(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes);
-} ckt_dialect;
-
-extern const ckt_dialect ckt_dialect_c, ckt_dialect_hip, ckt_dialect_cuda;
 
 /* Shared spellings. */
 const char *ckt_emit_ctype(ckt_dtype t); /* the register / element type: float, ckt_u16, ... */
@@ -51,20 +38,109 @@ void ckt_emit_vput(ckt_sb *s, int ind, const char *fmt, va_list ap);
 void ckt_emit_open_loop(ckt_emit_out *o, bool unroll, const char *v, long long n);
 void ckt_emit_close(ckt_emit_out *o);
 
-void ckt_emit_mma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_mma_site *site);
+/* A matrix-instruction op in each dialect's spelling (emit_mma.c): after its comment line. */
+void ckt_emit_mma_c(ckt_emit_out *o, const ckt_mma_site *x);
+void ckt_emit_mma_hip(ckt_emit_out *o, const ckt_mma_site *x);
+void ckt_emit_mma_cuda(ckt_emit_out *o, const ckt_mma_site *x);
+
+/* One warpgroup MMA op, planned (emit_wgmma.c), for the dialect's spelling of it. */
+typedef struct ckt_wgmma_site {
+    const ckt_kernel *k;
+    const ckt_kop *op;
+    const ckt_mma *m;
+    const ckt_ktensor *c;         /* the accumulators */
+    const char *offa, *offb;      /* the A and B tiles' byte offsets in LDS (with the stage) */
+    long long wn;                 /* warpgroups along N */
+    long long step_a, step_b;     /* bytes between the warpgroups' A / B tiles */
+    long long nx, cv;             /* instruction tiles along N, C values of one */
+    int tra, trb;                 /* A / B M/N-major (transposed) */
+} ckt_wgmma_site;
+typedef struct ckt_wgmma_ops {
+    bool unroll; /* the K-step and repeat loops carry #pragma unroll */
+    /* the warpgroups' base addresses (C: opens the loop over the warpgroups) */
+    void (*open)(ckt_emit_out *o, const ckt_wgmma_site *x, long long warpgroups);
+    void (*issue)(ckt_emit_out *o, const ckt_wgmma_site *x); /* one instruction tile */
+    void (*close)(ckt_emit_out *o, const ckt_wgmma_site *x); /* after the loops: commit, wait */
+    void (*wait)(ckt_emit_out *o, const ckt_wgmma_site *x);  /* a wait alone (op without inputs) */
+} ckt_wgmma_ops;
+extern const ckt_wgmma_ops ckt_wgmma_c, ckt_wgmma_cuda;
+
+/* One bulk tensor copy or mbarrier op, printed (emit_tma.c), for the dialect's spelling of it. */
+typedef struct ckt_bulk_site {
+    const ckt_kernel *k;
+    int set;              /* the mbarrier set */
+    const char *index;    /* the mbarrier's index in its set */
+    const char *bar;      /* its LDS byte offset */
+    const char *phase;    /* wait: the parity waited for */
+    const char *dst;      /* copy: the LDS tile's byte offset */
+    const char *map;      /* copy: the tensor-map parameter */
+    const char *coord[2]; /* copy: the box's origin, innermost first */
+    long long box_bytes;
+    bool producer; /* on the producer warp's elected thread */
+} ckt_bulk_site;
+typedef struct ckt_bulk_ops {
+    void (*init)(ckt_emit_out *o, const ckt_kernel *k);  /* the mbarriers, after declarations */
+    void (*close)(ckt_emit_out *o, const ckt_kernel *k); /* before the kernel's end (may be NULL) */
+    void (*copy)(ckt_emit_out *o, const ckt_bulk_site *x);
+    void (*wait)(ckt_emit_out *o, const ckt_bulk_site *x);
+    void (*arrive)(ckt_emit_out *o, const ckt_bulk_site *x);
+} ckt_bulk_ops;
+extern const ckt_bulk_ops ckt_bulk_c, ckt_bulk_cuda;
+
+/* A dialect: what differs between C, HIP and CUDA, as data and hooks; the walk (emit.c) asks
+ * the dialect instead of testing which one it is. */
+typedef struct ckt_dialect {
+    ckt_dialect_kind kind;
+    const char *name;
+    const char *prelude; /* file name under kernels/prelude/ */
+    /* the kernel: what follows the preludes (NULL: nothing), the signature, parameter
+     * unpacking, thread / block ids and LDS declaration (dynamic: an extern array sized at
+     * launch), and what follows the body (C: K__lds_bytes, K__nparams, K__param_kinds) */
+    void (*preamble)(ckt_sb *s, const ckt_kernel *k);
+    void (*open_kernel)(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool dynamic_lds);
+    void (*close_kernel)(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes);
+    /* threads. thread_loops: per-thread regions become for (tid ...) loops (C), which a barrier
+     * ends; the barrier itself; the producer warp's region (opened and closed, indentation
+     * included); a register tensor's declaration and one register's name */
+    bool thread_loops;
+    void (*barrier)(ckt_emit_out *o, const ckt_kernel *k, const char *why);
+    void (*producer_open)(ckt_emit_out *o, int64_t block);
+    void (*producer_close)(ckt_emit_out *o);
+    void (*declare_regs)(ckt_emit_out *o, const ckt_ktensor *t, int64_t block);
+    void (*reg)(char *buf, size_t cap, const char *name, int64_t v);
+    const char *no_unroll; /* before a loop the compiler must not unroll (NULL: it decides) */
+    /* accesses and asynchronous copies. interior_unmasked: a block whose window lies inside a
+     * padded tensor copies without masks; lds_immediates: LDS addresses as one per-thread shared
+     * address plus an immediate per vector; ldmatrix: MMA operands load by ldmatrix; the copy
+     * queue's state (C: declared at the start, freed at the end; NULL: none); after a wait for
+     * copies (NULL: nothing) */
+    bool interior_unmasked, lds_immediates, ldmatrix;
+    void (*async_state)(ckt_emit_out *o, bool open);
+    void (*async_waited)(ckt_emit_out *o, const ckt_kernel *k);
+    /* matrix instructions; warpgroup MMAs and bulk copies where the dialect has them (NULL:
+     * none) */
+    void (*mma)(ckt_emit_out *o, const ckt_mma_site *x);
+    const ckt_wgmma_ops *wgmma;
+    const ckt_bulk_ops *bulk;
+} ckt_dialect;
+
+extern const ckt_dialect ckt_dialect_c, ckt_dialect_hip, ckt_dialect_cuda;
+
+/* Write a matrix-instruction op (its comment, then the dialect's spelling): emit_mma.c. */
+void ckt_emit_mma(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_mma_site *site);
 /* A warpgroup MMA op (CKT_OP_WGMMA): emit_wgmma.c. */
-ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k,
+ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_kernel *k,
                           ckt_expr_pool *ex, const ckt_kop *op, const ckt_target_record *target,
                           ckt_error *err);
 
 /* Bulk tensor copies and mbarriers (CKT_OP_TMA_COPY, CKT_OP_MBAR_WAIT): emit_tma.c. Init after
  * the declarations, close before the kernel's end. */
-void ckt_emit_mbar_init(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k);
-void ckt_emit_mbar_close(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k);
+void ckt_emit_mbar_init(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_kernel *k);
+void ckt_emit_mbar_close(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_kernel *k);
 /* CKT_OP_TMA_COPY, CKT_OP_MBAR_WAIT, CKT_OP_MBAR_ARRIVE (refused on targets without them);
  * producer: the op is on the producer warp's elected thread (no thread-0 guard; a C-dialect wait
  * there records what the copies after it wait for) */
-ckt_status ckt_emit_tma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k,
+ckt_status ckt_emit_tma(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_kernel *k,
                         ckt_expr_pool *ex, const ckt_kop *op, const ckt_target_record *target,
                         bool producer, ckt_error *err);
 

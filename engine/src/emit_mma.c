@@ -26,7 +26,7 @@ static void repeat_loops(ckt_emit_out *o, const ckt_mma_site *x, bool unroll)
     ckt_emit_open_loop(o, unroll, "ckt_kp", (long long)x->rep[2]);
 }
 
-static void emit_c(ckt_emit_out *o, const ckt_mma_site *x)
+void ckt_emit_mma_c(ckt_emit_out *o, const ckt_mma_site *x)
 {
     const ckt_mma *m = x->mma;
     long long L = (long long)m->lanes, VA = (long long)m->a_values, VB = (long long)m->b_values,
@@ -67,7 +67,7 @@ static void emit_c(ckt_emit_out *o, const ckt_mma_site *x)
     for (int i = 0; i < 4; i++) ckt_emit_close(o);
 }
 
-static void emit_hip(ckt_emit_out *o, const ckt_mma_site *x)
+void ckt_emit_mma_hip(ckt_emit_out *o, const ckt_mma_site *x)
 {
     const ckt_mma *m = x->mma;
     long long VA = (long long)m->a_values, VB = (long long)m->b_values, VC = (long long)m->c_values,
@@ -110,7 +110,7 @@ static void emit_hip(ckt_emit_out *o, const ckt_mma_site *x)
 
 /* mma.sync: A's values in b32 registers, two 16-bit values each (the lower index in the low half).
  */
-static void emit_cuda(ckt_emit_out *o, const ckt_mma_site *x)
+void ckt_emit_mma_cuda(ckt_emit_out *o, const ckt_mma_site *x)
 {
     const ckt_mma *m = x->mma;
     long long VA = (long long)m->a_values, VB = (long long)m->b_values, VC = (long long)m->c_values,
@@ -144,7 +144,7 @@ static void emit_cuda(ckt_emit_out *o, const ckt_mma_site *x)
     for (int i = 0; i < 3; i++) ckt_emit_close(o);
 }
 
-void ckt_emit_mma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_mma_site *x)
+void ckt_emit_mma(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_mma_site *x)
 {
     ckt_emit_out o = {s, ind};
     const ckt_mma *m = x->mma;
@@ -156,10 +156,5 @@ void ckt_emit_mma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_mma_site 
         "K step */",
         where, x->c, x->a, x->b, m->isa, (long long)m->m, (long long)m->n, (long long)m->k,
         (long long)x->rep[0], (long long)x->rep[1], (long long)x->rep[2]);
-    if (kind == CKT_DIALECT_C)
-        emit_c(&o, x);
-    else if (kind == CKT_DIALECT_HIP)
-        emit_hip(&o, x);
-    else
-        emit_cuda(&o, x);
+    dl->mma(&o, x);
 }

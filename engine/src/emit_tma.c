@@ -1,5 +1,5 @@
 /* Hopper's bulk tensor copies (CKT_OP_TMA_COPY) and mbarriers (CKT_OP_MBAR_WAIT and their
- * initialization) in the CUDA and C dialects. CUDA: thread 0 initializes every mbarrier on
+ * initialization) in the CUDA and C dialects (ckt_bulk_cuda, ckt_bulk_c: the dialects' hooks). CUDA: thread 0 initializes every mbarrier on
  * entry; a copy is thread 0's mbarrier.arrive.expect_tx with the box's bytes and its
  * cp.async.bulk.tensor through the tensor-map parameter; a wait spins on mbarrier.try_wait.parity
  * (suspending in hardware between tries; it traps after 4 s, so that a pipeline that can never
@@ -11,9 +11,10 @@
 
 #include "emit_internal.h"
 
-static ckt_status need_tma(const ckt_target_record *t, const char *what, ckt_error *err)
+static ckt_status need_tma(const ckt_dialect *dl, const ckt_target_record *t, const char *what,
+                           ckt_error *err)
 {
-    if (!t->modelled || !t->hw.tma)
+    if (!dl->bulk || !t->modelled || !t->hw.tma)
         return ckt_fail(err, CKT_EUNSUPPORTED,
                         "%s: target '%s' has no bulk tensor copies or mbarriers (the tensor memory "
                         "accelerator: sm_90, sm_90a, cpu:sm_90, cpu:sm_90a)",
@@ -31,48 +32,130 @@ static void mbar_offset(const ckt_kernel *k, ckt_expr_pool *ex, int set, ckt_exp
              b);
 }
 
-void ckt_emit_mbar_init(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k)
+/* ---- the C dialect: the copies queued with their mbarrier, landed by the wait that needs them */
+
+static void c_init(ckt_emit_out *o, const ckt_kernel *k)
 {
-    ckt_emit_out o = {s, ind};
-    int n = ckt_kernel_nmbars(k);
-    if (n == 0) return;
-    if (kind == CKT_DIALECT_C) {
-        for (int i = 0; i < n; i++) {
-            const ckt_kmbar *m = ckt_kernel_mbar(k, i);
-            ckt_emit_put(&o, "ckt_mbar_state ckt_mbar%d[%lld]; /* mbarriers, emulated */", i,
-                         (long long)m->count);
-            ckt_emit_put(&o, "ckt_mbar_init(ckt_mbar%d, %lld, %lld);", i, (long long)m->count,
-                         (long long)m->arrivals);
-        }
-        ckt_emit_put(&o, "ckt_tma_queue ckt_tmaq = {0, 0, 0}; /* bulk copies in flight */");
-        return;
-    }
-    ckt_emit_put(&o, "if (tid == 0) {");
-    o.ind++;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < ckt_kernel_nmbars(k); i++) {
         const ckt_kmbar *m = ckt_kernel_mbar(k, i);
-        ckt_emit_put(&o, "/* mbarrier set %d: %lld at LDS byte %lld, %lld arrivals a phase */", i,
+        ckt_emit_put(o, "ckt_mbar_state ckt_mbar%d[%lld]; /* mbarriers, emulated */", i,
+                     (long long)m->count);
+        ckt_emit_put(o, "ckt_mbar_init(ckt_mbar%d, %lld, %lld);", i, (long long)m->count,
+                     (long long)m->arrivals);
+    }
+    ckt_emit_put(o, "ckt_tma_queue ckt_tmaq = {0, 0, 0}; /* bulk copies in flight */");
+}
+
+static void c_close(ckt_emit_out *o, const ckt_kernel *k)
+{
+    (void)k;
+    ckt_emit_put(o, "free(ckt_tmaq.e); /* copies never waited for never land */");
+}
+
+static void c_copy(ckt_emit_out *o, const ckt_bulk_site *x)
+{
+    ckt_emit_put(o,
+                 "ckt_tma_push(&ckt_tmaq, ckt_mbar%d, %d, (long long)(%s), (long long)(%s), %s, "
+                 "(long long)(%s), (long long)(%s), ckt_lds, %lldu, launch);",
+                 x->set, x->set, x->index, x->dst, x->map, x->coord[0], x->coord[1],
+                 (long long)ckt_kernel_lds_bytes(x->k));
+}
+
+static void c_wait(ckt_emit_out *o, const ckt_bulk_site *x)
+{
+    if (x->producer)
+        ckt_emit_put(o,
+                     "ckt_mbar_guard(&ckt_tmaq, ckt_mbar%d, (long long)(%s), (int)(%s)); /* the "
+                     "producer runs ahead: the copies it issues next land only once this phase "
+                     "has completed */",
+                     x->set, x->index, x->phase);
+    else
+        ckt_emit_put(o,
+                     "ckt_mbar_wait(&ckt_tmaq, ckt_mbar%d, %d, (long long)(%s), (int)(%s), ckt_lds, "
+                     "%lldu, launch); /* the phase of this parity has completed */",
+                     x->set, x->set, x->index, x->phase, (long long)ckt_kernel_lds_bytes(x->k));
+}
+
+static void c_arrive(ckt_emit_out *o, const ckt_bulk_site *x)
+{
+    ckt_emit_put(o,
+                 "ckt_mbar_arrive(&ckt_tmaq, ckt_mbar%d, (long long)(%s), %lld); /* every "
+                 "thread of the block arrives */",
+                 x->set, x->index, (long long)ckt_kernel_block(x->k));
+}
+
+const ckt_bulk_ops ckt_bulk_c = {c_init, c_close, c_copy, c_wait, c_arrive};
+
+/* ---- CUDA: thread 0 initializes; copies and waits through the prelude's PTX */
+
+static void cuda_init(ckt_emit_out *o, const ckt_kernel *k)
+{
+    ckt_emit_put(o, "if (tid == 0) {");
+    o->ind++;
+    for (int i = 0; i < ckt_kernel_nmbars(k); i++) {
+        const ckt_kmbar *m = ckt_kernel_mbar(k, i);
+        ckt_emit_put(o, "/* mbarrier set %d: %lld at LDS byte %lld, %lld arrivals a phase */", i,
                      (long long)m->count, (long long)m->lds_offset, (long long)m->arrivals);
         ckt_emit_put(
-            &o,
+            o,
             "for (int ckt_i = 0; ckt_i < %lld; ++ckt_i) ckt_mbar_init(ckt_smem_addr(ckt_lds) "
             "+ %lld + 8 * ckt_i, %lld);",
             (long long)m->count, (long long)m->lds_offset, (long long)m->arrivals);
     }
-    ckt_emit_put(&o, "ckt_mbar_fence_init(); /* visible to the bulk copies (the async proxy) */");
+    ckt_emit_put(o, "ckt_mbar_fence_init(); /* visible to the bulk copies (the async proxy) */");
     for (int i = 0; i < ckt_kernel_ntmas(k); i++)
-        ckt_emit_put(&o, "ckt_tma_prefetch(&%s); /* the tensor map, before its first copy */",
+        ckt_emit_put(o, "ckt_tma_prefetch(&%s); /* the tensor map, before its first copy */",
                      ckt_kernel_param(k, ckt_kernel_tma(k, i)->param)->name);
-    o.ind--;
-    ckt_emit_put(&o, "}");
-    ckt_emit_put(&o, "__syncthreads(); /* every thread sees the initialized mbarriers */");
+    o->ind--;
+    ckt_emit_put(o, "}");
+    ckt_emit_put(o, "__syncthreads(); /* every thread sees the initialized mbarriers */");
 }
 
-void ckt_emit_mbar_close(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k)
+static void cuda_copy(ckt_emit_out *o, const ckt_bulk_site *x)
+{
+    /* on the producer warp the issuing thread is elected already */
+    ckt_emit_put(o, x->producer ? "{" : "if (tid == 0) {");
+    o->ind++;
+    ckt_emit_put(o, "const ckt_u32 ckt_bar = ckt_smem_addr(ckt_lds) + %s;", x->bar);
+    ckt_emit_put(o, "ckt_mbar_expect_tx(ckt_bar, %lld);", x->box_bytes);
+    ckt_emit_put(o,
+                 "ckt_tma_load_2d(ckt_smem_addr(ckt_lds) + %s, &%s, (int)(%s), (int)(%s), "
+                 "ckt_bar);",
+                 x->dst, x->map, x->coord[0], x->coord[1]);
+    o->ind--;
+    ckt_emit_put(o, "}");
+}
+
+static void cuda_wait(ckt_emit_out *o, const ckt_bulk_site *x)
+{
+    ckt_emit_put(o,
+                 "ckt_mbar_wait(ckt_smem_addr(ckt_lds) + %s, (ckt_u32)(%s)); /* the phase of "
+                 "this parity has completed: its arrivals made, its copies landed */",
+                 x->bar, x->phase);
+}
+
+static void cuda_arrive(ckt_emit_out *o, const ckt_bulk_site *x)
+{
+    ckt_emit_put(o,
+                 "ckt_mbar_arrive(ckt_smem_addr(ckt_lds) + %s); /* every thread of the block "
+                 "arrives: the stage is released */",
+                 x->bar);
+}
+
+const ckt_bulk_ops ckt_bulk_cuda = {cuda_init, NULL, cuda_copy, cuda_wait, cuda_arrive};
+
+/* ---- the walk's entry points */
+
+void ckt_emit_mbar_init(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_kernel *k)
 {
     ckt_emit_out o = {s, ind};
-    if (kind == CKT_DIALECT_C && ckt_kernel_nmbars(k) > 0)
-        ckt_emit_put(&o, "free(ckt_tmaq.e); /* copies never waited for never land */");
+    if (ckt_kernel_nmbars(k) > 0 && dl->bulk) dl->bulk->init(&o, k);
+}
+
+void ckt_emit_mbar_close(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_kernel *k)
+{
+    ckt_emit_out o = {s, ind};
+    if (ckt_kernel_nmbars(k) > 0 && dl->bulk && dl->bulk->close) dl->bulk->close(&o, k);
 }
 
 /* the tile's byte offset from the LDS base: its constant origin through the layout and swizzle,
@@ -101,7 +184,7 @@ static void tile_bytes(const ckt_kernel *k, ckt_expr_pool *ex, const ckt_kwindow
              (long long)esz);
 }
 
-static ckt_status tma_copy(ckt_emit_out o, ckt_dialect_kind kind, const ckt_kernel *k,
+static ckt_status tma_copy(ckt_emit_out o, const ckt_bulk_ops *ops, const ckt_kernel *k,
                            ckt_expr_pool *ex, const ckt_kop *op, bool producer, ckt_error *err)
 {
     ckt_status st = CKT_OK;
@@ -109,13 +192,13 @@ static ckt_status tma_copy(ckt_emit_out o, ckt_dialect_kind kind, const ckt_kern
     const ckt_kwindow *src = ckt_kernel_window(k, op->inputs[0]),
                       *dst = ckt_kernel_window(k, op->w);
     const ckt_ktensor *g = ckt_kernel_tensor(k, m->tensor), *l = ckt_kernel_tensor(k, dst->tensor);
-    const ckt_kparam *p = ckt_kernel_param(k, m->param);
-    char dbytes[400], bar[300], c[2][200];
+    char dbytes[400], bar[300], c[2][200], b[200];
     tile_bytes(k, ex, dst, dbytes, sizeof dbytes, err, &st);
     if (st) return st;
     mbar_offset(k, ex, op->inputs[1], op->a, bar, sizeof bar);
     ckt_expr_print(ex, src->origin[m->inner], c[0], sizeof c[0], NULL);
     ckt_expr_print(ex, src->origin[1 - m->inner], c[1], sizeof c[1], NULL);
+    ckt_expr_print(ex, op->a, b, sizeof b, NULL);
     ckt_emit_put(&o,
                  "/* bulk tensor copy: the %lld x %lld box of %s at (%s, %s) (innermost first) -> "
                  "%s (%s), %lld bytes on mbarrier %d[%s] */",
@@ -126,90 +209,39 @@ static ckt_status tma_copy(ckt_emit_out o, ckt_dialect_kind kind, const ckt_kern
                  : m->swizzle_bytes == 64 ? "64B swizzle"
                                           : "128B swizzle",
                  (long long)m->box_bytes, op->inputs[1], bar);
-    if (kind == CKT_DIALECT_C) {
-        char b[200];
-        ckt_expr_print(ex, op->a, b, sizeof b, NULL);
-        ckt_emit_put(
-            &o,
-            "ckt_tma_push(&ckt_tmaq, ckt_mbar%d, %d, (long long)(%s), (long long)(%s), %s, "
-            "(long long)(%s), (long long)(%s), ckt_lds, %lldu, launch);",
-            op->inputs[1], op->inputs[1], b, dbytes, p->name, c[0], c[1],
-            (long long)ckt_kernel_lds_bytes(k));
-        return CKT_OK;
-    }
-    /* on the producer warp the issuing thread is elected already */
-    ckt_emit_put(&o, producer ? "{" : "if (tid == 0) {");
-    o.ind++;
-    ckt_emit_put(&o, "const ckt_u32 ckt_bar = ckt_smem_addr(ckt_lds) + %s;", bar);
-    ckt_emit_put(&o, "ckt_mbar_expect_tx(ckt_bar, %lld);", (long long)m->box_bytes);
-    ckt_emit_put(&o,
-                 "ckt_tma_load_2d(ckt_smem_addr(ckt_lds) + %s, &%s, (int)(%s), (int)(%s), "
-                 "ckt_bar);",
-                 dbytes, p->name, c[0], c[1]);
-    o.ind--;
-    ckt_emit_put(&o, "}");
+    ckt_bulk_site x = {k,  op->inputs[1], b, bar, NULL, dbytes, ckt_kernel_param(k, m->param)->name,
+                       {c[0], c[1]}, (long long)m->box_bytes, producer};
+    ops->copy(&o, &x);
     return CKT_OK;
 }
 
-static ckt_status mbar_wait(ckt_emit_out o, ckt_dialect_kind kind, const ckt_kernel *k,
-                            ckt_expr_pool *ex, const ckt_kop *op, bool producer)
+/* CKT_OP_MBAR_WAIT and CKT_OP_MBAR_ARRIVE: mbarrier `a` of set inputs[0] (wait: parity b) */
+static ckt_status mbar_op(ckt_emit_out o, const ckt_bulk_ops *ops, const ckt_kernel *k,
+                          ckt_expr_pool *ex, const ckt_kop *op, bool producer)
 {
-    char bar[300], ph[200], b[200];
+    char bar[300], ph[200] = "", b[200];
     mbar_offset(k, ex, op->inputs[0], op->a, bar, sizeof bar);
-    ckt_expr_print(ex, op->b, ph, sizeof ph, NULL);
     ckt_expr_print(ex, op->a, b, sizeof b, NULL);
-    if (kind == CKT_DIALECT_C && producer) {
-        ckt_emit_put(&o,
-                     "ckt_mbar_guard(&ckt_tmaq, ckt_mbar%d, (long long)(%s), (int)(%s)); /* the "
-                     "producer runs ahead: the copies it issues next land only once this phase "
-                     "has completed */",
-                     op->inputs[0], b, ph);
-    } else if (kind == CKT_DIALECT_C) {
-        ckt_emit_put(
-            &o,
-            "ckt_mbar_wait(&ckt_tmaq, ckt_mbar%d, %d, (long long)(%s), (int)(%s), ckt_lds, "
-            "%lldu, launch); /* the phase of this parity has completed */",
-            op->inputs[0], op->inputs[0], b, ph, (long long)ckt_kernel_lds_bytes(k));
-    } else
-        ckt_emit_put(&o,
-                     "ckt_mbar_wait(ckt_smem_addr(ckt_lds) + %s, (ckt_u32)(%s)); /* the phase of "
-                     "this parity has completed: its arrivals made, its copies landed */",
-                     bar, ph);
+    bool wait = op->kind == CKT_OP_MBAR_WAIT;
+    if (wait) ckt_expr_print(ex, op->b, ph, sizeof ph, NULL);
+    ckt_bulk_site x = {k, op->inputs[0], b, bar, ph, NULL, NULL, {NULL, NULL}, 0, producer};
+    (wait ? ops->wait : ops->arrive)(&o, &x);
     return CKT_OK;
 }
 
-static ckt_status mbar_arrive(ckt_emit_out o, ckt_dialect_kind kind, const ckt_kernel *k,
-                              ckt_expr_pool *ex, const ckt_kop *op)
-{
-    char b[200], bar[300];
-    ckt_expr_print(ex, op->a, b, sizeof b, NULL);
-    mbar_offset(k, ex, op->inputs[0], op->a, bar, sizeof bar);
-    if (kind == CKT_DIALECT_C)
-        ckt_emit_put(&o,
-                     "ckt_mbar_arrive(&ckt_tmaq, ckt_mbar%d, (long long)(%s), %lld); /* every "
-                     "thread of the block arrives */",
-                     op->inputs[0], b, (long long)ckt_kernel_block(k));
-    else
-        ckt_emit_put(&o,
-                     "ckt_mbar_arrive(ckt_smem_addr(ckt_lds) + %s); /* every thread of the block "
-                     "arrives: the stage is released */",
-                     bar);
-    return CKT_OK;
-}
-
-ckt_status ckt_emit_tma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k,
+ckt_status ckt_emit_tma(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_kernel *k,
                         ckt_expr_pool *ex, const ckt_kop *op, const ckt_target_record *target,
                         bool producer, ckt_error *err)
 {
     static const char *const what[] = {"tma_copy", "mbarrier_wait", "mbarrier_arrive"};
     int i = op->kind == CKT_OP_TMA_COPY ? 0 : op->kind == CKT_OP_MBAR_WAIT ? 1 : 2;
-    ckt_status st = need_tma(target, what[i], err);
+    ckt_status st = need_tma(dl, target, what[i], err);
     if (st) return st;
     ckt_emit_out o = {s, ind};
     switch (op->kind) {
-    case CKT_OP_TMA_COPY: return tma_copy(o, kind, k, ex, op, producer, err);
-    case CKT_OP_MBAR_WAIT: return mbar_wait(o, kind, k, ex, op, producer);
-    case CKT_OP_MBAR_ARRIVE: return mbar_arrive(o, kind, k, ex, op);
+    case CKT_OP_TMA_COPY: return tma_copy(o, dl->bulk, k, ex, op, producer, err);
+    case CKT_OP_MBAR_WAIT:
+    case CKT_OP_MBAR_ARRIVE: return mbar_op(o, dl->bulk, k, ex, op, producer);
     default: return ckt_fail(err, CKT_EINVAL, "emit: operation %d is no bulk copy or mbarrier", i);
     }
 }

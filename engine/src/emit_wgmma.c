@@ -74,44 +74,132 @@ static void fence_operands(ckt_emit_out *o, const char *acc, long long n)
         n, acc);
 }
 
-/* wgmma.wait_group alone (ckt_kernel_wgmma_wait); the C dialect's emulation is done when issued */
-static ckt_status emit_wait(ckt_emit_out *o, ckt_dialect_kind kind, const ckt_kernel *k,
-                            const ckt_kop *op, const ckt_target_record *target, ckt_error *err)
+/* ---- CUDA: wgmma.fence, one wgmma.mma_async per instruction tile and K step (inline PTX, the
+ * accumulators in registers), commit_group and wait_group */
+
+static void cuda_open(ckt_emit_out *o, const ckt_wgmma_site *x, long long warpgroups)
 {
-    if (!target->modelled || !target->hw.wgmma)
-        return ckt_fail(err, CKT_EUNSUPPORTED, "wgmma wait: target '%s' has no wgmma (sm_90a)",
-                        target->name);
-    const ckt_ktensor *c = ckt_kernel_tensor(k, op->r);
-    if (kind == CKT_DIALECT_C) {
-        ckt_emit_put(o, "/* wgmma.wait_group %lld: the emulated MMAs completed when issued */",
-                     (long long)op->spv);
-        return CKT_OK;
+    (void)warpgroups;
+    ckt_emit_put(o, "const int ckt_wg = tid / 128;");
+    ckt_emit_put(o, "const ckt_u32 ckt_lds_base = ckt_smem_addr(ckt_lds);");
+    /* the swizzle is applied to absolute addresses: the kernel declares its LDS 1024-byte
+     * aligned (emit.c); no run-time check here, a branch between asynchronous MMAs makes ptxas
+     * serialize them */
+    ckt_emit_put(o, "const ckt_u32 ckt_sa = ckt_lds_base + %s + (ckt_u32)(ckt_wg / %lld) * %lldu;",
+                 x->offa, x->wn, x->step_a);
+    ckt_emit_put(o, "const ckt_u32 ckt_sb = ckt_lds_base + %s + (ckt_u32)(ckt_wg %% %lld) * %lldu;",
+                 x->offb, x->wn, x->step_b);
+    fence_operands(o, x->c->name, (long long)x->c->nvalues);
+    ckt_emit_put(o, "asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");");
+}
+
+static void cuda_issue(ckt_emit_out *o, const ckt_wgmma_site *x)
+{
+    long long CV = x->cv;
+    char regs[1200];
+    size_t n = 0;
+    for (long long i = 0; i < CV && n < sizeof regs; i++)
+        n += (size_t)snprintf(regs + n, sizeof regs - n, "%s%%%lld", i ? ", " : "", i);
+    ckt_emit_put(o, "asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %%%lld, 0; \"", CV + 2);
+    ckt_emit_put(o, "             \"%s {%s}, %%%lld, %%%lld, p, 1, 1, %d, %d; }\"", x->m->isa, regs,
+                 CV, CV + 1, x->tra, x->trb);
+    for (long long i = 0; i < CV; i += 8) {
+        char line[600];
+        size_t q = 0;
+        for (long long j = i; j < i + 8 && j < CV; j++)
+            q += (size_t)snprintf(line + q, sizeof line - q, "%s\"+f\"(%s[ckt_cb + %lld])",
+                                  j > i ? ", " : "", x->c->name, j);
+        ckt_emit_put(o, "             %s%s", i == 0 ? ": " : ", ", line);
     }
+    ckt_emit_put(o, "             : \"l\"(ckt_da), \"l\"(ckt_db), \"r\"(1));");
+}
+
+static void cuda_close(ckt_emit_out *o, const ckt_wgmma_site *x)
+{
+    long long pending = (long long)x->op->spv;
+    ckt_emit_put(o, "asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");");
+    ckt_emit_put(o, "asm volatile(\"wgmma.wait_group.sync.aligned %lld;\" ::: \"memory\"); /* %s */",
+                 pending,
+                 pending ? "the newest groups stay in flight (their LDS and accumulators untouched "
+                           "until a later wait)"
+                         : "done");
+    fence_operands(o, x->c->name, (long long)x->c->nvalues);
+}
+
+/* wgmma.wait_group alone (ckt_kernel_wgmma_wait) */
+static void cuda_wait(ckt_emit_out *o, const ckt_wgmma_site *x)
+{
     ckt_emit_put(
         o,
         "asm volatile(\"wgmma.wait_group.sync.aligned %lld;\" ::: \"memory\"); /* at most %lld "
         "groups of MMAs in flight */",
-        (long long)op->spv, (long long)op->spv);
-    fence_operands(o, c->name, (long long)c->nvalues);
-    return CKT_OK;
+        (long long)x->op->spv, (long long)x->op->spv);
+    fence_operands(o, x->c->name, (long long)x->c->nvalues);
 }
 
-ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_kernel *k,
+const ckt_wgmma_ops ckt_wgmma_cuda = {true, cuda_open, cuda_issue, cuda_close, cuda_wait};
+
+/* ---- C: the same descriptors with offsets into the block's LDS as addresses; ckt_emu_wgmma
+ * (kernels/prelude/c.h) runs warpgroup by warpgroup */
+
+static void c_open(ckt_emit_out *o, const ckt_wgmma_site *x, long long warpgroups)
+{
+    ckt_emit_put(o, "/* emulated warpgroup by warpgroup: shared-memory addresses are offsets into "
+                    "ckt_lds */");
+    ckt_emit_open_loop(o, false, "ckt_wg", warpgroups);
+    ckt_emit_put(o, "const ckt_u32 ckt_sa = %s + (ckt_u32)(ckt_wg / %lld) * %lldu;", x->offa, x->wn,
+                 x->step_a);
+    ckt_emit_put(o, "const ckt_u32 ckt_sb = %s + (ckt_u32)(ckt_wg %% %lld) * %lldu;", x->offb, x->wn,
+                 x->step_b);
+}
+
+static void c_issue(ckt_emit_out *o, const ckt_wgmma_site *x)
+{
+    ckt_emit_put(o,
+                 "ckt_emu_wgmma(ckt_lds, %lldu, ckt_da, ckt_db, %lld, %d, %d, %d, &%s[ckt_wg * "
+                 "128][0], %lld, ckt_cb);",
+                 (long long)ckt_kernel_lds_bytes(x->k), (long long)x->m->n, x->tra, x->trb,
+                 x->m->a == CKT_BF16, x->c->name, (long long)x->c->nvalues);
+}
+
+static void c_close(ckt_emit_out *o, const ckt_wgmma_site *x)
+{
+    (void)x;
+    ckt_emit_close(o); /* the loop over the warpgroups */
+}
+
+/* the emulated MMAs completed when issued */
+static void c_wait(ckt_emit_out *o, const ckt_wgmma_site *x)
+{
+    ckt_emit_put(o, "/* wgmma.wait_group %lld: the emulated MMAs completed when issued */",
+                 (long long)x->op->spv);
+}
+
+const ckt_wgmma_ops ckt_wgmma_c = {false, c_open, c_issue, c_close, c_wait};
+
+/* ---- the op */
+
+ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_kernel *k,
                           ckt_expr_pool *ex, const ckt_kop *op, const ckt_target_record *target,
                           ckt_error *err)
 {
     if (op->ninputs == 0) {
+        if (!dl->wgmma || !target->modelled || !target->hw.wgmma)
+            return ckt_fail(err, CKT_EUNSUPPORTED,
+                            "wgmma wait: target '%s' has no wgmma (sm_90a)", target->name);
         ckt_emit_out w = {s, ind};
-        return emit_wait(&w, kind, k, op, target, err);
+        ckt_wgmma_site x = {.k = k, .op = op, .c = ckt_kernel_tensor(k, op->r)};
+        dl->wgmma->wait(&w, &x);
+        return CKT_OK;
     }
     const ckt_mma *m = ckt_mma_at(op->mma);
     if (!m || !ckt_mma_is_wgmma(m))
         return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: instruction %d is not a warpgroup MMA",
                         op->mma);
-    if (kind == CKT_DIALECT_HIP)
+    if (!dl->wgmma)
         return ckt_fail(err, CKT_EUNSUPPORTED,
-                        "blockwise_gemm: %s is an NVIDIA sm_90a instruction; HIP has none",
-                        m->name);
+                        "blockwise_gemm: %s is an NVIDIA sm_90a instruction; the %s dialect has none",
+                        m->name, dl->name);
     ckt_status st = ckt_mma_check_target(m, target, err);
     if (st) return st;
     const ckt_ktensor *ta = ckt_kernel_tensor(k, op->inputs[0]),
@@ -155,35 +243,13 @@ ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_k
         fixed_bits(&pa.d), fixed_bits(&pb.d));
     start_table(&o, "ckt_wa", &pa);
     start_table(&o, "ckt_wb", &pb);
-    int tra = pa.d.mn_major, trb = pb.d.mn_major;
-    bool gpu = kind == CKT_DIALECT_CUDA;
-    if (gpu) {
-        ckt_emit_put(&o, "const int ckt_wg = tid / 128;");
-        ckt_emit_put(&o, "const ckt_u32 ckt_lds_base = ckt_smem_addr(ckt_lds);");
-        /* the swizzle is applied to absolute addresses: the kernel declares its LDS 1024-byte
-         * aligned (emit.c); no run-time check here, a branch between asynchronous MMAs makes ptxas
-         * serialize them */
-        ckt_emit_put(&o,
-                     "const ckt_u32 ckt_sa = ckt_lds_base + %s + (ckt_u32)(ckt_wg / %lld) * %lldu;",
-                     offa, WN, (long long)pa.group_step);
-        ckt_emit_put(
-            &o, "const ckt_u32 ckt_sb = ckt_lds_base + %s + (ckt_u32)(ckt_wg %% %lld) * %lldu;",
-            offb, WN, (long long)pb.group_step);
-        fence_operands(&o, c->name, (long long)c->nvalues);
-        ckt_emit_put(&o, "asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");");
-    } else {
-        ckt_emit_put(&o,
-                     "/* emulated warpgroup by warpgroup: shared-memory addresses are offsets into "
-                     "ckt_lds */");
-        ckt_emit_open_loop(&o, false, "ckt_wg", WM * WN);
-        ckt_emit_put(&o, "const ckt_u32 ckt_sa = %s + (ckt_u32)(ckt_wg / %lld) * %lldu;", offa, WN,
-                     (long long)pa.group_step);
-        ckt_emit_put(&o, "const ckt_u32 ckt_sb = %s + (ckt_u32)(ckt_wg %% %lld) * %lldu;", offb, WN,
-                     (long long)pb.group_step);
-    }
-    ckt_emit_open_loop(&o, gpu, "ckt_kk", KS);
-    ckt_emit_open_loop(&o, gpu, "ckt_mi", MX);
-    ckt_emit_open_loop(&o, gpu, "ckt_ni", NX);
+    const ckt_wgmma_ops *w = dl->wgmma;
+    ckt_wgmma_site x = {k,  op,   m,  c,  offa, offb, WN, (long long)pa.group_step, (long long)pb.group_step,
+                        NX, CV, pa.d.mn_major, pb.d.mn_major};
+    w->open(&o, &x, WM * WN);
+    ckt_emit_open_loop(&o, w->unroll, "ckt_kk", KS);
+    ckt_emit_open_loop(&o, w->unroll, "ckt_mi", MX);
+    ckt_emit_open_loop(&o, w->unroll, "ckt_ni", NX);
     ckt_emit_put(
         &o,
         "const unsigned long long ckt_da = ckt_fa | (((ckt_sa + ckt_wa[ckt_mi * %lld + ckt_kk]) >> "
@@ -197,44 +263,9 @@ ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, ckt_dialect_kind kind, const ckt_k
     ckt_emit_put(
         &o, "const int ckt_cb = (ckt_mi * %lld + ckt_ni) * %lld; /* C value order of ckt/gemm.h */",
         NX, CV);
-    if (gpu) {
-        char regs[1200];
-        size_t n = 0;
-        for (long long i = 0; i < CV && n < sizeof regs; i++)
-            n += (size_t)snprintf(regs + n, sizeof regs - n, "%s%%%lld", i ? ", " : "", i);
-        ckt_emit_put(&o, "asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %%%lld, 0; \"", CV + 2);
-        ckt_emit_put(&o, "             \"%s {%s}, %%%lld, %%%lld, p, 1, 1, %d, %d; }\"", m->isa,
-                     regs, CV, CV + 1, tra, trb);
-        for (long long i = 0; i < CV; i += 8) {
-            char line[600];
-            size_t q = 0;
-            for (long long j = i; j < i + 8 && j < CV; j++)
-                q += (size_t)snprintf(line + q, sizeof line - q, "%s\"+f\"(%s[ckt_cb + %lld])",
-                                      j > i ? ", " : "", c->name, j);
-            ckt_emit_put(&o, "             %s%s", i == 0 ? ": " : ", ", line);
-        }
-        ckt_emit_put(&o, "             : \"l\"(ckt_da), \"l\"(ckt_db), \"r\"(1));");
-    } else {
-        ckt_emit_put(
-            &o,
-            "ckt_emu_wgmma(ckt_lds, %lldu, ckt_da, ckt_db, %lld, %d, %d, %d, &%s[ckt_wg * 128][0], "
-            "%lld, ckt_cb);",
-            (long long)ckt_kernel_lds_bytes(k), (long long)m->n, tra, trb, m->a == CKT_BF16,
-            c->name, (long long)c->nvalues);
-    }
+    w->issue(&o, &x);
     for (int i = 0; i < 3; i++) ckt_emit_close(&o);
-    if (gpu) {
-        ckt_emit_put(&o, "asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");");
-        ckt_emit_put(
-            &o, "asm volatile(\"wgmma.wait_group.sync.aligned %lld;\" ::: \"memory\"); /* %s */",
-            (long long)op->spv,
-            op->spv ? "the newest groups stay in flight (their LDS and accumulators untouched "
-                      "until a later wait)"
-                    : "done");
-        fence_operands(&o, c->name, (long long)c->nvalues);
-    } else {
-        ckt_emit_close(&o);
-    }
+    w->close(&o, &x);
     ckt_emit_close(&o);
     return CKT_OK;
 }
