@@ -348,10 +348,7 @@ static int online_cores(void)
 static ckt_status warm_compiler(const ckt_target_record *rec, ckt_error *err)
 {
     char id[256];
-    ckt_status s = rec->compiler == CKT_COMPILER_HOST_CC ? ckt_jit_cpu_identity(id, sizeof id, err)
-                   : rec->compiler == CKT_COMPILER_HIPRTC
-                       ? ckt_jit_hip_identity(id, sizeof id, err)
-                       : ckt_jit_cuda_identity(id, sizeof id, err);
+    ckt_status s = ckt_jit_backend_for(rec->compiler)->identity(id, sizeof id, err);
     return s ? ckt_fail_prefix(err, "autotune: ") : CKT_OK;
 }
 
@@ -524,7 +521,7 @@ static void driver_version(ckt_device *dev, char *out, size_t cap)
     if (!dev) return;
     if (ckt_device_backend(dev) == CKT_BACKEND_CPU) {
         ckt_error e;
-        if (ckt_jit_cpu_identity(out, cap, &e)) snprintf(out, cap, "unknown");
+        if (ckt_jit_backend_cpu.identity(out, cap, &e)) snprintf(out, cap, "unknown");
         return;
     }
     if (ckt_device_backend(dev) == CKT_BACKEND_CUDA)

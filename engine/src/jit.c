@@ -1,4 +1,5 @@
-/* JIT dispatch, the compiled binary object, and the compile cache around the three compilers. */
+/* JIT dispatch: a request to its compiler (ckt_jit_backend, one per compiler kind), through the
+ * context's compile cache. The binary object itself is binary.c's. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -14,211 +15,6 @@
 #include "ckt/ckt.h"
 #include "ckt/jit.h"
 #include "jit_internal.h"
-
-double ckt_jit_now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
-
-ckt_binary *ckt_binary_new(const ckt_target_record *target)
-{
-    ckt_binary *b = calloc(1, sizeof *b);
-    if (!b) return NULL;
-    b->record = *target;
-    snprintf(b->target, sizeof b->target, "%s", target->name);
-    static _Atomic uint64_t next_id = 1;
-    b->id = next_id++;
-    b->refs = 1;
-    ckt_resources none = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
-    b->res = none;
-    return b;
-}
-
-void ckt_binary_retain(ckt_binary *b)
-{
-    if (b) b->refs++;
-}
-
-void ckt_binary_free(ckt_binary *b)
-{
-    if (!b || --b->refs > 0) return;
-    free(b->code);
-    free(b->log);
-    free(b->disasm);
-    free(b);
-}
-
-const char *ckt_binary_target(const ckt_binary *b) { return b ? b->target : NULL; }
-const ckt_target_record *ckt_binary_target_record(const ckt_binary *b)
-{
-    return b ? &b->record : NULL;
-}
-const uint8_t *ckt_binary_code(const ckt_binary *b, size_t *size)
-{
-    if (size) *size = b ? b->code_size : 0;
-    return b ? b->code : NULL;
-}
-const ckt_resources *ckt_binary_resources(const ckt_binary *b) { return b ? &b->res : NULL; }
-const char *ckt_binary_log(const ckt_binary *b) { return b && b->log ? b->log : ""; }
-const char *ckt_binary_disassembly(const ckt_binary *b)
-{
-    if (!b) return NULL;
-    ckt_binary *m =
-        (ckt_binary *)b; /* a lazily computed cache inside an otherwise immutable result */
-    if (!m->disasm_done && m->disasm_cmd[0][0]) {
-        const char *argv[3] = {m->disasm_cmd[0], m->disasm_cmd[1], m->disasm_cmd[2]};
-        int n = m->disasm_cmd[2][0] ? 3 : m->disasm_cmd[1][0] ? 2 : 1;
-        ckt_jit_disassemble(m, argv, n, m->disasm_suffix);
-    }
-    m->disasm_done = 1;
-    return m->disasm;
-}
-double ckt_binary_compile_ms(const ckt_binary *b) { return b ? b->ms : 0; }
-const char *ckt_binary_kernel_name(const ckt_binary *b) { return b ? b->kernel_name : NULL; }
-int ckt_binary_from_cache(const ckt_binary *b) { return b ? b->from_cache : 0; }
-int ckt_binary_compile_only(const ckt_binary *b) { return b ? b->compile_only : 0; }
-uint64_t ckt_binary_id(const ckt_binary *b) { return b ? b->id : 0; }
-const char *ckt_binary_compiler(const ckt_binary *b) { return b ? b->compiler : NULL; }
-const char *ckt_binary_disassembly_note(const ckt_binary *b)
-{
-    if (!b) return NULL;
-    if (!b->disasm_cmd[0][0]) return "no disassembler for this target";
-    return b->disasm_note;
-}
-
-/* Run argv (no shell), capture stdout+stderr into *out (malloc'd). Returns the exit status or -1.
- */
-int ckt_jit_run(char *const argv[], const char *stdin_file, char **out)
-{
-    int pipefd[2];
-    /* close-on-exec: compiles on other threads fork too, and a child that inherited this pipe's
-     * write end would keep the read below waiting until that child exits */
-    if (pipe2(pipefd, O_CLOEXEC) != 0) return -1;
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(pipefd[0]);
-        close(pipefd[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        dup2(pipefd[1], 1);
-        dup2(pipefd[1], 2);
-        close(pipefd[0]);
-        close(pipefd[1]);
-        if (stdin_file) {
-            int fd = open(stdin_file, O_RDONLY);
-            if (fd >= 0) {
-                dup2(fd, 0);
-                close(fd);
-            }
-        }
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    close(pipefd[1]);
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    for (;;) {
-        if (buf && len + 1024 > cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-            } else {
-                buf = nb;
-                cap *= 2;
-            }
-        }
-        char tmp[1024];
-        ssize_t n = read(pipefd[0], buf ? buf + len : tmp, buf ? cap - len - 1 : sizeof tmp);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        if (buf) len += (size_t)n;
-    }
-    close(pipefd[0]);
-    if (buf) buf[len] = 0;
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    if (out)
-        *out = buf;
-    else
-        free(buf);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-ckt_status ckt_jit_write_file(const char *path, const void *data, size_t n, ckt_error *err)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f) return ckt_fail(err, CKT_EIO, "jit: cannot write %s: %s", path, strerror(errno));
-    size_t w = fwrite(data, 1, n, f);
-    if (fclose(f) != 0 || w != n) return ckt_fail(err, CKT_EIO, "jit: cannot write %s", path);
-    return CKT_OK;
-}
-
-ckt_status ckt_jit_read_file(const char *path, uint8_t **data, size_t *n, ckt_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return ckt_fail(err, CKT_EIO, "jit: cannot read %s: %s", path, strerror(errno));
-    long sz = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    uint8_t *b = sz > 0 && fseek(f, 0, SEEK_SET) == 0 ? malloc((size_t)sz) : NULL;
-    if (!b || fread(b, 1, (size_t)sz, f) != (size_t)sz) {
-        free(b);
-        fclose(f);
-        return ckt_fail(err, CKT_EIO, "jit: cannot read %s (empty or unreadable)", path);
-    }
-    fclose(f);
-    *data = b;
-    *n = (size_t)sz;
-    return CKT_OK;
-}
-
-/* Write the code to a temporary file, run a disassembler on it, keep its output. */
-void ckt_binary_set_disasm(ckt_binary *b, const char *suffix, int n, const char *const *words)
-{
-    for (int i = 0; i < n; i++) snprintf(b->disasm_cmd[i], sizeof b->disasm_cmd[i], "%s", words[i]);
-    b->disasm_suffix = suffix;
-}
-
-void ckt_jit_disassemble(ckt_binary *b, const char *const *argv_prefix, int nprefix,
-                         const char *suffix)
-{
-    const char *tmp = getenv("TMPDIR");
-    char file[4096];
-    int slen = (int)strlen(suffix);
-    snprintf(file, sizeof file, "%s/ckt-disasm-XXXXXX%s", tmp && *tmp ? tmp : "/tmp", suffix);
-    int fd = mkstemps(file, slen);
-    if (fd < 0) {
-        snprintf(b->disasm_note, sizeof b->disasm_note,
-                 "no disassembly: cannot create a temporary file");
-        return;
-    }
-    close(fd);
-    if (ckt_jit_write_file(file, b->code, b->code_size, NULL) != CKT_OK) {
-        unlink(file);
-        return;
-    }
-    char *argv[16];
-    int k = 0;
-    for (int i = 0; i < nprefix && k < 14; i++) argv[k++] = (char *)argv_prefix[i];
-    argv[k++] = file;
-    argv[k] = NULL;
-    char *out = NULL;
-    int rc = ckt_jit_run(argv, NULL, &out);
-    if (rc == 0)
-        b->disasm = out;
-    else {
-        if (rc == 127)
-            snprintf(b->disasm_note, sizeof b->disasm_note, "no disassembly: %s is not installed",
-                     argv[0]);
-        else
-            snprintf(b->disasm_note, sizeof b->disasm_note,
-                     "no disassembly: %s failed (exit %d): %.200s", argv[0], rc, out ? out : "");
-        free(out);
-    }
-    unlink(file);
-}
 
 /* ---- the binary as a cache payload: "CKTB", a field count, then (u64 length, bytes) per field
  * ---- */
@@ -330,6 +126,16 @@ static int deserialize(const uint8_t *p, size_t n, ckt_binary *b)
     return p == end;
 }
 
+const ckt_jit_backend *ckt_jit_backend_for(ckt_compiler_kind c)
+{
+    static const ckt_jit_backend *const by_kind[] = {
+        [CKT_COMPILER_HOST_CC] = &ckt_jit_backend_cpu,
+        [CKT_COMPILER_HIPRTC] = &ckt_jit_backend_hip,
+        [CKT_COMPILER_NVRTC] = &ckt_jit_backend_cuda,
+    };
+    return (unsigned)c < sizeof by_kind / sizeof *by_kind ? by_kind[c] : &ckt_jit_backend_cpu;
+}
+
 static ckt_status check_request(const ckt_compile_request *req, ckt_binary **out,
                                 const ckt_target_record *t, ckt_error *err)
 {
@@ -386,15 +192,13 @@ ckt_status ckt_compile_record(ckt_context *ctx, const ckt_target_record *t,
     ckt_status st = check_request(req, out, t, err);
     if (!st && (flags & CKT_COMPILE_SANDBOXED)) st = ckt_jit_check_sandboxed(req, t, err);
     if (st) return st;
-    ckt_compiler_kind be = t->compiler;
+    const ckt_jit_backend *be = ckt_jit_backend_for(t->compiler);
     double t0 = ckt_jit_now_ms();
     ckt_cache *cache = (flags & CKT_COMPILE_NO_CACHE) ? NULL : ckt_context_cache(ctx);
     char key[CKT_CACHE_KEY_LEN + 1] = "";
     if (ckt_cache_enabled(cache)) {
         char identity[256];
-        st = be == CKT_COMPILER_HOST_CC  ? ckt_jit_cpu_identity(identity, sizeof identity, err)
-             : be == CKT_COMPILER_HIPRTC ? ckt_jit_hip_identity(identity, sizeof identity, err)
-                                         : ckt_jit_cuda_identity(identity, sizeof identity, err);
+        st = be->identity(identity, sizeof identity, err);
         if (st) return st;
         cache_key(req, t, identity, key);
         uint8_t *payload;
@@ -416,9 +220,7 @@ ckt_status ckt_compile_record(ckt_context *ctx, const ckt_target_record *t,
     ckt_binary *b = ckt_binary_new(t);
     if (!b) return ckt_fail(err, CKT_ENOMEM, "compile: out of memory");
     snprintf(b->kernel_name, sizeof b->kernel_name, "%s", req->kernel_name);
-    st = be == CKT_COMPILER_HOST_CC  ? ckt_jit_cpu(req, b, err)
-         : be == CKT_COMPILER_HIPRTC ? ckt_jit_hip(req, t, b, err)
-                                     : ckt_jit_cuda(req, t, b, err);
+    st = be->compile(req, t, b, err);
     b->ms = ckt_jit_now_ms() - t0;
     if (st) {
         ckt_binary_free(b);

@@ -16,7 +16,7 @@ static const char *host_cc(void)
     return cc && *cc ? cc : "cc";
 }
 
-ckt_status ckt_jit_cpu_identity(char *out, size_t cap, ckt_error *err)
+static ckt_status cpu_identity(char *out, size_t cap, ckt_error *err)
 {
     /* `cc --version` costs a process start: ask once per compiler name */
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -45,8 +45,10 @@ ckt_status ckt_jit_cpu_identity(char *out, size_t cap, ckt_error *err)
     return CKT_OK;
 }
 
-ckt_status ckt_jit_cpu(const ckt_compile_request *req, ckt_binary *b, ckt_error *err)
+static ckt_status cpu_compile(const ckt_compile_request *req, const ckt_target_record *t,
+                              ckt_binary *b, ckt_error *err)
 {
+    (void)t; /* the host compiler builds every CPU target alike */
     const char *tmp = getenv("TMPDIR");
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/ckt-cpu-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -93,3 +95,5 @@ ckt_status ckt_jit_cpu(const ckt_compile_request *req, ckt_binary *b, ckt_error 
     ckt_binary_set_disasm(b, ".so", 2, disasm);
     return CKT_OK;
 }
+
+const ckt_jit_backend ckt_jit_backend_cpu = {cpu_compile, cpu_identity};

@@ -61,8 +61,8 @@ static void parse_ptxas(const char *log, ckt_resources *r)
     }
 }
 
-ckt_status ckt_jit_cuda(const ckt_compile_request *req, const ckt_target_record *t, ckt_binary *b,
-                        ckt_error *err)
+static ckt_status cuda_compile(const ckt_compile_request *req, const ckt_target_record *t,
+                              ckt_binary *b, ckt_error *err)
 {
     const char *arch = t->arch;
     if (!t->compiler_known)
@@ -94,7 +94,9 @@ ckt_status ckt_jit_cuda(const ckt_compile_request *req, const ckt_target_record 
 }
 
 /* What goes into the compile cache key: the library and its version. */
-ckt_status ckt_jit_cuda_identity(char *out, size_t cap, ckt_error *err)
+static ckt_status cuda_identity(char *out, size_t cap, ckt_error *err)
 {
     return ckt_rtc_identity(load_locked, &N, "NVRTC", out, cap, err);
 }
+
+const ckt_jit_backend ckt_jit_backend_cuda = {cuda_compile, cuda_identity};

@@ -314,8 +314,8 @@ static int probe(const char *arch)
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-ckt_status ckt_jit_hip(const ckt_compile_request *req, const ckt_target_record *t, ckt_binary *b,
-                       ckt_error *err)
+static ckt_status hip_compile(const ckt_compile_request *req, const ckt_target_record *t,
+                              ckt_binary *b, ckt_error *err)
 {
     ckt_status st = ckt_rtc_load(load_locked, err);
     if (st) return st;
@@ -358,7 +358,7 @@ ckt_status ckt_jit_hip(const ckt_compile_request *req, const ckt_target_record *
 }
 
 /* What goes into the compile cache key: the library and its version. */
-ckt_status ckt_jit_hip_identity(char *out, size_t cap, ckt_error *err)
+static ckt_status hip_identity(char *out, size_t cap, ckt_error *err)
 {
     ckt_status st = ckt_rtc_identity(load_locked, &H, "hipRTC", out, cap, err);
     if (st) return st;
@@ -371,3 +371,5 @@ ckt_status ckt_jit_hip_identity(char *out, size_t cap, ckt_error *err)
     }
     return CKT_OK;
 }
+
+const ckt_jit_backend ckt_jit_backend_hip = {hip_compile, hip_identity};

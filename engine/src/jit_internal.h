@@ -31,16 +31,15 @@ double ckt_jit_now_ms(void);
 int ckt_jit_run(char *const argv[], const char *stdin_file, char **out);
 void ckt_jit_disassemble(ckt_binary *b, const char *const *argv_prefix, int nprefix,
                          const char *suffix);
-/* t: the request's target, parsed (its architecture is what they compile for) */
-ckt_status ckt_jit_hip(const ckt_compile_request *req, const ckt_target_record *t, ckt_binary *b,
-                       ckt_error *err);
-ckt_status ckt_jit_cuda(const ckt_compile_request *req, const ckt_target_record *t, ckt_binary *b,
-                        ckt_error *err);
-ckt_status ckt_jit_cpu(const ckt_compile_request *req, ckt_binary *b, ckt_error *err);
-/* the compiler's name and version, for the cache key (loads the library on first use) */
-ckt_status ckt_jit_hip_identity(char *out, size_t cap, ckt_error *err);
-ckt_status ckt_jit_cuda_identity(char *out, size_t cap, ckt_error *err);
-ckt_status ckt_jit_cpu_identity(char *out, size_t cap, ckt_error *err);
+/* A compiler: it builds req's source for t (its architecture is what it compiles for) into b,
+ * and names itself and its version for the cache key (loading its library on first use). */
+typedef struct ckt_jit_backend {
+    ckt_status (*compile)(const ckt_compile_request *req, const ckt_target_record *t,
+                          ckt_binary *b, ckt_error *err);
+    ckt_status (*identity)(char *out, size_t cap, ckt_error *err);
+} ckt_jit_backend;
+extern const ckt_jit_backend ckt_jit_backend_cpu, ckt_jit_backend_hip, ckt_jit_backend_cuda;
+const ckt_jit_backend *ckt_jit_backend_for(ckt_compiler_kind c); /* jit.c */
 /* CKT_COMPILE_SANDBOXED: the options and the source's preprocessor lines (jit_sandbox.c) */
 ckt_status ckt_jit_check_sandboxed(const ckt_compile_request *req, const ckt_target_record *t,
                                    ckt_error *err);
