@@ -114,7 +114,9 @@ void ckt_lua_add_path(lua_State *L)
         }
         env = colon ? colon + 1 : NULL;
     }
-    luaL_addstring(&b, CKT_SOURCE_DIR "/kernels/?.lua;" CKT_INSTALL_DATADIR "/kernels/?.lua");
+    luaL_addstring(&b, CKT_SOURCE_DIR "/kernels/?.lua;" CKT_SOURCE_DIR "/kernels/?/init.lua;");
+    luaL_addstring(&b,
+                   CKT_INSTALL_DATADIR "/kernels/?.lua;" CKT_INSTALL_DATADIR "/kernels/?/init.lua");
     luaL_pushresult(&b);
     if (lua_getfield(L, -2, "path") == LUA_TSTRING) {
         lua_pushliteral(L, ";");

@@ -1,5 +1,6 @@
 /* ckt Lua bindings — the kernel library: require "ckt.kernels.<name>" loads kernels/<name>.lua,
- * embedded at build time. */
+ * embedded at build time; a package is a directory: "ckt.kernels.gemm" is kernels/gemm/init.lua,
+ * "ckt.kernels.gemm.plan" kernels/gemm/plan.lua. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,10 @@ void ckt_lk_open_library(lua_State *L)
         snprintf(mod, sizeof mod, "ckt.kernels.%s", ckt_embedded_kernels[i].name);
         char *dot = strrchr(mod, '.');
         if (dot && !strcmp(dot, ".lua")) *dot = 0;
+        for (char *c = mod; *c; c++)
+            if (*c == '/') *c = '.';
+        dot = strrchr(mod, '.');
+        if (dot && !strcmp(dot, ".init")) *dot = 0;
         lua_pushinteger(L, i);
         lua_pushcclosure(L, load_library_module, 1);
         lua_setfield(L, -2, mod);

@@ -4,7 +4,8 @@
 --   ckt-lua tests/lua/gemm_golden.lua <dir>        one file per case under <dir>, plus <dir>/INDEX
 --   diff -r before/ after/
 -- A case that does not build is recorded with its error. Each file also holds the plan's scalar
--- fields and grid(M, N) at a few sizes. Lua line numbers in the text (chunk:line) are normalised.
+-- fields and grid(M, N) at a few sizes. Lua positions in the text (an error's chunk:line, the
+-- emitter's "line N:" comments) are normalised, so that moving code between files diffs clean.
 local ckt = ckt or require "ckt"
 local gemm = require "ckt.kernels.gemm"
 local dir = assert(arg and arg[1], "usage: gemm_golden.lua <dir>")
@@ -87,7 +88,9 @@ for i, o in ipairs(cases) do
     local oks, src = pcall(k.source, k, o.target)
     out[#out + 1] = oks and src or ("SOURCE ERROR " .. tostring(src))
   end
-  local text = table.concat(out, "\n"):gsub("([%w_/]+%.lua):%d+", "%1:N")
+  -- Lua positions: an error's chunk:line, the emitter's "/* line N:" comments
+  local text = table.concat(out, "\n"):gsub("([%w_/]+%.lua):%d+", "%1:N"):gsub("/%* line %d+: ", "/* line N: ")
+  text = text:gsub("\nERROR [%w_/]+%.lua:N: ", "\nERROR "):gsub("^ERROR [%w_/]+%.lua:N: ", "ERROR ")
   local f = assert(io.open(dir .. "/" .. name, "w"))
   f:write(text, "\n")
   f:close()

@@ -1,0 +1,51 @@
+-- ckt.kernels.gemm.epilogue: the f32 accumulators through the user's epilogue (b:map), converted
+-- to the output dtype and stored through the C local partition (masked at the edges) — or, on
+-- sm_90a, through an LDS buffer.
+local ckt = ckt or require "ckt"
+local epilogue = {}
+
+-- Hopper, a 16-bit C whose warpgroups own 64 whole rows each: the tile leaves through LDS. A
+-- thread's fragments are pairs of 4 bytes per row, so a warp's store instruction writes eight
+-- 16-byte pieces of eight rows (8 sectors, about 9000 cycles a 128 x 256 tile on an H100,
+-- traced: 5% of the 8192^3 GEMM); through LDS one warpgroup's 64 rows at a time (a 64 x TN
+-- buffer, rows padded by 8 elements: the pairs' writes hit 32 distinct banks), read back as
+-- 16-byte vectors whole rows at a time. Both warpgroups' rows map onto the one buffer (stride 0),
+-- so it fits beside the stages.
+local function staged(p)
+  return p.hopper and p.copy == "tma" and not p.persistent and p.out ~= "f32" and p.aligned and p.waves_n == 1 and p.m_per_wave == 1
+         and p.block % (p.TN // p.v) == 0 and 64 % (p.block // (p.TN // p.v)) == 0
+end
+
+-- through the LDS buffer: each warpgroup's rows in turn, read back one pass of rows at a time (a
+-- loop: a vector a thread in flight, no registers beside the accumulators that the other
+-- warpgroup still holds)
+local function store_staged(g, stage_c, res, tm, tn)
+  local b, p, TM, TN = g.b, g.p, g.TM, g.TN
+  local part = ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(stage_c, {TM, TN}, {0, 0}), g.T)
+  local tid, per_row = b:thread_id(), TN // p.v
+  local rows = p.block // per_row
+  local threads = ckt.layout({rows, per_row}, {per_row, 1})
+  for w = 0, p.waves_m - 1 do
+    b:when(ckt.land(ckt.ge(tid, 128 * w), ckt.lt(tid, 128 * (w + 1))), function() part:store(res) end)
+    b:sync()
+    b:loop(64 // rows, function(i)
+      b:blockwise_copy{src = ckt.tile_window(stage_c, {rows, TN}, {64 * w + rows * i, 0}), dst = ckt.tile_window(g.gc, {rows, TN}, {tm * TM + 64 * w + rows * i, tn * TN}),
+                       thread_layout = threads, vector_dim = 1, scalar_per_vector = p.v}
+    end)
+    b:sync() -- the buffer is free again
+  end
+end
+
+-- The epilogue of kernel context g: a function(acc, tm, tn) storing C's tile (tm, tn). Makes its
+-- LDS buffer, if any, at once (before the pipeline's mbarriers).
+function epilogue.new(g)
+  local p = g.p
+  local stage_c = staged(p) and ckt.tensor("lds", p.out, ckt.layout({{64, p.waves_m}, g.TN}, {{g.TN + 8, 0}, 1})) or nil
+  return function(acc, tm, tn)
+    local res = p.epilogue and g.b:map(p.epilogue, acc) or acc
+    if stage_c then return store_staged(g, stage_c, res, tm, tn) end
+    ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.local_tile(g.gc, {g.TM, g.TN}, {tm, tn}), g.T):store(res)
+  end
+end
+
+return epilogue

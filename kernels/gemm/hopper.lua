@@ -1,0 +1,74 @@
+-- ckt.kernels.gemm.hopper: sm_90a's setup — the warpgroup grid, the wgmma instruction, the MMA
+-- groups left in flight, and the LDS layouts wgmma's descriptors describe.
+local ckt = ckt or require "ckt"
+local fail = require("ckt.kernels.gemm.options").fail
+local hopper = {}
+
+-- Does the target record name a warpgroup MMA? (sm_90a, cpu:sm_90a)
+-- TARGET-HW SWITCH: once ckt.target(t).hw lands, read its wgmma field here instead of the names.
+function hopper.available(rec)
+  for _, name in ipairs(rec.matrix) do if name:match("^wgmma") then return true end end
+  return false
+end
+
+-- The warpgroup grid and the wgmma instruction. Warpgroups split TM first (each at least 64 rows,
+-- one m64 instruction per 64 rows), then TN; the instruction's N is the largest of 256, 128, 64
+-- that divides a warpgroup's columns.
+function hopper.setup(p, o)
+  if p.block % 128 ~= 0 then fail(("block %d is not a whole number of 128-thread warpgroups (wgmma on sm_90a)"):format(p.block)) end
+  local wgs = p.block // 128
+  local wm = 1
+  for c = wgs, 1, -1 do
+    if wgs % c == 0 and p.TM % (c * 64) == 0 then wm = c; break end
+  end
+  local wn = wgs // wm
+  if p.TM % (wm * 64) ~= 0 then fail(("tile TM %d is not a multiple of 64 rows per warpgroup (wgmma m64)"):format(p.TM)) end
+  if p.TN % wn ~= 0 then fail(("tile TN %d does not split over %d warpgroups"):format(p.TN, wn)) end
+  local cols, n = p.TN // wn, nil
+  for _, c in ipairs{256, 128, 64} do if cols % c == 0 then n = c; break end end
+  if not n then fail(("tile TN %d gives %d columns per warpgroup, not a multiple of 64 (wgmma n64/n128/n256)"):format(p.TN, cols)) end
+  if not (p.TK == 16 or p.TK == 32 or p.TK % 64 == 0) then fail(("tile TK %d must be 16, 32, or a multiple of 64 (whole swizzle rows of 16-bit elements)"):format(p.TK)) end
+  if o.k_pack and o.k_pack ~= 16 then fail(("k_pack %s: wgmma takes its whole K of 16 from LDS (k_pack 16)"):format(tostring(o.k_pack))) end
+  if o.swizzle == false then fail("swizzle = false: wgmma's LDS layouts are the hardware's swizzled ones") end
+  p.instr = ("wgmma_m64n%dk16_%s"):format(n, p.dtype)
+  if o.instr and o.instr ~= p.instr then fail(("instr %s: this tile and block take %s"):format(o.instr, p.instr)) end
+  p.waves_m, p.waves_n = wm, wn
+  -- wgmma groups left in flight while the next slice's copies and barrier run: each one costs a
+  -- slice of copy look-ahead (a stage they still read cannot be refilled), so S - 2 at most
+  p.mma_pending = o.mma_pending or (p.stages >= 3 and 1 or 0)
+  if math.type(p.mma_pending) ~= "integer" or p.mma_pending < 0 or p.mma_pending > p.stages - 2 then
+    fail(("mma_pending %s must be an integer in 0..stages-2 = %d"):format(tostring(o.mma_pending), p.stages - 2))
+  end
+end
+
+-- The LDS tile (rows x TK) in the layout wgmma's descriptors describe, as a ckt layout composed
+-- with the hardware swizzle (Sw<B,3,3> on 16-bit elements is Sw<B,4,3> on bytes: 32B, 64B, 128B
+-- for B = 1, 2, 3). K-major: rows of min(TK, 64) elements (32, 64 or 128 bytes), K beyond 64 in
+-- further 64-wide atoms after all rows; M/N-major: 64-row atoms of 128-byte K rows.
+function hopper.lds(p, rows, contiguous_rows)
+  if contiguous_rows then
+    if rows % 64 ~= 0 then fail(("an M/N-contiguous tile of %d rows is not whole 64-row atoms of the 128B swizzle"):format(rows)) end
+    return ckt.composed(ckt.swizzle(3, 3, 3), 0, ckt.layout({{64, rows // 64}, p.TK}, {{1, 64 * p.TK}, 64})),
+           "M/N-major 128B swizzle (64-row atoms, 128-byte K rows), read by wgmma through descriptors"
+  end
+  local w = math.min(p.TK, 64)
+  local b = ({[16] = 1, [32] = 2, [64] = 3})[w]
+  local l = p.TK <= 64 and ckt.layout({rows, p.TK}, {p.TK, 1}) or ckt.layout({rows, {64, p.TK // 64}}, {64, {1, rows * 64}})
+  return ckt.composed(ckt.swizzle(b, 3, 3), 0, l), ("K-major %dB swizzle (rows of %d bytes), read by wgmma through descriptors"):format(w * 2, w * 2)
+end
+
+-- The LDS side of an operand's copy plan c on sm_90a: the hardware layout, and with cp.async into
+-- an M/N-contiguous tile the threads of one 64-row atom's copy (64 / v threads along the rows)
+function hopper.copy_lds(p, c, rows, name, contiguous_rows)
+  c.lds, c.why = hopper.lds(p, rows, contiguous_rows)
+  if contiguous_rows and p.copy ~= "tma" then
+    local v = p.aligned and p.v or 1
+    local along = 64 // v
+    if p.block % along ~= 0 or p.TK % (p.block // along) ~= 0 then
+      fail(("block %d does not divide a 64 x %d atom of the M/N-contiguous %s tile into whole passes of %d-element copies"):format(p.block, p.TK, name, v))
+    end
+    c.atom_thread_layout = ckt.layout({along, p.block // along}, {1, along})
+  end
+end
+
+return hopper

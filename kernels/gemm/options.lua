@@ -1,0 +1,100 @@
+-- ckt.kernels.gemm.options: the build options, their defaults per target and their checks (a bad
+-- option is a Lua error naming it).
+local ckt = ckt or require "ckt"
+local options = {}
+
+function options.fail(msg) error("gemm: " .. msg, 3) end
+local fail = options.fail
+
+options.NAMES = {"dtype", "out", "a_major", "b_major", "target", "epilogue", "tile", "block", "stages", "group", "instr",
+                 "k_pack", "aligned", "swizzle", "name", "autotune", "mma_pending", "copy", "persistent"}
+
+-- Defaults per target. NVIDIA: a 128 x 128 block tile in 32-wide K slices, 4 warps of 64 x 64
+-- (4 x 8 m16n8 tiles each, ldmatrix.x4 for both operands), 4 stages (64 KiB of LDS at 16 bits; two
+-- blocks share an SM), grouped by 8 tile rows: the fastest of bench/gemm.lua's sweep on the H100
+-- for every major combination (52-57% of cuBLAS at 8192^3, 2026-11-25; docs/gemm.md has the
+-- table and why the others lose). Its cold NVRTC compile is the price: docs/gemm.md.
+-- AMD (not measured: there is no AMD GPU here): 128 x 128 x 32, 4 waves of 64 x 64 with the
+-- 32x32x8 MFMA (2 x 2 per wave), 2 stages (32 KiB, so two blocks share a CU's 64 KiB).
+options.DEFAULTS = {
+  nvidia = {tile = {128, 128, 32}, block = 128, stages = 4, group = 8},
+  amd = {tile = {128, 128, 32}, block = 256, stages = 2, group = 8},
+  -- sm_90a (wgmma): 128 x 256 in 64-wide K slices (128-byte rows, the 128B swizzle), 2
+  -- warpgroups of 64 x 256, 4 stages (192 KiB of LDS, one block an SM): the fastest of the H100
+  -- sweep (8192^3 K-major 92% of cuBLAS, 2026-11-25; 3 stages or a 128 x 128 tile: 69-74%)
+  hopper = {tile = {128, 256, 64}, block = 256, stages = 4, group = 8},
+}
+
+-- the option table itself: a table of known names
+function options.known(o)
+  o = o or {}
+  if type(o) ~= "table" then fail("options must be a table") end
+  local known = {}
+  for _, k in ipairs(options.NAMES) do known[k] = true end
+  for k in pairs(o) do if not known[k] then fail(("unknown option '%s'"):format(tostring(k))) end end
+  return o
+end
+
+-- dtypes, majors, epilogue and target; the target record says what a target is (a bare "cpu"
+-- emulates the default GPU). Returns the record.
+function options.operands(p, o)
+  p.dtype = o.dtype or "f16"
+  if p.dtype ~= "f16" and p.dtype ~= "bf16" and p.dtype ~= "f32" then fail(("dtype '%s' is not f16, bf16 or f32"):format(tostring(p.dtype))) end
+  p.out = o.out or p.dtype
+  if p.out ~= "f16" and p.out ~= "bf16" and p.out ~= "f32" then fail(("out '%s' is not f16, bf16 or f32"):format(tostring(p.out))) end
+  p.a_major, p.b_major = o.a_major or "k", o.b_major or "k"
+  if p.a_major ~= "k" and p.a_major ~= "m" then fail(("a_major '%s' is not \"k\" or \"m\""):format(tostring(p.a_major))) end
+  if p.b_major ~= "k" and p.b_major ~= "n" then fail(("b_major '%s' is not \"k\" or \"n\""):format(tostring(p.b_major))) end
+  if o.epilogue ~= nil and type(o.epilogue) ~= "function" then fail("epilogue must be a function of the f32 accumulator") end
+  p.target = o.target or (ckt.default_target and ckt.default_target()) or "cpu"
+  if type(p.target) ~= "string" then fail("target must be a string") end
+  local okt, rec = pcall(ckt.target, p.target)
+  if not okt then fail(("target '%s' has no matrix instructions (cpu, cpu:<gpu>, gfx90a, sm_80, sm_90)"):format(p.target)) end
+  p.arch, p.emulated, p.vendor = rec.arch, rec.emulated, rec.vendor
+  if p.dtype == "f32" and not p.emulated then fail(("dtype f32 runs on the CPU target only (%s has no f32 matrix instruction here)"):format(p.target)) end
+  return rec
+end
+
+-- tile, block, stages, group (d: the target's defaults)
+function options.shape(p, o, d)
+  local tile = o.tile or d.tile
+  if type(tile) ~= "table" or #tile ~= 3 then fail("tile must be {TM, TN, TK}") end
+  p.TM, p.TN, p.TK = tile[1], tile[2], tile[3]
+  for i, x in ipairs{p.TM, p.TN, p.TK} do
+    if math.type(x) ~= "integer" or x < 1 then fail(("tile[%d] = %s must be a positive integer"):format(i, tostring(x))) end
+  end
+  p.block = o.block or d.block
+  if math.type(p.block) ~= "integer" or p.block < 1 or p.block > 1024 then fail(("block %s must be an integer in 1..1024"):format(tostring(p.block))) end
+  p.stages = o.stages or d.stages
+  if math.type(p.stages) ~= "integer" or p.stages < 2 or p.stages > 8 then fail(("stages %s must be an integer in 2..8"):format(tostring(p.stages))) end
+  p.group = o.group or d.group
+  if math.type(p.group) ~= "integer" or p.group < 1 then fail(("group %s must be a positive integer"):format(tostring(p.group))) end
+end
+
+-- aligned, copy, persistent (rec: the target record)
+function options.copies(p, o, rec)
+  -- aligned: M, N and K are promised multiples of the 16-byte vector (checked at launch), which
+  -- 16-byte copies need at padded edges; the GPU default. Without it the copies move one element
+  -- at a time (any M, N, K: the CPU default).
+  if o.aligned == nil then p.aligned = not p.emulated else p.aligned = o.aligned end
+  -- global -> LDS copies: "tma" (sm_90a's wgmma path: a producer warp issues one bulk tensor copy
+  -- per operand box, paced by mbarriers; the default there with aligned sizes, the faster on the
+  -- H100 measured at every major, docs/hopper.md) or "cp.async" (16-byte copies by every thread;
+  -- any size: the tensor maps' strides need 16 bytes)
+  p.copy = o.copy or ((p.hopper and rec.tma and p.aligned) and "tma" or "cp.async")
+  if p.copy ~= "tma" and p.copy ~= "cp.async" then fail(("copy '%s' is not \"tma\" or \"cp.async\""):format(tostring(p.copy))) end
+  if p.copy == "tma" and not (p.hopper and rec.tma) then fail(("copy = \"tma\": bulk tensor copies feed sm_90a's wgmma path (%s is not it)"):format(p.target)) end
+  -- persistent = true | blocks: a grid of that many blocks (true: schedule.sm_count, the SMs of an
+  -- H100 / H200) walks the tiles, the copies running on across tile boundaries
+  if o.persistent ~= nil and o.persistent ~= false then
+    p.persistent = o.persistent == true and require("ckt.kernels.gemm.schedule").sm_count(rec) or o.persistent
+    p.persistent_auto = o.persistent == true
+    if math.type(p.persistent) ~= "integer" or p.persistent < 1 then fail(("persistent %s must be true or a positive number of blocks"):format(tostring(o.persistent))) end
+  end
+  -- with the producer warp ptxas caps the registers at 168; an f32 output's epilogue then spills
+  -- the accumulators of MMAs left in flight (refused at compile: wrong results on an H200), so
+  -- the TMA path with an f32 output retires its MMAs every slice unless told otherwise
+  if p.copy == "tma" and p.out == "f32" and o.mma_pending == nil then p.mma_pending = 0 end
+end
+
+return options

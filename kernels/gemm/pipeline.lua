@@ -1,0 +1,165 @@
+-- ckt.kernels.gemm.pipeline: the kernel's body — one producer/consumer schedule of K slices
+-- through an S-stage LDS ring of A (TM x TK) and B (TN x TK, the N x K tile blockwise_gemm takes),
+-- the MMAs of each slice, then the epilogue, for each tile the block computes (schedule.walk).
+-- Two settings shape it:
+--   copy = "cp.async": every thread issues 16-byte asynchronous copies (zero-filled past the
+--     padded edges of M, N and K) D = S - 1 - P slices ahead of the math; each slice: wait for its
+--     copies and a barrier, issue the copy of the slice D ahead into the stage every thread has
+--     just finished reading, then b:blockwise_gemm over the slice;
+--   copy = "tma" (sm_90a): warp specialization — a producer warp issues the bulk tensor copies of
+--     slice i into stage i % S as soon as the block's threads have released that stage (mbarrier
+--     `empty`); they wait for the slice's boxes (mbarrier `full`: each box arrives once with its
+--     bytes), run its MMAs, and release the stage of slice i - P once its MMAs have retired, never
+--     behind a barrier of the whole block;
+--   persistent: the block walks several tiles with one stream of K slices running on across tile
+--     boundaries (stages and phases counted across tiles), so the next tile's first slices land
+--     while this one's epilogue runs; the copies' windows are then made once a tile and moved
+--     along K. (One tile: the windows are made per slice, the stream begins and ends with the tile.)
+-- P: sm_90a's wgmma groups left in flight (hopper.setup), 0 elsewhere.
+local ckt = ckt or require "ckt"
+local copies = require "ckt.kernels.gemm.copies"
+local schedule = require "ckt.kernels.gemm.schedule"
+local epilogue = require "ckt.kernels.gemm.epilogue"
+local pipeline = {}
+
+-- slice i of tile t in the block's stream (persistent: after the slices of its earlier tiles)
+local function at(t, i) return t.base and t.base + i or i end
+
+-- cp.async: the block's threads copy and compute. A persistent tile takes at least D slices
+-- (those past K zero-filled) so that the look-ahead never reaches beyond the next tile.
+local function async_feed(g, walk)
+  local b, S, D = g.b, g.S, g.S - 1 - g.P
+  local f = {per_tile = walk.persistent and ckt.max(g.nk, D) or g.nk}
+  local nop = function() end
+  f.producer, f.retire, f.retire_pipelined, f.drain = nop, nop, nop, nop
+  function f.open() -- the first D slices (past K: zero-filled and never read)
+    walk.guard(function()
+      local t0 = walk.first()
+      for s = 0, D - 1 do copies.async(g, t0.tm, t0.tn, s, s); b:commit() end
+    end)
+  end
+  function f.close() b:wait{pending = 0, sync = false} end -- no copy (the zero-filled ones past K) outlives the block
+  function f.tile(t) -- persistent: this tile's slice D and the next tile's slice 0, moved along K copy by copy
+    if not walk.persistent then return end
+    t.this = copies.async(g, t.tm, t.tn, D)
+    local tm2, tn2 = t.next()
+    t.following = copies.async(g, tm2, tn2, 0)
+  end
+  function f.ready(t, i)
+    b:wait{pending = D - 1} -- slice i has landed, and every thread is done with slice i - 1
+    -- refill the stage of slice i - 1 - P, whose MMAs have retired: slice i + D of this tile, or
+    -- (persistent) of the next
+    if not walk.persistent then copies.async(g, t.tm, t.tn, i + D, (i + D) % S); b:commit() return end
+    local k = i + D
+    b:when(ckt.lt(k, f.per_tile), function() copies.refill(g, t.this, at(t, k) % S) end)
+    b:when(ckt.land(ckt.ge(k, f.per_tile), t.more), function() copies.refill(g, t.following, at(t, k) % S) end)
+    b:commit() -- one group a slice, empty or not
+  end
+  function f.first(slice0) slice0() end -- (with K = 0 the slice is all zero-filled copies)
+  return f
+end
+
+-- bulk copies: the producer warp feeds the ring, the block's threads compute
+local function bulk_feed(g, walk)
+  local b, S, P, nk = g.b, g.S, g.P, g.nk
+  local f = {per_tile = nk}
+  local full, empty
+  local nop = function() end
+  f.open, f.close, f.tile = nop, nop, nop
+  function f.producer()
+    full, empty = copies.barriers(g)
+    b:producer(function()
+      walk.each(function(t)
+        local list = walk.persistent and copies.bulk(g, full, t.tm, t.tn, 0) or nil -- the grouped order's divisions: once a tile
+        b:loop(nk, function(kt)
+          -- the first round finds every stage free (the phase before phase 0 counts as done)
+          local i = at(t, kt)
+          b:mbarrier_wait{barrier = empty, at = i % S, phase = (i // S + 1) % 2}
+          if list then copies.refill(g, list, i % S)
+          else for _, x in ipairs(copies.bulk(g, full, t.tm, t.tn, kt)) do x.copy(i % S) end end
+        end)
+      end, nk)
+    end)
+  end
+  function f.ready(t, i) b:mbarrier_wait{barrier = full, at = at(t, i) % S, phase = (at(t, i) // S) % 2} end
+  -- (+ S: the range analysis then sees a non-negative index; i >= -P only as it reads nk - min(nk, P))
+  local function release(t, i) b:mbarrier_arrive{barrier = empty, at = (at(t, i) + S) % S} end
+  f.retire = release
+  function f.retire_pipelined(t, j) -- after slice j + 1's MMAs: slice j + 1 - P has retired
+    if P == 1 then release(t, j) else b:when(ckt.ge(j + 1, P), function() release(t, j + 1 - P) end) end
+  end
+  -- persistent: the last min(P, nk) slices are released once the tile's MMAs retire, since the
+  -- producer waits for their stages (a lone tile leaves them: nothing comes after it)
+  function f.drain(t)
+    if not t.base then return end
+    local last = ckt.min(nk, P)
+    b:loop(last, function(i) release(t, nk - last + i) end)
+  end
+  function f.first(slice0) b:when(ckt.gt(nk, 0), slice0) end
+  return f
+end
+
+-- The K slices of tile t into accumulators acc: each slice waits for its copies, runs its MMAs
+-- (leaving `pending` wgmma groups in flight) and lets the feed retire what has been read
+local function consume(g, feed, acc, t)
+  local b, P = g.b, g.P
+  local function slice(i, pending)
+    feed.ready(t, i)
+    local st = at(t, i) % g.S
+    if pending > 0 then b:blockwise_gemm(g.sa:stage(st), g.sb:stage(st), acc, g.T, {pending = pending})
+    else b:blockwise_gemm(g.sa:stage(st), g.sb:stage(st), acc, g.T) end
+  end
+  if P > 0 then
+    -- slice 0 first, its MMAs retired before the pipelined loop: no instruction but wgmma may
+    -- define the accumulators (b:clear's) while MMAs are in flight, or ptxas serializes them
+    feed.first(function() slice(0, 0) end)
+    b:loop(feed.per_tile - 1, function(j) slice(j + 1, P); feed.retire_pipelined(t, j) end)
+    b:wgmma_wait(acc, 0) -- the accumulators settled
+    feed.drain(t)
+  else
+    b:loop(feed.per_tile, function(i) slice(i, 0); feed.retire(t, i) end)
+  end
+end
+
+-- The schedule: the feed's producer side, then for each tile: clear, consume, epilogue. The
+-- slice stream opens and closes around the block's walk of tiles (one tile: around its K loop).
+local function run(g, store)
+  local walk = schedule.walk(g)
+  local feed = (g.p.copy == "tma" and bulk_feed or async_feed)(g, walk)
+  feed.producer()
+  local acc = g.b:make_blockwise_gemm_xdl_c_vgpr(g.sa, g.sb, g.T)
+  if walk.persistent then feed.open() end
+  walk.each(function(t)
+    feed.tile(t)
+    g.b:clear(acc, 0)
+    if not walk.persistent then feed.open() end
+    consume(g, feed, acc, t)
+    if not walk.persistent then feed.close() end
+    store(acc, t.tm, t.tn)
+  end, feed.per_tile)
+  if walk.persistent then feed.close() end
+end
+
+-- The kernel's body for plan p: parameters A, B, C (pointers), M, N, K (sizes), the global
+-- tensors, the LDS rings, the block's tile in grouped order, then the schedule
+function pipeline.body(b, p)
+  local g = {b = b, p = p, TM = p.TM, TN = p.TN, TK = p.TK, S = p.stages, T = p.traits, P = p.hopper and p.mma_pending or 0}
+  local A = b:pointer("A", p.dtype, {const = true})
+  local B = b:pointer("B", p.dtype, {const = true})
+  local C = b:pointer("C", p.out)
+  -- aligned: every size a multiple of 16 bytes of elements (16-byte copies of A and B at any
+  -- major, 4-byte stores of C pairs); bulk copies: the tensor maps' strides; refused at launch otherwise
+  local mo = p.multiple_of
+  g.M, g.N, g.K = b:size("M", {multiple_of = mo.M}), b:size("N", {multiple_of = mo.N}), b:size("K", {multiple_of = mo.K})
+  -- A as (m, k), B as (n, k), whatever their majors
+  g.ga = ckt.tensor(A, p.dtype, {shape = {g.M, g.K}, stride = p.a_major == "k" and {g.K, 1} or {1, g.M}}, {pad = true})
+  g.gb = ckt.tensor(B, p.dtype, {shape = {g.N, g.K}, stride = p.b_major == "k" and {g.K, 1} or {1, g.N}}, {pad = true})
+  g.gc = ckt.tensor(C, p.out, {shape = {g.M, g.N}}, {pad = true})
+  g.sa = ckt.tensor("lds", p.dtype, p.a_copy.lds, {stages = g.S})
+  g.sb = ckt.tensor("lds", p.dtype, p.b_copy.lds, {stages = g.S})
+  g.tm, g.tn = b:block_order{tiles = {(g.M + g.TM - 1) // g.TM, (g.N + g.TN - 1) // g.TN}, order = "grouped", group = p.group}
+  g.nk = (g.K + g.TK - 1) // g.TK
+  run(g, epilogue.new(g))
+end
+
+return pipeline

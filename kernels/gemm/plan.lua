@@ -1,0 +1,96 @@
+-- ckt.kernels.gemm.plan: everything about one configuration, without building the kernel — the
+-- options checked, the matrix instruction, the wave grid, the copies and the LDS layouts.
+local ckt = ckt or require "ckt"
+local options = require "ckt.kernels.gemm.options"
+local hopper = require "ckt.kernels.gemm.hopper"
+local lds = require "ckt.kernels.gemm.lds"
+local fail = options.fail
+
+-- The instruction: sm_90a's wgmma (hopper.setup chose it), the one named, or the target's for
+-- these dtypes (f32: the CPU target's emulation-only instruction, MFMA lane layouts with f32
+-- operands)
+local function instruction(p, o)
+  local ok, m
+  if p.hopper then
+    ok, m = pcall(ckt.mma, p.instr)
+  elseif o.instr then
+    ok, m = pcall(ckt.mma, o.instr)
+    if ok and not m:on(p.target) then ok, m = false, ("%s is not an instruction of %s (%s)"):format(m.name, p.target, table.concat(m.targets, ", ")) end
+    if ok and (m.a ~= p.dtype or m.b ~= p.dtype) then ok, m = false, ("%s takes %s operands, not %s"):format(m.name, m.a, p.dtype) end
+  elseif p.dtype == "f32" then
+    ok, m = pcall(ckt.mma_find, {target = p.target, a = "f32", b = "f32", c = "f32"})
+  else
+    ok, m = pcall(ckt.mma_find, {target = p.arch, a = p.dtype, b = p.dtype, c = "f32", m = p.vendor == "amd" and 32 or 16})
+  end
+  if not ok or not m then fail(("instr: no matrix instruction for %s on %s: %s"):format(p.dtype, p.target, tostring(m))) end
+  p.instr = m.name
+  return m
+end
+
+-- The wave grid: the one whose wave tiles are the most square (ties: more rows per wave, which on
+-- NVIDIA loads more of C's tile by ldmatrix.x4 and less by .x2) among those the instruction
+-- divides (sm_90a: the warpgroup grid hopper.setup chose)
+local function waves(p, m)
+  local lanes = m.lanes
+  if p.block % lanes ~= 0 then fail(("block %d is not a whole number of %d-lane %s"):format(p.block, lanes, p.vendor == "amd" and "waves" or "warps")) end
+  local n = p.block // lanes
+  local wm, best = p.hopper and p.waves_m or 1, p.hopper and -1 or math.huge
+  for c = 1, n do
+    if n % c == 0 and p.TM % (c * m.m) == 0 and p.TN % ((n // c) * m.n) == 0 then
+      local a, b = p.TM // c, p.TN // (n // c)
+      local skew = math.max(a, b) / math.min(a, b)
+      if skew < best then wm, best = c, skew end
+    end
+  end
+  local wn = n // wm
+  if p.TM % (wm * m.m) ~= 0 then fail(("tile TM %d is not a multiple of %d waves x %d rows of %s"):format(p.TM, wm, m.m, m.name)) end
+  if p.TN % (wn * m.n) ~= 0 then fail(("tile TN %d is not a multiple of %d waves x %d columns of %s"):format(p.TN, wn, m.n, m.name)) end
+  p.waves_m, p.waves_n = wm, wn
+  p.m_per_wave, p.n_per_wave = p.TM // (wm * m.m), p.TN // (wn * m.n)
+end
+
+-- k_pack: contiguous K a lane reads per step (CK's K1); one K step is instr.k x k_pack / k_chunk
+local function k_steps(p, m, o)
+  p.k_pack = o.k_pack or (p.vendor == "amd" and 8 or m.k_chunk)
+  if math.type(p.k_pack) ~= "integer" or p.k_pack < 1 or p.k_pack % m.k_chunk ~= 0 then fail(("k_pack %s must be a multiple of %s's %d contiguous K per lane"):format(tostring(p.k_pack), m.name, m.k_chunk)) end
+  p.k_step = m.k * p.k_pack // m.k_chunk
+  if p.TK % p.k_step ~= 0 then fail(("tile TK %d is not a multiple of the K step %d (%s's K %d x k_pack %d / %d)"):format(p.TK, p.k_step, m.name, m.k, p.k_pack, m.k_chunk)) end
+end
+
+-- What M, N, K are promised to be multiples of (checked at launch): every one with aligned (the
+-- 16-byte vector of the global -> LDS copies); with bulk copies at least the tensor maps' strides
+-- (a multiple of 16 bytes: K for a K-major operand, M for an M-major A, N for an N-major B)
+local function multiples(p)
+  local function stride_dim(d)
+    return p.copy == "tma" and ((d == "K" and (p.a_major == "k" or p.b_major == "k")) or (d == "M" and p.a_major == "m") or (d == "N" and p.b_major == "n"))
+  end
+  p.multiple_of = {}
+  for _, d in ipairs{"M", "N", "K"} do p.multiple_of[d] = (p.aligned or stride_dim(d)) and p.v or nil end
+end
+
+local function plan(o)
+  o = options.known(o)
+  local p = {}
+  local rec = options.operands(p, o)
+  -- sm_90a: Hopper's warpgroup MMA with operands read from LDS through descriptors (hopper.lua)
+  p.hopper = hopper.available(rec) and p.dtype ~= "f32" and (o.instr == nil or tostring(o.instr):match("^wgmma") ~= nil)
+  options.shape(p, o, p.hopper and options.DEFAULTS.hopper or options.DEFAULTS[p.vendor])
+  if p.hopper then hopper.setup(p, o)
+  elseif o.mma_pending ~= nil then fail("mma_pending: only sm_90a's wgmma leaves MMAs in flight") end
+  options.copies(p, o, rec)
+  local m = instruction(p, o)
+  waves(p, m)
+  k_steps(p, m, o)
+  p.traits = ckt.gemm_traits{instr = m.name, m_per_wave = p.m_per_wave, n_per_wave = p.n_per_wave, k_pack = p.k_pack}
+  p.v = 16 // ckt.array(p.dtype, 1):bytes() -- global -> LDS copies: 16-byte vectors along each operand's contiguous dim
+  multiples(p)
+  p.a_copy = lds.copy_plan(p, p.TM, p.a_major == "m", "A (TM x TK)")
+  p.b_copy = lds.copy_plan(p, p.TN, p.b_major == "n", "B (TN x TK)")
+  lds.layout(p, m, o, p.a_copy, p.TM, "A", p.a_major == "m")
+  lds.layout(p, m, o, p.b_copy, p.TN, "B", p.b_major == "n")
+  p.name = o.name or ("gemm_" .. p.dtype .. "_" .. p.a_major .. p.b_major)
+  p.epilogue = o.epilogue
+  return p
+end
+
+return plan

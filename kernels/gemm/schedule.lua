@@ -1,0 +1,76 @@
+-- ckt.kernels.gemm.schedule: which tiles a block computes, in which order, and how many blocks
+-- the grid has. Tiles go in grouped order (`group` tile rows at a time, so that neighbouring
+-- blocks share A and B tiles in L2); a persistent grid's blocks walk tiles bid, bid + G, ...
+local ckt = ckt or require "ckt"
+local schedule = {}
+
+-- TARGET-HW SWITCH: the one place the GEMM reads hardware numbers. Until the engine gives
+-- ckt.target(t).hw and ckt.occupancy, these are an H100's / H200's (132 SMs, 65536 registers an
+-- SM given to warps 256 at a time, 2048 threads and 32 blocks an SM, 1 KiB of LDS a block kept by
+-- the hardware).
+local H100 = {sm_count = 132, regs_per_sm = 65536, reg_granule = 256, max_threads_per_sm = 2048, max_blocks_per_sm = 32, lds_reserved = 1024}
+
+-- the SMs a persistent = true grid fills (one block each unless the compiled kernel says more)
+function schedule.sm_count(rec) return H100.sm_count end
+
+-- blocks of the compiled kernel exe (k: the kernel) an SM holds at once, by its registers, LDS and
+-- threads (the bulk-copy path's producer warp counted)
+function schedule.resident(p, k, exe)
+  local regs = exe:resources().registers
+  if type(regs) ~= "number" or regs < 1 then return 1 end
+  local threads = p.block + (p.copy == "tma" and 32 or 0)
+  local warps = (threads + 31) // 32
+  local per_warp = (regs * 32 + H100.reg_granule - 1) // H100.reg_granule * H100.reg_granule
+  local by_regs = H100.regs_per_sm // (per_warp * warps)
+  local by_lds = ckt.target(p.target).lds_bytes // (k:lds_bytes() + H100.lds_reserved)
+  return math.max(1, math.min(by_regs, by_lds, H100.max_threads_per_sm // threads, H100.max_blocks_per_sm))
+end
+
+-- grid(M, N [, exe]): the tiles, or with persistent the smaller of the tiles and the blocks.
+-- persistent = true is one block an SM; given the compiled kernel, as many blocks as the SMs hold
+-- at once (the block count the caller gave stays as it is)
+function schedule.grid(p, k)
+  local TM, TN = p.TM, p.TN
+  return function(M, N, exe)
+    local tiles = ((M + TM - 1) // TM) * ((N + TN - 1) // TN)
+    if not p.persistent then return tiles end
+    local blocks = p.persistent
+    if p.persistent_auto and exe and not p.emulated then blocks = schedule.sm_count(ckt.target(p.target)) * schedule.resident(p, k, exe) end
+    return math.min(tiles, blocks)
+  end
+end
+
+-- The tiles this block computes, for the pipeline (g: the kernel context, with g.tm, g.tn the
+-- block's tile in grouped order). walk.each(body, per_tile) calls body(t) for each tile t = {tm,
+-- tn, it (persistent: the block's tile count so far), base (persistent: the K slices of the
+-- block's tiles before this one, per_tile each), more (a tile follows), next() (its coordinates)};
+-- walk.first(): the first tile; walk.guard(f): f where the block has a tile at all.
+function schedule.walk(g)
+  local b, p = g.b, g.p
+  if not p.persistent then
+    -- computed once: the grouped order costs several 64-bit divisions, which the producer warp's
+    -- one thread would otherwise pay before every slice's copies (1450 cycles a slice on an H100,
+    -- the TMA path's whole deficit: it was 30% slower than cp.async)
+    local t = {}
+    t.tm, t.tn = b:let(g.tm, "tm"), b:let(g.tn, "tn")
+    return {persistent = false, first = function() return t end, each = function(body) body(t) end, guard = function(f) f() end}
+  end
+  local G, bid = b:num_blocks(0), b:block_id(0)
+  local mt, nt = (g.M + g.TM - 1) // g.TM, (g.N + g.TN - 1) // g.TN
+  local mine = (mt * nt - bid + G - 1) // G
+  local function coords(t) return b:block_order{tiles = {mt, nt}, order = "grouped", group = p.group, id = t} end
+  local w = {persistent = true, mine = mine}
+  function w.first() local tm, tn = coords(bid); return {tm = tm, tn = tn} end
+  function w.guard(f) b:when(ckt.gt(mine, 0), f) end
+  function w.each(body, per_tile)
+    b:loop(mine, function(it)
+      local t = {it = it, base = it * per_tile, more = ckt.lt(it + 1, mine)}
+      t.tm, t.tn = coords(bid + it * G)
+      function t.next() return coords(bid + (it + 1) * G) end
+      body(t)
+    end)
+  end
+  return w
+end
+
+return schedule
