@@ -1,13 +1,27 @@
 /* CK Tile tile_distribution_encoding with CK's meaning (CK Tile's tile_distribution_encoding,
  * in its core tensor headers): which
  * (thread, Y index) reaches which X coordinate, who owns an X coordinate, the TV view. The 2D
- * raked patterns that build encodings are in encoding_pattern.c. */
+ * raked patterns that build encodings are in encoding_pattern.c (which calls this file, never
+ * the other way). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "checked.h"
 #include "ckt/distribution.h"
+
+/* The pattern an encoding was built by (a field of the encoding, printed by to_string): named
+ * here, beside the encoding, so that this file needs nothing of encoding_pattern.c, which builds
+ * on it. */
+const char *ckt_pattern_name(ckt_pattern_kind k)
+{
+    switch (k) {
+    case CKT_THREAD_RAKED: return "thread_raked";
+    case CKT_WARP_RAKED: return "warp_raked";
+    case CKT_BLOCK_RAKED: return "block_raked";
+    default: return "general";
+    }
+}
 
 /* Where each RH component gets its value: from a P (digit of that P) or from a Y. */
 typedef struct {

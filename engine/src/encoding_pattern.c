@@ -8,16 +8,6 @@
 #include "checked.h"
 #include "ckt/distribution.h"
 
-const char *ckt_pattern_name(ckt_pattern_kind k)
-{
-    switch (k) {
-    case CKT_THREAD_RAKED: return "thread_raked";
-    case CKT_WARP_RAKED: return "warp_raked";
-    case CKT_BLOCK_RAKED: return "block_raked";
-    default: return "general";
-    }
-}
-
 #define FAIL(...) ckt_fail(err, CKT_EINVAL, "encoding_pattern_2d: " __VA_ARGS__)
 #define LL(x) ((long long)(x))
 
