@@ -1,0 +1,168 @@
+/* Computation on registers: clear, elementwise maps, folds and block reductions, and the
+ * matrix-instruction op (emit_mma.c spells it per dialect). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checked.h"
+#include "emit_walk.h"
+
+
+void ckt_em_clear(em *e, const ckt_kop *op)
+{
+    const ckt_ktensor *t = ckt_kernel_tensor(e->k, op->r);
+    char r[64], lit[48];
+    ckt_em_literal(t->dtype, op->fill, lit, sizeof lit);
+    ckt_em_thread_open(e);
+    ckt_em_line(e, "/* clear %s */", t->name);
+    for (int64_t v = 0; v < t->nvalues; v++) ckt_em_line(e, "%s = %s;", ckt_em_reg(e, t, v, r, sizeof r), lit);
+}
+
+void ckt_em_map(em *e, const ckt_kop *op)
+{
+    const ckt_ktensor *out = ckt_kernel_tensor(e->k, op->r);
+    ckt_em_thread_open(e);
+    char *shown = ckt_em_estr(e, op->b, NULL);
+    ckt_em_line(e, "/* %s = map(%s) over %lld values */", out->name, shown ? shown : "?",
+         (long long)out->nvalues);
+    free(shown);
+    char names[CKT_K_MAX_INPUTS][128];
+    const char *ptrs[CKT_K_MAX_INPUTS];
+    for (int64_t v = 0; v < out->nvalues; v++) {
+        for (int i = 0; i < op->ninputs; i++) {
+            const ckt_ktensor *in = ckt_kernel_tensor(e->k, op->inputs[i]);
+            char r[64];
+            /* integer inputs stay integers (an i32 through f32 loses bits above 2^24) */
+            if (ckt_em_is_int(in->dtype))
+                snprintf(names[i], sizeof names[i], "((ckt_i64)%s)", ckt_em_reg(e, in, v, r, sizeof r));
+            else
+                ckt_em_to_f32(in->dtype, ckt_em_reg(e, in, v, r, sizeof r), names[i], sizeof names[i]);
+            ptrs[i] = names[i];
+        }
+        char *x = ckt_em_estr(e, op->b, ptrs);
+        if (!x) return;
+        size_t n = strlen(x) + 64;
+        char *y = malloc(n), *z = malloc(n + 64);
+        if (y && z) {
+            ckt_expr_type ty = ckt_expr_type_of(e->ex, op->b);
+            if (ty != CKT_T_F32 &&
+                ckt_em_is_int(out->dtype)) { /* integer to integer: no trip through f32 */
+                snprintf(y, n, "(ckt_i64)(%s)", x);
+                ckt_em_int_to(out->dtype, y, z, n + 64);
+            } else {
+                if (ty == CKT_T_F32)
+                    snprintf(y, n, "%s", x);
+                else
+                    snprintf(y, n, "(float)(%s)", x);
+                ckt_em_from_f32(out->dtype, y, z, n + 64);
+            }
+            char r[64];
+            ckt_em_line(e, "%s = %s;", ckt_em_reg(e, out, v, r, sizeof r), z);
+        } else {
+            e->s->oom = true;
+        }
+        free(x);
+        free(y);
+        free(z);
+    }
+}
+
+static const char *combine(ckt_reduce_op op, const char *a, const char *b, char *out, size_t cap)
+{
+    if (op == CKT_REDUCE_SUM)
+        snprintf(out, cap, "%s + %s", a, b);
+    else
+        snprintf(out, cap, "%s(%s, %s)", op == CKT_REDUCE_MAX ? "fmaxf" : "fminf", a, b);
+    return out;
+}
+
+void ckt_em_fold(em *e, const ckt_kop *op)
+{
+    const ckt_ktensor *acc = ckt_kernel_tensor(e->k, op->r),
+                      *src = ckt_kernel_tensor(e->k, op->inputs[0]);
+    ckt_em_thread_open(e);
+    ckt_em_line(e, "/* %s = %s over the %lld values of %s */", acc->name,
+         op->rop == CKT_REDUCE_SUM   ? "sum"
+         : op->rop == CKT_REDUCE_MAX ? "max"
+                                     : "min",
+         (long long)src->nvalues, src->name);
+    char a[64], s[64], af[128], sf[128], c[400], out[600];
+    ckt_em_reg(e, acc, 0, a, sizeof a);
+    /* threads outside the source's distribution hold no values: their accumulator stays */
+    const ckt_dist *d = src->dist >= 0 ? ckt_kernel_dist(e->k, src->dist) : NULL;
+    bool idle = d && d->threads < e->block;
+    if (idle) {
+        ckt_em_line(e, "if (tid < %lld) {", (long long)d->threads);
+        e->ind++;
+    }
+    for (int64_t v = 0; v < src->nvalues; v++) {
+        ckt_em_to_f32(acc->dtype, a, af, sizeof af);
+        ckt_em_to_f32(src->dtype, ckt_em_reg(e, src, v, s, sizeof s), sf, sizeof sf);
+        combine(op->rop, af, sf, c, sizeof c);
+        ckt_em_from_f32(acc->dtype, c, out, sizeof out);
+        ckt_em_line(e, "%s = %s;", a, out);
+    }
+    if (idle) {
+        e->ind--;
+        ckt_em_line(e, "}");
+    }
+}
+
+void ckt_em_block_reduce(em *e, const ckt_kop *op)
+{
+    const ckt_ktensor *acc = ckt_kernel_tensor(e->k, op->r);
+    int64_t scratch = ckt_kernel_reduce_scratch(e->k), B = e->block, P = 1;
+    while (P * 2 <= B) P *= 2;
+    char a[64], af[128], c[400], out[600];
+    ckt_em_reg(e, acc, 0, a, sizeof a);
+    ckt_em_to_f32(acc->dtype, a, af, sizeof af);
+    ckt_em_thread_close(e);
+    ckt_em_line(e, "/* block_reduce(%s): a tree over LDS scratch at byte %lld */", acc->name,
+         (long long)scratch);
+    ckt_em_thread_open(e);
+    ckt_em_line(e, "ckt_red[tid] = %s;", af);
+    ckt_em_barrier(e, "block_reduce: partials written");
+    if (P < B) {
+        ckt_em_thread_open(e);
+        char rhs[64];
+        snprintf(rhs, sizeof rhs, "ckt_red[tid + %lld]", (long long)P);
+        ckt_em_line(e, "if (tid < %lld) ckt_red[tid] = %s;", (long long)(B - P),
+             combine(op->rop, "ckt_red[tid]", rhs, c, sizeof c));
+        ckt_em_barrier(e, "block_reduce: tail folded");
+    }
+    for (int64_t s = P / 2; s >= 1; s /= 2) {
+        char rhs[64];
+        snprintf(rhs, sizeof rhs, "ckt_red[tid + %lld]", (long long)s);
+        ckt_em_thread_open(e);
+        ckt_em_line(e, "if (tid < %lld) ckt_red[tid] = %s;", (long long)s,
+             combine(op->rop, "ckt_red[tid]", rhs, c, sizeof c));
+        ckt_em_barrier(e, "block_reduce: tree step");
+    }
+    ckt_em_thread_open(e);
+    ckt_em_from_f32(acc->dtype, "ckt_red[0]", out, sizeof out);
+    ckt_em_line(e, "%s = %s;", a, out);
+    ckt_em_barrier(e, "block_reduce: scratch free again");
+}
+
+/* A matrix instruction exists on the target (cpu:<gpu>: the emulated one); the C dialect runs it
+ * between the per-thread regions, where every lane's registers are in memory. */
+void ckt_em_gemm(em *e, const ckt_kop *op)
+{
+    const ckt_mma *m = ckt_mma_at(op->mma);
+    if (!m) {
+        e->st = ckt_fail(e->err, CKT_EINVAL, "blockwise_gemm: no instruction %d", op->mma);
+        return;
+    }
+    if ((e->st = ckt_mma_check_target(m, e->target, e->err))) return;
+    ckt_em_thread_close(e);
+    ckt_mma_site x = {m,
+                      ckt_kernel_tensor(e->k, op->inputs[0])->name,
+                      ckt_kernel_tensor(e->k, op->inputs[1])->name,
+                      ckt_kernel_tensor(e->k, op->r)->name,
+                      {op->mma_rep[0], op->mma_rep[1], op->mma_rep[2]},
+                      e->block,
+                      op->line};
+    ckt_emit_mma(e->s, e->ind, e->dl, &x);
+}

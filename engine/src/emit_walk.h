@@ -1,0 +1,100 @@
+/* The walk's state and the pieces the emitter's files share (not installed): emit.c (the
+ * kernel, the op walk and pass loops), emit_walk.c (lines, per-thread regions, barriers, the
+ * producer region, registers, value conversions), emit_access.c (loads and stores: coordinates,
+ * vectors, masks), emit_async.c (asynchronous copies), emit_compute.c (clear, map, reductions,
+ * matrix instructions). Each builds on the ones before it; none calls back into emit.c. */
+#ifndef CKT_EMIT_WALK_H
+#define CKT_EMIT_WALK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ckt/ckt.h"
+#include "emit_internal.h"
+
+/* the scopes the walk is in (loops, uniform and divergent branches, the producer region) */
+enum { SCOPE_LOOP, SCOPE_UIF, SCOPE_DIF, SCOPE_PRODUCER };
+
+typedef struct em {
+    ckt_sb *s;
+    const ckt_kernel *k;
+    ckt_expr_pool *ex;
+    const ckt_dialect *dl;
+    int ind;
+    bool in_tid;
+    int scope[64], depth;
+    int64_t block;
+    const ckt_target_record *target;
+    ckt_error *err;
+    ckt_status st;
+} em;
+
+/* ---- emit_walk.c */
+void ckt_em_line(em *e, const char *fmt, ...) CKT_PRINTF(2, 3);
+char *ckt_em_estr(em *e, ckt_expr_id id, const char *const *inputs);
+/* per-thread regions: C's thread loops (ckt_dialect.thread_loops); a no-op on the GPU */
+void ckt_em_thread_open(em *e);
+void ckt_em_thread_close(em *e);
+/* the dialect's writer at the walk's indentation, and back */
+ckt_emit_out ckt_em_out(em *e);
+void ckt_em_done(em *e, const ckt_emit_out *o);
+void ckt_em_barrier(em *e, const char *why);
+void ckt_em_producer_open(em *e);
+void ckt_em_producer_close(em *e);
+bool ckt_em_in_producer(const em *e);
+char *ckt_em_reg(em *e, const ckt_ktensor *t, int64_t v, char *buf, size_t cap);
+/* value conversions through f32, literals */
+void ckt_em_to_f32(ckt_dtype t, const char *x, char *out, size_t cap);
+void ckt_em_from_f32(ckt_dtype t, const char *x, char *out, size_t cap);
+bool ckt_em_is_int(ckt_dtype t);
+void ckt_em_int_to(ckt_dtype t, const char *x, char *out, size_t cap);
+void ckt_em_convert(ckt_dtype to, ckt_dtype from, const char *x, char *out, size_t cap);
+void ckt_em_literal(ckt_dtype t, float v, char *out, size_t cap);
+
+/* ---- emit_access.c: one tensor access of a distribution's values */
+typedef struct em_access {
+    const ckt_kwindow *w;
+    const ckt_ktensor *t;
+    const ckt_ktensor *r;
+    const ckt_dist *d;
+    int rank, vd;
+    int64_t esz;
+    ckt_expr_id thr[CKT_K_MAX_RANK]; /* thread part of each coordinate */
+    ckt_expr_id idx[CKT_K_MAX_RANK]; /* i_d: origin + thread part (a named per-access variable) */
+    int64_t group[CKT_K_MAX_VALUES]; /* value -> first value of its vector (-1: not a first) */
+    int64_t order[CKT_K_MAX_VALUES]; /* value -> position in its vector */
+} em_access;
+ckt_expr_id ckt_em_swizzled(em *e, const ckt_ktensor *t, ckt_expr_id off);
+ckt_expr_id ckt_em_group_offset(em *e, const em_access *a, int64_t v, int64_t j);
+ckt_expr_id ckt_em_in_bounds(em *e, const em_access *a, int64_t v);
+ckt_expr_id ckt_em_window_within(em *e, const em_access *a);
+const char *ckt_em_vector_blocker(em *e, em_access *a, int64_t s, char *why, size_t cap);
+void ckt_em_describe_tensor(em *e, const ckt_ktensor *t, char *buf, size_t cap);
+bool ckt_em_thread_address(em *e, const em_access *a, ckt_expr_id u0, const char *off,
+                           const char *base);
+bool ckt_em_split_offsets(em *e, const em_access *a, int nrep, const int64_t *vals, ckt_expr_id *u0,
+                          int64_t *fc, bool *add);
+ckt_status ckt_em_access_init(em *e, em_access *a, int w, int dist, int vector_dim, const char *prefix);
+void ckt_em_declare_coords(em *e, const em_access *a, const char *prefix);
+void ckt_em_pass_index_vars(em *e, em_access *a, int64_t passes, const int64_t *step);
+bool ckt_em_access_prepare(em *e, const ckt_kop *op, em_access *a, int64_t *spv, char *note,
+                           size_t cap);
+void ckt_em_access_comments(em *e, const ckt_kop *op, const em_access *a, int64_t spv,
+                            const char *note);
+void ckt_em_access_body(em *e, const ckt_kop *op, em_access *a, int64_t spv, int64_t nv,
+                        const int64_t *step);
+void ckt_em_access_op(em *e, const ckt_kop *op);
+
+/* ---- emit_async.c */
+void ckt_em_copy_async(em *e, const ckt_kop *op);
+void ckt_em_commit(em *e);
+void ckt_em_wait(em *e, const ckt_kop *op);
+
+/* ---- emit_compute.c */
+void ckt_em_clear(em *e, const ckt_kop *op);
+void ckt_em_map(em *e, const ckt_kop *op);
+void ckt_em_fold(em *e, const ckt_kop *op);
+void ckt_em_block_reduce(em *e, const ckt_kop *op);
+void ckt_em_gemm(em *e, const ckt_kop *op);
+
+#endif
