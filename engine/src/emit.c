@@ -178,10 +178,11 @@ static int emit_pass_loop(em *e, int i)
     ckt_em_thread_open(e);
     ckt_em_access_comments(e, ld, &a, sa, na);
     ckt_em_access_comments(e, st, &b, sb, nb);
-    ckt_em_line(e,
-         "/*   as %lld passes of %lld values (the same sub-block %lld times: a loop, not unrolled "
-         "code) */",
-         (long long)passes, (long long)(n / passes), (long long)passes);
+    ckt_em_line(
+        e,
+        "/*   as %lld passes of %lld values (the same sub-block %lld times: a loop, not unrolled "
+        "code) */",
+        (long long)passes, (long long)(n / passes), (long long)passes);
     /* GPU compilers would unroll the passes again (NVRTC does: 1.5x the compile time); a pass
      * already has PASS_MIN_ACCESSES accesses in flight. The C dialect's compiler decides itself. */
     if (e->dl->no_unroll) ckt_em_line(e, "%s", e->dl->no_unroll);
@@ -215,13 +216,14 @@ static void declare(em *e)
         } else if (t->mem == CKT_MEM_LDS) {
             char desc[300];
             ckt_em_describe_tensor(e, t, desc, sizeof desc);
-            ckt_em_line(e, "%s *const %s = (%s *)(ckt_lds + %lld); /* %s */", ckt_emit_ctype(t->dtype),
-                 t->name, ckt_emit_ctype(t->dtype), (long long)t->lds_offset, desc);
+            ckt_em_line(e, "%s *const %s = (%s *)(ckt_lds + %lld); /* %s */",
+                        ckt_emit_ctype(t->dtype), t->name, ckt_emit_ctype(t->dtype),
+                        (long long)t->lds_offset, desc);
         }
     }
     if (ckt_kernel_reduce_scratch(e->k) >= 0)
         ckt_em_line(e, "float *const ckt_red = (float *)(ckt_lds + %lld);",
-             (long long)ckt_kernel_reduce_scratch(e->k));
+                    (long long)ckt_kernel_reduce_scratch(e->k));
     if (e->dl->async_state && has_async(e->k)) {
         ckt_emit_out o = ckt_em_out(e);
         e->dl->async_state(&o, true);
@@ -333,8 +335,7 @@ int64_t ckt_emit_dynamic_lds_bytes(const ckt_kernel *k, const ckt_target_record 
     return limit > 0 && bytes > limit ? bytes : 0;
 }
 
-ckt_status ckt_emit_named(const ckt_kernel *k, const char *target, char **source,
-                          ckt_error *err)
+ckt_status ckt_emit_named(const ckt_kernel *k, const char *target, char **source, ckt_error *err)
 {
     ckt_target_record t;
     ckt_status s = ckt_target_parse(target, &t, err);

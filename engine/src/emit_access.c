@@ -268,7 +268,8 @@ const char *ckt_em_vector_blocker(em *e, em_access *a, int64_t s, char *why, siz
             return why;
         }
         for (int64_t j = 1; j < s && !lds_runs_contiguous(a->t, vd, s); j++) {
-            ckt_expr_id diff = ckt_expr_binary(e->ex, CKT_E_SUB, ckt_em_group_offset(e, a, v, j), o0);
+            ckt_expr_id diff =
+                ckt_expr_binary(e->ex, CKT_E_SUB, ckt_em_group_offset(e, a, v, j), o0);
             int64_t c;
             if (!ckt_expr_is_const(e->ex, diff, &c) || c != j) {
                 snprintf(why, cap,
@@ -372,17 +373,19 @@ bool ckt_em_thread_address(em *e, const em_access *a, ckt_expr_id u0, const char
                            const char *base)
 {
     const ckt_ktensor *t = a->t;
-    char *us = ckt_em_estr(e, u0, NULL), *bs = t->stage_view ? ckt_em_estr(e, t->stage_base, NULL) : NULL;
+    char *us = ckt_em_estr(e, u0, NULL),
+         *bs = t->stage_view ? ckt_em_estr(e, t->stage_base, NULL) : NULL;
     if (!us || (t->stage_view && !bs)) {
         free(us);
         free(bs);
         e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory");
         return false;
     }
-    ckt_em_line(e, "const ckt_u32 %s = (ckt_u32)(%s); /* this thread's swizzled offset in %s */", off, us,
-         t->name);
-    ckt_em_line(e, "const ckt_u32 %s = (ckt_u32)__cvta_generic_to_shared(%s) + %lldu * (ckt_u32)(%s);",
-         base, t->name, (long long)a->esz, bs ? bs : "0");
+    ckt_em_line(e, "const ckt_u32 %s = (ckt_u32)(%s); /* this thread's swizzled offset in %s */",
+                off, us, t->name);
+    ckt_em_line(e,
+                "const ckt_u32 %s = (ckt_u32)__cvta_generic_to_shared(%s) + %lldu * (ckt_u32)(%s);",
+                base, t->name, (long long)a->esz, bs ? bs : "0");
     free(us);
     free(bs);
     return true;
@@ -395,20 +398,22 @@ static void ldmatrix_load(em *e, const em_access *a, int nregs, const char *trs,
 {
     ckt_em_line(e, "ckt_u32 q[4];");
     if (nregs == 4)
-        ckt_em_line(e,
-             "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {%%0,%%1,%%2,%%3}, "
-             "[%%4+%lld];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : \"r\"(%s));",
-             trs, imm, addr);
+        ckt_em_line(
+            e,
+            "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {%%0,%%1,%%2,%%3}, "
+            "[%%4+%lld];\" : \"=r\"(q[0]), \"=r\"(q[1]), \"=r\"(q[2]), \"=r\"(q[3]) : \"r\"(%s));",
+            trs, imm, addr);
     else
-        ckt_em_line(e,
-             "asm volatile(\"ldmatrix.sync.aligned.m8n8.x2%s.shared.b16 {%%0,%%1}, [%%2+%lld];\" : "
-             "\"=r\"(q[0]), \"=r\"(q[1]) : \"r\"(%s));",
-             trs, imm, addr);
+        ckt_em_line(
+            e,
+            "asm volatile(\"ldmatrix.sync.aligned.m8n8.x2%s.shared.b16 {%%0,%%1}, [%%2+%lld];\" : "
+            "\"=r\"(q[0]), \"=r\"(q[1]) : \"r\"(%s));",
+            trs, imm, addr);
     for (int j = 0; j < nregs; j++) {
         char r0[64], r1[64];
         ckt_em_line(e, "%s = (ckt_u16)q[%d]; %s = (ckt_u16)(q[%d] >> 16);",
-             ckt_em_reg(e, a->r, first + 2 * j, r0, sizeof r0), j,
-             ckt_em_reg(e, a->r, first + 2 * j + 1, r1, sizeof r1), j);
+                    ckt_em_reg(e, a->r, first + 2 * j, r0, sizeof r0), j,
+                    ckt_em_reg(e, a->r, first + 2 * j + 1, r1, sizeof r1), j);
     }
 }
 
@@ -506,8 +511,8 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
     char desc[400];
     ckt_em_describe_tensor(e, a.t, desc, sizeof desc);
     ckt_em_thread_open(e);
-    ckt_em_line(e, "/* line %d: ldmatrix.x%d%s: %c fragments of %s from %s (%s) */", op->line, nregs, trs,
-         isa ? 'A' : 'B', m->isa, desc, a.d->desc);
+    ckt_em_line(e, "/* line %d: ldmatrix.x%d%s: %c fragments of %s from %s (%s) */", op->line,
+                nregs, trs, isa ? 'A' : 'B', m->isa, desc, a.d->desc);
     int64_t per = 2 * nregs; /* values a load fills */
     if (!window_guard(e, &a, op->w)) return false;
     ckt_em_line(e, "{");
@@ -518,10 +523,12 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
     bool add;
     for (int r = 0; r < nrep && r < 16; r++) vals[r] = (int64_t)r * 8;
     if (nrep <= 16 && ckt_em_split_offsets(e, &a, nrep, vals, &u0, fc, &add)) {
-        ckt_em_line(e, "/* one offset per thread (hoisted out of loops by the compiler), a constant per "
-                "matrix */");
+        ckt_em_line(
+            e, "/* one offset per thread (hoisted out of loops by the compiler), a constant per "
+               "matrix */");
         if (!ckt_em_thread_address(e, &a, u0, "ckt_lt", "ckt_la")) return false;
-        if (add) ckt_em_line(e, "const ckt_u32 ckt_lb = ckt_la + %lldu * ckt_lt;", (long long)a.esz);
+        if (add)
+            ckt_em_line(e, "const ckt_u32 ckt_lb = ckt_la + %lldu * ckt_lt;", (long long)a.esz);
         for (int rep = 0; rep < nrep; rep++) {
             ckt_em_line(e, "{");
             e->ind++;
@@ -554,10 +561,11 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
         ckt_em_line(e, "{");
         e->ind++;
         ckt_em_line(e, "ckt_u32 sa;");
-        ckt_em_line(e,
-             "asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %%1; cvt.u32.u64 %%0, t; }\" : \"=r\"(sa) "
-             ": \"l\"(%s + (%s)));",
-             a.t->name, os);
+        ckt_em_line(
+            e,
+            "asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %%1; cvt.u32.u64 %%0, t; }\" : \"=r\"(sa) "
+            ": \"l\"(%s + (%s)));",
+            a.t->name, os);
         ldmatrix_load(e, &a, nregs, trs, "sa", 0, rep * per);
         e->ind--;
         ckt_em_line(e, "}");
@@ -570,7 +578,8 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
 
 /* An access of window `w` through distribution `dist`: its per-thread coordinates are the
  * variables <prefix>0, <prefix>1, ... (origin + thread part) the emitted block declares. */
-ckt_status ckt_em_access_init(em *e, em_access *a, int w, int dist, int vector_dim, const char *prefix)
+ckt_status ckt_em_access_init(em *e, em_access *a, int w, int dist, int vector_dim,
+                              const char *prefix)
 {
     ckt_expr_pool *ex = e->ex;
     a->w = ckt_kernel_window(e->k, w);
@@ -626,7 +635,8 @@ bool ckt_em_access_prepare(em *e, const ckt_kop *op, em_access *a, int64_t *spv,
     memset(a, 0, sizeof *a);
     a->r = ckt_kernel_tensor(e->k, op->r);
     /* a store by value index names its own distribution */
-    if (ckt_em_access_init(e, a, op->w, op->dist >= 0 ? op->dist : a->r->dist, op->vector_dim, "i")) {
+    if (ckt_em_access_init(e, a, op->w, op->dist >= 0 ? op->dist : a->r->dist, op->vector_dim,
+                           "i")) {
         e->st = e->err->status;
         return false;
     }
@@ -646,12 +656,12 @@ void ckt_em_access_comments(em *e, const ckt_kop *op, const em_access *a, int64_
         n += snprintf(lens + n, sizeof lens - (size_t)n, "%s%lld", d ? "x" : "",
                       (long long)a->w->lengths[d]);
     if (op->line)
-        ckt_em_line(e, "/* line %d: %s %s, window %s */", op->line, load ? "load from" : "store to", desc,
-             lens);
+        ckt_em_line(e, "/* line %d: %s %s, window %s */", op->line, load ? "load from" : "store to",
+                    desc, lens);
     else
         ckt_em_line(e, "/* %s %s, window %s */", load ? "load from" : "store to", desc, lens);
     ckt_em_line(e, "/*   threads: %s; %lld-element accesses along dim %d%s%s */", a->d->desc,
-         (long long)spv, a->vd, note[0] ? "; " : "", note);
+                (long long)spv, a->vd, note[0] ? "; " : "", note);
 }
 
 /* The statements of a load or store for values 0..nv-1: all of them, or one pass of a pass loop
@@ -673,7 +683,8 @@ void ckt_em_access_body(em *e, const ckt_kop *op, em_access *a, int64_t spv, int
         for (int d = 0; d < a->rank; d++) {
             char *x = ckt_em_estr(e, ckt_expr_add(ex, a->w->origin[d], a->thr[d]), NULL);
             if (step[d])
-                ckt_em_line(e, "const ckt_i64 i%d = %s + it * %lld;", d, x ? x : "0", (long long)step[d]);
+                ckt_em_line(e, "const ckt_i64 i%d = %s + it * %lld;", d, x ? x : "0",
+                            (long long)step[d]);
             else
                 ckt_em_line(e, "const ckt_i64 i%d = %s;", d, x ? x : "0");
             free(x);
@@ -743,8 +754,8 @@ void ckt_em_access_body(em *e, const ckt_kop *op, em_access *a, int64_t spv, int
                 }
             } else {
                 for (int64_t j = 0; j < spv; j++) {
-                    ckt_em_convert(a->t->dtype, a->r->dtype, ckt_em_reg(e, a->r, members[j], r, sizeof r), cv,
-                            sizeof cv);
+                    ckt_em_convert(a->t->dtype, a->r->dtype,
+                                   ckt_em_reg(e, a->r, members[j], r, sizeof r), cv, sizeof cv);
                     ckt_em_line(e, "v.%s[%lld] = %s;", fld, (long long)j, cv);
                 }
                 ckt_em_line(e, "CKT_ST%lld(%s + (%s), v);", (long long)bytes, ptr, os);

@@ -8,9 +8,9 @@
 #include "checked.h"
 #include "emit_walk.h"
 
-
 /* The widest vector both sides of a copy allow (the same distribution, so the same runs). */
-static int64_t copy_width(em *e, em_access *src, em_access *dst, int64_t want, char *why, size_t cap)
+static int64_t copy_width(em *e, em_access *src, em_access *dst, int64_t want, char *why,
+                          size_t cap)
 {
     why[0] = 0;
     for (int64_t s = want ? want : 16 / src->esz; s > 1; s /= 2) {
@@ -30,8 +30,8 @@ static int64_t copy_width(em *e, em_access *src, em_access *dst, int64_t want, c
 
 /* The vectors of one thread's asynchronous copy (see emit_copy_async); `inside`: the window is
  * known inside the source, no masks. */
-static void copy_vectors(em *e, const em_access *src, const em_access *dst, int64_t bytes, bool split,
-                         bool add, const int64_t *fc, bool inside)
+static void copy_vectors(em *e, const em_access *src, const em_access *dst, int64_t bytes,
+                         bool split, bool add, const int64_t *fc, bool inside)
 {
     ckt_expr_pool *ex = e->ex;
     char zero[48];
@@ -40,8 +40,8 @@ static void copy_vectors(em *e, const em_access *src, const em_access *dst, int6
         if (src->group[v] != v) continue;
         ckt_expr_id so = ckt_em_group_offset(e, src, v, 0),
                     mask = inside ? ckt_expr_int(ex, 1) : ckt_em_in_bounds(e, src, v);
-        ckt_expr_id dof =
-            split ? ckt_expr_int(ex, 0) : ckt_em_swizzled(e, dst->t, ckt_em_group_offset(e, dst, v, 0));
+        ckt_expr_id dof = split ? ckt_expr_int(ex, 0)
+                                : ckt_em_swizzled(e, dst->t, ckt_em_group_offset(e, dst, v, 0));
         int64_t always;
         bool masked = !(ckt_expr_is_const(ex, mask, &always) && always);
         char *ss = ckt_em_estr(e, so, NULL), *ds = ckt_em_estr(e, dof, NULL),
@@ -62,20 +62,21 @@ static void copy_vectors(em *e, const em_access *src, const em_access *dst, int6
                 snprintf(at, sizeof at, "ckt_cb + %lldu * (ckt_ct ^ %lldu), 0", (long long)dst->esz,
                          (long long)fc[g]);
             if (masked)
-                ckt_em_line(e, "CKT_CP_ASYNC_AT(%lld, %s, (%s) ? %s + (%s) : %s, %s);", (long long)bytes,
-                     at, ms, src->t->name, ss, src->t->name, ms);
+                ckt_em_line(e, "CKT_CP_ASYNC_AT(%lld, %s, (%s) ? %s + (%s) : %s, %s);",
+                            (long long)bytes, at, ms, src->t->name, ss, src->t->name, ms);
             else
                 ckt_em_line(e, "CKT_CP_ASYNC_AT(%lld, %s, %s + (%s), 1);", (long long)bytes, at,
-                     src->t->name, ss);
+                            src->t->name, ss);
         } else if (bytes >= 4 &&
                    masked) /* a masked-off copy reads nothing, but names a valid address anyway */
-            ckt_em_line(e, "CKT_CP_ASYNC(%lld, %s + (%s), (%s) ? %s + (%s) : %s, %s);", (long long)bytes,
-                 dst->t->name, ds, ms, src->t->name, ss, src->t->name, ms);
+            ckt_em_line(e, "CKT_CP_ASYNC(%lld, %s + (%s), (%s) ? %s + (%s) : %s, %s);",
+                        (long long)bytes, dst->t->name, ds, ms, src->t->name, ss, src->t->name, ms);
         else if (bytes >= 4)
-            ckt_em_line(e, "CKT_CP_ASYNC(%lld, %s + (%s), %s + (%s), 1);", (long long)bytes, dst->t->name,
-                 ds, src->t->name, ss);
+            ckt_em_line(e, "CKT_CP_ASYNC(%lld, %s + (%s), %s + (%s), 1);", (long long)bytes,
+                        dst->t->name, ds, src->t->name, ss);
         else if (masked)
-            ckt_em_line(e, "%s[%s] = (%s) ? %s[%s] : %s;", dst->t->name, ds, ms, src->t->name, ss, zero);
+            ckt_em_line(e, "%s[%s] = (%s) ? %s[%s] : %s;", dst->t->name, ds, ms, src->t->name, ss,
+                        zero);
         else
             ckt_em_line(e, "%s[%s] = %s[%s];", dst->t->name, ds, src->t->name, ss);
         free(ss);
@@ -116,12 +117,12 @@ void ckt_em_copy_async(em *e, const ckt_kop *op)
                       (long long)src.w->lengths[d]);
     ckt_em_thread_open(e);
     if (op->line)
-        ckt_em_line(e, "/* line %d: asynchronous copy from %s to %s, window %s */", op->line, sdesc, ddesc,
-             lens);
+        ckt_em_line(e, "/* line %d: asynchronous copy from %s to %s, window %s */", op->line, sdesc,
+                    ddesc, lens);
     else
         ckt_em_line(e, "/* asynchronous copy from %s to %s, window %s */", sdesc, ddesc, lens);
     ckt_em_line(e, "/*   threads: %s; %lld-byte copies%s%s */", src.d->desc,
-         (long long)(bytes >= 4 ? bytes : src.esz), why[0] ? "; " : "", why);
+                (long long)(bytes >= 4 ? bytes : src.esz), why[0] ? "; " : "", why);
     if (src.d->threads < e->block)
         ckt_em_line(e, "if (tid < %lld) {", (long long)src.d->threads);
     else
@@ -173,14 +174,16 @@ void ckt_em_copy_async(em *e, const ckt_kop *op)
 void ckt_em_commit(em *e)
 {
     ckt_em_thread_close(e); /* a block-level statement (the C dialect counts groups per block) */
-    ckt_em_line(e, "CKT_CP_COMMIT(); /* the asynchronous copies since the last commit form one group */");
+    ckt_em_line(
+        e, "CKT_CP_COMMIT(); /* the asynchronous copies since the last commit form one group */");
 }
 
 void ckt_em_wait(em *e, const ckt_kop *op)
 {
     ckt_em_thread_close(e);
-    ckt_em_line(e, "CKT_CP_WAIT(%lld); /* at most %lld groups of asynchronous copies still in flight */",
-         (long long)op->spv, (long long)op->spv);
+    ckt_em_line(
+        e, "CKT_CP_WAIT(%lld); /* at most %lld groups of asynchronous copies still in flight */",
+        (long long)op->spv, (long long)op->spv);
     if (e->dl->async_waited) {
         ckt_emit_out o = ckt_em_out(e);
         e->dl->async_waited(&o, e->k);

@@ -70,7 +70,8 @@ static void barrier(ckt_emit_out *o, const ckt_kernel *k, const char *why)
 static void producer_open(ckt_emit_out *o, int64_t block)
 {
     (void)block;
-    ckt_emit_put(o, "{ /* the producer warp, emulated: it runs ahead, its copies land at the waits */");
+    ckt_emit_put(
+        o, "{ /* the producer warp, emulated: it runs ahead, its copies land at the waits */");
     o->ind++;
 }
 

@@ -9,7 +9,6 @@
 #include "checked.h"
 #include "emit_walk.h"
 
-
 void ckt_em_clear(em *e, const ckt_kop *op)
 {
     const ckt_ktensor *t = ckt_kernel_tensor(e->k, op->r);
@@ -17,7 +16,8 @@ void ckt_em_clear(em *e, const ckt_kop *op)
     ckt_em_literal(t->dtype, op->fill, lit, sizeof lit);
     ckt_em_thread_open(e);
     ckt_em_line(e, "/* clear %s */", t->name);
-    for (int64_t v = 0; v < t->nvalues; v++) ckt_em_line(e, "%s = %s;", ckt_em_reg(e, t, v, r, sizeof r), lit);
+    for (int64_t v = 0; v < t->nvalues; v++)
+        ckt_em_line(e, "%s = %s;", ckt_em_reg(e, t, v, r, sizeof r), lit);
 }
 
 void ckt_em_map(em *e, const ckt_kop *op)
@@ -26,7 +26,7 @@ void ckt_em_map(em *e, const ckt_kop *op)
     ckt_em_thread_open(e);
     char *shown = ckt_em_estr(e, op->b, NULL);
     ckt_em_line(e, "/* %s = map(%s) over %lld values */", out->name, shown ? shown : "?",
-         (long long)out->nvalues);
+                (long long)out->nvalues);
     free(shown);
     char names[CKT_K_MAX_INPUTS][128];
     const char *ptrs[CKT_K_MAX_INPUTS];
@@ -36,9 +36,11 @@ void ckt_em_map(em *e, const ckt_kop *op)
             char r[64];
             /* integer inputs stay integers (an i32 through f32 loses bits above 2^24) */
             if (ckt_em_is_int(in->dtype))
-                snprintf(names[i], sizeof names[i], "((ckt_i64)%s)", ckt_em_reg(e, in, v, r, sizeof r));
+                snprintf(names[i], sizeof names[i], "((ckt_i64)%s)",
+                         ckt_em_reg(e, in, v, r, sizeof r));
             else
-                ckt_em_to_f32(in->dtype, ckt_em_reg(e, in, v, r, sizeof r), names[i], sizeof names[i]);
+                ckt_em_to_f32(in->dtype, ckt_em_reg(e, in, v, r, sizeof r), names[i],
+                              sizeof names[i]);
             ptrs[i] = names[i];
         }
         char *x = ckt_em_estr(e, op->b, ptrs);
@@ -84,10 +86,10 @@ void ckt_em_fold(em *e, const ckt_kop *op)
                       *src = ckt_kernel_tensor(e->k, op->inputs[0]);
     ckt_em_thread_open(e);
     ckt_em_line(e, "/* %s = %s over the %lld values of %s */", acc->name,
-         op->rop == CKT_REDUCE_SUM   ? "sum"
-         : op->rop == CKT_REDUCE_MAX ? "max"
-                                     : "min",
-         (long long)src->nvalues, src->name);
+                op->rop == CKT_REDUCE_SUM   ? "sum"
+                : op->rop == CKT_REDUCE_MAX ? "max"
+                                            : "min",
+                (long long)src->nvalues, src->name);
     char a[64], s[64], af[128], sf[128], c[400], out[600];
     ckt_em_reg(e, acc, 0, a, sizeof a);
     /* threads outside the source's distribution hold no values: their accumulator stays */
@@ -120,7 +122,7 @@ void ckt_em_block_reduce(em *e, const ckt_kop *op)
     ckt_em_to_f32(acc->dtype, a, af, sizeof af);
     ckt_em_thread_close(e);
     ckt_em_line(e, "/* block_reduce(%s): a tree over LDS scratch at byte %lld */", acc->name,
-         (long long)scratch);
+                (long long)scratch);
     ckt_em_thread_open(e);
     ckt_em_line(e, "ckt_red[tid] = %s;", af);
     ckt_em_barrier(e, "block_reduce: partials written");
@@ -129,7 +131,7 @@ void ckt_em_block_reduce(em *e, const ckt_kop *op)
         char rhs[64];
         snprintf(rhs, sizeof rhs, "ckt_red[tid + %lld]", (long long)P);
         ckt_em_line(e, "if (tid < %lld) ckt_red[tid] = %s;", (long long)(B - P),
-             combine(op->rop, "ckt_red[tid]", rhs, c, sizeof c));
+                    combine(op->rop, "ckt_red[tid]", rhs, c, sizeof c));
         ckt_em_barrier(e, "block_reduce: tail folded");
     }
     for (int64_t s = P / 2; s >= 1; s /= 2) {
@@ -137,7 +139,7 @@ void ckt_em_block_reduce(em *e, const ckt_kop *op)
         snprintf(rhs, sizeof rhs, "ckt_red[tid + %lld]", (long long)s);
         ckt_em_thread_open(e);
         ckt_em_line(e, "if (tid < %lld) ckt_red[tid] = %s;", (long long)s,
-             combine(op->rop, "ckt_red[tid]", rhs, c, sizeof c));
+                    combine(op->rop, "ckt_red[tid]", rhs, c, sizeof c));
         ckt_em_barrier(e, "block_reduce: tree step");
     }
     ckt_em_thread_open(e);

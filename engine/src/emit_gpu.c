@@ -72,7 +72,8 @@ void ckt_emit_gpu_producer_close(ckt_emit_out *o)
 {
     o->ind--;
     ckt_emit_put(o, "}");
-    ckt_emit_put(o, "return; /* the producer warp is done: what follows is the block's threads' */");
+    ckt_emit_put(o,
+                 "return; /* the producer warp is done: what follows is the block's threads' */");
     o->ind--;
     ckt_emit_put(o, "}");
 }

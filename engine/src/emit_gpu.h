@@ -1,4 +1,5 @@
-/* What the HIP and CUDA dialects share (emit_gpu.c): their hooks, which both dialect tables name. */
+/* What the HIP and CUDA dialects share (emit_gpu.c): their hooks, which both dialect tables name.
+ */
 #ifndef CKT_EMIT_GPU_H
 #define CKT_EMIT_GPU_H
 #include "emit_internal.h"

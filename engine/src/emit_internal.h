@@ -48,12 +48,12 @@ typedef struct ckt_wgmma_site {
     const ckt_kernel *k;
     const ckt_kop *op;
     const ckt_mma *m;
-    const ckt_ktensor *c;         /* the accumulators */
-    const char *offa, *offb;      /* the A and B tiles' byte offsets in LDS (with the stage) */
-    long long wn;                 /* warpgroups along N */
-    long long step_a, step_b;     /* bytes between the warpgroups' A / B tiles */
-    long long nx, cv;             /* instruction tiles along N, C values of one */
-    int tra, trb;                 /* A / B M/N-major (transposed) */
+    const ckt_ktensor *c;     /* the accumulators */
+    const char *offa, *offb;  /* the A and B tiles' byte offsets in LDS (with the stage) */
+    long long wn;             /* warpgroups along N */
+    long long step_a, step_b; /* bytes between the warpgroups' A / B tiles */
+    long long nx, cv;         /* instruction tiles along N, C values of one */
+    int tra, trb;             /* A / B M/N-major (transposed) */
 } ckt_wgmma_site;
 typedef struct ckt_wgmma_ops {
     bool unroll; /* the K-step and repeat loops carry #pragma unroll */

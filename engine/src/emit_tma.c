@@ -1,11 +1,12 @@
 /* Hopper's bulk tensor copies (CKT_OP_TMA_COPY) and mbarriers (CKT_OP_MBAR_WAIT and their
- * initialization) in the CUDA and C dialects (ckt_bulk_cuda, ckt_bulk_c: the dialects' hooks). CUDA: thread 0 initializes every mbarrier on
- * entry; a copy is thread 0's mbarrier.arrive.expect_tx with the box's bytes and its
- * cp.async.bulk.tensor through the tensor-map parameter; a wait spins on mbarrier.try_wait.parity
- * (suspending in hardware between tries; it traps after 4 s, so that a pipeline that can never
- * complete fails the launch instead of hanging it). C: the same copies queued with their mbarrier
- * and landed, through the CPU tensor map (kernels/prelude/c.h), by the wait that needs them; a wait
- * whose phase cannot complete reports a fault. */
+ * initialization) in the CUDA and C dialects (ckt_bulk_cuda, ckt_bulk_c: the dialects' hooks).
+ * CUDA: thread 0 initializes every mbarrier on entry; a copy is thread 0's
+ * mbarrier.arrive.expect_tx with the box's bytes and its cp.async.bulk.tensor through the
+ * tensor-map parameter; a wait spins on mbarrier.try_wait.parity (suspending in hardware between
+ * tries; it traps after 4 s, so that a pipeline that can never complete fails the launch instead of
+ * hanging it). C: the same copies queued with their mbarrier and landed, through the CPU tensor map
+ * (kernels/prelude/c.h), by the wait that needs them; a wait whose phase cannot complete reports a
+ * fault. */
 #include <stdio.h>
 #include <string.h>
 
@@ -70,10 +71,11 @@ static void c_wait(ckt_emit_out *o, const ckt_bulk_site *x)
                      "has completed */",
                      x->set, x->index, x->phase);
     else
-        ckt_emit_put(o,
-                     "ckt_mbar_wait(&ckt_tmaq, ckt_mbar%d, %d, (long long)(%s), (int)(%s), ckt_lds, "
-                     "%lldu, launch); /* the phase of this parity has completed */",
-                     x->set, x->set, x->index, x->phase, (long long)ckt_kernel_lds_bytes(x->k));
+        ckt_emit_put(
+            o,
+            "ckt_mbar_wait(&ckt_tmaq, ckt_mbar%d, %d, (long long)(%s), (int)(%s), ckt_lds, "
+            "%lldu, launch); /* the phase of this parity has completed */",
+            x->set, x->set, x->index, x->phase, (long long)ckt_kernel_lds_bytes(x->k));
 }
 
 static void c_arrive(ckt_emit_out *o, const ckt_bulk_site *x)
@@ -209,8 +211,16 @@ static ckt_status tma_copy(ckt_emit_out o, const ckt_bulk_ops *ops, const ckt_ke
                  : m->swizzle_bytes == 64 ? "64B swizzle"
                                           : "128B swizzle",
                  (long long)m->box_bytes, op->inputs[1], bar);
-    ckt_bulk_site x = {k,  op->inputs[1], b, bar, NULL, dbytes, ckt_kernel_param(k, m->param)->name,
-                       {c[0], c[1]}, (long long)m->box_bytes, producer};
+    ckt_bulk_site x = {k,
+                       op->inputs[1],
+                       b,
+                       bar,
+                       NULL,
+                       dbytes,
+                       ckt_kernel_param(k, m->param)->name,
+                       {c[0], c[1]},
+                       (long long)m->box_bytes,
+                       producer};
     ops->copy(&o, &x);
     return CKT_OK;
 }

@@ -48,15 +48,9 @@ void ckt_em_thread_close(em *e)
 }
 
 /* the dialect's writer at the walk's indentation; ckt_em_done() takes the indentation back */
-ckt_emit_out ckt_em_out(em *e)
-{
-    return (ckt_emit_out){e->s, e->ind};
-}
+ckt_emit_out ckt_em_out(em *e) { return (ckt_emit_out){e->s, e->ind}; }
 
-void ckt_em_done(em *e, const ckt_emit_out *o)
-{
-    e->ind = o->ind;
-}
+void ckt_em_done(em *e, const ckt_emit_out *o) { e->ind = o->ind; }
 
 void ckt_em_barrier(em *e, const char *why)
 {

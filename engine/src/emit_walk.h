@@ -74,7 +74,8 @@ bool ckt_em_thread_address(em *e, const em_access *a, ckt_expr_id u0, const char
                            const char *base);
 bool ckt_em_split_offsets(em *e, const em_access *a, int nrep, const int64_t *vals, ckt_expr_id *u0,
                           int64_t *fc, bool *add);
-ckt_status ckt_em_access_init(em *e, em_access *a, int w, int dist, int vector_dim, const char *prefix);
+ckt_status ckt_em_access_init(em *e, em_access *a, int w, int dist, int vector_dim,
+                              const char *prefix);
 void ckt_em_declare_coords(em *e, const em_access *a, const char *prefix);
 void ckt_em_pass_index_vars(em *e, em_access *a, int64_t passes, const int64_t *step);
 bool ckt_em_access_prepare(em *e, const ckt_kop *op, em_access *a, int64_t *spv, char *note,

@@ -118,7 +118,8 @@ static void cuda_close(ckt_emit_out *o, const ckt_wgmma_site *x)
 {
     long long pending = (long long)x->op->spv;
     ckt_emit_put(o, "asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");");
-    ckt_emit_put(o, "asm volatile(\"wgmma.wait_group.sync.aligned %lld;\" ::: \"memory\"); /* %s */",
+    ckt_emit_put(o,
+                 "asm volatile(\"wgmma.wait_group.sync.aligned %lld;\" ::: \"memory\"); /* %s */",
                  pending,
                  pending ? "the newest groups stay in flight (their LDS and accumulators untouched "
                            "until a later wait)"
@@ -149,8 +150,8 @@ static void c_open(ckt_emit_out *o, const ckt_wgmma_site *x, long long warpgroup
     ckt_emit_open_loop(o, false, "ckt_wg", warpgroups);
     ckt_emit_put(o, "const ckt_u32 ckt_sa = %s + (ckt_u32)(ckt_wg / %lld) * %lldu;", x->offa, x->wn,
                  x->step_a);
-    ckt_emit_put(o, "const ckt_u32 ckt_sb = %s + (ckt_u32)(ckt_wg %% %lld) * %lldu;", x->offb, x->wn,
-                 x->step_b);
+    ckt_emit_put(o, "const ckt_u32 ckt_sb = %s + (ckt_u32)(ckt_wg %% %lld) * %lldu;", x->offb,
+                 x->wn, x->step_b);
 }
 
 static void c_issue(ckt_emit_out *o, const ckt_wgmma_site *x)
@@ -185,8 +186,8 @@ ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_k
 {
     if (op->ninputs == 0) {
         if (!dl->wgmma || !target->modelled || !target->hw.wgmma)
-            return ckt_fail(err, CKT_EUNSUPPORTED,
-                            "wgmma wait: target '%s' has no wgmma (sm_90a)", target->name);
+            return ckt_fail(err, CKT_EUNSUPPORTED, "wgmma wait: target '%s' has no wgmma (sm_90a)",
+                            target->name);
         ckt_emit_out w = {s, ind};
         ckt_wgmma_site x = {.k = k, .op = op, .c = ckt_kernel_tensor(k, op->r)};
         dl->wgmma->wait(&w, &x);
@@ -197,9 +198,10 @@ ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_k
         return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: instruction %d is not a warpgroup MMA",
                         op->mma);
     if (!dl->wgmma)
-        return ckt_fail(err, CKT_EUNSUPPORTED,
-                        "blockwise_gemm: %s is an NVIDIA sm_90a instruction; the %s dialect has none",
-                        m->name, dl->name);
+        return ckt_fail(
+            err, CKT_EUNSUPPORTED,
+            "blockwise_gemm: %s is an NVIDIA sm_90a instruction; the %s dialect has none", m->name,
+            dl->name);
     ckt_status st = ckt_mma_check_target(m, target, err);
     if (st) return st;
     const ckt_ktensor *ta = ckt_kernel_tensor(k, op->inputs[0]),
@@ -244,8 +246,19 @@ ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_k
     start_table(&o, "ckt_wa", &pa);
     start_table(&o, "ckt_wb", &pb);
     const ckt_wgmma_ops *w = dl->wgmma;
-    ckt_wgmma_site x = {k,  op,   m,  c,  offa, offb, WN, (long long)pa.group_step, (long long)pb.group_step,
-                        NX, CV, pa.d.mn_major, pb.d.mn_major};
+    ckt_wgmma_site x = {k,
+                        op,
+                        m,
+                        c,
+                        offa,
+                        offb,
+                        WN,
+                        (long long)pa.group_step,
+                        (long long)pb.group_step,
+                        NX,
+                        CV,
+                        pa.d.mn_major,
+                        pb.d.mn_major};
     w->open(&o, &x, WM * WN);
     ckt_emit_open_loop(&o, w->unroll, "ckt_kk", KS);
     ckt_emit_open_loop(&o, w->unroll, "ckt_mi", MX);

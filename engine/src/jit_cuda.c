@@ -62,7 +62,7 @@ static void parse_ptxas(const char *log, ckt_resources *r)
 }
 
 static ckt_status cuda_compile(const ckt_compile_request *req, const ckt_target_record *t,
-                              ckt_binary *b, ckt_error *err)
+                               ckt_binary *b, ckt_error *err)
 {
     const char *arch = t->arch;
     if (!t->compiler_known)

@@ -174,8 +174,8 @@ const ckt_mma *ckt_mma_for_target(const ckt_target_record *target, int i)
     return NULL;
 }
 
-ckt_status ckt_mma_find(const ckt_target_record *target, ckt_dtype a, ckt_dtype b, ckt_dtype c, int64_t m,
-                        int64_t n, int64_t k, const ckt_mma **out, ckt_error *err)
+ckt_status ckt_mma_find(const ckt_target_record *target, ckt_dtype a, ckt_dtype b, ckt_dtype c,
+                        int64_t m, int64_t n, int64_t k, const ckt_mma **out, ckt_error *err)
 {
     if (!target || !out) return ckt_fail(err, CKT_EINVAL, "mma: NULL argument");
     if (m < 0 || n < 0 || k < 0)
@@ -192,8 +192,8 @@ ckt_status ckt_mma_find(const ckt_target_record *target, ckt_dtype a, ckt_dtype 
     return ckt_fail(err, CKT_EUNSUPPORTED,
                     "mma: target '%s' has no matrix instruction with A %s, B %s, C %s and shape "
                     "%lldx%lldx%lld (0: any)",
-                    target->name, an ? an : "?", bn ? bn : "?", cn ? cn : "?", (long long)m, (long long)n,
-                    (long long)k);
+                    target->name, an ? an : "?", bn ? bn : "?", cn ? cn : "?", (long long)m,
+                    (long long)n, (long long)k);
 }
 
 static char upper_operand(char operand)
@@ -231,8 +231,7 @@ void ckt_mma_operand_shape(const ckt_mma *mma, char operand, int64_t *rows, int6
     *cols = o == 'A' ? mma->k : mma->n;
 }
 
-ckt_status ckt_mma_check_target(const ckt_mma *mma, const ckt_target_record *target,
-                                ckt_error *err)
+ckt_status ckt_mma_check_target(const ckt_mma *mma, const ckt_target_record *target, ckt_error *err)
 {
     if (!mma || !target) return ckt_fail(err, CKT_EINVAL, "mma: NULL argument");
     if (ckt_mma_on_target(mma, target)) return CKT_OK;

@@ -49,7 +49,8 @@ typedef struct product {
 } product;
 
 /* AMD CDNA: 4 SIMDs a CU; 1024 threads a workgroup; registers allocated 8 at a time (the vendors'
- * occupancy calculators); 16 workgroups a CU is assumed (LLVM's AMDGPU model: barrier resources). */
+ * occupancy calculators); 16 workgroups a CU is assumed (LLVM's AMDGPU model: barrier resources).
+ */
 static void amd_resources(ckt_target *t, product p)
 {
     t->sm_count = p.sm_count;

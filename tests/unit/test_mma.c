@@ -151,7 +151,8 @@ static void descriptions_and_targets(void **state)
     assert_true(ckt_mma_on_target(m, T("cpu")));
     assert_null(ckt_mma_for_target(T("gfx1100"), 0));
     assert_null(ckt_mma_for_target(NULL, 0));
-    assert_int_equal(ckt_mma_find(T("sm_90"), CKT_BF16, CKT_BF16, CKT_F32, 0, 0, 0, &m, &err), CKT_OK);
+    assert_int_equal(ckt_mma_find(T("sm_90"), CKT_BF16, CKT_BF16, CKT_F32, 0, 0, 0, &m, &err),
+                     CKT_OK);
     assert_string_equal(m->name, "mma_m16n8k16_bf16");
     assert_int_equal(ckt_mma_find(T("gfx90a"), CKT_F16, CKT_F16, CKT_F32, 16, 16, 16, &m, &err),
                      CKT_OK);

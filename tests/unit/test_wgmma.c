@@ -132,7 +132,8 @@ static void wgmma_lane_layouts(void **state)
     assert_string_equal(m->name, "wgmma_m64n256k16_f16");
     /* mma.sync stays on sm_90a (the architecture-specific target keeps the portable instructions)
      */
-    assert_int_equal(ckt_mma_find(T("sm_90a"), CKT_F16, CKT_F16, CKT_F32, 16, 0, 0, &m, &err), CKT_OK);
+    assert_int_equal(ckt_mma_find(T("sm_90a"), CKT_F16, CKT_F16, CKT_F32, 16, 0, 0, &m, &err),
+                     CKT_OK);
     assert_string_equal(m->name, "mma_m16n8k16_f16");
     assert_int_equal(ckt_mma_find(T("sm_90"), CKT_F16, CKT_F16, CKT_F32, 64, 0, 0, &m, &err),
                      CKT_EUNSUPPORTED);

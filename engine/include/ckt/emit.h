@@ -24,8 +24,7 @@ const char *ckt_prelude_text(ckt_dialect_kind d);
 ckt_status ckt_emit(const ckt_kernel *k, const ckt_target_record *target, char **source,
                     ckt_error *err);
 /* The same for a target name ("gfx90a", "cpu:sm_90", ...), parsed once here. */
-ckt_status ckt_emit_named(const ckt_kernel *k, const char *target, char **source,
-                          ckt_error *err);
+ckt_status ckt_emit_named(const ckt_kernel *k, const char *target, char **source, ckt_error *err);
 
 /* The LDS bytes a launch of the emitted kernel must request (dynamic shared memory): the CUDA
  * dialect declares LDS beyond the 48 KiB static limit as an extern array, and the runtime opts

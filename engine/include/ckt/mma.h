@@ -70,8 +70,8 @@ const char *ckt_mma_targets(const ckt_mma *mma, char *buf, size_t cap);
 /* The i-th instruction `target` has (NULL past the end). */
 const ckt_mma *ckt_mma_for_target(const ckt_target_record *target, int i);
 /* The first instruction of `target` with these operand dtypes and shape (m, n, k 0: any). */
-ckt_status ckt_mma_find(const ckt_target_record *target, ckt_dtype a, ckt_dtype b, ckt_dtype c, int64_t m,
-                        int64_t n, int64_t k, const ckt_mma **out, ckt_error *err);
+ckt_status ckt_mma_find(const ckt_target_record *target, ckt_dtype a, ckt_dtype b, ckt_dtype c,
+                        int64_t m, int64_t n, int64_t k, const ckt_mma **out, ckt_error *err);
 /* The lane layout of operand 'A', 'B' or 'C' ('D' = 'C', lower case accepted), parsed. */
 ckt_status ckt_mma_layout(const ckt_mma *mma, char operand, ckt_layout *out, ckt_error *err);
 /* Rows and columns of an operand tile: A M x K, B K x N, C M x N. */

@@ -63,17 +63,17 @@ typedef struct ckt_target {
     /* The processors and their resources, for occupancy (ckt_target_occupancy). "SM" is an
      * NVIDIA streaming multiprocessor or an AMD compute unit (CU); each number is for the product
      * named beside it in target.c. */
-    int sm_count;             /* SMs / CUs of the product */
-    int64_t regs_per_sm;      /* 32-bit registers of an SM / CU (AMD: VGPRs (+AGPRs) x 64 lanes) */
-    int regs_per_thread_max;  /* registers one thread may have */
-    int reg_granule;          /* a thread's registers are allocated in multiples of it */
-    int64_t lds_per_sm;       /* LDS / shared memory bytes of an SM / CU */
-    int64_t lds_per_block;    /* LDS / shared memory bytes one block may use (= lds_bytes) */
-    int64_t lds_reserved;     /* bytes the hardware keeps for each resident block */
-    int threads_per_sm_max;   /* resident threads of an SM / CU */
+    int sm_count;              /* SMs / CUs of the product */
+    int64_t regs_per_sm;       /* 32-bit registers of an SM / CU (AMD: VGPRs (+AGPRs) x 64 lanes) */
+    int regs_per_thread_max;   /* registers one thread may have */
+    int reg_granule;           /* a thread's registers are allocated in multiples of it */
+    int64_t lds_per_sm;        /* LDS / shared memory bytes of an SM / CU */
+    int64_t lds_per_block;     /* LDS / shared memory bytes one block may use (= lds_bytes) */
+    int64_t lds_reserved;      /* bytes the hardware keeps for each resident block */
+    int threads_per_sm_max;    /* resident threads of an SM / CU */
     int threads_per_block_max; /* threads one block may have */
-    int blocks_per_sm_max;    /* resident blocks of an SM / CU */
-    int simds;                /* AMD: SIMDs of a CU, which share out a block's waves; NVIDIA 1 */
+    int blocks_per_sm_max;     /* resident blocks of an SM / CU */
+    int simds;                 /* AMD: SIMDs of a CU, which share out a block's waves; NVIDIA 1 */
     int ninstr;
     ckt_lds_instr instr[12];
 } ckt_target;
