@@ -174,8 +174,10 @@ ckt_status ckt_kernel_check_bounds(const ckt_kernel *k, const int64_t *values,
         ckt_status s = tensor_bytes(k, t, pv, shape, &need, err);
         if (s) return s;
         if (i < 64) memcpy(shapes[i], shape, sizeof shape);
-        if (need == 0) *empty = true;
         const ckt_kparam *p = ckt_kernel_param(k, t->param);
+        /* an empty tensor empties the problem, unless it is only read and padded: its every
+         * access is masked (a GEMM with K = 0 still writes C, as zeros) */
+        if (need == 0 && !(t->padded && p && p->is_const)) *empty = true;
         if (buffer_bytes && p && need > buffer_bytes[t->param])
             return ckt_fail(err, CKT_EINVAL,
                             "launch: argument '%s' needs %llu bytes for '%s' at these sizes, but "

@@ -6,6 +6,24 @@ local options = {}
 function options.fail(msg) error("gemm: " .. msg, 3) end
 local fail = options.fail
 
+-- Every number an option folds into the generated arithmetic is bounded, so that no product of
+-- it with a size (64-bit, sizes below 2^31) can overflow: TILE_MAX for a tile extent, GROUP_MAX
+-- for the grouped order's tile rows, BLOCKS_MAX for a grid.
+options.TILE_MAX, options.GROUP_MAX, options.BLOCKS_MAX = 4096, 65536, (1 << 31) - 1
+
+-- an integer option in lo..hi (shown: how the message names it)
+function options.integer(v, lo, hi, shown)
+  if math.type(v) ~= "integer" or v < lo or v > hi then fail(("%s %s must be an integer in %d..%d"):format(shown, tostring(v), lo, hi)) end
+  return v
+end
+
+-- a boolean option (nil: absent)
+function options.boolean(o, name)
+  local v = o[name]
+  if v ~= nil and type(v) ~= "boolean" then fail(("%s must be a boolean, got %s"):format(name, type(v))) end
+  return v
+end
+
 options.NAMES = {"dtype", "out", "a_major", "b_major", "target", "epilogue", "tile", "block", "stages", "group", "instr",
                  "k_pack", "aligned", "swizzle", "name", "autotune", "mma_pending", "copy", "persistent"}
 
@@ -60,15 +78,12 @@ function options.shape(p, o, d)
   local tile = o.tile or d.tile
   if type(tile) ~= "table" or #tile ~= 3 then fail("tile must be {TM, TN, TK}") end
   p.TM, p.TN, p.TK = tile[1], tile[2], tile[3]
-  for i, x in ipairs{p.TM, p.TN, p.TK} do
-    if math.type(x) ~= "integer" or x < 1 then fail(("tile[%d] = %s must be a positive integer"):format(i, tostring(x))) end
-  end
-  p.block = o.block or d.block
-  if math.type(p.block) ~= "integer" or p.block < 1 or p.block > 1024 then fail(("block %s must be an integer in 1..1024"):format(tostring(p.block))) end
-  p.stages = o.stages or d.stages
-  if math.type(p.stages) ~= "integer" or p.stages < 2 or p.stages > 8 then fail(("stages %s must be an integer in 2..8"):format(tostring(p.stages))) end
-  p.group = o.group or d.group
-  if math.type(p.group) ~= "integer" or p.group < 1 then fail(("group %s must be a positive integer"):format(tostring(p.group))) end
+  for i, x in ipairs{p.TM, p.TN, p.TK} do options.integer(x, 1, options.TILE_MAX, ("tile[%d] ="):format(i)) end
+  p.block = options.integer(o.block or d.block, 1, 1024, "block")
+  p.stages = options.integer(o.stages or d.stages, 2, 8, "stages")
+  p.group = options.integer(o.group or d.group, 1, options.GROUP_MAX, "group")
+  if o.instr ~= nil and type(o.instr) ~= "string" then fail(("instr must be a string (a matrix instruction name), got %s"):format(type(o.instr))) end
+  options.boolean(o, "swizzle")
 end
 
 -- aligned, copy, persistent (rec: the target record)
@@ -76,7 +91,7 @@ function options.copies(p, o, rec)
   -- aligned: M, N and K are promised multiples of the 16-byte vector (checked at launch), which
   -- 16-byte copies need at padded edges; the GPU default. Without it the copies move one element
   -- at a time (any M, N, K: the CPU default).
-  if o.aligned == nil then p.aligned = not p.emulated else p.aligned = o.aligned end
+  if options.boolean(o, "aligned") == nil then p.aligned = not p.emulated else p.aligned = o.aligned end
   -- global -> LDS copies: "tma" (sm_90a's wgmma path: a producer warp issues one bulk tensor copy
   -- per operand box, paced by mbarriers; the default there with aligned sizes, the faster on the
   -- H100 measured at every major, docs/hopper.md) or "cp.async" (16-byte copies by every thread;
@@ -89,7 +104,9 @@ function options.copies(p, o, rec)
   if o.persistent ~= nil and o.persistent ~= false then
     p.persistent = o.persistent == true and require("ckt.kernels.gemm.schedule").sm_count(rec) or o.persistent
     p.persistent_auto = o.persistent == true
-    if math.type(p.persistent) ~= "integer" or p.persistent < 1 then fail(("persistent %s must be true or a positive number of blocks"):format(tostring(o.persistent))) end
+    if math.type(p.persistent) ~= "integer" or p.persistent < 1 or p.persistent > options.BLOCKS_MAX then
+      fail(("persistent %s must be true or a positive number of blocks (at most 2^31 - 1)"):format(tostring(o.persistent)))
+    end
   end
   -- with the producer warp ptxas caps the registers at 168; an f32 output's epilogue then spills
   -- the accumulators of MMAs left in flight (refused at compile: wrong results on an H200), so

@@ -52,7 +52,9 @@ end
 -- k_pack: contiguous K a lane reads per step (CK's K1); one K step is instr.k x k_pack / k_chunk
 local function k_steps(p, m, o)
   p.k_pack = o.k_pack or (p.vendor == "amd" and 8 or m.k_chunk)
-  if math.type(p.k_pack) ~= "integer" or p.k_pack < 1 or p.k_pack % m.k_chunk ~= 0 then fail(("k_pack %s must be a multiple of %s's %d contiguous K per lane"):format(tostring(p.k_pack), m.name, m.k_chunk)) end
+  if math.type(p.k_pack) ~= "integer" or p.k_pack < 1 or p.k_pack > options.TILE_MAX or p.k_pack % m.k_chunk ~= 0 then
+    fail(("k_pack %s must be a multiple of %s's %d contiguous K per lane, at most %d"):format(tostring(p.k_pack), m.name, m.k_chunk, options.TILE_MAX))
+  end
   p.k_step = m.k * p.k_pack // m.k_chunk
   if p.TK % p.k_step ~= 0 then fail(("tile TK %d is not a multiple of the K step %d (%s's K %d x k_pack %d / %d)"):format(p.TK, p.k_step, m.name, m.k, p.k_pack, m.k_chunk)) end
 end

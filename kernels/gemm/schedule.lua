@@ -3,6 +3,7 @@
 -- blocks share A and B tiles in L2); a persistent grid's blocks walk tiles bid, bid + G, ...
 local ckt = ckt or require "ckt"
 local schedule = {}
+local BLOCKS_MAX = require("ckt.kernels.gemm.options").BLOCKS_MAX
 
 -- TARGET-HW SWITCH: the one place the GEMM reads hardware numbers. Until the engine gives
 -- ckt.target(t).hw and ckt.occupancy, these are an H100's / H200's (132 SMs, 65536 registers an
@@ -26,13 +27,33 @@ function schedule.resident(p, k, exe)
   return math.max(1, math.min(by_regs, by_lds, H100.max_threads_per_sm // threads, H100.max_blocks_per_sm))
 end
 
--- grid(M, N [, exe]): the tiles, or with persistent the smaller of the tiles and the blocks.
--- persistent = true is one block an SM; given the compiled kernel, as many blocks as the SMs hold
--- at once (the block count the caller gave stays as it is)
+-- the tiles along a size (name: M or N; TX: the tile's extent), checked: a non-negative integer
+-- (an integral float is one) whose tile count a grid can hold
+local function tiles_along(name, v, TX)
+  local i = math.type(v) and math.tointeger(v)
+  if not i or i < 0 then
+    error(("gemm: grid: %s must be a non-negative integer, got %s"):format(name, math.type(v) and tostring(v) or type(v)), 3)
+  end
+  local n = i // TX + (i % TX > 0 and 1 or 0)
+  if n > BLOCKS_MAX then
+    error(("gemm: grid: %s = %d makes %d tiles of %d, more than a grid holds (2^31 - 1 blocks)"):format(name, i, n, TX), 3)
+  end
+  return n
+end
+
+-- grid(M, N [, exe]): the tiles, or with persistent the smaller of the tiles and the blocks; a
+-- zero-sized problem gets one block (the launch then runs none). persistent = true is one block an
+-- SM; given the compiled kernel, as many blocks as the SMs hold at once (the block count the caller
+-- gave stays as it is)
 function schedule.grid(p, k)
   local TM, TN = p.TM, p.TN
   return function(M, N, exe)
-    local tiles = ((M + TM - 1) // TM) * ((N + TN - 1) // TN)
+    local mt, nt = tiles_along("M", M, TM), tiles_along("N", N, TN)
+    if mt == 0 or nt == 0 then return 1 end
+    local tiles = mt * nt
+    if not p.persistent and tiles > BLOCKS_MAX then
+      error(("gemm: grid: M = %d and N = %d make %d x %d tiles, more than a grid holds (2^31 - 1 blocks); persistent = true walks them with fewer"):format(M, N, mt, nt), 2)
+    end
     if not p.persistent then return tiles end
     local blocks = p.persistent
     if p.persistent_auto and exe and not p.emulated then blocks = schedule.sm_count(ckt.target(p.target)) * schedule.resident(p, k, exe) end
