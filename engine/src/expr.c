@@ -1055,36 +1055,68 @@ static void put(sb *s, const char *fmt, ...)
     if (k > 0) s->len += (size_t)k;
 }
 
-static const char *binop(ckt_expr_op op)
+/* How each operation is spelled in C: one row per operation. INFIX rows print `a op b`
+ * (parenthesized unless at the top of a statement or a call's argument), PREFIX rows `op a`, CALL
+ * rows `fn(a[, b])`; `f32` is the spelling for a float-typed node where it differs (fminf for
+ * ckt_imin), and ROUND picks between its two names by the dtype it rounds through (f16: `f32`). */
+enum { FORM_LEAF, FORM_INFIX, FORM_PREFIX, FORM_CALL, FORM_SELECT };
+typedef struct op_row {
+    uint8_t form, arity;
+    const char *c;   /* operator, prefix, or function name with its "(" */
+    const char *f32; /* the spelling on f32 operands, when it differs */
+} op_row;
+
+static const op_row op_rows[] = {
+    [CKT_E_ADD] = {FORM_INFIX, 2, "+", NULL},
+    [CKT_E_SUB] = {FORM_INFIX, 2, "-", NULL},
+    [CKT_E_MUL] = {FORM_INFIX, 2, "*", NULL},
+    [CKT_E_DIV] = {FORM_INFIX, 2, "/", NULL},
+    [CKT_E_MOD] = {FORM_INFIX, 2, "%", NULL},
+    [CKT_E_MIN] = {FORM_CALL, 2, "ckt_imin(", "fminf("},
+    [CKT_E_MAX] = {FORM_CALL, 2, "ckt_imax(", "fmaxf("},
+    [CKT_E_AND] = {FORM_INFIX, 2, "&", NULL},
+    [CKT_E_OR] = {FORM_INFIX, 2, "|", NULL},
+    [CKT_E_XOR] = {FORM_INFIX, 2, "^", NULL},
+    [CKT_E_SHL] = {FORM_INFIX, 2, "<<", NULL},
+    [CKT_E_SHR] = {FORM_INFIX, 2, ">>", NULL},
+    [CKT_E_LT] = {FORM_INFIX, 2, "<", NULL},
+    [CKT_E_LE] = {FORM_INFIX, 2, "<=", NULL},
+    [CKT_E_EQ] = {FORM_INFIX, 2, "==", NULL},
+    [CKT_E_NE] = {FORM_INFIX, 2, "!=", NULL},
+    [CKT_E_LAND] = {FORM_INFIX, 2, "&&", NULL},
+    [CKT_E_LOR] = {FORM_INFIX, 2, "||", NULL},
+    [CKT_E_NOT] = {FORM_PREFIX, 1, "!", NULL},
+    [CKT_E_NEG] = {FORM_PREFIX, 1, "-", NULL},
+    [CKT_E_SELECT] = {FORM_SELECT, 3, "?", NULL},
+    [CKT_E_EXP] = {FORM_CALL, 1, "ckt_expf(", NULL},
+    [CKT_E_LOG] = {FORM_CALL, 1, "ckt_logf(", NULL},
+    [CKT_E_SQRT] = {FORM_CALL, 1, "ckt_sqrtf(", NULL},
+    [CKT_E_ABS] = {FORM_CALL, 1, "ckt_iabs(", "fabsf("},
+    [CKT_E_ROUND] = {FORM_CALL, 1, "ckt_round_bf16(", "ckt_round_f16("},
+    [CKT_E_TOFLOAT] = {FORM_PREFIX, 1, "(float)", NULL},
+    [CKT_E_TOINT] = {FORM_CALL, 1, "ckt_toint(", NULL},
+    [CKT_E_FLOOR] = {FORM_CALL, 1, "floorf(", NULL},
+};
+
+static const op_row *row_of(ckt_expr_op op)
 {
-    switch (op) {
-    case CKT_E_ADD: return "+";
-    case CKT_E_SUB: return "-";
-    case CKT_E_MUL: return "*";
-    case CKT_E_DIV: return "/";
-    case CKT_E_MOD: return "%";
-    case CKT_E_AND: return "&";
-    case CKT_E_OR: return "|";
-    case CKT_E_XOR: return "^";
-    case CKT_E_SHL: return "<<";
-    case CKT_E_SHR: return ">>";
-    case CKT_E_LT: return "<";
-    case CKT_E_LE: return "<=";
-    case CKT_E_EQ: return "==";
-    case CKT_E_NE: return "!=";
-    case CKT_E_LAND: return "&&";
-    case CKT_E_LOR: return "||";
-    default: return "?";
-    }
+    static const op_row leaf_row = {FORM_LEAF, 0, "?", NULL};
+    return (size_t)op < sizeof op_rows / sizeof *op_rows && op_rows[op].form ? &op_rows[op]
+                                                                             : &leaf_row;
 }
 
-static void pr(const ckt_expr_pool *p, ckt_expr_id e, sb *s, const char *const *inputs, int top)
+/* the row's spelling for node n */
+static const char *spelling(const op_row *r, const ckt_expr_node *n)
 {
-    if (!valid(p, e)) {
-        put(s, "/*?*/0");
-        return;
-    }
-    const ckt_expr_node *n = &p->nodes[e];
+    bool alt = n->op == CKT_E_ROUND ? (n->i & 0xff) == CKT_F16 : n->type == CKT_T_F32;
+    return alt && r->f32 ? r->f32 : r->c;
+}
+
+static void pr(const ckt_expr_pool *p, ckt_expr_id e, sb *s, const char *const *inputs, int top);
+
+static void pr_leaf(const ckt_expr_pool *p, const ckt_expr_node *n, sb *s,
+                    const char *const *inputs)
+{
     switch ((ckt_expr_op)n->op) {
     case CKT_E_INT:
         if (n->type == CKT_T_BOOL)
@@ -1116,24 +1148,63 @@ static void pr(const ckt_expr_pool *p, ckt_expr_id e, sb *s, const char *const *
         else
             put(s, "x%d", (int)n->i);
         return;
-    case CKT_E_MIN:
-    case CKT_E_MAX:
-        put(s, n->type == CKT_T_F32 ? (n->op == CKT_E_MIN ? "fminf(" : "fmaxf(")
-                                    : (n->op == CKT_E_MIN ? "ckt_imin(" : "ckt_imax("));
+    default: put(s, "/*?*/0"); return;
+    }
+}
+
+/* Integer / and % (Lua's // and %). C truncates; Lua floors. They agree when neither side is
+ * negative: index math keeps its plain operators, anything else goes through the prelude's
+ * helpers. Returns false when the plain infix form applies. */
+static bool pr_index_divmod(const ckt_expr_pool *p, const ckt_expr_node *n, sb *s,
+                            const char *const *inputs)
+{
+    int64_t al, ah, bl, bh;
+    ckt_expr_range(p, n->a, &al, &ah);
+    ckt_expr_range(p, n->b, &bl, &bh);
+    if (!(al >= 0 && bl >= 1)) {
+        put(s, n->op == CKT_E_DIV ? "ckt_floordiv(" : "ckt_floormod(");
         pr(p, n->a, s, inputs, 1);
         put(s, ", ");
         pr(p, n->b, s, inputs, 1);
         put(s, ")");
+        return true;
+    }
+    /* by a constant that is not a power of two, on a value that fits 32 bits: unsigned 32-bit
+     * arithmetic (a multiply-high on GPUs, where 64-bit division is a long call) */
+    int64_t c;
+    if (ah <= INT32_MAX && ckt_expr_is_const(p, n->b, &c) && (c & (c - 1))) {
+        put(s, "(ckt_i64)((ckt_u32)");
+        pr(p, n->a, s, inputs, 0);
+        put(s, " %s %lldu)", row_of((ckt_expr_op)n->op)->c, (long long)c);
+        return true;
+    }
+    return false;
+}
+
+static void pr(const ckt_expr_pool *p, ckt_expr_id e, sb *s, const char *const *inputs, int top)
+{
+    if (!valid(p, e)) {
+        put(s, "/*?*/0");
         return;
-    case CKT_E_NEG:
-        put(s, "-");
+    }
+    const ckt_expr_node *n = &p->nodes[e];
+    const op_row *r = row_of((ckt_expr_op)n->op);
+    switch (r->form) {
+    case FORM_LEAF: pr_leaf(p, n, s, inputs); return;
+    case FORM_PREFIX:
+        put(s, "%s", spelling(r, n));
         pr(p, n->a, s, inputs, 0);
         return;
-    case CKT_E_NOT:
-        put(s, "!");
-        pr(p, n->a, s, inputs, 0);
+    case FORM_CALL:
+        put(s, "%s", spelling(r, n));
+        pr(p, n->a, s, inputs, 1);
+        if (r->arity == 2) {
+            put(s, ", ");
+            pr(p, n->b, s, inputs, 1);
+        }
+        put(s, ")");
         return;
-    case CKT_E_SELECT:
+    case FORM_SELECT:
         if (!top) put(s, "(");
         pr(p, n->a, s, inputs, 0);
         put(s, " ? ");
@@ -1142,82 +1213,13 @@ static void pr(const ckt_expr_pool *p, ckt_expr_id e, sb *s, const char *const *
         pr(p, n->c, s, inputs, 0);
         if (!top) put(s, ")");
         return;
-    case CKT_E_EXP:
-        put(s, "ckt_expf(");
-        pr(p, n->a, s, inputs, 1);
-        put(s, ")");
-        return;
-    case CKT_E_LOG:
-        put(s, "ckt_logf(");
-        pr(p, n->a, s, inputs, 1);
-        put(s, ")");
-        return;
-    case CKT_E_SQRT:
-        put(s, "ckt_sqrtf(");
-        pr(p, n->a, s, inputs, 1);
-        put(s, ")");
-        return;
-    case CKT_E_ABS:
-        put(s, n->type == CKT_T_F32 ? "fabsf(" : "ckt_iabs(");
-        pr(p, n->a, s, inputs, 1);
-        put(s, ")");
-        return;
-    case CKT_E_ROUND:
-        put(s, (n->i & 0xff) == CKT_F16 ? "ckt_round_f16(" : "ckt_round_bf16(");
-        pr(p, n->a, s, inputs, 1);
-        put(s, ")");
-        return;
-    case CKT_E_TOFLOAT:
-        put(s, "(float)");
-        pr(p, n->a, s, inputs, 0);
-        return;
-    case CKT_E_TOINT:
-        put(s, "ckt_toint(");
-        pr(p, n->a, s, inputs, 1);
-        put(s, ")");
-        return;
-    case CKT_E_FLOOR:
-        put(s, "floorf(");
-        pr(p, n->a, s, inputs, 1);
-        put(s, ")");
-        return;
-    case CKT_E_DIV:
-    case CKT_E_MOD:
-        if (n->type == CKT_T_INDEX) {
-            /* C truncates; Lua floors. They agree when neither side is negative: index math
-             * keeps its plain operators, anything else goes through the prelude's helpers */
-            int64_t al, ah, bl, bh;
-            ckt_expr_range(p, n->a, &al, &ah);
-            ckt_expr_range(p, n->b, &bl, &bh);
-            if (!(al >= 0 && bl >= 1)) {
-                put(s, n->op == CKT_E_DIV ? "ckt_floordiv(" : "ckt_floormod(");
-                pr(p, n->a, s, inputs, 1);
-                put(s, ", ");
-                pr(p, n->b, s, inputs, 1);
-                put(s, ")");
-                return;
-            }
-            /* by a constant that is not a power of two, on a value that fits 32 bits: unsigned
-             * 32-bit arithmetic (a multiply-high on GPUs, where 64-bit division is a long call) */
-            int64_t c;
-            if (ah <= INT32_MAX && ckt_expr_is_const(p, n->b, &c) && (c & (c - 1))) {
-                put(s, "(ckt_i64)((ckt_u32)");
-                pr(p, n->a, s, inputs, 0);
-                put(s, " %s %lldu)", binop((ckt_expr_op)n->op), (long long)c);
-                return;
-            }
-        }
+    default: /* FORM_INFIX; a - (b + c) keeps its parentheses, a + b + c reads without */
+        if ((n->op == CKT_E_DIV || n->op == CKT_E_MOD) && n->type == CKT_T_INDEX &&
+            pr_index_divmod(p, n, s, inputs))
+            return;
         if (!top) put(s, "(");
         pr(p, n->a, s, inputs, 0);
-        put(s, " %s ", binop((ckt_expr_op)n->op));
-        pr(p, n->b, s, inputs, 0);
-        if (!top) put(s, ")");
-        return;
-    default:
-        if (!top) put(s, "(");
-        pr(p, n->a, s, inputs, 0);
-        put(s, " %s ", binop((ckt_expr_op)n->op));
-        /* a - (b + c) needs its parentheses; a + b + c reads without */
+        put(s, " %s ", spelling(r, n));
         pr(p, n->b, s, inputs, 0);
         if (!top) put(s, ")");
         return;
