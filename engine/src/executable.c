@@ -86,7 +86,9 @@ ckt_status ckt_kernel_compile_record(ckt_context *ctx, const ckt_kernel *k,
     static const ckt_kernel_compile_options none = {0, NULL, 0};
     if (!k || !out || !target)
         return ckt_fail(err, CKT_EINVAL, "compile: %s is NULL",
-                        !k ? "kernel" : !out ? "out" : "target");
+                        !k     ? "kernel"
+                        : !out ? "out"
+                               : "target");
     *out = NULL;
     if (!opts) opts = &none;
     ckt_executable *e = calloc(1, sizeof *e);
