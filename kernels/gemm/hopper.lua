@@ -4,12 +4,8 @@ local ckt = ckt or require "ckt"
 local fail = require("ckt.kernels.gemm.options").fail
 local hopper = {}
 
--- Does the target record name a warpgroup MMA? (sm_90a, cpu:sm_90a)
--- TARGET-HW SWITCH: once ckt.target(t).hw lands, read its wgmma field here instead of the names.
-function hopper.available(rec)
-  for _, name in ipairs(rec.matrix) do if name:match("^wgmma") then return true end end
-  return false
-end
+-- Has the target warpgroup MMAs? (sm_90a, cpu:sm_90a: the record's hardware model says)
+function hopper.available(rec) return rec.hw.wgmma end
 
 -- The warpgroup grid and the wgmma instruction. Warpgroups split TM first (each at least 64 rows,
 -- one m64 instruction per 64 rows), then TN; the instruction's N is the largest of 256, 128, 64

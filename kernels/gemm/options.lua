@@ -67,7 +67,7 @@ function options.operands(p, o)
   p.target = o.target or (ckt.default_target and ckt.default_target()) or "cpu"
   if type(p.target) ~= "string" then fail("target must be a string") end
   local okt, rec = pcall(ckt.target, p.target)
-  if not okt then fail(("target '%s' has no matrix instructions (cpu, cpu:<gpu>, gfx90a, sm_80, sm_90)"):format(p.target)) end
+  if not okt then fail(("target '%s': %s"):format(p.target, tostring(rec))) end
   p.arch, p.emulated, p.vendor = rec.arch, rec.emulated, rec.vendor
   if p.dtype == "f32" and not p.emulated then fail(("dtype f32 runs on the CPU target only (%s has no f32 matrix instruction here)"):format(p.target)) end
   return rec
@@ -96,11 +96,11 @@ function options.copies(p, o, rec)
   -- per operand box, paced by mbarriers; the default there with aligned sizes, the faster on the
   -- H100 measured at every major, docs/hopper.md) or "cp.async" (16-byte copies by every thread;
   -- any size: the tensor maps' strides need 16 bytes)
-  p.copy = o.copy or ((p.hopper and rec.tma and p.aligned) and "tma" or "cp.async")
+  p.copy = o.copy or ((p.hopper and rec.hw.tma and p.aligned) and "tma" or "cp.async")
   if p.copy ~= "tma" and p.copy ~= "cp.async" then fail(("copy '%s' is not \"tma\" or \"cp.async\""):format(tostring(p.copy))) end
-  if p.copy == "tma" and not (p.hopper and rec.tma) then fail(("copy = \"tma\": bulk tensor copies feed sm_90a's wgmma path (%s is not it)"):format(p.target)) end
-  -- persistent = true | blocks: a grid of that many blocks (true: schedule.sm_count, the SMs of an
-  -- H100 / H200) walks the tiles, the copies running on across tile boundaries
+  if p.copy == "tma" and not (p.hopper and rec.hw.tma) then fail(("copy = \"tma\": bulk tensor copies feed sm_90a's wgmma path (%s is not it)"):format(p.target)) end
+  -- persistent = true | blocks: a grid of that many blocks (true: the target's SM / CU count,
+  -- schedule.sm_count) walks the tiles, the copies running on across tile boundaries
   if o.persistent ~= nil and o.persistent ~= false then
     p.persistent = o.persistent == true and require("ckt.kernels.gemm.schedule").sm_count(rec) or o.persistent
     p.persistent_auto = o.persistent == true

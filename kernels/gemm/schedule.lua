@@ -5,14 +5,11 @@ local ckt = ckt or require "ckt"
 local schedule = {}
 local BLOCKS_MAX = require("ckt.kernels.gemm.options").BLOCKS_MAX
 
--- TARGET-HW SWITCH: the one place the GEMM reads hardware numbers. Until the engine gives
--- ckt.target(t).hw and ckt.occupancy, these are an H100's / H200's (132 SMs, 65536 registers an
--- SM given to warps 256 at a time, 2048 threads and 32 blocks an SM, 1 KiB of LDS a block kept by
--- the hardware).
-local H100 = {sm_count = 132, regs_per_sm = 65536, reg_granule = 256, max_threads_per_sm = 2048, max_blocks_per_sm = 32, lds_reserved = 1024}
+-- The hardware comes from the target record (ckt.target(t).hw) and the engine's one occupancy
+-- model (ckt.occupancy), which autotune shares.
 
--- the SMs a persistent = true grid fills (one block each unless the compiled kernel says more)
-function schedule.sm_count(rec) return H100.sm_count end
+-- the SMs / CUs a persistent = true grid fills (one block each unless the compiled kernel says more)
+function schedule.sm_count(rec) return rec.hw.sm_count end
 
 -- blocks of the compiled kernel exe (k: the kernel) an SM holds at once, by its registers, LDS and
 -- threads (the bulk-copy path's producer warp counted)
@@ -20,11 +17,7 @@ function schedule.resident(p, k, exe)
   local regs = exe:resources().registers
   if type(regs) ~= "number" or regs < 1 then return 1 end
   local threads = p.block + (p.copy == "tma" and 32 or 0)
-  local warps = (threads + 31) // 32
-  local per_warp = (regs * 32 + H100.reg_granule - 1) // H100.reg_granule * H100.reg_granule
-  local by_regs = H100.regs_per_sm // (per_warp * warps)
-  local by_lds = ckt.target(p.target).lds_bytes // (k:lds_bytes() + H100.lds_reserved)
-  return math.max(1, math.min(by_regs, by_lds, H100.max_threads_per_sm // threads, H100.max_blocks_per_sm))
+  return math.max(1, (ckt.occupancy(p.target, {threads = threads, registers = regs, lds_bytes = k:lds_bytes()})))
 end
 
 -- the tiles along a size (name: M or N; TX: the tile's extent), checked: a non-negative integer
