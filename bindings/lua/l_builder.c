@@ -340,17 +340,31 @@ static int b_block_order(lua_State *L)
     ckt_expr_id m = ckt_lk_toexpr(L, -2, kb, "block_order: tiles[1]"),
                 n = ckt_lk_toexpr(L, -1, kb, "block_order: tiles[2]");
     lua_pop(L, 3);
+    if (!ckt_expr_uniform(ckt_kernel_exprs(kb->k), m) ||
+        !ckt_expr_uniform(ckt_kernel_exprs(kb->k), n))
+        return ckt_l_argerror(L, 2, "field 'tiles' must be the same for every thread of the block, "
+                                    "got an expression of the thread id");
     const char *order = "row";
     int64_t group = 8;
     ckt_l_field_string(L, 2, fn, "order", &order);
     ckt_l_field_int(L, 2, fn, "group", &group);
-    if (group < 1)
-        return ckt_l_errorf(L, "block_order: group must be >= 1, got %lld", (long long)group);
+    /* the grouped order multiplies the tile count by group, in 64 bits: bounded like a grid
+     * dimension (more tile rows than a grid has blocks mean nothing), and the product is checked
+     * where the expression is built */
+    if (group < 1 || group > INT32_MAX)
+        return ckt_l_argerror(L, 2, "field 'group' must be in 1..%d, got %lld", INT32_MAX,
+                              (long long)group);
     ckt_expr_pool *ex = ckt_kernel_exprs(kb->k);
     ckt_expr_id pid = ckt_expr_bid(ex, 0), tm, tn;
     if (lua_getfield(L, 2, "id") !=
-        LUA_TNIL) /* a tile number other than the block's (persistent) */
+        LUA_TNIL) { /* a tile number other than the block's (persistent) */
         pid = ckt_lk_toexpr(L, -1, kb, "block_order: id");
+        if (!ckt_expr_uniform(ex, pid))
+            return ckt_l_argerror(L, 2,
+                                  "field 'id' must be the same for every thread of the block (a "
+                                  "tile number over block ids, sizes and loop counters), got an "
+                                  "expression of the thread id");
+    }
     lua_pop(L, 1);
     if (!strcmp(order, "row")) {
         tm = ckt_expr_binary(ex, CKT_E_DIV, pid, n);

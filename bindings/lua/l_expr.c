@@ -105,6 +105,17 @@ static int e_unm(lua_State *L)
     return 1;
 }
 
+/* ~x: Lua's bitwise not, x ~ -1 (integers only, as the other bitwise operators) */
+static int e_bnot(lua_State *L)
+{
+    l_kobj *o = luaL_checkudata(L, 1, CKT_L_EXPR);
+    ckt_expr_pool *ex = ckt_kernel_exprs(o->kb->k);
+    ckt_expr_id a = ckt_lk_toexpr(L, 1, o->kb, NULL);
+    ckt_lk_push_owner(L, 1);
+    ckt_lk_push_expr(L, o->kb, -1, ckt_expr_binary(ex, CKT_E_XOR, a, ckt_expr_int(ex, -1)));
+    return 1;
+}
+
 static int e_compare(lua_State *L)
 {
     return ckt_l_errorf(L, "comparing kernel expressions with < or <= has no Lua meaning: use "
@@ -343,7 +354,8 @@ static int l_expr_op(lua_State *L)
 void ckt_lk_open_expr(lua_State *L)
 {
     static const ckt_l_entry rows[] = {
-        {CKT_L_EXPR, "__unm", e_unm},    {CKT_L_EXPR, "__lt", e_compare},
+        {CKT_L_EXPR, "__unm", e_unm},    {CKT_L_EXPR, "__bnot", e_bnot},
+        {CKT_L_EXPR, "__lt", e_compare},
         {CKT_L_EXPR, "__le", e_compare}, {CKT_L_EXPR, "__tostring", e_tostring},
         {CKT_L_EXPR, "value", e_value},  {CKT_L_MODULE, "select", m_select},
         {CKT_L_MODULE, "cast", m_cast},  {NULL, NULL, NULL}};

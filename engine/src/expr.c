@@ -454,9 +454,9 @@ void ckt_expr_range(const ckt_expr_pool *p, ckt_expr_id e, int64_t *lo, int64_t 
     case CKT_E_AND:
         ckt_expr_range(p, n->a, &al, &ah);
         ckt_expr_range(p, n->b, &bl, &bh);
-        if (al >= 0 && bl >= 0) {
+        if (al >= 0 || bl >= 0) { /* x & m with m >= 0 is in [0, m] */
             l = 0;
-            h = ckt_min64(ah, bh);
+            h = al >= 0 && bl >= 0 ? ckt_min64(ah, bh) : al >= 0 ? ah : bh;
         }
         break;
     case CKT_E_SHR:
@@ -702,6 +702,96 @@ static ckt_expr_id fold_float(ckt_expr_pool *p, ckt_expr_op op, float a, float b
 
 static bool int_op_ok(ckt_expr_op op) { return op <= CKT_E_SHR && op >= CKT_E_ADD; }
 
+/* Lua's x << n (n < 0: x >> -n), on the 64 bits as unsigned: counts of 64 or more give 0 */
+static int64_t lua_shift(int64_t x, int64_t n)
+{
+    if (n <= -64 || n >= 64) return 0;
+    return n >= 0 ? (int64_t)((uint64_t)x << n) : (int64_t)((uint64_t)x >> -n);
+}
+
+/* A known range: neither bound saturated (the analyses' "unknown"). */
+static bool bounded(int64_t lo, int64_t hi) { return lo != INT64_MIN && hi != INT64_MAX; }
+
+/* Whether a op b (ADD, SUB, MUL), with both operands' ranges known, can leave int64. A value folded
+ * in from an option (a constant) times a size can: the generated code would overflow (undefined
+ * in C: a compiler may drop the zero-divisor check that follows, and the CPU launch dies of
+ * SIGFPE), so such an expression is refused where it is built. */
+static bool may_overflow(const ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id a, ckt_expr_id b)
+{
+    if (p->nodes[a].type == CKT_T_F32 || p->nodes[b].type == CKT_T_F32) return false;
+    int64_t al, ah, bl, bh, r;
+    ckt_expr_range(p, a, &al, &ah);
+    ckt_expr_range(p, b, &bl, &bh);
+    if (!bounded(al, ah) || !bounded(bl, bh)) return false;
+    switch (op) {
+    case CKT_E_ADD: return ckt_add_ovf(al, bl, &r) || ckt_add_ovf(ah, bh, &r);
+    case CKT_E_SUB: return ckt_sub_ovf(al, bh, &r) || ckt_sub_ovf(ah, bl, &r);
+    default:
+        return ckt_mul_ovf(al, bl, &r) || ckt_mul_ovf(al, bh, &r) || ckt_mul_ovf(ah, bl, &r) ||
+               ckt_mul_ovf(ah, bh, &r);
+    }
+}
+
+static ckt_expr_id fail_overflow(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id a, ckt_expr_id b)
+{
+    char ea[96], eb[96], msg[400];
+    int64_t al, ah, bl, bh;
+    ckt_expr_range(p, a, &al, &ah);
+    ckt_expr_range(p, b, &bl, &bh);
+    ckt_expr_print(p, a, ea, sizeof ea, NULL);
+    ckt_expr_print(p, b, eb, sizeof eb, NULL);
+    snprintf(msg, sizeof msg,
+             "expression: (%s) %s (%s) can overflow 64 bits (the operands reach [%lld, %lld] and "
+             "[%lld, %lld]): a folded value is too large",
+             ea, op == CKT_E_ADD ? "+" : op == CKT_E_SUB ? "-" : "*", eb, (long long)al,
+             (long long)ah, (long long)bl, (long long)bh);
+    return fail(p, CKT_EOVERFLOW, msg);
+}
+
+/* a << n or a >> n with a count n not known when built: Lua's meaning spelled out, as
+ * n in (-64, 64) ? (n >= 0 ? a op (n & 63) : a op' (-n & 63)) : 0 */
+static ckt_expr_id var_shift(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id a, ckt_expr_id n)
+{
+    int64_t lo, hi;
+    ckt_expr_range(p, n, &lo, &hi);
+    ckt_expr_op other = op == CKT_E_SHL ? CKT_E_SHR : CKT_E_SHL;
+    if (lo >= 0 && hi < 64) return push(p, mk(op, CKT_T_INDEX, a, n, -1));
+    ckt_expr_id m63 = ckt_expr_int(p, 63);
+    ckt_expr_id pos = push(p, mk(op, CKT_T_INDEX, a, ckt_expr_binary(p, CKT_E_AND, n, m63), -1));
+    ckt_expr_id neg = push(p, mk(other, CKT_T_INDEX, a,
+                                 ckt_expr_binary(p, CKT_E_AND,
+                                                 ckt_expr_binary(p, CKT_E_SUB, ckt_expr_int(p, 0), n),
+                                                 m63),
+                                 -1));
+    ckt_expr_id in = ckt_expr_binary(p, CKT_E_LAND, ckt_expr_binary(p, CKT_E_LT, ckt_expr_int(p, -64), n),
+                                     ckt_expr_binary(p, CKT_E_LT, n, ckt_expr_int(p, 64)));
+    return ckt_expr_select(
+        p, in, ckt_expr_select(p, ckt_expr_binary(p, CKT_E_LE, ckt_expr_int(p, 0), n), pos, neg),
+        ckt_expr_int(p, 0));
+}
+
+/* Lua's float %: m = fmod(a, b), plus b when m and b have opposite signs (m != 0) */
+static ckt_expr_id float_mod(ckt_expr_pool *p, ckt_expr_id a, ckt_expr_id b)
+{
+    a = ckt_expr_unary(p, CKT_E_TOFLOAT, a);
+    b = ckt_expr_unary(p, CKT_E_TOFLOAT, b);
+    if (p->failed) return CKT_EXPR_NONE;
+    const ckt_expr_node *na = &p->nodes[a], *nb = &p->nodes[b];
+    if (na->op == CKT_E_FLOAT && nb->op == CKT_E_FLOAT) {
+        float m = fmodf(na->f, nb->f);
+        if (m > 0 ? nb->f < 0 : (m < 0 && nb->f != m)) m += nb->f;
+        return ckt_expr_float(p, m);
+    }
+    ckt_expr_id m = push(p, mk(CKT_E_MOD, CKT_T_F32, a, b, -1)), z = ckt_expr_float(p, 0.0f);
+    ckt_expr_id flip = ckt_expr_binary(
+        p, CKT_E_LOR,
+        ckt_expr_binary(p, CKT_E_LAND, ckt_expr_binary(p, CKT_E_LT, z, m),
+                        ckt_expr_binary(p, CKT_E_LT, b, z)),
+        ckt_expr_binary(p, CKT_E_LAND, ckt_expr_binary(p, CKT_E_LT, m, z),
+                        ckt_expr_binary(p, CKT_E_LT, z, b)));
+    return ckt_expr_select(p, flip, ckt_expr_binary(p, CKT_E_ADD, m, b), m);
+}
+
 ckt_expr_id ckt_expr_binary(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id a, ckt_expr_id b)
 {
     if (!p || !p->nodes || p->failed) return CKT_EXPR_NONE;
@@ -712,10 +802,11 @@ ckt_expr_id ckt_expr_binary(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id a, ckt
     bool fl = is_float(p, a) || is_float(p, b);
     bool cmp = op >= CKT_E_LT && op <= CKT_E_NE;
     bool logic = op == CKT_E_LAND || op == CKT_E_LOR;
-    if (fl && op >= CKT_E_MOD && op <= CKT_E_SHR && op != CKT_E_MIN && op != CKT_E_MAX)
-        return fail(
-            p, CKT_EINVAL,
-            "expression: %, bitwise operators and shifts need integer operands, got a float");
+    if (fl && op == CKT_E_MOD) return float_mod(p, a, b);
+    if (fl && op >= CKT_E_AND && op <= CKT_E_SHR)
+        return fail(p, CKT_EINVAL,
+                    "expression: bitwise operators and shifts need integer operands, got a float "
+                    "(convert with ckt.int)");
     ckt_expr_type t = cmp || logic ? CKT_T_BOOL : fl ? CKT_T_F32 : CKT_T_INDEX;
     int64_t x, y, r;
     bool cx = ckt_expr_is_const(p, a, &x), cy = ckt_expr_is_const(p, b, &y);
@@ -752,16 +843,7 @@ ckt_expr_id ckt_expr_binary(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id a, ckt
         case CKT_E_OR: r = x | y; break;
         case CKT_E_XOR: r = x ^ y; break;
         case CKT_E_SHL:
-            if (y < 0 || y > 62)
-                return fail(p, CKT_EINVAL, "expression: shift count out of range 0..62");
-            ovf = x < 0 || (x > (INT64_MAX >> y));
-            r = ovf ? 0 : x << y; /* shifting a negative value is undefined */
-            break;
-        case CKT_E_SHR:
-            if (y < 0 || y > 63)
-                return fail(p, CKT_EINVAL, "expression: shift count out of range 0..63");
-            r = x >> y;
-            break;
+        case CKT_E_SHR: r = lua_shift(x, op == CKT_E_SHL ? y : y == INT64_MIN ? 64 : -y); break;
         default: r = 0; break;
         }
         if (ovf) return fail(p, CKT_EOVERFLOW, "expression: 64-bit overflow folding constants");
@@ -777,6 +859,10 @@ ckt_expr_id ckt_expr_binary(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id a, ckt
         return c;
     }
     int64_t al, ah, bl, bh;
+    if ((op == CKT_E_ADD || op == CKT_E_SUB || op == CKT_E_MUL) && (cx || cy) &&
+        may_overflow(p, op, a, b))
+        return fail_overflow(p, op, a, b);
+    if ((op == CKT_E_SHL || op == CKT_E_SHR) && !cy) return var_shift(p, op, a, b);
     switch (op) {
     case CKT_E_ADD:
     case CKT_E_SUB: {
@@ -841,10 +927,13 @@ ckt_expr_id ckt_expr_binary(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id a, ckt
         if (cy) return y ? a : b;
         break;
     case CKT_E_SHL:
-        if (cy && y == 0) return a;
-        break;
     case CKT_E_SHR:
-        if (cy && y == 0) return a;
+        /* Lua's shifts: a count of 64 or more gives 0, a negative one shifts the other way */
+        if (y == 0) return a;
+        if (y >= 64 || y <= -64) return ckt_expr_int(p, 0);
+        if (y < 0)
+            return ckt_expr_binary(p, op == CKT_E_SHL ? CKT_E_SHR : CKT_E_SHL, a,
+                                   ckt_expr_int(p, -y));
         break;
     case CKT_E_AND:
         if (cy && y == 0) return ckt_expr_int(p, 0);
@@ -989,6 +1078,10 @@ static ckt_status ev(const ckt_expr_pool *p, ckt_expr_id e, const ckt_expr_env *
         }
         break;
     case CKT_E_MOD:
+        if (fl) {
+            *out = fmodf((float)a, (float)b); /* float_mod adds Lua's sign adjustment around it */
+            break;
+        }
         if (ib == 0) return ckt_fail(err, CKT_EINVAL, "expression eval: remainder by zero");
         *out = ib == -1 ? 0 : (double)floor_mod(ia, ib);
         break;
@@ -997,8 +1090,8 @@ static ckt_status ev(const ckt_expr_pool *p, ckt_expr_id e, const ckt_expr_env *
     case CKT_E_AND: *out = (double)(ia & ib); break;
     case CKT_E_OR: *out = (double)(ia | ib); break;
     case CKT_E_XOR: *out = (double)(ia ^ ib); break;
-    case CKT_E_SHL: *out = (double)(ia << (ib & 63)); break;
-    case CKT_E_SHR: *out = (double)(ia >> (ib & 63)); break;
+    case CKT_E_SHL: *out = (double)lua_shift(ia, ib); break;
+    case CKT_E_SHR: *out = (double)lua_shift(ia, ib == INT64_MIN ? 64 : -ib); break;
     case CKT_E_LT: *out = a < b; break;
     case CKT_E_LE: *out = a <= b; break;
     case CKT_E_EQ: *out = a == b; break;
@@ -1071,7 +1164,7 @@ static const op_row op_rows[] = {
     [CKT_E_SUB] = {FORM_INFIX, 2, "-", NULL},
     [CKT_E_MUL] = {FORM_INFIX, 2, "*", NULL},
     [CKT_E_DIV] = {FORM_INFIX, 2, "/", NULL},
-    [CKT_E_MOD] = {FORM_INFIX, 2, "%", NULL},
+    [CKT_E_MOD] = {FORM_INFIX, 2, "%", "fmodf("}, /* f32: C's fmod (float_mod adds Lua's sign) */
     [CKT_E_MIN] = {FORM_CALL, 2, "ckt_imin(", "fminf("},
     [CKT_E_MAX] = {FORM_CALL, 2, "ckt_imax(", "fmaxf("},
     [CKT_E_AND] = {FORM_INFIX, 2, "&", NULL},
@@ -1181,6 +1274,50 @@ static bool pr_index_divmod(const ckt_expr_pool *p, const ckt_expr_node *n, sb *
     return false;
 }
 
+/* Integer +, -, * and shifts wrap around as Lua's integers do: where the ranges cannot rule out
+ * leaving int64 (a value computed from map inputs), or a shift could push bits out of a signed
+ * value, they are printed over unsigned 64 bits (defined in C, the same instructions); index math
+ * whose ranges are known keeps the plain operators. A right shift is Lua's logical one. Returns
+ * false when the plain form applies. */
+static bool pr_wrapping(const ckt_expr_pool *p, const ckt_expr_node *n, const op_row *r, sb *s,
+                        const char *const *inputs)
+{
+    int64_t al, ah, bl, bh, t;
+    bool wrap;
+    switch ((ckt_expr_op)n->op) {
+    case CKT_E_ADD:
+    case CKT_E_SUB:
+    case CKT_E_MUL:
+        if (!ckt_expr_has_input(p, n->a) && !ckt_expr_has_input(p, n->b)) return false;
+        ckt_expr_range(p, n->a, &al, &ah);
+        ckt_expr_range(p, n->b, &bl, &bh);
+        wrap = !bounded(al, ah) || !bounded(bl, bh) ||
+               (n->op == CKT_E_ADD && (ckt_add_ovf(al, bl, &t) || ckt_add_ovf(ah, bh, &t))) ||
+               (n->op == CKT_E_SUB && (ckt_sub_ovf(al, bh, &t) || ckt_sub_ovf(ah, bl, &t))) ||
+               (n->op == CKT_E_MUL && (ckt_mul_ovf(al, bl, &t) || ckt_mul_ovf(al, bh, &t) ||
+                                       ckt_mul_ovf(ah, bl, &t) || ckt_mul_ovf(ah, bh, &t)));
+        if (!wrap) return false;
+        put(s, "(ckt_i64)((ckt_u64)");
+        pr(p, n->a, s, inputs, 0);
+        put(s, " %s (ckt_u64)", r->c);
+        pr(p, n->b, s, inputs, 0);
+        put(s, ")");
+        return true;
+    case CKT_E_SHL:
+    case CKT_E_SHR: /* counts are in 0..63 by construction (var_shift, the folds) */
+        ckt_expr_range(p, n->a, &al, &ah);
+        ckt_expr_range(p, n->b, &bl, &bh);
+        if (al >= 0 && (n->op == CKT_E_SHR || (bh < 63 && ah <= (INT64_MAX >> bh)))) return false;
+        put(s, "(ckt_i64)((ckt_u64)");
+        pr(p, n->a, s, inputs, 0);
+        put(s, " %s ", r->c);
+        pr(p, n->b, s, inputs, 0);
+        put(s, ")");
+        return true;
+    default: return false;
+    }
+}
+
 static void pr(const ckt_expr_pool *p, ckt_expr_id e, sb *s, const char *const *inputs, int top)
 {
     if (!valid(p, e)) {
@@ -1192,6 +1329,12 @@ static void pr(const ckt_expr_pool *p, ckt_expr_id e, sb *s, const char *const *
     switch (r->form) {
     case FORM_LEAF: pr_leaf(p, n, s, inputs); return;
     case FORM_PREFIX:
+        if (n->op == CKT_E_NEG && n->type == CKT_T_INDEX && ckt_expr_has_input(p, n->a)) {
+            put(s, "(ckt_i64)(0ull - (ckt_u64)"); /* -INT64_MIN wraps, as in Lua */
+            pr(p, n->a, s, inputs, 0);
+            put(s, ")");
+            return;
+        }
         put(s, "%s", spelling(r, n));
         pr(p, n->a, s, inputs, 0);
         return;
@@ -1217,6 +1360,15 @@ static void pr(const ckt_expr_pool *p, ckt_expr_id e, sb *s, const char *const *
         if ((n->op == CKT_E_DIV || n->op == CKT_E_MOD) && n->type == CKT_T_INDEX &&
             pr_index_divmod(p, n, s, inputs))
             return;
+        if (n->type == CKT_T_F32 && r->f32) { /* an operator that is a function on floats */
+            put(s, "%s", r->f32);
+            pr(p, n->a, s, inputs, 1);
+            put(s, ", ");
+            pr(p, n->b, s, inputs, 1);
+            put(s, ")");
+            return;
+        }
+        if (n->type == CKT_T_INDEX && pr_wrapping(p, n, r, s, inputs)) return;
         if (!top) put(s, "(");
         pr(p, n->a, s, inputs, 0);
         put(s, " %s ", spelling(r, n));
@@ -1233,7 +1385,7 @@ int ckt_expr_print(const ckt_expr_pool *p, ckt_expr_id e, char *buf, size_t cap,
     if (buf && cap) buf[0] = 0;
     /* flatten a top-level chain of + and - without parentheses */
     if (valid(p, e) && (p->nodes[e].op == CKT_E_ADD || p->nodes[e].op == CKT_E_SUB) &&
-        p->nodes[e].type == CKT_T_INDEX) {
+        p->nodes[e].type == CKT_T_INDEX && !ckt_expr_has_input(p, e)) {
         ckt_expr_id chain[NTERMS * 2];
         int ops[NTERMS * 2], k = 0;
         ckt_expr_id cur = e;

@@ -1420,10 +1420,23 @@ ckt_status ckt_kernel_copy_async(ckt_kernel *k, int dst_window, int src_window, 
     return push_op(k, &op, err);
 }
 
+/* commit and wait order asynchronous copies: without one issued before them they have nothing
+ * to order (and a dialect has no copy queue to look at), so they are refused */
+static ckt_status check_async_issued(const ckt_kernel *k, const char *fn, ckt_error *err)
+{
+    for (int i = 0; i < k->nops; i++)
+        if (k->ops[i].kind == CKT_OP_COPY_ASYNC) return CKT_OK;
+    return ckt_fail(err, CKT_EINVAL,
+                    "%s: no asynchronous copy was issued before it (b:copy(dst, src, {async = "
+                    "true}) or b:blockwise_copy{..., async = true}); use b:sync() for a barrier "
+                    "alone",
+                    fn);
+}
+
 ckt_status ckt_kernel_commit(ckt_kernel *k, ckt_error *err)
 {
     ckt_status s;
-    if ((s = check_open(k, "commit", err))) return s;
+    if ((s = check_open(k, "commit", err)) || (s = check_async_issued(k, "commit", err))) return s;
     ckt_kop op = new_op(CKT_OP_COMMIT);
     return push_op(k, &op, err);
 }
@@ -1431,7 +1444,7 @@ ckt_status ckt_kernel_commit(ckt_kernel *k, ckt_error *err)
 ckt_status ckt_kernel_wait(ckt_kernel *k, int64_t pending, bool sync, ckt_error *err)
 {
     ckt_status s;
-    if ((s = check_open(k, "wait", err))) return s;
+    if ((s = check_open(k, "wait", err)) || (s = check_async_issued(k, "wait", err))) return s;
     if (pending < 0 || pending > 7)
         return ckt_fail(err, CKT_EINVAL, "wait: pending %lld outside 0..7", (long long)pending);
     if (sync && k->divergent)

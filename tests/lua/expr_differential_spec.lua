@@ -242,3 +242,58 @@ describe("parameter names", function()
     for _, t in ipairs{"cpu", "gfx90a", "sm_90"} do assert.truthy(k:source(t):find("n_rows", 1, true)) end
   end)
 end)
+
+-- Issue 30: shifts, %, //, integer wrap-around and unary ~ mean what Lua means (or are refused)
+describe("integer operators with Lua's meaning", function()
+  local function pairs_of(xs, ns)
+    local a, c = ckt.array("i32", {N}), ckt.array("i32", {N})
+    local k = 0
+    for _, x in ipairs(xs) do for _, n in ipairs(ns) do a[k % N] = x; c[k % N] = n; k = k + 1 end end
+    assert(k <= N)
+    for e = k, N - 1 do a[e] = 0; c[e] = 1 end
+    return {a, c}, k
+  end
+  local XS = {1, -1, -2, 7, 2147483647, -2147483648}
+  local NS = {0, 1, 2, 31, 32, 63, 64, 65, -1, -2, -31, -63, -64, -65}
+  it("x << n and x >> n, counts as inputs (" .. #XS * #NS .. " cases each, i64 results stored as i32)", function()
+    local ins = pairs_of(XS, NS)
+    check(function(x, n) return x << n end, "i32", "i32", ins, "x << n")
+    check(function(x, n) return x >> n end, "i32", "i32", ins, "x >> n")
+    -- the low and high halves of the 64-bit result, so that saturation hides nothing
+    check(function(x, n) return (x >> n) & 0x7fffffff end, "i32", "i32", ins, "(x >> n) & 0x7fffffff")
+    check(function(x, n) return ((x >> n) >> 32) & 0x7fffffff end, "i32", "i32", ins, "(x >> n) >> 32")
+    check(function(x, n) return ((x << n) >> 33) end, "i32", "i32", ins, "(x << n) >> 33")
+  end)
+  it("x << c and x >> c with constant counts, 64 and beyond, negative", function()
+    for _, c in ipairs(NS) do
+      local ins = pairs_of(XS, {0})
+      check(function(x) return (x << c) >> 1 end, "i32", "i32", {ins[1]}, "(x << " .. c .. ") >> 1")
+      check(function(x) return (x >> c) & 0x7fffffff end, "i32", "i32", {ins[1]}, "(x >> " .. c .. ") & mask")
+      check(function(x) return x >> c end, "i32", "i32", {ins[1]}, "x >> " .. c)
+    end
+  end)
+  it("unary ~, // and % of negative numbers, wrap-around of products", function()
+    local ins = pairs_of(XS, {1, -1, 3, -7})
+    check(function(x) return ~x end, "i32", "i32", {ins[1]}, "~x")
+    check(function(x, y) return x // y end, "i32", "i32", ins, "x // y")
+    check(function(x, y) return x % y end, "i32", "i32", ins, "x % y")
+    check(function(x) return (x * (1 << 33)) // (1 << 33) end, "i32", "i32", {ins[1]}, "(x * 2^33) // 2^33")
+    check(function(x) return (x * (1 << 40) * (1 << 30)) >> 40 end, "i32", "i32", {ins[1]}, "x * 2^70 wraps")
+    check(function(x) return -(x * (1 << 32) * (1 << 31)) >> 33 end, "i32", "i32", {ins[1]}, "-(INT64_MIN) wraps")
+    check(function(x, y) return (x - (1 << 62)) - (y * (1 << 62)) >> 40 end, "i32", "i32", ins, "sums wrap")
+  end)
+  it("float % as Lua computes it (fmod with the divisor's sign)", function()
+    local a, c = ckt.array("f32", {N}), ckt.array("f32", {N})
+    local xs, ys = {5.5, -5.5, 0.0, -0.0, 7.0, -7.0, 1 / 0, 0 / 0}, {2.0, -2.0, 3.0, -3.0, 1 / 0, -1 / 0, 0.5}
+    local k = 0
+    for _, x in ipairs(xs) do for _, y in ipairs(ys) do a[k] = x; c[k] = y; k = k + 1 end end
+    for e = k, N - 1 do a[e] = 1; c[e] = 1 end
+    check(function(x, y) return x % y end, "f32", "f32", {a, c}, "x % y (floats)")
+    check(function(x) return x % 2.5 end, "f32", "f32", {a}, "x % 2.5")
+  end)
+  it("refused with a clear error: bitwise operators on floats", function()
+    local ok, e = pcall(map_kernel, function(x) return x & 1 end, "f32", "f32", 1)
+    assert.is_false(ok)
+    assert.truthy(tostring(e):find("integer operands", 1, true), tostring(e))
+  end)
+end)

@@ -334,7 +334,8 @@ ckt_status ckt_reduce_parse(const char *s, ckt_reduce_op *out, ckt_error *err);
  * load and a store through registers on gfx90a, queued until the wait that retires its group in
  * the C dialect.
  * ckt_kernel_commit / ckt_kernel_wait: cp.async.commit_group and cp.async.wait_group `pending`;
- * the wait is followed by a barrier when `sync` (other threads' copies become visible). */
+ * the wait is followed by a barrier when `sync` (other threads' copies become visible). Both are
+ * refused (CKT_EINVAL) when no asynchronous copy was issued before them in the kernel. */
 ckt_status ckt_kernel_lds_stages(ckt_kernel *k, int tensor, int64_t stages, ckt_error *err);
 ckt_status ckt_kernel_lds_stage(ckt_kernel *k, int tensor, ckt_expr_id stage, int *view,
                                 ckt_error *err);
