@@ -1444,13 +1444,14 @@ ckt_status ckt_kernel_commit(ckt_kernel *k, ckt_error *err)
 ckt_status ckt_kernel_wait(ckt_kernel *k, int64_t pending, bool sync, ckt_error *err)
 {
     ckt_status s;
-    if ((s = check_open(k, "wait", err)) || (s = check_async_issued(k, "wait", err))) return s;
+    if ((s = check_open(k, "wait", err))) return s;
     if (pending < 0 || pending > 7)
         return ckt_fail(err, CKT_EINVAL, "wait: pending %lld outside 0..7", (long long)pending);
     if (sync && k->divergent)
         return ckt_fail(err, CKT_EINVAL,
                         "wait: inside a branch whose condition depends on the thread id (its "
                         "barrier would not be reached by every thread)");
+    if ((s = check_async_issued(k, "wait", err))) return s;
     ckt_kop op = new_op(CKT_OP_WAIT);
     op.spv = pending;
     op.b = sync ? ckt_expr_int(&k->ex, 1) : CKT_EXPR_NONE;
