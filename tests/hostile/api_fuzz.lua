@@ -275,7 +275,15 @@ if ckt.kernel and ckt.layout then
   end
   for ki = 1, nkernels do
     local rank, pad, dt = math.random(1, 2), math.random() < 0.5, pick{"f32", "i32", "f16", "i8"}
-    local origin_kind = pick{"block", "block", "runtime", "negative", "lds"}
+    local origin_kind = pick{"block", "block", "runtime", "negative", "lds", "order", "order"}
+    -- hostile values for the options folded into the generated arithmetic (issue 30: a grouped
+    -- order's group of 2^62 ended in SIGFPE at launch): int64 edges, powers of two, random 64-bit
+    local function hostile()
+      local r = math.random()
+      if r < 0.3 then return pick{0, -1, 1, 2, 8, math.mininteger, math.maxinteger, 1 << 31, (1 << 31) - 1, 1 << 32, 1 << 62} end
+      if r < 0.7 then return (1 << math.random(math.random() < 0.5 and 0 or 56, 62)) + math.random(-1, 0) end
+      return math.random(math.mininteger, math.maxinteger)
+    end
     local tile = rank == 1 and {64} or {pick{1, 4, 8}, pick{16, 32, 64}}
     local has_stride = false
     local ok, k = pcall(ckt.kernel, {name = "lz" .. ki, block = 64, build = function(b)
@@ -285,7 +293,16 @@ if ckt.kernel and ckt.layout then
       if math.random() < 0.3 then has_stride = true; stride = rank == 1 and {b:size("s1")} or {b:size("s1"), 1} end
       local o = b:size("o")
       for d = 1, rank do
-        if origin_kind == "block" then origin[d] = d == rank and b:block_id(0) * tile[d] or b:block_id(1) * tile[d]
+        if origin_kind == "order" then
+          if d == 1 then
+            local raw = math.random() < 0.5 -- tile counts as the sizes themselves, or rounded up
+            local t1 = raw and shape[1] or (shape[1] + tile[1] - 1) // tile[1]
+            local t2 = rank == 2 and (raw and shape[2] or (shape[2] + tile[2] - 1) // tile[2]) or 1
+            local tm, tn = b:block_order{tiles = {t1, t2 * (math.random() < 0.3 and hostile() or 1)},
+              order = pick{"row", "col", "grouped", "grouped"}, group = math.random() < 0.7 and hostile() or math.random(1, 16)}
+            origin = rank == 1 and {tm * tile[1]} or {tm * tile[1], tn * tile[2]}
+          end
+        elseif origin_kind == "block" then origin[d] = d == rank and b:block_id(0) * tile[d] or b:block_id(1) * tile[d]
         elseif origin_kind == "negative" then origin[d] = b:block_id(0) * tile[d] + o - 100
         else origin[d] = o end
       end
@@ -300,7 +317,11 @@ if ckt.kernel and ckt.layout then
         b:sync()
         r = ckt.tile_window(s, tile, lo):load()
       end
-      if math.random() < 0.5 then r = b:map(function(x) return x * 2 + 1 end, r) end
+      if math.random() < 0.5 then
+        local c1, c2 = hostile(), hostile()
+        if dt == "f32" or dt == "f16" or math.random() < 0.5 then r = b:map(function(x) return x * 2 + 1 end, r)
+        else r = b:map(function(x) return (x * c1 + c2) // ckt.select(x, x, c1) + (x >> (c2 % 70 - 3)) end, r) end
+      end
       ckt.tile_window(gy, tile, origin):store(r)
     end})
     if ok then
