@@ -87,7 +87,7 @@ local bx, by, got = dev:alloc("f32", M * N), dev:alloc("f32", M * N), ckt.array(
 bx:upload(xs)
 got:poison()
 by:upload(got)
-local ms = k:compile{target = "cpu"}:launch{grid = ((M + 31) // 32) * ((N + 31) // 32), X = bx, Y = by, M = M, N = N}
+local ms = k:compile{target = "cpu"}:launch{grid = ((M + 31) // 32) * ((N + 31) // 32), X = bx, Y = by, M = M, N = N, timed = true}
 by:download(got)
 local same, err = got:compare(want, {rtol = 0, atol = 0})
 print(("run on the CPU target, %dx%d (edge tiles masked): %.2f ms, %s"):format(M, N, ms, same and "equal to the reference, bit for bit" or ("MISMATCH, max error " .. tostring(err))))
@@ -122,7 +122,7 @@ gba:upload(ga); gbb:upload(gb)
 ggot:poison()
 gbc:upload(ggot)
 local gexe = gk:compile{target = "cpu:sm_90"}
-local gms = gexe:launch{grid = ggrid(GM, GN), A = gba, B = gbb, C = gbc, M = GM, N = GN, K = GK}
+local gms = gexe:launch{grid = ggrid(GM, GN), A = gba, B = gbb, C = gbc, M = GM, N = GN, K = GK, timed = true}
 gbc:download(ggot)
 -- f32 accumulation of f16 products: a tolerance that grows with K
 local gsame, gerr = ggot:compare(gwant, {rtol = 2 ^ -11, atol = GK * 2 ^ -21})

@@ -13,12 +13,30 @@ function measure.random_buffer(d, dtype, n, seed)
   return b, a
 end
 
--- milliseconds of one launch: 3 warm-up launches, then the median of REPS
+-- milliseconds of one launch between two events: 3 warm-up launches, then the median of REPS
+-- timed launches (each waits)
 function measure.time_launch(exe, args)
-  for _ = 1, 3 do exe:launch(args) end
+  local timed = {timed = true}
+  for k, v in pairs(args) do timed[k] = v end
+  for _ = 1, 3 do exe:launch(timed) end
   local t = {}
-  for i = 1, measure.REPS do t[i] = exe:launch(args) end
+  for i = 1, measure.REPS do t[i] = exe:launch(timed) end
   return measure.median(t)
+end
+
+-- what an application sees: the wall clock of `n` launches enqueued back to back on `stream`
+-- until it is drained, divided by n (after 3 warm-up launches), in milliseconds
+function measure.wall_launch(exe, args, stream, n)
+  n = n or 100
+  local a = {}
+  for k, v in pairs(args) do a[k] = v end
+  a.timed, a.stream = nil, stream
+  for _ = 1, 3 do exe:launch(a) end
+  stream:synchronize()
+  local t0 = ckt.now()
+  for _ = 1, n do exe:launch(a) end
+  stream:synchronize()
+  return (ckt.now() - t0) * 1e3 / n
 end
 
 -- GB/s of a device-to-device copy of `bytes` (read + write counted)

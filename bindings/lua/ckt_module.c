@@ -31,6 +31,8 @@ int luaopen_ckt(lua_State *L)
     ckt_l_open_target(L);
     ckt_l_open_lds(L);
     ckt_l_open_array(L);
+    ckt_l_open_device(L);
+    ckt_l_open_stream(L);
     ckt_l_open_kernel(L);
     ckt_l_open_jit(L);
     ckt_l_open_wgmma(L);

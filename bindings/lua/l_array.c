@@ -1,5 +1,5 @@
-/* Lua: host arrays (ckt.array), devices (ckt.device) and device buffers. All three are
- * to-be-closed: __close and __gc both release, exactly once; a released object refuses use. */
+/* Lua: host arrays (ckt.array), to-be-closed: __close and __gc both release, exactly once; a
+ * released array refuses use. Devices and buffers: l_device.c. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,8 +11,6 @@
 #include "l_internal.h"
 
 #define CKT_L_ARRAY "ckt.array"
-#define CKT_L_DEVICE "ckt.device"
-#define CKT_L_BUFFER "ckt.buffer"
 #define MAX_ARRAY_BYTES ((int64_t)1 << 36) /* 64 GiB: beyond that a typo, not an array */
 
 /* ---- element types and shapes ---- */
@@ -33,8 +31,8 @@ ckt_dtype ckt_l_checkdtype(lua_State *L, int idx, const char *what)
 }
 
 /* n or {d0, d1, ...}: the shape and the element count, checked for sign and overflow */
-static int64_t check_shape(lua_State *L, int idx, const char *fn, ckt_dtype t, int64_t *shape,
-                           int *rank)
+int64_t ckt_l_check_shape(lua_State *L, int idx, const char *fn, ckt_dtype t, int64_t *shape,
+                          int *rank)
 {
     char what[96];
     if (lua_type(L, idx) == LUA_TTABLE) {
@@ -81,7 +79,7 @@ ckt_l_array *ckt_l_checkarray(lua_State *L, int idx)
     return a;
 }
 
-static ckt_l_array *new_array(lua_State *L, ckt_dtype t, const int64_t *shape, int rank, int64_t n)
+ckt_l_array *ckt_l_new_array(lua_State *L, ckt_dtype t, const int64_t *shape, int rank, int64_t n)
 {
     ckt_l_array *a = lua_newuserdatauv(L, sizeof *a, 0);
     memset(a, 0, sizeof *a);
@@ -110,8 +108,8 @@ static int l_array(lua_State *L)
     ckt_dtype t = ckt_l_checkdtype(L, 1, "dtype");
     int64_t shape[CKT_L_ARRAY_MAX_RANK];
     int rank;
-    int64_t n = check_shape(L, 2, "array", t, shape, &rank);
-    new_array(L, t, shape, rank, n);
+    int64_t n = ckt_l_check_shape(L, 2, "array", t, shape, &rank);
+    ckt_l_new_array(L, t, shape, rank, n);
     return 1;
 }
 
@@ -259,7 +257,7 @@ static int a_random(lua_State *L)
 static int a_copy(lua_State *L)
 {
     ckt_l_array *a = ckt_l_checkarray(L, 1);
-    ckt_l_array *b = new_array(L, a->dtype, a->shape, a->rank, a->n);
+    ckt_l_array *b = ckt_l_new_array(L, a->dtype, a->shape, a->rank, a->n);
     memcpy(b->data, a->data, (size_t)a->n * ckt_dtype_size(a->dtype));
     return 1;
 }
@@ -434,320 +432,6 @@ static int a_tostring(lua_State *L)
     return 1;
 }
 
-/* ---- devices ---- */
-
-typedef struct {
-    ckt_device *dev;
-} l_device;
-typedef struct {
-    ckt_buffer *buf;
-    ckt_dtype dtype;
-    int64_t n;
-} l_buffer;
-
-ckt_device *ckt_l_checkdevice(lua_State *L, int idx)
-{
-    l_device *d = luaL_checkudata(L, idx, CKT_L_DEVICE);
-    if (!d->dev) ckt_l_errorf(L, "device: used after close");
-    return d->dev;
-}
-
-/* ckt.device([name]): "cpu", "cuda", "hip" or a target; default: the context's default target */
-int ckt_l_device_open(lua_State *L)
-{
-    const char *name = lua_isnoneornil(L, 1) ? ckt_context_default_target(ckt_l_context(L)) : NULL;
-    if (!name) {
-        if (lua_type(L, 1) != LUA_TSTRING)
-            return ckt_l_errorf(
-                L, "device: name must be a string (cpu, cuda, hip or a target), got %s",
-                luaL_typename(L, 1));
-        name = lua_tostring(L, 1);
-    }
-    l_device *d = lua_newuserdatauv(L, sizeof *d, 0);
-    d->dev = NULL;
-    luaL_setmetatable(L, CKT_L_DEVICE);
-    ckt_error err;
-    if (ckt_device_open(ckt_l_context(L), name, &d->dev, &err)) return ckt_l_error(L, &err);
-    return 1;
-}
-
-/* live buffers keep the device itself alive */
-CKT_L_CLOSER(d_close, l_device, CKT_L_DEVICE, dev, ckt_device_close)
-
-static int d_name(lua_State *L)
-{
-    lua_pushstring(L, ckt_device_name(ckt_l_checkdevice(L, 1)));
-    return 1;
-}
-static int d_target(lua_State *L)
-{
-    lua_pushstring(L, ckt_device_target(ckt_l_checkdevice(L, 1)));
-    return 1;
-}
-static int d_backend(lua_State *L)
-{
-    lua_pushstring(L, ckt_backend_name(ckt_device_backend(ckt_l_checkdevice(L, 1))));
-    return 1;
-}
-static int d_tostring(lua_State *L)
-{
-    l_device *d = luaL_checkudata(L, 1, CKT_L_DEVICE);
-    lua_pushfstring(L, "ckt.device(%s)", d->dev ? ckt_device_name(d->dev) : "closed");
-    return 1;
-}
-static int d_sync(lua_State *L)
-{
-    ckt_error err;
-    if (ckt_device_synchronize(ckt_l_checkdevice(L, 1), &err)) return ckt_l_error(L, &err);
-    return 0;
-}
-
-/* dev:alloc(dtype, n | shape) -> buffer */
-static int d_alloc(lua_State *L)
-{
-    ckt_device *dev = ckt_l_checkdevice(L, 1);
-    ckt_dtype t = ckt_l_checkdtype(L, 2, "dtype");
-    int64_t shape[CKT_L_ARRAY_MAX_RANK];
-    int rank;
-    int64_t n = check_shape(L, 3, "alloc", t, shape, &rank);
-    l_buffer *b = lua_newuserdatauv(L, sizeof *b, 0);
-    b->buf = NULL;
-    b->dtype = t;
-    b->n = n;
-    luaL_setmetatable(L, CKT_L_BUFFER);
-    ckt_error err;
-    if (ckt_buffer_alloc(dev, (size_t)n * ckt_dtype_size(t), &b->buf, &err))
-        return ckt_l_error(L, &err);
-    return 1;
-}
-
-/* ---- buffers ---- */
-
-ckt_buffer *ckt_l_checkbuffer(lua_State *L, int idx)
-{
-    l_buffer *b = luaL_checkudata(L, idx, CKT_L_BUFFER);
-    if (!b->buf) ckt_l_errorf(L, "buffer: used after close");
-    return b->buf;
-}
-
-static l_buffer *checkbuf(lua_State *L, int idx)
-{
-    ckt_l_checkbuffer(L, idx);
-    return lua_touserdata(L, idx);
-}
-
-static ckt_l_array *matching_array(lua_State *L, const l_buffer *b, int idx, const char *fn)
-{
-    if (!luaL_testudata(L, idx, CKT_L_ARRAY))
-        ckt_l_errorf(L, "%s: expected a ckt.array, got %s", fn, luaL_typename(L, idx));
-    ckt_l_array *a = ckt_l_checkarray(L, idx);
-    if (a->dtype != b->dtype || a->n != b->n)
-        ckt_l_errorf(L, "%s: the array (%s x %lld) does not match the buffer (%s x %lld)", fn,
-                     ckt_dtype_name(a->dtype), (long long)a->n, ckt_dtype_name(b->dtype),
-                     (long long)b->n);
-    return a;
-}
-
-/* b:upload(array) -> b; b:download([array]) -> the array (a new one when none is given) */
-static int transfer(lua_State *L, bool download)
-{
-    l_buffer *b = checkbuf(L, 1);
-    if (download && lua_isnoneornil(L, 2)) { /* into a new array */
-        lua_settop(L, 1);
-        new_array(L, b->dtype, &b->n, 1, b->n);
-    }
-    ckt_l_array *a = matching_array(L, b, 2, download ? "download" : "upload");
-    size_t n = ckt_buffer_size(b->buf);
-    ckt_error err;
-    if (download ? ckt_buffer_download(b->buf, 0, a->data, n, &err)
-                 : ckt_buffer_upload(b->buf, 0, a->data, n, &err))
-        return ckt_l_error(L, &err);
-    lua_settop(L, download ? 2 : 1);
-    return 1;
-}
-static int b_upload(lua_State *L) { return transfer(L, false); }
-static int b_download(lua_State *L) { return transfer(L, true); }
-
-static int b_memset(lua_State *L)
-{
-    l_buffer *b = checkbuf(L, 1);
-    int64_t v = ckt_l_checkint(L, 2, "byte");
-    if (v < 0 || v > 255)
-        return ckt_l_errorf(L, "memset: byte %lld is outside [0, 255]", (long long)v);
-    ckt_error err;
-    if (ckt_buffer_memset(b->buf, 0, (uint8_t)v, ckt_buffer_size(b->buf), &err))
-        return ckt_l_error(L, &err);
-    lua_settop(L, 1);
-    return 1;
-}
-
-static int b_copy_from(lua_State *L)
-{
-    l_buffer *b = checkbuf(L, 1);
-    if (!luaL_testudata(L, 2, CKT_L_BUFFER))
-        return ckt_l_errorf(L, "copy_from: expected a buffer, got %s", luaL_typename(L, 2));
-    l_buffer *s = checkbuf(L, 2);
-    if (ckt_buffer_size(s->buf) != ckt_buffer_size(b->buf))
-        return ckt_l_errorf(L, "copy_from: sizes differ (%zu vs %zu bytes)",
-                            ckt_buffer_size(s->buf), ckt_buffer_size(b->buf));
-    ckt_error err;
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (ckt_buffer_copy(b->buf, 0, s->buf, 0, ckt_buffer_size(b->buf), &err) ||
-        ckt_device_synchronize(ckt_buffer_device(b->buf), &err))
-        return ckt_l_error(L, &err);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    lua_settop(L, 1);
-    /* the wall time of the copy, synchronized: the device-to-device bandwidth benchmarks compare
-     * with */
-    lua_pushnumber(L, (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
-                          (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6);
-    return 2;
-}
-
-CKT_L_CLOSER(b_close, l_buffer, CKT_L_BUFFER, buf, ckt_buffer_free)
-
-static int b_size(lua_State *L)
-{
-    lua_pushinteger(L, (lua_Integer)checkbuf(L, 1)->n);
-    return 1;
-}
-static int b_bytes(lua_State *L)
-{
-    lua_pushinteger(L, (lua_Integer)ckt_buffer_size(ckt_l_checkbuffer(L, 1)));
-    return 1;
-}
-/* b:address() -> the device address as an integer: for handing the buffer to another library
- * in the same process (bench/gemm.lua's cuBLAS); it grants nothing by itself */
-static int b_address(lua_State *L)
-{
-    lua_pushinteger(L, (lua_Integer)(uintptr_t)ckt_buffer_ptr(ckt_l_checkbuffer(L, 1)));
-    return 1;
-}
-/* b:device() -> the device the buffer lives on (a new handle to it) */
-static int b_device(lua_State *L)
-{
-    ckt_device *dev = ckt_buffer_device(ckt_l_checkbuffer(L, 1));
-    l_device *d = lua_newuserdatauv(L, sizeof *d, 0);
-    d->dev = dev;
-    ckt_device_retain(dev);
-    luaL_setmetatable(L, CKT_L_DEVICE);
-    return 1;
-}
-
-static int b_dtype(lua_State *L)
-{
-    lua_pushstring(L, ckt_dtype_name(checkbuf(L, 1)->dtype));
-    return 1;
-}
-ckt_dtype ckt_l_buffer_dtype(lua_State *L, int idx) { return checkbuf(L, idx)->dtype; }
-static int b_tostring(lua_State *L)
-{
-    l_buffer *b = luaL_checkudata(L, 1, CKT_L_BUFFER);
-    if (!b->buf)
-        lua_pushliteral(L, "ckt.buffer (closed)");
-    else
-        lua_pushfstring(L, "ckt.buffer(%s x %I on %s)", ckt_dtype_name(b->dtype), (lua_Integer)b->n,
-                        ckt_device_name(ckt_buffer_device(b->buf)));
-    return 1;
-}
-
-/* dev:launch(binary, {grid=, block=, shared=, params={{"ptr","in"}, {"i32","n"}, ...}, args={buf,
- * 10, ...}}) -> ms. The raw launch of a compiled binary; kernels built with ckt.kernel have their
- * own launch. */
-static int device_launch(lua_State *L)
-{
-    static const char *const allowed[] = {"grid", "block", "shared", "params", "args", NULL};
-    ckt_device *dev = ckt_l_checkdevice(L, 1);
-    ckt_binary *bin = ckt_l_checkbinary(L, 2);
-    ckt_l_check_fields(L, 3, "launch", allowed);
-    int64_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}, shared = 0;
-    const char *dims[2] = {"grid", "block"};
-    int64_t *dst[2] = {grid, block};
-    for (int k = 0; k < 2; k++) {
-        int t = lua_getfield(L, 3, dims[k]);
-        if (t == LUA_TNUMBER)
-            dst[k][0] = ckt_l_checkint(L, -1, k ? "launch: block" : "launch: grid");
-        else if (t == LUA_TTABLE) {
-            int n = ckt_l_int_list(L, -1, k ? "launch: block" : "launch: grid", dst[k], 3);
-            if (n < 1) ckt_l_errorf(L, "launch: %s must have 1 to 3 extents", dims[k]);
-        } else
-            ckt_l_argerror(L, 3,
-                           "field '%s' must be an integer or a list of up to 3 integers, got %s",
-                           dims[k], luaL_typename(L, -1));
-        lua_pop(L, 1);
-    }
-    ckt_l_field_int(L, 3, "launch", "shared", &shared);
-    if (lua_getfield(L, 3, "params") != LUA_TTABLE)
-        return ckt_l_argerror(L, 3, "field 'params' (a list of {kind, name}) is required");
-    if (lua_getfield(L, 3, "args") != LUA_TTABLE)
-        return ckt_l_argerror(L, 3, "field 'args' (a list) is required");
-    int np = (int)luaL_len(L, -2), na = (int)luaL_len(L, -1);
-    if (np > 64) return ckt_l_errorf(L, "launch: at most 64 parameters");
-    if (na != np) return ckt_l_errorf(L, "launch: the kernel takes %d arguments, got %d", np, na);
-    ckt_param sig[64];
-    union {
-        void *p;
-        int32_t i32;
-        int64_t i64;
-        float f32;
-    } vals[64];
-    void *args[64];
-    int pt = lua_gettop(L) - 1, at = lua_gettop(L);
-    for (int i = 0; i < np; i++) {
-        lua_geti(L, pt, i + 1);
-        if (!lua_istable(L, -1))
-            return ckt_l_errorf(L, "launch: params[%d] must be {kind, name}", i + 1);
-        lua_geti(L, -1, 1);
-        lua_geti(L, -2, 2);
-        const char *kind = lua_tostring(L, -2), *name = lua_tostring(L, -1);
-        if (!kind)
-            return ckt_l_errorf(L, "launch: params[%d][1] must be a kind (ptr, i32, i64, f32)",
-                                i + 1);
-        sig[i].name = name ? name : "?"; /* anchored in the params table */
-        if (!ckt_param_kind_parse(kind, &sig[i].kind))
-            return ckt_l_errorf(L, "launch: params[%d] has unknown kind '%s' (ptr, i32, i64, f32)",
-                                i + 1, kind);
-        lua_pop(L, 3);
-        lua_geti(L, at, i + 1);
-        char what[160];
-        snprintf(what, sizeof what, "launch: argument %d '%s'", i + 1, sig[i].name);
-        if (sig[i].kind == CKT_PARAM_PTR) {
-            if (!luaL_testudata(L, -1, CKT_L_BUFFER))
-                return ckt_l_errorf(L, "%s must be a device buffer, got %s", what,
-                                    luaL_typename(L, -1));
-            vals[i].p = ckt_buffer_ptr(ckt_l_checkbuffer(L, -1));
-        } else if (sig[i].kind == CKT_PARAM_F32) {
-            if (lua_type(L, -1) != LUA_TNUMBER)
-                return ckt_l_errorf(L, "%s must be a number, got %s", what, luaL_typename(L, -1));
-            vals[i].f32 = (float)lua_tonumber(L, -1);
-        } else {
-            int64_t v = ckt_l_checkint(L, -1, what);
-            if (sig[i].kind == CKT_PARAM_I32 && (v < INT32_MIN || v > INT32_MAX))
-                return ckt_l_errorf(L, "%s = %lld does not fit i32", what, (long long)v);
-            if (sig[i].kind == CKT_PARAM_I32)
-                vals[i].i32 = (int32_t)v;
-            else
-                vals[i].i64 = v;
-        }
-        lua_pop(L, 1);
-        args[i] = &vals[i];
-    }
-    ckt_launch_params p = {{grid[0], grid[1], grid[2]},
-                           {block[0], block[1], block[2]},
-                           shared,
-                           args,
-                           np,
-                           sig,
-                           np,
-                           ckt_l_deadline(L)};
-    double ms = 0;
-    ckt_error err;
-    if (ckt_launch(dev, bin, &p, &ms, &err)) return ckt_l_error(L, &err);
-    lua_pushnumber(L, ms);
-    return 1;
-}
-
 void ckt_l_open_array(lua_State *L)
 {
     static const ckt_l_entry rows[] = {{CKT_L_ARRAY, "__index", a_index},
@@ -771,31 +455,7 @@ void ckt_l_open_array(lua_State *L)
                                        {CKT_L_ARRAY, "assign", a_assign},
                                        {CKT_L_ARRAY, "close", a_close},
                                        {CKT_L_ARRAY, "closed", a_closed},
-                                       {CKT_L_DEVICE, "__close", d_close},
-                                       {CKT_L_DEVICE, "__gc", d_close},
-                                       {CKT_L_DEVICE, "__tostring", d_tostring},
-                                       {CKT_L_DEVICE, "close", d_close},
-                                       {CKT_L_DEVICE, "name", d_name},
-                                       {CKT_L_DEVICE, "target", d_target},
-                                       {CKT_L_DEVICE, "backend", d_backend},
-                                       {CKT_L_DEVICE, "alloc", d_alloc},
-                                       {CKT_L_DEVICE, "synchronize", d_sync},
-                                       {CKT_L_DEVICE, "launch", device_launch},
-                                       {CKT_L_BUFFER, "__close", b_close},
-                                       {CKT_L_BUFFER, "__gc", b_close},
-                                       {CKT_L_BUFFER, "__tostring", b_tostring},
-                                       {CKT_L_BUFFER, "close", b_close},
-                                       {CKT_L_BUFFER, "upload", b_upload},
-                                       {CKT_L_BUFFER, "download", b_download},
-                                       {CKT_L_BUFFER, "memset", b_memset},
-                                       {CKT_L_BUFFER, "copy_from", b_copy_from},
-                                       {CKT_L_BUFFER, "size", b_size},
-                                       {CKT_L_BUFFER, "bytes", b_bytes},
-                                       {CKT_L_BUFFER, "dtype", b_dtype},
-                                       {CKT_L_BUFFER, "device", b_device},
-                                       {CKT_L_BUFFER, "address", b_address},
                                        {CKT_L_MODULE, "array", l_array},
-                                       {CKT_L_MODULE, "device", ckt_l_device_open},
                                        {NULL, NULL, NULL}};
     ckt_l_register(L, rows);
 }

@@ -238,32 +238,10 @@ static int problem_args(lua_State *L, const ckt_kernel *k, ckt_arg *args)
         if (lua_isnil(L, -1))
             return argerr(L, "field 'problem' lacks '%s' (%s), a parameter of kernel '%s'", p->name,
                           ckt_param_kind_name(p->kind), ckt_kernel_name(k));
-        if (p->kind == CKT_PARAM_PTR) {
-            if (!is_buffer(L, -1))
-                return argerr(L, "field 'problem': '%s' must be a device buffer, got %s", p->name,
-                              luaL_typename(L, -1));
-            if (ckt_l_buffer_dtype(L, -1) != p->dtype)
-                return argerr(
-                    L, "field 'problem': buffer '%s' holds %s but kernel '%s' reads it as %s",
-                    p->name, ckt_dtype_name(ckt_l_buffer_dtype(L, -1)), ckt_kernel_name(k),
-                    ckt_dtype_name(p->dtype));
-            args[n++] = ckt_arg_buffer(ckt_l_checkbuffer(L, -1));
-        } else if (p->kind == CKT_PARAM_F32) {
-            if (lua_type(L, -1) != LUA_TNUMBER)
-                return argerr(L, "field 'problem': '%s' must be a number, got %s", p->name,
-                              luaL_typename(L, -1));
-            args[n++] = ckt_arg_f32((float)lua_tonumber(L, -1));
-        } else {
-            if (!lua_isinteger(L, -1))
-                return argerr(L, "field 'problem': '%s' must be an integer, got %s", p->name,
-                              lua_type(L, -1) == LUA_TNUMBER ? "a float" : luaL_typename(L, -1));
-            lua_Integer v = lua_tointeger(L, -1);
-            if (p->kind == CKT_PARAM_I32 && (v < INT32_MIN || v > INT32_MAX))
-                return argerr(L, "field 'problem': '%s' = %lld does not fit i32", p->name,
-                              (long long)v);
-            args[n++] =
-                p->kind == CKT_PARAM_I32 ? ckt_arg_i32((int32_t)v) : ckt_arg_i64((int64_t)v);
-        }
+        char what[160], why[320];
+        snprintf(what, sizeof what, "field 'problem': '%s'", p->name);
+        if (ckt_l_to_arg(L, -1, what, p->kind, &p->dtype, &args[n++], why, sizeof why))
+            return argerr(L, "%s", why);
         lua_pop(L, 1);
     }
     return n;
@@ -316,23 +294,12 @@ static int to_grid(lua_State *L, int idx, int cfg, int64_t g[3])
         if (lua_pcall(L, 1, 1, 0) != LUA_OK) return 0; /* the message stays on the stack */
         lua_replace(L, idx);
     }
-    int ok = 1;
-    if (lua_isinteger(L, idx))
-        g[0] = lua_tointeger(L, idx);
-    else if (lua_istable(L, idx) && lua_rawlen(L, idx) >= 1 && lua_rawlen(L, idx) <= 3) {
-        for (int d = 0; d < (int)lua_rawlen(L, idx); d++) {
-            ok &= lua_rawgeti(L, idx, d + 1) == LUA_TNUMBER && lua_isinteger(L, -1);
-            g[d] = lua_tointeger(L, -1);
-            lua_pop(L, 1);
-        }
-    } else
-        ok = 0;
-    for (int d = 0; d < 3; d++) ok &= g[d] >= 1;
-    if (!ok)
+    char why[256];
+    if (ckt_l_to_grid(L, idx, "grid", g, why, sizeof why))
         return argerr(L,
                       "field 'build': the grid for config %d must be a positive integer, a list of "
-                      "1 to 3 of them, or a function of the problem returning one (got %s)",
-                      cfg, luaL_typename(L, idx));
+                      "1 to 3 of them, or a function of the problem returning one (%s)",
+                      cfg, why);
     return 1;
 }
 

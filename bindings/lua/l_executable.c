@@ -8,6 +8,7 @@
 
 #include "ckt/emit.h"
 #include "ckt/executable.h"
+#include "ckt/stream.h"
 #include "l_kernel.h"
 
 #define DEVICES_KEY "ckt.kernel.devices"
@@ -158,77 +159,31 @@ static ckt_device *default_device(lua_State *L, ckt_backend runtime)
 /* Only launch options and parameter names as keys (catches typos). */
 static void check_launch_keys(lua_State *L, const ckt_kernel *k)
 {
+    static const char *const options[] = {"grid", "block", "device", "args", "stream", "timed"};
     lua_pushnil(L);
     while (lua_next(L, 2)) {
         lua_pop(L, 1);
         if (lua_type(L, -1) != LUA_TSTRING)
-            ckt_l_errorf(L,
-                         "launch: keys must be names (grid, block, device, args or a parameter)");
+            ckt_l_errorf(L, "launch: keys must be names (grid, block, device, args, stream, timed "
+                            "or a parameter)");
         const char *key = lua_tostring(L, -1);
-        int ok = !strcmp(key, "grid") || !strcmp(key, "block") || !strcmp(key, "device") ||
-                 !strcmp(key, "args");
+        int ok = 0;
+        for (size_t i = 0; i < sizeof options / sizeof *options && !ok; i++)
+            ok = !strcmp(key, options[i]);
         for (int i = 0; i < ckt_kernel_nparams(k) && !ok; i++)
             ok = !strcmp(ckt_kernel_param(k, i)->name, key) &&
                  ckt_kparam_is_argument(ckt_kernel_param(k, i));
         if (!ok)
-            ckt_l_errorf(
-                L,
-                "launch: '%s' is neither grid, block, device, args nor a parameter of kernel '%s'",
-                key, ckt_kernel_name(k));
+            ckt_l_errorf(L,
+                         "launch: '%s' is neither grid, block, device, args, stream, timed nor a "
+                         "parameter of kernel '%s'",
+                         key, ckt_kernel_name(k));
     }
 }
 
-/* grid= (an integer or a list of up to 3) into g */
-static void launch_grid(lua_State *L, int64_t g[3])
-{
-    g[0] = g[1] = g[2] = 1;
-    int t = lua_getfield(L, 2, "grid");
-    if (t == LUA_TNIL) ckt_l_argerror(L, 2, "field 'grid' is required");
-    if (t == LUA_TNUMBER)
-        g[0] = ckt_l_checkint(L, -1, "launch: grid");
-    else if (t == LUA_TTABLE) {
-        if (ckt_l_int_list(L, -1, "launch: grid", g, 3) < 1)
-            ckt_l_errorf(L, "launch: grid must have 1 to 3 extents");
-    } else
-        ckt_l_argerror(L, 2,
-                       "field 'grid' must be an integer or a list of up to 3 integers, got %s",
-                       luaL_typename(L, -1));
-    lua_pop(L, 1);
-}
-
-/* The Lua value at the top as argument i (parameter p) of a typed launch. */
-static ckt_arg launch_arg(lua_State *L, int i, const ckt_kparam *p)
-{
-    char what[96];
-    snprintf(what, sizeof what, "launch: argument %d '%s'", i + 1, p->name);
-    switch (p->kind) {
-    case CKT_PARAM_PTR: {
-        if (lua_type(L, -1) != LUA_TUSERDATA || !luaL_testudata(L, -1, "ckt.buffer"))
-            ckt_l_errorf(L, "%s must be a device buffer, got %s", what, luaL_typename(L, -1));
-        ckt_dtype dt = ckt_l_buffer_dtype(L, -1);
-        if (dt != p->dtype)
-            ckt_l_errorf(L, "%s: the buffer holds %s but the kernel reads it as %s", what,
-                         ckt_dtype_name(dt), ckt_dtype_name(p->dtype));
-        return ckt_arg_buffer(ckt_l_checkbuffer(L, -1));
-    }
-    case CKT_PARAM_F32:
-        if (lua_type(L, -1) != LUA_TNUMBER)
-            ckt_l_errorf(L, "%s must be a number, got %s", what, luaL_typename(L, -1));
-        return ckt_arg_f32((float)lua_tonumber(L, -1));
-    case CKT_PARAM_I32: {
-        int64_t v = ckt_l_checkint(L, -1, what);
-        if (v < INT32_MIN || v > INT32_MAX)
-            ckt_l_errorf(L, "%s = %lld does not fit i32", what, (long long)v);
-        return ckt_arg_i32((int32_t)v);
-    }
-    case CKT_PARAM_I64: break;
-    case CKT_PARAM_TMAP: /* derived at launch: never among the arguments */
-        ckt_l_errorf(L, "%s is a tensor map, made at launch", what);
-    }
-    return ckt_arg_i64(ckt_l_checkint(L, -1, what));
-}
-
-/* exe:launch{grid=, device=, <param>=value ..., or args={...}} -> milliseconds */
+/* exe:launch{grid=, stream=, timed=, device=, <param>=value ..., or args={...}}: enqueued on the
+ * stream (default: the device's) and not waited for; timed = true waits and returns the kernel's
+ * milliseconds. A sandboxed state always waits (its time limit holds over the launch). */
 static int x_launch(lua_State *L)
 {
     l_exe *e = checkexe(L, 1);
@@ -247,40 +202,37 @@ static int x_launch(lua_State *L)
     }
     lua_settop(L, 2);
     int64_t grid[3];
-    launch_grid(L, grid);
-    int positional = lua_getfield(L, 2, "args") != LUA_TNIL, ai = lua_gettop(L);
-    if (positional && !lua_istable(L, ai))
+    char why[256];
+    if (lua_getfield(L, 2, "grid") == LUA_TNIL)
+        return ckt_l_argerror(L, 2, "field 'grid' is required");
+    if (ckt_l_to_grid(L, -1, "grid", grid, why, sizeof why))
+        return ckt_l_argerror(L, 2, "field 'grid' %s", why);
+    int timed = 0;
+    ckt_l_field_bool(L, 2, "launch", "timed", &timed);
+    lua_getfield(L, 2, "stream");
+    ckt_stream *s = ckt_l_optstream(L, -1, "launch");
+    int positional = lua_getfield(L, 2, "args") != LUA_TNIL ? lua_gettop(L) : 0;
+    if (positional && !lua_istable(L, positional))
         return ckt_l_argerror(L, 2, "field 'args' must be a list");
     int nsig;
     ckt_exe_signature(e->exe, &nsig);
-    if (positional && luaL_len(L, ai) != nsig)
+    if (positional && luaL_len(L, positional) != nsig)
         return ckt_l_errorf(L, "launch: kernel '%s' takes %d arguments, got %d", ckt_kernel_name(k),
-                            nsig, (int)luaL_len(L, ai));
+                            nsig, (int)luaL_len(L, positional));
     ckt_arg args[CKT_K_MAX_PARAMS];
-    int n = 0;
-    for (int i = 0; i < ckt_kernel_nparams(k); i++) {
-        const ckt_kparam *p = ckt_kernel_param(k, i);
-        if (!ckt_kparam_is_argument(p)) continue;
-        if (positional)
-            lua_geti(L, ai, n + 1);
-        else
-            lua_getfield(L, 2, p->name);
-        if (lua_isnil(L, -1))
-            return ckt_l_errorf(L, "launch: argument '%s' (%s) is missing", p->name,
-                                ckt_param_kind_name(p->kind));
-        args[n] = launch_arg(L, n, p);
-        n++;
-        lua_pop(L, 1); /* buffers stay anchored in the launch table */
-    }
+    int n = ckt_l_kernel_args(L, 2, positional, k, args);
     ckt_device *dev = NULL;
     if (lua_getfield(L, 2, "device") != LUA_TNIL) dev = ckt_l_checkdevice(L, -1);
     bool any_buffer = false;
     for (int i = 0; i < n; i++) any_buffer |= args[i].kind == CKT_PARAM_PTR;
-    if (!dev && !any_buffer) dev = default_device(L, ckt_exe_target(e->exe)->runtime);
-    double ms = 0;
+    if (!dev && !s && !any_buffer) dev = default_device(L, ckt_exe_target(e->exe)->runtime);
     ckt_error err;
-    if (ckt_exe_launch(e->exe, dev, grid, args, n, ckt_l_deadline(L), &ms, &err))
+    double ms = 0;
+    bool wait = timed || ckt_l_sandboxed(L);
+    if (ckt_exe_launch_on(e->exe, s, dev, grid, args, n, ckt_l_deadline(L), wait ? &ms : NULL,
+                          &err))
         return ckt_l_error(L, &err);
+    if (!timed) return 0;
     lua_pushnumber(L, ms);
     return 1;
 }

@@ -199,6 +199,11 @@ typedef struct ckt_l_array { /* the userdata of ckt.array: host memory, 64-byte 
 /* A dtype name (f16, bf16, f32, ...) at idx; raises naming `what` (NULL: "dtype") otherwise. */
 ckt_dtype ckt_l_checkdtype(lua_State *L, int idx, const char *what);
 ckt_l_array *ckt_l_checkarray(lua_State *L, int idx); /* raises on a closed array */
+/* l_array.c: n or {d0, d1, ...} at idx: the shape (rank) and element count, checked */
+int64_t ckt_l_check_shape(lua_State *L, int idx, const char *fn, ckt_dtype t, int64_t *shape,
+                          int *rank);
+/* l_array.c: a new zeroed array pushed on the stack */
+ckt_l_array *ckt_l_new_array(lua_State *L, ckt_dtype t, const int64_t *shape, int rank, int64_t n);
 ckt_device *ckt_l_checkdevice(lua_State *L, int idx); /* ckt.device userdata */
 ckt_buffer *ckt_l_checkbuffer(lua_State *L, int idx); /* dev:alloc userdata */
 void ckt_l_pushbinary(lua_State *L, ckt_binary *b);   /* takes ownership (freed by __gc/__close) */
@@ -208,6 +213,18 @@ ckt_binary *ckt_l_checkbinary(lua_State *L, int idx);
 int ckt_l_compile_options(lua_State *L, int t, const char *fn, const char **opts, unsigned *flags);
 /* The element type of a device buffer (dev:alloc userdata). */
 ckt_dtype ckt_l_buffer_dtype(lua_State *L, int idx);
+/* l_args.c: the Lua value at idx as a launch argument of kind (a buffer of *dtype when dtype is
+ * given), or NULL; else the reason ("<what> must be ...") in why. */
+const char *ckt_l_to_arg(lua_State *L, int idx, const char *what, ckt_param_kind kind,
+                         const ckt_dtype *dtype, ckt_arg *out, char *why, size_t cap);
+/* A grid at idx (an integer or a list of 1 to 3, each >= 1) into g, or the reason. */
+const char *ckt_l_to_grid(lua_State *L, int idx, const char *name, int64_t g[3], char *why,
+                          size_t cap);
+/* l_stream.c: the stream at idx (a ckt.stream), raising on a closed one; NULL when absent/nil */
+struct ckt_stream *ckt_l_optstream(lua_State *L, int idx, const char *what);
+/* l_stream.c: push a stream userdata (owned: closing it destroys the stream) */
+void ckt_l_pushstream(lua_State *L, struct ckt_stream *s, bool owned);
+
 /* The Lua function behind ckt.device (the kernel builder's launch opens default devices with it).
  */
 int ckt_l_device_open(lua_State *L);
@@ -222,7 +239,9 @@ void ckt_l_open_nested(lua_State *L); /* l_nested.c: IREE nested layouts */
 void ckt_l_open_sfc(lua_State *L);    /* l_sfc.c */
 void ckt_l_open_target(lua_State *L); /* l_target.c: ckt.target */
 void ckt_l_open_lds(lua_State *L);    /* l_lds.c: ckt.lds.* */
-void ckt_l_open_array(lua_State *L);  /* l_array.c: host arrays, device buffers */
+void ckt_l_open_array(lua_State *L);  /* l_array.c: host arrays */
+void ckt_l_open_device(lua_State *L); /* l_device.c: devices, buffers, dev:launch */
+void ckt_l_open_stream(lua_State *L); /* l_stream.c: streams, events, graphs */
 void ckt_l_open_kernel(lua_State *L); /* l_builder.c and l_kernel.h's files: builder, tensors,
                                          windows, compile, launch */
 void ckt_l_open_help(lua_State *L);   /* l_help.c: help texts */

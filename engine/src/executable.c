@@ -387,14 +387,28 @@ static ckt_status enqueue(void *ctx)
     return ckt_runtime_enqueue(r->s, r->bin, &r->p, r->bufs, r->nbufs, r->err);
 }
 
+ckt_status ckt_exe_launch_on(const ckt_executable *e, ckt_stream *s, ckt_device *dev,
+                             const int64_t grid[3], const ckt_arg *args, int nargs, double deadline,
+                             double *ms, ckt_error *err)
+{
+    prepared r;
+    ckt_status st = prepare(e, s, dev, grid, args, nargs, deadline, &r, err);
+    if (st || r.empty) {
+        if (!st && ms) *ms = 0;
+        return st;
+    }
+    if (!ms) return enqueue(&r);
+    if (r.s->capturing)
+        return ckt_fail(err, CKT_EINVAL, "launch: a timed launch waits, which a capture cannot");
+    return ckt_runtime_timed(r.s, ms, enqueue, &r, err);
+}
+
 ckt_status ckt_exe_launch(const ckt_executable *e, ckt_device *dev, const int64_t grid[3],
                           const ckt_arg *args, int nargs, double deadline, double *ms,
                           ckt_error *err)
 {
-    prepared r;
-    ckt_status st = prepare(e, NULL, dev, grid, args, nargs, deadline, &r, err);
     double t = 0;
-    if (!st && !r.empty) st = ckt_runtime_timed(r.s, &t, enqueue, &r, err);
+    ckt_status st = ckt_exe_launch_on(e, NULL, dev, grid, args, nargs, deadline, &t, err);
     if (!st && ms) *ms = t;
     return st;
 }
@@ -403,7 +417,5 @@ ckt_status ckt_exe_launch_async(const ckt_executable *e, ckt_stream *s, ckt_devi
                                 const int64_t grid[3], const ckt_arg *args, int nargs,
                                 ckt_error *err)
 {
-    prepared r;
-    ckt_status st = prepare(e, s, dev, grid, args, nargs, 0, &r, err);
-    return st || r.empty ? st : enqueue(&r);
+    return ckt_exe_launch_on(e, s, dev, grid, args, nargs, 0, NULL, err);
 }

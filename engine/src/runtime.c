@@ -204,8 +204,8 @@ static ckt_status check_stream(const char *fn, ckt_device *dev, ckt_stream *s, c
 
 /* One copy or fill enqueued on s, the buffers' uses noted (a free waits for them). */
 static ckt_status enqueue_copy(const char *fn, ckt_stream *s, ckt_copy_kind kind, ckt_buffer *db,
-                               void *dst, const ckt_buffer *sb, const void *src, size_t n,
-                               int fill, ckt_error *err)
+                               void *dst, const ckt_buffer *sb, const void *src, size_t n, int fill,
+                               ckt_error *err)
 {
     ckt_device *dev = (db ? db : sb)->dev;
     ckt_status st = check_stream(fn, dev, s, err);
@@ -239,8 +239,8 @@ ckt_status ckt_buffer_download_async(const ckt_buffer *src, size_t off, void *ds
     if (st) return st;
     if (!dst && n) return ckt_fail(err, CKT_EINVAL, "download: host destination is NULL");
     /* lands before the call returns (pageable memory): a synchronization point of the stream */
-    st = enqueue_copy("download", s, CKT_COPY_D2H, NULL, dst, src, (const char *)src->ptr + off,
-                      n, -1, err);
+    st = enqueue_copy("download", s, CKT_COPY_D2H, NULL, dst, src, (const char *)src->ptr + off, n,
+                      -1, err);
     return st ? st : ckt_stream_synchronize(ckt_stream_or_default(src->dev, s), err);
 }
 
@@ -265,35 +265,49 @@ ckt_status ckt_buffer_memset_async(ckt_buffer *dst, size_t off, uint8_t byte, si
                         err);
 }
 
-/* The synchronous copies: on the default stream, then waited for (so errors of earlier work on
- * it surface here, named). */
-static ckt_status waited(ckt_status st, ckt_device *dev, ckt_error *err)
+/* The synchronous copies wait for the whole device first (every stream: so they see the results
+ * of work enqueued anywhere, and errors of earlier work surface here, named), then copy on the
+ * default stream and wait for it. */
+static ckt_status sync_copy(ckt_buffer *db, const ckt_buffer *sb, size_t doff, size_t soff,
+                            const void *src, void *dst, size_t n, int fill, ckt_error *err)
 {
+    ckt_device *dev = db ? db->dev : sb ? sb->dev : NULL;
+    ckt_status st = dev ? ckt_device_synchronize(dev, err) : CKT_OK; /* NULL: refused below */
+    if (st) return st;
+    if (fill >= 0)
+        st = ckt_buffer_memset_async(db, doff, (uint8_t)fill, n, NULL, err);
+    else if (db && sb)
+        st = ckt_buffer_copy_async(db, doff, sb, soff, n, NULL, err);
+    else if (db || !sb)
+        st = ckt_buffer_upload_async(db, doff, src, n, NULL, err);
+    else
+        return ckt_buffer_download_async(sb, soff, dst, n, NULL, err); /* waits itself */
     return st ? st : ckt_stream_synchronize(&dev->default_stream, err);
 }
 
 ckt_status ckt_buffer_upload(ckt_buffer *dst, size_t off, const void *src, size_t n, ckt_error *err)
 {
-    return waited(ckt_buffer_upload_async(dst, off, src, n, NULL, err), dst ? dst->dev : NULL, err);
+    return sync_copy(dst, NULL, off, 0, src, NULL, n, -1, err);
 }
 
 ckt_status ckt_buffer_download(const ckt_buffer *src, size_t off, void *dst, size_t n,
                                ckt_error *err)
 {
-    return ckt_buffer_download_async(src, off, dst, n, NULL, err);
+    if (!src) return ckt_fail(err, CKT_EINVAL, "download: source buffer is NULL");
+    return sync_copy(NULL, src, 0, off, NULL, dst, n, -1, err);
 }
 
 ckt_status ckt_buffer_copy(ckt_buffer *dst, size_t doff, const ckt_buffer *src, size_t soff,
                            size_t n, ckt_error *err)
 {
-    return waited(ckt_buffer_copy_async(dst, doff, src, soff, n, NULL, err), dst ? dst->dev : NULL,
-                  err);
+    if (!dst || !src)
+        return ckt_fail(err, CKT_EINVAL, "copy: %s buffer is NULL", dst ? "source" : "destination");
+    return sync_copy(dst, src, doff, soff, NULL, NULL, n, -1, err);
 }
 
 ckt_status ckt_buffer_memset(ckt_buffer *dst, size_t off, uint8_t byte, size_t n, ckt_error *err)
 {
-    return waited(ckt_buffer_memset_async(dst, off, byte, n, NULL, err), dst ? dst->dev : NULL,
-                  err);
+    return sync_copy(dst, NULL, off, 0, NULL, NULL, n, byte, err);
 }
 
 /* ---- launches ---- */
@@ -429,13 +443,13 @@ static ckt_status module_for(ckt_device *dev, const ckt_binary *bin, void **modu
     return CKT_OK;
 }
 
-void ckt_runtime_pin_module(ckt_device *dev, uint64_t bin_id, int delta)
+void ckt_runtime_pin_module(ckt_device *dev, uint64_t bin_id, int delta, bool locked)
 {
-    pthread_mutex_lock(&dev->lock);
+    if (!locked) pthread_mutex_lock(&dev->lock);
     for (int i = 0; i < CKT_MODULE_CACHE; i++)
         if (dev->modules[i].module && dev->modules[i].bin_id == bin_id)
             dev->modules[i].pins += delta;
-    pthread_mutex_unlock(&dev->lock);
+    if (!locked) pthread_mutex_unlock(&dev->lock);
 }
 
 double ckt_runtime_now(void)
@@ -456,8 +470,7 @@ ckt_status ckt_runtime_check_binary(ckt_device *dev, const ckt_binary *bin,
     if (t->runtime != dev->backend)
         return ckt_fail(err, CKT_EINVAL, "launch: a binary for %s cannot run on the %s device (%s)",
                         t->name, ckt_backend_name(dev->backend), dev->name);
-    return dev->backend == CKT_BACKEND_CUDA ? ckt_target_check_device(t, dev->target, err)
-                                            : CKT_OK;
+    return dev->backend == CKT_BACKEND_CUDA ? ckt_target_check_device(t, dev->target, err) : CKT_OK;
 }
 
 /* The launch's geometry against the device's limits. */
@@ -550,6 +563,12 @@ ckt_status ckt_launch(ckt_device *dev, const ckt_binary *bin, const ckt_launch_p
 {
     double dummy;
     return launch(dev, bin, p, NULL, ms ? ms : &dummy, err);
+}
+
+ckt_status ckt_launch_on(ckt_device *dev, const ckt_binary *bin, const ckt_launch_params *p,
+                         ckt_stream *s, double *ms, ckt_error *err)
+{
+    return launch(dev, bin, p, s, ms, err);
 }
 
 ckt_status ckt_launch_async(ckt_device *dev, const ckt_binary *bin, const ckt_launch_params *p,

@@ -47,7 +47,7 @@ typedef struct cpu_pool {
     atomic_llong next_block;
     atomic_int timed_out; /* a worker saw the deadline pass: the others stop too */
     int fault;            /* set by the kernel (CKT_FAULT, atomically): a window left its tensor */
-    struct cpu_stream *def; /* the default stream */
+    struct cpu_stream *def;     /* the default stream */
     struct cpu_stream *streams; /* all of them (the default first created), under streams_mu */
     pthread_mutex_t streams_mu;
 } cpu_pool;
@@ -458,10 +458,10 @@ typedef enum { CMD_LAUNCH, CMD_COPY, CMD_MEMSET, CMD_RECORD, CMD_WAIT } cmd_kind
 typedef struct cpu_cmd {
     cmd_kind kind;
     struct cpu_cmd *next;
-    cpu_run run;        /* CMD_LAUNCH: its module referenced, args into `blob` */
-    char label[160];    /* names the launch in its errors */
-    void *dst;          /* CMD_COPY / CMD_MEMSET */
-    const void *src;    /* CMD_COPY (an h2d source is the command's own staged copy) */
+    cpu_run run;     /* CMD_LAUNCH: its module referenced, args into `blob` */
+    char label[160]; /* names the launch in its errors */
+    void *dst;       /* CMD_COPY / CMD_MEMSET */
+    const void *src; /* CMD_COPY (an h2d source is the command's own staged copy) */
     size_t n;
     int byte;
     cpu_event *ev; /* CMD_RECORD, CMD_WAIT (referenced) */
@@ -585,8 +585,7 @@ static ckt_status push(cpu_stream *q, cpu_cmd *c, ckt_error *err)
         if (rc) {
             pthread_mutex_unlock(&q->mu);
             cmd_free(c);
-            return ckt_fail(err, CKT_ERUNTIME, "stream: cannot start its thread: %s",
-                            strerror(rc));
+            return ckt_fail(err, CKT_ERUNTIME, "stream: cannot start its thread: %s", strerror(rc));
         }
         q->started = true;
     }
@@ -666,8 +665,11 @@ static cpu_cmd *launch_cmd(cpu_module *m, const ckt_launch_request *r, ckt_error
         off += n;
     }
     atomic_fetch_add(&m->refs, 1);
-    c->run = (cpu_run){m, argv, {lp->grid[0], lp->grid[1], lp->grid[2]},
-                       {lp->block[0], lp->block[1], lp->block[2]}, lp->dyn_shared_bytes,
+    c->run = (cpu_run){m,
+                       argv,
+                       {lp->grid[0], lp->grid[1], lp->grid[2]},
+                       {lp->block[0], lp->block[1], lp->block[2]},
+                       lp->dyn_shared_bytes,
                        lp->deadline};
     c->nargs = lp->arg_count;
     snprintf(c->label, sizeof c->label, "%s", r->label);
@@ -697,8 +699,8 @@ static ckt_status cpu_launch(ckt_device *dev, void *s, const ckt_launch_request 
     return push(q, c, err);
 }
 
-static ckt_status cpu_copy(ckt_device *dev, void *s, ckt_copy_kind kind, void *dst,
-                           const void *src, size_t n, ckt_error *err)
+static ckt_status cpu_copy(ckt_device *dev, void *s, ckt_copy_kind kind, void *dst, const void *src,
+                           size_t n, ckt_error *err)
 {
     cpu_stream *q = stream_of(dev, s);
     bool staged = kind == CKT_COPY_H2D; /* the caller may reuse its memory at once */

@@ -79,13 +79,14 @@ ckt_status ckt_gpu_sync(ckt_device *dev, ckt_error *err)
     return rc ? fail(dev, err, "device synchronization", rc) : CKT_OK;
 }
 
-/* A capture needs a stream that does not synchronize with the legacy default stream (a
- * synchronous copy elsewhere would break the capture); other streams do, so the synchronous
- * copies of ckt/runtime.h stay ordered after their work. */
+/* Streams that do not synchronize with the legacy default stream: work of other libraries there
+ * does not serialize with them, and a capture is not broken by a synchronous copy elsewhere
+ * (ckt's own synchronous copies wait for the whole device instead). */
 ckt_status ckt_gpu_stream_create(ckt_device *dev, bool capture, void **s, ckt_error *err)
 {
+    (void)capture;
     int rc = current(dev);
-    if (!rc) rc = api_of(dev)->stream_create(s, capture ? STREAM_NON_BLOCKING : 0);
+    if (!rc) rc = api_of(dev)->stream_create(s, STREAM_NON_BLOCKING);
     return rc ? fail(dev, err, "stream creation", rc) : CKT_OK;
 }
 

@@ -175,7 +175,6 @@ static void hip_free(ckt_device *dev, void *ptr)
     H.free(ptr);
 }
 
-
 static ckt_status hip_load(ckt_device *dev, const ckt_binary *bin, void **module, void **fn,
                            ckt_error *err)
 {

@@ -64,7 +64,8 @@ struct ckt_buffer {
     size_t size;
     int refs;    /* the owner's (until ckt_buffer_free) + each graph's that uses it */
     bool closed; /* freed by its owner: no longer a launch argument */
-    /* the last enqueued use on each stream (stream id, its sequence number): a free waits for them */
+    /* the last enqueued use on each stream (stream id, its sequence number): a free waits for them
+     */
     struct {
         uint64_t stream, seq;
     } use[CKT_BUFFER_USES];
@@ -160,7 +161,7 @@ ckt_status ckt_runtime_timed(ckt_stream *s, double *ms, ckt_status (*enqueue)(vo
                              ckt_error *err);
 
 /* runtime.c, for stream.c */
-void ckt_runtime_pin_module(ckt_device *dev, uint64_t bin_id, int delta);
+void ckt_runtime_pin_module(ckt_device *dev, uint64_t bin_id, int delta, bool locked);
 void ckt_buffer_release(ckt_buffer *b); /* drops a reference (a graph's) */
 void ckt_buffer_retain(ckt_buffer *b);
 

@@ -181,9 +181,10 @@ ckt_status ckt_stream_wait(ckt_stream *s, const ckt_event *e, ckt_error *err)
 {
     if (!s || !e) return ckt_fail(err, CKT_EINVAL, "wait: %s is NULL", s ? "event" : "stream");
     if (e->dev != s->dev)
-        return ckt_fail(err, CKT_EINVAL,
-                        "wait: the event was recorded on another device (%s) than the stream's (%s)",
-                        e->dev->name, s->dev->name);
+        return ckt_fail(
+            err, CKT_EINVAL,
+            "wait: the event was recorded on another device (%s) than the stream's (%s)",
+            e->dev->name, s->dev->name);
     ckt_status st = not_capturing(s, "wait", err);
     if (st) return st;
     pthread_mutex_lock(&s->dev->lock);
@@ -320,8 +321,7 @@ void ckt_stream_retire_locked(ckt_buffer *b)
     for (int i = 0; i < b->nuse && !z->all_streams; i++) {
         ckt_stream *s = find_locked(dev, b->use[i].stream);
         if (!s || b->use[i].seq <= s->done_seq) continue; /* passed */
-        if (s->capturing ||
-            dev->ops->event_record(dev, s->impl, &z->ev[z->nev], NULL) != CKT_OK) {
+        if (s->capturing || dev->ops->event_record(dev, s->impl, &z->ev[z->nev], NULL) != CKT_OK) {
             z->all_streams = true;
             break;
         }
@@ -387,7 +387,7 @@ static ckt_status pin(ckt_graph *g, ckt_device *dev, uint64_t bin)
         g->cap_bins = cap;
     }
     g->bins[g->nbins++] = bin;
-    ckt_runtime_pin_module(dev, bin, +1);
+    ckt_runtime_pin_module(dev, bin, +1, true); /* dev->lock held: ckt_stream_launch */
     return CKT_OK;
 }
 
@@ -439,7 +439,7 @@ ckt_status ckt_stream_begin_capture(ckt_stream *s, ckt_error *err)
 static void graph_abandon(ckt_graph *g)
 {
     if (!g) return;
-    for (int i = 0; i < g->nbins; i++) ckt_runtime_pin_module(g->dev, g->bins[i], -1);
+    for (int i = 0; i < g->nbins; i++) ckt_runtime_pin_module(g->dev, g->bins[i], -1, false);
     for (int i = 0; i < g->nbufs; i++) ckt_buffer_release(g->bufs[i]);
     free(g->bufs);
     free(g->bins);

@@ -113,8 +113,7 @@ ckt_status ckt_tma_plan(const ckt_layout *global, ckt_dtype dtype, const ckt_lay
 }
 
 ckt_status ckt_tma_plan_ex(const ckt_layout *global, ckt_dtype dtype, const ckt_layout *lds,
-                           const ckt_swizzle *sw, bool check_tile, ckt_tma_map *out,
-                           ckt_error *err)
+                           const ckt_swizzle *sw, bool check_tile, ckt_tma_map *out, ckt_error *err)
 {
     if (!global || !lds || !out) return ckt_fail(err, CKT_EINVAL, "tma: NULL argument");
     memset(out, 0, sizeof *out);

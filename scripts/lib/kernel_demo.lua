@@ -59,6 +59,7 @@ function demo.run_and_check(exe, args, inputs, output, reference, grid, tol)
   out:upload(output.array)
   args[output.name] = out
   args.grid = grid
+  args.timed = true
   local ms = exe:launch(args)
   out:download(output.array)
   local ok, err, bad = output.array:compare(reference, tol or {rtol = 0, atol = 0})

@@ -199,7 +199,7 @@ void axpy(void *const *args, const ckt_cpu_launch *l) {
       local x, y = ckt.array("f32", n):random{seed = n}, ckt.array("f32", n):random{seed = n + 1}
       local dx <close> = dev:alloc("f32", n):upload(x)
       local dy <close> = dev:alloc("f32", n):upload(y)
-      local ms = dev:launch(bin, {grid = (n + 63) // 64, block = 64, params = params, args = {dx, dy, n, 0.5}})
+      local ms = dev:launch(bin, {grid = (n + 63) // 64, block = 64, params = params, args = {dx, dy, n, 0.5}, timed = true})
       assert.is_true(ms >= 0)
       local want = ckt.array("f64", n)
       for i = 0, n - 1 do want[i] = y[i] + 0.5 * x[i] end

@@ -53,10 +53,10 @@ int64_t ckt_exe_dynamic_lds_bytes(const ckt_executable *e);
 const ckt_param *ckt_exe_signature(const ckt_executable *e, int *count);
 
 /* Launch grid[0] x grid[1] x grid[2] blocks of the kernel's block size on dev's default stream
- * (dev NULL: the device of the first buffer argument) with args in signature order, and wait; *ms (may be
- * NULL) as ckt_launch. Checked before anything runs: the argument count and each kind, buffers
- * on the device, scalars that fit, and the kernel's launch conditions at these values (sizes
- * that must divide, ...), every buffer large enough for the largest element the kernel can
+ * (dev NULL: the device of the first buffer argument) with args in signature order, and wait; *ms
+ * (may be NULL) as ckt_launch. Checked before anything runs: the argument count and each kind,
+ * buffers on the device, scalars that fit, and the kernel's launch conditions at these values
+ * (sizes that must divide, ...), every buffer large enough for the largest element the kernel can
  * touch at these sizes and this grid (else an error naming the argument, the bytes needed and
  * given), strides that stay non-negative, a grid within the tiles. A zero-sized problem runs no
  * blocks. deadline (CLOCK_MONOTONIC seconds, 0: none): the CPU runtime stops between blocks
@@ -74,6 +74,11 @@ ckt_status ckt_exe_launch(const ckt_executable *e, ckt_device *dev, const int64_
 ckt_status ckt_exe_launch_async(const ckt_executable *e, ckt_stream *s, ckt_device *dev,
                                 const int64_t grid[3], const ckt_arg *args, int nargs,
                                 ckt_error *err);
+/* Both in one: on s (as ckt_exe_launch_async), with a deadline (as ckt_exe_launch); ms NULL:
+ * enqueued only; ms given: timed between two events on s and waited for. */
+ckt_status ckt_exe_launch_on(const ckt_executable *e, ckt_stream *s, ckt_device *dev,
+                             const int64_t grid[3], const ckt_arg *args, int nargs, double deadline,
+                             double *ms, ckt_error *err);
 
 #ifdef __cplusplus
 }

@@ -84,6 +84,9 @@ ckt_status ckt_launch(ckt_device *dev, const ckt_binary *bin, const ckt_launch_p
  * (ckt/stream.h: errors of the kernel itself come with the stream's next synchronization). */
 ckt_status ckt_launch_async(ckt_device *dev, const ckt_binary *bin, const ckt_launch_params *p,
                             struct ckt_stream *s, ckt_error *err);
+/* Both: on s; ms NULL: enqueued only; ms given: timed between two events on s and waited for. */
+ckt_status ckt_launch_on(ckt_device *dev, const ckt_binary *bin, const ckt_launch_params *p,
+                         struct ckt_stream *s, double *ms, ckt_error *err);
 
 #ifdef __cplusplus
 }

@@ -44,8 +44,7 @@ ckt_stream *ckt_device_stream(struct ckt_device *dev);
 ckt_status ckt_stream_create(struct ckt_device *dev, ckt_stream **out, ckt_error *err);
 /* An application's own stream (a CUstream / hipStream_t) on a GPU device, borrowed: ckt
  * launches on it and never destroys it. NULL is the legacy default stream. cpu: refused. */
-ckt_status ckt_stream_wrap(struct ckt_device *dev, void *native, ckt_stream **out,
-                           ckt_error *err);
+ckt_status ckt_stream_wrap(struct ckt_device *dev, void *native, ckt_stream **out, ckt_error *err);
 /* Synchronize, then release (a wrapped stream's handle is left to its owner). Returns the
  * stream's pending error, if any: destroyed either way. NULL and the default stream: no-op. */
 ckt_status ckt_stream_destroy(ckt_stream *s, ckt_error *err);
