@@ -7,6 +7,7 @@
  *   local cublas = require "ckt_cublas"
  *   local h, why = cublas.open()                     -- nil and the reason when unavailable
  *   h:gemm{dtype=, out=, a_major=, b_major=, M=, N=, K=, A=, B=, C=, reps=}  -> ms (median) or nil
+ *   h:gemm_async{..., stream=s:handle()}             -- one GEMM enqueued on the stream, no wait
  *   h:library()                                      -- the file that was loaded
  *
  * ckt's convention: C (M x N, row-major) = A (M x K) . B (K x N); a_major "k": A row-major,
@@ -35,6 +36,7 @@ typedef int (*cu_event_sync_fn)(void *);
 typedef int (*cu_event_elapsed_fn)(float *, void *, void *);
 typedef int (*cu_event_destroy_fn)(void *);
 typedef int (*cu_ctx_sync_fn)(void);
+typedef int (*cublas_set_stream_fn)(void *, void *);
 
 enum {
     CUDA_R_32F = 0,
@@ -57,6 +59,7 @@ typedef struct handle {
     cu_event_elapsed_fn ev_elapsed;
     cu_event_destroy_fn ev_destroy;
     cu_ctx_sync_fn ctx_sync;
+    cublas_set_stream_fn set_stream;
 } handle;
 
 #define HANDLE "ckt_cublas.handle"
@@ -115,6 +118,7 @@ static int l_open(lua_State *L)
     LOAD(create, lib, "cublasCreate_v2");
     LOAD(h->destroy, lib, "cublasDestroy_v2");
     LOAD(h->gemm, lib, "cublasGemmEx");
+    LOAD(h->set_stream, lib, "cublasSetStream_v2");
     cu_ctx_get_fn ctx_get;
     LOAD(ctx_get, cuda, "cuCtxGetCurrent");
     LOAD(h->ev_create, cuda, "cuEventCreate");
@@ -124,8 +128,8 @@ static int l_open(lua_State *L)
     if (!h->ev_elapsed) LOAD(h->ev_elapsed, cuda, "cuEventElapsedTime");
     LOAD(h->ev_destroy, cuda, "cuEventDestroy_v2");
     LOAD(h->ctx_sync, cuda, "cuCtxSynchronize");
-    if (!create || !h->destroy || !h->gemm)
-        return fail(L, "%s lacks cublasCreate_v2 / cublasGemmEx", used);
+    if (!create || !h->destroy || !h->gemm || !h->set_stream)
+        return fail(L, "%s lacks cublasCreate_v2 / cublasGemmEx / cublasSetStream_v2", used);
     if (!ctx_get || !h->ev_create || !h->ev_record || !h->ev_sync || !h->ev_elapsed ||
         !h->ev_destroy || !h->ctx_sync)
         return fail(L, "libcuda.so.1 lacks the event functions%s", "");
@@ -191,33 +195,58 @@ static int cmp_float(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* h:gemm{dtype=, out=, a_major=, b_major=, M=, N=, K=, A=, B=, C=, reps=} -> median ms (reps > 0)
- * or 0 */
-static int h_gemm(lua_State *L)
+/* One GEMM of the table at index 2, in cuBLAS's column-major terms. */
+typedef struct problem {
+    int in, out, opa, opb, lda, ldb;
+    int M, N, K;
+    void *A, *B, *C, *stream;
+} problem;
+
+static problem parse_problem(lua_State *L, handle *h)
 {
-    handle *h = luaL_checkudata(L, 1, HANDLE);
     luaL_checktype(L, 2, LUA_TTABLE);
-    if (!h->h) return luaL_error(L, "gemm: the handle is closed");
-    int in = dtype_of(L, 2, "dtype", "f16");
+    if (!h->h) luaL_error(L, "gemm: the handle is closed");
+    problem p;
+    p.in = dtype_of(L, 2, "dtype", "f16");
     lua_getfield(L, 2, "dtype");
     const char *ind = luaL_optstring(L, -1, "f16");
     lua_pop(L, 1);
-    int out = dtype_of(L, 2, "out", ind);
-    if (in == CUDA_R_32F)
-        return luaL_error(L, "gemm: dtype f32 is not a tensor-core GEMM (f16, bf16)");
+    p.out = dtype_of(L, 2, "out", ind);
+    if (p.in == CUDA_R_32F) luaL_error(L, "gemm: dtype f32 is not a tensor-core GEMM (f16, bf16)");
     char am = major_of(L, 2, "a_major", "km"), bm = major_of(L, 2, "b_major", "kn");
     lua_Integer M = int_field(L, 2, "M", 0), N = int_field(L, 2, "N", 0),
-                K = int_field(L, 2, "K", 0), reps = int_field(L, 2, "reps", 0);
+                K = int_field(L, 2, "K", 0);
     if (M < 1 || N < 1 || K < 1 || M > INT32_MAX || N > INT32_MAX || K > INT32_MAX)
-        return luaL_error(L, "gemm: M, N, K must be in 1..2^31-1");
-    void *A = (void *)(uintptr_t)int_field(L, 2, "A", 0),
-         *B = (void *)(uintptr_t)int_field(L, 2, "B", 0),
-         *C = (void *)(uintptr_t)int_field(L, 2, "C", 0);
-    if (!A || !B || !C)
-        return luaL_error(L, "gemm: A, B and C are device addresses (buf:address())");
-    int opb = bm == 'k' ? CUBLAS_OP_T : CUBLAS_OP_N, ldb = bm == 'k' ? (int)K : (int)N;
-    int opa = am == 'm' ? CUBLAS_OP_T : CUBLAS_OP_N, lda = am == 'm' ? (int)M : (int)K;
-    float alpha = 1.0f, beta = 0.0f;
+        luaL_error(L, "gemm: M, N, K must be in 1..2^31-1");
+    p.M = (int)M, p.N = (int)N, p.K = (int)K;
+    p.A = (void *)(uintptr_t)int_field(L, 2, "A", 0);
+    p.B = (void *)(uintptr_t)int_field(L, 2, "B", 0);
+    p.C = (void *)(uintptr_t)int_field(L, 2, "C", 0);
+    p.stream = (void *)(uintptr_t)int_field(L, 2, "stream", 0);
+    if (!p.A || !p.B || !p.C)
+        luaL_error(L, "gemm: A, B and C are device addresses (buf:address())");
+    p.opb = bm == 'k' ? CUBLAS_OP_T : CUBLAS_OP_N, p.ldb = bm == 'k' ? p.K : p.N;
+    p.opa = am == 'm' ? CUBLAS_OP_T : CUBLAS_OP_N, p.lda = am == 'm' ? p.M : p.K;
+    return p;
+}
+
+static int run(handle *h, const problem *p)
+{
+    static const float alpha = 1.0f, beta = 0.0f;
+    int st = h->set_stream(h->h, p->stream);
+    return st ? st
+              : h->gemm(h->h, p->opb, p->opa, p->N, p->M, p->K, &alpha, p->B, p->in, p->ldb, p->A,
+                        p->in, p->lda, &beta, p->C, p->out, p->N, CUBLAS_COMPUTE_32F,
+                        CUBLAS_GEMM_DEFAULT);
+}
+
+/* h:gemm{dtype=, out=, a_major=, b_major=, M=, N=, K=, A=, B=, C=, reps=, stream=} -> median ms
+ * between two events (reps > 0) or 0 */
+static int h_gemm(lua_State *L)
+{
+    handle *h = luaL_checkudata(L, 1, HANDLE);
+    problem p = parse_problem(L, h);
+    lua_Integer reps = int_field(L, 2, "reps", 0);
     int runs = reps > 0 ? (int)reps + 3 : 1;
     float *ms = calloc((size_t)runs, sizeof *ms);
     void *e0 = NULL, *e1 = NULL;
@@ -227,10 +256,9 @@ static int h_gemm(lua_State *L)
     }
     int st = 0;
     for (int r = 0; r < runs && !st; r++) {
-        h->ev_record(e0, NULL);
-        st = h->gemm(h->h, opb, opa, (int)N, (int)M, (int)K, &alpha, B, in, ldb, A, in, lda, &beta,
-                     C, out, (int)N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-        h->ev_record(e1, NULL);
+        h->ev_record(e0, p.stream);
+        st = run(h, &p);
+        h->ev_record(e1, p.stream);
         h->ev_sync(e1);
         h->ev_elapsed(&ms[r], e0, e1);
     }
@@ -249,6 +277,16 @@ static int h_gemm(lua_State *L)
     return 1;
 }
 
+/* h:gemm_async{..., stream=}: one GEMM enqueued on the stream (an application's loop), no wait */
+static int h_gemm_async(lua_State *L)
+{
+    handle *h = luaL_checkudata(L, 1, HANDLE);
+    problem p = parse_problem(L, h);
+    int st = run(h, &p);
+    if (st) return luaL_error(L, "gemm_async: cublasGemmEx failed with status %d", st);
+    return 0;
+}
+
 static int h_library(lua_State *L)
 {
     lua_pushstring(L, ((handle *)luaL_checkudata(L, 1, HANDLE))->libname);
@@ -257,8 +295,11 @@ static int h_library(lua_State *L)
 
 int luaopen_ckt_cublas(lua_State *L)
 {
-    static const luaL_Reg methods[] = {
-        {"gemm", h_gemm}, {"library", h_library}, {"__gc", h_gc}, {NULL, NULL}};
+    static const luaL_Reg methods[] = {{"gemm", h_gemm},
+                                       {"gemm_async", h_gemm_async},
+                                       {"library", h_library},
+                                       {"__gc", h_gc},
+                                       {NULL, NULL}};
     luaL_newmetatable(L, HANDLE);
     luaL_setfuncs(L, methods, 0);
     lua_pushvalue(L, -1);
