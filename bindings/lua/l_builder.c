@@ -342,8 +342,9 @@ static int b_block_order(lua_State *L)
     lua_pop(L, 3);
     if (!ckt_expr_uniform(ckt_kernel_exprs(kb->k), m) ||
         !ckt_expr_uniform(ckt_kernel_exprs(kb->k), n))
-        return ckt_l_argerror(L, 2, "field 'tiles' must be the same for every thread of the block, "
-                                    "got an expression of the thread id");
+        return ckt_l_argerror(L, 2,
+                              "field 'tiles' must be the same for every thread of the block, "
+                              "got an expression of the thread id");
     const char *order = "row";
     int64_t group = 8;
     ckt_l_field_string(L, 2, fn, "order", &order);

@@ -353,12 +353,15 @@ static int l_expr_op(lua_State *L)
 
 void ckt_lk_open_expr(lua_State *L)
 {
-    static const ckt_l_entry rows[] = {
-        {CKT_L_EXPR, "__unm", e_unm},    {CKT_L_EXPR, "__bnot", e_bnot},
-        {CKT_L_EXPR, "__lt", e_compare},
-        {CKT_L_EXPR, "__le", e_compare}, {CKT_L_EXPR, "__tostring", e_tostring},
-        {CKT_L_EXPR, "value", e_value},  {CKT_L_MODULE, "select", m_select},
-        {CKT_L_MODULE, "cast", m_cast},  {NULL, NULL, NULL}};
+    static const ckt_l_entry rows[] = {{CKT_L_EXPR, "__unm", e_unm},
+                                       {CKT_L_EXPR, "__bnot", e_bnot},
+                                       {CKT_L_EXPR, "__lt", e_compare},
+                                       {CKT_L_EXPR, "__le", e_compare},
+                                       {CKT_L_EXPR, "__tostring", e_tostring},
+                                       {CKT_L_EXPR, "value", e_value},
+                                       {CKT_L_MODULE, "select", m_select},
+                                       {CKT_L_MODULE, "cast", m_cast},
+                                       {NULL, NULL, NULL}};
     ckt_l_register(L, rows);
     CKT_L_REGISTER_ROWS(L, CKT_L_EXPR, l_expr_op, metamethods);
     CKT_L_REGISTER_ROWS(L, CKT_L_MODULE, l_expr_op, functions);

@@ -743,8 +743,11 @@ static ckt_expr_id fail_overflow(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id a
     snprintf(msg, sizeof msg,
              "expression: (%s) %s (%s) can overflow 64 bits (the operands reach [%lld, %lld] and "
              "[%lld, %lld]): a folded value is too large",
-             ea, op == CKT_E_ADD ? "+" : op == CKT_E_SUB ? "-" : "*", eb, (long long)al,
-             (long long)ah, (long long)bl, (long long)bh);
+             ea,
+             op == CKT_E_ADD   ? "+"
+             : op == CKT_E_SUB ? "-"
+                               : "*",
+             eb, (long long)al, (long long)ah, (long long)bl, (long long)bh);
     return fail(p, CKT_EOVERFLOW, msg);
 }
 
@@ -758,13 +761,14 @@ static ckt_expr_id var_shift(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id a, ck
     if (lo >= 0 && hi < 64) return push(p, mk(op, CKT_T_INDEX, a, n, -1));
     ckt_expr_id m63 = ckt_expr_int(p, 63);
     ckt_expr_id pos = push(p, mk(op, CKT_T_INDEX, a, ckt_expr_binary(p, CKT_E_AND, n, m63), -1));
-    ckt_expr_id neg = push(p, mk(other, CKT_T_INDEX, a,
-                                 ckt_expr_binary(p, CKT_E_AND,
-                                                 ckt_expr_binary(p, CKT_E_SUB, ckt_expr_int(p, 0), n),
-                                                 m63),
-                                 -1));
-    ckt_expr_id in = ckt_expr_binary(p, CKT_E_LAND, ckt_expr_binary(p, CKT_E_LT, ckt_expr_int(p, -64), n),
-                                     ckt_expr_binary(p, CKT_E_LT, n, ckt_expr_int(p, 64)));
+    ckt_expr_id neg = push(
+        p,
+        mk(other, CKT_T_INDEX, a,
+           ckt_expr_binary(p, CKT_E_AND, ckt_expr_binary(p, CKT_E_SUB, ckt_expr_int(p, 0), n), m63),
+           -1));
+    ckt_expr_id in =
+        ckt_expr_binary(p, CKT_E_LAND, ckt_expr_binary(p, CKT_E_LT, ckt_expr_int(p, -64), n),
+                        ckt_expr_binary(p, CKT_E_LT, n, ckt_expr_int(p, 64)));
     return ckt_expr_select(
         p, in, ckt_expr_select(p, ckt_expr_binary(p, CKT_E_LE, ckt_expr_int(p, 0), n), pos, neg),
         ckt_expr_int(p, 0));
@@ -783,12 +787,12 @@ static ckt_expr_id float_mod(ckt_expr_pool *p, ckt_expr_id a, ckt_expr_id b)
         return ckt_expr_float(p, m);
     }
     ckt_expr_id m = push(p, mk(CKT_E_MOD, CKT_T_F32, a, b, -1)), z = ckt_expr_float(p, 0.0f);
-    ckt_expr_id flip = ckt_expr_binary(
-        p, CKT_E_LOR,
-        ckt_expr_binary(p, CKT_E_LAND, ckt_expr_binary(p, CKT_E_LT, z, m),
-                        ckt_expr_binary(p, CKT_E_LT, b, z)),
-        ckt_expr_binary(p, CKT_E_LAND, ckt_expr_binary(p, CKT_E_LT, m, z),
-                        ckt_expr_binary(p, CKT_E_LT, z, b)));
+    ckt_expr_id flip =
+        ckt_expr_binary(p, CKT_E_LOR,
+                        ckt_expr_binary(p, CKT_E_LAND, ckt_expr_binary(p, CKT_E_LT, z, m),
+                                        ckt_expr_binary(p, CKT_E_LT, b, z)),
+                        ckt_expr_binary(p, CKT_E_LAND, ckt_expr_binary(p, CKT_E_LT, m, z),
+                                        ckt_expr_binary(p, CKT_E_LT, z, b)));
     return ckt_expr_select(p, flip, ckt_expr_binary(p, CKT_E_ADD, m, b), m);
 }
 
