@@ -192,10 +192,17 @@ static int d_capture(lua_State *L)
     if (ckt_stream_create(dev, &s, &err)) return ckt_l_error(L, &err);
     ckt_l_pushstream(L, s, true); /* 4: closed by its __gc if anything below raises */
     if (ckt_stream_begin_capture(s, &err)) return ckt_l_error(L, &err);
+    l_stream *su = lua_touserdata(L, 4);
     lua_pushvalue(L, 2);
     lua_pushvalue(L, 4);
     int rc = lua_pcall(L, 1, 0, 0);
+    if (!su->s) { /* closed inside: ckt_stream_destroy dropped the capture with the stream */
+        if (rc != LUA_OK) return lua_error(L);
+        return ckt_l_errorf(L, "capture: the stream was closed inside the capture function");
+    }
     ckt_status st = ckt_stream_end_capture(s, &g->g, &err);
+    su->s = NULL; /* the capture's stream ends with it (a copy kept by the function is closed) */
+    ckt_stream_destroy(s, NULL);
     if (rc != LUA_OK) { /* the function's error wins; a graph made anyway is dropped */
         ckt_graph_free(g->g);
         g->g = NULL;
