@@ -104,10 +104,34 @@ const char *ckt_device_target(const ckt_device *dev) { return dev ? dev->target 
 ckt_status ckt_device_synchronize(ckt_device *dev, ckt_error *err)
 {
     if (!dev) return ckt_fail(err, CKT_EINVAL, "synchronize: device is NULL");
+    /* the buffers retired before this call that wait for every stream (used on more streams than
+     * a buffer remembers): set aside, and once every stream has passed, freed by the reap below */
+    ckt_zombie *every = NULL;
+    pthread_mutex_lock(&dev->lock);
+    for (ckt_zombie **p = &dev->zombies; *p;) {
+        ckt_zombie *z = *p;
+        if (z->all_streams) {
+            *p = z->next;
+            z->next = every;
+            every = z;
+        } else
+            p = &z->next;
+    }
+    pthread_mutex_unlock(&dev->lock);
     ckt_status st = ckt_stream_synchronize(&dev->default_stream, err);
     for (ckt_stream *s = dev->streams; !st && s; s = s->next)
         if (!s->capturing) st = ckt_stream_synchronize(s, err);
-    if (!st && (st = dev->ops->sync(dev, err)) == CKT_OK) ckt_stream_reap(dev, false);
+    if (!st) st = dev->ops->sync(dev, err);
+    pthread_mutex_lock(&dev->lock);
+    while (every) {
+        ckt_zombie *z = every;
+        every = z->next;
+        if (!st) z->all_streams = false; /* passed: its events (if any) have completed */
+        z->next = dev->zombies;
+        dev->zombies = z;
+    }
+    pthread_mutex_unlock(&dev->lock);
+    if (!st) ckt_stream_reap(dev, false);
     return st;
 }
 
