@@ -11,18 +11,21 @@ const char *ckt_l_to_arg(lua_State *L, int idx, const char *what, ckt_param_kind
                          const ckt_dtype *dtype, ckt_arg *out, char *why, size_t cap)
 {
     switch (kind) {
-    case CKT_PARAM_PTR:
-        if (lua_type(L, idx) != LUA_TUSERDATA || !luaL_testudata(L, idx, "ckt.buffer")) {
+    case CKT_PARAM_PTR: {
+        ckt_dtype holds;
+        ckt_buffer *b = ckt_l_testbuffer(L, idx, &holds);
+        if (!b) {
             snprintf(why, cap, "%s must be a device buffer, got %s", what, luaL_typename(L, idx));
             return why;
         }
-        if (dtype && ckt_l_buffer_dtype(L, idx) != *dtype) {
+        if (dtype && holds != *dtype) {
             snprintf(why, cap, "%s: the buffer holds %s but the kernel reads it as %s", what,
-                     ckt_dtype_name(ckt_l_buffer_dtype(L, idx)), ckt_dtype_name(*dtype));
+                     ckt_dtype_name(holds), ckt_dtype_name(*dtype));
             return why;
         }
-        *out = ckt_arg_buffer(ckt_l_checkbuffer(L, idx));
+        *out = ckt_arg_buffer(b);
         return NULL;
+    }
     case CKT_PARAM_F32:
         if (lua_type(L, idx) != LUA_TNUMBER) {
             snprintf(why, cap, "%s must be a number, got %s", what, luaL_typename(L, idx));
@@ -105,12 +108,12 @@ int ckt_l_kernel_args(lua_State *L, int t, int positional, const ckt_kernel *k, 
             lua_geti(L, positional, n + 1);
         else
             lua_getfield(L, t, p->name);
-        if (lua_isnil(L, -1))
-            return ckt_l_errorf(L, "launch: argument '%s' (%s) is missing", p->name,
-                                ckt_param_kind_name(p->kind));
-        snprintf(what, sizeof what, "launch: argument %d '%s'", n + 1, p->name);
-        if (ckt_l_to_arg(L, -1, what, p->kind, &p->dtype, &args[n], why, sizeof why))
-            return ckt_l_errorf(L, "%s", why);
+        if (lua_isnil(L, -1)) return -(i + 1); /* the caller names it (after a typo check) */
+        if (ckt_l_to_arg(L, -1, "", p->kind, &p->dtype, &args[n], why, sizeof why)) {
+            snprintf(what, sizeof what, "launch: argument %d '%s'", n + 1, p->name);
+            ckt_l_to_arg(L, -1, what, p->kind, &p->dtype, &args[n], why, sizeof why);
+            return ckt_l_errorf(L, "%s", why); /* named only when it fails: no snprintf a launch */
+        }
         n++;
         lua_pop(L, 1); /* buffers stay anchored in the table */
     }

@@ -242,6 +242,23 @@ static int b_dtype(lua_State *L)
     return 1;
 }
 ckt_dtype ckt_l_buffer_dtype(lua_State *L, int idx) { return checkbuf(L, idx)->dtype; }
+
+/* The buffers' metatable under a light-userdata key: a launch tests its arguments against it
+ * without hashing the class name (luaL_testudata's registry lookup) for every argument. */
+static const char BUFFER_MT = 'B';
+
+ckt_buffer *ckt_l_testbuffer(lua_State *L, int idx, ckt_dtype *dtype)
+{
+    if (lua_type(L, idx) != LUA_TUSERDATA || !lua_getmetatable(L, idx)) return NULL;
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &BUFFER_MT);
+    bool same = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    if (!same) return NULL;
+    l_buffer *b = lua_touserdata(L, idx);
+    if (!b->buf) ckt_l_errorf(L, "buffer: used after close");
+    *dtype = b->dtype;
+    return b->buf;
+}
 static int b_tostring(lua_State *L)
 {
     l_buffer *b = luaL_checkudata(L, 1, CKT_L_BUFFER);
@@ -378,4 +395,6 @@ void ckt_l_open_device(lua_State *L)
                                        {CKT_L_MODULE, "device", ckt_l_device_open},
                                        {NULL, NULL, NULL}};
     ckt_l_register(L, rows);
+    luaL_getmetatable(L, CKT_L_BUFFER);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &BUFFER_MT);
 }

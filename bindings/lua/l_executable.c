@@ -156,10 +156,16 @@ static ckt_device *default_device(lua_State *L, ckt_backend runtime)
     return dev;
 }
 
-/* Only launch options and parameter names as keys (catches typos). */
-static void check_launch_keys(lua_State *L, const ckt_kernel *k)
+static const char *const launch_options[] = {"grid", "block", "device", "args", "stream", "timed"};
+
+/* Only launch options and parameter names as keys (catches typos): `known` of the table's keys
+ * were found by name; when the table has more, the first unknown one is named. */
+static void check_launch_keys(lua_State *L, const ckt_kernel *k, int known)
 {
-    static const char *const options[] = {"grid", "block", "device", "args", "stream", "timed"};
+    int keys = 0;
+    lua_pushnil(L);
+    while (lua_next(L, 2)) lua_pop(L, 1), keys++;
+    if (keys == known) return;
     lua_pushnil(L);
     while (lua_next(L, 2)) {
         lua_pop(L, 1);
@@ -168,8 +174,8 @@ static void check_launch_keys(lua_State *L, const ckt_kernel *k)
                             "or a parameter)");
         const char *key = lua_tostring(L, -1);
         int ok = 0;
-        for (size_t i = 0; i < sizeof options / sizeof *options && !ok; i++)
-            ok = !strcmp(key, options[i]);
+        for (size_t i = 0; i < sizeof launch_options / sizeof *launch_options && !ok; i++)
+            ok = !strcmp(key, launch_options[i]);
         for (int i = 0; i < ckt_kernel_nparams(k) && !ok; i++)
             ok = !strcmp(ckt_kernel_param(k, i)->name, key) &&
                  ckt_kparam_is_argument(ckt_kernel_param(k, i));
@@ -188,10 +194,11 @@ static int x_launch(lua_State *L)
 {
     l_exe *e = checkexe(L, 1);
     luaL_checktype(L, 2, LUA_TTABLE);
+    lua_settop(L, 2);
     const ckt_kernel *k = ckt_exe_kernel(e->exe);
-    check_launch_keys(L, k);
-    int64_t block = ckt_kernel_block(k), given;
+    int known = 0; /* launch options found (the typo check counts the table's keys against them) */
     if (lua_getfield(L, 2, "block") != LUA_TNIL) {
+        int64_t block = ckt_kernel_block(k), given;
         given = lua_istable(L, -1) ? (lua_geti(L, -1, 1), ckt_l_checkint(L, -1, "launch: block[1]"))
                                    : ckt_l_checkint(L, -1, "launch: block");
         if (given != block)
@@ -199,6 +206,7 @@ static int x_launch(lua_State *L)
                                 "launch: block %lld differs from the kernel's %lld threads (the "
                                 "block size is built into the source)",
                                 (long long)given, (long long)block);
+        known++;
     }
     lua_settop(L, 2);
     int64_t grid[3];
@@ -207,22 +215,32 @@ static int x_launch(lua_State *L)
         return ckt_l_argerror(L, 2, "field 'grid' is required");
     if (ckt_l_to_grid(L, -1, "grid", grid, why, sizeof why))
         return ckt_l_argerror(L, 2, "field 'grid' %s", why);
-    int timed = 0;
-    ckt_l_field_bool(L, 2, "launch", "timed", &timed);
-    lua_getfield(L, 2, "stream");
+    known++;
+    int t = lua_getfield(L, 2, "timed"), timed = lua_toboolean(L, -1);
+    if (t != LUA_TNIL && t != LUA_TBOOLEAN)
+        return ckt_l_argerror(L, 2, "field 'timed' must be a boolean, got %s", lua_typename(L, t));
+    known += t != LUA_TNIL;
+    known += lua_getfield(L, 2, "stream") != LUA_TNIL;
     ckt_stream *s = ckt_l_optstream(L, -1, "launch");
     int positional = lua_getfield(L, 2, "args") != LUA_TNIL ? lua_gettop(L) : 0;
     if (positional && !lua_istable(L, positional))
         return ckt_l_argerror(L, 2, "field 'args' must be a list");
+    known += positional != 0;
     int nsig;
     ckt_exe_signature(e->exe, &nsig);
     if (positional && luaL_len(L, positional) != nsig)
         return ckt_l_errorf(L, "launch: kernel '%s' takes %d arguments, got %d", ckt_kernel_name(k),
                             nsig, (int)luaL_len(L, positional));
+    ckt_device *dev = NULL;
+    if (lua_getfield(L, 2, "device") != LUA_TNIL) dev = ckt_l_checkdevice(L, -1), known++;
     ckt_arg args[CKT_K_MAX_PARAMS];
     int n = ckt_l_kernel_args(L, 2, positional, k, args);
-    ckt_device *dev = NULL;
-    if (lua_getfield(L, 2, "device") != LUA_TNIL) dev = ckt_l_checkdevice(L, -1);
+    check_launch_keys(L, k, n < 0 ? -1 : known + (positional ? 0 : n));
+    if (n < 0) {
+        const ckt_kparam *p = ckt_kernel_param(k, -n - 1);
+        return ckt_l_errorf(L, "launch: argument '%s' (%s) is missing", p->name,
+                            ckt_param_kind_name(p->kind));
+    }
     bool any_buffer = false;
     for (int i = 0; i < n; i++) any_buffer |= args[i].kind == CKT_PARAM_PTR;
     if (!dev && !s && !any_buffer) dev = default_device(L, ckt_exe_target(e->exe)->runtime);

@@ -206,6 +206,8 @@ int64_t ckt_l_check_shape(lua_State *L, int idx, const char *fn, ckt_dtype t, in
 ckt_l_array *ckt_l_new_array(lua_State *L, ckt_dtype t, const int64_t *shape, int rank, int64_t n);
 ckt_device *ckt_l_checkdevice(lua_State *L, int idx); /* ckt.device userdata */
 ckt_buffer *ckt_l_checkbuffer(lua_State *L, int idx); /* dev:alloc userdata */
+/* The buffer at idx and its dtype, or NULL when idx holds no buffer (raises on a closed one). */
+ckt_buffer *ckt_l_testbuffer(lua_State *L, int idx, ckt_dtype *dtype);
 void ckt_l_pushbinary(lua_State *L, ckt_binary *b);   /* takes ownership (freed by __gc/__close) */
 ckt_binary *ckt_l_checkbinary(lua_State *L, int idx);
 /* options=, compile_only=, cache= of the compile table at t: fills opts (32), returns their

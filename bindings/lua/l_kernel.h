@@ -127,7 +127,8 @@ void ckt_lk_open_tma(lua_State *L);
 struct ckt_executable;
 void ckt_lk_push_executable(lua_State *L, int kidx, struct ckt_executable *exe);
 /* l_args.c: the kernel's arguments from the table at t (by parameter name) or, when positional
- * is a stack index, from that list; raises naming the argument. Returns their count. */
+ * is a stack index, from that list; raises naming a bad argument. Returns their count, or
+ * -(i + 1) when kernel parameter i is missing. */
 int ckt_l_kernel_args(lua_State *L, int t, int positional, const ckt_kernel *k, ckt_arg *args);
 
 #endif

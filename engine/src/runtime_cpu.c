@@ -672,7 +672,7 @@ static cpu_cmd *launch_cmd(cpu_module *m, const ckt_launch_request *r, ckt_error
                        lp->dyn_shared_bytes,
                        lp->deadline};
     c->nargs = lp->arg_count;
-    snprintf(c->label, sizeof c->label, "%s", r->label);
+    ckt_launch_label(r, c->label, sizeof c->label);
     return c;
 }
 

@@ -44,8 +44,10 @@ ckt_status ckt_gpu_launch(ckt_device *dev, void *s, const ckt_launch_request *r,
                        (unsigned)p->block[0], (unsigned)p->block[1], (unsigned)p->block[2],
                        (unsigned)p->dyn_shared_bytes, s, (void **)p->args, NULL);
     if (rc) {
+        char label[160];
+        ckt_launch_label(r, label, sizeof label);
         fail(dev, err, "kernel launch", rc);
-        return ckt_fail_prefix(err, ": "), ckt_fail_prefix(err, r->label);
+        return ckt_fail_prefix(err, ": "), ckt_fail_prefix(err, label);
     }
     return CKT_OK;
 }

@@ -13,13 +13,17 @@
 
 typedef enum { CKT_COPY_H2D, CKT_COPY_D2H, CKT_COPY_D2D } ckt_copy_kind;
 
-/* What a backend needs to enqueue one launch: the loaded function, the checked parameters and a
- * label naming the launch in asynchronous errors ("launch #12 of 'gemm_f16' on stream 3"). */
+/* What a backend needs to enqueue one launch: the loaded function, the checked parameters and
+ * what names the launch in errors ("launch #12 of kernel 'gemm_f16' on stream 3", made by
+ * ckt_launch_label only when needed: formatting it every launch would cost more than the rest). */
 typedef struct ckt_launch_request {
     void *module, *fn;
     const ckt_launch_params *p;
-    const char *label;
+    const char *kernel;
+    uint64_t number, stream;
 } ckt_launch_request;
+
+void ckt_launch_label(const ckt_launch_request *r, char *buf, size_t cap);
 
 /* A backend's stream, event and graph objects are opaque pointers (a CUstream, ...). A stream
  * pointer NULL is the default stream. Every enqueueing op returns once the work is queued. */

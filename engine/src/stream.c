@@ -395,22 +395,27 @@ ckt_status ckt_stream_launch(ckt_stream *s, const ckt_binary *bin, void *module,
                              const ckt_launch_params *p, const char *kernel, ckt_error *err)
 {
     ckt_device *dev = s->dev;
-    char label[160];
-    snprintf(label, sizeof label, "launch #%llu of kernel '%.64s' on stream %llu",
-             (unsigned long long)s->launches + 1, kernel, (unsigned long long)s->id);
-    ckt_launch_request r = {module, fn, p, label};
+    ckt_launch_request r = {module, fn, p, kernel, s->launches + 1, s->id};
     /* dev->lock is held by the caller (runtime.c), with the uses of the buffers noted */
     ckt_status st = dev->ops->launch(dev, s->impl, &r, err);
     if (st) return st;
     s->seq++;
     s->launches++;
     s->since_sync++;
-    snprintf(s->last_kernel, sizeof s->last_kernel, "%s", kernel);
+    size_t len = strnlen(kernel, sizeof s->last_kernel - 1);
+    memcpy(s->last_kernel, kernel, len);
+    s->last_kernel[len] = 0;
     if (s->graph) {
         s->graph->launches++;
         if (pin(s->graph, dev, ckt_binary_id(bin))) s->graph->nbufs = -1;
     }
     return CKT_OK;
+}
+
+void ckt_launch_label(const ckt_launch_request *r, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "launch #%llu of kernel '%.64s' on stream %llu",
+             (unsigned long long)r->number, r->kernel, (unsigned long long)r->stream);
 }
 
 ckt_status ckt_stream_begin_capture(ckt_stream *s, ckt_error *err)

@@ -78,7 +78,9 @@ host_device() {
 # is registered, or when any test was skipped (on the GPU host, a skipped GPU test is a failure)
 host_ctest_gpu() {
   local log=$1
-  host_check "ctest -L gpu" "$log" "tail -40" bash -c "cd '$build' && ctest -L gpu --no-tests=error --output-on-failure" || return 1
+  # the HIP runtime's GPU test needs an AMD GPU: this host is NVIDIA, so it is left out by name
+  # (it is the only GPU test that may not run here), not accepted as a skip
+  host_check "ctest -L gpu" "$log" "tail -40" bash -c "cd '$build' && ctest -L gpu -E '^gpu\.runtime_hip$' --no-tests=error --output-on-failure" || return 1
   if grep -q "(Skipped)" "$log"; then
     host_fail "ctest -L gpu: tests SKIPPED on the GPU host: $(sed -n 's/^[[:space:]]*[0-9]* - \(.*\) (Skipped)$/\1/p' "$log" | tr '\n' ' ')"
     return 1
