@@ -36,6 +36,7 @@ static struct {
     CUresult (*retain)(CUcontext *, CUdevice);
     CUresult (*release)(CUdevice);
     CUresult (*set_current)(CUcontext);
+    CUresult (*get_current)(CUcontext *);
     CUresult (*alloc)(CUdeviceptr *, size_t);
     CUresult (*free)(CUdeviceptr);
     CUresult (*module_load)(CUmodule *, const void *);
@@ -64,7 +65,13 @@ static ckt_status fail(ckt_error *err, const char *what, CUresult r)
     return ckt_fail(err, CKT_ERUNTIME, "cuda: %s failed: %s (%d)", what, cu_err(r), r);
 }
 
-static int make_current(ckt_device *dev) { return D.set_current(((cuda_dev *)dev->impl)->ctx); }
+/* The device's context current on this thread: asked first, since another library may have
+ * changed it, and only set when it differs (setting costs more than asking, every launch). */
+static int make_current(ckt_device *dev)
+{
+    CUcontext want = ((cuda_dev *)dev->impl)->ctx, cur = NULL;
+    return D.get_current(&cur) == 0 && cur == want ? 0 : D.set_current(want);
+}
 static int allow_shared(void *fn, int bytes)
 {
     return D.func_set_attribute(fn, FUNC_MAX_DYNAMIC_SHARED, bytes);
@@ -92,6 +99,7 @@ static ckt_status load_driver(ckt_error *err)
         {(void **)&D.retain, "cuDevicePrimaryCtxRetain", NULL, false},
         {(void **)&D.release, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease", false},
         {(void **)&D.set_current, "cuCtxSetCurrent", NULL, false},
+        {(void **)&D.get_current, "cuCtxGetCurrent", NULL, false},
         {(void **)&D.alloc, "cuMemAlloc_v2", NULL, false},
         {(void **)&D.free, "cuMemFree_v2", NULL, false},
         {(void **)&D.module_load, "cuModuleLoadData", NULL, false},
