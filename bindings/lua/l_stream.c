@@ -13,7 +13,7 @@
 
 typedef struct {
     ckt_stream *s;
-    bool owned; /* a device's default stream is not */
+    bool owned; /* a device's default stream is not: it holds a reference to the device instead */
 } l_stream;
 typedef struct {
     ckt_event *e;
@@ -25,9 +25,22 @@ typedef struct {
 void ckt_l_pushstream(lua_State *L, ckt_stream *s, bool owned)
 {
     l_stream *u = lua_newuserdatauv(L, sizeof *u, 0);
-    u->s = s;
+    u->s = NULL;
     u->owned = owned;
     luaL_setmetatable(L, CKT_L_STREAM);
+    if (!owned) ckt_device_retain(ckt_stream_device(s)); /* the stream lives in the device */
+    u->s = s;
+}
+
+/* what closing the userdata releases: its stream, or the device a default stream lives in */
+static ckt_status release(l_stream *u, ckt_error *err)
+{
+    ckt_stream *s = u->s;
+    u->s = NULL;
+    if (!s) return CKT_OK;
+    if (u->owned) return ckt_stream_destroy(s, err);
+    ckt_device_close(ckt_stream_device(s));
+    return CKT_OK;
 }
 
 static l_stream *checkstream(lua_State *L, int idx)
@@ -50,19 +63,14 @@ ckt_stream *ckt_l_optstream(lua_State *L, int idx, const char *what)
 
 static int s_close(lua_State *L)
 {
-    l_stream *u = luaL_checkudata(L, 1, CKT_L_STREAM);
-    ckt_stream *s = u->s;
-    u->s = NULL;
     ckt_error err;
-    if (s && u->owned && ckt_stream_destroy(s, &err)) return ckt_l_error(L, &err);
+    if (release(luaL_checkudata(L, 1, CKT_L_STREAM), &err)) return ckt_l_error(L, &err);
     return 0;
 }
 
 static int s_gc(lua_State *L)
 {
-    l_stream *u = luaL_checkudata(L, 1, CKT_L_STREAM);
-    if (u->s && u->owned) ckt_stream_destroy(u->s, NULL);
-    u->s = NULL;
+    release(luaL_checkudata(L, 1, CKT_L_STREAM), NULL);
     return 0;
 }
 
@@ -123,8 +131,8 @@ static int s_tostring(lua_State *L)
     if (!u->s)
         lua_pushliteral(L, "ckt.stream (closed)");
     else
-        lua_pushfstring(L, "ckt.stream(%s%s on %s)", u->owned ? "" : "default",
-                        ckt_stream_capturing(u->s) ? "capturing" : "",
+        lua_pushfstring(L, "ckt.stream(%s%son %s)", u->owned ? "" : "default ",
+                        ckt_stream_capturing(u->s) ? "capturing " : "",
                         ckt_device_name(ckt_stream_device(u->s)));
     return 1;
 }
