@@ -27,6 +27,11 @@ local optional = {
   function() return ckt.compile{target = "cpu", source = "void k(void) {}", name = "k"} end,
   function() return ckt.device and ckt.device("cpu") end,
   function() return ckt.device and ckt.device("cpu"):alloc("f32", 16) end,
+  -- streams, events and graphs (issue 25): their methods with random arguments too
+  function() return ckt.device and ckt.device("cpu"):stream() end,
+  function() return ckt.device and ckt.device("cpu"):default_stream() end,
+  function() return ckt.device and ckt.device("cpu"):stream():record() end,
+  function() return ckt.device and ckt.device("cpu"):capture(function() end) end,
   function() return ckt.array and ckt.array("f32", {4, 4}) end,
   function() return ckt.tensor and ckt.tensor(ckt.layout({4, 4}), "f32") end,
   function() return ckt.kernel and ckt.kernel{name = "k", target = "cpu"} end,
@@ -265,6 +270,17 @@ if ckt.kernel and ckt.layout then
   local dev = nil
   if ckt.device then local ok, d = pcall(ckt.device, "cpu"); if ok then dev = d end end
   local function pick(t) return t[math.random(#t)] end
+  -- launches enqueue (issue 25): on the default stream, streams of dev, a closed one, one of
+  -- another device, or a random value as stream =; timed = random; a buffer closed right after
+  -- the launch that uses it; and dev:synchronize() (the kernels' run-time errors) after each kernel
+  local streams = {}
+  if dev then
+    for _ = 1, 2 do local ok, s = pcall(dev.stream, dev); if ok then streams[#streams + 1] = s end end
+    local ok, s = pcall(dev.stream, dev)
+    if ok then s:close(); streams[#streams + 1] = s end
+    local ook, other = pcall(ckt.device, "cpu")
+    if ook then local sok, so = pcall(other.stream, other); if sok then streams[#streams + 1] = so end end
+  end
   local sizes = {0, 1, 2, 3, 15, 16, 17, 63, 64, 65, 100, 128, 1000, -1, -64, 1 << 20, 1 << 31, (1 << 31) - 1, 2^40}
   local function rsize() return math.random() < 0.8 and math.random(0, 200) or pick(sizes) end
   local function note(ok, e, what)
@@ -347,13 +363,164 @@ if ckt.kernel and ckt.layout then
             end
           end
           if math.random() < 0.05 then args[pick{"X", "Y", "o", "n1"}] = nil end
+          local r = math.random()
+          if r < 0.4 and #streams > 0 then args.stream = pick(streams)
+          elseif r < 0.45 then args.stream = random_value(0) end
+          if math.random() < 0.1 then args.timed = math.random() < 0.8 or random_value(0) end
           local lok, e = pcall(exe.launch, exe, args)
           note(lok, e, "exe:launch")
+          if math.random() < 0.2 then -- closed while the launch may be in flight
+            local b = args[pick{"X", "Y"}]
+            if type(b) == "userdata" and tostring(b):find("^ckt%.buffer%(") then b:close() end
+          end
         end
+        if dev then note(pcall(dev.synchronize, dev)) end
       end
     end
   end
 end
 print(("api fuzz, launches: %d launches, %d results, %d clean errors"):format(launches, launch_results, launch_errors))
+
+-- Autotune (issue 30): random spaces (named dimensions, lists of configs, hostile values, up to
+-- 10,000 configs), budgets (none, tiny, zero, negative, NaN, inf, fractions of a second),
+-- build functions that return kernels, garbage or raise, filters and metrics that return
+-- garbage, NaN or raise, problems with missing or wrong arguments, random runs / warmup /
+-- threads / bank_slack / targets. A result or an error with a message; with a budget the call
+-- ends within it plus a margin (the compiles in flight), a result has its stats and a partial
+-- search says so; a NaN metric is named as NaN. Before the fix a budget of 0.2 s over 10,000
+-- configs ran for 16-25 s and grew to gigabytes.
+local tunes, tune_results, tune_errors = 0, 0, 0
+if ckt.autotune and ckt.kernel then
+  local ntunes = tonumber(env("CKT_FUZZ_AUTOTUNE_CALLS")) or 8
+  local now = ckt.now or os.clock
+  local dev
+  if ckt.device then local ok, d = pcall(ckt.device, "cpu"); if ok then dev = d end end
+  local function pick(t) return t[math.random(#t)] end
+  local kernels = {} -- by tile and block: the compile cache keeps repeated ones cheap
+  local function kernel_for(tile, block)
+    local key = tostring(tile) .. "/" .. tostring(block)
+    if kernels[key] == nil then
+      local ok, k = pcall(ckt.kernel, {name = "atz", block = block, build = function(b)
+        local X, Y = b:pointer("X", "f32", {const = true}), b:pointer("Y", "f32")
+        local n = b:size("n")
+        local tx = ckt.tensor(X, "f32", {shape = {n}}, {pad = true})
+        local ty = ckt.tensor(Y, "f32", {shape = {n}}, {pad = true})
+        local o = {b:block_id() * tile}
+        ckt.tile_window(ty, {tile}, o):store(ckt.tile_window(tx, {tile}, o):load())
+      end})
+      kernels[key] = ok and k or false
+      if not ok then error(k, 0) end
+    end
+    if kernels[key] == false then error("this tile and block do not build", 0) end
+    return kernels[key]
+  end
+  local tiles = {16, 32, 64, 128, 64, 64, 3, 0, -1, 1 << 40, 0.5, "64"}
+  local blocks = {32, 64, 64, 128, 0, 1025, -1, 2^31, "x"}
+  for _ = 1, ntunes do
+    tunes = tunes + 1
+    local nan_metric = math.random() < 0.1
+    local opts = {budget_s = pick{false, false, 0, 1e-9, 1e-3, 0.05, 0.3, 0.5, 0.5, 1}, target = "cpu", quiet = true, force = math.random() < 0.8,
+      name = "fuzz.autotune", runs = 1, warmup = pick{0, 1}, threads = pick{nil, 1, 2},
+      metric = pick{nil, nil, "time", function(m) return m.ms end}, bank_slack = pick{nil, nil, false, 1}}
+    if nan_metric then opts.metric = function() return 0 / 0 end end
+    if math.random() < 0.15 then
+      opts.filter = pick{function(c) return math.random() < 0.7, "random" end, function() return random_value(0) end,
+        function() error("filter refused") end}
+    end
+    -- one or two hostile options now and then
+    local hostile_opts = {budget_s = {-1, 0/0, 1/0, "1", 1e8, 2^1023}, runs = {0, 1e9, -1, 2.5}, warmup = {-1, 1e6},
+      threads = {300, 1.5, -2}, bank_slack = {0.5, 0/0, 1/0, "x"}, target = {"sm_90", "bogus", 5, "cpu:gfx90a", ""},
+      metric = {"speed", 7, function() return random_value(0) end, function() error("metric refused") end},
+      min_occupancy = {-1, 2^40, 3}, key = {{f = print}, cyclic, 5}, cache = {"no", false}, allow_spills = {1, true},
+      bogus = {1}, build = {false, 1}, space = {false}, problem = {false, "x"}}
+    local hkeys = {}
+    for k in pairs(hostile_opts) do hkeys[#hkeys + 1] = k end
+    table.sort(hkeys)
+    if math.random() < 0.3 then
+      for _ = 1, math.random(1, 2) do
+        local k = pick(hkeys)
+        local v = pick(hostile_opts[k])
+        if v == false and k ~= "cache" and k ~= "bank_slack" then v = nil end
+        opts[k] = v
+      end
+    end
+    local budget = opts.budget_s
+    if budget == false then opts.budget_s, budget = nil, nil end
+    local bounded = type(budget) == "number" and budget > 0 and budget <= 1
+    -- the space: big ones only under a small budget (a search without one runs them all)
+    if opts.space == nil then
+      local r = math.random()
+      if r < 0.6 then
+        local space = {tile = {}, block = {}}
+        for i = 1, math.random(1, 3) do space.tile[i] = math.random() < 0.8 and pick{16, 32, 64, 128} or pick(tiles) end
+        for i = 1, math.random(1, 2) do space.block[i] = math.random() < 0.8 and pick{32, 64, 128} or pick(blocks) end
+        if bounded and math.random() < 0.6 then
+          local reps = {}
+          for i = 1, pick{10, 100, 1000, 1667} do reps[i] = i end
+          space.rep = reps
+        end
+        opts.space = space
+      elseif r < 0.85 then
+        opts.space = {}
+        for i = 1, math.random(1, 4) do opts.space[i] = {tile = pick(tiles), block = pick(blocks)} end
+      elseif r < 0.93 then
+        opts.space = {tile = {64}, big = {}, more = {}}
+        for i = 1, 200 do opts.space.big[i] = i; opts.space.more[i] = i end -- 40,000: refused
+      else
+        opts.space = random_value(0)
+      end
+    end
+    local n = math.random() < 0.8 and pick{256, 1024, 512} or pick{64, 0, -1, 100}
+    local problem = opts.problem
+    if problem == nil then
+      if dev and math.random() < 0.95 then
+        local nb = math.max(n, 1)
+        problem = {X = dev:alloc("f32", nb), Y = dev:alloc("f32", math.random() < 0.95 and nb or 1), n = n}
+        if math.random() < 0.05 then problem[pick{"X", "Y", "n"}] = random_value(0) end
+      else
+        problem = random_value(0)
+      end
+      opts.problem = problem
+    end
+    local build_kind = math.random()
+    if opts.build == nil then
+      opts.build = function(c)
+        if build_kind < 0.8 then
+          local tile = type(c) == "table" and c.tile or 64
+          local k = kernel_for(tile, type(c) == "table" and c.block or 64)
+          return k, (math.max(n, 1) + tile - 1) // tile
+        elseif build_kind < 0.87 then error("refused on purpose")
+        elseif build_kind < 0.94 then return random_value(0), random_value(0), random_value(0)
+        else return kernel_for(64, 64), random_value(0) end
+      end
+    end
+    local t0 = now()
+    local ok, best, exe, rep = pcall(ckt.autotune, math.random() < 0.98 and opts or random_value(0))
+    local took = now() - t0
+    if ok then
+      tune_results = tune_results + 1
+      if type(rep) ~= "table" or type(rep.stats) ~= "table" or math.type(rep.stats.measured) ~= "integer" then
+        error(("autotune returned a report without stats (seed %d)"):format(seed))
+      end
+      if rep.partial and not tostring(rep.note):find("ran out", 1, true) then
+        error(("autotune: a partial search without its note: %s (seed %d)"):format(tostring(rep.note), seed))
+      end
+    else
+      if type(best) ~= "string" or #best == 0 then error(("autotune returned a bad error object: %s"):format(tostring(best))) end
+      if nan_metric and best:find("metric must return a number", 1, true) and not best:find("NaN", 1, true) then
+        error(("autotune: a NaN metric is not named NaN: %s (seed %d)"):format(best, seed))
+      end
+      if env("CKT_FUZZ_VERBOSE") then print("autotune error:", best) end
+      tune_errors = tune_errors + 1
+    end
+    if bounded and took > budget + 3 then
+      error(("autotune: budget_s = %g took %.2f s (seed %d)"):format(budget, took, seed))
+    end
+    if type(problem) == "table" then
+      for _, b in pairs(problem) do if type(b) == "userdata" and tostring(b):find("^ckt%.buffer%(") then pcall(b.close, b) end end
+    end
+  end
+end
+print(("api fuzz, autotune: %d searches, %d results, %d clean errors"):format(tunes, tune_results, tune_errors))
 print(("api fuzz: %d calls over %d callables of %d object types: %d results, %d clean errors, %d huge allocations skipped, %d calls of a known open crash skipped (seed %d)"):format(calls, #callables, #samples, ok_count, err_count, skipped, known_skipped, seed))
 print("1 passed, 0 failed")

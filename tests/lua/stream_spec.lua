@@ -303,6 +303,22 @@ describe("streams, events and graphs of another device, closed ones, wrong types
     s:close() -- twice: nothing
   end)
 
+  it("a default stream keeps its device alive; closing it leaves the device's stream working", function()
+    local s = ckt.device("cpu"):default_stream() -- the device handle is garbage at once
+    collectgarbage(); collectgarbage()
+    assert.truthy(tostring(s):find("^ckt.stream%(default on cpu"), tostring(s))
+    s:record():synchronize()
+    s:synchronize()
+    s:close()
+    assert.equal("ckt.stream (closed)", tostring(s))
+    local d <close> = ckt.device("cpu")
+    local ds = d:default_stream()
+    ds:close()
+    local b = d:alloc("f32", 64)
+    axpb:launch{grid = 1, Y = b, n = 64, a = 0, c = 3, stream = d:default_stream()}
+    assert.equal(3, b:download()[63])
+  end)
+
   it("events from another stream order and measure; of another device they are refused", function()
     local s1 <close> = dev:stream()
     local s2 <close> = dev:stream()
