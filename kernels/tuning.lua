@@ -144,7 +144,7 @@ function tuning.run(kind, lib, o)
     b.target = target
     return b
   end
-  local best, exe, report = ckt.autotune{
+  local ok, best, exe, report = pcall(ckt.autotune, {
     name = "ckt.kernels." .. kind, key = {fixed = tuning.key_of(fixed), sizes = sizes},
     space = t.space or spec.space(rec, fixed),
     build = function(config)
@@ -154,8 +154,11 @@ function tuning.run(kind, lib, o)
     problem = problem, target = target, quiet = t.quiet, force = t.force, runs = t.runs, warmup = t.warmup,
     budget_s = t.budget_s, threads = t.threads, bank_slack = t.bank_slack, min_occupancy = t.min_occupancy,
     allow_spills = t.allow_spills,
-  }
+  })
+  -- the problem's buffers go back to the device whether the search ended in a result or not
   for _, b in pairs(problem) do if type(b) == "userdata" and b.close then b:close() end end
+  if not ok then error(best, 0) end
+  -- a budget_s that ran out returns the best measured so far: report.partial, report.note say so
   local r = table.pack(spec.build(opts_of(best)))
   report.exe, report.config = exe, best
   r[r.n + 1] = report

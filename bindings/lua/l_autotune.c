@@ -1,9 +1,12 @@
 /* ckt Lua bindings — ckt.autotune{build=, space=, problem=, ...} -> best config, its executable,
  * the report (one entry per candidate). The Lua part is what only Lua can do: expand the space,
- * run the filter and the build function per config (serially, in this state), turn the problem
- * table into typed arguments, and name the remembered choice; the engine (ckt/autotune.h)
- * prunes, compiles on its thread pool, measures and stores. Callbacks into Lua (metric) run on
- * this thread, inside lua_pcall, so no error unwinds through the engine while its pool runs. */
+ * run the filter and the build function per config (serially, in this state, when the engine
+ * asks for the next candidate: ckt_autotune_stream), turn the problem table into typed
+ * arguments, and name the remembered choice; the engine (ckt/autotune.h) prunes, compiles on its
+ * thread pool, measures, hands decided candidates back (their kernels are dropped, so memory
+ * follows the candidates in flight) and stores. Callbacks into Lua (build, filter, metric) run
+ * on this thread, inside lua_pcall, so no error unwinds through the engine while its pool
+ * runs; an error of the build step stops the search and is raised once the engine returned. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,6 +27,8 @@
 /* Stack slots of one call (argument 1 is the options table). */
 enum { OPTS = 1, CONFIGS, KERNELS, REASONS, PROBLEM };
 
+/* An error in the options: the text of luaL_argerror for ckt.autotune, also when raised in the
+ * protected build step (another C frame, which luaL_argerror would name '?'). */
 static int argerr(lua_State *L, const char *fmt, ...)
 {
     char buf[CKT_ERROR_MSG_CAP];
@@ -31,7 +36,7 @@ static int argerr(lua_State *L, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    return luaL_argerror(L, OPTS, buf);
+    return luaL_error(L, "bad argument #1 to 'ckt.autotune' (%s)", buf);
 }
 
 /* ---- the engine's records, owned by a userdata so that an error frees the executables ---- */
@@ -398,12 +403,63 @@ static void build_one(lua_State *L, holder *h, int i, int build, int filter)
 
 typedef struct tune_cb {
     lua_State *L;
-    int metric;   /* stack index of the metric function (0: time) */
-    int progress; /* print the progress line */
+    holder *h;
+    int build, filter; /* stack indices of the functions (filter 0: none) */
+    int metric;        /* stack index of the metric function (0: time) */
+    int progress;      /* print the progress line */
     int i, ntimes;
     double ms, score;
     const double *times;
 } tune_cb;
+
+/* The build step of candidate cb->i in a C frame of its own (lua_pcall): its slots OPTS ..
+ * PROBLEM are the call's (passed as arguments, so build_one's indices hold), then the build
+ * function, the filter (nil: none) and the callback's state. */
+static int build_protected(lua_State *L)
+{
+    tune_cb *cb = lua_touserdata(L, PROBLEM + 3);
+    build_one(L, cb->h, cb->i, PROBLEM + 1, lua_isnil(L, PROBLEM + 2) ? 0 : PROBLEM + 2);
+    return 0;
+}
+
+/* The engine asks for candidate i (on this thread, in l_autotune's frame): filter and build
+ * it. An error (a build returning something that is not a kernel, a bad grid or problem) stops
+ * the search; its message waits in REASONS.error for l_autotune to raise. */
+static int on_next(void *user, int i, ckt_autotune_candidate *c, ckt_error *err)
+{
+    tune_cb *cb = user;
+    lua_State *L = cb->L;
+    cb->h->c[i] = *c;
+    cb->i = i;
+    lua_pushcfunction(L, build_protected);
+    for (int k = OPTS; k <= PROBLEM; k++) lua_pushvalue(L, k);
+    lua_pushvalue(L, cb->build);
+    if (cb->filter)
+        lua_pushvalue(L, cb->filter);
+    else
+        lua_pushnil(L);
+    lua_pushlightuserdata(L, cb);
+    if (lua_pcall(L, PROBLEM + 3, 0, 0) != LUA_OK) {
+        lua_setfield(L, REASONS, "error");
+        return ckt_fail(err, CKT_EINVAL, "autotune: the build step of config %d failed", i + 1) !=
+               CKT_OK;
+    }
+    *c = cb->h->c[i];
+    return 0;
+}
+
+/* The engine is done with candidate i: its kernel may be collected. */
+static void on_release(void *user, int i)
+{
+    tune_cb *cb = user;
+    if (lua_rawgeti(cb->L, KERNELS, i + 1) == LUA_TNIL) {
+        lua_pop(cb->L, 1);
+        return;
+    }
+    lua_pop(cb->L, 1);
+    lua_pushnil(cb->L);
+    lua_rawseti(cb->L, KERNELS, i + 1); /* an existing key: nothing is allocated */
+}
 
 static int metric_protected(lua_State *L)
 {
@@ -418,9 +474,12 @@ static int metric_protected(lua_State *L)
     for (int k = 0; k < cb->ntimes; k++) lua_pushnumber(L, cb->times[k]), lua_rawseti(L, -2, k + 1);
     lua_setfield(L, -2, "times");
     lua_call(L, 1, 1);
-    if (lua_type(L, -1) != LUA_TNUMBER || lua_tonumber(L, -1) != lua_tonumber(L, -1))
+    if (lua_type(L, -1) != LUA_TNUMBER)
         return luaL_error(L, "metric must return a number (lower is better), got %s",
                           luaL_typename(L, -1));
+    if (lua_tonumber(L, -1) != lua_tonumber(L, -1))
+        return luaL_error(L, "metric must return a number (lower is better), got NaN for config %d",
+                          cb->i + 1);
     cb->score = lua_tonumber(L, -1);
     return 0;
 }
@@ -724,10 +783,14 @@ static void memo_put(lua_State *L, int key, int idx, int build, int exe)
 
 /* Build and compile the remembered config (or take this state's earlier executable of it);
  * push config, executable, report. 0: it is stale. */
-static int use_remembered(lua_State *L, const tune_opts *o, int idx, double ms, int key)
+static void push_stats(lua_State *L, int n, int measured, int pruned, int failed, int compiled,
+                       int not_reached, bool remembered);
+
+static int use_remembered(lua_State *L, const tune_opts *o, int idx, double ms, int key, int n)
 {
-    int top = lua_gettop(L);
+    int top = lua_gettop(L), compiled = 0;
     if (!memo_get(L, key, idx, o->build)) {
+        compiled = 1;
         lua_pushvalue(L, o->build);
         lua_rawgeti(L, CONFIGS, idx);
         if (lua_pcall(L, 1, 1, 0) != LUA_OK || !luaL_testudata(L, -1, CKT_L_KERNEL)) {
@@ -759,6 +822,9 @@ static int use_remembered(lua_State *L, const tune_opts *o, int idx, double ms, 
     lua_rawseti(L, -2, 1);
     ckt_l_set_bool(L, "remembered", true);
     ckt_l_set_int(L, "index", idx);
+    ckt_l_set_int(L, "best", 1);
+    push_stats(L, n, 0, 0, 0, compiled, 0, true); /* nothing measured: the winner remembered */
+    lua_setfield(L, -2, "stats");
     lua_pushvalue(L, key);
     lua_setfield(L, -2, "key");
     lua_remove(L, xidx);
@@ -783,26 +849,54 @@ static void set_times(lua_State *L, int report, double t0, double lookup_ms)
     lua_setfield(L, report, "lookup_ms");
 }
 
-static void push_counts(lua_State *L, const holder *h)
+typedef struct tally {
+    int c[5], compiled, not_reached, by_budget;
+} tally;
+
+static tally count_results(const holder *h)
 {
-    int c[5] = {0};
-    int compiled = 0;
-    for (int i = 0; i < h->n; i++) c[h->r[i].state]++, compiled += h->r[i].compile_ms >= 0;
-    lua_createtable(L, 0, 4);
-    set_int(L, "measured", c[CKT_AUTOTUNE_MEASURED], 1);
-    set_int(L, "pruned", c[CKT_AUTOTUNE_PRUNED], 1);
-    set_int(L, "failed", c[CKT_AUTOTUNE_FAILED], 1);
-    set_int(L, "compiled", compiled, 1);
+    tally t;
+    memset(&t, 0, sizeof t);
+    for (int i = 0; i < h->n; i++) {
+        const ckt_autotune_result *r = &h->r[i];
+        t.c[r->state]++, t.compiled += r->compile_ms >= 0;
+        t.not_reached += r->out_of_budget == 1, t.by_budget += r->out_of_budget != 0;
+    }
+    return t;
 }
 
-/* Nothing measured: an error with the first candidate's reason (usually the problem). */
-static int none_measured(lua_State *L, const holder *h)
+/* report.stats: the counts of this call (remembered: nothing measured, the winner compiled or
+ * reused) */
+static void push_stats(lua_State *L, int n, int measured, int pruned, int failed, int compiled,
+                       int not_reached, bool remembered)
 {
-    int c[5] = {0};
-    for (int i = 0; i < h->n; i++) c[h->r[i].state]++;
+    lua_createtable(L, 0, 7);
+    set_int(L, "candidates", n, 1);
+    set_int(L, "measured", measured, 1);
+    set_int(L, "pruned", pruned, 1);
+    set_int(L, "failed", failed, 1);
+    set_int(L, "compiled", compiled, 1);
+    set_int(L, "not_reached", not_reached, 1);
+    ckt_l_set_bool(L, "remembered", remembered);
+}
+
+/* Nothing measured: the budget's error when it ran out, else the first candidate's reason
+ * (usually the problem). */
+static int none_measured(lua_State *L, const holder *h, double budget_s, double seconds)
+{
+    tally t = count_results(h);
+    if (t.by_budget)
+        return ckt_l_errorf(L,
+                            "autotune: the budget ran out before any candidate was measured "
+                            "(budget_s = %g s; the call took %.2f s): %d of %d candidates "
+                            "reached, %d compiled, %d pruned (%d by the budget), %d failed, %d "
+                            "not reached",
+                            budget_s, seconds, h->n - t.not_reached, h->n, t.compiled,
+                            t.c[CKT_AUTOTUNE_PRUNED], t.by_budget, t.c[CKT_AUTOTUNE_FAILED],
+                            t.not_reached);
     return ckt_l_errorf(
         L, "autotune: no candidate could be measured (%d pruned, %d failed); config 1: %s: %s",
-        c[CKT_AUTOTUNE_PRUNED], c[CKT_AUTOTUNE_FAILED], ckt_autotune_state_name(h->r[0].state),
+        t.c[CKT_AUTOTUNE_PRUNED], t.c[CKT_AUTOTUNE_FAILED], ckt_autotune_state_name(h->r[0].state),
         h->r[0].reason);
 }
 
@@ -870,7 +964,7 @@ static int l_autotune(lua_State *L)
             const char *why = "";
             int idx = parse_payload(L, lua_tostring(L, -1), n, &ms, &why);
             lookup_ms = now_ms() - t1;
-            if (idx && use_remembered(L, &o, idx, ms, key)) {
+            if (idx && use_remembered(L, &o, idx, ms, key, n)) {
                 set_times(L, lua_gettop(L), t0, lookup_ms);
                 return 3;
             }
@@ -878,19 +972,31 @@ static int l_autotune(lua_State *L)
                                    idx ? "its config no longer builds or compiles" : why);
         }
     }
-    for (int i = 0; i < n; i++) build_one(L, h, i, o.build, o.filter);
-    luaL_checkstack(L, 8, "autotune: no stack room for the metric");
-    tune_cb cb = {L, o.metric, !o.quiet && isatty(2), 0, 0, 0, 0, NULL};
+    luaL_checkstack(L, PROBLEM + 8, "autotune: no stack room for the build step and the metric");
+    tune_cb cb;
+    memset(&cb, 0, sizeof cb);
+    cb.L = L, cb.h = h, cb.build = o.build, cb.filter = o.filter, cb.metric = o.metric;
+    cb.progress = !o.quiet && isatty(2);
     o.eng.metric = o.metric ? on_metric : NULL;
     o.eng.progress = on_progress;
     o.eng.user = &cb;
+    /* budget_s bounds the whole call: the engine gets what the lookup left of it */
+    double budget_s = o.eng.budget_s;
+    if (budget_s > 0) {
+        double left = budget_s - (now_ms() - t0) * 1e-3;
+        o.eng.budget_s = left > 1e-9 ? left : 1e-9;
+    }
+    ckt_autotune_source src = {on_next, on_release, &cb};
     int best = -1;
     ckt_error err;
     ckt_status s =
-        ckt_autotune(ckt_l_context(L), dev, o.target, h->c, n, &o.eng, h->r, &best, &err);
+        ckt_autotune_stream(ckt_l_context(L), dev, o.target, &src, n, &o.eng, h->r, &best, &err);
     if (cb.progress) fputc('\n', stderr);
+    if (lua_getfield(L, REASONS, "error") != LUA_TNIL) return lua_error(L);
+    lua_pop(L, 1);
     if (s) return ckt_l_error(L, &err);
-    if (best < 0) return none_measured(L, h);
+    if (best < 0) return none_measured(L, h, budget_s, (now_ms() - t0) * 1e-3);
+    tally tl = count_results(h);
     /* the winner: config, executable, report */
     lua_rawgeti(L, CONFIGS, best + 1);
     lua_rawgeti(L, KERNELS, best + 1);
@@ -905,10 +1011,29 @@ static int l_autotune(lua_State *L)
     ckt_l_set_bool(L, "remembered", false);
     lua_pushvalue(L, key);
     lua_setfield(L, -2, "key");
-    if (note) lua_pushstring(L, note), lua_setfield(L, -2, "note");
-    push_counts(L, h);
+    if (tl.by_budget) { /* a partial search: its best, not remembered */
+        char text[400];
+        snprintf(text, sizeof text,
+                 "budget_s = %g s ran out: %d of %d candidates measured, %d pruned (%d by the "
+                 "budget), %d failed, %d not reached; the best so far is returned and not "
+                 "remembered",
+                 budget_s, tl.c[CKT_AUTOTUNE_MEASURED], n, tl.c[CKT_AUTOTUNE_PRUNED], tl.by_budget,
+                 tl.c[CKT_AUTOTUNE_FAILED], tl.not_reached);
+        lua_pushstring(L, text);
+        if (note) lua_pushfstring(L, "%s; %s", note, lua_tostring(L, -1)), lua_remove(L, -2);
+        lua_setfield(L, -2, "note");
+    } else if (note)
+        lua_pushstring(L, note), lua_setfield(L, -2, "note");
+    ckt_l_set_bool(L, "partial", tl.by_budget > 0);
+    push_stats(L, n, tl.c[CKT_AUTOTUNE_MEASURED], tl.c[CKT_AUTOTUNE_PRUNED],
+               tl.c[CKT_AUTOTUNE_FAILED], tl.compiled, tl.not_reached, false);
     lua_setfield(L, -2, "stats");
     set_times(L, lua_gettop(L), t0, lookup_ms);
+    if (tl.by_budget) {
+        ckt_l_set_bool(L, "stored", false);
+        ckt_autotune_results_free(h->r, h->n);
+        return 3;
+    }
     /* remember it */
     lua_rawgeti(L, CONFIGS, best + 1);
     canon(L, -1, "config", 0);
@@ -947,7 +1072,9 @@ void ckt_lk_open_autotune(lua_State *L)
                    "spills / low occupancy, measures the\n"
                    "rest (median of runs). report[i] = {config=, status=measured|pruned|failed, "
                    "reason=, ms=, compile_ms=, ...};\n"
-                   "report.best, .stats, .seconds. The winner is remembered in the cache directory "
+                   "report.best, .stats, .seconds. budget_s bounds the whole call: the best so far "
+                   "comes back with report.partial and report.note\n"
+                   "(not remembered). The winner is remembered in the cache directory "
                    "(report.remembered next time;\n"
                    "force=true re-tunes; a damaged or stale entry is ignored and named in "
                    "report.note). docs/autotune.md.");

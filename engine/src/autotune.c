@@ -73,20 +73,39 @@ static int64_t spills_of(const ckt_resources *r)
 
 /* ---- the search ---- */
 
+/* One search. The calling thread (the driver) takes candidates from the source, rates them,
+ * queues the survivors, measures, and hands decided candidates back; the pool compiles. */
 typedef struct tuner {
     ckt_context *ctx;
     ckt_device *dev;
     const ckt_target_record *rec;
-    const ckt_autotune_candidate *c;
+    const ckt_autotune_source *src;
+    ckt_autotune_candidate *c; /* n; filled as they are taken */
     ckt_autotune_result *r;
     const ckt_autotune_options *o;
-    int n;
-    int *order, norder, next; /* the compile queue (candidates that survived pruning) */
-    int stop;                 /* no more compiles start */
-    pthread_mutex_t lock;     /* next, stop and every r[i] while the pool runs */
-    pthread_cond_t changed;
+    int n, window, nthreads, overlap;
+    double slack;
+    /* shared with the pool: behind lock */
+    pthread_mutex_t lock;
+    pthread_cond_t changed;   /* a compile ended or the pool stopped (the driver waits on it) */
+    pthread_cond_t work;      /* the queue or the flags changed (the pool waits on it) */
+    int *queue, qhead, qtail; /* candidates waiting for a compile thread */
+    int active;               /* compiles running */
+    int ready;                /* compiled, not yet taken for measuring */
+    int warming;              /* no compile starts: the first window is still being rated */
+    int pause;                /* no compile starts: measuring on the CPU target */
+    int stop;                 /* no compile starts any more */
+    double bank_best;         /* the lowest bank rating so far (0: none) */
+    double compile_s;         /* wall-clock seconds of the compiles so far */
+    int ncompiles;
+    /* the driver's own */
+    int taken; /* candidates [0, taken) were taken from the source */
+    int held;  /* taken and not handed back */
+    int lo;    /* below lo: every candidate handed back, or the best */
+    unsigned char *released;
+    int *todo; /* scratch: candidates to hand back / to measure */
     ckt_autotune_progress p;
-    double t0;
+    double t0, deadline, last_report;
 } tuner;
 
 static void verdict(ckt_autotune_result *r, ckt_autotune_state s, const char *fmt, const char *a,
@@ -96,34 +115,92 @@ static void verdict(ckt_autotune_result *r, ckt_autotune_state s, const char *fm
     snprintf(r->reason, sizeof r->reason, fmt, a, b);
 }
 
+static int over_budget(const tuner *t) { return t->deadline > 0 && now_s() >= t->deadline; }
+
+/* The bank model's rating of candidate i against the best so far (lock held, or before the
+ * pool can see i): pruned when it is more than `slack` times worse. */
+static int bank_prune(tuner *t, int i)
+{
+    ckt_autotune_result *r = &t->r[i];
+    double best = t->bank_best;
+    if (r->state != CKT_AUTOTUNE_PENDING && r->state != CKT_AUTOTUNE_COMPILED) return 0;
+    if (t->slack <= 0 || best <= 0 || r->bank_factor <= t->slack * best * (1 + 1e-9)) return 0;
+    char a[96], b[96];
+    snprintf(a, sizeof a, "%.2f cycles per conflict-free cycle", r->bank_factor);
+    snprintf(b, sizeof b, "%.2f x the best candidate's %.2f", t->slack, best);
+    verdict(r, CKT_AUTOTUNE_PRUNED, "bank model: %s, more than %s", a, b);
+    return 1;
+}
+
+/* A compile started now would end after the deadline (by the mean compile so far). */
+static int compile_would_overrun(const tuner *t)
+{
+    if (t->deadline <= 0) return 0;
+    double mean = t->ncompiles > 0 ? t->compile_s / t->ncompiles : 0;
+    return now_s() + mean >= t->deadline;
+}
+
+/* Take the next queued candidate and compile it (lock held; released while compiling). */
+static void compile_one(tuner *t)
+{
+    int i = t->queue[t->qhead++];
+    if (bank_prune(t, i)) {
+        pthread_cond_broadcast(&t->changed);
+        return;
+    }
+    t->active++;
+    pthread_mutex_unlock(&t->lock);
+    ckt_kernel_compile_options co = {t->o->compile_flags, NULL, 0};
+    ckt_executable *exe = NULL;
+    ckt_error e;
+    ckt_error_clear(&e);
+    double s0 = now_s();
+    ckt_status s = ckt_kernel_compile_record(t->ctx, t->c[i].kernel, t->rec, &co, &exe, &e);
+    double dt = now_s() - s0;
+    pthread_mutex_lock(&t->lock);
+    t->active--;
+    t->compile_s += dt, t->ncompiles++;
+    ckt_autotune_result *r = &t->r[i];
+    if (s)
+        verdict(r, CKT_AUTOTUNE_FAILED, "compile: %.490s%s", e.msg, "");
+    else {
+        const ckt_binary *b = ckt_exe_binary(exe);
+        r->state = CKT_AUTOTUNE_COMPILED;
+        r->exe = exe;
+        r->compile_ms = ckt_binary_compile_ms(b);
+        r->from_cache = ckt_binary_from_cache(b);
+        r->res = *ckt_binary_resources(b);
+        t->ready++;
+    }
+    pthread_cond_broadcast(&t->changed);
+}
+
+/* May a compile start now (lock held)? Past the deadline, or when one would end after it, the
+ * pool stops. */
+static int compile_may_start(tuner *t)
+{
+    if (t->stop || t->warming || t->pause || t->qhead == t->qtail) return 0;
+    if (compile_would_overrun(t)) {
+        t->stop = 1;
+        pthread_cond_broadcast(&t->changed);
+        pthread_cond_broadcast(&t->work);
+        return 0;
+    }
+    return 1;
+}
+
 static void *compile_worker(void *arg)
 {
     tuner *t = arg;
-    for (;;) {
-        pthread_mutex_lock(&t->lock);
-        int i = !t->stop && t->next < t->norder ? t->order[t->next++] : -1;
-        pthread_mutex_unlock(&t->lock);
-        if (i < 0) return NULL;
-        ckt_kernel_compile_options co = {t->o->compile_flags, NULL, 0};
-        ckt_executable *exe = NULL;
-        ckt_error e;
-        ckt_error_clear(&e);
-        ckt_status s = ckt_kernel_compile_record(t->ctx, t->c[i].kernel, t->rec, &co, &exe, &e);
-        pthread_mutex_lock(&t->lock);
-        ckt_autotune_result *r = &t->r[i];
-        if (s)
-            verdict(r, CKT_AUTOTUNE_FAILED, "compile: %.490s%s", e.msg, "");
-        else {
-            const ckt_binary *b = ckt_exe_binary(exe);
-            r->state = CKT_AUTOTUNE_COMPILED;
-            r->exe = exe;
-            r->compile_ms = ckt_binary_compile_ms(b);
-            r->from_cache = ckt_binary_from_cache(b);
-            r->res = *ckt_binary_resources(b);
-        }
-        pthread_cond_broadcast(&t->changed);
-        pthread_mutex_unlock(&t->lock);
+    pthread_mutex_lock(&t->lock);
+    while (!t->stop) {
+        if (compile_may_start(t))
+            compile_one(t);
+        else if (!t->stop)
+            pthread_cond_wait(&t->work, &t->lock);
     }
+    pthread_mutex_unlock(&t->lock);
+    return NULL;
 }
 
 /* The problem against the kernel before anything compiles: the arguments' kinds, the launch
@@ -170,47 +247,64 @@ static ckt_status check_problem(const ckt_autotune_candidate *c, ckt_device *dev
     return s;
 }
 
-/* Step 1: the caller's verdicts, the target's LDS, the problem, then the bank model's rating. */
-static void prune_before(tuner *t)
+/* Step 1 for candidate i (before the pool sees it): the caller's verdict, the target's LDS, the
+ * problem; then its bank rating. */
+static void rate(tuner *t, int i)
 {
-    double best = 0;
-    for (int i = 0; i < t->n; i++) {
-        const ckt_autotune_candidate *c = &t->c[i];
-        ckt_autotune_result *r = &t->r[i];
-        if (c->verdict == CKT_AUTOTUNE_PRUNED || c->verdict == CKT_AUTOTUNE_FAILED) {
-            verdict(r, c->verdict, "%.500s%s", c->reason ? c->reason : "by the caller", "");
-            continue;
-        }
-        if (!c->kernel || !ckt_kernel_is_finished(c->kernel)) {
-            verdict(r, CKT_AUTOTUNE_FAILED, "%s%s",
-                    c->kernel ? "the kernel is not finished" : "no kernel", "");
-            continue;
-        }
-        r->lds_bytes = ckt_kernel_lds_bytes(c->kernel);
-        ckt_error e;
-        char a[64], b[64];
-        if (t->rec->lds_max_bytes > 0 && r->lds_bytes > t->rec->lds_max_bytes) {
-            snprintf(a, sizeof a, "%lld", (long long)r->lds_bytes);
-            snprintf(b, sizeof b, "%lld bytes of %s", (long long)t->rec->lds_max_bytes,
-                     t->rec->arch);
-            verdict(r, CKT_AUTOTUNE_PRUNED, "LDS: %s bytes per block, more than the %s", a, b);
-        } else if (check_problem(c, t->dev, &e)) {
-            verdict(r, CKT_AUTOTUNE_PRUNED, "does not fit the problem: %.480s%s", e.msg, "");
-        } else if (c->bank_ideal > 0 && c->bank_cycles > 0) {
-            r->bank_factor = (double)c->bank_cycles / (double)c->bank_ideal;
-            if (best == 0 || r->bank_factor < best) best = r->bank_factor;
-        }
+    const ckt_autotune_candidate *c = &t->c[i];
+    ckt_autotune_result *r = &t->r[i];
+    if (c->verdict == CKT_AUTOTUNE_PRUNED || c->verdict == CKT_AUTOTUNE_FAILED) {
+        verdict(r, c->verdict, "%.500s%s", c->reason ? c->reason : "by the caller", "");
+        return;
     }
-    double slack = t->o->bank_slack == 0 ? DEFAULT_SLACK : t->o->bank_slack;
-    for (int i = 0; i < t->n && slack > 0 && best > 0; i++) {
-        ckt_autotune_result *r = &t->r[i];
-        if (r->state != CKT_AUTOTUNE_PENDING || r->bank_factor <= slack * best * (1 + 1e-9))
-            continue;
-        char a[96], b[96];
-        snprintf(a, sizeof a, "%.2f cycles per conflict-free cycle", r->bank_factor);
-        snprintf(b, sizeof b, "%.2f x the best candidate's %.2f", slack, best);
-        verdict(r, CKT_AUTOTUNE_PRUNED, "bank model: %s, more than %s", a, b);
+    if (!c->kernel || !ckt_kernel_is_finished(c->kernel)) {
+        verdict(r, CKT_AUTOTUNE_FAILED, "%s%s",
+                c->kernel ? "the kernel is not finished" : "no kernel", "");
+        return;
     }
+    r->lds_bytes = ckt_kernel_lds_bytes(c->kernel);
+    ckt_error e;
+    char a[64], b[64];
+    if (t->rec->lds_max_bytes > 0 && r->lds_bytes > t->rec->lds_max_bytes) {
+        snprintf(a, sizeof a, "%lld", (long long)r->lds_bytes);
+        snprintf(b, sizeof b, "%lld bytes of %s", (long long)t->rec->lds_max_bytes, t->rec->arch);
+        verdict(r, CKT_AUTOTUNE_PRUNED, "LDS: %s bytes per block, more than the %s", a, b);
+    } else if (check_problem(c, t->dev, &e)) {
+        verdict(r, CKT_AUTOTUNE_PRUNED, "does not fit the problem: %.480s%s", e.msg, "");
+    } else if (c->bank_ideal > 0 && c->bank_cycles > 0) {
+        r->bank_factor = (double)c->bank_cycles / (double)c->bank_ideal;
+    }
+}
+
+/* Take candidate `taken` from the source, rate it and queue it for a compile. */
+static ckt_status take(tuner *t, ckt_error *err)
+{
+    int i = t->taken;
+    ckt_autotune_candidate *c = &t->c[i];
+    memset(c, 0, sizeof *c);
+    c->verdict = CKT_AUTOTUNE_PENDING;
+    ckt_error e;
+    ckt_error_clear(&e);
+    if (t->src->next(t->src->user, i, c, &e)) {
+        if (err) *err = e;
+        return e.status ? e.status : CKT_EINVAL;
+    }
+    t->taken = i + 1, t->held++;
+    if (c->nargs < 0 || c->nargs > CKT_K_MAX_PARAMS || (c->nargs > 0 && !c->args))
+        return ckt_fail(err, CKT_EINVAL, "autotune: candidate %d: nargs %d with args %s", i,
+                        c->nargs, c->args ? "given" : "NULL");
+    rate(t, i);
+    pthread_mutex_lock(&t->lock);
+    ckt_autotune_result *r = &t->r[i];
+    if (r->state == CKT_AUTOTUNE_PENDING && r->bank_factor > 0 &&
+        (t->bank_best <= 0 || r->bank_factor < t->bank_best))
+        t->bank_best = r->bank_factor;
+    if (r->state == CKT_AUTOTUNE_PENDING && !bank_prune(t, i)) {
+        t->queue[t->qtail++] = i;
+        pthread_cond_signal(&t->work);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return CKT_OK;
 }
 
 /* Step 3: spills and occupancy, from the compiled code's resources. */
@@ -231,10 +325,15 @@ static void prune_after(tuner *t, int i)
         snprintf(b, sizeof b, "%d", t->o->min_occupancy);
         verdict(r, CKT_AUTOTUNE_PRUNED, "occupancy: %s, fewer than min_occupancy %s", a, b);
     }
-    if (r->state == CKT_AUTOTUNE_PRUNED) {
-        ckt_exe_free(r->exe);
-        r->exe = NULL;
-    }
+}
+
+static void hand_back(tuner *t, int i)
+{
+    if (t->released[i]) return;
+    ckt_exe_free(t->r[i].exe);
+    t->r[i].exe = NULL;
+    t->released[i] = 1, t->held--;
+    if (t->src->release) t->src->release(t->src->user, i);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -243,21 +342,39 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Step 4: warmup launches, then the median of the timed ones. A launch that fails fails the
- * candidate; a metric callback that fails stops the search (returned). */
+static void out_of_budget(ckt_autotune_result *r, int how, const char *when)
+{
+    verdict(r, CKT_AUTOTUNE_PRUNED, "budget_s spent %s%s", when, "");
+    r->out_of_budget = how;
+}
+
+/* Step 4 for a compiled candidate (taken off the ready count): rated again by the bank model
+ * and after compiling, then warmup launches and the median of the timed ones, each with the
+ * deadline. A launch that fails fails the candidate; a metric callback that fails stops the
+ * search (returned). */
 static ckt_status measure(tuner *t, int i, ckt_error *err)
 {
     ckt_autotune_result *r = &t->r[i];
     const ckt_autotune_candidate *c = &t->c[i];
+    pthread_mutex_lock(&t->lock);
+    bank_prune(t, i);
+    pthread_mutex_unlock(&t->lock);
+    if (r->state == CKT_AUTOTUNE_COMPILED) prune_after(t, i);
+    if (r->state != CKT_AUTOTUNE_COMPILED) return CKT_OK; /* handed back by the next sweep */
     int warmup = t->o->warmup, runs = t->o->runs > 0 ? t->o->runs : 5;
     double times[MAX_RUNS], sorted[MAX_RUNS];
     ckt_error e;
     for (int k = 0; k < warmup + runs; k++) {
         double ms = 0;
-        if (ckt_exe_launch(r->exe, t->dev, c->grid, c->args, c->nargs, 0, &ms, &e)) {
-            verdict(r, CKT_AUTOTUNE_FAILED, "launch: %.500s%s", e.msg, "");
-            ckt_exe_free(r->exe);
-            r->exe = NULL;
+        if (over_budget(t)) {
+            out_of_budget(r, 2, k ? "while it was measured" : "before it was measured");
+            return CKT_OK;
+        }
+        if (ckt_exe_launch(r->exe, t->dev, c->grid, c->args, c->nargs, t->deadline, &ms, &e)) {
+            if (over_budget(t))
+                out_of_budget(r, 2, "while it was measured");
+            else
+                verdict(r, CKT_AUTOTUNE_FAILED, "launch: %.500s%s", e.msg, "");
             return CKT_OK;
         }
         if (k >= warmup) times[k - warmup] = ms;
@@ -269,7 +386,13 @@ static ckt_status measure(tuner *t, int i, ckt_error *err)
     r->state = CKT_AUTOTUNE_MEASURED;
     if (t->o->metric && t->o->metric(t->o->user, i, r->ms, times, runs, &r->score, err))
         return err ? err->status : CKT_EINVAL;
-    if (t->p.best < 0 || r->score < t->p.best_score) t->p.best = i, t->p.best_score = r->score;
+    if (r->score != r->score)
+        return ckt_fail(err, CKT_EINVAL, "autotune: the score of candidate %d is NaN", i);
+    if (t->p.best < 0 || r->score < t->p.best_score) {
+        int old = t->p.best;
+        t->p.best = i, t->p.best_score = r->score;
+        if (old >= 0) hand_back(t, old);
+    }
     return CKT_OK;
 }
 
@@ -288,53 +411,106 @@ static void count(tuner *t)
     pthread_mutex_unlock(&t->lock);
 }
 
-static ckt_status report(tuner *t, ckt_error *err)
+/* The progress callback: after a measurement, else at most every 0.1 s (counting is O(n)). */
+static ckt_status report(tuner *t, int now, ckt_error *err)
 {
     if (!t->o->progress) return CKT_OK;
+    double s = now_s();
+    if (!now && s - t->last_report < 0.1) return CKT_OK;
+    t->last_report = s;
     count(t);
     return t->o->progress(t->o->user, &t->p, err) ? (err ? err->status : CKT_EINVAL) : CKT_OK;
 }
 
-static int over_budget(const tuner *t)
+/* Decided candidates (lock held): listed in t->todo to be handed back once the lock is
+ * released. Returns how many. */
+static int decided(tuner *t)
 {
-    return t->o->budget_s > 0 && now_s() - t->t0 > t->o->budget_s;
+    int k = 0;
+    while (t->lo < t->taken && (t->released[t->lo] || t->lo == t->p.best)) t->lo++;
+    for (int i = t->lo; i < t->taken; i++) {
+        ckt_autotune_state s = t->r[i].state;
+        if (!t->released[i] && i != t->p.best &&
+            (s == CKT_AUTOTUNE_PRUNED || s == CKT_AUTOTUNE_FAILED || s == CKT_AUTOTUNE_MEASURED))
+            t->todo[k++] = i;
+    }
+    return k;
 }
 
-/* Wait for each queued candidate in order; prune and measure it (GPU: as it arrives, while the
- * pool compiles the next ones; CPU: after every compile, which would otherwise share its cores). */
-static ckt_status drive(tuner *t, int overlap, ckt_error *err)
+static void wait_changed(tuner *t)
+{
+    if (t->deadline <= 0) {
+        pthread_cond_wait(&t->changed, &t->lock);
+        return;
+    }
+    struct timespec ts;
+    double d = t->deadline + 1e-3;
+    ts.tv_sec = (time_t)d;
+    ts.tv_nsec = (long)((d - (double)ts.tv_sec) * 1e9);
+    if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+    pthread_cond_timedwait(&t->changed, &t->lock, &ts);
+}
+
+enum { ACT_NONE, ACT_TAKE, ACT_MEASURE, ACT_COMPILE, ACT_DONE };
+
+/* The calling thread's loop: hand back what is decided; measure what is compiled (GPU: as it
+ * arrives, overlapping the pool; CPU: in waves of `threads`, with the pool paused); take more
+ * candidates while fewer than `window` are undecided; else wait for the pool. Ends when every
+ * candidate is decided, or at the deadline. */
+static ckt_status drive(tuner *t, int threaded, ckt_error *err)
 {
     ckt_status s = CKT_OK;
-    int *ready = calloc((size_t)t->norder + 1, sizeof *ready), nready = 0;
-    if (!ready) return ckt_fail(err, CKT_ENOMEM, "autotune: out of memory");
-    for (int k = 0; k < t->norder && !s; k++) {
-        int i = t->order[k];
+    while (!s) {
+        if (over_budget(t)) break;
         pthread_mutex_lock(&t->lock);
-        while (t->r[i].state == CKT_AUTOTUNE_PENDING && !(t->stop && k >= t->next))
-            pthread_cond_wait(&t->changed, &t->lock);
-        if (over_budget(t)) t->stop = 1;
-        ckt_autotune_state st = t->r[i].state;
-        pthread_mutex_unlock(&t->lock);
-        if (st == CKT_AUTOTUNE_COMPILED) prune_after(t, i);
-        if (t->r[i].state == CKT_AUTOTUNE_COMPILED) {
-            if (overlap && !over_budget(t))
-                s = measure(t, i, err);
-            else
-                ready[nready++] = i;
+        int nback = decided(t), act = ACT_NONE, nmeasure = 0;
+        int queued = t->qtail - t->qhead;
+        int can_take = !t->stop && t->taken < t->n && t->held - nback < t->window;
+        if (t->warming &&
+            (!can_take || (t->deadline > 0 && now_s() - t->t0 > 0.25 * (t->deadline - t->t0)))) {
+            t->warming = 0;
+            pthread_cond_broadcast(&t->work);
         }
-        if (!s) s = report(t, err);
-        if (s) {
+        int measure_now =
+            t->ready > 0 && (t->overlap || t->ready >= t->nthreads ||
+                             (t->active == 0 && (queued == 0 || t->stop || !threaded)));
+        if (measure_now) {
+            act = ACT_MEASURE;
+            if (!t->overlap) { /* the pool pauses; the compiles running end first */
+                t->pause = 1;
+                while (t->active > 0) pthread_cond_wait(&t->changed, &t->lock);
+            }
+            for (int i = t->lo; i < t->taken; i++)
+                if (t->r[i].state == CKT_AUTOTUNE_COMPILED) t->todo[nback + nmeasure++] = i;
+            t->ready -= nmeasure;
+        } else if (can_take) {
+            act = ACT_TAKE;
+        } else if (!threaded && compile_may_start(t)) {
+            act = ACT_COMPILE;
+            compile_one(t);
+        } else if (t->ready == 0 && t->active == 0 && (queued == 0 || t->stop) && nback == 0) {
+            act = ACT_DONE;
+        } else if (nback == 0) {
+            wait_changed(t);
+        }
+        pthread_mutex_unlock(&t->lock);
+        for (int k = 0; k < nback; k++) hand_back(t, t->todo[k]);
+        if (act == ACT_DONE) break;
+        if (act == ACT_TAKE) s = take(t, err);
+        for (int k = 0; k < nmeasure && !s; k++) {
+            int i = t->todo[nback + k];
+            if (over_budget(t)) break; /* left compiled: pruned by the budget below */
+            s = measure(t, i, err);
+            if (!s) s = report(t, 1, err);
+        }
+        if (act == ACT_MEASURE && !t->overlap) {
             pthread_mutex_lock(&t->lock);
-            t->stop = 1;
+            t->pause = 0;
+            pthread_cond_broadcast(&t->work);
             pthread_mutex_unlock(&t->lock);
         }
+        if (!s) s = report(t, 0, err);
     }
-    for (int k = 0; k < nready && !s; k++) {
-        if (over_budget(t)) break;
-        s = measure(t, ready[k], err);
-        if (!s) s = report(t, err);
-    }
-    free(ready);
     return s;
 }
 
@@ -357,7 +533,7 @@ static ckt_status open_device(ckt_context *ctx, const ckt_target_record *rec,
                               ckt_error *err)
 {
     *owned = 0;
-    for (int i = 0; !*dev && i < n; i++)
+    for (int i = 0; c && !*dev && i < n; i++)
         for (int a = 0; a < c[i].nargs && c[i].args && !*dev; a++)
             if (c[i].args[a].kind == CKT_PARAM_PTR && c[i].args[a].v.buffer)
                 *dev = ckt_buffer_device(c[i].args[a].v.buffer);
@@ -398,40 +574,31 @@ static ckt_status check_options(const ckt_autotune_options *o, ckt_error *err)
     if (o->min_occupancy < 0)
         return ckt_fail(err, CKT_EINVAL, "autotune: min_occupancy %d must be >= 0",
                         o->min_occupancy);
+    if (o->window < 0 || o->window > (1 << 20))
+        return ckt_fail(err, CKT_EINVAL, "autotune: window %d must be in [0, %d] (0: the default)",
+                        o->window, 1 << 20);
     return CKT_OK;
 }
 
 static ckt_status run_pool(tuner *t, ckt_error *err)
 {
-    int nthreads = t->o->threads > 0 ? t->o->threads : online_cores();
-    if (nthreads > t->norder) nthreads = t->norder;
-    pthread_t *th = calloc((size_t)nthreads + 1, sizeof *th);
+    pthread_t *th = calloc((size_t)t->nthreads + 1, sizeof *th);
     if (!th) return ckt_fail(err, CKT_ENOMEM, "autotune: out of memory");
     int started = 0;
-    for (; started < nthreads; started++)
+    for (; started < t->nthreads; started++)
         if (pthread_create(&th[started], NULL, compile_worker, t) != 0) break;
-    if (started == 0 && t->norder > 0)
-        compile_worker(t); /* no thread: compile here, then measure */
-    ckt_status s = drive(t, t->rec->runtime != CKT_BACKEND_CPU, err);
+    ckt_status s = drive(t, started > 0, err); /* no thread: the driver compiles too */
     pthread_mutex_lock(&t->lock);
     t->stop = 1;
+    pthread_cond_broadcast(&t->work);
     pthread_mutex_unlock(&t->lock);
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
     free(th);
     return s;
 }
 
-ckt_status ckt_autotune(ckt_context *ctx, ckt_device *dev, const char *target,
-                        const ckt_autotune_candidate *cands, int n,
-                        const ckt_autotune_options *opts, ckt_autotune_result *results, int *best,
-                        ckt_error *err)
+static void init_results(ckt_autotune_result *results, int n)
 {
-    static const ckt_autotune_options defaults = {0};
-    if (!results || !best)
-        return ckt_fail(err, CKT_EINVAL, "autotune: %s is NULL", results ? "best" : "results");
-    *best = -1;
-    if (n < 1) return ckt_fail(err, CKT_EINVAL, "autotune: %d candidates (need at least one)", n);
-    if (!cands) return ckt_fail(err, CKT_EINVAL, "autotune: candidates is NULL");
     for (int i = 0; i < n; i++) {
         ckt_resources none = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
         memset(&results[i], 0, sizeof results[i]);
@@ -439,61 +606,139 @@ ckt_status ckt_autotune(ckt_context *ctx, ckt_device *dev, const char *target,
         results[i].score = -1, results[i].occupancy = -1;
         results[i].res = none;
     }
-    if (!opts) opts = &defaults;
-    ckt_status s = check_options(opts, err);
-    if (s) return s;
-    for (int i = 0; i < n; i++)
-        if (cands[i].nargs < 0 || cands[i].nargs > CKT_K_MAX_PARAMS ||
-            (cands[i].nargs > 0 && !cands[i].args))
-            return ckt_fail(err, CKT_EINVAL, "autotune: candidate %d: nargs %d with args %s", i,
-                            cands[i].nargs, cands[i].args ? "given" : "NULL");
-    ckt_target_record rec;
-    if (ckt_target_parse(target ? target : ckt_context_default_target(ctx), &rec, err))
-        return ckt_fail_prefix(err, "autotune: ");
-    int owned = 0;
-    if ((s = open_device(ctx, &rec, cands, n, &dev, &owned, err)) ||
-        (s = warm_compiler(&rec, err))) {
-        if (owned) ckt_device_close(dev);
-        return s;
-    }
-    tuner t = {ctx,
-               dev,
-               &rec,
-               cands,
-               results,
-               opts,
-               n,
-               NULL,
-               0,
-               0,
-               0,
-               PTHREAD_MUTEX_INITIALIZER,
-               PTHREAD_COND_INITIALIZER,
-               {0},
-               now_s()};
+}
+
+/* The search over a source, on an open device. */
+static ckt_status tune(ckt_context *ctx, ckt_device *dev, const ckt_target_record *rec,
+                       const ckt_autotune_source *src, int n, const ckt_autotune_options *o,
+                       ckt_autotune_result *results, int *best, ckt_error *err)
+{
+    tuner t;
+    memset(&t, 0, sizeof t);
+    t.ctx = ctx, t.dev = dev, t.rec = rec, t.src = src, t.r = results, t.o = o, t.n = n;
+    t.t0 = now_s();
+    t.deadline = o->budget_s > 0 ? t.t0 + o->budget_s : 0;
+    t.overlap = rec->runtime != CKT_BACKEND_CPU;
+    t.slack = o->bank_slack == 0 ? DEFAULT_SLACK : o->bank_slack;
+    t.nthreads = o->threads > 0 ? o->threads : online_cores();
+    if (t.nthreads > n) t.nthreads = n;
+    t.window = o->window > 0          ? o->window
+               : 8 * t.nthreads < 32  ? 32
+               : 8 * t.nthreads > 256 ? 256
+                                      : 8 * t.nthreads;
+    t.warming = 1;
     t.p.candidates = n, t.p.best = -1;
-    prune_before(&t);
-    if (!(t.order = calloc((size_t)n, sizeof *t.order)))
+    t.c = calloc((size_t)n, sizeof *t.c);
+    t.queue = calloc((size_t)n, sizeof *t.queue);
+    t.todo = calloc((size_t)n, sizeof *t.todo);
+    t.released = calloc((size_t)n, 1);
+    ckt_status s = CKT_OK;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_mutex_init(&t.lock, NULL);
+    pthread_cond_init(&t.changed, &ca);
+    pthread_cond_init(&t.work, NULL);
+    pthread_condattr_destroy(&ca);
+    if (!t.c || !t.queue || !t.todo || !t.released)
         s = ckt_fail(err, CKT_ENOMEM, "autotune: out of memory");
-    for (int i = 0; !s && i < n; i++)
-        if (results[i].state == CKT_AUTOTUNE_PENDING) t.order[t.norder++] = i;
-    if (!s) s = report(&t, err);
-    if (!s && t.norder > 0) s = run_pool(&t, err);
-    for (int i = 0; i < n; i++) { /* what the budget or a stop left undecided */
+    if (!s) s = report(&t, 1, err);
+    if (!s) s = run_pool(&t, err);
+    /* what the budget or a stop left undecided */
+    for (int i = 0; i < n; i++) {
         ckt_autotune_result *r = &results[i];
-        if (r->state == CKT_AUTOTUNE_PENDING || r->state == CKT_AUTOTUNE_COMPILED) {
-            verdict(r, CKT_AUTOTUNE_PRUNED, "%s%s",
-                    s ? "the search stopped before it" : "budget_s spent before it was measured",
-                    "");
-            ckt_exe_free(r->exe);
-            r->exe = NULL;
-        }
+        if (r->state != CKT_AUTOTUNE_PENDING && r->state != CKT_AUTOTUNE_COMPILED) continue;
+        if (s)
+            verdict(r, CKT_AUTOTUNE_PRUNED, "%s%s", "the search stopped before it", "");
+        else if (i >= t.taken)
+            out_of_budget(r, 1, "before it was reached");
+        else
+            out_of_budget(r, 2,
+                          r->state == CKT_AUTOTUNE_PENDING ? "before it was compiled"
+                                                           : "before it was measured");
     }
-    if (!s) s = report(&t, err);
+    for (int i = 0; t.released && i < t.taken; i++)
+        if (i != t.p.best) hand_back(&t, i);
+    if (!s) s = report(&t, 1, err);
     *best = t.p.best;
-    free(t.order);
+    free(t.c);
+    free(t.queue);
+    free(t.todo);
+    free(t.released);
     pthread_mutex_destroy(&t.lock);
     pthread_cond_destroy(&t.changed);
+    pthread_cond_destroy(&t.work);
+    return s;
+}
+
+/* Arguments and the target, then the device; *owned: opened here. */
+static ckt_status begin(ckt_context *ctx, ckt_device **dev, const char *target,
+                        const ckt_autotune_candidate *cands, int n,
+                        const ckt_autotune_options **opts, ckt_autotune_result *results, int *best,
+                        ckt_target_record *rec, int *owned, ckt_error *err)
+{
+    static const ckt_autotune_options defaults = {0};
+    *owned = 0;
+    if (!results || !best)
+        return ckt_fail(err, CKT_EINVAL, "autotune: %s is NULL", results ? "best" : "results");
+    *best = -1;
+    if (n < 1) return ckt_fail(err, CKT_EINVAL, "autotune: %d candidates (need at least one)", n);
+    init_results(results, n);
+    if (!*opts) *opts = &defaults;
+    ckt_status s = check_options(*opts, err);
+    if (s) return s;
+    if (ckt_target_parse(target ? target : ckt_context_default_target(ctx), rec, err))
+        return ckt_fail_prefix(err, "autotune: ");
+    if ((s = open_device(ctx, rec, cands, n, dev, owned, err)) || (s = warm_compiler(rec, err))) {
+        if (*owned) ckt_device_close(*dev);
+        *owned = 0;
+    }
+    return s;
+}
+
+static int array_next(void *user, int i, ckt_autotune_candidate *c, ckt_error *err)
+{
+    (void)err;
+    *c = ((const ckt_autotune_candidate *)user)[i];
+    return 0;
+}
+
+ckt_status ckt_autotune(ckt_context *ctx, ckt_device *dev, const char *target,
+                        const ckt_autotune_candidate *cands, int n,
+                        const ckt_autotune_options *opts, ckt_autotune_result *results, int *best,
+                        ckt_error *err)
+{
+    if (results && best && n >= 1 && !cands)
+        return *best = -1, ckt_fail(err, CKT_EINVAL, "autotune: candidates is NULL");
+    for (int i = 0; cands && results && best && i < n; i++)
+        if (cands[i].nargs < 0 || cands[i].nargs > CKT_K_MAX_PARAMS ||
+            (cands[i].nargs > 0 && !cands[i].args))
+            return *best = -1,
+                   ckt_fail(err, CKT_EINVAL, "autotune: candidate %d: nargs %d with args %s", i,
+                            cands[i].nargs, cands[i].args ? "given" : "NULL");
+    ckt_target_record rec;
+    int owned;
+    ckt_status s = begin(ctx, &dev, target, cands, n, &opts, results, best, &rec, &owned, err);
+    if (s) return s;
+    ckt_autotune_source src = {array_next, NULL, (void *)cands};
+    s = tune(ctx, dev, &rec, &src, n, opts, results, best, err);
+    if (owned) ckt_device_close(dev);
+    return s;
+}
+
+ckt_status ckt_autotune_stream(ckt_context *ctx, ckt_device *dev, const char *target,
+                               const ckt_autotune_source *src, int n,
+                               const ckt_autotune_options *opts, ckt_autotune_result *results,
+                               int *best, ckt_error *err)
+{
+    if (results && best && n >= 1 && (!src || !src->next))
+        return *best = -1, ckt_fail(err, CKT_EINVAL, "autotune: the source %s",
+                                    src ? "has no next function" : "is NULL");
+    ckt_target_record rec;
+    int owned;
+    ckt_status s = begin(ctx, &dev, target, NULL, n, &opts, results, best, &rec, &owned, err);
+    if (s) return s;
+    s = tune(ctx, dev, &rec, src, n, opts, results, best, err);
     if (owned) ckt_device_close(dev);
     return s;
 }

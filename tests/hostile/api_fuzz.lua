@@ -380,5 +380,155 @@ if ckt.kernel and ckt.layout then
   end
 end
 print(("api fuzz, launches: %d launches, %d results, %d clean errors"):format(launches, launch_results, launch_errors))
+
+-- Autotune (issue 30): random spaces (named dimensions, lists of configs, hostile values, up to
+-- 10,000 configs), budgets (none, tiny, zero, negative, NaN, inf, fractions of a second),
+-- build functions that return kernels, garbage or raise, filters and metrics that return
+-- garbage, NaN or raise, problems with missing or wrong arguments, random runs / warmup /
+-- threads / bank_slack / targets. A result or an error with a message; with a budget the call
+-- ends within it plus a margin (the compiles in flight), a result has its stats and a partial
+-- search says so; a NaN metric is named as NaN. Before the fix a budget of 0.2 s over 10,000
+-- configs ran for 16-25 s and grew to gigabytes.
+local tunes, tune_results, tune_errors = 0, 0, 0
+if ckt.autotune and ckt.kernel then
+  local ntunes = tonumber(env("CKT_FUZZ_AUTOTUNE_CALLS")) or 8
+  local now = ckt.now or os.clock
+  local dev
+  if ckt.device then local ok, d = pcall(ckt.device, "cpu"); if ok then dev = d end end
+  local function pick(t) return t[math.random(#t)] end
+  -- kernels by tile and block (the compile cache keeps repeated ones cheap); a config with a
+  -- rep gets a kernel of its own (distinct source: a real compile), never kept here
+  local kernels = {}
+  local function make_kernel(tile, block, name)
+    return ckt.kernel{name = name, block = block, build = function(b)
+      local X, Y = b:pointer("X", "f32", {const = true}), b:pointer("Y", "f32")
+      local n = b:size("n")
+      local tx = ckt.tensor(X, "f32", {shape = {n}}, {pad = true})
+      local ty = ckt.tensor(Y, "f32", {shape = {n}}, {pad = true})
+      local o = {b:block_id() * tile}
+      ckt.tile_window(ty, {tile}, o):store(ckt.tile_window(tx, {tile}, o):load())
+    end}
+  end
+  local function kernel_for(tile, block, rep)
+    if math.type(rep) == "integer" then return make_kernel(tile, block, "atz_r" .. rep) end
+    local key = tostring(tile) .. "/" .. tostring(block)
+    if kernels[key] == nil then
+      local ok, k = pcall(make_kernel, tile, block, "atz")
+      kernels[key] = ok and k or false
+      if not ok then error(k, 0) end
+    end
+    if kernels[key] == false then error("this tile and block do not build", 0) end
+    return kernels[key]
+  end
+  local tiles = {16, 32, 64, 128, 64, 64, 3, 0, -1, 1 << 40, 0.5, "64"}
+  local blocks = {32, 64, 64, 128, 0, 1025, -1, 2^31, "x"}
+  for _ = 1, ntunes do
+    tunes = tunes + 1
+    local nan_metric = math.random() < 0.1
+    local opts = {budget_s = pick{false, false, 0, 1e-9, 1e-3, 0.05, 0.3, 0.5, 0.5, 1}, target = "cpu", quiet = true, force = math.random() < 0.8,
+      name = "fuzz.autotune", runs = 1, warmup = pick{0, 1}, threads = pick{nil, 1, 2},
+      metric = pick{nil, nil, "time", function(m) return m.ms end}, bank_slack = pick{nil, nil, false, 1}}
+    if nan_metric then opts.metric = function() return 0 / 0 end end
+    if math.random() < 0.15 then
+      opts.filter = pick{function(c) return math.random() < 0.7, "random" end, function() return random_value(0) end,
+        function() error("filter refused") end}
+    end
+    -- one or two hostile options now and then
+    local hostile_opts = {budget_s = {-1, 0/0, 1/0, "1", 1e8, 2^1023}, runs = {0, 1e9, -1, 2.5}, warmup = {-1, 1e6},
+      threads = {300, 1.5, -2}, bank_slack = {0.5, 0/0, 1/0, "x"}, target = {"sm_90", "bogus", 5, "cpu:gfx90a", ""},
+      metric = {"speed", 7, function() return random_value(0) end, function() error("metric refused") end},
+      min_occupancy = {-1, 2^40, 3}, key = {{f = print}, cyclic, 5}, cache = {"no", false}, allow_spills = {1, true},
+      bogus = {1}, build = {false, 1}, space = {false}, problem = {false, "x"}}
+    local hkeys = {}
+    for k in pairs(hostile_opts) do hkeys[#hkeys + 1] = k end
+    table.sort(hkeys)
+    if math.random() < 0.3 then
+      for _ = 1, math.random(1, 2) do
+        local k = pick(hkeys)
+        local v = pick(hostile_opts[k])
+        if v == false and k ~= "cache" and k ~= "bank_slack" then v = nil end
+        opts[k] = v
+      end
+    end
+    local budget = opts.budget_s
+    if budget == false then opts.budget_s, budget = nil, nil end
+    local bounded = type(budget) == "number" and budget > 0 and budget <= 1
+    -- the space: big ones only under a small budget (a search without one runs them all)
+    if opts.space == nil then
+      local r = math.random()
+      if r < 0.6 then
+        local space = {tile = {}, block = {}}
+        for i = 1, math.random(1, 3) do space.tile[i] = math.random() < 0.8 and pick{16, 32, 64, 128} or pick(tiles) end
+        for i = 1, math.random(1, 2) do space.block[i] = math.random() < 0.8 and pick{32, 64, 128} or pick(blocks) end
+        if bounded and math.random() < 0.6 then
+          local reps = {}
+          for i = 1, pick{10, 100, 1000, 1667} do reps[i] = i end
+          space.rep = reps
+        end
+        opts.space = space
+      elseif r < 0.85 then
+        opts.space = {}
+        for i = 1, math.random(1, 4) do opts.space[i] = {tile = pick(tiles), block = pick(blocks)} end
+      elseif r < 0.93 then
+        opts.space = {tile = {64}, big = {}, more = {}}
+        for i = 1, 200 do opts.space.big[i] = i; opts.space.more[i] = i end -- 40,000: refused
+      else
+        opts.space = random_value(0)
+      end
+    end
+    local n = math.random() < 0.8 and pick{256, 1024, 512} or pick{64, 0, -1, 100}
+    local problem = opts.problem
+    if problem == nil then
+      if dev and math.random() < 0.95 then
+        local nb = math.max(n, 1)
+        problem = {X = dev:alloc("f32", nb), Y = dev:alloc("f32", math.random() < 0.95 and nb or 1), n = n}
+        if math.random() < 0.05 then problem[pick{"X", "Y", "n"}] = random_value(0) end
+      else
+        problem = random_value(0)
+      end
+      opts.problem = problem
+    end
+    local build_kind = math.random()
+    if opts.build == nil then
+      opts.build = function(c)
+        if build_kind < 0.8 then
+          local tile = type(c) == "table" and c.tile or 64
+          local k = kernel_for(tile, type(c) == "table" and c.block or 64, type(c) == "table" and c.rep or nil)
+          return k, (math.max(n, 1) + tile - 1) // tile
+        elseif build_kind < 0.87 then error("refused on purpose")
+        elseif build_kind < 0.94 then return random_value(0), random_value(0), random_value(0)
+        else return kernel_for(64, 64), random_value(0) end
+      end
+    end
+    local t0 = now()
+    local ok, best, exe, rep = pcall(ckt.autotune, math.random() < 0.98 and opts or random_value(0))
+    local took = now() - t0
+    if env("CKT_FUZZ_VERBOSE") then
+      print(("autotune: budget %s, %.2f s: %s"):format(tostring(budget), took, ok and tostring(rep.note or "complete") or tostring(best)))
+    end
+    if ok then
+      tune_results = tune_results + 1
+      if type(rep) ~= "table" or type(rep.stats) ~= "table" or math.type(rep.stats.measured) ~= "integer" then
+        error(("autotune returned a report without stats (seed %d)"):format(seed))
+      end
+      if rep.partial and not tostring(rep.note):find("ran out", 1, true) then
+        error(("autotune: a partial search without its note: %s (seed %d)"):format(tostring(rep.note), seed))
+      end
+    else
+      if type(best) ~= "string" or #best == 0 then error(("autotune returned a bad error object: %s"):format(tostring(best))) end
+      if nan_metric and best:find("metric must return a number", 1, true) and not best:find("NaN", 1, true) then
+        error(("autotune: a NaN metric is not named NaN: %s (seed %d)"):format(best, seed))
+      end
+      tune_errors = tune_errors + 1
+    end
+    if bounded and took > budget + 3 then
+      error(("autotune: budget_s = %g took %.2f s (seed %d)"):format(budget, took, seed))
+    end
+    if type(problem) == "table" then
+      for _, b in pairs(problem) do if type(b) == "userdata" and tostring(b):find("^ckt%.buffer%(") then pcall(b.close, b) end end
+    end
+  end
+end
+print(("api fuzz, autotune: %d searches, %d results, %d clean errors"):format(tunes, tune_results, tune_errors))
 print(("api fuzz: %d calls over %d callables of %d object types: %d results, %d clean errors, %d huge allocations skipped, %d calls of a known open crash skipped (seed %d)"):format(calls, #callables, #samples, ok_count, err_count, skipped, known_skipped, seed))
 print("1 passed, 0 failed")

@@ -171,6 +171,9 @@ describe("ckt.autotune", function()
     local again, exe2, r2 = ckt.autotune(opts)
     assert.is_true(r2.remembered)
     assert.are.equal(exe1, exe2) -- the same executable: no build, no compile-cache load
+    -- report.stats is there when the winner is remembered (scripts read it): nothing measured
+    assert.are.same({candidates = 2, measured = 0, pruned = 0, failed = 0, compiled = 0, not_reached = 0, remembered = true}, r2.stats)
+    assert.are.equal(again, r2[r2.best].config)
     assert.is_true(r2.lookup_ms >= 0 and r2.seconds >= 0)
     broken[best.tn] = true
     opts.build = function(c) return b(c) end -- another build function: this state's executable is not reused
@@ -182,7 +185,7 @@ describe("ckt.autotune", function()
     local ok, err = pcall(ckt.autotune, {build = build, space = SPACE, problem = problem, target = "cpu", quiet = true, force = true,
                                          budget_s = 1e-9, name = "spec.budget"})
     assert.is_false(ok)
-    assert.truthy(tostring(err):find("budget_s spent", 1, true), tostring(err))
+    assert.truthy(tostring(err):find("the budget ran out before any candidate was measured", 1, true), tostring(err))
     -- cache = false: cold compiles, none written to the compile cache
     local d = fresh_dir()
     local f = io.open(d .. "/t.lua", "w")
@@ -283,6 +286,7 @@ describe("ckt.autotune", function()
       {with("quiet", "yes"), "field 'quiet' must be a boolean"},
       {with("colour", 1), "unknown option 'colour'"},
       {with("metric", function() return "fast" end), "metric must return a number"},
+      {with("metric", function() return 0 / 0 end), "metric must return a number (lower is better), got NaN for config 1"},
       {with("space", {a = big, b = big}), "more than 10000 configs"},
       {with("filter", 1), "field 'filter' must be a function"},
       {with("key", {f = print}), "field 'key': a function cannot be part"},
@@ -292,6 +296,86 @@ describe("ckt.autotune", function()
       assert.is_false(ok, "case " .. i)
       assert.truthy(tostring(err):find(c[2], 1, true), ("case %d: expected '%s' in: %s"):format(i, c[2], tostring(err)))
     end
+  end)
+
+  -- issue 30: budget_s over 10,000 configurations ran 16-25 s, grew to 3.1 GB and ended with
+  -- "no candidate could be measured"; over 100 with budget_s = 3 it raised instead of returning
+  -- the best so far. Each run is a fresh process (its RSS and a fresh cache directory).
+  local function run_budget(nreps, budget, name)
+    local d = fresh_dir()
+    local f = io.open(d .. "/t.lua", "w")
+    f:write(([[
+      local copy = require "ckt.kernels.copy"
+      local dev = ckt.device("cpu")
+      local M, N = 64, 2048
+      local x, y = dev:alloc("f32", M * N), dev:alloc("f32", M * N)
+      local xs = ckt.array("f32", M * N):random{seed = 3, lo = -1, hi = 1}
+      x:upload(xs)
+      local function rss_mb() local fh = io.open("/proc/self/statm"); local _, r = fh:read("n", "n"); fh:close(); return r * 4096 / 2^20 end
+      local reps = {}
+      for i = 1, %d do reps[i] = i end
+      collectgarbage()
+      local rss0, lua0, t0 = rss_mb(), collectgarbage("count") / 1024, ckt.now()
+      -- 4 x 5 x 5 x reps distinct copy kernels (the name makes each source distinct: real compiles)
+      local ok, best, exe, rep = pcall(ckt.autotune, {name = %q, force = true, quiet = true, runs = 1, budget_s = %s,
+        build = function(c) local k, g = copy.build{dtype = "f32", name = "copy_b" .. c.rep, tile = {c.tm, c.tn}, block = c.block}; return k, g(M, N) end,
+        space = {tm = {1, 2, 4, 8}, tn = {128, 256, 512, 1024, 2048}, block = {32, 64, 128, 256, 512}, rep = reps},
+        problem = {X = x, Y = y, M = M, N = N}, target = "cpu"})
+      local elapsed = ckt.now() - t0
+      print(("elapsed=%%.3f rss_growth=%%.1f lua_growth=%%.1f"):format(elapsed, rss_mb() - rss0, collectgarbage("count") / 1024 - lua0))
+      if not ok then print("error=" .. tostring(best)) return end
+      local s = rep.stats
+      print(("stats=%%d,%%d,%%d,%%d,%%d,%%d partial=%%s stored=%%s"):format(s.candidates, s.measured, s.pruned, s.failed, s.compiled, s.not_reached,
+        tostring(rep.partial), tostring(rep.stored)))
+      print("note=" .. tostring(rep.note))
+      -- the best so far: the fastest of those measured, and it copies correctly
+      local fastest = math.huge
+      for _, e in ipairs(rep) do if e.status == "measured" then fastest = math.min(fastest, e.ms) end end
+      y:upload(ckt.array("f32", M * N):poison())
+      exe:launch{grid = (M // best.tm) * (N // best.tn), X = x, Y = y, M = M, N = N}
+      local ys = ckt.array("f32", M * N)
+      y:download(ys)
+      print(("best_is_fastest=%%s correct=%%s"):format(tostring(rep[rep.best].ms == fastest and rep[rep.best].config == best), tostring(ys:compare(xs, {rtol = 0, atol = 0}))))
+    ]]):format(nreps, name, budget))
+    f:close()
+    local p = io.popen(("CKT_CACHE_DIR=%s %s %s/t.lua 2>&1"):format(d, CKT_LUA, d))
+    local out = p:read("a"); p:close()
+    return out, d
+  end
+
+  it("keeps budget_s over 10,000 configurations: the whole call, bounded memory, the best so far with a note", function()
+    local out, d = run_budget(100, 2, "spec.budget10k")
+    local elapsed, rss, lua = out:match("elapsed=([%d.]+) rss_growth=([%d.-]+) lua_growth=([%d.-]+)")
+    assert.truthy(elapsed, out)
+    assert.is_true(tonumber(elapsed) < 2 + 1.5, out)
+    assert.is_true(tonumber(rss) < 300, out)
+    assert.is_true(tonumber(lua) < 300, out)
+    local n, measured, pruned, failed, compiled, not_reached = out:match("stats=(%d+),(%d+),(%d+),(%d+),(%d+),(%d+) partial=true stored=false")
+    assert.truthy(n, out)
+    assert.are.equal("10000", n)
+    assert.is_true(tonumber(measured) >= 1 and tonumber(not_reached) > 0, out)
+    assert.are.equal(10000, tonumber(measured) + tonumber(pruned) + tonumber(failed))
+    local note = out:match("note=([^\n]*)")
+    assert.truthy(note:find(("budget_s = 2 s ran out: %s of 10000 candidates measured"):format(measured), 1, true), out)
+    assert.truthy(note:find(("%s not reached; the best so far is returned"):format(not_reached), 1, true), out)
+    assert.truthy(out:find("best_is_fastest=true correct=true", 1, true), out)
+    assert.are.equal(tonumber(compiled), count_entries(d)) -- a partial search is not remembered
+  end)
+
+  it("returns the best so far over 100 configurations, and says when the budget measured none", function()
+    local out = run_budget(1, 2, "spec.budget100")
+    local elapsed = out:match("elapsed=([%d.]+)")
+    assert.truthy(elapsed, out)
+    assert.is_true(tonumber(elapsed) < 2 + 1.5, out)
+    assert.truthy(out:match("stats=100,%d+,%d+,%d+,%d+,%d+ partial=true stored=false"), out)
+    assert.truthy(out:find("best_is_fastest=true correct=true", 1, true), out)
+    -- too small a budget to measure any: a clear error, in time
+    out = run_budget(1, 0.05, "spec.budget_none")
+    elapsed = out:match("elapsed=([%d.]+)")
+    assert.truthy(elapsed, out)
+    assert.is_true(tonumber(elapsed) < 0.05 + 1.5, out)
+    assert.truthy(out:find("error=autotune: the budget ran out before any candidate was measured (budget_s = 0.05 s", 1, true), out)
+    assert.truthy(out:match("%d+ of 100 candidates reached"), out)
   end)
 
   it("tunes the library's copy and transpose with autotune = true", function()

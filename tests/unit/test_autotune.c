@@ -1,7 +1,9 @@
 /* Autotuning in C (ckt/autotune.h) on the CPU target: the winner is the fastest measured one,
  * pruned candidates are never compiled (counted by the compile cache's writes), each model
  * prunes what it should, a failing callback stops the search, the remembered choice survives a
- * garbled file, and bad input is refused naming the argument. */
+ * garbled file, and bad input is refused naming the argument; a streamed search of 10,000
+ * candidates keeps budget_s and at most its window of kernels alive, and a NaN score is an
+ * error. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -23,13 +26,16 @@ enum { N = 768 };
 /* Y[i] = X[i] * 2, `tile` elements a block of 32 threads; n must be a multiple of the tile (a
  * launch condition, so a tile that does not divide the problem is pruned before compiling).
  * lds_elems > 0 declares an LDS tensor of that many f32 (for the LDS limit). */
-static ckt_kernel *scaler(int64_t tile, int64_t lds_elems)
+static ckt_kernel *scaler_named(int64_t tile, int64_t lds_elems, int id)
 {
     ckt_error err;
     ckt_kernel *k;
     int x, y, n, gx, gy, wx, wy, r, o, lt;
     char name[32];
-    snprintf(name, sizeof name, "scale_%lld", (long long)tile);
+    if (id >= 0)
+        snprintf(name, sizeof name, "scale_%lld_%d", (long long)tile, id);
+    else
+        snprintf(name, sizeof name, "scale_%lld", (long long)tile);
     assert_int_equal(ckt_kernel_create(name, 32, &k, &err), CKT_OK);
     ckt_expr_pool *ex = ckt_kernel_exprs(k);
     assert_int_equal(ckt_kernel_param_ptr(k, "X", CKT_F32, true, 16, &x, &err), CKT_OK);
@@ -61,6 +67,11 @@ static ckt_kernel *scaler(int64_t tile, int64_t lds_elems)
     assert_int_equal(ckt_kernel_store(k, wy, o, -1, 0, &err), CKT_OK);
     assert_int_equal(ckt_kernel_finish(k, &err), CKT_OK);
     return k;
+}
+
+static ckt_kernel *scaler(int64_t tile, int64_t lds_elems)
+{
+    return scaler_named(tile, lds_elems, -1);
 }
 
 typedef struct fixture {
@@ -239,6 +250,148 @@ static void metric_and_stop(void **state)
     for (int i = 0; i < 2; i++) ckt_kernel_destroy(k[i]);
 }
 
+/* A source of many candidates built on demand (issue 30: a budget over 10,000 configurations
+ * ran 16-25 s and held every kernel): kernels are created when asked for and destroyed when
+ * handed back; tiles cycle through 64, 128, 256, 384 (every fourth a distinct kernel name, so
+ * the compiles are real). */
+typedef struct many {
+    fixture *f;
+    ckt_kernel **k; /* per candidate; NULL once handed back */
+    int n, alive, max_alive, released, bad_release;
+} many;
+
+static int many_next(void *user, int i, ckt_autotune_candidate *c, ckt_error *err)
+{
+    (void)err;
+    many *m = user;
+    static const int64_t tiles[4] = {64, 128, 256, 384};
+    int64_t tile = tiles[i % 4];
+    ckt_kernel *k = scaler_named(tile, 0, i % 4 == 3 ? i : -1);
+    m->k[i] = k;
+    if (++m->alive > m->max_alive) m->max_alive = m->alive;
+    *c = cand(m->f, k, tile);
+    return 0;
+}
+
+static void many_release(void *user, int i)
+{
+    many *m = user;
+    if (!m->k[i]) {
+        m->bad_release++;
+        return;
+    }
+    ckt_kernel_destroy(m->k[i]);
+    m->k[i] = NULL;
+    m->alive--, m->released++;
+}
+
+static void many_free(many *m)
+{
+    for (int i = 0; i < m->n; i++) ckt_kernel_destroy(m->k[i]);
+    free(m->k);
+}
+
+static double mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void budget_bounds_a_large_stream(void **state)
+{
+    fixture *f = *state;
+    ckt_error err;
+    enum { MANY = 10000 };
+    many m = {f, calloc(MANY, sizeof(ckt_kernel *)), MANY, 0, 0, 0, 0};
+    ckt_autotune_result *r = calloc(MANY, sizeof *r);
+    ckt_autotune_source src = {many_next, many_release, &m};
+    ckt_autotune_options o = {.runs = 1, .budget_s = 1.0, .threads = 2, .window = 16};
+    int best;
+    double t0 = mono_s();
+    assert_int_equal(ckt_autotune_stream(f->ctx, f->dev, "cpu", &src, MANY, &o, r, &best, &err),
+                     CKT_OK);
+    double took = mono_s() - t0;
+    if (took > 1.0 + 1.5) fail_msg("budget_s = 1 took %.2f s", took);
+    assert_true(best >= 0);
+    assert_int_equal(r[best].state, CKT_AUTOTUNE_MEASURED);
+    assert_non_null(r[best].exe);
+    /* memory follows the candidates in flight: at most the window (and the best) alive */
+    if (m.max_alive > 16 + 1) fail_msg("%d kernels alive at once (window 16)", m.max_alive);
+    assert_int_equal(m.bad_release, 0);
+    assert_int_equal(m.alive, 1); /* only the winner's kernel is left to the caller */
+    assert_non_null(m.k[best]);
+    int measured = 0, not_reached = 0, late = 0, taken = 0;
+    for (int i = 0; i < MANY; i++) {
+        measured += r[i].state == CKT_AUTOTUNE_MEASURED;
+        not_reached += r[i].out_of_budget == 1, late += r[i].out_of_budget == 2;
+        taken += r[i].out_of_budget != 1;
+        assert_true(i == best || r[i].exe == NULL);
+        if (r[i].out_of_budget) {
+            assert_int_equal(r[i].state, CKT_AUTOTUNE_PRUNED);
+            assert_non_null(strstr(r[i].reason, "budget_s spent"));
+        }
+        if (r[i].state == CKT_AUTOTUNE_MEASURED) assert_true(r[best].score <= r[i].score);
+    }
+    assert_true(measured >= 1 && not_reached > MANY / 2);
+    assert_int_equal(m.released, taken - 1);
+    /* the winner's executable computes the right thing */
+    float hy[N];
+    static const int64_t tiles[4] = {64, 128, 256, 384};
+    ckt_autotune_candidate c = cand(f, m.k[best], tiles[best % 4]);
+    assert_int_equal(ckt_exe_launch(r[best].exe, f->dev, c.grid, c.args, 3, 0, NULL, &err), CKT_OK);
+    assert_int_equal(ckt_buffer_download(f->y, 0, hy, sizeof hy, &err), CKT_OK);
+    for (int i = 0; i < N; i++) assert_float_equal(hy[i], 2 * ((float)(i % 17) - 8.25f), 0);
+    ckt_autotune_results_free(r, MANY);
+    many_free(&m);
+    /* a budget too small to measure any: no winner (not an error), everything pruned by it,
+     * and every kernel handed back */
+    m = (many){f, calloc(100, sizeof(ckt_kernel *)), 100, 0, 0, 0, 0};
+    o.budget_s = 1e-6;
+    t0 = mono_s();
+    assert_int_equal(ckt_autotune_stream(f->ctx, f->dev, "cpu", &src, 100, &o, r, &best, &err),
+                     CKT_OK);
+    assert_true(mono_s() - t0 < 1e-6 + 1.5);
+    assert_int_equal(best, -1);
+    assert_int_equal(m.alive, 0);
+    for (int i = 0; i < 100; i++) assert_true(r[i].out_of_budget != 0 && !r[i].exe);
+    many_free(&m);
+    free(r);
+}
+
+static int nan_metric(void *user, int i, double ms, const double *t, int n, double *score,
+                      ckt_error *err)
+{
+    (void)user, (void)i, (void)ms, (void)t, (void)n, (void)err;
+    *score = NAN;
+    return 0;
+}
+
+static void nan_score_and_bad_source(void **state)
+{
+    fixture *f = *state;
+    ckt_error err;
+    many m = {f, calloc(4, sizeof(ckt_kernel *)), 4, 0, 0, 0, 0};
+    ckt_autotune_result r[4];
+    ckt_autotune_source src = {many_next, many_release, &m};
+    ckt_autotune_options o = {.runs = 1, .metric = nan_metric};
+    int best;
+    assert_int_equal(ckt_autotune_stream(f->ctx, f->dev, "cpu", &src, 4, &o, r, &best, &err),
+                     CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "the score of candidate 0 is NaN"));
+    assert_int_equal(m.bad_release, 0);
+    ckt_autotune_results_free(r, 4);
+    many_free(&m);
+    ckt_autotune_source none = {NULL, NULL, NULL};
+    assert_int_equal(ckt_autotune_stream(f->ctx, f->dev, "cpu", &none, 4, NULL, r, &best, &err),
+                     CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "no next function"));
+    o.metric = NULL, o.window = -1;
+    assert_int_equal(ckt_autotune_stream(f->ctx, f->dev, "cpu", &src, 4, &o, r, &best, &err),
+                     CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "window -1"));
+}
+
 static void bad_input(void **state)
 {
     fixture *f = *state;
@@ -343,6 +496,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(pruned_are_never_compiled, setup, teardown),
         cmocka_unit_test_setup_teardown(metric_and_stop, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_input, setup, teardown),
+        cmocka_unit_test_setup_teardown(budget_bounds_a_large_stream, setup, teardown),
+        cmocka_unit_test_setup_teardown(nan_score_and_bad_source, setup, teardown),
         cmocka_unit_test_setup_teardown(remembered_choice, setup, teardown),
         cmocka_unit_test(occupancy_model),
     };

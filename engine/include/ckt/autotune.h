@@ -11,8 +11,21 @@
  *   3. after compiling: spills, and registers that cap occupancy below `min_occupancy`;
  *   4. measuring the rest on the device, one at a time, on the calling thread: `warmup`
  *      launches, then the median of `runs` timed ones. On a GPU this overlaps the compiles of
- *      later candidates; on the CPU target measurement waits for the compiles (they share the
- *      cores the kernels run on).
+ *      later candidates; on the CPU target compiles and measurements alternate in waves (a
+ *      wave of `threads` compiles, then their measurements with the pool paused: they would
+ *      share the cores the kernels run on).
+ *
+ * Candidates stream: the engine takes them in order (ckt_autotune_stream: the caller builds
+ * each when asked, on the calling thread) and keeps at most `window` of them undecided at once;
+ * a decided one is handed back (release) and its executable freed unless it is the best so far.
+ * So memory follows the candidates in flight, not the space. The bank model rates a candidate
+ * against the best rating seen so far; the first window is rated before anything compiles, and
+ * a candidate is rated again when a compile thread takes it and before it is measured.
+ *
+ * budget_s bounds the whole search: no candidate is taken, no compile started and no
+ * measurement begun after it (launches get it as their deadline); compiles already running
+ * finish (they cannot be interrupted). What it leaves is pruned with out_of_budget set, and the
+ * best measured so far is still the result.
  *
  * A remembered choice (ckt_autotune_recall / ckt_autotune_remember) is an entry of the context's
  * compile cache directory, written with the cache's atomic, checksummed writes (ckt/cache.h). */
@@ -64,11 +77,16 @@ typedef struct ckt_autotune_result {
     ckt_resources res;  /* after compiling (-1 where unknown) */
     int occupancy; /* warps per SM (NVIDIA) / waves per SIMD (AMD) the registers allow; -1: unknown
                     */
-    double compile_ms;   /* -1: not compiled */
-    int from_cache;      /* the compile was a compile-cache hit */
-    double ms;           /* median of the timed runs (-1: not measured) */
-    double score;        /* what was minimised: ms, or the metric callback's value */
-    ckt_executable *exe; /* compiled ones: owned here; take it (and set NULL) to keep it */
+    double compile_ms; /* -1: not compiled */
+    int from_cache;    /* the compile was a compile-cache hit */
+    double ms;         /* median of the timed runs (-1: not measured) */
+    double score;      /* what was minimised: ms, or the metric callback's value */
+    /* the winner's executable (results[best].exe): owned here; take it (and set NULL) to keep
+     * it. The others' are freed as soon as they are decided. */
+    ckt_executable *exe;
+    /* pruned by the budget: 1 not reached (never taken from the source), 2 taken but not
+     * compiled or measured in time; 0 otherwise */
+    int out_of_budget;
 } ckt_autotune_result;
 
 typedef struct ckt_autotune_progress {
@@ -80,7 +98,7 @@ typedef struct ckt_autotune_progress {
 typedef struct ckt_autotune_options {
     int threads;      /* compile threads; 0: the online cores */
     int warmup, runs; /* untimed launches first (0: none), then timed ones (0: 5) */
-    double budget_s;  /* wall-clock budget; 0: none. Candidates not measured in time: pruned */
+    double budget_s;  /* wall-clock budget of the whole search; 0: none. See above */
     /* prune when cycles/ideal exceeds bank_slack x the best candidate's; 0: 2.0; < 0: never */
     double bank_slack;
     int min_occupancy;      /* prune a compiled candidate whose registers allow fewer warps per SM
@@ -94,6 +112,9 @@ typedef struct ckt_autotune_options {
     /* Called on the calling thread after each state change; nonzero stops the search (*err). */
     int (*progress)(void *user, const ckt_autotune_progress *p, ckt_error *err);
     void *user;
+    /* candidates taken and not yet decided at most (their kernels alive); 0: 8 x threads,
+     * within [32, 256] */
+    int window;
 } ckt_autotune_options;
 
 /* Tune: results[0..n) gets one record per candidate, *best the index of the lowest score (-1
@@ -105,6 +126,20 @@ ckt_status ckt_autotune(ckt_context *ctx, ckt_device *dev, const char *target,
                         const ckt_autotune_candidate *cands, int n,
                         const ckt_autotune_options *opts, ckt_autotune_result *results, int *best,
                         ckt_error *err);
+/* The candidates on demand: next(user, i, &c, err) fills candidate i (i = 0, 1, ..., n - 1 in
+ * order; c is zeroed with verdict CKT_AUTOTUNE_PENDING first) on the calling thread, nonzero to
+ * stop the search with *err; its kernel and arguments must stay valid until release(user, i),
+ * which comes for every candidate taken except the winner (release may be NULL). */
+typedef struct ckt_autotune_source {
+    int (*next)(void *user, int i, ckt_autotune_candidate *c, ckt_error *err);
+    void (*release)(void *user, int i);
+    void *user;
+} ckt_autotune_source;
+/* ckt_autotune over a source of n candidates (dev NULL: device 0 of the target's runtime). */
+ckt_status ckt_autotune_stream(ckt_context *ctx, ckt_device *dev, const char *target,
+                               const ckt_autotune_source *src, int n,
+                               const ckt_autotune_options *opts, ckt_autotune_result *results,
+                               int *best, ckt_error *err);
 /* Free the executables still held by results. */
 void ckt_autotune_results_free(ckt_autotune_result *results, int n);
 
