@@ -1,6 +1,7 @@
-/* Devices, buffers and launches: the backend-independent part. Everything a caller can get
- * wrong is checked here (sizes, offsets, dims, argument count/kinds, pointers that do not
- * belong to a live buffer of the device), so a backend only sees valid requests. */
+/* Launches and copies: the backend-independent part above streams (stream.c) and devices
+ * (device.c). Everything a caller can get wrong is checked here (sizes, offsets, dims, argument
+ * count/kinds, pointers that do not belong to a live buffer of the device), so a backend only
+ * sees valid requests. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,95 +10,6 @@
 #include "ckt/runtime.h"
 #include "ckt/stream.h"
 #include "runtime_internal.h"
-
-ckt_status ckt_backend_for(const char *name, ckt_backend *out, ckt_error *err)
-{
-    if (!out) return ckt_fail(err, CKT_EINVAL, "device: out is NULL");
-    if (!name || !*name)
-        return ckt_fail(err, CKT_EINVAL,
-                        "device: backend name is empty (cpu, cuda, hip or a target)");
-    ckt_target_record t;
-    ckt_error ignored;
-    if (!strcmp(name, "cuda"))
-        *out = CKT_BACKEND_CUDA;
-    else if (!strcmp(name, "hip"))
-        *out = CKT_BACKEND_HIP;
-    else if (ckt_target_parse(name, &t, &ignored) == CKT_OK)
-        *out = t.runtime;
-    else
-        return ckt_fail(err, CKT_EUNSUPPORTED,
-                        "device: unknown backend '%.64s' (cpu, cuda, hip, or a target: cpu:<gpu>, "
-                        "sm_90, gfx90a)",
-                        name);
-    return CKT_OK;
-}
-
-static const ckt_backend_ops *ops_for(ckt_backend b)
-{
-    return b == CKT_BACKEND_CPU    ? &ckt_runtime_cpu_ops
-           : b == CKT_BACKEND_CUDA ? &ckt_runtime_cuda_ops
-                                   : &ckt_runtime_hip_ops;
-}
-
-ckt_status ckt_device_open(ckt_context *ctx, const char *name, ckt_device **out, ckt_error *err)
-{
-    (void)ctx; /* the backends' libraries are process-wide: loaded once, never unloaded */
-    if (!out) return ckt_fail(err, CKT_EINVAL, "device: out is NULL");
-    ckt_backend b;
-    ckt_status st = ckt_backend_for(name, &b, err);
-    if (st) return st;
-    ckt_device *dev = calloc(1, sizeof *dev);
-    if (!dev) return ckt_fail(err, CKT_ENOMEM, "device: out of memory");
-    dev->backend = b;
-    dev->ops = ops_for(b);
-    dev->refs = 1;
-    pthread_mutex_init(&dev->lock, NULL);
-    ckt_stream_init_default(dev);
-    if ((st = dev->ops->open(dev, err))) {
-        pthread_mutex_destroy(&dev->lock);
-        free(dev);
-        return st;
-    }
-    *out = dev;
-    return CKT_OK;
-}
-
-void ckt_device_retain(ckt_device *dev)
-{
-    if (!dev) return;
-    pthread_mutex_lock(&dev->lock);
-    dev->refs++;
-    pthread_mutex_unlock(&dev->lock);
-}
-
-static void release(ckt_device *dev)
-{
-    pthread_mutex_lock(&dev->lock);
-    int left = --dev->refs;
-    pthread_mutex_unlock(&dev->lock);
-    if (left > 0) return;
-    /* no buffer, stream, event or graph is left (each holds a reference): what remains in flight
-     * is retired buffers' memory and modules, both released after the device's work */
-    dev->ops->sync(dev, NULL);
-    ckt_stream_reap(dev, true);
-    for (int i = 0; i < CKT_MODULE_CACHE; i++)
-        if (dev->modules[i].module) dev->ops->unload(dev, dev->modules[i].module);
-    dev->ops->close(dev);
-    pthread_mutex_destroy(&dev->lock);
-    free(dev);
-}
-
-void ckt_device_close(ckt_device *dev)
-{
-    if (dev) release(dev);
-}
-
-ckt_backend ckt_device_backend(const ckt_device *dev)
-{
-    return dev ? dev->backend : CKT_BACKEND_CPU;
-}
-const char *ckt_device_name(const ckt_device *dev) { return dev ? dev->name : NULL; }
-const char *ckt_device_target(const ckt_device *dev) { return dev ? dev->target : NULL; }
 
 /* Every stream of the device: the first pending error (of any stream) is returned, named by
  * the stream and its launches; the other streams' errors are reported at their own turn. */
@@ -131,76 +43,9 @@ ckt_status ckt_device_synchronize(ckt_device *dev, ckt_error *err)
         dev->zombies = z;
     }
     pthread_mutex_unlock(&dev->lock);
-    if (!st) ckt_stream_reap(dev, false);
+    if (!st) ckt_runtime_reap(dev, false);
     return st;
 }
-
-/* ---- buffers ---- */
-
-ckt_status ckt_buffer_alloc(ckt_device *dev, size_t bytes, ckt_buffer **out, ckt_error *err)
-{
-    if (!dev) return ckt_fail(err, CKT_EINVAL, "alloc: device is NULL");
-    if (!out) return ckt_fail(err, CKT_EINVAL, "alloc: out is NULL");
-    if (bytes == 0) return ckt_fail(err, CKT_EINVAL, "alloc: size is 0 bytes (must be positive)");
-    if (bytes > (size_t)1 << 46)
-        return ckt_fail(err, CKT_EINVAL, "alloc: size %zu bytes is beyond any device (64 TiB)",
-                        bytes);
-    ckt_stream_reap(dev, false);
-    ckt_buffer *b = calloc(1, sizeof *b);
-    if (!b) return ckt_fail(err, CKT_ENOMEM, "alloc: out of host memory");
-    ckt_status st = dev->ops->alloc(dev, bytes, &b->ptr, err);
-    if (st) {
-        free(b);
-        return st;
-    }
-    b->dev = dev;
-    b->size = bytes;
-    b->refs = 1;
-    pthread_mutex_lock(&dev->lock);
-    dev->refs++;
-    b->next = dev->buffers;
-    if (dev->buffers) dev->buffers->prev = b;
-    dev->buffers = b;
-    pthread_mutex_unlock(&dev->lock);
-    *out = b;
-    return CKT_OK;
-}
-
-void ckt_buffer_retain(ckt_buffer *b) { b->refs++; /* dev->lock held by the caller */ }
-
-/* A reference gone; the last: the memory goes now or, when work in flight uses it, once that
- * work is done (ckt_stream_retire_locked), and the buffer's device reference goes now. */
-static void drop(ckt_buffer *b, bool unlink)
-{
-    ckt_device *dev = b->dev;
-    pthread_mutex_lock(&dev->lock);
-    if (unlink) {
-        if (b->prev)
-            b->prev->next = b->next;
-        else
-            dev->buffers = b->next;
-        if (b->next) b->next->prev = b->prev;
-        b->prev = b->next = NULL;
-        b->closed = true;
-    }
-    bool last = --b->refs == 0;
-    if (last) ckt_stream_retire_locked(b);
-    pthread_mutex_unlock(&dev->lock);
-    if (last) release(dev);
-}
-
-void ckt_buffer_release(ckt_buffer *b) { drop(b, false); }
-
-void ckt_buffer_free(ckt_buffer *b)
-{
-    if (!b) return;
-    ckt_stream_reap(b->dev, false);
-    drop(b, true);
-}
-
-void *ckt_buffer_ptr(const ckt_buffer *b) { return b ? b->ptr : NULL; }
-size_t ckt_buffer_size(const ckt_buffer *b) { return b ? b->size : 0; }
-ckt_device *ckt_buffer_device(const ckt_buffer *b) { return b ? b->dev : NULL; }
 
 static ckt_status check_range(const char *fn, const char *which, const ckt_buffer *b, size_t off,
                               size_t n, ckt_error *err)
@@ -404,85 +249,6 @@ static ckt_status check_args(ckt_device *dev, const ckt_launch_params *p, ckt_bu
     return CKT_OK;
 }
 
-ckt_status ckt_runtime_check_arg_sizes(const char *kernel, const int64_t *sizes, int n,
-                                       const ckt_launch_params *p, ckt_error *err)
-{
-    int same = n == p->signature_count;
-    for (int i = 0; same && i < n; i++)
-        same = sizes[i] == (int64_t)ckt_param_size(p->signature[i].kind);
-    if (same) return CKT_OK;
-    char want[256] = "", got[256] = "";
-    for (int i = 0, w = 0; i < n && w < 200; i++)
-        w +=
-            snprintf(want + w, sizeof want - (size_t)w, i ? ", %lld" : "%lld", (long long)sizes[i]);
-    for (int i = 0, w = 0; i < p->signature_count && w < 200; i++)
-        w += snprintf(got + w, sizeof got - (size_t)w, i ? ", %zu" : "%zu",
-                      ckt_param_size(p->signature[i].kind));
-    return ckt_fail(
-        err, CKT_EINVAL,
-        "launch: kernel '%s' takes %d arguments of (%s) bytes, the launch passes %d of (%s) bytes",
-        kernel, n, want, p->signature_count, got);
-}
-
-/* The loaded kernel for a binary: from the device's cache, else loaded (evicting the least
- * recently used one that no graph pins; work in flight may still run it, so the device's work
- * is waited for before it is unloaded). */
-static ckt_status module_for(ckt_device *dev, const ckt_binary *bin, void **module, void **fn,
-                             ckt_error *err)
-{
-    uint64_t id = ckt_binary_id(bin);
-    pthread_mutex_lock(&dev->lock);
-    int victim = -1;
-    for (int i = 0; i < CKT_MODULE_CACHE; i++) {
-        if (dev->modules[i].module && dev->modules[i].bin_id == id) {
-            dev->modules[i].last_use = ++dev->clock;
-            *module = dev->modules[i].module;
-            *fn = dev->modules[i].fn;
-            pthread_mutex_unlock(&dev->lock);
-            return CKT_OK;
-        }
-        if (!dev->modules[i].pins &&
-            (victim < 0 || dev->modules[i].last_use < dev->modules[victim].last_use))
-            victim = i;
-    }
-    pthread_mutex_unlock(&dev->lock);
-    if (victim < 0)
-        return ckt_fail(err, CKT_ELIMIT,
-                        "launch: every one of the %d loaded kernels is used by a live graph; free "
-                        "a graph first",
-                        CKT_MODULE_CACHE);
-    ckt_status st = dev->ops->load(dev, bin, module, fn, err);
-    if (st) return st;
-    pthread_mutex_lock(&dev->lock);
-    void *old = dev->modules[victim].module;
-    dev->modules[victim].bin_id = id;
-    dev->modules[victim].module = *module;
-    dev->modules[victim].fn = *fn;
-    dev->modules[victim].last_use = ++dev->clock;
-    pthread_mutex_unlock(&dev->lock);
-    if (old) {
-        dev->ops->sync(dev, NULL);
-        dev->ops->unload(dev, old);
-    }
-    return CKT_OK;
-}
-
-void ckt_runtime_pin_module(ckt_device *dev, uint64_t bin_id, int delta, bool locked)
-{
-    if (!locked) pthread_mutex_lock(&dev->lock);
-    for (int i = 0; i < CKT_MODULE_CACHE; i++)
-        if (dev->modules[i].module && dev->modules[i].bin_id == bin_id)
-            dev->modules[i].pins += delta;
-    if (!locked) pthread_mutex_unlock(&dev->lock);
-}
-
-double ckt_runtime_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* What does not depend on the argument values: the binary suits the device. */
 ckt_status ckt_runtime_check_binary(ckt_device *dev, const ckt_binary *bin,
                                     const ckt_target_record *t, ckt_error *err)
@@ -522,7 +288,7 @@ ckt_status ckt_runtime_enqueue(ckt_stream *s, const ckt_binary *bin, const ckt_l
     ckt_device *dev = s->dev;
     ckt_status st = check_geometry(dev, p, err);
     void *module, *fn;
-    if (st || (st = module_for(dev, bin, &module, &fn, err))) return st;
+    if (st || (st = ckt_runtime_module_for(dev, bin, &module, &fn, err))) return st;
     pthread_mutex_lock(&dev->lock);
     for (int i = 0; i < nbufs; i++) ckt_stream_note_use(s, bufs[i]);
     st = ckt_stream_launch(s, bin, module, fn, p, ckt_binary_kernel_name(bin), err);

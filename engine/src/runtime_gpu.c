@@ -24,6 +24,27 @@ static ckt_status fail(const ckt_device *dev, ckt_error *err, const char *what, 
 /* r, or the failure to make the device current */
 static int current(const ckt_device *dev) { return api_of(dev)->make_current((ckt_device *)dev); }
 
+/* A launch's signature against the argument sizes the code object declares. */
+ckt_status ckt_runtime_check_arg_sizes(const char *kernel, const int64_t *sizes, int n,
+                                       const ckt_launch_params *p, ckt_error *err)
+{
+    int same = n == p->signature_count;
+    for (int i = 0; same && i < n; i++)
+        same = sizes[i] == (int64_t)ckt_param_size(p->signature[i].kind);
+    if (same) return CKT_OK;
+    char want[256] = "", got[256] = "";
+    for (int i = 0, w = 0; i < n && w < 200; i++)
+        w +=
+            snprintf(want + w, sizeof want - (size_t)w, i ? ", %lld" : "%lld", (long long)sizes[i]);
+    for (int i = 0, w = 0; i < p->signature_count && w < 200; i++)
+        w += snprintf(got + w, sizeof got - (size_t)w, i ? ", %zu" : "%zu",
+                      ckt_param_size(p->signature[i].kind));
+    return ckt_fail(
+        err, CKT_EINVAL,
+        "launch: kernel '%s' takes %d arguments of (%s) bytes, the launch passes %d of (%s) bytes",
+        kernel, n, want, p->signature_count, got);
+}
+
 ckt_status ckt_gpu_launch(ckt_device *dev, void *s, const ckt_launch_request *r, ckt_error *err)
 {
     const ckt_gpu_api *a = api_of(dev);

@@ -7,6 +7,8 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <time.h>
 
 #include "ckt/runtime.h"
 #include "ckt/stream.h"
@@ -23,7 +25,11 @@ typedef struct ckt_launch_request {
     uint64_t number, stream;
 } ckt_launch_request;
 
-void ckt_launch_label(const ckt_launch_request *r, char *buf, size_t cap);
+static inline void ckt_launch_label(const ckt_launch_request *r, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "launch #%llu of kernel '%.64s' on stream %llu",
+             (unsigned long long)r->number, r->kernel, (unsigned long long)r->stream);
+}
 
 /* A backend's stream, event and graph objects are opaque pointers (a CUstream, ...). A stream
  * pointer NULL is the default stream. Every enqueueing op returns once the work is queued. */
@@ -130,24 +136,36 @@ struct ckt_device {
 
 extern const ckt_backend_ops ckt_runtime_cpu_ops, ckt_runtime_cuda_ops, ckt_runtime_hip_ops;
 
-/* Check a launch's signature against the argument sizes the code object declares. */
+/* runtime_gpu.c: a launch's signature against the argument sizes the code object declares */
 ckt_status ckt_runtime_check_arg_sizes(const char *kernel, const int64_t *sizes, int n,
                                        const ckt_launch_params *p, ckt_error *err);
 
 /* CLOCK_MONOTONIC in seconds (the clock of ckt_launch_params.deadline) */
-double ckt_runtime_now(void);
+static inline double ckt_runtime_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 /* the binary's unique id (module cache key) */
 uint64_t ckt_binary_id(const ckt_binary *b);
 
+/* device.c, for stream.c and runtime.c: unique stream ids; the stream of a device with an id
+ * (NULL: destroyed, so synchronized; dev->lock held); the loaded kernel of a binary (from the
+ * device's cache, else loaded); a buffer's memory freed now or retired until the streams that use
+ * it have passed that use (dev->lock held); the retired buffers whose work is done freed (all:
+ * every one, after a synchronization). */
+uint64_t ckt_runtime_stream_id(void);
+ckt_stream *ckt_runtime_find_stream_locked(ckt_device *dev, uint64_t id);
+ckt_status ckt_runtime_module_for(ckt_device *dev, const ckt_binary *bin, void **module, void **fn,
+                                  ckt_error *err);
+void ckt_runtime_retire_locked(ckt_buffer *b);
+void ckt_runtime_reap(ckt_device *dev, bool all);
+
 /* stream.c, for runtime.c */
-void ckt_stream_init_default(ckt_device *dev);
 /* Note that b is used by the next piece of work on s (before s->seq is advanced by it). */
 void ckt_stream_note_use(ckt_stream *s, ckt_buffer *b);
-/* Free b's memory now, or once the streams that use it have passed that use. dev->lock held. */
-void ckt_stream_retire_locked(ckt_buffer *b);
-/* Free the retired buffers whose streams have passed their uses (all: wait for them). */
-void ckt_stream_reap(ckt_device *dev, bool all);
 /* An enqueue on s by a caller that owns the device lock order: the default stream when NULL. */
 ckt_stream *ckt_stream_or_default(ckt_device *dev, ckt_stream *s);
 /* Enqueue a launch on s: the binary's module pinned by a graph being captured on s. */
@@ -164,7 +182,7 @@ ckt_status ckt_runtime_enqueue(ckt_stream *s, const ckt_binary *bin, const ckt_l
 ckt_status ckt_runtime_timed(ckt_stream *s, double *ms, ckt_status (*enqueue)(void *), void *ctx,
                              ckt_error *err);
 
-/* runtime.c, for stream.c */
+/* device.c, for stream.c: a graph's pin on a loaded kernel; a graph's reference to a buffer */
 void ckt_runtime_pin_module(ckt_device *dev, uint64_t bin_id, int delta, bool locked);
 void ckt_buffer_release(ckt_buffer *b); /* drops a reference (a graph's) */
 void ckt_buffer_retain(ckt_buffer *b);

@@ -2,7 +2,7 @@
  * work enqueued on it (seq) and what a synchronization has seen complete (done_seq); a buffer
  * remembers, per stream, the sequence number of its last use; so a free can tell whether work
  * that uses the buffer may still be in flight, and if so the memory waits as a "zombie" behind
- * an event on each such stream until the events complete (ckt_stream_reap). */
+ * an event on each such stream until the events complete (device.c: ckt_runtime_reap). */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,20 +19,6 @@ struct ckt_graph {
     int nbins, cap_bins;
     int launches;
 };
-
-static uint64_t next_stream_id(void)
-{
-    static atomic_uint_fast64_t counter = 0;
-    return (uint64_t)atomic_fetch_add(&counter, 1) + 1;
-}
-
-void ckt_stream_init_default(ckt_device *dev)
-{
-    memset(&dev->default_stream, 0, sizeof dev->default_stream);
-    dev->default_stream.dev = dev;
-    dev->default_stream.id = next_stream_id();
-    dev->default_stream.is_default = true;
-}
 
 ckt_stream *ckt_device_stream(ckt_device *dev) { return dev ? &dev->default_stream : NULL; }
 ckt_stream *ckt_stream_or_default(ckt_device *dev, ckt_stream *s)
@@ -57,7 +43,7 @@ static ckt_status add_stream(ckt_device *dev, void *impl, bool owned, ckt_stream
     s->dev = dev;
     s->impl = impl;
     s->owned = owned;
-    s->id = next_stream_id();
+    s->id = ckt_runtime_stream_id();
     ckt_device_retain(dev);
     pthread_mutex_lock(&dev->lock);
     s->next = dev->streams;
@@ -91,15 +77,6 @@ ckt_status ckt_stream_wrap(ckt_device *dev, void *native, ckt_stream **out, ckt_
                         "stream: the cpu device has no native streams to wrap (use "
                         "ckt_stream_create)");
     return add_stream(dev, native, false, out, err);
-}
-
-/* The stream of this device with this id (NULL: destroyed, so synchronized). dev->lock held. */
-static ckt_stream *find_locked(ckt_device *dev, uint64_t id)
-{
-    if (dev->default_stream.id == id) return &dev->default_stream;
-    for (ckt_stream *s = dev->streams; s; s = s->next)
-        if (s->id == id) return s;
-    return NULL;
 }
 
 /* an error of the stream's asynchronous work, named by the launches it may come from */
@@ -143,7 +120,7 @@ ckt_status ckt_stream_synchronize(ckt_stream *s, ckt_error *err)
     if (st) async_error(s, err);
     s->since_sync = 0;
     pthread_mutex_unlock(&dev->lock);
-    ckt_stream_reap(dev, false);
+    ckt_runtime_reap(dev, false);
     return st;
 }
 
@@ -223,7 +200,7 @@ ckt_status ckt_stream_record(ckt_stream *s, ckt_event **out, ckt_error *err)
 static void passed(ckt_event *e)
 {
     pthread_mutex_lock(&e->dev->lock);
-    ckt_stream *s = find_locked(e->dev, e->stream);
+    ckt_stream *s = ckt_runtime_find_stream_locked(e->dev, e->stream);
     if (s && s->done_seq < e->seq) s->done_seq = e->seq;
     pthread_mutex_unlock(&e->dev->lock);
 }
@@ -234,13 +211,13 @@ ckt_status ckt_event_synchronize(ckt_event *e, ckt_error *err)
     ckt_status st = e->dev->ops->event_sync(e->dev, e->impl, err);
     if (st) {
         pthread_mutex_lock(&e->dev->lock);
-        ckt_stream *s = find_locked(e->dev, e->stream);
+        ckt_stream *s = ckt_runtime_find_stream_locked(e->dev, e->stream);
         if (s) async_error(s, err), s->since_sync = 0;
         pthread_mutex_unlock(&e->dev->lock);
         return st;
     }
     passed(e);
-    ckt_stream_reap(e->dev, false);
+    ckt_runtime_reap(e->dev, false);
     return CKT_OK;
 }
 
@@ -306,73 +283,6 @@ void ckt_stream_note_use(ckt_stream *s, ckt_buffer *b)
     }
 }
 
-void ckt_stream_retire_locked(ckt_buffer *b)
-{
-    ckt_device *dev = b->dev;
-    ckt_zombie *z = calloc(1, sizeof *z);
-    if (!z) { /* cannot wait for it: wait for everything now (rare, and never wrong) */
-        dev->ops->sync(dev, NULL);
-        dev->ops->free(dev, b->ptr);
-        free(b);
-        return;
-    }
-    z->buf = b;
-    z->all_streams = b->use_overflow;
-    for (int i = 0; i < b->nuse && !z->all_streams; i++) {
-        ckt_stream *s = find_locked(dev, b->use[i].stream);
-        if (!s || b->use[i].seq <= s->done_seq) continue; /* passed */
-        if (s->capturing || dev->ops->event_record(dev, s->impl, &z->ev[z->nev], NULL) != CKT_OK) {
-            z->all_streams = true;
-            break;
-        }
-        z->nev++;
-    }
-    if (!z->all_streams && z->nev == 0) { /* nothing in flight uses it */
-        dev->ops->free(dev, b->ptr);
-        free(b);
-        free(z);
-        return;
-    }
-    z->next = dev->zombies;
-    dev->zombies = z;
-}
-
-static void bury(ckt_device *dev, ckt_zombie *z)
-{
-    for (int i = 0; i < z->nev; i++) dev->ops->event_destroy(dev, z->ev[i]);
-    dev->ops->free(dev, z->buf->ptr);
-    free(z->buf);
-    free(z);
-}
-
-void ckt_stream_reap(ckt_device *dev, bool all)
-{
-    pthread_mutex_lock(&dev->lock);
-    if (!dev->zombies) {
-        pthread_mutex_unlock(&dev->lock);
-        return;
-    }
-    ckt_zombie *ready = NULL, **p = &dev->zombies;
-    while (*p) {
-        ckt_zombie *z = *p;
-        bool done = all || !z->all_streams; /* all_streams: only a device synchronization */
-        for (int i = 0; done && !all && i < z->nev; i++)
-            done = dev->ops->event_done(dev, z->ev[i]) != 0; /* failed work runs no more */
-        if (done) {
-            *p = z->next;
-            z->next = ready;
-            ready = z;
-        } else
-            p = &z->next;
-    }
-    pthread_mutex_unlock(&dev->lock);
-    while (ready) {
-        ckt_zombie *z = ready;
-        ready = z->next;
-        bury(dev, z);
-    }
-}
-
 /* ---- launches and graphs ---- */
 
 static ckt_status pin(ckt_graph *g, ckt_device *dev, uint64_t bin)
@@ -410,12 +320,6 @@ ckt_status ckt_stream_launch(ckt_stream *s, const ckt_binary *bin, void *module,
         if (pin(s->graph, dev, ckt_binary_id(bin))) s->graph->nbufs = -1;
     }
     return CKT_OK;
-}
-
-void ckt_launch_label(const ckt_launch_request *r, char *buf, size_t cap)
-{
-    snprintf(buf, cap, "launch #%llu of kernel '%.64s' on stream %llu",
-             (unsigned long long)r->number, r->kernel, (unsigned long long)r->stream);
 }
 
 ckt_status ckt_stream_begin_capture(ckt_stream *s, ckt_error *err)
