@@ -119,3 +119,37 @@ int ckt_l_kernel_args(lua_State *L, int t, int positional, const ckt_kernel *k, 
     }
     return n;
 }
+
+/* The buffers' metatable under a light-userdata key: a launch tests its arguments against it
+ * without hashing the class name (luaL_testudata's registry lookup) for every argument. */
+static const char BUFFER_MT = 'B';
+
+void ckt_l_remember_buffer_class(lua_State *L)
+{
+    luaL_getmetatable(L, "ckt.buffer");
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &BUFFER_MT);
+}
+
+ckt_buffer *ckt_l_testbuffer(lua_State *L, int idx, ckt_dtype *dtype)
+{
+    if (lua_type(L, idx) != LUA_TUSERDATA || !lua_getmetatable(L, idx)) return NULL;
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &BUFFER_MT);
+    bool same = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    if (!same) return NULL;
+    ckt_l_buffer *b = lua_touserdata(L, idx);
+    if (!b->buf) ckt_l_errorf(L, "buffer: used after close");
+    *dtype = b->dtype;
+    return b->buf;
+}
+
+ckt_stream *ckt_l_optstream(lua_State *L, int idx, const char *what)
+{
+    if (lua_isnoneornil(L, idx)) return NULL;
+    if (!luaL_testudata(L, idx, "ckt.stream"))
+        ckt_l_errorf(L, "%s: stream must be a ckt.stream (dev:stream()), got %s", what,
+                     ckt_l_typename(L, idx));
+    ckt_l_stream *u = lua_touserdata(L, idx);
+    if (!u->s) ckt_l_errorf(L, "%s: the stream is closed", what);
+    return u->s;
+}

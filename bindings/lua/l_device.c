@@ -18,11 +18,7 @@
 typedef struct {
     ckt_device *dev;
 } l_device;
-typedef struct {
-    ckt_buffer *buf;
-    ckt_dtype dtype;
-    int64_t n;
-} l_buffer;
+typedef ckt_l_buffer l_buffer;
 
 ckt_device *ckt_l_checkdevice(lua_State *L, int idx)
 {
@@ -243,22 +239,6 @@ static int b_dtype(lua_State *L)
 }
 ckt_dtype ckt_l_buffer_dtype(lua_State *L, int idx) { return checkbuf(L, idx)->dtype; }
 
-/* The buffers' metatable under a light-userdata key: a launch tests its arguments against it
- * without hashing the class name (luaL_testudata's registry lookup) for every argument. */
-static const char BUFFER_MT = 'B';
-
-ckt_buffer *ckt_l_testbuffer(lua_State *L, int idx, ckt_dtype *dtype)
-{
-    if (lua_type(L, idx) != LUA_TUSERDATA || !lua_getmetatable(L, idx)) return NULL;
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &BUFFER_MT);
-    bool same = lua_rawequal(L, -1, -2);
-    lua_pop(L, 2);
-    if (!same) return NULL;
-    l_buffer *b = lua_touserdata(L, idx);
-    if (!b->buf) ckt_l_errorf(L, "buffer: used after close");
-    *dtype = b->dtype;
-    return b->buf;
-}
 static int b_tostring(lua_State *L)
 {
     l_buffer *b = luaL_checkudata(L, 1, CKT_L_BUFFER);
@@ -267,101 +247,6 @@ static int b_tostring(lua_State *L)
     else
         lua_pushfstring(L, "ckt.buffer(%s x %I on %s)", ckt_dtype_name(b->dtype), (lua_Integer)b->n,
                         ckt_device_name(ckt_buffer_device(b->buf)));
-    return 1;
-}
-
-/* dev:launch(binary, {grid=, block=, shared=, params={{"ptr","in"}, {"i32","n"}, ...}, args={buf,
- * 10, ...}, stream=, timed=}): the raw launch of a compiled binary (kernels built with ckt.kernel
- * have their own launch). Enqueued on the stream (default: the device's) and not waited for;
- * timed = true waits and returns the kernel's milliseconds. A sandboxed state always waits. */
-static int device_launch(lua_State *L)
-{
-    static const char *const allowed[] = {"grid", "block",  "shared", "params",
-                                          "args", "stream", "timed",  NULL};
-    ckt_device *dev = ckt_l_checkdevice(L, 1);
-    ckt_binary *bin = ckt_l_checkbinary(L, 2);
-    ckt_l_check_fields(L, 3, "launch", allowed);
-    int64_t dims[2][3], shared = 0;
-    const char *names[2] = {"grid", "block"};
-    char why[256];
-    for (int k = 0; k < 2; k++) {
-        lua_getfield(L, 3, names[k]);
-        if (ckt_l_to_grid(L, -1, names[k], dims[k], why, sizeof why))
-            return ckt_l_argerror(L, 3, "field '%s' %s", names[k], why);
-        lua_pop(L, 1);
-    }
-    ckt_l_field_int(L, 3, "launch", "shared", &shared);
-    int timed = 0;
-    ckt_l_field_bool(L, 3, "launch", "timed", &timed);
-    lua_getfield(L, 3, "stream");
-    ckt_stream *s = ckt_l_optstream(L, -1, "launch");
-    lua_pop(L, 1);
-    if (lua_getfield(L, 3, "params") != LUA_TTABLE)
-        return ckt_l_argerror(L, 3, "field 'params' (a list of {kind, name}) is required");
-    if (lua_getfield(L, 3, "args") != LUA_TTABLE)
-        return ckt_l_argerror(L, 3, "field 'args' (a list) is required");
-    int np = (int)luaL_len(L, -2), na = (int)luaL_len(L, -1);
-    if (np > 64) return ckt_l_errorf(L, "launch: at most 64 parameters");
-    if (na != np) return ckt_l_errorf(L, "launch: the kernel takes %d arguments, got %d", np, na);
-    ckt_param sig[64];
-    ckt_arg vals[64];
-    void *ptrs[64], *args[64];
-    int pt = lua_gettop(L) - 1, at = lua_gettop(L);
-    for (int i = 0; i < np; i++) {
-        lua_geti(L, pt, i + 1);
-        if (!lua_istable(L, -1))
-            return ckt_l_errorf(L, "launch: params[%d] must be {kind, name}", i + 1);
-        lua_geti(L, -1, 1);
-        lua_geti(L, -2, 2);
-        const char *kind = lua_tostring(L, -2), *name = lua_tostring(L, -1);
-        if (!kind)
-            return ckt_l_errorf(L, "launch: params[%d][1] must be a kind (ptr, i32, i64, f32)",
-                                i + 1);
-        sig[i].name = name ? name : "?"; /* anchored in the params table */
-        if (!ckt_param_kind_parse(kind, &sig[i].kind) || sig[i].kind == CKT_PARAM_TMAP)
-            return ckt_l_errorf(L, "launch: params[%d] has unknown kind '%s' (ptr, i32, i64, f32)",
-                                i + 1, kind);
-        lua_pop(L, 3);
-        lua_geti(L, at, i + 1);
-        char what[160];
-        snprintf(what, sizeof what, "launch: argument %d '%s'", i + 1, sig[i].name);
-        if (ckt_l_to_arg(L, -1, what, sig[i].kind, NULL, &vals[i], why, sizeof why))
-            return ckt_l_errorf(L, "%s", why);
-        lua_pop(L, 1); /* buffers stay anchored in the args table */
-        ptrs[i] = sig[i].kind == CKT_PARAM_PTR ? ckt_buffer_ptr(vals[i].v.buffer) : NULL;
-        args[i] = sig[i].kind == CKT_PARAM_PTR ? (void *)&ptrs[i] : (void *)&vals[i].v;
-    }
-    ckt_launch_params p = {{dims[0][0], dims[0][1], dims[0][2]},
-                           {dims[1][0], dims[1][1], dims[1][2]},
-                           shared,
-                           args,
-                           np,
-                           sig,
-                           np,
-                           ckt_l_deadline(L)};
-    ckt_error err;
-    double ms = 0;
-    bool wait = timed || ckt_l_sandboxed(L);
-    if (ckt_launch_on(dev, bin, &p, s, wait ? &ms : NULL, &err)) return ckt_l_error(L, &err);
-    if (!timed) return 0;
-    lua_pushnumber(L, ms);
-    return 1;
-}
-
-/* dev:default_stream() -> the device's default stream (closing it does nothing) */
-static int d_default_stream(lua_State *L)
-{
-    ckt_l_pushstream(L, ckt_device_stream(ckt_l_checkdevice(L, 1)), false);
-    return 1;
-}
-
-/* dev:stream() -> a new stream on the device (to-be-closed: closing synchronizes it) */
-static int d_stream(lua_State *L)
-{
-    ckt_stream *s;
-    ckt_error err;
-    if (ckt_stream_create(ckt_l_checkdevice(L, 1), &s, &err)) return ckt_l_error(L, &err);
-    ckt_l_pushstream(L, s, true);
     return 1;
 }
 
@@ -376,9 +261,6 @@ void ckt_l_open_device(lua_State *L)
                                        {CKT_L_DEVICE, "backend", d_backend},
                                        {CKT_L_DEVICE, "alloc", d_alloc},
                                        {CKT_L_DEVICE, "synchronize", d_sync},
-                                       {CKT_L_DEVICE, "launch", device_launch},
-                                       {CKT_L_DEVICE, "stream", d_stream},
-                                       {CKT_L_DEVICE, "default_stream", d_default_stream},
                                        {CKT_L_BUFFER, "__close", b_close},
                                        {CKT_L_BUFFER, "__gc", b_close},
                                        {CKT_L_BUFFER, "__tostring", b_tostring},
@@ -395,6 +277,5 @@ void ckt_l_open_device(lua_State *L)
                                        {CKT_L_MODULE, "device", ckt_l_device_open},
                                        {NULL, NULL, NULL}};
     ckt_l_register(L, rows);
-    luaL_getmetatable(L, CKT_L_BUFFER);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &BUFFER_MT);
+    ckt_l_remember_buffer_class(L);
 }

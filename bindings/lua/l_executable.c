@@ -255,6 +255,84 @@ static int x_launch(lua_State *L)
     return 1;
 }
 
+/* dev:launch(binary, {grid=, block=, shared=, params={{"ptr","in"}, {"i32","n"}, ...}, args={buf,
+ * 10, ...}, stream=, timed=}): the raw launch of a compiled binary (kernels built with ckt.kernel
+ * have their own launch). Enqueued on the stream (default: the device's) and not waited for;
+ * timed = true waits and returns the kernel's milliseconds. A sandboxed state always waits. */
+static int device_launch(lua_State *L)
+{
+    static const char *const allowed[] = {"grid", "block",  "shared", "params",
+                                          "args", "stream", "timed",  NULL};
+    ckt_device *dev = ckt_l_checkdevice(L, 1);
+    ckt_binary *bin = ckt_l_checkbinary(L, 2);
+    ckt_l_check_fields(L, 3, "launch", allowed);
+    int64_t dims[2][3], shared = 0;
+    const char *names[2] = {"grid", "block"};
+    char why[256];
+    for (int k = 0; k < 2; k++) {
+        lua_getfield(L, 3, names[k]);
+        if (ckt_l_to_grid(L, -1, names[k], dims[k], why, sizeof why))
+            return ckt_l_argerror(L, 3, "field '%s' %s", names[k], why);
+        lua_pop(L, 1);
+    }
+    ckt_l_field_int(L, 3, "launch", "shared", &shared);
+    int timed = 0;
+    ckt_l_field_bool(L, 3, "launch", "timed", &timed);
+    lua_getfield(L, 3, "stream");
+    ckt_stream *s = ckt_l_optstream(L, -1, "launch");
+    lua_pop(L, 1);
+    if (lua_getfield(L, 3, "params") != LUA_TTABLE)
+        return ckt_l_argerror(L, 3, "field 'params' (a list of {kind, name}) is required");
+    if (lua_getfield(L, 3, "args") != LUA_TTABLE)
+        return ckt_l_argerror(L, 3, "field 'args' (a list) is required");
+    int np = (int)luaL_len(L, -2), na = (int)luaL_len(L, -1);
+    if (np > 64) return ckt_l_errorf(L, "launch: at most 64 parameters");
+    if (na != np) return ckt_l_errorf(L, "launch: the kernel takes %d arguments, got %d", np, na);
+    ckt_param sig[64];
+    ckt_arg vals[64];
+    void *ptrs[64], *args[64];
+    int pt = lua_gettop(L) - 1, at = lua_gettop(L);
+    for (int i = 0; i < np; i++) {
+        lua_geti(L, pt, i + 1);
+        if (!lua_istable(L, -1))
+            return ckt_l_errorf(L, "launch: params[%d] must be {kind, name}", i + 1);
+        lua_geti(L, -1, 1);
+        lua_geti(L, -2, 2);
+        const char *kind = lua_tostring(L, -2), *name = lua_tostring(L, -1);
+        if (!kind)
+            return ckt_l_errorf(L, "launch: params[%d][1] must be a kind (ptr, i32, i64, f32)",
+                                i + 1);
+        sig[i].name = name ? name : "?"; /* anchored in the params table */
+        if (!ckt_param_kind_parse(kind, &sig[i].kind) || sig[i].kind == CKT_PARAM_TMAP)
+            return ckt_l_errorf(L, "launch: params[%d] has unknown kind '%s' (ptr, i32, i64, f32)",
+                                i + 1, kind);
+        lua_pop(L, 3);
+        lua_geti(L, at, i + 1);
+        char what[160];
+        snprintf(what, sizeof what, "launch: argument %d '%s'", i + 1, sig[i].name);
+        if (ckt_l_to_arg(L, -1, what, sig[i].kind, NULL, &vals[i], why, sizeof why))
+            return ckt_l_errorf(L, "%s", why);
+        lua_pop(L, 1); /* buffers stay anchored in the args table */
+        ptrs[i] = sig[i].kind == CKT_PARAM_PTR ? ckt_buffer_ptr(vals[i].v.buffer) : NULL;
+        args[i] = sig[i].kind == CKT_PARAM_PTR ? (void *)&ptrs[i] : (void *)&vals[i].v;
+    }
+    ckt_launch_params p = {{dims[0][0], dims[0][1], dims[0][2]},
+                           {dims[1][0], dims[1][1], dims[1][2]},
+                           shared,
+                           args,
+                           np,
+                           sig,
+                           np,
+                           ckt_l_deadline(L)};
+    ckt_error err;
+    double ms = 0;
+    bool wait = timed || ckt_l_sandboxed(L);
+    if (ckt_launch_on(dev, bin, &p, s, wait ? &ms : NULL, &err)) return ckt_l_error(L, &err);
+    if (!timed) return 0;
+    lua_pushnumber(L, ms);
+    return 1;
+}
+
 /* Methods of the compiled binary (resources, disassembly, ...) reached through the executable. */
 static int x_forward(lua_State *L)
 {
@@ -306,6 +384,7 @@ void ckt_lk_open_executable(lua_State *L)
                                        {CKT_L_EXE, "launch", x_launch},
                                        {CKT_L_EXE, "kernel", x_kernel},
                                        {CKT_L_EXE, "binary", x_binary},
+                                       {"ckt.device", "launch", device_launch},
                                        {NULL, NULL, NULL}};
     ckt_l_register(L, rows);
     /* the binary's inspection methods on the executable */

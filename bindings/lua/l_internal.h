@@ -206,15 +206,30 @@ int64_t ckt_l_check_shape(lua_State *L, int idx, const char *fn, ckt_dtype t, in
 ckt_l_array *ckt_l_new_array(lua_State *L, ckt_dtype t, const int64_t *shape, int rank, int64_t n);
 ckt_device *ckt_l_checkdevice(lua_State *L, int idx); /* ckt.device userdata */
 ckt_buffer *ckt_l_checkbuffer(lua_State *L, int idx); /* dev:alloc userdata */
-/* The buffer at idx and its dtype, or NULL when idx holds no buffer (raises on a closed one). */
+/* l_args.c: the buffer at idx and its dtype, or NULL when idx holds no buffer (raises on a
+ * closed one). */
 ckt_buffer *ckt_l_testbuffer(lua_State *L, int idx, ckt_dtype *dtype);
-void ckt_l_pushbinary(lua_State *L, ckt_binary *b);   /* takes ownership (freed by __gc/__close) */
+void ckt_l_pushbinary(lua_State *L, ckt_binary *b); /* takes ownership (freed by __gc/__close) */
 ckt_binary *ckt_l_checkbinary(lua_State *L, int idx);
 /* options=, compile_only=, cache= of the compile table at t: fills opts (32), returns their
  * count, sets *flags (ckt_compile_flags). */
 int ckt_l_compile_options(lua_State *L, int t, const char *fn, const char **opts, unsigned *flags);
 /* The element type of a device buffer (dev:alloc userdata). */
 ckt_dtype ckt_l_buffer_dtype(lua_State *L, int idx);
+/* The userdata of a device buffer (l_device.c) and of a stream (l_stream.c), read by the
+ * conversions of l_args.c. */
+typedef struct ckt_l_buffer {
+    ckt_buffer *buf;
+    ckt_dtype dtype;
+    int64_t n;
+} ckt_l_buffer;
+typedef struct ckt_l_stream {
+    struct ckt_stream *s;
+    bool owned; /* a device's default stream is not: it holds a reference to the device instead */
+} ckt_l_stream;
+/* l_args.c: the buffers' class remembered for ckt_l_testbuffer (l_device.c's open calls it) */
+void ckt_l_remember_buffer_class(lua_State *L);
+
 /* l_args.c: the Lua value at idx as a launch argument of kind (a buffer of *dtype when dtype is
  * given), or NULL; else the reason ("<what> must be ...") in why. */
 const char *ckt_l_to_arg(lua_State *L, int idx, const char *what, ckt_param_kind kind,
@@ -222,7 +237,7 @@ const char *ckt_l_to_arg(lua_State *L, int idx, const char *what, ckt_param_kind
 /* A grid at idx (an integer or a list of 1 to 3, each >= 1) into g, or the reason. */
 const char *ckt_l_to_grid(lua_State *L, int idx, const char *name, int64_t g[3], char *why,
                           size_t cap);
-/* l_stream.c: the stream at idx (a ckt.stream), raising on a closed one; NULL when absent/nil */
+/* l_args.c: the stream at idx (a ckt.stream), raising on a closed one; NULL when absent/nil */
 struct ckt_stream *ckt_l_optstream(lua_State *L, int idx, const char *what);
 /* l_stream.c: push a stream userdata (owned: closing it destroys the stream) */
 void ckt_l_pushstream(lua_State *L, struct ckt_stream *s, bool owned);

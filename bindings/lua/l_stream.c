@@ -11,10 +11,7 @@
 #define CKT_L_EVENT "ckt.event"
 #define CKT_L_GRAPH "ckt.graph"
 
-typedef struct {
-    ckt_stream *s;
-    bool owned; /* a device's default stream is not: it holds a reference to the device instead */
-} l_stream;
+typedef ckt_l_stream l_stream;
 typedef struct {
     ckt_event *e;
 } l_event;
@@ -48,17 +45,6 @@ static l_stream *checkstream(lua_State *L, int idx)
     l_stream *u = luaL_checkudata(L, idx, CKT_L_STREAM);
     if (!u->s) ckt_l_errorf(L, "stream: used after close");
     return u;
-}
-
-ckt_stream *ckt_l_optstream(lua_State *L, int idx, const char *what)
-{
-    if (lua_isnoneornil(L, idx)) return NULL;
-    if (!luaL_testudata(L, idx, CKT_L_STREAM))
-        ckt_l_errorf(L, "%s: stream must be a ckt.stream (dev:stream()), got %s", what,
-                     ckt_l_typename(L, idx));
-    l_stream *u = lua_touserdata(L, idx);
-    if (!u->s) ckt_l_errorf(L, "%s: the stream is closed", what);
-    return u->s;
 }
 
 static int s_close(lua_State *L)
@@ -187,6 +173,23 @@ static l_graph *checkgraph(lua_State *L, int idx)
     return u;
 }
 
+/* dev:default_stream() -> the device's default stream (closing it does nothing) */
+static int d_default_stream(lua_State *L)
+{
+    ckt_l_pushstream(L, ckt_device_stream(ckt_l_checkdevice(L, 1)), false);
+    return 1;
+}
+
+/* dev:stream() -> a new stream on the device (to-be-closed: closing synchronizes it) */
+static int d_stream(lua_State *L)
+{
+    ckt_stream *s;
+    ckt_error err;
+    if (ckt_stream_create(ckt_l_checkdevice(L, 1), &s, &err)) return ckt_l_error(L, &err);
+    ckt_l_pushstream(L, s, true);
+    return 1;
+}
+
 /* dev:capture(function(s) ... end) -> a graph of the launches made on s inside */
 static int d_capture(lua_State *L)
 {
@@ -288,6 +291,8 @@ void ckt_l_open_stream(lua_State *L)
                                        {CKT_L_GRAPH, "launch", g_launch},
                                        {CKT_L_GRAPH, "launches", g_launches},
                                        {"ckt.device", "capture", d_capture},
+                                       {"ckt.device", "stream", d_stream},
+                                       {"ckt.device", "default_stream", d_default_stream},
                                        {CKT_L_MODULE, "now", l_now},
                                        {NULL, NULL, NULL}};
     ckt_l_register(L, rows);
