@@ -7,7 +7,8 @@ if(VALGRIND_EXE AND NOT CKT_SANITIZE AND CMOCKA_LIBRARY AND CMOCKA_INCLUDE_DIR)
   foreach(src ${CKT_UNIT_TESTS})
     get_filename_component(name ${src} NAME_WE)
     add_test(NAME valgrind.${name} COMMAND ${CKT_VALGRIND} $<TARGET_FILE:${name}>)
-    set_tests_properties(valgrind.${name} PROPERTIES LABELS valgrind TIMEOUT 900)
+    set_tests_properties(valgrind.${name} PROPERTIES LABELS valgrind TIMEOUT 900
+                         ENVIRONMENT "CKT_TEST_TIME_SCALE=20")
   endforeach()
   foreach(name ${CKT_FUZZ_REPLAYS}) # fuzz.cmake sorts before valgrind.cmake in the glob
     add_test(NAME valgrind.fuzz_replay_${name} COMMAND ${CKT_VALGRIND} $<TARGET_FILE:fuzz_replay_${name}>
