@@ -54,3 +54,20 @@ foreach(target sm_90 sm_90a)
   set_tests_properties(compile.gemm_library_${target} PROPERTIES LABELS compile SKIP_RETURN_CODE 77 TIMEOUT 900
     ENVIRONMENT "CKT_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache/kernels")
 endforeach()
+
+# The driver entry points runtime_gpu.c binds by dlopen, in the shapes of its table, checked
+# against each library's own header where it is installed (HIP: libamdhip64-dev, in CI; CUDA:
+# cuda.h of a CUDA toolkit): a compile error when an assumption is wrong. Not registered without
+# the header (configure says so).
+find_path(CKT_HIP_API_INCLUDE hip/hip_runtime_api.h PATHS /usr/include /opt/rocm/include)
+find_path(CKT_CUDA_API_INCLUDE cuda.h PATHS /usr/local/cuda/include NO_DEFAULT_PATH)
+foreach(api HIP CUDA)
+  if(CKT_${api}_API_INCLUDE)
+    add_test(NAME compile.gpu_api_shapes_${api}
+      COMMAND ${CMAKE_C_COMPILER} -std=c17 -Wall -Wextra -Werror -fsyntax-only -DSHAPES_${api}
+              -I${CKT_${api}_API_INCLUDE} ${CMAKE_CURRENT_SOURCE_DIR}/compile/gpu_api_shapes.c)
+    set_tests_properties(compile.gpu_api_shapes_${api} PROPERTIES LABELS compile)
+  else()
+    message(STATUS "the ${api} header is not installed: compile.gpu_api_shapes_${api} is not registered")
+  endif()
+endforeach()
