@@ -6,6 +6,7 @@
 -- multi-stage LDS ring, then the epilogue. The package, one concept a module:
 --   options.lua    the options, their defaults per target and their checks
 --   plan.lua       gemm.plan: the instruction, the wave grid, the copies, the LDS layouts
+--   shapes.lua     the configuration for the problem sizes hinted (M =, N =, K =): a time model
 --   hopper.lua     sm_90a's warpgroups, wgmma and its LDS layouts
 --   lds.lua        copy plans, operand read maps, the swizzle search, the bank report
 --   copies.lua     the global -> LDS copies of a K slice (cp.async, bulk tensor copies)
@@ -26,7 +27,18 @@ local schedule = require "ckt.kernels.gemm.schedule"
 -- gemm.build(options) -> kernel, grid(M, N [, exe]) (the block count), plan
 function gemm.build(o)
   -- autotune = true | {M=, N=, K=, ...}: tile, block and stages by measurement (ckt.kernels.tuning)
-  if type(o) == "table" and o.autotune then return require("ckt.kernels.tuning").run("gemm", gemm, o) end
+  -- (with size hints and no sizes of its own, autotune measures at the hinted sizes)
+  if type(o) == "table" and o.autotune then
+    if (o.M or o.N or o.K) and (o.autotune == true or type(o.autotune) == "table") then
+      local t, c = {}, {}
+      for k, v in pairs(o.autotune == true and {} or o.autotune) do t[k] = v end
+      for k, v in pairs(o) do c[k] = v end
+      for _, d in ipairs{"M", "N", "K"} do if t[d] == nil then t[d] = o[d] end end
+      c.autotune = t
+      o = c
+    end
+    return require("ckt.kernels.tuning").run("gemm", gemm, o)
+  end
   local p = gemm.plan(o)
   local k = ckt.kernel{name = p.name, block = p.block, build = function(b) pipeline.body(b, p) end}
   return k, schedule.grid(p, k), p

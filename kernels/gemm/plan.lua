@@ -4,6 +4,7 @@ local ckt = ckt or require "ckt"
 local options = require "ckt.kernels.gemm.options"
 local hopper = require "ckt.kernels.gemm.hopper"
 local lds = require "ckt.kernels.gemm.lds"
+local shapes = require "ckt.kernels.gemm.shapes"
 local fail = options.fail
 
 -- The instruction: sm_90a's wgmma (hopper.setup chose it), the one named, or the target's for
@@ -70,8 +71,7 @@ local function multiples(p)
   for _, d in ipairs{"M", "N", "K"} do p.multiple_of[d] = (p.aligned or stride_dim(d)) and p.v or nil end
 end
 
-local function plan(o)
-  o = options.known(o)
+local function plan_of(o)
   local p = {}
   local rec = options.operands(p, o)
   -- sm_90a: Hopper's warpgroup MMA with operands read from LDS through descriptors (hopper.lua)
@@ -93,6 +93,15 @@ local function plan(o)
   p.name = o.name or ("gemm_" .. p.dtype .. "_" .. p.a_major .. p.b_major)
   p.epilogue = o.epilogue
   return p
+end
+
+-- With size hints (M =, N =, K =) the model of shapes.lua picks the configuration; without, the
+-- target's defaults
+local function plan(o)
+  o = options.known(o)
+  local h = shapes.hints(o)
+  if h then return shapes.choose(o, h, plan_of) end
+  return plan_of(o)
 end
 
 return plan

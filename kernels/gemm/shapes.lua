@@ -1,0 +1,180 @@
+-- ckt.kernels.gemm.shapes: the configuration for a problem size. gemm.build{M =, N =, K =} (hints:
+-- the sizes the kernel will mostly see; it stays correct at any size at launch) picks the tile,
+-- block and stages (and persistent where it pays) from a small model of the time:
+--
+--   tiles  = ceil(M / TM) * ceil(N / TN)            per_sm = ceil(tiles / sm_count)   (the busiest SM)
+--   slices = ceil(K / TK)                            r      = blocks an SM holds (ckt.occupancy)
+--   step   = max(2 TM TN TK / (peak_sm * eff * fill), the MMA time of a K slice at the shape's sustained
+--                (TM + TN) * TK * bytes / bw_sm)     efficiency (fill = sqrt(min(1, per_sm / r)): an SM
+--                                                    with fewer blocks than it holds hides less latency),
+--                                                    or its operand bytes at the SM's share of the bandwidth
+--   time   = per_sm * slices * step + ceil(per_sm / r) * overhead     (persistent: overhead once, then
+--            the per-tile cost `next` for each further tile)
+--   time   = max(time, unique bytes of A, B, C / bw_mem)
+--
+-- so wave quantization (per_sm counts whole tiles), the reuse of bigger tiles (eff, bytes per MAC),
+-- the per-tile cost (pipeline fill and epilogue: overhead, which short K cannot amortize) and
+-- the idle SMs of small problems (bw_sm: an SM alone cannot pull the memory's bandwidth) all show.
+-- The candidates are configurations the kernel supports on the target (checked by the CPU specs,
+-- tests/lua/gemm_shapes_spec.lua); the constants come from the H100 sweep of bench/gemm_shapes.lua
+-- (docs/gemm.md), per SM, so the SM count of the target record scales them. AMD has no
+-- measurements: hints keep its defaults. The choice is plan.reason (a sentence) and plan.model
+-- (every candidate's estimate); ckt.autotune refines it (autotune = true with the hints measures
+-- the model's best candidates at those sizes).
+local ckt = ckt or require "ckt"
+local options = require "ckt.kernels.gemm.options"
+local shapes = {}
+
+-- Per-SM costs (H100 SXM, fitted to the 2026-11-27 sweep, bench/results/gemm_shapes_sweep_h100.json):
+-- the dense f16 tensor peak of one SM (FLOP/s), the bandwidth one SM's copies reach (a tile's
+-- rows past M or N count: the copies fill them), the L2's shared by the busy SMs, the memory's
+-- (the floor of unique bytes), and a launch.
+shapes.COST = {peak_sm = 989e12 / 132, bw_sm = 80e9, bw_l2 = 10e12, bw_mem = 2.5e12, launch = 3e-6}
+
+-- The candidates: tile, block, stages; eff: the fraction of peak_sm its MMAs sustain over long K
+-- with the SM full (as many blocks as it holds); overhead: seconds a tile costs beyond its K slices
+-- (pipeline fill, epilogue); kk: measured faster only with K-major A and B (others skip it).
+-- The list's order breaks ties (estimates within 2%); the target's default comes first on
+-- sm_90a. persistent = true is no candidate: it was slower at every shape of the sweep (5-33%).
+shapes.CANDIDATES = {
+  hopper = {
+    {tile = {128, 256, 64}, block = 256, stages = 4, eff = 0.80, overhead = 3.0e-6},
+    {tile = {256, 128, 64}, block = 256, stages = 4, eff = 0.78, overhead = 3.0e-6},
+    {tile = {128, 128, 64}, block = 256, stages = 4, eff = 0.68, overhead = 1.5e-6},
+    {tile = {64, 256, 64}, block = 128, stages = 4, eff = 0.70, overhead = 1.5e-6},
+    {tile = {64, 128, 64}, block = 128, stages = 6, eff = 0.51, overhead = 1.5e-6},
+    {tile = {64, 64, 64}, block = 128, stages = 8, eff = 0.32, overhead = 1.3e-6},
+  },
+  nvidia = {
+    {tile = {128, 128, 64}, block = 128, stages = 3, eff = 0.46, overhead = 5.0e-6, kk = true},
+    {tile = {128, 128, 32}, block = 128, stages = 4, eff = 0.45, overhead = 6.0e-6},
+    {tile = {128, 64, 32}, block = 128, stages = 4, eff = 0.34, overhead = 2.0e-6},
+    {tile = {64, 128, 32}, block = 128, stages = 4, eff = 0.33, overhead = 2.0e-6},
+    {tile = {64, 128, 64}, block = 128, stages = 3, eff = 0.37, overhead = 2.0e-6},
+    {tile = {64, 64, 64}, block = 128, stages = 4, eff = 0.30, overhead = 1.5e-6},
+  },
+}
+
+-- The hints of o (nil when none is given), checked: positive integers below 2^31
+function shapes.hints(o)
+  if o.M == nil and o.N == nil and o.K == nil then return nil end
+  local h = {}
+  for _, d in ipairs{"M", "N", "K"} do
+    local v = o[d]
+    if v ~= nil then
+      if math.type(v) ~= "integer" or v < 1 or v > (1 << 31) - 1 then
+        options.fail(("%s = %s: a size hint must be a positive integer below 2^31, got %s"):format(d, tostring(v), math.type(v) or type(v)))
+      end
+      h[d] = v
+    end
+  end
+  return h
+end
+
+-- Blocks of candidate c an SM holds: LDS (the stages, and sm_90a's LDS epilogue buffer) and the
+-- registers (the f32 accumulators of a thread and what the path keeps beside them) by the
+-- engine's occupancy model
+local function resident(c, target, rec, hopper, bytes)
+  local TM, TN, TK = c.tile[1], c.tile[2], c.tile[3]
+  local lds = c.stages * (TM + TN) * TK * bytes + (hopper and 64 * (TN + 8) * 2 or 0) + 1024
+  if lds > rec.hw.lds_per_block then return 0, lds end
+  local acc = TM * TN // c.block
+  local regs = hopper and math.min(168, acc + 40) or math.min(255, acc * 7 // 5 + 50)
+  local threads = c.block + (hopper and 32 or 0)
+  local ok, r = pcall(ckt.occupancy, target, {threads = threads, registers = regs, lds_bytes = lds})
+  return ok and math.max(1, r) or 1, lds
+end
+
+-- The model's time (seconds) of candidate c on an M x N x K problem
+function shapes.estimate(c, M, N, K, rec, r, bytes)
+  local C = shapes.COST
+  local TM, TN, TK = c.tile[1], c.tile[2], c.tile[3]
+  local sms = rec.hw.sm_count
+  local tiles = ((M + TM - 1) // TM) * ((N + TN - 1) // TN)
+  local per_sm = (tiles + sms - 1) // sms
+  local active = math.min(tiles, sms)
+  local slices = (K + TK - 1) // TK
+  -- an SM with fewer blocks than it holds hides less latency: eff * sqrt(blocks / r)
+  local fill = math.sqrt(math.min(1, per_sm / r))
+  local math_step = 2.0 * TM * TN * TK / (C.peak_sm * c.eff * fill)
+  local bw = math.min(C.bw_sm, C.bw_l2 / active)
+  local mem_step = (TM + TN) * TK * bytes / bw
+  local step = math.max(math_step, mem_step)
+  local t
+  if c.persistent then t = per_sm * slices * step + c.overhead + (per_sm - 1) * c.next
+  else t = per_sm * slices * step + ((per_sm + r - 1) // r) * c.overhead end
+  local floor = (M * K + N * K + M * N) * bytes / C.bw_mem
+  return math.max(t, floor) + C.launch, tiles, per_sm, t
+end
+
+local function same(a, b)
+  if type(a) == "table" then return a[1] == b[1] and a[2] == b[2] and a[3] == b[3] end
+  return a == b
+end
+
+-- The options to plan, ordered best first: {o', estimate} for each candidate the user's own
+-- options allow (a tile, block, stages or persistent given fixes it), each o' a copy of o with the
+-- candidate's settings. hints: from shapes.hints; rec: the target record; p: dtype, vendor, hopper.
+-- Returns nil (the defaults) where the target has no calibrated candidates.
+function shapes.rank(o, h, rec, p)
+  local list = p.hopper and shapes.CANDIDATES.hopper or (p.vendor == "nvidia" and shapes.CANDIDATES.nvidia) or nil
+  if not list then return nil end
+  local M, N, K = h.M or 8192, h.N or 8192, h.K or 8192 -- a size not hinted: large
+  local bytes = p.dtype == "f32" and 4 or 2
+  local ranked = {}
+  for i, c in ipairs(list) do
+    local fits = (not c.kk or (p.a_major == "k" and p.b_major == "k")) and (o.tile == nil or same(o.tile, c.tile)) and (o.block == nil or o.block == c.block) and (o.stages == nil or o.stages == c.stages)
+                 and (o.persistent == nil or (o.persistent ~= false) == (c.persistent == true))
+    local r, lds = resident(c, p.target, rec, p.hopper, bytes)
+    if fits and r > 0 then
+      local t, tiles, per_sm, sched = shapes.estimate(c, M, N, K, rec, r, bytes)
+      local oc = {}
+      for k, v in pairs(o) do oc[k] = v end
+      oc.tile, oc.block, oc.stages = o.tile or c.tile, o.block or c.block, o.stages or c.stages
+      if o.persistent == nil and c.persistent then oc.persistent = true end
+      ranked[#ranked + 1] = {options = oc, time = t, sched = sched, tiles = tiles, per_sm = per_sm, resident = r, lds = lds, order = i,
+                             config = ("%dx%dx%d/%d/%d%s"):format(c.tile[1], c.tile[2], c.tile[3], c.block, c.stages, c.persistent and "@persistent" or "")}
+    end
+  end
+  -- the estimate; within 2% (the model cannot tell them apart: often both at the memory floor) the
+  -- schedule's own time (the more slack under the floor), then the list's order
+  local function near(x, y) return math.abs(x - y) <= 0.02 * math.min(x, y) end
+  table.sort(ranked, function(a, b)
+    if not near(a.time, b.time) then return a.time < b.time end
+    if not near(a.sched, b.sched) then return a.sched < b.sched end
+    return a.order < b.order
+  end)
+  return ranked, M, N, K
+end
+
+-- plan_of(options) -> plan: the first candidate that plans (the model's best the kernel takes
+-- with the user's other options), with plan.hints, plan.reason, plan.model; without any, the
+-- user's options and the target's defaults (reason says why)
+function shapes.choose(o, h, plan_of)
+  local probe = {}
+  local rec = options.operands(probe, o)
+  probe.hopper = require("ckt.kernels.gemm.hopper").available(rec) and probe.dtype ~= "f32" and (o.instr == nil or tostring(o.instr):match("^wgmma") ~= nil)
+  local ranked, M, N, K = shapes.rank(o, h, rec, probe)
+  local tried = {}
+  for _, c in ipairs(ranked or {}) do
+    local ok, p = pcall(plan_of, c.options)
+    if ok then
+      p.hints = h
+      p.model = ranked
+      p.reason = ("%s for M=%d N=%d K=%d%s: %d tiles, %d per SM of %d (%d resident), est. %.1f us"):format(c.config, M, N, K,
+        (h.M and h.N and h.K) and "" or " (a size not hinted taken as 8192)", c.tiles, c.per_sm, rec.hw.sm_count, c.resident, c.time * 1e6)
+      if #tried > 0 then p.reason = p.reason .. "; better estimates that do not plan with these options: " .. table.concat(tried, ", ")
+      elseif ranked[2] then p.reason = p.reason .. ("; next best %s est. %.1f us"):format(ranked[2].config, ranked[2].time * 1e6) end
+      return p
+    end
+    tried[#tried + 1] = c.config
+  end
+  local p = plan_of(o)
+  p.hints = h
+  p.reason = ranked and (#ranked == 0 and "no candidate of the model matches the tile, block, stages or persistent given: those and the target's defaults"
+                         or "no candidate of the model plans with these options: the target's defaults")
+             or ("no calibrated model for %s: the target's defaults"):format(p.target)
+  return p
+end
+
+return shapes

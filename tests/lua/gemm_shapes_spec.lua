@@ -1,0 +1,112 @@
+-- The library GEMM's size hints (gemm.build{M =, N =, K =}, ckt.kernels.gemm.shapes): every
+-- configuration the model can pick runs correctly on the CPU targets (element by element against
+-- the double reference, random data, poisoned output, sizes that are not multiples of the tile,
+-- with the GPU's aligned bulk-copy path and the any-size path), a kernel built for hinted sizes
+-- stays correct at other sizes, each branch of the model is taken, and bad hints are refused
+-- naming the option.
+local ckt = require "ckt"
+local gemm = require "ckt.kernels.gemm"
+local shapes = require "ckt.kernels.gemm.shapes"
+local cpu = ckt.device("cpu")
+
+local function run(o, M, N, K)
+  local k, grid, p = gemm.build(o)
+  local e = k:compile{target = o.target}
+  local dt = o.dtype or "f16"
+  local A = ckt.array(dt, M * K):random{seed = M + 7 * N, lo = -1, hi = 1}
+  local B = ckt.array(dt, K * N):random{seed = K + 11, lo = -1, hi = 1}
+  local R = gemm.reference(A, B, M, N, K, {a_major = p.a_major, b_major = p.b_major, out = "f32"})
+  local C = ckt.array(p.out, M * N):poison()
+  local ba, bb, bc = cpu:alloc(dt, #A), cpu:alloc(dt, #B), cpu:alloc(p.out, #C)
+  ba:upload(A); bb:upload(B); bc:upload(C)
+  e:launch{grid = grid(M, N, e), A = ba, B = bb, C = bc, M = M, N = N, K = K}
+  bc:download(C)
+  ba:close(); bb:close(); bc:close()
+  local ok, err, at = C:compare(R, {rtol = 2 ^ -8, atol = K * 2 ^ -20})
+  assert(ok, ("%s %dx%dx%d/%d/%d at %dx%dx%d: max error %s at %s"):format(o.target, p.TM, p.TN, p.TK, p.block, p.stages, M, N, K, tostring(err), tostring(at)))
+  return p
+end
+
+local function cfg(p) return ("%dx%dx%d/%d/%d%s"):format(p.TM, p.TN, p.TK, p.block, p.stages, p.persistent and "@persistent" or "") end
+
+describe("gemm.build with size hints", function()
+  for _, t in ipairs{"cpu:sm_90a", "cpu:sm_90"} do
+    local list = ckt.target(t).hw.wgmma and shapes.CANDIDATES.hopper or shapes.CANDIDATES.nvidia
+    it("runs every candidate of the model on " .. t .. " at sizes off the tile (any-size and aligned paths)", function()
+      for _, c in ipairs(list) do
+        local o = {target = t, dtype = "f16", tile = c.tile, block = c.block, stages = c.stages, M = 130, N = 200, K = 100}
+        local p = run(o, 130, 200, 100)
+        assert.equal(c.tile[1], p.TM); assert.equal(c.tile[2], p.TN); assert.equal(c.stages, p.stages)
+        assert.truthy(p.reason:find(cfg(p), 1, true), p.reason)
+        o.aligned = true -- the GPU default: 16-byte copies (sm_90a: bulk tensor copies)
+        p = run(o, 136, 200, 104)
+        if t == "cpu:sm_90a" then assert.equal("tma", p.copy) end
+      end
+    end)
+  end
+
+  it("takes each branch of the model on cpu:sm_90a, and the kernel stays correct at other sizes", function()
+    -- small M, long K: at the memory floor, the most SMs busy (64 x 64 tiles, 8 stages)
+    local p = run({target = "cpu:sm_90a", M = 16, N = 8192, K = 8192}, 17, 130, 72)
+    assert.equal("64x64x64/128/8", cfg(p))
+    -- 1024^3: 64 x 128 tiles fill the SMs (32 tiles of the default would leave 100 idle)
+    p = run({target = "cpu:sm_90a", M = 1024, N = 1024, K = 1024}, 70, 200, 100)
+    assert.equal("64x128x64/128/6", cfg(p))
+    -- large: the default (byte-identical kernel to the one built without hints)
+    p = run({target = "cpu:sm_90a", M = 4096, N = 4096, K = 4096}, 130, 260, 72)
+    assert.equal("128x256x64/256/4", cfg(p))
+    local k1 = gemm.build{target = "cpu:sm_90a", M = 8192, N = 8192, K = 512}
+    local k0 = gemm.build{target = "cpu:sm_90a"}
+    assert.equal(k0:source("cpu:sm_90a"), k1:source("cpu:sm_90a"))
+    -- hints the model is given only partly: the others taken as large
+    p = gemm.plan{target = "cpu:sm_90a", M = 64}
+    assert.equal("64x64x64/128/8", cfg(p)); assert.truthy(p.reason:find("not hinted", 1, true))
+    -- the options given fix the candidates: block = 256 keeps the two-warpgroup tiles
+    p = run({target = "cpu:sm_90a", M = 128, N = 4096, K = 4096, block = 256}, 130, 200, 100)
+    assert.equal(256, p.block); assert.equal("128x128x64/256/4", cfg(p))
+    -- a tile no candidate has: the user's tile and the target's defaults, said so
+    p = gemm.plan{target = "cpu:sm_90a", M = 16, N = 16, K = 16, tile = {64, 64, 32}, block = 128}
+    assert.equal("64x64x32/128/4", cfg(p)); assert.truthy(p.reason:find("no candidate", 1, true), p.reason)
+    -- the model's estimates are there for every candidate, best first
+    assert.equal(#shapes.CANDIDATES.hopper, #gemm.plan{target = "cpu:sm_90a", M = 1000, N = 1000, K = 1000}.model)
+  end)
+
+  it("takes each branch of the model on cpu:sm_90 (mma.sync)", function()
+    local p = run({target = "cpu:sm_90", M = 64, N = 8192, K = 8192}, 65, 130, 72)
+    assert.equal("64x64x64/128/4", cfg(p))
+    -- large, K-major: 128 x 128 x 64 in 3 stages (measured faster than the default only there)
+    p = run({target = "cpu:sm_90", M = 4096, N = 4096, K = 4096}, 130, 136, 100)
+    assert.equal("128x128x64/128/3", cfg(p))
+    -- large, M/N-major: the default
+    p = run({target = "cpu:sm_90", M = 4096, N = 4096, K = 4096, a_major = "m", b_major = "n"}, 130, 136, 100)
+    assert.equal("128x128x32/128/4", cfg(p))
+    p = run({target = "cpu:sm_90", dtype = "bf16", out = "f32", M = 1000, N = 1000, K = 1000}, 129, 67, 40)
+    assert.equal("64x64x64/128/4", cfg(p))
+  end)
+
+  it("keeps the defaults without hints, and on targets without a calibrated model", function()
+    local d = gemm.plan{target = "cpu:sm_90a"}
+    assert.equal("128x256x64/256/4", cfg(d)); assert.is_nil(d.reason)
+    local p = gemm.plan{target = "cpu", M = 16, N = 8192, K = 8192}
+    local q = gemm.plan{target = "cpu"}
+    assert.equal(cfg(q), cfg(p)); assert.truthy(p.reason:find("no calibrated model", 1, true), p.reason)
+  end)
+
+  it("refuses bad hints naming the option", function()
+    for _, d in ipairs{"M", "N", "K"} do
+      for _, v in ipairs{0, -3, 1.5, "16", true, 1 << 31} do
+        local o = {target = "cpu:sm_90a"}
+        o[d] = v
+        local ok, err = pcall(gemm.build, o)
+        assert.is_false(ok)
+        assert.truthy(tostring(err):find("gemm: " .. d .. " = ", 1, true), tostring(err))
+        assert.truthy(tostring(err):find("positive integer", 1, true), tostring(err))
+      end
+    end
+    -- the options themselves are still checked with hints
+    local ok, err = pcall(gemm.build, {target = "cpu:sm_90a", M = 16, dtype = "f64"})
+    assert.is_false(ok); assert.truthy(tostring(err):find("dtype", 1, true))
+    ok, err = pcall(gemm.build, {target = "cpu:sm_90a", M = 16, tile = {64, 64}})
+    assert.is_false(ok); assert.truthy(tostring(err):find("tile", 1, true))
+  end)
+end)
