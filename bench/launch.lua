@@ -13,7 +13,7 @@
 -- smallest size). JSON in bench/results/.
 --
 -- ckt-lua bench/launch.lua [target=sm_90] [json=bench/results/launch.json] [gemm_targets=sm_90,sm_90a]
---                          [sizes=1024,4096,8192] [dtypes=f16,bf16]
+--                          [sizes=1024,4096,8192] [dtypes=f16,bf16] [hints|nohints]
 --   target "cpu" runs parts 1 and 3 on the CPU runtime (a dry run of the bench; no GEMM loop sizes
 --   beyond the first unless given).
 local target = arg[1] or "sm_90"
@@ -22,6 +22,7 @@ local cpu_run = target:match("^cpu") ~= nil
 local gemm_targets = arg[3] or (cpu_run and "cpu:sm_90" or "sm_90,sm_90a")
 local size_arg = arg[4] or (cpu_run and "128" or "1024,4096,8192")
 local dtype_arg = arg[5] or "f16,bf16"
+local hints = (arg[6] or "hints") == "hints" -- "nohints": the size-blind default configuration
 package.path = (arg and arg[0] and arg[0]:match("(.*/)") or "./") .. "lib/?.lua;" .. package.path
 local bench = require "measure"
 local copy = require "ckt.kernels.copy"
@@ -106,13 +107,17 @@ end
 local LOOP = 100
 local function gemm_rows(gt, dt, S)
   local M, N, K = S, S, S
-  local k, grid = gemm.build{dtype = dt, target = gt, a_major = "k", b_major = "k"}
+  -- the sizes as hints (an application that knows its problem passes them; gemm.build picks the
+  -- tile for them): hints = false builds the size-blind default
+  local hint = hints and {M = M, N = N, K = K} or {}
+  local k, grid, plan = gemm.build{dtype = dt, target = gt, a_major = "k", b_major = "k", M = hint.M, N = hint.N, K = hint.K}
   local exe = k:compile{target = gt}
   local A = bench.random_buffer(dev, dt, M * K, 11)
   local B = bench.random_buffer(dev, dt, K * N, 12)
   local C, R = dev:alloc(dt, M * N), dev:alloc(dt, M * N)
   local args = {grid = grid(M, N, exe), A = A, B = B, C = C, M = M, N = N, K = K}
-  local row = {target = gt, dtype = dt, size = S, flops = 2 * M * N * K}
+  local row = {target = gt, dtype = dt, size = S, flops = 2 * M * N * K, hints = hints,
+               config = ("%dx%dx%d/%d/%d"):format(plan.TM, plan.TN, plan.TK, plan.block, plan.stages)}
   row.event_ms = bench.time_launch(exe, args)
   row.wall_ms = bench.wall_launch(exe, args, s, LOOP)
   if cublas then
@@ -140,8 +145,9 @@ local function gemm_rows(gt, dt, S)
 end
 
 print()
-print("| GEMM target | dtype | M=N=K | ckt event µs | ckt wall µs (100 on a stream) | cuBLAS event µs | cuBLAS wall µs | ckt/cuBLAS event | ckt/cuBLAS wall | valid |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+print(("GEMM built %s"):format(hints and "with the sizes as hints (M =, N =, K =)" or "without hints (the default configuration)"))
+print("| GEMM target | dtype | M=N=K | config | ckt event µs | ckt wall µs (100 on a stream) | cuBLAS event µs | cuBLAS wall µs | ckt/cuBLAS event | ckt/cuBLAS wall | valid |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 for _, gt in ipairs(split(gemm_targets)) do
   for _, dt in ipairs(split(dtype_arg)) do
     for _, S in ipairs(split(size_arg)) do
@@ -153,7 +159,7 @@ for _, gt in ipairs(split(gemm_targets)) do
       result.gemm[#result.gemm + 1] = row
       local function us(v) return v and ("%.1f"):format(v * 1e3) or "-" end
       local function pct(v) return v and ("%.1f%%"):format(100 * v) or "-" end
-      print(("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |"):format(gt, dt, row.size,
+      print(("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |"):format(gt, dt, row.size, row.config or "-",
             row.error and ("failed: " .. row.error) or us(row.event_ms), us(row.wall_ms), us(row.cublas_event_ms),
             us(row.cublas_wall_ms), pct(row.event_ratio), pct(row.wall_ratio), tostring(row.valid)))
     end
@@ -166,7 +172,7 @@ do
   local S = tonumber(split(size_arg)[1])
   local M, N, K = S, S, S
   local ke, ge = ew.build{dtype = "f16", f = function(x) return x * 0.5 + 1 end}
-  local kg, gg = gemm.build{dtype = "f16", target = gt, a_major = "k", b_major = "k"}
+  local kg, gg = gemm.build{dtype = "f16", target = gt, a_major = "k", b_major = "k", M = hints and M or nil, N = hints and N or nil, K = hints and K or nil}
   local kr, gr = red.build{dtype = "f16", op = "sum"}
   local ee, eg, er = ke:compile{target = gt}, kg:compile{target = gt}, kr:compile{target = gt}
   local X = bench.random_buffer(dev, "f16", M * K, 21)

@@ -24,7 +24,7 @@ echo "== the host cost of a launch (C)"
 host_check "bench_launch sm_90" "$out/bench_launch_c.log" cat "$build/bench_launch" sm_90 10000 "$out/launch_c_h100.json"
 echo "== launches as an application sees them (Lua)"
 CKT_BENCH_LIB=$build host_check "bench/launch.lua" "$out/launch.log" cat \
-  $lua bench/launch.lua sm_90 "$out/launch_h100.json" sm_90,sm_90a 1024,4096,8192 f16,bf16
+  $lua bench/launch.lua sm_90 "$out/launch_h100.json" sm_90,sm_90a 1024,4096,8192 f16,bf16 hints
 host_check "bench/launch_torch.py" "$out/launch_torch.log" cat python3 bench/launch_torch.py 1024,4096,8192 "$out/launch_torch_h100.json"
 if [ "$mode" != quick ]; then
   echo "== GEMM against cuBLAS with the wall-clock column"
