@@ -20,9 +20,10 @@ ckt_dtype ckt_l_checkdtype(lua_State *L, int idx, const char *what)
     int arg = idx > 0 ? idx : 0;
     if (!what) what = "dtype";
     if (lua_type(L, idx) != LUA_TSTRING)
-        ckt_l_argerror(L, arg,
-                       "%s must be a string (f16, bf16, f32, i32, i8, u8, i64, f64), got %s", what,
-                       luaL_typename(L, idx));
+        ckt_l_argerror(
+            L, arg,
+            "%s must be a string (f16, bf16, f32, i32, i8, u8, i64, f64, e4m3, e5m2), got %s", what,
+            luaL_typename(L, idx));
     ckt_dtype t;
     ckt_error err;
     if (ckt_dtype_parse(lua_tostring(L, idx), &t, &err))
@@ -270,6 +271,9 @@ static void default_tol(ckt_dtype t, double *rtol, double *atol)
     case CKT_BF16: *rtol = 8e-3, *atol = 8e-3; break;
     case CKT_F32: *rtol = 1e-5, *atol = 1e-6; break;
     case CKT_F64: *rtol = 1e-12, *atol = 1e-14; break;
+    /* half an ulp: 2^-4 (3 mantissa bits), 2^-3 (2) */
+    case CKT_E4M3: *rtol = 0.0625, *atol = 0x1p-9; break;
+    case CKT_E5M2: *rtol = 0.125, *atol = 0x1p-16; break;
     default: *rtol = 0, *atol = 0;
     }
 }

@@ -1,19 +1,23 @@
-/* Element types and exact conversions to and from the 16-bit float formats.
+/* Element types and exact conversions to and from the 16-bit and 8-bit float formats.
  * f32 -> f16 goes through double: float -> double is exact, so rounding the double once
- * to 16 bits is the single correctly rounded f32 -> f16 result. */
+ * to 16 bits is the single correctly rounded f32 -> f16 result (the same for the 8-bit ones). */
 #include "ckt/dtype.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
+
+#define CKT_DTYPE_INF ((float)INFINITY)
 
 static const struct {
     const char *name;
     size_t size;
     int is_float;
 } info[CKT_DTYPE_COUNT] = {
-    [CKT_F16] = {"f16", 2, 1}, [CKT_BF16] = {"bf16", 2, 1}, [CKT_F32] = {"f32", 4, 1},
-    [CKT_I32] = {"i32", 4, 0}, [CKT_I8] = {"i8", 1, 0},     [CKT_U8] = {"u8", 1, 0},
-    [CKT_I64] = {"i64", 8, 0}, [CKT_F64] = {"f64", 8, 1},
+    [CKT_F16] = {"f16", 2, 1},   [CKT_BF16] = {"bf16", 2, 1}, [CKT_F32] = {"f32", 4, 1},
+    [CKT_I32] = {"i32", 4, 0},   [CKT_I8] = {"i8", 1, 0},     [CKT_U8] = {"u8", 1, 0},
+    [CKT_I64] = {"i64", 8, 0},   [CKT_F64] = {"f64", 8, 1},   [CKT_E4M3] = {"e4m3", 1, 1},
+    [CKT_E5M2] = {"e5m2", 1, 1},
 };
 
 int ckt_dtype_valid(ckt_dtype t) { return (unsigned)t < CKT_DTYPE_COUNT; }
@@ -27,9 +31,11 @@ ckt_status ckt_dtype_parse(const char *name, ckt_dtype *out, ckt_error *err)
         const char *alias;
         ckt_dtype t;
     } aliases[] = {
-        {"half", CKT_F16},    {"float16", CKT_F16}, {"bfloat16", CKT_BF16}, {"float", CKT_F32},
-        {"float32", CKT_F32}, {"int", CKT_I32},     {"int32", CKT_I32},     {"int8", CKT_I8},
-        {"uint8", CKT_U8},    {"int64", CKT_I64},   {"double", CKT_F64},    {"float64", CKT_F64},
+        {"half", CKT_F16},           {"float16", CKT_F16},      {"bfloat16", CKT_BF16},
+        {"float", CKT_F32},          {"float32", CKT_F32},      {"int", CKT_I32},
+        {"int32", CKT_I32},          {"int8", CKT_I8},          {"uint8", CKT_U8},
+        {"int64", CKT_I64},          {"double", CKT_F64},       {"float64", CKT_F64},
+        {"float8_e4m3fn", CKT_E4M3}, {"float8_e5m2", CKT_E5M2},
     };
     if (!out) return ckt_fail(err, CKT_EINVAL, "dtype: out is NULL");
     if (!name) return ckt_fail(err, CKT_EINVAL, "dtype: name is NULL");
@@ -43,9 +49,11 @@ ckt_status ckt_dtype_parse(const char *name, ckt_dtype *out, ckt_error *err)
             *out = aliases[i].t;
             return CKT_OK;
         }
-    return ckt_fail(err, CKT_EINVAL,
-                    "dtype: unknown element type '%.64s' (f16, bf16, f32, i32, i8, u8, i64, f64)",
-                    name);
+    return ckt_fail(
+        err, CKT_EINVAL,
+        "dtype: unknown element type '%.64s' (f16, bf16, f32, i32, i8, u8, i64, f64, e4m3, "
+        "e5m2)",
+        name);
 }
 
 size_t ckt_dtype_name_bytes(const char *name)
@@ -127,6 +135,74 @@ float ckt_bf16_to_f32(uint16_t h)
     return f;
 }
 
+/* ---- the 8-bit float formats (ckt/dtype.h says what saturating means) */
+
+typedef struct fp8_format {
+    int mbits, bias;
+    uint8_t max_code; /* the largest finite magnitude's code */
+    double max;
+    bool e4m3;
+} fp8_format;
+static const fp8_format E4M3 = {3, 7, 0x7E, 448.0, true}, E5M2 = {2, 15, 0x7B, 57344.0, false};
+
+static uint8_t f64_to_fp8(double d, const fp8_format *f)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    const uint8_t sign = (uint8_t)((u >> 63) << 7);
+    if (isnan(d)) /* e5m2: quiet, keeping the second mantissa bit (cuda_fp8.hpp's host model) */
+        return (uint8_t)(sign | (f->e4m3 ? 0x7F : 0x7E | ((u >> 50) & 1)));
+    const double a = fabs(d);
+    if (isinf(a) || a > 2 * f->max) return (uint8_t)(sign | f->max_code);
+    if (a == 0) return sign;
+    /* the quantum: 2^(e - mbits) for a normal of exponent e, 2^(1 - bias - mbits) below */
+    int e;
+    (void)frexp(a, &e); /* a = m * 2^e, m in [0.5, 1): the exponent is e - 1 */
+    const int emin = 1 - f->bias, q = (e - 1 >= emin ? e - 1 : emin) - f->mbits;
+    /* a / 2^q < 2^(mbits + 1): exact; rint rounds to nearest even (the default mode) */
+    const double units = rint(ldexp(a, -q)), v = ldexp(units, q);
+    if (v > f->max) return (uint8_t)(sign | f->max_code);
+    if (v < ldexp(1.0, emin)) return (uint8_t)(sign | (uint8_t)ldexp(v, f->mbits - emin));
+    (void)frexp(v, &e); /* the rounding may have carried into the next binade */
+    const int mant = (int)ldexp(v, f->mbits - (e - 1)) - (1 << f->mbits);
+    return (uint8_t)(sign | (uint8_t)((e - 1 + f->bias) << f->mbits) | (uint8_t)mant);
+}
+
+static float fp8_to_f32(uint8_t c, const fp8_format *f)
+{
+    const int ebits = 7 - f->mbits, exp = (c >> f->mbits) & ((1 << ebits) - 1),
+              mant = c & ((1 << f->mbits) - 1);
+    const float sign = (c & 0x80) ? -1.0f : 1.0f;
+    if (exp == (1 << ebits) - 1) {
+        if (f->e4m3 && mant != (1 << f->mbits) - 1) /* e4m3's top binade is finite but for NaN */
+            return sign * ldexpf((float)((1 << f->mbits) | mant), exp - f->bias - f->mbits);
+        if (!f->e4m3 && mant == 0) return sign * CKT_DTYPE_INF;
+        return copysignf(NAN, sign);
+    }
+    if (exp == 0) return sign * ldexpf((float)mant, 1 - f->bias - f->mbits);
+    return sign * ldexpf((float)((1 << f->mbits) | mant), exp - f->bias - f->mbits);
+}
+
+uint8_t ckt_f64_to_e4m3(double d) { return f64_to_fp8(d, &E4M3); }
+uint8_t ckt_f64_to_e5m2(double d) { return f64_to_fp8(d, &E5M2); }
+uint8_t ckt_f32_to_e4m3(float f) { return f64_to_fp8((double)f, &E4M3); }
+uint8_t ckt_f32_to_e5m2(float f) { return f64_to_fp8((double)f, &E5M2); }
+float ckt_e4m3_to_f32(uint8_t c) { return fp8_to_f32(c, &E4M3); }
+float ckt_e5m2_to_f32(uint8_t c) { return fp8_to_f32(c, &E5M2); }
+
+double ckt_dtype_max_finite(ckt_dtype t)
+{
+    switch (t) {
+    case CKT_F16: return 65504.0;
+    case CKT_BF16: return 0x1.FEp127;
+    case CKT_F32: return 0x1.FFFFFEp127;
+    case CKT_F64: return 0x1.FFFFFFFFFFFFFp1023;
+    case CKT_E4M3: return E4M3.max;
+    case CKT_E5M2: return E5M2.max;
+    default: return 0;
+    }
+}
+
 static int64_t saturate(double v, double lo, double hi)
 {
     if (isnan(v)) return 0;
@@ -159,6 +235,8 @@ double ckt_dtype_load(ckt_dtype t, const void *p)
     case CKT_U8: return v.u8;
     case CKT_I64: return (double)v.i64;
     case CKT_F64: return v.f64;
+    case CKT_E4M3: return ckt_e4m3_to_f32(v.u8);
+    case CKT_E5M2: return ckt_e5m2_to_f32(v.u8);
     }
     return 0;
 }
@@ -178,6 +256,8 @@ void ckt_dtype_store(ckt_dtype t, void *p, double d)
         v.i64 = isnan(d) ? 0 : d >= 0x1p63 ? INT64_MAX : d <= -0x1p63 ? INT64_MIN : (int64_t)d;
         break;
     case CKT_F64: v.f64 = d; break;
+    case CKT_E4M3: v.u8 = ckt_f64_to_e4m3(d); break;
+    case CKT_E5M2: v.u8 = ckt_f64_to_e5m2(d); break;
     default: return;
     }
     memcpy(p, &v, ckt_dtype_size(t));

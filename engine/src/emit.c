@@ -43,7 +43,9 @@ const char *ckt_emit_ctype(ckt_dtype t)
     case CKT_BF16: return "ckt_u16";
     case CKT_I32: return "ckt_i32";
     case CKT_I8: return "ckt_i8";
-    case CKT_U8: return "ckt_u8";
+    case CKT_U8:
+    case CKT_E4M3:
+    case CKT_E5M2: return "ckt_u8"; /* the 8-bit floats are held as their bits, like f16 */
     case CKT_I64: return "ckt_i64";
     case CKT_F64: return "double";
     }

@@ -19,7 +19,9 @@ static int data_type(ckt_dtype d)
     case CKT_I32: return 3;
     case CKT_I64: return 5;
     case CKT_U8:
-    case CKT_I8: return 0;
+    case CKT_I8:
+    case CKT_E4M3:
+    case CKT_E5M2: return 0; /* bytes: the copy moves the 8-bit floats' bits */
     }
     return -1;
 }
