@@ -281,6 +281,18 @@ static int b_let(lua_State *L)
     return 1;
 }
 
+/* b:require(cond, message): the launch is refused with message unless cond (an integer
+ * expression of the sizes) is nonzero at the arguments given */
+static int b_require(lua_State *L)
+{
+    l_kernel *kb = ckt_lk_checkbuilder(L, "require");
+    ckt_expr_id c = ckt_lk_toexpr(L, 2, kb, "condition");
+    const char *msg = luaL_checkstring(L, 3);
+    ckt_error err;
+    if (ckt_kernel_require(kb->k, c, msg, &err)) return ckt_l_error(L, &err);
+    return 0;
+}
+
 /* b:loop(trip, function(i) ... end): a loop with a block-uniform trip count */
 static int b_loop(lua_State *L)
 {
@@ -406,6 +418,7 @@ void ckt_l_open_kernel(lua_State *L)
                                        {CKT_L_KERNEL, "size", b_size},
                                        {CKT_L_KERNEL, "scalar", b_scalar},
                                        {CKT_L_KERNEL, "thread_id", b_thread_id},
+                                       {CKT_L_KERNEL, "require", b_require},
                                        {CKT_L_KERNEL, "block_id", b_block_id},
                                        {CKT_L_KERNEL, "num_blocks", b_num_blocks},
                                        {CKT_L_KERNEL, "block_order", b_block_order},

@@ -19,19 +19,31 @@ static int b_clear(lua_State *L)
 }
 
 /* b:map(fn, reg1 [, reg2 ...] [, {dtype=}]) -> reg: out[v] = fn(reg1[v], reg2[v], ...), the
- * arithmetic in f32; stored as dtype (default: reg1's) */
+ * arithmetic in f32; stored as dtype (default: reg1's). {into = reg}: written into that existing
+ * register tensor (same distribution; it may be an input): loop-carried state; returns it. */
 static int map_regs(lua_State *L, l_kernel *kb, int ki, int fi, int first, int last, const char *fn)
 {
     int nin = last - first + 1;
     ckt_dtype out = CKT_F32;
+    int into = -1, into_idx = 0;
     if (nin >= 1 && lua_istable(L, last) && !luaL_testudata(L, last, CKT_L_KTENSOR)) {
-        static const char *const allowed[] = {"dtype", NULL};
+        static const char *const allowed[] = {"dtype", "into", NULL};
         ckt_l_check_fields(L, last, fn, allowed);
         if (lua_getfield(L, last, "dtype") != LUA_TNIL)
             out = ckt_l_checkdtype(L, -1, "map: dtype");
         else
             out = (ckt_dtype)-1;
         lua_pop(L, 1);
+        if (lua_getfield(L, last, "into") != LUA_TNIL) {
+            if ((int)out >= 0) return ckt_l_errorf(L, "%s: into and dtype exclude each other (the "
+                                                      "result takes into's dtype)", fn);
+            into = ckt_lk_checkreg(L, lua_gettop(L), kb, "into")->id;
+        }
+        lua_pop(L, 1);
+        if (into >= 0) {
+            lua_getfield(L, last, "into");
+            into_idx = lua_gettop(L);
+        }
         nin--;
     } else {
         out = (ckt_dtype)-1;
@@ -58,6 +70,11 @@ static int map_regs(lua_State *L, l_kernel *kb, int ki, int fi, int first, int l
     ckt_lk_mark_line(L, kb);
     int r;
     ckt_error err;
+    if (into >= 0) {
+        if (ckt_kernel_map_into(kb->k, nin, inputs, e, into, &err)) return ckt_l_error(L, &err);
+        lua_pushvalue(L, into_idx);
+        return 1;
+    }
     if (ckt_kernel_map(kb->k, nin, inputs, e, out, &r, &err)) return ckt_l_error(L, &err);
     ckt_lk_newobj(L, kb, ki, CKT_L_KTENSOR, r);
     return 1;
@@ -94,23 +111,41 @@ static ckt_reduce_op checkreduce(lua_State *L, int idx, const char *fn)
 }
 
 /* b:reduce(reg, op [, {block=true, dtype=}]) -> a one-value-per-thread register tensor holding
- * op over the thread's values (and, with block=true, over the whole block) */
+ * op over the thread's values (and, with block=true, over the whole block);
+ * b:reduce(reg, op, {dim = d [, dtype=]}) -> a register tensor in reg's distribution whose value v
+ * is op over the elements of reg's tile on value v's line along dim d (0-based): the row max /
+ * row sum of an accumulator fragment with dim = 1, held by every lane that holds the row */
 static int b_reduce(lua_State *L)
 {
-    static const char *const allowed[] = {"block", "dtype", NULL};
+    static const char *const allowed[] = {"block", "dtype", "dim", NULL};
     l_kernel *kb = ckt_lk_checkbuilder(L, "reduce");
     l_kobj *src = ckt_lk_checkreg(L, 2, kb, NULL);
     ckt_reduce_op op = checkreduce(L, 3, "reduce");
-    int block = 0;
+    int block = 0, dim = -1;
     ckt_dtype dt = CKT_F32;
     if (!lua_isnoneornil(L, 4)) {
         ckt_l_check_fields(L, 4, "reduce", allowed);
         ckt_l_field_bool(L, 4, "reduce", "block", &block);
         if (lua_getfield(L, 4, "dtype") != LUA_TNIL) dt = ckt_l_checkdtype(L, -1, "reduce: dtype");
         lua_pop(L, 1);
+        if (lua_getfield(L, 4, "dim") != LUA_TNIL) {
+            if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0 ||
+                lua_tointeger(L, -1) >= CKT_K_MAX_RANK)
+                return ckt_l_errorf(L, "reduce: dim must be an integer in 0..%d",
+                                    CKT_K_MAX_RANK - 1);
+            dim = (int)lua_tointeger(L, -1);
+        }
+        lua_pop(L, 1);
     }
     int acc;
     ckt_error err;
+    if (dim >= 0) {
+        if (block) return ckt_l_errorf(L, "reduce: dim and block exclude each other");
+        if (ckt_kernel_reduce_dim(kb->k, src->id, dim, op, dt, &acc, &err))
+            return ckt_l_error(L, &err);
+        ckt_lk_newobj(L, kb, 1, CKT_L_KTENSOR, acc);
+        return 1;
+    }
     float init = op == CKT_REDUCE_SUM ? 0.0f : op == CKT_REDUCE_MAX ? -INFINITY : INFINITY;
     if (ckt_kernel_registers(kb->k, dt, -1, 1, &acc, &err) ||
         ckt_kernel_clear(kb->k, acc, init, &err) || ckt_kernel_fold(kb->k, acc, src->id, op, &err))

@@ -112,8 +112,113 @@ void ckt_em_fold(em *e, const ckt_kop *op)
     }
 }
 
+/* "((ckt_i64)tid / div % mod) * c + ..." over d's digits, c the digit's row-major offset in the
+ * tile (skip >= 0: without that dimension's part); "0" without digits */
+static void thread_offset(const ckt_dist *d, const int64_t *st, int skip, char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < d->ndigits && n < cap; i++) {
+        int64_t c = 0;
+        for (int r = 0; r < d->rank; r++)
+            if (r != skip) c += d->coef[i][r] * st[r];
+        if (!c) continue;
+        n += (size_t)snprintf(buf + n, cap - n, "%s((ckt_i64)tid / %lld %% %lld) * %lld",
+                              n ? " + " : "", (long long)d->digit_div[i],
+                              (long long)d->digit_mod[i], (long long)c);
+    }
+    if (!n) snprintf(buf, cap, "0");
+}
+
+/* out[v] = op along dimension `dim` of the source tile (ckt_kernel_reduce_dim): the tile into
+ * the scratch (row-major f32), a barrier, then each thread folds each line its values lie on once
+ * (in order along the line) and gives the result to every value on it; a barrier frees the
+ * scratch. */
+static void dim_reduce(em *e, const ckt_kop *op)
+{
+    const ckt_ktensor *out = ckt_kernel_tensor(e->k, op->r),
+                      *src = ckt_kernel_tensor(e->k, op->inputs[0]);
+    const ckt_dist *d = ckt_kernel_dist(e->k, src->dist);
+    int dim = op->vector_dim, rank = d->rank;
+    int64_t st[CKT_K_MAX_RANK];
+    st[rank - 1] = 1;
+    for (int r = rank - 2; r >= 0; r--) st[r] = st[r + 1] * d->lengths[r + 1];
+    char full[1024], line[1024], s[64], o[64], sf[128], c[400], res[600];
+    thread_offset(d, st, -1, full, sizeof full);
+    thread_offset(d, st, dim, line, sizeof line);
+    bool idle = d->threads < e->block;
+    ckt_em_thread_close(e);
+    ckt_em_line(e, "/* %s = %s of %s along dim %d (%lld elements a line), every holder of a line "
+                   "gets it: the tile through LDS scratch at byte %lld */",
+                out->name,
+                op->rop == CKT_REDUCE_SUM   ? "sum"
+                : op->rop == CKT_REDUCE_MAX ? "max"
+                                            : "min",
+                src->name, dim, (long long)d->lengths[dim],
+                (long long)ckt_kernel_reduce_scratch(e->k));
+    ckt_em_thread_open(e);
+    /* threads the distribution leaves idle hold nothing */
+    if (idle)
+        ckt_em_line(e, "if (tid < %lld) {", (long long)d->threads);
+    else
+        ckt_em_line(e, "{");
+    e->ind++;
+    ckt_em_line(e, "const ckt_i64 ckt_rd = %s;", full);
+    for (int64_t v = 0; v < src->nvalues; v++) {
+        int64_t lin = 0;
+        for (int r = 0; r < rank; r++) lin += d->vcoord[v][r] * st[r];
+        ckt_em_to_f32(src->dtype, ckt_em_reg(e, src, v, s, sizeof s), sf, sizeof sf);
+        ckt_em_line(e, "ckt_red[ckt_rd + %lld] = %s;", (long long)lin, sf);
+    }
+    e->ind--;
+    ckt_em_line(e, "}");
+    ckt_em_barrier(e, "reduce along a dimension: the tile written");
+    ckt_em_thread_open(e);
+    if (idle)
+        ckt_em_line(e, "if (tid < %lld) {", (long long)d->threads);
+    else
+        ckt_em_line(e, "{");
+    e->ind++;
+    ckt_em_line(e, "const ckt_i64 ckt_rl = %s;", line);
+    for (int64_t v = 0; v < src->nvalues; v++) {
+        int64_t key = 0, first = -1;
+        for (int r = 0; r < rank; r++)
+            if (r != dim) key += d->vcoord[v][r] * st[r];
+        for (int64_t u = 0; u < v && first < 0; u++) {
+            int64_t ku = 0;
+            for (int r = 0; r < rank; r++)
+                if (r != dim) ku += d->vcoord[u][r] * st[r];
+            if (ku == key) first = u;
+        }
+        ckt_em_reg(e, out, v, o, sizeof o);
+        if (first >= 0) {
+            ckt_em_line(e, "%s = %s;", o, ckt_em_reg(e, out, first, s, sizeof s));
+            continue;
+        }
+        char rhs[96];
+        snprintf(rhs, sizeof rhs, "ckt_red[ckt_rl + %lld + ckt_j * %lld]", (long long)key,
+                 (long long)st[dim]);
+        ckt_em_line(e, "{");
+        e->ind++;
+        ckt_em_line(e, "float ckt_a = ckt_red[ckt_rl + %lld];", (long long)key);
+        ckt_em_line(e, "for (ckt_i64 ckt_j = 1; ckt_j < %lld; ++ckt_j) ckt_a = %s;",
+                    (long long)d->lengths[dim], combine(op->rop, "ckt_a", rhs, c, sizeof c));
+        ckt_em_from_f32(out->dtype, "ckt_a", res, sizeof res);
+        ckt_em_line(e, "%s = %s;", o, res);
+        e->ind--;
+        ckt_em_line(e, "}");
+    }
+    e->ind--;
+    ckt_em_line(e, "}");
+    ckt_em_barrier(e, "reduce along a dimension: scratch free again");
+}
+
 void ckt_em_block_reduce(em *e, const ckt_kop *op)
 {
+    if (op->ninputs == 1) {
+        dim_reduce(e, op);
+        return;
+    }
     const ckt_ktensor *acc = ckt_kernel_tensor(e->k, op->r);
     int64_t scratch = ckt_kernel_reduce_scratch(e->k), B = e->block, P = 1;
     while (P * 2 <= B) P *= 2;

@@ -1080,6 +1080,131 @@ ckt_status ckt_kernel_block_reduce(ckt_kernel *k, int acc, ckt_reduce_op rop, ck
     return push_op(k, &op, err);
 }
 
+ckt_status ckt_kernel_map_into(ckt_kernel *k, int ninputs, const int *inputs, ckt_expr_id expr,
+                               int into, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "map", err))) return s;
+    if (!is_register(k, into))
+        return ckt_fail(err, CKT_EINVAL, "map: 'into' must be a register tensor");
+    if (ninputs < 1 || ninputs > CKT_K_MAX_INPUTS)
+        return ckt_fail(err, CKT_EINVAL, "map: 1 to %d register tensors", CKT_K_MAX_INPUTS);
+    for (int i = 0; i < ninputs; i++)
+        if (inputs[i] < 0 || inputs[i] >= k->ntensors || k->tensors[inputs[i]].mem != CKT_MEM_REG)
+            return ckt_fail(err, CKT_EINVAL, "map: input %d is not a register tensor", i + 1);
+    const ckt_ktensor *t = &k->tensors[into], *first = &k->tensors[inputs[0]];
+    if (t->dist != first->dist || t->nvalues != first->nvalues)
+        return ckt_fail(err, CKT_EINVAL,
+                        "map: 'into' (%s) is distributed differently from input 1 (%lld values "
+                        "per thread, not %lld)",
+                        t->name, (long long)t->nvalues, (long long)first->nvalues);
+    for (int i = 1; i < ninputs; i++) {
+        const ckt_ktensor *u = &k->tensors[inputs[i]];
+        if (u->dist != first->dist || u->nvalues != first->nvalues)
+            return ckt_fail(err, CKT_EINVAL,
+                            "map: input %d is distributed differently from input 1 (elementwise "
+                            "maps need one distribution)",
+                            i + 1);
+    }
+    if (!ckt_expr_get(&k->ex, expr))
+        return ckt_fail(err, CKT_EINVAL, "map: the function must return an expression");
+    if (!inputs_within(&k->ex, expr, ninputs))
+        return ckt_fail(err, CKT_EINVAL,
+                        "map: the function's result uses an input beyond the %d given (an input of "
+                        "another map?)",
+                        ninputs);
+    ckt_kop op = new_op(CKT_OP_MAP);
+    op.r = into;
+    op.b = expr;
+    op.ninputs = ninputs;
+    memcpy(op.inputs, inputs, sizeof(int) * (size_t)ninputs);
+    return push_op(k, &op, err);
+}
+
+ckt_status ckt_kernel_reduce_dim(ckt_kernel *k, int src, int dim, ckt_reduce_op rop,
+                                 ckt_dtype out_dtype, int *reg, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "reduce", err))) return s;
+    if (!is_register(k, src) || k->tensors[src].dist < 0)
+        return ckt_fail(err, CKT_EINVAL,
+                        "reduce: a reduction along a dimension needs a distributed register "
+                        "tensor (a tile's values by thread)");
+    const ckt_dist *d = &k->dists[k->tensors[src].dist];
+    if (dim < 0 || dim >= d->rank)
+        return ckt_fail(err, CKT_EINVAL, "reduce: dim %d outside 0..%d of the %d-dimensional tile",
+                        dim, d->rank - 1, d->rank);
+    if (k->divergent)
+        return ckt_fail(err, CKT_EINVAL,
+                        "reduce: inside a branch whose condition depends on the thread id "
+                        "(it synchronizes the block)");
+    int64_t elems = 1;
+    for (int r = 0; r < d->rank; r++) elems *= d->lengths[r];
+    if (elems > (int64_t)1 << 20)
+        return ckt_fail(err, CKT_EINVAL, "reduce: a tile of %lld elements is too large for LDS",
+                        (long long)elems);
+    /* every element held by some thread: the scratch is read whole */
+    unsigned char *seen = calloc((size_t)elems, 1);
+    if (!seen) return ckt_fail(err, CKT_ENOMEM, "reduce: out of memory");
+    int64_t held = 0;
+    for (int64_t t = 0; t < d->threads; t++)
+        for (int64_t v = 0; v < d->nvalues; v++) {
+            int64_t c[CKT_K_MAX_RANK], lin = 0;
+            ckt_dist_coord(d, t, v, c);
+            for (int r = 0; r < d->rank; r++) lin = lin * d->lengths[r] + c[r];
+            if (lin >= 0 && lin < elems && !seen[lin]) { seen[lin] = 1; held++; }
+        }
+    free(seen);
+    if (held != elems)
+        return ckt_fail(err, CKT_EINVAL,
+                        "reduce: the distribution holds %lld of the tile's %lld elements (a "
+                        "reduction along a dimension needs all of them)",
+                        (long long)held, (long long)elems);
+    if ((s = ckt_kernel_registers(k, out_dtype, k->tensors[src].dist, k->tensors[src].nvalues, reg,
+                                  err)))
+        return s;
+    ckt_kop op = new_op(CKT_OP_BLOCK_REDUCE);
+    op.r = *reg;
+    op.inputs[0] = src;
+    op.ninputs = 1;
+    op.vector_dim = dim;
+    op.rop = rop;
+    return push_op(k, &op, err);
+}
+
+/* an integer expression over the parameters and constants only */
+static bool over_params(const ckt_expr_pool *p, ckt_expr_id e)
+{
+    const ckt_expr_node *nd = ckt_expr_get(p, e);
+    if (!nd) return true;
+    switch (nd->op) {
+    case CKT_E_TID:
+    case CKT_E_BID:
+    case CKT_E_NBLK:
+    case CKT_E_VAR:
+    case CKT_E_INPUT:
+    case CKT_E_FLOAT: return false;
+    default: break;
+    }
+    return over_params(p, nd->a) && over_params(p, nd->b) && over_params(p, nd->c);
+}
+
+ckt_status ckt_kernel_require(ckt_kernel *k, ckt_expr_id cond, const char *note, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "require", err))) return s;
+    if (!ckt_expr_get(&k->ex, cond) || ckt_expr_type_of(&k->ex, cond) == CKT_T_F32 ||
+        !over_params(&k->ex, cond))
+        return ckt_fail(err, CKT_EINVAL,
+                        "require: the condition must be an integer expression of the parameters "
+                        "(sizes and constants)");
+    ckt_expr_id bad = ckt_expr_binary(&k->ex, CKT_E_EQ, cond, ckt_expr_int(&k->ex, 0));
+    if ((s = expr_ok(k, err))) return s;
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s", note && note[0] ? note : "a condition of the kernel failed");
+    return add_constraint(k, bad, msg, err);
+}
+
 /* ---------------------------------------------------------------- finishing, launches */
 
 static ckt_status mma_operand(const ckt_kernel *k, int reg, const char *what, ckt_dtype want,
@@ -1259,12 +1384,21 @@ ckt_status ckt_kernel_finish(ckt_kernel *k, ckt_error *err)
         k->lds_bytes = k->mbars[i].lds_offset + 8 * k->mbars[i].count;
     }
     /* scratch for block reductions after the tensors */
+    int64_t scratch_bytes = 0;
     for (int i = 0; i < k->nops; i++)
         if (k->ops[i].kind == CKT_OP_BLOCK_REDUCE) {
-            k->scratch = (k->lds_bytes + 15) / 16 * 16;
-            k->lds_bytes = k->scratch + k->block * 4;
-            break;
+            int64_t b = k->block * 4;
+            if (k->ops[i].ninputs == 1) { /* along a dimension: the source's tile */
+                const ckt_dist *d = &k->dists[k->tensors[k->ops[i].inputs[0]].dist];
+                b = 4;
+                for (int r = 0; r < d->rank; r++) b *= d->lengths[r];
+            }
+            if (b > scratch_bytes) scratch_bytes = b;
         }
+    if (scratch_bytes) {
+        k->scratch = (k->lds_bytes + 15) / 16 * 16;
+        k->lds_bytes = k->scratch + scratch_bytes;
+    }
     k->finished = true;
     return CKT_OK;
 }

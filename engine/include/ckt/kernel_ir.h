@@ -159,7 +159,9 @@ typedef enum {
     CKT_OP_CLEAR,        /* reg r = fill */
     CKT_OP_MAP,          /* reg r[v] = expr(inputs[v]) */
     CKT_OP_FOLD,         /* reg r[0] = op(r[0], inputs[0][all v]) */
-    CKT_OP_BLOCK_REDUCE, /* reg r[0] = op over all threads (every thread gets the result) */
+    CKT_OP_BLOCK_REDUCE, /* reg r[0] = op over all threads (every thread gets the result); with
+                            an input (ninputs 1): reg r[v] = op along dim vector_dim of input 0's
+                            tile (ckt_kernel_reduce_dim) */
     CKT_OP_GEMM, /* reg r += inputs[0] x inputs[1]: matrix instruction mma (ckt/mma.h), mma_rep =
                     {MX, NX, P} per wave */
     CKT_OP_COPY_ASYNC, /* LDS window w = global window inputs[0], element by element through dist */
@@ -233,7 +235,8 @@ const ckt_kwindow *ckt_kernel_window(const ckt_kernel *k, int i);
 int64_t ckt_kernel_lds_bytes(const ckt_kernel *k);
 /* Host bytes the kernel holds (its own allocations): what an embedding charges to a script. */
 size_t ckt_kernel_footprint(const ckt_kernel *k);
-/* Byte offset in LDS of the block reductions' scratch (block x 4 bytes); -1 when none. */
+/* Byte offset in LDS of the block reductions' scratch (block x 4 bytes, or the largest tile of a
+ * reduction along a dimension in f32); -1 when none. */
 int64_t ckt_kernel_reduce_scratch(const ckt_kernel *k);
 
 ckt_status ckt_kernel_window_make(ckt_kernel *k, int tensor, int rank, const int64_t *lengths,
@@ -297,6 +300,23 @@ ckt_status ckt_kernel_map(ckt_kernel *k, int ninputs, const int *inputs, ckt_exp
                           ckt_dtype out_dtype, int *reg, ckt_error *err);
 ckt_status ckt_kernel_fold(ckt_kernel *k, int acc, int src, ckt_reduce_op op, ckt_error *err);
 ckt_status ckt_kernel_block_reduce(ckt_kernel *k, int acc, ckt_reduce_op op, ckt_error *err);
+/* out[v] = expr over inputs[i][v], written into the existing register tensor `into` (same
+ * distribution and values as the inputs; it may be one of them): loop-carried state such as a
+ * running maximum or a rescaled accumulator. */
+ckt_status ckt_kernel_map_into(ckt_kernel *k, int ninputs, const int *inputs, ckt_expr_id expr,
+                               int into, ckt_error *err);
+/* A reduction along one dimension of a distributed tile, every holder getting the result: *reg
+ * (src's distribution, out_dtype) holds at value v op over the elements of src's tile that share
+ * value v's coordinates in every dimension but `dim` -- the row maximum / row sum of an MMA
+ * accumulator fragment (dim 1 of an M x N tile), broadcast to the lanes that hold the row. Through
+ * LDS scratch (the tile in f32, after the tensors) between two barriers; each thread folds each
+ * line its values lie on once, in order. src's distribution must cover its tile. Not inside a
+ * branch on the thread id. */
+ckt_status ckt_kernel_reduce_dim(ckt_kernel *k, int src, int dim, ckt_reduce_op op,
+                                 ckt_dtype out_dtype, int *reg, ckt_error *err);
+/* A launch condition: the launch is refused with `note` unless cond (an integer expression over
+ * the parameters) is nonzero at the arguments given. */
+ckt_status ckt_kernel_require(ckt_kernel *k, ckt_expr_id cond, const char *note, ckt_error *err);
 /* c += a x b by matrix instruction `mma` (a ckt_mma_at index), each wave issuing rep[0] x rep[1]
  * instruction tiles times rep[2] along K; register value orders as in ckt/gemm.h. The block must
  * be whole waves; the dtypes and values per thread must be the instruction's. Block-uniform. */

@@ -1,0 +1,269 @@
+-- ckt kernel library: attention forward (flash attention), O = softmax(Q Kᵀ · scale + mask) V with
+-- the log-sum-exp of every row kept (LSE, f32), built from the builder's own pieces:
+--   * b:blockwise_gemm for both products (mma.sync m16n8k16 on NVIDIA, MFMA 32x32x8 on AMD, and
+--     their lane-exact emulation on the CPU targets), operands in LDS;
+--   * the row max and row sum of the score accumulator S as b:reduce(S, op, {dim = 1}) over the
+--     fragment's own distribution (every lane that holds a row gets its statistic);
+--   * the running max m, sum l and output O as loop-carried registers (b:map{into = }), O rescaled
+--     by exp(m_old - m_new) each key tile (online softmax), O /= l and LSE = m + log(l) at the end.
+-- One block per (batch, head, query tile of BR rows); a loop over key tiles of BC columns.
+--
+--   local attention = require "ckt.kernels.attention"
+--   local k, grid = attention.build{dtype = "f16", head_dim = 64, causal = true, target = "cpu:sm_90"}
+--   exe:launch{grid = grid(B, H, S_q), Q = q, K = kk, V = v, O = o, LSE = lse,
+--              B = B, H = H, H_kv = H_kv, S_q = S_q, S_k = S_k [, lengths = lens]}
+--
+-- Options: dtype ("f16" | "bf16"), head_dim (a multiple of 16 up to 256; 64 and 128 tested),
+-- causal (bottom-right aligned: query i sees keys j <= i + S_k - S_q), lengths (true: an i32
+-- parameter `lengths` with each batch's key length; keys >= min(lengths[b], S_k) are masked),
+-- scale (default 1/sqrt(head_dim)), layout ("bhsd", default, or "bshd": contiguous either way),
+-- strides (true: runtime sizes q_stride_b, q_stride_h, q_stride_s and the same for k_, v_, o_,
+-- each a promised multiple of 8 elements; the head dim contiguous), tile ({BR, BC}), target, name.
+-- Rows that see no key at all (causal with S_q > S_k, a zero length) give O = 0 and LSE = -inf.
+local ckt = ckt or require "ckt"
+local attention = {}
+
+local function fail(msg) error("attention: " .. msg, 3) end
+
+attention.OPTIONS = {"dtype", "head_dim", "causal", "lengths", "scale", "layout", "strides", "tile", "target", "name"}
+
+-- The matrix instruction's traits for an M x N accumulator: every wave along M (one instruction
+-- row a wave), the instruction tiles of a wave along N.
+-- (AMD: the 16x16x16 MFMA, so that the O accumulator of head_dim 128 takes 32 registers a lane
+-- and 4 waves share the tile; with the 32x32x8 one and 2 waves it spilled to scratch on gfx90a.)
+local function traits(p, M, N)
+  local instr = p.amd and (p.dtype == "f16" and "mfma_f32_16x16x16f16" or "mfma_f32_16x16x16bf16_1k")
+                      or ("mma_m16n8k16_" .. p.dtype)
+  local n = p.amd and 16 or 8
+  assert(M // 16 * (p.amd and 64 or 32) == p.block)
+  return ckt.gemm_traits{instr = instr, m_per_wave = 1, n_per_wave = N // n, k_pack = p.amd and 8 or 2}
+end
+
+-- Checks the options and derives the plan.
+function attention.plan(o)
+  if type(o) ~= "table" then fail("build takes a table of options") end
+  local known = {}
+  for _, n in ipairs(attention.OPTIONS) do known[n] = true end
+  for key in pairs(o) do if not known[key] then fail(("unknown option '%s' (known: %s)"):format(tostring(key), table.concat(attention.OPTIONS, ", "))) end end
+  local p = {}
+  p.dtype = o.dtype or "f16"
+  if p.dtype ~= "f16" and p.dtype ~= "bf16" then fail(("dtype must be f16 or bf16, got %s"):format(tostring(p.dtype))) end
+  p.D = o.head_dim
+  if math.type(p.D) ~= "integer" or p.D < 16 or p.D > 256 or p.D % 16 ~= 0 then
+    fail(("head_dim must be an integer multiple of 16 in 16..256, got %s"):format(tostring(o.head_dim)))
+  end
+  for _, b in ipairs{"causal", "lengths", "strides"} do
+    if o[b] ~= nil and type(o[b]) ~= "boolean" then fail(("%s must be a boolean, got %s"):format(b, type(o[b]))) end
+  end
+  p.causal, p.lengths, p.strides = o.causal == true, o.lengths == true, o.strides == true
+  p.layout = o.layout or "bhsd"
+  if p.layout ~= "bhsd" and p.layout ~= "bshd" then fail(("layout must be \"bhsd\" or \"bshd\", got %s"):format(tostring(p.layout))) end
+  if o.layout and p.strides then fail("layout and strides exclude each other (strides = true takes the strides at launch)") end
+  p.scale = o.scale or 1 / math.sqrt(p.D)
+  if type(p.scale) ~= "number" or p.scale ~= p.scale or p.scale == math.huge or p.scale == -math.huge then
+    fail(("scale must be a finite number, got %s"):format(tostring(o.scale)))
+  end
+  p.target = o.target or ckt.default_target()
+  local ok, rec = pcall(ckt.target, p.target)
+  if not ok then fail(("target: %s"):format(tostring(rec))) end
+  p.amd = rec.vendor == "amd"
+  if p.amd and p.dtype == "bf16" and (rec.arch or ""):match("gfx908") then fail("bf16 needs gfx90a or newer (gfx908 has no bf16_1k MFMA)") end
+  p.block = p.amd and 256 or 128 -- 4 warps (mma.sync) or 4 waves (MFMA) of 16 rows: a 64-row query tile
+  local tile = o.tile or {64, p.D <= 64 and 64 or 32}
+  if type(tile) ~= "table" then fail("tile must be {BR, BC}") end
+  p.BR, p.BC = tile[1], tile[2]
+  if p.BR ~= 64 then fail(("tile: BR must be 64 (the query tile of 4 waves), got %s"):format(tostring(p.BR))) end
+  local nmin = p.amd and 32 or 16
+  if math.type(p.BC) ~= "integer" or p.BC < nmin or p.BC > 128 or p.BC % nmin ~= 0 then
+    fail(("tile: BC must be a multiple of %d in %d..128, got %s"):format(nmin, nmin, tostring(p.BC)))
+  end
+  p.T1 = traits(p, p.BR, p.BC) -- S = Q Kᵀ: BR x BC, K = head_dim
+  p.T2 = traits(p, p.BR, p.D)  -- O += P V: BR x D, K = BC
+  p.name = o.name or ("attn_" .. p.dtype .. "_d" .. p.D .. (p.causal and "_causal" or "") .. (p.lengths and "_varlen" or ""))
+  return p
+end
+
+-- The copies of a rows x D tile: 16-byte vectors along D, D/8 threads along a row
+local function copy_threads(p, rank4)
+  local cols = p.D // 8
+  local rows = p.block // cols
+  if rank4 then return ckt.layout({1, 1, rows, cols}, {p.block, p.block, cols, 1}), rows, cols end
+  return ckt.layout({rows, cols}, {cols, 1}), rows, cols
+end
+
+-- The kernel body
+local function body(b, p)
+  local dt, D, BR, BC = p.dtype, p.D, p.BR, p.BC
+  local NEG = -math.huge
+  local Q = b:pointer("Q", dt, {const = true})
+  local K = b:pointer("K", dt, {const = true})
+  local V = b:pointer("V", dt, {const = true})
+  local O = b:pointer("O", dt)
+  local LSE = b:pointer("LSE", "f32")
+  local LEN = p.lengths and b:pointer("lengths", "i32", {const = true}) or nil
+  local B, H, H_kv = b:size("B"), b:size("H"), b:size("H_kv")
+  local S_q, S_k = b:size("S_q"), b:size("S_k")
+  -- refused at launch, before anything runs
+  for _, s in ipairs{{B, "B"}, {H, "H"}, {H_kv, "H_kv"}, {S_q, "S_q"}, {S_k, "S_k"}} do
+    b:require(ckt.gt(s[1], 0), ("attention: %s must be positive"):format(s[2]))
+  end
+  b:require(ckt.eq(H % H_kv, 0), "attention: H must be a multiple of H_kv (the K/V heads)")
+
+  -- strides (elements) of (b, h, s) for each of Q, K, V, O; the head dim is contiguous
+  local function strides(name, heads, S)
+    if p.strides then
+      return {b:size(name .. "_stride_b", {multiple_of = 8}), b:size(name .. "_stride_h", {multiple_of = 8}),
+              b:size(name .. "_stride_s", {multiple_of = 8}), 1}
+    -- (a constant times one size first: the range analysis refuses a constant times a product of
+    -- sizes that could leave 64 bits)
+    elseif p.layout == "bshd" then return {S * (heads * D), D, heads * D, 1} end
+    return {heads * (S * D), S * D, D, 1}
+  end
+  local sq, sk, sv, so = strides("q", H, S_q), strides("k", H_kv, S_k), strides("v", H_kv, S_k), strides("o", H, S_q)
+  local gq = ckt.tensor(Q, dt, {shape = {B, H, S_q, D}, stride = sq}, {pad = true})
+  local gk = ckt.tensor(K, dt, {shape = {B, H_kv, S_k, D}, stride = sk}, {pad = true})
+  local gv = ckt.tensor(V, dt, {shape = {B, H_kv, S_k, D}, stride = sv}, {pad = true})
+  local go = ckt.tensor(O, dt, {shape = {B, H, S_q, D}, stride = so}, {pad = true})
+  local gl = ckt.tensor(LSE, "f32", {shape = {B, H, S_q}}, {pad = true})
+
+  -- LDS: Q (kept for every key tile, then the output's way out), K (BC x D), V as the N x K
+  -- operand (D x BC, rows of V contiguous), P (BR x BC), a row-statistic buffer broadcast along
+  -- its columns, the row / column indices and the batch's key length
+  local W = math.max(BC, D)
+  local sQ = ckt.tensor("lds", dt, ckt.layout({BR, D}, {D, 1}))
+  local sK = ckt.tensor("lds", dt, ckt.layout({BC, D}, {D, 1}))
+  local sV = ckt.tensor("lds", dt, ckt.layout({D, BC}, {1, D}))
+  local sP = ckt.tensor("lds", dt, ckt.layout({BR, BC}, {BC, 1}))
+  local sStat = ckt.tensor("lds", "f32", ckt.layout({BR, W}, {1, 0}))
+  local sRow = ckt.tensor("lds", "i32", ckt.layout({BR, BC}, {1, 0}))
+  local sCol = ckt.tensor("lds", "i32", ckt.layout({BR, BC}, {0, 1}))
+  local sLen = p.lengths and ckt.tensor("lds", "i32", ckt.layout({BR, BC}, {0, 0})) or nil
+
+  -- the block's (batch, head, query tile); the K/V head of a query head (GQA)
+  local nq = b:let((S_q + BR - 1) // BR, "nq")
+  local bid = b:block_id()
+  local qt = b:let(bid % nq, "qt")
+  local bh = b:let(bid // nq, "bh")
+  local bi, hi = b:let(bh // H, "bi"), b:let(bh % H, "hi")
+  local hk = b:let(hi // (H // H_kv), "hk")
+  local q0 = b:let(qt * BR, "q0")
+
+  local tid = b:thread_id()
+  local thr4, rows = copy_threads(p, true)
+  local thr2 = copy_threads(p, false)
+  local function to_lds(dst, src)
+    b:copy(ckt.local_partition(dst, thr2, tid, {scalar_per_vector = 8, vector_dim = 1}),
+           ckt.local_partition(src, thr4, tid, {scalar_per_vector = 8, vector_dim = 3}))
+  end
+  assert(BR % rows == 0 and BC % rows == 0)
+
+  -- Q tile -> LDS (rows past S_q read 0)
+  to_lds(ckt.tile_window(sQ, {BR, D}, {0, 0}), ckt.tile_window(gq, {1, 1, BR, D}, {bi, hi, q0, 0}))
+  -- row and column indices of the score tile (each thread writes its own), the key length
+  local function iota(t, n, lengths) -- thread i < n writes i at element i of the row / column
+    local r = ckt.tensor("register", "i32", ckt.layout({n, 1}, {1, 0}), {lengths = lengths})
+    b:map(function() return tid end, r, {into = r})
+    ckt.tile_window(t, lengths, {0, 0}):store(r)
+  end
+  iota(sRow, BR, {BR, 1})
+  iota(sCol, BC, {1, BC})
+  if p.lengths then
+    local gn = ckt.tensor(LEN, "i32", {shape = {B, 1}, stride = {1, 0}})
+    ckt.tile_window(sLen, {1, 1}, {0, 0}):store(ckt.tile_window(gn, {1, 1}, {bi, 0}):load())
+  end
+  b:sync()
+
+  -- the accumulators: S (BR x BC) and O (BR x D) in their fragments' distributions; the running
+  -- max and sum in S's distribution (a row's value held by every lane holding the row)
+  local T1, T2 = p.T1, p.T2
+  local S = b:make_blockwise_gemm_xdl_c_vgpr(sQ, sK, T1)
+  local acc = b:make_blockwise_gemm_xdl_c_vgpr(sP, sV, T2)
+  local m = b:make_blockwise_gemm_xdl_c_vgpr(sQ, sK, T1)
+  local l = b:make_blockwise_gemm_xdl_c_vgpr(sQ, sK, T1)
+  local function s_part(t, lengths) return ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(t, lengths or {BR, BC}, {0, 0}), T1) end
+  local function o_part(t) return ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(t, {BR, D}, {0, 0}), T2) end
+  local row, col = s_part(sRow):load(), s_part(sCol):load()
+  local len = p.lengths and s_part(sLen):load() or nil
+  b:clear(acc, 0)
+  b:clear(m, NEG)
+  b:clear(l, 0)
+
+  -- key tiles: all of them, or (causal) up to the one holding key q0 + BR - 1 + S_k - S_q
+  local nk = (S_k + BC - 1) // BC
+  if p.causal then nk = ckt.min(nk, ckt.max(q0 + BR + S_k - S_q + BC - 1, 0) // BC) end
+  nk = b:let(nk, "nk")
+  local scale = p.scale
+  local shift = S_k - S_q -- causal: query i sees keys j <= i + shift
+
+  b:loop(nk, function(kt)
+    local k0 = kt * BC
+    to_lds(ckt.tile_window(sK, {BC, D}, {0, 0}), ckt.tile_window(gk, {1, 1, BC, D}, {bi, hk, k0, 0}))
+    -- V (BC x D) into the D x BC operand: the same threads, the vectors along sV's dim 0
+    b:copy(ckt.local_partition(ckt.tile_window(sV, {D, BC}, {0, 0}), ckt.layout({D // 8, rows}, {1, D // 8}), tid, {scalar_per_vector = 8, vector_dim = 0}),
+           ckt.local_partition(ckt.tile_window(gv, {1, 1, BC, D}, {bi, hk, k0, 0}), thr4, tid, {scalar_per_vector = 8, vector_dim = 3}))
+    b:sync()
+    -- S = Q Kᵀ
+    b:clear(S, 0)
+    b:blockwise_gemm(sQ, sK, S, T1)
+    -- scale and mask: keys past the length (or S_k), and above the diagonal when causal
+    local function masked(s, r, c, n)
+      local j = k0 + c
+      local ok = ckt.lt(j, n and ckt.min(n, S_k) or S_k)
+      if p.causal then ok = ckt.land(ok, ckt.le(j, q0 + r + shift)) end
+      return ckt.select(ok, s * scale, NEG)
+    end
+    if len then b:map(masked, S, row, col, len, {into = S})
+    else b:map(function(s, r, c) return masked(s, r, c) end, S, row, col, {into = S}) end
+    -- online softmax: the row max over the fragment, the new running max, P, the row sum
+    local mt = b:reduce(S, "max", {dim = 1})
+    local function safe(x) return ckt.select(ckt.eq(x, NEG), 0, x) end -- an all-masked row: exp(-inf) = 0, never NaN
+    local alpha = b:map(function(mo, t) return ckt.exp(mo - safe(ckt.max(mo, t))) end, m, mt)
+    b:map(function(mo, t) return ckt.max(mo, t) end, m, mt, {into = m})
+    b:map(function(s, mn) return ckt.exp(s - safe(mn)) end, S, m, {into = S})
+    local ls = b:reduce(S, "sum", {dim = 1})
+    b:map(function(lo, a, s) return lo * a + s end, l, alpha, ls, {into = l})
+    -- P (rounded to the input dtype) -> LDS as the A operand; alpha -> O's distribution through
+    -- the statistic buffer (each row's value at the row, read back along O's columns)
+    s_part(sP):store(S)
+    s_part(sStat):store(alpha)
+    b:sync()
+    local a2 = o_part(sStat):load()
+    b:map(function(o, a) return o * a end, acc, a2, {into = acc})
+    -- O += P V
+    b:blockwise_gemm(sP, sV, acc, T2)
+    b:sync()
+  end)
+
+  -- O /= l (0 for a row without keys), LSE = m + log(l) (-inf then)
+  local inv = b:map(function(s) return ckt.select(ckt.gt(s, 0), 1 / s, 0) end, l)
+  s_part(sStat):store(inv)
+  b:sync()
+  local i2 = o_part(sStat):load()
+  b:map(function(o, a) return o * a end, acc, i2, {into = acc})
+  o_part(sQ):store(acc) -- rounded to dtype, through Q's buffer (Q is no longer read)
+  b:sync()
+  local lse = b:map(function(mx, s) return ckt.select(ckt.gt(s, 0), mx + ckt.log(s), NEG) end, m, l)
+  s_part(sStat):store(lse)
+  b:sync()
+  b:copy(ckt.local_partition(ckt.tile_window(go, {1, 1, BR, D}, {bi, hi, q0, 0}), thr4, tid, {scalar_per_vector = 8, vector_dim = 3}),
+         ckt.local_partition(ckt.tile_window(sQ, {BR, D}, {0, 0}), thr2, tid, {scalar_per_vector = 8, vector_dim = 1}))
+  b:copy(ckt.local_partition(ckt.tile_window(gl, {1, 1, BR}, {bi, hi, q0}), ckt.layout({1, 1, BR}, {BR, BR, 1}), tid),
+         ckt.local_partition(ckt.tile_window(sStat, {BR, 1}, {0, 0}), ckt.layout({BR, 1}, {1, BR}), tid))
+end
+
+-- attention.build(options) -> kernel, grid(B, H, S_q) (the block count), plan
+function attention.build(o)
+  local p = attention.plan(o)
+  local k = ckt.kernel{name = p.name, block = p.block, build = function(b) body(b, p) end}
+  local function grid(B, H, S_q)
+    for _, x in ipairs{{B, "B"}, {H, "H"}, {S_q, "S_q"}} do
+      if math.type(x[1]) ~= "integer" or x[1] < 1 then error(("attention: grid: %s must be a positive integer, got %s"):format(x[2], tostring(x[1])), 2) end
+    end
+    return B * H * ((S_q + p.BR - 1) // p.BR)
+  end
+  return k, grid, p
+end
+
+attention.reference = require "ckt.kernels.attention.reference"
+
+return attention
