@@ -61,6 +61,12 @@ const uint8_t *ckt_binary_code(const ckt_binary *b, size_t *size)
     return b ? b->code : NULL;
 }
 const ckt_resources *ckt_binary_resources(const ckt_binary *b) { return b ? &b->res : NULL; }
+int64_t ckt_binary_dynamic_shared_bytes(const ckt_binary *b) { return b ? b->dynamic_shared : -1; }
+int64_t ckt_binary_total_shared_bytes(const ckt_binary *b)
+{
+    if (!b || b->res.shared_bytes < 0 || b->dynamic_shared < 0) return -1;
+    return b->res.shared_bytes + b->dynamic_shared;
+}
 const char *ckt_binary_log(const ckt_binary *b) { return b && b->log ? b->log : ""; }
 const char *ckt_binary_disassembly(const ckt_binary *b)
 {

@@ -3,6 +3,7 @@
  * .sgpr_count, .agpr_count, .group_segment_fixed_size, .private_segment_fixed_size and the
  * spill counts. The input is untrusted: every read is bounds-checked. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ckt/jit.h"
@@ -498,4 +499,171 @@ ckt_status ckt_cubin_kernel_args(const uint8_t *elf, size_t size, const char *ke
         return nv_info_params(elf + off, elf + off + sz, want, kernel, sizes, cap, count, err);
     }
     return ckt_fail(err, CKT_EINVAL, "cubin: no section %s", want);
+}
+
+/* ---- cubin: a kernel's registers, stack frame and static shared memory ----
+ * .text.<kernel>'s sh_info holds the kernel's symbol index in its low 24 bits (sm_8x: the
+ * register count in the top 8). The global .nv.info section holds format-4 records of
+ * (u32 symbol, u32 value): EIATTR_REGCOUNT (0x2f) and EIATTR_FRAME_SIZE (0x11). The
+ * .nv.shared.<kernel> section (SHT_NOBITS) is the static shared memory, plus 1 KiB that ptxas
+ * reserves in it from sm_90 (checked against ptxas' report for NVRTC 13.0 cubins, sm_80 to
+ * sm_90a: tests/unit/data/ptxas). */
+ckt_status ckt_cubin_resources(const uint8_t *elf, size_t size, const char *kernel,
+                               const char *arch, ckt_resources *out, ckt_error *err)
+{
+    if (!elf || !kernel || !out)
+        return ckt_fail(err, CKT_EINVAL, "cubin: %s is NULL",
+                        !elf      ? "elf"
+                        : !kernel ? "kernel"
+                                  : "out");
+    ckt_resources r = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+    elf_sections e;
+    ckt_status st = elf_sections_of(elf, size, "cubin", &e, err);
+    if (st) return st;
+    if (e.shstrndx >= e.shnum)
+        return ckt_fail(err, CKT_EINVAL, "cubin: section headers out of bounds");
+    uint64_t stroff, strsz;
+    elf_section(&e, elf, e.shstrndx, &stroff, &strsz);
+    if (stroff > size || strsz > size - stroff)
+        return ckt_fail(err, CKT_EINVAL, "cubin: section names out of bounds");
+    char text[160], shared[160];
+    int tl = snprintf(text, sizeof text, ".text.%s", kernel);
+    int sl = snprintf(shared, sizeof shared, ".nv.shared.%s", kernel);
+    if (tl < 0 || sl < 0 || (size_t)sl >= sizeof shared)
+        return ckt_fail(err, CKT_EINVAL, "cubin: kernel name too long");
+    int64_t sym = -1, shared_size = 0;
+    uint16_t info_sec = 0xffff;
+    for (uint16_t i = 0; i < e.shnum; i++) {
+        uint64_t off, sz;
+        const uint8_t *sh = elf_section(&e, elf, i, &off, &sz);
+        uint32_t nameoff, info;
+        memcpy(&nameoff, sh, 4);
+        memcpy(&info, sh + 0x2c, 4);
+        if (nameoff >= strsz) continue;
+        const char *name = (const char *)elf + stroff + nameoff;
+        size_t room = (size_t)(strsz - nameoff);
+        if (room > (size_t)tl && !memcmp(name, text, (size_t)tl + 1)) {
+            sym = info & 0xffffff;
+            if (info >> 24) r.registers = info >> 24;
+        } else if (room > (size_t)sl && !memcmp(name, shared, (size_t)sl + 1))
+            shared_size = (int64_t)sz;
+        else if (room > 8 && !memcmp(name, ".nv.info", 9))
+            info_sec = i;
+    }
+    if (sym < 0) return ckt_fail(err, CKT_EINVAL, "cubin: no section %s", text);
+    if (info_sec != 0xffff) {
+        uint64_t off, sz;
+        elf_section(&e, elf, info_sec, &off, &sz);
+        if (off > size || sz > size - off)
+            return ckt_fail(err, CKT_EINVAL, "cubin: .nv.info out of bounds");
+        const uint8_t *p = elf + off, *end = p + sz;
+        while (end - p >= 4) {
+            uint8_t fmt = p[0], attr = p[1];
+            uint16_t v;
+            memcpy(&v, p + 2, 2);
+            if (fmt != 4) {
+                p += 4;
+                continue;
+            }
+            if (v > end - p - 4)
+                return ckt_fail(err, CKT_EINVAL, "cubin: .nv.info record runs past the section");
+            uint32_t s32, val;
+            if (v == 8 && (attr == 0x2f || attr == 0x11)) {
+                memcpy(&s32, p + 4, 4);
+                memcpy(&val, p + 8, 4);
+                if (s32 == (uint32_t)sym) {
+                    if (attr == 0x2f) r.registers = val;
+                    if (attr == 0x11) r.scratch_bytes = val;
+                }
+            }
+            p += 4 + v;
+        }
+    }
+    int sm = arch && !strncmp(arch, "sm_", 3) ? atoi(arch + 3) : 0;
+    int64_t reserved = sm >= 90 ? 1024 : 0;
+    r.shared_bytes = shared_size >= reserved ? shared_size - reserved : shared_size;
+    if (r.scratch_bytes == 0) r.spill_stores = r.spill_loads = 0; /* spills need a frame */
+    *out = r;
+    return CKT_OK;
+}
+
+/* ---- ptxas' verbose report in a log ---- */
+
+/* the number just before `p` (skipping spaces), or -1 */
+static int64_t number_before(const char *line, const char *p)
+{
+    while (p > line && p[-1] == ' ') p--;
+    const char *q = p;
+    while (q > line && q[-1] >= '0' && q[-1] <= '9') q--;
+    return q == p ? -1 : strtoll(q, NULL, 10);
+}
+
+/* the number before `what` in the line [l, end), or -1 when the line has no `what` */
+static int64_t field_in(const char *l, const char *end, const char *what)
+{
+    size_t n = strlen(what);
+    for (const char *p = l; p + n <= end; p++)
+        if (!memcmp(p, what, n)) return number_before(l, p);
+    return -1;
+}
+
+static int line_has(const char *l, const char *end, const char *what)
+{
+    size_t n = strlen(what);
+    for (const char *p = l; p + n <= end; p++)
+        if (!memcmp(p, what, n)) return 1;
+    return 0;
+}
+
+ckt_status ckt_ptxas_log_resources(const char *log, const char *kernel, ckt_resources *out,
+                                   ckt_error *err)
+{
+    if (!log || !kernel || !out)
+        return ckt_fail(err, CKT_EINVAL, "ptxas log: %s is NULL",
+                        !log      ? "log"
+                        : !kernel ? "kernel"
+                                  : "out");
+    ckt_resources r = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+    char entry[192], props[192];
+    snprintf(entry, sizeof entry, "Compiling entry function '%s'", kernel);
+    snprintf(props, sizeof props, "Function properties for %s", kernel);
+    /* Lines of interest: from "Compiling entry function 'K'" to the next entry. Within it,
+     * "Function properties for K" (exactly K: callees have their own) is followed by the frame
+     * and spill line; "Used N registers, ..., N bytes smem, ..." is the entry's. */
+    int in_entry = 0, after_props = 0, found = 0;
+    for (const char *l = log; *l;) {
+        const char *end = strchr(l, '\n');
+        if (!end) end = l + strlen(l);
+        if (line_has(l, end, "Compiling entry function '")) {
+            in_entry = line_has(l, end, entry);
+            found |= in_entry;
+            after_props = 0;
+        } else if (in_entry) {
+            const char *pp = NULL;
+            size_t pn = strlen(props);
+            for (const char *p = l; p + pn <= end; p++)
+                if (!memcmp(p, props, pn)) pp = p;
+            if (pp) {
+                /* the name must end there: "for K" is not "for K2" */
+                after_props = pp + pn == end || pp[pn] == '\r' || pp[pn] == ' ';
+            } else if (after_props && line_has(l, end, "bytes stack frame")) {
+                r.scratch_bytes = field_in(l, end, "bytes stack frame");
+                r.spill_stores = field_in(l, end, "bytes spill stores");
+                r.spill_loads = field_in(l, end, "bytes spill loads");
+                after_props = 0;
+            } else if (line_has(l, end, "Used ") && line_has(l, end, " registers")) {
+                r.registers = field_in(l, end, " registers");
+                int64_t smem = field_in(l, end, " bytes smem");
+                r.shared_bytes = smem < 0 ? 0 : smem; /* ptxas leaves out 0 bytes */
+                after_props = 0;
+            } else if (line_has(l, end, "Function properties for "))
+                after_props = 0; /* a callee's */
+        }
+        l = *end ? end + 1 : end;
+    }
+    if (!found || r.registers < 0)
+        return ckt_fail(err, CKT_EINVAL, "ptxas log: no report for the entry function '%.64s'%s",
+                        kernel, found ? " (no register count)" : "");
+    *out = r;
+    return CKT_OK;
 }

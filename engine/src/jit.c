@@ -33,14 +33,16 @@ enum {
     F_COUNT
 };
 
+enum { NRES = 10 }; /* the int64 fields of ckt_resources, in order */
+
 static uint8_t *serialize(const ckt_binary *b, size_t *size)
 {
-    int64_t res[10] = {b->res.vgprs,        b->res.sgprs,       b->res.agprs,
-                       b->res.vgpr_spills,  b->res.sgpr_spills, b->res.registers,
-                       b->res.spill_stores, b->res.spill_loads, b->res.shared_bytes,
-                       b->res.scratch_bytes};
-    uint8_t resb[80];
-    for (int i = 0; i < 10; i++)
+    int64_t res[NRES] = {b->res.vgprs,        b->res.sgprs,       b->res.agprs,
+                         b->res.vgpr_spills,  b->res.sgpr_spills, b->res.registers,
+                         b->res.spill_stores, b->res.spill_loads, b->res.shared_bytes,
+                         b->res.scratch_bytes};
+    uint8_t resb[8 * NRES];
+    for (int i = 0; i < NRES; i++)
         for (int j = 0; j < 8; j++) resb[8 * i + j] = (uint8_t)((uint64_t)res[i] >> (8 * j));
     const void *f[F_COUNT] = {b->target,        b->compiler,
                               b->kernel_name,   resb,
@@ -88,9 +90,9 @@ static int deserialize(const uint8_t *p, size_t n, ckt_binary *b)
         case F_DIS1:
         case F_DIS2: dst = b->disasm_cmd[i - F_DIS0], cap = sizeof b->disasm_cmd[0]; break;
         case F_RES: {
-            if (len != 80) return 0;
-            int64_t r[10];
-            for (int k = 0; k < 10; k++) {
+            if (len != 8 * NRES) return 0;
+            int64_t r[NRES];
+            for (int k = 0; k < NRES; k++) {
                 uint64_t v = 0;
                 for (int j = 7; j >= 0; j--) v = v << 8 | p[8 * k + j];
                 r[k] = (int64_t)v;
@@ -162,11 +164,28 @@ static ckt_status check_request(const ckt_compile_request *req, ckt_binary **out
     return CKT_OK;
 }
 
+/* Dynamic shared memory / LDS as the source declares it: the size ckt's emitter writes beside
+ * its `extern __shared__ ... ckt_lds[]; / * N bytes, requested at launch` (emit_gpu.c); -1 for
+ * another extern __shared__ declaration (its size is the launch's); 0 with none, and on the CPU
+ * (whose LDS is the kernel's K__lds_bytes, allocated by the runtime). */
+static int64_t dynamic_lds_of(const char *src, const ckt_target_record *t)
+{
+    if (t->compiler == CKT_COMPILER_HOST_CC) return 0;
+    const char *p = strstr(src, "extern __shared__");
+    if (!p) return 0;
+    const char *mark = strstr(p, "ckt_lds[]; /* ");
+    const char *eol = strchr(p, '\n');
+    if (!mark || (eol && mark > eol)) return -1;
+    char *end;
+    long long n = strtoll(mark + 14, &end, 10);
+    return end != mark + 14 && !strncmp(end, " bytes, requested at launch", 27) && n >= 0 ? n : -1;
+}
+
 /* The cache key: everything that can change the output. */
 static void cache_key(const ckt_compile_request *req, const ckt_target_record *t,
                       const char *identity, char key[CKT_CACHE_KEY_LEN + 1])
 {
-    const char *parts[48] = {"ckt-jit-cache-2", ckt_version(),    identity,
+    const char *parts[48] = {"ckt-jit-cache-3", ckt_version(),    identity,
                              t->name,           req->kernel_name, req->source};
     int n = 6;
     for (int i = 0; i < req->noptions; i++) parts[n++] = req->options[i];
@@ -209,6 +228,7 @@ ckt_status ckt_compile_record(ckt_context *ctx, const ckt_target_record *t,
             free(payload);
             if (ok) {
                 b->from_cache = 1;
+                b->dynamic_shared = dynamic_lds_of(req->source, t);
                 b->compile_only = (flags & CKT_COMPILE_ONLY) != 0;
                 b->ms = ckt_jit_now_ms() - t0;
                 *out = b;
@@ -227,6 +247,7 @@ ckt_status ckt_compile_record(ckt_context *ctx, const ckt_target_record *t,
         return st;
     }
     b->compile_only = (flags & CKT_COMPILE_ONLY) != 0;
+    b->dynamic_shared = dynamic_lds_of(req->source, t);
     if (key[0]) {
         size_t size;
         uint8_t *payload = serialize(b, &size);

@@ -12,6 +12,7 @@ struct ckt_binary {
     uint8_t *code;
     size_t code_size;
     ckt_resources res;
+    int64_t dynamic_shared; /* ckt_binary_dynamic_shared_bytes (from the source, not cached) */
     char *log;
     char *disasm;
     int disasm_done;        /* disassembly runs on first request, not in the compile path */

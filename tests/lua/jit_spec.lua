@@ -127,3 +127,70 @@ describe("ckt.compile", function()
     assert.truthy(err{target = "cpu", source = "int x;", name = "x", cach = false}:find("cach"))
   end)
 end)
+
+describe("compile reports (issue 29)", function()
+  it("reads every resource field of the library kernels whatever was compiled before, dynamic LDS as such", function()
+    local copy, tr = require "ckt.kernels.copy", require "ckt.kernels.transpose"
+    local k = copy.build{dtype = "f32"}
+    for _, t in ipairs{"gfx90a", "sm_90", "gfx90a", "sm_90a"} do
+      if available(t) then
+        local r = k:compile{target = t, compile_only = true, cache = false}:resources()
+        local amd = t:sub(1, 3) == "gfx"
+        local regs = amd and r.vgprs or r.registers
+        assert.is_true(regs > 0, t)
+        if amd then
+          assert.is_true(r.sgprs > 0); assert.is_true(r.agprs >= 0)
+          assert.equal(0, r.vgpr_spills); assert.equal(0, r.sgpr_spills)
+        else
+          assert.equal(0, r.spill_stores); assert.equal(0, r.spill_loads)
+        end
+        assert.equal(0, r.lds_bytes); assert.equal(0, r.dynamic_lds_bytes); assert.equal(0, r.total_lds_bytes)
+        assert.equal(0, r.scratch_bytes)
+        -- the f16 transpose: 64 KiB on NVIDIA, dynamic (above the 48 KiB static limit); its AMD
+        -- tile (32 KiB) is static
+        local kt = tr.build{dtype = "f16", target = t}
+        local want = kt:lds_bytes()
+        assert.is_true(amd or want > 48 * 1024, t)
+        local rt = kt:compile{target = t, compile_only = true, cache = false}:resources()
+        assert.equal(want, rt.total_lds_bytes, t)
+        assert.equal(amd and want or 0, rt.static_lds_bytes); assert.equal(amd and 0 or want, rt.dynamic_lds_bytes)
+        assert.equal(rt.static_lds_bytes, rt.lds_bytes)
+      end
+    end
+  end)
+end)
+
+describe("ckt.compile_all", function()
+  it("compiles many at once on the pool, results in order", function()
+    local copy = require "ckt.kernels.copy"
+    local list = {}
+    for i = 1, 6 do list[i] = {kernel = copy.build{dtype = "f32", tile = {i, 256}, name = "pool_copy_" .. i}, target = "cpu", cache = false} end
+    list[7] = {source = "int answer(void) { return 42; }", name = "answer", target = "cpu", cache = false}
+    assert.is_true(ckt.compile_pool_threads() >= 1)
+    for _, opts in ipairs{{}, {threads = 1}, {threads = 3}} do
+      local r = ckt.compile_all(list, opts)
+      assert.equal(7, #r)
+      for i = 1, 6 do assert.truthy(tostring(r[i]):find("pool_copy_" .. i .. " for cpu", 1, true)) end
+      assert.equal("answer", r[7]:kernel_name())
+    end
+    assert.same({}, ckt.compile_all{})
+  end)
+
+  it("refuses bad input with reasons and raises the first failure after all finished", function()
+    local copy = require "ckt.kernels.copy"
+    local k = copy.build{dtype = "f32"}
+    local function err(...) local ok, e = pcall(ckt.compile_all, ...); assert.is_false(ok); return tostring(e) end
+    assert.truthy(err(nil):find("table expected"))
+    assert.truthy(err{5}:find("entry 1: a table"))
+    assert.truthy(err{{kernel = 5}}:find("entry 1: kernel must be a built ckt.kernel"))
+    assert.truthy(err{{kernel = k, bogus = 1}}:find("unknown option 'bogus'"))
+    assert.truthy(err{{source = "int x;", target = "cpu"}}:find("field 'name' is required"))
+    assert.truthy(err{{name = "x", target = "cpu"}}:find("field 'source'"))
+    assert.truthy(err({{kernel = k}}, {threads = 0}):find("threads 0 is outside"))
+    assert.truthy(err({{kernel = k}}, {threads = 257}):find("threads 257 is outside"))
+    assert.truthy(err({{kernel = k}}, {thread = 2}):find("thread"))
+    assert.truthy(err{{kernel = k, target = "vulkan"}}:find("entry 1 %(copy_f32 for vulkan%).*unknown target"))
+    local e = err{{kernel = k, target = "cpu", cache = false}, {source = "int f(void) { return 1 }", name = "f", target = "cpu", cache = false}}
+    assert.truthy(e:find("entry 2 (f for cpu)", 1, true)); assert.truthy(e:find("cpu compile failed", 1, true))
+  end)
+end)

@@ -53,12 +53,15 @@ typedef struct ckt_cpu_launch {
 #endif
 #define CKT_CPU_LDS_ALIGN 64
 
-/* Resource usage read from the code object (AMD: AMDGPU metadata note; NVIDIA: ptxas info). */
+/* Resource usage (-1 where unknown). AMD: the code object's AMDGPU metadata note. NVIDIA: the
+ * cubin (registers: EIATTR_REGCOUNT, stack frame: EIATTR_FRAME_SIZE, static shared memory: the
+ * .nv.shared.<kernel> section) and the spills from ptxas' report of this kernel's entry in the
+ * log. Dynamic shared memory is not here: ckt_binary_dynamic_shared_bytes. */
 typedef struct ckt_resources {
     int64_t vgprs, sgprs, agprs, vgpr_spills, sgpr_spills; /* AMD; -1 where unknown */
     int64_t registers, spill_stores, spill_loads;          /* NVIDIA */
-    int64_t shared_bytes;  /* LDS (group segment) / static shared memory */
-    int64_t scratch_bytes; /* private segment / local memory per thread */
+    int64_t shared_bytes;  /* static LDS (group segment) / static shared memory */
+    int64_t scratch_bytes; /* private segment / local memory (stack frame) per thread */
 } ckt_resources;
 
 typedef struct ckt_binary ckt_binary;
@@ -80,6 +83,12 @@ const ckt_target_record *ckt_binary_target_record(const ckt_binary *b); /* the p
 const uint8_t *ckt_binary_code(const ckt_binary *b,
                                size_t *size); /* code object / cubin / shared object */
 const ckt_resources *ckt_binary_resources(const ckt_binary *b);
+/* Dynamic shared memory / LDS, what the source declares extern and the launch requests: the size
+ * ckt's emitter writes beside its declaration; -1 for a hand-written extern declaration (its size
+ * is the launch's); 0 when the source declares none (and on the CPU). */
+int64_t ckt_binary_dynamic_shared_bytes(const ckt_binary *b);
+/* Static + dynamic shared memory, or -1 when either is unknown. */
+int64_t ckt_binary_total_shared_bytes(const ckt_binary *b);
 const char *ckt_binary_log(const ckt_binary *b);
 const char *
 ckt_binary_disassembly(const ckt_binary *b); /* NULL when no disassembler is installed */
@@ -95,6 +104,17 @@ int ckt_binary_compile_only(const ckt_binary *b); /* compiled with CKT_COMPILE_O
  */
 ckt_status ckt_code_object_resources(const uint8_t *elf, size_t size, ckt_resources *out,
                                      ckt_error *err);
+/* The resources of `kernel` in a cubin (registers, static shared memory, the stack frame; spills
+ * are not in the cubin: -1, or 0 when the stack frame is 0). arch: "sm_80" ... (sm_90 and newer
+ * reserve 1 KiB of the .nv.shared section). */
+ckt_status ckt_cubin_resources(const uint8_t *elf, size_t size, const char *kernel,
+                               const char *arch, ckt_resources *out, ckt_error *err);
+/* ptxas' verbose report (--ptxas-options=-v, NVRTC's log) for the entry function `kernel`:
+ * registers, static shared memory, stack frame, spill stores and loads. Only the lines of that
+ * entry are read (a log can report several entries and their callees); CKT_EINVAL when the log
+ * does not report the entry. */
+ckt_status ckt_ptxas_log_resources(const char *log, const char *kernel, ckt_resources *out,
+                                   ckt_error *err);
 /* The explicit arguments of `kernel` in that metadata (.args without the hidden_* ones): their
  * sizes in bytes, in order, into sizes[0..*count). The HIP runtime checks launches against them. */
 ckt_status ckt_code_object_kernel_args(const uint8_t *elf, size_t size, const char *kernel,
