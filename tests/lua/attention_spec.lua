@@ -1,0 +1,186 @@
+-- The attention forward (ckt.kernels.attention) on the CPU targets against the double-precision
+-- reference, element by element (outputs poisoned before every run; sizes that do not divide the
+-- tiles; GQA; causal with S_q ~= S_k; per-batch key lengths; BSHD and runtime strides), the bad
+-- input it refuses before anything runs, and the builder pieces it added: b:reduce{dim=},
+-- b:map{into=}, b:require.
+local ckt = require "ckt"
+local attention = require "ckt.kernels.attention"
+
+local dev = ckt.device("cpu")
+local function up(a) local b = dev:alloc(a:dtype(), #a); b:upload(a); return b end
+
+-- one run of case c on target t; returns the kernel's O and LSE and the reference's
+local function run(t, c)
+  local D, B, H, H_kv, S_q, S_k = c.D, c.B, c.H, c.H_kv or c.H, c.S_q, c.S_k
+  local k, grid = attention.build{dtype = c.dtype, head_dim = D, causal = c.causal, lengths = c.lengths ~= nil,
+                                  target = t, layout = c.layout}
+  local exe = k:compile{target = t}
+  local function arr(n, seed) return ckt.array(c.dtype, n):random{seed = seed, lo = -1, hi = 1} end
+  local q, kk, v = arr(B * H * S_q * D, 1), arr(B * H_kv * S_k * D, 2), arr(B * H_kv * S_k * D, 3)
+  local o, lse = ckt.array(c.dtype, B * H * S_q * D), ckt.array("f32", B * H * S_q)
+  o:poison(); lse:poison()
+  local bo, bl = up(o), up(lse)
+  local args = {grid = grid(B, H, S_q), Q = up(q), K = up(kk), V = up(v), O = bo, LSE = bl,
+                B = B, H = H, H_kv = H_kv, S_q = S_q, S_k = S_k}
+  local lens
+  if c.lengths then
+    lens = ckt.array("i32", B)
+    for i = 1, B do lens[i - 1] = c.lengths[i] end
+    args.lengths = up(lens)
+  end
+  exe:launch(args)
+  bo:download(o); bl:download(lse)
+  local ro, rl = attention.reference(q, kk, v, {B = B, H = H, H_kv = H_kv, S_q = S_q, S_k = S_k, head_dim = D,
+                                                causal = c.causal, lengths = lens, layout = c.layout})
+  return o, lse, ro, rl
+end
+
+-- f16: P and O rounded once each (2^-11 relative, |O| <= 1); bf16: 2^-8
+local function check(t, c)
+  local o, lse, ro, rl = run(t, c)
+  local tol = c.dtype == "f16" and 2e-3 or 1.6e-2
+  local ok, err, at = o:compare(ro, {atol = tol, rtol = tol})
+  assert.is_true(ok, ("%s O: max error %g at %s"):format(t, err, tostring(at)))
+  ok, err, at = lse:compare(rl, {atol = 1e-4, rtol = 1e-4})
+  assert.is_true(ok, ("%s LSE: max error %g at %s"):format(t, err, tostring(at)))
+end
+
+-- small shapes: S not a multiple of the tiles, two query tiles, GQA ratio 2 or 4
+local CASES = {
+  {dtype = "f16", D = 64, B = 1, H = 2, H_kv = 1, S_q = 70, S_k = 45},
+  {dtype = "f16", D = 64, B = 2, H = 4, H_kv = 1, S_q = 37, S_k = 83, causal = true},
+  {dtype = "bf16", D = 64, B = 2, H = 2, S_q = 33, S_k = 70, causal = true, lengths = {50, 0}},
+  {dtype = "f16", D = 128, B = 2, H = 2, H_kv = 1, S_q = 65, S_k = 40, causal = true}, -- S_q > S_k: rows without keys
+  {dtype = "bf16", D = 128, B = 2, H = 2, H_kv = 2, S_q = 20, S_k = 50, lengths = {7, 80}, layout = "bshd"},
+}
+
+describe("attention forward on the CPU targets", function()
+  -- every case on mma.sync's emulation, two on MFMA's (cpu = cpu:gfx90a): the suite stays quick
+  for _, t in ipairs{"cpu:sm_90", "cpu"} do
+    for i, c in ipairs(CASES) do
+      if t == "cpu:sm_90" or i == 3 or i == 4 then it(("%s: case %d (%s, head_dim %d, %s%s%s)"):format(t, i, c.dtype, c.D, c.causal and "causal" or "not causal",
+                                                     c.lengths and ", key lengths" or "", c.layout and (", " .. c.layout) or ""), function()
+        check(t, c)
+      end) end
+    end
+  end
+
+  it("rows that see no key give O = 0 and LSE = -inf", function()
+    local o, lse = run("cpu:sm_90", {dtype = "f16", D = 64, B = 1, H = 1, S_q = 40, S_k = 10, causal = true})
+    -- query i sees keys j <= i - 30: rows 0..29 see none
+    for i = 0, 29 do
+      assert.are.equal(-math.huge, lse[i])
+      assert.are.equal(0, o[i * 64])
+    end
+    assert.is_true(lse[30] > -math.huge)
+  end)
+
+  it("the statistics live in the score fragment's distribution", function()
+    local k = attention.build{dtype = "f16", head_dim = 64, target = "cpu:sm_90"}
+    local src = k:source("cpu:sm_90")
+    assert.is_truthy(src:find("max of", 1, true))
+    assert.is_truthy(src:find("along dim 1", 1, true))
+  end)
+end)
+
+describe("attention refuses bad input before anything runs", function()
+  local k, grid = attention.build{dtype = "f16", head_dim = 64, target = "cpu:sm_90"}
+  local exe = k:compile{target = "cpu:sm_90"}
+  local B, H, H_kv, S_q, S_k, D = 1, 4, 2, 16, 16, 64
+  local function bufs(o)
+    o = o or {}
+    local function z(dt, n) local b = dev:alloc(dt, n); b:upload(ckt.array(dt, n)); return b end
+    return {Q = z(o.qdt or "f16", o.qn or B * H * S_q * D), K = z("f16", B * H_kv * S_k * D), V = z("f16", B * H_kv * S_k * D),
+            O = z("f16", B * H * S_q * D), LSE = z(o.ldt or "f32", B * H * S_q)}
+  end
+  local function launch(over, o)
+    local a = bufs(o)
+    a.grid, a.B, a.H, a.H_kv, a.S_q, a.S_k = grid(B, H, S_q), B, H, H_kv, S_q, S_k
+    for key, v in pairs(over) do a[key] = v end
+    return select(2, pcall(exe.launch, exe, a))
+  end
+  it("H not a multiple of H_kv", function() assert.matches("H must be a multiple of H_kv", launch{H_kv = 3}) end)
+  it("zero and negative sizes", function()
+    assert.matches("S_k must be positive", launch{S_k = 0})
+    assert.matches("H_kv must be positive", launch{H_kv = 0})
+    assert.matches("S_q", launch{S_q = -1})
+  end)
+  it("sizes larger than the buffers (a wrong head dim among them)", function()
+    assert.matches("'Q'", launch({}, {qn = B * H * S_q * 32}))
+    assert.matches("'K'", launch{S_k = 17})
+  end)
+  it("wrong dtypes", function()
+    assert.matches("Q", launch({}, {qdt = "bf16"}))
+    assert.matches("LSE", launch({}, {ldt = "f16"}))
+  end)
+  it("bad options name the option", function()
+    assert.has_error(function() attention.build{dtype = "f32", head_dim = 64} end, nil)
+    assert.matches("head_dim", select(2, pcall(attention.build, {dtype = "f16", head_dim = 60})))
+    assert.matches("unknown option 'heads'", select(2, pcall(attention.build, {head_dim = 64, heads = 2})))
+    assert.matches("grid: S_q", select(2, pcall(grid, 1, 1, 0)))
+  end)
+end)
+
+describe("builder pieces the attention kernel added", function()
+  local T = ckt.gemm_traits{instr = "mma_m16n8k16_f16", m_per_wave = 1, n_per_wave = 4, k_pack = 2}
+  local M, N = 64, 32
+  local function kernel(body)
+    return ckt.kernel{name = "rowred", block = 128, build = function(b)
+      local X = b:pointer("X", "f32", {const = true})
+      local Y = b:pointer("Y", "f32")
+      local n = b:size("n")
+      local gx = ckt.tensor(X, "f32", {shape = {M, N}})
+      local gy = ckt.tensor(Y, "f32", {shape = {M, N}})
+      local part = function(g) return ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(g, {M, N}, {0, 0}), T) end
+      part(gy):store(body(b, part(gx):load(), n))
+    end}
+  end
+  local x = ckt.array("f32", M * N):random{seed = 5, lo = -4, hi = 4}
+  local function exec(k, nv)
+    local exe = k:compile{target = "cpu:sm_90"}
+    local by = dev:alloc("f32", M * N)
+    local ok, e = pcall(exe.launch, exe, {grid = 1, X = up(x), Y = by, n = nv or 1})
+    if not ok then return nil, e end
+    local y = ckt.array("f32", M * N); by:download(y)
+    return y
+  end
+
+  it("b:reduce{dim=} gives every holder of a row (dim 1) or column (dim 0) its reduction", function()
+    local y = exec(kernel(function(b, r)
+      local mx, sm = b:reduce(r, "max", {dim = 1}), b:reduce(r, "sum", {dim = 0})
+      return b:map(function(m, s) return m * 1024 + s end, mx, sm)
+    end))
+    for i = 0, M - 1 do
+      local m = -math.huge
+      for j = 0, N - 1 do m = math.max(m, x[i * N + j]) end
+      for j = 0, N - 1 do
+        local s = 0.0
+        for ii = 0, M - 1 do s = s + x[ii * N + j] end
+        assert.is_true(math.abs(y[i * N + j] - (m * 1024 + s)) < 1e-3)
+      end
+    end
+  end)
+
+  it("b:map{into=} updates a register in place; b:require refuses a launch", function()
+    local k = kernel(function(b, r, n)
+      b:require(ckt.gt(n, 2), "n must exceed 2")
+      b:map(function(v) return v * 2 end, r, {into = r})
+      return r
+    end)
+    local y = exec(k, 3)
+    for i = 0, M * N - 1 do assert.are.equal(x[i] * 2, y[i]) end
+    local _, e = exec(k, 2)
+    assert.matches("n must exceed 2", e)
+  end)
+
+  it("refusals name the argument", function()
+    local function refused(body) return select(2, pcall(function() return kernel(body):source("cpu:sm_90") end)) end
+    assert.matches("dim 2 outside", refused(function(b, r) return b:reduce(r, "max", {dim = 2}) end))
+    assert.matches("dim and block", refused(function(b, r) return b:reduce(r, "max", {dim = 1, block = true}) end))
+    assert.matches("distributed register", refused(function(b, r)
+      b:reduce(ckt.tensor("register", "f32", 4), "max", {dim = 0}); return r end))
+    assert.matches("into", refused(function(b, r)
+      b:map(function(v) return v end, r, {into = ckt.tensor("register", "f32", 4)}); return r end))
+    assert.matches("require: the condition", refused(function(b, r) b:require(b:thread_id(), "x"); return r end))
+  end)
+end)
