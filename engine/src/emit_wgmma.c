@@ -101,8 +101,12 @@ static void cuda_issue(ckt_emit_out *o, const ckt_wgmma_site *x)
     for (long long i = 0; i < CV && n < sizeof regs; i++)
         n += (size_t)snprintf(regs + n, sizeof regs - n, "%s%%%lld", i ? ", " : "", i);
     ckt_emit_put(o, "asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %%%lld, 0; \"", CV + 2);
-    ckt_emit_put(o, "             \"%s {%s}, %%%lld, %%%lld, p, 1, 1, %d, %d; }\"", x->m->isa, regs,
-                 CV, CV + 1, x->tra, x->trb);
+    if (x->m->k == 32) /* the 8-bit forms: K-major operands, no transpose immediates */
+        ckt_emit_put(o, "             \"%s {%s}, %%%lld, %%%lld, p, 1, 1; }\"", x->m->isa, regs, CV,
+                     CV + 1);
+    else
+        ckt_emit_put(o, "             \"%s {%s}, %%%lld, %%%lld, p, 1, 1, %d, %d; }\"", x->m->isa,
+                     regs, CV, CV + 1, x->tra, x->trb);
     for (long long i = 0; i < CV; i += 8) {
         char line[600];
         size_t q = 0;
@@ -156,6 +160,14 @@ static void c_open(ckt_emit_out *o, const ckt_wgmma_site *x, long long warpgroup
 
 static void c_issue(ckt_emit_out *o, const ckt_wgmma_site *x)
 {
+    if (x->m->k == 32) { /* the 8-bit forms: the operands' format, 1 e5m2 and 0 e4m3 */
+        ckt_emit_put(o,
+                     "ckt_emu_wgmma8(ckt_lds, %lldu, ckt_da, ckt_db, %lld, %d, %d, &%s[ckt_wg * "
+                     "128][0], %lld, ckt_cb);",
+                     (long long)ckt_kernel_lds_bytes(x->k), (long long)x->m->n, x->m->a == CKT_E5M2,
+                     x->m->b == CKT_E5M2, x->c->name, (long long)x->c->nvalues);
+        return;
+    }
     ckt_emit_put(o,
                  "ckt_emu_wgmma(ckt_lds, %lldu, ckt_da, ckt_db, %lld, %d, %d, %d, &%s[ckt_wg * "
                  "128][0], %lld, ckt_cb);",
@@ -233,8 +245,8 @@ ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_k
     tile_offset(tb, ex, offb, sizeof offb);
     ckt_emit_put(&o,
                  "{ /* blockwise_gemm: %s += %s x %s by %s, %lld x %lld warpgroups of %lld x %lld "
-                 "instruction tiles, %lld K steps of 16",
-                 c->name, ta->name, tb->name, m->isa, WM, WN, MX, NX, KS);
+                 "instruction tiles, %lld K steps of %lld",
+                 c->name, ta->name, tb->name, m->isa, WM, WN, MX, NX, KS, (long long)m->k);
     ckt_emit_put(&o, "   * descriptors from the LDS layouts: %s", da);
     ckt_emit_put(&o, "   *                                   %s */", db);
     o.ind++;

@@ -28,6 +28,7 @@ ckt_status ckt_wgmma_operand_plan(const ckt_layout *tile, const ckt_swizzle *sw,
             "wgmma: operand %c: %lld repeats, %lld K steps, %lld warpgroups (each 1..16)", which,
             (long long)reps, (long long)ksteps, (long long)groups);
     memset(out, 0, sizeof *out);
+    const int64_t kin = 32 / ((int64_t)ckt_dtype_size(dtype) ? (int64_t)ckt_dtype_size(dtype) : 1);
     out->rows = rows, out->reps = reps, out->groups = groups, out->ksteps = ksteps;
     out->align = ckt_wgmma_tile_alignment(sw, dtype);
     for (int64_t g = 0; g < groups; g++)
@@ -35,7 +36,7 @@ ckt_status ckt_wgmma_operand_plan(const ckt_layout *tile, const ckt_swizzle *sw,
             for (int64_t kk = 0; kk < ksteps; kk++) {
                 ckt_wgmma_desc d;
                 ckt_status s = ckt_wgmma_desc_make(tile, sw, dtype, rows, (g * reps + r) * rows,
-                                                   kk * 16, &d, err);
+                                                   kk * kin, &d, err);
                 if (s) {
                     char pre[96];
                     snprintf(
@@ -116,12 +117,12 @@ ckt_status ckt_kernel_blockwise_wgmma_async(ckt_kernel *k, int a_lds, int b_lds,
     if ((s = ckt_gemm_geometry(t, mpb, npb, kpa, ckt_kernel_block(k), &g, err))) return s;
     if (g.pack != 1)
         return ckt_fail(err, CKT_EINVAL,
-                        "blockwise_gemm: %s takes k_pack %lld (one K step of 16 per instruction)",
-                        m->name, (long long)m->k_chunk);
+                        "blockwise_gemm: %s takes k_pack %lld (one K step of %lld per instruction)",
+                        m->name, (long long)m->k_chunk, (long long)m->k);
     if ((s = ckt_gemm_check_c(k, t, mpb, npb, c_reg, err))) return s;
     ckt_wgmma_operand pa, pb;
     const ckt_swizzle *swa = ta->swizzled ? &ta->sw : NULL, *swb = tb->swizzled ? &tb->sw : NULL;
-    int64_t ks = kpa / 16;
+    int64_t ks = kpa / m->k;
     if ((s = ckt_wgmma_operand_plan(&ta->layout, swa, ta->dtype, m->m, t->m_per_wave, g.waves_m, ks,
                                     'A', &pa, err)) ||
         (s = ckt_wgmma_operand_plan(&tb->layout, swb, tb->dtype, m->n, t->n_per_wave, g.waves_n, ks,

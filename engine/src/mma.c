@@ -54,6 +54,22 @@
             "descriptors; sm_90a"                                                                  \
     }
 
+/* wgmma.mma_async m64nNk32 with 8-bit float operands (.e4m3, .e5m2; f32 accumulators): the D
+ * fragment of the 16-bit forms; K = 32 (32 bytes, as the 16-bit forms' 16); A and B K-major only
+ * (the 8-bit forms have no transpose operands); A from registers: value i at row 16w + g +
+ * 8*((i>>2)&1), column 4t + (i&3) + 16*(i>>3). */
+#define WG8_A "((4,8,4),(4,2,2)):((4,32,512),(1,256,16))"
+#define WGMMA8(N, T, DT, C)                                                                        \
+    {                                                                                              \
+        "wgmma_m64n" #N "k32_" #T, "wgmma.mma_async.sync.aligned.m64n" #N "k32.f32." #T "." #T,    \
+            CKT_VENDOR_NVIDIA, ON_HARDWARE, 64, N, 32, DT, DT, CKT_F32, 128, 16, 0, (N) / 2, 32,   \
+            WG8_A, "", C, "wgmma.mma_async.sync.aligned.m64n" #N "k32.f32." #T "." #T, "",         \
+            "ckt_emu_wgmma8", false,                                                               \
+            "D(64x" #N " f32) = A(64x32 " #T ") B(32x" #N " " #T                                   \
+            ") + D, a warpgroup of 128 threads, A and B K-major in shared memory through matrix "  \
+            "descriptors; sm_90a"                                                                  \
+    }
+
 static const ckt_mma table[] = {
     {"mfma_f32_32x32x8f16", "v_mfma_f32_32x32x8f16", CKT_VENDOR_AMD, ON_HARDWARE, MFMA32(CKT_F16),
      "__builtin_amdgcn_mfma_f32_32x32x8f16", "half4", "ckt_emu_mfma_32x32x8", false,
@@ -93,6 +109,12 @@ static const ckt_mma table[] = {
     WGMMA(64, bf16, CKT_BF16, WG_C64),
     WGMMA(128, bf16, CKT_BF16, WG_C128),
     WGMMA(256, bf16, CKT_BF16, WG_C256),
+    WGMMA8(64, e4m3, CKT_E4M3, WG_C64),
+    WGMMA8(128, e4m3, CKT_E4M3, WG_C128),
+    WGMMA8(256, e4m3, CKT_E4M3, WG_C256),
+    WGMMA8(64, e5m2, CKT_E5M2, WG_C64),
+    WGMMA8(128, e5m2, CKT_E5M2, WG_C128),
+    WGMMA8(256, e5m2, CKT_E5M2, WG_C256),
 };
 #define NMMA ((int)(sizeof table / sizeof *table))
 

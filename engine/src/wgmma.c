@@ -83,9 +83,11 @@ ckt_status ckt_wgmma_desc_make(const ckt_layout *tile, const ckt_swizzle *sw, ck
                                ckt_error *err)
 {
     if (!tile || !out) return ckt_fail(err, CKT_EINVAL, "wgmma descriptor: NULL argument");
-    if (dtype != CKT_F16 && dtype != CKT_BF16)
+    const bool fp8 = dtype == CKT_E4M3 || dtype == CKT_E5M2;
+    if (dtype != CKT_F16 && dtype != CKT_BF16 && !fp8)
         return ckt_fail(err, CKT_EUNSUPPORTED,
-                        "wgmma descriptor: dtype %s: only f16 and bf16 operands are described here",
+                        "wgmma descriptor: dtype %s: only f16, bf16, e4m3 and e5m2 operands are "
+                        "described here",
                         ckt_dtype_name(dtype) ? ckt_dtype_name(dtype) : "?");
     if (ckt_tuple_rank(&tile->shape) != 2)
         return ckt_fail(err, CKT_EINVAL,
@@ -95,17 +97,19 @@ ckt_status ckt_wgmma_desc_make(const ckt_layout *tile, const ckt_swizzle *sw, ck
     ckt_status s;
     if ((s = ckt_layout_mode(tile, 0, &m0, err)) || (s = ckt_layout_mode(tile, 1, &m1, err)))
         return s;
+    /* one instruction's K is 32 bytes: 16 elements of 16 bits, 32 of 8 */
     int64_t R = ckt_layout_size(&m0), K = ckt_layout_size(&m1), e = (int64_t)ckt_dtype_size(dtype),
-            t = 16 / e;
+            t = 16 / e, kin = 32 / e;
     if (rows < 8 || rows % 8)
         return ckt_fail(err, CKT_EINVAL,
                         "wgmma descriptor: rows %lld is not a positive multiple of 8",
                         (long long)rows);
-    if (row0 < 0 || k0 < 0 || row0 + rows > R || k0 + 16 > K)
-        return ckt_fail(
-            err, CKT_EINVAL,
-            "wgmma descriptor: the %lldx16 operand at (%lld, %lld) does not fit the %lldx%lld tile",
-            (long long)rows, (long long)row0, (long long)k0, (long long)R, (long long)K);
+    if (row0 < 0 || k0 < 0 || row0 + rows > R || k0 + kin > K)
+        return ckt_fail(err, CKT_EINVAL,
+                        "wgmma descriptor: the %lldx%lld operand at (%lld, %lld) does not fit the "
+                        "%lldx%lld tile",
+                        (long long)rows, (long long)kin, (long long)row0, (long long)k0,
+                        (long long)R, (long long)K);
     int w = swizzle_width(sw, e);
     if (w < 0)
         return ckt_fail(
@@ -134,6 +138,12 @@ ckt_status ckt_wgmma_desc_make(const ckt_layout *tile, const ckt_swizzle *sw, ck
                         "16 contiguous bytes along K (K-major) or along M/N (M/N-major)",
                         (long long)row0, (long long)k0, (long long)(o01 - o00),
                         (long long)(o10 - o00));
+    if (d.mn_major && fp8)
+        return ckt_fail(err, CKT_EINVAL,
+                        "wgmma descriptor: the %s operand is M/N-major (the rows contiguous at "
+                        "(%lld, %lld)): the 8-bit wgmma forms read K-major operands only (no "
+                        "transpose)",
+                        ckt_dtype_name(dtype), (long long)row0, (long long)k0);
     d.start = o00 * e;
     if (d.start % 16)
         return ckt_fail(err, CKT_EINVAL,
@@ -173,7 +183,7 @@ ckt_status ckt_wgmma_desc_make(const ckt_layout *tile, const ckt_swizzle *sw, ck
     if ((s = field("leading byte offset", d.lbo, lw, err)) ||
         (s = field("stride byte offset", d.sbo, sw_, err)))
         return s;
-    for (int64_t k = 0; k < 16; k++)
+    for (int64_t k = 0; k < kin; k++)
         for (int64_t r = 0; r < rows; r++) {
             int64_t o;
             if ((s = at(tile, R, row0 + r, k0 + k, &o, err))) return s;
@@ -182,13 +192,13 @@ ckt_status ckt_wgmma_desc_make(const ckt_layout *tile, const ckt_swizzle *sw, ck
             if (want != got)
                 return ckt_fail(
                     err, CKT_EINVAL,
-                    "wgmma descriptor: element (row %lld, k %lld) of the %lldx16 operand at (%lld, "
-                    "%lld) is at byte %lld of the tile, but the descriptor "
+                    "wgmma descriptor: element (row %lld, k %lld) of the %lldx%lld operand at "
+                    "(%lld, %lld) is at byte %lld of the tile, but the descriptor "
                     "(start %lld, LBO %lld, SBO %lld, %s%s) reads byte %lld: the layout is not one "
                     "the hardware reads (%s)",
-                    (long long)r, (long long)k, (long long)rows, (long long)row0, (long long)k0,
-                    (long long)want, (long long)d.start, (long long)d.lbo, (long long)d.sbo,
-                    w ? "" : "no swizzle",
+                    (long long)r, (long long)k, (long long)rows, (long long)kin, (long long)row0,
+                    (long long)k0, (long long)want, (long long)d.start, (long long)d.lbo,
+                    (long long)d.sbo, w ? "" : "no swizzle",
                     w == 32    ? "32B swizzle"
                     : w == 64  ? "64B swizzle"
                     : w == 128 ? "128B swizzle"

@@ -50,7 +50,7 @@ function copies.bulk(g, full, tm, tn, kt)
       local n = rows // 64
       for j = 0, n - 1 do box(ckt.local_tile(gt, {64, TK}, {at_tile * n + j, kt}), {64, TK}, {64 * j, 0}) end
     else
-      local w = math.min(TK, 64)
+      local w = g.p.k_atom -- a K-major atom: 128 bytes of K (hopper.lua)
       for j = 0, TK // w - 1 do box(ckt.local_tile(gt, {rows, w}, {at_tile, kt * (TK // w) + j}), {rows, w}, {0, w * j}) end
     end
   end
@@ -61,7 +61,7 @@ end
 -- box) and `empty` (the block's threads have released a stage: one arrival a thread)
 function copies.barriers(g)
   local TK = g.TK
-  local function boxes(c, rows) return c.vector_dim == 0 and rows // 64 or TK // math.min(TK, 64) end
+  local function boxes(c, rows) return c.vector_dim == 0 and rows // 64 or TK // g.p.k_atom end
   return g.b:mbarriers{count = g.S, arrivals = boxes(g.p.a_copy, g.TM) + boxes(g.p.b_copy, g.TN)},
          g.b:mbarriers{count = g.S, arrivals = g.p.block}
 end

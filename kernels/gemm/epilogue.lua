@@ -12,7 +12,7 @@ local epilogue = {}
 -- 16-byte vectors whole rows at a time. Both warpgroups' rows map onto the one buffer (stride 0),
 -- so it fits beside the stages.
 local function staged(p)
-  return p.hopper and p.copy == "tma" and not p.persistent and p.out ~= "f32" and p.aligned and p.waves_n == 1 and p.m_per_wave == 1
+  return p.hopper and not p.fp8 and p.copy == "tma" and not p.persistent and p.out ~= "f32" and p.aligned and p.waves_n == 1 and p.m_per_wave == 1
          and p.block % (p.TN // p.v) == 0 and 64 % (p.block // (p.TN // p.v)) == 0
 end
 
@@ -36,12 +36,25 @@ local function store_staged(g, stage_c, res, tm, tn)
   end
 end
 
+-- fp8: C = scale_A . scale_B . (A . B): the one-element scales read in the accumulators' own
+-- distribution from tensors of stride 0 (every value the element), the product in f32 (scale_A x
+-- scale_B rounded to f32 once, then times each accumulator), before the user's epilogue
+function epilogue.scaled(g, acc)
+  if not g.scale_A then return acc end
+  local function load(ptr)
+    local t = ckt.tensor(ptr, "f32", {shape = {g.TM, g.TN}, stride = {0, 0}})
+    return ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(t, {g.TM, g.TN}, {0, 0}), g.T):load()
+  end
+  return g.b:map(function(x, a, b) return x * (a * b) end, acc, load(g.scale_A), load(g.scale_B))
+end
+
 -- The epilogue of kernel context g: a function(acc, tm, tn) storing C's tile (tm, tn). Makes its
 -- LDS buffer, if any, at once (before the pipeline's mbarriers).
 function epilogue.new(g)
   local p = g.p
   local stage_c = staged(p) and ckt.tensor("lds", p.out, ckt.layout({{64, p.waves_m}, g.TN}, {{g.TN + 8, 0}, 1})) or nil
   return function(acc, tm, tn)
+    acc = epilogue.scaled(g, acc)
     local res = p.epilogue and g.b:map(p.epilogue, acc) or acc
     if stage_c then return store_staged(g, stage_c, res, tm, tn) end
     ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.local_tile(g.gc, {g.TM, g.TN}, {tm, tn}), g.T):store(res)

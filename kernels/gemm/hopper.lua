@@ -23,10 +23,15 @@ function hopper.setup(p, o)
   local cols, n = p.TN // wn, nil
   for _, c in ipairs{256, 128, 64} do if cols % c == 0 then n = c; break end end
   if not n then fail(("tile TN %d gives %d columns per warpgroup, not a multiple of 64 (wgmma n64/n128/n256)"):format(p.TN, cols)) end
-  if not (p.TK == 16 or p.TK == 32 or p.TK % 64 == 0) then fail(("tile TK %d must be 16, 32, or a multiple of 64 (whole swizzle rows of 16-bit elements)"):format(p.TK)) end
-  if o.k_pack and o.k_pack ~= 16 then fail(("k_pack %s: wgmma takes its whole K of 16 from LDS (k_pack 16)"):format(tostring(o.k_pack))) end
+  -- one instruction's K is 32 bytes (16 elements of 16 bits, 32 of the 8-bit floats); a swizzle
+  -- row 32, 64 or 128 bytes (p.k_atom elements: the K-major LDS atom and bulk-copy box width)
+  local e = p.fp8 and 1 or 2
+  local kin, row = 32 // e, 128 // e
+  if not (p.TK == kin or p.TK == 2 * kin or p.TK % row == 0) then fail(("tile TK %d must be %d, %d, or a multiple of %d (whole swizzle rows of %d-bit elements)"):format(p.TK, kin, 2 * kin, row, 8 * e)) end
+  if o.k_pack and o.k_pack ~= kin then fail(("k_pack %s: wgmma takes its whole K of %d from LDS (k_pack %d)"):format(tostring(o.k_pack), kin, kin)) end
   if o.swizzle == false then fail("swizzle = false: wgmma's LDS layouts are the hardware's swizzled ones") end
-  p.instr = ("wgmma_m64n%dk16_%s"):format(n, p.dtype)
+  p.k_atom = math.min(p.TK, row)
+  p.instr = ("wgmma_m64n%dk%d_%s"):format(n, kin, p.dtype)
   if o.instr and o.instr ~= p.instr then fail(("instr %s: this tile and block take %s"):format(o.instr, p.instr)) end
   p.waves_m, p.waves_n = wm, wn
   -- wgmma groups left in flight while the next slice's copies and barrier run: each one costs a
@@ -47,10 +52,11 @@ function hopper.lds(p, rows, contiguous_rows)
     return ckt.composed(ckt.swizzle(3, 3, 3), 0, ckt.layout({{64, rows // 64}, p.TK}, {{1, 64 * p.TK}, 64})),
            "M/N-major 128B swizzle (64-row atoms, 128-byte K rows), read by wgmma through descriptors"
   end
-  local w = math.min(p.TK, 64)
-  local b = ({[16] = 1, [32] = 2, [64] = 3})[w]
-  local l = p.TK <= 64 and ckt.layout({rows, p.TK}, {p.TK, 1}) or ckt.layout({rows, {64, p.TK // 64}}, {64, {1, rows * 64}})
-  return ckt.composed(ckt.swizzle(b, 3, 3), 0, l), ("K-major %dB swizzle (rows of %d bytes), read by wgmma through descriptors"):format(w * 2, w * 2)
+  -- (8-bit elements: rows of up to 128 elements, Sw<B,4,3> on elements is Sw<B,4,3> on bytes)
+  local e, w = p.fp8 and 1 or 2, p.k_atom
+  local b = ({[32] = 1, [64] = 2, [128] = 3})[w * e]
+  local l = p.TK <= w and ckt.layout({rows, p.TK}, {p.TK, 1}) or ckt.layout({rows, {w, p.TK // w}}, {w, {1, rows * w}})
+  return ckt.composed(ckt.swizzle(b, p.fp8 and 4 or 3, 3), 0, l), ("K-major %dB swizzle (rows of %d bytes), read by wgmma through descriptors"):format(w * e, w * e)
 end
 
 -- The LDS side of an operand's copy plan c on sm_90a: the hardware layout, and with cp.async into

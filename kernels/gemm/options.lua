@@ -42,6 +42,8 @@ options.DEFAULTS = {
   -- warpgroups of 64 x 256, 4 stages (192 KiB of LDS, one block an SM): the fastest of the H100
   -- sweep (8192^3 K-major 92% of cuBLAS, 2026-11-25; 3 stages or a 128 x 128 tile: 69-74%)
   hopper = {tile = {128, 256, 64}, block = 256, stages = 4, group = 8},
+  -- fp8 on sm_90a: the same bytes (128-byte K rows: 128 elements), not measured yet
+  hopper_fp8 = {tile = {128, 256, 128}, block = 256, stages = 4, group = 8},
 }
 
 -- the option table itself: a table of known names
@@ -58,8 +60,9 @@ end
 -- emulates the default GPU). Returns the record.
 function options.operands(p, o)
   p.dtype = o.dtype or "f16"
-  if p.dtype ~= "f16" and p.dtype ~= "bf16" and p.dtype ~= "f32" then fail(("dtype '%s' is not f16, bf16 or f32"):format(tostring(p.dtype))) end
-  p.out = o.out or p.dtype
+  p.fp8 = p.dtype == "e4m3" or p.dtype == "e5m2"
+  if p.dtype ~= "f16" and p.dtype ~= "bf16" and p.dtype ~= "f32" and not p.fp8 then fail(("dtype '%s' is not f16, bf16, f32, e4m3 or e5m2"):format(tostring(p.dtype))) end
+  p.out = o.out or (p.fp8 and "bf16" or p.dtype)
   if p.out ~= "f16" and p.out ~= "bf16" and p.out ~= "f32" then fail(("out '%s' is not f16, bf16 or f32"):format(tostring(p.out))) end
   p.a_major, p.b_major = o.a_major or "k", o.b_major or "k"
   if p.a_major ~= "k" and p.a_major ~= "m" then fail(("a_major '%s' is not \"k\" or \"m\""):format(tostring(p.a_major))) end
@@ -71,7 +74,18 @@ function options.operands(p, o)
   if not okt then fail(("target '%s': %s"):format(p.target, tostring(rec))) end
   p.arch, p.emulated, p.vendor = rec.arch, rec.emulated, rec.vendor
   if p.dtype == "f32" and not p.emulated then fail(("dtype f32 runs on the CPU target only (%s has no f32 matrix instruction here)"):format(p.target)) end
+  if p.fp8 then options.fp8(p, o, rec) end
   return rec
+end
+
+-- fp8 (e4m3, e5m2): sm_90a's 8-bit wgmma forms (and cpu:sm_90a's emulation of them), K-major A
+-- and B only (the instructions have no transpose), f32 accumulation, C = scale_A . scale_B . A.B in
+-- out (f16, bf16 or f32; default bf16)
+function options.fp8(p, o, rec)
+  if not rec.hw.wgmma then fail(("dtype %s: target '%s' has no 8-bit matrix instruction (fp8 GEMMs run on sm_90a's wgmma and cpu:sm_90a)"):format(p.dtype, p.target)) end
+  if p.a_major ~= "k" then fail(("a_major '%s': the %s wgmma forms read K-major A only (a_major = \"k\")"):format(p.a_major, p.dtype)) end
+  if p.b_major ~= "k" then fail(("b_major '%s': the %s wgmma forms read K-major B only (b_major = \"k\", B stored N x K)"):format(p.b_major, p.dtype)) end
+  if o.instr ~= nil and not tostring(o.instr):match("^wgmma") then fail(("instr %s: dtype %s takes a wgmma k32 instruction"):format(tostring(o.instr), p.dtype)) end
 end
 
 -- tile, block, stages, group (d: the target's defaults)

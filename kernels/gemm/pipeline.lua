@@ -147,6 +147,8 @@ function pipeline.body(b, p)
   local A = b:pointer("A", p.dtype, {const = true})
   local B = b:pointer("B", p.dtype, {const = true})
   local C = b:pointer("C", p.out)
+  -- fp8: the per-tensor scales (one f32 element each), applied in the epilogue
+  if p.fp8 then g.scale_A, g.scale_B = b:pointer("scale_A", "f32", {const = true}), b:pointer("scale_B", "f32", {const = true}) end
   -- aligned: every size a multiple of 16 bytes of elements (16-byte copies of A and B at any
   -- major, 4-byte stores of C pairs); bulk copies: the tensor maps' strides; refused at launch otherwise
   local mo = p.multiple_of

@@ -76,7 +76,7 @@ local function plan_of(o)
   local rec = options.operands(p, o)
   -- sm_90a: Hopper's warpgroup MMA with operands read from LDS through descriptors (hopper.lua)
   p.hopper = hopper.available(rec) and p.dtype ~= "f32" and (o.instr == nil or tostring(o.instr):match("^wgmma") ~= nil)
-  options.shape(p, o, p.hopper and options.DEFAULTS.hopper or options.DEFAULTS[p.vendor])
+  options.shape(p, o, p.hopper and options.DEFAULTS[p.fp8 and "hopper_fp8" or "hopper"] or options.DEFAULTS[p.vendor])
   if p.hopper then hopper.setup(p, o)
   elseif o.mma_pending ~= nil then fail("mma_pending: only sm_90a's wgmma leaves MMAs in flight") end
   options.copies(p, o, rec)

@@ -11,8 +11,13 @@ return function(A, B, M, N, K, opts)
     error(("gemm: reference: A holds %d and B %d elements, fewer than M*K = %d and K*N = %d"):format(#A, #B, M * K, K * N), 2)
   end
   local a, bb = A:totable(), B:totable()
-  local c = ckt.array(opts.out or A:dtype(), {M, N})
+  local c = ckt.array(out, {M, N})
   local f = opts.epilogue
+  -- fp8 (8-bit A and B): C = scale_A . scale_B . (A . B), opts.scale_A / opts.scale_B numbers
+  -- (default 1), the scaling in double before the epilogue and the rounding to out (default bf16)
+  local s = (opts.scale_A or 1) * (opts.scale_B or 1)
+  if s ~= 1 then local e = f; f = function(x) x = x * s; if e then return e(x) end return x end end
+  local out = opts.out or ((A:dtype() == "e4m3" or A:dtype() == "e5m2") and "bf16" or A:dtype())
   local acc = {}
   for m = 0, M - 1 do
     for n = 0, N - 1 do acc[n] = 0.0 end

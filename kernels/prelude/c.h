@@ -186,6 +186,57 @@ CKT_FN void ckt_emu_wgmma(const unsigned char *lds, unsigned long lds_bytes, ckt
         }
 }
 
+/* ---- fp8 (sm_90a's 8-bit wgmma forms; ckt/dtype.h's e4m3 / e5m2) */
+/* The OCP FP8 formats decoded exactly (every code is an f32): e4m3 (bias 7, no infinities, NaN
+ * S.1111.111), e5m2 (bias 15, IEEE-like); written from the OCP definition, independently of the
+ * engine's ckt_e4m3_to_f32. */
+CKT_FN float ckt_fp8_to_f32(ckt_u8 c, int e5m2)
+{
+    int mb = e5m2 ? 2 : 3, bias = e5m2 ? 15 : 7, top = e5m2 ? 31 : 15;
+    int e = (c >> mb) & top, m = c & ((1 << mb) - 1);
+    float s = (c & 0x80) ? -1.0f : 1.0f;
+    if (e == top && (e5m2 || m == 7)) return e5m2 && m == 0 ? s * CKT_INF : s * CKT_NAN;
+    if (e == 0) return s * ldexpf((float)m, 1 - bias - mb);
+    return s * ldexpf((float)((1 << mb) | m), e - bias - mb);
+}
+CKT_FN float ckt_e4m3_to_f32(ckt_u8 c) { return ckt_fp8_to_f32(c, 0); }
+CKT_FN float ckt_e5m2_to_f32(ckt_u8 c) { return ckt_fp8_to_f32(c, 1); }
+
+/* wgmma.mma_async m64nNk32 with 8-bit float A and B (.e4m3 / .e5m2: fmt 0 / 1), f32 accumulators:
+ * both operands K-major (the 8-bit forms have no transpose), read through the descriptors as
+ * ckt_emu_wgmma reads them with 1-byte elements (16 per 16-byte core-matrix row), K = 32. Each
+ * product of two 8-bit values is exact in f32; the 32 products of a K step are summed in K order
+ * and added to the accumulator, the order ckt_emu_wgmma uses for its 16. (The hardware's internal
+ * accumulation order and width are not documented; this is the engine's model of them.) */
+CKT_FN float ckt_emu_wgmma8_elem(const unsigned char *lds, unsigned long lds_bytes, ckt_u64 desc, int fmt, long r, long k)
+{
+    long start = (long)(desc & 0x3FFF) << 4, lbo = (long)((desc >> 16) & 0x3FFF) << 4, sbo = (long)((desc >> 32) & 0x3FFF) << 4;
+    int mode = (int)(desc >> 62);
+    long w = mode == 1 ? 128 : mode == 2 ? 64 : mode == 3 ? 32 : 0; /* 1-byte elements: 16 per 16 bytes */
+    long a = start + (w ? (r % 8) * w + (r / 8) * sbo + k : (r % 8) * 16 + (r / 8) * sbo + (k % 16) + (k / 16) * lbo);
+    if (w) a ^= ((a >> 7) & (w / 16 - 1)) << 4;
+    if (a < 0 || (unsigned long)a + 1 > lds_bytes) return CKT_NAN;
+    return ckt_fp8_to_f32(lds[a], fmt);
+}
+
+CKT_FN void ckt_emu_wgmma8(const unsigned char *lds, unsigned long lds_bytes, ckt_u64 da, ckt_u64 db, int n, int fmt_a, int fmt_b, float *acc,
+                           long stride, long base)
+{
+    float A[64][32], B[256][32];
+    for (long r = 0; r < 64; ++r)
+        for (long k = 0; k < 32; ++k) A[r][k] = ckt_emu_wgmma8_elem(lds, lds_bytes, da, fmt_a, r, k);
+    for (long r = 0; r < n; ++r)
+        for (long k = 0; k < 32; ++k) B[r][k] = ckt_emu_wgmma8_elem(lds, lds_bytes, db, fmt_b, r, k);
+    for (long l = 0; l < 128; ++l)
+        for (long i = 0; i < n / 2; ++i) {
+            long row = 16 * (l / 32) + (l % 32) / 4 + 8 * ((i / 2) % 2), col = 8 * (i / 4) + 2 * (l % 4) + i % 2;
+            float s = 0.0f;
+            for (long k = 0; k < 32; ++k) s += A[row][k] * B[col][k];
+            acc[l * stride + base + i] += s;
+        }
+}
+/* ---- end fp8 */
+
 /* Bulk tensor copies (the tensor memory accelerator) and mbarriers, emulated. The tensor map is
  * the engine's ckt_tma_cpu_map (ckt/tma.h; same fields): the copy writes the box row by row (the
  * innermost dimension fastest) from its LDS offset, each element's address XOR-swizzled on bits

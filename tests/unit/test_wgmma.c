@@ -78,6 +78,14 @@ static void a_formula(int64_t l, int64_t i, int64_t *row, int64_t *col)
     *col = 2 * t + i % 2 + 8 * (i / 4);
 }
 
+/* the 8-bit forms (k32): value i at row 16w + g + 8*((i/4)%2), column 4t + i%4 + 16*(i/8) */
+static void a8_formula(int64_t l, int64_t i, int64_t *row, int64_t *col)
+{
+    int64_t w = l / 32, g = (l % 32) / 4, t = l % 4;
+    *row = 16 * w + g + 8 * ((i / 4) % 2);
+    *col = 4 * t + i % 4 + 16 * (i / 8);
+}
+
 static void wgmma_lane_layouts(void **state)
 {
     (void)state;
@@ -87,7 +95,8 @@ static void wgmma_lane_layouts(void **state)
         if (!ckt_mma_is_wgmma(m)) continue;
         found++;
         assert_int_equal(m->m, 64);
-        assert_int_equal(m->k, 16);
+        const bool fp8 = m->a == CKT_E4M3 || m->a == CKT_E5M2;
+        assert_int_equal(m->k, fp8 ? 32 : 16);
         assert_int_equal(m->lanes, 128);
         assert_int_equal(m->c_values, m->n / 2);
         assert_true(ckt_mma_on_target(m, T("sm_90a")));
@@ -98,14 +107,16 @@ static void wgmma_lane_layouts(void **state)
         ckt_error err;
         for (int o = 0; o < 2; o++) {
             char op = o ? 'C' : 'A';
-            int64_t cols = op == 'A' ? 16 : m->n, values = op == 'A' ? 8 : m->c_values;
+            int64_t cols = op == 'A' ? m->k : m->n, values = op == 'A' ? m->k / 2 : m->c_values;
             assert_int_equal(ckt_mma_layout(m, op, &tv, &err), CKT_OK);
             char *seen = calloc((size_t)(64 * cols), 1);
             for (int64_t l = 0; l < 128; l++)
                 for (int64_t v = 0; v < values; v++) {
                     int64_t off, row, col;
                     assert_int_equal(ckt_layout_eval(&tv, l + 128 * v, &off, &err), CKT_OK);
-                    if (op == 'A')
+                    if (op == 'A' && fp8)
+                        a8_formula(l, v, &row, &col);
+                    else if (op == 'A')
                         a_formula(l, v, &row, &col);
                     else
                         d_formula(l, v, &row, &col);
@@ -121,7 +132,7 @@ static void wgmma_lane_layouts(void **state)
         assert_int_equal(ckt_mma_layout(m, 'B', &tv, &err), CKT_EUNSUPPORTED);
         expect_msg(err.msg, "descriptor");
     }
-    assert_int_equal(found, 6);
+    assert_int_equal(found, 12);
     const ckt_mma *m;
     ckt_error err;
     assert_int_equal(ckt_mma_get("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", &m, &err),
@@ -254,7 +265,8 @@ static void layouts_the_hardware_cannot_read(void **state)
     refuse("(128,64):(64,1)", 3, 3, 3, CKT_F16, 64, 96, 0, CKT_EINVAL, "does not fit");
     refuse("(128,64):(64,1)", 3, 3, 3, CKT_F16, 64, 0, 56, CKT_EINVAL, "does not fit");
     refuse("(128,64):(64,1)", 3, 3, 3, CKT_F16, 12, 0, 0, CKT_EINVAL, "multiple of 8");
-    refuse("(128,64):(64,1)", 3, 3, 3, CKT_F32, 64, 0, 0, CKT_EUNSUPPORTED, "f16 and bf16");
+    refuse("(128,64):(64,1)", 3, 3, 3, CKT_F32, 64, 0, 0, CKT_EUNSUPPORTED,
+           "f16, bf16, e4m3 and e5m2");
     refuse("(2,64,64):(4096,64,1)", 0, 0, 0, CKT_F16, 64, 0, 0, CKT_EINVAL, "rank 3");
     /* an 8-row group farther than the 14-bit field reaches */
     refuse("((8,8),64):((64,131072),1)", 3, 3, 3, CKT_F16, 64, 0, 0, CKT_EINVAL, "14-bit");
