@@ -83,6 +83,22 @@ describe("attention forward on the CPU targets", function()
   end)
 end)
 
+describe("attention compiles for the GPUs (where their compilers are installed)", function()
+  for _, t in ipairs{"sm_90", "gfx90a"} do
+    it(t .. ": head_dim 128, causal, key lengths: no scratch" .. (t == "gfx90a" and ", v_mfma" or ", mma.sync"), function()
+      local k = attention.build{dtype = "bf16", head_dim = 128, causal = true, lengths = true, target = t}
+      local ok, exe = pcall(k.compile, k, {target = t, compile_only = true})
+      if not ok and (tostring(exe):find("NVRTC not found (", 1, true) or tostring(exe):find("hipRTC not found (", 1, true)) then
+        print("SKIPPED " .. t .. ": " .. tostring(exe)) return
+      end
+      assert.is_true(ok, tostring(exe))
+      assert.are.equal(0, exe:resources().scratch_bytes or 0)
+      if t == "gfx90a" then assert.is_truthy(exe:disassembly():find("v_mfma", 1, true)) end
+      if t == "sm_90" then assert.is_truthy(k:source(t):find("mma.sync", 1, true)) end
+    end)
+  end
+end)
+
 describe("attention refuses bad input before anything runs", function()
   local k, grid = attention.build{dtype = "f16", head_dim = 64, target = "cpu:sm_90"}
   local exe = k:compile{target = "cpu:sm_90"}
