@@ -65,6 +65,30 @@ describe("attention forward on the CPU targets", function()
     end
   end
 
+  it("strides given at launch: Q and O in BSHD, K and V in BHSD", function()
+    local dt, D, B, H, H_kv, S_q, S_k = "f16", 64, 2, 2, 1, 30, 50
+    local k, grid = attention.build{dtype = dt, head_dim = D, strides = true, target = "cpu:sm_90"}
+    local exe = k:compile{target = "cpu:sm_90"}
+    local function arr(n, seed) return ckt.array(dt, n):random{seed = seed, lo = -1, hi = 1} end
+    local q, kk, v = arr(B * S_q * H * D, 1), arr(B * H_kv * S_k * D, 2), arr(B * H_kv * S_k * D, 3)
+    local o, lse = ckt.array(dt, B * S_q * H * D), ckt.array("f32", B * H * S_q)
+    o:poison(); lse:poison()
+    local bo, bl = up(o), up(lse)
+    local qs, ks = {S_q * H * D, D, H * D}, {H_kv * S_k * D, S_k * D, D}
+    local a = {grid = grid(B, H, S_q), Q = up(q), K = up(kk), V = up(v), O = bo, LSE = bl, B = B, H = H, H_kv = H_kv, S_q = S_q, S_k = S_k}
+    for _, x in ipairs{{"q", qs}, {"o", qs}, {"k", ks}, {"v", ks}} do
+      a[x[1] .. "_stride_b"], a[x[1] .. "_stride_h"], a[x[1] .. "_stride_s"] = table.unpack(x[2])
+    end
+    exe:launch(a)
+    bo:download(o); bl:download(lse)
+    local ro, rl = attention.reference(q, kk, v, {B = B, H = H, H_kv = H_kv, S_q = S_q, S_k = S_k, head_dim = D,
+                                                  strides = {q = qs, k = ks, v = ks, o = qs}})
+    assert.is_true((o:compare(ro, {atol = 2e-3, rtol = 2e-3})))
+    assert.is_true((lse:compare(rl, {atol = 1e-4, rtol = 1e-4})))
+    a.q_stride_s = 12 -- not a multiple of 8
+    assert.matches("q_stride_s", select(2, pcall(exe.launch, exe, a)))
+  end)
+
   it("rows that see no key give O = 0 and LSE = -inf", function()
     local o, lse = run("cpu:sm_90", {dtype = "f16", D = 64, B = 1, H = 1, S_q = 40, S_k = 10, causal = true})
     -- query i sees keys j <= i - 30: rows 0..29 see none
