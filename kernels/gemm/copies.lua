@@ -8,9 +8,17 @@ local copies = {}
 -- the operands: global tensor, LDS ring, copy plan, tile coordinate's index in (tm, tn), rows
 local function operands(g) return {{g.ga, g.sa, g.p.a_copy, 1, g.TM}, {g.gb, g.sb, g.p.b_copy, 2, g.TN}} end
 
+-- the window of tile (row tile r, K tile kt) of len = {rows, TK} over operand x; batched
+-- (l: the tile's batch), the tensor's row mode runs through the batches (pipeline.lua): batch l's
+-- rows start at row l x R (g.ra, g.rb)
+local function tile(g, x, len, r, kt, l)
+  if not g.p.batched then return ckt.local_tile(x[1], len, {r, kt}) end
+  return ckt.tile_window(x[1], len, {l * (x[4] == 1 and g.ra or g.rb) + r * len[1], kt * len[2]})
+end
+
 -- cp.async: the 16-byte copies of K slice kt of tile (tm, tn) by every thread; given a stage
 -- `now`, each copy is also issued at once (as its window is made)
-function copies.async(g, tm, tn, kt, now)
+function copies.async(g, tm, tn, kt, now, l)
   local b, p, TK, list = g.b, g.p, g.TK, {}
   for _, x in ipairs(operands(g)) do
     local c, at_tile = x[3], x[4] == 1 and tm or tn
@@ -26,9 +34,9 @@ function copies.async(g, tm, tn, kt, now)
       -- sm_90a, an M/N-contiguous tile: one copy per 64-row atom of the 128B swizzle, so that a
       -- thread's 8 rows provably stay inside one atom (16-byte copies)
       local n = x[5] // 64
-      for j = 0, n - 1 do add(ckt.local_tile(x[1], {64, TK}, {at_tile * n + j, kt}), {64, TK}, {64 * j, 0}, c.atom_thread_layout, 0) end
+      for j = 0, n - 1 do add(tile(g, x, {64, TK}, at_tile * n + j, kt, l), {64, TK}, {64 * j, 0}, c.atom_thread_layout, 0) end
     else
-      add(ckt.local_tile(x[1], {x[5], TK}, {at_tile, kt}), {x[5], TK}, {0, 0}, c.thread_layout, c.vector_dim)
+      add(tile(g, x, {x[5], TK}, at_tile, kt, l), {x[5], TK}, {0, 0}, c.thread_layout, c.vector_dim)
     end
   end
   return list
@@ -37,7 +45,7 @@ end
 -- bulk copies (sm_90a's tensor memory accelerator) of K slice kt of tile (tm, tn), completing on
 -- mbarrier set `full`: one box per 64-row atom (M/N-major) or per 64-wide K atom (K-major) of
 -- each operand tile, each the hardware layout hopper.lds describes
-function copies.bulk(g, full, tm, tn, kt)
+function copies.bulk(g, full, tm, tn, kt, l)
   local b, TK, list = g.b, g.TK, {}
   for _, x in ipairs(operands(g)) do
     local gt, ring, rows, at_tile = x[1], x[2], x[5], x[4] == 1 and tm or tn
@@ -48,10 +56,10 @@ function copies.bulk(g, full, tm, tn, kt)
     end
     if x[3].vector_dim == 0 then
       local n = rows // 64
-      for j = 0, n - 1 do box(ckt.local_tile(gt, {64, TK}, {at_tile * n + j, kt}), {64, TK}, {64 * j, 0}) end
+      for j = 0, n - 1 do box(tile(g, x, {64, TK}, at_tile * n + j, kt, l), {64, TK}, {64 * j, 0}) end
     else
       local w = g.p.k_atom -- a K-major atom: 128 bytes of K (hopper.lua)
-      for j = 0, TK // w - 1 do box(ckt.local_tile(gt, {rows, w}, {at_tile, kt * (TK // w) + j}), {rows, w}, {0, w * j}) end
+      for j = 0, TK // w - 1 do box(tile(g, x, {rows, w}, at_tile, kt * (TK // w) + j, l), {rows, w}, {0, w * j}) end
     end
   end
   return list

@@ -2,6 +2,7 @@
 -- to the output dtype and stored through the C local partition (masked at the edges) — or, on
 -- sm_90a, through an LDS buffer.
 local ckt = ckt or require "ckt"
+local options = require "ckt.kernels.gemm.options"
 local epilogue = {}
 
 -- Hopper, a 16-bit C whose warpgroups own 64 whole rows each: the tile leaves through LDS. A
@@ -36,6 +37,43 @@ local function store_staged(g, stage_c, res, tm, tn)
   end
 end
 
+-- Batched (pipeline.lua): C's row mode runs on into the next batch, so a tile's rows past M must
+-- not be stored. The tile goes through an LDS buffer (TM x TN), then out a pass of rows at a time
+-- (vectors of the output along the rows), each thread's row guarded against M.
+local function batched_passes(p)
+  local vec = p.aligned and math.min(p.v, 16 // ckt.array(p.out, 1):bytes()) or 1
+  local per_row, chunks = p.TN // vec, 1
+  if per_row > p.block then
+    if p.TN % (p.block * vec) ~= 0 then options.fail(("batched: tile TN %d is not a whole number of %d-thread passes of %d-element vectors"):format(p.TN, p.block, vec)) end
+    per_row, chunks = p.block, p.TN // (p.block * vec)
+  end
+  local rows = p.block // per_row
+  if p.block % per_row ~= 0 or p.TM % rows ~= 0 then
+    options.fail(("batched: block %d does not copy the %d x %d C tile out in whole passes of %d-element rows"):format(p.block, p.TM, p.TN, per_row * vec))
+  end
+  return vec, per_row, rows, chunks
+end
+
+local function store_batched(g, buf, res, tm, tn, l)
+  local b, p, TM, TN = g.b, g.p, g.TM, g.TN
+  local vec, per_row, rows, chunks = batched_passes(p)
+  local cw = per_row * vec
+  ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(buf, {TM, TN}, {0, 0}), g.T):store(res)
+  b:sync()
+  local threads = ckt.layout({rows, per_row}, {per_row, 1})
+  local mine = b:thread_id() // per_row -- this thread's row in a pass
+  local row0 = l * g.rc + tm * TM
+  b:loop(TM // rows, function(i)
+    for j = 0, chunks - 1 do -- (windows are block-uniform: made outside the thread's guard)
+      local src, dst = ckt.tile_window(buf, {rows, cw}, {rows * i, cw * j}), ckt.tile_window(g.gc, {rows, cw}, {row0 + rows * i, tn * TN + cw * j})
+      b:when(ckt.lt(tm * TM + rows * i + mine, g.M), function()
+        b:blockwise_copy{src = src, dst = dst, thread_layout = threads, vector_dim = 1, scalar_per_vector = vec}
+      end)
+    end
+  end)
+  b:sync() -- the buffer is free again
+end
+
 -- fp8: C = scale_A . scale_B . (A . B): the one-element scales read in the accumulators' own
 -- distribution from tensors of stride 0 (every value the element), the product in f32 (scale_A x
 -- scale_B rounded to f32 once, then times each accumulator), before the user's epilogue
@@ -52,6 +90,14 @@ end
 -- LDS buffer, if any, at once (before the pipeline's mbarriers).
 function epilogue.new(g)
   local p = g.p
+  if p.batched then
+    batched_passes(p)
+    local buf = ckt.tensor("lds", p.out, ckt.layout({g.TM, g.TN}, {g.TN, 1}))
+    return function(acc, tm, tn, l)
+      acc = epilogue.scaled(g, acc)
+      store_batched(g, buf, p.epilogue and g.b:map(p.epilogue, acc) or acc, tm, tn, l)
+    end
+  end
   local stage_c = staged(p) and ckt.tensor("lds", p.out, ckt.layout({{64, p.waves_m}, g.TN}, {{g.TN + 8, 0}, 1})) or nil
   return function(acc, tm, tn)
     acc = epilogue.scaled(g, acc)

@@ -35,21 +35,21 @@ local function async_feed(g, walk)
   function f.open() -- the first D slices (past K: zero-filled and never read)
     walk.guard(function()
       local t0 = walk.first()
-      for s = 0, D - 1 do copies.async(g, t0.tm, t0.tn, s, s); b:commit() end
+      for s = 0, D - 1 do copies.async(g, t0.tm, t0.tn, s, s, t0.l); b:commit() end
     end)
   end
   function f.close() b:wait{pending = 0, sync = false} end -- no copy (the zero-filled ones past K) outlives the block
   function f.tile(t) -- persistent: this tile's slice D and the next tile's slice 0, moved along K copy by copy
     if not walk.persistent then return end
-    t.this = copies.async(g, t.tm, t.tn, D)
-    local tm2, tn2 = t.next()
-    t.following = copies.async(g, tm2, tn2, 0)
+    t.this = copies.async(g, t.tm, t.tn, D, nil, t.l)
+    local tm2, tn2, l2 = t.next()
+    t.following = copies.async(g, tm2, tn2, 0, nil, l2)
   end
   function f.ready(t, i)
     b:wait{pending = D - 1} -- slice i has landed, and every thread is done with slice i - 1
     -- refill the stage of slice i - 1 - P, whose MMAs have retired: slice i + D of this tile, or
     -- (persistent) of the next
-    if not walk.persistent then copies.async(g, t.tm, t.tn, i + D, (i + D) % S); b:commit() return end
+    if not walk.persistent then copies.async(g, t.tm, t.tn, i + D, (i + D) % S, t.l); b:commit() return end
     local k = i + D
     b:when(ckt.lt(k, f.per_tile), function() copies.refill(g, t.this, at(t, k) % S) end)
     b:when(ckt.land(ckt.ge(k, f.per_tile), t.more), function() copies.refill(g, t.following, at(t, k) % S) end)
@@ -70,13 +70,13 @@ local function bulk_feed(g, walk)
     full, empty = copies.barriers(g)
     b:producer(function()
       walk.each(function(t)
-        local list = walk.persistent and copies.bulk(g, full, t.tm, t.tn, 0) or nil -- the grouped order's divisions: once a tile
+        local list = walk.persistent and copies.bulk(g, full, t.tm, t.tn, 0, t.l) or nil -- the grouped order's divisions: once a tile
         b:loop(nk, function(kt)
           -- the first round finds every stage free (the phase before phase 0 counts as done)
           local i = at(t, kt)
           b:mbarrier_wait{barrier = empty, at = i % S, phase = (i // S + 1) % 2}
           if list then copies.refill(g, list, i % S)
-          else for _, x in ipairs(copies.bulk(g, full, t.tm, t.tn, kt)) do x.copy(i % S) end end
+          else for _, x in ipairs(copies.bulk(g, full, t.tm, t.tn, kt, t.l)) do x.copy(i % S) end end
         end)
       end, nk)
     end)
@@ -135,9 +135,46 @@ local function run(g, store)
     if not walk.persistent then feed.open() end
     consume(g, feed, acc, t)
     if not walk.persistent then feed.close() end
-    store(acc, t.tm, t.tn)
+    store(acc, t.tm, t.tn, t.l)
   end, feed.per_tile)
   if walk.persistent then feed.close() end
+end
+
+-- Strided batched (p.batched): sizes L (the batch count) and the element strides batch_stride_A,
+-- batch_stride_B, batch_stride_C between batches. Each operand stays a rank-2 tensor (the copies,
+-- the tensor maps and wgmma take rank 2) whose row mode (m of A, n of B, m of C) runs on through
+-- all the batches: batch l's rows start at row l x R, R the batch stride in rows (the stride
+-- itself along a contiguous row mode: M-major A, N-major B; batch_stride / K for a K-major
+-- operand, batch_stride_C / N for C, which must then divide it). The tensors' extent is the last
+-- batch's, so the launch's bounds check covers every batch; a tile's rows past M (or N) read the
+-- next batch's rows or the padding between batches, which only feeds rows (columns) of C that are
+-- never stored: C leaves through LDS, its rows guarded thread by thread (epilogue.lua). A stride
+-- that is not a whole number of rows makes the tensor's K (A, B) or N (C) extent negative at
+-- launch, so the launch refuses it naming the buffer. L = 0: every extent is empty, nothing runs.
+local function batched_tensors(g, A, B, C)
+  local b, p = g.b, g.p
+  g.L = b:size("L")
+  local function stride(name, contiguous_rows)
+    -- along a contiguous row mode the batch offset is a row offset of its own: aligned, a whole
+    -- number of 16-byte vectors (the copies' vectors start there)
+    local mo = contiguous_rows and (p.aligned or p.copy == "tma") and p.v or nil
+    return b:size(name, {type = "i64", multiple_of = mo})
+  end
+  local sa, sb, sc = stride("batch_stride_A", p.a_major == "m"), stride("batch_stride_B", p.b_major == "n"), stride("batch_stride_C", false)
+  local last = ckt.max(g.L - 1, 0)
+  -- rows R of a batch along the row mode, and the other mode's extent (below 0 when the stride is
+  -- not a whole number of rows: ext - (s % row) x (ext + v), v keeping what ext is a multiple of)
+  local function fold(ptr, dt, rows, cols, s, row_stride, name)
+    local R = s // ckt.max(row_stride, 1)
+    local ext = row_stride == 1 and cols or cols - (s % ckt.max(row_stride, 1)) * (cols + p.v)
+    return ckt.tensor(ptr, dt, {shape = {ckt.min(g.L, 1) * (last * R + rows), ext}, stride = row_stride == 1 and {1, rows} or {row_stride, 1}}, {pad = true}), R
+  end
+  g.ga, g.ra = fold(A, p.dtype, g.M, g.K, sa, p.a_major == "k" and g.K or 1)
+  g.gb, g.rb = fold(B, p.dtype, g.N, g.K, sb, p.b_major == "k" and g.K or 1)
+  -- C: rows of N; with L = 0 no columns (an empty C: the launch runs nothing)
+  local Rc = sc // ckt.max(g.N, 1)
+  g.rc = Rc
+  g.gc = ckt.tensor(C, p.out, {shape = {last * Rc + g.M, ckt.min(g.L, 1) * (g.N - (sc % ckt.max(g.N, 1)) * (g.N + p.v))}, stride = {g.N, 1}}, {pad = true})
 end
 
 -- The kernel's body for plan p: parameters A, B, C (pointers), M, N, K (sizes), the global
@@ -154,12 +191,23 @@ function pipeline.body(b, p)
   local mo = p.multiple_of
   g.M, g.N, g.K = b:size("M", {multiple_of = mo.M}), b:size("N", {multiple_of = mo.N}), b:size("K", {multiple_of = mo.K})
   -- A as (m, k), B as (n, k), whatever their majors
-  g.ga = ckt.tensor(A, p.dtype, {shape = {g.M, g.K}, stride = p.a_major == "k" and {g.K, 1} or {1, g.M}}, {pad = true})
-  g.gb = ckt.tensor(B, p.dtype, {shape = {g.N, g.K}, stride = p.b_major == "k" and {g.K, 1} or {1, g.N}}, {pad = true})
-  g.gc = ckt.tensor(C, p.out, {shape = {g.M, g.N}}, {pad = true})
+  if p.batched then batched_tensors(g, A, B, C)
+  else
+    g.ga = ckt.tensor(A, p.dtype, {shape = {g.M, g.K}, stride = p.a_major == "k" and {g.K, 1} or {1, g.M}}, {pad = true})
+    g.gb = ckt.tensor(B, p.dtype, {shape = {g.N, g.K}, stride = p.b_major == "k" and {g.K, 1} or {1, g.N}}, {pad = true})
+    g.gc = ckt.tensor(C, p.out, {shape = {g.M, g.N}}, {pad = true})
+  end
   g.sa = ckt.tensor("lds", p.dtype, p.a_copy.lds, {stages = g.S})
   g.sb = ckt.tensor("lds", p.dtype, p.b_copy.lds, {stages = g.S})
-  g.tm, g.tn = b:block_order{tiles = {(g.M + g.TM - 1) // g.TM, (g.N + g.TN - 1) // g.TN}, order = "grouped", group = p.group}
+  if p.batched then
+    -- the blocks walk the batches one after another, each batch's tiles in grouped order
+    local per = ((g.M + g.TM - 1) // g.TM) * ((g.N + g.TN - 1) // g.TN)
+    local bid = b:block_id(0)
+    g.tm, g.tn = b:block_order{tiles = {(g.M + g.TM - 1) // g.TM, (g.N + g.TN - 1) // g.TN}, order = "grouped", group = p.group, id = bid % ckt.max(per, 1)}
+    g.l = bid // ckt.max(per, 1)
+  else
+    g.tm, g.tn = b:block_order{tiles = {(g.M + g.TM - 1) // g.TM, (g.N + g.TN - 1) // g.TN}, order = "grouped", group = p.group}
+  end
   g.nk = (g.K + g.TK - 1) // g.TK
   run(g, epilogue.new(g))
 end

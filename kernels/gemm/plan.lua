@@ -71,12 +71,22 @@ local function multiples(p)
   for _, d in ipairs{"M", "N", "K"} do p.multiple_of[d] = (p.aligned or stride_dim(d)) and p.v or nil end
 end
 
+-- batched: C leaves through an LDS buffer of the whole tile (epilogue.lua); without stages given,
+-- as many as fit beside it (sm_90a's default 4 of 128 x 256 x 64 leave no room: 3)
+local function batched_stages(p, rec)
+  if not rec.hw.lds_per_block then return end
+  local e = ckt.array(p.dtype, 1):bytes()
+  local room = rec.hw.lds_per_block - p.TM * p.TN * ckt.array(p.out, 1):bytes() - 1024
+  while p.stages > 2 and p.stages * (p.TM + p.TN) * p.TK * e > room do p.stages = p.stages - 1 end
+end
+
 local function plan_of(o)
   local p = {}
   local rec = options.operands(p, o)
   -- sm_90a: Hopper's warpgroup MMA with operands read from LDS through descriptors (hopper.lua)
   p.hopper = hopper.available(rec) and p.dtype ~= "f32" and (o.instr == nil or tostring(o.instr):match("^wgmma") ~= nil)
   options.shape(p, o, p.hopper and options.DEFAULTS[p.fp8 and "hopper_fp8" or "hopper"] or options.DEFAULTS[p.vendor])
+  if o.batched == true and o.stages == nil then batched_stages(p, rec) end
   if p.hopper then hopper.setup(p, o)
   elseif o.mma_pending ~= nil then fail("mma_pending: only sm_90a's wgmma leaves MMAs in flight") end
   options.copies(p, o, rec)
@@ -92,6 +102,7 @@ local function plan_of(o)
   lds.layout(p, m, o, p.b_copy, p.TN, "B", p.b_major == "n")
   p.name = o.name or ("gemm_" .. p.dtype .. "_" .. p.a_major .. p.b_major)
   p.epilogue = o.epilogue
+  if options.boolean(o, "batched") then p.batched = true end -- strided batched (docs/gemm.md, Batched)
   return p
 end
 

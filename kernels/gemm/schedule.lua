@@ -40,6 +40,7 @@ end
 -- gave stays as it is)
 function schedule.grid(p, k)
   local TM, TN = p.TM, p.TN
+  if p.batched then return schedule.batched_grid(p, k) end
   return function(M, N, exe)
     local mt, nt = tiles_along("M", M, TM), tiles_along("N", N, TN)
     if mt == 0 or nt == 0 then return 1 end
@@ -47,6 +48,28 @@ function schedule.grid(p, k)
     if not p.persistent and tiles > BLOCKS_MAX then
       error(("gemm: grid: M = %d and N = %d make %d x %d tiles, more than a grid holds (2^31 - 1 blocks); persistent = true walks them with fewer"):format(M, N, mt, nt), 2)
     end
+    if not p.persistent then return tiles end
+    local blocks = p.persistent
+    if p.persistent_auto and exe and not p.emulated then blocks = schedule.sm_count(ckt.target(p.target)) * schedule.resident(p, k, exe) end
+    return math.min(tiles, blocks)
+  end
+end
+
+-- batched: grid(M, N, L [, exe]), the tiles of all L batches (or, persistent, the smaller of
+-- them and the blocks); L = 0 or a zero-sized problem gets one block (the launch runs none)
+function schedule.batched_grid(p, k)
+  local TM, TN = p.TM, p.TN
+  return function(M, N, L, exe)
+    local mt, nt = tiles_along("M", M, TM), tiles_along("N", N, TN)
+    local nl = tiles_along("L", L, 1)
+    if mt == 0 or nt == 0 or nl == 0 then return 1 end
+    if mt * nt > BLOCKS_MAX // nl then
+      if not p.persistent then
+        error(("gemm: grid: M = %d, N = %d and L = %d make %d x %d x %d tiles, more than a grid holds (2^31 - 1 blocks); persistent = true walks them with fewer"):format(M, N, L, mt, nt, nl), 2)
+      end
+      return p.persistent_auto and exe and not p.emulated and schedule.sm_count(ckt.target(p.target)) * schedule.resident(p, k, exe) or p.persistent
+    end
+    local tiles = mt * nt * nl
     if not p.persistent then return tiles end
     local blocks = p.persistent
     if p.persistent_auto and exe and not p.emulated then blocks = schedule.sm_count(ckt.target(p.target)) * schedule.resident(p, k, exe) end
@@ -67,19 +90,28 @@ function schedule.walk(g)
     -- the TMA path's whole deficit: it was 30% slower than cp.async)
     local t = {}
     t.tm, t.tn = b:let(g.tm, "tm"), b:let(g.tn, "tn")
+    if p.batched then t.l = b:let(g.l, "l") end
     return {persistent = false, first = function() return t end, each = function(body) body(t) end, guard = function(f) f() end}
   end
   local G, bid = b:num_blocks(0), b:block_id(0)
   local mt, nt = (g.M + g.TM - 1) // g.TM, (g.N + g.TN - 1) // g.TN
   local mine = (mt * nt - bid + G - 1) // G
   local function coords(t) return b:block_order{tiles = {mt, nt}, order = "grouped", group = p.group, id = t} end
+  if p.batched then -- tile t of the batches one after another: batch t // (mt nt), then grouped order
+    local per = ckt.max(mt * nt, 1)
+    mine = (mt * nt * g.L - bid + G - 1) // G
+    coords = function(t)
+      local tm, tn = b:block_order{tiles = {mt, nt}, order = "grouped", group = p.group, id = t % per}
+      return tm, tn, t // per
+    end
+  end
   local w = {persistent = true, mine = mine}
-  function w.first() local tm, tn = coords(bid); return {tm = tm, tn = tn} end
+  function w.first() local tm, tn, l = coords(bid); return {tm = tm, tn = tn, l = l} end
   function w.guard(f) b:when(ckt.gt(mine, 0), f) end
   function w.each(body, per_tile)
     b:loop(mine, function(it)
       local t = {it = it, base = it * per_tile, more = ckt.lt(it + 1, mine)}
-      t.tm, t.tn = coords(bid + it * G)
+      t.tm, t.tn, t.l = coords(bid + it * G)
       function t.next() return coords(bid + (it + 1) * G) end
       body(t)
     end)
