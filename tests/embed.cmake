@@ -35,6 +35,16 @@ if(CMOCKA_LIBRARY AND CMOCKA_INCLUDE_DIR)
   target_link_libraries(test_sandbox_holes PRIVATE ckt_lua ${CMOCKA_LIBRARY})
   add_test(NAME embed.sandbox_holes COMMAND test_sandbox_holes)
   set_tests_properties(embed.sandbox_holes PROPERTIES LABELS embed TIMEOUT 120)
+  # the limits hold inside C: pattern bombs, string.rep / table.concat, host compiles (killed),
+  # NVRTC / hipRTC compiles (abandoned), each under a 0.3-2 s limit (issue 30)
+  add_executable(test_sandbox_c_time ${CMAKE_CURRENT_SOURCE_DIR}/embed/test_sandbox_c_time.c)
+  target_include_directories(test_sandbox_c_time PRIVATE ${CMAKE_SOURCE_DIR}/bindings/lua ${CMOCKA_INCLUDE_DIR})
+  target_link_libraries(test_sandbox_c_time PRIVATE ckt_lua ${CMOCKA_LIBRARY})
+  add_test(NAME embed.sandbox_c_time COMMAND test_sandbox_c_time)
+  # (under ASan: the compilers' own alternate signal stacks on the compile threads confuse ASan's
+  # (use_sigaltstack=0), and libamdhip64 keeps a little per thread (tests/embed/lsan.supp))
+  set_tests_properties(embed.sandbox_c_time PROPERTIES LABELS embed TIMEOUT 300 ENVIRONMENT
+    "ASAN_OPTIONS=detect_leaks=1:use_sigaltstack=0;LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/embed/lsan.supp")
 endif()
 
 # The Lua API fuzzer in a sandboxed state (under ASan+UBSan in the sanitizer build) and in ckt-lua.

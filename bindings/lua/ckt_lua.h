@@ -9,7 +9,11 @@
  * A sandboxed state has no io, no os.execute/remove/rename/exit/getenv, no package.loadlib,
  * no C-module or file-based module loading, no debug library, no binary chunks; a memory cap
  * (a counting allocator) and an instruction budget (a count hook, reset for each run) stop
- * runaway scripts with a clear error and leave the host and the state usable. */
+ * runaway scripts with a clear error and leave the host and the state usable. The limits hold
+ * inside C too (docs/cli.md): with a budget or a time limit, string.find/match/gmatch/gsub/rep and
+ * table.concat charge their steps to the run; the run's end is the compile deadline of the
+ * running thread (ckt_compile_set_deadline: the host C compiler is killed at it, an NVRTC /
+ * hipRTC compile abandoned) and the launch deadline (the CPU runtime stops between blocks). */
 #ifndef CKT_LUA_H
 #define CKT_LUA_H
 
@@ -29,7 +33,8 @@ typedef struct ckt_lua_options {
     int sandbox;                /* nonzero: untrusted scripts (see above) */
     size_t memory_limit;        /* bytes the Lua state may hold; 0 = unlimited */
     uint64_t instruction_limit; /* Lua VM instructions per run; 0 = unlimited */
-    double time_limit;          /* seconds of wall-clock per run; 0 = unlimited */
+    double time_limit;          /* seconds of wall-clock per run, compiles and launches
+                                   included (see above); 0 = unlimited */
     const char *target;         /* default compile target (NULL: "cpu") */
 } ckt_lua_options;
 

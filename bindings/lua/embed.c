@@ -7,8 +7,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "ckt/jit.h"
 #include "ckt/target.h"
 #include "ckt_lua.h"
+#include "embed_internal.h"
 #include "l_internal.h"
 
 struct ckt_lua {
@@ -56,12 +58,12 @@ static ckt_lua *from_state(lua_State *L)
     return ud;
 }
 
-/* Once over budget the hook keeps raising, so a script cannot pcall its way past it. */
-static void budget_hook(lua_State *L, lua_Debug *ar)
+static void budget_hook(lua_State *L, lua_Debug *ar);
+
+/* Raise the run's limit error when its budget or time is spent (from the hook, and from the C
+ * functions that charge their steps: ckt_embed_charge). */
+static void check_limits(lua_State *L, ckt_lua *s)
 {
-    (void)ar;
-    ckt_lua *s = from_state(L);
-    s->executed += HOOK_PERIOD;
     if (s->limit_hit) {
         /* after the first refusal, fire at every instruction: the next instruction outside
          * the pcall that caught the error raises again, so the script unwinds completely */
@@ -83,6 +85,23 @@ static void budget_hook(lua_State *L, lua_Debug *ar)
         lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1);
         luaL_error(L, "sandbox: time limit of %f s exceeded", (lua_Number)s->opts.time_limit);
     }
+}
+
+/* Once over budget the hook keeps raising, so a script cannot pcall its way past it. */
+static void budget_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    ckt_lua *s = from_state(L);
+    s->executed += HOOK_PERIOD;
+    check_limits(L, s);
+}
+
+void ckt_embed_charge(lua_State *L, size_t n)
+{
+    ckt_lua *s = from_state(L);
+    if (!s->opts.instruction_limit && !(s->opts.time_limit > 0)) return;
+    s->executed += n;
+    check_limits(L, s);
 }
 
 int ckt_lua_openlib(lua_State *L)
@@ -268,6 +287,8 @@ static int open_protected(lua_State *L)
         sandbox(L);
     else
         ckt_lua_add_path(L);
+    /* the library functions that can loop long in C count their steps against the limits */
+    if (s->opts.instruction_limit || s->opts.time_limit > 0) ckt_embed_limit_libraries(L);
     /* the key exists from now on, so start_run updates it without allocating */
     lua_pushnumber(L, 0);
     lua_setfield(L, LUA_REGISTRYINDEX, CKT_L_DEADLINE_KEY);
@@ -351,7 +372,8 @@ static ckt_status finish(ckt_lua *s, int rc, ckt_error *err)
     return st;
 }
 
-static void start_run(ckt_lua *s)
+/* Returns the run's end (CLOCK_MONOTONIC seconds; 0: no time limit). */
+static double start_run(ckt_lua *s)
 {
     if (s->opts.instruction_limit || s->opts.time_limit > 0)
         lua_sethook(s->L, budget_hook, LUA_MASKCOUNT, HOOK_PERIOD);
@@ -367,16 +389,27 @@ static void start_run(ckt_lua *s)
             (double)s->started.tv_sec + 1e-9 * (double)s->started.tv_nsec + s->opts.time_limit;
     lua_pushnumber(s->L, deadline);
     lua_setfield(s->L, LUA_REGISTRYINDEX, CKT_L_DEADLINE_KEY);
+    return deadline;
+}
+
+/* The script, with the run's end as this thread's compile deadline: the host C compiler is
+ * killed at it, an NVRTC / hipRTC compile abandoned (ckt_compile_set_deadline). */
+static int run_chunk(ckt_lua *s, double deadline)
+{
+    double outer = ckt_compile_set_deadline(deadline);
+    int rc = lua_pcall(s->L, 0, 0, 1);
+    ckt_compile_set_deadline(outer);
+    return rc;
 }
 
 ckt_status ckt_lua_run_string(ckt_lua *s, const char *code, const char *chunkname, ckt_error *err)
 {
     if (!s) return ckt_fail(err, CKT_EINVAL, "ckt_lua_run_string: state is NULL");
     if (!code) return ckt_fail(err, CKT_EINVAL, "ckt_lua_run_string: code is NULL");
-    start_run(s);
+    double deadline = start_run(s);
     lua_pushcfunction(s->L, traceback);
     int rc = luaL_loadbufferx(s->L, code, strlen(code), chunkname ? chunkname : "=(string)", "t");
-    if (rc == LUA_OK) rc = lua_pcall(s->L, 0, 0, 1);
+    if (rc == LUA_OK) rc = run_chunk(s, deadline);
     return finish(s, rc, err);
 }
 
@@ -384,9 +417,9 @@ ckt_status ckt_lua_run_file(ckt_lua *s, const char *path, ckt_error *err)
 {
     if (!s) return ckt_fail(err, CKT_EINVAL, "ckt_lua_run_file: state is NULL");
     if (!path) return ckt_fail(err, CKT_EINVAL, "ckt_lua_run_file: path is NULL");
-    start_run(s);
+    double deadline = start_run(s);
     lua_pushcfunction(s->L, traceback);
     int rc = luaL_loadfilex(s->L, path, "t");
-    if (rc == LUA_OK) rc = lua_pcall(s->L, 0, 0, 1);
+    if (rc == LUA_OK) rc = run_chunk(s, deadline);
     return finish(s, rc, err);
 }

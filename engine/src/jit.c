@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,6 +194,140 @@ static void cache_key(const ckt_compile_request *req, const ckt_target_record *t
     ckt_cache_key(parts, NULL, n, key);
 }
 
+/* ---- deadlines (ckt_compile_set_deadline) ---- */
+
+static _Thread_local double compile_deadline;
+static atomic_int abandoned; /* in-process compiles left running past their deadline */
+
+double ckt_compile_set_deadline(double deadline)
+{
+    double old = compile_deadline;
+    compile_deadline = deadline > 0 ? deadline : 0;
+    return old;
+}
+double ckt_compile_deadline(void) { return compile_deadline; }
+int ckt_compile_abandoned(void) { return atomic_load(&abandoned); }
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* An NVRTC / hipRTC compile on a thread of its own, with copies of everything it reads: the
+ * caller waits until the deadline and then leaves; whoever of the two comes last frees the job. */
+typedef struct rtc_job {
+    const ckt_jit_backend *be;
+    ckt_compile_request req;
+    char *target, *source, *name, *opts[32];
+    ckt_target_record t;
+    ckt_binary *b;
+    ckt_error err;
+    ckt_status st;
+    int done, left; /* the compile finished / the caller stopped waiting */
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+} rtc_job;
+
+static void job_free(rtc_job *j)
+{
+    free(j->target);
+    free(j->source);
+    free(j->name);
+    for (int i = 0; i < j->req.noptions; i++) free(j->opts[i]);
+    pthread_mutex_destroy(&j->lock);
+    pthread_cond_destroy(&j->cond);
+    free(j);
+}
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+static void *rtc_worker(void *arg)
+{
+    rtc_job *j = arg;
+    j->st = j->be->compile(&j->req, &j->t, j->b, &j->err);
+    pthread_mutex_lock(&j->lock);
+    j->done = 1;
+    int left = j->left;
+    pthread_cond_signal(&j->cond);
+    pthread_mutex_unlock(&j->lock);
+    if (left) { /* nobody waits: drop the result */
+        ckt_binary_free(j->b);
+        job_free(j);
+        atomic_fetch_sub(&abandoned, 1);
+    }
+    return NULL;
+}
+
+/* *bp passes to the thread when the caller stops waiting (*bp is NULL then) */
+static ckt_status compile_until(const ckt_jit_backend *be, const ckt_compile_request *req,
+                                const ckt_target_record *t, ckt_binary **bp, double deadline,
+                                ckt_error *err)
+{
+    if (now_s() >= deadline)
+        return ckt_fail(err, CKT_ELIMIT,
+                        "compile: the time limit ran out before the compile of '%s' started",
+                        req->kernel_name);
+    /* the host C compiler is a child process: jit_cpu.c kills it at the deadline */
+    if (t->compiler == CKT_COMPILER_HOST_CC) return be->compile(req, t, *bp, err);
+    if (atomic_load(&abandoned) >= CKT_COMPILE_MAX_ABANDONED)
+        return ckt_fail(err, CKT_ELIMIT,
+                        "compile: %d compiles stopped at earlier time limits are still running in "
+                        "the background; '%s' is not started (try again when they are done)",
+                        CKT_COMPILE_MAX_ABANDONED, req->kernel_name);
+    rtc_job *j = calloc(1, sizeof *j);
+    if (!j) return ckt_fail(err, CKT_ENOMEM, "compile: out of memory");
+    j->be = be;
+    j->t = *t;
+    j->b = *bp;
+    j->target = dup_or_null(req->target);
+    j->source = dup_or_null(req->source);
+    j->name = dup_or_null(req->kernel_name);
+    int ok = j->source && j->name && (j->target || !req->target);
+    for (int i = 0; i < req->noptions; i++) ok &= (j->opts[i] = strdup(req->options[i])) != NULL;
+    j->req = (ckt_compile_request){j->target, j->source, j->name, (const char *const *)j->opts,
+                                   req->noptions};
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_mutex_init(&j->lock, NULL);
+    pthread_cond_init(&j->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_t th;
+    pthread_attr_t ta;
+    pthread_attr_init(&ta);
+    pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
+    if (!ok || pthread_create(&th, &ta, rtc_worker, j) != 0) {
+        pthread_attr_destroy(&ta);
+        job_free(j);
+        return ckt_fail(err, ok ? CKT_ERUNTIME : CKT_ENOMEM,
+                        "compile: cannot start the compile thread for '%s'", req->kernel_name);
+    }
+    pthread_attr_destroy(&ta);
+    struct timespec until;
+    until.tv_sec = (time_t)deadline;
+    until.tv_nsec = (long)((deadline - (double)until.tv_sec) * 1e9);
+    pthread_mutex_lock(&j->lock);
+    while (!j->done)
+        if (pthread_cond_timedwait(&j->cond, &j->lock, &until) == ETIMEDOUT) break;
+    if (!j->done) {
+        j->left = 1;
+        *bp = NULL;
+        atomic_fetch_add(&abandoned, 1);
+        pthread_mutex_unlock(&j->lock);
+        return ckt_fail(err, CKT_ELIMIT,
+                        "compile: the time limit ran out while %s compiled '%s' (the compile is "
+                        "abandoned and finishes in the background)",
+                        t->compiler == CKT_COMPILER_NVRTC ? "NVRTC" : "hipRTC", req->kernel_name);
+    }
+    pthread_mutex_unlock(&j->lock);
+    ckt_status st = j->st;
+    if (st && err) *err = j->err; /* err may be NULL: ckt_fail's convention */
+    job_free(j);
+    return st;
+}
+
 ckt_status ckt_compile(ckt_context *ctx, const ckt_compile_request *req, unsigned flags,
                        ckt_binary **out, ckt_error *err)
 {
@@ -240,12 +376,13 @@ ckt_status ckt_compile_record(ckt_context *ctx, const ckt_target_record *t,
     ckt_binary *b = ckt_binary_new(t);
     if (!b) return ckt_fail(err, CKT_ENOMEM, "compile: out of memory");
     snprintf(b->kernel_name, sizeof b->kernel_name, "%s", req->kernel_name);
-    st = be->compile(req, t, b, err);
-    b->ms = ckt_jit_now_ms() - t0;
+    double deadline = compile_deadline;
+    st = deadline > 0 ? compile_until(be, req, t, &b, deadline, err) : be->compile(req, t, b, err);
     if (st) {
-        ckt_binary_free(b);
+        ckt_binary_free(b); /* NULL where an abandoned compile's thread owns it */
         return st;
     }
+    b->ms = ckt_jit_now_ms() - t0;
     b->compile_only = (flags & CKT_COMPILE_ONLY) != 0;
     b->dynamic_shared = dynamic_lds_of(req->source, t);
     if (key[0]) {

@@ -75,6 +75,20 @@ ckt_status ckt_compile(ckt_context *ctx, const ckt_compile_request *req, unsigne
 ckt_status ckt_compile_record(ckt_context *ctx, const ckt_target_record *target,
                               const ckt_compile_request *req, unsigned flags, ckt_binary **out,
                               ckt_error *err);
+/* The calling thread's compile deadline, in CLOCK_MONOTONIC seconds (0: none; returns the previous
+ * one). While it is set, a compile on this thread that is not a cache hit ends with CKT_ELIMIT
+ * when the deadline passes: one that would start after it is refused, the host C compiler (cpu
+ * targets; a process group of its own) is killed at it, and an NVRTC / hipRTC compile, which runs
+ * inside the process and cannot be interrupted, runs on a thread of its own and is abandoned at
+ * it (it finishes in the background and its result is dropped; while
+ * CKT_COMPILE_MAX_ABANDONED of them are still running, further ones are refused at once). A
+ * sandboxed Lua state sets it for each run with a time limit (bindings/lua/ckt_lua.h). */
+double ckt_compile_set_deadline(double deadline);
+double ckt_compile_deadline(void);
+/* How many abandoned in-process compiles are still running (a host may wait for 0 before it
+ * exits: a compiler library torn down under a running compile can crash the exit). */
+int ckt_compile_abandoned(void);
+#define CKT_COMPILE_MAX_ABANDONED 2
 /* Binaries are reference counted: ckt_binary_free drops one reference (the last frees it). */
 void ckt_binary_free(ckt_binary *b);
 void ckt_binary_retain(ckt_binary *b);
