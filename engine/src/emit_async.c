@@ -135,8 +135,8 @@ void ckt_em_copy_async(em *e, const ckt_kop *op)
     for (int64_t v = 0; v < src.d->nvalues; v++)
         if (src.group[v] == v) vals[nv++] = v;
     ckt_expr_id u0;
-    bool add, split = e->dl->lds_immediates && bytes >= 4 &&
-                      ckt_em_split_offsets(e, &dst, nv, vals, &u0, fc, &add);
+    bool add = false, split = e->dl->lds_immediates && bytes >= 4 &&
+                              ckt_em_split_offsets(e, &dst, nv, vals, &u0, fc, &add);
     if (split) {
         if (!ckt_em_thread_address(e, &dst, u0, "ckt_ct", "ckt_cb")) return;
     } else
