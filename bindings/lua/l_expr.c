@@ -308,8 +308,9 @@ static int m_cast(lua_State *L)
     return 1;
 }
 
-/* The operators: the metamethods of expressions (label: the operator in messages) and the
- * ckt.* functions over numbers and expressions, one l_expr_op closure over each row. */
+/* The operators, one l_expr_op closure over each row: the metamethods of expressions (named
+ * __*; label: the operator in messages) and the ckt.* functions over numbers and expressions
+ * (label NULL: messages name the function). */
 typedef struct {
     const char *name;
     const char *label;
@@ -318,36 +319,33 @@ typedef struct {
     double (*f)(double); /* OP_UNARY on a plain number */
 } expr_op;
 
-static const expr_op metamethods[] = {
-    {"__add", "+", CKT_E_ADD, OP_ARITH, NULL},  {"__sub", "-", CKT_E_SUB, OP_ARITH, NULL},
-    {"__mul", "*", CKT_E_MUL, OP_ARITH, NULL},  {"__div", "/", CKT_E_DIV, OP_DIV, NULL},
-    {"__idiv", "//", CKT_E_DIV, OP_IDIV, NULL}, {"__mod", "%", CKT_E_MOD, OP_ARITH, NULL},
-    {"__band", "&", CKT_E_AND, OP_ARITH, NULL}, {"__bor", "|", CKT_E_OR, OP_ARITH, NULL},
-    {"__bxor", "~", CKT_E_XOR, OP_ARITH, NULL}, {"__shl", "<<", CKT_E_SHL, OP_ARITH, NULL},
-    {"__shr", ">>", CKT_E_SHR, OP_ARITH, NULL},
-};
-
-static const expr_op functions[] = {
-    {"min", "min", CKT_E_MIN, OP_MATH, NULL},     {"max", "max", CKT_E_MAX, OP_MATH, NULL},
-    {"lt", "lt", CKT_E_LT, OP_MATH, NULL},        {"le", "le", CKT_E_LE, OP_MATH, NULL},
-    {"eq", "eq", CKT_E_EQ, OP_MATH, NULL},        {"ne", "ne", CKT_E_NE, OP_MATH, NULL},
-    {"gt", "gt", CKT_E_LT, OP_SWAPPED, NULL},     {"ge", "ge", CKT_E_LE, OP_SWAPPED, NULL},
-    {"land", "land", CKT_E_LAND, OP_LOGIC, NULL}, {"lor", "lor", CKT_E_LOR, OP_LOGIC, NULL},
-    {"exp", "exp", CKT_E_EXP, OP_UNARY, exp},     {"log", "log", CKT_E_LOG, OP_UNARY, log},
-    {"sqrt", "sqrt", CKT_E_SQRT, OP_UNARY, sqrt}, {"abs", "abs", CKT_E_ABS, OP_UNARY, fabs},
-    {"lnot", "lnot", CKT_E_NOT, OP_UNARY, NULL},  {"float", "float", CKT_E_TOFLOAT, OP_UNARY, NULL},
-    {"int", "int", CKT_E_TOINT, OP_UNARY, NULL},
+static const expr_op operators[] = {
+    {"__add", "+", CKT_E_ADD, OP_ARITH, NULL},      {"__sub", "-", CKT_E_SUB, OP_ARITH, NULL},
+    {"__mul", "*", CKT_E_MUL, OP_ARITH, NULL},      {"__div", "/", CKT_E_DIV, OP_DIV, NULL},
+    {"__idiv", "//", CKT_E_DIV, OP_IDIV, NULL},     {"__mod", "%", CKT_E_MOD, OP_ARITH, NULL},
+    {"__band", "&", CKT_E_AND, OP_ARITH, NULL},     {"__bor", "|", CKT_E_OR, OP_ARITH, NULL},
+    {"__bxor", "~", CKT_E_XOR, OP_ARITH, NULL},     {"__shl", "<<", CKT_E_SHL, OP_ARITH, NULL},
+    {"__shr", ">>", CKT_E_SHR, OP_ARITH, NULL},     {"min", NULL, CKT_E_MIN, OP_MATH, NULL},
+    {"max", NULL, CKT_E_MAX, OP_MATH, NULL},        {"lt", NULL, CKT_E_LT, OP_MATH, NULL},
+    {"le", NULL, CKT_E_LE, OP_MATH, NULL},          {"eq", NULL, CKT_E_EQ, OP_MATH, NULL},
+    {"ne", NULL, CKT_E_NE, OP_MATH, NULL},          {"gt", NULL, CKT_E_LT, OP_SWAPPED, NULL},
+    {"ge", NULL, CKT_E_LE, OP_SWAPPED, NULL},       {"land", NULL, CKT_E_LAND, OP_LOGIC, NULL},
+    {"lor", NULL, CKT_E_LOR, OP_LOGIC, NULL},       {"exp", NULL, CKT_E_EXP, OP_UNARY, exp},
+    {"log", NULL, CKT_E_LOG, OP_UNARY, log},        {"sqrt", NULL, CKT_E_SQRT, OP_UNARY, sqrt},
+    {"abs", NULL, CKT_E_ABS, OP_UNARY, fabs},       {"lnot", NULL, CKT_E_NOT, OP_UNARY, NULL},
+    {"float", NULL, CKT_E_TOFLOAT, OP_UNARY, NULL}, {"int", NULL, CKT_E_TOINT, OP_UNARY, NULL},
 };
 
 static int l_expr_op(lua_State *L)
 {
     const expr_op *o = ckt_l_row(L);
+    const char *label = o->label ? o->label : o->name;
     switch (o->kind) {
-    case OP_SWAPPED: lua_rotate(L, 1, 1); return math_binary(L, o->op, o->label);
-    case OP_MATH: return math_binary(L, o->op, o->label);
-    case OP_LOGIC: return logic_binary(L, o->op, o->label);
-    case OP_UNARY: return math_unary(L, o->op, o->label, o->f);
-    default: return expr_binop(L, o->op, o->label, o->kind);
+    case OP_SWAPPED: lua_rotate(L, 1, 1); return math_binary(L, o->op, label);
+    case OP_MATH: return math_binary(L, o->op, label);
+    case OP_LOGIC: return logic_binary(L, o->op, label);
+    case OP_UNARY: return math_unary(L, o->op, label, o->f);
+    default: return expr_binop(L, o->op, label, o->kind);
     }
 }
 
@@ -363,6 +361,7 @@ void ckt_lk_open_expr(lua_State *L)
                                        {CKT_L_MODULE, "cast", m_cast},
                                        {NULL, NULL, NULL}};
     ckt_l_register(L, rows);
-    CKT_L_REGISTER_ROWS(L, CKT_L_EXPR, l_expr_op, metamethods);
-    CKT_L_REGISTER_ROWS(L, CKT_L_MODULE, l_expr_op, functions);
+    for (size_t i = 0; i < sizeof operators / sizeof *operators; i++)
+        ckt_l_register_rows(L, strncmp(operators[i].name, "__", 2) ? CKT_L_MODULE : CKT_L_EXPR,
+                            l_expr_op, &operators[i], sizeof operators[i], 1);
 }

@@ -1,7 +1,8 @@
 /* The one emitter (see ckt/emit.h): walks the kernel IR once and writes source whose
- * per-thread index arithmetic is the same for every dialect. This file: the preludes and shared
- * spellings, the op walk (with the pass loops that fuse a load and its store) and the kernel;
- * the pieces are in emit_walk.c, emit_access.c, emit_async.c and emit_compute.c (emit_walk.h). */
+ * per-thread index arithmetic is the same for every dialect. This file: the preludes, the op walk
+ * (with the pass loops that fuse a load and its store) and the kernel; it calls down into the
+ * pieces, emit_compute.c, emit_async.c, emit_access.c and emit_walk.c (emit_walk.h), which build
+ * on the shared spellings and line writer of emit_out.c and never call back up. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -34,47 +35,6 @@ static const ckt_dialect *dialect_of(ckt_dialect_kind d)
 }
 
 const char *ckt_prelude_text(ckt_dialect_kind d) { return prelude_file(dialect_of(d)->prelude); }
-
-const char *ckt_emit_ctype(ckt_dtype t)
-{
-    switch (t) {
-    case CKT_F32: return "float";
-    case CKT_F16:
-    case CKT_BF16: return "ckt_u16";
-    case CKT_I32: return "ckt_i32";
-    case CKT_I8: return "ckt_i8";
-    case CKT_U8:
-    case CKT_E4M3:
-    case CKT_E5M2: return "ckt_u8"; /* the 8-bit floats are held as their bits, like f16 */
-    case CKT_I64: return "ckt_i64";
-    case CKT_F64: return "double";
-    }
-    return "void";
-}
-
-const char *ckt_emit_param_ctype(ckt_param_kind k)
-{
-    switch (k) {
-    case CKT_PARAM_I32: return "ckt_i32";
-    case CKT_PARAM_I64: return "ckt_i64";
-    case CKT_PARAM_F32: return "float";
-    case CKT_PARAM_TMAP: return "ckt_tmap";
-    default: return "void *";
-    }
-}
-
-void ckt_emit_param_comment(ckt_sb *s, const ckt_kernel *k)
-{
-    for (int i = 0; i < ckt_kernel_nparams(k); i++) {
-        const ckt_kparam *p = ckt_kernel_param(k, i);
-        if (!p->specialized) continue;
-        if (p->kind == CKT_PARAM_F32)
-            ckt_sb_printf(s, "/* %s = %.9g (specialized at build time) */\n", p->name, p->fvalue);
-        else
-            ckt_sb_printf(s, "/* %s = %lld (specialized at build time) */\n", p->name,
-                          (long long)p->ivalue);
-    }
-}
 
 /* ---------------------------------------------------------------- pass loops
  * A load into registers followed by a store of those registers, the registers used nowhere else
@@ -214,7 +174,7 @@ static void declare(em *e)
         const ckt_ktensor *t = ckt_kernel_tensor(e->k, i);
         if (t->mem == CKT_MEM_REG) {
             ckt_emit_out o = ckt_em_out(e);
-            e->dl->declare_regs(&o, t, e->block);
+            e->dl->frame->declare_regs(&o, t, e->block);
         } else if (t->mem == CKT_MEM_LDS) {
             char desc[300];
             ckt_em_describe_tensor(e, t, desc, sizeof desc);
@@ -382,7 +342,7 @@ ckt_status ckt_emit(const ckt_kernel *k, const ckt_target_record *target, char *
     ckt_sb_printf(&sb, "%s\n%s\n", prelude_file(e.dl->prelude), prelude_file("common.h"));
     if (e.dl->preamble) e.dl->preamble(&sb, k);
     ckt_emit_param_comment(&sb, k);
-    e.dl->open_kernel(&sb, k, ckt_kernel_lds_bytes(k), ckt_emit_dynamic_lds_bytes(k, t) > 0);
+    e.dl->frame->open_kernel(&sb, k, ckt_kernel_lds_bytes(k), ckt_emit_dynamic_lds_bytes(k, t) > 0);
     e.ind = 1;
     declare(&e);
     ckt_emit_mbar_init(&sb, e.ind, e.dl, k);
@@ -401,7 +361,7 @@ ckt_status ckt_emit(const ckt_kernel *k, const ckt_target_record *target, char *
     ckt_emit_mbar_close(&sb, e.ind, e.dl, k);
     e.ind = 0;
     ckt_sb_printf(&sb, "}\n");
-    e.dl->close_kernel(&sb, k, ckt_kernel_lds_bytes(k));
+    e.dl->frame->close_kernel(&sb, k, ckt_kernel_lds_bytes(k));
     if (!e.st && ckt_expr_pool_status(e.ex, err)) e.st = err->status;
     ckt_expr_pool_free(&pool);
     if (e.st) {

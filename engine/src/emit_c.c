@@ -103,10 +103,7 @@ static void async_state(ckt_emit_out *o, bool open)
         ckt_emit_put(o, "free(ckt_cpq.e); /* copies never waited for never land */");
 }
 
-const ckt_dialect ckt_dialect_c = {
-    .kind = CKT_DIALECT_C,
-    .name = "c",
-    .prelude = "c.h",
+const ckt_frame_ops ckt_frame_c = {
     .open_kernel = open_kernel,
     .close_kernel = close_kernel,
     .thread_loops = true,
@@ -115,6 +112,13 @@ const ckt_dialect ckt_dialect_c = {
     .producer_close = producer_close,
     .declare_regs = declare_regs,
     .reg = reg,
+};
+
+const ckt_dialect ckt_dialect_c = {
+    .kind = CKT_DIALECT_C,
+    .name = "c",
+    .prelude = "c.h",
+    .frame = &ckt_frame_c,
     .async_state = async_state,
     .mma = ckt_emit_mma_c,
     .wgmma = &ckt_wgmma_c,

@@ -2,7 +2,7 @@
  * uint4 loads and stores (one 128-bit access per 16 bytes: see prelude cuda.h); shared-memory
  * addresses as a per-thread base plus immediates (cp.async, ldmatrix), mma.sync, wgmma and bulk
  * tensor copies by inline PTX. */
-#include "emit_gpu.h"
+#include "emit_internal.h"
 
 static bool has_op(const ckt_kernel *k, ckt_kop_kind kind)
 {
@@ -33,13 +33,7 @@ const ckt_dialect ckt_dialect_cuda = {
     .name = "cuda",
     .prelude = "cuda.h",
     .preamble = preamble,
-    .open_kernel = ckt_emit_gpu_open,
-    .close_kernel = ckt_emit_gpu_close,
-    .barrier = ckt_emit_gpu_barrier,
-    .producer_open = ckt_emit_gpu_producer_open,
-    .producer_close = ckt_emit_gpu_producer_close,
-    .declare_regs = ckt_emit_gpu_declare_regs,
-    .reg = ckt_emit_gpu_reg,
+    .frame = &ckt_frame_gpu,
     .no_unroll = "#pragma unroll 1",
     .interior_unmasked = true,
     .lds_immediates = true,

@@ -1,10 +1,11 @@
-/* What the HIP and CUDA dialects share (their C++ is the same here): the kernel's signature and
- * prologue, the barrier, the producer warp's region, registers as per-thread arrays. */
+/* What the HIP and CUDA dialects share (their C++ is the same here): the kernel's frame
+ * (ckt_frame_gpu: the signature and prologue, the barrier, the producer warp's region, registers
+ * as per-thread arrays), which both dialect tables name. */
 #include <stdio.h>
 
-#include "emit_gpu.h"
+#include "emit_internal.h"
 
-void ckt_emit_gpu_open(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool dynamic_lds)
+static void gpu_open(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool dynamic_lds)
 {
     ckt_sb_printf(s, "extern \"C\" __global__ void __launch_bounds__(%lld) %s(",
                   (long long)(ckt_kernel_block(k) + ckt_kernel_producer_threads(k)),
@@ -40,14 +41,14 @@ void ckt_emit_gpu_open(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool d
                       (long long)lds_bytes);
 }
 
-void ckt_emit_gpu_close(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes)
+static void gpu_close(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes)
 {
     (void)s;
     (void)k;
     (void)lds_bytes;
 }
 
-void ckt_emit_gpu_barrier(ckt_emit_out *o, const ckt_kernel *k, const char *why)
+static void barrier(ckt_emit_out *o, const ckt_kernel *k, const char *why)
 {
     if (ckt_kernel_producer_threads(k) > 0) /* named barrier 1: the producer warp never joins */
         ckt_emit_put(o, "asm volatile(\"bar.sync 1, %lld;\" ::: \"memory\"); /* %s */",
@@ -57,7 +58,7 @@ void ckt_emit_gpu_barrier(ckt_emit_out *o, const ckt_kernel *k, const char *why)
 }
 
 /* the warp launched beside the block's threads, one elected thread of it issuing */
-void ckt_emit_gpu_producer_open(ckt_emit_out *o, int64_t block)
+static void producer_open(ckt_emit_out *o, int64_t block)
 {
     ckt_emit_put(o,
                  "if (tid >= %lld) { /* the producer warp: bulk copies ahead of the block's "
@@ -68,7 +69,7 @@ void ckt_emit_gpu_producer_open(ckt_emit_out *o, int64_t block)
     o->ind++;
 }
 
-void ckt_emit_gpu_producer_close(ckt_emit_out *o)
+static void producer_close(ckt_emit_out *o)
 {
     o->ind--;
     ckt_emit_put(o, "}");
@@ -78,14 +79,24 @@ void ckt_emit_gpu_producer_close(ckt_emit_out *o)
     ckt_emit_put(o, "}");
 }
 
-void ckt_emit_gpu_declare_regs(ckt_emit_out *o, const ckt_ktensor *t, int64_t block)
+static void declare_regs(ckt_emit_out *o, const ckt_ktensor *t, int64_t block)
 {
     (void)block;
     ckt_emit_put(o, "%s %s[%lld]; /* registers */", ckt_emit_ctype(t->dtype), t->name,
                  (long long)t->nvalues);
 }
 
-void ckt_emit_gpu_reg(char *buf, size_t cap, const char *name, int64_t v)
+static void reg(char *buf, size_t cap, const char *name, int64_t v)
 {
     snprintf(buf, cap, "%s[%lld]", name, (long long)v);
 }
+
+const ckt_frame_ops ckt_frame_gpu = {
+    .open_kernel = gpu_open,
+    .close_kernel = gpu_close,
+    .barrier = barrier,
+    .producer_open = producer_open,
+    .producer_close = producer_close,
+    .declare_regs = declare_regs,
+    .reg = reg,
+};

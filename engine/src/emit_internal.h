@@ -13,7 +13,7 @@
 #include "ckt/mma.h"
 #include "strbuf.h"
 
-/* Shared spellings. */
+/* Shared spellings (emit_out.c, with the line writer below). */
 const char *ckt_emit_ctype(ckt_dtype t); /* the register / element type: float, ckt_u16, ... */
 const char *ckt_emit_param_ctype(ckt_param_kind k);
 void ckt_emit_param_comment(ckt_sb *s, const ckt_kernel *k);
@@ -87,27 +87,33 @@ typedef struct ckt_bulk_ops {
 } ckt_bulk_ops;
 extern const ckt_bulk_ops ckt_bulk_c, ckt_bulk_cuda;
 
-/* A dialect: what differs between C, HIP and CUDA, as data and hooks; the walk (emit.c) asks
- * the dialect instead of testing which one it is. */
-typedef struct ckt_dialect {
-    ckt_dialect_kind kind;
-    const char *name;
-    const char *prelude; /* file name under kernels/prelude/ */
-    /* the kernel: what follows the preludes (NULL: nothing), the signature, parameter
-     * unpacking, thread / block ids and LDS declaration (dynamic: an extern array sized at
-     * launch), and what follows the body (C: K__lds_bytes, K__nparams, K__param_kinds) */
-    void (*preamble)(ckt_sb *s, const ckt_kernel *k);
+/* The kernel's frame and its threads in one dialect: the signature, parameter unpacking, thread
+ * / block ids and LDS declaration (dynamic: an extern array sized at launch), and what follows the
+ * body (C: K__lds_bytes, K__nparams, K__param_kinds); thread_loops: per-thread regions become
+ * for (tid ...) loops (C), which a barrier ends; the barrier itself; the producer warp's region
+ * (opened and closed, indentation included); a register tensor's declaration and one register's
+ * name. ckt_frame_c (emit_c.c), ckt_frame_gpu (emit_gpu.c: HIP and CUDA share it). */
+typedef struct ckt_frame_ops {
     void (*open_kernel)(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool dynamic_lds);
     void (*close_kernel)(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes);
-    /* threads. thread_loops: per-thread regions become for (tid ...) loops (C), which a barrier
-     * ends; the barrier itself; the producer warp's region (opened and closed, indentation
-     * included); a register tensor's declaration and one register's name */
     bool thread_loops;
     void (*barrier)(ckt_emit_out *o, const ckt_kernel *k, const char *why);
     void (*producer_open)(ckt_emit_out *o, int64_t block);
     void (*producer_close)(ckt_emit_out *o);
     void (*declare_regs)(ckt_emit_out *o, const ckt_ktensor *t, int64_t block);
     void (*reg)(char *buf, size_t cap, const char *name, int64_t v);
+} ckt_frame_ops;
+extern const ckt_frame_ops ckt_frame_c, ckt_frame_gpu;
+
+/* A dialect: what differs between C, HIP and CUDA, as data and hooks; the walk (emit.c) asks
+ * the dialect instead of testing which one it is. */
+typedef struct ckt_dialect {
+    ckt_dialect_kind kind;
+    const char *name;
+    const char *prelude; /* file name under kernels/prelude/ */
+    /* what follows the preludes (NULL: nothing), then the kernel's frame and threads */
+    void (*preamble)(ckt_sb *s, const ckt_kernel *k);
+    const ckt_frame_ops *frame;
     const char *no_unroll; /* before a loop the compiler must not unroll (NULL: it decides) */
     /* accesses and asynchronous copies. interior_unmasked: a block whose window lies inside a
      * padded tensor copies without masks; lds_immediates: LDS addresses as one per-thread shared

@@ -1,5 +1,6 @@
-/* Indented lines of generated source: what the instruction emitters (emit_mma.c, emit_wgmma.c)
- * write with, one line a call at the block's indentation. */
+/* The bottom of the emitter: the shared spellings (element, register and parameter types) and
+ * indented lines of generated source, one line a call at the block's indentation. Every other
+ * emit*.c file writes with these; this file calls none of them. */
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -31,4 +32,45 @@ void ckt_emit_close(ckt_emit_out *o)
 {
     o->ind--;
     ckt_emit_put(o, "}");
+}
+
+const char *ckt_emit_ctype(ckt_dtype t)
+{
+    switch (t) {
+    case CKT_F32: return "float";
+    case CKT_F16:
+    case CKT_BF16: return "ckt_u16";
+    case CKT_I32: return "ckt_i32";
+    case CKT_I8: return "ckt_i8";
+    case CKT_U8:
+    case CKT_E4M3:
+    case CKT_E5M2: return "ckt_u8"; /* the 8-bit floats are held as their bits, like f16 */
+    case CKT_I64: return "ckt_i64";
+    case CKT_F64: return "double";
+    }
+    return "void";
+}
+
+const char *ckt_emit_param_ctype(ckt_param_kind k)
+{
+    switch (k) {
+    case CKT_PARAM_I32: return "ckt_i32";
+    case CKT_PARAM_I64: return "ckt_i64";
+    case CKT_PARAM_F32: return "float";
+    case CKT_PARAM_TMAP: return "ckt_tmap";
+    default: return "void *";
+    }
+}
+
+void ckt_emit_param_comment(ckt_sb *s, const ckt_kernel *k)
+{
+    for (int i = 0; i < ckt_kernel_nparams(k); i++) {
+        const ckt_kparam *p = ckt_kernel_param(k, i);
+        if (!p->specialized) continue;
+        if (p->kind == CKT_PARAM_F32)
+            ckt_sb_printf(s, "/* %s = %.9g (specialized at build time) */\n", p->name, p->fvalue);
+        else
+            ckt_sb_printf(s, "/* %s = %lld (specialized at build time) */\n", p->name,
+                          (long long)p->ivalue);
+    }
 }

@@ -33,7 +33,7 @@ char *ckt_em_estr(em *e, ckt_expr_id id, const char *const *inputs)
 
 void ckt_em_thread_open(em *e)
 {
-    if (!e->dl->thread_loops || e->in_tid) return;
+    if (!e->dl->frame->thread_loops || e->in_tid) return;
     ckt_em_line(e, "for (int tid = 0; tid < %lld; ++tid) {", (long long)e->block);
     e->ind++;
     e->in_tid = true;
@@ -56,7 +56,7 @@ void ckt_em_barrier(em *e, const char *why)
 {
     ckt_em_thread_close(e); /* a block-level statement (C: it ends the thread loop) */
     ckt_emit_out o = ckt_em_out(e);
-    e->dl->barrier(&o, e->k, why);
+    e->dl->frame->barrier(&o, e->k, why);
 }
 
 /* the producer warp's region: on the GPU the warp launched beside the block's threads, one
@@ -66,7 +66,7 @@ void ckt_em_producer_open(em *e)
 {
     ckt_em_thread_close(e);
     ckt_emit_out o = ckt_em_out(e);
-    e->dl->producer_open(&o, e->block);
+    e->dl->frame->producer_open(&o, e->block);
     ckt_em_done(e, &o);
     e->scope[e->depth++] = SCOPE_PRODUCER;
 }
@@ -74,7 +74,7 @@ void ckt_em_producer_open(em *e)
 void ckt_em_producer_close(em *e)
 {
     ckt_emit_out o = ckt_em_out(e);
-    e->dl->producer_close(&o);
+    e->dl->frame->producer_close(&o);
     ckt_em_done(e, &o);
 }
 
@@ -88,7 +88,7 @@ bool ckt_em_in_producer(const em *e)
 
 char *ckt_em_reg(em *e, const ckt_ktensor *t, int64_t v, char *buf, size_t cap)
 {
-    e->dl->reg(buf, cap, t->name, v);
+    e->dl->frame->reg(buf, cap, t->name, v);
     return buf;
 }
 

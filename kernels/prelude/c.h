@@ -16,14 +16,7 @@ typedef uint32_t ckt_u32;
 typedef int64_t ckt_i64;
 typedef uint64_t ckt_u64;
 
-#ifndef CKT_CPU_LAUNCH_DEFINED
-#define CKT_CPU_LAUNCH_DEFINED
-typedef struct ckt_cpu_launch {
-    int64_t grid[3], block[3], block_id[3];
-    void *lds;
-    int *fault; /* a window outside its tensor sets it to the window's number + 1 (may be NULL) */
-} ckt_cpu_launch;
-#endif
+/* ckt_embed: ../../engine/include/ckt/jit.h CKT_CPU_LAUNCH_DEFINED */
 
 #define CKT_FN static inline
 /* a window left its tensor: the access is skipped and the runtime reports the launch failed */

@@ -1,12 +1,6 @@
 /* ckt device prelude — CUDA dialect (NVRTC, NVIDIA GPUs). No headers: NVRTC provides the
  * built-in thread ids, vector types (uint4 is one 128-bit access), __syncthreads, __shared__. */
-typedef signed char ckt_i8;
-typedef unsigned char ckt_u8;
-typedef unsigned short ckt_u16;
-typedef int ckt_i32;
-typedef unsigned int ckt_u32;
-typedef long long ckt_i64;
-typedef unsigned long long ckt_u64;
+/* ckt_embed: gpu.h */
 
 #define CKT_FN static __device__ __forceinline__
 /* a window left its tensor: the access is skipped (the host checks the common cases first) */

@@ -33,13 +33,7 @@ static __device__ inline __attribute__((convergent)) void __syncthreads()
     __atomic_work_item_fence(1u, 2 /* acquire */, 1);
 }
 #endif
-typedef signed char ckt_i8;
-typedef unsigned char ckt_u8;
-typedef unsigned short ckt_u16;
-typedef int ckt_i32;
-typedef unsigned int ckt_u32;
-typedef long long ckt_i64;
-typedef unsigned long long ckt_u64;
+/* ckt_embed: gpu.h */
 typedef unsigned int ckt_u32x4 __attribute__((ext_vector_type(4)));
 typedef unsigned int ckt_u32x2 __attribute__((ext_vector_type(2)));
 

@@ -41,8 +41,10 @@ typedef enum {
  * against them) K__param_kinds[i] is the ckt_param_kind of parameter i (ckt/param.h: CKT_PARAM_PTR
  * 0, I32 1, I64 2, F32 3; an ABI, these values do not change); with no parameters the array holds
  * one -1. args[i] points at the value of parameter i (as cuLaunchKernel's kernelParams). The
- * runtime gives each worker thread an LDS buffer of K__lds_bytes aligned to CKT_CPU_LDS_ALIGN. The
- * emitter's C prelude declares the same struct: keep them identical. */
+ * runtime gives each worker thread an LDS buffer of K__lds_bytes aligned to CKT_CPU_LDS_ALIGN.
+ * This is the struct's one definition: the build splices the CKT_CPU_LAUNCH_DEFINED block below
+ * into the C dialect's prelude (kernels/prelude/c.h, cmake/ckt_embed.cmake), so generated kernels
+ * read the struct the runtime fills (tests/unit/test_cpu_launch_abi.c checks the two layouts). */
 #ifndef CKT_CPU_LAUNCH_DEFINED
 #define CKT_CPU_LAUNCH_DEFINED
 typedef struct ckt_cpu_launch {
