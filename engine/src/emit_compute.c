@@ -130,6 +130,19 @@ static void thread_offset(const ckt_dist *d, const int64_t *st, int skip, char *
     if (!n) snprintf(buf, cap, "0");
 }
 
+/* a region of the threads that hold values of d (threads the distribution leaves idle hold
+ * nothing), opening with its offset variable name = offset */
+static void open_holders(em *e, const ckt_dist *d, const char *name, const char *offset)
+{
+    ckt_em_thread_open(e);
+    if (d->threads < e->block)
+        ckt_em_line(e, "if (tid < %lld) {", (long long)d->threads);
+    else
+        ckt_em_line(e, "{");
+    e->ind++;
+    ckt_em_line(e, "const ckt_i64 %s = %s;", name, offset);
+}
+
 /* out[v] = op along dimension `dim` of the source tile (ckt_kernel_reduce_dim): the tile into
  * the scratch (row-major f32), a barrier, then each thread folds each line its values lie on once
  * (in order along the line) and gives the result to every value on it; a barrier frees the
@@ -146,24 +159,17 @@ static void dim_reduce(em *e, const ckt_kop *op)
     char full[1024], line[1024], s[64], o[64], sf[128], c[400], res[600];
     thread_offset(d, st, -1, full, sizeof full);
     thread_offset(d, st, dim, line, sizeof line);
-    bool idle = d->threads < e->block;
     ckt_em_thread_close(e);
-    ckt_em_line(e, "/* %s = %s of %s along dim %d (%lld elements a line), every holder of a line "
-                   "gets it: the tile through LDS scratch at byte %lld */",
+    ckt_em_line(e,
+                "/* %s = %s of %s along dim %d (%lld elements a line), every holder of a line "
+                "gets it: the tile through LDS scratch at byte %lld */",
                 out->name,
                 op->rop == CKT_REDUCE_SUM   ? "sum"
                 : op->rop == CKT_REDUCE_MAX ? "max"
                                             : "min",
                 src->name, dim, (long long)d->lengths[dim],
                 (long long)ckt_kernel_reduce_scratch(e->k));
-    ckt_em_thread_open(e);
-    /* threads the distribution leaves idle hold nothing */
-    if (idle)
-        ckt_em_line(e, "if (tid < %lld) {", (long long)d->threads);
-    else
-        ckt_em_line(e, "{");
-    e->ind++;
-    ckt_em_line(e, "const ckt_i64 ckt_rd = %s;", full);
+    open_holders(e, d, "ckt_rd", full);
     for (int64_t v = 0; v < src->nvalues; v++) {
         int64_t lin = 0;
         for (int r = 0; r < rank; r++) lin += d->vcoord[v][r] * st[r];
@@ -173,13 +179,7 @@ static void dim_reduce(em *e, const ckt_kop *op)
     e->ind--;
     ckt_em_line(e, "}");
     ckt_em_barrier(e, "reduce along a dimension: the tile written");
-    ckt_em_thread_open(e);
-    if (idle)
-        ckt_em_line(e, "if (tid < %lld) {", (long long)d->threads);
-    else
-        ckt_em_line(e, "{");
-    e->ind++;
-    ckt_em_line(e, "const ckt_i64 ckt_rl = %s;", line);
+    open_holders(e, d, "ckt_rl", line);
     for (int64_t v = 0; v < src->nvalues; v++) {
         int64_t key = 0, first = -1;
         for (int r = 0; r < rank; r++)
