@@ -35,6 +35,7 @@ int luaopen_ckt(lua_State *L)
     ckt_l_open_stream(L);
     ckt_l_open_kernel(L);
     ckt_l_open_jit(L);
+    ckt_l_open_compile_pool(L);
     ckt_l_open_wgmma(L);
     ckt_l_open_help(L);
     return 1;

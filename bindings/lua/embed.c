@@ -61,7 +61,7 @@ static ckt_lua *from_state(lua_State *L)
 static void budget_hook(lua_State *L, lua_Debug *ar);
 
 /* Raise the run's limit error when its budget or time is spent (from the hook, and from the C
- * functions that charge their steps: ckt_embed_charge). */
+ * functions that charge their steps: charge_steps, their meter). */
 static void check_limits(lua_State *L, ckt_lua *s)
 {
     if (s->limit_hit) {
@@ -96,7 +96,7 @@ static void budget_hook(lua_State *L, lua_Debug *ar)
     check_limits(L, s);
 }
 
-void ckt_embed_charge(lua_State *L, size_t n)
+static void charge_steps(lua_State *L, size_t n)
 {
     ckt_lua *s = from_state(L);
     if (!s->opts.instruction_limit && !(s->opts.time_limit > 0)) return;
@@ -288,7 +288,8 @@ static int open_protected(lua_State *L)
     else
         ckt_lua_add_path(L);
     /* the library functions that can loop long in C count their steps against the limits */
-    if (s->opts.instruction_limit || s->opts.time_limit > 0) ckt_embed_limit_libraries(L);
+    if (s->opts.instruction_limit || s->opts.time_limit > 0)
+        ckt_embed_limit_libraries(L, charge_steps);
     /* the key exists from now on, so start_run updates it without allocating */
     lua_pushnumber(L, 0);
     lua_setfield(L, LUA_REGISTRYINDEX, CKT_L_DEADLINE_KEY);

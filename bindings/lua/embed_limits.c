@@ -3,9 +3,9 @@
  * pattern like string.rep("a?", 30) .. string.rep("a", 30) kept string.find busy for minutes
  * under a 1 s limit (issue 30). These versions do what Lua 5.4's do (lstrlib.c's matcher and
  * ltablib.c's concat, rewritten here step for step) and charge their steps to the run
- * (ckt_embed_charge: one step is one instruction of the budget, and the clock is read every
- * few thousand steps), so the run's limits stop them with the same error as a Lua loop:
- *   string.find / match / gmatch / gsub  -- a step per pattern item tried, per byte a
+ * (the run's meter, embed.c's charge_steps: one step is one instruction of the budget, and the
+ * clock is read every few thousand steps), so the run's limits stop them with the same error as a
+ * Lua loop: string.find / match / gmatch / gsub  -- a step per pattern item tried, per byte a
  *                                           repetition scans and per byte a plain find compares
  *   string.rep                            -- a step per 64 bytes
  *   table.concat                          -- a step per element and per 64 bytes
@@ -25,13 +25,25 @@ typedef struct counter {
     size_t steps; /* since the last charge */
 } counter;
 
+/* The run's meter (embed.c hands it over when it installs these functions), kept in the
+ * registry under this key as a userdata holding the function. */
+static const char METER = 'M';
+
+static void meter(lua_State *L, size_t n)
+{
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &METER);
+    ckt_embed_meter *m = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    if (m) (*m)(L, n);
+}
+
 static void charge(counter *c, size_t n)
 {
     c->steps += n;
     if (c->steps >= CHARGE_EVERY) {
         size_t s = c->steps;
         c->steps = 0;
-        ckt_embed_charge(c->L, s);
+        meter(c->L, s);
     }
 }
 
@@ -39,7 +51,7 @@ static void charge_rest(counter *c)
 {
     size_t s = c->steps;
     c->steps = 0;
-    if (s) ckt_embed_charge(c->L, s);
+    if (s) meter(c->L, s);
 }
 
 /* ---- the matcher (Lua 5.4 lstrlib.c) ---- */
@@ -628,7 +640,7 @@ static int str_rep(lua_State *L)
             size_t k = filled < body - filled ? filled : body - filled;
             memcpy(p + filled, p, k);
             filled += k;
-            ckt_embed_charge(L, k / 64);
+            meter(L, k / 64);
         }
     }
     memcpy(p + body, s, l);
@@ -688,8 +700,11 @@ static void set(lua_State *L, const char *table, const char *name, lua_CFunction
     lua_pop(L, 1);
 }
 
-void ckt_embed_limit_libraries(lua_State *L)
+void ckt_embed_limit_libraries(lua_State *L, ckt_embed_meter charge_steps)
 {
+    ckt_embed_meter *m = lua_newuserdatauv(L, sizeof *m, 0);
+    *m = charge_steps;
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &METER);
     /* the string metatable's __index is this same table: s:find(...) gets them too */
     set(L, "string", "find", str_find);
     set(L, "string", "match", str_match);

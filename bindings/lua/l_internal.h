@@ -252,18 +252,19 @@ void ckt_l_open_layout(
     lua_State *L); /* l_layout.c: layouts, algebra, swizzle, composed, grid/svg */
 void ckt_l_open_distribution(
     lua_State *L); /* l_distribution.c: CK encodings, patterns, fragments, same_distribution */
-void ckt_l_open_nested(lua_State *L); /* l_nested.c: IREE nested layouts */
-void ckt_l_open_sfc(lua_State *L);    /* l_sfc.c */
-void ckt_l_open_target(lua_State *L); /* l_target.c: ckt.target */
-void ckt_l_open_lds(lua_State *L);    /* l_lds.c: ckt.lds.* */
-void ckt_l_open_array(lua_State *L);  /* l_array.c: host arrays */
-void ckt_l_open_device(lua_State *L); /* l_device.c: devices, buffers, dev:launch */
-void ckt_l_open_stream(lua_State *L); /* l_stream.c: streams, events, graphs */
-void ckt_l_open_kernel(lua_State *L); /* l_builder.c and l_kernel.h's files: builder, tensors,
-                                         windows, compile, launch */
-void ckt_l_open_help(lua_State *L);   /* l_help.c: help texts */
-void ckt_l_open_jit(lua_State *L);    /* l_jit.c: ckt.compile */
-void ckt_l_open_wgmma(lua_State *L);  /* l_wgmma.c: ckt.wgmma_desc */
+void ckt_l_open_nested(lua_State *L);       /* l_nested.c: IREE nested layouts */
+void ckt_l_open_sfc(lua_State *L);          /* l_sfc.c */
+void ckt_l_open_target(lua_State *L);       /* l_target.c: ckt.target */
+void ckt_l_open_lds(lua_State *L);          /* l_lds.c: ckt.lds.* */
+void ckt_l_open_array(lua_State *L);        /* l_array.c: host arrays */
+void ckt_l_open_device(lua_State *L);       /* l_device.c: devices, buffers, dev:launch */
+void ckt_l_open_stream(lua_State *L);       /* l_stream.c: streams, events, graphs */
+void ckt_l_open_kernel(lua_State *L);       /* l_builder.c and l_kernel.h's files: builder, tensors,
+                                               windows, compile, launch */
+void ckt_l_open_help(lua_State *L);         /* l_help.c: help texts */
+void ckt_l_open_jit(lua_State *L);          /* l_jit.c: ckt.compile */
+void ckt_l_open_compile_pool(lua_State *L); /* l_compile_pool.c: ckt.compile_all */
+void ckt_l_open_wgmma(lua_State *L);        /* l_wgmma.c: ckt.wgmma_desc */
 /* l_help.c: add (or replace) a help topic, e.g. from a binding file's open function */
 void ckt_l_help_add(lua_State *L, const char *name, const char *text);
 

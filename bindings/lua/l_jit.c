@@ -83,158 +83,6 @@ int ckt_l_compile(lua_State *L)
     return 1;
 }
 
-/* One entry of ckt.compile_all, read before anything starts. */
-typedef struct entry {
-    const ckt_kernel *k; /* NULL: a source compile */
-    ckt_compile_request req;
-    const char *opts[32];
-    unsigned flags;
-    ckt_compile_job *job;
-    ckt_binary *bin;
-    ckt_executable *exe;
-    ckt_status st;
-    ckt_error err;
-} entry;
-
-static void read_entry(lua_State *L, int t, int i, entry *e)
-{
-    static const char *const kernel_fields[] = {"kernel", "target",  "compile_only",
-                                                "cache",  "options", NULL};
-    static const char *const source_fields[] = {"source",       "name",  "target", "options",
-                                                "compile_only", "cache", NULL};
-    char fn[48];
-    snprintf(fn, sizeof fn, "compile_all: entry %d", i);
-    if (lua_geti(L, t, i) != LUA_TTABLE)
-        ckt_l_errorf(L,
-                     "%s: a table {kernel = k, target = ...} or {source =, name =, target = "
-                     "...} expected, got %s",
-                     fn, luaL_typename(L, -1));
-    int et = lua_gettop(L);
-    int is_kernel = lua_getfield(L, et, "kernel") != LUA_TNIL;
-    if (is_kernel) {
-        if (!luaL_testudata(L, -1, CKT_L_KERNEL))
-            ckt_l_errorf(L, "%s: kernel must be a built ckt.kernel, got %s", fn,
-                         luaL_typename(L, -1));
-        l_kernel *kb = ckt_lk_checkkernel(L, -1);
-        if (!kb->built) ckt_l_errorf(L, "%s: the kernel is still being built", fn);
-        e->k = kb->k;
-    }
-    lua_pop(L, 1);
-    ckt_l_check_fields(L, -1, fn, is_kernel ? kernel_fields : source_fields);
-    if (!ckt_l_field_string(L, et, fn, "target", &e->req.target))
-        e->req.target = ckt_context_default_target(ckt_l_context(L));
-    if (!is_kernel) {
-        if (!ckt_l_field_string(L, et, fn, "source", &e->req.source))
-            ckt_l_errorf(L, "%s: field 'source' (or 'kernel') is required", fn);
-        if (!ckt_l_field_string(L, et, fn, "name", &e->req.kernel_name))
-            ckt_l_errorf(L, "%s: field 'name' is required", fn);
-    }
-    e->req.noptions = ckt_l_compile_options(L, et, fn, e->opts, &e->flags);
-    e->req.options = e->req.noptions ? e->opts : NULL;
-    lua_pop(L, 1); /* the entry stays anchored in the list */
-}
-
-/* ckt.compile_all({entry, ...} [, {threads = n}]) -> {result, ...}: every entry compiled at once
- * on a pool of threads (the shared one: one per core; threads = n: a pool of n for this call),
- * results in order: an executable for {kernel = k, target = ...}, a binary for {source =, name =,
- * target = ...} (the options of k:compile and ckt.compile). The first failure is raised after all
- * have finished. A sandboxed state compiles them one by one on its own thread. */
-static int ckt_l_compile_all(lua_State *L)
-{
-    luaL_checktype(L, 1, LUA_TTABLE);
-    int64_t threads = -1;
-    if (!lua_isnoneornil(L, 2)) {
-        static const char *const allowed[] = {"threads", NULL};
-        ckt_l_check_fields(L, 2, "compile_all", allowed);
-        if (ckt_l_field_int(L, 2, "compile_all", "threads", &threads) &&
-            (threads < 1 || threads > 256))
-            return ckt_l_errorf(L, "compile_all: threads %lld is outside [1, 256]",
-                                (long long)threads);
-    }
-    lua_Integer n = luaL_len(L, 1);
-    if (n > 4096) return ckt_l_errorf(L, "compile_all: %lld entries (at most 4096)", (long long)n);
-    entry *es = lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * sizeof *es, 0);
-    int anchor = lua_gettop(L);
-    memset(es, 0, (size_t)(n > 0 ? n : 1) * sizeof *es);
-    for (int i = 0; i < n; i++) read_entry(L, 1, i + 1, &es[i]);
-    /* from here until the results are pushed nothing raises: the jobs are always collected */
-    ckt_context *ctx = ckt_l_context(L);
-    ckt_compile_pool *pool = NULL;
-    ckt_error perr;
-    ckt_status pst = CKT_OK;
-    int serial = ckt_l_sandboxed(L);
-    if (!serial && threads > 0) pst = ckt_compile_pool_create((int)threads, &pool, &perr);
-    for (int i = 0; i < n && !pst; i++) {
-        entry *e = &es[i];
-        if (serial)
-            e->st = e->k ? ckt_kernel_compile(ctx, e->k, e->req.target,
-                                              &(ckt_kernel_compile_options){
-                                                  e->flags, e->req.options, e->req.noptions},
-                                              &e->exe, &e->err)
-                         : ckt_compile(ctx, &e->req, e->flags, &e->bin, &e->err);
-        else if (e->k)
-            e->st = ckt_compile_kernel_start(
-                pool, ctx, e->k, e->req.target,
-                &(ckt_kernel_compile_options){e->flags, e->req.options, e->req.noptions}, &e->job,
-                &e->err);
-        else
-            e->st = ckt_compile_start(pool, ctx, &e->req, e->flags, &e->job, &e->err);
-    }
-    int bad = -1;
-    for (int i = 0; i < n; i++) {
-        entry *e = &es[i];
-        if (e->job) {
-            e->st = e->k ? ckt_compile_wait_executable(e->job, &e->exe, &e->err)
-                         : ckt_compile_wait(e->job, &e->bin, &e->err);
-            ckt_compile_job_free(e->job);
-            e->job = NULL;
-        }
-        if (e->st && bad < 0) bad = i;
-    }
-    ckt_compile_pool_free(pool);
-    if (pst || bad >= 0) {
-        for (int i = 0; i < n; i++) {
-            ckt_binary_free(es[i].bin);
-            ckt_exe_free(es[i].exe);
-        }
-        if (pst) return ckt_l_error(L, &perr);
-        ckt_error *e = &es[bad].err;
-        char prefix[192];
-        snprintf(prefix, sizeof prefix, "compile_all: entry %d (%.64s for %.40s): ", bad + 1,
-                 es[bad].k ? ckt_kernel_name(es[bad].k) : es[bad].req.kernel_name,
-                 es[bad].req.target);
-        ckt_fail_prefix(e, prefix);
-        return ckt_l_error(L, e);
-    }
-    lua_createtable(L, (int)n, 0);
-    for (int i = 0; i < n; i++) {
-        entry *e = &es[i];
-        if (e->k) {
-            lua_geti(L, 1, i + 1);
-            lua_getfield(L, -1, "kernel");
-            ckt_lk_push_executable(L, -1, e->exe); /* owns it from here */
-            e->exe = NULL;
-            lua_replace(L, -3);
-            lua_pop(L, 1);
-        } else {
-            ckt_binary **u = lua_newuserdatauv(L, sizeof *u, 0);
-            *u = e->bin;
-            e->bin = NULL;
-            luaL_setmetatable(L, CKT_L_BINARY);
-        }
-        lua_seti(L, -2, i + 1);
-    }
-    (void)anchor;
-    return 1;
-}
-
-/* ckt.compile_pool_threads() -> the shared compile pool's threads */
-static int ckt_l_compile_pool_threads(lua_State *L)
-{
-    lua_pushinteger(L, ckt_compile_pool_threads(NULL));
-    return 1;
-}
-
 static int b_gc(lua_State *L)
 {
     ckt_binary **b = luaL_checkudata(L, 1, CKT_L_BINARY);
@@ -335,17 +183,14 @@ static int b_tostring(lua_State *L)
 
 void ckt_l_open_jit(lua_State *L)
 {
-    static const ckt_l_entry rows[] = {
-        {CKT_L_BINARY, "__gc", b_gc},
-        {CKT_L_BINARY, "__close", b_gc},
-        {CKT_L_BINARY, "__tostring", b_tostring},
-        {CKT_L_BINARY, "resources", b_resources},
-        {CKT_L_BINARY, "code_object", b_code},
-        {CKT_L_BINARY, "disassembly", b_disasm},
-        {CKT_L_MODULE, "compile", ckt_l_compile},
-        {CKT_L_MODULE, "compile_all", ckt_l_compile_all},
-        {CKT_L_MODULE, "compile_pool_threads", ckt_l_compile_pool_threads},
-        {NULL, NULL, NULL}};
+    static const ckt_l_entry rows[] = {{CKT_L_BINARY, "__gc", b_gc},
+                                       {CKT_L_BINARY, "__close", b_gc},
+                                       {CKT_L_BINARY, "__tostring", b_tostring},
+                                       {CKT_L_BINARY, "resources", b_resources},
+                                       {CKT_L_BINARY, "code_object", b_code},
+                                       {CKT_L_BINARY, "disassembly", b_disasm},
+                                       {CKT_L_MODULE, "compile", ckt_l_compile},
+                                       {NULL, NULL, NULL}};
     ckt_l_register(L, rows);
     CKT_L_REGISTER_ROWS(L, CKT_L_BINARY, b_accessor, accessors);
 }
