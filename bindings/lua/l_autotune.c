@@ -31,12 +31,11 @@ enum { OPTS = 1, CONFIGS, KERNELS, REASONS, PROBLEM };
  * protected build step (another C frame, which luaL_argerror would name '?'). */
 static int argerr(lua_State *L, const char *fmt, ...)
 {
-    char buf[CKT_ERROR_MSG_CAP];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    int r = ckt_l_verrorf(L, "bad argument #1 to 'ckt.autotune' (%s)", fmt, ap);
     va_end(ap);
-    return luaL_error(L, "bad argument #1 to 'ckt.autotune' (%s)", buf);
+    return r;
 }
 
 /* ---- the engine's records, owned by a userdata so that an error frees the executables ---- */

@@ -10,14 +10,20 @@ int ckt_l_error(lua_State *L, const ckt_error *err)
     return luaL_error(L, "%s", err && err->msg[0] ? err->msg : "unknown error");
 }
 
-int ckt_l_errorf(lua_State *L, const char *fmt, ...)
+int ckt_l_verrorf(lua_State *L, const char *frame, const char *fmt, va_list ap)
 {
     char buf[CKT_ERROR_MSG_CAP];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    return luaL_error(L, frame, buf);
+}
+
+int ckt_l_errorf(lua_State *L, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    int r = ckt_l_verrorf(L, "%s", fmt, ap);
     va_end(ap);
-    return luaL_error(L, "%s", buf);
+    return r;
 }
 
 int ckt_l_argerror(lua_State *L, int arg, const char *fmt, ...)

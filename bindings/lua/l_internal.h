@@ -6,6 +6,7 @@
 
 #include <lauxlib.h>
 #include <lua.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -16,6 +17,8 @@
 int ckt_l_error(lua_State *L, const ckt_error *err);
 /* Raise a formatted error at the caller's line. */
 int ckt_l_errorf(lua_State *L, const char *fmt, ...);
+/* The message formatted from fmt and ap, raised through frame (a format with one %s). */
+int ckt_l_verrorf(lua_State *L, const char *frame, const char *fmt, va_list ap);
 /* Argument errors follow lauxlib: "bad argument #arg to 'fn' (msg)", the function's name taken
  * from the call (luaL_argerror). arg <= 0: the value is not an argument of the call (the binding
  * pushed it) and msg stands alone, so it names where the value came from.

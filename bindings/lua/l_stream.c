@@ -123,13 +123,7 @@ static int s_tostring(lua_State *L)
     return 1;
 }
 
-static int e_close(lua_State *L)
-{
-    l_event *u = luaL_checkudata(L, 1, CKT_L_EVENT);
-    ckt_event_free(u->e);
-    u->e = NULL;
-    return 0;
-}
+CKT_L_CLOSER(e_close, l_event, CKT_L_EVENT, e, ckt_event_free)
 
 static int e_synchronize(lua_State *L)
 {
@@ -240,13 +234,7 @@ static int g_launches(lua_State *L)
     return 1;
 }
 
-static int g_close(lua_State *L)
-{
-    l_graph *u = luaL_checkudata(L, 1, CKT_L_GRAPH);
-    ckt_graph_free(u->g);
-    u->g = NULL;
-    return 0;
-}
+CKT_L_CLOSER(g_close, l_graph, CKT_L_GRAPH, g, ckt_graph_free)
 
 static int g_tostring(lua_State *L)
 {

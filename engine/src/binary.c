@@ -14,6 +14,7 @@
 
 #include "ckt/jit.h"
 #include "jit_internal.h"
+#include "strbuf.h"
 
 double ckt_jit_now_ms(void)
 {
@@ -124,27 +125,14 @@ int ckt_jit_run(char *const argv[], const char *stdin_file, char **out)
         _exit(127);
     }
     close(pipefd[1]);
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
+    ckt_sb output = {0};
     for (;;) {
-        if (buf && len + 1024 > cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-            } else {
-                buf = nb;
-                cap *= 2;
-            }
-        }
-        char tmp[1024];
-        ssize_t n = read(pipefd[0], buf ? buf + len : tmp, buf ? cap - len - 1 : sizeof tmp);
+        long n = ckt_sb_read_fd(&output, pipefd[0]);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
-        if (buf) len += (size_t)n;
     }
     close(pipefd[0]);
-    if (buf) buf[len] = 0;
+    char *buf = ckt_sb_take(&output);
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     if (out)

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "jit_internal.h"
+#include "strbuf.h"
 
 static const char *host_cc(void)
 {
@@ -110,8 +111,7 @@ static int run_compiler(char *const argv[], const char *dir, double deadline, ch
         return -1;
     }
     if (deadline > 0) setpgid(pid, pid); /* also here: the group exists before any kill */
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
+    ckt_sb output = {0};
     int killed = 0;
     for (;;) {
         int wait_ms = -1;
@@ -128,24 +128,12 @@ static int run_compiler(char *const argv[], const char *dir, double deadline, ch
         int r = poll(&pfd, 1, wait_ms);
         if (r < 0 && errno == EINTR) continue;
         if (r == 0) continue; /* the deadline check above */
-        if (buf && len + 1024 > cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-            } else {
-                buf = nb;
-                cap *= 2;
-            }
-        }
-        char tmp[1024];
-        ssize_t n = read(pipefd[0], buf ? buf + len : tmp, buf ? cap - len - 1 : sizeof tmp);
+        long n = ckt_sb_read_fd(&output, pipefd[0]);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
-        if (buf) len += (size_t)n;
     }
     close(pipefd[0]);
-    if (buf) buf[len] = 0;
+    char *buf = ckt_sb_take(&output);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     *out = buf;

@@ -1010,21 +1010,20 @@ static bool inputs_within(const ckt_expr_pool *p, ckt_expr_id e, int n)
     return inputs_within(p, nd->a, n) && inputs_within(p, nd->b, n) && inputs_within(p, nd->c, n);
 }
 
-ckt_status ckt_kernel_map(ckt_kernel *k, int ninputs, const int *inputs, ckt_expr_id expr,
-                          ckt_dtype out_dtype, int *reg, ckt_error *err)
+/* A map's inputs (register tensors of one distribution) and its function (an expression over
+ * those inputs only), checked for ckt_kernel_map and ckt_kernel_map_into. */
+static ckt_status check_map(ckt_kernel *k, int ninputs, const int *inputs, ckt_expr_id expr,
+                            ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "map", err))) return s;
     if (ninputs < 1 || ninputs > CKT_K_MAX_INPUTS)
         return ckt_fail(err, CKT_EINVAL, "map: 1 to %d register tensors", CKT_K_MAX_INPUTS);
-    const ckt_ktensor *first = NULL;
     for (int i = 0; i < ninputs; i++) {
         if (inputs[i] < 0 || inputs[i] >= k->ntensors || k->tensors[inputs[i]].mem != CKT_MEM_REG)
             return ckt_fail(err, CKT_EINVAL, "map: input %d is not a register tensor", i + 1);
-        const ckt_ktensor *t = &k->tensors[inputs[i]];
-        if (!first)
-            first = t;
-        else if (t->dist != first->dist || t->nvalues != first->nvalues)
+        const ckt_ktensor *t = &k->tensors[inputs[i]], *first = &k->tensors[inputs[0]];
+        if (t->dist != first->dist || t->nvalues != first->nvalues)
             return ckt_fail(err, CKT_EINVAL,
                             "map: input %d is distributed differently from input 1 (elementwise "
                             "maps need one distribution)",
@@ -1037,13 +1036,28 @@ ckt_status ckt_kernel_map(ckt_kernel *k, int ninputs, const int *inputs, ckt_exp
                         "map: the function's result uses an input beyond the %d given (an input of "
                         "another map?)",
                         ninputs);
-    if ((s = ckt_kernel_registers(k, out_dtype, first->dist, first->nvalues, reg, err))) return s;
+    return CKT_OK;
+}
+
+static ckt_status push_map(ckt_kernel *k, int reg, ckt_expr_id expr, int ninputs, const int *inputs,
+                           ckt_error *err)
+{
     ckt_kop op = new_op(CKT_OP_MAP);
-    op.r = *reg;
+    op.r = reg;
     op.b = expr;
     op.ninputs = ninputs;
     memcpy(op.inputs, inputs, sizeof(int) * (size_t)ninputs);
     return push_op(k, &op, err);
+}
+
+ckt_status ckt_kernel_map(ckt_kernel *k, int ninputs, const int *inputs, ckt_expr_id expr,
+                          ckt_dtype out_dtype, int *reg, ckt_error *err)
+{
+    ckt_status s = check_map(k, ninputs, inputs, expr, err);
+    if (s) return s;
+    const ckt_ktensor *first = &k->tensors[inputs[0]];
+    if ((s = ckt_kernel_registers(k, out_dtype, first->dist, first->nvalues, reg, err))) return s;
+    return push_map(k, *reg, expr, ninputs, inputs, err);
 }
 
 ckt_status ckt_kernel_fold(ckt_kernel *k, int acc, int src, ckt_reduce_op rop, ckt_error *err)
@@ -1083,42 +1097,17 @@ ckt_status ckt_kernel_block_reduce(ckt_kernel *k, int acc, ckt_reduce_op rop, ck
 ckt_status ckt_kernel_map_into(ckt_kernel *k, int ninputs, const int *inputs, ckt_expr_id expr,
                                int into, ckt_error *err)
 {
-    ckt_status s;
-    if ((s = check_open(k, "map", err))) return s;
+    ckt_status s = check_map(k, ninputs, inputs, expr, err);
+    if (s) return s;
     if (!is_register(k, into))
         return ckt_fail(err, CKT_EINVAL, "map: 'into' must be a register tensor");
-    if (ninputs < 1 || ninputs > CKT_K_MAX_INPUTS)
-        return ckt_fail(err, CKT_EINVAL, "map: 1 to %d register tensors", CKT_K_MAX_INPUTS);
-    for (int i = 0; i < ninputs; i++)
-        if (inputs[i] < 0 || inputs[i] >= k->ntensors || k->tensors[inputs[i]].mem != CKT_MEM_REG)
-            return ckt_fail(err, CKT_EINVAL, "map: input %d is not a register tensor", i + 1);
     const ckt_ktensor *t = &k->tensors[into], *first = &k->tensors[inputs[0]];
     if (t->dist != first->dist || t->nvalues != first->nvalues)
         return ckt_fail(err, CKT_EINVAL,
                         "map: 'into' (%s) is distributed differently from input 1 (%lld values "
                         "per thread, not %lld)",
                         t->name, (long long)t->nvalues, (long long)first->nvalues);
-    for (int i = 1; i < ninputs; i++) {
-        const ckt_ktensor *u = &k->tensors[inputs[i]];
-        if (u->dist != first->dist || u->nvalues != first->nvalues)
-            return ckt_fail(err, CKT_EINVAL,
-                            "map: input %d is distributed differently from input 1 (elementwise "
-                            "maps need one distribution)",
-                            i + 1);
-    }
-    if (!ckt_expr_get(&k->ex, expr))
-        return ckt_fail(err, CKT_EINVAL, "map: the function must return an expression");
-    if (!inputs_within(&k->ex, expr, ninputs))
-        return ckt_fail(err, CKT_EINVAL,
-                        "map: the function's result uses an input beyond the %d given (an input of "
-                        "another map?)",
-                        ninputs);
-    ckt_kop op = new_op(CKT_OP_MAP);
-    op.r = into;
-    op.b = expr;
-    op.ninputs = ninputs;
-    memcpy(op.inputs, inputs, sizeof(int) * (size_t)ninputs);
-    return push_op(k, &op, err);
+    return push_map(k, into, expr, ninputs, inputs, err);
 }
 
 ckt_status ckt_kernel_reduce_dim(ckt_kernel *k, int src, int dim, ckt_reduce_op rop,
@@ -1152,7 +1141,10 @@ ckt_status ckt_kernel_reduce_dim(ckt_kernel *k, int src, int dim, ckt_reduce_op 
             int64_t c[CKT_K_MAX_RANK], lin = 0;
             ckt_dist_coord(d, t, v, c);
             for (int r = 0; r < d->rank; r++) lin = lin * d->lengths[r] + c[r];
-            if (lin >= 0 && lin < elems && !seen[lin]) { seen[lin] = 1; held++; }
+            if (lin >= 0 && lin < elems && !seen[lin]) {
+                seen[lin] = 1;
+                held++;
+            }
         }
     free(seen);
     if (held != elems)

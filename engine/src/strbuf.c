@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void ckt_sb_printf(ckt_sb *s, const char *fmt, ...)
 {
@@ -55,4 +56,34 @@ char *ckt_sb_finish(ckt_sb *s, const char *what, ckt_error *err)
         return NULL;
     }
     return s->buf;
+}
+
+long ckt_sb_read_fd(ckt_sb *s, int fd)
+{
+    if (!s->oom && s->cap - s->len < 1025) {
+        size_t cap = s->cap ? 2 * s->cap : 4096;
+        char *nb = realloc(s->buf, cap);
+        if (nb) {
+            s->buf = nb;
+            s->cap = cap;
+        } else
+            s->oom = true;
+    }
+    char drop[1024];
+    bool keep = !s->oom;
+    ssize_t n = read(fd, keep ? s->buf + s->len : drop, keep ? s->cap - s->len - 1 : sizeof drop);
+    if (n > 0 && keep) {
+        s->len += (size_t)n;
+        s->buf[s->len] = 0;
+    }
+    return (long)n;
+}
+
+char *ckt_sb_take(ckt_sb *s)
+{
+    if (!s->oom && !s->buf) ckt_sb_printf(s, "%s", "");
+    if (!s->oom) return s->buf;
+    free(s->buf);
+    s->buf = NULL;
+    return NULL;
 }

@@ -34,6 +34,13 @@ local function tiles_along(name, v, TX)
   return n
 end
 
+-- the blocks of a persistent grid: the number asked for, or (persistent = true, the kernel
+-- compiled for a GPU) the SMs times the blocks an SM holds of it
+local function persistent_blocks(p, k, exe)
+  if p.persistent_auto and exe and not p.emulated then return schedule.sm_count(ckt.target(p.target)) * schedule.resident(p, k, exe) end
+  return p.persistent
+end
+
 -- grid(M, N [, exe]): the tiles, or with persistent the smaller of the tiles and the blocks; a
 -- zero-sized problem gets one block (the launch then runs none). persistent = true is one block an
 -- SM; given the compiled kernel, as many blocks as the SMs hold at once (the block count the caller
@@ -49,9 +56,7 @@ function schedule.grid(p, k)
       error(("gemm: grid: M = %d and N = %d make %d x %d tiles, more than a grid holds (2^31 - 1 blocks); persistent = true walks them with fewer"):format(M, N, mt, nt), 2)
     end
     if not p.persistent then return tiles end
-    local blocks = p.persistent
-    if p.persistent_auto and exe and not p.emulated then blocks = schedule.sm_count(ckt.target(p.target)) * schedule.resident(p, k, exe) end
-    return math.min(tiles, blocks)
+    return math.min(tiles, persistent_blocks(p, k, exe))
   end
 end
 
@@ -67,13 +72,11 @@ function schedule.batched_grid(p, k)
       if not p.persistent then
         error(("gemm: grid: M = %d, N = %d and L = %d make %d x %d x %d tiles, more than a grid holds (2^31 - 1 blocks); persistent = true walks them with fewer"):format(M, N, L, mt, nt, nl), 2)
       end
-      return p.persistent_auto and exe and not p.emulated and schedule.sm_count(ckt.target(p.target)) * schedule.resident(p, k, exe) or p.persistent
+      return persistent_blocks(p, k, exe)
     end
     local tiles = mt * nt * nl
     if not p.persistent then return tiles end
-    local blocks = p.persistent
-    if p.persistent_auto and exe and not p.emulated then blocks = schedule.sm_count(ckt.target(p.target)) * schedule.resident(p, k, exe) end
-    return math.min(tiles, blocks)
+    return math.min(tiles, persistent_blocks(p, k, exe))
   end
 end
 
