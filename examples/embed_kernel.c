@@ -87,7 +87,8 @@ static int compile_for_gpu(const ckt_kernel *k, const char *target)
     ckt_executable *exe = NULL;
     ckt_kernel_compile_options o = {CKT_COMPILE_ONLY | CKT_COMPILE_NO_CACHE, NULL, 0};
     ckt_status s = ckt_kernel_compile(NULL, k, target, &o, &exe, &err);
-    if (s == CKT_ERUNTIME && (strstr(err.msg, "NVRTC not found (") || strstr(err.msg, "hipRTC not found ("))) {
+    if (s == CKT_ERUNTIME &&
+        (strstr(err.msg, "NVRTC not found (") || strstr(err.msg, "hipRTC not found ("))) {
         printf("%s: SKIPPED, compiler not installed (%s)\n", target, err.msg);
         return 0;
     }

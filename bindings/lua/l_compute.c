@@ -35,8 +35,11 @@ static int map_regs(lua_State *L, l_kernel *kb, int ki, int fi, int first, int l
             out = (ckt_dtype)-1;
         lua_pop(L, 1);
         if (lua_getfield(L, last, "into") != LUA_TNIL) {
-            if ((int)out >= 0) return ckt_l_errorf(L, "%s: into and dtype exclude each other (the "
-                                                      "result takes into's dtype)", fn);
+            if ((int)out >= 0)
+                return ckt_l_errorf(L,
+                                    "%s: into and dtype exclude each other (the "
+                                    "result takes into's dtype)",
+                                    fn);
             into = ckt_lk_checkreg(L, lua_gettop(L), kb, "into")->id;
         }
         lua_pop(L, 1);
