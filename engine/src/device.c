@@ -309,3 +309,38 @@ void ckt_runtime_reap(ckt_device *dev, bool all)
         bury(dev, z);
     }
 }
+
+static ckt_status check_dims(const char *what, const int64_t v[3], const int64_t lim[3],
+                             ckt_error *err)
+{
+    static const char axis[3] = {'x', 'y', 'z'};
+    for (int i = 0; i < 3; i++) {
+        if (v[i] < 1)
+            return ckt_fail(err, CKT_EINVAL, "launch: %s.%c is %lld (must be >= 1)", what, axis[i],
+                            (long long)v[i]);
+        if (v[i] > lim[i])
+            return ckt_fail(err, CKT_EINVAL, "launch: %s.%c = %lld exceeds the device limit %lld",
+                            what, axis[i], (long long)v[i], (long long)lim[i]);
+    }
+    return CKT_OK;
+}
+
+/* The launch's geometry against the device's limits. */
+ckt_status ckt_device_check_geometry(const ckt_device *dev, const ckt_launch_params *p,
+                                     ckt_error *err)
+{
+    ckt_status st = check_dims("grid", p->grid, dev->max_grid, err);
+    if (!st) st = check_dims("block", p->block, dev->max_block, err);
+    if (st) return st;
+    int64_t threads = p->block[0] * p->block[1] * p->block[2]; /* each <= 1024 after check_dims */
+    if (threads > dev->max_threads_per_block)
+        return ckt_fail(err, CKT_EINVAL,
+                        "launch: block of %lld threads exceeds the device limit %lld",
+                        (long long)threads, (long long)dev->max_threads_per_block);
+    if (p->dyn_shared_bytes < 0 || p->dyn_shared_bytes > dev->max_shared_bytes)
+        return ckt_fail(err, CKT_EINVAL, "launch: dyn_shared_bytes %lld is outside [0, %lld]",
+                        (long long)p->dyn_shared_bytes, (long long)dev->max_shared_bytes);
+    if (p->deadline > 0 && ckt_runtime_now() >= p->deadline)
+        return ckt_fail(err, CKT_ELIMIT, "launch: the time limit ran out before the launch");
+    return CKT_OK;
+}

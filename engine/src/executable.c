@@ -384,7 +384,7 @@ static ckt_status prepare(const ckt_executable *e, ckt_stream *s, ckt_device *de
 static ckt_status enqueue(void *ctx)
 {
     prepared *r = ctx;
-    return ckt_runtime_enqueue(r->s, r->bin, &r->p, r->bufs, r->nbufs, r->err);
+    return ckt_stream_enqueue(r->s, r->bin, &r->p, r->bufs, r->nbufs, r->err);
 }
 
 ckt_status ckt_exe_launch_on(const ckt_executable *e, ckt_stream *s, ckt_device *dev,

@@ -1,4 +1,4 @@
-/* Shared by the runtime backends (not installed). runtime.c owns the device object, the
+/* Shared by the runtime backends (not installed). device.c owns the device object, the
  * live-buffer registry (pointer arguments are checked against it), the module cache and all
  * argument checking; stream.c owns streams, events, graphs and the deferred frees; a backend
  * only moves bytes, enqueues and waits. */
@@ -151,7 +151,7 @@ static inline double ckt_runtime_now(void)
 /* the binary's unique id (module cache key) */
 uint64_t ckt_binary_id(const ckt_binary *b);
 
-/* device.c, for stream.c and runtime.c: unique stream ids; the stream of a device with an id
+/* device.c, for stream.c and launch.c: unique stream ids; the stream of a device with an id
  * (NULL: destroyed, so synchronized; dev->lock held); the loaded kernel of a binary (from the
  * device's cache, else loaded); a buffer's memory freed now or retired until the streams that use
  * it have passed that use (dev->lock held); the retired buffers whose work is done freed (all:
@@ -161,24 +161,25 @@ ckt_stream *ckt_runtime_find_stream_locked(ckt_device *dev, uint64_t id);
 ckt_status ckt_runtime_module_for(ckt_device *dev, const ckt_binary *bin, void **module, void **fn,
                                   ckt_error *err);
 void ckt_runtime_retire_locked(ckt_buffer *b);
+/* device.c: a launch's grid, block and shared memory against the device's limits (and a
+ * deadline already past) */
+ckt_status ckt_device_check_geometry(const ckt_device *dev, const ckt_launch_params *p,
+                                     ckt_error *err);
 void ckt_runtime_reap(ckt_device *dev, bool all);
 
-/* stream.c, for runtime.c */
+/* stream.c, for launch.c and executable.c */
 /* Note that b is used by the next piece of work on s (before s->seq is advanced by it). */
 void ckt_stream_note_use(ckt_stream *s, ckt_buffer *b);
 /* An enqueue on s by a caller that owns the device lock order: the default stream when NULL. */
 ckt_stream *ckt_stream_or_default(ckt_device *dev, ckt_stream *s);
-/* Enqueue a launch on s: the binary's module pinned by a graph being captured on s. */
-ckt_status ckt_stream_launch(ckt_stream *s, const ckt_binary *bin, void *module, void *fn,
-                             const ckt_launch_params *p, const char *kernel, ckt_error *err);
+/* A checked launch enqueued on s with the buffers it uses (their frees wait for it). */
+ckt_status ckt_stream_enqueue(ckt_stream *s, const ckt_binary *bin, const ckt_launch_params *p,
+                              ckt_buffer *const *bufs, int nbufs, ckt_error *err);
 
-/* runtime.c, for executable.c: the binary suits the device (once per executable and device);
- * a checked launch enqueued on s with the buffers it uses (their frees wait for it); a launch
- * function run between two events on s and waited for. */
+/* launch.c, for executable.c: the binary suits the device (once per executable and device);
+ * a launch function run between two events on s and waited for. */
 ckt_status ckt_runtime_check_binary(ckt_device *dev, const ckt_binary *bin,
                                     const ckt_target_record *t, ckt_error *err);
-ckt_status ckt_runtime_enqueue(ckt_stream *s, const ckt_binary *bin, const ckt_launch_params *p,
-                               ckt_buffer *const *bufs, int nbufs, ckt_error *err);
 ckt_status ckt_runtime_timed(ckt_stream *s, double *ms, ckt_status (*enqueue)(void *), void *ctx,
                              ckt_error *err);
 

@@ -171,6 +171,42 @@ ckt_status ckt_stream_wait(ckt_stream *s, const ckt_event *e, ckt_error *err)
     return st;
 }
 
+/* Every stream of the device: the first pending error (of any stream) is returned, named by
+ * the stream and its launches; the other streams' errors are reported at their own turn. */
+ckt_status ckt_device_synchronize(ckt_device *dev, ckt_error *err)
+{
+    if (!dev) return ckt_fail(err, CKT_EINVAL, "synchronize: device is NULL");
+    /* the buffers retired before this call that wait for every stream (used on more streams than
+     * a buffer remembers): set aside, and once every stream has passed, freed by the reap below */
+    ckt_zombie *every = NULL;
+    pthread_mutex_lock(&dev->lock);
+    for (ckt_zombie **p = &dev->zombies; *p;) {
+        ckt_zombie *z = *p;
+        if (z->all_streams) {
+            *p = z->next;
+            z->next = every;
+            every = z;
+        } else
+            p = &z->next;
+    }
+    pthread_mutex_unlock(&dev->lock);
+    ckt_status st = ckt_stream_synchronize(&dev->default_stream, err);
+    for (ckt_stream *s = dev->streams; !st && s; s = s->next)
+        if (!s->capturing) st = ckt_stream_synchronize(s, err);
+    if (!st) st = dev->ops->sync(dev, err);
+    pthread_mutex_lock(&dev->lock);
+    while (every) {
+        ckt_zombie *z = every;
+        every = z->next;
+        if (!st) z->all_streams = false; /* passed: its events (if any) have completed */
+        z->next = dev->zombies;
+        dev->zombies = z;
+    }
+    pthread_mutex_unlock(&dev->lock);
+    if (!st) ckt_runtime_reap(dev, false);
+    return st;
+}
+
 /* ---- events ---- */
 
 ckt_status ckt_stream_record(ckt_stream *s, ckt_event **out, ckt_error *err)
@@ -301,12 +337,12 @@ static ckt_status pin(ckt_graph *g, ckt_device *dev, uint64_t bin)
     return CKT_OK;
 }
 
-ckt_status ckt_stream_launch(ckt_stream *s, const ckt_binary *bin, void *module, void *fn,
-                             const ckt_launch_params *p, const char *kernel, ckt_error *err)
+static ckt_status stream_launch(ckt_stream *s, const ckt_binary *bin, void *module, void *fn,
+                                const ckt_launch_params *p, const char *kernel, ckt_error *err)
 {
     ckt_device *dev = s->dev;
     ckt_launch_request r = {module, fn, p, kernel, s->launches + 1, s->id};
-    /* dev->lock is held by the caller (runtime.c), with the uses of the buffers noted */
+    /* dev->lock is held by the caller (ckt_stream_enqueue), with the buffers' uses noted */
     ckt_status st = dev->ops->launch(dev, s->impl, &r, err);
     if (st) return st;
     s->seq++;
@@ -320,6 +356,22 @@ ckt_status ckt_stream_launch(ckt_stream *s, const ckt_binary *bin, void *module,
         if (pin(s->graph, dev, ckt_binary_id(bin))) s->graph->nbufs = -1;
     }
     return CKT_OK;
+}
+
+/* A checked launch enqueued on s: the grid against the device's limits, the loaded kernel, the
+ * buffers' uses noted (their frees wait for it) under the device lock. */
+ckt_status ckt_stream_enqueue(ckt_stream *s, const ckt_binary *bin, const ckt_launch_params *p,
+                              ckt_buffer *const *bufs, int nbufs, ckt_error *err)
+{
+    ckt_device *dev = s->dev;
+    ckt_status st = ckt_device_check_geometry(dev, p, err);
+    void *module, *fn;
+    if (st || (st = ckt_runtime_module_for(dev, bin, &module, &fn, err))) return st;
+    pthread_mutex_lock(&dev->lock);
+    for (int i = 0; i < nbufs; i++) ckt_stream_note_use(s, bufs[i]);
+    st = stream_launch(s, bin, module, fn, p, ckt_binary_kernel_name(bin), err);
+    pthread_mutex_unlock(&dev->lock);
+    return st;
 }
 
 ckt_status ckt_stream_begin_capture(ckt_stream *s, ckt_error *err)

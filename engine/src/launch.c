@@ -1,7 +1,7 @@
-/* Launches and copies: the backend-independent part above streams (stream.c) and devices
- * (device.c). Everything a caller can get wrong is checked here (sizes, offsets, dims, argument
- * count/kinds, pointers that do not belong to a live buffer of the device), so a backend only
- * sees valid requests. */
+/* Launches and copies (ckt/runtime.h): the backend-independent part above streams (stream.c) and
+ * devices (device.c). Everything a caller can get wrong is checked here (sizes, offsets, dims,
+ * argument count/kinds, pointers that do not belong to a live buffer of the device), so a backend
+ * only sees valid requests. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,42 +10,6 @@
 #include "ckt/runtime.h"
 #include "ckt/stream.h"
 #include "runtime_internal.h"
-
-/* Every stream of the device: the first pending error (of any stream) is returned, named by
- * the stream and its launches; the other streams' errors are reported at their own turn. */
-ckt_status ckt_device_synchronize(ckt_device *dev, ckt_error *err)
-{
-    if (!dev) return ckt_fail(err, CKT_EINVAL, "synchronize: device is NULL");
-    /* the buffers retired before this call that wait for every stream (used on more streams than
-     * a buffer remembers): set aside, and once every stream has passed, freed by the reap below */
-    ckt_zombie *every = NULL;
-    pthread_mutex_lock(&dev->lock);
-    for (ckt_zombie **p = &dev->zombies; *p;) {
-        ckt_zombie *z = *p;
-        if (z->all_streams) {
-            *p = z->next;
-            z->next = every;
-            every = z;
-        } else
-            p = &z->next;
-    }
-    pthread_mutex_unlock(&dev->lock);
-    ckt_status st = ckt_stream_synchronize(&dev->default_stream, err);
-    for (ckt_stream *s = dev->streams; !st && s; s = s->next)
-        if (!s->capturing) st = ckt_stream_synchronize(s, err);
-    if (!st) st = dev->ops->sync(dev, err);
-    pthread_mutex_lock(&dev->lock);
-    while (every) {
-        ckt_zombie *z = every;
-        every = z->next;
-        if (!st) z->all_streams = false; /* passed: its events (if any) have completed */
-        z->next = dev->zombies;
-        dev->zombies = z;
-    }
-    pthread_mutex_unlock(&dev->lock);
-    if (!st) ckt_runtime_reap(dev, false);
-    return st;
-}
 
 static ckt_status check_range(const char *fn, const char *which, const ckt_buffer *b, size_t off,
                               size_t n, ckt_error *err)
@@ -189,21 +153,6 @@ static const char *param_kind_name(ckt_param_kind k)
                                 : "f32";
 }
 
-static ckt_status check_dims(const char *what, const int64_t v[3], const int64_t lim[3],
-                             ckt_error *err)
-{
-    static const char axis[3] = {'x', 'y', 'z'};
-    for (int i = 0; i < 3; i++) {
-        if (v[i] < 1)
-            return ckt_fail(err, CKT_EINVAL, "launch: %s.%c is %lld (must be >= 1)", what, axis[i],
-                            (long long)v[i]);
-        if (v[i] > lim[i])
-            return ckt_fail(err, CKT_EINVAL, "launch: %s.%c = %lld exceeds the device limit %lld",
-                            what, axis[i], (long long)v[i], (long long)lim[i]);
-    }
-    return CKT_OK;
-}
-
 /* ... and bufs[*nbufs] the live buffers the pointer arguments point into. */
 static ckt_status check_args(ckt_device *dev, const ckt_launch_params *p, ckt_buffer **bufs,
                              int *nbufs, ckt_error *err)
@@ -263,39 +212,6 @@ ckt_status ckt_runtime_check_binary(ckt_device *dev, const ckt_binary *bin,
     return dev->backend == CKT_BACKEND_CUDA ? ckt_target_check_device(t, dev->target, err) : CKT_OK;
 }
 
-/* The launch's geometry against the device's limits. */
-static ckt_status check_geometry(const ckt_device *dev, const ckt_launch_params *p, ckt_error *err)
-{
-    ckt_status st = check_dims("grid", p->grid, dev->max_grid, err);
-    if (!st) st = check_dims("block", p->block, dev->max_block, err);
-    if (st) return st;
-    int64_t threads = p->block[0] * p->block[1] * p->block[2]; /* each <= 1024 after check_dims */
-    if (threads > dev->max_threads_per_block)
-        return ckt_fail(err, CKT_EINVAL,
-                        "launch: block of %lld threads exceeds the device limit %lld",
-                        (long long)threads, (long long)dev->max_threads_per_block);
-    if (p->dyn_shared_bytes < 0 || p->dyn_shared_bytes > dev->max_shared_bytes)
-        return ckt_fail(err, CKT_EINVAL, "launch: dyn_shared_bytes %lld is outside [0, %lld]",
-                        (long long)p->dyn_shared_bytes, (long long)dev->max_shared_bytes);
-    if (p->deadline > 0 && ckt_runtime_now() >= p->deadline)
-        return ckt_fail(err, CKT_ELIMIT, "launch: the time limit ran out before the launch");
-    return CKT_OK;
-}
-
-ckt_status ckt_runtime_enqueue(ckt_stream *s, const ckt_binary *bin, const ckt_launch_params *p,
-                               ckt_buffer *const *bufs, int nbufs, ckt_error *err)
-{
-    ckt_device *dev = s->dev;
-    ckt_status st = check_geometry(dev, p, err);
-    void *module, *fn;
-    if (st || (st = ckt_runtime_module_for(dev, bin, &module, &fn, err))) return st;
-    pthread_mutex_lock(&dev->lock);
-    for (int i = 0; i < nbufs; i++) ckt_stream_note_use(s, bufs[i]);
-    st = ckt_stream_launch(s, bin, module, fn, p, ckt_binary_kernel_name(bin), err);
-    pthread_mutex_unlock(&dev->lock);
-    return st;
-}
-
 /* Enqueue between two events on s, wait for the stream (its errors named), and measure. */
 ckt_status ckt_runtime_timed(ckt_stream *s, double *ms, ckt_status (*enqueue)(void *), void *ctx,
                              ckt_error *err)
@@ -323,7 +239,7 @@ typedef struct {
 static ckt_status raw_enqueue(void *ctx)
 {
     raw_launch *r = ctx;
-    return ckt_runtime_enqueue(r->s, r->bin, r->p, r->bufs, r->nbufs, r->err);
+    return ckt_stream_enqueue(r->s, r->bin, r->p, r->bufs, r->nbufs, r->err);
 }
 
 /* ckt_launch and ckt_launch_async: everything checked, then enqueued (and waited for). */
