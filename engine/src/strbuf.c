@@ -66,6 +66,7 @@ long ckt_sb_read_fd(ckt_sb *s, int fd)
         if (nb) {
             s->buf = nb;
             s->cap = cap;
+            s->buf[s->len] = 0; /* a text at every moment, also when nothing more is read */
         } else
             s->oom = true;
     }
