@@ -173,6 +173,13 @@ static ckt_status check_args(ckt_device *dev, const ckt_launch_params *p, ckt_bu
         if (!ckt_param_size(s->kind))
             return ckt_fail(err, CKT_EINVAL, "launch: parameter %d '%s' has an unknown kind %d", i,
                             nm, (int)s->kind);
+        /* a launch copies each value (enqueued, the caller's may go at once): a tensor map is
+         * 128 bytes the executable's launch makes itself, never a caller's value here */
+        if (s->kind == CKT_PARAM_TMAP)
+            return ckt_fail(err, CKT_EINVAL,
+                            "launch: parameter %d '%s' is a tensor map, which only an executable's "
+                            "launch derives (a raw launch takes ptr, i32, i64 and f32 values)",
+                            i, nm);
         if (!p->args[i])
             return ckt_fail(err, CKT_EINVAL,
                             "launch: argument %d '%s' (%s) is a NULL pointer to its value", i, nm,

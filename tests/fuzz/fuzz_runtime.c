@@ -25,9 +25,11 @@ static void setup(void)
     ckt_error err;
     if (dev) return;
     if (ckt_device_open(NULL, "cpu", &dev, &err) != CKT_OK) abort();
-    ckt_compile_request req = {"cpu", "typedef struct ckt_cpu_launch ckt_cpu_launch;\n"
-                                      "void k(void *const *args, const ckt_cpu_launch *l) { (void)args; (void)l; }\n",
-                               "k", NULL, 0};
+    ckt_compile_request req = {
+        "cpu",
+        "typedef struct ckt_cpu_launch ckt_cpu_launch;\n"
+        "void k(void *const *args, const ckt_cpu_launch *l) { (void)args; (void)l; }\n",
+        "k", NULL, 0};
     if (ckt_compile(NULL, &req, CKT_COMPILE_NO_CACHE, &bin, &err) != CKT_OK) abort();
     atexit(teardown);
 }
@@ -61,8 +63,11 @@ static void transfers(fuzz_input *in, ckt_buffer *a, ckt_buffer *b)
     ckt_error err;
     for (int step = 0; step < 8 && in->n; step++) {
         ckt_buffer *x = (fz_u8(in) & 1) ? a : b, *y = (fz_u8(in) & 1) ? a : b;
-        size_t off = fz_size(in, ckt_buffer_size(x)), off2 = fz_size(in, ckt_buffer_size(y)), len = fz_size(in, sizeof host);
-        size_t host_len = len <= sizeof host ? len : sizeof host; /* the host side is never the thing under test */
+        size_t off = fz_size(in, ckt_buffer_size(x)), off2 = fz_size(in, ckt_buffer_size(y)),
+               len = fz_size(in, sizeof host);
+        size_t host_len = len <= sizeof host
+                              ? len
+                              : sizeof host; /* the host side is never the thing under test */
         memset(host, fz_u8(in), sizeof host);
         err.msg[0] = 0;
         ckt_status st;
@@ -91,7 +96,8 @@ static void launch(fuzz_input *in, ckt_buffer *a)
         p.grid[i] = fz_dim(in);
         p.block[i] = fz_dim(in);
         int64_t g = p.grid[i] > 0 ? p.grid[i] : 1, b = p.block[i] > 0 ? p.block[i] : 1;
-        volume = (g > (1 << 20) || b > (1 << 20) || volume > (1 << 20)) ? INT64_MAX / 4 : volume * g * b;
+        volume =
+            (g > (1 << 20) || b > (1 << 20) || volume > (1 << 20)) ? INT64_MAX / 4 : volume * g * b;
     }
     p.dyn_shared_bytes = fz_int(in) & 1 ? fz_int(in) : 0;
     enum { MAXARGS = 6 };
@@ -101,7 +107,7 @@ static void launch(fuzz_input *in, ckt_buffer *a)
     int n = fz_u8(in) % (MAXARGS + 1);
     for (int i = 0; i < n; i++) {
         uint8_t k = fz_u8(in);
-        sig[i].kind = (ckt_param_kind)(k % 5); /* 4 is not a kind */
+        sig[i].kind = (ckt_param_kind)(k % 6); /* 4, a tensor map, is refused; 5 is not a kind */
         sig[i].name = "p";
         /* integer arithmetic: a pointer past the buffer is the point, not a harness bug */
         uintptr_t addr = (uintptr_t)ckt_buffer_ptr(a);
@@ -112,8 +118,10 @@ static void launch(fuzz_input *in, ckt_buffer *a)
         default: break;
         }
         void *ptr = (void *)addr;
-        if (sig[i].kind == CKT_PARAM_PTR) memcpy(&storage[i], &ptr, sizeof ptr);
-        else storage[i] = (uint64_t)fz_int(in);
+        if (sig[i].kind == CKT_PARAM_PTR)
+            memcpy(&storage[i], &ptr, sizeof ptr);
+        else
+            storage[i] = (uint64_t)fz_int(in);
         values[i] = (fz_u8(in) % 16) ? (void *)&storage[i] : NULL;
     }
     p.args = values;
@@ -136,7 +144,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ckt_error err;
     ckt_buffer *a = NULL, *b = NULL;
     size_t sa = 1 + fz_u8(&in) % 200, sb = 1 + fz_u8(&in) % 200;
-    if (ckt_buffer_alloc(dev, sa, &a, &err) != CKT_OK || ckt_buffer_alloc(dev, sb, &b, &err) != CKT_OK) abort();
+    if (ckt_buffer_alloc(dev, sa, &a, &err) != CKT_OK ||
+        ckt_buffer_alloc(dev, sb, &b, &err) != CKT_OK)
+        abort();
     /* a zero-byte or absurd allocation is refused with a message */
     ckt_buffer *c = NULL;
     size_t huge = (fz_u8(&in) & 1) ? 0 : SIZE_MAX - fz_u8(&in);
