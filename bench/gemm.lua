@@ -40,14 +40,7 @@ local cpu = ckt.device("cpu")
 local stream <close> = dev:stream() -- the application loop's stream (wall-clock columns)
 
 -- cuBLAS (after the device: it runs in the primary context ckt retained, current after an allocation)
-local cublas, cublas_why
-do
-  dev:alloc("f32", 1):close()
-  package.cpath = (os.getenv("CKT_BENCH_LIB") and (os.getenv("CKT_BENCH_LIB") .. "/?.so;") or "") .. "build/?.so;/tmp/ckt-build/?.so;" .. package.cpath
-  local ok, mod = pcall(require, "ckt_cublas")
-  if ok then cublas, cublas_why = mod.open() else cublas_why = tostring(mod):gsub("\n.*", "") end
-  print(cublas and ("cuBLAS: " .. cublas:library()) or ("cuBLAS skipped: " .. tostring(cublas_why)))
-end
+local cublas, cublas_why = bench.open_cublas(dev)
 
 local function opts(dt, mj, c)
   local o = {dtype = dt, out = out_of(dt), a_major = mj[1], b_major = mj[2], target = target}

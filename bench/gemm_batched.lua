@@ -12,13 +12,7 @@ local bench = require "measure"
 local gemm = require "ckt.kernels.gemm"
 local okd, dev = pcall(ckt.device, ckt.target(target).runtime)
 if not okd then print("SKIPPED: bench/gemm_batched.lua: no device for " .. target .. ": " .. tostring(dev)); os.exit(77) end
-local cublas
-do
-  dev:alloc("f32", 1):close()
-  package.cpath = (os.getenv("CKT_BENCH_LIB") and (os.getenv("CKT_BENCH_LIB") .. "/?.so;") or "") .. "build/?.so;/tmp/ckt-build/?.so;" .. package.cpath
-  local ok, mod = pcall(require, "ckt_cublas")
-  if ok then cublas = mod.open() end
-end
+local cublas = bench.open_cublas(dev)
 local s <close> = dev:stream()
 local k, grid = gemm.build{dtype = "f16", target = target, batched = true, a_major = "k", b_major = "k"}
 local exe = k:compile{target = target}

@@ -60,14 +60,7 @@ if not okd then
   os.exit(77)
 end
 local stream <close> = dev:stream()
-local cublas, cublas_why
-do
-  dev:alloc("f32", 1):close()
-  package.cpath = (os.getenv("CKT_BENCH_LIB") and (os.getenv("CKT_BENCH_LIB") .. "/?.so;") or "") .. "build/?.so;/tmp/ckt-build/?.so;" .. package.cpath
-  local ok, mod = pcall(require, "ckt_cublas")
-  if ok then cublas, cublas_why = mod.open() else cublas_why = tostring(mod):gsub("\n.*", "") end
-  print(cublas and ("cuBLAS: " .. cublas:library()) or ("cuBLAS skipped: " .. tostring(cublas_why)))
-end
+local cublas, cublas_why = bench.open_cublas(dev)
 
 local RTOL = {f16 = 2 ^ -11, bf16 = 2 ^ -8}
 local compiled = {}

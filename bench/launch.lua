@@ -40,11 +40,7 @@ print(("bench/launch.lua on %s, %s"):format(dev:name(), os.date("!%Y-%m-%d %H:%M
 
 local cublas, cublas_why
 if not cpu_run then
-  dev:alloc("f32", 1):close()
-  package.cpath = (os.getenv("CKT_BENCH_LIB") and (os.getenv("CKT_BENCH_LIB") .. "/?.so;") or "") .. "build/?.so;/tmp/ckt-build/?.so;" .. package.cpath
-  local ok, mod = pcall(require, "ckt_cublas")
-  if ok then cublas, cublas_why = mod.open() else cublas_why = tostring(mod):gsub("\n.*", "") end
-  print(cublas and ("cuBLAS: " .. cublas:library()) or ("cuBLAS skipped: " .. tostring(cublas_why)))
+  cublas, cublas_why = bench.open_cublas(dev)
 end
 
 local s <close> = dev:stream()

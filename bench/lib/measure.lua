@@ -39,6 +39,19 @@ function measure.wall_launch(exe, args, stream, n)
   return (ckt.now() - t0) * 1e3 / n
 end
 
+-- cuBLAS in this process (bench/cublas.c, built as ckt_cublas.so beside ckt-lua; looked up in
+-- $CKT_BENCH_LIB, build/ and /tmp/ckt-build/), after the device (it runs in the primary context
+-- ckt retained, current after an allocation): the handle, or nil and why; says which it is
+function measure.open_cublas(dev)
+  dev:alloc("f32", 1):close()
+  package.cpath = (os.getenv("CKT_BENCH_LIB") and (os.getenv("CKT_BENCH_LIB") .. "/?.so;") or "") .. "build/?.so;/tmp/ckt-build/?.so;" .. package.cpath
+  local ok, mod = pcall(require, "ckt_cublas")
+  local cublas, why
+  if ok then cublas, why = mod.open() else why = tostring(mod):gsub("\n.*", "") end
+  print(cublas and ("cuBLAS: " .. cublas:library()) or ("cuBLAS skipped: " .. tostring(why)))
+  return cublas, why
+end
+
 -- GB/s of a device-to-device copy of `bytes` (read + write counted)
 function measure.d2d(dev, bytes)
   local n = bytes // 4
