@@ -68,12 +68,7 @@ end
 -- cuBLAS in the application loop: 100 GEMMs enqueued back to back on the stream, wall ms each
 local function cublas_wall(dt, mj, M, N, K, a, b, c)
   local p = {dtype = dt, out = out_of(dt), a_major = mj[1], b_major = mj[2], M = M, N = N, K = K, A = a:address(), B = b:address(), C = c:address(), stream = stream:handle()}
-  for _ = 1, 3 do cublas:gemm_async(p) end
-  stream:synchronize()
-  local t0 = ckt.now()
-  for _ = 1, 100 do cublas:gemm_async(p) end
-  stream:synchronize()
-  return (ckt.now() - t0) * 1e3 / 100
+  return bench.wall_ms(function() cublas:gemm_async(p) end, stream, 100)
 end
 
 -- 1. correctness at a size that is not a multiple of the tiles, element by element

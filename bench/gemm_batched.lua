@@ -48,11 +48,7 @@ for spec in shape_arg:gmatch("[^,]+") do
       ps[#ps + 1] = p
     end
     local function batch() for i = 1, #ps do cublas:gemm_async(ps[i]) end end
-    batch(); s:synchronize()
-    local t0 = ckt.now()
-    for _ = 1, 100 do batch() end
-    s:synchronize()
-    r.cublas_wall_ms = (ckt.now() - t0) * 1e3 / 100
+    r.cublas_wall_ms = bench.wall_ms(batch, s, 100)
     r.ratio = r.cublas_wall_ms / r.wall_ms
   end
   r.tflops = 2 * L * S * S * S / (r.wall_ms * 1e-3) / 1e12

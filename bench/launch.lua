@@ -120,12 +120,7 @@ local function gemm_rows(gt, dt, S)
     local p = {dtype = dt, out = dt, a_major = "k", b_major = "k", M = M, N = N, K = K, A = A:address(), B = B:address(), C = R:address()}
     row.cublas_event_ms = cublas:gemm(setmetatable({reps = bench.REPS}, {__index = p}))
     p.stream = s:handle()
-    for _ = 1, 3 do cublas:gemm_async(p) end
-    s:synchronize()
-    local t0 = ckt.now()
-    for _ = 1, LOOP do cublas:gemm_async(p) end
-    s:synchronize()
-    row.cublas_wall_ms = (ckt.now() - t0) * 1e3 / LOOP
+    row.cublas_wall_ms = bench.wall_ms(function() cublas:gemm_async(p) end, s, LOOP)
     row.wall_ratio = row.cublas_wall_ms / row.wall_ms
     row.event_ratio = row.cublas_event_ms / row.event_ms
     local got, want = C:download(), R:download()
@@ -178,22 +173,12 @@ do
   local ag = {grid = gg(M, N, eg), A = A, B = B, C = C, M = M, N = N, K = K, stream = s}
   local ar = {grid = gr(M), X = C, Y = Y, M = M, N = N, stream = s}
   local function chain() ee:launch(ae); eg:launch(ag); er:launch(ar) end
-  for _ = 1, 3 do chain() end
-  s:synchronize()
-  local t0 = ckt.now()
-  for _ = 1, LOOP do chain() end
-  s:synchronize()
-  local row = {target = gt, size = S, ckt_us = (ckt.now() - t0) / LOOP * 1e6}
+  local row = {target = gt, size = S, ckt_us = bench.wall_ms(chain, s, LOOP) * 1e3}
   if cublas then
     local p = {dtype = "f16", out = "f16", a_major = "k", b_major = "k", M = M, N = N, K = K, A = A:address(), B = B:address(), C = C:address(), stream = s:handle()}
     local ar2 = {grid = gr(M), X = C, Y = Y2, M = M, N = N, stream = s}
     local function chain2() ee:launch(ae); cublas:gemm_async(p); er:launch(ar2) end
-    for _ = 1, 3 do chain2() end
-    s:synchronize()
-    local t1 = ckt.now()
-    for _ = 1, LOOP do chain2() end
-    s:synchronize()
-    row.cublas_us = (ckt.now() - t1) / LOOP * 1e6
+    row.cublas_us = bench.wall_ms(chain2, s, LOOP) * 1e3
   end
   result.chain = row
   print()

@@ -24,19 +24,24 @@ function measure.time_launch(exe, args)
   return measure.median(t)
 end
 
--- what an application sees: the wall clock of `n` launches enqueued back to back on `stream`
--- until it is drained, divided by n (after 3 warm-up launches), in milliseconds
-function measure.wall_launch(exe, args, stream, n)
+-- what an application sees: the wall clock of `n` calls of fn back to back (each enqueues work
+-- on `stream`) until the stream is drained, divided by n (after 3 warm-up calls), in milliseconds
+function measure.wall_ms(fn, stream, n)
   n = n or 100
+  for _ = 1, 3 do fn() end
+  stream:synchronize()
+  local t0 = ckt.now()
+  for _ = 1, n do fn() end
+  stream:synchronize()
+  return (ckt.now() - t0) * 1e3 / n
+end
+
+-- wall_ms of exe's launch with args, enqueued on `stream`
+function measure.wall_launch(exe, args, stream, n)
   local a = {}
   for k, v in pairs(args) do a[k] = v end
   a.timed, a.stream = nil, stream
-  for _ = 1, 3 do exe:launch(a) end
-  stream:synchronize()
-  local t0 = ckt.now()
-  for _ = 1, n do exe:launch(a) end
-  stream:synchronize()
-  return (ckt.now() - t0) * 1e3 / n
+  return measure.wall_ms(function() exe:launch(a) end, stream, n)
 end
 
 -- cuBLAS in this process (bench/cublas.c, built as ckt_cublas.so beside ckt-lua; looked up in
