@@ -105,6 +105,9 @@ static void *worker(void *arg)
     return NULL;
 }
 
+static struct cpu_stream *stream_new(cpu_pool *p);
+static void cpu_close(ckt_device *dev);
+
 static ckt_status cpu_open(ckt_device *dev, ckt_error *err)
 {
     cpu_pool *p = calloc(1, sizeof *p);
@@ -137,6 +140,10 @@ static ckt_status cpu_open(ckt_device *dev, ckt_error *err)
     pthread_attr_destroy(&attr);
     pthread_mutex_init(&p->streams_mu, NULL);
     dev->impl = p;
+    if (!(p->def = stream_new(p))) { /* its thread starts with its first work */
+        cpu_close(dev);
+        return ckt_fail(err, CKT_ENOMEM, "device cpu: out of memory");
+    }
     snprintf(dev->name, sizeof dev->name, "cpu (%d worker threads)", p->nthreads);
     snprintf(dev->target, sizeof dev->target, "cpu");
     /* the limits of the GPUs being emulated */
@@ -558,17 +565,10 @@ static cpu_stream *stream_new(cpu_pool *p)
     return q;
 }
 
+/* the backend's stream: s, or the default stream (made when the device opened) */
 static cpu_stream *stream_of(ckt_device *dev, void *s)
 {
-    cpu_pool *p = dev->impl;
-    if (s) return s;
-    if (!p->def) {
-        pthread_mutex_lock(&p->streams_mu); /* first use of the default stream */
-        cpu_stream *existing = p->def;
-        pthread_mutex_unlock(&p->streams_mu);
-        if (!existing) p->def = stream_new(p);
-    }
-    return p->def;
+    return s ? s : ((cpu_pool *)dev->impl)->def;
 }
 
 /* queue c (the stream's thread started on first use) */

@@ -18,6 +18,7 @@ struct ckt_graph {
     uint64_t *bins; /* pinned modules */
     int nbins, cap_bins;
     int launches;
+    bool oom; /* a buffer or kernel it uses could not be kept: end_capture refuses the graph */
 };
 
 ckt_stream *ckt_device_stream(ckt_device *dev) { return dev ? &dev->default_stream : NULL; }
@@ -310,7 +311,10 @@ void ckt_stream_note_use(ckt_stream *s, ckt_buffer *b)
         if (g->nbufs == g->cap_bufs) {
             int cap = g->cap_bufs ? 2 * g->cap_bufs : 8;
             ckt_buffer **nb = realloc(g->bufs, (size_t)cap * sizeof *nb);
-            if (!nb) return; /* then the graph cannot keep it: end_capture refuses (nbufs < 0) */
+            if (!nb) {
+                g->oom = true; /* the graph cannot keep it: end_capture refuses the graph */
+                return;
+            }
             g->bufs = nb;
             g->cap_bufs = cap;
         }
@@ -353,7 +357,7 @@ static ckt_status stream_launch(ckt_stream *s, const ckt_binary *bin, void *modu
     s->last_kernel[len] = 0;
     if (s->graph) {
         s->graph->launches++;
-        if (pin(s->graph, dev, ckt_binary_id(bin))) s->graph->nbufs = -1;
+        if (pin(s->graph, dev, ckt_binary_id(bin))) s->graph->oom = true;
     }
     return CKT_OK;
 }
@@ -418,10 +422,9 @@ ckt_status ckt_stream_end_capture(ckt_stream *s, ckt_graph **out, ckt_error *err
     s->capturing = false;
     pthread_mutex_unlock(&dev->lock);
     ckt_status st = dev->ops->capture_end(dev, s->impl, &g->impl, err);
-    if (!st && g->nbufs < 0) {
-        st = ckt_fail(err, CKT_ENOMEM, "capture: out of memory keeping the graph's buffers");
-        g->nbufs = 0; /* the ones kept are released below */
-    }
+    if (!st && g->oom)
+        st = ckt_fail(err, CKT_ENOMEM,
+                      "capture: out of memory keeping the graph's buffers and kernels");
     if (st) {
         if (g->impl) dev->ops->graph_destroy(dev, g->impl);
         graph_abandon(g);
