@@ -239,6 +239,11 @@ static void launch_bad_input(void **state)
                            {(ckt_param_kind)9, "n"},
                            {CKT_PARAM_F32, "a"}};
     LAUNCH_FAILS("parameter 2 'n' has an unknown kind", dev, bin, g, blk, 0, args, 4, badkind, 4);
+    /* a tensor map is derived by an executable's launch, never a raw launch's caller value (an
+     * enqueued launch copies 128 bytes of it) */
+    badkind[2].kind = CKT_PARAM_TMAP;
+    LAUNCH_FAILS("parameter 2 'n' is a tensor map, which only an executable's launch derives", dev,
+                 bin, g, blk, 0, args, 4, badkind, 4);
     /* compile-only binaries and binaries for other devices are refused */
     ckt_binary *co = build(reverse_src, "reverse", CKT_COMPILE_ONLY);
     LAUNCH_FAILS("compiled compile-only", dev, co, g, blk, 0, args, 4, reverse_sig, 4);
