@@ -170,7 +170,7 @@ void ckt_runtime_reap(ckt_device *dev, bool all);
 /* stream.c, for launch.c and executable.c */
 /* Note that b is used by the next piece of work on s (before s->seq is advanced by it). */
 void ckt_stream_note_use(ckt_stream *s, ckt_buffer *b);
-/* An enqueue on s by a caller that owns the device lock order: the default stream when NULL. */
+/* The stream work goes to: s, or the device's default stream when s is NULL. */
 ckt_stream *ckt_stream_or_default(ckt_device *dev, ckt_stream *s);
 /* A checked launch enqueued on s with the buffers it uses (their frees wait for it). */
 ckt_status ckt_stream_enqueue(ckt_stream *s, const ckt_binary *bin, const ckt_launch_params *p,
