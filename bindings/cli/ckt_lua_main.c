@@ -39,6 +39,9 @@ static void usage(FILE *f)
             "  -W             turn warnings on\n"
             "  -h, --help     show this help\n"
             "  --target NAME  default compile target: cpu, %s\n"
+            "  --precompile TARGET... [--only NAME,...]\n"
+            "                 compile the kernel library's default configurations for the\n"
+            "                 targets into the compile cache ($CKT_CACHE_DIR), print a table\n"
             "  --             stop handling options\n"
             "  -              stop handling options and execute stdin\n"
             "With no script and no -e, an interactive session starts (help() inside it).\n"
@@ -116,6 +119,64 @@ static int dochunk(lua_State *L, int status)
 static int dostring(lua_State *L, const char *s, const char *name)
 {
     return dochunk(L, luaL_loadbuffer(L, s, strlen(s), name));
+}
+
+/* --precompile TARGET... [--only NAME,...]: the arguments after --precompile (argv[0..argc)),
+ * checked before the state opens; *only: the --only list or NULL. 0 when they are usable. */
+static int precompile_args(int argc, char **argv, int *ntargets, const char **only)
+{
+    *ntargets = 0;
+    *only = NULL;
+    while (*ntargets < argc && argv[*ntargets][0] != '-') {
+        ckt_error err;
+        if (ckt_lua_check_target(argv[*ntargets], &err)) {
+            fprintf(stderr, "%s: --precompile: target '%s' is not supported: %s\n", progname,
+                    argv[*ntargets], err.msg);
+            return 1;
+        }
+        (*ntargets)++;
+    }
+    int i = *ntargets;
+    if (i + 1 < argc && strcmp(argv[i], "--only") == 0) *only = argv[i + 1], i += 2;
+    if (*ntargets == 0 || i < argc) {
+        fprintf(stderr,
+                "%s: --precompile %s (usage: --precompile TARGET... [--only NAME,...], e.g. "
+                "--precompile sm_90 sm_90a gfx90a cpu)\n",
+                progname, *ntargets == 0 ? "needs at least one target" : "takes targets only");
+        return 1;
+    }
+    return 0;
+}
+
+/* Run ckt.kernels.precompile.main(targets, only) (its table on stdout); 0 when all compiled. */
+static int precompile(lua_State *L, int ntargets, char **targets, const char *only)
+{
+    lua_getglobal(L, "require");
+    lua_pushstring(L, "ckt.kernels.precompile");
+    int status = docall(L, 1, 1);
+    if (status == LUA_OK) {
+        lua_getfield(L, -1, "main");
+        lua_createtable(L, ntargets, 0);
+        for (int i = 0; i < ntargets; i++) {
+            lua_pushstring(L, targets[i]);
+            lua_rawseti(L, -2, i + 1);
+        }
+        if (only) { /* "a,b,c" -> {"a", "b", "c"} */
+            lua_newtable(L);
+            for (int n = 1; *only; n++) {
+                size_t len = strcspn(only, ",");
+                lua_pushlstring(L, only, len);
+                lua_rawseti(L, -2, n);
+                only += len + (only[len] == ',');
+            }
+        } else
+            lua_pushnil(L);
+        in_call = 1;
+        status = lua_pcall(L, 2, 1, 0); /* its errors are the user's: the message, no traceback */
+        in_call = 0;
+        if (status == LUA_OK && !lua_toboolean(L, -1)) return 1;
+    }
+    return report(L, status) != LUA_OK;
 }
 
 /* -l mod, or -l g=mod (Lua 5.4.4's form: the module into global g) */
@@ -404,6 +465,8 @@ int main(int argc, char **argv)
     if (argv[0] && argv[0][0]) progname = argv[0];
     /* first pass: options up to the script (before the state exists: -E changes how it opens) */
     int script = 0, has_e = 0, has_i = 0, has_v = 0, has_E = 0, stdin_script = 0;
+    int pre = 0, npre = 0; /* --precompile: its position, its targets */
+    const char *pre_only = NULL;
     int i;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -435,6 +498,10 @@ int main(int argc, char **argv)
                 return 1;
             }
             i++;
+        } else if (strcmp(a, "--precompile") == 0) {
+            if (precompile_args(argc - i - 1, argv + i + 1, &npre, &pre_only)) return 1;
+            pre = i;
+            break;
         } else if (strcmp(a, "-i") == 0) {
             has_i = has_v = 1;
         } else if (strcmp(a, "-v") == 0) {
@@ -473,7 +540,7 @@ int main(int argc, char **argv)
     createargtable(L, argv, argc, script);
 
     /* second pass: run -e / -l / --target in order */
-    int end = script ? script : argc;
+    int end = script ? script : pre ? pre : argc;
     for (i = 1; i < end; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-e") == 0) {
@@ -491,6 +558,11 @@ int main(int argc, char **argv)
                 return 1;
             }
         }
+    }
+    if (pre) {
+        int failed = precompile(L, npre, argv + pre + 1, pre_only);
+        lua_close(L);
+        return failed;
     }
     if (script && handle_script(L, argv + script) != LUA_OK) return 1;
     if (has_i || (!script && !has_e && !has_v)) {

@@ -1,6 +1,7 @@
-/* Lua: compiles in the background (ckt.compile_all over the engine's compile pool,
- * ckt/compile_pool.h): many kernels or sources started at once and collected in order. Above
- * both the binaries (l_jit.c) and the executables (l_executable.c) it returns. */
+/* Lua: compiles in the background over the engine's compile pool (ckt/compile_pool.h):
+ * ckt.compile_all (many kernels or sources started at once and collected in order) and
+ * k:compile_async (one compile, a future collected when the script wants it). Above both the
+ * binaries (l_jit.c) and the executables (l_executable.c) it returns. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,6 +153,110 @@ static int ckt_l_compile_all(lua_State *L)
     return 1;
 }
 
+/* ---- k:compile_async{target=, ...} -> a future ---- */
+
+#define CKT_L_FUTURE "ckt.compile_future"
+
+/* user value 1: the kernel (the job reads it until it ends; the executable borrows it after) */
+typedef struct l_future {
+    ckt_compile_job *job; /* NULL: compiled on the calling thread (a sandboxed state) */
+    ckt_executable *exe;  /* that compile's result */
+    ckt_status st;        /* and its status and error */
+    ckt_error err;
+    int waited;
+    char what[192]; /* "gemm_f16_kk for sm_90": for messages */
+} l_future;
+
+static l_future *checkfuture(lua_State *L, int idx)
+{
+    return ckt_l_checkclass(L, idx, CKT_L_FUTURE, "a compile future (k:compile_async)", NULL);
+}
+
+/* k:compile_async{target=, compile_only=, cache=, options=} -> a future: the compile starts on
+ * the shared compile pool and the call returns at once. A sandboxed state compiles here and now
+ * (its limits are per thread): the future is ready when it is returned. */
+static int k_compile_async(lua_State *L)
+{
+    static const char *const allowed[] = {"target", "compile_only", "cache", "options", NULL};
+    l_kernel *kb = ckt_lk_checkkernel(L, 1);
+    if (!kb->built) return ckt_l_errorf(L, "compile_async: the kernel is still being built");
+    if (lua_isnoneornil(L, 2)) {
+        lua_settop(L, 1);
+        lua_newtable(L);
+    }
+    luaL_checktype(L, 2, LUA_TTABLE);
+    ckt_l_check_fields(L, 2, "compile_async", allowed);
+    const char *target, *opts[32];
+    if (!ckt_l_field_string(L, 2, "compile_async", "target", &target))
+        target = ckt_context_default_target(ckt_l_context(L));
+    ckt_kernel_compile_options o = {0, opts, 0};
+    o.noptions = ckt_l_compile_options(L, 2, "compile_async", opts, &o.flags);
+    l_future *f = lua_newuserdatauv(L, sizeof *f, 1);
+    memset(f, 0, sizeof *f);
+    luaL_setmetatable(L, CKT_L_FUTURE);
+    lua_pushvalue(L, 1);
+    lua_setiuservalue(L, -2, 1);
+    snprintf(f->what, sizeof f->what, "%.120s for %.40s", ckt_kernel_name(kb->k), target);
+    ckt_error err;
+    ckt_context *ctx = ckt_l_context(L);
+    if (ckt_l_sandboxed(L))
+        f->st = ckt_kernel_compile(ctx, kb->k, target, &o, &f->exe, &f->err);
+    else if (ckt_compile_kernel_start(NULL, ctx, kb->k, target, &o, &f->job, &err))
+        return ckt_fail_prefix(&err, "compile_async: "), ckt_l_error(L, &err);
+    return 1;
+}
+
+/* f:ready() -> true when the compile has ended (wait will not block) */
+static int f_ready(lua_State *L)
+{
+    l_future *f = checkfuture(L, 1);
+    lua_pushboolean(L, !f->job || ckt_compile_done(f->job));
+    return 1;
+}
+
+/* f:wait() -> the executable, or the compile's error raised; once a future */
+static int f_wait(lua_State *L)
+{
+    l_future *f = checkfuture(L, 1);
+    if (f->waited)
+        return ckt_l_errorf(L,
+                            "compile future (%s): already waited for (wait returns the "
+                            "executable once: keep it)",
+                            f->what);
+    f->waited = 1;
+    if (f->job) {
+        f->st = ckt_compile_wait_executable(f->job, &f->exe, &f->err);
+        ckt_compile_job_free(f->job);
+        f->job = NULL;
+    }
+    if (f->st) return ckt_l_error(L, &f->err);
+    lua_getiuservalue(L, 1, 1);
+    ckt_executable *exe = f->exe;
+    f->exe = NULL;
+    ckt_lk_push_executable(L, -1, exe); /* owns it from here */
+    return 1;
+}
+
+/* __gc / __close: a compile still queued is cancelled, a running one waited for */
+static int f_gc(lua_State *L)
+{
+    l_future *f = luaL_checkudata(L, 1, CKT_L_FUTURE);
+    ckt_compile_job_free(f->job);
+    ckt_exe_free(f->exe);
+    f->job = NULL, f->exe = NULL;
+    return 0;
+}
+
+static int f_tostring(lua_State *L)
+{
+    l_future *f = checkfuture(L, 1);
+    const char *state = f->waited                             ? "waited for"
+                        : !f->job || ckt_compile_done(f->job) ? "ready"
+                                                              : "compiling";
+    lua_pushfstring(L, "ckt.compile_future (%s: %s)", f->what, state);
+    return 1;
+}
+
 /* ckt.compile_pool_threads() -> the shared compile pool's threads */
 static int ckt_l_compile_pool_threads(lua_State *L)
 {
@@ -164,6 +269,12 @@ void ckt_l_open_compile_pool(lua_State *L)
     static const ckt_l_entry rows[] = {
         {CKT_L_MODULE, "compile_all", ckt_l_compile_all},
         {CKT_L_MODULE, "compile_pool_threads", ckt_l_compile_pool_threads},
+        {CKT_L_KERNEL, "compile_async", k_compile_async},
+        {CKT_L_FUTURE, "ready", f_ready},
+        {CKT_L_FUTURE, "wait", f_wait},
+        {CKT_L_FUTURE, "__gc", f_gc},
+        {CKT_L_FUTURE, "__close", f_gc},
+        {CKT_L_FUTURE, "__tostring", f_tostring},
         {NULL, NULL, NULL}};
     ckt_l_register(L, rows);
     ckt_l_help_add(
@@ -174,6 +285,13 @@ void ckt_l_open_compile_pool(lua_State *L)
         "compiles run at once on a pool of threads (one per core, or "
         "CKT_COMPILE_THREADS); the first failure is raised, naming its entry, after all "
         "have finished. A sandboxed state compiles one by one.");
+    ckt_l_help_add(
+        L, "compile_async",
+        "k:compile_async{target = t [, options=, compile_only=, cache=]} -> a future: the "
+        "compile starts on the shared compile pool and the call returns at once. "
+        "f:ready() -> true once it has ended; f:wait() -> the executable (once a future), or "
+        "the compile's error raised. Collected or closed before the wait, a queued compile "
+        "is cancelled. A sandboxed state compiles at the call.");
     ckt_l_help_add(L, "compile_pool_threads",
                    "ckt.compile_pool_threads() -> the threads of the shared compile pool "
                    "ckt.compile_all uses");

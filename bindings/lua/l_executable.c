@@ -389,8 +389,8 @@ void ckt_lk_open_executable(lua_State *L)
     ckt_l_register(L, rows);
     /* the binary's inspection methods on the executable */
     static const char *const forwarded[] = {
-        "resources",  "code_object", "disassembly", "log",          "target",
-        "compile_ms", "compiler",    "from_cache",  "compile_only", NULL};
+        "resources", "code_object", "disassembly",  "log",          "target", "compile_ms",
+        "compiler",  "from_cache",  "compile_only", "cache_status", NULL};
     luaL_getmetatable(L, CKT_L_EXE);
     for (const char *const *f = forwarded; *f; f++) {
         lua_pushstring(L, *f);

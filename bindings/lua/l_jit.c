@@ -154,6 +154,7 @@ static const struct accessor {
     {"compiler", .string = ckt_binary_compiler},
     {"kernel_name", .string = ckt_binary_kernel_name},
     {"from_cache", .flag = ckt_binary_from_cache},
+    {"cache_status", .string = ckt_binary_cache_status},
     {"compile_only", .flag = ckt_binary_compile_only},
     {"compile_ms", .number = ckt_binary_compile_ms},
 };

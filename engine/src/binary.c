@@ -85,6 +85,12 @@ const char *ckt_binary_disassembly(const ckt_binary *b)
 double ckt_binary_compile_ms(const ckt_binary *b) { return b ? b->ms : 0; }
 const char *ckt_binary_kernel_name(const ckt_binary *b) { return b ? b->kernel_name : NULL; }
 int ckt_binary_from_cache(const ckt_binary *b) { return b ? b->from_cache : 0; }
+const char *ckt_binary_cache_status(const ckt_binary *b)
+{
+    return !b                   ? "off: no binary"
+           : b->cache_status[0] ? b->cache_status
+                                : "off: not compiled by ckt_compile";
+}
 int ckt_binary_compile_only(const ckt_binary *b) { return b ? b->compile_only : 0; }
 uint64_t ckt_binary_id(const ckt_binary *b) { return b ? b->id : 0; }
 const char *ckt_binary_compiler(const ckt_binary *b) { return b ? b->compiler : NULL; }

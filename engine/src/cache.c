@@ -20,6 +20,7 @@
 
 struct ckt_cache {
     char dir[4096];
+    char install_dir[4096]; /* read-only entries written at install time ("" none) */
     char note[512];
     int enabled;
     ckt_cache_stats stats;
@@ -73,6 +74,19 @@ static void resolve_dir(const char *dir, char *out, size_t cap)
         out[0] = 0;
 }
 
+/* The install's cache: $CKT_INSTALL_CACHE_DIR when set (empty: none), else the directory
+ * `ckt-lua --precompile` filled at install time (CMake's CKT_PRECOMPILE_TARGETS). Read only, and
+ * after the writable directory, so a user's own entries win. */
+static void resolve_install_dir(const char *dir, char *out, size_t cap)
+{
+    const char *e = getenv("CKT_INSTALL_CACHE_DIR");
+#ifdef CKT_INSTALL_CACHE_DIR
+    if (!e) e = CKT_INSTALL_CACHE_DIR;
+#endif
+    out[0] = 0;
+    if (e && *e && strlen(e) < cap - 200 && strcmp(e, dir)) snprintf(out, cap, "%s", e);
+}
+
 static int temp_file(const ckt_cache *c, const char *key, char *path, size_t cap)
 {
     static unsigned counter;
@@ -90,6 +104,7 @@ ckt_status ckt_cache_open(const char *dir, ckt_cache **out, ckt_error *err)
     if (!c) return ckt_fail(err, CKT_ENOMEM, "cache_open: out of memory");
     pthread_mutex_init(&c->lock, NULL);
     resolve_dir(dir, c->dir, sizeof c->dir);
+    resolve_install_dir(c->dir, c->install_dir, sizeof c->install_dir);
     *out = c;
     if (!c->dir[0]) {
         note(c, "compile cache off: no directory (set CKT_CACHE_DIR or HOME)%s%s", "", "");
@@ -125,6 +140,7 @@ void ckt_cache_close(ckt_cache *c)
 }
 int ckt_cache_enabled(const ckt_cache *c) { return c && c->enabled; }
 const char *ckt_cache_dir(const ckt_cache *c) { return c ? c->dir : ""; }
+const char *ckt_cache_install_dir(const ckt_cache *c) { return c ? c->install_dir : ""; }
 const char *ckt_cache_note(const ckt_cache *c) { return c ? c->note : "compile cache off"; }
 ckt_cache_stats ckt_cache_get_stats(const ckt_cache *c)
 {
@@ -222,48 +238,83 @@ static uint8_t *slurp(const char *path, size_t limit, size_t *n)
     return buf;
 }
 
-int ckt_cache_get(ckt_cache *c, const char *key, uint8_t **data, size_t *size)
+/* Read the entry at path: 1 and the payload on success; 0 on a miss, with *why (NULL: no entry)
+ * the damage found in an entry, which is then removed when `remove` is set. */
+static int read_entry(const char *path, const char *key, int remove, uint8_t **data, size_t *size,
+                      const char **why)
 {
-    if (!c || !c->enabled || !valid_key(key) || !data || !size) return 0;
-    char path[4200];
-    ckt_cache_entry_path(c, key, path, sizeof path);
     size_t n = 0;
     uint8_t *buf = slurp(path, HEADER_SIZE + MAX_PAYLOAD, &n);
-    if (!buf) {
-        count(c, &c->stats.misses, 1);
-        return 0;
-    }
-    const char *why = NULL;
+    *why = NULL;
+    if (!buf) return 0;
     uint8_t sum[32];
     uint64_t len = n >= HEADER_SIZE ? get_u64(buf + 80) : 0;
     if (n < HEADER_SIZE)
-        why = "truncated header";
+        *why = "truncated header";
     else if (memcmp(buf, MAGIC, 8))
-        why = "bad magic";
+        *why = "bad magic";
     else if (get_u32(buf + 8) != CKT_CACHE_FORMAT_VERSION)
-        why = "another format version";
+        *why = "another format version";
     else if (get_u32(buf + 12) != HEADER_SIZE)
-        why = "bad header size";
+        *why = "bad header size";
     else if (memcmp(buf + 16, key, CKT_CACHE_KEY_LEN))
-        why = "key mismatch";
+        *why = "key mismatch";
     else if (len != n - HEADER_SIZE)
-        why = "payload length mismatch (truncated?)";
+        *why = "payload length mismatch (truncated?)";
     else if (checksum(buf + HEADER_SIZE, (size_t)len, sum), memcmp(sum, buf + 88, 32))
-        why = "checksum mismatch";
-    if (why) {
-        /* a damaged entry is removed so the next compile rewrites it */
-        unlink(path);
-        count(c, &c->stats.corrupt, 1);
-        count(c, &c->stats.misses, 1);
-        note(c, "compile cache: removed a damaged entry (%s): %.300s", why, path);
+        *why = "checksum mismatch";
+    if (*why) {
+        if (remove) unlink(path); /* so the next compile rewrites it */
         free(buf);
         return 0;
     }
     memmove(buf, buf + HEADER_SIZE, (size_t)len);
     *data = buf;
     *size = (size_t)len;
-    count(c, &c->stats.hits, 1);
     return 1;
+}
+
+int ckt_cache_lookup(ckt_cache *c, const char *key, uint8_t **data, size_t *size, char *why,
+                     size_t cap)
+{
+    if (why && cap) snprintf(why, cap, "no entry");
+    if (!c || !valid_key(key) || !data || !size) {
+        if (why && cap) snprintf(why, cap, "%s", c ? "bad arguments" : "no cache");
+        return 0;
+    }
+    if (!c->enabled && !c->install_dir[0]) {
+        if (why && cap) snprintf(why, cap, "%s", c->note);
+        return 0;
+    }
+    char path[4200];
+    const char *damage = NULL;
+    for (int where = 1; where <= 2; where++) {
+        const char *dir = where == 1 ? (c->enabled ? c->dir : "") : c->install_dir;
+        if (!dir[0]) continue;
+        snprintf(path, sizeof path, "%s/%.64s.ckt", dir, key);
+        const char *bad;
+        if (read_entry(path, key, where == 1, data, size, &bad)) {
+            count(c, &c->stats.hits, 1);
+            return where;
+        }
+        if (bad && where == 1) {
+            count(c, &c->stats.corrupt, 1);
+            note(c, "compile cache: removed a damaged entry (%s): %.300s", bad, path);
+        }
+        if (bad && !damage) {
+            damage = bad;
+            if (why && cap)
+                snprintf(why, cap, "a damaged entry (%s)%s: %.300s", bad,
+                         where == 1 ? " was removed" : " in the installed cache", path);
+        }
+    }
+    count(c, &c->stats.misses, 1);
+    return 0;
+}
+
+int ckt_cache_get(ckt_cache *c, const char *key, uint8_t **data, size_t *size)
+{
+    return ckt_cache_lookup(c, key, data, size, NULL, 0) != 0;
 }
 
 static int write_all(int fd, const void *p, size_t n)

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache_why.h"
 #include "ckt/cache.h"
 #include "ckt/ckt.h"
 #include "ckt/jit.h"
@@ -183,14 +184,19 @@ static int64_t dynamic_lds_of(const char *src, const ckt_target_record *t)
     return end != mark + 14 && !strncmp(end, " bytes, requested at launch", 27) && n >= 0 ? n : -1;
 }
 
-/* The cache key: everything that can change the output. */
-static void cache_key(const ckt_compile_request *req, const ckt_target_record *t,
-                      const char *identity, char key[CKT_CACHE_KEY_LEN + 1])
+/* The version part of the key: the entry format (ckt-jit-cache-3 since the NVRTC resources come
+ * from the cubin) and the ckt version. */
+static void key_version(char *out, size_t cap)
 {
-    const char *parts[48] = {"ckt-jit-cache-3", ckt_version(),    identity,
-                             t->name,           req->kernel_name, req->source};
-    int n = 6;
-    for (int i = 0; i < req->noptions; i++) parts[n++] = req->options[i];
+    snprintf(out, cap, "ckt-jit-cache-3 ckt %s", ckt_version());
+}
+
+/* The cache key: everything that can change the output. */
+static void cache_key(const ckt_cache_parts *p, char key[CKT_CACHE_KEY_LEN + 1])
+{
+    const char *parts[48] = {p->version, p->compiler, p->target, p->kernel_name, p->source};
+    int n = 5;
+    for (int i = 0; i < p->noptions; i++) parts[n++] = p->options[i];
     ckt_cache_key(parts, NULL, n, key);
 }
 
@@ -350,15 +356,26 @@ ckt_status ckt_compile_record(ckt_context *ctx, const ckt_target_record *t,
     const ckt_jit_backend *be = ckt_jit_backend_for(t->compiler);
     double t0 = ckt_jit_now_ms();
     ckt_cache *cache = (flags & CKT_COMPILE_NO_CACHE) ? NULL : ckt_context_cache(ctx);
-    char key[CKT_CACHE_KEY_LEN + 1] = "";
-    if (ckt_cache_enabled(cache)) {
-        char identity[256];
+    char key[CKT_CACHE_KEY_LEN + 1] = "", identity[256], version[96], status[512];
+    ckt_cache_parts parts = {t->name,      req->kernel_name, version,    identity,
+                             req->options, req->noptions,    req->source};
+    key_version(version, sizeof version);
+    if (flags & CKT_COMPILE_NO_CACHE)
+        snprintf(status, sizeof status, "off: not read or written (cache = false)");
+    else if (!cache)
+        snprintf(status, sizeof status, "off: %s",
+                 ctx ? "the context turns the compile cache off" : "no context");
+    else if (!ckt_cache_enabled(cache) && !ckt_cache_install_dir(cache)[0])
+        snprintf(status, sizeof status, "off: %.400s", ckt_cache_note(cache));
+    else {
         st = be->identity(identity, sizeof identity, err);
         if (st) return st;
-        cache_key(req, t, identity, key);
+        cache_key(&parts, key);
         uint8_t *payload;
         size_t size;
-        if (ckt_cache_get(cache, key, &payload, &size)) {
+        char why[400];
+        int where = ckt_cache_lookup(cache, key, &payload, &size, why, sizeof why);
+        if (where) {
             ckt_binary *b = ckt_binary_new(t);
             int ok = b && deserialize(payload, size, b);
             free(payload);
@@ -366,12 +383,20 @@ ckt_status ckt_compile_record(ckt_context *ctx, const ckt_target_record *t,
                 b->from_cache = 1;
                 b->dynamic_shared = dynamic_lds_of(req->source, t);
                 b->compile_only = (flags & CKT_COMPILE_ONLY) != 0;
+                snprintf(b->cache_status, sizeof b->cache_status, "hit%s%.400s",
+                         where == 2 ? ": the installed cache " : "",
+                         where == 2 ? ckt_cache_install_dir(cache) : "");
                 b->ms = ckt_jit_now_ms() - t0;
                 *out = b;
                 return CKT_OK;
             }
             ckt_binary_free(b); /* unreadable payload: compile and overwrite it */
-        }
+            snprintf(status, sizeof status, "miss: the entry's payload could not be read");
+        } else
+            ckt_cache_why_miss(cache, &parts, why, status, sizeof status);
+        if (!ckt_cache_enabled(cache)) /* read the install's cache only: nothing is written */
+            snprintf(status + strlen(status), sizeof status - strlen(status),
+                     " (not written: %.200s)", ckt_cache_note(cache));
     }
     ckt_binary *b = ckt_binary_new(t);
     if (!b) return ckt_fail(err, CKT_ENOMEM, "compile: out of memory");
@@ -385,10 +410,12 @@ ckt_status ckt_compile_record(ckt_context *ctx, const ckt_target_record *t,
     b->ms = ckt_jit_now_ms() - t0;
     b->compile_only = (flags & CKT_COMPILE_ONLY) != 0;
     b->dynamic_shared = dynamic_lds_of(req->source, t);
-    if (key[0]) {
+    snprintf(b->cache_status, sizeof b->cache_status, "%s", status);
+    if (key[0] && ckt_cache_enabled(cache)) {
         size_t size;
         uint8_t *payload = serialize(b, &size);
-        if (payload) ckt_cache_put(cache, key, payload, size);
+        if (payload && ckt_cache_put(cache, key, payload, size))
+            ckt_cache_why_record(cache, &parts);
         free(payload);
     }
     *out = b;

@@ -22,8 +22,9 @@ struct ckt_binary {
     double ms;
     char kernel_name[128];
     int from_cache, compile_only;
-    uint64_t id;      /* unique per process: runtimes key their loaded modules on it */
-    _Atomic int refs; /* ckt_binary_retain / ckt_binary_free */
+    char cache_status[512]; /* ckt_binary_cache_status */
+    uint64_t id;            /* unique per process: runtimes key their loaded modules on it */
+    _Atomic int refs;       /* ckt_binary_retain / ckt_binary_free */
 };
 
 ckt_binary *ckt_binary_new(const ckt_target_record *target);

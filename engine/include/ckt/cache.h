@@ -34,6 +34,9 @@ void ckt_cache_close(ckt_cache *c);
 int ckt_cache_enabled(const ckt_cache *c);
 const char *ckt_cache_dir(const ckt_cache *c);  /* the resolved directory ("" when none) */
 const char *ckt_cache_note(const ckt_cache *c); /* why caching is off or degraded; "" when fine */
+/* The install's read-only cache, looked in after dir: $CKT_INSTALL_CACHE_DIR when set (empty:
+ * none), else <libdir>/ckt/cache of the installed build ("" when none). */
+const char *ckt_cache_install_dir(const ckt_cache *c);
 ckt_cache_stats ckt_cache_get_stats(const ckt_cache *c);
 
 /* The key of a list of parts (length-prefixed, so ("ab","c") != ("a","bc")): 64 hex digits + NUL.
@@ -44,6 +47,11 @@ void ckt_cache_key(const char *const *parts, const size_t *lens, int n,
 /* 1 and a malloc'd copy of the payload on a hit; 0 on a miss (including a corrupt entry,
  * which is removed). key must be 64 lowercase hex digits. */
 int ckt_cache_get(ckt_cache *c, const char *key, uint8_t **data, size_t *size);
+/* The same, saying where: 1 a hit in the cache's directory, 2 in the install's cache (damaged
+ * entries there are skipped, not removed); 0 a miss, and `why` (may be NULL) says "no entry",
+ * "a damaged entry (checksum mismatch) was removed: <path>" or why the cache is off. */
+int ckt_cache_lookup(ckt_cache *c, const char *key, uint8_t **data, size_t *size, char *why,
+                     size_t cap);
 /* 1 when stored; 0 when not (caching off, disk full: a note says why). */
 int ckt_cache_put(ckt_cache *c, const char *key, const void *data, size_t size);
 /* Remove temporary files older than max_age_s seconds (writers that died); returns how many. */

@@ -114,6 +114,12 @@ double ckt_binary_compile_ms(const ckt_binary *b);
 const char *ckt_binary_compiler(const ckt_binary *b); /* e.g. "hipRTC (libamdhip64.so.5)" */
 const char *ckt_binary_kernel_name(const ckt_binary *b);
 int ckt_binary_from_cache(const ckt_binary *b); /* 1: loaded from the disk cache, no compiler ran */
+/* What the compile cache did, and why: "hit", "hit: the installed cache <dir>"; "miss: <reason>"
+ * (the parts of the key that differ from the closest entry cached for this kernel name and
+ * target -- the ckt version, the compiler, the options, the source -- or "nothing cached for
+ * kernel ..." or a damaged entry); "off: <reason>" (cache = false, the context's option, an
+ * unusable directory). docs/jit.md. */
+const char *ckt_binary_cache_status(const ckt_binary *b);
 int ckt_binary_compile_only(const ckt_binary *b); /* compiled with CKT_COMPILE_ONLY */
 
 /* The AMDGPU metadata of an HSA code object (ELF note NT_AMDGPU_METADATA, msgpack). Bounds-checked.
