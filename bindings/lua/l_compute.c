@@ -18,17 +18,46 @@ static int b_clear(lua_State *L)
     return 0;
 }
 
+/* coords = true: the rank of the map's tile (the first input of more than one value per thread,
+ * else input 1), whose coordinates the function receives after the inputs */
+static int coords_rank(lua_State *L, l_kernel *kb, int nin, const int *inputs, const char *fn)
+{
+    const ckt_ktensor *t = ckt_kernel_tensor(kb->k, inputs[0]);
+    for (int i = 0; i < nin; i++)
+        if (ckt_kernel_tensor(kb->k, inputs[i])->nvalues > 1) {
+            t = ckt_kernel_tensor(kb->k, inputs[i]);
+            break;
+        }
+    if (t->dist < 0)
+        return ckt_l_errorf(
+            L, "%s: coords needs a distributed input (the values' tile coordinates)", fn);
+    return ckt_kernel_dist(kb->k, t->dist)->rank;
+}
+
+/* the map, with the coordinates (ckt_kernel_map_coords) or without */
+static ckt_status map_call(ckt_kernel *k, int nin, const int *inputs, ckt_expr_id e, ckt_dtype out,
+                           int into, int coords, int *r, ckt_error *err)
+{
+    if (coords) return ckt_kernel_map_coords(k, nin, inputs, e, out, into, r, err);
+    if (into >= 0) return ckt_kernel_map_into(k, nin, inputs, e, into, err);
+    return ckt_kernel_map(k, nin, inputs, e, out, r, err);
+}
+
 /* b:map(fn, reg1 [, reg2 ...] [, {dtype=}]) -> reg: out[v] = fn(reg1[v], reg2[v], ...), the
  * arithmetic in f32; stored as dtype (default: reg1's). {into = reg}: written into that existing
- * register tensor (same distribution; it may be an input): loop-carried state; returns it. */
+ * register tensor (same distribution; it may be an input): loop-carried state; returns it.
+ * An input of one value per thread is the thread's scalar for every value. {coords = true}: fn
+ * also receives the value's integer coordinates in the tile, one per dimension, after the
+ * inputs. */
 static int map_regs(lua_State *L, l_kernel *kb, int ki, int fi, int first, int last, const char *fn)
 {
     int nin = last - first + 1;
     ckt_dtype out = CKT_F32;
-    int into = -1, into_idx = 0;
+    int into = -1, into_idx = 0, coords = 0;
     if (nin >= 1 && lua_istable(L, last) && !luaL_testudata(L, last, CKT_L_KTENSOR)) {
-        static const char *const allowed[] = {"dtype", "into", NULL};
+        static const char *const allowed[] = {"dtype", "into", "coords", NULL};
         ckt_l_check_fields(L, last, fn, allowed);
+        ckt_l_field_bool(L, last, fn, "coords", &coords);
         if (lua_getfield(L, last, "dtype") != LUA_TNIL)
             out = ckt_l_checkdtype(L, -1, "map: dtype");
         else
@@ -61,24 +90,27 @@ static int map_regs(lua_State *L, l_kernel *kb, int ki, int fi, int first, int l
         inputs[i] = ckt_lk_checkreg(L, first + i, kb, what)->id;
     }
     if ((int)out < 0) out = ckt_kernel_tensor(kb->k, inputs[0])->dtype;
+    int rank = coords ? coords_rank(L, kb, nin, inputs, fn) : 0;
     lua_pushvalue(L, fi);
     for (int i = 0; i < nin; i++) { /* integer registers are integer values, as in Lua */
         ckt_dtype dt = ckt_kernel_tensor(kb->k, inputs[i])->dtype;
         bool integral = dt == CKT_I32 || dt == CKT_I8 || dt == CKT_U8 || dt == CKT_I64;
         ckt_lk_push_expr(L, kb, ki, integral ? ckt_expr_input_int(ex, i) : ckt_expr_input(ex, i));
     }
-    lua_call(L, nin, 1);
+    for (int r = 0; r < rank; r++) ckt_lk_push_expr(L, kb, ki, ckt_expr_input_int(ex, nin + r));
+    lua_call(L, nin + rank, 1);
     ckt_expr_id e = ckt_lk_toexpr(L, -1, kb, "map: the function's result");
     lua_pop(L, 1);
     ckt_lk_mark_line(L, kb);
     int r;
     ckt_error err;
     if (into >= 0) {
-        if (ckt_kernel_map_into(kb->k, nin, inputs, e, into, &err)) return ckt_l_error(L, &err);
+        if (map_call(kb->k, nin, inputs, e, out, into, coords, &r, &err))
+            return ckt_l_error(L, &err);
         lua_pushvalue(L, into_idx);
         return 1;
     }
-    if (ckt_kernel_map(kb->k, nin, inputs, e, out, &r, &err)) return ckt_l_error(L, &err);
+    if (map_call(kb->k, nin, inputs, e, out, -1, coords, &r, &err)) return ckt_l_error(L, &err);
     ckt_lk_newobj(L, kb, ki, CKT_L_KTENSOR, r);
     return 1;
 }
@@ -170,13 +202,28 @@ static int b_fold(lua_State *L)
     return 0;
 }
 
+/* b:block_reduce(acc, op [, {threads = n}]): without options the LDS tree over the block (one
+ * value per thread); with threads, lane shuffles over each group of n consecutive threads, every
+ * value of acc reduced on its own and every thread of the group getting the result */
 static int b_block_reduce(lua_State *L)
 {
+    static const char *const allowed[] = {"threads", NULL};
     l_kernel *kb = ckt_lk_checkbuilder(L, "block_reduce");
     l_kobj *acc = ckt_lk_checkreg(L, 2, kb, "accumulator");
+    ckt_reduce_op op = checkreduce(L, 3, "block_reduce");
     ckt_error err;
-    if (ckt_kernel_block_reduce(kb->k, acc->id, checkreduce(L, 3, "block_reduce"), &err))
-        return ckt_l_error(L, &err);
+    if (lua_isnoneornil(L, 4)) {
+        if (ckt_kernel_block_reduce(kb->k, acc->id, op, &err)) return ckt_l_error(L, &err);
+        return 0;
+    }
+    luaL_checktype(L, 4, LUA_TTABLE);
+    ckt_l_check_fields(L, 4, "block_reduce", allowed);
+    lua_getfield(L, 4, "threads");
+    if (!lua_isinteger(L, -1))
+        return ckt_l_errorf(L, "block_reduce: threads must be an integer (a power of two)");
+    lua_Integer n = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    if (ckt_kernel_group_reduce(kb->k, acc->id, op, (int64_t)n, &err)) return ckt_l_error(L, &err);
     return 0;
 }
 

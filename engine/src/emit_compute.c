@@ -20,6 +20,19 @@ void ckt_em_clear(em *e, const ckt_kop *op)
         ckt_em_line(e, "%s = %s;", ckt_em_reg(e, t, v, r, sizeof r), lit);
 }
 
+/* "(<thread part> + c)": the coordinate along dimension r of value v of the calling thread in
+ * d's tile (ckt_dist: the thread's digits times their coefficients, plus the value's own) */
+static void value_coord(const ckt_dist *d, int r, int64_t v, char *buf, size_t cap)
+{
+    size_t n = (size_t)snprintf(buf, cap, "((ckt_i64)%lld", (long long)d->vcoord[v][r]);
+    for (int i = 0; i < d->ndigits && n < cap; i++)
+        if (d->coef[i][r])
+            n += (size_t)snprintf(buf + n, cap - n, " + ((ckt_i64)tid / %lld %% %lld) * %lld",
+                                  (long long)d->digit_div[i], (long long)d->digit_mod[i],
+                                  (long long)d->coef[i][r]);
+    if (n < cap) snprintf(buf + n, cap - n, ")");
+}
+
 void ckt_em_map(em *e, const ckt_kop *op)
 {
     const ckt_ktensor *out = ckt_kernel_tensor(e->k, op->r);
@@ -28,20 +41,26 @@ void ckt_em_map(em *e, const ckt_kop *op)
     ckt_em_line(e, "/* %s = map(%s) over %lld values */", out->name, shown ? shown : "?",
                 (long long)out->nvalues);
     free(shown);
-    char names[CKT_K_MAX_INPUTS][128];
-    const char *ptrs[CKT_K_MAX_INPUTS];
+    char names[CKT_K_MAX_INPUTS][128], coord[CKT_K_MAX_RANK][1024];
+    const char *ptrs[CKT_K_MAX_INPUTS + CKT_K_MAX_RANK];
+    const ckt_dist *d = op->coords ? ckt_kernel_dist(e->k, out->dist) : NULL;
     for (int64_t v = 0; v < out->nvalues; v++) {
         for (int i = 0; i < op->ninputs; i++) {
             const ckt_ktensor *in = ckt_kernel_tensor(e->k, op->inputs[i]);
+            int64_t iv = in->nvalues == 1 ? 0 : v; /* one value per thread: the thread's scalar */
             char r[64];
             /* integer inputs stay integers (an i32 through f32 loses bits above 2^24) */
             if (ckt_em_is_int(in->dtype))
                 snprintf(names[i], sizeof names[i], "((ckt_i64)%s)",
-                         ckt_em_reg(e, in, v, r, sizeof r));
+                         ckt_em_reg(e, in, iv, r, sizeof r));
             else
-                ckt_em_to_f32(in->dtype, ckt_em_reg(e, in, v, r, sizeof r), names[i],
+                ckt_em_to_f32(in->dtype, ckt_em_reg(e, in, iv, r, sizeof r), names[i],
                               sizeof names[i]);
             ptrs[i] = names[i];
+        }
+        for (int r = 0; d && r < d->rank; r++) {
+            value_coord(d, r, v, coord[r], sizeof coord[r]);
+            ptrs[op->ninputs + r] = coord[r];
         }
         char *x = ckt_em_estr(e, op->b, ptrs);
         if (!x) return;
@@ -213,8 +232,112 @@ static void dim_reduce(em *e, const ckt_kop *op)
     ckt_em_barrier(e, "reduce along a dimension: scratch free again");
 }
 
+static const char *rop_name(ckt_reduce_op op)
+{
+    return op == CKT_REDUCE_SUM ? "sum" : op == CKT_REDUCE_MAX ? "max" : "min";
+}
+
+/* The butterfly over `lanes` (a power of two <= the wave) of the value in `x` (an f32 lvalue per
+ * thread; C: an array indexed by tid): each step combines a lane's value with lane ^ s's, so that
+ * every lane of a group ends with the same value combined in the same order. The C dialect runs
+ * the steps over the block's threads with a copy (ckt_gt) in place of the exchange. */
+static void butterfly(em *e, ckt_reduce_op rop, int64_t lanes, bool cpu)
+{
+    char c[400];
+    for (int64_t s = lanes / 2; s >= 1; s /= 2) {
+        if (cpu) {
+            ckt_em_line(e, "for (int tid = 0; tid < %lld; ++tid) ckt_gt[tid] = ckt_gx[tid];",
+                        (long long)e->block);
+            char other[64];
+            snprintf(other, sizeof other, "ckt_gt[tid ^ %lld]", (long long)s);
+            ckt_em_line(e, "for (int tid = 0; tid < %lld; ++tid) ckt_gx[tid] = %s;",
+                        (long long)e->block, combine(rop, "ckt_gt[tid]", other, c, sizeof c));
+        } else {
+            char other[64];
+            snprintf(other, sizeof other, "ckt_shfl_xor(ckt_gx, %lld)", (long long)s);
+            ckt_em_line(e, "ckt_gx = %s;", combine(rop, "ckt_gx", other, c, sizeof c));
+        }
+    }
+}
+
+/* b:block_reduce(acc, op, {threads = G}) (ckt_kernel_group_reduce): per value, the butterfly
+ * within the wave; a group wider than a wave then exchanges the waves' partials through the
+ * scratch (lane 0 of each wave writes, a barrier, every thread folds its group's partials in
+ * wave order, a barrier frees the scratch). */
+static void group_reduce(em *e, const ckt_kop *op)
+{
+    const ckt_ktensor *acc = ckt_kernel_tensor(e->k, op->r);
+    int64_t G = op->group, W = e->target ? e->target->wave_size : 0, B = e->block;
+    if (G == 1) return; /* a group of one thread: already reduced */
+    if (W <= 0 || B % W) {
+        e->st =
+            ckt_fail(e->err, CKT_EINVAL,
+                     "block_reduce: threads = %lld needs whole waves of a known size (the "
+                     "block of %lld threads, waves of %lld lanes on %s)",
+                     (long long)G, (long long)B, (long long)W, e->target ? e->target->name : "?");
+        return;
+    }
+    bool cpu = e->dl->frame->thread_loops, wide = G > W;
+    int64_t lanes = wide ? W : G, nw = B / W;
+    char r[64], rf[128], out[600], c[400];
+    ckt_em_thread_close(e);
+    ckt_em_line(e, "/* block_reduce(%s, %s) over groups of %lld threads: lane shuffles%s */",
+                acc->name, rop_name(op->rop), (long long)G,
+                wide ? ", then the waves' partials through LDS scratch" : "");
+    for (int64_t v = 0; v < acc->nvalues; v++) {
+        ckt_em_reg(e, acc, v, r, sizeof r);
+        ckt_em_to_f32(acc->dtype, r, rf, sizeof rf);
+        ckt_em_line(e, "{");
+        e->ind++;
+        if (cpu) {
+            ckt_em_line(e, "float ckt_gx[%lld], ckt_gt[%lld];", (long long)B, (long long)B);
+            ckt_em_line(e, "for (int tid = 0; tid < %lld; ++tid) ckt_gx[tid] = %s;", (long long)B,
+                        rf);
+        } else {
+            ckt_em_line(e, "float ckt_gx = %s;", rf);
+        }
+        butterfly(e, op->rop, lanes, cpu);
+        const char *x = cpu ? "ckt_gx[tid]" : "ckt_gx";
+        if (cpu) ckt_em_line(e, "for (int tid = 0; tid < %lld; ++tid) {", (long long)B);
+        if (wide)
+            ckt_em_line(e, "%sif (tid %% %lld == 0) ckt_red[%lld + tid / %lld] = %s;",
+                        cpu ? "    " : "", (long long)W, (long long)(v * nw), (long long)W, x);
+        else {
+            ckt_em_from_f32(acc->dtype, x, out, sizeof out);
+            ckt_em_line(e, "%s%s = %s;", cpu ? "    " : "", r, out);
+        }
+        if (cpu) ckt_em_line(e, "}");
+        e->ind--;
+        ckt_em_line(e, "}");
+    }
+    if (!wide) return;
+    ckt_em_barrier(e, "block_reduce: the waves' partials written");
+    ckt_em_thread_open(e);
+    for (int64_t v = 0; v < acc->nvalues; v++) {
+        char first[96], rhs[128];
+        snprintf(first, sizeof first, "ckt_red[%lld + tid / %lld * %lld]", (long long)v * nw,
+                 (long long)G, (long long)(G / W));
+        ckt_em_line(e, "{");
+        e->ind++;
+        ckt_em_line(e, "float ckt_a = %s;", first);
+        snprintf(rhs, sizeof rhs, "ckt_red[%lld + tid / %lld * %lld + ckt_j]", (long long)v * nw,
+                 (long long)G, (long long)(G / W));
+        ckt_em_line(e, "for (int ckt_j = 1; ckt_j < %lld; ++ckt_j) ckt_a = %s;", (long long)(G / W),
+                    combine(op->rop, "ckt_a", rhs, c, sizeof c));
+        ckt_em_from_f32(acc->dtype, "ckt_a", out, sizeof out);
+        ckt_em_line(e, "%s = %s;", ckt_em_reg(e, acc, v, r, sizeof r), out);
+        e->ind--;
+        ckt_em_line(e, "}");
+    }
+    ckt_em_barrier(e, "block_reduce: scratch free again");
+}
+
 void ckt_em_block_reduce(em *e, const ckt_kop *op)
 {
+    if (op->group) {
+        group_reduce(e, op);
+        return;
+    }
     if (op->ninputs == 1) {
         dim_reduce(e, op);
         return;

@@ -1010,54 +1010,107 @@ static bool inputs_within(const ckt_expr_pool *p, ckt_expr_id e, int n)
     return inputs_within(p, nd->a, n) && inputs_within(p, nd->b, n) && inputs_within(p, nd->c, n);
 }
 
-/* A map's inputs (register tensors of one distribution) and its function (an expression over
- * those inputs only), checked for ckt_kernel_map and ckt_kernel_map_into. */
+/* The input that gives a map its distribution: the first with more than one value per thread
+ * (the others of one value are each thread's scalar), input 1 when every input has one. */
+static int map_shape(const ckt_kernel *k, int ninputs, const int *inputs)
+{
+    for (int i = 0; i < ninputs; i++)
+        if (k->tensors[inputs[i]].nvalues > 1) return i;
+    return 0;
+}
+
+/* A map's inputs (register tensors of one distribution, or of one value per thread) and its
+ * function (an expression over those inputs and, with coords, the tile coordinates only),
+ * checked for ckt_kernel_map and ckt_kernel_map_into; *shape: map_shape's input. */
 static ckt_status check_map(ckt_kernel *k, int ninputs, const int *inputs, ckt_expr_id expr,
-                            ckt_error *err)
+                            bool coords, int *shape, ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "map", err))) return s;
     if (ninputs < 1 || ninputs > CKT_K_MAX_INPUTS)
         return ckt_fail(err, CKT_EINVAL, "map: 1 to %d register tensors", CKT_K_MAX_INPUTS);
-    for (int i = 0; i < ninputs; i++) {
+    for (int i = 0; i < ninputs; i++)
         if (inputs[i] < 0 || inputs[i] >= k->ntensors || k->tensors[inputs[i]].mem != CKT_MEM_REG)
             return ckt_fail(err, CKT_EINVAL, "map: input %d is not a register tensor", i + 1);
-        const ckt_ktensor *t = &k->tensors[inputs[i]], *first = &k->tensors[inputs[0]];
+    *shape = map_shape(k, ninputs, inputs);
+    const ckt_ktensor *first = &k->tensors[inputs[*shape]];
+    for (int i = 0; i < ninputs; i++) {
+        const ckt_ktensor *t = &k->tensors[inputs[i]];
+        if (t->nvalues == 1 && first->nvalues > 1) continue; /* the thread's scalar */
         if (t->dist != first->dist || t->nvalues != first->nvalues)
             return ckt_fail(err, CKT_EINVAL,
-                            "map: input %d is distributed differently from input 1 (elementwise "
-                            "maps need one distribution)",
-                            i + 1);
+                            "map: input %d is distributed differently from input %d (elementwise "
+                            "maps need one distribution, or one value per thread)",
+                            i + 1, *shape + 1);
+    }
+    int rank = 0;
+    if (coords) {
+        if (first->dist < 0)
+            return ckt_fail(err, CKT_EINVAL,
+                            "map: coords needs a distributed input (the values' tile coordinates)");
+        rank = k->dists[first->dist].rank;
     }
     if (!ckt_expr_get(&k->ex, expr))
         return ckt_fail(err, CKT_EINVAL, "map: the function must return an expression");
-    if (!inputs_within(&k->ex, expr, ninputs))
+    if (!inputs_within(&k->ex, expr, ninputs + rank))
         return ckt_fail(err, CKT_EINVAL,
                         "map: the function's result uses an input beyond the %d given (an input of "
                         "another map?)",
-                        ninputs);
+                        ninputs + rank);
     return CKT_OK;
 }
 
 static ckt_status push_map(ckt_kernel *k, int reg, ckt_expr_id expr, int ninputs, const int *inputs,
-                           ckt_error *err)
+                           bool coords, ckt_error *err)
 {
     ckt_kop op = new_op(CKT_OP_MAP);
     op.r = reg;
     op.b = expr;
     op.ninputs = ninputs;
+    op.coords = coords;
     memcpy(op.inputs, inputs, sizeof(int) * (size_t)ninputs);
     return push_op(k, &op, err);
+}
+
+static ckt_status map_any(ckt_kernel *k, int ninputs, const int *inputs, ckt_expr_id expr,
+                          ckt_dtype out_dtype, int into, bool coords, int *reg, ckt_error *err)
+{
+    int shape = 0;
+    ckt_status s = check_map(k, ninputs, inputs, expr, coords, &shape, err);
+    if (s) return s;
+    const ckt_ktensor *first = &k->tensors[inputs[shape]];
+    if (into < 0) {
+        if ((s = ckt_kernel_registers(k, out_dtype, first->dist, first->nvalues, reg, err)))
+            return s;
+        return push_map(k, *reg, expr, ninputs, inputs, coords, err);
+    }
+    if (!is_register(k, into))
+        return ckt_fail(err, CKT_EINVAL, "map: 'into' must be a register tensor");
+    const ckt_ktensor *t = &k->tensors[into];
+    if (t->dist != first->dist || t->nvalues != first->nvalues)
+        return ckt_fail(err, CKT_EINVAL,
+                        "map: 'into' (%s) is distributed differently from input %d (%lld values "
+                        "per thread, not %lld)",
+                        t->name, shape + 1, (long long)t->nvalues, (long long)first->nvalues);
+    return push_map(k, into, expr, ninputs, inputs, coords, err);
 }
 
 ckt_status ckt_kernel_map(ckt_kernel *k, int ninputs, const int *inputs, ckt_expr_id expr,
                           ckt_dtype out_dtype, int *reg, ckt_error *err)
 {
-    ckt_status s = check_map(k, ninputs, inputs, expr, err);
-    if (s) return s;
-    const ckt_ktensor *first = &k->tensors[inputs[0]];
-    if ((s = ckt_kernel_registers(k, out_dtype, first->dist, first->nvalues, reg, err))) return s;
-    return push_map(k, *reg, expr, ninputs, inputs, err);
+    return map_any(k, ninputs, inputs, expr, out_dtype, -1, false, reg, err);
+}
+
+ckt_status ckt_kernel_map_into(ckt_kernel *k, int ninputs, const int *inputs, ckt_expr_id expr,
+                               int into, ckt_error *err)
+{
+    return map_any(k, ninputs, inputs, expr, CKT_F32, into, false, NULL, err);
+}
+
+ckt_status ckt_kernel_map_coords(ckt_kernel *k, int ninputs, const int *inputs, ckt_expr_id expr,
+                                 ckt_dtype out_dtype, int into, int *reg, ckt_error *err)
+{
+    return map_any(k, ninputs, inputs, expr, out_dtype, into, true, reg, err);
 }
 
 ckt_status ckt_kernel_fold(ckt_kernel *k, int acc, int src, ckt_reduce_op rop, ckt_error *err)
@@ -1094,20 +1147,27 @@ ckt_status ckt_kernel_block_reduce(ckt_kernel *k, int acc, ckt_reduce_op rop, ck
     return push_op(k, &op, err);
 }
 
-ckt_status ckt_kernel_map_into(ckt_kernel *k, int ninputs, const int *inputs, ckt_expr_id expr,
-                               int into, ckt_error *err)
+ckt_status ckt_kernel_group_reduce(ckt_kernel *k, int acc, ckt_reduce_op rop, int64_t threads,
+                                   ckt_error *err)
 {
-    ckt_status s = check_map(k, ninputs, inputs, expr, err);
-    if (s) return s;
-    if (!is_register(k, into))
-        return ckt_fail(err, CKT_EINVAL, "map: 'into' must be a register tensor");
-    const ckt_ktensor *t = &k->tensors[into], *first = &k->tensors[inputs[0]];
-    if (t->dist != first->dist || t->nvalues != first->nvalues)
+    ckt_status s;
+    if ((s = check_open(k, "block_reduce", err))) return s;
+    if (!is_register(k, acc))
+        return ckt_fail(err, CKT_EINVAL, "block_reduce: the accumulator must be a register tensor");
+    if (threads < 1 || (threads & (threads - 1)) || k->block % threads)
         return ckt_fail(err, CKT_EINVAL,
-                        "map: 'into' (%s) is distributed differently from input 1 (%lld values "
-                        "per thread, not %lld)",
-                        t->name, (long long)t->nvalues, (long long)first->nvalues);
-    return push_map(k, into, expr, ninputs, inputs, err);
+                        "block_reduce: threads must be a power of two dividing the block of %lld, "
+                        "got %lld",
+                        (long long)k->block, (long long)threads);
+    if (k->divergent)
+        return ckt_fail(err, CKT_EINVAL,
+                        "block_reduce: inside a branch whose condition depends on the thread id "
+                        "(its lanes exchange values)");
+    ckt_kop op = new_op(CKT_OP_BLOCK_REDUCE);
+    op.r = acc;
+    op.rop = rop;
+    op.group = threads;
+    return push_op(k, &op, err);
 }
 
 ckt_status ckt_kernel_reduce_dim(ckt_kernel *k, int src, int dim, ckt_reduce_op rop,
@@ -1380,6 +1440,10 @@ ckt_status ckt_kernel_finish(ckt_kernel *k, ckt_error *err)
     for (int i = 0; i < k->nops; i++)
         if (k->ops[i].kind == CKT_OP_BLOCK_REDUCE) {
             int64_t b = k->block * 4;
+            if (k->ops[i].group) /* one partial per value and wave (of at least 32 lanes) */
+                b = k->ops[i].group > 32
+                        ? 4 * k->tensors[k->ops[i].r].nvalues * ((k->block + 31) / 32)
+                        : 0;
             if (k->ops[i].ninputs == 1) { /* along a dimension: the source's tile */
                 const ckt_dist *d = &k->dists[k->tensors[k->ops[i].inputs[0]].dist];
                 b = 4;

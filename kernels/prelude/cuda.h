@@ -46,6 +46,15 @@ CKT_FN float ckt_f16_to_f32(ckt_u16 h) { float f; asm("cvt.f32.f16 %0, %1;" : "=
 CKT_FN ckt_u16 ckt_f32_to_f16(float f) { ckt_u16 h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 CKT_FN ckt_u16 ckt_f32_to_bf16(float f) { ckt_u16 h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 
+/* a lane's value from lane (lane ^ m) of its warp (every lane of the warp takes part): the
+ * butterfly step of b:block_reduce{threads = n} */
+CKT_FN float ckt_shfl_xor(float x, int m)
+{
+    float y;
+    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(y) : "f"(x), "r"(m));
+    return y;
+}
+
 /* Hopper's tensor memory accelerator (sm_90): a tensor map is a 128-byte, 64-byte aligned
  * kernel parameter (CUtensorMap, encoded by the driver at launch); a bulk tensor copy writes a
  * box of it into shared memory and completes on an mbarrier, whose phase ends when its arrivals

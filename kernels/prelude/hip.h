@@ -64,5 +64,12 @@ CKT_FN float ckt_bits_f32(ckt_u32 u) { return __builtin_bit_cast(float, u); }
 /* f16 through the hardware (_Float16: v_cvt_f32_f16 / v_cvt_f16_f32, round to nearest even);
  * gfx90a has no bf16 conversion instruction, so bf16 keeps the exact integer code. */
 #define CKT_HW_F16 1
+/* a lane's value from lane (lane ^ m) of its wave, by ds_bpermute (what the runtime header's
+ * __shfl_xor does): the butterfly step of b:block_reduce{threads = n} */
+CKT_FN float ckt_shfl_xor(float x, int m)
+{
+    int lane = (int)__builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u));
+    return __builtin_bit_cast(float, __builtin_amdgcn_ds_bpermute((lane ^ m) << 2, __builtin_bit_cast(int, x)));
+}
 CKT_FN float ckt_f16_to_f32(ckt_u16 h) { return (float)__builtin_bit_cast(_Float16, h); }
 CKT_FN ckt_u16 ckt_f32_to_f16(float f) { return __builtin_bit_cast(ckt_u16, (_Float16)f); }

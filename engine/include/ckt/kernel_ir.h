@@ -196,6 +196,10 @@ typedef struct ckt_kop {
     int mma;            /* GEMM: the instruction (ckt_mma_at index) */
     int64_t mma_rep[3]; /* GEMM: instructions per wave along M and N, and per K step (k_pack /
                            k_chunk) */
+    int64_t group;      /* BLOCK_REDUCE without input: 0 the LDS tree over the block (one value);
+                           > 0 lane shuffles over groups of this many consecutive threads, each
+                           value of r on its own (ckt_kernel_group_reduce) */
+    bool coords;        /* MAP: expression inputs ninputs.. are the value's tile coordinates */
 } ckt_kop;
 
 typedef struct ckt_kernel ckt_kernel;
@@ -295,11 +299,28 @@ ckt_status ckt_kernel_store(ckt_kernel *k, int window, int reg, int vector_dim, 
 ckt_status ckt_kernel_store_as(ckt_kernel *k, int window, int reg, int dist, int vector_dim,
                                int64_t spv, ckt_error *err);
 ckt_status ckt_kernel_clear(ckt_kernel *k, int reg, float value, ckt_error *err);
-/* out[v] = expr over inputs[i][v] (CKT_E_INPUT slot i); inputs share one distribution. */
+/* out[v] = expr over inputs[i][v] (CKT_E_INPUT slot i); inputs share one distribution, except
+ * that an input of one value per thread is that thread's scalar, the same for every value (the
+ * row statistic a normalization applies); the result takes the first other input's distribution
+ * (input 1's when all have one value). */
 ckt_status ckt_kernel_map(ckt_kernel *k, int ninputs, const int *inputs, ckt_expr_id expr,
                           ckt_dtype out_dtype, int *reg, ckt_error *err);
 ckt_status ckt_kernel_fold(ckt_kernel *k, int acc, int src, ckt_reduce_op op, ckt_error *err);
 ckt_status ckt_kernel_block_reduce(ckt_kernel *k, int acc, ckt_reduce_op op, ckt_error *err);
+/* Every value of acc (any number per thread) becomes op over the `threads` consecutive threads
+ * of the caller's group (threads a power of two dividing the block; the block's size itself
+ * allowed), every thread of the group getting the result: lane shuffles (a butterfly, so that
+ * every lane combines in the same order) within a wave, and for groups wider than a wave one
+ * exchange of the waves' partials through LDS scratch between two barriers. Not inside a branch
+ * on the thread id. */
+ckt_status ckt_kernel_group_reduce(ckt_kernel *k, int acc, ckt_reduce_op op, int64_t threads,
+                                   ckt_error *err);
+/* ckt_kernel_map (into < 0: a new tensor in *reg) or ckt_kernel_map_into (into >= 0) whose
+ * expression also reads, as inputs ninputs .. ninputs + rank - 1, the integer coordinates of
+ * each value in its distribution's tile (a mask for the edge of a row); the inputs need a
+ * distribution. */
+ckt_status ckt_kernel_map_coords(ckt_kernel *k, int ninputs, const int *inputs, ckt_expr_id expr,
+                                 ckt_dtype out_dtype, int into, int *reg, ckt_error *err);
 /* out[v] = expr over inputs[i][v], written into the existing register tensor `into` (same
  * distribution and values as the inputs; it may be one of them): loop-carried state such as a
  * running maximum or a rescaled accumulator. */
