@@ -1,5 +1,6 @@
-/* Autotuning (ckt/autotune.h): prune by the models, compile on a pool of host threads, measure
- * on the calling thread, remember the winner in the cache directory.
+/* Autotuning (ckt/autotune.h): prune by the models, compile on the compile pool
+ * (ckt/compile_pool.h: the shared one, which ckt.compile_all and k:compile_async use too),
+ * measure on the calling thread, remember the winner in the cache directory.
  *
  * What runs on the compile threads is ckt_kernel_compile on distinct, finished kernels. Checked
  * for thread safety (see docs/autotune.md): the emitter reads the kernel and writes into its own
@@ -9,7 +10,13 @@
  * ROCm 5.2 hipRTC keeps process-wide LLVM state), so HIP candidates compile one at a time and
  * only overlap with emission, cache reads and measurement; the CPU target forks the host C
  * compiler, whose output pipes are close-on-exec so one child never holds another's pipe open.
- * The GPU compilers' libraries are loaded once on this thread before the pool starts. */
+ * The GPU compilers' libraries are loaded once on this thread before the pool starts.
+ *
+ * On the pool, the search runs as tasks (compile_pool_internal.h), at most `threads` at once:
+ * a task compiles queued candidates while the search lets it (not warming up, not paused, not
+ * stopped, the deadline not in the way) and then ends; it never waits, so the tasks of a search
+ * never hold a shared thread idle, and the driver starts another whenever work is queued and
+ * one of its slots is free. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +27,7 @@
 #include "ckt/autotune.h"
 #include "ckt/cache.h"
 #include "ckt/ckt.h"
+#include "compile_pool_internal.h"
 #include "dynlib.h"
 #include "jit_internal.h"
 
@@ -73,6 +81,14 @@ static int64_t spills_of(const ckt_resources *r)
 
 /* ---- the search ---- */
 
+struct tuner;
+/* One of the search's places on the pool: a task started there, running until it ends. */
+typedef struct slot {
+    struct tuner *t;
+    ckt_compile_job *job; /* freed by the driver once the task has ended */
+    int running;          /* behind the tuner's lock: started and not ended */
+} slot;
+
 /* One search. The calling thread (the driver) takes candidates from the source, rates them,
  * queues the survivors, measures, and hands decided candidates back; the pool compiles. */
 typedef struct tuner {
@@ -85,10 +101,11 @@ typedef struct tuner {
     const ckt_autotune_options *o;
     int n, window, nthreads, overlap;
     double slack;
+    ckt_compile_pool *pool; /* NULL: none could start; the driver compiles */
+    slot *slots;            /* nthreads */
     /* shared with the pool: behind lock */
     pthread_mutex_t lock;
     pthread_cond_t changed;   /* a compile ended or the pool stopped (the driver waits on it) */
-    pthread_cond_t work;      /* the queue or the flags changed (the pool waits on it) */
     int *queue, qhead, qtail; /* candidates waiting for a compile thread */
     int active;               /* compiles running */
     int ready;                /* compiled, not yet taken for measuring */
@@ -183,24 +200,53 @@ static int compile_may_start(tuner *t)
     if (compile_would_overrun(t)) {
         t->stop = 1;
         pthread_cond_broadcast(&t->changed);
-        pthread_cond_broadcast(&t->work);
         return 0;
     }
     return 1;
 }
 
-static void *compile_worker(void *arg)
+/* A task on the pool: compile what is queued while the search lets it, then end. */
+static void compile_task(void *arg)
 {
-    tuner *t = arg;
+    slot *sl = arg;
+    tuner *t = sl->t;
     pthread_mutex_lock(&t->lock);
-    while (!t->stop) {
-        if (compile_may_start(t))
-            compile_one(t);
-        else if (!t->stop)
-            pthread_cond_wait(&t->work, &t->lock);
-    }
+    while (compile_may_start(t)) compile_one(t);
+    sl->running = 0;
+    pthread_cond_broadcast(&t->changed);
     pthread_mutex_unlock(&t->lock);
-    return NULL;
+}
+
+/* Work is queued that a free slot could start (lock held): the driver must not wait then. */
+static int slot_wanted(const tuner *t)
+{
+    if (!t->pool || t->stop || t->warming || t->pause || t->qhead == t->qtail) return 0;
+    for (int k = 0; k < t->nthreads; k++)
+        if (!t->slots[k].running) return 1;
+    return 0;
+}
+
+/* The driver: free the jobs of ended tasks, and start a task in each free slot while compiles
+ * are queued and may start. */
+static void pump(tuner *t)
+{
+    for (int k = 0; t->pool && k < t->nthreads; k++) {
+        slot *sl = &t->slots[k];
+        pthread_mutex_lock(&t->lock);
+        int ended = !sl->running, start = ended && slot_wanted(t);
+        if (start) sl->running = 1;
+        pthread_mutex_unlock(&t->lock);
+        if (ended && sl->job) { /* its task is past the tuner: this wait is brief */
+            ckt_compile_job_free(sl->job);
+            sl->job = NULL;
+        }
+        if (start && ckt_compile_task_start(t->pool, compile_task, sl, &sl->job, NULL)) {
+            pthread_mutex_lock(&t->lock);
+            sl->running = 0; /* no memory for a job: the driver compiles from now on */
+            t->pool = NULL;
+            pthread_mutex_unlock(&t->lock);
+        }
+    }
 }
 
 /* The problem against the kernel before anything compiles: the arguments' kinds, the launch
@@ -299,10 +345,7 @@ static ckt_status take(tuner *t, ckt_error *err)
     if (r->state == CKT_AUTOTUNE_PENDING && r->bank_factor > 0 &&
         (t->bank_best <= 0 || r->bank_factor < t->bank_best))
         t->bank_best = r->bank_factor;
-    if (r->state == CKT_AUTOTUNE_PENDING && !bank_prune(t, i)) {
-        t->queue[t->qtail++] = i;
-        pthread_cond_signal(&t->work);
-    }
+    if (r->state == CKT_AUTOTUNE_PENDING && !bank_prune(t, i)) t->queue[t->qtail++] = i;
     pthread_mutex_unlock(&t->lock);
     return CKT_OK;
 }
@@ -457,20 +500,20 @@ enum { ACT_NONE, ACT_TAKE, ACT_MEASURE, ACT_COMPILE, ACT_DONE };
  * arrives, overlapping the pool; CPU: in waves of `threads`, with the pool paused); take more
  * candidates while fewer than `window` are undecided; else wait for the pool. Ends when every
  * candidate is decided, or at the deadline. */
-static ckt_status drive(tuner *t, int threaded, ckt_error *err)
+static ckt_status drive(tuner *t, ckt_error *err)
 {
     ckt_status s = CKT_OK;
     while (!s) {
         if (over_budget(t)) break;
+        pump(t);
         pthread_mutex_lock(&t->lock);
+        int threaded = t->pool != NULL; /* else the driver compiles too */
         int nback = decided(t), act = ACT_NONE, nmeasure = 0;
         int queued = t->qtail - t->qhead;
         int can_take = !t->stop && t->taken < t->n && t->held - nback < t->window;
         if (t->warming &&
-            (!can_take || (t->deadline > 0 && now_s() - t->t0 > 0.25 * (t->deadline - t->t0)))) {
+            (!can_take || (t->deadline > 0 && now_s() - t->t0 > 0.25 * (t->deadline - t->t0))))
             t->warming = 0;
-            pthread_cond_broadcast(&t->work);
-        }
         int measure_now =
             t->ready > 0 && (t->overlap || t->ready >= t->nthreads ||
                              (t->active == 0 && (queued == 0 || t->stop || !threaded)));
@@ -490,7 +533,7 @@ static ckt_status drive(tuner *t, int threaded, ckt_error *err)
             compile_one(t);
         } else if (t->ready == 0 && t->active == 0 && (queued == 0 || t->stop) && nback == 0) {
             act = ACT_DONE;
-        } else if (nback == 0) {
+        } else if (nback == 0 && !slot_wanted(t)) {
             wait_changed(t);
         }
         pthread_mutex_unlock(&t->lock);
@@ -506,18 +549,11 @@ static ckt_status drive(tuner *t, int threaded, ckt_error *err)
         if (act == ACT_MEASURE && !t->overlap) {
             pthread_mutex_lock(&t->lock);
             t->pause = 0;
-            pthread_cond_broadcast(&t->work);
             pthread_mutex_unlock(&t->lock);
         }
         if (!s) s = report(t, 0, err);
     }
     return s;
-}
-
-static int online_cores(void)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > 64 ? 64 : (int)n;
 }
 
 /* Load the target's compiler library on this thread, once, before the pool shares it. */
@@ -580,20 +616,30 @@ static ckt_status check_options(const ckt_autotune_options *o, ckt_error *err)
     return CKT_OK;
 }
 
+/* The pool the search compiles on: the shared one, at most `threads` of its threads at once (0:
+ * all of them); asked for more threads than it has, a pool of that many for this search. */
+static void choose_pool(tuner *t, int threads, ckt_compile_pool **own)
+{
+    *own = NULL;
+    int shared = ckt_compile_pool_threads(NULL);
+    t->pool = ckt_compile_pool_shared();
+    if (threads > shared && ckt_compile_pool_create(threads, own, NULL) == CKT_OK) t->pool = *own;
+    t->nthreads = threads > 0 ? threads : shared > 0 ? shared : 1;
+}
+
 static ckt_status run_pool(tuner *t, ckt_error *err)
 {
-    pthread_t *th = calloc((size_t)t->nthreads + 1, sizeof *th);
-    if (!th) return ckt_fail(err, CKT_ENOMEM, "autotune: out of memory");
-    int started = 0;
-    for (; started < t->nthreads; started++)
-        if (pthread_create(&th[started], NULL, compile_worker, t) != 0) break;
-    ckt_status s = drive(t, started > 0, err); /* no thread: the driver compiles too */
+    t->slots = calloc((size_t)t->nthreads, sizeof *t->slots);
+    if (!t->slots) return ckt_fail(err, CKT_ENOMEM, "autotune: out of memory");
+    for (int k = 0; k < t->nthreads; k++) t->slots[k].t = t;
+    ckt_status s = drive(t, err);
     pthread_mutex_lock(&t->lock);
     t->stop = 1;
-    pthread_cond_broadcast(&t->work);
     pthread_mutex_unlock(&t->lock);
-    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
-    free(th);
+    /* a queued task is cancelled; a running one ends after the compile it is in */
+    for (int k = 0; k < t->nthreads; k++) ckt_compile_job_free(t->slots[k].job);
+    free(t->slots);
+    t->slots = NULL;
     return s;
 }
 
@@ -620,7 +666,8 @@ static ckt_status tune(ckt_context *ctx, ckt_device *dev, const ckt_target_recor
     t.deadline = o->budget_s > 0 ? t.t0 + o->budget_s : 0;
     t.overlap = rec->runtime != CKT_BACKEND_CPU;
     t.slack = o->bank_slack == 0 ? DEFAULT_SLACK : o->bank_slack;
-    t.nthreads = o->threads > 0 ? o->threads : online_cores();
+    ckt_compile_pool *own;
+    choose_pool(&t, o->threads, &own);
     if (t.nthreads > n) t.nthreads = n;
     t.window = o->window > 0          ? o->window
                : 8 * t.nthreads < 32  ? 32
@@ -638,7 +685,6 @@ static ckt_status tune(ckt_context *ctx, ckt_device *dev, const ckt_target_recor
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&t.lock, NULL);
     pthread_cond_init(&t.changed, &ca);
-    pthread_cond_init(&t.work, NULL);
     pthread_condattr_destroy(&ca);
     if (!t.c || !t.queue || !t.todo || !t.released)
         s = ckt_fail(err, CKT_ENOMEM, "autotune: out of memory");
@@ -667,7 +713,7 @@ static ckt_status tune(ckt_context *ctx, ckt_device *dev, const ckt_target_recor
     free(t.released);
     pthread_mutex_destroy(&t.lock);
     pthread_cond_destroy(&t.changed);
-    pthread_cond_destroy(&t.work);
+    ckt_compile_pool_free(own);
     return s;
 }
 

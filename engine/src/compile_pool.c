@@ -8,9 +8,10 @@
 #include <unistd.h>
 
 #include "ckt/compile_pool.h"
+#include "compile_pool_internal.h"
 
 enum { QUEUED, RUNNING, DONE };
-enum { KIND_BINARY, KIND_KERNEL };
+enum { KIND_BINARY, KIND_KERNEL, KIND_TASK };
 
 struct ckt_compile_job {
     ckt_compile_pool *pool;
@@ -22,6 +23,8 @@ struct ckt_compile_job {
     char *target, *source, *name, *opts[32];
     int nopts;
     const ckt_kernel *k;
+    void (*fn)(void *); /* a task */
+    void *arg;
     /* the result */
     ckt_status st;
     ckt_error err;
@@ -54,7 +57,10 @@ static void run(ckt_compile_job *j)
     ckt_status st;
     ckt_binary *bin = NULL;
     ckt_executable *exe = NULL;
-    if (j->kind == KIND_BINARY) {
+    if (j->kind == KIND_TASK) {
+        j->fn(j->arg);
+        st = CKT_OK;
+    } else if (j->kind == KIND_BINARY) {
         ckt_compile_request req = {j->target, j->source, j->name, (const char *const *)j->opts,
                                    j->nopts};
         st = ckt_compile(j->ctx, &req, j->flags, &bin, &err);
@@ -302,6 +308,21 @@ ckt_status ckt_compile_kernel_start(ckt_compile_pool *pool, ckt_context *ctx, co
     return enqueue(pool, j, out, err);
 }
 
+ckt_status ckt_compile_task_start(ckt_compile_pool *pool, void (*fn)(void *), void *arg,
+                                  ckt_compile_job **out, ckt_error *err)
+{
+    if (!out || !fn)
+        return ckt_fail(err, CKT_EINVAL, "compile_task_start: %s is NULL", out ? "fn" : "out");
+    *out = NULL;
+    if (!(pool = pool_or_shared(pool, err))) return CKT_ERUNTIME;
+    ckt_compile_job *j = job_new(NULL, NULL, 0);
+    if (!j) return ckt_fail(err, CKT_ENOMEM, "compile_task_start: out of memory");
+    j->kind = KIND_TASK;
+    j->fn = fn;
+    j->arg = arg;
+    return enqueue(pool, j, out, err);
+}
+
 /* wait for j (of kind) and take its result into *bin / *exe */
 static ckt_status wait_for(ckt_compile_job *j, int kind, ckt_binary **bin, ckt_executable **exe,
                            ckt_error *err)
@@ -310,6 +331,8 @@ static ckt_status wait_for(ckt_compile_job *j, int kind, ckt_binary **bin, ckt_e
     if (!j) return ckt_fail(err, CKT_EINVAL, "%s: job is NULL", fn);
     if (!(kind == KIND_BINARY ? (void *)bin : (void *)exe))
         return ckt_fail(err, CKT_EINVAL, "%s: out is NULL", fn);
+    if (j->kind == KIND_TASK)
+        return ckt_fail(err, CKT_EINVAL, "%s: the job is a task of the engine (free it)", fn);
     if (j->kind != kind)
         return ckt_fail(err, CKT_EINVAL, "%s: the job compiles a %s (use %s)", fn,
                         j->kind == KIND_BINARY ? "source: its result is a binary"
