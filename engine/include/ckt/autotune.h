@@ -6,8 +6,9 @@
  *      limit, the kernel's launch conditions and bounds at the problem's sizes and grid (tiles
  *      that do not divide), and the bank model's rating (the candidate's LDS cycles per ideal
  *      cycle against the best candidate's: above `bank_slack` times it, pruned);
- *   2. compiling the survivors on a pool of host threads (ckt_kernel_compile through the
- *      context's compile cache);
+ *   2. compiling the survivors on the compile pool (ckt/compile_pool.h: the shared pool that
+ *      ckt.compile_all and k:compile_async use; ckt_kernel_compile through the context's
+ *      compile cache);
  *   3. after compiling: spills, and registers that cap occupancy below `min_occupancy`;
  *   4. measuring the rest on the device, one at a time, on the calling thread: `warmup`
  *      launches, then the median of `runs` timed ones. On a GPU this overlaps the compiles of
@@ -96,7 +97,8 @@ typedef struct ckt_autotune_progress {
 } ckt_autotune_progress;
 
 typedef struct ckt_autotune_options {
-    int threads;      /* compile threads; 0: the online cores */
+    int threads;      /* compiles at once on the shared compile pool; 0: all its threads (one per
+                       * core); more than it has: a pool of that many threads for this search */
     int warmup, runs; /* untimed launches first (0: none), then timed ones (0: 5) */
     double budget_s;  /* wall-clock budget of the whole search; 0: none. See above */
     /* prune when cycles/ideal exceeds bank_slack x the best candidate's; 0: 2.0; < 0: never */
