@@ -1,6 +1,7 @@
 /* The compile cache: SHA-256 test vectors, keys, hits and misses, damaged entries (flipped
  * bytes, truncation, another format version, garbage) detected and rebuilt, unusable
- * directories degrading to no caching, two processes at once, kill -9 in mid-write. */
+ * directories degrading to no caching, two processes at once, kill -9 in mid-write; what a
+ * compile says it did (ckt_binary_cache_status) and the install's read-only cache. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -292,6 +293,90 @@ static void compile_hits_and_rebuilds(void **state)
     ckt_context_destroy(ctx);
 }
 
+static int count_entries(const char *dir) /* the .ckt files */
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d))) n += strstr(e->d_name, ".ckt") != NULL;
+    if (d) closedir(d);
+    return n;
+}
+
+static void says(const ckt_binary *b, const char *want)
+{
+    if (strncmp(ckt_binary_cache_status(b), want, strlen(want)))
+        fail_msg("cache status '%s' does not start with '%s'", ckt_binary_cache_status(b), want);
+}
+
+static void status_says_why(void **state)
+{
+    (void)state;
+    char dir[512], mine[512], src[200], other[200];
+    fresh_dir("why", dir, sizeof dir);
+    fresh_dir("why-mine", mine, sizeof mine);
+    ckt_context *ctx = context_at(dir);
+    snprintf(src, sizeof src, "/* %ld */ int why(void) { return 1; }", (long)getpid());
+    snprintf(other, sizeof other, "/* %ld */ int why(void) { return 2; }", (long)getpid());
+    const char *o1[] = {"-O1"};
+    ckt_compile_request req = {"cpu", src, "why", NULL, 0}, opt = {"cpu", src, "why", o1, 1},
+                        changed = {"cpu", other, "why", NULL, 0};
+    ckt_binary *b;
+    ckt_error err;
+    assert_int_equal(ckt_compile(ctx, &req, 0, &b, &err), CKT_OK);
+    says(b, "miss: nothing cached for kernel 'why' on target 'cpu'");
+    ckt_binary_free(b);
+    assert_int_equal(ckt_compile(ctx, &req, 0, &b, &err), CKT_OK);
+    says(b, "hit");
+    assert_string_equal(ckt_binary_cache_status(b), "hit");
+    ckt_binary_free(b);
+    assert_int_equal(ckt_compile(ctx, &opt, 0, &b, &err), CKT_OK);
+    says(b, "miss: the compiler options differ (cached: '(none)'; now: '-O1')");
+    ckt_binary_free(b);
+    assert_int_equal(ckt_compile(ctx, &changed, 0, &b, &err), CKT_OK);
+    says(b, "miss: the source differs (cached: 'sha256 ");
+    ckt_binary_free(b);
+    assert_int_equal(ckt_compile(ctx, &req, CKT_COMPILE_NO_CACHE, &b, &err), CKT_OK);
+    says(b, "off: not read or written (cache = false)");
+    ckt_binary_free(b);
+    assert_int_equal(ckt_compile(NULL, &req, 0, &b, &err), CKT_OK);
+    says(b, "off: no context");
+    ckt_binary_free(b);
+    assert_string_equal(ckt_binary_cache_status(NULL), "off: no binary");
+    /* dir as the install's cache of a context at another directory: read there, nothing copied */
+    setenv("CKT_INSTALL_CACHE_DIR", dir, 1);
+    ckt_context *user = context_at(mine);
+    assert_string_equal(ckt_cache_install_dir(ckt_context_cache(user)), dir);
+    assert_int_equal(ckt_compile(user, &req, 0, &b, &err), CKT_OK);
+    char want[600];
+    snprintf(want, sizeof want, "hit: the installed cache %s", dir);
+    assert_string_equal(ckt_binary_cache_status(b), want);
+    ckt_binary_free(b);
+    assert_int_equal(count_entries(mine), 0);
+    /* a damaged entry there is skipped, never removed (the install's files are not the user's) */
+    char key[CKT_CACHE_KEY_LEN + 1], path[1024], why[400];
+    ckt_cache_key((const char *const[]){"k"}, NULL, 1, key);
+    snprintf(path, sizeof path, "%s/%s.ckt", dir, key);
+    FILE *f = fopen(path, "w");
+    fputs("garbage", f);
+    fclose(f);
+    uint8_t *data;
+    size_t n;
+    assert_int_equal(ckt_cache_lookup(ckt_context_cache(user), key, &data, &n, why, sizeof why), 0);
+    assert_non_null(strstr(why, "a damaged entry (truncated header) in the installed cache"));
+    assert_int_equal(access(path, F_OK), 0);
+    ckt_context_destroy(user);
+    setenv("CKT_INSTALL_CACHE_DIR", "", 1); /* set and empty: none */
+    user = context_at(mine);
+    assert_string_equal(ckt_cache_install_dir(ckt_context_cache(user)), "");
+    assert_int_equal(ckt_compile(user, &req, 0, &b, &err), CKT_OK);
+    says(b, "miss: nothing cached");
+    ckt_binary_free(b);
+    ckt_context_destroy(user);
+    unsetenv("CKT_INSTALL_CACHE_DIR");
+    ckt_context_destroy(ctx);
+}
+
 static int count_prefix(const char *dir, const char *prefix)
 {
     DIR *d = opendir(dir);
@@ -435,6 +520,7 @@ int main(void)
         cmocka_unit_test(put_get_and_damage),
         cmocka_unit_test(unusable_directories_degrade),
         cmocka_unit_test(compile_hits_and_rebuilds),
+        cmocka_unit_test(status_says_why),
         cmocka_unit_test(two_processes_at_once),
         cmocka_unit_test(kill_during_write_leaves_no_partial_entry),
     };

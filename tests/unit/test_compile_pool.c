@@ -9,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "ckt/compile_pool.h"
+#include "compile_pool_internal.h"
 
 static void says(ckt_status st, ckt_status want, const ckt_error *err, const char *what)
 {
@@ -217,12 +219,49 @@ static void pending_jobs_can_be_freed(void **state)
     ckt_compile_job_free(jobs[2]); /* the pool is gone; its last job goes after it */
 }
 
+/* a task that waits until *gate opens, then counts itself */
+typedef struct gate {
+    _Atomic int open, ran;
+} gate;
+static void gated(void *arg)
+{
+    gate *g = arg;
+    while (!g->open) usleep(1000);
+    g->ran++;
+}
+
+static void tasks_run_on_the_pool(void **state)
+{
+    (void)state;
+    ckt_error err;
+    ckt_compile_pool *p;
+    assert_int_equal(ckt_compile_pool_create(1, &p, &err), CKT_OK);
+    gate g = {0, 0};
+    ckt_compile_job *first, *second, *third;
+    assert_int_equal(ckt_compile_task_start(p, gated, &g, &first, &err), CKT_OK);
+    assert_int_equal(ckt_compile_task_start(p, gated, &g, &second, &err), CKT_OK);
+    assert_int_equal(ckt_compile_task_start(p, gated, &g, &third, &err), CKT_OK);
+    assert_false(ckt_compile_done(second));
+    ckt_compile_job_free(second); /* queued behind the first: cancelled, never runs */
+    ckt_binary *b;
+    says(ckt_compile_wait(third, &b, &err), CKT_EINVAL, &err, "a task of the engine (free it)");
+    g.open = 1;
+    while (!ckt_compile_done(third)) usleep(1000);
+    assert_true(ckt_compile_done(first));
+    ckt_compile_job_free(first);
+    ckt_compile_job_free(third);
+    assert_int_equal(g.ran, 2);
+    says(ckt_compile_task_start(p, NULL, &g, &first, &err), CKT_EINVAL, &err, "fn is NULL");
+    says(ckt_compile_task_start(p, gated, &g, NULL, &err), CKT_EINVAL, &err, "out is NULL");
+    ckt_compile_pool_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(pools_refuse_bad_sizes),    cmocka_unit_test(starts_refuse_bad_requests),
         cmocka_unit_test(compiles_many_at_once),     cmocka_unit_test(errors_come_through_the_wait),
-        cmocka_unit_test(pending_jobs_can_be_freed),
+        cmocka_unit_test(pending_jobs_can_be_freed), cmocka_unit_test(tasks_run_on_the_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
