@@ -159,12 +159,20 @@ static int emit_pass_loop(em *e, int i)
 
 /* ---------------------------------------------------------------- kernel */
 
-static bool has_async(const ckt_kernel *k)
+static bool has_op(const ckt_kernel *k, ckt_kop_kind kind)
 {
     for (int i = 0; i < ckt_kernel_nops(k); i++)
-        if (ckt_kernel_op(k, i)->kind == CKT_OP_COPY_ASYNC) return true;
+        if (ckt_kernel_op(k, i)->kind == kind) return true;
     return false;
 }
+
+static bool has_async(const ckt_kernel *k) { return has_op(k, CKT_OP_COPY_ASYNC); }
+
+/* The C dialect's loops look at the launch's stop flag every iteration and leave the block when
+ * it is set (a deadline passed: a loop of 2^62 iterations in one block would otherwise outlive
+ * any time limit, the runtime checking it only between blocks). One load per iteration of a
+ * block-level loop, whose body is whole thread loops: not measurable. */
+static bool stoppable(const em *e) { return e->dl->kind == CKT_DIALECT_C; }
 
 static void declare(em *e)
 {
@@ -240,6 +248,7 @@ static void emit_op(em *e, const ckt_kop *op)
         free(y);
         e->scope[e->depth++] = SCOPE_LOOP;
         e->ind++;
+        if (stoppable(e)) ckt_em_line(e, "if (CKT_STOPPED()) goto ckt_stop;");
         break;
     case CKT_OP_IF:
         x = ckt_em_estr(e, op->b, NULL);
@@ -354,6 +363,8 @@ ckt_status ckt_emit(const ckt_kernel *k, const ckt_target_record *target, char *
             emit_op(&e, ckt_kernel_op(k, i));
     }
     ckt_em_thread_close(&e);
+    if (stoppable(&e) && has_op(k, CKT_OP_LOOP))
+        ckt_em_line(&e, "ckt_stop:; /* a stopped launch leaves its loops here */");
     if (e.dl->async_state && has_async(k)) {
         ckt_emit_out o = ckt_em_out(&e);
         e.dl->async_state(&o, false);

@@ -45,16 +45,15 @@ typedef struct cpu_pool {
     size_t lds_bytes;
     double deadline; /* 0: none */
     atomic_llong next_block;
-    atomic_int timed_out; /* a worker saw the deadline pass: the others stop too */
-    int fault;            /* set by the kernel (CKT_FAULT, atomically): a window left its tensor */
+    /* set when the deadline passes (by the launching thread, which waits until then): the workers
+     * stop taking blocks, and the running blocks leave their loops (ckt_cpu_launch.stop) */
+    int stop;
+    atomic_int stopped_inside; /* a block came back with the flag set: it left a loop midway */
+    int fault; /* set by the kernel (CKT_FAULT, atomically): a window left its tensor */
     struct cpu_stream *def;     /* the default stream */
     struct cpu_stream *streams; /* all of them (the default first created), under streams_mu */
     pthread_mutex_t streams_mu;
 } cpu_pool;
-
-/* How often a worker looks at the clock: every block would cost a system call per block of a
- * small kernel; 64 keeps the overshoot to 64 blocks per worker. */
-#define DEADLINE_EVERY 64
 
 static void run_blocks(cpu_pool *p, void **lds, size_t *lds_cap)
 {
@@ -70,17 +69,16 @@ static void run_blocks(cpu_pool *p, void **lds, size_t *lds_cap)
     memcpy(l.block, p->block, sizeof l.block);
     l.lds = p->lds_bytes ? *lds : NULL;
     l.fault = &p->fault;
-    for (long long done = 0;; done++) {
-        if (p->deadline > 0 && done % DEADLINE_EVERY == DEADLINE_EVERY - 1 &&
-            ckt_runtime_now() >= p->deadline)
-            atomic_store(&p->timed_out, 1);
-        if (atomic_load(&p->timed_out)) break;
+    l.stop = &p->stop;
+    for (;;) {
+        if (__atomic_load_n(&p->stop, __ATOMIC_RELAXED)) break;
         long long b = atomic_fetch_add(&p->next_block, 1);
         if (b >= p->nblocks) break;
         l.block_id[0] = b % p->grid[0];
         l.block_id[1] = (b / p->grid[0]) % p->grid[1];
         l.block_id[2] = b / (p->grid[0] * p->grid[1]);
         p->fn(p->args, &l);
+        if (__atomic_load_n(&p->stop, __ATOMIC_RELAXED)) atomic_store(&p->stopped_inside, 1);
     }
 }
 
@@ -119,7 +117,11 @@ static ckt_status cpu_open(ckt_device *dev, ckt_error *err)
     pthread_mutex_init(&p->mu, NULL);
     pthread_mutex_init(&p->launch_mu, NULL);
     pthread_cond_init(&p->start, NULL);
-    pthread_cond_init(&p->done, NULL);
+    pthread_condattr_t monotonic; /* `done` is waited on until a deadline of that clock */
+    pthread_condattr_init(&monotonic);
+    pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
+    pthread_cond_init(&p->done, &monotonic);
+    pthread_condattr_destroy(&monotonic);
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, WORKER_STACK);
@@ -354,6 +356,26 @@ static double now_ms(void) { return ckt_runtime_now() * 1e3; }
 
 /* ---- one launch through the block pool (one at a time per device) ---- */
 
+/* Wait (p->mu held) until the workers are done; at the launch's deadline raise the stop flag,
+ * which the workers see between blocks and the kernels at their loops' iterations (a single
+ * block looping for hours would otherwise hold the launch past any time limit). */
+static void wait_workers(cpu_pool *p)
+{
+    struct timespec until = {0, 0};
+    if (p->deadline > 0) {
+        until.tv_sec = (time_t)p->deadline;
+        until.tv_nsec = (long)((p->deadline - (double)until.tv_sec) * 1e9);
+        if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+    }
+    while (p->busy > 0) {
+        if (p->deadline <= 0 || __atomic_load_n(&p->stop, __ATOMIC_RELAXED)) {
+            pthread_cond_wait(&p->done, &p->mu);
+        } else if (pthread_cond_timedwait(&p->done, &p->mu, &until) == ETIMEDOUT) {
+            __atomic_store_n(&p->stop, 1, __ATOMIC_RELAXED);
+        }
+    }
+}
+
 typedef struct cpu_run {
     cpu_module *m;
     void *const *args;
@@ -372,15 +394,20 @@ static ckt_status run_launch(cpu_pool *p, const cpu_run *r, ckt_error *err)
     p->nblocks = r->grid[0] * r->grid[1] * r->grid[2]; /* < 2^63: dims checked by the caller */
     p->lds_bytes = (size_t)r->m->lds_bytes + (size_t)r->dyn_shared;
     p->deadline = r->deadline;
-    atomic_store(&p->timed_out, 0);
+    /* a deadline already past stops the launch before its first block */
+    __atomic_store_n(&p->stop, r->deadline > 0 && ckt_runtime_now() >= r->deadline,
+                     __ATOMIC_RELAXED);
+    atomic_store(&p->stopped_inside, 0);
     __atomic_store_n(&p->fault, 0, __ATOMIC_RELAXED);
     atomic_store(&p->next_block, 0);
     p->busy = p->nthreads;
     p->generation++;
     pthread_cond_broadcast(&p->start);
-    while (p->busy > 0) pthread_cond_wait(&p->done, &p->mu);
+    wait_workers(p);
     pthread_mutex_unlock(&p->mu);
-    int all_ran = atomic_load(&p->next_block) >= p->nblocks, timed_out = atomic_load(&p->timed_out);
+    int all_ran = atomic_load(&p->next_block) >= p->nblocks,
+        timed_out = __atomic_load_n(&p->stop, __ATOMIC_RELAXED),
+        inside = atomic_load(&p->stopped_inside);
     long long started = atomic_load(&p->next_block), nblocks = p->nblocks;
     size_t lds_bytes = p->lds_bytes;
     int fault = __atomic_load_n(&p->fault, __ATOMIC_RELAXED);
@@ -406,8 +433,10 @@ static ckt_status run_launch(cpu_pool *p, const cpu_run *r, ckt_error *err)
                         fault - 1);
     if (timed_out)
         return ckt_fail(err, CKT_ELIMIT,
-                        "stopped after about %lld of %lld blocks: the time limit ran out",
-                        started < nblocks ? started : nblocks, nblocks);
+                        "launch stopped: the time limit ran out after about %lld of %lld blocks "
+                        "had started%s",
+                        started < nblocks ? started : nblocks, nblocks,
+                        inside ? " (the blocks running then left their loops midway)" : "");
     if (!all_ran)
         return ckt_fail(err, CKT_ENOMEM, "no worker could allocate %zu bytes of LDS", lds_bytes);
     return CKT_OK;

@@ -21,6 +21,9 @@ typedef uint64_t ckt_u64;
 #define CKT_FN static inline
 /* a window left its tensor: the access is skipped and the runtime reports the launch failed */
 #define CKT_FAULT(n) do { if (launch->fault) __atomic_store_n(launch->fault, (n), __ATOMIC_RELAXED); } while (0)
+/* the launch is to stop (its deadline passed: a sandbox's time limit): read at every iteration of
+ * the kernel's loops, which then leave the block (the runtime reports the launch stopped) */
+#define CKT_STOPPED() (launch->stop && __builtin_expect(*launch->stop != 0, 0))
 #define CKT_INF (__builtin_inff())
 #define CKT_NAN (__builtin_nanf(""))
 

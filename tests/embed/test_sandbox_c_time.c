@@ -255,6 +255,86 @@ static void an_in_process_compile_is_abandoned_at_the_time_limit(void **state)
     }
 }
 
+/* One block whose loops run 2^62 iterations: the runtime checks the time limit between blocks,
+ * so before, a launch of a single block held the run (and the host thread) for as long as its
+ * loops ran. Now the kernel's loops look at the launch's stop flag every iteration. */
+#define SPIN_KERNEL                                                                                \
+    "local k = ckt.kernel{name = 'spin', block = 32, build = function(b)\n"                        \
+    "  local n = b:size('n')\n"                                                                    \
+    "  local w = ckt.tile_window(ckt.tensor('lds', 'f32', ckt.layout{32}), {32}, {0})\n"           \
+    "  b:loop(n, function() b:loop(n, function() w:store(w:load()) end) end)\n"                    \
+    "end}\n"                                                                                       \
+    "local exe = k:compile{target = 'cpu'}\n"
+
+static void a_long_single_block_launch_stops_at_the_time_limit(void **state)
+{
+    (void)state;
+    ckt_lua *s = open_with(64u << 20, 0, 5.0);
+    /* compiled in a run of its own (the compile is not what meets the limit) */
+    expect_ok(s, SPIN_KERNEL "SPIN = exe\nSPIN:launch{grid = 1, n = 100}");
+    ckt_lua_close(s);
+    s = open_with(64u << 20, 0, 1.0);
+    expect_ok(s, SPIN_KERNEL "SPIN = exe");
+    expect_stopped(s, 1.0, "SPIN:launch{grid = 1, n = 2147483647}", "time limit ran out");
+    /* several blocks, each looping: all of them leave */
+    expect_stopped(s, 1.0, "SPIN:launch{grid = {3, 2}, n = 2147483647}", "time limit ran out");
+    /* a script that catches the stopped launch is stopped by the limit itself */
+    expect_stopped(s, 1.0, "while true do pcall(SPIN.launch, SPIN, {grid = 1, n = 2147483647}) end",
+                   "time limit");
+    /* the kernel still runs to its end when the limit allows */
+    expect_ok(s, "SPIN:launch{grid = 2, n = 50}");
+    ckt_lua_close(s);
+}
+
+/* The same without the sandbox (a host's own scripts under a time limit): a pipelined kernel of
+ * asynchronous copies left in flight at the stop frees its queue of copies (ASan's leak checker
+ * and valgrind see it), and the device serves the next launch with the right result. */
+static void a_stopped_launch_frees_its_copies_in_flight(void **state)
+{
+    (void)state;
+    ckt_lua_options o = {.memory_limit = 256u << 20, .time_limit = 1.0};
+    ckt_lua *s = NULL;
+    ckt_error err;
+    assert_int_equal(ckt_lua_open(&o, &s, &err), CKT_OK);
+    expect_ok(s, "local L = ckt.layout({32, 16}, {16, 1})\n"
+                 "local k = ckt.kernel{name = 'ring', block = 64, build = function(b)\n"
+                 "  local X, Y = b:pointer('X', 'f32', {const = true}), b:pointer('Y', 'f32')\n"
+                 "  local n = b:size('n')\n"
+                 "  local gx = ckt.tensor(X, 'f32', {shape = {32, 16}})\n"
+                 "  local gy = ckt.tensor(Y, 'f32', {shape = {32, 16}})\n"
+                 "  local ring = ckt.tensor('lds', 'f32', L, {stages = 2})\n"
+                 "  local function issue(st)\n"
+                 "    b:blockwise_copy{src = ckt.tile_window(gx, {32, 16}, {0, 0}),\n"
+                 "      dst = ckt.tile_window(ring:stage(st), {32, 16}, {0, 0}),\n"
+                 "      thread_layout = ckt.layout({32, 2}, {2, 1}), async = true}\n"
+                 "    b:commit()\n"
+                 "  end\n"
+                 "  issue(0)\n"
+                 "  b:loop(n, function(i) b:loop(n, function(j)\n"
+                 "    issue(1)\n"
+                 "    b:wait{pending = 1}\n"
+                 "    ckt.tile_window(gy, {32, 16}, {0, 0}):store(\n"
+                 "      ckt.tile_window(ring:stage(0), {32, 16}, {0, 0}):load())\n"
+                 "    b:sync()\n"
+                 "    issue(0)\n"
+                 "    b:wait{pending = 1}\n"
+                 "    b:sync()\n"
+                 "  end) end)\n"
+                 "end}\n"
+                 "RING = k:compile{target = 'cpu'}\n"
+                 "DEV = ckt.device('cpu')\n"
+                 "X = DEV:alloc('f32', 512) X:upload(ckt.array('f32', {512}):random{seed = 1})\n"
+                 "Y = DEV:alloc('f32', 512)");
+    expect_stopped(s, 1.0, "RING:launch{grid = 1, X = X, Y = Y, n = 2147483647, timed = true}",
+                   "time limit ran out");
+    expect_ok(s, "Y:upload(ckt.array('f32', {512}))\n"
+                 "RING:launch{grid = 1, X = X, Y = Y, n = 3, timed = true}\n"
+                 "local x, y = ckt.array('f32', {512}), ckt.array('f32', {512})\n"
+                 "X:download(x) Y:download(y)\n"
+                 "for i = 0, 511 do assert(x[i] == y[i], i) end");
+    ckt_lua_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -263,6 +343,8 @@ int main(void)
         cmocka_unit_test(long_string_and_table_operations_stop),
         cmocka_unit_test(a_cold_host_compile_is_killed_at_the_time_limit),
         cmocka_unit_test(an_in_process_compile_is_abandoned_at_the_time_limit),
+        cmocka_unit_test(a_long_single_block_launch_stops_at_the_time_limit),
+        cmocka_unit_test(a_stopped_launch_frees_its_copies_in_flight),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,9 +18,9 @@
 #include "ckt/jit.h"
 #include "ckt/runtime.h"
 
-/* Appended to a generated kernel's source (its prelude declares ckt_cpu_launch): out[0..7] the
+/* Appended to a generated kernel's source (its prelude declares ckt_cpu_launch): out[0..8] the
  * layout, then per block (x fastest) its block ids, the grid and block sizes and whether the LDS
- * buffer and the fault word arrived. */
+ * buffer, the fault word and the (clear) stop flag arrived. */
 static const char *const abi_kernel =
     "\n#include <stddef.h>\n"
     "void abi(void *const *args, const ckt_cpu_launch *launch)\n"
@@ -34,12 +34,14 @@ static const char *const abi_kernel =
     "    out[5] = (long long)offsetof(ckt_cpu_launch, lds);\n"
     "    out[6] = (long long)offsetof(ckt_cpu_launch, fault);\n"
     "    out[7] = (long long)sizeof launch->grid[0];\n"
+    "    out[8] = (long long)offsetof(ckt_cpu_launch, stop);\n"
     "    const int64_t *g = launch->grid, *b = launch->block_id;\n"
-    "    long long *o = out + 8 + 9 * (b[0] + g[0] * (b[1] + g[1] * b[2]));\n"
+    "    long long *o = out + 9 + 10 * (b[0] + g[0] * (b[1] + g[1] * b[2]));\n"
     "    for (int d = 0; d < 3; d++) o[d] = b[d], o[3 + d] = g[d];\n"
     "    o[6] = launch->block[0];\n"
     "    o[7] = launch->lds != NULL && (size_t)launch->lds % 64 == 0;\n"
     "    o[8] = launch->fault != NULL;\n"
+    "    o[9] = launch->stop != NULL && !CKT_STOPPED();\n"
     "}\n"
     "const unsigned long long abi__lds_bytes = 64;\n"
     "const int abi__nparams = 1;\n"
@@ -103,7 +105,7 @@ static void kernel_and_runtime_agree_on_the_layout(void **state)
     ckt_error err;
     if (ckt_compile(NULL, &req, CKT_COMPILE_NO_CACHE, &bin, &err)) fail_msg("compile: %s", err.msg);
     if (ckt_device_open(NULL, "cpu", &dev, &err)) fail_msg("%s", err.msg);
-    enum { GX = 3, GY = 2, GZ = 2, BX = 5, NOUT = 8 + 9 * GX * GY * GZ };
+    enum { GX = 3, GY = 2, GZ = 2, BX = 5, NOUT = 9 + 10 * GX * GY * GZ };
     long long out[NOUT];
     assert_int_equal(ckt_buffer_alloc(dev, sizeof out, &buf, &err), CKT_OK);
     assert_int_equal(ckt_buffer_memset(buf, 0, 0xff, sizeof out, &err), CKT_OK);
@@ -122,12 +124,13 @@ static void kernel_and_runtime_agree_on_the_layout(void **state)
     assert_int_equal(out[5], offsetof(ckt_cpu_launch, lds));
     assert_int_equal(out[6], offsetof(ckt_cpu_launch, fault));
     assert_int_equal(out[7], sizeof((ckt_cpu_launch *)0)->grid[0]);
+    assert_int_equal(out[8], offsetof(ckt_cpu_launch, stop));
     for (int z = 0; z < GZ; z++)
         for (int y = 0; y < GY; y++)
             for (int x = 0; x < GX; x++) {
-                const long long *o = out + 8 + 9 * (x + GX * (y + GY * z));
-                const long long want[9] = {x, y, z, GX, GY, GZ, BX, 1, 1};
-                for (int i = 0; i < 9; i++)
+                const long long *o = out + 9 + 10 * (x + GX * (y + GY * z));
+                const long long want[10] = {x, y, z, GX, GY, GZ, BX, 1, 1, 1};
+                for (int i = 0; i < 10; i++)
                     if (o[i] != want[i])
                         fail_msg("block (%d, %d, %d): value %d is %lld, want %lld", x, y, z, i,
                                  o[i], want[i]);

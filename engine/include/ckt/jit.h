@@ -51,6 +51,10 @@ typedef struct ckt_cpu_launch {
     int64_t grid[3], block[3], block_id[3];
     void *lds;
     int *fault; /* a window outside its tensor sets it to the window's number + 1 (may be NULL) */
+    /* non-zero once the launch is to stop (its deadline passed): generated kernels read it at
+     * every iteration of their loops and leave the block (may be NULL; appended, so kernels
+     * written against the shorter struct still run) */
+    const volatile int *stop;
 } ckt_cpu_launch;
 #endif
 #define CKT_CPU_LDS_ALIGN 64
