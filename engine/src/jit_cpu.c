@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,32 +27,38 @@ static const char *host_cc(void)
     return cc && *cc ? cc : "cc";
 }
 
+/* cc as the shell would find it: itself when it names a path, else the first executable of
+ * that name along $PATH; its symbolic links resolved. 0 when found. */
+static int find_program(const char *cc, char *out)
+{
+    char path[PATH_MAX];
+    if (strchr(cc, '/')) return realpath(cc, out) && access(out, X_OK) == 0 ? 0 : -1;
+    const char *dirs = getenv("PATH");
+    for (const char *d = dirs && *dirs ? dirs : "/usr/local/bin:/usr/bin:/bin"; *d;) {
+        size_t n = strcspn(d, ":");
+        snprintf(path, sizeof path, "%.*s/%s", (int)n, n ? d : ".", cc);
+        if (access(path, X_OK) == 0 && realpath(path, out)) return 0;
+        d += n + (d[n] == ':');
+    }
+    return -1;
+}
+
+/* The compiler's identity for the cache key: the program $CC / cc resolves to, its size and its
+ * modification time. Cheap (a stat, no process: a cache hit in a fresh process must not wait for
+ * `cc --version`) and it changes whenever the compiler binary does (a new version, another
+ * compiler behind the same name). */
 static ckt_status cpu_identity(char *out, size_t cap, ckt_error *err)
 {
-    /* `cc --version` costs a process start: ask once per compiler name */
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    static char cached_cc[256], cached_version[256];
     const char *cc = host_cc();
-    pthread_mutex_lock(&lock);
-    if (strcmp(cached_cc, cc) != 0) {
-        char *argv[] = {(char *)cc, "--version", NULL}, *text = NULL;
-        int rc = ckt_jit_run(argv, NULL, &text);
-        if (rc != 0) {
-            pthread_mutex_unlock(&lock);
-            free(text);
-            return ckt_fail(err, rc == 127 ? CKT_ERUNTIME : CKT_ECOMPILE,
-                            "compile: the host C compiler '%s' %s", cc,
-                            rc == 127 ? "was not found (install gcc or clang, or set CC)"
-                                      : "does not answer --version");
-        }
-        size_t n = text ? strcspn(text, "\n") : 0;
-        snprintf(cached_version, sizeof cached_version, "%.*s", (int)(n < 200 ? n : 200),
-                 text ? text : "");
-        snprintf(cached_cc, sizeof cached_cc, "%s", cc);
-        free(text);
-    }
-    snprintf(out, cap, "cc %s: %s", cached_cc, cached_version);
-    pthread_mutex_unlock(&lock);
+    char real[PATH_MAX];
+    struct stat st;
+    if (find_program(cc, real) != 0 || stat(real, &st) != 0)
+        return ckt_fail(err, CKT_ERUNTIME,
+                        "compile: the host C compiler '%s' was not found (install gcc or clang, "
+                        "or set CC)",
+                        cc);
+    snprintf(out, cap, "cc %.60s = %.120s (%lld bytes, modified %lld.%09ld)", cc, real,
+             (long long)st.st_size, (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
     return CKT_OK;
 }
 
