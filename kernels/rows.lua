@@ -200,7 +200,11 @@ local function windows(G, t)
   return w
 end
 
-local function move(w, steps) for _, x in pairs(w) do x:move(steps) end end
+-- in a fixed order: pairs() walks a table in an order that changes from process to process, and the
+-- generated source (the compile cache's key) must not
+local function move(w, steps)
+  for _, n in ipairs{"x", "r", "y", "sum", "w", "bias"} do if w[n] then w[n]:move(steps) end end
+end
 
 -- the epilogue of the norms: y = (x - mean) * rstd * w + bias (mean 0 for rmsnorm)
 local function normalize(b, p, w, x, mean, rstd)
