@@ -143,6 +143,43 @@ describe("ckt-lua --precompile", function()
     end
   end)
 
+  it("every kernel of the list emits the same source in two processes (the key stays valid across them)", function()
+    -- Lua seeds its string hashes per process: a pairs() walk that reaches the generated code
+    -- reorders it, and the entry that process wrote is never hit again
+    local script = [[
+local pre = require "ckt.kernels.precompile"
+local dir = arg[1]
+for _, t in ipairs{"cpu", "sm_90", "sm_90a", "gfx90a"} do
+  for _, e in ipairs(pre.LIST) do
+    local ok, m = pcall(require, e[2])
+    if ok then
+      local b = {target = t}
+      for k, v in pairs(e[3]) do b[k] = v end
+      local f = assert(io.open(("%s/%s_%s"):format(dir, e[1], t), "w"))
+      f:write(m.build(b):source(t))
+      f:close()
+    end
+  end
+end]]
+    local d = fresh_dir()
+    local f = assert(io.open(d .. "/emit.lua", "w")); f:write(script); f:close()
+    for _, sub in ipairs{"a", "b"} do
+      os.execute("mkdir -p " .. d .. "/" .. sub)
+      local out, code = sh(("%s %s/emit.lua %s/%s"):format(CKT_LUA, d, d, sub))
+      assert.equal(0, code, out)
+    end
+    local names, differ = files(d .. "/a", "_"), {}
+    assert.is_true(#names >= 4 * 17, #names)
+    for _, a in ipairs(names) do
+      local b = a:gsub("/a/", "/b/")
+      local fa, fb = assert(io.open(a)), assert(io.open(b))
+      if fa:read("a") ~= fb:read("a") then differ[#differ + 1] = a:match("[^/]+$") end
+      fa:close(); fb:close()
+    end
+    assert.same({}, differ)
+    os.execute("rm -rf " .. d)
+  end)
+
   it("run checks its arguments", function()
     local pre = require "ckt.kernels.precompile"
     local function err(o) local ok, e = pcall(pre.run, o); assert.is_false(ok); return tostring(e) end
