@@ -345,6 +345,25 @@ static int64_t sat_mul(int64_t a, int64_t b)
     return r;
 }
 
+static bool bounded(int64_t lo, int64_t hi) { return lo != INT64_MIN && hi != INT64_MAX; }
+
+/* Whether a op b (ADD, SUB, MUL) provably can leave int64: both ranges known and a corner outside.
+ * Such a value wraps (the printer spells it over unsigned 64 bits, as Lua computes it), so its
+ * range is all of int64: S * S * S of sizes below 2^31 can be negative. (An operand of unknown
+ * range keeps the old reading: no overflow assumed.) */
+static bool overflows(ckt_expr_op op, int64_t al, int64_t ah, int64_t bl, int64_t bh)
+{
+    int64_t r;
+    if (!bounded(al, ah) || !bounded(bl, bh)) return false;
+    switch (op) {
+    case CKT_E_ADD: return ckt_add_ovf(al, bl, &r) || ckt_add_ovf(ah, bh, &r);
+    case CKT_E_SUB: return ckt_sub_ovf(al, bh, &r) || ckt_sub_ovf(ah, bl, &r);
+    default:
+        return ckt_mul_ovf(al, bl, &r) || ckt_mul_ovf(al, bh, &r) || ckt_mul_ovf(ah, bl, &r) ||
+               ckt_mul_ovf(ah, bh, &r);
+    }
+}
+
 void ckt_expr_range(const ckt_expr_pool *p, ckt_expr_id e, int64_t *lo, int64_t *hi)
 {
     int64_t al, ah, bl, bh, l = INT64_MIN, h = INT64_MAX;
@@ -383,12 +402,14 @@ void ckt_expr_range(const ckt_expr_pool *p, ckt_expr_id e, int64_t *lo, int64_t 
         ckt_expr_range(p, n->b, &bl, &bh);
         l = sat_add(al, bl);
         h = sat_add(ah, bh);
+        if (overflows(CKT_E_ADD, al, ah, bl, bh)) l = INT64_MIN, h = INT64_MAX;
         break;
     case CKT_E_SUB:
         ckt_expr_range(p, n->a, &al, &ah);
         ckt_expr_range(p, n->b, &bl, &bh);
         l = (bh == INT64_MAX || bh == INT64_MIN) ? INT64_MIN : sat_add(al, -bh);
         h = (bl == INT64_MIN || bl == INT64_MAX) ? INT64_MAX : sat_add(ah, -bl);
+        if (overflows(CKT_E_SUB, al, ah, bl, bh)) l = INT64_MIN, h = INT64_MAX;
         break;
     case CKT_E_MUL: {
         ckt_expr_range(p, n->a, &al, &ah);
@@ -399,6 +420,7 @@ void ckt_expr_range(const ckt_expr_pool *p, ckt_expr_id e, int64_t *lo, int64_t 
             l = ckt_min64(l, c[i]);
             h = ckt_max64(h, c[i]);
         }
+        if (overflows(CKT_E_MUL, al, ah, bl, bh)) l = INT64_MIN, h = INT64_MAX;
         break;
     }
     case CKT_E_DIV:
@@ -710,8 +732,6 @@ static int64_t lua_shift(int64_t x, int64_t n)
 }
 
 /* A known range: neither bound saturated (the analyses' "unknown"). */
-static bool bounded(int64_t lo, int64_t hi) { return lo != INT64_MIN && hi != INT64_MAX; }
-
 /* Whether a op b (ADD, SUB, MUL), with both operands' ranges known, can leave int64. A value folded
  * in from an option (a constant) times a size can: the generated code would overflow (undefined
  * in C: a compiler may drop the zero-divisor check that follows, and the CPU launch dies of
@@ -722,14 +742,8 @@ static bool may_overflow(const ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id a, 
     int64_t al, ah, bl, bh, r;
     ckt_expr_range(p, a, &al, &ah);
     ckt_expr_range(p, b, &bl, &bh);
-    if (!bounded(al, ah) || !bounded(bl, bh)) return false;
-    switch (op) {
-    case CKT_E_ADD: return ckt_add_ovf(al, bl, &r) || ckt_add_ovf(ah, bh, &r);
-    case CKT_E_SUB: return ckt_sub_ovf(al, bh, &r) || ckt_sub_ovf(ah, bl, &r);
-    default:
-        return ckt_mul_ovf(al, bl, &r) || ckt_mul_ovf(al, bh, &r) || ckt_mul_ovf(ah, bl, &r) ||
-               ckt_mul_ovf(ah, bh, &r);
-    }
+    (void)r;
+    return overflows(op, al, ah, bl, bh);
 }
 
 static ckt_expr_id fail_overflow(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id a, ckt_expr_id b)
@@ -1050,9 +1064,108 @@ ckt_expr_id ckt_expr_round(ckt_expr_pool *p, ckt_expr_id a, int dtype)
 /* ---------------------------------------------------------------- evaluation */
 
 static ckt_status ev(const ckt_expr_pool *p, ckt_expr_id e, const ckt_expr_env *env, double *out,
+                     ckt_error *err);
+static ckt_status evd(const ckt_expr_pool *p, ckt_expr_id e, const ckt_expr_env *env, double *out,
+                      ckt_error *err);
+
+static bool float_node(const ckt_expr_pool *p, ckt_expr_id e)
+{
+    return e >= 0 && valid(p, e) && p->nodes[e].type == CKT_T_F32;
+}
+
+/* An integer expression over integers, exactly as the generated code computes it: 64-bit
+ * two's-complement arithmetic that wraps as Lua's integers do. (In doubles, as before, a launch
+ * check saw (S * S * S) % 1024 differently from the kernel once S * S * S left 2^53 or int64, and
+ * let a window past its buffer through.) Returns false where a float takes part (ev's business). */
+static bool evi_applies(const ckt_expr_pool *p, const ckt_expr_node *n)
+{
+    switch ((ckt_expr_op)n->op) {
+    case CKT_E_TOINT:
+    case CKT_E_TOFLOAT:
+    case CKT_E_ROUND:
+    case CKT_E_FLOOR:
+    case CKT_E_EXP:
+    case CKT_E_LOG:
+    case CKT_E_SQRT: return false;
+    default:
+        return n->type != CKT_T_F32 && !float_node(p, n->a) && !float_node(p, n->b) &&
+               !float_node(p, n->c);
+    }
+}
+
+static ckt_status evi(const ckt_expr_pool *p, ckt_expr_id e, const ckt_expr_env *env, int64_t *out,
+                      ckt_error *err)
+{
+    if (!valid(p, e)) return ckt_fail(err, CKT_EINVAL, "expression eval: bad node %d", (int)e);
+    const ckt_expr_node *n = &p->nodes[e];
+    if (!evi_applies(p, n)) {
+        double d;
+        ckt_status s = evd(p, e, env, &d, err);
+        if (!s) *out = to_int(d);
+        return s;
+    }
+    int64_t a = 0, b = 0, c = 0;
+    ckt_status s;
+    if (n->a >= 0 && (s = evi(p, n->a, env, &a, err))) return s;
+    if (n->b >= 0 && (s = evi(p, n->b, env, &b, err))) return s;
+    if (n->c >= 0 && (s = evi(p, n->c, env, &c, err))) return s;
+    uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
+    switch ((ckt_expr_op)n->op) {
+    case CKT_E_INT: *out = n->i; break;
+    case CKT_E_PARAM: *out = env->params ? env->params[n->i] : 0; break;
+    case CKT_E_TID: *out = env->tid; break;
+    case CKT_E_BID: *out = env->bid[n->i]; break;
+    case CKT_E_NBLK: *out = env->nblk[n->i]; break;
+    case CKT_E_VAR: *out = env->vars ? env->vars[n->i] : 0; break;
+    case CKT_E_INPUT: *out = env->inputs ? to_int(env->inputs[n->i]) : 0; break;
+    case CKT_E_ADD: *out = (int64_t)(ua + ub); break;
+    case CKT_E_SUB: *out = (int64_t)(ua - ub); break;
+    case CKT_E_MUL: *out = (int64_t)(ua * ub); break;
+    case CKT_E_DIV:
+        if (b == 0) return ckt_fail(err, CKT_EINVAL, "expression eval: division by zero");
+        *out = b == -1 ? (int64_t)(0 - ua) : floor_div(a, b);
+        break;
+    case CKT_E_MOD:
+        if (b == 0) return ckt_fail(err, CKT_EINVAL, "expression eval: remainder by zero");
+        *out = b == -1 ? 0 : floor_mod(a, b);
+        break;
+    case CKT_E_MIN: *out = a < b ? a : b; break;
+    case CKT_E_MAX: *out = a > b ? a : b; break;
+    case CKT_E_AND: *out = a & b; break;
+    case CKT_E_OR: *out = a | b; break;
+    case CKT_E_XOR: *out = a ^ b; break;
+    case CKT_E_SHL: *out = lua_shift(a, b); break;
+    case CKT_E_SHR: *out = lua_shift(a, b == INT64_MIN ? 64 : -b); break;
+    case CKT_E_LT: *out = a < b; break;
+    case CKT_E_LE: *out = a <= b; break;
+    case CKT_E_EQ: *out = a == b; break;
+    case CKT_E_NE: *out = a != b; break;
+    case CKT_E_LAND: *out = a != 0 && b != 0; break;
+    case CKT_E_LOR: *out = a != 0 || b != 0; break;
+    case CKT_E_NOT: *out = a == 0; break;
+    case CKT_E_NEG: *out = (int64_t)(0 - ua); break;
+    case CKT_E_SELECT: *out = a != 0 ? b : c; break;
+    case CKT_E_ABS: *out = a < 0 ? (int64_t)(0 - ua) : a; break;
+    default: return ckt_fail(err, CKT_EINVAL, "expression eval: unknown operator %d", n->op);
+    }
+    return CKT_OK;
+}
+
+/* integer nodes exactly (evi), the rest in doubles (evd) */
+static ckt_status ev(const ckt_expr_pool *p, ckt_expr_id e, const ckt_expr_env *env, double *out,
                      ckt_error *err)
 {
     if (!valid(p, e)) return ckt_fail(err, CKT_EINVAL, "expression eval: bad node %d", (int)e);
+    if (!evi_applies(p, &p->nodes[e])) return evd(p, e, env, out, err);
+    int64_t i;
+    ckt_status s = evi(p, e, env, &i, err);
+    if (!s) *out = (double)i;
+    return s;
+}
+
+static ckt_status evd(const ckt_expr_pool *p, ckt_expr_id e, const ckt_expr_env *env, double *out,
+                      ckt_error *err)
+{
     const ckt_expr_node *n = &p->nodes[e];
     double a = 0, b = 0, c = 0;
     ckt_status s;
@@ -1128,10 +1241,7 @@ ckt_status ckt_expr_eval_int(const ckt_expr_pool *p, ckt_expr_id e, const ckt_ex
     if (!p || !env || !out) return ckt_fail(err, CKT_EINVAL, "expression eval: NULL argument");
     if (valid(p, e) && p->nodes[e].type == CKT_T_F32)
         return ckt_fail(err, CKT_EINVAL, "expression eval: a float expression is not an index");
-    double v;
-    ckt_status s = ev(p, e, env, &v, err);
-    if (!s) *out = (int64_t)v;
-    return s;
+    return evi(p, e, env, out, err);
 }
 
 /* ---------------------------------------------------------------- printing */
@@ -1283,6 +1393,49 @@ static bool pr_index_divmod(const ckt_expr_pool *p, const ckt_expr_node *n, sb *
  * value, they are printed over unsigned 64 bits (defined in C, the same instructions); index math
  * whose ranges are known keeps the plain operators. A right shift is Lua's logical one. Returns
  * false when the plain form applies. */
+/* Whether e is computed in 32 bits where it is printed: C does a plain operator over two int
+ * operands (an i32 parameter, the thread id, a constant of int range) in int. Conservative (true
+ * when unsure): it decides where a (ckt_i64) cast goes, which is harmless on a wide value. */
+static bool narrow(const ckt_expr_pool *p, ckt_expr_id e)
+{
+    if (!valid(p, e)) return false;
+    const ckt_expr_node *n = &p->nodes[e];
+    int64_t l, h;
+    switch ((ckt_expr_op)n->op) {
+    case CKT_E_INT: return n->i >= INT32_MIN && n->i <= INT32_MAX;
+    case CKT_E_PARAM: return p->params[n->i].lo >= INT32_MIN && p->params[n->i].hi <= INT32_MAX;
+    case CKT_E_VAR: /* ckt_i64 locals */
+    case CKT_E_BID:
+    case CKT_E_NBLK:
+    case CKT_E_MIN: /* ckt_imin / ckt_imax / ckt_toint return ckt_i64 */
+    case CKT_E_MAX:
+    case CKT_E_TOINT: return false;
+    case CKT_E_ADD:
+    case CKT_E_SUB:
+    case CKT_E_MUL:
+    case CKT_E_SHL: /* beyond int range they are printed wide (cast or wrapped) */
+        ckt_expr_range(p, e, &l, &h);
+        return l >= INT32_MIN && h <= INT32_MAX && narrow(p, n->a) && narrow(p, n->b);
+    case CKT_E_SELECT: return narrow(p, n->b) || narrow(p, n->c);
+    default: return (n->a < 0 || narrow(p, n->a)) && (n->b < 0 || narrow(p, n->b));
+    }
+}
+
+/* a op b over two 32-bit operands whose result may leave int range: C would compute it in int
+ * (overflowing at S_q * 64 for S_q >= 2^25 in the attention kernel's strides), so the left
+ * operand is widened. Returns false when the plain form is exact. */
+static bool pr_widened(const ckt_expr_pool *p, const ckt_expr_node *n, const op_row *r, sb *s,
+                       const char *const *inputs, int64_t lo, int64_t hi)
+{
+    if ((lo >= INT32_MIN && hi <= INT32_MAX) || !narrow(p, n->a) || !narrow(p, n->b)) return false;
+    put(s, "((ckt_i64)");
+    pr(p, n->a, s, inputs, 0);
+    put(s, " %s ", r->c);
+    pr(p, n->b, s, inputs, 0);
+    put(s, ")");
+    return true;
+}
+
 static bool pr_wrapping(const ckt_expr_pool *p, const ckt_expr_node *n, const op_row *r, sb *s,
                         const char *const *inputs)
 {
@@ -1292,15 +1445,29 @@ static bool pr_wrapping(const ckt_expr_pool *p, const ckt_expr_node *n, const op
     case CKT_E_ADD:
     case CKT_E_SUB:
     case CKT_E_MUL:
-        if (!ckt_expr_has_input(p, n->a) && !ckt_expr_has_input(p, n->b)) return false;
         ckt_expr_range(p, n->a, &al, &ah);
         ckt_expr_range(p, n->b, &bl, &bh);
-        wrap = !bounded(al, ah) || !bounded(bl, bh) ||
-               (n->op == CKT_E_ADD && (ckt_add_ovf(al, bl, &t) || ckt_add_ovf(ah, bh, &t))) ||
-               (n->op == CKT_E_SUB && (ckt_sub_ovf(al, bh, &t) || ckt_sub_ovf(ah, bl, &t))) ||
-               (n->op == CKT_E_MUL && (ckt_mul_ovf(al, bl, &t) || ckt_mul_ovf(al, bh, &t) ||
-                                       ckt_mul_ovf(ah, bl, &t) || ckt_mul_ovf(ah, bh, &t)));
-        if (!wrap) return false;
+        /* index math over sizes: only a provable overflow wraps (S * S * S); over map values
+         * anything unknown does */
+        if (!ckt_expr_has_input(p, n->a) && !ckt_expr_has_input(p, n->b))
+            wrap = overflows((ckt_expr_op)n->op, al, ah, bl, bh);
+        else
+            wrap = !bounded(al, ah) || !bounded(bl, bh) ||
+                   overflows((ckt_expr_op)n->op, al, ah, bl, bh);
+        if (!wrap) {
+            int64_t c[4] = {0, 0, 0, 0};
+            if (n->op == CKT_E_ADD) c[0] = sat_add(al, bl), c[1] = sat_add(ah, bh);
+            if (n->op == CKT_E_SUB) c[0] = sat_add(al, -bh), c[1] = sat_add(ah, -bl);
+            if (n->op == CKT_E_MUL)
+                c[0] = sat_mul(al, bl), c[1] = sat_mul(al, bh), c[2] = sat_mul(ah, bl),
+                c[3] = sat_mul(ah, bh);
+            int64_t lo =
+                ckt_min64(ckt_min64(c[0], c[1]), n->op == CKT_E_MUL ? ckt_min64(c[2], c[3]) : c[0]);
+            int64_t hi =
+                ckt_max64(ckt_max64(c[0], c[1]), n->op == CKT_E_MUL ? ckt_max64(c[2], c[3]) : c[0]);
+            return pr_widened(p, n, r, s, inputs, lo, hi);
+        }
+        (void)t;
         put(s, "(ckt_i64)((ckt_u64)");
         pr(p, n->a, s, inputs, 0);
         put(s, " %s (ckt_u64)", r->c);
@@ -1311,7 +1478,9 @@ static bool pr_wrapping(const ckt_expr_pool *p, const ckt_expr_node *n, const op
     case CKT_E_SHR: /* counts are in 0..63 by construction (var_shift, the folds) */
         ckt_expr_range(p, n->a, &al, &ah);
         ckt_expr_range(p, n->b, &bl, &bh);
-        if (al >= 0 && (n->op == CKT_E_SHR || (bh < 63 && ah <= (INT64_MAX >> bh)))) return false;
+        if (al >= 0 && (n->op == CKT_E_SHR || (bh < 63 && ah <= (INT64_MAX >> bh))))
+            return n->op == CKT_E_SHL && bl >= 0 &&
+                   pr_widened(p, n, r, s, inputs, al, bh < 63 ? ah << bh : INT64_MAX);
         put(s, "(ckt_i64)((ckt_u64)");
         pr(p, n->a, s, inputs, 0);
         put(s, " %s ", r->c);
@@ -1382,6 +1551,18 @@ static void pr(const ckt_expr_pool *p, ckt_expr_id e, sb *s, const char *const *
     }
 }
 
+/* an index + or - that pr_wrapping prints as it stands (no wrap, no widening) */
+static bool prints_plain(const ckt_expr_pool *p, ckt_expr_id e)
+{
+    const ckt_expr_node *n = &p->nodes[e];
+    int64_t al, ah, bl, bh, l, h;
+    ckt_expr_range(p, n->a, &al, &ah);
+    ckt_expr_range(p, n->b, &bl, &bh);
+    if (overflows((ckt_expr_op)n->op, al, ah, bl, bh)) return false;
+    ckt_expr_range(p, e, &l, &h);
+    return (l >= INT32_MIN && h <= INT32_MAX) || !narrow(p, n->a) || !narrow(p, n->b);
+}
+
 int ckt_expr_print(const ckt_expr_pool *p, ckt_expr_id e, char *buf, size_t cap,
                    const char *const *input_names)
 {
@@ -1389,13 +1570,13 @@ int ckt_expr_print(const ckt_expr_pool *p, ckt_expr_id e, char *buf, size_t cap,
     if (buf && cap) buf[0] = 0;
     /* flatten a top-level chain of + and - without parentheses */
     if (valid(p, e) && (p->nodes[e].op == CKT_E_ADD || p->nodes[e].op == CKT_E_SUB) &&
-        p->nodes[e].type == CKT_T_INDEX && !ckt_expr_has_input(p, e)) {
+        p->nodes[e].type == CKT_T_INDEX && !ckt_expr_has_input(p, e) && prints_plain(p, e)) {
         ckt_expr_id chain[NTERMS * 2];
         int ops[NTERMS * 2], k = 0;
         ckt_expr_id cur = e;
         while (k < NTERMS * 2 - 1 &&
                (p->nodes[cur].op == CKT_E_ADD || p->nodes[cur].op == CKT_E_SUB) &&
-               p->nodes[cur].type == CKT_T_INDEX) {
+               p->nodes[cur].type == CKT_T_INDEX && prints_plain(p, cur)) {
             chain[k] = p->nodes[cur].b;
             ops[k++] = p->nodes[cur].op;
             cur = p->nodes[cur].a;

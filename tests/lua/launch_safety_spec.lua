@@ -145,3 +145,46 @@ describe("the compile cache", function()
     os.remove(script)
   end)
 end)
+
+-- Issue 30: index arithmetic over sizes means Lua's integers in the kernel and in the launch check
+-- alike. Before, the check evaluated in doubles and the kernel in C's types: (S * S * S) % 16
+-- with S = 2^21 + 7 was 0 to the check (a double past 2^63) and 7 to Lua, so a 64-element buffer
+-- was accepted for a window the kernel put at element 448; and S * 3000 was computed in 32 bits
+-- (the size parameter is an int), wrapping for S > 715827.
+describe("index arithmetic past 2^31 and 2^63", function()
+  local function window_at(origin, len) -- a kernel adding 1 to the 64 elements at origin(S)
+    return ckt.kernel{name = "at", block = 64, build = function(b)
+      local X = b:pointer("X", "f32")
+      local S = b:size("S")
+      local o = origin(S)
+      local w = ckt.tile_window(ckt.tensor(X, "f32", {shape = {len or o + 64}}), {64}, {o})
+      w:store(b:map(function(x) return x + 1 end, w:load()))
+    end}
+  end
+  local function written(exe, n, S)
+    local buf = dev:alloc("f32", n)
+    buf:upload(ckt.array("f32", n))
+    exe:launch{grid = 1, X = buf, S = S}
+    local a = ckt.array("f32", n)
+    buf:download(a)
+    local at
+    for i = 0, n - 1 do if a[i] == 1 and not at then at = i end end
+    return at, a
+  end
+  it("a product that leaves int64 wraps in the kernel and in the check", function()
+    local exe = window_at(function(S) return (S * S * S) % 16 * 64 end):compile{target = "cpu"}
+    local S = (1 << 21) + 7
+    local want = (S * S * S) % 16 * 64
+    assert.equal(448, want)
+    assert.matches("needs 2048 bytes", err_of(exe.launch, exe, {grid = 1, X = dev:alloc("f32", 64), S = S}))
+    local at = written(exe, 512, S)
+    assert.equal(want, at)
+    assert.equal(0, written(exe, 512, 4)) -- 64 % 16 = 0
+  end)
+  it("a product of a 32-bit size past 2^31 is computed in 64 bits", function()
+    local exe = window_at(function(S) return (S * 3000) % 1024 end, 1088):compile{target = "cpu"}
+    for _, S in ipairs{5, 715827, 715828, 1000003, (1 << 31) - 1} do
+      assert.equal((S * 3000) % 1024, written(exe, 1088, S), ("S = %d"):format(S))
+    end
+  end)
+end)
