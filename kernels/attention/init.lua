@@ -60,8 +60,9 @@ function attention.plan(o)
   if p.layout ~= "bhsd" and p.layout ~= "bshd" then fail(("layout must be \"bhsd\" or \"bshd\", got %s"):format(tostring(p.layout))) end
   if o.layout and p.strides then fail("layout and strides exclude each other (strides = true takes the strides at launch)") end
   p.scale = o.scale or 1 / math.sqrt(p.D)
-  if type(p.scale) ~= "number" or p.scale ~= p.scale or p.scale == math.huge or p.scale == -math.huge then
-    fail(("scale must be a finite number, got %s"):format(tostring(o.scale)))
+  -- folded into the f32 arithmetic of the scores: a finite f32 (1e300 raised a raw 'mul' error)
+  if type(p.scale) ~= "number" or p.scale ~= p.scale or math.abs(p.scale) > 0x1.fffffep127 then
+    fail(("scale must be a finite number of f32 range, got %s"):format(o.scale == nil and tostring(p.scale) or (type(o.scale) == "number" and tostring(o.scale) or type(o.scale))))
   end
   p.target = o.target or ckt.default_target()
   local ok, rec = pcall(ckt.target, p.target)
@@ -75,7 +76,7 @@ function attention.plan(o)
   if p.BR ~= 64 then fail(("tile: BR must be 64 (the query tile of 4 waves), got %s"):format(tostring(p.BR))) end
   local nmin = p.amd and 32 or 16
   if math.type(p.BC) ~= "integer" or p.BC < nmin or p.BC > 128 or p.BC % nmin ~= 0 then
-    fail(("tile: BC must be a multiple of %d in %d..128, got %s"):format(nmin, nmin, tostring(p.BC)))
+    fail(("tile: BC must be a multiple of %d in %d..128, got %s"):format(nmin, nmin, math.type(p.BC) and tostring(p.BC) or type(p.BC)))
   end
   p.T1 = traits(p, p.BR, p.BC) -- S = Q Kᵀ: BR x BC, K = head_dim
   p.T2 = traits(p, p.BR, p.D)  -- O += P V: BR x D, K = BC
@@ -255,11 +256,16 @@ end
 function attention.build(o)
   local p = attention.plan(o)
   local k = ckt.kernel{name = p.name, block = p.block, build = function(b) body(b, p) end}
+  -- the block count, at most a grid's 2^31 - 1 (B * H * tiles wrapped: 2^32 x 2^32 gave 0)
   local function grid(B, H, S_q)
     for _, x in ipairs{{B, "B"}, {H, "H"}, {S_q, "S_q"}} do
       if math.type(x[1]) ~= "integer" or x[1] < 1 then error(("attention: grid: %s must be a positive integer, got %s"):format(x[2], tostring(x[1])), 2) end
     end
-    return B * H * ((S_q + p.BR - 1) // p.BR)
+    local MAX, tiles = (1 << 31) - 1, (S_q + p.BR - 1) // p.BR
+    if B > MAX // H or B * H > MAX // tiles then
+      error(("attention: grid: B = %d, H = %d and S_q = %d make more blocks than a grid holds (2^31 - 1)"):format(B, H, S_q), 2)
+    end
+    return B * H * tiles
   end
   return k, grid, p
 end

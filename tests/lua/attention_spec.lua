@@ -159,6 +159,17 @@ describe("attention refuses bad input before anything runs", function()
     assert.matches("unknown option 'heads'", select(2, pcall(attention.build, {head_dim = 64, heads = 2})))
     assert.matches("grid: S_q", select(2, pcall(grid, 1, 1, 0)))
   end)
+  -- issue 30: values that reach the generated arithmetic are bounded where they are given
+  it("a grid past 2^31 - 1 blocks and a scale outside f32 are refused, naming them", function()
+    for _, c in ipairs{{1 << 32, 1 << 32, 64}, {1 << 40, 1, 64}, {1 << 20, 1 << 20, 1 << 20}, {1, 1, math.maxinteger}, {2, 1 << 30, 64}} do
+      assert.matches("grid: B = .* more blocks than a grid holds", select(2, pcall(grid, c[1], c[2], c[3])))
+    end
+    assert.equal((1 << 31) - 1, grid((1 << 31) - 1, 1, 64))
+    for _, v in ipairs{1e300, -1e39, 1 / 0, 0 / 0, "0.5", true} do
+      assert.matches("scale must be a finite number of f32 range, got", select(2, pcall(attention.build, {head_dim = 64, scale = v})))
+    end
+    assert.matches("BC must be .* got string", select(2, pcall(attention.build, {head_dim = 64, tile = {64, "32"}})))
+  end)
 end)
 
 describe("builder pieces the attention kernel added", function()
