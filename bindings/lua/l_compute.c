@@ -1,5 +1,5 @@
 /* ckt Lua bindings — compute on register tensors: b:clear, b:map, ckt.sweep, b:reduce, b:fold,
- * b:block_reduce. */
+ * b:block_reduce, b:broadcast. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +190,28 @@ static int b_reduce(lua_State *L)
     return 1;
 }
 
+/* b:broadcast(src, like, {dim = d}) -> a register tensor in like's distribution whose value at an
+ * element is src's value on the element's line along d (src constant along d: a row statistic
+ * from b:reduce{dim =}), taken from the thread's own registers */
+static int b_broadcast(lua_State *L)
+{
+    static const char *const allowed[] = {"dim", NULL};
+    l_kernel *kb = ckt_lk_checkbuilder(L, "broadcast");
+    l_kobj *src = ckt_lk_checkreg(L, 2, kb, "src"), *like = ckt_lk_checkreg(L, 3, kb, "like");
+    luaL_checktype(L, 4, LUA_TTABLE);
+    ckt_l_check_fields(L, 4, "broadcast", allowed);
+    lua_getfield(L, 4, "dim");
+    if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0 || lua_tointeger(L, -1) >= CKT_K_MAX_RANK)
+        return ckt_l_errorf(L, "broadcast: dim must be an integer in 0..%d", CKT_K_MAX_RANK - 1);
+    int dim = (int)lua_tointeger(L, -1), out;
+    lua_pop(L, 1);
+    ckt_error err;
+    if (ckt_kernel_broadcast(kb->k, src->id, like->id, dim, &out, &err))
+        return ckt_l_error(L, &err);
+    ckt_lk_newobj(L, kb, 1, CKT_L_KTENSOR, out);
+    return 1;
+}
+
 /* b:fold(acc, src, op), b:block_reduce(acc, op): the two steps of reduce, on your accumulator */
 static int b_fold(lua_State *L)
 {
@@ -229,12 +251,10 @@ static int b_block_reduce(lua_State *L)
 
 void ckt_lk_open_compute(lua_State *L)
 {
-    static const ckt_l_entry rows[] = {{CKT_L_KERNEL, "clear", b_clear},
-                                       {CKT_L_KERNEL, "map", b_map},
-                                       {CKT_L_KERNEL, "reduce", b_reduce},
-                                       {CKT_L_KERNEL, "fold", b_fold},
-                                       {CKT_L_KERNEL, "block_reduce", b_block_reduce},
-                                       {CKT_L_MODULE, "sweep", l_sweep},
-                                       {NULL, NULL, NULL}};
+    static const ckt_l_entry rows[] = {
+        {CKT_L_KERNEL, "clear", b_clear},         {CKT_L_KERNEL, "map", b_map},
+        {CKT_L_KERNEL, "reduce", b_reduce},       {CKT_L_KERNEL, "fold", b_fold},
+        {CKT_L_KERNEL, "broadcast", b_broadcast}, {CKT_L_KERNEL, "block_reduce", b_block_reduce},
+        {CKT_L_MODULE, "sweep", l_sweep},         {NULL, NULL, NULL}};
     ckt_l_register(L, rows);
 }

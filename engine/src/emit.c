@@ -281,6 +281,7 @@ static void emit_op(em *e, const ckt_kop *op)
     case CKT_OP_CLEAR: ckt_em_clear(e, op); break;
     case CKT_OP_MAP: ckt_em_map(e, op); break;
     case CKT_OP_FOLD: ckt_em_fold(e, op); break;
+    case CKT_OP_BROADCAST: ckt_em_broadcast(e, op); break;
     case CKT_OP_BLOCK_REDUCE: ckt_em_block_reduce(e, op); break;
     case CKT_OP_GEMM: ckt_em_gemm(e, op); break;
     case CKT_OP_COPY_ASYNC: ckt_em_copy_async(e, op); break;

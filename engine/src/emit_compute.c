@@ -162,6 +162,189 @@ static void open_holders(em *e, const ckt_dist *d, const char *name, const char 
     ckt_em_line(e, "const ckt_i64 %s = %s;", name, offset);
 }
 
+/* ---- a reduction along a dimension inside a wave: a butterfly over lanes ---- */
+
+#define CKT_LANE_MAX_MASKS 6
+#define CKT_LANE_MAX_LINES 64
+
+typedef struct {
+    int nmasks;
+    int64_t masks[CKT_LANE_MAX_MASKS];
+    int nlines;
+    int line_of[CKT_K_MAX_VALUES]; /* value -> the thread's line it lies on */
+    int first[CKT_LANE_MAX_LINES]; /* line -> its first value */
+} lane_plan;
+
+static bool pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+
+/* the row-major offset of value v of thread t in the tile, without dimension `skip`'s part */
+static int64_t line_key(const ckt_dist *d, const int64_t *st, int skip, int64_t t, int64_t v,
+                        int64_t *along)
+{
+    int64_t c[CKT_K_MAX_RANK], key = 0;
+    ckt_dist_coord(d, t, v, c);
+    for (int r = 0; r < d->rank; r++)
+        if (r != skip) key += c[r] * st[r];
+    *along = c[skip];
+    return key;
+}
+
+/* The lanes holding each line: the digits of the thread id that move along dim, as XOR masks of
+ * lane bits. Then checked thread by thread: the lanes t ^ (any combination of the masks) hold each
+ * element of every line of t exactly once between them. False: the line is not a butterfly of
+ * one wave's lanes (the LDS path takes it). */
+static bool lane_plan_of(const ckt_dist *d, int dim, int64_t block, int wave, lane_plan *lp)
+{
+    memset(lp, 0, sizeof *lp);
+    if (wave <= 0 || d->threads != block || block % wave) return false;
+    for (int i = 0; i < d->ndigits; i++) {
+        if (!d->coef[i][dim]) continue;
+        if (!pow2(d->digit_div[i]) || !pow2(d->digit_mod[i]) ||
+            d->digit_div[i] * d->digit_mod[i] > wave)
+            return false;
+        for (int64_t b = d->digit_div[i]; b < d->digit_div[i] * d->digit_mod[i]; b *= 2) {
+            if (lp->nmasks == CKT_LANE_MAX_MASKS) return false;
+            lp->masks[lp->nmasks++] = b;
+        }
+    }
+    int64_t st[CKT_K_MAX_RANK], len = d->lengths[dim];
+    st[d->rank - 1] = 1;
+    for (int r = d->rank - 2; r >= 0; r--) st[r] = st[r + 1] * d->lengths[r + 1];
+    /* the thread's lines, in the order of their first values (the same for every thread: the
+     * values' coordinates do not depend on the thread) */
+    int64_t keys[CKT_LANE_MAX_LINES], along;
+    for (int64_t v = 0; v < d->nvalues; v++) {
+        int64_t key = line_key(d, st, dim, 0, v, &along);
+        int l = 0;
+        while (l < lp->nlines && keys[l] != key) l++;
+        if (l == lp->nlines) {
+            if (l == CKT_LANE_MAX_LINES) return false;
+            keys[l] = key;
+            lp->first[l] = (int)v;
+            lp->nlines++;
+        }
+        lp->line_of[v] = l;
+    }
+    int64_t elems = 1;
+    for (int r = 0; r < d->rank; r++) elems *= d->lengths[r];
+    if (2 * block * lp->nlines > elems) return false; /* the emulation's scratch is the tile's */
+    unsigned char *seen = malloc((size_t)len);
+    if (!seen) return false;
+    bool ok = true;
+    for (int64_t t = 0; t < block && ok; t++)
+        for (int l = 0; l < lp->nlines && ok; l++) {
+            int64_t key = line_key(d, st, dim, t, lp->first[l], &along), held = 0;
+            memset(seen, 0, (size_t)len);
+            for (int64_t g = 0; g < ((int64_t)1 << lp->nmasks) && ok; g++) {
+                int64_t lane = t;
+                for (int m = 0; m < lp->nmasks; m++)
+                    if (g >> m & 1) lane ^= lp->masks[m];
+                for (int64_t u = 0; u < d->nvalues && ok; u++) {
+                    if (line_key(d, st, dim, lane, u, &along) != key) continue;
+                    ok = along >= 0 && along < len && !seen[along];
+                    if (ok) seen[along] = 1, held++;
+                }
+            }
+            ok = ok && held == len;
+        }
+    free(seen);
+    return ok;
+}
+
+/* ckt_p<l> = op over the thread's own values on line l, in value order */
+static void lane_partials(em *e, const ckt_ktensor *src, const lane_plan *lp, ckt_reduce_op rop)
+{
+    char s[64], sf[128], c[400], p[32];
+    for (int l = 0; l < lp->nlines; l++) {
+        snprintf(p, sizeof p, "ckt_p%d", l);
+        for (int64_t v = lp->first[l]; v < src->nvalues; v++) {
+            if (lp->line_of[v] != l) continue;
+            ckt_em_to_f32(src->dtype, ckt_em_reg(e, src, v, s, sizeof s), sf, sizeof sf);
+            if (v == lp->first[l])
+                ckt_em_line(e, "float %s = %s;", p, sf);
+            else
+                ckt_em_line(e, "%s = %s;", p, combine(rop, p, sf, c, sizeof c));
+        }
+    }
+}
+
+static void lane_results(em *e, const ckt_ktensor *out, const lane_plan *lp, const char *fmt)
+{
+    char o[64], x[64], res[600];
+    for (int64_t v = 0; v < out->nvalues; v++) {
+        snprintf(x, sizeof x, fmt, lp->line_of[v]);
+        ckt_em_from_f32(out->dtype, x, res, sizeof res);
+        ckt_em_line(e, "%s = %s;", ckt_em_reg(e, out, v, o, sizeof o), res);
+    }
+}
+
+/* out[v] = op along dim within the wave: each lane folds its own values on each of its lines,
+ * then a butterfly over the lanes holding the line (lane ^ mask, each mask in turn, through the
+ * preludes' ckt_shfl_xor: both lanes of a pair compute own op partner, the same value). The C
+ * dialect runs the same exchange through LDS scratch (two halves, thread regions between the
+ * steps), so the emulation folds in the same order as the GPU. */
+static void lane_reduce(em *e, const ckt_kop *op, const lane_plan *lp)
+{
+    const ckt_ktensor *out = ckt_kernel_tensor(e->k, op->r),
+                      *src = ckt_kernel_tensor(e->k, op->inputs[0]);
+    char c[400], a[96], b[160];
+    int64_t L = lp->nlines, B = e->block;
+    ckt_em_thread_close(e);
+    char masks[CKT_LANE_MAX_MASKS * 24] = "";
+    for (int m = 0, n = 0; m < lp->nmasks; m++)
+        n += snprintf(masks + n, sizeof masks - (size_t)n, "%s%lld", m ? ", " : "",
+                      (long long)lp->masks[m]);
+    ckt_em_line(e,
+                "/* %s = %s of %s along dim %d: each lane folds its values on its %lld line(s), "
+                "then a butterfly over the lanes holding a line (lane XOR %s) */",
+                out->name,
+                op->rop == CKT_REDUCE_SUM   ? "sum"
+                : op->rop == CKT_REDUCE_MAX ? "max"
+                                            : "min",
+                src->name, op->vector_dim, (long long)L,
+                lp->nmasks ? masks : "none: a lane holds its lines whole");
+    ckt_em_thread_open(e);
+    ckt_em_line(e, "{");
+    e->ind++;
+    lane_partials(e, src, lp, op->rop);
+    if (!e->dl->frame->thread_loops) {
+        for (int m = 0; m < lp->nmasks; m++)
+            for (int l = 0; l < L; l++) {
+                snprintf(a, sizeof a, "ckt_p%d", l);
+                snprintf(b, sizeof b, "ckt_shfl_xor(%s, %lld)", a, (long long)lp->masks[m]);
+                ckt_em_line(e, "%s = %s;", a, combine(op->rop, a, b, c, sizeof c));
+            }
+        lane_results(e, out, lp, "ckt_p%d");
+        e->ind--;
+        ckt_em_line(e, "}");
+        return;
+    }
+    int64_t half = B * L;
+    for (int l = 0; l < L; l++)
+        ckt_em_line(e, "ckt_red[tid * %lld + %d] = ckt_p%d;", (long long)L, l, l);
+    e->ind--;
+    ckt_em_line(e, "}");
+    for (int m = 0; m < lp->nmasks; m++) {
+        int64_t from = m % 2 ? half : 0, to = m % 2 ? 0 : half;
+        ckt_em_barrier(e, "lane exchange (the emulation of a shuffle)");
+        ckt_em_thread_open(e);
+        for (int l = 0; l < L; l++) {
+            snprintf(a, sizeof a, "ckt_red[%lld + tid * %lld + %d]", (long long)from, (long long)L,
+                     l);
+            snprintf(b, sizeof b, "ckt_red[%lld + (tid ^ %lld) * %lld + %d]", (long long)from,
+                     (long long)lp->masks[m], (long long)L, l);
+            ckt_em_line(e, "ckt_red[%lld + tid * %lld + %d] = %s;", (long long)to, (long long)L, l,
+                        combine(op->rop, a, b, c, sizeof c));
+        }
+    }
+    ckt_em_barrier(e, "lane exchange done");
+    ckt_em_thread_open(e);
+    snprintf(a, sizeof a, "ckt_red[%lld + tid * %lld + %%d]",
+             (long long)(lp->nmasks % 2 ? half : 0), (long long)L);
+    lane_results(e, out, lp, a);
+    ckt_em_barrier(e, "reduce along a dimension: scratch free again");
+}
+
 /* out[v] = op along dimension `dim` of the source tile (ckt_kernel_reduce_dim): the tile into
  * the scratch (row-major f32), a barrier, then each thread folds each line its values lie on once
  * (in order along the line) and gives the result to every value on it; a barrier frees the
@@ -172,6 +355,11 @@ static void dim_reduce(em *e, const ckt_kop *op)
                       *src = ckt_kernel_tensor(e->k, op->inputs[0]);
     const ckt_dist *d = ckt_kernel_dist(e->k, src->dist);
     int dim = op->vector_dim, rank = d->rank;
+    lane_plan lp;
+    if (lane_plan_of(d, dim, e->block, e->target ? e->target->wave_size : 0, &lp)) {
+        lane_reduce(e, op, &lp);
+        return;
+    }
     int64_t st[CKT_K_MAX_RANK];
     st[rank - 1] = 1;
     for (int r = rank - 2; r >= 0; r--) st[r] = st[r + 1] * d->lengths[r + 1];
@@ -330,6 +518,23 @@ static void group_reduce(em *e, const ckt_kop *op)
         ckt_em_line(e, "}");
     }
     ckt_em_barrier(e, "block_reduce: scratch free again");
+}
+
+/* out[v] = src[u]: each value of the result reads the thread's own value on its line
+ * (ckt_kernel_broadcast checked that every thread holds it at the same index) */
+void ckt_em_broadcast(em *e, const ckt_kop *op)
+{
+    const ckt_ktensor *out = ckt_kernel_tensor(e->k, op->r),
+                      *src = ckt_kernel_tensor(e->k, op->inputs[0]);
+    char o[64], s[64];
+    ckt_em_thread_open(e);
+    ckt_em_line(e,
+                "/* %s = %s spread along dim %d over the distribution of %s's tile: a thread's "
+                "own values of its lines */",
+                out->name, src->name, op->vector_dim, out->name);
+    for (int64_t v = 0; v < out->nvalues; v++)
+        ckt_em_line(e, "%s = %s;", ckt_em_reg(e, out, v, o, sizeof o),
+                    ckt_em_reg(e, src, ckt_kernel_broadcast_source(e->k, op, v), s, sizeof s));
 }
 
 void ckt_em_block_reduce(em *e, const ckt_kop *op)

@@ -95,6 +95,7 @@ void ckt_em_wait(em *e, const ckt_kop *op);
 void ckt_em_clear(em *e, const ckt_kop *op);
 void ckt_em_map(em *e, const ckt_kop *op);
 void ckt_em_fold(em *e, const ckt_kop *op);
+void ckt_em_broadcast(em *e, const ckt_kop *op);
 void ckt_em_block_reduce(em *e, const ckt_kop *op);
 void ckt_em_gemm(em *e, const ckt_kop *op);
 

@@ -1224,6 +1224,85 @@ ckt_status ckt_kernel_reduce_dim(ckt_kernel *k, int src, int dim, ckt_reduce_op 
     return push_op(k, &op, err);
 }
 
+/* the coordinates of value v of thread t of d but along dim, as a row-major key (-1: outside the
+ * tile) */
+static int64_t key_but(const ckt_dist *d, int dim, int64_t t, int64_t v)
+{
+    int64_t c[CKT_K_MAX_RANK], key = 0;
+    ckt_dist_coord(d, t, v, c);
+    for (int r = 0; r < d->rank; r++) {
+        if (r == dim) continue;
+        if (c[r] < 0 || c[r] >= d->lengths[r]) return -1;
+        key = key * d->lengths[r] + c[r];
+    }
+    return key;
+}
+
+/* u = the value of thread 0 in s on the line of value v of `like`, -1 if none */
+static int64_t line_value(const ckt_dist *s, const ckt_dist *like, int dim, int64_t v)
+{
+    int64_t key = key_but(like, dim, 0, v);
+    for (int64_t u = 0; u < s->nvalues; u++)
+        if (key >= 0 && key_but(s, dim, 0, u) == key) return u;
+    return -1;
+}
+
+int64_t ckt_kernel_broadcast_source(const ckt_kernel *k, const ckt_kop *op, int64_t v)
+{
+    const ckt_dist *s = &k->dists[k->tensors[op->inputs[0]].dist],
+                   *like = &k->dists[k->tensors[op->r].dist];
+    return line_value(s, like, op->vector_dim, v);
+}
+
+ckt_status ckt_kernel_broadcast(ckt_kernel *k, int src, int like, int dim, int *reg, ckt_error *err)
+{
+    ckt_status st;
+    if ((st = check_open(k, "broadcast", err))) return st;
+    if (!is_register(k, src) || k->tensors[src].dist < 0 || !is_register(k, like) ||
+        k->tensors[like].dist < 0)
+        return ckt_fail(err, CKT_EINVAL,
+                        "broadcast: src and like must be distributed register tensors (a tile's "
+                        "values by thread)");
+    const ckt_dist *s = &k->dists[k->tensors[src].dist], *l = &k->dists[k->tensors[like].dist];
+    if (s->rank != l->rank)
+        return ckt_fail(err, CKT_EINVAL, "broadcast: src's tile has rank %d, like's %d", s->rank,
+                        l->rank);
+    if (dim < 0 || dim >= s->rank)
+        return ckt_fail(err, CKT_EINVAL, "broadcast: dim %d outside 0..%d", dim, s->rank - 1);
+    for (int r = 0; r < s->rank; r++)
+        if (r != dim && s->lengths[r] != l->lengths[r])
+            return ckt_fail(err, CKT_EINVAL,
+                            "broadcast: the tiles differ in dimension %d (%lld and %lld), not "
+                            "only along dim %d",
+                            r, (long long)s->lengths[r], (long long)l->lengths[r], dim);
+    if (l->threads > s->threads)
+        return ckt_fail(err, CKT_EINVAL,
+                        "broadcast: like's distribution has %lld threads, src's only %lld",
+                        (long long)l->threads, (long long)s->threads);
+    for (int64_t v = 0; v < l->nvalues; v++) {
+        int64_t u = line_value(s, l, dim, v);
+        for (int64_t t = 0; t < l->threads; t++) {
+            int64_t key = key_but(l, dim, t, v);
+            if (key < 0) continue;
+            if (u < 0 || key_but(s, dim, t, u) != key)
+                return ckt_fail(err, CKT_EINVAL,
+                                "broadcast: thread %lld holds value %lld of like on a line along "
+                                "dim %d that it does not hold in src at value %lld (not in "
+                                "registers: store src to LDS and load it in like's distribution)",
+                                (long long)t, (long long)v, dim, (long long)u);
+        }
+    }
+    if ((st = ckt_kernel_registers(k, k->tensors[src].dtype, k->tensors[like].dist,
+                                   k->tensors[like].nvalues, reg, err)))
+        return st;
+    ckt_kop op = new_op(CKT_OP_BROADCAST);
+    op.r = *reg;
+    op.inputs[0] = src;
+    op.ninputs = 1;
+    op.vector_dim = dim;
+    return push_op(k, &op, err);
+}
+
 /* an integer expression over the parameters and constants only */
 static bool over_params(const ckt_expr_pool *p, ckt_expr_id e)
 {

@@ -3,7 +3,10 @@
 --   * b:blockwise_gemm for both products (mma.sync m16n8k16 on NVIDIA, MFMA 32x32x8 on AMD, and
 --     their lane-exact emulation on the CPU targets), operands in LDS;
 --   * the row max and row sum of the score accumulator S as b:reduce(S, op, {dim = 1}) over the
---     fragment's own distribution (every lane that holds a row gets its statistic);
+--     fragment's own distribution (every lane that holds a row gets its statistic: a butterfly of
+--     lane exchanges inside the warp), spread over O's distribution by b:broadcast (registers);
+--   * K and V through two-stage LDS rings, the next key tile loaded into registers while this one
+--     is computed;
 --   * the running max m, sum l and output O as loop-carried registers (b:map{into = }), O rescaled
 --     by exp(m_old - m_new) each key tile (online softmax), O /= l and LSE = m + log(l) at the end.
 -- One block per (batch, head, query tile of BR rows); a loop over key tiles of BC columns.
@@ -78,6 +81,10 @@ function attention.plan(o)
   if math.type(p.BC) ~= "integer" or p.BC < nmin or p.BC > 128 or p.BC % nmin ~= 0 then
     fail(("tile: BC must be a multiple of %d in %d..128, got %s"):format(nmin, nmin, math.type(p.BC) and tostring(p.BC) or type(p.BC)))
   end
+  -- K and V in two-stage LDS rings where they fit (AMD's 64 KiB: with head_dim 64 and 64-key
+  -- tiles the score tile's reduction scratch leaves room for one stage)
+  local function lds_bytes(stages) return 2 * (p.BR * p.D + stages * 2 * p.BC * p.D + p.BR * p.BC) + 4 * p.BR * p.BC + 1024 end
+  p.stages = lds_bytes(2) <= (rec.hw and rec.hw.lds_per_block or 65536) and 2 or 1
   p.T1 = traits(p, p.BR, p.BC) -- S = Q Kᵀ: BR x BC, K = head_dim
   p.T2 = traits(p, p.BR, p.D)  -- O += P V: BR x D, K = BC
   p.name = o.name or ("attn_" .. p.dtype .. "_d" .. p.D .. (p.causal and "_causal" or "") .. (p.lengths and "_varlen" or ""))
@@ -132,8 +139,9 @@ local function body(b, p)
   -- its columns, the row / column indices and the batch's key length
   local W = math.max(BC, D)
   local sQ = ckt.tensor("lds", dt, ckt.layout({BR, D}, {D, 1}))
-  local sK = ckt.tensor("lds", dt, ckt.layout({BC, D}, {D, 1}))
-  local sV = ckt.tensor("lds", dt, ckt.layout({D, BC}, {1, D}))
+  -- K and V in two-stage rings: the next key tile is stored while this one is read
+  local sK = ckt.tensor("lds", dt, ckt.layout({BC, D}, {D, 1}), {stages = p.stages})
+  local sV = ckt.tensor("lds", dt, ckt.layout({D, BC}, {1, D}), {stages = p.stages})
   local sP = ckt.tensor("lds", dt, ckt.layout({BR, BC}, {BC, 1}))
   local sStat = ckt.tensor("lds", "f32", ckt.layout({BR, W}, {1, 0}))
   local sRow = ckt.tensor("lds", "i32", ckt.layout({BR, BC}, {1, 0}))
@@ -177,10 +185,10 @@ local function body(b, p)
   -- the accumulators: S (BR x BC) and O (BR x D) in their fragments' distributions; the running
   -- max and sum in S's distribution (a row's value held by every lane holding the row)
   local T1, T2 = p.T1, p.T2
-  local S = b:make_blockwise_gemm_xdl_c_vgpr(sQ, sK, T1)
-  local acc = b:make_blockwise_gemm_xdl_c_vgpr(sP, sV, T2)
-  local m = b:make_blockwise_gemm_xdl_c_vgpr(sQ, sK, T1)
-  local l = b:make_blockwise_gemm_xdl_c_vgpr(sQ, sK, T1)
+  local S = b:make_blockwise_gemm_xdl_c_vgpr(sQ, sK:stage(0), T1)
+  local acc = b:make_blockwise_gemm_xdl_c_vgpr(sP, sV:stage(0), T2)
+  local m = b:make_blockwise_gemm_xdl_c_vgpr(sQ, sK:stage(0), T1)
+  local l = b:make_blockwise_gemm_xdl_c_vgpr(sQ, sK:stage(0), T1)
   local function s_part(t, lengths) return ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(t, lengths or {BR, BC}, {0, 0}), T1) end
   local function o_part(t) return ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(t, {BR, D}, {0, 0}), T2) end
   local row, col = s_part(sRow):load(), s_part(sCol):load()
@@ -196,16 +204,29 @@ local function body(b, p)
   local scale = p.scale
   local shift = S_k - S_q -- causal: query i sees keys j <= i + shift
 
+  -- key tile t's K and V: loaded into registers (16-byte vectors; keys past S_k read 0) a tile
+  -- ahead, so that their global loads fly while the tile before is computed, then stored into
+  -- stage st of the two-stage LDS rings
+  local kthr = ckt.layout({D // 8, rows}, {1, D // 8}) -- V's threads in the D x BC operand
+  local function fetch(t)
+    local src = function(g) return ckt.local_partition(ckt.tile_window(g, {1, 1, BC, D}, {bi, hk, t * BC, 0}), thr4, tid, {scalar_per_vector = 8, vector_dim = 3}) end
+    return src(gk):load(), src(gv):load()
+  end
+  local function stash(kr, vr, st)
+    ckt.local_partition(ckt.tile_window(sK:stage(st), {BC, D}, {0, 0}), thr2, tid, {scalar_per_vector = 8, vector_dim = 1}):store(kr)
+    ckt.local_partition(ckt.tile_window(sV:stage(st), {D, BC}, {0, 0}), kthr, tid, {scalar_per_vector = 8, vector_dim = 0}):store(vr)
+  end
+  do local kr, vr = fetch(0); stash(kr, vr, 0) end
+  b:sync()
+
   b:loop(nk, function(kt)
     local k0 = kt * BC
-    to_lds(ckt.tile_window(sK, {BC, D}, {0, 0}), ckt.tile_window(gk, {1, 1, BC, D}, {bi, hk, k0, 0}))
-    -- V (BC x D) into the D x BC operand: the same threads, the vectors along sV's dim 0
-    b:copy(ckt.local_partition(ckt.tile_window(sV, {D, BC}, {0, 0}), ckt.layout({D // 8, rows}, {1, D // 8}), tid, {scalar_per_vector = 8, vector_dim = 0}),
-           ckt.local_partition(ckt.tile_window(gv, {1, 1, BC, D}, {bi, hk, k0, 0}), thr4, tid, {scalar_per_vector = 8, vector_dim = 3}))
-    b:sync()
+    local st = kt % p.stages
+    local kn, vn = fetch(kt + 1) -- the next tile, stored into the other stage at the end
+    local sKt, sVt = sK:stage(st), sV:stage(st)
     -- S = Q Kᵀ
     b:clear(S, 0)
-    b:blockwise_gemm(sQ, sK, S, T1)
+    b:blockwise_gemm(sQ, sKt, S, T1)
     -- scale and mask: keys past the length (or S_k), and above the diagonal when causal
     local function masked(s, r, c, n)
       local j = k0 + c
@@ -223,24 +244,23 @@ local function body(b, p)
     b:map(function(s, mn) return ckt.exp(s - safe(mn)) end, S, m, {into = S})
     local ls = b:reduce(S, "sum", {dim = 1})
     b:map(function(lo, a, s) return lo * a + s end, l, alpha, ls, {into = l})
-    -- P (rounded to the input dtype) -> LDS as the A operand; alpha -> O's distribution through
-    -- the statistic buffer (each row's value at the row, read back along O's columns)
+    -- O *= alpha: alpha spread over O's distribution from the lane's own registers (the rows of
+    -- S and O are the same lanes'); P (rounded to the input dtype) -> LDS as the A operand
+    b:map(function(o, a) return o * a end, acc, b:broadcast(alpha, acc, {dim = 1}), {into = acc})
     s_part(sP):store(S)
-    s_part(sStat):store(alpha)
     b:sync()
-    local a2 = o_part(sStat):load()
-    b:map(function(o, a) return o * a end, acc, a2, {into = acc})
     -- O += P V
-    b:blockwise_gemm(sP, sV, acc, T2)
+    b:blockwise_gemm(sP, sVt, acc, T2)
+    -- the next tile into the other stage, which every thread finished a barrier ago (one stage:
+    -- after a barrier that ends this tile's reads)
+    if p.stages == 1 then b:sync() end
+    stash(kn, vn, (kt + 1) % p.stages)
     b:sync()
   end)
 
   -- O /= l (0 for a row without keys), LSE = m + log(l) (-inf then)
   local inv = b:map(function(s) return ckt.select(ckt.gt(s, 0), 1 / s, 0) end, l)
-  s_part(sStat):store(inv)
-  b:sync()
-  local i2 = o_part(sStat):load()
-  b:map(function(o, a) return o * a end, acc, i2, {into = acc})
+  b:map(function(o, a) return o * a end, acc, b:broadcast(inv, acc, {dim = 1}), {into = acc})
   o_part(sQ):store(acc) -- rounded to dtype, through Q's buffer (Q is no longer read)
   b:sync()
   local lse = b:map(function(mx, s) return ckt.select(ckt.gt(s, 0), mx + ckt.log(s), NEG) end, m, l)

@@ -212,6 +212,73 @@ describe("builder pieces the attention kernel added", function()
     end
   end)
 
+  it("a row reduction inside a warp is a butterfly of shuffles on the GPU, the same exchange emulated", function()
+    local k = kernel(function(b, r)
+      local mx, sm = b:reduce(r, "max", {dim = 1}), b:reduce(r, "sum", {dim = 0})
+      return b:map(function(m, s) return m * 1024 + s end, mx, sm)
+    end)
+    local cuda = k:source("sm_90")
+    -- the rows (dim 1) lie in the four lanes of a quad: lane XOR 1 and 2; the columns (dim 0)
+    -- cross the warps: through LDS scratch
+    assert.matches("ckt_shfl_xor%(ckt_p0, 1%)", cuda)
+    assert.matches("ckt_shfl_xor%(ckt_p0, 2%)", cuda)
+    assert.matches("lane XOR 1, 2", k:source("cpu:sm_90"))
+    assert.matches("the tile through LDS scratch", cuda)
+    assert.is_nil(k:source("cpu:sm_90"):find("ckt_shfl_xor(ckt_p0", 1, true))
+  end)
+
+  it("b:broadcast spreads a row statistic over another tile of the same rows, in registers", function()
+    local T2 = ckt.gemm_traits{instr = "mma_m16n8k16_f16", m_per_wave = 1, n_per_wave = 2, k_pack = 2}
+    local k = ckt.kernel{name = "rowbc", block = 128, build = function(b)
+      local X = b:pointer("X", "f32", {const = true})
+      local Y = b:pointer("Y", "f32")
+      local gx = ckt.tensor(X, "f32", {shape = {M, N}})
+      local gy = ckt.tensor(Y, "f32", {shape = {M, 16}})
+      local r = ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(gx, {M, N}, {0, 0}), T):load()
+      local out = ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(gy, {M, 16}, {0, 0}), T2)
+      local like = out:load() -- (any register tensor of the 64 x 16 tile's distribution)
+      local mx = b:reduce(r, "max", {dim = 1})
+      local spread = b:broadcast(mx, like, {dim = 1})
+      out:store(b:map(function(m) return m end, spread))
+    end}
+    assert.matches("spread along dim 1", k:source("cpu:sm_90"))
+    local exe = k:compile{target = "cpu:sm_90"}
+    local by = dev:alloc("f32", M * 16)
+    local y = ckt.array("f32", M * 16)
+    for i = 0, M * 16 - 1 do y[i] = 0 / 0 end
+    by:upload(y)
+    exe:launch{grid = 1, X = up(x), Y = by}
+    by:download(y)
+    for i = 0, M - 1 do
+      local m = -math.huge
+      for j = 0, N - 1 do m = math.max(m, x[i * N + j]) end
+      for j = 0, 15 do assert.are.equal(m, y[i * 16 + j]) end
+    end
+  end)
+
+  it("b:broadcast refuses what registers cannot do, naming why", function()
+    local function refused(body)
+      return select(2, pcall(function()
+        return ckt.kernel{name = "bcbad", block = 128, build = function(b)
+          local X = b:pointer("X", "f32", {const = true})
+          local gx = ckt.tensor(X, "f32", {shape = {M, N}})
+          local r = ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(gx, {M, N}, {0, 0}), T):load()
+          body(b, r, gx)
+        end}:source("cpu:sm_90")
+      end))
+    end
+    -- a row statistic of the MMA fragment spread over a copy's partition: other lanes hold the rows
+    assert.matches("does not hold in src", refused(function(b, r, gx)
+      local other = ckt.local_partition(ckt.tile_window(gx, {M, N}, {0, 0}), ckt.layout({32, 4}, {4, 1}), b:thread_id()):load()
+      b:broadcast(b:reduce(r, "max", {dim = 1}), other, {dim = 1})
+    end))
+    assert.matches("dim 2 outside", refused(function(b, r) b:broadcast(r, r, {dim = 2}) end))
+    assert.matches("dim must be an integer", refused(function(b, r) b:broadcast(r, r, {dim = -1}) end))
+    assert.matches("unknown", refused(function(b, r) b:broadcast(r, r, {dim = 1, axis = 0}) end))
+    assert.matches("distributed register", refused(function(b, r)
+      b:broadcast(ckt.tensor("register", "f32", 4), r, {dim = 0}) end))
+  end)
+
   it("b:map{into=} updates a register in place; b:require refuses a launch", function()
     local k = kernel(function(b, r, n)
       b:require(ckt.gt(n, 2), "n must exceed 2")

@@ -174,7 +174,9 @@ typedef enum {
                            tensor map r, completing on mbarrier a of set inputs[1] */
     CKT_OP_MBAR_WAIT,   /* wait until phase parity b of mbarrier a of set inputs[0] has completed */
     CKT_OP_MBAR_ARRIVE, /* every thread of the block arrives once on mbarrier a of set inputs[0] */
-    CKT_OP_PRODUCER     /* opens the producer warp's region (closed by CKT_OP_END) */
+    CKT_OP_PRODUCER,    /* opens the producer warp's region (closed by CKT_OP_END) */
+    CKT_OP_BROADCAST    /* reg r[v] = inputs[0][u]: u the value of the same thread on v's line
+                           along dim vector_dim (ckt_kernel_broadcast) */
 } ckt_kop_kind;
 
 typedef enum { CKT_REDUCE_SUM, CKT_REDUCE_MAX, CKT_REDUCE_MIN } ckt_reduce_op;
@@ -335,6 +337,17 @@ ckt_status ckt_kernel_map_into(ckt_kernel *k, int ninputs, const int *inputs, ck
  * branch on the thread id. */
 ckt_status ckt_kernel_reduce_dim(ckt_kernel *k, int src, int dim, ckt_reduce_op op,
                                  ckt_dtype out_dtype, int *reg, ckt_error *err);
+/* Lines along `dim` of src (values constant along dim, as ckt_kernel_reduce_dim gives) spread over
+ * the distribution of register tensor `like`: *reg (like's distribution, src's dtype) holds at
+ * value v the value of src on the line of v's element (its coordinates but along dim). In
+ * registers: every thread must hold, in src, each line its values of `like` lie on, at the same
+ * value index for every thread (the row statistics of an MMA accumulator and another accumulator
+ * of the same rows); refused otherwise, naming a thread and value. The tiles agree in every
+ * dimension but dim. */
+ckt_status ckt_kernel_broadcast(ckt_kernel *k, int src, int like, int dim, int *reg,
+                                ckt_error *err);
+/* The value of a broadcast's source that value v of its result reads (every thread alike). */
+int64_t ckt_kernel_broadcast_source(const ckt_kernel *k, const ckt_kop *op, int64_t v);
 /* A launch condition: the launch is refused with `note` unless cond (an integer expression over
  * the parameters) is nonzero at the arguments given. */
 ckt_status ckt_kernel_require(ckt_kernel *k, ckt_expr_id cond, const char *note, ckt_error *err);
