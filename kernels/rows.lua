@@ -24,7 +24,11 @@ local rows = {}
 local vec = require("ckt.kernels.common").vec
 
 local NEG = -math.huge
-local VALUES = 32 -- elements a thread holds at most (P * v): 16 registers of 16-bit values
+-- bytes of a row a thread holds at most (P * v elements): 32 16-bit or 16 32-bit values, with
+-- room for the f32 temporaries beside them (32 f32 values made the f32 kernels with both paths
+-- spill on sm_90)
+local ROW_BYTES = 64
+local function max_values(dtype) return ROW_BYTES // ckt.array(dtype, 1):bytes() end
 local MAX_T = 1024
 
 rows.KINDS = {
@@ -71,7 +75,7 @@ local function check_options(kind, o)
   end
   posint("N", (1 << 31) - 1)
   posint("threads", MAX_T)
-  posint("vectors", VALUES)
+  posint("vectors", 32)
   if o.eps ~= nil and (type(o.eps) ~= "number" or not (o.eps >= 0 and o.eps < math.huge)) then
     fail(kind, ("eps must be a finite number >= 0, got %s"):format(tostring(o.eps)))
   end
@@ -101,11 +105,12 @@ function rows.plan(kind, o)
   -- the widest access that the row length keeps aligned (N promised a multiple of it at launch)
   p.v = math.min(vec(p.dtype), vec(p.out))
   if p.N then while p.N % p.v ~= 0 do p.v = p.v // 2 end end
-  local n = p.N or 8192 -- without a length: a 256-thread row of 32 values, longer rows streamed
+  local n = p.N or 8192 -- without a length: rows up to 8192 elements in registers, longer ones streamed
   local nvec = (n + p.v - 1) // p.v
-  local pmax = VALUES // p.v
+  local values = max_values(p.dtype)
+  local pmax = math.max(1, values // p.v)
   local P = o.vectors or math.min(pmax, math.max(1, (nvec + 31) // 32))
-  if P * p.v > VALUES then fail(kind, ("vectors: %d vectors of %d elements exceed the %d values a thread holds"):format(P, p.v, VALUES), 3) end
+  if P * p.v > math.max(values, p.v) then fail(kind, ("vectors: %d vectors of %d elements exceed the %d values a thread holds"):format(P, p.v, values), 3) end
   local T = o.threads or math.min(MAX_T, pow2_at_least((nvec + P - 1) // P))
   if T & (T - 1) ~= 0 then fail(kind, ("threads must be a power of two, got %d"):format(T), 3) end
   if not o.vectors then P = math.min(P, math.max(1, (nvec + T - 1) // T)) end

@@ -449,9 +449,9 @@ static void butterfly(em *e, ckt_reduce_op rop, int64_t lanes, bool cpu)
 }
 
 /* b:block_reduce(acc, op, {threads = G}) (ckt_kernel_group_reduce): per value, the butterfly
- * within the wave; a group wider than a wave then exchanges the waves' partials through the
- * scratch (lane 0 of each wave writes, a barrier, every thread folds its group's partials in
- * wave order, a barrier frees the scratch). */
+ * over groups of up to 32 lanes; a wider group then exchanges the 32-lane partials through the
+ * scratch (lane 0 of each writes, a barrier, every thread folds its group's partials in order, a
+ * barrier frees the scratch). The shuffles need whole waves (the block a multiple of the wave). */
 static void group_reduce(em *e, const ckt_kop *op)
 {
     const ckt_ktensor *acc = ckt_kernel_tensor(e->k, op->r);
@@ -465,8 +465,12 @@ static void group_reduce(em *e, const ckt_kop *op)
                      (long long)G, (long long)B, (long long)W, e->target ? e->target->name : "?");
         return;
     }
-    bool cpu = e->dl->frame->thread_loops, wide = G > W;
-    int64_t lanes = wide ? W : G, nw = B / W;
+    /* butterflies over at most 32 lanes (the narrowest wave) on every target: the same order of
+     * operations everywhere, and the LDS the kernel declares (ckt_kernel_group_reduce reserves
+     * it for groups above 32) is the LDS it uses */
+    const int64_t L = 32;
+    bool cpu = e->dl->frame->thread_loops, wide = G > L;
+    int64_t lanes = wide ? L : G, nw = B / L;
     char r[64], rf[128], out[600], c[400];
     ckt_em_thread_close(e);
     ckt_em_line(e, "/* block_reduce(%s, %s) over groups of %lld threads: lane shuffles%s */",
@@ -489,7 +493,7 @@ static void group_reduce(em *e, const ckt_kop *op)
         if (cpu) ckt_em_line(e, "for (int tid = 0; tid < %lld; ++tid) {", (long long)B);
         if (wide)
             ckt_em_line(e, "%sif (tid %% %lld == 0) ckt_red[%lld + tid / %lld] = %s;",
-                        cpu ? "    " : "", (long long)W, (long long)(v * nw), (long long)W, x);
+                        cpu ? "    " : "", (long long)L, (long long)(v * nw), (long long)L, x);
         else {
             ckt_em_from_f32(acc->dtype, x, out, sizeof out);
             ckt_em_line(e, "%s%s = %s;", cpu ? "    " : "", r, out);
@@ -504,13 +508,13 @@ static void group_reduce(em *e, const ckt_kop *op)
     for (int64_t v = 0; v < acc->nvalues; v++) {
         char first[96], rhs[128];
         snprintf(first, sizeof first, "ckt_red[%lld + tid / %lld * %lld]", (long long)v * nw,
-                 (long long)G, (long long)(G / W));
+                 (long long)G, (long long)(G / L));
         ckt_em_line(e, "{");
         e->ind++;
         ckt_em_line(e, "float ckt_a = %s;", first);
         snprintf(rhs, sizeof rhs, "ckt_red[%lld + tid / %lld * %lld + ckt_j]", (long long)v * nw,
-                 (long long)G, (long long)(G / W));
-        ckt_em_line(e, "for (int ckt_j = 1; ckt_j < %lld; ++ckt_j) ckt_a = %s;", (long long)(G / W),
+                 (long long)G, (long long)(G / L));
+        ckt_em_line(e, "for (int ckt_j = 1; ckt_j < %lld; ++ckt_j) ckt_a = %s;", (long long)(G / L),
                     combine(op->rop, "ckt_a", rhs, c, sizeof c));
         ckt_em_from_f32(acc->dtype, "ckt_a", out, sizeof out);
         ckt_em_line(e, "%s = %s;", ckt_em_reg(e, acc, v, r, sizeof r), out);

@@ -1036,7 +1036,7 @@ static ckt_status check_map(ckt_kernel *k, int ninputs, const int *inputs, ckt_e
     const ckt_ktensor *first = &k->tensors[inputs[*shape]];
     for (int i = 0; i < ninputs; i++) {
         const ckt_ktensor *t = &k->tensors[inputs[i]];
-        if (t->nvalues == 1 && first->nvalues > 1) continue; /* the thread's scalar */
+        if (t->nvalues == 1) continue; /* the thread's scalar, whatever its distribution */
         if (t->dist != first->dist || t->nvalues != first->nvalues)
             return ckt_fail(err, CKT_EINVAL,
                             "map: input %d is distributed differently from input %d (elementwise "
@@ -1519,7 +1519,7 @@ ckt_status ckt_kernel_finish(ckt_kernel *k, ckt_error *err)
     for (int i = 0; i < k->nops; i++)
         if (k->ops[i].kind == CKT_OP_BLOCK_REDUCE) {
             int64_t b = k->block * 4;
-            if (k->ops[i].group) /* one partial per value and wave (of at least 32 lanes) */
+            if (k->ops[i].group) /* one partial per value and 32 lanes (the butterflies) */
                 b = k->ops[i].group > 32
                         ? 4 * k->tensors[k->ops[i].r].nvalues * ((k->block + 31) / 32)
                         : 0;

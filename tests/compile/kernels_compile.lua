@@ -32,8 +32,13 @@ for _, dt in ipairs{"f32", "f16", "bf16"} do
     elementwise = (ew.build{dtype = dt, inputs = 2, f = function(x, y) return ckt.max(x * y + 1, 0) end}),
     reduce = (red.build{dtype = dt, op = "max"}),
     transpose = (tr.build{dtype = dt, target = target}),
+    -- the row kernels (ckt.kernels.rows): one pass and streamed in one kernel, shuffles and an
+    -- LDS exchange between waves (256 threads a row)
+    softmax = (require("ckt.kernels.softmax").build{dtype = dt}),
+    layernorm = (require("ckt.kernels.layernorm").build{dtype = dt, residual = true, sum = true, stats = true}),
+    rmsnorm = (require("ckt.kernels.rmsnorm").build{dtype = dt, N = 1024}),
   }
-  for _, name in ipairs{"copy", "elementwise", "reduce", "transpose"} do
+  for _, name in ipairs{"copy", "elementwise", "reduce", "transpose", "softmax", "layernorm", "rmsnorm"} do
     local exe = compile(kernels[name])
     local r = exe:resources()
     local spills = (r.vgpr_spills or 0) + (r.sgpr_spills or 0) + (r.spill_stores or 0) + (r.scratch_bytes or 0)

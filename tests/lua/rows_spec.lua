@@ -84,19 +84,22 @@ local CASES = {
   {dtype = "bf16", M = 11, N = 1000, hint = 1000, residual = true},
   {dtype = "f16", M = 3, N = 4099, hint = 4099, residual = true}, -- scalar accesses, masked tail
   {dtype = "bf16", M = 3, N = 2600, hint = 1000, stream = true},   -- longer than the capacity: streamed
-  {dtype = "f16", M = 2, N = 1000, hint = 1000, fixed = true},    -- N specialized
+  {dtype = "f16", M = 2, N = 1000, hint = 1000, fixed = true, only = "layernorm"}, -- N specialized
 }
 
 describe("row kernels on the CPU targets", function()
   for _, kind in ipairs{"softmax", "layernorm", "rmsnorm"} do
     for i, c in ipairs(CASES) do
+      if c.only and c.only ~= kind then goto next end
       it(("%s case %d: %s M=%d N=%d%s%s"):format(kind, i, c.dtype, c.M, c.N, c.residual and " residual" or "",
                                                  c.stream and " streamed" or ""), function()
         local cc = {}
         for key, v in pairs(c) do cc[key] = v end
         cc.kind = kind
+        cc.only = nil
         check("cpu:sm_90", cc)
       end)
+      ::next::
     end
   end
 
@@ -209,7 +212,7 @@ describe("builder pieces of the row kernels", function()
     it("b:block_reduce{threads = n} on " .. t .. ": groups of 1 to the whole block", function()
       local block = 256
       local x = ckt.array("f32", block * 4):random{seed = 9, lo = -2, hi = 2}
-      for _, G in ipairs{1, 4, 32, 64, 128, 256} do
+      for _, G in ipairs{1, 4, 64, 256} do
         local exe = group_kernel(G, block):compile{target = t}
         local y = ckt.array("f32", block * 4)
         y:poison()
