@@ -311,10 +311,10 @@ ckt_status ckt_kernel_fold(ckt_kernel *k, int acc, int src, ckt_reduce_op op, ck
 ckt_status ckt_kernel_block_reduce(ckt_kernel *k, int acc, ckt_reduce_op op, ckt_error *err);
 /* Every value of acc (any number per thread) becomes op over the `threads` consecutive threads
  * of the caller's group (threads a power of two dividing the block; the block's size itself
- * allowed), every thread of the group getting the result: lane shuffles (a butterfly, so that
- * every lane combines in the same order) within a wave, and for groups wider than a wave one
- * exchange of the waves' partials through LDS scratch between two barriers. Not inside a branch
- * on the thread id. */
+ * allowed), every thread of the group getting the result: lane shuffles in a butterfly over up
+ * to 32 lanes (every lane combines in the same order, on every target), and for groups above 32
+ * one exchange of the 32-lane partials through LDS scratch between two barriers. The shuffles
+ * need whole waves (checked when the source is made). Not inside a branch on the thread id. */
 ckt_status ckt_kernel_group_reduce(ckt_kernel *k, int acc, ckt_reduce_op op, int64_t threads,
                                    ckt_error *err);
 /* ckt_kernel_map (into < 0: a new tensor in *reg) or ckt_kernel_map_into (into >= 0) whose
