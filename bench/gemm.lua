@@ -5,7 +5,8 @@
 -- transposes; large sizes against cuBLAS within a tolerance); JSON in bench/results/.
 --
 -- ckt-lua bench/gemm.lua [target=sm_90] [json=bench/results/gemm_h100.json] [configs] [sizes] [majors]
---   configs: comma-separated TMxTNxTK/block/stages[/group][@copy], e.g. 128x128x32/128/3,128x256x32/256/3,default@cp.async
+--   configs: comma-separated TMxTNxTK/block/stages[/group][@copy][@persistent][@unaligned], e.g.
+--            128x128x32/128/3,128x256x32/256/3,default@cp.async,default@unaligned,default@tma@unaligned
 --            ("default": the library's default for the target)
 --   sizes:   comma-separated, default 4096,8192 ("none": the correctness checks only);  majors: comma-separated a_major..b_major, default kk,kn,mk,mn
 --   out:     the output dtype, "f32" (cuBLAS's too); default the input's
@@ -44,7 +45,7 @@ local cublas, cublas_why = bench.open_cublas(dev)
 
 local function opts(dt, mj, c)
   local o = {dtype = dt, out = out_of(dt), a_major = mj[1], b_major = mj[2], target = target}
-  for _, k in ipairs{"tile", "block", "stages", "group", "copy", "persistent"} do o[k] = c[k] end
+  for _, k in ipairs{"tile", "block", "stages", "group", "copy", "persistent", "aligned"} do o[k] = c[k] end
   return o
 end
 
@@ -132,7 +133,7 @@ for _, S in ipairs(sizes) do
         local ok, err = pcall(function()
           local e = build(opts(dt, mj, c), c.name)
           local p = e.p
-          row.plan = ("%dx%dx%d/%d/%d/g%d%s"):format(p.TM, p.TN, p.TK, p.block, p.stages, p.group, (p.hopper and ("@" .. p.copy) or "") .. (p.persistent and "@persistent" or ""))
+          row.plan = ("%dx%dx%d/%d/%d/g%d%s"):format(p.TM, p.TN, p.TK, p.block, p.stages, p.group, (p.hopper and ("@" .. p.copy) or "") .. (p.persistent and "@persistent" or "") .. (p.aligned and "" or "@unaligned"))
           row.compile_ms = e.compile_ms
           bc:memset(0)
           local args = {grid = e.grid(M, N, e.exe), A = ba, B = bb, C = bc, M = M, N = N, K = K}

@@ -42,6 +42,25 @@ function hopper.setup(p, o)
   end
 end
 
+-- sm_90a with element copies (aligned = false and cp.async: any M, N, K): a thread loads each
+-- element of its share of a slice into a register before storing it to LDS, and the compiler
+-- issues a slice's loads together, so a thread holds at once its accumulators (TM TN / block),
+-- its copy elements ((TM + TN) TK / block) and a 64-bit address per row it copies from (16
+-- threads along K: (TM + TN) 16 / block rows, lds.copy_plan). Their sum, against what ptxas used
+-- (NVRTC 13, sm_90a, f16 and bf16, every major): 272 at 128 x 256 x 64 / 256 spilled 100 bytes at
+-- 255 registers; 248-288 took 252-255 (no margin); 224 took 226-245, 208 took 180-211, 160
+-- took 178-194. The default tile and the shape model's candidates halve TK until the sum is
+-- within ELEMENT_BUDGET (nil: no K slice of at least one instruction's K fits; a tile given is
+-- taken as it is).
+hopper.ELEMENT_BUDGET = 232
+
+function hopper.element_tk(TM, TN, TK, block, fp8)
+  local kin = fp8 and 32 or 16
+  local function cost(tk) return (TM * TN + (TM + TN) * tk + 2 * (TM + TN) * 16) / block end
+  while TK > kin and cost(TK) > hopper.ELEMENT_BUDGET do TK = TK // 2 end
+  return cost(TK) <= hopper.ELEMENT_BUDGET and TK or nil
+end
+
 -- The LDS tile (rows x TK) in the layout wgmma's descriptors describe, as a ckt layout composed
 -- with the hardware swizzle (Sw<B,3,3> on 16-bit elements is Sw<B,4,3> on bytes: 32B, 64B, 128B
 -- for B = 1, 2, 3). K-major: rows of min(TK, 64) elements (32, 64 or 128 bytes), K beyond 64 in

@@ -7,6 +7,9 @@ local fail = require("ckt.kernels.gemm.options").fail
 local hopper = require "ckt.kernels.gemm.hopper"
 local lds = {}
 
+-- threads along K of sm_90a's element copies of a K-major tile (lds.copy_plan)
+local UNALIGNED_ALONG = 16
+
 -- The copy of an operand's LDS tile (rows x TK); contiguous_rows: the row dim is contiguous in
 -- global memory. Bulk copies: no thread moves an element (the tensor memory accelerator writes
 -- the tile).
@@ -18,6 +21,11 @@ function lds.copy_plan(p, rows, contiguous_rows, name)
   local along = len // v
   if p.block % along ~= 0 and along % p.block ~= 0 then fail(("block %d and the %d vectors along %s do not tile each other"):format(p.block, along, name)) end
   local t_along = math.min(along, p.block)
+  -- sm_90a, element copies of a K-major tile: 16 threads along K (32 bytes of a row, one
+  -- sector), so that a thread's elements lie on few rows. Each row it touches costs a 64-bit
+  -- address live across the slice's loads (K is not known); 64 threads along K gave a thread 96
+  -- rows at 128 x 256 x 64 and the kernel spilled beside its 128 accumulators (issue 27)
+  if p.hopper and v == 1 and not contiguous_rows then t_along = math.min(t_along, UNALIGNED_ALONG) end
   local t_other = p.block // t_along
   local other = contiguous_rows and p.TK or rows
   if other % t_other ~= 0 then fail(("block %d does not divide the %dx%d %s tile into whole passes"):format(p.block, rows, p.TK, name)) end

@@ -102,6 +102,14 @@ function options.shape(p, o, d)
   options.boolean(o, "swizzle")
 end
 
+-- Are the copies asked to move one element at a time (aligned = false given, cp.async)? Then the
+-- default tile fits sm_90a's registers (hopper.element_tk), and cpu:sm_90a given aligned = false
+-- emulates that tile. (Before options.copies decides. An emulated target's own default, aligned
+-- unset, keeps the target's tile: registers do not limit the emulation.)
+function options.element_copies(o)
+  return o.aligned == false and (o.copy == nil or o.copy == "cp.async")
+end
+
 -- aligned, copy, persistent (rec: the target record)
 function options.copies(p, o, rec)
   -- aligned: M, N and K are promised multiples of the 16-byte vector (checked at launch), which

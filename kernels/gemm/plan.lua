@@ -86,6 +86,8 @@ local function plan_of(o)
   -- sm_90a: Hopper's warpgroup MMA with operands read from LDS through descriptors (hopper.lua)
   p.hopper = hopper.available(rec) and p.dtype ~= "f32" and (o.instr == nil or tostring(o.instr):match("^wgmma") ~= nil)
   options.shape(p, o, p.hopper and options.DEFAULTS[p.fp8 and "hopper_fp8" or "hopper"] or options.DEFAULTS[p.vendor])
+  -- sm_90a's element copies: the default tile's K slice within the register budget
+  if p.hopper and o.tile == nil and options.element_copies(o) then p.TK = hopper.element_tk(p.TM, p.TN, p.TK, p.block, p.fp8) or p.TK end
   if o.batched == true and o.stages == nil then batched_stages(p, rec) end
   if p.hopper then hopper.setup(p, o)
   elseif o.mma_pending ~= nil then fail("mma_pending: only sm_90a's wgmma leaves MMAs in flight") end

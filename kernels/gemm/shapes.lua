@@ -55,6 +55,18 @@ shapes.CANDIDATES = {
   },
 }
 
+-- sm_90a with element copies (aligned = false, cp.async): candidate c with its K slice halved
+-- until a thread's accumulators, copy elements and row addresses fit the registers
+-- (hopper.element_tk); nil where none fits
+function shapes.element_candidate(c, p)
+  local TK = require("ckt.kernels.gemm.hopper").element_tk(c.tile[1], c.tile[2], c.tile[3], c.block, p.fp8)
+  if TK == nil or TK == c.tile[3] then return TK and c end
+  local e = {}
+  for k, v in pairs(c) do e[k] = v end
+  e.tile = {c.tile[1], c.tile[2], TK}
+  return e
+end
+
 -- The hints of o (nil when none is given), checked: positive integers below 2^31
 function shapes.hints(o)
   if o.M == nil and o.N == nil and o.K == nil then return nil end
@@ -122,18 +134,23 @@ function shapes.rank(o, h, rec, p)
   local M, N, K = h.M or 8192, h.N or 8192, h.K or 8192 -- a size not hinted: large
   local bytes = p.dtype == "f32" and 4 or 2
   local ranked = {}
-  for i, c in ipairs(list) do
-    local fits = (not c.kk or (p.a_major == "k" and p.b_major == "k")) and (o.tile == nil or same(o.tile, c.tile)) and (o.block == nil or o.block == c.block) and (o.stages == nil or o.stages == c.stages)
-                 and (o.persistent == nil or (o.persistent ~= false) == (c.persistent == true))
-    local r, lds = resident(c, p.target, rec, p.hopper, bytes)
-    if fits and r > 0 then
-      local t, tiles, per_sm, sched = shapes.estimate(c, M, N, K, rec, r, bytes)
-      local oc = {}
-      for k, v in pairs(o) do oc[k] = v end
-      oc.tile, oc.block, oc.stages = o.tile or c.tile, o.block or c.block, o.stages or c.stages
-      if o.persistent == nil and c.persistent then oc.persistent = true end
-      ranked[#ranked + 1] = {options = oc, time = t, sched = sched, tiles = tiles, per_sm = per_sm, resident = r, lds = lds, order = i,
-                             config = ("%dx%dx%d/%d/%d%s"):format(c.tile[1], c.tile[2], c.tile[3], c.block, c.stages, c.persistent and "@persistent" or "")}
+  for i, listed in ipairs(list) do
+    -- (element copies on sm_90a: the candidate with its K slice within the registers, or none)
+    local c = listed
+    if p.element then c = shapes.element_candidate(listed, p) end
+    if c then
+      local fits = (not c.kk or (p.a_major == "k" and p.b_major == "k")) and (o.tile == nil or same(o.tile, c.tile)) and (o.block == nil or o.block == c.block) and (o.stages == nil or o.stages == c.stages)
+                   and (o.persistent == nil or (o.persistent ~= false) == (c.persistent == true))
+      local r, lds = resident(c, p.target, rec, p.hopper, bytes)
+      if fits and r > 0 then
+        local t, tiles, per_sm, sched = shapes.estimate(c, M, N, K, rec, r, bytes)
+        local oc = {}
+        for k, v in pairs(o) do oc[k] = v end
+        oc.tile, oc.block, oc.stages = o.tile or c.tile, o.block or c.block, o.stages or c.stages
+        if o.persistent == nil and c.persistent then oc.persistent = true end
+        ranked[#ranked + 1] = {options = oc, time = t, sched = sched, tiles = tiles, per_sm = per_sm, resident = r, lds = lds, order = i,
+                               config = ("%dx%dx%d/%d/%d%s"):format(c.tile[1], c.tile[2], c.tile[3], c.block, c.stages, c.persistent and "@persistent" or "")}
+      end
     end
   end
   -- the estimate; within 2% (the model cannot tell them apart: often both at the memory floor) the
@@ -154,6 +171,7 @@ function shapes.choose(o, h, plan_of)
   local probe = {}
   local rec = options.operands(probe, o)
   probe.hopper = require("ckt.kernels.gemm.hopper").available(rec) and probe.dtype ~= "f32" and (o.instr == nil or tostring(o.instr):match("^wgmma") ~= nil)
+  probe.element = probe.hopper and options.element_copies(o)
   local ranked, M, N, K = shapes.rank(o, h, rec, probe)
   local tried = {}
   for _, c in ipairs(ranked or {}) do
