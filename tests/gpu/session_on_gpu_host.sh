@@ -1,19 +1,42 @@
 #!/usr/bin/env bash
-# On the offline NVIDIA GPU host: the launch checks and benches (launch_on_gpu_host.sh quick), then
-# the new kernels of the library measured once: the attention forward (bench/attention.lua beside
-# torch SDPA's backends, bench/attention_torch.py) and the fp8 GEMM (bench/gemm_fp8.lua). Results
-# in $OUT (packed into one results.tar.gz); exits non-zero when any check failed.
+# On the offline NVIDIA GPU host: the newer kernels measured once, each bench checking its GPU
+# results against the double reference (and the CPU target's emulation) before it times:
+#   the attention forward (bench/attention.lua beside torch SDPA's backends), the row kernels
+#   (bench/rows.lua beside torch, bench/rows_torch.py), the library GEMM against cuBLAS (a
+#   regression check at 4096 and 8192), the grouped GEMM where present, and the JIT: cold
+#   compiles (bench/jit_kernels.lua), compile throughput on the pool (bench/jit_pool.lua), cache
+#   hits and a precompiled library's first launch (bench/jit_latency.lua), ckt-lua --precompile.
+# Results in $OUT (packed into one results.tar.gz); exits non-zero when any check failed.
+#   bash tests/gpu/session_on_gpu_host.sh [part...]   parts: attention rows gemm grouped jit (all)
 set -u
 dir=$(dirname "$0")
-bash "$dir/launch_on_gpu_host.sh" quick
-st=$?
 . "$dir/host_common.sh"
-[ "$st" -eq 0 ] || host_fail "launch_on_gpu_host.sh quick"
-host_check "bench/attention.lua sm_90" "$out/attention.log" cat $lua bench/attention.lua sm_90 "$out/attention_h100.json"
-host_check "bench/attention_torch.py" "$out/attention_torch.log" cat python3 bench/attention_torch.py "4,32,4096,128;16,16,1024,64;1,32,16384,128" "$out/attention_torch_h100.json"
-host_check "bench/gemm_fp8.lua sm_90a" "$out/gemm_fp8.log" cat $lua bench/gemm_fp8.lua sm_90a "$out/gemm_fp8_h100.json" 4096,8192
-if [ -f bench/gemm_batched.lua ]; then
-  host_check "bench/gemm_batched.lua" "$out/gemm_batched.log" cat $lua bench/gemm_batched.lua sm_90a "$out/gemm_batched_h100.json"
+parts=${*:-attention rows gemm grouped jit}
+has() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
+host_build || { host_finish; exit 1; }
+export CKT_BENCH_LIB=$build
+if has attention; then
+  host_check "bench/attention.lua sm_90" "$out/attention.log" cat $lua bench/attention.lua sm_90 "$out/attention_h100.json"
+  host_check "bench/attention_torch.py" "$out/attention_torch.log" cat python3 bench/attention_torch.py "4,32,4096,128;16,16,1024,64;1,32,16384,128" "$out/attention_torch_h100.json"
+fi
+if has rows; then
+  host_check "bench/rows.lua sm_90 f16" "$out/rows.log" cat $lua bench/rows.lua sm_90 f16 "$out/rows_f16_h100.json"
+  host_check "bench/rows_torch.py f16" "$out/rows_torch.log" cat python3 bench/rows_torch.py f16 "$out/rows_torch_f16_h100.json"
+fi
+if has gemm; then
+  for t in sm_90a sm_90; do
+    host_check "bench/gemm.lua $t" "$out/gemm_$t.log" "tail -8" $lua bench/gemm.lua $t "$out/gemm_${t}_h100.json" default 4096,8192 kk
+  done
+fi
+if has grouped && [ -f bench/gemm_grouped.lua ]; then
+  host_check "bench/gemm_grouped.lua sm_90a" "$out/gemm_grouped.log" cat $lua bench/gemm_grouped.lua sm_90a "$out/gemm_grouped_h100.json"
+fi
+if has jit; then
+  host_check "bench/jit_kernels.lua" "$out/jit_kernels.log" cat $lua bench/jit_kernels.lua sm_90 sm_90a
+  host_check "bench/jit_pool.lua" "$out/jit_pool.log" cat $lua bench/jit_pool.lua sm_90
+  host_check "bench/jit_latency.lua" "$out/jit_latency.log" cat $lua bench/jit_latency.lua sm_90 cpu
+  CKT_CACHE_DIR=$(mktemp -d) host_check "ckt-lua --precompile" "$out/precompile.log" "tail -6" \
+    bash -c "time $lua --precompile sm_90 sm_90a"
 fi
 tar -C "$out" -czf /tmp/results.tar.gz . && rm -rf "${out:?}"/* && mv /tmp/results.tar.gz "$out/"
 host_finish
