@@ -81,6 +81,7 @@ local function check_options(kind, o)
   end
   if o.sum and not o.residual then fail(kind, "sum = true needs residual = true (Sum = X + R)") end
   if o.fixed and not o.N then fail(kind, "fixed = true needs N (the row length it fixes)") end
+  if o.name ~= nil and type(o.name) ~= "string" then fail(kind, ("name must be a string, got %s"):format(type(o.name))) end
   if o.target ~= nil then
     local ok, rec = pcall(ckt.target, o.target)
     if not ok then fail(kind, ("target: %s"):format(tostring(rec))) end
@@ -371,6 +372,11 @@ function rows.build(kind, o)
   local k = ckt.kernel{name = p.name, block = p.block, build = function(b) body(b, p) end}
   local function grid(M)
     if math.type(M) ~= "integer" or M < 1 then error(("%s: grid: M must be a positive integer, got %s"):format(kind, tostring(M)), 2) end
+    -- at most a grid's 2^31 - 1 blocks (M + R - 1 wrapped negative at 2^63 - 1; 2^40 rows gave 2^37 blocks)
+    local MAX = (1 << 31) - 1
+    if M > MAX * p.R then
+      error(("%s: grid: M = %d rows of %d a block make more blocks than a grid holds (2^31 - 1)"):format(kind, M, p.R), 2)
+    end
     return (M + p.R - 1) // p.R
   end
   return k, grid, p

@@ -16,7 +16,7 @@
 --   exe:launch{grid = grid(B, H, S_q), Q = q, K = kk, V = v, O = o, LSE = lse,
 --              B = B, H = H, H_kv = H_kv, S_q = S_q, S_k = S_k [, lengths = lens]}
 --
--- Options: dtype ("f16" | "bf16"), head_dim (a multiple of 16 up to 256; 64 and 128 tested),
+-- Options: dtype ("f16" | "bf16"), head_dim (64, 128, 256; 32, and 16 on NVIDIA, where BC allows: docs/attention.md; 64, 128 tested),
 -- causal (bottom-right aligned: query i sees keys j <= i + S_k - S_q), lengths (true: an i32
 -- parameter `lengths` with each batch's key length; keys >= min(lengths[b], S_k) are masked),
 -- scale (default 1/sqrt(head_dim)), layout ("bhsd", default, or "bshd": contiguous either way),
@@ -64,7 +64,9 @@ function attention.plan(o)
   if o.layout and p.strides then fail("layout and strides exclude each other (strides = true takes the strides at launch)") end
   p.scale = o.scale or 1 / math.sqrt(p.D)
   -- folded into the f32 arithmetic of the scores: a finite f32 (1e300 raised a raw 'mul' error)
-  if type(p.scale) ~= "number" or p.scale ~= p.scale or math.abs(p.scale) > 0x1.fffffep127 then
+  -- (at most 3e38 in magnitude, the kernel builder's bound for a constant: 3.4e38 passed a
+  -- FLT_MAX check here and then raised the raw 'mul' error; found by kernels_hostile_spec)
+  if type(p.scale) ~= "number" or p.scale ~= p.scale or math.abs(p.scale) > 3.0e38 then
     fail(("scale must be a finite number of f32 range, got %s"):format(o.scale == nil and tostring(p.scale) or (type(o.scale) == "number" and tostring(o.scale) or type(o.scale))))
   end
   p.target = o.target or ckt.default_target()
@@ -85,8 +87,22 @@ function attention.plan(o)
   -- tiles the score tile's reduction scratch leaves room for one stage)
   local function lds_bytes(stages) return 2 * (p.BR * p.D + stages * 2 * p.BC * p.D + p.BR * p.BC) + 4 * p.BR * p.BC + 1024 end
   p.stages = lds_bytes(2) <= (rec.hw and rec.hw.lds_per_block or 65536) and 2 or 1
+  -- the copies of a row of head_dim take head_dim / 8 threads (16-byte vectors): they must tile
+  -- the block, and the block's rows of them the query and key tiles (head_dim 48 or 96, or 16
+  -- with BC 32, failed an assert in the kernel body; found by kernels_hostile_spec)
+  local function fits(D)
+    local cols = D // 8
+    return p.block % cols == 0 and p.BR % (p.block // cols) == 0 and p.BC % (p.block // cols) == 0
+  end
+  if not fits(p.D) then
+    local ok = {}
+    for D = 16, 256, 16 do if fits(D) then ok[#ok + 1] = tostring(D) end end
+    fail(("head_dim %d with tile {%d, %d}: a row's copy takes head_dim / 8 = %d threads, which must divide the %d-thread block into rows that tile BR and BC (here head_dim %s)"):format(
+      p.D, p.BR, p.BC, p.D // 8, p.block, table.concat(ok, ", ")))
+  end
   p.T1 = traits(p, p.BR, p.BC) -- S = Q Kᵀ: BR x BC, K = head_dim
   p.T2 = traits(p, p.BR, p.D)  -- O += P V: BR x D, K = BC
+  if o.name ~= nil and type(o.name) ~= "string" then fail(("name must be a string, got %s"):format(type(o.name))) end
   p.name = o.name or ("attn_" .. p.dtype .. "_d" .. p.D .. (p.causal and "_causal" or "") .. (p.lengths and "_varlen" or ""))
   return p
 end
@@ -97,6 +113,16 @@ local function copy_threads(p, rank4)
   local rows = p.block // cols
   if rank4 then return ckt.layout({1, 1, rows, cols}, {p.block, p.block, cols, 1}), rows, cols end
   return ckt.layout({rows, cols}, {cols, 1}), rows, cols
+end
+
+-- The XOR swizzle of a row-major 16-bit tile with rows of W elements (a power of two >= 16) that
+-- gives the 8 rows of an ldmatrix 8 distinct 16-byte bank groups: the chunk's low bits XOR the
+-- bits just above a 128-byte line (rows of >= 64 elements: the row's low bits; shorter rows share
+-- a line, and the bits above it tell them apart)
+local function chunk_swizzle(W)
+  local bits = math.min(3, math.floor(math.log(W // 8, 2) + 0.5))
+  local shift = W >= 64 and math.floor(math.log(W, 2) + 0.5) - 3 or 3
+  return ckt.swizzle(bits, 3, shift)
 end
 
 -- The kernel body
@@ -138,11 +164,14 @@ local function body(b, p)
   -- operand (D x BC, rows of V contiguous), P (BR x BC), a row-statistic buffer broadcast along
   -- its columns, the row / column indices and the batch's key length
   local W = math.max(BC, D)
-  local sQ = ckt.tensor("lds", dt, ckt.layout({BR, D}, {D, 1}))
+  -- Each tile XOR-swizzled by 16-byte chunks (rows of W elements): an ldmatrix reads one chunk of
+  -- 8 consecutive rows, which without it share banks (8-way for W = 64 or 128: the kernel's
+  -- LDS traffic was 90% of L1's throughput at 12% of the SM's compute, ncu on an H100)
+  local sQ = ckt.tensor("lds", dt, ckt.layout({BR, D}, {D, 1}), {swizzle = chunk_swizzle(D)})
   -- K and V in two-stage rings: the next key tile is stored while this one is read
-  local sK = ckt.tensor("lds", dt, ckt.layout({BC, D}, {D, 1}), {stages = p.stages})
-  local sV = ckt.tensor("lds", dt, ckt.layout({D, BC}, {1, D}), {stages = p.stages})
-  local sP = ckt.tensor("lds", dt, ckt.layout({BR, BC}, {BC, 1}))
+  local sK = ckt.tensor("lds", dt, ckt.layout({BC, D}, {D, 1}), {stages = p.stages, swizzle = chunk_swizzle(D)})
+  local sV = ckt.tensor("lds", dt, ckt.layout({D, BC}, {1, D}), {stages = p.stages, swizzle = chunk_swizzle(D)})
+  local sP = ckt.tensor("lds", dt, ckt.layout({BR, BC}, {BC, 1}), {swizzle = chunk_swizzle(BC)})
   local sStat = ckt.tensor("lds", "f32", ckt.layout({BR, W}, {1, 0}))
   local sRow = ckt.tensor("lds", "i32", ckt.layout({BR, BC}, {1, 0}))
   local sCol = ckt.tensor("lds", "i32", ckt.layout({BR, BC}, {0, 1}))
