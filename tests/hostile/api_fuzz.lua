@@ -381,6 +381,202 @@ if ckt.kernel and ckt.layout then
 end
 print(("api fuzz, launches: %d launches, %d results, %d clean errors"):format(launches, launch_results, launch_errors))
 
+-- Asynchronous and bulk copies (issue 30): kernels whose build calls the builder's asynchronous
+-- pieces in random orders and with odd arguments -- ckt.tensor("lds", ..., {stages = }), t:stage,
+-- b:copy(..., {async = }), b:blockwise_copy{async = }, b:commit, b:wait{pending = }, b:mbarriers,
+-- b:mbarrier_wait / b:mbarrier_arrive, b:tma_copy, b:producer, inside loops and producers or not --
+-- then k:source for the CPU and GPU targets, and (a few) k:compile and a launch on the CPU target.
+-- A result or an error with a message, never a raw Lua error; generated C that does not compile is
+-- a failure ("'ckt_cpq' undeclared" was: b:wait / b:commit with no copy before them).
+local async_calls, async_results, async_errors, async_built, async_compiled = 0, 0, 0, 0, 0
+if ckt.kernel and ckt.layout then
+  local nk = tonumber(env("CKT_FUZZ_ASYNC_KERNELS")) or 60
+  local compiles = tonumber(env("CKT_FUZZ_ASYNC_COMPILES")) or 6
+  local dev
+  if ckt.device then local ok, d = pcall(ckt.device, "cpu"); if ok then dev = d end end
+  local function pick(t) return t[math.random(#t)] end
+  local function note(what, ok, e)
+    async_calls = async_calls + 1
+    if ok then async_results = async_results + 1; return true end
+    if type(e) ~= "string" or #e == 0 then error(("%s returned a bad error object: %s (seed %d)"):format(what, tostring(e), seed)) end
+    if e:find("attempt to ", 1, true) then error(("%s raised a raw Lua error: %s (seed %d)"):format(what, e, seed)) end
+    async_errors = async_errors + 1
+    return false
+  end
+  local odd = {0, -1, 1, 2, 3, 4, 5, 8, 64, 1 << 31, 1 << 62, math.mininteger, 0.5, 0 / 0, "2", {}, true}
+  local function small(hi) return math.random() < 0.85 and math.random(0, hi or 3) or pick(odd) end
+  for _ = 1, nk do
+    local target = pick{"cpu", "cpu:sm_90a", "cpu:sm_90a", "cpu:sm_90", "cpu:gfx90a"}
+    local dt = pick{"f16", "f16", "bf16", "f32"}
+    local block = pick{64, 64, 128, 32}
+    local ok, k = pcall(ckt.kernel, {name = "az", block = block, build = function(b)
+      local X, Y = b:pointer("X", dt, {const = true}), b:pointer("Y", dt)
+      local M, K = b:size("M"), b:size("K")
+      local gx = ckt.tensor(X, dt, {shape = {M, K}}, {pad = true})
+      local gy = ckt.tensor(Y, dt, {shape = {M, K}}, {pad = true})
+      local TR, TC = pick{8, 16}, pick{16, 32, 64}
+      local vec = 16 // ckt.array(dt, 1):bytes()
+      local thr = ckt.layout({block // (TC // vec), TC // vec}, {TC // vec, 1})
+      local rings, bars, tm = {}, {}, b:block_id(0)
+      -- an LDS window at a stage of a ring (nil when there is none or t:stage refused)
+      local function slot()
+        if #rings == 0 then return nil end
+        local s = small()
+        local sok, st = pcall(function() return pick(rings):stage(s) end)
+        if not note("t:stage", sok, st) then return nil end
+        return ckt.tile_window(st, {TR, TC}, {0, 0})
+      end
+      local function src(kt) return ckt.local_tile(gx, {TR, TC}, {tm, kt}) end
+      local steps
+      local function run_steps(n, kt, depth)
+        for _ = 1, n do
+          local s = pick(steps)
+          note(s[1], pcall(s[2], slot(), kt, depth))
+        end
+      end
+      steps = {
+        {"lds", function() rings[#rings + 1] = ckt.tensor("lds", dt, ckt.layout({TR, TC}, {TC, 1}), {stages = small(4)}) end},
+        {"copy", function(w, kt) b:copy(w, src(kt), {async = pick{true, true, false, "yes", 1}}) end},
+        {"blockwise_copy", function(w, kt)
+          b:blockwise_copy{src = src(kt), dst = w, thread_layout = thr, scalar_per_vector = pick{vec, vec, 1, 3}, async = pick{true, true, nil, 0}}
+        end},
+        {"commit", function() b:commit() end},
+        {"wait", function() if math.random() < 0.3 then b:wait() else b:wait{pending = small()} end end},
+        {"mbarriers", function() bars[#bars + 1] = b:mbarriers{count = small(4), arrivals = pick{1, 1, block, 2, 0, -1, 1 << 40}} end},
+        {"mbarrier_wait", function() b:mbarrier_wait{barrier = #bars > 0 and pick(bars) or nil, at = small(), phase = small(1)} end},
+        {"mbarrier_arrive", function() b:mbarrier_arrive{barrier = #bars > 0 and pick(bars) or nil, at = small()} end},
+        {"tma_copy", function(w, kt) b:tma_copy{src = src(kt), dst = w, barrier = #bars > 0 and pick(bars) or nil, at = small()} end},
+        {"producer", function(_, kt, depth) b:producer(function() if depth < 2 then run_steps(math.random(0, 4), kt, depth + 1) end end) end},
+        {"loop", function(_, _, depth) b:loop(small(5), function(i) if depth < 2 then run_steps(math.random(0, 5), i, depth + 1) end end) end},
+        {"sync", function() b:sync() end},
+        {"store", function(w, kt) if w then ckt.local_tile(gy, {TR, TC}, {tm, kt}):store(w:load()) end end},
+      }
+      run_steps(math.random(1, 14), 0, 0)
+    end})
+    if note("ckt.kernel", ok, k) then
+      async_built = async_built + 1
+      for _, t in ipairs{target, pick{"sm_90a", "sm_90", "gfx90a", "cpu"}} do note("k:source", pcall(k.source, k, t)) end
+      if dev and compiles > 0 then
+        compiles = compiles - 1
+        local cok, exe = pcall(k.compile, k, {target = target})
+        if not cok and tostring(exe):find("compile failed", 1, true) then
+          error(("asynchronous copies: generated C does not compile for %s (seed %d): %s"):format(target, seed, tostring(exe)))
+        end
+        if note("k:compile", cok, exe) then
+          async_compiled = async_compiled + 1
+          for _ = 1, 3 do
+            local M, K = math.random(0, 40), math.random(0, 100)
+            local n = math.max(M * K, 1)
+            local args = {grid = math.random() < 0.9 and {math.random(1, 4)} or {pick{0, -1, 2^40}}, M = M, K = K,
+              X = dev:alloc(dt, n), Y = dev:alloc(dt, math.random() < 0.9 and n or 1)}
+            note("exe:launch", pcall(exe.launch, exe, args))
+            note("dev:synchronize", pcall(dev.synchronize, dev))
+            args.X:close(); args.Y:close()
+          end
+        end
+      end
+    end
+  end
+end
+print(("api fuzz, asynchronous copies: %d calls, %d kernels built, %d compiled and launched, %d results, %d clean errors"):format(
+  async_calls, async_built, async_compiled, async_results, async_errors))
+
+-- Streams, events and graphs on the CPU device (issues 25, 30) in random orders: dev:stream,
+-- default streams, s:record, s:wait(e), e:elapsed, e:synchronize / query, s:synchronize, closes,
+-- dev:capture(function(s) ... end) whose body makes the same calls (nested captures, errors
+-- midway), g:launch on any stream, launches and buf:upload / download{stream =} with right and
+-- wrong arrays, closed and foreign objects and random values in every argument. A result or an
+-- error with a message, never a raw Lua error; dev:synchronize ends every round.
+local stream_calls, stream_results, stream_errors = 0, 0, 0
+if ckt.device and ckt.kernel then
+  local dok, dev = pcall(ckt.device, "cpu")
+  local ook, other = pcall(ckt.device, "cpu")
+  local kok, exe = false, nil
+  if dok then
+    kok, exe = pcall(function()
+      return ckt.kernel{name = "sfz", block = 64, build = function(b)
+        local Y = b:pointer("Y", "f32")
+        local n, a, c = b:size("n"), b:scalar("a"), b:scalar("c")
+        local w = ckt.local_tile(ckt.tensor(Y, "f32", {shape = {n}}, {pad = true}), {64}, {b:block_id()})
+        w:store(b:map(function(y) return y * a + c end, w:load()))
+      end}:compile{target = "cpu"}
+    end)
+  end
+  if dok and kok then
+    local rounds = tonumber(env("CKT_FUZZ_STREAM_CALLS")) or 3000
+    local function pick(t) return t[math.random(#t)] end
+    local function note(what, ok, e)
+      stream_calls = stream_calls + 1
+      if ok then stream_results = stream_results + 1; return true end
+      if type(e) ~= "string" or #e == 0 then error(("%s returned a bad error object: %s (seed %d)"):format(what, tostring(e), seed)) end
+      if e:find("attempt to ", 1, true) then error(("%s raised a raw Lua error: %s (seed %d)"):format(what, e, seed)) end
+      stream_errors = stream_errors + 1
+      return false
+    end
+    local streams, events, graphs, bufs, arrays = {dev:default_stream()}, {}, {}, {}, {}
+    if ook then streams[#streams + 1] = other:stream() end
+    -- methods taken from real objects, called with any value as self (the binding checks it)
+    local S0, B0 = dev:stream(), dev:alloc("f32", 64)
+    local E0 = S0:record()
+    local G0 = dev:capture(function() end)
+    local S, E, B, G = {}, {}, {}, {}
+    for _, name in ipairs{"close", "record", "wait", "synchronize"} do S[name] = S0[name] end
+    for _, name in ipairs{"elapsed", "synchronize", "query"} do E[name] = E0[name] end
+    for _, name in ipairs{"close", "upload", "download"} do B[name] = B0[name] end
+    for _, name in ipairs{"launch", "close"} do G[name] = G0[name] end
+    -- (the templates join the pools: they get closed and reused like the others)
+    streams[#streams + 1], events[1], bufs[1], graphs[1] = S0, E0, B0, G0
+    local function keep(t, v) if #t < 24 then t[#t + 1] = v else t[math.random(#t)] = v end end
+    local function any(t) return (#t > 0 and math.random() < 0.9) and pick(t) or random_value(0) end
+    local ops
+    local depth = 0
+    local function step(s_in)
+      local op = pick(ops)
+      local s = s_in and math.random() < 0.7 and s_in or any(streams)
+      note(op[1], pcall(op[2], s))
+    end
+    ops = {
+      {"dev:stream", function() keep(streams, dev:stream()) end},
+      {"s:close", function(s) S.close(s) end},
+      {"s:record", function(s) keep(events, S.record(s)) end},
+      {"s:wait", function(s) S.wait(s, any(events)) end},
+      {"s:synchronize", function(s) S.synchronize(s) end},
+      {"e:elapsed", function() return E.elapsed(any(events), any(events)) end},
+      {"e:synchronize", function() E.synchronize(any(events)) end},
+      {"e:query", function() return E.query(any(events)) end},
+      {"dev:alloc", function() keep(bufs, dev:alloc("f32", pick{64, 128, 1000, 1})) end},
+      {"ckt.array", function() keep(arrays, ckt.array(pick{"f32", "f32", "f16"}, pick{64, 128, 1000, 1, 0})) end},
+      {"buf:close", function() B.close(any(bufs)) end},
+      {"buf:upload", function(s) B.upload(any(bufs), any(arrays), pick{{stream = s}, {stream = s}, nil, {stream = random_value(0)}}) end},
+      {"buf:download", function(s) B.download(any(bufs), any(arrays), pick{{stream = s}, {stream = s}, nil, {stream = random_value(0)}}) end},
+      {"exe:launch", function(s)
+        local y = any(bufs)
+        local n = pick{64, 128, 1000, 0, -1, 65, 1 << 40}
+        exe:launch{grid = math.random() < 0.9 and math.random(1, 16) or random_value(0), Y = y, n = n, a = pick{1, 0.5, 0 / 0}, c = 1,
+          stream = math.random() < 0.9 and s or random_value(0), timed = math.random() < 0.1 or nil}
+      end},
+      {"dev:capture", function()
+        if depth >= 2 then return end
+        depth = depth + 1
+        local cok, g = pcall(dev.capture, dev, function(cs)
+          keep(streams, cs) -- kept past its capture: used afterwards too
+          for _ = 1, math.random(0, 5) do step(cs) end
+          if math.random() < 0.1 then error("a capture body that fails") end
+        end)
+        depth = depth - 1
+        if not cok then error(g, 0) end
+        keep(graphs, g)
+      end},
+      {"g:launch", function(s) local g = any(graphs); if math.random() < 0.5 then G.launch(g, s) else G.launch(g) end end},
+      {"g:close", function() G.close(any(graphs)) end},
+      {"dev:synchronize", function() dev:synchronize() end},
+    }
+    for _ = 1, rounds do step(nil) end
+    note("dev:synchronize", pcall(dev.synchronize, dev))
+  end
+end
+print(("api fuzz, streams: %d calls, %d results, %d clean errors"):format(stream_calls, stream_results, stream_errors))
+
 -- Autotune (issue 30): random spaces (named dimensions, lists of configs, hostile values, up to
 -- 10,000 configs), budgets (none, tiny, zero, negative, NaN, inf, fractions of a second),
 -- build functions that return kernels, garbage or raise, filters and metrics that return

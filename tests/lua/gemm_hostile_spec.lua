@@ -75,14 +75,17 @@ describe("gemm option bounds", function()
     for _ = 1, 60 do
       for _, name in ipairs{"group", "block", "stages", "k_pack", "persistent", "mma_pending", "tile"} do
         local v = pick()
-        local o = {target = "cpu:sm_90a", dtype = "f16", tile = {64, 64, 32}, block = 128}
+        -- (the plain cpu target and several tiles a side: group = 2^62 over 4 tile columns wrapped
+        -- to 0 there; cpu:sm_90a at one tile, as this loop was, launched fine before the fix)
+        local target = (rng >> 4) % 2 == 0 and "cpu" or "cpu:sm_90a"
+        local o = {target = target, dtype = "f16", tile = {64, 64, 32}, block = 128}
         if name == "tile" then o.tile = {64, v, 32} else o[name] = v end
         local ok, k, grid = pcall(gemm.build, o)
         if ok then
           -- accepted: it must also launch (no SIGFPE) at a small size
-          local e = k:compile{target = "cpu:sm_90a"}
-          local ba, bb, bc = cpu:alloc("f16", 64 * 64), cpu:alloc("f16", 64 * 64), cpu:alloc("f16", 64 * 64)
-          e:launch{grid = grid(64, 64), A = ba, B = bb, C = bc, M = 64, N = 64, K = 64}
+          local e = k:compile{target = target}
+          local ba, bb, bc = cpu:alloc("f16", 256 * 32), cpu:alloc("f16", 32 * 256), cpu:alloc("f16", 256 * 256)
+          e:launch{grid = grid(256, 256), A = ba, B = bb, C = bc, M = 256, N = 256, K = 32}
         else
           has(tostring(k), name == "tile" and "tile" or name)
         end
