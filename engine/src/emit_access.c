@@ -464,6 +464,71 @@ bool ckt_em_split_offsets(em *e, const em_access *a, int nrep, const int64_t *va
     return true;
 }
 
+/* ldmatrix's addresses when the window's origin is a nonzero constant (a K step past the first of
+ * an unrolled blockwise_gemm): one thread offset z for every K step (the origin left out, so the
+ * compiler keeps one register, not one per step) and per matrix r the constant c_r = u_r - z.
+ * Under a swizzle, f(z + c_r) = f(z) ^ f(c_r) (no shared bits, f linear over XOR): the bits of
+ * f(c_r) that f(z) may have (lo) are XORed into the byte address, the others (hi) added as the
+ * immediate. The XOR on the address (base + esz f(z)) is exact when the base is aligned past the
+ * XORed bits: the tensor's LDS offset and stage stride are checked, and every thread's every
+ * address is compared with the swizzle of its offset. false: the caller takes the other ways. */
+static bool split_folded(em *e, const em_access *a, int nrep, const int64_t *vals, ckt_expr_id *z0,
+                         int64_t *lo, int64_t *hi)
+{
+    ckt_expr_pool *ex = e->ex;
+    em_access b = *a, o = *a;
+    bool moved = false;
+    for (int d = 0; d < 2; d++) {
+        int64_t l, h;
+        ckt_expr_range(ex, a->w->origin[d], &l, &h);
+        if (l != h) return false;
+        moved |= l != 0;
+        b.idx[d] = a->thr[d];
+        o.idx[d] = ckt_expr_addc(ex, a->thr[d], l);
+    }
+    if (!moved || nrep > 16 || !a->t->swizzled) return false;
+    ckt_expr_id z = ckt_em_group_offset(e, &b, vals[0], 0), u[16];
+    for (int r = 0; r < nrep; r++) u[r] = ckt_em_group_offset(e, &o, vals[r], 0);
+    if (ckt_expr_pool_status(ex, NULL)) return false;
+    int64_t c[16], zbits = 0;
+    for (int64_t tid = 0; tid < e->block; tid++) {
+        ckt_expr_env env = {.tid = tid};
+        int64_t zt, ur;
+        if (ckt_expr_eval_int(ex, z, &env, &zt, NULL) || zt < 0) return false;
+        zbits |= swizzle_num(a->t, zt);
+        for (int r = 0; r < nrep; r++) {
+            if (ckt_expr_eval_int(ex, u[r], &env, &ur, NULL)) return false;
+            if (tid == 0) c[r] = ur - zt;
+            if (ur - zt != c[r] || c[r] < 0 || (zt & c[r])) return false;
+        }
+    }
+    int64_t top = 0;
+    for (int r = 0; r < nrep; r++) {
+        int64_t f = swizzle_num(a->t, c[r]);
+        lo[r] = f & zbits;
+        hi[r] = f & ~zbits;
+        if (lo[r] * a->esz > top) top = lo[r] * a->esz;
+    }
+    int64_t P = 1;
+    while (P <= top) P *= 2;
+    if (P > 1024 || a->t->lds_offset % P ||
+        ((a->t->stages > 1 || a->t->stage_view) && (a->t->stage_elems * a->esz) % P))
+        return false;
+    for (int64_t tid = 0; tid < e->block; tid++) { /* the addresses, as the hardware forms them */
+        ckt_expr_env env = {.tid = tid};
+        int64_t zt, ur;
+        if (ckt_expr_eval_int(ex, z, &env, &zt, NULL)) return false;
+        for (int r = 0; r < nrep; r++) {
+            if (ckt_expr_eval_int(ex, u[r], &env, &ur, NULL)) return false;
+            if ((((swizzle_num(a->t, zt) * a->esz) ^ (lo[r] * a->esz)) + hi[r] * a->esz) !=
+                swizzle_num(a->t, ur) * a->esz)
+                return false;
+        }
+    }
+    *z0 = ckt_em_swizzled(e, &(ckt_ktensor){.swizzled = a->t->swizzled, .sw = a->t->sw}, z);
+    return !ckt_expr_pool_status(ex, NULL);
+}
+
 /* CUDA: the A / B fragments of mma.sync by ldmatrix (x4 for A, x2 for B) when every 8-element K
  * row the lanes point at is 16 contiguous, aligned bytes of LDS; returns false (why in `why`)
  * when the layout does not allow it, and the load stays ordinary element / vector loads. */
@@ -522,6 +587,26 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
     int64_t fc[16], vals[16];
     bool add;
     for (int r = 0; r < nrep && r < 16; r++) vals[r] = (int64_t)r * 8;
+    int64_t lo[16], hi[16];
+    if (nrep <= 16 && split_folded(e, &a, nrep, vals, &u0, lo, hi)) {
+        ckt_em_line(e, "/* one offset per thread for every K step (the step's columns XORed into "
+                       "the address, an immediate per matrix) */");
+        if (!ckt_em_thread_address(e, &a, u0, "ckt_lt", "ckt_la")) return false;
+        ckt_em_line(e, "const ckt_u32 ckt_lb = ckt_la + %lldu * ckt_lt;", (long long)a.esz);
+        for (int rep = 0; rep < nrep; rep++) {
+            ckt_em_line(e, "{");
+            e->ind++;
+            char at[96];
+            snprintf(at, sizeof at, lo[rep] ? "(ckt_lb ^ %lldu)" : "ckt_lb",
+                     (long long)(lo[rep] * a.esz));
+            ldmatrix_load(e, &a, nregs, trs, at, (long long)(hi[rep] * a.esz), rep * per);
+            e->ind--;
+            ckt_em_line(e, "}");
+        }
+        e->ind--;
+        ckt_em_line(e, "}");
+        return true;
+    }
     if (nrep <= 16 && ckt_em_split_offsets(e, &a, nrep, vals, &u0, fc, &add)) {
         ckt_em_line(
             e, "/* one offset per thread (hoisted out of loops by the compiler), a constant per "

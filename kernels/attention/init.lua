@@ -239,11 +239,12 @@ local function body(b, p)
   local kthr = ckt.layout({D // 8, rows}, {1, D // 8}) -- V's threads in the D x BC operand
   local function fetch(t)
     local src = function(g) return ckt.local_partition(ckt.tile_window(g, {1, 1, BC, D}, {bi, hk, t * BC, 0}), thr4, tid, {scalar_per_vector = 8, vector_dim = 3}) end
-    return src(gk):load(), src(gv):load()
+    local v16 = {vector_dim = 3, scalar_per_vector = 8}
+    return src(gk):load(v16), src(gv):load(v16)
   end
-  local function stash(kr, vr, st)
-    ckt.local_partition(ckt.tile_window(sK:stage(st), {BC, D}, {0, 0}), thr2, tid, {scalar_per_vector = 8, vector_dim = 1}):store(kr)
-    ckt.local_partition(ckt.tile_window(sV:stage(st), {D, BC}, {0, 0}), kthr, tid, {scalar_per_vector = 8, vector_dim = 0}):store(vr)
+  local function stash(kr, vr, st) -- (16-byte stores: V's vectors run along sV's dim 0)
+    ckt.local_partition(ckt.tile_window(sK:stage(st), {BC, D}, {0, 0}), thr2, tid, {scalar_per_vector = 8, vector_dim = 1}):store(kr, {vector_dim = 1, scalar_per_vector = 8})
+    ckt.local_partition(ckt.tile_window(sV:stage(st), {D, BC}, {0, 0}), kthr, tid, {scalar_per_vector = 8, vector_dim = 0}):store(vr, {vector_dim = 0, scalar_per_vector = 8})
   end
   do local kr, vr = fetch(0); stash(kr, vr, 0) end
   b:sync()

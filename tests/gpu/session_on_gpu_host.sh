@@ -7,7 +7,10 @@
 #   compiles (bench/jit_kernels.lua), compile throughput on the pool (bench/jit_pool.lua), cache
 #   hits and a precompiled library's first launch (bench/jit_latency.lua), ckt-lua --precompile.
 # Results in $OUT (packed into one results.tar.gz); exits non-zero when any check failed.
-#   bash tests/gpu/session_on_gpu_host.sh [part...]   parts: attention rows gemm grouped jit (all)
+#   bash tests/gpu/session_on_gpu_host.sh [part...]   parts: attention rows gemm grouped jit (all),
+#   and on request: odd (the unaligned sm_90a GEMM at K = 4097 against the double reference, beside
+#   cuBLAS: tests/gpu/gemm_odd_check.lua), unaligned (sm_90a GEMM with aligned = false and ragged bulk copies against the
+#   aligned default), ncu (the attention kernel under Nsight Compute: where its time goes)
 set -u
 dir=$(dirname "$0")
 . "$dir/host_common.sh"
@@ -30,6 +33,17 @@ if has gemm; then
 fi
 if has grouped && [ -f bench/gemm_grouped.lua ]; then
   host_check "bench/gemm_grouped.lua sm_90a" "$out/gemm_grouped.log" cat $lua bench/gemm_grouped.lua sm_90a "$out/gemm_grouped_h100.json"
+fi
+if has unaligned; then
+  host_check "bench/gemm.lua sm_90a unaligned 4104" "$out/gemm_unaligned.log" "tail -12" $lua bench/gemm.lua sm_90a "$out/gemm_sm90a_unaligned_h100.json" "default,default@unaligned,default@tma@unaligned" 4104 kk,kn,mk,mn
+  host_check "bench/gemm.lua sm_90a unaligned 4097" "$out/gemm_unaligned_odd.log" "tail -6" $lua bench/gemm.lua sm_90a "$out/gemm_sm90a_unaligned_odd_h100.json" "default@unaligned" 4097 kk,mk
+fi
+if has odd; then
+  host_check "gemm_odd_check.lua" "$out/gemm_odd_check.log" cat $lua tests/gpu/gemm_odd_check.lua 192 160 4097
+fi
+if has ncu; then
+  host_check "ncu attention" "$out/attention_ncu.log" "grep -E 'Duration|Throughput|Occupancy|Warp Cycles|Stall|Registers|Shared Memory|ms$|Issue|Eligible|Active Warps|spills'" \
+    ncu -k regex:attn -c 1 --section SpeedOfLight --section WarpStateStats --section Occupancy --section SchedulerStats --section LaunchStats $lua tests/gpu/attention_ncu.lua 128 false
 fi
 if has jit; then
   host_check "bench/jit_kernels.lua" "$out/jit_kernels.log" cat $lua bench/jit_kernels.lua sm_90 sm_90a
