@@ -532,10 +532,17 @@ void ckt_em_broadcast(em *e, const ckt_kop *op)
                       *src = ckt_kernel_tensor(e->k, op->inputs[0]);
     char o[64], s[64];
     ckt_em_thread_open(e);
-    ckt_em_line(e,
-                "/* %s = %s spread along dim %d over the distribution of %s's tile: a thread's "
-                "own values of its lines */",
-                out->name, src->name, op->vector_dim, out->name);
+    if (op->vector_dim >= 0)
+        ckt_em_line(e,
+                    "/* %s = %s spread along dim %d over the distribution of %s's tile: a thread's "
+                    "own values of its lines */",
+                    out->name, src->name, op->vector_dim, out->name);
+    else
+        ckt_em_line(e,
+                    "/* %s = %s's elements at (%lld, %lld) in the distribution of %s: a thread's "
+                    "own values, relabelled */",
+                    out->name, src->name, (long long)op->mma_rep[0], (long long)op->mma_rep[1],
+                    out->name);
     for (int64_t v = 0; v < out->nvalues; v++)
         ckt_em_line(e, "%s = %s;", ckt_em_reg(e, out, v, o, sizeof o),
                     ckt_em_reg(e, src, ckt_kernel_broadcast_source(e->k, op, v), s, sizeof s));

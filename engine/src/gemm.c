@@ -313,6 +313,15 @@ static ckt_status lds_tile(ckt_kernel *k, int tensor, const char *what, int64_t 
                            int64_t *cols, ckt_error *err)
 {
     const ckt_ktensor *t = ckt_kernel_tensor(k, tensor);
+    if (t && t->mem == CKT_MEM_REG && what[0] == 'a') { /* A from registers (kernel_gemm.c) */
+        const ckt_dist *d = t->dist >= 0 ? ckt_kernel_dist(k, t->dist) : NULL;
+        if (!d || d->rank != 2)
+            return ckt_fail(err, CKT_EINVAL,
+                            "blockwise_gemm: a register A must be a distributed M x K tile");
+        *rows = d->lengths[0];
+        *cols = d->lengths[1];
+        return CKT_OK;
+    }
     if (!t || t->mem != CKT_MEM_LDS)
         return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: %s must be an LDS tensor", what);
     if (t->rank != 2)

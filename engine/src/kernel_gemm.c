@@ -22,6 +22,7 @@ typedef struct gemm_site {
     char fa, fb; /* their forms: 'A' / 'B', or 'a' / 'b' (transposed, ldmatrix.trans) */
     int mi;      /* the instruction's index */
     int64_t alen[2], blen[2], rep[3];
+    bool a_reg; /* A is a register tile (the thread's own values), not LDS */
 } gemm_site;
 
 /* The ldmatrix form of an operand's LDS tile: 'A' / 'B' where K is the contiguous dim, 'a' / 'b'
@@ -44,12 +45,21 @@ static ckt_status gemm_fragments(const gemm_site *x, ckt_expr_id k0, int *ra, in
     ckt_expr_id origin[2] = {ckt_expr_int(ckt_kernel_exprs(x->k), 0), k0};
     int wa, wb;
     ckt_status s;
-    if ((s = ckt_kernel_window_make(x->k, x->a_lds, 2, x->alen, origin, &wa, err)) ||
-        (s = ckt_kernel_load(x->k, wa, x->ad, 1, 0, 0.0f, ra, err)) ||
-        (x->la >= 0 && (s = ckt_kernel_fragment_load(x->k, *ra, x->mi, x->fa, x->la, err))) ||
-        (s = ckt_kernel_window_make(x->k, x->b_lds, 2, x->blen, origin, &wb, err)) ||
+    if (x->a_reg) { /* A's fragment relabelled from the thread's own registers (a constant step) */
+        int64_t at[3] = {0, 0, 0};
+        if (!ckt_expr_is_const(ckt_kernel_exprs(x->k), k0, &at[1]))
+            return ckt_fail(err, CKT_EINVAL,
+                            "blockwise_gemm: a register A needs K steps written "
+                            "out (a constant step)");
+        if ((s = ckt_kernel_regather(x->k, x->a_lds, x->ad, at, ra, err))) return s;
+    } else if ((s = ckt_kernel_window_make(x->k, x->a_lds, 2, x->alen, origin, &wa, err)) ||
+               (s = ckt_kernel_load(x->k, wa, x->ad, 1, 0, 0.0f, ra, err)) ||
+               (x->la >= 0 && (s = ckt_kernel_fragment_load(x->k, *ra, x->mi, x->fa, x->la, err))))
+        return s;
+    if ((s = ckt_kernel_window_make(x->k, x->b_lds, 2, x->blen, origin, &wb, err)) ||
         (s = ckt_kernel_load(x->k, wb, x->bd, 1, 0, 0.0f, rb, err)) ||
         (x->lb >= 0 && (s = ckt_kernel_fragment_load(x->k, *rb, x->mi, x->fb, x->lb, err))))
+
         return s;
     return CKT_OK;
 }
@@ -75,32 +85,39 @@ ckt_status ckt_kernel_blockwise_gemm(ckt_kernel *k, int a_lds, int b_lds, int c_
     if ((s = ckt_gemm_dist(t, &g, 'B', &d, err)) || (s = ckt_kernel_add_dist(k, &d, &bd, err)))
         return s;
     int64_t steps = kpa / g.k_step;
-    gemm_site site = {k,
-                      a_lds,
-                      b_lds,
-                      c_reg,
-                      ad,
-                      bd,
-                      -1,
-                      -1,
-                      ldmatrix_form(k, a_lds, 'A'),
-                      ldmatrix_form(k, b_lds, 'B'),
-                      ckt_gemm_mma_index(m),
-                      {mpb, g.k_step},
-                      {npb, g.k_step},
-                      {t->m_per_wave, t->n_per_wave, g.pack}};
+    gemm_site site = {
+        k,
+        a_lds,
+        b_lds,
+        c_reg,
+        ad,
+        bd,
+        -1,
+        -1,
+        ckt_kernel_tensor(k, a_lds)->mem == CKT_MEM_REG ? 'A' : ldmatrix_form(k, a_lds, 'A'),
+        ldmatrix_form(k, b_lds, 'B'),
+        ckt_gemm_mma_index(m),
+        {mpb, g.k_step},
+        {npb, g.k_step},
+        {t->m_per_wave, t->n_per_wave, g.pack},
+        ckt_kernel_tensor(k, a_lds)->mem == CKT_MEM_REG};
     /* NVIDIA: ldmatrix where the LDS layout gives 16-byte K rows, ldmatrix.trans where it gives
      * 16-byte M / N rows (the emitter checks the whole layout and decides) */
     if (m->ldmatrix && g.pack == 1) {
-        if ((s = ckt_gemm_ldmatrix_dist(t, &g, site.fa, &d, err)) ||
-            (s = ckt_kernel_add_dist(k, &d, &site.la, err)))
+        if (!site.a_reg && ((s = ckt_gemm_ldmatrix_dist(t, &g, site.fa, &d, err)) ||
+                            (s = ckt_kernel_add_dist(k, &d, &site.la, err))))
             return s;
         if ((s = ckt_gemm_ldmatrix_dist(t, &g, site.fb, &d, err)) ||
             (s = ckt_kernel_add_dist(k, &d, &site.lb, err)))
             return s;
     }
     ckt_expr_pool *ex = ckt_kernel_exprs(k);
-    if (m->ldmatrix && steps <= GEMM_UNROLL_STEPS) {
+    if (site.a_reg && steps > GEMM_UNROLL_STEPS)
+        return ckt_fail(err, CKT_EINVAL,
+                        "blockwise_gemm: a register A of %lld K steps (at most %d: they are "
+                        "written out)",
+                        (long long)steps, GEMM_UNROLL_STEPS);
+    if ((m->ldmatrix || site.a_reg) && steps <= GEMM_UNROLL_STEPS) {
         /* software pipeline over the K steps of the tile: the fragments of step s + 1 are loaded
          * before the instructions of step s, so the loads' latency hides behind the math. NVIDIA
          * only: its loads and instructions are inline assembly, which the compiler keeps in

@@ -1224,26 +1224,31 @@ ckt_status ckt_kernel_reduce_dim(ckt_kernel *k, int src, int dim, ckt_reduce_op 
     return push_op(k, &op, err);
 }
 
-/* the coordinates of value v of thread t of d but along dim, as a row-major key (-1: outside the
- * tile) */
-static int64_t key_but(const ckt_dist *d, int dim, int64_t t, int64_t v)
+/* The row-major key, over the source tile's lengths, of value v of thread t of d at `origin` in
+ * that tile, dimension `skip` left out (-1: none); -1 outside the source tile */
+static int64_t key_at(const ckt_dist *d, const int64_t *origin, const int64_t *lengths, int skip,
+                      int64_t t, int64_t v)
 {
     int64_t c[CKT_K_MAX_RANK], key = 0;
     ckt_dist_coord(d, t, v, c);
     for (int r = 0; r < d->rank; r++) {
-        if (r == dim) continue;
-        if (c[r] < 0 || c[r] >= d->lengths[r]) return -1;
-        key = key * d->lengths[r] + c[r];
+        if (r == skip) continue;
+        int64_t x = c[r] + origin[r];
+        if (x < 0 || x >= lengths[r]) return -1;
+        key = key * lengths[r] + x;
     }
     return key;
 }
 
-/* u = the value of thread 0 in s on the line of value v of `like`, -1 if none */
-static int64_t line_value(const ckt_dist *s, const ckt_dist *like, int dim, int64_t v)
+/* u = the value of thread 0 in s holding value v of `like`'s element (placed at origin, dim left
+ * out), -1 if none */
+static int64_t source_value(const ckt_dist *s, const ckt_dist *like, const int64_t *origin, int dim,
+                            int64_t v)
 {
-    int64_t key = key_but(like, dim, 0, v);
-    for (int64_t u = 0; u < s->nvalues; u++)
-        if (key >= 0 && key_but(s, dim, 0, u) == key) return u;
+    static const int64_t zero[CKT_K_MAX_RANK];
+    int64_t key = key_at(like, origin, s->lengths, dim, 0, v);
+    for (int64_t u = 0; key >= 0 && u < s->nvalues; u++)
+        if (key_at(s, zero, s->lengths, dim, 0, u) == key) return u;
     return -1;
 }
 
@@ -1251,11 +1256,61 @@ int64_t ckt_kernel_broadcast_source(const ckt_kernel *k, const ckt_kop *op, int6
 {
     const ckt_dist *s = &k->dists[k->tensors[op->inputs[0]].dist],
                    *like = &k->dists[k->tensors[op->r].dist];
-    return line_value(s, like, op->vector_dim, v);
+    return source_value(s, like, op->mma_rep, op->vector_dim, v);
+}
+
+/* *reg in distribution `dist` (a tile of dist's lengths at `origin` in src's tile) takes from each
+ * thread's own registers of src the value of its element (along `dim`: any of the line; -1: the
+ * element itself); refused, naming a thread and a value, where a thread does not hold it or not at
+ * the same value index as thread 0. */
+static ckt_status regather(ckt_kernel *k, const char *fn, int src, int dist, const int64_t *origin,
+                           int dim, int *reg, ckt_error *err)
+{
+    static const int64_t zero[CKT_K_MAX_RANK];
+    const ckt_dist *s = &k->dists[k->tensors[src].dist], *l = &k->dists[dist];
+    if (s->rank != l->rank)
+        return ckt_fail(err, CKT_EINVAL, "%s: the source tile has rank %d, the result's %d", fn,
+                        s->rank, l->rank);
+    for (int r = 0; r < s->rank; r++)
+        if (r != dim && l->lengths[r] + origin[r] > s->lengths[r])
+            return ckt_fail(err, CKT_EINVAL,
+                            "%s: the tiles differ in dimension %d (%lld at %lld in %lld), not only "
+                            "along dim %d",
+                            fn, r, (long long)l->lengths[r], (long long)origin[r],
+                            (long long)s->lengths[r], dim);
+    if (l->threads > s->threads)
+        return ckt_fail(err, CKT_EINVAL,
+                        "%s: the result's distribution has %lld threads, the source's only %lld",
+                        fn, (long long)l->threads, (long long)s->threads);
+    for (int64_t v = 0; v < l->nvalues; v++) {
+        int64_t u = source_value(s, l, origin, dim, v);
+        for (int64_t t = 0; t < l->threads; t++) {
+            int64_t key = key_at(l, origin, s->lengths, dim, t, v);
+            if (key >= 0 && (u < 0 || key_at(s, zero, s->lengths, dim, t, u) != key))
+                return ckt_fail(err, CKT_EINVAL,
+                                "%s: thread %lld holds value %lld of the result on an element "
+                                "(%s) that it does not hold in the source at value %lld (not in "
+                                "registers: store the source to LDS and load it in the result's "
+                                "distribution)",
+                                fn, (long long)t, (long long)v,
+                                dim < 0 ? "exactly" : "a line along the dim", (long long)u);
+        }
+    }
+    ckt_status st;
+    if ((st = ckt_kernel_registers(k, k->tensors[src].dtype, dist, l->nvalues, reg, err)))
+        return st;
+    ckt_kop op = new_op(CKT_OP_BROADCAST);
+    op.r = *reg;
+    op.inputs[0] = src;
+    op.ninputs = 1;
+    op.vector_dim = dim;
+    for (int r = 0; r < s->rank && r < 3; r++) op.mma_rep[r] = origin[r];
+    return push_op(k, &op, err);
 }
 
 ckt_status ckt_kernel_broadcast(ckt_kernel *k, int src, int like, int dim, int *reg, ckt_error *err)
 {
+    static const int64_t zero[CKT_K_MAX_RANK];
     ckt_status st;
     if ((st = check_open(k, "broadcast", err))) return st;
     if (!is_register(k, src) || k->tensors[src].dist < 0 || !is_register(k, like) ||
@@ -1263,44 +1318,36 @@ ckt_status ckt_kernel_broadcast(ckt_kernel *k, int src, int like, int dim, int *
         return ckt_fail(err, CKT_EINVAL,
                         "broadcast: src and like must be distributed register tensors (a tile's "
                         "values by thread)");
-    const ckt_dist *s = &k->dists[k->tensors[src].dist], *l = &k->dists[k->tensors[like].dist];
-    if (s->rank != l->rank)
-        return ckt_fail(err, CKT_EINVAL, "broadcast: src's tile has rank %d, like's %d", s->rank,
-                        l->rank);
+    const ckt_dist *s = &k->dists[k->tensors[src].dist];
     if (dim < 0 || dim >= s->rank)
         return ckt_fail(err, CKT_EINVAL, "broadcast: dim %d outside 0..%d", dim, s->rank - 1);
+    if (k->dists[k->tensors[like].dist].rank != s->rank)
+        return ckt_fail(err, CKT_EINVAL, "broadcast: src's tile has rank %d, like's %d", s->rank,
+                        k->dists[k->tensors[like].dist].rank);
     for (int r = 0; r < s->rank; r++)
-        if (r != dim && s->lengths[r] != l->lengths[r])
+        if (r != dim && s->lengths[r] != k->dists[k->tensors[like].dist].lengths[r])
             return ckt_fail(err, CKT_EINVAL,
                             "broadcast: the tiles differ in dimension %d (%lld and %lld), not "
                             "only along dim %d",
-                            r, (long long)s->lengths[r], (long long)l->lengths[r], dim);
-    if (l->threads > s->threads)
+                            r, (long long)s->lengths[r],
+                            (long long)k->dists[k->tensors[like].dist].lengths[r], dim);
+    return regather(k, "broadcast", src, k->tensors[like].dist, zero, dim, reg, err);
+}
+
+ckt_status ckt_kernel_regather(ckt_kernel *k, int src, int dist, const int64_t *origin, int *reg,
+                               ckt_error *err)
+{
+    ckt_status st;
+    if ((st = check_open(k, "regather", err))) return st;
+    if (!is_register(k, src) || k->tensors[src].dist < 0)
         return ckt_fail(err, CKT_EINVAL,
-                        "broadcast: like's distribution has %lld threads, src's only %lld",
-                        (long long)l->threads, (long long)s->threads);
-    for (int64_t v = 0; v < l->nvalues; v++) {
-        int64_t u = line_value(s, l, dim, v);
-        for (int64_t t = 0; t < l->threads; t++) {
-            int64_t key = key_but(l, dim, t, v);
-            if (key < 0) continue;
-            if (u < 0 || key_but(s, dim, t, u) != key)
-                return ckt_fail(err, CKT_EINVAL,
-                                "broadcast: thread %lld holds value %lld of like on a line along "
-                                "dim %d that it does not hold in src at value %lld (not in "
-                                "registers: store src to LDS and load it in like's distribution)",
-                                (long long)t, (long long)v, dim, (long long)u);
-        }
-    }
-    if ((st = ckt_kernel_registers(k, k->tensors[src].dtype, k->tensors[like].dist,
-                                   k->tensors[like].nvalues, reg, err)))
-        return st;
-    ckt_kop op = new_op(CKT_OP_BROADCAST);
-    op.r = *reg;
-    op.inputs[0] = src;
-    op.ninputs = 1;
-    op.vector_dim = dim;
-    return push_op(k, &op, err);
+                        "regather: the source must be a distributed register "
+                        "tensor");
+    if (dist < 0 || dist >= k->ndists)
+        return ckt_fail(err, CKT_EINVAL, "regather: no distribution %d", dist);
+    if (k->dists[k->tensors[src].dist].rank > 3)
+        return ckt_fail(err, CKT_EINVAL, "regather: a tile of rank <= 3");
+    return regather(k, "regather", src, dist, origin, -1, reg, err);
 }
 
 /* an integer expression over the parameters and constants only */

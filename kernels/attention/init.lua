@@ -275,12 +275,19 @@ local function body(b, p)
     local ls = b:reduce(S, "sum", {dim = 1})
     b:map(function(lo, a, s) return lo * a + s end, l, alpha, ls, {into = l})
     -- O *= alpha: alpha spread over O's distribution from the lane's own registers (the rows of
-    -- S and O are the same lanes'); P (rounded to the input dtype) -> LDS as the A operand
+    -- S and O are the same lanes')
     b:map(function(o, a) return o * a end, acc, b:broadcast(alpha, acc, {dim = 1}), {into = acc})
-    s_part(sP):store(S)
-    b:sync()
-    -- O += P V
-    b:blockwise_gemm(sP, sVt, acc, T2)
+    -- O += P V, P rounded to the input dtype. mma.sync: P stays in registers, the score
+    -- accumulator's fragments relabelled as the A operand's (two 16 x 8 accumulator tiles hold
+    -- one 16 x 16 A fragment, lane for lane); MFMA's accumulator puts a lane's values down a
+    -- column, its A operand along a row: P goes through LDS there
+    if p.amd then
+      s_part(sP):store(S)
+      b:sync()
+      b:blockwise_gemm(sP, sVt, acc, T2)
+    else
+      b:blockwise_gemm(b:map(function(x) return x end, S, {dtype = dt}), sVt, acc, T2)
+    end
     -- the next tile into the other stage, which every thread finished a barrier ago (one stage:
     -- after a barrier that ends this tile's reads)
     if p.stages == 1 then b:sync() end

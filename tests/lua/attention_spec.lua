@@ -256,6 +256,22 @@ describe("builder pieces the attention kernel added", function()
     end
   end)
 
+  it("blockwise_gemm refuses a register A whose lanes do not hold their fragments", function()
+    local T2 = ckt.gemm_traits{instr = "mma_m16n8k16_f16", m_per_wave = 1, n_per_wave = 2, k_pack = 2}
+    local e = select(2, pcall(function()
+      return ckt.kernel{name = "rega", block = 128, build = function(b)
+        local X = b:pointer("X", "f16", {const = true})
+        local gx = ckt.tensor(X, "f16", {shape = {M, N}})
+        -- A (64 x 32) in a copy's partition, not an accumulator's fragments
+        local a = ckt.local_partition(ckt.tile_window(gx, {M, N}, {0, 0}), ckt.layout({32, 4}, {4, 1}), b:thread_id()):load()
+        local sB = ckt.tensor("lds", "f16", ckt.layout({16, N}, {N, 1})) -- the N x K operand
+        local acc = b:make_blockwise_gemm_xdl_c_vgpr(ckt.tensor("lds", "f16", ckt.layout({M, N}, {N, 1})), sB, T2)
+        b:blockwise_gemm(a, sB, acc, T2)
+      end}:source("cpu:sm_90")
+    end))
+    assert.matches("regather: thread %d+ holds value %d+ of the result on an element %(exactly%) that it does not hold in the source", e)
+  end)
+
   it("b:broadcast refuses what registers cannot do, naming why", function()
     local function refused(body)
       return select(2, pcall(function()
@@ -268,7 +284,7 @@ describe("builder pieces the attention kernel added", function()
       end))
     end
     -- a row statistic of the MMA fragment spread over a copy's partition: other lanes hold the rows
-    assert.matches("does not hold in src", refused(function(b, r, gx)
+    assert.matches("does not hold in the source", refused(function(b, r, gx)
       local other = ckt.local_partition(ckt.tile_window(gx, {M, N}, {0, 0}), ckt.layout({32, 4}, {4, 1}), b:thread_id()):load()
       b:broadcast(b:reduce(r, "max", {dim = 1}), other, {dim = 1})
     end))

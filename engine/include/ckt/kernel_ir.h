@@ -176,7 +176,8 @@ typedef enum {
     CKT_OP_MBAR_ARRIVE, /* every thread of the block arrives once on mbarrier a of set inputs[0] */
     CKT_OP_PRODUCER,    /* opens the producer warp's region (closed by CKT_OP_END) */
     CKT_OP_BROADCAST    /* reg r[v] = inputs[0][u]: u the value of the same thread on v's line
-                           along dim vector_dim (ckt_kernel_broadcast) */
+                           along dim vector_dim (-1: v's element; the result's tile at mma_rep in
+                           the source's) (ckt_kernel_broadcast, ckt_kernel_regather) */
 } ckt_kop_kind;
 
 typedef enum { CKT_REDUCE_SUM, CKT_REDUCE_MAX, CKT_REDUCE_MIN } ckt_reduce_op;
@@ -346,7 +347,14 @@ ckt_status ckt_kernel_reduce_dim(ckt_kernel *k, int src, int dim, ckt_reduce_op 
  * dimension but dim. */
 ckt_status ckt_kernel_broadcast(ckt_kernel *k, int src, int like, int dim, int *reg,
                                 ckt_error *err);
-/* The value of a broadcast's source that value v of its result reads (every thread alike). */
+/* *reg in distribution `dist` (a tile at `origin` in src's tile, rank <= 3) takes each element
+ * from the thread's own registers of src: an MMA accumulator's values as the next MMA's operand
+ * fragment (blockwise_gemm with a register A). Refused, naming a thread and value, where a thread
+ * does not hold its elements in src (or not at the same value index as thread 0). */
+ckt_status ckt_kernel_regather(ckt_kernel *k, int src, int dist, const int64_t *origin, int *reg,
+                               ckt_error *err);
+/* The value of a broadcast's (or regather's) source that value v of its result reads (every
+ * thread alike). */
 int64_t ckt_kernel_broadcast_source(const ckt_kernel *k, const ckt_kop *op, int64_t v);
 /* A launch condition: the launch is refused with `note` unless cond (an integer expression over
  * the parameters) is nonzero at the arguments given. */
