@@ -160,7 +160,8 @@ static int global_geometry(lua_State *L, int idx, l_kernel *kb, ckt_expr_id *sha
  *           opts.lengths (the tile), or an integer n (n values per thread, no distribution) */
 static int l_tensor(lua_State *L)
 {
-    static const char *const allowed[] = {"ptr", "pad", "swizzle", "lengths", "stages", NULL};
+    static const char *const allowed[] = {"ptr",    "pad",   "swizzle", "lengths",
+                                          "stages", "limit", NULL};
     l_kernel *kb;
     int pi = -1;
     l_kobj *p = ckt_lk_testexpr(L, 1);
@@ -210,6 +211,21 @@ static int l_tensor(lua_State *L)
         int rank = global_geometry(L, 3, kb, shape, stride);
         if (ckt_kernel_global(kb->k, pi, dt, rank, shape, stride, pad, &idx, &err))
             return ckt_l_error(L, &err);
+        /* opts.limit = true (the buffer's element count) or a size expression: every access is
+         * also masked against [0, limit); the shape may then hold variables and device reads */
+        if (has_opts && lua_getfield(L, 4, "limit") != LUA_TNIL) {
+            ckt_expr_id lim;
+            if (lua_isboolean(L, -1)) {
+                int li;
+                if (!lua_toboolean(L, -1)) return ckt_l_argerror(L, 4, "field 'limit' is false");
+                if (ckt_kernel_param_extent(kb->k, pi, &li, &err)) return ckt_l_error(L, &err);
+                lim = ckt_kernel_param(kb->k, li)->expr;
+            } else {
+                lim = ckt_lk_toexpr(L, -1, kb, "limit");
+            }
+            if (ckt_kernel_global_limit(kb->k, idx, lim, &err)) return ckt_l_error(L, &err);
+            lua_pop(L, 1);
+        }
     } else if (mem == CKT_MEM_LDS) {
         ckt_layout lay;
         ckt_swizzle sw = {0, 0, 0};

@@ -101,7 +101,7 @@ ckt_expr_id ckt_em_group_offset(em *e, const em_access *a, int64_t v, int64_t j)
 
 /* The predicate of a padded global access: every coordinate inside the shape, on both edges
  * (a window at a runtime origin may start below 0). */
-ckt_expr_id ckt_em_in_bounds(em *e, const em_access *a, int64_t v)
+ckt_expr_id ckt_em_in_bounds(em *e, const em_access *a, int64_t v, int64_t width)
 {
     ckt_expr_pool *ex = e->ex;
     ckt_expr_id m = ckt_expr_int(ex, 1);
@@ -111,6 +111,15 @@ ckt_expr_id ckt_em_in_bounds(em *e, const em_access *a, int64_t v)
         m = ckt_expr_binary(ex, CKT_E_LAND, m,
                             ckt_expr_binary(ex, CKT_E_LE, ckt_expr_int(ex, 0), c));
         m = ckt_expr_binary(ex, CKT_E_LAND, m, ckt_expr_binary(ex, CKT_E_LT, c, a->t->shape[d]));
+    }
+    if (a->t->limited) { /* the vector's elements inside [0, limit) */
+        ckt_expr_id o = ckt_em_group_offset(e, a, v, 0);
+        m = ckt_expr_binary(ex, CKT_E_LAND, m,
+                            ckt_expr_binary(ex, CKT_E_LE, ckt_expr_int(ex, 0), o));
+        m = ckt_expr_binary(ex, CKT_E_LAND, m,
+                            ckt_expr_binary(ex, CKT_E_LE,
+                                            ckt_expr_addc(ex, o, width < 1 ? 1 : width),
+                                            a->t->limit));
     }
     return m;
 }
@@ -131,6 +140,23 @@ ckt_expr_id ckt_em_window_within(em *e, const em_access *a)
 {
     ckt_expr_pool *ex = e->ex;
     ckt_expr_id m = ckt_expr_int(ex, 1);
+    if (a->t->mem == CKT_MEM_GLOBAL && a->t->limited) {
+        /* and its element offsets inside [0, limit): with strides >= 0 the lowest is the
+         * origin's, the highest the far corner's (else: never unmasked) */
+        ckt_expr_id lo = ckt_expr_int(ex, 0), hi = ckt_expr_int(ex, 0);
+        for (int d = 0; d < a->rank; d++) {
+            int64_t sl, sh;
+            ckt_expr_range(ex, a->t->stride[d], &sl, &sh);
+            if (sl < 0) return ckt_expr_int(ex, 0);
+            lo = ckt_expr_add(ex, lo, ckt_expr_mul(ex, a->w->origin[d], a->t->stride[d]));
+            hi = ckt_expr_add(ex, hi,
+                              ckt_expr_mul(ex,
+                                           ckt_expr_addc(ex, a->w->origin[d], a->w->lengths[d] - 1),
+                                           a->t->stride[d]));
+        }
+        m = ckt_expr_binary(ex, CKT_E_LAND, ckt_expr_binary(ex, CKT_E_LE, ckt_expr_int(ex, 0), lo),
+                            ckt_expr_binary(ex, CKT_E_LT, hi, a->t->limit));
+    }
     for (int d = 0; d < a->rank; d++) {
         ckt_expr_id shape;
         if (a->t->mem == CKT_MEM_GLOBAL) {
@@ -784,7 +810,7 @@ void ckt_em_access_body(em *e, const ckt_kop *op, em_access *a, int64_t spv, int
         if (a->group[v] != v) continue;
         ckt_expr_id off = ckt_em_group_offset(e, a, v, 0);
         if (a->t->mem == CKT_MEM_LDS) off = ckt_em_swizzled(e, a->t, off);
-        ckt_expr_id mask = ckt_em_in_bounds(e, a, v);
+        ckt_expr_id mask = ckt_em_in_bounds(e, a, v, spv);
         int64_t always;
         bool masked = !(ckt_expr_is_const(ex, mask, &always) && always);
         char *os = ckt_em_estr(e, off, NULL), *ms = masked ? ckt_em_estr(e, mask, NULL) : NULL;

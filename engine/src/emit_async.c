@@ -39,7 +39,8 @@ static void copy_vectors(em *e, const em_access *src, const em_access *dst, int6
     for (int64_t v = 0, g = 0; v < src->d->nvalues; v++) {
         if (src->group[v] != v) continue;
         ckt_expr_id so = ckt_em_group_offset(e, src, v, 0),
-                    mask = inside ? ckt_expr_int(ex, 1) : ckt_em_in_bounds(e, src, v);
+                    mask = inside ? ckt_expr_int(ex, 1)
+                                  : ckt_em_in_bounds(e, src, v, bytes / src->esz);
         ckt_expr_id dof = split ? ckt_expr_int(ex, 0)
                                 : ckt_em_swizzled(e, dst->t, ckt_em_group_offset(e, dst, v, 0));
         int64_t always;

@@ -66,7 +66,8 @@ typedef struct em_access {
 } em_access;
 ckt_expr_id ckt_em_swizzled(em *e, const ckt_ktensor *t, ckt_expr_id off);
 ckt_expr_id ckt_em_group_offset(em *e, const em_access *a, int64_t v, int64_t j);
-ckt_expr_id ckt_em_in_bounds(em *e, const em_access *a, int64_t v);
+/* width: the elements of the vector at value v (a limited tensor masks all of them) */
+ckt_expr_id ckt_em_in_bounds(em *e, const em_access *a, int64_t v, int64_t width);
 ckt_expr_id ckt_em_window_within(em *e, const em_access *a);
 const char *ckt_em_vector_blocker(em *e, em_access *a, int64_t s, char *why, size_t cap);
 void ckt_em_describe_tensor(em *e, const ckt_ktensor *t, char *buf, size_t cap);

@@ -281,6 +281,7 @@ typedef struct prepared {
     bool empty;
     void *ptrs[CKT_K_MAX_PARAMS];
     ckt_arg vals[CKT_K_MAX_PARAMS];
+    int64_t extents[CKT_K_MAX_PARAMS]; /* derived extents, by launch argument */
     void *largv[CKT_K_MAX_PARAMS];
     tensor_map maps[CKT_K_MAX_TMAS];
     ckt_buffer *bufs[CKT_K_MAX_PARAMS];
@@ -319,6 +320,16 @@ static ckt_status check_args(const ckt_executable *e, ckt_device *dev, const ckt
         values[e->sig_index[i]] = p->kind == CKT_PARAM_I32   ? a->v.i32
                                   : p->kind == CKT_PARAM_I64 ? a->v.i64
                                                              : 0;
+    }
+    /* derived extents: the element count of a pointer argument's buffer */
+    for (int i = 0; i < ckt_kernel_nparams(e->k); i++) {
+        const ckt_kparam *kp = ckt_kernel_param(e->k, i);
+        if (!kp->extent) continue;
+        int arg = e->of_param[kp->extent_of];
+        const ckt_kparam *ptr = ckt_kernel_param(e->k, kp->extent_of);
+        values[i] =
+            arg < 0 ? 0
+                    : (int64_t)(ckt_buffer_size(args[arg].v.buffer) / ckt_dtype_size(ptr->dtype));
     }
     return CKT_OK;
 }
@@ -365,6 +376,11 @@ static ckt_status prepare(const ckt_executable *e, ckt_stream *s, ckt_device *de
         const ckt_kparam *kp = ckt_kernel_param(e->k, e->launch_index[i]);
         if (!kp->derived) {
             r->largv[i] = argv[e->of_param[e->launch_index[i]]];
+            continue;
+        }
+        if (kp->extent) {
+            r->extents[i] = values[e->launch_index[i]];
+            r->largv[i] = &r->extents[i];
             continue;
         }
         if ((st = encode_map(e, kp->tma, pv, args, &r->maps[kp->tma], err))) return st;

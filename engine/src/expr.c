@@ -303,6 +303,18 @@ ckt_expr_id ckt_expr_let(ckt_expr_pool *p, const char *name, ckt_expr_id value)
     return v;
 }
 
+ckt_expr_id ckt_expr_load(ckt_expr_pool *p, const char *array, int64_t lo, int64_t hi,
+                          ckt_expr_id index, ckt_expr_id count)
+{
+    if (!p || !p->nodes || p->failed) return CKT_EXPR_NONE;
+    if (!valid(p, index) || !valid(p, count) || p->nodes[index].type != CKT_T_INDEX ||
+        p->nodes[count].type != CKT_T_INDEX)
+        return fail(p, CKT_EINVAL, "load: the index and the count must be integer expressions");
+    ckt_expr_id arr = ckt_expr_var(p, array, lo, hi, 1);
+    if (arr == CKT_EXPR_NONE) return CKT_EXPR_NONE;
+    return push(p, mk(CKT_E_LOAD, CKT_T_INDEX, index, count, arr));
+}
+
 void ckt_expr_var_set(ckt_expr_pool *p, ckt_expr_id var, int64_t lo, int64_t hi, int64_t divisor)
 {
     if (!valid(p, var) || p->nodes[var].op != CKT_E_VAR) return;
@@ -396,6 +408,9 @@ void ckt_expr_range(const ckt_expr_pool *p, ckt_expr_id e, int64_t *lo, int64_t 
     case CKT_E_VAR:
         l = p->vars[n->i].lo;
         h = p->vars[n->i].hi;
+        break;
+    case CKT_E_LOAD: /* the element type's range, kept by the array's leaf */
+        ckt_expr_range(p, n->c, &l, &h);
         break;
     case CKT_E_ADD:
         ckt_expr_range(p, n->a, &al, &ah);
@@ -1098,6 +1113,10 @@ static ckt_status evi(const ckt_expr_pool *p, ckt_expr_id e, const ckt_expr_env 
 {
     if (!valid(p, e)) return ckt_fail(err, CKT_EINVAL, "expression eval: bad node %d", (int)e);
     const ckt_expr_node *n = &p->nodes[e];
+    if (n->op == CKT_E_LOAD)
+        return ckt_fail(err, CKT_EINVAL,
+                        "expression eval: an element of '%s' is read on the device only",
+                        p->vars[p->nodes[n->c].i].name);
     if (!evi_applies(p, n)) {
         double d;
         ckt_status s = evd(p, e, env, &d, err);
@@ -1169,6 +1188,10 @@ static ckt_status evd(const ckt_expr_pool *p, ckt_expr_id e, const ckt_expr_env 
     const ckt_expr_node *n = &p->nodes[e];
     double a = 0, b = 0, c = 0;
     ckt_status s;
+    if (n->op == CKT_E_LOAD)
+        return ckt_fail(err, CKT_EINVAL,
+                        "expression eval: an element of '%s' is read on the device only",
+                        p->vars[p->nodes[n->c].i].name);
     if (n->a >= 0 && (s = ev(p, n->a, env, &a, err))) return s;
     if (n->b >= 0 && (s = ev(p, n->b, env, &b, err))) return s;
     if (n->c >= 0 && (s = ev(p, n->c, env, &c, err))) return s;
@@ -1405,6 +1428,7 @@ static bool narrow(const ckt_expr_pool *p, ckt_expr_id e)
     case CKT_E_INT: return n->i >= INT32_MIN && n->i <= INT32_MAX;
     case CKT_E_PARAM: return p->params[n->i].lo >= INT32_MIN && p->params[n->i].hi <= INT32_MAX;
     case CKT_E_VAR: /* ckt_i64 locals */
+    case CKT_E_LOAD:
     case CKT_E_BID:
     case CKT_E_NBLK:
     case CKT_E_MIN: /* ckt_imin / ckt_imax / ckt_toint return ckt_i64 */
@@ -1498,6 +1522,14 @@ static void pr(const ckt_expr_pool *p, ckt_expr_id e, sb *s, const char *const *
         return;
     }
     const ckt_expr_node *n = &p->nodes[e];
+    if (n->op == CKT_E_LOAD) { /* the prelude's clamped read */
+        put(s, "ckt_ldidx(%s, ", p->vars[p->nodes[n->c].i].name);
+        pr(p, n->a, s, inputs, 1);
+        put(s, ", ");
+        pr(p, n->b, s, inputs, 1);
+        put(s, ")");
+        return;
+    }
     const op_row *r = row_of((ckt_expr_op)n->op);
     switch (r->form) {
     case FORM_LEAF: pr_leaf(p, n, s, inputs); return;

@@ -93,6 +93,21 @@ static ckt_status tensor_bytes(const ckt_kernel *k, const ckt_ktensor *t, const 
                                int64_t shape[], uint64_t *bytes, ckt_error *err)
 {
     int64_t last = 0, count = 1;
+    if (t->limited) { /* every access masked against [0, limit): the buffer must hold limit */
+        int64_t n, b;
+        ckt_status s = eval(k, t->limit, pv, &n, err);
+        if (s) return s;
+        if (n < 0)
+            return ckt_fail(err, CKT_EINVAL,
+                            "launch: the element limit of '%s' is %lld at this launch", t->name,
+                            (long long)n);
+        if (ckt_mul_ovf(n, (int64_t)ckt_dtype_size(t->dtype), &b))
+            return ckt_fail(err, CKT_EOVERFLOW,
+                            "launch: the extent of '%s' overflows 64 bits at this launch", t->name);
+        for (int d = 0; d < t->rank; d++) shape[d] = n > 0; /* (no window check reads it) */
+        *bytes = (uint64_t)b;
+        return CKT_OK;
+    }
     for (int d = 0; d < t->rank; d++) {
         int64_t stride;
         ckt_status s = eval(k, t->shape[d], pv, &shape[d], err);

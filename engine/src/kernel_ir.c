@@ -36,6 +36,7 @@ struct ckt_kernel {
     char cnote[MAX_CONSTRAINTS][160];
     int nconstraints;
     int nloops, nlets;
+    bool assignable[CKT_EXPR_MAX_LEAVES]; /* vars made by ckt_kernel_var_facts, by leaf */
     int line;
     bool finished;
     ckt_kmbar mbars[CKT_K_MAX_MBARS];
@@ -447,6 +448,68 @@ ckt_status ckt_kernel_global(ckt_kernel *k, int param, ckt_dtype dtype, int rank
     return CKT_OK;
 }
 
+ckt_status ckt_kernel_param_extent(ckt_kernel *k, int ptr, int *index, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "extent", err))) return s;
+    if (ptr < 0 || ptr >= k->nparams || k->params[ptr].kind != CKT_PARAM_PTR)
+        return ckt_fail(err, CKT_EINVAL, "extent: parameter %d is not a pointer", ptr);
+    for (int i = 0; i < k->nparams; i++)
+        if (k->params[i].extent && k->params[i].extent_of == ptr) {
+            if (index) *index = i;
+            return CKT_OK;
+        }
+    char name[64];
+    snprintf(name, sizeof name, "%s_count", k->params[ptr].name);
+    if (strlen(name) >= sizeof k->params[0].name)
+        return ckt_fail(err, CKT_EINVAL, "extent: pointer name '%s' is too long",
+                        k->params[ptr].name);
+    if ((s = check_param_name(k, name, err))) return s;
+    ckt_kparam *p = param_slot(k, name, CKT_PARAM_I64);
+    p->derived = true;
+    p->extent = true;
+    p->extent_of = ptr;
+    p->divisor = 1;
+    p->expr = ckt_expr_param(&k->ex, name, 0, INT64_MAX, 1, false);
+    if ((s = expr_ok(k, err))) return s;
+    return param_commit(k, index);
+}
+
+/* an expression the launch can evaluate: integers and parameters only */
+static bool of_params(const ckt_expr_pool *ex, ckt_expr_id e)
+{
+    const ckt_expr_node *n = ckt_expr_get(ex, e);
+    if (!n) return true;
+    switch ((ckt_expr_op)n->op) {
+    case CKT_E_INT:
+    case CKT_E_PARAM: return n->type == CKT_T_INDEX;
+    case CKT_E_ADD:
+    case CKT_E_SUB:
+    case CKT_E_MUL:
+    case CKT_E_DIV:
+    case CKT_E_MOD:
+    case CKT_E_MIN:
+    case CKT_E_MAX: return of_params(ex, n->a) && of_params(ex, n->b);
+    default: return false;
+    }
+}
+
+ckt_status ckt_kernel_global_limit(ckt_kernel *k, int tensor, ckt_expr_id limit, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "limit", err))) return s;
+    if (tensor < 0 || tensor >= k->ntensors || k->tensors[tensor].mem != CKT_MEM_GLOBAL ||
+        !k->tensors[tensor].padded)
+        return ckt_fail(err, CKT_EINVAL, "limit: tensor %d is not a padded global tensor", tensor);
+    if (!is_index(k, limit) || !of_params(&k->ex, limit))
+        return ckt_fail(err, CKT_EINVAL,
+                        "limit: the element count must be an integer expression of the parameters "
+                        "(+ - * // %% min max)");
+    k->tensors[tensor].limited = true;
+    k->tensors[tensor].limit = limit;
+    return CKT_OK;
+}
+
 /* The byte boundary an LDS tensor starts on, and a multiple of which its stages lie apart: a tile
  * under one of the hardware's swizzles (the 32B, 64B and 128B patterns of wgmma and bulk tensor
  * copies, which swizzle absolute addresses) on its pattern's 8 x span (1024 bytes for 128B), so
@@ -772,6 +835,63 @@ ckt_status ckt_kernel_var(ckt_kernel *k, const char *name, ckt_expr_id init, ckt
     if ((s = push_set(k, v, init, err))) return s;
     *var = v;
     return CKT_OK;
+}
+
+ckt_status ckt_kernel_var_facts(ckt_kernel *k, const char *name, ckt_expr_id init, int64_t lo,
+                                int64_t hi, int64_t divisor, ckt_expr_id *var, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "var", err))) return s;
+    if (!var) return ckt_fail(err, CKT_EINVAL, "var: NULL result");
+    if (lo > hi || divisor < 1)
+        return ckt_fail(err, CKT_EINVAL,
+                        "var: the range [%lld, %lld] is empty or multiple_of %lld is below 1",
+                        (long long)lo, (long long)hi, (long long)divisor);
+    if (name && *name) {
+        size_t n = strlen(name);
+        bool ok = n <= 16 && (isalpha((unsigned char)name[0]) || name[0] == '_');
+        for (size_t i = 1; ok && i < n; i++) ok = isalnum((unsigned char)name[i]) || name[i] == '_';
+        if (!ok)
+            return ckt_fail(err, CKT_EINVAL,
+                            "var: name '%s' is not an identifier of at most 16 characters", name);
+    }
+    char id[32];
+    snprintf(id, sizeof id, "var%d%s%s", k->ex.nvars, name && *name ? "_" : "", name ? name : "");
+    ckt_expr_id v = ckt_expr_var(&k->ex, id, lo, hi, divisor);
+    if ((s = expr_ok(k, err))) return s;
+    k->assignable[ckt_expr_get(&k->ex, v)->i] = true;
+    if ((s = ckt_kernel_assign(k, v, init, err))) return s;
+    *var = v;
+    return CKT_OK;
+}
+
+ckt_status ckt_kernel_assign(ckt_kernel *k, ckt_expr_id var, ckt_expr_id value, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "assign", err))) return s;
+    const ckt_expr_node *n = ckt_expr_get(&k->ex, var);
+    if (!n || n->op != CKT_E_VAR || !k->assignable[n->i])
+        return ckt_fail(err, CKT_EINVAL, "assign: the target is not a variable made by var");
+    if ((s = check_uniform_value(k, "assign", value, err))) return s;
+    const ckt_expr_leaf_info *f = &k->ex.vars[n->i];
+    if (k->divergent)
+        return ckt_fail(err, CKT_EINVAL,
+                        "assign: '%s' inside a branch that depends on the thread id (a variable "
+                        "is block-uniform)",
+                        f->name);
+    int64_t lo, hi;
+    ckt_expr_range(&k->ex, value, &lo, &hi);
+    if (lo < f->lo || hi > f->hi)
+        return ckt_fail(err, CKT_EINVAL,
+                        "assign: '%s' holds [%lld, %lld], but the value may be anywhere in [%lld, "
+                        "%lld] (clamp it: ckt.min / ckt.max)",
+                        f->name, (long long)f->lo, (long long)f->hi, (long long)lo, (long long)hi);
+    if (ckt_expr_divisor(&k->ex, value) % f->divisor)
+        return ckt_fail(
+            err, CKT_EINVAL,
+            "assign: '%s' holds multiples of %lld, but the value is not known to be one", f->name,
+            (long long)f->divisor);
+    return push_set(k, var, value, err);
 }
 
 /* A let is assigned outside every loop, branch and producer region, so every thread that can
@@ -1894,6 +2014,11 @@ ckt_status ckt_kernel_tma_copy(ckt_kernel *k, int dst_window, int src_window, in
                         "tma_copy: copies a window of a global tensor (here %s) into a window of "
                         "an LDS tensor (here %s)",
                         ckt_memory_name(src->mem), ckt_memory_name(dst->mem));
+    if (src->limited)
+        return ckt_fail(err, CKT_EINVAL,
+                        "tma_copy: '%s' is a limited tensor (its shape is not known at launch, "
+                        "which a tensor map needs)",
+                        src->name);
     if (src->dtype != dst->dtype)
         return ckt_fail(err, CKT_EINVAL, "tma_copy: the source holds %s but the destination %s",
                         ckt_dtype_name(src->dtype), ckt_dtype_name(dst->dtype));

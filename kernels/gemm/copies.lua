@@ -12,6 +12,7 @@ local function operands(g) return {{g.ga, g.sa, g.p.a_copy, 1, g.TM}, {g.gb, g.s
 -- (l: the tile's batch), the tensor's row mode runs through the batches (pipeline.lua): batch l's
 -- rows start at row l x R (g.ra, g.rb)
 local function tile(g, x, len, r, kt, l)
+  if g.grouped_origin then return ckt.tile_window(x[1], len, g.grouped_origin(x[4], r * len[1], kt * len[2])) end
   if not g.p.batched then return ckt.local_tile(x[1], len, {r, kt}) end
   return ckt.tile_window(x[1], len, {l * (x[4] == 1 and g.ra or g.rb) + r * len[1], kt * len[2]})
 end

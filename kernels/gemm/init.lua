@@ -39,6 +39,7 @@ function gemm.build(o)
     end
     return require("ckt.kernels.tuning").run("gemm", gemm, o)
   end
+  if type(o) == "table" and (o.grouped ~= nil or o.index ~= nil) then return require("ckt.kernels.gemm.grouped").build(gemm, o, schedule) end -- grouped.lua
   local p = gemm.plan(o)
   local k = ckt.kernel{name = p.name, block = p.block, build = function(b) pipeline.body(b, p) end}
   return k, schedule.grid(p, k), p

@@ -123,8 +123,8 @@ end
 
 -- The schedule: the feed's producer side, then for each tile: clear, consume, epilogue. The
 -- slice stream opens and closes around the block's walk of tiles (one tile: around its K loop).
-local function run(g, store)
-  local walk = schedule.walk(g)
+local function run(g, store, walk)
+  walk = walk or schedule.walk(g)
   local feed = (g.p.copy == "tma" and bulk_feed or async_feed)(g, walk)
   feed.producer()
   local acc = g.b:make_blockwise_gemm_xdl_c_vgpr(g.sa, g.sb, g.T)
@@ -181,6 +181,7 @@ end
 -- tensors, the LDS rings, the block's tile in grouped order, then the schedule
 function pipeline.body(b, p)
   local g = {b = b, p = p, TM = p.TM, TN = p.TN, TK = p.TK, S = p.stages, T = p.traits, P = p.hopper and p.mma_pending or 0}
+  if p.grouped then return require("ckt.kernels.gemm.grouped").body(g, run) end -- grouped.lua
   local A = b:pointer("A", p.dtype, {const = true})
   local B = b:pointer("B", p.dtype, {const = true})
   local C = b:pointer("C", p.out)

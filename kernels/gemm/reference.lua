@@ -36,6 +36,31 @@ return function(A, B, M, N, K, opts)
   local s = (opts.scale_A or 1) * (opts.scale_B or 1)
   if s ~= 1 then local e = f; f = function(x) x = x * s; if e then return e(x) end return x end end
   local out = opts.out or ((A:dtype() == "e4m3" or A:dtype() == "e5m2") and "bf16" or A:dtype())
+  -- grouped (opts.grouped = true; M, N, K unused): C_g = A_g . B_g for each row {M, N, K} of
+  -- opts.sizes and {oa, ob, oc} of opts.offsets (element offsets into A, B and C; the kernel's
+  -- layout: each group row-major by the majors, leading dimensions its own sizes). A negative
+  -- size is an empty group. C holds opts.count elements (default: up to the last group's end),
+  -- zero outside the groups.
+  if opts.grouped then
+    local sz, of = opts.sizes, opts.offsets
+    if type(sz) ~= "table" or type(of) ~= "table" or #sz ~= #of or #sz < 1 then
+      error("gemm: reference: grouped needs sizes and offsets, tables of as many {M, N, K} and {oa, ob, oc} rows (at least one)", 2)
+    end
+    local n, a, bb = opts.count or 1, A:totable(), B:totable()
+    for g, r in ipairs(sz) do
+      local Mg, Ng, Kg = math.max(r[1], 0), math.max(r[2], 0), math.max(r[3], 0)
+      local o = of[g]
+      if o[1] + Mg * Kg > #A or o[2] + Kg * Ng > #B then error(("gemm: reference: group %d leaves A or B"):format(g), 2) end
+      if not opts.count then n = math.max(n, o[3] + Mg * Ng) end
+    end
+    local c = ckt.array(out, n)
+    for i = 0, n - 1 do c[i] = 0 end
+    for g, r in ipairs(sz) do
+      local Mg, Ng, Kg = math.max(r[1], 0), math.max(r[2], 0), math.max(r[3], 0)
+      product(a, bb, c, Mg, Ng, Kg, am, bm, f, of[g][1], of[g][2], of[g][3])
+    end
+    return c
+  end
   if opts.batched then
     local L = opts.L or 1
     local sa, sb, sc = opts.batch_stride_A or M * K, opts.batch_stride_B or K * N, opts.batch_stride_C or M * N

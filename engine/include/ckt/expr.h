@@ -60,7 +60,8 @@ typedef enum {
     CKT_E_ROUND, /* round an f32 value through dtype i (f16/bf16: exact RNE) */
     CKT_E_TOFLOAT,
     CKT_E_TOINT, /* TOINT: toward zero, NaN -> 0, saturating at the int64 bounds */
-    CKT_E_FLOOR  /* floor of an f32 value (Lua's // on floats is floor(a / b)) */
+    CKT_E_FLOOR, /* floor of an f32 value (Lua's // on floats is floor(a / b)) */
+    CKT_E_LOAD   /* element a (clamped into 0..b-1) of the integer array c names (ckt_expr_load) */
 } ckt_expr_op;
 /* Integer / and % mean Lua's // and %: the quotient rounds toward minus infinity and the
  * remainder takes the divisor's sign. On the device a zero divisor gives 0 (Lua raises). */
@@ -123,6 +124,13 @@ ckt_expr_id ckt_expr_var(ckt_expr_pool *p, const char *name, int64_t lo, int64_t
 /* A variable that holds `value` wherever it is read (assigned once, before any read): its facts
  * are value's, and the launch-time analyses evaluate value in its place. */
 ckt_expr_id ckt_expr_let(ckt_expr_pool *p, const char *name, ckt_expr_id value);
+/* Element `index` of a rank-1 integer array in global memory, read on the device: `array` names
+ * the pointer as the emitter spells it (a leaf made for it, never assigned), `count` (an
+ * expression of the parameters) is its element count; the index is clamped into 0..count-1 and
+ * a count below 1 reads 0. Its range is [lo, hi] (the element type's); block-uniform where the
+ * index is; it cannot be evaluated on the host (the launch analyses treat it as unknown). */
+ckt_expr_id ckt_expr_load(ckt_expr_pool *p, const char *array, int64_t lo, int64_t hi,
+                          ckt_expr_id index, ckt_expr_id count);
 /* Update a variable's facts once all its assignments are known (window origins moved later). */
 void ckt_expr_var_set(ckt_expr_pool *p, ckt_expr_id var, int64_t lo, int64_t hi, int64_t divisor);
 

@@ -102,6 +102,10 @@ typedef struct ckt_kparam {
      * kernel, ckt_kernel_tma); part of the emitted signature, not of ckt_kernel_signature */
     bool derived;
     int tma;
+    /* derived i64 (ckt_kernel_param_extent): the element count of the buffer passed for pointer
+     * parameter extent_of */
+    bool extent;
+    int extent_of;
 } ckt_kparam;
 
 /* Is p an argument a caller passes (neither specialized at build time nor derived at launch)? */
@@ -119,6 +123,11 @@ typedef struct ckt_ktensor {
     int param;
     ckt_expr_id shape[CKT_K_MAX_RANK], stride[CKT_K_MAX_RANK];
     bool padded; /* ckt.pad: accesses beyond the shape are masked */
+    /* limited (ckt_kernel_global_limit): every access's element offset is also masked against
+     * [0, limit), an expression of the parameters; the launch checks the buffer against limit
+     * instead of the shape, which may then hold block-uniform variables and device reads */
+    bool limited;
+    ckt_expr_id limit;
     /* lds: a static layout of `rank` modes, optionally swizzled, at a byte offset (a multiple of
      * 16, of the swizzle's 8 x span under one of the hardware's 32B/64B/128B swizzles) */
     ckt_layout layout;
@@ -231,6 +240,15 @@ int ckt_kernel_signature(const ckt_kernel *k, ckt_param *sig, int cap);
 ckt_status ckt_kernel_global(ckt_kernel *k, int param, ckt_dtype dtype, int rank,
                              const ckt_expr_id *shape, const ckt_expr_id *stride, bool padded,
                              int *tensor, ckt_error *err);
+/* A derived i64 parameter (not passed by a caller): the element count of the buffer the launch
+ * gets for pointer parameter `ptr` (its bytes over the element size). *index: the parameter;
+ * its expression (ckt_kernel_param(k, *index)->expr) reads it. Named "<ptr>_count". */
+ckt_status ckt_kernel_param_extent(ckt_kernel *k, int ptr, int *index, ckt_error *err);
+/* Make padded global tensor `tensor` limited: each access is masked against element offsets
+ * [0, limit) as well as the shape (a vector wholly inside or not at all), and the launch checks
+ * that the buffer holds `limit` elements instead of evaluating the shape and strides. limit is
+ * an integer expression of the parameters only. Bulk tensor copies refuse a limited tensor. */
+ckt_status ckt_kernel_global_limit(ckt_kernel *k, int tensor, ckt_expr_id limit, ckt_error *err);
 ckt_status ckt_kernel_lds(ckt_kernel *k, ckt_dtype dtype, const ckt_layout *layout,
                           const ckt_swizzle *sw /* may be NULL */, int *tensor, ckt_error *err);
 ckt_status ckt_kernel_registers(ckt_kernel *k, ckt_dtype dtype, int dist /* -1: plain */,
@@ -281,6 +299,13 @@ ckt_status ckt_partition_values(int rank, const ckt_partition_opts *o, int64_t *
 /* Block-uniform variables, loops, branches, barriers. */
 ckt_status ckt_kernel_var(ckt_kernel *k, const char *name, ckt_expr_id init, ckt_expr_id *var,
                           ckt_error *err);
+/* A block-uniform variable that holds values in [lo, hi], multiples of divisor (what the analyses
+ * know of it), set to init here; ckt_kernel_assign sets it again, anywhere (inside loops and
+ * block-uniform branches), each value refused unless its range and divisor provably keep those
+ * facts. name (optional): an identifier of at most 16 characters. */
+ckt_status ckt_kernel_var_facts(ckt_kernel *k, const char *name, ckt_expr_id init, int64_t lo,
+                                int64_t hi, int64_t divisor, ckt_expr_id *var, ckt_error *err);
+ckt_status ckt_kernel_assign(ckt_kernel *k, ckt_expr_id var, ckt_expr_id value, ckt_error *err);
 /* A block-uniform value computed once, outside every loop, branch and producer region; reads of
  * *var do not re-evaluate it. name (optional): an identifier of at most 16 characters, part of
  * the emitted variable's name. */
