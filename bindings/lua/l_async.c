@@ -118,6 +118,21 @@ static int t_stage(lua_State *L)
     return 1;
 }
 
+/* t:view(layout) -> the same LDS elements through another layout (ckt_kernel_lds_view) */
+static int t_view(lua_State *L)
+{
+    l_kobj *t = ckt_lk_checktensor(L, 1, NULL);
+    ckt_lk_require_building(L, t->kb, "view");
+    ckt_layout lay;
+    ckt_l_tolayout(L, 2, "view: layout", &lay);
+    int view;
+    ckt_error err;
+    if (ckt_kernel_lds_view(t->kb->k, t->id, &lay, &view, &err)) return ckt_l_error(L, &err);
+    ckt_lk_push_owner(L, 1);
+    ckt_lk_newobj(L, t->kb, -1, CKT_L_KTENSOR, view);
+    return 1;
+}
+
 /* t:stages() -> the number of stages (1 for a tensor made without stages) */
 static int t_stages(lua_State *L)
 {
@@ -128,10 +143,9 @@ static int t_stages(lua_State *L)
 
 void ckt_lk_open_async(lua_State *L)
 {
-    static const ckt_l_entry rows[] = {{CKT_L_KERNEL, "commit", b_commit},
-                                       {CKT_L_KERNEL, "wait", b_wait},
-                                       {CKT_L_KTENSOR, "stage", t_stage},
-                                       {CKT_L_KTENSOR, "stages", t_stages},
-                                       {NULL, NULL, NULL}};
+    static const ckt_l_entry rows[] = {
+        {CKT_L_KERNEL, "commit", b_commit}, {CKT_L_KERNEL, "wait", b_wait},
+        {CKT_L_KTENSOR, "stage", t_stage},  {CKT_L_KTENSOR, "stages", t_stages},
+        {CKT_L_KTENSOR, "view", t_view},    {NULL, NULL, NULL}};
     ckt_l_register(L, rows);
 }

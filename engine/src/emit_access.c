@@ -462,7 +462,7 @@ bool ckt_em_split_offsets(em *e, const em_access *a, int nrep, const int64_t *va
 {
     ckt_expr_pool *ex = e->ex;
     em_access b = *a;
-    for (int d = 0; d < 2; d++) {
+    for (int d = 0; d < a->rank; d++) {
         int64_t lo, hi; /* a window that never moves: its origin's range is one value */
         ckt_expr_range(ex, a->w->origin[d], &lo, &hi);
         if (lo != hi) return false;

@@ -1825,6 +1825,43 @@ ckt_status ckt_kernel_lds_stage(ckt_kernel *k, int tensor, ckt_expr_id stage, in
     return expr_ok(k, err);
 }
 
+ckt_status ckt_kernel_lds_view(ckt_kernel *k, int tensor, const ckt_layout *layout, int *view,
+                               ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "view", err))) return s;
+    if (tensor < 0 || tensor >= k->ntensors || k->tensors[tensor].mem != CKT_MEM_LDS)
+        return ckt_fail(err, CKT_EINVAL, "view: not an LDS tensor");
+    if (!layout) return ckt_fail(err, CKT_EINVAL, "view: a layout is required");
+    if ((s = ckt_layout_check(layout, err))) return ckt_fail_prefix(err, "view: layout: ");
+    int rank = ckt_layout_rank(layout);
+    if (rank > CKT_K_MAX_RANK)
+        return ckt_fail(err, CKT_EINVAL, "view: rank %d above %d", rank, CKT_K_MAX_RANK);
+    int64_t leaves[CKT_TUPLE_NODES];
+    int n = ckt_tuple_flatten(&layout->stride, leaves, CKT_TUPLE_NODES);
+    for (int i = 0; i < n; i++)
+        if (leaves[i] < 0)
+            return ckt_fail(err, CKT_EINVAL, "view: stride %lld is negative", (long long)leaves[i]);
+    const ckt_ktensor *p = &k->tensors[tensor];
+    int64_t cos = ckt_layout_cosize(layout), maxoff = cos - 1;
+    for (int64_t o = 0; p->swizzled && o < cos; o++)
+        maxoff = ckt_max64(maxoff, ckt_swizzle_apply(p->sw, o));
+    if (maxoff + 1 > p->cosize)
+        return ckt_fail(err, CKT_EINVAL,
+                        "view: the layout spans %lld elements, more than the %lld of '%s'",
+                        (long long)(maxoff + 1), (long long)p->cosize, p->name);
+    ckt_ktensor *v;
+    if ((s = new_tensor(k, CKT_MEM_LDS, p->dtype, rank, NULL, &v, view, err))) return s;
+    p = &k->tensors[tensor]; /* new_tensor may move the array */
+    char name[sizeof v->name];
+    memcpy(name, v->name, sizeof name);
+    *v = *p;
+    memcpy(v->name, name, sizeof name);
+    v->layout = *layout;
+    v->rank = rank;
+    return CKT_OK;
+}
+
 ckt_status ckt_kernel_copy_async(ckt_kernel *k, int dst_window, int src_window, int dist,
                                  int vector_dim, int64_t spv, ckt_error *err)
 {

@@ -272,6 +272,30 @@ describe("builder pieces the attention kernel added", function()
     assert.matches("regather: thread %d+ holds value %d+ of the result on an element %(exactly%) that it does not hold in the source", e)
   end)
 
+  it("t:view reads an LDS tile through another layout, and refuses one that spans more", function()
+    local function src(body)
+      return select(2, pcall(function()
+        return ckt.kernel{name = "views", block = 128, build = function(b) body(b) end}:source("cpu:sm_90")
+      end))
+    end
+    local function ring() return ckt.tensor("lds", "f16", ckt.layout({1, 1, 32, 64}, {0, 0, 64, 1}), {stages = 2}) end
+    assert.matches("spans 4096 elements, more than the 2048", src(function() ring():view(ckt.layout({64, 64}, {64, 1})) end))
+    assert.matches("view: not an LDS tensor", src(function(b)
+      ckt.tensor(b:pointer("X", "f16"), "f16", {shape = {4}}):view(ckt.layout(4)) end))
+    assert.matches("view: layout", src(function() ring():view("no layout") end))
+    -- a view keeps the ring: its stages are the ring's
+    local stages
+    local ok = pcall(function()
+      return ckt.kernel{name = "views2", block = 128, build = function()
+        local v = ring():view(ckt.layout({32, 64}, {64, 1}))
+        stages = v:stages()
+        v:stage(1)
+      end}:source("cpu:sm_90")
+    end)
+    assert.is_true(ok)
+    assert.are.equal(2, stages)
+  end)
+
   it("b:broadcast refuses what registers cannot do, naming why", function()
     local function refused(body)
       return select(2, pcall(function()

@@ -412,6 +412,12 @@ ckt_status ckt_kernel_fragment_load(ckt_kernel *k, int reg, int mma, char operan
                                     ckt_error *err);
 ckt_status ckt_reduce_parse(const char *s, ckt_reduce_op *out, ckt_error *err);
 
+/* *view: LDS tensor `tensor` (a ring, one of its stages, or a plain tile) seen through another
+ * layout of its elements (the same offset, swizzle and stages; the layout must not span more than
+ * the tensor): a rank-4 tile an asynchronous copy fills from a rank-4 global window, read as the
+ * rank-2 operand of a blockwise GEMM. */
+ckt_status ckt_kernel_lds_view(ckt_kernel *k, int tensor, const ckt_layout *layout, int *view,
+                               ckt_error *err);
 /* Asynchronous copies and multi-stage LDS.
  * ckt_kernel_lds_stages: make the LDS tensor just created a ring of `stages` copies (2..16).
  * ckt_kernel_lds_stage: a view of stage `stage` (a block-uniform integer expression provably in
