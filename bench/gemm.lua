@@ -5,7 +5,8 @@
 -- transposes; large sizes against cuBLAS within a tolerance); JSON in bench/results/.
 --
 -- ckt-lua bench/gemm.lua [target=sm_90] [json=bench/results/gemm_h100.json] [configs] [sizes] [majors]
---   configs: comma-separated TMxTNxTK/block/stages[/group][@copy][@persistent][@unaligned], e.g.
+--   configs: comma-separated TMxTNxTK/block/stages[/group][@copy][@persistent][@unaligned][@direct][@prologue], e.g.
+--            (@direct: epilogue_lds = false, @prologue: fused_prologue = false; mma.sync path)
 --            128x128x32/128/3,128x256x32/256/3,default@cp.async,default@unaligned,default@tma@unaligned
 --            ("default": the library's default for the target)
 --   sizes:   comma-separated, default 4096,8192 ("none": the correctness checks only);  majors: comma-separated a_major..b_major, default kk,kn,mk,mn
@@ -45,7 +46,7 @@ local cublas, cublas_why = bench.open_cublas(dev)
 
 local function opts(dt, mj, c)
   local o = {dtype = dt, out = out_of(dt), a_major = mj[1], b_major = mj[2], target = target}
-  for _, k in ipairs{"tile", "block", "stages", "group", "copy", "persistent", "aligned"} do o[k] = c[k] end
+  for _, k in ipairs{"tile", "block", "stages", "group", "copy", "persistent", "aligned", "epilogue_lds", "fused_prologue"} do o[k] = c[k] end
   return o
 end
 

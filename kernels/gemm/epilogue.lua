@@ -37,26 +37,28 @@ local function store_staged(g, stage_c, res, tm, tn)
   end
 end
 
+-- The row passes of a tile leaving through LDS: vector, threads a row, rows a pass, chunks a row.
 -- Batched (pipeline.lua): C's row mode runs on into the next batch, so a tile's rows past M must
 -- not be stored. The tile goes through an LDS buffer (TM x TN), then out a pass of rows at a time
 -- (vectors of the output along the rows), each thread's row guarded against M.
-local function batched_passes(p)
+function epilogue.passes(p, what)
+  what = what or "batched"
   local vec = p.aligned and math.min(p.v, 16 // ckt.array(p.out, 1):bytes()) or 1
   local per_row, chunks = p.TN // vec, 1
   if per_row > p.block then
-    if p.TN % (p.block * vec) ~= 0 then options.fail(("batched: tile TN %d is not a whole number of %d-thread passes of %d-element vectors"):format(p.TN, p.block, vec)) end
+    if p.TN % (p.block * vec) ~= 0 then options.fail(("%s: tile TN %d is not a whole number of %d-thread passes of %d-element vectors"):format(what, p.TN, p.block, vec)) end
     per_row, chunks = p.block, p.TN // (p.block * vec)
   end
   local rows = p.block // per_row
   if p.block % per_row ~= 0 or p.TM % rows ~= 0 then
-    options.fail(("batched: block %d does not copy the %d x %d C tile out in whole passes of %d-element rows"):format(p.block, p.TM, p.TN, per_row * vec))
+    options.fail(("%s: block %d does not copy the %d x %d C tile out in whole passes of %d-element rows"):format(what, p.block, p.TM, p.TN, per_row * vec))
   end
   return vec, per_row, rows, chunks
 end
 
 local function store_batched(g, buf, res, tm, tn, l)
   local b, p, TM, TN = g.b, g.p, g.TM, g.TN
-  local vec, per_row, rows, chunks = batched_passes(p)
+  local vec, per_row, rows, chunks = epilogue.passes(p)
   local cw = per_row * vec
   ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(buf, {TM, TN}, {0, 0}), g.T):store(res)
   b:sync()
@@ -72,6 +74,54 @@ local function store_batched(g, buf, res, tm, tn, l)
     end
   end)
   b:sync() -- the buffer is free again
+end
+
+-- The mma.sync path (sm_90 and the other NVIDIA targets without wgmma), epilogue_lds: the tile
+-- leaves through an LDS buffer of its own (TM x TN, rows padded by 8 elements: a warp's 4-byte
+-- fragment pairs, 8 rows x 4 threads, hit 32 distinct banks), written by every thread without
+-- masks, then a barrier, then a loop of row passes of 16-byte vectors, masked at C's edges by the
+-- copy. Written straight to C, the fragments were 64 masked 4-byte stores a thread; this form
+-- compiles faster (with fused_prologue, the default's NVRTC time ~430 -> ~275 ms on the 2-core
+-- machine: docs/gemm.md, Cold compile) and a warp's passes write whole 256-byte rows (NVVM splits
+-- each 16-byte store into four 4-byte ones, as on sm_90a's LDS epilogue).
+-- On by default with aligned sizes where the buffer keeps the blocks an SM holds (the engine's
+-- occupancy model, registers estimated as shapes.lua does): the default 128 x 128 tile, 16-bit C,
+-- 64 KiB of stages + 34 KiB, still two blocks an SM; off for f32 C at that tile (68 KiB more).
+local LDS_PAD = 8
+
+local function lds_tile_bytes(p) return p.TM * (p.TN + LDS_PAD) * ckt.array(p.out, 1):bytes() end
+
+function epilogue.lds_default(p, rec)
+  if p.hopper or p.vendor ~= "nvidia" or not p.aligned or p.batched or not rec.hw.lds_per_block then return false end
+  if not pcall(epilogue.passes, p) then return false end
+  local stages = p.stages * (p.TM + p.TN) * p.TK * ckt.array(p.dtype, 1):bytes()
+  local with = stages + lds_tile_bytes(p)
+  if with > rec.hw.lds_per_block then return false end
+  local regs = math.min(255, (p.TM * p.TN // p.block) * 7 // 5 + 50)
+  local function blocks(lds)
+    local ok, r = pcall(ckt.occupancy, p.target, {threads = p.block, registers = regs, lds_bytes = lds})
+    return ok and r or nil
+  end
+  local a, b = blocks(stages), blocks(with)
+  return a ~= nil and a == b
+end
+
+local function store_lds(g, buf, res, tm, tn)
+  local b, p, TM, TN = g.b, g.p, g.TM, g.TN
+  local vec, per_row, rows, chunks = epilogue.passes(p, "epilogue_lds")
+  local cw = per_row * vec
+  ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(buf, {TM, TN}, {0, 0}), g.T):store(res)
+  b:sync()
+  local threads = ckt.layout({rows, per_row}, {per_row, 1})
+  -- the passes holding rows below M only: a trip count known at run time, which NVVM leaves a
+  -- loop (a constant one it unrolled: 16 passes, ~45 ms more of NVRTC for the default)
+  b:loop(ckt.min(TM // rows, (g.M - tm * TM + rows - 1) // rows), function(i)
+    for j = 0, chunks - 1 do
+      b:blockwise_copy{src = ckt.tile_window(buf, {rows, cw}, {rows * i, cw * j}), dst = ckt.tile_window(g.gc, {rows, cw}, {tm * TM + rows * i, tn * TN + cw * j}),
+                       thread_layout = threads, vector_dim = 1, scalar_per_vector = vec}
+    end
+  end)
+  if p.persistent then b:sync() end -- the buffer is free again for the next tile
 end
 
 -- fp8: C = scale_A . scale_B . (A . B): the one-element scales read in the accumulators' own
@@ -91,11 +141,18 @@ end
 function epilogue.new(g)
   local p = g.p
   if p.batched then
-    batched_passes(p)
+    epilogue.passes(p)
     local buf = ckt.tensor("lds", p.out, ckt.layout({g.TM, g.TN}, {g.TN, 1}))
     return function(acc, tm, tn, l)
       acc = epilogue.scaled(g, acc)
       store_batched(g, buf, p.epilogue and g.b:map(p.epilogue, acc) or acc, tm, tn, l)
+    end
+  end
+  if p.epilogue_lds then
+    local buf = ckt.tensor("lds", p.out, ckt.layout({g.TM, g.TN}, {g.TN + LDS_PAD, 1}))
+    return function(acc, tm, tn)
+      acc = epilogue.scaled(g, acc)
+      store_lds(g, buf, p.epilogue and g.b:map(p.epilogue, acc) or acc, tm, tn)
     end
   end
   local stage_c = staged(p) and ckt.tensor("lds", p.out, ckt.layout({{64, p.waves_m}, g.TN}, {{g.TN + 8, 0}, 1})) or nil

@@ -27,7 +27,9 @@ end
 options.NAMES = {"dtype", "out", "a_major", "b_major", "target", "epilogue", "tile", "block", "stages", "group", "instr",
                  "k_pack", "aligned", "swizzle", "name", "autotune", "mma_pending", "copy", "persistent",
                  "M", "N", "K", -- M, N, K: size hints (ckt.kernels.gemm.shapes)
-                 "batched"} -- strided batched GEMM (pipeline.lua: parameters L, batch_stride_A/B/C)
+                 "batched", -- strided batched GEMM (pipeline.lua: parameters L, batch_stride_A/B/C)
+                 "epilogue_lds", -- mma.sync path: C through an LDS tile (epilogue.lua)
+                 "fused_prologue"} -- cp.async, one tile a block: the K loop issues the first slices' copies too (pipeline.lua)
 
 -- Defaults per target. NVIDIA: a 128 x 128 block tile in 32-wide K slices, 4 warps of 64 x 64
 -- (4 x 8 m16n8 tiles each, ldmatrix.x4 for both operands), 4 stages (64 KiB of LDS at 16 bits; two

@@ -32,7 +32,9 @@ local function async_feed(g, walk)
   local f = {per_tile = walk.persistent and ckt.max(g.nk, D) or g.nk}
   local nop = function() end
   f.producer, f.retire, f.retire_pipelined, f.drain = nop, nop, nop, nop
+  f.merged = g.p.fused_prologue and not walk.persistent
   function f.open() -- the first D slices (past K: zero-filled and never read)
+    if f.merged then return end
     walk.guard(function()
       local t0 = walk.first()
       for s = 0, D - 1 do copies.async(g, t0.tm, t0.tn, s, s, t0.l); b:commit() end
@@ -109,7 +111,22 @@ local function consume(g, feed, acc, t)
     if pending > 0 then b:blockwise_gemm(g.sa:stage(st), g.sb:stage(st), acc, g.T, {pending = pending})
     else b:blockwise_gemm(g.sa:stage(st), g.sb:stage(st), acc, g.T) end
   end
-  if P > 0 then
+  if feed.merged then
+    -- fused_prologue (plan.lua): one copy site, the first D slices' copies issued by the K
+    -- loop's. Iteration k issues slice k's copies, computes slice k - D (the first D iterations
+    -- only copy), then waits for slice k - D + 1 and for every thread to be done with slice
+    -- k - D, whose stage iteration k + 1 refills: the same order of copies, waits and MMAs as
+    -- the prologue + loop, in D more iterations (the copies twice over cost ~40 ms of NVRTC)
+    local S, D = g.S, g.S - 1
+    b:loop(feed.per_tile + D, function(k)
+      copies.async(g, t.tm, t.tn, k, k % S, t.l); b:commit()
+      b:when(ckt.ge(k, D), function()
+        local st = (k + 1) % S
+        b:blockwise_gemm(g.sa:stage(st), g.sb:stage(st), acc, g.T)
+      end)
+      b:wait{pending = D - 1}
+    end)
+  elseif P > 0 then
     -- slice 0 first, its MMAs retired before the pipelined loop: no instruction but wgmma may
     -- define the accumulators (b:clear's) while MMAs are in flight, or ptxas serializes them
     feed.first(function() slice(0, 0) end)

@@ -54,6 +54,36 @@ describe("ckt.kernels.gemm on the CPU target", function()
     assert.truthy(k:source("sm_90"):find("CKT_CP_ASYNC_AT(16, ", 1, true))
   end)
 
+  it("epilogue_lds and fused_prologue (the mma.sync path's compile-time forms) on and off", function()
+    -- the defaults on sm_90 (aligned, 16-bit C: both on); f32 C at the default tile keeps the
+    -- direct stores (the LDS tile would cost a block an SM); gfx90a neither
+    local p = gemm.plan{dtype = "f16", target = "sm_90"}
+    assert.is_true(p.epilogue_lds); assert.is_true(p.fused_prologue)
+    assert.is_false(gemm.plan{dtype = "f16", out = "f32", target = "sm_90"}.epilogue_lds)
+    assert.is_false(gemm.plan{dtype = "f16", target = "sm_90", persistent = true}.fused_prologue)
+    p = gemm.plan{dtype = "f16", target = "gfx90a"}
+    assert.is_false(p.epilogue_lds); assert.is_false(p.fused_prologue)
+    local k = gemm.build{dtype = "f16", target = "sm_90"}
+    assert.truthy(k:source("sm_90"):find("CKT_ST16(C + ", 1, true)) -- 16-byte row passes out of LDS
+    -- every combination at edges in M, N and K; both on: K shorter than the look-ahead, two
+    -- tiles of each, M-major A, an epilogue and f32 C, element copies
+    for _, e in ipairs{false, true} do
+      for _, f in ipairs{false, true} do
+        run({dtype = "f16", target = "cpu:sm_90", aligned = true, epilogue_lds = e, fused_prologue = f}, 136, 200, 88, 20)
+      end
+    end
+    local on = {target = "cpu:sm_90", aligned = true, epilogue_lds = true, fused_prologue = true}
+    local function with(o) for k, v in pairs(on) do if o[k] == nil then o[k] = v end end return o end
+    run(with{dtype = "f16"}, 8, 8, 8, 21)
+    run(with{dtype = "f16", a_major = "m", b_major = "n"}, 264, 136, 40, 22)
+    run(with{dtype = "bf16", out = "f32", epilogue = function(x) return ckt.max(x, 0) end}, 72, 136, 48, 9)
+    run(with{dtype = "f16", aligned = false, tile = {64, 64, 32}, stages = 3}, 65, 70, 40, 11)
+    assert.has_error(function() gemm.plan{target = "sm_90", epilogue_lds = 1} end, "gemm: epilogue_lds must be a boolean, got number")
+    assert.has_error(function() gemm.plan{target = "sm_90a", epilogue_lds = true} end, "gemm: epilogue_lds: sm_90a's wgmma path has its own LDS epilogue")
+    assert.has_error(function() gemm.plan{target = "sm_90", persistent = 2, fused_prologue = true} end,
+                     "gemm: fused_prologue: the cp.async path of one tile a block only (not sm_90a's wgmma, not persistent)")
+  end)
+
   it("f32 output, an epilogue, other tiles, stages and groups", function()
     run({dtype = "bf16", out = "f32", target = "cpu:sm_90"}, 65, 70, 40, 3)
     run({dtype = "f16", out = "bf16", target = "cpu"}, 65, 70, 40, 4)
