@@ -162,6 +162,8 @@ function grouped.build(gemm, o, schedule)
   local p = gemm.plan(c)
   if p.hopper then fail(("grouped: %s's wgmma path has no grouped GEMM; build for sm_90 (mma.sync and cp.async)"):format(p.target)) end
   p.grouped = true
+  -- (built and measured with the fused prologue, which the plan leaves off unless asked)
+  if c.fused_prologue == nil then p.fused_prologue = p.copy == "cp.async" and not p.persistent and p.vendor == "nvidia" end
   p.index_type = o.index or "i64"
   if p.index_type ~= "i64" and p.index_type ~= "i32" then fail(("index '%s' is not \"i64\" or \"i32\""):format(tostring(o.index))) end
   local pipeline = require "ckt.kernels.gemm.pipeline"

@@ -106,22 +106,25 @@ local function plan_of(o)
   p.name = o.name or ("gemm_" .. p.dtype .. "_" .. p.a_major .. p.b_major)
   p.epilogue = o.epilogue
   if options.boolean(o, "batched") then p.batched = true end -- strided batched (docs/gemm.md, Batched)
-  -- epilogue_lds: C through an LDS tile and 16-byte row passes on the mma.sync path (epilogue.lua;
-  -- default: where it keeps the blocks an SM holds, aligned sizes)
+  -- epilogue_lds: C through an LDS tile and 16-byte row passes on the mma.sync path (epilogue.lua).
+  -- Off unless asked: with fused_prologue it cut the sm_90 default's cold compile from 521-640 to
+  -- 340-530 ms on the GPU host but made the kernel slower (H100, 2026-11-27: 38-53% of cuBLAS
+  -- instead of 53-56%, bench/results/gemm_sm90_h100_2026-11-27_s6.json)
   local e = options.boolean(o, "epilogue_lds")
-  if e == nil then p.epilogue_lds = epilogue.lds_default(p, rec)
+  if e == nil then p.epilogue_lds = false
   elseif e then
     if p.hopper then fail("epilogue_lds: sm_90a's wgmma path has its own LDS epilogue") end
     if p.batched then fail("epilogue_lds: the batched GEMM's C leaves through LDS already") end
     epilogue.passes(p, "epilogue_lds")
     p.epilogue_lds = true
   else p.epilogue_lds = false end
-  -- fused_prologue: one copy site instead of the prologue's and the K loop's (pipeline.lua);
-  -- default on the mma.sync path of NVIDIA targets (cp.async, one tile a block), for compile time
+  -- fused_prologue: one copy site instead of the prologue's and the K loop's (pipeline.lua); off
+  -- unless asked (see epilogue_lds above; grouped.lua turns it on: the grouped GEMM was built and
+  -- measured with it)
   local f = options.boolean(o, "fused_prologue")
   local fusable = not p.hopper and p.copy == "cp.async" and not p.persistent
   if f and not fusable then fail("fused_prologue: the cp.async path of one tile a block only (not sm_90a's wgmma, not persistent)") end
-  if f == nil then f = fusable and p.vendor == "nvidia" end
+  if f == nil then f = false end
   p.fused_prologue = f
   return p
 end
