@@ -1,6 +1,7 @@
 /* ckt Lua bindings — kernel tensors (ckt.tensor over global memory, LDS or registers), tile
- * windows over them (ckt.tile_window, ckt.local_tile, w:move) and the loads and stores through
- * a window with a distribution (who holds what). */
+ * windows over them (ckt.tile_window, ckt.local_tile, w:move), the loads and stores through a
+ * window with a distribution (who holds what), and b:fetch (one element of a device array into
+ * an index expression). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -549,6 +550,34 @@ static int w_lengths(lua_State *L)
     return 1;
 }
 
+/* b:fetch(array, index) -> element index of array (a rank-1 global tensor of i32 or i64 with
+ * stride 1 whose shape is an expression of the parameters), read on the device; the index (a
+ * block-uniform integer expression) is clamped into the array, whose buffer the launch checks */
+static int b_fetch(lua_State *L)
+{
+    l_kernel *kb = ckt_lk_checkbuilder(L, "fetch");
+    l_kobj *o = ckt_lk_checktensor(L, 2, "fetch");
+    ckt_expr_id index = ckt_lk_toexpr(L, 3, kb, "index");
+    const ckt_ktensor *t = ckt_kernel_tensor(kb->k, o->id);
+    int64_t one = 0;
+    if (!t || t->mem != CKT_MEM_GLOBAL || t->rank != 1 || t->limited ||
+        (t->dtype != CKT_I32 && t->dtype != CKT_I64) ||
+        !ckt_expr_is_const(ckt_kernel_exprs(kb->k), t->stride[0], &one) || one != 1)
+        return ckt_l_argerror(L, 2,
+                              "a rank-1 global tensor of i32 or i64 with stride 1 expected (not "
+                              "limited)");
+    ckt_expr_pool *ex = ckt_kernel_exprs(kb->k);
+    if (!ckt_expr_uniform(ex, index))
+        return ckt_l_argerror(L, 3,
+                              "the index depends on the thread id (it must be block-uniform)");
+    bool i32 = t->dtype == CKT_I32;
+    ckt_expr_id e = ckt_expr_load(ex, t->name, i32 ? INT32_MIN : INT64_MIN,
+                                  i32 ? INT32_MAX : INT64_MAX, index, t->shape[0]);
+    ckt_lk_check_pool(L, kb);
+    ckt_lk_push_expr(L, kb, 1, e);
+    return 1;
+}
+
 void ckt_lk_open_tensor(lua_State *L)
 {
     static const ckt_l_entry rows[] = {{CKT_L_KTENSOR, "__tostring", t_tostring},
@@ -564,6 +593,7 @@ void ckt_lk_open_tensor(lua_State *L)
                                        {CKT_L_MODULE, "tensor", l_tensor},
                                        {CKT_L_MODULE, "tile_window", l_tile_window},
                                        {CKT_L_MODULE, "local_tile", l_local_tile},
+                                       {CKT_L_KERNEL, "fetch", b_fetch},
                                        {NULL, NULL, NULL}};
     ckt_l_register(L, rows);
 }
