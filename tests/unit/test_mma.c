@@ -425,6 +425,93 @@ static ckt_kernel *gemm_kernel(const char *instr, ckt_dtype dt, int64_t block, i
     return k;
 }
 
+/* blockwise_gemm with a register A (ckt_kernel_regather), ckt_kernel_broadcast and
+ * ckt_kernel_lds_view: what they build and what they refuse */
+static void register_a_broadcast_and_views(void **state)
+{
+    (void)state;
+    ckt_error err;
+    ckt_kernel *k;
+    ckt_gemm_traits t1, t2;
+    assert_int_equal(ckt_gemm_traits_make("mma_m16n8k16_f16", 1, 4, 2, &t1, &err), CKT_OK);
+    assert_int_equal(ckt_gemm_traits_make("mma_m16n8k16_f16", 1, 2, 2, &t2, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_create("rega", 128, &k, &err), CKT_OK);
+    ckt_layout la, lb, lb2, lbig;
+    assert_int_equal(ckt_layout_parse("(64,16):(16,1)", &la, &err), CKT_OK);
+    assert_int_equal(ckt_layout_parse("(32,16):(16,1)", &lb, &err), CKT_OK);
+    assert_int_equal(ckt_layout_parse("(16,32):(32,1)", &lb2, &err), CKT_OK); /* N x K of P V */
+    assert_int_equal(ckt_layout_parse("(64,64):(64,1)", &lbig, &err), CKT_OK);
+    int a, b, b2, s, sdist, p, acc, acc_dist;
+    assert_int_equal(ckt_kernel_lds(k, CKT_F16, &la, NULL, &a, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_lds(k, CKT_F16, &lb, NULL, &b, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_lds(k, CKT_F16, &lb2, NULL, &b2, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_gemm_c_vgpr(k, &t1, 64, 32, &s, &sdist, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_blockwise_gemm(k, a, b, s, &t1, &err), CKT_OK);
+    /* P: the 64 x 32 accumulator's fragments in f16, the next product's A */
+    assert_int_equal(
+        ckt_kernel_registers(k, CKT_F16, sdist, ckt_kernel_tensor(k, s)->nvalues, &p, &err),
+        CKT_OK);
+    assert_int_equal(ckt_kernel_gemm_c_vgpr(k, &t2, 64, 16, &acc, &acc_dist, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_blockwise_gemm(k, p, b2, acc, &t2, &err), CKT_OK);
+    /* a row statistic of S spread over acc's tile of the same rows */
+    int bc;
+    assert_int_equal(ckt_kernel_broadcast(k, s, acc, 1, &bc, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_broadcast(k, s, acc, 2, &bc, &err), CKT_EINVAL);
+    expect_msg(err.msg, "dim 2 outside");
+    assert_int_equal(ckt_kernel_broadcast(k, s, acc, 0, &bc, &err), CKT_EINVAL);
+    expect_msg(err.msg, "differ in dimension 1");
+    assert_int_equal(ckt_kernel_broadcast(k, a, acc, 1, &bc, &err), CKT_EINVAL);
+    expect_msg(err.msg, "distributed register");
+    /* a register A the lanes do not hold as fragments: a copy's row-major partition */
+    ckt_layout thr;
+    ckt_dist rd;
+    int rdi, r;
+    int64_t len[2] = {64, 32};
+    assert_int_equal(ckt_layout_parse("(32,4):(4,1)", &thr, &err), CKT_OK);
+    assert_int_equal(ckt_dist_from_thread_layout(&thr, 2, len, 1, 8, NULL, &rd, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_add_dist(k, &rd, &rdi, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_registers(k, CKT_F16, rdi, rd.nvalues, &r, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_blockwise_gemm(k, r, b2, acc, &t2, &err), CKT_EINVAL);
+    expect_msg(err.msg, "does not hold in the source");
+    int64_t at[3] = {0, 0, 0};
+    int out;
+    assert_int_equal(ckt_kernel_regather(k, p, 999, at, &out, &err), CKT_EINVAL);
+    expect_msg(err.msg, "no distribution");
+    assert_int_equal(ckt_kernel_regather(k, a, acc_dist, at, &out, &err), CKT_EINVAL);
+    expect_msg(err.msg, "distributed register");
+    at[1] = 32; /* past the source's columns */
+    assert_int_equal(ckt_kernel_regather(k, p, acc_dist, at, &out, &err), CKT_EINVAL);
+    expect_msg(err.msg, "differ in dimension 1");
+    /* views: the same elements through another layout, no larger */
+    int ring, v;
+    ckt_layout l4, l2, lneg;
+    assert_int_equal(ckt_layout_parse("(1,1,32,64):(0,0,64,1)", &l4, &err), CKT_OK);
+    assert_int_equal(ckt_layout_parse("(32,64):(64,1)", &l2, &err), CKT_OK);
+    assert_int_equal(ckt_layout_parse("(32,64):(-64,1)", &lneg, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_lds(k, CKT_F16, &l4, NULL, &ring, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_lds_stages(k, ring, 2, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_lds_view(k, ring, &l2, &v, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_tensor(k, v)->rank, 2);
+    assert_int_equal(ckt_kernel_tensor(k, v)->stages, 2);
+    assert_int_equal(ckt_kernel_tensor(k, v)->lds_offset, ckt_kernel_tensor(k, ring)->lds_offset);
+    assert_int_equal(ckt_kernel_lds_view(k, ring, &lbig, &v, &err), CKT_EINVAL);
+    expect_msg(err.msg, "spans 4096 elements, more than the 2048");
+    assert_int_equal(ckt_kernel_lds_view(k, ring, &lneg, &v, &err), CKT_EINVAL);
+    expect_msg(err.msg, "negative");
+    assert_int_equal(ckt_kernel_lds_view(k, s, &l2, &v, &err), CKT_EINVAL);
+    expect_msg(err.msg, "not an LDS tensor");
+    assert_int_equal(ckt_kernel_lds_view(k, ring, NULL, &v, &err), CKT_EINVAL);
+    assert_int_equal(ckt_kernel_finish(k, &err), CKT_OK);
+    char *src;
+    assert_int_equal(ckt_emit_named(k, "cpu:sm_90", &src, &err), CKT_OK);
+    assert_non_null(strstr(src, "relabelled"));
+    free(src);
+    assert_int_equal(ckt_emit_named(k, "sm_90", &src, &err), CKT_OK);
+    assert_non_null(strstr(src, "spread along dim 1"));
+    free(src);
+    ckt_kernel_destroy(k);
+}
+
 static void emit_per_target(void **state)
 {
     (void)state;
@@ -594,6 +681,7 @@ int main(void)
         cmocka_unit_test(block_distributions),
         cmocka_unit_test(emit_per_target),
         cmocka_unit_test(builder_refusals),
+        cmocka_unit_test(register_a_broadcast_and_views),
         cmocka_unit_test(ldmatrix_delivers_the_fragments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
