@@ -99,15 +99,17 @@ static const char *combine(ckt_reduce_op op, const char *a, const char *b, char 
     return out;
 }
 
+static const char *rop_name(ckt_reduce_op op)
+{
+    return op == CKT_REDUCE_SUM ? "sum" : op == CKT_REDUCE_MAX ? "max" : "min";
+}
+
 void ckt_em_fold(em *e, const ckt_kop *op)
 {
     const ckt_ktensor *acc = ckt_kernel_tensor(e->k, op->r),
                       *src = ckt_kernel_tensor(e->k, op->inputs[0]);
     ckt_em_thread_open(e);
-    ckt_em_line(e, "/* %s = %s over the %lld values of %s */", acc->name,
-                op->rop == CKT_REDUCE_SUM   ? "sum"
-                : op->rop == CKT_REDUCE_MAX ? "max"
-                                            : "min",
+    ckt_em_line(e, "/* %s = %s over the %lld values of %s */", acc->name, rop_name(op->rop),
                 (long long)src->nvalues, src->name);
     char a[64], s[64], af[128], sf[128], c[400], out[600];
     ckt_em_reg(e, acc, 0, a, sizeof a);
@@ -297,11 +299,7 @@ static void lane_reduce(em *e, const ckt_kop *op, const lane_plan *lp)
     ckt_em_line(e,
                 "/* %s = %s of %s along dim %d: each lane folds its values on its %lld line(s), "
                 "then a butterfly over the lanes holding a line (lane XOR %s) */",
-                out->name,
-                op->rop == CKT_REDUCE_SUM   ? "sum"
-                : op->rop == CKT_REDUCE_MAX ? "max"
-                                            : "min",
-                src->name, op->vector_dim, (long long)L,
+                out->name, rop_name(op->rop), src->name, op->vector_dim, (long long)L,
                 lp->nmasks ? masks : "none: a lane holds its lines whole");
     ckt_em_thread_open(e);
     ckt_em_line(e, "{");
@@ -370,11 +368,7 @@ static void dim_reduce(em *e, const ckt_kop *op)
     ckt_em_line(e,
                 "/* %s = %s of %s along dim %d (%lld elements a line), every holder of a line "
                 "gets it: the tile through LDS scratch at byte %lld */",
-                out->name,
-                op->rop == CKT_REDUCE_SUM   ? "sum"
-                : op->rop == CKT_REDUCE_MAX ? "max"
-                                            : "min",
-                src->name, dim, (long long)d->lengths[dim],
+                out->name, rop_name(op->rop), src->name, dim, (long long)d->lengths[dim],
                 (long long)ckt_kernel_reduce_scratch(e->k));
     open_holders(e, d, "ckt_rd", full);
     for (int64_t v = 0; v < src->nvalues; v++) {
@@ -418,11 +412,6 @@ static void dim_reduce(em *e, const ckt_kop *op)
     e->ind--;
     ckt_em_line(e, "}");
     ckt_em_barrier(e, "reduce along a dimension: scratch free again");
-}
-
-static const char *rop_name(ckt_reduce_op op)
-{
-    return op == CKT_REDUCE_SUM ? "sum" : op == CKT_REDUCE_MAX ? "max" : "min";
 }
 
 /* The butterfly over `lanes` (a power of two <= the wave) of the value in `x` (an f32 lvalue per

@@ -519,6 +519,35 @@ static int64_t lds_alignment(const ckt_ktensor *t)
     return ckt_wgmma_tile_alignment(t->swizzled ? &t->sw : NULL, t->dtype);
 }
 
+/* An LDS layout's checks (valid, rank, strides not negative, within any LDS) and *span, the
+ * elements from its first to its last one under the swizzle (NULL: none); fn names the caller */
+static ckt_status lds_layout_span(const char *fn, const ckt_layout *layout, const ckt_swizzle *sw,
+                                  int *rank, int64_t *span, ckt_error *err)
+{
+    if (ckt_layout_check(layout, err)) {
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "%s: layout: ", fn);
+        return ckt_fail_prefix(err, prefix);
+    }
+    *rank = ckt_layout_rank(layout);
+    if (*rank > CKT_K_MAX_RANK)
+        return ckt_fail(err, CKT_EINVAL, "%s: rank %d above %d", fn, *rank, CKT_K_MAX_RANK);
+    int64_t leaves[CKT_TUPLE_NODES];
+    int n = ckt_tuple_flatten(&layout->stride, leaves, CKT_TUPLE_NODES);
+    for (int i = 0; i < n; i++)
+        if (leaves[i] < 0)
+            return ckt_fail(err, CKT_EINVAL, "%s: LDS layout stride %lld is negative", fn,
+                            (long long)leaves[i]);
+    int64_t cos = ckt_layout_cosize(layout), maxoff = cos - 1;
+    if (cos > ((int64_t)1 << 22))
+        return ckt_fail(err, CKT_ECAPACITY,
+                        "%s: LDS layout spans %lld elements (more than any LDS)", fn,
+                        (long long)cos);
+    for (int64_t o = 0; sw && o < cos; o++) maxoff = ckt_max64(maxoff, ckt_swizzle_apply(*sw, o));
+    *span = maxoff + 1;
+    return CKT_OK;
+}
+
 ckt_status ckt_kernel_lds(ckt_kernel *k, ckt_dtype dtype, const ckt_layout *layout,
                           const ckt_swizzle *sw, int *tensor, ckt_error *err)
 {
@@ -526,27 +555,16 @@ ckt_status ckt_kernel_lds(ckt_kernel *k, ckt_dtype dtype, const ckt_layout *layo
     if ((s = check_open(k, "tensor", err))) return s;
     if (!layout) return ckt_fail(err, CKT_EINVAL, "tensor: an LDS tensor needs a layout");
     if (!ckt_dtype_valid(dtype)) return ckt_fail(err, CKT_EINVAL, "tensor: unknown dtype");
-    if ((s = ckt_layout_check(layout, err))) return ckt_fail_prefix(err, "tensor: layout: ");
-    int rank = ckt_layout_rank(layout);
-    if (rank > CKT_K_MAX_RANK)
-        return ckt_fail(err, CKT_EINVAL, "tensor: rank %d above %d", rank, CKT_K_MAX_RANK);
-    int64_t leaves[CKT_TUPLE_NODES];
-    int n = ckt_tuple_flatten(&layout->stride, leaves, CKT_TUPLE_NODES);
-    for (int i = 0; i < n; i++)
-        if (leaves[i] < 0)
-            return ckt_fail(err, CKT_EINVAL, "tensor: LDS layout stride %lld is negative",
-                            (long long)leaves[i]);
-    int64_t cos = ckt_layout_cosize(layout), maxoff = cos - 1;
-    if (cos > ((int64_t)1 << 22))
-        return ckt_fail(err, CKT_ECAPACITY,
-                        "tensor: LDS layout spans %lld elements (more than any LDS)",
-                        (long long)cos);
     if (sw && sw->b > 0) {
         ckt_swizzle chk;
         if ((s = ckt_swizzle_make(sw->b, sw->m, sw->s, &chk, err)))
             return ckt_fail_prefix(err, "tensor: swizzle: ");
-        for (int64_t o = 0; o < cos; o++) maxoff = ckt_max64(maxoff, ckt_swizzle_apply(*sw, o));
     }
+    int rank;
+    int64_t span;
+    if ((s = lds_layout_span("tensor", layout, sw && sw->b > 0 ? sw : NULL, &rank, &span, err)))
+        return s;
+    int64_t maxoff = span - 1;
     int64_t esz = (int64_t)ckt_dtype_size(dtype), bytes;
     if (ckt_mul_ovf(maxoff + 1, esz, &bytes))
         return ckt_fail(err, CKT_EOVERFLOW, "tensor: LDS size overflows");
@@ -1833,23 +1851,15 @@ ckt_status ckt_kernel_lds_view(ckt_kernel *k, int tensor, const ckt_layout *layo
     if (tensor < 0 || tensor >= k->ntensors || k->tensors[tensor].mem != CKT_MEM_LDS)
         return ckt_fail(err, CKT_EINVAL, "view: not an LDS tensor");
     if (!layout) return ckt_fail(err, CKT_EINVAL, "view: a layout is required");
-    if ((s = ckt_layout_check(layout, err))) return ckt_fail_prefix(err, "view: layout: ");
-    int rank = ckt_layout_rank(layout);
-    if (rank > CKT_K_MAX_RANK)
-        return ckt_fail(err, CKT_EINVAL, "view: rank %d above %d", rank, CKT_K_MAX_RANK);
-    int64_t leaves[CKT_TUPLE_NODES];
-    int n = ckt_tuple_flatten(&layout->stride, leaves, CKT_TUPLE_NODES);
-    for (int i = 0; i < n; i++)
-        if (leaves[i] < 0)
-            return ckt_fail(err, CKT_EINVAL, "view: stride %lld is negative", (long long)leaves[i]);
     const ckt_ktensor *p = &k->tensors[tensor];
-    int64_t cos = ckt_layout_cosize(layout), maxoff = cos - 1;
-    for (int64_t o = 0; p->swizzled && o < cos; o++)
-        maxoff = ckt_max64(maxoff, ckt_swizzle_apply(p->sw, o));
-    if (maxoff + 1 > p->cosize)
+    int rank;
+    int64_t span;
+    if ((s = lds_layout_span("view", layout, p->swizzled ? &p->sw : NULL, &rank, &span, err)))
+        return s;
+    if (span > p->cosize)
         return ckt_fail(err, CKT_EINVAL,
                         "view: the layout spans %lld elements, more than the %lld of '%s'",
-                        (long long)(maxoff + 1), (long long)p->cosize, p->name);
+                        (long long)span, (long long)p->cosize, p->name);
     ckt_ktensor *v;
     if ((s = new_tensor(k, CKT_MEM_LDS, p->dtype, rank, NULL, &v, view, err))) return s;
     p = &k->tensors[tensor]; /* new_tensor may move the array */
