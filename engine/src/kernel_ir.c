@@ -855,6 +855,18 @@ ckt_status ckt_kernel_var(ckt_kernel *k, const char *name, ckt_expr_id init, ckt
     return CKT_OK;
 }
 
+/* a let's or var's optional name (NULL or empty: none): an identifier of at most 16 characters */
+static ckt_status check_name(const char *fn, const char *name, ckt_error *err)
+{
+    if (!name || !*name) return CKT_OK;
+    size_t n = strlen(name);
+    bool ok = n <= 16 && (isalpha((unsigned char)name[0]) || name[0] == '_');
+    for (size_t i = 1; ok && i < n; i++) ok = isalnum((unsigned char)name[i]) || name[i] == '_';
+    return ok ? CKT_OK
+              : ckt_fail(err, CKT_EINVAL,
+                         "%s: name '%s' is not an identifier of at most 16 characters", fn, name);
+}
+
 ckt_status ckt_kernel_var_facts(ckt_kernel *k, const char *name, ckt_expr_id init, int64_t lo,
                                 int64_t hi, int64_t divisor, ckt_expr_id *var, ckt_error *err)
 {
@@ -865,14 +877,7 @@ ckt_status ckt_kernel_var_facts(ckt_kernel *k, const char *name, ckt_expr_id ini
         return ckt_fail(err, CKT_EINVAL,
                         "var: the range [%lld, %lld] is empty or multiple_of %lld is below 1",
                         (long long)lo, (long long)hi, (long long)divisor);
-    if (name && *name) {
-        size_t n = strlen(name);
-        bool ok = n <= 16 && (isalpha((unsigned char)name[0]) || name[0] == '_');
-        for (size_t i = 1; ok && i < n; i++) ok = isalnum((unsigned char)name[i]) || name[i] == '_';
-        if (!ok)
-            return ckt_fail(err, CKT_EINVAL,
-                            "var: name '%s' is not an identifier of at most 16 characters", name);
-    }
+    if ((s = check_name("var", name, err))) return s;
     char id[32];
     snprintf(id, sizeof id, "var%d%s%s", k->ex.nvars, name && *name ? "_" : "", name ? name : "");
     ckt_expr_id v = ckt_expr_var(&k->ex, id, lo, hi, divisor);
@@ -927,14 +932,7 @@ ckt_status ckt_kernel_let(ckt_kernel *k, const char *name, ckt_expr_id value, ck
                         "let: inside a loop, branch or producer region (a let is computed once, "
                         "by every thread, outside them)");
     char id[32];
-    if (name && *name) {
-        size_t n = strlen(name);
-        bool ok = n <= 16 && (isalpha((unsigned char)name[0]) || name[0] == '_');
-        for (size_t i = 1; ok && i < n; i++) ok = isalnum((unsigned char)name[i]) || name[i] == '_';
-        if (!ok)
-            return ckt_fail(err, CKT_EINVAL,
-                            "let: name '%s' is not an identifier of at most 16 characters", name);
-    }
+    if ((s = check_name("let", name, err))) return s;
     snprintf(id, sizeof id, "let%d%s%s", k->nlets, name && *name ? "_" : "", name ? name : "");
     ckt_expr_id v = ckt_expr_let(&k->ex, id, value);
     if ((s = push_set(k, v, value, err))) return s;
