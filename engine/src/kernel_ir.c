@@ -560,8 +560,8 @@ ckt_status ckt_kernel_lds(ckt_kernel *k, ckt_dtype dtype, const ckt_layout *layo
         if ((s = ckt_swizzle_make(sw->b, sw->m, sw->s, &chk, err)))
             return ckt_fail_prefix(err, "tensor: swizzle: ");
     }
-    int rank;
-    int64_t span;
+    int rank = 0;
+    int64_t span = 0;
     if ((s = lds_layout_span("tensor", layout, sw && sw->b > 0 ? sw : NULL, &rank, &span, err)))
         return s;
     int64_t maxoff = span - 1;
@@ -1850,8 +1850,8 @@ ckt_status ckt_kernel_lds_view(ckt_kernel *k, int tensor, const ckt_layout *layo
         return ckt_fail(err, CKT_EINVAL, "view: not an LDS tensor");
     if (!layout) return ckt_fail(err, CKT_EINVAL, "view: a layout is required");
     const ckt_ktensor *p = &k->tensors[tensor];
-    int rank;
-    int64_t span;
+    int rank = 0;
+    int64_t span = 0;
     if ((s = lds_layout_span("view", layout, p->swizzled ? &p->sw : NULL, &rank, &span, err)))
         return s;
     if (span > p->cosize)
