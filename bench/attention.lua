@@ -1,7 +1,8 @@
 -- The attention forward (ckt.kernels.attention) on a GPU: correctness against the double
 -- reference at a small awkward shape (GPU == the CPU target's emulation too), then TFLOP/s
--- (4·B·H·S²·D, half for causal) by events, median of the bench's reps, on random data, at the
--- issue's shapes. torch SDPA's backends on the same shapes: bench/attention_torch.py beside it.
+-- (4·B·H·S²·D, half for causal) by events, median of the bench's reps, and the wall clock of 20
+-- launches back to back on a stream (what an application sees), on random data, at the issue's
+-- shapes. torch SDPA's backends on the same shapes: bench/attention_torch.py beside it.
 --
 -- ckt-lua bench/attention.lua [target=sm_90] [json=bench/results/attention.json] [shapes=B,H,S,D;...]
 local target = arg[1] or "sm_90"
@@ -49,7 +50,9 @@ end
 
 -- speed
 local rows = {}
-print("\n| B,H,S,D | causal | dtype | ms (events) | TFLOP/s |\n|---|---|---|---|---|")
+local s <close> = dev:stream()
+print(("\n%s, %s\n"):format(dev:name(), target))
+print("| B,H,S,D | causal | dtype | ms (events) | TFLOP/s (events) | wall ms (20 on a stream) | TFLOP/s (wall) |\n|---|---|---|---|---|---|---|")
 for spec in shape_arg:gmatch("[^;]+") do
   local B, H, S, D = spec:match("(%d+),(%d+),(%d+),(%d+)")
   B, H, S, D = tonumber(B), tonumber(H), tonumber(S), tonumber(D)
@@ -60,11 +63,14 @@ for spec in shape_arg:gmatch("[^;]+") do
     local n = B * H * S * D
     local q, kk, v = bench.random_buffer(dev, dt, n, 1), bench.random_buffer(dev, dt, n, 2), bench.random_buffer(dev, dt, n, 3)
     local o, lse = dev:alloc(dt, n), dev:alloc("f32", B * H * S)
-    local ms = bench.time_launch(exe, {grid = grid(B, H, S), Q = q, K = kk, V = v, O = o, LSE = lse, B = B, H = H, H_kv = H, S_q = S, S_k = S})
+    local args = {grid = grid(B, H, S), Q = q, K = kk, V = v, O = o, LSE = lse, B = B, H = H, H_kv = H, S_q = S, S_k = S}
+    local ms = bench.time_launch(exe, args)
+    local wall = bench.wall_launch(exe, args, s, 20)
     local flops = 4 * B * H * S * S * D * (causal and 0.5 or 1)
-    local r = {B = B, H = H, S = S, D = D, causal = causal, dtype = dt, ms = ms, tflops = flops / (ms * 1e-3) / 1e12}
+    local r = {B = B, H = H, S = S, D = D, causal = causal, dtype = dt, ms = ms, tflops = flops / (ms * 1e-3) / 1e12,
+               wall_ms = wall, wall_tflops = flops / (wall * 1e-3) / 1e12}
     rows[#rows + 1] = r
-    print(("| %d,%d,%d,%d | %s | %s | %.3f | %.1f |"):format(B, H, S, D, tostring(causal), dt, ms, r.tflops))
+    print(("| %d,%d,%d,%d | %s | %s | %.3f | %.1f | %.3f | %.1f |"):format(B, H, S, D, tostring(causal), dt, ms, r.tflops, wall, r.wall_tflops))
     q:close(); kk:close(); v:close(); o:close(); lse:close()
   end
 end

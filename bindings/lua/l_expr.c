@@ -320,20 +320,21 @@ typedef struct {
 } expr_op;
 
 static const expr_op operators[] = {
-    {"__add", "+", CKT_E_ADD, OP_ARITH, NULL},      {"__sub", "-", CKT_E_SUB, OP_ARITH, NULL},
-    {"__mul", "*", CKT_E_MUL, OP_ARITH, NULL},      {"__div", "/", CKT_E_DIV, OP_DIV, NULL},
-    {"__idiv", "//", CKT_E_DIV, OP_IDIV, NULL},     {"__mod", "%", CKT_E_MOD, OP_ARITH, NULL},
-    {"__band", "&", CKT_E_AND, OP_ARITH, NULL},     {"__bor", "|", CKT_E_OR, OP_ARITH, NULL},
-    {"__bxor", "~", CKT_E_XOR, OP_ARITH, NULL},     {"__shl", "<<", CKT_E_SHL, OP_ARITH, NULL},
-    {"__shr", ">>", CKT_E_SHR, OP_ARITH, NULL},     {"min", NULL, CKT_E_MIN, OP_MATH, NULL},
-    {"max", NULL, CKT_E_MAX, OP_MATH, NULL},        {"lt", NULL, CKT_E_LT, OP_MATH, NULL},
-    {"le", NULL, CKT_E_LE, OP_MATH, NULL},          {"eq", NULL, CKT_E_EQ, OP_MATH, NULL},
-    {"ne", NULL, CKT_E_NE, OP_MATH, NULL},          {"gt", NULL, CKT_E_LT, OP_SWAPPED, NULL},
-    {"ge", NULL, CKT_E_LE, OP_SWAPPED, NULL},       {"land", NULL, CKT_E_LAND, OP_LOGIC, NULL},
-    {"lor", NULL, CKT_E_LOR, OP_LOGIC, NULL},       {"exp", NULL, CKT_E_EXP, OP_UNARY, exp},
-    {"log", NULL, CKT_E_LOG, OP_UNARY, log},        {"sqrt", NULL, CKT_E_SQRT, OP_UNARY, sqrt},
-    {"abs", NULL, CKT_E_ABS, OP_UNARY, fabs},       {"lnot", NULL, CKT_E_NOT, OP_UNARY, NULL},
-    {"float", NULL, CKT_E_TOFLOAT, OP_UNARY, NULL}, {"int", NULL, CKT_E_TOINT, OP_UNARY, NULL},
+    {"__add", "+", CKT_E_ADD, OP_ARITH, NULL},  {"__sub", "-", CKT_E_SUB, OP_ARITH, NULL},
+    {"__mul", "*", CKT_E_MUL, OP_ARITH, NULL},  {"__div", "/", CKT_E_DIV, OP_DIV, NULL},
+    {"__idiv", "//", CKT_E_DIV, OP_IDIV, NULL}, {"__mod", "%", CKT_E_MOD, OP_ARITH, NULL},
+    {"__band", "&", CKT_E_AND, OP_ARITH, NULL}, {"__bor", "|", CKT_E_OR, OP_ARITH, NULL},
+    {"__bxor", "~", CKT_E_XOR, OP_ARITH, NULL}, {"__shl", "<<", CKT_E_SHL, OP_ARITH, NULL},
+    {"__shr", ">>", CKT_E_SHR, OP_ARITH, NULL}, {"min", NULL, CKT_E_MIN, OP_MATH, NULL},
+    {"max", NULL, CKT_E_MAX, OP_MATH, NULL},    {"lt", NULL, CKT_E_LT, OP_MATH, NULL},
+    {"le", NULL, CKT_E_LE, OP_MATH, NULL},      {"eq", NULL, CKT_E_EQ, OP_MATH, NULL},
+    {"ne", NULL, CKT_E_NE, OP_MATH, NULL},      {"gt", NULL, CKT_E_LT, OP_SWAPPED, NULL},
+    {"ge", NULL, CKT_E_LE, OP_SWAPPED, NULL},   {"land", NULL, CKT_E_LAND, OP_LOGIC, NULL},
+    {"lor", NULL, CKT_E_LOR, OP_LOGIC, NULL},   {"exp", NULL, CKT_E_EXP, OP_UNARY, exp},
+    {"log", NULL, CKT_E_LOG, OP_UNARY, log},    {"sqrt", NULL, CKT_E_SQRT, OP_UNARY, sqrt},
+    {"exp2", NULL, CKT_E_EXP2, OP_UNARY, exp2}, {"abs", NULL, CKT_E_ABS, OP_UNARY, fabs},
+    {"lnot", NULL, CKT_E_NOT, OP_UNARY, NULL},  {"float", NULL, CKT_E_TOFLOAT, OP_UNARY, NULL},
+    {"int", NULL, CKT_E_TOINT, OP_UNARY, NULL},
 };
 
 static int l_expr_op(lua_State *L)

@@ -1004,10 +1004,14 @@ ckt_expr_id ckt_expr_unary(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id a)
         return push(p, mk(op, (ckt_expr_type)n->type, a, -1, -1));
     case CKT_E_NOT: return push(p, mk(op, CKT_T_BOOL, a, -1, -1));
     case CKT_E_EXP:
+    case CKT_E_EXP2:
     case CKT_E_LOG:
     case CKT_E_SQRT:
         if (n->op == CKT_E_FLOAT) {
-            float v = op == CKT_E_EXP ? expf(n->f) : op == CKT_E_LOG ? logf(n->f) : sqrtf(n->f);
+            float v = op == CKT_E_EXP    ? expf(n->f)
+                      : op == CKT_E_EXP2 ? exp2f(n->f)
+                      : op == CKT_E_LOG  ? logf(n->f)
+                                         : sqrtf(n->f);
             return ckt_expr_float(p, v);
         }
         return push(p, mk(op, CKT_T_F32,
@@ -1100,6 +1104,7 @@ static bool evi_applies(const ckt_expr_pool *p, const ckt_expr_node *n)
     case CKT_E_ROUND:
     case CKT_E_FLOOR:
     case CKT_E_EXP:
+    case CKT_E_EXP2:
     case CKT_E_LOG:
     case CKT_E_SQRT: return false;
     default:
@@ -1242,6 +1247,7 @@ static ckt_status evd(const ckt_expr_pool *p, ckt_expr_id e, const ckt_expr_env 
     case CKT_E_NEG: *out = -a; break;
     case CKT_E_SELECT: *out = a != 0 ? b : c; break;
     case CKT_E_EXP: *out = exp(a); break;
+    case CKT_E_EXP2: *out = exp2(a); break;
     case CKT_E_LOG: *out = log(a); break;
     case CKT_E_SQRT: *out = sqrt(a); break;
     case CKT_E_ABS: *out = fabs(a); break;
@@ -1326,6 +1332,7 @@ static const op_row op_rows[] = {
     [CKT_E_TOFLOAT] = {FORM_PREFIX, 1, "(float)", NULL},
     [CKT_E_TOINT] = {FORM_CALL, 1, "ckt_toint(", NULL},
     [CKT_E_FLOOR] = {FORM_CALL, 1, "floorf(", NULL},
+    [CKT_E_EXP2] = {FORM_CALL, 1, "ckt_exp2f(", NULL},
 };
 
 static const op_row *row_of(ckt_expr_op op)

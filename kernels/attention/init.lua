@@ -102,6 +102,8 @@ function attention.plan(o)
   end
   p.T1 = traits(p, p.BR, p.BC) -- S = Q Kᵀ: BR x BC, K = head_dim
   p.T2 = traits(p, p.BR, p.D)  -- O += P V: BR x D, K = BC
+  p.n = p.amd and 16 or 8
+  p.TS = traits(p, p.BR, p.n)  -- the row statistics: BR x one instruction's columns
   if o.name ~= nil and type(o.name) ~= "string" then fail(("name must be a string, got %s"):format(type(o.name))) end
   p.name = o.name or ("attn_" .. p.dtype .. "_d" .. p.D .. (p.causal and "_causal" or "") .. (p.lengths and "_varlen" or ""))
   return p
@@ -179,8 +181,6 @@ local function body(b, p)
   local sV = sV4:view(ckt.layout({D, BC}, {1, D}))
   local sP = ckt.tensor("lds", dt, ckt.layout({BR, BC}, {BC, 1}), {swizzle = chunk_swizzle(BC)})
   local sStat = ckt.tensor("lds", "f32", ckt.layout({BR, W}, {1, 0}))
-  local sRow = ckt.tensor("lds", "i32", ckt.layout({BR, BC}, {1, 0}))
-  local sCol = ckt.tensor("lds", "i32", ckt.layout({BR, BC}, {0, 1}))
   local sLen = p.lengths and ckt.tensor("lds", "i32", ckt.layout({BR, BC}, {0, 0})) or nil
 
   -- the block's (batch, head, query tile); the K/V head of a query head (GQA)
@@ -203,14 +203,7 @@ local function body(b, p)
 
   -- Q tile -> LDS (rows past S_q read 0)
   to_lds(ckt.tile_window(sQ, {BR, D}, {0, 0}), ckt.tile_window(gq, {1, 1, BR, D}, {bi, hi, q0, 0}))
-  -- row and column indices of the score tile (each thread writes its own), the key length
-  local function iota(t, n, lengths) -- thread i < n writes i at element i of the row / column
-    local r = ckt.tensor("register", "i32", ckt.layout({n, 1}, {1, 0}), {lengths = lengths})
-    b:map(function() return tid end, r, {into = r})
-    ckt.tile_window(t, lengths, {0, 0}):store(r)
-  end
-  iota(sRow, BR, {BR, 1})
-  iota(sCol, BC, {1, BC})
+  -- the batch's key length (what the masks compare), read back in the score's distribution
   if p.lengths then
     local gn = ckt.tensor(LEN, "i32", {shape = {B, 1}, stride = {1, 0}})
     ckt.tile_window(sLen, {1, 1}, {0, 0}):store(ckt.tile_window(gn, {1, 1}, {bi, 0}):load())
@@ -218,15 +211,18 @@ local function body(b, p)
   b:sync()
 
   -- the accumulators: S (BR x BC) and O (BR x D) in their fragments' distributions; the running
-  -- max and sum in S's distribution (a row's value held by every lane holding the row)
-  local T1, T2 = p.T1, p.T2
+  -- max and sum (and the rescaling factor) in the distribution of a BR x n accumulator of one
+  -- instruction column a wave (TS): a row's value held by every lane holding the row, in the
+  -- fewest values (4 a lane, not S's BC / 2: a running max in S's distribution took 16 registers
+  -- and 16 exponentials a key tile where 2 hold it)
+  local T1, T2, TS = p.T1, p.T2, p.TS
   local S = b:make_blockwise_gemm_xdl_c_vgpr(sQ, sK:stage(0), T1)
   local acc = b:make_blockwise_gemm_xdl_c_vgpr(sP, sV:stage(0), T2)
-  local m = b:make_blockwise_gemm_xdl_c_vgpr(sQ, sK:stage(0), T1)
-  local l = b:make_blockwise_gemm_xdl_c_vgpr(sQ, sK:stage(0), T1)
+  local sN = sQ:view(ckt.layout({p.n, D}, {D, 1})) -- (only its shape: TS's N)
+  local m = b:make_blockwise_gemm_xdl_c_vgpr(sQ, sN, TS)
+  local l = b:make_blockwise_gemm_xdl_c_vgpr(sQ, sN, TS)
   local function s_part(t, lengths) return ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(t, lengths or {BR, BC}, {0, 0}), T1) end
   local function o_part(t) return ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(t, {BR, D}, {0, 0}), T2) end
-  local row, col = s_part(sRow):load(), s_part(sCol):load()
   local len = p.lengths and s_part(sLen):load() or nil
   b:clear(acc, 0)
   b:clear(m, NEG)
@@ -236,7 +232,9 @@ local function body(b, p)
   local nk = (S_k + BC - 1) // BC
   if p.causal then nk = ckt.min(nk, ckt.max(q0 + BR + S_k - S_q + BC - 1, 0) // BC) end
   nk = b:let(nk, "nk")
-  local scale = p.scale
+  -- the scores in base 2: S · scale · log2(e), so that each exponential is one exp2 (the
+  -- hardware's) of a difference; LSE = (m + log2(l)) · ln(2) at the end
+  local scale2 = p.scale / math.log(2)
   local shift = S_k - S_q -- causal: query i sees keys j <= i + shift
 
   -- key tile t's K and V into stage st of the rings by asynchronous 16-byte copies (keys past
@@ -264,23 +262,32 @@ local function body(b, p)
     -- S = Q Kᵀ
     b:clear(S, 0)
     b:blockwise_gemm(sQ, sKt, S, T1)
-    -- scale and mask: keys past the length (or S_k), and above the diagonal when causal
-    local function masked(s, r, c, n)
+    -- scale, and mask where the tile needs it: keys past the length (or S_k), and above the diagonal
+    -- when causal (coordinates (r, c) of each value in the score tile). Without per-batch lengths
+    -- only the tiles that reach past S_k or the diagonal of the block's first row pay for the
+    -- compares (the others: one multiply a score)
+    local function masked(s, n, r, c)
       local j = k0 + c
       local ok = ckt.lt(j, n and ckt.min(n, S_k) or S_k)
       if p.causal then ok = ckt.land(ok, ckt.le(j, q0 + r + shift)) end
-      return ckt.select(ok, s * scale, NEG)
+      return ckt.select(ok, s * scale2, NEG)
     end
-    if len then b:map(masked, S, row, col, len, {into = S})
-    else b:map(function(s, r, c) return masked(s, r, c) end, S, row, col, {into = S}) end
+    if len then b:map(masked, S, len, {into = S, coords = true})
+    else
+      local edge = ckt.lt(S_k, k0 + BC)
+      if p.causal then edge = ckt.lor(edge, ckt.lt(q0 + shift, k0 + BC - 1)) end
+      b:when(edge, function() b:map(function(x, r, c) return masked(x, nil, r, c) end, S, {into = S, coords = true}) end)
+      b:when(ckt.lnot(edge), function() b:map(function(x) return x * scale2 end, S, {into = S}) end)
+    end
     -- online softmax: the row max over the fragment, the new running max, P, the row sum
-    local mt = b:reduce(S, "max", {dim = 1})
-    local function safe(x) return ckt.select(ckt.eq(x, NEG), 0, x) end -- an all-masked row: exp(-inf) = 0, never NaN
-    local alpha = b:map(function(mo, t) return ckt.exp(mo - safe(ckt.max(mo, t))) end, m, mt)
+    local mt = b:broadcast(b:reduce(S, "max", {dim = 1}), m, {dim = 1})
+    local function safe(x) return ckt.select(ckt.eq(x, NEG), 0, x) end -- an all-masked row: exp2(-inf) = 0, never NaN
+    local alpha = b:map(function(mo, t) return ckt.exp2(mo - safe(ckt.max(mo, t))) end, m, mt)
     b:map(function(mo, t) return ckt.max(mo, t) end, m, mt, {into = m})
-    b:map(function(s, mn) return ckt.exp(s - safe(mn)) end, S, m, {into = S})
-    local ls = b:reduce(S, "sum", {dim = 1})
-    b:map(function(lo, a, s) return lo * a + s end, l, alpha, ls, {into = l})
+    local ms = b:map(safe, m)
+    b:map(function(x, mn) return ckt.exp2(x - mn) end, S, b:broadcast(ms, S, {dim = 1}), {into = S})
+    local ls = b:broadcast(b:reduce(S, "sum", {dim = 1}), l, {dim = 1})
+    b:map(function(lo, a, x) return lo * a + x end, l, alpha, ls, {into = l})
     -- O *= alpha: alpha spread over O's distribution from the lane's own registers (the rows of
     -- S and O are the same lanes')
     b:map(function(o, a) return o * a end, acc, b:broadcast(alpha, acc, {dim = 1}), {into = acc})
@@ -304,8 +311,9 @@ local function body(b, p)
   b:map(function(o, a) return o * a end, acc, b:broadcast(inv, acc, {dim = 1}), {into = acc})
   o_part(sQ):store(acc) -- rounded to dtype, through Q's buffer (Q is no longer read)
   b:sync()
-  local lse = b:map(function(mx, s) return ckt.select(ckt.gt(s, 0), mx + ckt.log(s), NEG) end, m, l)
-  s_part(sStat):store(lse)
+  local ln2 = math.log(2)
+  local lse = b:map(function(mx, x) return ckt.select(ckt.gt(x, 0), mx * ln2 + ckt.log(x), NEG) end, m, l)
+  ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(sStat, {BR, p.n}, {0, 0}), TS):store(lse)
   b:sync()
   b:copy(ckt.local_partition(ckt.tile_window(go, {1, 1, BR, D}, {bi, hi, q0, 0}), thr4, tid, {scalar_per_vector = 8, vector_dim = 3}),
          ckt.local_partition(ckt.tile_window(sQ, {BR, D}, {0, 0}), thr2, tid, {scalar_per_vector = 8, vector_dim = 1}))

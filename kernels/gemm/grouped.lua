@@ -159,11 +159,13 @@ function grouped.build(gemm, o, schedule)
   if o.persistent ~= nil and o.persistent ~= false then fail("grouped: the walk is persistent already (grid(sizes) picks the blocks); drop persistent") end
   if o.autotune then fail("grouped: autotune does not measure grouped GEMMs yet") end
   if o.copy == "tma" then fail("grouped: copy = \"tma\" needs a tensor map per group; the grouped GEMM copies by cp.async") end
+  -- sm_90a: wgmma with cp.async copies (a bulk copy would need a tensor map per group)
+  if c.copy == nil then c.copy = "cp.async" end
   local p = gemm.plan(c)
-  if p.hopper then fail(("grouped: %s's wgmma path has no grouped GEMM; build for sm_90 (mma.sync and cp.async)"):format(p.target)) end
   p.grouped = true
-  -- (built and measured with the fused prologue, which the plan leaves off unless asked)
-  if c.fused_prologue == nil then p.fused_prologue = p.copy == "cp.async" and not p.persistent and p.vendor == "nvidia" end
+  -- (the mma.sync path was built and measured with the fused prologue, which the plan leaves off
+  -- unless asked; sm_90a's wgmma keeps MMAs in flight across slices, which it does not take)
+  if c.fused_prologue == nil then p.fused_prologue = p.copy == "cp.async" and not p.persistent and p.vendor == "nvidia" and not p.hopper end
   p.index_type = o.index or "i64"
   if p.index_type ~= "i64" and p.index_type ~= "i32" then fail(("index '%s' is not \"i64\" or \"i32\""):format(tostring(o.index))) end
   local pipeline = require "ckt.kernels.gemm.pipeline"

@@ -33,6 +33,7 @@ CKT_FN float ckt_bits_f32(ckt_u32 u) { float f; memcpy(&f, &u, 4); return f; }
 #define CKT_RAW8 ckt_u32 raw[2]
 #define CKT_RAW4 ckt_u32 raw
 #define ckt_expf expf
+#define ckt_exp2f exp2f
 #define ckt_logf logf
 #define ckt_sqrtf sqrtf
 #define CKT_LD16(v, p) memcpy((v).b, (p), 16)

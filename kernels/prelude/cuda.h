@@ -36,6 +36,7 @@ CKT_FN void ckt_cp_async4(void *d, const void *s, bool p) { asm volatile("cp.asy
 #define CKT_CP_COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
 #define CKT_CP_WAIT(n) asm volatile("cp.async.wait_group %0;" :: "n"(n) : "memory")
 #define ckt_expf expf
+#define ckt_exp2f exp2f
 #define ckt_logf logf
 #define ckt_sqrtf sqrtf
 /* Hardware conversions (cvt.rn: round to nearest even, the same results as the C dialect's integer

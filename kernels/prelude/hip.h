@@ -56,6 +56,7 @@ CKT_FN float ckt_bits_f32(ckt_u32 u) { return __builtin_bit_cast(float, u); }
 #define CKT_ST8(p, v) (*(ckt_u32x2 *)(p) = (v).raw)
 #define CKT_ST4(p, v) (*(ckt_u32 *)(p) = (v).raw)
 #define ckt_expf __builtin_expf
+#define ckt_exp2f __builtin_exp2f
 #define ckt_logf __builtin_logf
 #define ckt_sqrtf __builtin_sqrtf
 #define fminf __builtin_fminf

@@ -170,8 +170,8 @@ static void step(fz *f, uint8_t opcode)
         break;
     }
     case 6: { /* unary operators */
-        static const ckt_expr_op ops[] = {CKT_E_NEG, CKT_E_NOT, CKT_E_EXP, CKT_E_LOG, CKT_E_SQRT, CKT_E_ABS, CKT_E_TOFLOAT, CKT_E_TOINT, CKT_E_ADD, CKT_E_ROUND};
-        ckt_expr_op op = ops[fz_u8(&f->in) % 10];
+        static const ckt_expr_op ops[] = {CKT_E_NEG, CKT_E_NOT, CKT_E_EXP, CKT_E_EXP2, CKT_E_LOG, CKT_E_SQRT, CKT_E_ABS, CKT_E_TOFLOAT, CKT_E_TOINT, CKT_E_ADD, CKT_E_ROUND};
+        ckt_expr_op op = ops[fz_u8(&f->in) % (sizeof ops / sizeof ops[0])];
         push_expr(f, ckt_expr_unary(ex, op, pick_expr(f)));
         break;
     }

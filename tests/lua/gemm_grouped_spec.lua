@@ -81,6 +81,16 @@ describe("gemm.build{grouped = true} on the CPU targets", function()
       run({target = t, grouped = true, dtype = "bf16", a_major = t == "cpu:sm_90" and "k" or "m", b_major = "n", index = "i32"}, SEVEN, {grid = 2})
     end)
   end
+  -- sm_90a: wgmma (its emulation) with cp.async copies; element copies (the CPU default) and
+  -- 16-byte ones (aligned: groups whose sizes and offsets are not multiples of 8 are skipped)
+  it("cpu:sm_90a f16 k/k, G = 1 and 7, element and 16-byte copies", function()
+    run({target = "cpu:sm_90a", grouped = true}, {{129, 40, 33}})
+    run({target = "cpu:sm_90a", grouped = true}, SEVEN, {grid = 3})
+    run({target = "cpu:sm_90a", grouped = true, aligned = true, tile = {64, 64, 64}, block = 128}, {{136, 72, 40}, {0, 8, 8}, {8, 16, 8}, {64, 128, 24}})
+  end)
+  it("cpu:sm_90a bf16 m/n, f32 output", function()
+    run({target = "cpu:sm_90a", grouped = true, dtype = "bf16", a_major = "m", b_major = "n", out = "f32"}, {{70, 33, 20}, {1, 17, 1}, {33, 65, 0}})
+  end)
   it("cpu:sm_90 m/k, f32 output", function()
     run({target = "cpu:sm_90", grouped = true, a_major = "m", out = "f32"}, {{129, 40, 33}, {0, 8, 8}, {1, 17, 1}})
   end)
@@ -109,7 +119,7 @@ describe("gemm grouped: bad input", function()
     has(build_err{target = "cpu", grouped = true, index = "i16"}, "index 'i16'")
     has(build_err{target = "cpu", index = "i32"}, "index: only a grouped GEMM")
     has(build_err{target = "cpu:sm_90", grouped = true, batched = true}, "grouped and batched")
-    has(build_err{target = "cpu:sm_90a", grouped = true}, "no grouped GEMM")
+    has(build_err{target = "cpu:sm_90a", grouped = true, copy = "tma"}, "needs a tensor map per group")
   end)
   it("grid(sizes)", function()
     local _, grid = gemm.build{target = "cpu:sm_90", grouped = true}
@@ -138,7 +148,7 @@ describe("gemm grouped: bad input", function()
 end)
 
 describe("gemm grouped compiles for the GPU targets", function()
-  for _, t in ipairs{"sm_90", "sm_80", "gfx90a"} do
+  for _, t in ipairs{"sm_90", "sm_80", "gfx90a", "sm_90a"} do
     it(t, function()
       for _, mj in ipairs{{"k", "k"}, {"m", "n"}} do
         local k = gemm.build{target = t, grouped = true, a_major = mj[1], b_major = mj[2]}

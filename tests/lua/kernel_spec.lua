@@ -156,6 +156,21 @@ describe("library kernels on the CPU target", function()
     assert(ok, "max error " .. tostring(err))
   end)
 
+  it("elementwise exp2 (the base-2 exponential softmax folds log2(e) into), folded on constants too", function()
+    local n = 1000
+    local f = function(x) return ckt.exp2(x) + ckt.exp2(ckt.float(3)) end
+    local k, grid = ew.build{dtype = "f32", f = f}
+    local x = ckt.array("f32", n):random{seed = 9, lo = -20, hi = 20}
+    local z = run(k:compile{target = "cpu"}, {grid = grid(n), n = n}, {X1 = x}, "Z", ckt.array("f32", n))
+    local want = ckt.array("f32", n)
+    for i = 0, n - 1 do want[i] = 2.0 ^ x[i] + 8 end
+    local ok, err = z:compare(want, {rtol = 1e-6, atol = 1e-6})
+    assert(ok, "max error " .. tostring(err))
+    assert.equal(8.0, ckt.exp2(3.0)) -- a Lua number: Lua's own math
+    local okc, e = pcall(ckt.exp2, "x")
+    assert.is_false(okc); assert.truthy(tostring(e):find("exp2", 1, true))
+  end)
+
   for _, op in ipairs{"sum", "max", "min"} do
     for _, dt in ipairs{"f32", "f16"} do
       it("row reduction " .. op .. " over " .. dt .. " (rows not a multiple of the tile)", function()

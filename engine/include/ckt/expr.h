@@ -61,7 +61,8 @@ typedef enum {
     CKT_E_TOFLOAT,
     CKT_E_TOINT, /* TOINT: toward zero, NaN -> 0, saturating at the int64 bounds */
     CKT_E_FLOOR, /* floor of an f32 value (Lua's // on floats is floor(a / b)) */
-    CKT_E_LOAD   /* element a (clamped into 0..b-1) of the integer array c names (ckt_expr_load) */
+    CKT_E_LOAD,  /* element a (clamped into 0..b-1) of the integer array c names (ckt_expr_load) */
+    CKT_E_EXP2   /* 2^a (f32): the hardware's base-2 exponential, where softmax folds log2(e) */
 } ckt_expr_op;
 /* Integer / and % mean Lua's // and %: the quotient rounds toward minus infinity and the
  * remainder takes the divisor's sign. On the device a zero divisor gives 0 (Lua raises). */
