@@ -37,9 +37,9 @@ attention.OPTIONS = {"dtype", "head_dim", "causal", "lengths", "scale", "layout"
 local function traits(p, M, N)
   local instr = p.amd and (p.dtype == "f16" and "mfma_f32_16x16x16f16" or "mfma_f32_16x16x16bf16_1k")
                       or ("mma_m16n8k16_" .. p.dtype)
-  local n = p.amd and 16 or 8
-  assert(M // 16 * (p.amd and 64 or 32) == p.block)
-  return ckt.gemm_traits{instr = instr, m_per_wave = 1, n_per_wave = N // n, k_pack = p.amd and 8 or 2}
+  local n, waves = p.amd and 16 or 8, p.block // (p.amd and 64 or 32)
+  assert(M % (16 * waves) == 0)
+  return ckt.gemm_traits{instr = instr, m_per_wave = M // (16 * waves), n_per_wave = N // n, k_pack = p.amd and 8 or 2}
 end
 
 -- Checks the options and derives the plan.
@@ -78,7 +78,11 @@ function attention.plan(o)
   local tile = o.tile or {64, p.D <= 64 and 64 or 32}
   if type(tile) ~= "table" then fail("tile must be {BR, BC}") end
   p.BR, p.BC = tile[1], tile[2]
-  if p.BR ~= 64 then fail(("tile: BR must be 64 (the query tile of 4 waves), got %s"):format(tostring(p.BR))) end
+  -- BR: 64 (a wave's 16 rows each) or, on NVIDIA, 128 (two instruction rows a warp: each K and V
+  -- fragment read from LDS feeds two MMAs)
+  if p.BR ~= 64 and (p.amd or p.BR ~= 128) then
+    fail(("tile: BR must be 64%s (the query tile of 4 waves), got %s"):format(p.amd and "" or " or 128", tostring(p.BR)))
+  end
   local nmin = p.amd and 32 or 16
   if math.type(p.BC) ~= "integer" or p.BC < nmin or p.BC > 128 or p.BC % nmin ~= 0 then
     fail(("tile: BC must be a multiple of %d in %d..128, got %s"):format(nmin, nmin, math.type(p.BC) and tostring(p.BC) or type(p.BC)))

@@ -19,7 +19,8 @@ has() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
 host_build || { host_finish; exit 1; }
 export CKT_BENCH_LIB=$build
 if has attention; then
-  host_check "bench/attention.lua sm_90" "$out/attention.log" cat $lua bench/attention.lua sm_90 "$out/attention_h100.json"
+  host_check "bench/attention.lua sm_90" "$out/attention.log" cat $lua bench/attention.lua sm_90 "$out/attention_h100.json" \
+    "4,32,4096,128;16,16,1024,64;1,32,16384,128" "${CKT_ATTENTION_TILES:-default,128x32,128x64}"
   host_check "bench/attention_torch.py" "$out/attention_torch.log" cat python3 bench/attention_torch.py "4,32,4096,128;16,16,1024,64;1,32,16384,128" "$out/attention_torch_h100.json"
 fi
 if has rows; then
@@ -32,7 +33,9 @@ if has gemm; then
   done
 fi
 if has grouped && [ -f bench/gemm_grouped.lua ]; then
-  host_check "bench/gemm_grouped.lua sm_90a" "$out/gemm_grouped.log" cat $lua bench/gemm_grouped.lua sm_90a "$out/gemm_grouped_h100.json"
+  host_check "bench/gemm_grouped.lua sm_90a" "$out/gemm_grouped.log" cat $lua bench/gemm_grouped.lua sm_90a "$out/gemm_grouped_h100.json" 8,64 \
+    "default,128x128x64/256/4,64x256x64/128/4,64x128x64/128/6"
+  host_check "bench/gemm_grouped.lua sm_90" "$out/gemm_grouped_sm90.log" cat $lua bench/gemm_grouped.lua sm_90 "$out/gemm_grouped_sm90_h100.json" 8,64
 fi
 if has unaligned; then
   host_check "bench/gemm.lua sm_90a unaligned 4104" "$out/gemm_unaligned.log" "tail -12" $lua bench/gemm.lua sm_90a "$out/gemm_sm90a_unaligned_h100.json" "default,default@unaligned,default@tma@unaligned" 4104 kk,kn,mk,mn

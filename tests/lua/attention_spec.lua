@@ -13,7 +13,7 @@ local function up(a) local b = dev:alloc(a:dtype(), #a); b:upload(a); return b e
 local function run(t, c)
   local D, B, H, H_kv, S_q, S_k = c.D, c.B, c.H, c.H_kv or c.H, c.S_q, c.S_k
   local k, grid = attention.build{dtype = c.dtype, head_dim = D, causal = c.causal, lengths = c.lengths ~= nil,
-                                  target = t, layout = c.layout}
+                                  target = t, layout = c.layout, tile = c.tile}
   local exe = k:compile{target = t}
   local function arr(n, seed) return ckt.array(c.dtype, n):random{seed = seed, lo = -1, hi = 1} end
   local q, kk, v = arr(B * H * S_q * D, 1), arr(B * H_kv * S_k * D, 2), arr(B * H_kv * S_k * D, 3)
@@ -52,14 +52,19 @@ local CASES = {
   {dtype = "bf16", D = 64, B = 2, H = 2, S_q = 33, S_k = 70, causal = true, lengths = {50, 0}},
   {dtype = "f16", D = 128, B = 2, H = 2, H_kv = 1, S_q = 65, S_k = 40, causal = true}, -- S_q > S_k: rows without keys
   {dtype = "bf16", D = 128, B = 2, H = 2, H_kv = 2, S_q = 20, S_k = 50, lengths = {7, 80}, layout = "bshd"},
+  -- 128-row query tiles (two instruction rows a warp): a partial second query tile, causal with
+  -- S_q < S_k; key lengths
+  {dtype = "f16", D = 64, B = 1, H = 2, H_kv = 1, S_q = 150, S_k = 201, causal = true, tile = {128, 64}},
+  {dtype = "bf16", D = 128, B = 2, H = 2, S_q = 129, S_k = 70, lengths = {70, 33}, tile = {128, 32}},
 }
 
 describe("attention forward on the CPU targets", function()
   -- every case on mma.sync's emulation, two on MFMA's (cpu = cpu:gfx90a): the suite stays quick
   for _, t in ipairs{"cpu:sm_90", "cpu"} do
     for i, c in ipairs(CASES) do
-      if t == "cpu:sm_90" or i == 3 or i == 4 then it(("%s: case %d (%s, head_dim %d, %s%s%s)"):format(t, i, c.dtype, c.D, c.causal and "causal" or "not causal",
-                                                     c.lengths and ", key lengths" or "", c.layout and (", " .. c.layout) or ""), function()
+      if t == "cpu:sm_90" or i == 3 or i == 4 then it(("%s: case %d (%s, head_dim %d, %s%s%s%s)"):format(t, i, c.dtype, c.D, c.causal and "causal" or "not causal",
+                                                     c.lengths and ", key lengths" or "", c.layout and (", " .. c.layout) or "",
+                                                     c.tile and (", tile %dx%d"):format(c.tile[1], c.tile[2]) or ""), function()
         check(t, c)
       end) end
     end
@@ -169,6 +174,8 @@ describe("attention refuses bad input before anything runs", function()
       assert.matches("scale must be a finite number of f32 range, got", select(2, pcall(attention.build, {head_dim = 64, scale = v})))
     end
     assert.matches("BC must be .* got string", select(2, pcall(attention.build, {head_dim = 64, tile = {64, "32"}})))
+    assert.matches("BR must be 64 or 128 .* got 96", select(2, pcall(attention.build, {head_dim = 64, tile = {96, 32}, target = "cpu:sm_90"})))
+    assert.matches("BR must be 64 %(the query tile of 4 waves%), got 128", select(2, pcall(attention.build, {head_dim = 64, tile = {128, 32}, target = "cpu:gfx90a"})))
   end)
 end)
 
