@@ -75,7 +75,10 @@ function attention.plan(o)
   p.amd = rec.vendor == "amd"
   if p.amd and p.dtype == "bf16" and (rec.arch or ""):match("gfx908") then fail("bf16 needs gfx90a or newer (gfx908 has no bf16_1k MFMA)") end
   p.block = p.amd and 256 or 128 -- 4 warps (mma.sync) or 4 waves (MFMA) of 16 rows: a 64-row query tile
-  local tile = o.tile or {64, p.D <= 64 and 64 or 32}
+  -- default tiles, the fastest of bench/attention.lua on an H100 (2026-11-27, checked outputs):
+  -- head_dim 128 on NVIDIA 128 x 32 (315-322 TFLOP/s, 276-295 causal; 64 x 32: 223-243), head_dim
+  -- 64 64 x 64 (218 / 172; 128 x 64: 170 / 125); elsewhere a 64-row tile whose LDS fits 64 KiB
+  local tile = o.tile or ((not p.amd and p.D == 128) and {128, 32} or {64, p.D <= 64 and 64 or 32})
   if type(tile) ~= "table" then fail("tile must be {BR, BC}") end
   p.BR, p.BC = tile[1], tile[2]
   -- BR: 64 (a wave's 16 rows each) or, on NVIDIA, 128 (two instruction rows a warp: each K and V
