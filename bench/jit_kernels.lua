@@ -1,4 +1,4 @@
--- JIT latency of the library transpose: cold compiles (cache off; the compiler library already
+-- JIT latency of the library transpose, GEMM and attention: cold compiles (cache off; the compiler library already
 -- loaded by a warm-up compile) for each GPU target whose compiler is here, and a cache hit.
 -- ckt-lua bench/jit_kernels.lua [targets...]
 local tr = require "ckt.kernels.transpose"
@@ -49,4 +49,39 @@ for _, t in ipairs(targets) do for _, dt in ipairs{"f16", "bf16"} do
     print(("| %s | %s | %dx%dx%d, %d, %d | %.1f | %.2f | %s |"):format(t, dt, p.TM, p.TN, p.TK, p.block, p.stages, times[(REPS + 1) // 2], hit:compile_ms(), exe:compiler()))
   end)
   if not ok then print(("| %s | %s | | skipped: %s | | |"):format(t, dt, tostring(err):gsub("\n.*", ""))) end
+end end
+
+-- the attention forward's defaults (f16, not causal), head_dim 64 and 128, the same way; on NVIDIA
+-- one more compile with NVRTC's --time splits it into the front end, NVVM and ptxas
+local attention = require "ckt.kernels.attention"
+print()
+print("| target | head_dim | tile | cold compile ms (median of " .. REPS .. ") | NVRTC phases (front end / NVVM / ptxas ms) | compiler |")
+print("|---|---|---|---|---|---|")
+for _, t in ipairs(targets) do for _, D in ipairs{64, 128} do
+  local ok, err = pcall(function()
+    local warm = ckt.kernel{name = "jit_warm_up", block = 64, build = function() end}
+    warm:compile{target = t, compile_only = true, cache = false}
+    local times, exe = {}, nil
+    for i = 1, REPS do
+      local k = attention.build{dtype = "f16", head_dim = D, target = t, name = "attention_jit_" .. i}
+      exe = k:compile{target = t, compile_only = true, cache = false}
+      times[i] = exe:compile_ms()
+    end
+    table.sort(times)
+    local k, _, p = attention.build{dtype = "f16", head_dim = D, target = t}
+    local phases = "-"
+    if ckt.target(t).vendor == "nvidia" then
+      local csv = os.tmpname()
+      k:compile{target = t, compile_only = true, cache = false, options = {"--time=" .. csv}}
+      local ms = {}
+      for line in io.lines(csv) do
+        local phase, v = line:match("^[^,]*,%s*([^,]+),%s*([%d.]+),%s*ms")
+        if phase then ms[#ms + 1] = ("%s %s"):format(phase, v) end
+      end
+      os.remove(csv)
+      phases = table.concat(ms, " / ")
+    end
+    print(("| %s | %d | %dx%d | %.1f | %s | %s |"):format(t, D, p.BR, p.BC, times[(REPS + 1) // 2], phases, exe:compiler()))
+  end)
+  if not ok then print(("| %s | %d | | skipped: %s | | |"):format(t, D, tostring(err):gsub("\n.*", ""))) end
 end end
