@@ -50,11 +50,14 @@ for _, dt in ipairs{"f16", "bf16"} do
         return bo:download(), bl:download()
       end
       local go, gl = run(dev, target)
-      local co, cl = run(cpu, target:match("^cpu") and target or ("cpu:" .. target))
+      -- (the CPU target's emulation beside it for the first tile asked for: the rest costs minutes
+      -- of emulation on the GPU host's CPU and tells no more)
+      local co, cl
+      if tl == tiles[1] then co, cl = run(cpu, target:match("^cpu") and target or ("cpu:" .. target)) end
       local tol = dt == "f16" and {rtol = 2e-3, atol = 2e-3} or {rtol = 1.6e-2, atol = 1.6e-2}
       local ok_o, err_o = go:compare(ref_o, tol)
       local ok_l = gl:compare(ref_lse, {rtol = 1e-4, atol = 1e-4})
-      local same = go:compare(co, {rtol = 0, atol = 0}) and gl:compare(cl, {rtol = 0, atol = 0})
+      local same = co and (go:compare(co, {rtol = 0, atol = 0}) and gl:compare(cl, {rtol = 0, atol = 0})) or "not run"
       checks[#checks + 1] = {dtype = dt, head_dim = D, causal = causal, tile = tl.name, o_ok = ok_o, lse_ok = ok_l, max_err = err_o, gpu_equals_cpu = same}
       if not (ok_o and ok_l) then failures = failures + 1 end
       print(("check %s D=%d causal=%s tile %s: O %s (max err %g), LSE %s, GPU == cpu:%s bit for bit: %s"):format(dt, D, tostring(causal), tl.name,

@@ -221,6 +221,18 @@ static bool is_let(em *e, ckt_expr_id v)
     return n && n->op == CKT_E_VAR && ex->vars[n->i].value != CKT_EXPR_NONE;
 }
 
+/* b:sync: a barrier of the block; where wgmma reads LDS (the async proxy), the threads' own LDS
+ * stores before it are made visible to it first (an accumulator tile stored for a wgmma operand) */
+static void sync_block(em *e)
+{
+    ckt_em_thread_close(e);
+    if (e->dl->async_waited) {
+        ckt_emit_out o = ckt_em_out(e);
+        e->dl->async_waited(&o, e->k);
+    }
+    ckt_em_barrier(e, "sync");
+}
+
 static void emit_op(em *e, const ckt_kop *op)
 {
     char *x, *y;
@@ -275,7 +287,7 @@ static void emit_op(em *e, const ckt_kop *op)
         e->ind--;
         ckt_em_line(e, "}");
         break;
-    case CKT_OP_SYNC: ckt_em_barrier(e, "sync"); break;
+    case CKT_OP_SYNC: sync_block(e); break;
     case CKT_OP_LOAD:
     case CKT_OP_STORE: ckt_em_access_op(e, op); break;
     case CKT_OP_CLEAR: ckt_em_clear(e, op); break;

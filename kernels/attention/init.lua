@@ -34,12 +34,41 @@ attention.OPTIONS = {"dtype", "head_dim", "causal", "lengths", "scale", "layout"
 -- row a wave), the instruction tiles of a wave along N.
 -- (AMD: the 16x16x16 MFMA, so that the O accumulator of head_dim 128 takes 32 registers a lane
 -- and 4 waves share the tile; with the 32x32x8 one and 2 waves it spilled to scratch on gfx90a.)
-local function traits(p, M, N)
+local function traits(p, M, N, wgmma)
+  if wgmma then -- sm_90a: one m64nNk16 instruction a warpgroup (its 64 rows), N = all the columns
+    assert(M == 64 * (p.block // 128))
+    return ckt.gemm_traits{instr = ("wgmma_m64n%dk16_%s"):format(N, p.dtype), m_per_wave = 1, n_per_wave = 1, k_pack = 16}
+  end
   local instr = p.amd and (p.dtype == "f16" and "mfma_f32_16x16x16f16" or "mfma_f32_16x16x16bf16_1k")
                       or ("mma_m16n8k16_" .. p.dtype)
   local n, waves = p.amd and 16 or 8, p.block // (p.amd and 64 or 32)
   assert(M % (16 * waves) == 0)
   return ckt.gemm_traits{instr = instr, m_per_wave = M // (16 * waves), n_per_wave = N // n, k_pack = p.amd and 8 or 2}
+end
+
+-- sm_90a: a warpgroup (128 threads) a 64 query rows, BR 64 or 128; both products by wgmma with
+-- their operands in LDS in the hardware's 128-byte swizzled layouts (wgmma's N: BC for Q Kᵀ,
+-- head_dim for P V, each 64, 128 or 256), P stored to LDS between them
+function attention.plan_hopper(p, rec, o)
+  if p.BR ~= 64 and p.BR ~= 128 then fail(("tile: BR must be 64 or 128 (one or two warpgroups of 64 rows), got %s"):format(tostring(p.BR))) end
+  local function n_ok(x) return x == 64 or x == 128 or x == 256 end
+  if not n_ok(p.BC) then fail(("tile: BC must be 64, 128 or 256 on %s (wgmma's N), got %s"):format(p.target, tostring(p.BC))) end
+  if not n_ok(p.D) then fail(("head_dim %d: %s's wgmma path takes 64, 128 or 256"):format(p.D, p.target)) end
+  p.block = 128 * (p.BR // 64)
+  p.stages = 2
+  local bytes = 2 * (p.BR * p.D + 2 * 2 * p.BC * p.D + p.BR * p.BC) + 4 * p.BR * math.max(p.BC, p.D) + 2048
+  if bytes > rec.hw.lds_per_block then
+    fail(("tile {%d, %d} with head_dim %d needs %d bytes of LDS, more than %s's %d"):format(p.BR, p.BC, p.D, bytes, p.target, rec.hw.lds_per_block))
+  end
+  p.T1 = traits(p, p.BR, p.BC, true) -- S = Q Kᵀ
+  p.T2 = traits(p, p.BR, p.D, true)  -- O += P V
+  p.n = 8
+  -- the row statistics: in the distribution of mma.sync's m16n8 accumulator over the block's
+  -- warps, whose rows are wgmma's (warp w of the block: rows 16 w .. 16 w + 15)
+  p.TS = ckt.gemm_traits{instr = "mma_m16n8k16_" .. p.dtype, m_per_wave = 1, n_per_wave = 1, k_pack = 2}
+  if o.name ~= nil and type(o.name) ~= "string" then fail(("name must be a string, got %s"):format(type(o.name))) end
+  p.name = o.name or ("attnw_" .. p.dtype .. "_d" .. p.D .. (p.causal and "_causal" or "") .. (p.lengths and "_varlen" or ""))
+  return p
 end
 
 -- Checks the options and derives the plan.
@@ -73,14 +102,17 @@ function attention.plan(o)
   local ok, rec = pcall(ckt.target, p.target)
   if not ok then fail(("target: %s"):format(tostring(rec))) end
   p.amd = rec.vendor == "amd"
+  -- sm_90a (and its emulation): both products by wgmma from LDS, P through LDS
+  p.hopper = rec.hw.wgmma == true
   if p.amd and p.dtype == "bf16" and (rec.arch or ""):match("gfx908") then fail("bf16 needs gfx90a or newer (gfx908 has no bf16_1k MFMA)") end
   p.block = p.amd and 256 or 128 -- 4 warps (mma.sync) or 4 waves (MFMA) of 16 rows: a 64-row query tile
   -- default tiles, the fastest of bench/attention.lua on an H100 (2026-11-27, checked outputs):
   -- head_dim 128 on NVIDIA 128 x 32 (315-322 TFLOP/s, 276-295 causal; 64 x 32: 223-243), head_dim
   -- 64 64 x 64 (218 / 172; 128 x 64: 170 / 125); elsewhere a 64-row tile whose LDS fits 64 KiB
-  local tile = o.tile or ((not p.amd and p.D == 128) and {128, 32} or {64, p.D <= 64 and 64 or 32})
+  local tile = o.tile or (p.hopper and {128, 64}) or ((not p.amd and p.D == 128) and {128, 32} or {64, p.D <= 64 and 64 or 32})
   if type(tile) ~= "table" then fail("tile must be {BR, BC}") end
   p.BR, p.BC = tile[1], tile[2]
+  if p.hopper then return attention.plan_hopper(p, rec, o) end
   -- BR: 64 (a wave's 16 rows each) or, on NVIDIA, 128 (two instruction rows a warp: each K and V
   -- fragment read from LDS feeds two MMAs)
   if p.BR ~= 64 and (p.amd or p.BR ~= 128) then
@@ -176,17 +208,34 @@ local function body(b, p)
   -- Each tile XOR-swizzled by 16-byte chunks (rows of W elements): an ldmatrix reads one chunk of
   -- 8 consecutive rows, which without it share banks (8-way for W = 64 or 128: the kernel's
   -- LDS traffic was 90% of L1's throughput at 12% of the SM's compute, ncu on an H100)
-  local sQ = ckt.tensor("lds", dt, ckt.layout({BR, D}, {D, 1}), {swizzle = chunk_swizzle(D)})
+  local sQ, sK4, sV4, sK, sV, sP
+  if p.hopper then
+    -- sm_90a: wgmma's 128-byte swizzled layouts (Sw<3,3,3> on 16-bit elements), K-major tiles of
+    -- 64-element rows, further 64 columns in further atoms after all rows. K and V share the
+    -- layout: K read as the BC x D operand (K-major), V as the D x BC one (N-major: wgmma's
+    -- transposed B, the same bytes)
+    local SW = ckt.swizzle(3, 3, 3)
+    local function kmajor(rows, K) return ckt.layout({rows, {64, K // 64}}, {64, {1, rows * 64}}) end
+    sQ = ckt.tensor("lds", dt, kmajor(BR, D), {swizzle = SW})
+    local ring = ckt.layout({1, 1, BC, {64, D // 64}}, {0, 0, 64, {1, BC * 64}})
+    sK4 = ckt.tensor("lds", dt, ring, {stages = p.stages, swizzle = SW})
+    sV4 = ckt.tensor("lds", dt, ring, {stages = p.stages, swizzle = SW})
+    sK = sK4:view(kmajor(BC, D))
+    sV = sV4:view(ckt.layout({{64, D // 64}, BC}, {{1, BC * 64}, 64}))
+    sP = ckt.tensor("lds", dt, kmajor(BR, BC), {swizzle = SW})
+  else
+  sQ = ckt.tensor("lds", dt, ckt.layout({BR, D}, {D, 1}), {swizzle = chunk_swizzle(D)})
   -- K and V in two-stage rings: the next key tile is stored while this one is read
   -- K and V rings as rank-4 tiles (1, 1, BC, D), what the asynchronous copies from the rank-4
   -- global windows fill, read through rank-2 views as the GEMMs' operands: K as the BC x D one, V
   -- as the D x BC one (the same memory: V's rows contiguous)
   local tile4 = ckt.layout({1, 1, BC, D}, {0, 0, D, 1})
-  local sK4 = ckt.tensor("lds", dt, tile4, {stages = p.stages, swizzle = chunk_swizzle(D)})
-  local sV4 = ckt.tensor("lds", dt, tile4, {stages = p.stages, swizzle = chunk_swizzle(D)})
-  local sK = sK4:view(ckt.layout({BC, D}, {D, 1}))
-  local sV = sV4:view(ckt.layout({D, BC}, {1, D}))
-  local sP = ckt.tensor("lds", dt, ckt.layout({BR, BC}, {BC, 1}), {swizzle = chunk_swizzle(BC)})
+  sK4 = ckt.tensor("lds", dt, tile4, {stages = p.stages, swizzle = chunk_swizzle(D)})
+  sV4 = ckt.tensor("lds", dt, tile4, {stages = p.stages, swizzle = chunk_swizzle(D)})
+  sK = sK4:view(ckt.layout({BC, D}, {D, 1}))
+  sV = sV4:view(ckt.layout({D, BC}, {1, D}))
+  sP = ckt.tensor("lds", dt, ckt.layout({BR, BC}, {BC, 1}), {swizzle = chunk_swizzle(BC)})
+  end
   local sStat = ckt.tensor("lds", "f32", ckt.layout({BR, W}, {1, 0}))
   local sLen = p.lengths and ckt.tensor("lds", "i32", ckt.layout({BR, BC}, {0, 0})) or nil
 
@@ -302,7 +351,7 @@ local function body(b, p)
     -- accumulator's fragments relabelled as the A operand's (two 16 x 8 accumulator tiles hold
     -- one 16 x 16 A fragment, lane for lane); MFMA's accumulator puts a lane's values down a
     -- column, its A operand along a row: P goes through LDS there
-    if p.amd then
+    if p.amd or p.hopper then
       s_part(sP):store(S)
       b:sync()
       b:blockwise_gemm(sP, sVt, acc, T2)

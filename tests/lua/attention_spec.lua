@@ -70,6 +70,11 @@ describe("attention forward on the CPU targets", function()
     end
   end
 
+  -- sm_90a's wgmma path (its emulation): two warpgroups of 64 rows, P through LDS
+  it("cpu:sm_90a: wgmma, head_dim 128 and 64, causal and not, GQA, key lengths, partial tiles", function()
+    check("cpu:sm_90a", {dtype = "f16", D = 128, B = 1, H = 2, H_kv = 1, S_q = 150, S_k = 201, causal = true})
+    check("cpu:sm_90a", {dtype = "bf16", D = 64, B = 2, H = 2, S_q = 70, S_k = 45, lengths = {30, 45}, tile = {64, 128}})
+  end)
   it("strides given at launch: Q and O in BSHD, K and V in BHSD", function()
     local dt, D, B, H, H_kv, S_q, S_k = "f16", 64, 2, 2, 1, 30, 50
     local k, grid = attention.build{dtype = dt, head_dim = D, strides = true, target = "cpu:sm_90"}
@@ -113,6 +118,14 @@ describe("attention forward on the CPU targets", function()
 end)
 
 describe("attention compiles for the GPUs (where their compilers are installed)", function()
+  it("sm_90a: the default (wgmma, 128 x 64), causal, key lengths: no spills, wgmma in the source", function()
+    local k = attention.build{dtype = "f16", head_dim = 128, causal = true, lengths = true, target = "sm_90a"}
+    local ok, exe = pcall(k.compile, k, {target = "sm_90a", compile_only = true})
+    if not ok and tostring(exe):find("NVRTC not found (", 1, true) then print("SKIPPED sm_90a: " .. tostring(exe)) return end
+    assert.is_true(ok, tostring(exe))
+    assert.are.equal(0, exe:resources().spill_stores or 0)
+    assert.is_truthy(k:source("sm_90a"):find("wgmma.mma_async", 1, true))
+  end)
   for _, t in ipairs{"sm_90", "gfx90a"} do
     -- (the 64-row tile: NVIDIA's default 128 x 32 at head_dim 128 holds 255 registers and spills
     -- 24-64 bytes, measured faster all the same: docs/attention.md)
@@ -177,6 +190,9 @@ describe("attention refuses bad input before anything runs", function()
     end
     assert.matches("BC must be .* got string", select(2, pcall(attention.build, {head_dim = 64, tile = {64, "32"}})))
     assert.matches("BR must be 64 or 128 .* got 96", select(2, pcall(attention.build, {head_dim = 64, tile = {96, 32}, target = "cpu:sm_90"})))
+    assert.matches("BC must be 64, 128 or 256 on cpu:sm_90a %(wgmma's N%), got 32", select(2, pcall(attention.build, {head_dim = 64, tile = {64, 32}, target = "cpu:sm_90a"})))
+    assert.matches("head_dim 32: cpu:sm_90a's wgmma path takes 64, 128 or 256", select(2, pcall(attention.build, {head_dim = 32, target = "cpu:sm_90a"})))
+    assert.matches("needs %d+ bytes of LDS", select(2, pcall(attention.build, {head_dim = 256, tile = {128, 256}, target = "cpu:sm_90a"})))
     assert.matches("BR must be 64 %(the query tile of 4 waves%), got 128", select(2, pcall(attention.build, {head_dim = 64, tile = {128, 32}, target = "cpu:gfx90a"})))
   end)
 end)
