@@ -118,7 +118,7 @@ describe("attention forward on the CPU targets", function()
 end)
 
 describe("attention compiles for the GPUs (where their compilers are installed)", function()
-  it("sm_90a: the default (wgmma, 128 x 64), causal, key lengths: no spills, wgmma in the source", function()
+  it("sm_90a: the default (wgmma, 64 x 128), causal, key lengths: no spills, wgmma in the source", function()
     local k = attention.build{dtype = "f16", head_dim = 128, causal = true, lengths = true, target = "sm_90a"}
     local ok, exe = pcall(k.compile, k, {target = "sm_90a", compile_only = true})
     if not ok and tostring(exe):find("NVRTC not found (", 1, true) then print("SKIPPED sm_90a: " .. tostring(exe)) return end
