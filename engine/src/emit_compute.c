@@ -253,6 +253,12 @@ static bool lane_plan_of(const ckt_dist *d, int dim, int64_t block, int wave, la
     return ok;
 }
 
+bool ckt_em_lane_reduce_ok(const ckt_dist *d, int dim, int64_t block, int wave)
+{
+    lane_plan lp;
+    return lane_plan_of(d, dim, block, wave, &lp);
+}
+
 /* ckt_p<l> = op over the thread's own values on line l, in value order */
 static void lane_partials(em *e, const ckt_ktensor *src, const lane_plan *lp, ckt_reduce_op rop)
 {

@@ -98,6 +98,9 @@ void ckt_em_map(em *e, const ckt_kop *op);
 void ckt_em_fold(em *e, const ckt_kop *op);
 void ckt_em_broadcast(em *e, const ckt_kop *op);
 void ckt_em_block_reduce(em *e, const ckt_kop *op);
+/* Is the reduction along dim of distribution d a butterfly of lanes inside waves of `wave` lanes
+ * (no LDS scratch on a GPU)? */
+bool ckt_em_lane_reduce_ok(const ckt_dist *d, int dim, int64_t block, int wave);
 void ckt_em_gemm(em *e, const ckt_kop *op);
 
 #endif

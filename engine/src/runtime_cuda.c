@@ -22,7 +22,8 @@ enum { /* CUdevice_attribute values (stable across CUDA versions) */
        MAX_SHARED_PER_BLOCK_OPTIN = 97,
        CC_MAJOR = 75,
        CC_MINOR = 76,
-       FUNC_MAX_DYNAMIC_SHARED = 8
+       FUNC_MAX_DYNAMIC_SHARED = 8,
+       FUNC_PREFERRED_SHARED_CARVEOUT = 9
 };
 
 static struct {
@@ -72,9 +73,14 @@ static int make_current(ckt_device *dev)
     CUcontext want = ((cuda_dev *)dev->impl)->ctx, cur = NULL;
     return D.get_current(&cur) == 0 && cur == want ? 0 : D.set_current(want);
 }
+/* a kernel above the static LDS limit: allowed its bytes, and the SM's L1 / LDS split preferring
+ * LDS whole (a hint: otherwise two blocks of 113 KiB, which fit the H100's 228 KiB, may get a
+ * split that holds one) */
 static int allow_shared(void *fn, int bytes)
 {
-    return D.func_set_attribute(fn, FUNC_MAX_DYNAMIC_SHARED, bytes);
+    int r = D.func_set_attribute(fn, FUNC_MAX_DYNAMIC_SHARED, bytes);
+    if (r == 0) (void)D.func_set_attribute(fn, FUNC_PREFERRED_SHARED_CARVEOUT, 100);
+    return r;
 }
 
 static ckt_status load_driver(ckt_error *err)

@@ -109,6 +109,24 @@ describe("attention forward on the CPU targets", function()
     assert.is_true(lse[30] > -math.huge)
   end)
 
+  it("a GPU kernel whose reductions are all lane exchanges does not take the scratch LDS", function()
+    local function header_lds(src) return tonumber(src:match("(%d+) bytes of LDS")) end
+    local k = attention.build{dtype = "f16", head_dim = 128, tile = {128, 64}, target = "cpu:sm_90a"}
+    local all = k:lds_bytes()
+    assert.are.equal(all, header_lds(k:source("cpu:sm_90a"))) -- the C dialect exchanges through it
+    local gpu = header_lds(k:source("sm_90a"))
+    assert.are.equal(all - 4 * 128 * 64, gpu) -- the score tile's f32 scratch, never touched there
+    assert.is_true(gpu <= 116 * 1024) -- two blocks fit an H100 SM's 228 KiB
+    -- a tree over the block keeps it
+    local t = ckt.kernel{name = "tree", block = 128, build = function(b)
+      local r = ckt.tensor("register", "f32", ckt.layout({128, 1}, {1, 0}), {lengths = {128, 1}})
+      b:clear(r, 1)
+      b:block_reduce(r, "sum")
+    end}
+    assert.are.equal(t:lds_bytes(), header_lds(t:source("sm_90")))
+    assert.is_true(t:lds_bytes() > 0)
+  end)
+
   it("the statistics live in the score fragment's distribution", function()
     local k = attention.build{dtype = "f16", head_dim = 64, target = "cpu:sm_90"}
     local src = k:source("cpu:sm_90")

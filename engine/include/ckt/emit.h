@@ -26,6 +26,10 @@ ckt_status ckt_emit(const ckt_kernel *k, const ckt_target_record *target, char *
 /* The same for a target name ("gfx90a", "cpu:sm_90", ...), parsed once here. */
 ckt_status ckt_emit_named(const ckt_kernel *k, const char *target, char **source, ckt_error *err);
 
+/* The LDS bytes the emitted kernel takes on target t: ckt_kernel_lds_bytes, less the block
+ * reductions' scratch where every reduction is lane exchanges on t (a GPU) and needs none. */
+int64_t ckt_emit_lds_bytes(const ckt_kernel *k, const ckt_target_record *t);
+
 /* The LDS bytes a launch of the emitted kernel must request (dynamic shared memory): the CUDA
  * dialect declares LDS beyond the 48 KiB static limit as an extern array, and the runtime opts
  * the function in to that size at launch; 0 for every other kernel and dialect. */
