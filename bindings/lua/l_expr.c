@@ -365,4 +365,8 @@ void ckt_lk_open_expr(lua_State *L)
     for (size_t i = 0; i < sizeof operators / sizeof *operators; i++)
         ckt_l_register_rows(L, strncmp(operators[i].name, "__", 2) ? CKT_L_MODULE : CKT_L_EXPR,
                             l_expr_op, &operators[i], sizeof operators[i], 1);
+    ckt_l_help_add(L, "exp2",
+                   "ckt.exp2(x) -> 2^x: on a number, Lua's own math; on an expression, the f32 "
+                   "base-2 exponential of the kernel (the GPU's hardware exp2, exp2f in C), which "
+                   "softmax reaches from exp(x) by folding log2(e) into x");
 }
