@@ -9,6 +9,10 @@
  *   h:gemm{dtype=, out=, a_major=, b_major=, M=, N=, K=, A=, B=, C=, reps=}  -> ms (median) or nil
  *   h:gemm_async{..., stream=s:handle()}             -- one GEMM enqueued on the stream, no wait
  *   h:library()                                      -- the file that was loaded
+ *   h:gemm_fp8{dtype=, M=, N=, K=, A=, B=, C=, scale_A=, scale_B=, workspace=, workspace_bytes=,
+ *              reps=}                                -> ms (median) or nil, why: cuBLASLt's fp8
+ *                                                       GEMM (A and B K-major, bf16 C, per-tensor
+ *                                                       f32 scales at device addresses)
  *
  * ckt's convention: C (M x N, row-major) = A (M x K) . B (K x N); a_major "k": A row-major,
  * "m": A stored K x M row-major; b_major "n": B row-major, "k": B stored N x K row-major.
@@ -38,10 +42,40 @@ typedef int (*cu_event_destroy_fn)(void *);
 typedef int (*cu_ctx_sync_fn)(void);
 typedef int (*cublas_set_stream_fn)(void *, void *);
 
+/* cuBLASLt (its header's values; nothing of CUDA is included) */
+typedef struct {
+    uint64_t data[8];
+} lt_algo;
+typedef struct {
+    lt_algo algo;
+    size_t workspace_size;
+    int state;
+    float waves;
+    int reserved[4];
+} lt_heuristic;
+typedef int (*lt_create_fn)(void **);
+typedef int (*lt_desc_create_fn)(void **, int, int);
+typedef int (*lt_set_fn)(void *, int, const void *, size_t);
+typedef int (*lt_layout_create_fn)(void **, int, uint64_t, uint64_t, int64_t);
+typedef int (*lt_pref_create_fn)(void **);
+typedef int (*lt_heuristic_fn)(void *, void *, void *, void *, void *, void *, void *, int,
+                               lt_heuristic *, int *);
+typedef int (*lt_matmul_fn)(void *, void *, const void *, const void *, void *, const void *,
+                            void *, const void *, const void *, void *, void *, void *,
+                            const lt_algo *, void *, size_t, void *);
+typedef int (*lt_destroy_fn)(void *);
+
 enum {
     CUDA_R_32F = 0,
     CUDA_R_16F = 2,
     CUDA_R_16BF = 14,
+    CUDA_R_8F_E4M3 = 28,
+    CUDA_R_8F_E5M2 = 29,
+    LT_DESC_TRANSA = 3,
+    LT_DESC_TRANSB = 4,
+    LT_DESC_A_SCALE_POINTER = 17,
+    LT_DESC_B_SCALE_POINTER = 18,
+    LT_PREF_MAX_WORKSPACE_BYTES = 1,
     CUBLAS_OP_N = 0,
     CUBLAS_OP_T = 1,
     CUBLAS_COMPUTE_32F = 68,
@@ -60,6 +94,7 @@ typedef struct handle {
     cu_event_destroy_fn ev_destroy;
     cu_ctx_sync_fn ctx_sync;
     cublas_set_stream_fn set_stream;
+    void *lt_lib, *lt; /* cuBLASLt, opened on the first gemm_fp8 */
 } handle;
 
 #define HANDLE "ckt_cublas.handle"
@@ -287,6 +322,137 @@ static int h_gemm_async(lua_State *L)
     return 0;
 }
 
+/* the cuBLASLt functions gemm_fp8 calls */
+static struct {
+    lt_create_fn create;
+    lt_desc_create_fn desc_create;
+    lt_set_fn desc_set, pref_set;
+    lt_layout_create_fn layout_create;
+    lt_pref_create_fn pref_create;
+    lt_heuristic_fn heuristic;
+    lt_matmul_fn matmul;
+    lt_destroy_fn desc_destroy, layout_destroy, pref_destroy;
+} LT;
+
+static const char *lt_open(handle *h)
+{
+    if (h->lt) return NULL;
+    const char *names[] = {"libcublasLt.so.13", "/usr/local/cuda/lib64/libcublasLt.so.13",
+                           "libcublasLt.so.12", "/usr/local/cuda/lib64/libcublasLt.so.12",
+                           "libcublasLt.so",    NULL};
+    for (int i = 0; names[i] && !h->lt_lib; i++)
+        h->lt_lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!h->lt_lib) return "no libcublasLt (tried .so.13, .so.12 and /usr/local/cuda/lib64)";
+    LOAD(LT.create, h->lt_lib, "cublasLtCreate");
+    LOAD(LT.desc_create, h->lt_lib, "cublasLtMatmulDescCreate");
+    LOAD(LT.desc_set, h->lt_lib, "cublasLtMatmulDescSetAttribute");
+    LOAD(LT.layout_create, h->lt_lib, "cublasLtMatrixLayoutCreate");
+    LOAD(LT.pref_create, h->lt_lib, "cublasLtMatmulPreferenceCreate");
+    LOAD(LT.pref_set, h->lt_lib, "cublasLtMatmulPreferenceSetAttribute");
+    LOAD(LT.heuristic, h->lt_lib, "cublasLtMatmulAlgoGetHeuristic");
+    LOAD(LT.matmul, h->lt_lib, "cublasLtMatmul");
+    LOAD(LT.desc_destroy, h->lt_lib, "cublasLtMatmulDescDestroy");
+    LOAD(LT.layout_destroy, h->lt_lib, "cublasLtMatrixLayoutDestroy");
+    LOAD(LT.pref_destroy, h->lt_lib, "cublasLtMatmulPreferenceDestroy");
+    if (!LT.create || !LT.desc_create || !LT.desc_set || !LT.layout_create || !LT.pref_create ||
+        !LT.pref_set || !LT.heuristic || !LT.matmul || !LT.desc_destroy || !LT.layout_destroy ||
+        !LT.pref_destroy)
+        return "libcublasLt lacks a cublasLt function gemm_fp8 needs";
+    if (LT.create(&h->lt)) return "cublasLtCreate failed";
+    return NULL;
+}
+
+static void *addr_field(lua_State *L, int t, const char *field)
+{
+    lua_getfield(L, t, field);
+    lua_Integer v = luaL_checkinteger(L, -1);
+    lua_pop(L, 1);
+    return (void *)(uintptr_t)v;
+}
+
+/* h:gemm_fp8{...} (the header comment): ckt's C (M x N row-major) = scale_A scale_B A . B with A
+ * M x K and B stored N x K, both K-major, is cuBLASLt's column-major D (N x M) = op(B') op(A')
+ * with B' the column-major K x N (op T) and A' the column-major K x M (op N): the "TN" form its
+ * fp8 kernels take */
+static int h_gemm_fp8(lua_State *L)
+{
+    handle *h = luaL_checkudata(L, 1, HANDLE);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    const char *why = lt_open(h);
+    if (why) {
+        lua_pushnil(L);
+        lua_pushstring(L, why);
+        return 2;
+    }
+    lua_getfield(L, 2, "dtype");
+    const char *dt = luaL_optstring(L, -1, "e4m3");
+    lua_pop(L, 1);
+    int in = !strcmp(dt, "e4m3") ? CUDA_R_8F_E4M3 : !strcmp(dt, "e5m2") ? CUDA_R_8F_E5M2 : -1;
+    if (in < 0) return luaL_error(L, "gemm_fp8: dtype '%s' is not e4m3 or e5m2", dt);
+    lua_Integer M = int_field(L, 2, "M", 0), N = int_field(L, 2, "N", 0),
+                K = int_field(L, 2, "K", 0), reps = int_field(L, 2, "reps", 0),
+                wsb = int_field(L, 2, "workspace_bytes", 0);
+    if (M < 1 || N < 1 || K < 1) return luaL_error(L, "gemm_fp8: M, N, K must be positive");
+    void *A = addr_field(L, 2, "A"), *B = addr_field(L, 2, "B"), *C = addr_field(L, 2, "C"),
+         *sa = addr_field(L, 2, "scale_A"), *sb = addr_field(L, 2, "scale_B");
+    lua_getfield(L, 2, "workspace");
+    void *ws = lua_isnil(L, -1) ? NULL : (void *)(uintptr_t)luaL_checkinteger(L, -1);
+    lua_pop(L, 1);
+    void *desc = NULL, *la = NULL, *lb = NULL, *lc = NULL, *pref = NULL;
+    int ta = CUBLAS_OP_T, tb = CUBLAS_OP_N, st = 0, found = 0;
+    size_t wsz = ws ? (size_t)wsb : 0;
+    lt_heuristic heur;
+    memset(&heur, 0, sizeof heur);
+    st = LT.desc_create(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+    if (!st) st = LT.desc_set(desc, LT_DESC_TRANSA, &ta, sizeof ta);
+    if (!st) st = LT.desc_set(desc, LT_DESC_TRANSB, &tb, sizeof tb);
+    if (!st)
+        st = LT.desc_set(desc, LT_DESC_A_SCALE_POINTER, &sb, sizeof sb); /* cuBLASLt's A: ckt's B */
+    if (!st) st = LT.desc_set(desc, LT_DESC_B_SCALE_POINTER, &sa, sizeof sa);
+    if (!st) st = LT.layout_create(&la, in, (uint64_t)K, (uint64_t)N, K);
+    if (!st) st = LT.layout_create(&lb, in, (uint64_t)K, (uint64_t)M, K);
+    if (!st) st = LT.layout_create(&lc, CUDA_R_16BF, (uint64_t)N, (uint64_t)M, N);
+    if (!st) st = LT.pref_create(&pref);
+    if (!st) st = LT.pref_set(pref, LT_PREF_MAX_WORKSPACE_BYTES, &wsz, sizeof wsz);
+    if (!st) st = LT.heuristic(h->lt, desc, la, lb, lc, lc, pref, 1, &heur, &found);
+    if (!st && !found) st = -1;
+    int runs = reps > 0 ? (int)reps + 3 : 1;
+    float *ms = calloc((size_t)runs, sizeof *ms);
+    void *e0 = NULL, *e1 = NULL;
+    if (!ms || h->ev_create(&e0, 0) || h->ev_create(&e1, 0)) st = st ? st : -2;
+    static const float alpha = 1.0f, beta = 0.0f;
+    for (int r = 0; r < runs && !st; r++) {
+        h->ev_record(e0, NULL);
+        st = LT.matmul(h->lt, desc, &alpha, B, la, A, lb, &beta, C, lc, C, lc, &heur.algo, ws,
+                       heur.workspace_size, NULL);
+        h->ev_record(e1, NULL);
+        h->ev_sync(e1);
+        h->ev_elapsed(&ms[r], e0, e1);
+    }
+    int sync = h->ctx_sync();
+    if (e0) h->ev_destroy(e0);
+    if (e1) h->ev_destroy(e1);
+    float med = 0;
+    if (!st && reps > 0) {
+        qsort(ms + 3, (size_t)reps, sizeof *ms, cmp_float);
+        med = ms[3 + (reps - 1) / 2];
+    }
+    free(ms);
+    if (pref) LT.pref_destroy(pref);
+    if (lc) LT.layout_destroy(lc);
+    if (lb) LT.layout_destroy(lb);
+    if (la) LT.layout_destroy(la);
+    if (desc) LT.desc_destroy(desc);
+    if (st || sync) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "cuBLASLt fp8 GEMM failed: status %d (%s), context %d", st,
+                        found ? "matmul" : "no algorithm / setup", sync);
+        return 2;
+    }
+    lua_pushnumber(L, med);
+    return 1;
+}
+
 static int h_library(lua_State *L)
 {
     lua_pushstring(L, ((handle *)luaL_checkudata(L, 1, HANDLE))->libname);
@@ -295,11 +461,9 @@ static int h_library(lua_State *L)
 
 int luaopen_ckt_cublas(lua_State *L)
 {
-    static const luaL_Reg methods[] = {{"gemm", h_gemm},
-                                       {"gemm_async", h_gemm_async},
-                                       {"library", h_library},
-                                       {"__gc", h_gc},
-                                       {NULL, NULL}};
+    static const luaL_Reg methods[] = {{"gemm", h_gemm},         {"gemm_async", h_gemm_async},
+                                       {"gemm_fp8", h_gemm_fp8}, {"library", h_library},
+                                       {"__gc", h_gc},           {NULL, NULL}};
     luaL_newmetatable(L, HANDLE);
     luaL_setfuncs(L, methods, 0);
     lua_pushvalue(L, -1);
