@@ -5,8 +5,13 @@
 -- lengths and strides; this script builds a plain one (no mask but the key edge) and shows:
 --   * the distributions of the two accumulators (S = Q Kᵀ and O = P V),
 --   * where each row statistic lives: b:reduce(S, "max", {dim = 1}) gives every lane that holds
---     a row of S the row's maximum (in S's distribution), and likewise the row sum,
---   * how a statistic moves to O's distribution (an LDS buffer broadcast along its columns).
+--     a row of S the row's maximum (in S's distribution), and likewise the row sum; the running
+--     max m, sum l and the rescale alpha are kept in the distribution of a 64 x n accumulator of
+--     one instruction column (the fewest values a lane holds its rows in),
+--   * how a statistic moves between distributions in registers: b:broadcast(x, like, {dim = 1})
+--     spreads a row statistic over S's or O's values from the lane's own registers (the
+--     instruction puts a row on the same lanes in every accumulator).
+-- Scores are kept in base 2 (the scale times log2(e) folded in), so each exponential is one exp2.
 -- Run: ckt-lua scripts/attention.lua   (cpu = cpu:gfx90a emulates MFMA; --target cpu:sm_90 mma.sync)
 package.path = (arg and arg[0] and arg[0]:match("(.*/)") or "./") .. "lib/?.lua;" .. package.path
 local demo = require "kernel_demo"
@@ -18,10 +23,10 @@ local DataType, D, BR, BC = "f16", 64, 64, 64
 local function config(target)
   if ckt.target(target).vendor == "amd" then
     local t = function(n) return ckt.gemm_traits{instr = "mfma_f32_16x16x16f16", m_per_wave = 1, n_per_wave = n // 16, k_pack = 8} end
-    return {threads = 256, S = t(BC), O = t(D)}
+    return {threads = 256, S = t(BC), O = t(D), R = t(16), n = 16}
   end
   local t = function(n) return ckt.gemm_traits{instr = "mma_m16n8k16_f16", m_per_wave = 1, n_per_wave = n // 8, k_pack = 2} end
-  return {threads = 128, S = t(BC), O = t(D)}
+  return {threads = 128, S = t(BC), O = t(D), R = t(8), n = 8}
 end
 
 local function build(target)
@@ -41,14 +46,14 @@ local function build(target)
 
     -- Step 2: LDS. Q stays for every key tile; K is the N x K operand of S = Q Kᵀ as stored; V is
     -- the N x K operand of O = P V read transposed (layout (D, BC):(1, D): V's rows contiguous);
-    -- P is S rounded to f16; sStat holds one f32 per row, read back along any number of columns
-    -- (stride 0); sCol holds each column's index (stride 0 along the rows).
+    -- P is S rounded to f16 (MFMA's accumulator holds a lane's values down a column, its A operand
+    -- along a row: P goes through LDS; the library kernel keeps it in registers on mma.sync);
+    -- sStat holds one f32 per row (stride 0 along the columns), the log-sum-exp's way out.
     local sQ = ckt.tensor("lds", DataType, ckt.layout({BR, D}, {D, 1}))
     local sK = ckt.tensor("lds", DataType, ckt.layout({BC, D}, {D, 1}))
     local sV = ckt.tensor("lds", DataType, ckt.layout({D, BC}, {1, D}))
     local sP = ckt.tensor("lds", DataType, ckt.layout({BR, BC}, {BC, 1}))
     local sStat = ckt.tensor("lds", "f32", ckt.layout({BR, math.max(BC, D)}, {1, 0}))
-    local sCol = ckt.tensor("lds", "i32", ckt.layout({BR, BC}, {0, 1}))
 
     -- Step 3: the block's head and query tile; Q's tile into LDS (16-byte vectors along D)
     local nq = b:let((S_q + BR - 1) // BR, "nq")
@@ -59,24 +64,22 @@ local function build(target)
     local function vec(dim) return {scalar_per_vector = 8, vector_dim = dim} end
     b:copy(ckt.local_partition(ckt.tile_window(sQ, {BR, D}, {0, 0}), thr2, tid, vec(1)),
            ckt.local_partition(ckt.tile_window(gq, {1, BR, D}, {hd, q0, 0}), thr3, tid, vec(2)))
-    -- column indices: thread c < BC writes c (the key mask at the edge of S_k needs them)
-    local iota = ckt.tensor("register", "i32", ckt.layout({BC, 1}, {1, 0}), {lengths = {1, BC}})
-    b:map(function() return tid end, iota, {into = iota})
-    ckt.tile_window(sCol, {1, BC}, {0, 0}):store(iota)
     b:sync()
 
     -- Step 4: the accumulators in their fragments' distributions; m (running max) and l
-    -- (running sum) in S's distribution; the column index of each value of S
+    -- (running sum) in the distribution of a BR x n accumulator of one instruction column (sN: a
+    -- view giving it its shape)
     local S = b:make_blockwise_gemm_xdl_c_vgpr(sQ, sK, cfg.S)
     local acc = b:make_blockwise_gemm_xdl_c_vgpr(sP, sV, cfg.O)
-    local m, l = b:make_blockwise_gemm_xdl_c_vgpr(sQ, sK, cfg.S), b:make_blockwise_gemm_xdl_c_vgpr(sQ, sK, cfg.S)
+    local sN = sQ:view(ckt.layout({cfg.n, D}, {D, 1}))
+    local m, l = b:make_blockwise_gemm_xdl_c_vgpr(sQ, sN, cfg.R), b:make_blockwise_gemm_xdl_c_vgpr(sQ, sN, cfg.R)
     local s_part = function(t) return ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(t, {BR, BC}, {0, 0}), cfg.S) end
     local o_part = function(t) return ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(t, {BR, D}, {0, 0}), cfg.O) end
-    local col = s_part(sCol):load()
+    local r_part = function(t) return ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(t, {BR, cfg.n}, {0, 0}), cfg.R) end
     b:clear(acc, 0); b:clear(m, -math.huge); b:clear(l, 0)
 
     -- Step 5: the loop over key tiles
-    local scale = 1 / math.sqrt(D)
+    local scale2 = 1 / math.sqrt(D) / math.log(2) -- the scores in base 2
     b:loop((S_k + BC - 1) // BC, function(kt)
       local k0 = kt * BC
       b:copy(ckt.local_partition(ckt.tile_window(sK, {BC, D}, {0, 0}), thr2, tid, vec(1)),
@@ -84,34 +87,33 @@ local function build(target)
       b:copy(ckt.local_partition(ckt.tile_window(sV, {D, BC}, {0, 0}), ckt.layout({cols, cfg.threads // cols}, {1, cols}), tid, vec(0)),
              ckt.local_partition(ckt.tile_window(gv, {1, BC, D}, {hd, k0, 0}), thr3, tid, vec(2)))
       b:sync()
-      -- S = Q Kᵀ, scaled; keys past S_k masked to -inf
+      -- S = Q Kᵀ, scaled to base 2; keys past S_k masked to -inf (coords: each value's (row,
+      -- column) in the tile)
       b:clear(S, 0)
       b:blockwise_gemm(sQ, sK, S, cfg.S)
-      b:map(function(s, c) return ckt.select(ckt.lt(k0 + c, S_k), s * scale, -math.huge) end, S, col, {into = S})
-      -- the row max over the fragment (each lane gets its rows' maxima), the new running max,
-      -- the rescale factor alpha = exp(m_old - m_new), P = exp(S - m_new), the row sum of P
-      local mt = b:reduce(S, "max", {dim = 1})
-      local alpha = b:map(function(mo, t) return ckt.exp(mo - ckt.max(mo, t)) end, m, mt)
+      b:map(function(s, _, c) return ckt.select(ckt.lt(k0 + c, S_k), s * scale2, -math.huge) end, S, {into = S, coords = true})
+      -- the row max over the fragment (each lane gets its rows' maxima, then keeps them in m's
+      -- distribution), the new running max, alpha = exp2(m_old - m_new), P = exp2(S - m_new) (m
+      -- spread back over S's values), the row sum of P
+      local mt = b:broadcast(b:reduce(S, "max", {dim = 1}), m, {dim = 1})
+      local alpha = b:map(function(mo, t) return ckt.exp2(mo - ckt.max(mo, t)) end, m, mt)
       b:map(function(mo, t) return ckt.max(mo, t) end, m, mt, {into = m})
-      b:map(function(s, mn) return ckt.exp(s - mn) end, S, m, {into = S})
-      b:map(function(lo, a, s) return lo * a + s end, l, alpha, b:reduce(S, "sum", {dim = 1}), {into = l})
-      -- P -> LDS (rounded to f16: the A operand of the second GEMM); alpha -> O's distribution
+      b:map(function(s, mn) return ckt.exp2(s - mn) end, S, b:broadcast(m, S, {dim = 1}), {into = S})
+      b:map(function(lo, a, s) return lo * a + s end, l, alpha, b:broadcast(b:reduce(S, "sum", {dim = 1}), l, {dim = 1}), {into = l})
+      -- P -> LDS (rounded to f16: the A operand of the second GEMM); O *= alpha in registers
       s_part(sP):store(S)
-      s_part(sStat):store(alpha)
       b:sync()
-      b:map(function(o, a) return o * a end, acc, o_part(sStat):load(), {into = acc})
+      b:map(function(o, a) return o * a end, acc, b:broadcast(alpha, acc, {dim = 1}), {into = acc})
       -- O += P V
       b:blockwise_gemm(sP, sV, acc, cfg.O)
       b:sync()
     end)
 
-    -- Step 6: O /= l, LSE = m + log(l); O leaves through Q's LDS tile, LSE through sStat
-    s_part(sStat):store(b:map(function(s) return 1 / s end, l))
-    b:sync()
-    b:map(function(o, a) return o * a end, acc, o_part(sStat):load(), {into = acc})
+    -- Step 6: O /= l (spread in registers), LSE = m ln(2) + log(l); O leaves through Q's LDS
+    -- tile, LSE through sStat
+    b:map(function(o, a) return o * a end, acc, b:broadcast(b:map(function(s) return 1 / s end, l), acc, {dim = 1}), {into = acc})
     o_part(sQ):store(acc)
-    b:sync()
-    s_part(sStat):store(b:map(function(mx, s) return mx + ckt.log(s) end, m, l))
+    r_part(sStat):store(b:map(function(mx, s) return mx * math.log(2) + ckt.log(s) end, m, l))
     b:sync()
     b:copy(ckt.local_partition(ckt.tile_window(go, {1, BR, D}, {hd, q0, 0}), thr3, tid, vec(2)),
            ckt.local_partition(ckt.tile_window(sQ, {BR, D}, {0, 0}), thr2, tid, vec(1)))
@@ -152,10 +154,12 @@ do -- who holds row 0 of S, and so row 0's max and sum
   end
   print(("Row 0 of S is held by threads %s: each of them gets row 0's max and sum."):format(table.concat(holders, ",")))
 end
-print("Row statistics: m, l and the row max / sum of b:reduce(S, op, {dim = 1}) are registers in S's")
-print("distribution: the thread holding S(r, c) holds row r's statistic at that value.")
-print("alpha and 1/l reach O's distribution through sStat (layout (64, 64):(1, 0)): S's lanes write")
-print("row r's value at r, O's lanes read it back along their columns.")
+print("Row statistics: the row max / sum of b:reduce(S, op, {dim = 1}) are registers in S's distribution:")
+print("the thread holding S(r, c) holds row r's statistic at that value. m, l and alpha are kept in a")
+print(("64 x %d accumulator's distribution (%d values a lane instead of %d); b:broadcast moves them between"):format(
+  cfg.n, (BR * cfg.n) // cfg.threads, (BR * BC) // cfg.threads))
+print("the distributions from the lane's own registers: every accumulator of the instruction puts a row")
+print("on the same lanes.")
 
 demo.section("generated source for sm_90: the row max along dim 1")
 local src = build("sm_90"):source("sm_90")
