@@ -54,6 +54,7 @@ typedef struct ckt_wgmma_site {
     long long step_a, step_b; /* bytes between the warpgroups' A / B tiles */
     long long nx, cv;         /* instruction tiles along N, C values of one */
     int tra, trb;             /* A / B M/N-major (transposed) */
+    const ckt_ktensor *a_reg; /* A from registers (the RS form; NULL: A through a descriptor) */
 } ckt_wgmma_site;
 typedef struct ckt_wgmma_ops {
     bool unroll; /* the K-step and repeat loops carry #pragma unroll */

@@ -85,8 +85,10 @@ static void cuda_open(ckt_emit_out *o, const ckt_wgmma_site *x, long long warpgr
     /* the swizzle is applied to absolute addresses: the kernel declares its LDS 1024-byte
      * aligned (emit.c); no run-time check here, a branch between asynchronous MMAs makes ptxas
      * serialize them */
-    ckt_emit_put(o, "const ckt_u32 ckt_sa = ckt_lds_base + %s + (ckt_u32)(ckt_wg / %lld) * %lldu;",
-                 x->offa, x->wn, x->step_a);
+    if (!x->a_reg)
+        ckt_emit_put(o,
+                     "const ckt_u32 ckt_sa = ckt_lds_base + %s + (ckt_u32)(ckt_wg / %lld) * %lldu;",
+                     x->offa, x->wn, x->step_a);
     ckt_emit_put(o, "const ckt_u32 ckt_sb = ckt_lds_base + %s + (ckt_u32)(ckt_wg %% %lld) * %lldu;",
                  x->offb, x->wn, x->step_b);
     fence_operands(o, x->c->name, (long long)x->c->nvalues);
@@ -100,13 +102,26 @@ static void cuda_issue(ckt_emit_out *o, const ckt_wgmma_site *x)
     size_t n = 0;
     for (long long i = 0; i < CV && n < sizeof regs; i++)
         n += (size_t)snprintf(regs + n, sizeof regs - n, "%s%%%lld", i ? ", " : "", i);
-    ckt_emit_put(o, "asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %%%lld, 0; \"", CV + 2);
-    if (x->m->k == 32) /* the 8-bit forms: K-major operands, no transpose immediates */
-        ckt_emit_put(o, "             \"%s {%s}, %%%lld, %%%lld, p, 1, 1; }\"", x->m->isa, regs, CV,
-                     CV + 1);
-    else
-        ckt_emit_put(o, "             \"%s {%s}, %%%lld, %%%lld, p, 1, 1, %d, %d; }\"", x->m->isa,
-                     regs, CV, CV + 1, x->tra, x->trb);
+    if (x->a_reg) { /* the RS form: K step ckt_kk's 8 values of A, packed in pairs */
+        for (int r = 0; r < 4; r++)
+            ckt_emit_put(o,
+                         "const ckt_u32 ckt_ra%d = (ckt_u32)%s[8 * ckt_kk + %d] | "
+                         "((ckt_u32)%s[8 * ckt_kk + %d] << 16);",
+                         r, x->a_reg->name, 2 * r, x->a_reg->name, 2 * r + 1);
+        ckt_emit_put(o, "asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %%%lld, 0; \"", CV + 5);
+        ckt_emit_put(o,
+                     "             \"%s {%s}, {%%%lld, %%%lld, %%%lld, %%%lld}, %%%lld, p, 1, 1, "
+                     "%d; }\"",
+                     x->m->isa, regs, CV, CV + 1, CV + 2, CV + 3, CV + 4, x->trb);
+    } else {
+        ckt_emit_put(o, "asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %%%lld, 0; \"", CV + 2);
+        if (x->m->k == 32) /* the 8-bit forms: K-major operands, no transpose immediates */
+            ckt_emit_put(o, "             \"%s {%s}, %%%lld, %%%lld, p, 1, 1; }\"", x->m->isa, regs,
+                         CV, CV + 1);
+        else
+            ckt_emit_put(o, "             \"%s {%s}, %%%lld, %%%lld, p, 1, 1, %d, %d; }\"",
+                         x->m->isa, regs, CV, CV + 1, x->tra, x->trb);
+    }
     for (long long i = 0; i < CV; i += 8) {
         char line[600];
         size_t q = 0;
@@ -115,7 +130,11 @@ static void cuda_issue(ckt_emit_out *o, const ckt_wgmma_site *x)
                                   j > i ? ", " : "", x->c->name, j);
         ckt_emit_put(o, "             %s%s", i == 0 ? ": " : ", ", line);
     }
-    ckt_emit_put(o, "             : \"l\"(ckt_da), \"l\"(ckt_db), \"r\"(1));");
+    if (x->a_reg)
+        ckt_emit_put(o, "             : \"r\"(ckt_ra0), \"r\"(ckt_ra1), \"r\"(ckt_ra2), "
+                        "\"r\"(ckt_ra3), \"l\"(ckt_db), \"r\"(1));");
+    else
+        ckt_emit_put(o, "             : \"l\"(ckt_da), \"l\"(ckt_db), \"r\"(1));");
 }
 
 static void cuda_close(ckt_emit_out *o, const ckt_wgmma_site *x)
@@ -152,14 +171,24 @@ static void c_open(ckt_emit_out *o, const ckt_wgmma_site *x, long long warpgroup
     ckt_emit_put(o, "/* emulated warpgroup by warpgroup: shared-memory addresses are offsets into "
                     "ckt_lds */");
     ckt_emit_open_loop(o, false, "ckt_wg", warpgroups);
-    ckt_emit_put(o, "const ckt_u32 ckt_sa = %s + (ckt_u32)(ckt_wg / %lld) * %lldu;", x->offa, x->wn,
-                 x->step_a);
+    if (!x->a_reg)
+        ckt_emit_put(o, "const ckt_u32 ckt_sa = %s + (ckt_u32)(ckt_wg / %lld) * %lldu;", x->offa,
+                     x->wn, x->step_a);
     ckt_emit_put(o, "const ckt_u32 ckt_sb = %s + (ckt_u32)(ckt_wg %% %lld) * %lldu;", x->offb,
                  x->wn, x->step_b);
 }
 
 static void c_issue(ckt_emit_out *o, const ckt_wgmma_site *x)
 {
+    if (x->a_reg) {
+        ckt_emit_put(o,
+                     "ckt_emu_wgmma_ra(ckt_lds, %lldu, &%s[ckt_wg * 128][0], %lld, 8 * ckt_kk, "
+                     "ckt_db, %lld, %d, %d, &%s[ckt_wg * 128][0], %lld, ckt_cb);",
+                     (long long)ckt_kernel_lds_bytes(x->k), x->a_reg->name,
+                     (long long)x->a_reg->nvalues, (long long)x->m->n, x->trb, x->m->a == CKT_BF16,
+                     x->c->name, (long long)x->c->nvalues);
+        return;
+    }
     if (x->m->k == 32) { /* the 8-bit forms: the operands' format, 1 e5m2 and 0 e4m3 */
         ckt_emit_put(o,
                      "ckt_emu_wgmma8(ckt_lds, %lldu, ckt_da, ckt_db, %lld, %d, %d, &%s[ckt_wg * "
@@ -220,28 +249,40 @@ ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_k
                       *tb = ckt_kernel_tensor(k, op->inputs[1]), *c = ckt_kernel_tensor(k, op->r);
     long long MX = (long long)op->mma_rep[0], NX = (long long)op->mma_rep[1],
               KS = (long long)op->mma_rep[2], CV = (long long)m->c_values;
+    const bool reg_a = ta->mem == CKT_MEM_REG; /* the RS form (kernel_wgmma.c checked its places) */
     ckt_layout r0;
-    if ((st = ckt_layout_mode(&ta->layout, 0, &r0, err))) return st;
-    long long WM = (long long)(ckt_layout_size(&r0) / (MX * m->m));
     if ((st = ckt_layout_mode(&tb->layout, 0, &r0, err))) return st;
     long long WN = (long long)(ckt_layout_size(&r0) / (NX * m->n)),
               block = (long long)ckt_kernel_block(k);
+    long long WM = block / 128 / (WN ? WN : 1);
+    if (!reg_a) {
+        if ((st = ckt_layout_mode(&ta->layout, 0, &r0, err))) return st;
+        WM = (long long)(ckt_layout_size(&r0) / (MX * m->m));
+    }
     if (WM * WN * 128 != block)
         return ckt_fail(
             err, CKT_EINVAL,
             "blockwise_gemm: %lld x %lld warpgroups do not fill the block of %lld threads", WM, WN,
             block);
     ckt_wgmma_operand pa, pb;
-    if ((st = ckt_wgmma_operand_plan(&ta->layout, ta->swizzled ? &ta->sw : NULL, ta->dtype, m->m,
-                                     MX, WM, KS, 'A', &pa, err)) ||
+    memset(&pa, 0, sizeof pa);
+    if ((!reg_a && (st = ckt_wgmma_operand_plan(&ta->layout, ta->swizzled ? &ta->sw : NULL,
+                                                ta->dtype, m->m, MX, WM, KS, 'A', &pa, err))) ||
         (st = ckt_wgmma_operand_plan(&tb->layout, tb->swizzled ? &tb->sw : NULL, tb->dtype, m->n,
                                      NX, WN, KS, 'B', &pb, err)))
         return ckt_fail_prefix(err, "blockwise_gemm: ");
     ckt_emit_out o = {s, ind};
-    char da[300], db[300], offa[500], offb[500];
-    describe(&pa, ta, 'A', da, sizeof da);
+    char da[300], db[300], offa[500] = "0", offb[500];
+    if (reg_a)
+        snprintf(da, sizeof da,
+                 "A (%s): from registers, the accumulator fragment of an earlier wgmma (K step "
+                 "kk: values 8 kk .. 8 kk + 7)",
+                 ta->name);
+    else {
+        describe(&pa, ta, 'A', da, sizeof da);
+        tile_offset(ta, ex, offa, sizeof offa);
+    }
     describe(&pb, tb, 'B', db, sizeof db);
-    tile_offset(ta, ex, offa, sizeof offa);
     tile_offset(tb, ex, offb, sizeof offb);
     ckt_emit_put(&o,
                  "{ /* blockwise_gemm: %s += %s x %s by %s, %lld x %lld warpgroups of %lld x %lld "
@@ -255,7 +296,7 @@ ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_k
         "const unsigned long long ckt_fa = 0x%016llxull, ckt_fb = 0x%016llxull; /* LBO, SBO, "
         "swizzle mode */",
         fixed_bits(&pa.d), fixed_bits(&pb.d));
-    start_table(&o, "ckt_wa", &pa);
+    if (!reg_a) start_table(&o, "ckt_wa", &pa);
     start_table(&o, "ckt_wb", &pb);
     const ckt_wgmma_ops *w = dl->wgmma;
     ckt_wgmma_site x = {k,
@@ -270,16 +311,17 @@ ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_k
                         NX,
                         CV,
                         pa.d.mn_major,
-                        pb.d.mn_major};
+                        pb.d.mn_major,
+                        reg_a ? ta : NULL};
     w->open(&o, &x, WM * WN);
     ckt_emit_open_loop(&o, w->unroll, "ckt_kk", KS);
     ckt_emit_open_loop(&o, w->unroll, "ckt_mi", MX);
     ckt_emit_open_loop(&o, w->unroll, "ckt_ni", NX);
-    ckt_emit_put(
-        &o,
-        "const unsigned long long ckt_da = ckt_fa | (((ckt_sa + ckt_wa[ckt_mi * %lld + ckt_kk]) >> "
-        "4) & 0x3FFF);",
-        KS);
+    if (!reg_a)
+        ckt_emit_put(&o,
+                     "const unsigned long long ckt_da = ckt_fa | (((ckt_sa + ckt_wa[ckt_mi * %lld "
+                     "+ ckt_kk]) >> 4) & 0x3FFF);",
+                     KS);
     ckt_emit_put(
         &o,
         "const unsigned long long ckt_db = ckt_fb | (((ckt_sb + ckt_wb[ckt_ni * %lld + ckt_kk]) >> "

@@ -1637,10 +1637,17 @@ ckt_status ckt_kernel_wgmma_async(ckt_kernel *k, int c_reg, int a_lds, int b_lds
     if ((s = check_mma_site(k, &WGMMA_SITE, m, rep, err))) return s;
     const int lds[2] = {a_lds, b_lds};
     for (int i = 0; i < 2; i++) {
-        if (lds[i] < 0 || lds[i] >= k->ntensors || k->tensors[lds[i]].mem != CKT_MEM_LDS ||
-            k->tensors[lds[i]].rank != 2)
-            return ckt_fail(err, CKT_EINVAL, "wgmma: %s must be a rank-2 LDS tensor",
-                            i ? "B" : "A");
+        /* A from registers (the RS form): one instruction row, 8 values a K step */
+        bool reg_a =
+            i == 0 && lds[0] >= 0 && lds[0] < k->ntensors && k->tensors[lds[0]].mem == CKT_MEM_REG;
+        if (reg_a && (rep[0] != 1 || m->k != 16 || k->tensors[lds[0]].nvalues != 8 * rep[2]))
+            return ckt_fail(err, CKT_EINVAL,
+                            "wgmma: a register A holds 8 values a K step of one instruction row "
+                            "(16-bit forms)");
+        if (!reg_a && (lds[i] < 0 || lds[i] >= k->ntensors ||
+                       k->tensors[lds[i]].mem != CKT_MEM_LDS || k->tensors[lds[i]].rank != 2))
+            return ckt_fail(err, CKT_EINVAL, "wgmma: %s must be a rank-2 LDS tensor%s",
+                            i ? "B" : "A", i ? "" : " or a register tile");
         if (k->tensors[lds[i]].dtype != (i ? m->b : m->a))
             return ckt_fail(err, CKT_EINVAL, "wgmma: %s is %s but %s takes %s", i ? "B" : "A",
                             ckt_dtype_name(k->tensors[lds[i]].dtype), m->name,

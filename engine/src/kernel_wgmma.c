@@ -92,6 +92,54 @@ static ckt_status aligned(const ckt_ktensor *t, const ckt_wgmma_operand *p, char
     return CKT_OK;
 }
 
+/* A from registers (wgmma's RS form): the accumulator of an earlier wgmma over the M x K tile, in
+ * its own distribution (m64nKk16, one instruction a warpgroup), rounded to A's dtype. K step kk's
+ * A fragment of a thread is then its values 8 kk .. 8 kk + 7, in order (the m64nNk16 accumulator
+ * and the m64k16 A fragment put the same elements on the same lanes): checked element by element
+ * against that distribution, so any other register tile is refused. */
+static ckt_status register_a(ckt_kernel *k, const ckt_ktensor *ta, int64_t mpb, int64_t kpa,
+                             const ckt_gemm_traits *t, ckt_error *err)
+{
+    if (t->m_per_wave != 1)
+        return ckt_fail(err, CKT_EINVAL,
+                        "blockwise_gemm: a register A on wgmma takes one instruction row a "
+                        "warpgroup (m_per_wave 1, got %lld)",
+                        (long long)t->m_per_wave);
+    char name[64];
+    snprintf(name, sizeof name, "wgmma_m64n%lldk16_%s", (long long)kpa, ckt_dtype_name(ta->dtype));
+    ckt_gemm_traits acc;
+    ckt_gemm_geom g;
+    ckt_dist want;
+    ckt_error ignored;
+    if (ckt_gemm_traits_make(name, 1, 1, 16, &acc, &ignored) ||
+        ckt_gemm_geometry(&acc, mpb, kpa, 16, ckt_kernel_block(k), &g, &ignored) ||
+        ckt_gemm_dist(&acc, &g, 'C', &want, &ignored))
+        return ckt_fail(err, CKT_EINVAL,
+                        "blockwise_gemm: a register A of %lld x %lld on wgmma must be the "
+                        "accumulator of %s (K = 64, 128 or 256), which this tile has none of",
+                        (long long)mpb, (long long)kpa, name);
+    const ckt_dist *d = ta->dist >= 0 ? ckt_kernel_dist(k, ta->dist) : NULL;
+    if (!d || d->threads != want.threads || d->nvalues != want.nvalues)
+        return ckt_fail(err, CKT_EINVAL,
+                        "blockwise_gemm: a register A on wgmma must be in %s's accumulator "
+                        "distribution (%lld values a thread)",
+                        name, (long long)want.nvalues);
+    for (int64_t th = 0; th < d->threads; th++)
+        for (int64_t v = 0; v < d->nvalues; v++) {
+            int64_t a[CKT_K_MAX_RANK], b[CKT_K_MAX_RANK];
+            ckt_dist_coord(d, th, v, a);
+            ckt_dist_coord(&want, th, v, b);
+            if (a[0] != b[0] || a[1] != b[1])
+                return ckt_fail(err, CKT_EINVAL,
+                                "blockwise_gemm: a register A on wgmma must be in %s's "
+                                "accumulator distribution: thread %lld value %lld holds (%lld, "
+                                "%lld), the instruction's A fragment needs (%lld, %lld)",
+                                name, (long long)th, (long long)v, (long long)a[0], (long long)a[1],
+                                (long long)b[0], (long long)b[1]);
+        }
+    return CKT_OK;
+}
+
 ckt_status ckt_kernel_blockwise_wgmma(ckt_kernel *k, int a_lds, int b_lds, int c_reg,
                                       const ckt_gemm_traits *t, ckt_error *err)
 {
@@ -123,6 +171,21 @@ ckt_status ckt_kernel_blockwise_wgmma_async(ckt_kernel *k, int a_lds, int b_lds,
     ckt_wgmma_operand pa, pb;
     const ckt_swizzle *swa = ta->swizzled ? &ta->sw : NULL, *swb = tb->swizzled ? &tb->sw : NULL;
     int64_t ks = kpa / m->k;
+    if (ta->mem == CKT_MEM_REG) { /* the RS form: B alone through descriptors */
+        if (m->k != 16)
+            return ckt_fail(err, CKT_EINVAL,
+                            "blockwise_gemm: %s takes A from LDS only (a register A: the 16-bit "
+                            "forms)",
+                            m->name);
+        if ((s = register_a(k, ta, mpb, kpa, t, err))) return s;
+        if ((s = ckt_wgmma_operand_plan(&tb->layout, swb, tb->dtype, m->n, t->n_per_wave, g.waves_n,
+                                        ks, 'B', &pb, err)))
+            return ckt_fail_prefix(err, "blockwise_gemm: ");
+        if ((s = aligned(tb, &pb, 'B', err))) return s;
+        int64_t rep[3] = {1, t->n_per_wave, ks};
+        return ckt_kernel_wgmma_async(k, c_reg, a_lds, b_lds, ckt_gemm_mma_index(m), rep, pending,
+                                      err);
+    }
     if ((s = ckt_wgmma_operand_plan(&ta->layout, swa, ta->dtype, m->m, t->m_per_wave, g.waves_m, ks,
                                     'A', &pa, err)) ||
         (s = ckt_wgmma_operand_plan(&tb->layout, swb, tb->dtype, m->n, t->n_per_wave, g.waves_n, ks,

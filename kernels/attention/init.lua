@@ -228,7 +228,7 @@ local function body(b, p)
     sV4 = ckt.tensor("lds", dt, ring, {stages = p.stages, swizzle = SW})
     sK = sK4:view(kmajor(BC, D))
     sV = sV4:view(ckt.layout({{64, D // 64}, BC}, {{1, BC * 64}, 64}))
-    sP = ckt.tensor("lds", dt, kmajor(BR, BC), {swizzle = SW})
+    sP = nil -- P stays in registers: wgmma's A from registers (the RS form)
   else
   sQ = ckt.tensor("lds", dt, ckt.layout({BR, D}, {D, 1}), {swizzle = chunk_swizzle(D)})
   -- K and V in two-stage rings: the next key tile is stored while this one is read
@@ -279,7 +279,7 @@ local function body(b, p)
   -- and 16 exponentials a key tile where 2 hold it)
   local T1, T2, TS = p.T1, p.T2, p.TS
   local S = b:make_blockwise_gemm_xdl_c_vgpr(sQ, sK:stage(0), T1)
-  local acc = b:make_blockwise_gemm_xdl_c_vgpr(sP, sV:stage(0), T2)
+  local acc = b:make_blockwise_gemm_xdl_c_vgpr(sP or ckt.layout({BR, BC}, {BC, 1}), sV:stage(0), T2)
   local sN = sQ:view(ckt.layout({p.n, D}, {D, 1})) -- (only its shape: TS's N)
   local m = b:make_blockwise_gemm_xdl_c_vgpr(sQ, sN, TS)
   local l = b:make_blockwise_gemm_xdl_c_vgpr(sQ, sN, TS)
@@ -355,9 +355,10 @@ local function body(b, p)
     b:map(function(o, a) return o * a end, acc, b:broadcast(alpha, acc, {dim = 1}), {into = acc})
     -- O += P V, P rounded to the input dtype. mma.sync: P stays in registers, the score
     -- accumulator's fragments relabelled as the A operand's (two 16 x 8 accumulator tiles hold
-    -- one 16 x 16 A fragment, lane for lane); MFMA's accumulator puts a lane's values down a
-    -- column, its A operand along a row: P goes through LDS there
-    if p.amd or p.hopper then
+    -- one 16 x 16 A fragment, lane for lane); wgmma likewise (its m64nN accumulator holds K step
+    -- kk's m64k16 A fragment at values 8 kk .. 8 kk + 7: the RS form); MFMA's accumulator puts a
+    -- lane's values down a column, its A operand along a row: P goes through LDS there
+    if p.amd then
       s_part(sP):store(S)
       b:sync()
       b:blockwise_gemm(sP, sVt, acc, T2)

@@ -127,6 +127,33 @@ describe("attention forward on the CPU targets", function()
     assert.is_true(t:lds_bytes() > 0)
   end)
 
+  it("wgmma takes A from registers only in its accumulator's distribution (the RS form)", function()
+    -- (mma.sync's m16n8 accumulator over 4 warps puts the elements where wgmma's m64n64 one does:
+    -- accepted as well; a plain partition of the tile does not)
+    local function build(traits_a)
+      return pcall(ckt.kernel, {name = "rs", block = 128, build = function(b)
+        local SW = ckt.swizzle(3, 3, 3)
+        local sB = ckt.tensor("lds", "f16", ckt.layout({64, 64}, {64, 1}), {swizzle = SW})
+        local src = ckt.tensor("lds", "f32", ckt.layout({64, 64}, {1, 0}))
+        local w = ckt.tile_window(src, {64, 64}, {0, 0})
+        local a = traits_a and ckt.make_blockwise_gemm_xdl_c_local_partition(w, traits_a):load()
+                  or ckt.local_partition(w, ckt.layout({16, 8}, {8, 1}), b:thread_id()):load()
+        local T = ckt.gemm_traits{instr = "wgmma_m64n64k16_f16", m_per_wave = 1, n_per_wave = 1, k_pack = 16}
+        local c = b:make_blockwise_gemm_xdl_c_vgpr(ckt.layout({64, 64}, {64, 1}), sB, T)
+        b:clear(c, 0)
+        b:blockwise_gemm(b:map(function(x) return x end, a, {dtype = "f16"}), sB, c, T)
+      end})
+    end
+    local ok, e = build(ckt.gemm_traits{instr = "wgmma_m64n64k16_f16", m_per_wave = 1, n_per_wave = 1, k_pack = 16})
+    assert.is_true(ok, tostring(e))
+    assert.matches("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {.-}, {%%32, %%33, %%34, %%35}", e:source("sm_90a"))
+    ok, e = build(ckt.gemm_traits{instr = "mma_m16n8k16_f16", m_per_wave = 1, n_per_wave = 8, k_pack = 2})
+    assert.is_true(ok, tostring(e))
+    ok, e = build(nil)
+    assert.is_false(ok)
+    assert.matches("a register A on wgmma must be in wgmma_m64n64k16_f16's accumulator distribution: thread", tostring(e))
+  end)
+
   it("the statistics live in the score fragment's distribution", function()
     local k = attention.build{dtype = "f16", head_dim = 64, target = "cpu:sm_90"}
     local src = k:source("cpu:sm_90")
