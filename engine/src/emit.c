@@ -319,8 +319,9 @@ static void emit_op(em *e, const ckt_kop *op)
  * score tile of f32 scratch they never touched on the GPU: 32 KiB of sm_90a's 64 x 128 tile. */
 int64_t ckt_emit_lds_bytes(const ckt_kernel *k, const ckt_target_record *t)
 {
+    if (!k) return 0;
     int64_t all = ckt_kernel_lds_bytes(k), scratch = ckt_kernel_reduce_scratch(k);
-    if (scratch < 0 || dialect_of(t->dialect)->frame->thread_loops) return all;
+    if (!t || scratch < 0 || dialect_of(t->dialect)->frame->thread_loops) return all;
     for (int i = 0; i < ckt_kernel_nops(k); i++) {
         const ckt_kop *op = ckt_kernel_op(k, i);
         if (op->kind != CKT_OP_BLOCK_REDUCE) continue;
@@ -339,6 +340,7 @@ int64_t ckt_emit_lds_bytes(const ckt_kernel *k, const ckt_target_record *t)
 
 int64_t ckt_emit_dynamic_lds_bytes(const ckt_kernel *k, const ckt_target_record *t)
 {
+    if (!k || !t) return 0;
     int64_t limit = t->lds_static_bytes, bytes = ckt_emit_lds_bytes(k, t);
     return limit > 0 && bytes > limit ? bytes : 0;
 }

@@ -512,6 +512,62 @@ static void register_a_broadcast_and_views(void **state)
     ckt_kernel_destroy(k);
 }
 
+/* wgmma with A from registers (the RS form): accepted in the m64nKk16 accumulator's distribution
+ * only; the GPU's LDS leaves out the reduction scratch a lane-exchange reduction never touches */
+static void wgmma_register_a_and_gpu_lds(void **state)
+{
+    (void)state;
+    ckt_error err;
+    ckt_kernel *k;
+    ckt_gemm_traits t;
+    assert_int_equal(ckt_gemm_traits_make("wgmma_m64n64k16_f16", 1, 1, 16, &t, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_create("rs", 128, &k, &err), CKT_OK);
+    ckt_layout lq, lb;
+    assert_int_equal(ckt_layout_parse("(64,64):(64,1)", &lq, &err), CKT_OK);
+    assert_int_equal(ckt_layout_parse("(64,64):(64,1)", &lb, &err), CKT_OK);
+    ckt_swizzle sw = {3, 3, 3};
+    int q, b, s, sdist, p, acc, red;
+    assert_int_equal(ckt_kernel_lds(k, CKT_F16, &lq, &sw, &q, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_lds(k, CKT_F16, &lb, &sw, &b, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_gemm_c_vgpr(k, &t, 64, 64, &s, &sdist, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_blockwise_gemm(k, q, b, s, &t, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_reduce_dim(k, s, 1, CKT_REDUCE_MAX, CKT_F32, &red, &err), CKT_OK);
+    /* P: the accumulator in f16, the next product's A from registers */
+    assert_int_equal(
+        ckt_kernel_registers(k, CKT_F16, sdist, ckt_kernel_tensor(k, s)->nvalues, &p, &err),
+        CKT_OK);
+    assert_int_equal(ckt_kernel_gemm_c_vgpr(k, &t, 64, 64, &acc, NULL, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_blockwise_gemm(k, p, b, acc, &t, &err), CKT_OK);
+    /* a register tile in another distribution: refused, naming the place */
+    ckt_layout thr;
+    ckt_dist rd;
+    int rdi, r;
+    int64_t len[2] = {64, 64};
+    assert_int_equal(ckt_layout_parse("(16,8):(8,1)", &thr, &err), CKT_OK);
+    assert_int_equal(ckt_dist_from_thread_layout(&thr, 2, len, 1, 8, NULL, &rd, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_add_dist(k, &rd, &rdi, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_registers(k, CKT_F16, rdi, rd.nvalues, &r, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_blockwise_gemm(k, r, b, acc, &t, &err), CKT_EINVAL);
+    expect_msg(err.msg, "accumulator distribution: thread");
+    assert_int_equal(ckt_kernel_finish(k, &err), CKT_OK);
+    char *src;
+    assert_int_equal(ckt_emit_named(k, "sm_90a", &src, &err), CKT_OK);
+    assert_non_null(strstr(src, "{%32, %33, %34, %35}")); /* A as four 32-bit registers */
+    free(src);
+    assert_int_equal(ckt_emit_named(k, "cpu:sm_90a", &src, &err), CKT_OK);
+    assert_non_null(strstr(src, "ckt_emu_wgmma_ra("));
+    free(src);
+    /* the row max is lane exchanges on the GPU: its 64 x 64 f32 scratch is left out there */
+    int64_t all = ckt_kernel_lds_bytes(k);
+    assert_int_equal(ckt_emit_lds_bytes(k, T("sm_90a")), all - 64 * 64 * 4);
+    assert_int_equal(ckt_emit_lds_bytes(k, T("cpu:sm_90a")), all);
+    assert_int_equal(ckt_emit_lds_bytes(k, NULL), all);
+    assert_int_equal(ckt_emit_lds_bytes(NULL, T("sm_90a")), 0);
+    assert_int_equal(ckt_emit_dynamic_lds_bytes(NULL, T("sm_90a")), 0);
+    assert_int_equal(ckt_emit_dynamic_lds_bytes(k, NULL), 0);
+    ckt_kernel_destroy(k);
+}
+
 static void emit_per_target(void **state)
 {
     (void)state;
@@ -682,6 +738,7 @@ int main(void)
         cmocka_unit_test(emit_per_target),
         cmocka_unit_test(builder_refusals),
         cmocka_unit_test(register_a_broadcast_and_views),
+        cmocka_unit_test(wgmma_register_a_and_gpu_lds),
         cmocka_unit_test(ldmatrix_delivers_the_fragments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,7 +27,8 @@ ckt_status ckt_emit(const ckt_kernel *k, const ckt_target_record *target, char *
 ckt_status ckt_emit_named(const ckt_kernel *k, const char *target, char **source, ckt_error *err);
 
 /* The LDS bytes the emitted kernel takes on target t: ckt_kernel_lds_bytes, less the block
- * reductions' scratch where every reduction is lane exchanges on t (a GPU) and needs none. */
+ * reductions' scratch where every reduction is lane exchanges on t (a GPU) and needs none (no
+ * target: the kernel's; no kernel: 0). */
 int64_t ckt_emit_lds_bytes(const ckt_kernel *k, const ckt_target_record *t);
 
 /* The LDS bytes a launch of the emitted kernel must request (dynamic shared memory): the CUDA
