@@ -226,10 +226,7 @@ static bool is_let(em *e, ckt_expr_id v)
 static void sync_block(em *e)
 {
     ckt_em_thread_close(e);
-    if (e->dl->async_waited) {
-        ckt_emit_out o = ckt_em_out(e);
-        e->dl->async_waited(&o, e->k);
-    }
+    ckt_em_async_visible(e);
     ckt_em_barrier(e, "sync");
 }
 

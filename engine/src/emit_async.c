@@ -179,15 +179,22 @@ void ckt_em_commit(em *e)
         e, "CKT_CP_COMMIT(); /* the asynchronous copies since the last commit form one group */");
 }
 
+/* the LDS the threads wrote (their copies landed, or their own stores) made visible to what
+ * reads it through the async proxy (the dialect's hook: wgmma on CUDA; nothing elsewhere) */
+void ckt_em_async_visible(em *e)
+{
+    if (e->dl->async_waited) {
+        ckt_emit_out o = ckt_em_out(e);
+        e->dl->async_waited(&o, e->k);
+    }
+}
+
 void ckt_em_wait(em *e, const ckt_kop *op)
 {
     ckt_em_thread_close(e);
     ckt_em_line(
         e, "CKT_CP_WAIT(%lld); /* at most %lld groups of asynchronous copies still in flight */",
         (long long)op->spv, (long long)op->spv);
-    if (e->dl->async_waited) {
-        ckt_emit_out o = ckt_em_out(e);
-        e->dl->async_waited(&o, e->k);
-    }
+    ckt_em_async_visible(e);
     if (op->b != CKT_EXPR_NONE) ckt_em_barrier(e, "wait: every thread's copies have landed");
 }

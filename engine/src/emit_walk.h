@@ -91,6 +91,7 @@ void ckt_em_access_op(em *e, const ckt_kop *op);
 void ckt_em_copy_async(em *e, const ckt_kop *op);
 void ckt_em_commit(em *e);
 void ckt_em_wait(em *e, const ckt_kop *op);
+void ckt_em_async_visible(em *e);
 
 /* ---- emit_compute.c */
 void ckt_em_clear(em *e, const ckt_kop *op);

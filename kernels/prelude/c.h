@@ -166,12 +166,12 @@ CKT_FN float ckt_emu_wgmma_elem(const unsigned char *lds, unsigned long lds_byte
     return bf16 ? ckt_bf16_to_f32(v) : ckt_f16_to_f32(v);
 }
 
-CKT_FN void ckt_emu_wgmma(const unsigned char *lds, unsigned long lds_bytes, ckt_u64 da, ckt_u64 db, int n, int trans_a, int trans_b, int bf16, float *acc,
-                          long stride, long base)
+/* acc += A . B of one K step, A (64 x 16) given, B (n x 16) read through its descriptor: each
+ * lane's D fragment value i is the K-ordered sum of its row of A and column of B */
+CKT_FN void ckt_emu_wgmma_product(const float (*A)[16], const unsigned char *lds, unsigned long lds_bytes, ckt_u64 db, int n, int trans_b, int bf16,
+                                  float *acc, long stride, long base)
 {
-    float A[64][16], B[256][16];
-    for (long r = 0; r < 64; ++r)
-        for (long k = 0; k < 16; ++k) A[r][k] = ckt_emu_wgmma_elem(lds, lds_bytes, da, trans_a, bf16, r, k);
+    float B[256][16];
     for (long r = 0; r < n; ++r)
         for (long k = 0; k < 16; ++k) B[r][k] = ckt_emu_wgmma_elem(lds, lds_bytes, db, trans_b, bf16, r, k);
     for (long l = 0; l < 128; ++l)
@@ -183,27 +183,28 @@ CKT_FN void ckt_emu_wgmma(const unsigned char *lds, unsigned long lds_bytes, ckt
         }
 }
 
+CKT_FN void ckt_emu_wgmma(const unsigned char *lds, unsigned long lds_bytes, ckt_u64 da, ckt_u64 db, int n, int trans_a, int trans_b, int bf16, float *acc,
+                          long stride, long base)
+{
+    float A[64][16];
+    for (long r = 0; r < 64; ++r)
+        for (long k = 0; k < 16; ++k) A[r][k] = ckt_emu_wgmma_elem(lds, lds_bytes, da, trans_a, bf16, r, k);
+    ckt_emu_wgmma_product((const float (*)[16])A, lds, lds_bytes, db, n, trans_b, bf16, acc, stride, base);
+}
+
 /* The RS form (A from registers): a[l * astride + abase + j], j = 0..7, are lane l's A fragment
  * of the K step, the PTX ISA's m64k16 A fragment (row 16*(l/32) + (l%32)/4 + 8*((j/2)%2), column
  * 8*(j/4) + 2*(l%4) + j%2: the D fragment's places); B as ckt_emu_wgmma reads it. */
 CKT_FN void ckt_emu_wgmma_ra(const unsigned char *lds, unsigned long lds_bytes, const ckt_u16 *a, long astride, long abase, ckt_u64 db, int n,
                              int trans_b, int bf16, float *acc, long stride, long base)
 {
-    float A[64][16], B[256][16];
+    float A[64][16];
     for (long l = 0; l < 128; ++l)
         for (long j = 0; j < 8; ++j) {
             ckt_u16 h = a[l * astride + abase + j];
             A[16 * (l / 32) + (l % 32) / 4 + 8 * ((j / 2) % 2)][8 * (j / 4) + 2 * (l % 4) + j % 2] = bf16 ? ckt_bf16_to_f32(h) : ckt_f16_to_f32(h);
         }
-    for (long r = 0; r < n; ++r)
-        for (long k = 0; k < 16; ++k) B[r][k] = ckt_emu_wgmma_elem(lds, lds_bytes, db, trans_b, bf16, r, k);
-    for (long l = 0; l < 128; ++l)
-        for (long i = 0; i < n / 2; ++i) {
-            long row = 16 * (l / 32) + (l % 32) / 4 + 8 * ((i / 2) % 2), col = 8 * (i / 4) + 2 * (l % 4) + i % 2;
-            float s = 0.0f;
-            for (long k = 0; k < 16; ++k) s += A[row][k] * B[col][k];
-            acc[l * stride + base + i] += s;
-        }
+    ckt_emu_wgmma_product((const float (*)[16])A, lds, lds_bytes, db, n, trans_b, bf16, acc, stride, base);
 }
 
 /* ---- fp8 (sm_90a's 8-bit wgmma forms; ckt/dtype.h's e4m3 / e5m2) */
