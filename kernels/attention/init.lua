@@ -26,7 +26,7 @@
 local ckt = ckt or require "ckt"
 local attention = {}
 
-local function fail(msg) error("attention: " .. msg, 3) end
+local function fail(msg, level) error("attention: " .. msg, level or 3) end
 
 attention.OPTIONS = {"dtype", "head_dim", "causal", "lengths", "scale", "layout", "strides", "tile", "target", "name"}
 
@@ -46,9 +46,15 @@ local function traits(p, M, N, wgmma)
   return ckt.gemm_traits{instr = instr, m_per_wave = M // (16 * waves), n_per_wave = N // n, k_pack = p.amd and 8 or 2}
 end
 
--- sm_90a: a warpgroup (128 threads) a 64 query rows, BR 64 or 128; both products by wgmma with
--- their operands in LDS in the hardware's 128-byte swizzled layouts (wgmma's N: BC for Q Kᵀ,
--- head_dim for P V, each 64, 128 or 256), P stored to LDS between them
+-- the kernel's name: the one given (a string), or prefix_<dtype>_d<head_dim>[_causal][_varlen]
+local function name(p, o, prefix)
+  if o.name ~= nil and type(o.name) ~= "string" then fail(("name must be a string, got %s"):format(type(o.name)), 4) end
+  p.name = o.name or (prefix .. p.dtype .. "_d" .. p.D .. (p.causal and "_causal" or "") .. (p.lengths and "_varlen" or ""))
+end
+
+-- sm_90a: a warpgroup (128 threads) a 64 query rows, BR 64 or 128; both products by wgmma, K and
+-- V in LDS in the hardware's 128-byte swizzled layouts (wgmma's N: BC for Q Kᵀ, head_dim for
+-- P V, each 64, 128 or 256), P from registers (wgmma's register-A form)
 function attention.plan_hopper(p, rec, o)
   if p.BR ~= 64 and p.BR ~= 128 then fail(("tile: BR must be 64 or 128 (one or two warpgroups of 64 rows), got %s"):format(tostring(p.BR))) end
   local function n_ok(x) return x == 64 or x == 128 or x == 256 end
@@ -57,7 +63,8 @@ function attention.plan_hopper(p, rec, o)
   p.block = 128 * (p.BR // 64)
   p.stages = 2
   -- Q, the K and V rings, P (16-bit), the score tile's reduction scratch and the row statistics
-  -- (f32), and the 1024-byte alignment of the swizzled tiles
+  -- (f32), and the 1024-byte alignment of the swizzled tiles (an upper bound: P now stays in
+  -- registers and the GPU leaves the scratch out, ckt_emit_lds_bytes)
   local bytes = 2 * (p.BR * p.D + 2 * 2 * p.BC * p.D + p.BR * p.BC) + 4 * (p.BR * p.BC + p.BR) + 1024
   if bytes > rec.hw.lds_per_block then
     fail(("tile {%d, %d} with head_dim %d needs %d bytes of LDS, more than %s's %d"):format(p.BR, p.BC, p.D, bytes, p.target, rec.hw.lds_per_block))
@@ -68,8 +75,7 @@ function attention.plan_hopper(p, rec, o)
   -- the row statistics: in the distribution of mma.sync's m16n8 accumulator over the block's
   -- warps, whose rows are wgmma's (warp w of the block: rows 16 w .. 16 w + 15)
   p.TS = ckt.gemm_traits{instr = "mma_m16n8k16_" .. p.dtype, m_per_wave = 1, n_per_wave = 1, k_pack = 2}
-  if o.name ~= nil and type(o.name) ~= "string" then fail(("name must be a string, got %s"):format(type(o.name))) end
-  p.name = o.name or ("attnw_" .. p.dtype .. "_d" .. p.D .. (p.causal and "_causal" or "") .. (p.lengths and "_varlen" or ""))
+  name(p, o, "attnw_")
   return p
 end
 
@@ -149,8 +155,7 @@ function attention.plan(o)
   p.T2 = traits(p, p.BR, p.D)  -- O += P V: BR x D, K = BC
   p.n = p.amd and 16 or 8
   p.TS = traits(p, p.BR, p.n)  -- the row statistics: BR x one instruction's columns
-  if o.name ~= nil and type(o.name) ~= "string" then fail(("name must be a string, got %s"):format(type(o.name))) end
-  p.name = o.name or ("attn_" .. p.dtype .. "_d" .. p.D .. (p.causal and "_causal" or "") .. (p.lengths and "_varlen" or ""))
+  name(p, o, "attn_")
   return p
 end
 
