@@ -275,6 +275,39 @@ static int run(handle *h, const problem *p)
                         CUBLAS_GEMM_DEFAULT);
 }
 
+/* the timing of a GEMM call fn(h, arg) enqueued on `stream`: with reps > 0, reps + 3 calls, each
+ * between two events, *med the median of the last reps (ms); else one call, *med 0. Returns
+ * fn's first nonzero status (TIMED_NOEVENTS: no memory or events); *sync: the context's
+ * synchronize status after them */
+enum { TIMED_NOEVENTS = -2 };
+static int timed(handle *h, void *stream, lua_Integer reps, int (*fn)(handle *, const void *),
+                 const void *arg, float *med, int *sync)
+{
+    int runs = reps > 0 ? (int)reps + 3 : 1, st = 0;
+    float *ms = calloc((size_t)runs, sizeof *ms);
+    void *e0 = NULL, *e1 = NULL;
+    *med = 0;
+    if (!ms || h->ev_create(&e0, 0) || h->ev_create(&e1, 0)) st = TIMED_NOEVENTS;
+    for (int r = 0; r < runs && !st; r++) {
+        h->ev_record(e0, stream);
+        st = fn(h, arg);
+        h->ev_record(e1, stream);
+        h->ev_sync(e1);
+        h->ev_elapsed(&ms[r], e0, e1);
+    }
+    *sync = h->ctx_sync();
+    if (e0) h->ev_destroy(e0);
+    if (e1) h->ev_destroy(e1);
+    if (!st && reps > 0) {
+        qsort(ms + 3, (size_t)reps, sizeof *ms, cmp_float);
+        *med = ms[3 + (reps - 1) / 2];
+    }
+    free(ms);
+    return st;
+}
+
+static int run_problem(handle *h, const void *p) { return run(h, p); }
+
 /* h:gemm{dtype=, out=, a_major=, b_major=, M=, N=, K=, A=, B=, C=, reps=, stream=} -> median ms
  * between two events (reps > 0) or 0 */
 static int h_gemm(lua_State *L)
@@ -282,30 +315,9 @@ static int h_gemm(lua_State *L)
     handle *h = luaL_checkudata(L, 1, HANDLE);
     problem p = parse_problem(L, h);
     lua_Integer reps = int_field(L, 2, "reps", 0);
-    int runs = reps > 0 ? (int)reps + 3 : 1;
-    float *ms = calloc((size_t)runs, sizeof *ms);
-    void *e0 = NULL, *e1 = NULL;
-    if (!ms || h->ev_create(&e0, 0) || h->ev_create(&e1, 0)) {
-        free(ms);
-        return luaL_error(L, "gemm: out of memory or events");
-    }
-    int st = 0;
-    for (int r = 0; r < runs && !st; r++) {
-        h->ev_record(e0, p.stream);
-        st = run(h, &p);
-        h->ev_record(e1, p.stream);
-        h->ev_sync(e1);
-        h->ev_elapsed(&ms[r], e0, e1);
-    }
-    int sync = h->ctx_sync();
-    h->ev_destroy(e0);
-    h->ev_destroy(e1);
-    float med = 0;
-    if (reps > 0) {
-        qsort(ms + 3, (size_t)reps, sizeof *ms, cmp_float);
-        med = ms[3 + (reps - 1) / 2];
-    }
-    free(ms);
+    float med;
+    int sync, st = timed(h, p.stream, reps, run_problem, &p, &med, &sync);
+    if (st == TIMED_NOEVENTS) return luaL_error(L, "gemm: out of memory or events");
     if (st || sync)
         return luaL_error(L, "gemm: cublasGemmEx failed with status %d (context %d)", st, sync);
     lua_pushnumber(L, med);
@@ -370,6 +382,20 @@ static void *addr_field(lua_State *L, int t, const char *field)
     return (void *)(uintptr_t)v;
 }
 
+/* one cuBLASLt matmul of gemm_fp8's setup */
+typedef struct {
+    void *desc, *la, *lb, *lc, *A, *B, *C, *ws;
+    lt_heuristic heur;
+} lt_call;
+
+static int lt_run(handle *h, const void *arg)
+{
+    static const float alpha = 1.0f, beta = 0.0f;
+    const lt_call *c = arg;
+    return LT.matmul(h->lt, c->desc, &alpha, c->B, c->la, c->A, c->lb, &beta, c->C, c->lc, c->C,
+                     c->lc, &c->heur.algo, c->ws, c->heur.workspace_size, NULL);
+}
+
 /* h:gemm_fp8{...} (the header comment): ckt's C (M x N row-major) = scale_A scale_B A . B with A
  * M x K and B stored N x K, both K-major, is cuBLASLt's column-major D (N x M) = op(B') op(A')
  * with B' the column-major K x N (op T) and A' the column-major K x M (op N): the "TN" form its
@@ -398,51 +424,33 @@ static int h_gemm_fp8(lua_State *L)
     lua_getfield(L, 2, "workspace");
     void *ws = lua_isnil(L, -1) ? NULL : (void *)(uintptr_t)luaL_checkinteger(L, -1);
     lua_pop(L, 1);
-    void *desc = NULL, *la = NULL, *lb = NULL, *lc = NULL, *pref = NULL;
-    int ta = CUBLAS_OP_T, tb = CUBLAS_OP_N, st = 0, found = 0;
+    lt_call c = {.A = A, .B = B, .C = C, .ws = ws};
+    void *pref = NULL;
+    int ta = CUBLAS_OP_T, tb = CUBLAS_OP_N, st = 0, found = 0, sync = 0;
     size_t wsz = ws ? (size_t)wsb : 0;
-    lt_heuristic heur;
-    memset(&heur, 0, sizeof heur);
-    st = LT.desc_create(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
-    if (!st) st = LT.desc_set(desc, LT_DESC_TRANSA, &ta, sizeof ta);
-    if (!st) st = LT.desc_set(desc, LT_DESC_TRANSB, &tb, sizeof tb);
-    if (!st)
-        st = LT.desc_set(desc, LT_DESC_A_SCALE_POINTER, &sb, sizeof sb); /* cuBLASLt's A: ckt's B */
-    if (!st) st = LT.desc_set(desc, LT_DESC_B_SCALE_POINTER, &sa, sizeof sa);
-    if (!st) st = LT.layout_create(&la, in, (uint64_t)K, (uint64_t)N, K);
-    if (!st) st = LT.layout_create(&lb, in, (uint64_t)K, (uint64_t)M, K);
-    if (!st) st = LT.layout_create(&lc, CUDA_R_16BF, (uint64_t)N, (uint64_t)M, N);
+    st = LT.desc_create(&c.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+    if (!st) st = LT.desc_set(c.desc, LT_DESC_TRANSA, &ta, sizeof ta);
+    if (!st) st = LT.desc_set(c.desc, LT_DESC_TRANSB, &tb, sizeof tb);
+    if (!st) /* cuBLASLt's A: ckt's B */
+        st = LT.desc_set(c.desc, LT_DESC_A_SCALE_POINTER, &sb, sizeof sb);
+    if (!st) st = LT.desc_set(c.desc, LT_DESC_B_SCALE_POINTER, &sa, sizeof sa);
+    if (!st) st = LT.layout_create(&c.la, in, (uint64_t)K, (uint64_t)N, K);
+    if (!st) st = LT.layout_create(&c.lb, in, (uint64_t)K, (uint64_t)M, K);
+    if (!st) st = LT.layout_create(&c.lc, CUDA_R_16BF, (uint64_t)N, (uint64_t)M, N);
     if (!st) st = LT.pref_create(&pref);
     if (!st) st = LT.pref_set(pref, LT_PREF_MAX_WORKSPACE_BYTES, &wsz, sizeof wsz);
-    if (!st) st = LT.heuristic(h->lt, desc, la, lb, lc, lc, pref, 1, &heur, &found);
+    if (!st) st = LT.heuristic(h->lt, c.desc, c.la, c.lb, c.lc, c.lc, pref, 1, &c.heur, &found);
     if (!st && !found) st = -1;
-    int runs = reps > 0 ? (int)reps + 3 : 1;
-    float *ms = calloc((size_t)runs, sizeof *ms);
-    void *e0 = NULL, *e1 = NULL;
-    if (!ms || h->ev_create(&e0, 0) || h->ev_create(&e1, 0)) st = st ? st : -2;
-    static const float alpha = 1.0f, beta = 0.0f;
-    for (int r = 0; r < runs && !st; r++) {
-        h->ev_record(e0, NULL);
-        st = LT.matmul(h->lt, desc, &alpha, B, la, A, lb, &beta, C, lc, C, lc, &heur.algo, ws,
-                       heur.workspace_size, NULL);
-        h->ev_record(e1, NULL);
-        h->ev_sync(e1);
-        h->ev_elapsed(&ms[r], e0, e1);
-    }
-    int sync = h->ctx_sync();
-    if (e0) h->ev_destroy(e0);
-    if (e1) h->ev_destroy(e1);
     float med = 0;
-    if (!st && reps > 0) {
-        qsort(ms + 3, (size_t)reps, sizeof *ms, cmp_float);
-        med = ms[3 + (reps - 1) / 2];
-    }
-    free(ms);
+    if (!st)
+        st = timed(h, NULL, reps, lt_run, &c, &med, &sync);
+    else
+        sync = h->ctx_sync();
     if (pref) LT.pref_destroy(pref);
-    if (lc) LT.layout_destroy(lc);
-    if (lb) LT.layout_destroy(lb);
-    if (la) LT.layout_destroy(la);
-    if (desc) LT.desc_destroy(desc);
+    if (c.lc) LT.layout_destroy(c.lc);
+    if (c.lb) LT.layout_destroy(c.lb);
+    if (c.la) LT.layout_destroy(c.la);
+    if (c.desc) LT.desc_destroy(c.desc);
     if (st || sync) {
         lua_pushnil(L);
         lua_pushfstring(L, "cuBLASLt fp8 GEMM failed: status %d (%s), context %d", st,
