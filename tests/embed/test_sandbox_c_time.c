@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -243,8 +244,11 @@ static void an_in_process_compile_is_abandoned_at_the_time_limit(void **state)
         if (ckt_compile_abandoned() >= CKT_COMPILE_MAX_ABANDONED) {
             t0 = now();
             st = ckt_lua_run_string(s, code, "=t", &err);
-            if (st == CKT_OK || !strstr(err.msg, "still running in the background") ||
-                now() - t0 > 1.0 + MARGIN_S)
+            /* one of the two may finish between the count and the run (a loaded machine);
+             * then the third starts and is abandoned at the limit like the others */
+            bool refused = strstr(err.msg, "still running in the background") != NULL;
+            bool abandoned = strstr(err.msg, "the time limit ran out") != NULL;
+            if (st == CKT_OK || !(refused || abandoned) || now() - t0 > 1.0 + MARGIN_S)
                 fail_msg("%s: a third compile: status %d after %.2f s: %s", t, (int)st, now() - t0,
                          err.msg);
         }
