@@ -5,28 +5,11 @@
 
 #include "emit_internal.h"
 
-/* The register cap of a block of `threads`. A producer warp beside whole warpgroups (288 threads:
- * two warpgroups and the bulk copies' warp) is only on NVIDIA (b:producer feeds sm_90's bulk
- * copies): there __launch_bounds__(288) made ptxas budget registers as for 384 threads (168 a
- * thread, the 128 x 256 wgmma tile's persistent kernel then spilled 32 bytes), so such a block
- * states its cap itself, what 288 threads leave of the SM's 64 K registers (224); the launch
- * checks the compiled count against the block as always. */
-static void gpu_bounds(ckt_sb *s, const ckt_kernel *k)
-{
-    int64_t threads = ckt_kernel_block(k) + ckt_kernel_producer_threads(k);
-    if (ckt_kernel_producer_threads(k) > 0 && threads % 128 != 0) {
-        int64_t cap = (65536 / threads) & ~(int64_t)7;
-        ckt_sb_printf(s, "__maxnreg__(%lld)", (long long)(cap > 255 ? 255 : cap));
-    } else {
-        ckt_sb_printf(s, "__launch_bounds__(%lld)", (long long)threads);
-    }
-}
-
 static void gpu_open(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool dynamic_lds)
 {
-    ckt_sb_printf(s, "extern \"C\" __global__ void ");
-    gpu_bounds(s, k);
-    ckt_sb_printf(s, " %s(", ckt_kernel_name(k));
+    ckt_sb_printf(s, "extern \"C\" __global__ void __launch_bounds__(%lld) %s(",
+                  (long long)(ckt_kernel_block(k) + ckt_kernel_producer_threads(k)),
+                  ckt_kernel_name(k));
     int n = 0;
     for (int i = 0; i < ckt_kernel_nparams(k); i++) {
         const ckt_kparam *p = ckt_kernel_param(k, i);

@@ -11,12 +11,9 @@ local epilogue = {}
 -- traced: 5% of the 8192^3 GEMM); through LDS one warpgroup's 64 rows at a time (a 64 x TN
 -- buffer, rows padded by 8 elements: the pairs' writes hit 32 distinct banks), read back as
 -- 16-byte vectors whole rows at a time. Both warpgroups' rows map onto the one buffer (stride 0),
--- so it fits beside the stages. Persistent too: the buffer is not the ring, so the producer warp
--- fills the next tile's first stages while the block's threads store this tile through it (with
--- the fragments stored directly instead, the persistent kernel was 5-33% slower than one tile a
--- block: 8 sectors a warp's store, ~9000 cycles a 128 x 256 tile, paid once per tile).
+-- so it fits beside the stages.
 local function staged(p)
-  return p.hopper and not p.fp8 and p.copy == "tma" and p.out ~= "f32" and p.aligned and p.waves_n == 1 and p.m_per_wave == 1
+  return p.hopper and not p.fp8 and p.copy == "tma" and not p.persistent and p.out ~= "f32" and p.aligned and p.waves_n == 1 and p.m_per_wave == 1
          and p.block % (p.TN // p.v) == 0 and 64 % (p.block // (p.TN // p.v)) == 0
 end
 

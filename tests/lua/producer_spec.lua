@@ -72,7 +72,7 @@ describe("a producer warp feeding a ring of LDS stages", function()
 
   it("the CUDA source: a producer branch beside the block's threads, their own barrier", function()
     local src = ring{stages = 3}:source("sm_90a")
-    assert.truthy(src:find("__maxnreg__(255)", 1, true)) -- a producer warp beside the block: its own register cap
+    assert.truthy(src:find("__launch_bounds__(96)", 1, true))
     assert.truthy(src:find("if (tid >= 64) { /* the producer warp", 1, true))
     assert.truthy(src:find("if (tid == 64) { /* one elected thread issues */", 1, true))
     assert.truthy(src:find("return; /* the producer warp is done", 1, true))
