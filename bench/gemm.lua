@@ -5,8 +5,9 @@
 -- transposes; large sizes against cuBLAS within a tolerance); JSON in bench/results/.
 --
 -- ckt-lua bench/gemm.lua [target=sm_90] [json=bench/results/gemm_h100.json] [configs] [sizes] [majors]
---   configs: comma-separated TMxTNxTK/block/stages[/group][@copy][@persistent][@unaligned][@direct][@prologue], e.g.
---            (@direct: epilogue_lds = false, @prologue: fused_prologue = false; mma.sync path)
+--   configs: comma-separated TMxTNxTK/block/stages[/group][@copy][@persistent][@unaligned][@direct][@prologue][@lds][@fused], e.g.
+--            (@direct / @lds: epilogue_lds = false / true, @prologue / @fused: fused_prologue = false / true;
+--            mma.sync path)
 --            128x128x32/128/3,128x256x32/256/3,default@cp.async,default@unaligned,default@tma@unaligned
 --            ("default": the library's default for the target)
 --   sizes:   comma-separated, default 4096,8192 ("none": the correctness checks only);  majors: comma-separated a_major..b_major, default kk,kn,mk,mn

@@ -4,7 +4,8 @@
 -- a stream; GB/s counts X read and Y written once (plus R read and Sum written with the residual;
 -- W and Bias are a row, left out). Each kernel is built for its N (a hint: N stays a launch
 -- argument); for N >= 8192 also with half the threads per row (rows then longer than its
--- one-pass capacity stream twice), so that both ways are measured. Before timing, each kernel's
+-- one-pass capacity stream twice), so that both ways are measured, and with fixed = true (N a
+-- constant: one path emitted). Before timing, each kernel's
 -- GPU output at M = 64 is checked against the double-precision reference.
 -- Run on a GPU host: ckt-lua bench/rows.lua [target=sm_90] [dtype=f16] [json=bench/results/rows_<dtype>.json]
 -- torch's figures for the same shapes: python3 bench/rows_torch.py [dtype]
@@ -37,7 +38,7 @@ local function check(kind, o, N)
   local function up(a) local buf = dev:alloc(a:dtype(), #a); buf:upload(a); return buf end
   local y = ckt.array(dtype, M * N):poison()
   local by = up(y)
-  local args = {grid = grid(M), X = up(x), Y = by, M = M, N = N}
+  local args = {grid = grid(M), X = up(x), Y = by, M = M, N = not p.fixed and N or nil}
   if r then args.R = up(r); args.Sum = dev:alloc(dtype, M * N) end
   if p.weight then args.W = up(w) end
   if p.bias then args.Bias = up(b) end
@@ -60,7 +61,7 @@ local function run(kind, N, extra, label)
   local n = M * N
   local x = bench.random_buffer(dev, dtype, n, 5)
   local y = dev:alloc(dtype, n)
-  local args = {grid = grid(M), X = x, Y = y, M = M, N = N}
+  local args = {grid = grid(M), X = x, Y = y, M = M, N = not p.fixed and N or nil}
   local traffic = 2 * n * esz
   local r, s
   if o.residual then
@@ -87,6 +88,8 @@ for _, kind in ipairs{"softmax", "layernorm", "rmsnorm"} do
     run(kind, N)
     local _, _, p = rows_lib.build(kind, {dtype = dtype, N = N})
     if N >= 8192 and p.T > 32 then run(kind, N, {threads = p.T // 2}, ("threads=%d"):format(p.T // 2)) end
+    -- N a build-time constant: the one path the length takes, nothing emitted for the other
+    if N >= 8192 then run(kind, N, {fixed = true}, "fixed") end
   end
   if kind ~= "softmax" then run(kind, NS[#NS] >= 4096 and 4096 or NS[#NS], {residual = true, sum = true}, "residual, Sum written") end
 end

@@ -84,11 +84,13 @@ function measure.gemm_config(s)
     elseif o == "unaligned" then c.aligned = false -- any M, N, K (sm_90a: element copies, or with @tma ragged bulk copies)
     elseif o == "direct" then c.epilogue_lds = false -- mma.sync path: C stored straight from the fragments (no LDS tile)
     elseif o == "prologue" then c.fused_prologue = false -- cp.async: the prologue's own copies before the K loop
+    elseif o == "lds" then c.epilogue_lds = true -- mma.sync path: C through an LDS tile
+    elseif o == "fused" then c.fused_prologue = true -- cp.async: one copy site, the K loop's
     else c.copy = o end
   end
   if body == "default" then return c end
   local tm, tn, tk, block, stages, group = body:match("^(%d+)x(%d+)x(%d+)/(%d+)/(%d+)/?(%d*)$")
-  if not tm then error("config '" .. s .. "' is not default or TMxTNxTK/block/stages[/group], then @copy, @persistent[N], @unaligned, @direct or @prologue optionally") end
+  if not tm then error("config '" .. s .. "' is not default or TMxTNxTK/block/stages[/group], then @copy, @persistent[N], @unaligned, @direct, @prologue, @lds or @fused optionally") end
   c.tile, c.block, c.stages = {tonumber(tm), tonumber(tn), tonumber(tk)}, tonumber(block), tonumber(stages)
   c.group = group ~= "" and tonumber(group) or nil
   return c

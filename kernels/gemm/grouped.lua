@@ -174,6 +174,8 @@ function grouped.build(gemm, o, schedule)
   -- (the mma.sync path was built and measured with the fused prologue, which the plan leaves off
   -- unless asked; sm_90a's wgmma keeps MMAs in flight across slices, which it does not take)
   if c.fused_prologue == nil then p.fused_prologue = p.copy == "cp.async" and not p.persistent and p.vendor == "nvidia" and not p.hopper end
+  if o.epilogue_lds then fail("epilogue_lds: the grouped GEMM stores C through each group's masked partition") end
+  p.epilogue_lds = false -- (its own store, below)
   p.index_type = o.index or "i64"
   if p.index_type ~= "i64" and p.index_type ~= "i32" then fail(("index '%s' is not \"i64\" or \"i32\""):format(tostring(o.index))) end
   local pipeline = require "ckt.kernels.gemm.pipeline"

@@ -107,11 +107,13 @@ local function plan_of(o)
   p.epilogue = o.epilogue
   if options.boolean(o, "batched") then p.batched = true end -- strided batched (docs/gemm.md, Batched)
   -- epilogue_lds: C through an LDS tile and 16-byte row passes on the mma.sync path (epilogue.lua).
-  -- Off unless asked: with fused_prologue it cut the sm_90 default's cold compile from 521-640 to
-  -- 340-530 ms on the GPU host but made the kernel slower (H100, 2026-11-27: 38-53% of cuBLAS
-  -- instead of 53-56%, bench/results/gemm_sm90_h100_2026-11-27_s6.json)
+  -- On by default where the tile keeps the blocks an SM holds (epilogue.lds_default): alone it ran
+  -- within the run-to-run spread of the direct stores at 8192^3 (H100, 2026-11-27: 53.7-57.6% of
+  -- cuBLAS against 53.5-56.4%, every dtype and major measured) and cut ~110 ms of the default's
+  -- cold compile on the GPU host (664 against 772 ms); with fused_prologue as well the kernel was
+  -- slower (42-53%), so that one stays off (bench/results/gemm_sm90_h100_2026-11-27_s12.*)
   local e = options.boolean(o, "epilogue_lds")
-  if e == nil then p.epilogue_lds = false
+  if e == nil then p.epilogue_lds = epilogue.lds_default(p, rec)
   elseif e then
     if p.hopper then fail("epilogue_lds: sm_90a's wgmma path has its own LDS epilogue") end
     if p.batched then fail("epilogue_lds: the batched GEMM's C leaves through LDS already") end

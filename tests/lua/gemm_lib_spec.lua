@@ -55,10 +55,19 @@ describe("ckt.kernels.gemm on the CPU target", function()
   end)
 
   it("epilogue_lds and fused_prologue (the mma.sync path's compile-time forms) on and off", function()
-    -- off by default (faster to compile, slower to run on an H100: plan.lua says by how much);
-    -- asked for on sm_90 (aligned, 16-bit C) they are taken; persistent cannot fuse the prologue
+    -- epilogue_lds on by default where the LDS tile keeps the blocks an SM holds (16-bit C at the
+    -- default tile; not f32 C there, not unaligned sizes, not AMD), fused_prologue off (slower on
+    -- an H100: plan.lua says by how much); asked for on sm_90 (aligned, 16-bit C) they are taken;
+    -- persistent cannot fuse the prologue; the grouped GEMM has its own store
     local p = gemm.plan{dtype = "f16", target = "sm_90"}
-    assert.is_false(p.epilogue_lds); assert.is_false(p.fused_prologue)
+    assert.is_true(p.epilogue_lds); assert.is_false(p.fused_prologue)
+    assert.is_false(gemm.plan{dtype = "f16", out = "f32", target = "sm_90"}.epilogue_lds)
+    assert.is_false(gemm.plan{dtype = "f16", aligned = false, target = "sm_90"}.epilogue_lds)
+    assert.is_false(gemm.plan{dtype = "f16", target = "sm_90", epilogue_lds = false}.epilogue_lds)
+    local _, _, gp = gemm.build{dtype = "f16", target = "sm_90", grouped = true}
+    assert.is_false(gp.epilogue_lds)
+    assert.has_error(function() gemm.build{dtype = "f16", target = "sm_90", grouped = true, epilogue_lds = true} end,
+                     "gemm: epilogue_lds: the grouped GEMM stores C through each group's masked partition")
     p = gemm.plan{dtype = "f16", target = "sm_90", epilogue_lds = true, fused_prologue = true}
     assert.is_true(p.epilogue_lds); assert.is_true(p.fused_prologue)
     assert.has_error(function() gemm.plan{dtype = "f16", target = "sm_90", persistent = true, fused_prologue = true} end)
@@ -66,7 +75,8 @@ describe("ckt.kernels.gemm on the CPU target", function()
     assert.is_false(p.epilogue_lds); assert.is_false(p.fused_prologue)
     local k = gemm.build{dtype = "f16", target = "sm_90", epilogue_lds = true}
     assert.truthy(k:source("sm_90"):find("CKT_ST16(C + ", 1, true)) -- 16-byte row passes out of LDS
-    assert.falsy(gemm.build{dtype = "f16", target = "sm_90"}:source("sm_90"):find("CKT_ST16(C + ", 1, true))
+    assert.truthy(gemm.build{dtype = "f16", target = "sm_90"}:source("sm_90"):find("CKT_ST16(C + ", 1, true))
+    assert.falsy(gemm.build{dtype = "f16", target = "sm_90", epilogue_lds = false}:source("sm_90"):find("CKT_ST16(C + ", 1, true))
     -- every combination at edges in M, N and K; both on: K shorter than the look-ahead, two
     -- tiles of each, M-major A, an epilogue and f32 C, element copies
     for _, e in ipairs{false, true} do
