@@ -394,6 +394,7 @@ ckt_status ckt_emit(const ckt_kernel *k, const ckt_target_record *target, char *
     ckt_emit_mbar_init(&sb, e.ind, e.dl, k);
     for (int i = 0; i < ckt_kernel_nops(k) && !e.st; i++) {
         int done = emit_pass_loop(&e, i);
+        if (!done && !e.st) done = ckt_em_reduce_run(&e, i);
         if (done)
             i += done - 1;
         else if (!e.st)

@@ -446,11 +446,13 @@ static void butterfly(em *e, ckt_reduce_op rop, int64_t lanes, bool cpu)
 /* b:block_reduce(acc, op, {threads = G}) (ckt_kernel_group_reduce): per value, the butterfly
  * over groups of up to 32 lanes; a wider group then exchanges the 32-lane partials through the
  * scratch (lane 0 of each writes, a barrier, every thread folds its group's partials in order, a
- * barrier frees the scratch). The shuffles need whole waves (the block a multiple of the wave). */
-static void group_reduce(em *e, const ckt_kop *op)
+ * barrier frees the scratch). The shuffles need whole waves (the block a multiple of the wave).
+ * ops[0..n-1]: a run of such reductions over the same groups with nothing between them
+ * (ckt_kernel_reduce_run): their partials share the scratch and the two barriers, so that a
+ * layernorm's sum and sum of squares cost one exchange, not two. */
+static void group_reduce(em *e, const ckt_kop *const *ops, int n)
 {
-    const ckt_ktensor *acc = ckt_kernel_tensor(e->k, op->r);
-    int64_t G = op->group, W = e->target ? e->target->wave_size : 0, B = e->block;
+    int64_t G = ops[0]->group, W = e->target ? e->target->wave_size : 0, B = e->block;
     if (G == 1) return; /* a group of one thread: already reduced */
     if (W <= 0 || B % W) {
         e->st =
@@ -465,58 +467,85 @@ static void group_reduce(em *e, const ckt_kop *op)
      * it for groups above 32) is the LDS it uses */
     const int64_t L = 32;
     bool cpu = e->dl->frame->thread_loops, wide = G > L;
-    int64_t lanes = wide ? L : G, nw = B / L;
+    int64_t lanes = wide ? L : G, nw = B / L, slot = 0;
     char r[64], rf[128], out[600], c[400];
     ckt_em_thread_close(e);
-    ckt_em_line(e, "/* block_reduce(%s, %s) over groups of %lld threads: lane shuffles%s */",
-                acc->name, rop_name(op->rop), (long long)G,
-                wide ? ", then the waves' partials through LDS scratch" : "");
-    for (int64_t v = 0; v < acc->nvalues; v++) {
-        ckt_em_reg(e, acc, v, r, sizeof r);
-        ckt_em_to_f32(acc->dtype, r, rf, sizeof rf);
-        ckt_em_line(e, "{");
-        e->ind++;
-        if (cpu) {
-            ckt_em_line(e, "float ckt_gx[%lld], ckt_gt[%lld];", (long long)B, (long long)B);
-            ckt_em_line(e, "for (int tid = 0; tid < %lld; ++tid) ckt_gx[tid] = %s;", (long long)B,
-                        rf);
-        } else {
-            ckt_em_line(e, "float ckt_gx = %s;", rf);
+    for (int i = 0; i < n; i++) {
+        const ckt_kop *op = ops[i];
+        const ckt_ktensor *acc = ckt_kernel_tensor(e->k, op->r);
+        ckt_em_line(
+            e, "/* block_reduce(%s, %s) over groups of %lld threads: lane shuffles%s */", acc->name,
+            rop_name(op->rop), (long long)G,
+            !wide   ? ""
+            : i > 0 ? ", its partials beside the previous reduction's"
+            : n > 1
+                ? ", then the waves' partials of this and the next reductions through LDS scratch"
+                : ", then the waves' partials through LDS scratch");
+        for (int64_t v = 0; v < acc->nvalues; v++, slot++) {
+            ckt_em_reg(e, acc, v, r, sizeof r);
+            ckt_em_to_f32(acc->dtype, r, rf, sizeof rf);
+            ckt_em_line(e, "{");
+            e->ind++;
+            if (cpu) {
+                ckt_em_line(e, "float ckt_gx[%lld], ckt_gt[%lld];", (long long)B, (long long)B);
+                ckt_em_line(e, "for (int tid = 0; tid < %lld; ++tid) ckt_gx[tid] = %s;",
+                            (long long)B, rf);
+            } else {
+                ckt_em_line(e, "float ckt_gx = %s;", rf);
+            }
+            butterfly(e, op->rop, lanes, cpu);
+            const char *x = cpu ? "ckt_gx[tid]" : "ckt_gx";
+            if (cpu) ckt_em_line(e, "for (int tid = 0; tid < %lld; ++tid) {", (long long)B);
+            if (wide)
+                ckt_em_line(e, "%sif (tid %% %lld == 0) ckt_red[%lld + tid / %lld] = %s;",
+                            cpu ? "    " : "", (long long)L, (long long)(slot * nw), (long long)L,
+                            x);
+            else {
+                ckt_em_from_f32(acc->dtype, x, out, sizeof out);
+                ckt_em_line(e, "%s%s = %s;", cpu ? "    " : "", r, out);
+            }
+            if (cpu) ckt_em_line(e, "}");
+            e->ind--;
+            ckt_em_line(e, "}");
         }
-        butterfly(e, op->rop, lanes, cpu);
-        const char *x = cpu ? "ckt_gx[tid]" : "ckt_gx";
-        if (cpu) ckt_em_line(e, "for (int tid = 0; tid < %lld; ++tid) {", (long long)B);
-        if (wide)
-            ckt_em_line(e, "%sif (tid %% %lld == 0) ckt_red[%lld + tid / %lld] = %s;",
-                        cpu ? "    " : "", (long long)L, (long long)(v * nw), (long long)L, x);
-        else {
-            ckt_em_from_f32(acc->dtype, x, out, sizeof out);
-            ckt_em_line(e, "%s%s = %s;", cpu ? "    " : "", r, out);
-        }
-        if (cpu) ckt_em_line(e, "}");
-        e->ind--;
-        ckt_em_line(e, "}");
     }
     if (!wide) return;
     ckt_em_barrier(e, "block_reduce: the waves' partials written");
     ckt_em_thread_open(e);
-    for (int64_t v = 0; v < acc->nvalues; v++) {
-        char first[96], rhs[128];
-        snprintf(first, sizeof first, "ckt_red[%lld + tid / %lld * %lld]", (long long)v * nw,
-                 (long long)G, (long long)(G / L));
-        ckt_em_line(e, "{");
-        e->ind++;
-        ckt_em_line(e, "float ckt_a = %s;", first);
-        snprintf(rhs, sizeof rhs, "ckt_red[%lld + tid / %lld * %lld + ckt_j]", (long long)v * nw,
-                 (long long)G, (long long)(G / L));
-        ckt_em_line(e, "for (int ckt_j = 1; ckt_j < %lld; ++ckt_j) ckt_a = %s;", (long long)(G / L),
-                    combine(op->rop, "ckt_a", rhs, c, sizeof c));
-        ckt_em_from_f32(acc->dtype, "ckt_a", out, sizeof out);
-        ckt_em_line(e, "%s = %s;", ckt_em_reg(e, acc, v, r, sizeof r), out);
-        e->ind--;
-        ckt_em_line(e, "}");
+    slot = 0;
+    for (int i = 0; i < n; i++) {
+        const ckt_kop *op = ops[i];
+        const ckt_ktensor *acc = ckt_kernel_tensor(e->k, op->r);
+        for (int64_t v = 0; v < acc->nvalues; v++, slot++) {
+            char first[96], rhs[128];
+            snprintf(first, sizeof first, "ckt_red[%lld + tid / %lld * %lld]", (long long)slot * nw,
+                     (long long)G, (long long)(G / L));
+            ckt_em_line(e, "{");
+            e->ind++;
+            ckt_em_line(e, "float ckt_a = %s;", first);
+            snprintf(rhs, sizeof rhs, "ckt_red[%lld + tid / %lld * %lld + ckt_j]",
+                     (long long)slot * nw, (long long)G, (long long)(G / L));
+            ckt_em_line(e, "for (int ckt_j = 1; ckt_j < %lld; ++ckt_j) ckt_a = %s;",
+                        (long long)(G / L), combine(op->rop, "ckt_a", rhs, c, sizeof c));
+            ckt_em_from_f32(acc->dtype, "ckt_a", out, sizeof out);
+            ckt_em_line(e, "%s = %s;", ckt_em_reg(e, acc, v, r, sizeof r), out);
+            e->ind--;
+            ckt_em_line(e, "}");
+        }
     }
     ckt_em_barrier(e, "block_reduce: scratch free again");
+}
+
+/* Ops i, i + 1, ...: a run of two or more group reductions sharing one exchange (the count of ops
+ * emitted), else 0 */
+int ckt_em_reduce_run(em *e, int i)
+{
+    int n = ckt_kernel_reduce_run(e->k, i);
+    if (n < 2) return 0;
+    const ckt_kop *ops[CKT_REDUCE_RUN_MAX];
+    for (int j = 0; j < n; j++) ops[j] = ckt_kernel_op(e->k, i + j);
+    group_reduce(e, ops, n);
+    return n;
 }
 
 /* out[v] = src[u]: each value of the result reads the thread's own value on its line
@@ -546,7 +575,7 @@ void ckt_em_broadcast(em *e, const ckt_kop *op)
 void ckt_em_block_reduce(em *e, const ckt_kop *op)
 {
     if (op->group) {
-        group_reduce(e, op);
+        group_reduce(e, &op, 1);
         return;
     }
     if (op->ninputs == 1) {

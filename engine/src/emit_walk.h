@@ -99,6 +99,9 @@ void ckt_em_map(em *e, const ckt_kop *op);
 void ckt_em_fold(em *e, const ckt_kop *op);
 void ckt_em_broadcast(em *e, const ckt_kop *op);
 void ckt_em_block_reduce(em *e, const ckt_kop *op);
+/* ops i, i + 1, ...: a run of group reductions sharing one exchange (ckt_kernel_reduce_run),
+ * emitted together; the count of ops, 0 when op i begins no run of two or more */
+int ckt_em_reduce_run(em *e, int i);
 /* Is the reduction along dim of distribution d a butterfly of lanes inside waves of `wave` lanes
  * (no LDS scratch on a GPU)? */
 bool ckt_em_lane_reduce_ok(const ckt_dist *d, int dim, int64_t block, int wave);

@@ -1709,10 +1709,14 @@ ckt_status ckt_kernel_finish(ckt_kernel *k, ckt_error *err)
     for (int i = 0; i < k->nops; i++)
         if (k->ops[i].kind == CKT_OP_BLOCK_REDUCE) {
             int64_t b = k->block * 4;
-            if (k->ops[i].group) /* one partial per value and 32 lanes (the butterflies) */
-                b = k->ops[i].group > 32
-                        ? 4 * k->tensors[k->ops[i].r].nvalues * ((k->block + 31) / 32)
-                        : 0;
+            if (k->ops[i].group) { /* one partial per value and 32 lanes (the butterflies), for
+                                      every reduction of a run that shares the exchange */
+                int n = ckt_kernel_reduce_run(k, i);
+                int64_t values = 0;
+                for (int j = 0; j < (n > 0 ? n : 1); j++)
+                    values += k->tensors[k->ops[i + j].r].nvalues;
+                b = k->ops[i].group > 32 ? 4 * values * ((k->block + 31) / 32) : 0;
+            }
             if (k->ops[i].ninputs == 1) { /* along a dimension: the source's tile */
                 const ckt_dist *d = &k->dists[k->tensors[k->ops[i].inputs[0]].dist];
                 b = 4;
@@ -1729,6 +1733,25 @@ ckt_status ckt_kernel_finish(ckt_kernel *k, ckt_error *err)
 }
 
 int64_t ckt_kernel_reduce_scratch(const ckt_kernel *k) { return k ? k->scratch : -1; }
+
+/* A group reduction of more than 32 threads (its partials through the scratch) */
+static bool wide_group_reduce(const ckt_kop *op)
+{
+    return op->kind == CKT_OP_BLOCK_REDUCE && op->group > 32 && op->ninputs == 0;
+}
+
+int ckt_kernel_reduce_run(const ckt_kernel *k, int i)
+{
+    if (!k || i < 0 || i >= k->nops || !wide_group_reduce(&k->ops[i])) return 0;
+    int n = 1;
+    while (n < CKT_REDUCE_RUN_MAX && i + n < k->nops && wide_group_reduce(&k->ops[i + n]) &&
+           k->ops[i + n].group == k->ops[i].group) {
+        for (int j = 0; j < n; j++) /* the same accumulator again reduces the result: in order */
+            if (k->ops[i + j].r == k->ops[i + n].r) return n;
+        n++;
+    }
+    return n;
+}
 
 void ckt_kernel_param_leaves(const ckt_kernel *k, const int64_t *values, int64_t *leaves)
 {

@@ -232,6 +232,49 @@ describe("builder pieces of the row kernels", function()
     end)
   end
 
+  -- consecutive reductions over the same groups share one exchange: a max and a sum of different
+  -- accumulators in one, then the sum's accumulator reduced again (a sum of the group's sums: the
+  -- same tensor twice must stay in order, so it gets an exchange of its own)
+  local function run_kernel(G, block)
+    return ckt.kernel{name = "group_run", block = block, build = function(b)
+      local X, Y = b:pointer("X", "f32", {const = true}), b:pointer("Y", "f32")
+      local dist = {thread_layout = ckt.layout({block, 1}, {1, 0}), scalar_per_vector = 4}
+      local win = ckt.tile_window(ckt.tensor(X, "f32", {shape = {block, 4}}), {block, 4}, {0, 0}, dist)
+      local r = win:load()
+      local mx, sm = ckt.tensor("register", "f32", 1), ckt.tensor("register", "f32", 1)
+      b:clear(mx, -math.huge); b:clear(sm, 0)
+      b:fold(mx, r, "max"); b:fold(sm, r, "sum")
+      b:block_reduce(mx, "max", {threads = G})
+      b:block_reduce(sm, "sum", {threads = G})
+      b:block_reduce(sm, "sum", {threads = G})
+      local y = b:map(function(_, m, s, _, j) return ckt.select(ckt.eq(j, 0), m, s) end, r, mx, sm, {coords = true})
+      ckt.tile_window(ckt.tensor(Y, "f32", {shape = {block, 4}}), {block, 4}, {0, 0}, dist):store(y)
+    end}
+  end
+
+  for _, t in ipairs{"cpu:sm_90", "cpu"} do
+    it("consecutive b:block_reduce over groups above a wave share one exchange on " .. t, function()
+      local block, G = 256, 128
+      local k = run_kernel(G, block)
+      local _, exchanges = k:source("sm_90"):gsub("the waves' partials written", "")
+      assert.equal(2, exchanges) -- max and sum together, then the sum again
+      local x = ckt.array("f32", block * 4):random{seed = 11, lo = -2, hi = 2}
+      local y = ckt.array("f32", block * 4):poison()
+      local by = up(y)
+      k:compile{target = t}:launch{grid = 1, X = up(x), Y = by}
+      by:download(y)
+      for th = 0, block - 1 do
+        local g0, m, s = th - th % G, -math.huge, 0
+        for u = g0, g0 + G - 1 do for j = 0, 3 do m = math.max(m, x[u * 4 + j]); s = s + x[u * 4 + j] end end
+        assert.equal(m, y[th * 4])
+        for j = 1, 3 do
+          assert.is_true(math.abs(y[th * 4 + j] - G * s) <= 1e-3 * math.abs(G * s) + 1e-3,
+                         ("%s thread %d: %g, want %g"):format(t, th, y[th * 4 + j], G * s))
+        end
+      end
+    end)
+  end
+
   it("refuses bad groups and maps, naming the argument", function()
     local function refused(f, pattern)
       local ok, err = pcall(ckt.kernel, {name = "bad", block = 96, build = f})

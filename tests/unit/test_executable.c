@@ -52,6 +52,49 @@ static ckt_kernel *doubler(bool finish) { return doubler_at(finish, false); }
         if (!strstr(err.msg, (text))) fail_msg("%s", err.msg);                                     \
     } while (0)
 
+/* ckt_kernel_reduce_run: consecutive group reductions of more than 32 threads over the same
+ * groups share one exchange; a narrower group, another group size, the same accumulator again, an
+ * operation between them or a plain block reduction end the run; the scratch holds every partial
+ * of the run; bad arguments answer 0. */
+static void reduction_runs(void **state)
+{
+    (void)state;
+    ckt_error err;
+    ckt_kernel *k;
+    int a, b2, c, d;
+    assert_int_equal(ckt_kernel_create("runs", 256, &k, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_registers(k, CKT_F32, -1, 1, &a, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_registers(k, CKT_F32, -1, 2, &b2, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_registers(k, CKT_F32, -1, 1, &c, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_registers(k, CKT_F32, -1, 1, &d, &err), CKT_OK);
+    int first = ckt_kernel_nops(k);
+    assert_int_equal(ckt_kernel_group_reduce(k, a, CKT_REDUCE_SUM, 128, &err), CKT_OK);  /* run: */
+    assert_int_equal(ckt_kernel_group_reduce(k, b2, CKT_REDUCE_MAX, 128, &err), CKT_OK); /* 3 ops */
+    assert_int_equal(ckt_kernel_group_reduce(k, c, CKT_REDUCE_SUM, 128, &err),
+                     CKT_OK); /* 4 values */
+    assert_int_equal(ckt_kernel_group_reduce(k, a, CKT_REDUCE_SUM, 128, &err),
+                     CKT_OK);                                                          /* a again */
+    assert_int_equal(ckt_kernel_group_reduce(k, d, CKT_REDUCE_SUM, 64, &err), CKT_OK); /* 64 */
+    assert_int_equal(ckt_kernel_group_reduce(k, c, CKT_REDUCE_SUM, 16, &err), CKT_OK); /* lanes */
+    assert_int_equal(ckt_kernel_clear(k, a, 0.0f, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_group_reduce(k, a, CKT_REDUCE_SUM, 256, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_reduce_run(k, first), 3);
+    assert_int_equal(ckt_kernel_reduce_run(k, first + 1), 3); /* b2, c, then a: distinct */
+    assert_int_equal(ckt_kernel_reduce_run(k, first + 2), 2);
+    assert_int_equal(ckt_kernel_reduce_run(k, first + 3), 1);
+    assert_int_equal(ckt_kernel_reduce_run(k, first + 4), 1);
+    assert_int_equal(ckt_kernel_reduce_run(k, first + 5), 0); /* 16 threads: lane shuffles only */
+    assert_int_equal(ckt_kernel_reduce_run(k, first + 6), 0); /* the clear */
+    assert_int_equal(ckt_kernel_reduce_run(k, first + 7), 1);
+    assert_int_equal(ckt_kernel_reduce_run(k, -1), 0);
+    assert_int_equal(ckt_kernel_reduce_run(k, ckt_kernel_nops(k)), 0);
+    assert_int_equal(ckt_kernel_reduce_run(NULL, 0), 0);
+    assert_int_equal(ckt_kernel_finish(k, &err), CKT_OK);
+    /* the run's 4 values x 8 waves of partials, 4 bytes each */
+    assert_int_equal(ckt_kernel_lds_bytes(k) - ckt_kernel_reduce_scratch(k), 4 * 4 * 8);
+    ckt_kernel_destroy(k);
+}
+
 static void compile_and_launch(void **state)
 {
     (void)state;
@@ -211,6 +254,7 @@ static void let_values(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(reduction_runs),
         cmocka_unit_test(compile_and_launch),
         cmocka_unit_test(compile_refusals),
         cmocka_unit_test(let_values),

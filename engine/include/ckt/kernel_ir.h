@@ -263,6 +263,12 @@ size_t ckt_kernel_footprint(const ckt_kernel *k);
 /* Byte offset in LDS of the block reductions' scratch (block x 4 bytes, or the largest tile of a
  * reduction along a dimension in f32); -1 when none. */
 int64_t ckt_kernel_reduce_scratch(const ckt_kernel *k);
+/* The group reductions (ckt_kernel_group_reduce, groups above 32 threads) at ops i, i + 1, ...
+ * over the same groups with no operation between them: they share one exchange through the
+ * scratch (its two barriers) and their partials lie side by side there. The run's length (at most
+ * CKT_REDUCE_RUN_MAX), 0 when op i is no such reduction. */
+#define CKT_REDUCE_RUN_MAX 8
+int ckt_kernel_reduce_run(const ckt_kernel *k, int i);
 
 ckt_status ckt_kernel_window_make(ckt_kernel *k, int tensor, int rank, const int64_t *lengths,
                                   const ckt_expr_id *origin, int *window, ckt_error *err);
