@@ -127,7 +127,7 @@ function rows.plan(kind, o)
   return p
 end
 
--- the kernel's parameters and global tensors
+-- the kernel's parameters (pointers, sizes, row strides), in signature order
 local function params(b, p)
   local dt, g = p.dtype, {}
   g.X = b:pointer("X", dt, {const = true})
@@ -138,20 +138,29 @@ local function params(b, p)
   if p.sum then g.Sum = b:pointer("Sum", dt) end
   if p.stats and p.kind == "layernorm" then g.Mean = b:pointer("Mean", "f32") end
   if p.stats then g.Rstd = b:pointer("Rstd", "f32") end
-  local M = b:size("M")
-  local N = b:size("N", {value = p.fixed and p.N or nil, multiple_of = (not p.fixed and p.v > 1) and p.v or nil})
-  b:require(ckt.gt(M, 0), p.kind .. ": M must be positive")
-  b:require(ckt.gt(N, 0), p.kind .. ": N must be positive")
-  local function stride(name)
-    if p.strides then
-      local s = b:size("stride_" .. name, {multiple_of = p.v > 1 and p.v or nil})
-      b:require(ckt.ge(s, N), ("%s: stride_%s must be at least N"):format(p.kind, name))
-      return s
+  g.M = b:size("M")
+  g.N = b:size("N", {value = p.fixed and p.N or nil, multiple_of = (not p.fixed and p.v > 1) and p.v or nil})
+  b:require(ckt.gt(g.M, 0), p.kind .. ": M must be positive")
+  b:require(ckt.gt(g.N, 0), p.kind .. ": N must be positive")
+  g.stride = {}
+  if p.strides then
+    for _, name in ipairs{"X", "R", "Y", "Sum"} do
+      if g[name] then
+        local s = b:size("stride_" .. name, {multiple_of = p.v > 1 and p.v or nil})
+        b:require(ckt.ge(s, g.N), ("%s: stride_%s must be at least N"):format(p.kind, name))
+        g.stride[name] = s
+      end
     end
-    return N
   end
+  return g
+end
+
+-- the global tensors over rows of N elements: N the size parameter, or (the path of the hinted
+-- length) that length as a constant, the masks and addresses then folded
+local function tensors(g, p, N)
+  local dt, M = p.dtype, g.M
   local t = {M = M, N = N}
-  local function mat(ptr, d, name) return ckt.tensor(ptr, d, {shape = {M, N}, stride = {stride(name), 1}}, {pad = true}) end
+  local function mat(ptr, d, name) return ckt.tensor(ptr, d, {shape = {M, N}, stride = {g.stride[name] or N, 1}}, {pad = true}) end
   t.x = mat(g.X, dt, "X")
   if g.R then t.r = mat(g.R, dt, "R") end
   t.y = mat(g.Y, p.out, "Y")
@@ -371,11 +380,23 @@ function stream.rmsnorm(b, p, t, G)
   G.store_stat(t.rstd, rstd)
 end
 
+-- The paths: rows up to cap in one pass, longer ones streamed, chosen at launch by N. With a
+-- hinted N (not fixed) that one pass can take, rows of exactly that length get a path of their own
+-- in which N is a constant: no per-vector masks on the loads and stores, no per-element column
+-- tests (on an H100, layernorm at 16384 x 8192 ran at 82% of the copy bandwidth with them and 98%
+-- with N fixed). Other lengths keep the masked paths.
 local function body(b, p)
-  local t = params(b, p)
+  local g = params(b, p)
+  local t = tensors(g, p, g.N)
   local G = geometry(b, p, t)
   if p.one and p.stream then
-    b:when(ckt.le(t.N, p.cap), function() one[p.kind](b, p, t, G, windows(G, t)) end)
+    if p.N and p.N <= p.cap then
+      local tc = tensors(g, p, p.N)
+      b:when(ckt.eq(t.N, p.N), function() one[p.kind](b, p, tc, G, windows(G, tc)) end)
+      b:when(ckt.land(ckt.ne(t.N, p.N), ckt.le(t.N, p.cap)), function() one[p.kind](b, p, t, G, windows(G, t)) end)
+    else
+      b:when(ckt.le(t.N, p.cap), function() one[p.kind](b, p, t, G, windows(G, t)) end)
+    end
     b:when(ckt.gt(t.N, p.cap), function() stream[p.kind](b, p, t, G) end)
   elseif p.one then
     one[p.kind](b, p, t, G, windows(G, t))

@@ -358,14 +358,24 @@ static int b_when(lua_State *L)
     return run_body(L, kb, 3, NULL);
 }
 
-/* b:producer(function() ... end): the body runs on a producer warp launched beside the block's
- * threads (warp specialization): bulk tensor copies ahead of them, paced by mbarriers */
+/* b:producer(function() ... end [, {warpgroup = true}]): the body runs on a producer warp
+ * launched beside the block's threads (warp specialization): bulk tensor copies ahead of them,
+ * paced by mbarriers; warpgroup: a whole warpgroup that hands its registers to the block's
+ * warpgroups (sm_90a's setmaxnreg) */
 static int b_producer(lua_State *L)
 {
     l_kernel *kb = ckt_lk_checkbuilder(L, "producer");
     luaL_checktype(L, 2, LUA_TFUNCTION);
+    int wg = 0;
+    if (!lua_isnoneornil(L, 3)) {
+        static const char *const allowed[] = {"warpgroup", NULL};
+        luaL_checktype(L, 3, LUA_TTABLE);
+        ckt_l_check_fields(L, 3, "producer", allowed);
+        ckt_l_field_bool(L, 3, "producer", "warpgroup", &wg);
+    }
     ckt_error err;
-    if (ckt_kernel_producer(kb->k, &err)) return ckt_l_error(L, &err);
+    if ((wg ? ckt_kernel_producer_warpgroup : ckt_kernel_producer)(kb->k, &err))
+        return ckt_l_error(L, &err);
     return run_body(L, kb, 2, NULL);
 }
 

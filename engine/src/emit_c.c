@@ -67,16 +67,17 @@ static void barrier(ckt_emit_out *o, const ckt_kernel *k, const char *why)
 
 /* the producer warp runs one pass ahead of the block's threads: its copies land at the waits
  * that need them, checked against the releases it waited for (prelude c.h) */
-static void producer_open(ckt_emit_out *o, int64_t block)
+static void producer_open(ckt_emit_out *o, const ckt_kernel *k)
 {
-    (void)block;
+    (void)k;
     ckt_emit_put(
         o, "{ /* the producer warp, emulated: it runs ahead, its copies land at the waits */");
     o->ind++;
 }
 
-static void producer_close(ckt_emit_out *o)
+static void producer_close(ckt_emit_out *o, const ckt_kernel *k)
 {
+    (void)k;
     o->ind--;
     ckt_emit_put(o, "}");
 }

@@ -57,26 +57,41 @@ static void barrier(ckt_emit_out *o, const ckt_kernel *k, const char *why)
         ckt_emit_put(o, "__syncthreads(); /* %s */", why);
 }
 
-/* the warp launched beside the block's threads, one elected thread of it issuing */
-static void producer_open(ckt_emit_out *o, int64_t block)
+/* the warp (or warpgroup) launched beside the block's threads, one elected thread of it issuing;
+ * a warpgroup first gives its registers back (setmaxnreg.dec: every thread of it), and the block's
+ * warpgroups take them (setmaxnreg.inc) as their part begins */
+static void producer_open(ckt_emit_out *o, const ckt_kernel *k)
 {
-    ckt_emit_put(o,
-                 "if (tid >= %lld) { /* the producer warp: bulk copies ahead of the block's "
-                 "threads */",
-                 (long long)block);
+    int64_t block = ckt_kernel_block(k);
+    bool wg = ckt_kernel_consumer_registers(k) > 0;
+    ckt_emit_put(
+        o, "if (tid >= %lld) { /* the producer %s: bulk copies ahead of the block's threads */",
+        (long long)block, wg ? "warpgroup" : "warp");
     o->ind++;
+    if (wg)
+        ckt_emit_put(o,
+                     "asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %d;\"); /* its registers "
+                     "to the block's warpgroups */",
+                     CKT_PRODUCER_REGISTERS);
     ckt_emit_put(o, "if (tid == %lld) { /* one elected thread issues */", (long long)block);
     o->ind++;
 }
 
-static void producer_close(ckt_emit_out *o)
+static void producer_close(ckt_emit_out *o, const ckt_kernel *k)
 {
+    bool wg = ckt_kernel_consumer_registers(k) > 0;
     o->ind--;
     ckt_emit_put(o, "}");
-    ckt_emit_put(o,
-                 "return; /* the producer warp is done: what follows is the block's threads' */");
+    ckt_emit_put(o, "return; /* the producer %s is done: what follows is the block's threads' */",
+                 wg ? "warpgroup" : "warp");
     o->ind--;
     ckt_emit_put(o, "}");
+    if (wg)
+        ckt_emit_put(o,
+                     "asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %lld;\"); /* the producer's "
+                     "registers: %lld a thread of the block's warpgroups */",
+                     (long long)ckt_kernel_consumer_registers(k),
+                     (long long)ckt_kernel_consumer_registers(k));
 }
 
 static void declare_regs(ckt_emit_out *o, const ckt_ktensor *t, int64_t block)

@@ -99,8 +99,8 @@ typedef struct ckt_frame_ops {
     void (*close_kernel)(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes);
     bool thread_loops;
     void (*barrier)(ckt_emit_out *o, const ckt_kernel *k, const char *why);
-    void (*producer_open)(ckt_emit_out *o, int64_t block);
-    void (*producer_close)(ckt_emit_out *o);
+    void (*producer_open)(ckt_emit_out *o, const ckt_kernel *k);
+    void (*producer_close)(ckt_emit_out *o, const ckt_kernel *k);
     void (*declare_regs)(ckt_emit_out *o, const ckt_ktensor *t, int64_t block);
     void (*reg)(char *buf, size_t cap, const char *name, int64_t v);
 } ckt_frame_ops;

@@ -64,9 +64,19 @@ void ckt_em_barrier(em *e, const char *why)
  * at the waits that need them, checked against the releases it waited for: prelude c.h) */
 void ckt_em_producer_open(em *e)
 {
+    /* the register hand-over is setmaxnreg, an sm_90a instruction (the C dialect has nothing to
+     * hand over: its producer runs as one emulated thread) */
+    if (ckt_kernel_consumer_registers(e->k) > 0 && !e->dl->frame->thread_loops &&
+        (!e->target || !e->target->modelled || !e->target->hw.wgmma)) {
+        e->st = ckt_fail(e->err, CKT_EUNSUPPORTED,
+                         "producer: a producer warpgroup hands its registers over with setmaxnreg, "
+                         "which %s lacks (sm_90a has it)",
+                         e->target ? e->target->name : "the target");
+        return;
+    }
     ckt_em_thread_close(e);
     ckt_emit_out o = ckt_em_out(e);
-    e->dl->frame->producer_open(&o, e->block);
+    e->dl->frame->producer_open(&o, e->k);
     ckt_em_done(e, &o);
     e->scope[e->depth++] = SCOPE_PRODUCER;
 }
@@ -74,7 +84,7 @@ void ckt_em_producer_open(em *e)
 void ckt_em_producer_close(em *e)
 {
     ckt_emit_out o = ckt_em_out(e);
-    e->dl->frame->producer_close(&o);
+    e->dl->frame->producer_close(&o, e->k);
     ckt_em_done(e, &o);
 }
 

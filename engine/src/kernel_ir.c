@@ -44,6 +44,7 @@ struct ckt_kernel {
     ckt_ktma tmas[CKT_K_MAX_TMAS];
     int ntmas;
     bool producer, in_producer; /* warp specialization: a producer region exists / is open */
+    bool producer_wg;           /* the producer is a warpgroup giving registers to the block */
 };
 
 const char *ckt_memory_name(ckt_memory m)
@@ -2179,9 +2180,38 @@ ckt_status ckt_kernel_mbar_arrive(ckt_kernel *k, int set, ckt_expr_id bar, ckt_e
     return push_op(k, &op, err);
 }
 
-int64_t ckt_kernel_producer_threads(const ckt_kernel *k) { return k && k->producer ? 32 : 0; }
+int64_t ckt_kernel_producer_threads(const ckt_kernel *k)
+{
+    return k && k->producer ? (k->producer_wg ? 128 : 32) : 0;
+}
+
+/* the block's warpgroups share what the producer warpgroup leaves of a quarter of the register
+ * file (16 K: one warp of each warpgroup), in multiples of 8 (setmaxnreg's) */
+int64_t ckt_kernel_consumer_registers(const ckt_kernel *k)
+{
+    if (!k || !k->producer_wg) return 0;
+    int64_t r = (16384 / 32 - CKT_PRODUCER_REGISTERS) / (k->block / 128) / 8 * 8;
+    return r > 256 ? 256 : r;
+}
+
+static ckt_status producer_region(ckt_kernel *k, bool warpgroup, ckt_error *err);
 
 ckt_status ckt_kernel_producer(ckt_kernel *k, ckt_error *err)
+{
+    return producer_region(k, false, err);
+}
+
+ckt_status ckt_kernel_producer_warpgroup(ckt_kernel *k, ckt_error *err)
+{
+    if (k && (k->block % 128 != 0 || k->block < 256))
+        return ckt_fail(err, CKT_EINVAL,
+                        "producer: a producer warpgroup needs a block of whole warpgroups, at "
+                        "least two (the block has %lld threads)",
+                        (long long)k->block);
+    return producer_region(k, true, err);
+}
+
+static ckt_status producer_region(ckt_kernel *k, bool warpgroup, ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "producer", err))) return s;
@@ -2196,13 +2226,16 @@ ckt_status ckt_kernel_producer(ckt_kernel *k, ckt_error *err)
                             "producer: operation %d of the block's threads comes before it (the "
                             "producer warp's threads would run it too)",
                             i);
-    if (k->block + 32 > CKT_K_MAX_BLOCK)
+    int64_t extra = warpgroup ? 128 : 32;
+    if (k->block + extra > CKT_K_MAX_BLOCK)
         return ckt_fail(err, CKT_EINVAL,
-                        "producer: the block's %lld threads and the producer warp's 32 exceed %d",
-                        (long long)k->block, CKT_K_MAX_BLOCK);
+                        "producer: the block's %lld threads and the producer %s's %lld exceed %d",
+                        (long long)k->block, warpgroup ? "warpgroup" : "warp", (long long)extra,
+                        CKT_K_MAX_BLOCK);
     ckt_kop op = new_op(CKT_OP_PRODUCER);
     if ((s = push_op(k, &op, err))) return s;
     k->nest[k->depth++] = k->nops - 1;
     k->producer = k->in_producer = true;
+    k->producer_wg = warpgroup;
     return CKT_OK;
 }

@@ -11,9 +11,13 @@ local epilogue = {}
 -- traced: 5% of the 8192^3 GEMM); through LDS one warpgroup's 64 rows at a time (a 64 x TN
 -- buffer, rows padded by 8 elements: the pairs' writes hit 32 distinct banks), read back as
 -- 16-byte vectors whole rows at a time. Both warpgroups' rows map onto the one buffer (stride 0),
--- so it fits beside the stages.
+-- so it fits beside the stages. Persistent, where the producer is a warpgroup handing its registers
+-- over (options.lua): the buffer is not the ring, so the producer fills the next tile's stages
+-- meanwhile. (With a producer warp the persistent kernel needs ~188 registers for it and gets 168;
+-- with the fragments stored directly it was 5-33% slower than one tile a block on an H100: 8
+-- sectors a warp's store, ~9000 cycles a 128 x 256 tile, paid once per tile.)
 local function staged(p)
-  return p.hopper and not p.fp8 and p.copy == "tma" and not p.persistent and p.out ~= "f32" and p.aligned and p.waves_n == 1 and p.m_per_wave == 1
+  return p.hopper and not p.fp8 and p.copy == "tma" and (not p.persistent or p.producer_warpgroup) and p.out ~= "f32" and p.aligned and p.waves_n == 1 and p.m_per_wave == 1
          and p.block % (p.TN // p.v) == 0 and 64 % (p.block // (p.TN // p.v)) == 0
 end
 

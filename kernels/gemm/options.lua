@@ -138,6 +138,10 @@ function options.copies(p, o, rec)
   -- the accumulators of MMAs left in flight (refused at compile: wrong results on an H200), so
   -- the TMA path with an f32 output retires its MMAs every slice unless told otherwise
   if p.copy == "tma" and p.out == "f32" and o.mma_pending == nil then p.mma_pending = 0 end
+  -- persistent with bulk copies and two or more warpgroups: the producer is a whole warpgroup that
+  -- hands its registers to them (sm_90a's setmaxnreg: 232 a thread instead of 168), room for
+  -- the C tile to leave through LDS while the producer fills the next tile's stages (epilogue.lua)
+  p.producer_warpgroup = p.copy == "tma" and p.persistent ~= nil and p.block % 128 == 0 and p.block >= 256
 end
 
 return options

@@ -61,6 +61,9 @@ local function async_feed(g, walk)
   return f
 end
 
+-- the producer's options: a whole warpgroup where the plan hands its registers to the block's
+local function p_opts(g) return g.p.producer_warpgroup and {warpgroup = true} or nil end
+
 -- bulk copies: the producer warp feeds the ring, the block's threads compute
 local function bulk_feed(g, walk)
   local b, S, P, nk = g.b, g.S, g.P, g.nk
@@ -81,7 +84,7 @@ local function bulk_feed(g, walk)
           else for _, x in ipairs(copies.bulk(g, full, t.tm, t.tn, kt, t.l)) do x.copy(i % S) end end
         end)
       end, nk)
-    end)
+    end, p_opts(g))
   end
   function f.ready(t, i) b:mbarrier_wait{barrier = full, at = at(t, i) % S, phase = (at(t, i) // S) % 2} end
   -- (+ S: the range analysis then sees a non-negative index; i >= -P only as it reads nk - min(nk, P))

@@ -16,7 +16,7 @@ function schedule.sm_count(rec) return rec.hw.sm_count end
 function schedule.resident(p, k, exe)
   local regs = exe:resources().registers
   if type(regs) ~= "number" or regs < 1 then return 1 end
-  local threads = p.block + (p.copy == "tma" and 32 or 0)
+  local threads = p.block + (p.producer_warpgroup and 128 or p.copy == "tma" and 32 or 0)
   return math.max(1, (ckt.occupancy(p.target, {threads = threads, registers = regs, lds_bytes = k:lds_bytes()})))
 end
 

@@ -48,6 +48,23 @@ describe("the persistent GEMM", function()
     run({target = "cpu:sm_90a", dtype = "f16", out = "f32", a_major = "m", b_major = "n", tile = {64, 64, 32}, block = 128,
          stages = 3, persistent = 2, copy = "tma", epilogue = function(x) return ckt.max(x, 0) end}, 136, 72, 100)
   end)
+  it("two warpgroups and bulk copies: a producer warpgroup, C through the LDS buffer tile after tile", function()
+    -- the producer hands its registers to the block's warpgroups (setmaxnreg on sm_90a), which
+    -- leaves room for the 16-bit C tile to go out through LDS while the next tile's stages fill
+    local o = {target = "cpu:sm_90a", dtype = "f16", tile = {128, 64, 32}, block = 256, stages = 4, persistent = 3,
+               copy = "tma", aligned = true}
+    local _, _, p = gemm.build(o)
+    assert.is_true(p.producer_warpgroup)
+    local src = gemm.build(o):source("cpu:sm_90a")
+    assert.truthy(src:find("store to LDS lds%d+ %(%(64,2%),64%)"), "C through the LDS buffer")
+    run(o, 264, 200, 136)          -- 3 x 4 tiles over 3 blocks: the buffer reused
+    run(o, 136, 72, 16)            -- one slice a tile
+    run({target = "cpu:sm_90a", dtype = "bf16", tile = {128, 128, 64}, block = 256, stages = 3, persistent = 2, copy = "tma",
+         aligned = true, a_major = "m", b_major = "n", epilogue = function(x) return ckt.max(x, 0) end}, 264, 136, 200)
+    -- one warpgroup keeps the producer warp (nothing to hand over: 255 registers a thread already)
+    local _, _, p1 = gemm.build{target = "cpu:sm_90a", dtype = "f16", tile = {64, 64, 32}, block = 128, persistent = 2, copy = "tma"}
+    assert.is_false(p1.producer_warpgroup)
+  end)
   it("on cpu:sm_90 (mma.sync) and cpu:gfx90a (MFMA)", function()
     run({target = "cpu:sm_90", dtype = "bf16", persistent = 4}, 300, 136, 100)
     run({target = "cpu:gfx90a", dtype = "f16", persistent = 5}, 200, 136, 72)
@@ -92,6 +109,11 @@ describe("the persistent GEMM", function()
       if not ok and tostring(exe):find("NVRTC") and tostring(exe):find("not found") then pending("NVRTC not installed: " .. exe) return end
       assert(ok, exe)
       assert.equal(0, exe:resources().spill_stores)
+      if copy == "tma" then -- the producer warpgroup's registers go to the block's: 232, not 168
+        local src = k:source("sm_90a")
+        assert.truthy(src:find("setmaxnreg.inc.sync.aligned.u32 232;", 1, true))
+        assert.truthy(src:find("store to LDS lds%d+ %(%(64,2%),256%)"), "C through the LDS buffer")
+      end
       assert.falsy((exe:log() or ""):find("serialized", 1, true))
     end
   end)

@@ -30,7 +30,7 @@ local function ring(o)
         b:mbarrier_wait{barrier = empty, at = kt % S, phase = (kt // S + 1) % 2}
         b:tma_copy{src = ckt.local_tile(gx, {TR, TC}, {tm, kt}), dst = ckt.tile_window(lds:stage(kt % S), {TR, TC}, {0, 0}), barrier = full, at = kt % S}
       end)
-    end)
+    end, o.warpgroup and {warpgroup = true} or nil)
     b:loop(nk, function(i)
       b:mbarrier_wait{barrier = full, at = i % S, phase = (i // S) % 2}
       ckt.local_tile(gy, {TR, TC}, {tm, i}):store(ckt.tile_window(lds:stage(i % S), {TR, TC}, {0, 0}):load())
@@ -87,6 +87,26 @@ describe("a producer warp feeding a ring of LDS stages", function()
     end}
     assert.truthy(k:source("sm_90a"):find('asm volatile("bar.sync 1, 64;" ::: "memory"); /* sync */', 1, true))
   end)
+
+  it("a producer warpgroup: 128 threads beside the block, its registers handed over with setmaxnreg", function()
+    -- two warpgroups and the producer's: each of a register quarter's 16 K holds one warp of each,
+    -- so the producer keeps 40 and the block's threads take (512 - 40) / 2 -> 232
+    local k = ring{stages = 3, block = 256, warpgroup = true}
+    local src = k:source("sm_90a")
+    assert.truthy(src:find("__launch_bounds__(384)", 1, true))
+    assert.truthy(src:find("if (tid >= 256) { /* the producer warpgroup", 1, true))
+    assert.truthy(src:find('setmaxnreg.dec.sync.aligned.u32 40;', 1, true))
+    assert.truthy(src:find('setmaxnreg.inc.sync.aligned.u32 232;', 1, true))
+    -- three warpgroups: (512 - 40) / 3 -> 152
+    assert.truthy(ring{stages = 3, block = 384, warpgroup = true}:source("sm_90a"):find("setmaxnreg.inc.sync.aligned.u32 152;", 1, true))
+    -- the C dialect runs it as the producer warp's emulation: the same results
+    local x, y = run(k, 40, 5 * 64)
+    assert.is_true((y:compare(x, {rtol = 0, atol = 0})))
+    -- sm_90 has no setmaxnreg: refused at the source, naming the target
+    local ok, e = pcall(k.source, k, "sm_90")
+    assert.is_false(ok)
+    assert.truthy(tostring(e):find("setmaxnreg, which sm_90 lacks", 1, true), tostring(e))
+  end)
 end)
 
 describe("the builder refuses", function()
@@ -105,6 +125,13 @@ describe("the builder refuses", function()
     assert.truthy(err(function(b) b:producer(function() b:sync() end) end):find("not one the producer warp runs", 1, true))
     assert.truthy(err(function(b) b:producer(function() end) end, 1024):find("exceed 1024", 1, true))
     assert.truthy(err(function(b) b:producer() end):find("bad argument", 1, true))
+    -- a producer warpgroup: whole warpgroups, two at least; its one option
+    assert.truthy(err(function(b) b:producer(function() end, {warpgroup = true}) end, 128):find("at least two (the block has 128 threads)", 1, true))
+    assert.truthy(err(function(b) b:producer(function() end, {warpgroup = true}) end, 320):find("whole warpgroups", 1, true))
+    assert.truthy(err(function(b) b:producer(function() end, {warpgroup = true}) end, 1024):find("warpgroup's 128 exceed 1024", 1, true))
+    assert.truthy(err(function(b) b:producer(function() end, {warp_group = true}) end, 256):find("warp_group", 1, true))
+    assert.truthy(err(function(b) b:producer(function() end, {warpgroup = 1}) end, 256):find("warpgroup", 1, true))
+    assert.truthy(err(function(b) b:producer(function() end, 5) end, 256):find("bad argument", 1, true))
   end)
   it("arrivals the producer makes, or that do not match the block", function()
     assert.truthy(err(function(b)

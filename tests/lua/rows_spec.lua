@@ -76,7 +76,8 @@ local function check(t, c)
   end
 end
 
--- per kind: lengths around the vector and the capacity (hint = the N the kernel is built for)
+-- per kind: lengths around the vector and the capacity (hint = the N the kernel is built for: a
+-- launch at that N takes the path where it is a constant, any other length the masked one)
 local CASES = {
   {dtype = "f16", M = 3, N = 1, hint = 1},
   {dtype = "f32", M = 5, N = 7, hint = 7, residual = true},
@@ -85,6 +86,9 @@ local CASES = {
   {dtype = "f16", M = 3, N = 4099, hint = 4099, residual = true}, -- scalar accesses, masked tail
   {dtype = "bf16", M = 3, N = 2600, hint = 1000, stream = true},   -- longer than the capacity: streamed
   {dtype = "f16", M = 2, N = 1000, hint = 1000, fixed = true, only = "layernorm"}, -- N specialized
+  {dtype = "f16", M = 5, N = 992, hint = 1000, residual = true}, -- below the hint: the masked pass
+  {dtype = "bf16", M = 4, N = 8, hint = 128},                    -- far below it
+  {dtype = "f16", M = 3, N = 1016, hint = 1000},                 -- above the hint, within the capacity
 }
 
 describe("row kernels on the CPU targets", function()

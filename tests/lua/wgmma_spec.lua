@@ -81,8 +81,10 @@ describe("the sm_90a GEMM on cpu:sm_90a (wgmma emulated through its descriptors)
       assert.equal("tma", run(o, c[4], c[5], c[6], 60 + i).copy)
     end
     run({dtype = "f16", aligned = true, epilogue = function(x) return ckt.max(x, 0) * 0.5 end}, 136, 264, 64, 70)
-    -- f32 output, the persistent kernel and unaligned sizes keep the fragments' own stores
-    for _, o in ipairs{{out = "f32", aligned = true}, {persistent = 2, aligned = true}, {copy = "tma"}} do
+    -- the persistent kernel too, its producer a warpgroup (gemm_persistent_spec.lua); f32 output
+    -- and unaligned sizes keep the fragments' own stores
+    assert.truthy(gemm.build{target = "cpu:sm_90a", dtype = "f16", aligned = true, persistent = 2}:source("cpu:sm_90a"):find("store to LDS lds%d+ %(%(64,2%),256%)"))
+    for _, o in ipairs{{out = "f32", aligned = true}, {copy = "tma"}} do
       o.dtype = "f16"; o.target = "cpu:sm_90a"
       assert.falsy(gemm.build(o):source("cpu:sm_90a"):find("store to LDS lds%d+ %(%(64,2%)"))
     end

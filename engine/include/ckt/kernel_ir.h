@@ -472,9 +472,20 @@ ckt_status ckt_kernel_mbar_wait(ckt_kernel *k, int set, ckt_expr_id bar, ckt_exp
  * bulk tensor copies and mbarrier waits only. It comes before any operation of the block's
  * threads (only window origins may precede it), at most once, outside loops and branches. The
  * block's barriers then count its threads only (the producer warp never joins them).
- * ckt_kernel_producer_threads: the threads launched beside the block's (0 or 32). */
+ * ckt_kernel_producer_threads: the threads launched beside the block's (0, 32 or 128).
+ * ckt_kernel_producer_warpgroup: the same region on a whole warpgroup (128 threads, one elected
+ * issuing) that gives registers to the block's threads (setmaxnreg on sm_90a: the producer keeps
+ * CKT_PRODUCER_REGISTERS, the block's warpgroups share the rest). A block of W warpgroups beside a
+ * producer warp is capped at 168 registers a thread for W = 2 (the register file's four quarters
+ * hold W + 1 warps of one quarter each); beside a producer warpgroup its threads get
+ * ckt_kernel_consumer_registers(k) = 232. The block must be whole warpgroups, at least two. */
 ckt_status ckt_kernel_mbar_arrive(ckt_kernel *k, int set, ckt_expr_id bar, ckt_error *err);
 ckt_status ckt_kernel_producer(ckt_kernel *k, ckt_error *err);
+#define CKT_PRODUCER_REGISTERS 40
+ckt_status ckt_kernel_producer_warpgroup(ckt_kernel *k, ckt_error *err);
+/* the registers a thread of the block's warpgroups gets beside a producer warpgroup (0: no
+ * producer warpgroup) */
+int64_t ckt_kernel_consumer_registers(const ckt_kernel *k);
 int64_t ckt_kernel_producer_threads(const ckt_kernel *k);
 
 /* A set of mbarriers: count of them at lds_offset (8 bytes each; -1 until the kernel is finished),
