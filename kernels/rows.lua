@@ -156,18 +156,24 @@ local function params(b, p)
 end
 
 -- the global tensors over rows of N elements: N the size parameter, or (the path of the hinted
--- length) that length as a constant, the masks and addresses then folded
+-- length) that length as a constant, the loads' masks, the column tests and the addresses then
+-- folded. The launch checks every tensor's extent against its buffer, and this path's must not
+-- refuse the other lengths: its inputs have no rows unless N is that length (read-only padded
+-- tensors may be empty), and the outputs stay over the size parameter (an empty output would
+-- empty the launch), their stores masked as before
 local function tensors(g, p, N)
   local dt, M = p.dtype, g.M
+  local Min = M
+  if math.type(N) == "integer" and not p.fixed then Min = ckt.select(ckt.eq(g.N, N), g.M, 0) end
   local t = {M = M, N = N}
-  local function mat(ptr, d, name) return ckt.tensor(ptr, d, {shape = {M, N}, stride = {g.stride[name] or N, 1}}, {pad = true}) end
-  t.x = mat(g.X, dt, "X")
-  if g.R then t.r = mat(g.R, dt, "R") end
-  t.y = mat(g.Y, p.out, "Y")
-  if g.Sum then t.sum = mat(g.Sum, dt, "Sum") end
+  local function mat(ptr, d, name, rows, cols) return ckt.tensor(ptr, d, {shape = {rows, cols}, stride = {g.stride[name] or cols, 1}}, {pad = true}) end
+  t.x = mat(g.X, dt, "X", Min, N)
+  if g.R then t.r = mat(g.R, dt, "R", Min, N) end
+  t.y = mat(g.Y, p.out, "Y", M, g.N)
+  if g.Sum then t.sum = mat(g.Sum, dt, "Sum", M, g.N) end
   -- weight and bias: one row read by every row (row stride 0)
-  if g.W then t.w = ckt.tensor(g.W, dt, {shape = {M, N}, stride = {0, 1}}, {pad = true}) end
-  if g.Bias then t.bias = ckt.tensor(g.Bias, dt, {shape = {M, N}, stride = {0, 1}}, {pad = true}) end
+  if g.W then t.w = ckt.tensor(g.W, dt, {shape = {Min, N}, stride = {0, 1}}, {pad = true}) end
+  if g.Bias then t.bias = ckt.tensor(g.Bias, dt, {shape = {Min, N}, stride = {0, 1}}, {pad = true}) end
   if g.Mean then t.mean = ckt.tensor(g.Mean, "f32", {shape = {M, 1}, stride = {1, 0}}, {pad = true}) end
   if g.Rstd then t.rstd = ckt.tensor(g.Rstd, "f32", {shape = {M, 1}, stride = {1, 0}}, {pad = true}) end
   return t
