@@ -388,26 +388,33 @@ end
 
 -- The paths: rows up to cap in one pass, longer ones streamed, chosen at launch by N. With a
 -- hinted N (not fixed) that one pass can take, rows of exactly that length get a path of their own
--- in which N is a constant: no per-vector masks on the loads and stores, no per-element column
--- tests (on an H100, layernorm at 16384 x 8192 ran at 82% of the copy bandwidth with them and 98%
--- with N fixed). Other lengths keep the masked paths.
+-- in which N is a constant: no per-vector masks on the loads, no per-element column tests (on an
+-- H100, layernorm at 16384 x 8192 ran at 82% of the copy bandwidth with them, 98% without). Other
+-- lengths take the masked one pass, except where a row has 1024 threads: there the three paths
+-- did not fit 64 registers a thread (layernorm spilled 32 bytes and ran at 83% at 4096 x 32768
+-- against 91% fixed), so other lengths stream (the row read twice, the second time mostly from L2).
 local function body(b, p)
   local g = params(b, p)
   local t = tensors(g, p, g.N)
   local G = geometry(b, p, t)
-  if p.one and p.stream then
-    if p.N and p.N <= p.cap then
-      local tc = tensors(g, p, p.N)
-      b:when(ckt.eq(t.N, p.N), function() one[p.kind](b, p, tc, G, windows(G, tc)) end)
-      b:when(ckt.land(ckt.ne(t.N, p.N), ckt.le(t.N, p.cap)), function() one[p.kind](b, p, t, G, windows(G, t)) end)
-    else
-      b:when(ckt.le(t.N, p.cap), function() one[p.kind](b, p, t, G, windows(G, t)) end)
-    end
-    b:when(ckt.gt(t.N, p.cap), function() stream[p.kind](b, p, t, G) end)
-  elseif p.one then
-    one[p.kind](b, p, t, G, windows(G, t))
+  local function one_pass(tt) one[p.kind](b, p, tt, G, windows(G, tt)) end
+  local function streamed() stream[p.kind](b, p, t, G) end
+  if not (p.one and p.stream) then
+    if p.one then one_pass(t) else streamed() end
+    return
+  end
+  if not (p.N and p.N <= p.cap) then
+    b:when(ckt.le(t.N, p.cap), function() one_pass(t) end)
+    b:when(ckt.gt(t.N, p.cap), streamed)
+    return
+  end
+  local hinted = ckt.eq(t.N, p.N)
+  b:when(hinted, function() one_pass(tensors(g, p, p.N)) end)
+  if p.T < MAX_T then
+    b:when(ckt.land(ckt.lnot(hinted), ckt.le(t.N, p.cap)), function() one_pass(t) end)
+    b:when(ckt.gt(t.N, p.cap), streamed)
   else
-    stream[p.kind](b, p, t, G)
+    b:when(ckt.lnot(hinted), streamed)
   end
 end
 
