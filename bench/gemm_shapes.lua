@@ -77,7 +77,9 @@ local function build(t, o)
 end
 local function opts(t, c, h)
   local o = {dtype = dtype, a_major = mj[1], b_major = mj[2], target = t}
-  if c then o.tile, o.block, o.stages, o.persistent = c.tile, c.block, c.stages, c.persistent end
+  if c then
+    for _, k in ipairs{"tile", "block", "stages", "persistent", "copy", "epilogue_lds", "fused_prologue", "producer_warpgroup"} do o[k] = c[k] end
+  end
   if h then o.M, o.N, o.K = h.M, h.N, h.K end
   return o
 end

@@ -86,6 +86,7 @@ function measure.gemm_config(s)
     elseif o == "prologue" then c.fused_prologue = false -- cp.async: the prologue's own copies before the K loop
     elseif o == "lds" then c.epilogue_lds = true -- mma.sync path: C through an LDS tile
     elseif o == "fused" then c.fused_prologue = true -- cp.async: one copy site, the K loop's
+    elseif o == "pwg" then c.producer_warpgroup = true -- bulk copies: a producer warpgroup (setmaxnreg)
     else c.copy = o end
   end
   if body == "default" then return c end

@@ -29,7 +29,8 @@ options.NAMES = {"dtype", "out", "a_major", "b_major", "target", "epilogue", "ti
                  "M", "N", "K", -- M, N, K: size hints (ckt.kernels.gemm.shapes)
                  "batched", -- strided batched GEMM (pipeline.lua: parameters L, batch_stride_A/B/C)
                  "epilogue_lds", -- mma.sync path: C through an LDS tile (epilogue.lua)
-                 "fused_prologue"} -- cp.async, one tile a block: the K loop issues the first slices' copies too (pipeline.lua)
+                 "fused_prologue", -- cp.async, one tile a block: the K loop issues the first slices' copies too (pipeline.lua)
+                 "producer_warpgroup"} -- bulk copies: the producer a warpgroup handing its registers over (options.copies)
 
 -- Defaults per target. NVIDIA: a 128 x 128 block tile in 32-wide K slices, 4 warps of 64 x 64
 -- (4 x 8 m16n8 tiles each, ldmatrix.x4 for both operands), 4 stages (64 KiB of LDS at 16 bits; two
@@ -138,10 +139,17 @@ function options.copies(p, o, rec)
   -- the accumulators of MMAs left in flight (refused at compile: wrong results on an H200), so
   -- the TMA path with an f32 output retires its MMAs every slice unless told otherwise
   if p.copy == "tma" and p.out == "f32" and o.mma_pending == nil then p.mma_pending = 0 end
-  -- persistent with bulk copies and two or more warpgroups: the producer is a whole warpgroup that
-  -- hands its registers to them (sm_90a's setmaxnreg: 232 a thread instead of 168), room for
-  -- the C tile to leave through LDS while the producer fills the next tile's stages (epilogue.lua)
-  p.producer_warpgroup = p.copy == "tma" and p.persistent ~= nil and p.block % 128 == 0 and p.block >= 256
+  -- producer_warpgroup: the producer is a whole warpgroup that hands its registers to the block's
+  -- (sm_90a's setmaxnreg: 232 a thread for two warpgroups instead of 168). By default with bulk
+  -- copies, two or more warpgroups and persistent: room for the C tile to leave through LDS while
+  -- the producer fills the next tile's stages (epilogue.lua)
+  local pw = options.boolean(o, "producer_warpgroup")
+  local can = p.copy == "tma" and p.block % 128 == 0 and p.block >= 256
+  if pw and not can then
+    fail(("producer_warpgroup: bulk copies (copy = \"tma\") and two or more warpgroups (block %d, copy %s)"):format(p.block, p.copy))
+  end
+  if pw == nil then pw = can and p.persistent ~= nil end
+  p.producer_warpgroup = pw
 end
 
 return options

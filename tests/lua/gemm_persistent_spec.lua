@@ -64,6 +64,24 @@ describe("the persistent GEMM", function()
     -- one warpgroup keeps the producer warp (nothing to hand over: 255 registers a thread already)
     local _, _, p1 = gemm.build{target = "cpu:sm_90a", dtype = "f16", tile = {64, 64, 32}, block = 128, persistent = 2, copy = "tma"}
     assert.is_false(p1.producer_warpgroup)
+    -- asked for one tile a block too (off by default there); refused where it cannot be, naming it
+    local o2 = {target = "cpu:sm_90a", dtype = "bf16", tile = {128, 64, 32}, block = 256, stages = 3, copy = "tma",
+                aligned = true, producer_warpgroup = true}
+    local _, _, p2 = gemm.build(o2)
+    assert.is_true(p2.producer_warpgroup)
+    run(o2, 200, 136, 72)
+    local _, _, p3 = gemm.build{target = "cpu:sm_90a", dtype = "f16", copy = "tma"}
+    assert.is_false(p3.producer_warpgroup)
+    assert.truthy(gemm.build{target = "sm_90a", dtype = "f16", producer_warpgroup = true}:source("sm_90a"):find("setmaxnreg.inc.sync.aligned.u32 232;", 1, true))
+    local function refused(o, text)
+      local ok, e = pcall(gemm.build, o)
+      assert.is_false(ok)
+      assert.truthy(tostring(e):find(text, 1, true), tostring(e))
+    end
+    refused({target = "sm_90a", dtype = "f16", copy = "cp.async", producer_warpgroup = true}, "producer_warpgroup: bulk copies")
+    refused({target = "sm_90a", dtype = "f16", tile = {64, 64, 64}, block = 128, producer_warpgroup = true}, "two or more warpgroups (block 128")
+    refused({target = "sm_90", dtype = "f16", producer_warpgroup = true}, "producer_warpgroup: bulk copies")
+    refused({target = "sm_90a", dtype = "f16", producer_warpgroup = "yes"}, "producer_warpgroup must be a boolean, got string")
   end)
   it("on cpu:sm_90 (mma.sync) and cpu:gfx90a (MFMA)", function()
     run({target = "cpu:sm_90", dtype = "bf16", persistent = 4}, 300, 136, 100)
