@@ -11,6 +11,8 @@
 --   time   = per_sm * slices * step + ceil(per_sm / r) * overhead     (persistent: overhead once, then
 --            the per-tile cost `next` for each further tile)
 --   time   = max(time, unique bytes of A, B, C / bw_mem)
+--   step  *= 1 + MISALIGNED * 32 / TK where an operand's rows are not whole 128-byte lines apart
+--            (4104 x 2 bytes: each row's piece of a K slice straddles lines; a wider slice less so)
 --
 -- so wave quantization (per_sm counts whole tiles), the reuse of bigger tiles (eff, bytes per MAC),
 -- the per-tile cost (pipeline fill and epilogue: overhead, which short K cannot amortize) and
@@ -31,6 +33,12 @@ local shapes = {}
 -- (the floor of unique bytes), and a launch.
 shapes.COST = {peak_sm = 989e12 / 132, bw_sm = 80e9, bw_l2 = 10e12, bw_mem = 2.5e12, launch = 3e-6}
 
+-- The mma.sync rows of 128 x 128 were refitted to the sweep of a later run that day, once C left
+-- through LDS by default (bench/results/gemm_shapes_sweep_sm90_h100_2026-11-27_s17.json: the
+-- default's per-tile cost fell from ~6 to ~4 us, e.g. 8192 x 8192 x 512 282 -> 228 us), with the
+-- misalignment term (MISALIGNED, fitted there at 4104^3: 1.45x a 32-wide slice, 1.28x a 64-wide).
+shapes.MISALIGNED = 0.45
+
 -- The candidates: tile, block, stages; eff: the fraction of peak_sm its MMAs sustain over long K
 -- with the SM full (as many blocks as it holds); overhead: seconds a tile costs beyond its K slices
 -- (pipeline fill, epilogue); kk: measured faster only with K-major A and B (others skip it).
@@ -46,8 +54,8 @@ shapes.CANDIDATES = {
     {tile = {64, 64, 64}, block = 128, stages = 8, eff = 0.32, overhead = 1.3e-6},
   },
   nvidia = {
-    {tile = {128, 128, 64}, block = 128, stages = 3, eff = 0.46, overhead = 5.0e-6, kk = true},
-    {tile = {128, 128, 32}, block = 128, stages = 4, eff = 0.45, overhead = 6.0e-6},
+    {tile = {128, 128, 64}, block = 128, stages = 3, eff = 0.46, overhead = 7.0e-6, kk = true},
+    {tile = {128, 128, 32}, block = 128, stages = 4, eff = 0.47, overhead = 4.0e-6},
     {tile = {128, 64, 32}, block = 128, stages = 4, eff = 0.34, overhead = 2.0e-6},
     {tile = {64, 128, 32}, block = 128, stages = 4, eff = 0.33, overhead = 2.0e-6},
     {tile = {64, 128, 64}, block = 128, stages = 3, eff = 0.37, overhead = 2.0e-6},
@@ -97,8 +105,9 @@ local function resident(c, target, rec, hopper, bytes)
   return ok and math.max(1, r) or 1, lds
 end
 
--- The model's time (seconds) of candidate c on an M x N x K problem
-function shapes.estimate(c, M, N, K, rec, r, bytes)
+-- The model's time (seconds) of candidate c on an M x N x K problem (misaligned: an operand's rows
+-- are not whole 128-byte lines apart)
+function shapes.estimate(c, M, N, K, rec, r, bytes, misaligned)
   local C = shapes.COST
   local TM, TN, TK = c.tile[1], c.tile[2], c.tile[3]
   local sms = rec.hw.sm_count
@@ -112,6 +121,7 @@ function shapes.estimate(c, M, N, K, rec, r, bytes)
   local bw = math.min(C.bw_sm, C.bw_l2 / active)
   local mem_step = (TM + TN) * TK * bytes / bw
   local step = math.max(math_step, mem_step)
+  if misaligned then step = step * (1 + shapes.MISALIGNED * 32 / TK) end
   local t
   if c.persistent then t = per_sm * slices * step + c.overhead + (per_sm - 1) * c.next
   else t = per_sm * slices * step + ((per_sm + r - 1) // r) * c.overhead end
@@ -133,6 +143,9 @@ function shapes.rank(o, h, rec, p)
   if not list then return nil end
   local M, N, K = h.M or 8192, h.N or 8192, h.K or 8192 -- a size not hinted: large
   local bytes = p.dtype == "f32" and 4 or 2
+  -- the operands' row strides: K for a K-major one, M (A) or N (B) otherwise
+  local function lines(x) return (x * bytes) % 128 == 0 end
+  local misaligned = not (lines(p.a_major == "k" and K or M) and lines(p.b_major == "k" and K or N))
   local ranked = {}
   for i, listed in ipairs(list) do
     -- (element copies on sm_90a: the candidate with its K slice within the registers, or none)
@@ -143,7 +156,7 @@ function shapes.rank(o, h, rec, p)
                    and (o.persistent == nil or (o.persistent ~= false) == (c.persistent == true))
       local r, lds = resident(c, p.target, rec, p.hopper, bytes)
       if fits and r > 0 then
-        local t, tiles, per_sm, sched = shapes.estimate(c, M, N, K, rec, r, bytes)
+        local t, tiles, per_sm, sched = shapes.estimate(c, M, N, K, rec, r, bytes, misaligned)
         local oc = {}
         for k, v in pairs(o) do oc[k] = v end
         oc.tile, oc.block, oc.stages = o.tile or c.tile, o.block or c.block, o.stages or c.stages

@@ -74,11 +74,15 @@ describe("gemm.build with size hints", function()
   it("takes each branch of the model on cpu:sm_90 (mma.sync)", function()
     local p = run({target = "cpu:sm_90", M = 64, N = 8192, K = 8192}, 65, 130, 72)
     assert.equal("64x64x64/128/4", cfg(p))
-    -- large, K-major: 128 x 128 x 64 in 3 stages (measured faster than the default only there)
+    -- large and aligned: the default
     p = run({target = "cpu:sm_90", M = 4096, N = 4096, K = 4096}, 130, 136, 100)
+    assert.equal("128x128x32/128/4", cfg(p))
+    -- large, K-major, rows not whole 128-byte lines apart: 128 x 128 x 64 in 3 stages (its 64-wide
+    -- slices straddle fewer lines; measured faster than the default only there)
+    p = run({target = "cpu:sm_90", M = 4104, N = 4104, K = 4104}, 130, 136, 100)
     assert.equal("128x128x64/128/3", cfg(p))
-    -- large, M/N-major: the default
-    p = run({target = "cpu:sm_90", M = 4096, N = 4096, K = 4096, a_major = "m", b_major = "n"}, 130, 136, 100)
+    -- the same M/N-major: the default (the 64-wide tile was measured faster with K-major operands only)
+    p = run({target = "cpu:sm_90", M = 4104, N = 4104, K = 4104, a_major = "m", b_major = "n"}, 130, 136, 100)
     assert.equal("128x128x32/128/4", cfg(p))
     p = run({target = "cpu:sm_90", dtype = "bf16", out = "f32", M = 1000, N = 1000, K = 1000}, 129, 67, 40)
     assert.equal("64x64x64/128/4", cfg(p))
