@@ -249,13 +249,23 @@ end
 -- ---- one pass: the row in registers
 local one = {}
 
+-- exp(-inf - -inf) is NaN: an empty maximum shifts by 0
+local function safe(m) return ckt.select(ckt.eq(m, NEG), 0, m) end
+
+-- One pass: each thread's own maximum and sum of exp(x - it), then the row's in one exchange of
+-- (maximum, sum) pairs (b:block_reduce "softmax"), where the row's maximum and then its sum took
+-- two; each thread rescales its exponentials by exp(own maximum - the row's)
 function one.softmax(b, p, t, G, w)
   local x = load_input(b, p, w, NEG, true)
-  local m = G.reduce(G.stat(NEG), x, "max")
-  local e = b:map(function(a, mm) return ckt.exp(a - mm) end, x, m, {dtype = "f32"})
-  local s = G.reduce(G.stat(0), e, "sum")
-  local inv = G.smap(function(ss) return 1 / ss end, s)
-  w.y:store(b:map(function(a, i) return a * i end, e, inv, {dtype = p.out}))
+  local mt = G.stat(NEG)
+  b:fold(mt, x, "max")
+  local e = b:map(function(a, mm) return ckt.exp(a - safe(mm)) end, x, mt, {dtype = "f32"})
+  local m, s = G.stat(NEG), G.stat(0)
+  b:map(function(a) return a end, mt, {into = m})
+  b:fold(s, e, "sum")
+  b:block_reduce(m, "softmax", {threads = p.T, sum = s})
+  local scale = G.smap(function(own, row, ss) return ckt.exp(own - safe(row)) / ss end, mt, m, s)
+  w.y:store(b:map(function(a, c) return a * c end, e, scale, {dtype = p.out}))
 end
 
 -- layernorm's shift k: X[row, 0] (+ R[row, 0], rounded), read by every thread of the row
@@ -327,7 +337,6 @@ local function reload(b, p, w, fill)
 end
 
 function stream.softmax(b, p, t, G)
-  local function safe(m) return ckt.select(ckt.eq(m, NEG), 0, m) end -- exp(-inf - -inf) is NaN
   local m, s = G.stat(NEG), G.stat(0)
   tiles(b, p, t, G, function(w)
     local x = load_input(b, p, w, NEG, true)

@@ -226,10 +226,12 @@ static int b_fold(lua_State *L)
 
 /* b:block_reduce(acc, op [, {threads = n}]): without options the LDS tree over the block (one
  * value per thread); with threads, lane shuffles over each group of n consecutive threads, every
- * value of acc reduced on its own and every thread of the group getting the result */
+ * value of acc reduced on its own and every thread of the group getting the result.
+ * b:block_reduce(maxima, "softmax", {threads = n, sum = sums}): the online softmax's (maximum,
+ * sum of exp(x - maximum)) pairs over the group, both tensors updated */
 static int b_block_reduce(lua_State *L)
 {
-    static const char *const allowed[] = {"threads", NULL};
+    static const char *const allowed[] = {"threads", "sum", NULL};
     l_kernel *kb = ckt_lk_checkbuilder(L, "block_reduce");
     l_kobj *acc = ckt_lk_checkreg(L, 2, kb, "accumulator");
     ckt_reduce_op op = checkreduce(L, 3, "block_reduce");
@@ -244,6 +246,16 @@ static int b_block_reduce(lua_State *L)
     if (!lua_isinteger(L, -1))
         return ckt_l_errorf(L, "block_reduce: threads must be an integer (a power of two)");
     lua_Integer n = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    if (lua_getfield(L, 4, "sum") != LUA_TNIL) {
+        if (op != CKT_REDUCE_SOFTMAX)
+            return ckt_l_errorf(L, "block_reduce: sum = is the sums of 'softmax' pairs only");
+        l_kobj *sums = ckt_lk_checkreg(L, lua_absindex(L, -1), kb, "sum");
+        if (ckt_kernel_group_reduce_softmax(kb->k, acc->id, sums->id, (int64_t)n, &err))
+            return ckt_l_error(L, &err);
+        lua_pop(L, 1);
+        return 0;
+    }
     lua_pop(L, 1);
     if (ckt_kernel_group_reduce(kb->k, acc->id, op, (int64_t)n, &err)) return ckt_l_error(L, &err);
     return 0;

@@ -83,7 +83,8 @@ static bool only_user(em *e, int ld, int st, int rt)
         if (i == ld || i == st) continue;
         const ckt_kop *o = ckt_kernel_op(e->k, i);
         if (o->kind != CKT_OP_SET && o->kind != CKT_OP_ADD && o->kind != CKT_OP_LOOP &&
-            o->kind != CKT_OP_IF && o->kind != CKT_OP_END && o->kind != CKT_OP_SYNC && o->r == rt)
+            o->kind != CKT_OP_IF && o->kind != CKT_OP_END && o->kind != CKT_OP_SYNC &&
+            (o->r == rt || o->r2 == rt))
             return false;
         for (int j = 0; j < o->ninputs; j++)
             if (o->inputs[j] == rt) return false;

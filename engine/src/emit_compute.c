@@ -101,7 +101,10 @@ static const char *combine(ckt_reduce_op op, const char *a, const char *b, char 
 
 static const char *rop_name(ckt_reduce_op op)
 {
-    return op == CKT_REDUCE_SUM ? "sum" : op == CKT_REDUCE_MAX ? "max" : "min";
+    return op == CKT_REDUCE_SUM   ? "sum"
+           : op == CKT_REDUCE_MAX ? "max"
+           : op == CKT_REDUCE_MIN ? "min"
+                                  : "softmax";
 }
 
 void ckt_em_fold(em *e, const ckt_kop *op)
@@ -536,6 +539,109 @@ static void group_reduce(em *e, const ckt_kop *const *ops, int n)
     ckt_em_barrier(e, "block_reduce: scratch free again");
 }
 
+/* b:block_reduce(maxima, "softmax", {threads = G, sum = sums}): each (maximum, sum) pair of a
+ * thread combines with its group's (ckt_softmax_merge: the prelude's, the same steps on every
+ * target), lane shuffles of both values in a butterfly, then for groups above 32 lanes one
+ * exchange of the 32-lane pairs through the scratch, as group_reduce does for one value: every
+ * thread takes the maximum of its group's pairs, then adds their sums rescaled to it. */
+static void group_reduce_softmax(em *e, const ckt_kop *op)
+{
+    const ckt_ktensor *mx = ckt_kernel_tensor(e->k, op->r), *sm = ckt_kernel_tensor(e->k, op->r2);
+    int64_t G = op->group, W = e->target ? e->target->wave_size : 0, B = e->block;
+    if (G == 1) return;
+    if (W <= 0 || B % W) {
+        e->st =
+            ckt_fail(e->err, CKT_EINVAL,
+                     "block_reduce: threads = %lld needs whole waves of a known size (the "
+                     "block of %lld threads, waves of %lld lanes on %s)",
+                     (long long)G, (long long)B, (long long)W, e->target ? e->target->name : "?");
+        return;
+    }
+    const int64_t L = 32;
+    bool cpu = e->dl->frame->thread_loops, wide = G > L;
+    int64_t lanes = wide ? L : G, nw = B / L;
+    char m[64], s[64];
+    ckt_em_thread_close(e);
+    ckt_em_line(e,
+                "/* block_reduce(%s, softmax, sum %s) over groups of %lld threads: (maximum, sum) "
+                "pairs merged by lane shuffles%s */",
+                mx->name, sm->name, (long long)G,
+                wide ? ", then the waves' pairs through LDS scratch" : "");
+    for (int64_t v = 0; v < mx->nvalues; v++) {
+        ckt_em_reg(e, mx, v, m, sizeof m);
+        ckt_em_reg(e, sm, v, s, sizeof s);
+        ckt_em_line(e, "{");
+        e->ind++;
+        if (cpu) {
+            ckt_em_line(e, "float ckt_pm[%lld], ckt_ps[%lld], ckt_qm[%lld], ckt_qs[%lld];",
+                        (long long)B, (long long)B, (long long)B, (long long)B);
+            ckt_em_line(
+                e, "for (int tid = 0; tid < %lld; ++tid) { ckt_pm[tid] = %s; ckt_ps[tid] = %s; }",
+                (long long)B, m, s);
+            for (int64_t st = lanes / 2; st >= 1; st /= 2) {
+                ckt_em_line(e,
+                            "for (int tid = 0; tid < %lld; ++tid) { ckt_qm[tid] = ckt_pm[tid]; "
+                            "ckt_qs[tid] = ckt_ps[tid]; }",
+                            (long long)B);
+                ckt_em_line(e,
+                            "for (int tid = 0; tid < %lld; ++tid) ckt_softmax_merge(&ckt_pm[tid], "
+                            "&ckt_ps[tid], ckt_qm[tid ^ %lld], ckt_qs[tid ^ %lld]);",
+                            (long long)B, (long long)st, (long long)st);
+            }
+            ckt_em_line(e, "for (int tid = 0; tid < %lld; ++tid) {", (long long)B);
+        } else {
+            ckt_em_line(e, "float ckt_pm = %s, ckt_ps = %s;", m, s);
+            for (int64_t st = lanes / 2; st >= 1; st /= 2)
+                ckt_em_line(e,
+                            "ckt_softmax_merge(&ckt_pm, &ckt_ps, ckt_shfl_xor(ckt_pm, %lld), "
+                            "ckt_shfl_xor(ckt_ps, %lld));",
+                            (long long)st, (long long)st);
+        }
+        const char *pm = cpu ? "ckt_pm[tid]" : "ckt_pm", *ps = cpu ? "ckt_ps[tid]" : "ckt_ps",
+                   *in = cpu ? "    " : "";
+        if (wide)
+            ckt_em_line(e,
+                        "%sif (tid %% %lld == 0) { ckt_red[%lld + tid / %lld] = %s; "
+                        "ckt_red[%lld + tid / %lld] = %s; }",
+                        in, (long long)L, (long long)(2 * v * nw), (long long)L, pm,
+                        (long long)((2 * v + 1) * nw), (long long)L, ps);
+        else
+            ckt_em_line(e, "%s%s = %s; %s = %s;", in, m, pm, s, ps);
+        if (cpu) ckt_em_line(e, "}");
+        e->ind--;
+        ckt_em_line(e, "}");
+    }
+    if (!wide) return;
+    ckt_em_barrier(e, "block_reduce: the waves' pairs written");
+    ckt_em_thread_open(e);
+    for (int64_t v = 0; v < mx->nvalues; v++) {
+        long long at_m = (long long)(2 * v * nw), at_s = (long long)((2 * v + 1) * nw),
+                  per = (long long)(G / L);
+        ckt_em_line(e, "{");
+        e->ind++;
+        /* the group's maximum first, then each wave's sum rescaled to it: independent
+         * exponentials and a chain of adds, not a chain of merges */
+        ckt_em_line(e, "float ckt_am = ckt_red[%lld + tid / %lld * %lld], ckt_as = 0.0f;", at_m,
+                    (long long)G, per);
+        ckt_em_line(
+            e,
+            "for (int ckt_j = 1; ckt_j < %lld; ++ckt_j) ckt_am = fmaxf(ckt_am, ckt_red[%lld + "
+            "tid / %lld * %lld + ckt_j]);",
+            per, at_m, (long long)G, per);
+        ckt_em_line(
+            e,
+            "for (int ckt_j = 0; ckt_j < %lld; ++ckt_j) { const float ckt_wm = ckt_red[%lld + "
+            "tid / %lld * %lld + ckt_j]; ckt_as += ckt_wm == -CKT_INF ? 0.0f : ckt_red[%lld + "
+            "tid / %lld * %lld + ckt_j] * ckt_expf(ckt_wm - ckt_am); }",
+            per, at_m, (long long)G, per, at_s, (long long)G, per);
+        ckt_em_line(e, "%s = ckt_am; %s = ckt_as;", ckt_em_reg(e, mx, v, m, sizeof m),
+                    ckt_em_reg(e, sm, v, s, sizeof s));
+        e->ind--;
+        ckt_em_line(e, "}");
+    }
+    ckt_em_barrier(e, "block_reduce: scratch free again");
+}
+
 /* Ops i, i + 1, ...: a run of two or more group reductions sharing one exchange (the count of ops
  * emitted), else 0 */
 int ckt_em_reduce_run(em *e, int i)
@@ -574,6 +680,10 @@ void ckt_em_broadcast(em *e, const ckt_kop *op)
 
 void ckt_em_block_reduce(em *e, const ckt_kop *op)
 {
+    if (op->group && op->rop == CKT_REDUCE_SOFTMAX) {
+        group_reduce_softmax(e, op);
+        return;
+    }
     if (op->group) {
         group_reduce(e, &op, 1);
         return;

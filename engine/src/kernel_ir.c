@@ -79,8 +79,10 @@ ckt_status ckt_reduce_parse(const char *s, ckt_reduce_op *out, ckt_error *err)
         *out = CKT_REDUCE_MAX;
     else if (s && !strcmp(s, "min"))
         *out = CKT_REDUCE_MIN;
+    else if (s && !strcmp(s, "softmax"))
+        *out = CKT_REDUCE_SOFTMAX;
     else
-        return ckt_fail(err, CKT_EINVAL, "reduce: unknown operation '%s' (sum, max, min)",
+        return ckt_fail(err, CKT_EINVAL, "reduce: unknown operation '%s' (sum, max, min, softmax)",
                         s ? s : "(null)");
     return CKT_OK;
 }
@@ -238,7 +240,7 @@ static ckt_kop new_op(ckt_kop_kind kind)
     ckt_kop op;
     memset(&op, 0, sizeof op);
     op.kind = kind;
-    op.w = op.r = -1;
+    op.w = op.r = op.r2 = -1;
     op.a = op.b = CKT_EXPR_NONE;
     op.vector_dim = -1;
     op.dist = -1;
@@ -1250,10 +1252,20 @@ ckt_status ckt_kernel_map_coords(ckt_kernel *k, int ninputs, const int *inputs, 
     return map_any(k, ninputs, inputs, expr, out_dtype, into, true, reg, err);
 }
 
+/* "softmax" pairs combine only across threads, through ckt_kernel_group_reduce_softmax */
+static ckt_status pairs_only_across(ckt_reduce_op rop, const char *what, ckt_error *err)
+{
+    if (rop != CKT_REDUCE_SOFTMAX) return CKT_OK;
+    return ckt_fail(err, CKT_EINVAL,
+                    "%s: 'softmax' combines (maximum, sum) pairs across threads only: "
+                    "b:block_reduce(maxima, \"softmax\", {threads = n, sum = sums})",
+                    what);
+}
+
 ckt_status ckt_kernel_fold(ckt_kernel *k, int acc, int src, ckt_reduce_op rop, ckt_error *err)
 {
     ckt_status s;
-    if ((s = check_open(k, "fold", err))) return s;
+    if ((s = check_open(k, "fold", err)) || (s = pairs_only_across(rop, "fold", err))) return s;
     if (!is_register(k, acc) || k->tensors[acc].nvalues != 1)
         return ckt_fail(err, CKT_EINVAL,
                         "fold: the accumulator must be a register tensor of one value per thread");
@@ -1270,7 +1282,9 @@ ckt_status ckt_kernel_fold(ckt_kernel *k, int acc, int src, ckt_reduce_op rop, c
 ckt_status ckt_kernel_block_reduce(ckt_kernel *k, int acc, ckt_reduce_op rop, ckt_error *err)
 {
     ckt_status s;
-    if ((s = check_open(k, "block_reduce", err))) return s;
+    if ((s = check_open(k, "block_reduce", err)) ||
+        (s = pairs_only_across(rop, "block_reduce", err)))
+        return s;
     if (!is_register(k, acc) || k->tensors[acc].nvalues != 1)
         return ckt_fail(err, CKT_EINVAL,
                         "block_reduce: a register tensor of one value per thread is required");
@@ -1284,8 +1298,37 @@ ckt_status ckt_kernel_block_reduce(ckt_kernel *k, int acc, ckt_reduce_op rop, ck
     return push_op(k, &op, err);
 }
 
+static ckt_status group_reduce_op(ckt_kernel *k, int acc, int sums, ckt_reduce_op rop,
+                                  int64_t threads, ckt_error *err);
+
 ckt_status ckt_kernel_group_reduce(ckt_kernel *k, int acc, ckt_reduce_op rop, int64_t threads,
                                    ckt_error *err)
+{
+    if (rop == CKT_REDUCE_SOFTMAX)
+        return ckt_fail(err, CKT_EINVAL,
+                        "block_reduce: 'softmax' needs the sums beside the maxima: "
+                        "b:block_reduce(maxima, \"softmax\", {threads = n, sum = sums})");
+    return group_reduce_op(k, acc, -1, rop, threads, err);
+}
+
+ckt_status ckt_kernel_group_reduce_softmax(ckt_kernel *k, int maxima, int sums, int64_t threads,
+                                           ckt_error *err)
+{
+    if (k && (!is_register(k, sums) || sums == maxima))
+        return ckt_fail(err, CKT_EINVAL,
+                        "block_reduce: 'softmax': the sums must be a register tensor of their own");
+    if (k && is_register(k, maxima) &&
+        (k->tensors[maxima].nvalues != k->tensors[sums].nvalues ||
+         k->tensors[maxima].dtype != CKT_F32 || k->tensors[sums].dtype != CKT_F32))
+        return ckt_fail(err, CKT_EINVAL,
+                        "block_reduce: 'softmax': the maxima and the sums must be f32 register "
+                        "tensors of the same number of values (%lld and %lld)",
+                        (long long)k->tensors[maxima].nvalues, (long long)k->tensors[sums].nvalues);
+    return group_reduce_op(k, maxima, sums, CKT_REDUCE_SOFTMAX, threads, err);
+}
+
+static ckt_status group_reduce_op(ckt_kernel *k, int acc, int sums, ckt_reduce_op rop,
+                                  int64_t threads, ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "block_reduce", err))) return s;
@@ -1302,6 +1345,7 @@ ckt_status ckt_kernel_group_reduce(ckt_kernel *k, int acc, ckt_reduce_op rop, in
                         "(its lanes exchange values)");
     ckt_kop op = new_op(CKT_OP_BLOCK_REDUCE);
     op.r = acc;
+    op.r2 = sums;
     op.rop = rop;
     op.group = threads;
     return push_op(k, &op, err);
@@ -1311,7 +1355,7 @@ ckt_status ckt_kernel_reduce_dim(ckt_kernel *k, int src, int dim, ckt_reduce_op 
                                  ckt_dtype out_dtype, int *reg, ckt_error *err)
 {
     ckt_status s;
-    if ((s = check_open(k, "reduce", err))) return s;
+    if ((s = check_open(k, "reduce", err)) || (s = pairs_only_across(rop, "reduce", err))) return s;
     if (!is_register(k, src) || k->tensors[src].dist < 0)
         return ckt_fail(err, CKT_EINVAL,
                         "reduce: a reduction along a dimension needs a distributed register "
@@ -1716,6 +1760,7 @@ ckt_status ckt_kernel_finish(ckt_kernel *k, ckt_error *err)
                 int64_t values = 0;
                 for (int j = 0; j < (n > 0 ? n : 1); j++)
                     values += k->tensors[k->ops[i + j].r].nvalues;
+                if (k->ops[i].r2 >= 0) values += k->tensors[k->ops[i].r2].nvalues; /* softmax */
                 b = k->ops[i].group > 32 ? 4 * values * ((k->block + 31) / 32) : 0;
             }
             if (k->ops[i].ninputs == 1) { /* along a dimension: the source's tile */
@@ -1738,7 +1783,8 @@ int64_t ckt_kernel_reduce_scratch(const ckt_kernel *k) { return k ? k->scratch :
 /* A group reduction of more than 32 threads (its partials through the scratch) */
 static bool wide_group_reduce(const ckt_kop *op)
 {
-    return op->kind == CKT_OP_BLOCK_REDUCE && op->group > 32 && op->ninputs == 0;
+    return op->kind == CKT_OP_BLOCK_REDUCE && op->group > 32 && op->ninputs == 0 &&
+           op->rop != CKT_REDUCE_SOFTMAX; /* (its pairs exchange on their own) */
 }
 
 int ckt_kernel_reduce_run(const ckt_kernel *k, int i)

@@ -282,6 +282,66 @@ describe("builder pieces of the row kernels", function()
     end)
   end
 
+  -- the online softmax's statistics: each thread's (maximum, sum of exp(x - maximum)) of its 4
+  -- values, then the group's in one exchange; the first group's values all -inf (an empty row:
+  -- (-inf, 0) stays that)
+  local function softmax_kernel(G, block)
+    return ckt.kernel{name = "group_softmax", block = block, build = function(b)
+      local X, Y = b:pointer("X", "f32", {const = true}), b:pointer("Y", "f32")
+      local dist = {thread_layout = ckt.layout({block, 1}, {1, 0}), scalar_per_vector = 4}
+      local r = ckt.tile_window(ckt.tensor(X, "f32", {shape = {block, 4}}), {block, 4}, {0, 0}, dist):load()
+      local m, s = ckt.tensor("register", "f32", 1), ckt.tensor("register", "f32", 1)
+      b:clear(m, -math.huge); b:clear(s, 0)
+      b:fold(m, r, "max")
+      local sm = b:map(function(mm) return ckt.select(ckt.eq(mm, -math.huge), 0, mm) end, m)
+      b:fold(s, b:map(function(a, mm) return ckt.exp(a - mm) end, r, sm), "sum")
+      b:block_reduce(m, "softmax", {threads = G, sum = s})
+      local y = b:map(function(_, mm, ss, _, j) return ckt.select(ckt.eq(j, 0), mm, ss) end, r, m, s, {coords = true})
+      ckt.tile_window(ckt.tensor(Y, "f32", {shape = {block, 4}}), {block, 4}, {0, 0}, dist):store(y)
+    end}
+  end
+
+  for _, t in ipairs{"cpu:sm_90", "cpu"} do
+    it("b:block_reduce(maxima, \"softmax\", {threads = n, sum = sums}) on " .. t, function()
+      local block = 256
+      local x = ckt.array("f32", block * 4):random{seed = 13, lo = -20, hi = 20}
+      for i = 0, 4 * 64 - 1 do x[i] = -math.huge end -- the first 64 threads: nothing but -inf
+      for _, G in ipairs{1, 4, 32, 64, 256} do
+        local k = softmax_kernel(G, block)
+        if G > 32 then assert.truthy(k:source("sm_90"):find("ckt_softmax_merge(&ckt_pm, &ckt_ps, ckt_shfl_xor", 1, true)) end
+        local y = ckt.array("f32", block * 4):poison()
+        local by = up(y)
+        k:compile{target = t}:launch{grid = 1, X = up(x), Y = by}
+        by:download(y)
+        for th = 0, block - 1 do
+          local g0, M = th - th % G, -math.huge
+          for u = g0, g0 + G - 1 do for j = 0, 3 do M = math.max(M, x[u * 4 + j]) end end
+          local S = 0
+          if M > -math.huge then for u = g0, g0 + G - 1 do for j = 0, 3 do S = S + math.exp(x[u * 4 + j] - M) end end end
+          assert.equal(M, y[th * 4], ("%s G=%d thread %d: maximum"):format(t, G, th))
+          assert.is_true(math.abs(y[th * 4 + 1] - S) <= 1e-5 * S, ("%s G=%d thread %d: sum %g, want %g"):format(t, G, th, y[th * 4 + 1], S))
+        end
+      end
+    end)
+  end
+
+  it("refuses 'softmax' pairs where they cannot go, naming the reason", function()
+    local function refused(f, pattern)
+      local ok, err = pcall(ckt.kernel, {name = "bad", block = 64, build = f})
+      assert.is_false(ok)
+      assert.truthy(tostring(err):find(pattern, 1, true), tostring(err))
+    end
+    local function regs(b, n) local t = ckt.tensor("register", "f32", n or 1); b:clear(t, 0); return t end
+    refused(function(b) b:block_reduce(regs(b), "softmax", {threads = 64}) end, "'softmax' needs the sums beside the maxima")
+    refused(function(b) b:block_reduce(regs(b), "softmax") end, "'softmax' combines (maximum, sum) pairs across threads only")
+    refused(function(b) b:fold(regs(b), regs(b, 4), "softmax") end, "fold: 'softmax' combines")
+    refused(function(b) b:block_reduce(regs(b), "sum", {threads = 64, sum = regs(b)}) end, "sum = is the sums of 'softmax' pairs only")
+    refused(function(b) local m = regs(b); b:block_reduce(m, "softmax", {threads = 64, sum = m}) end, "the sums must be a register tensor of their own")
+    refused(function(b) b:block_reduce(regs(b), "softmax", {threads = 64, sum = regs(b, 2)}) end, "the same number of values (1 and 2)")
+    refused(function(b) b:block_reduce(regs(b), "softmax", {threads = 64, sum = 3}) end, "sum")
+    refused(function(b) b:block_reduce(regs(b), "softmax", {threads = 3, sum = regs(b)}) end, "threads must be a power of two")
+  end)
+
   it("refuses bad groups and maps, naming the argument", function()
     local function refused(f, pattern)
       local ok, err = pcall(ckt.kernel, {name = "bad", block = 96, build = f})

@@ -86,6 +86,17 @@ static void reduction_runs(void **state)
     assert_int_equal(ckt_kernel_reduce_run(k, first + 5), 0); /* 16 threads: lane shuffles only */
     assert_int_equal(ckt_kernel_reduce_run(k, first + 6), 0); /* the clear */
     assert_int_equal(ckt_kernel_reduce_run(k, first + 7), 1);
+    /* (maximum, sum) pairs: an exchange of their own, through the softmax entry point only */
+    REFUSED(ckt_kernel_group_reduce(k, a, CKT_REDUCE_SOFTMAX, 128, &err), CKT_EINVAL,
+            "needs the sums beside the maxima");
+    REFUSED(ckt_kernel_group_reduce_softmax(k, a, a, 128, &err), CKT_EINVAL,
+            "a register tensor of their own");
+    REFUSED(ckt_kernel_group_reduce_softmax(k, a, b2, 128, &err), CKT_EINVAL,
+            "the same number of values (1 and 2)");
+    REFUSED(ckt_kernel_block_reduce(k, a, CKT_REDUCE_SOFTMAX, &err), CKT_EINVAL,
+            "across threads only");
+    assert_int_equal(ckt_kernel_group_reduce_softmax(k, c, d, 128, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_reduce_run(k, ckt_kernel_nops(k) - 1), 0);
     assert_int_equal(ckt_kernel_reduce_run(k, -1), 0);
     assert_int_equal(ckt_kernel_reduce_run(k, ckt_kernel_nops(k)), 0);
     assert_int_equal(ckt_kernel_reduce_run(NULL, 0), 0);

@@ -189,7 +189,10 @@ typedef enum {
                            the source's) (ckt_kernel_broadcast, ckt_kernel_regather) */
 } ckt_kop_kind;
 
-typedef enum { CKT_REDUCE_SUM, CKT_REDUCE_MAX, CKT_REDUCE_MIN } ckt_reduce_op;
+/* CKT_REDUCE_SOFTMAX ("softmax"): pairs of a running maximum m and a sum s of exp(x - m), two
+ * pairs combining as (M, s1 e^(m1 - M) + s2 e^(m2 - M)), M = max(m1, m2) (an empty pair: m = -inf,
+ * s = 0): the online softmax's statistics, only across threads (ckt_kernel_group_reduce_softmax) */
+typedef enum { CKT_REDUCE_SUM, CKT_REDUCE_MAX, CKT_REDUCE_MIN, CKT_REDUCE_SOFTMAX } ckt_reduce_op;
 
 #define CKT_K_MAX_INPUTS 8
 typedef struct ckt_kop {
@@ -212,6 +215,7 @@ typedef struct ckt_kop {
                            > 0 lane shuffles over groups of this many consecutive threads, each
                            value of r on its own (ckt_kernel_group_reduce) */
     bool coords;        /* MAP: expression inputs ninputs.. are the value's tile coordinates */
+    int r2;             /* BLOCK_REDUCE softmax: the sums' register tensor (r: the maxima) */
 } ckt_kop;
 
 typedef struct ckt_kernel ckt_kernel;
@@ -349,6 +353,12 @@ ckt_status ckt_kernel_block_reduce(ckt_kernel *k, int acc, ckt_reduce_op op, ckt
  * need whole waves (checked when the source is made). Not inside a branch on the thread id. */
 ckt_status ckt_kernel_group_reduce(ckt_kernel *k, int acc, ckt_reduce_op op, int64_t threads,
                                    ckt_error *err);
+/* The online softmax's statistics over groups of `threads` (as ckt_kernel_group_reduce): value v
+ * of `maxima` (a running maximum of the thread's elements) and value v of `sums` (the sum of
+ * exp(x - that maximum)) become the group's maximum and its sum of exp(x - the group's maximum),
+ * in one exchange where a max and then a sum would take two. The same numbers of f32 values. */
+ckt_status ckt_kernel_group_reduce_softmax(ckt_kernel *k, int maxima, int sums, int64_t threads,
+                                           ckt_error *err);
 /* ckt_kernel_map (into < 0: a new tensor in *reg) or ckt_kernel_map_into (into >= 0) whose
  * expression also reads, as inputs ninputs .. ninputs + rank - 1, the integer coordinates of
  * each value in its distribution's tile (a mask for the edge of a row); the inputs need a
