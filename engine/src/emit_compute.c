@@ -539,11 +539,39 @@ static void group_reduce(em *e, const ckt_kop *const *ops, int n)
     ckt_em_barrier(e, "block_reduce: scratch free again");
 }
 
-/* b:block_reduce(maxima, "softmax", {threads = G, sum = sums}): each (maximum, sum) pair of a
- * thread combines with its group's (ckt_softmax_merge: the prelude's, the same steps on every
- * target), lane shuffles of both values in a butterfly, then for groups above 32 lanes one
- * exchange of the 32-lane pairs through the scratch, as group_reduce does for one value: every
- * thread takes the maximum of its group's pairs, then adds their sums rescaled to it. */
+/* The (maximum, sum of exp(x - maximum)) pairs `src_m`, `src_s` (expressions of tid) combined
+ * over runs of `lanes` lanes: their maximum by a butterfly, each sum rescaled to it (one
+ * exponential a lane; an empty pair (-inf, 0) adds 0), a butterfly of the sums. Leaves the
+ * maximum in ckt_am and the sum in ckt_gx (C: arrays over the block's threads) inside the
+ * scope the caller opened. */
+static void lane_softmax(em *e, bool cpu, int64_t lanes, const char *src_m, const char *src_s)
+{
+    long long B = (long long)e->block;
+    const char *gx = cpu ? "ckt_gx[tid]" : "ckt_gx", *wm = cpu ? "ckt_wm[tid]" : "ckt_wm",
+               *ws = cpu ? "ckt_ws[tid]" : "ckt_ws", *am = cpu ? "ckt_am[tid]" : "ckt_am",
+               *each = cpu ? "for (int tid = 0; tid < %lld; ++tid) {" : "{";
+    if (cpu)
+        ckt_em_line(e,
+                    "float ckt_gx[%lld], ckt_gt[%lld], ckt_wm[%lld], ckt_ws[%lld], ckt_am[%lld];",
+                    B, B, B, B, B);
+    else
+        ckt_em_line(e, "float ckt_gx, ckt_wm, ckt_ws, ckt_am;");
+    ckt_em_line(e, each, B);
+    ckt_em_line(e, "    %s = %s; %s = %s; %s = %s;", wm, src_m, ws, src_s, gx, wm);
+    ckt_em_line(e, "}");
+    butterfly(e, CKT_REDUCE_MAX, lanes, cpu);
+    ckt_em_line(e, each, B);
+    ckt_em_line(e, "    %s = %s; %s = %s == -CKT_INF ? 0.0f : %s * ckt_expf(%s - %s);", am, gx, gx,
+                wm, ws, wm, am);
+    ckt_em_line(e, "}");
+    butterfly(e, CKT_REDUCE_SUM, lanes, cpu);
+}
+
+/* b:block_reduce(maxima, "softmax", {threads = G, sum = sums}): each thread's (maximum, sum)
+ * pair becomes its group's: lane_softmax over the wave's lanes, then for groups above 32 lanes
+ * the waves' pairs through the scratch (lane 0 of each writes, a barrier, lane l of each run of
+ * G / 32 lanes reads pair l and lane_softmax combines them, a barrier frees the scratch). The same
+ * steps on every target. */
 static void group_reduce_softmax(em *e, const ckt_kop *op)
 {
     const ckt_ktensor *mx = ckt_kernel_tensor(e->k, op->r), *sm = ckt_kernel_tensor(e->k, op->r2);
@@ -559,83 +587,49 @@ static void group_reduce_softmax(em *e, const ckt_kop *op)
     }
     const int64_t L = 32;
     bool cpu = e->dl->frame->thread_loops, wide = G > L;
-    int64_t lanes = wide ? L : G, nw = B / L;
-    char m[64], s[64];
+    int64_t nw = B / L, per = G / L;
+    char m[64], s[64], src_m[128], src_s[128];
+    const char *each = cpu ? "for (int tid = 0; tid < %lld; ++tid) {" : "{",
+               *gx = cpu ? "ckt_gx[tid]" : "ckt_gx", *am = cpu ? "ckt_am[tid]" : "ckt_am";
     ckt_em_thread_close(e);
     ckt_em_line(e,
-                "/* block_reduce(%s, softmax, sum %s) over groups of %lld threads: (maximum, sum) "
-                "pairs merged by lane shuffles%s */",
+                "/* block_reduce(%s, softmax, sum %s) over groups of %lld threads: the lanes' "
+                "maximum, the sums rescaled to it%s */",
                 mx->name, sm->name, (long long)G,
-                wide ? ", then the waves' pairs through LDS scratch" : "");
+                wide ? "; then the waves' pairs through LDS scratch, the same way" : "");
     for (int64_t v = 0; v < mx->nvalues; v++) {
         ckt_em_reg(e, mx, v, m, sizeof m);
         ckt_em_reg(e, sm, v, s, sizeof s);
         ckt_em_line(e, "{");
         e->ind++;
-        if (cpu) {
-            ckt_em_line(e, "float ckt_pm[%lld], ckt_ps[%lld], ckt_qm[%lld], ckt_qs[%lld];",
-                        (long long)B, (long long)B, (long long)B, (long long)B);
-            ckt_em_line(
-                e, "for (int tid = 0; tid < %lld; ++tid) { ckt_pm[tid] = %s; ckt_ps[tid] = %s; }",
-                (long long)B, m, s);
-            for (int64_t st = lanes / 2; st >= 1; st /= 2) {
-                ckt_em_line(e,
-                            "for (int tid = 0; tid < %lld; ++tid) { ckt_qm[tid] = ckt_pm[tid]; "
-                            "ckt_qs[tid] = ckt_ps[tid]; }",
-                            (long long)B);
-                ckt_em_line(e,
-                            "for (int tid = 0; tid < %lld; ++tid) ckt_softmax_merge(&ckt_pm[tid], "
-                            "&ckt_ps[tid], ckt_qm[tid ^ %lld], ckt_qs[tid ^ %lld]);",
-                            (long long)B, (long long)st, (long long)st);
-            }
-            ckt_em_line(e, "for (int tid = 0; tid < %lld; ++tid) {", (long long)B);
-        } else {
-            ckt_em_line(e, "float ckt_pm = %s, ckt_ps = %s;", m, s);
-            for (int64_t st = lanes / 2; st >= 1; st /= 2)
-                ckt_em_line(e,
-                            "ckt_softmax_merge(&ckt_pm, &ckt_ps, ckt_shfl_xor(ckt_pm, %lld), "
-                            "ckt_shfl_xor(ckt_ps, %lld));",
-                            (long long)st, (long long)st);
-        }
-        const char *pm = cpu ? "ckt_pm[tid]" : "ckt_pm", *ps = cpu ? "ckt_ps[tid]" : "ckt_ps",
-                   *in = cpu ? "    " : "";
+        lane_softmax(e, cpu, wide ? L : G, m, s);
+        ckt_em_line(e, each, (long long)B);
         if (wide)
             ckt_em_line(e,
-                        "%sif (tid %% %lld == 0) { ckt_red[%lld + tid / %lld] = %s; "
+                        "    if (tid %% %lld == 0) { ckt_red[%lld + tid / %lld] = %s; "
                         "ckt_red[%lld + tid / %lld] = %s; }",
-                        in, (long long)L, (long long)(2 * v * nw), (long long)L, pm,
-                        (long long)((2 * v + 1) * nw), (long long)L, ps);
+                        (long long)L, (long long)(2 * v * nw), (long long)L, am,
+                        (long long)((2 * v + 1) * nw), (long long)L, gx);
         else
-            ckt_em_line(e, "%s%s = %s; %s = %s;", in, m, pm, s, ps);
-        if (cpu) ckt_em_line(e, "}");
+            ckt_em_line(e, "    %s = %s; %s = %s;", m, am, s, gx);
+        ckt_em_line(e, "}");
         e->ind--;
         ckt_em_line(e, "}");
     }
     if (!wide) return;
     ckt_em_barrier(e, "block_reduce: the waves' pairs written");
-    ckt_em_thread_open(e);
     for (int64_t v = 0; v < mx->nvalues; v++) {
-        long long at_m = (long long)(2 * v * nw), at_s = (long long)((2 * v + 1) * nw),
-                  per = (long long)(G / L);
+        snprintf(src_m, sizeof src_m, "ckt_red[%lld + tid / %lld * %lld + tid %% %lld]",
+                 (long long)(2 * v * nw), (long long)G, (long long)per, (long long)per);
+        snprintf(src_s, sizeof src_s, "ckt_red[%lld + tid / %lld * %lld + tid %% %lld]",
+                 (long long)((2 * v + 1) * nw), (long long)G, (long long)per, (long long)per);
         ckt_em_line(e, "{");
         e->ind++;
-        /* the group's maximum first, then each wave's sum rescaled to it: independent
-         * exponentials and a chain of adds, not a chain of merges */
-        ckt_em_line(e, "float ckt_am = ckt_red[%lld + tid / %lld * %lld], ckt_as = 0.0f;", at_m,
-                    (long long)G, per);
-        ckt_em_line(
-            e,
-            "for (int ckt_j = 1; ckt_j < %lld; ++ckt_j) ckt_am = fmaxf(ckt_am, ckt_red[%lld + "
-            "tid / %lld * %lld + ckt_j]);",
-            per, at_m, (long long)G, per);
-        ckt_em_line(
-            e,
-            "for (int ckt_j = 0; ckt_j < %lld; ++ckt_j) { const float ckt_wm = ckt_red[%lld + "
-            "tid / %lld * %lld + ckt_j]; ckt_as += ckt_wm == -CKT_INF ? 0.0f : ckt_red[%lld + "
-            "tid / %lld * %lld + ckt_j] * ckt_expf(ckt_wm - ckt_am); }",
-            per, at_m, (long long)G, per, at_s, (long long)G, per);
-        ckt_em_line(e, "%s = ckt_am; %s = ckt_as;", ckt_em_reg(e, mx, v, m, sizeof m),
-                    ckt_em_reg(e, sm, v, s, sizeof s));
+        lane_softmax(e, cpu, per, src_m, src_s);
+        ckt_em_line(e, each, (long long)B);
+        ckt_em_line(e, "    %s = %s; %s = %s;", ckt_em_reg(e, mx, v, m, sizeof m), am,
+                    ckt_em_reg(e, sm, v, s, sizeof s), gx);
+        ckt_em_line(e, "}");
         e->ind--;
         ckt_em_line(e, "}");
     }

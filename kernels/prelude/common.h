@@ -26,16 +26,6 @@ typedef union { CKT_RAW4; float f32[1]; ckt_i32 i32[1]; ckt_u16 u16[2]; ckt_i8 i
 #define CKT_CP_WAIT(n) ((void)0)
 #endif
 
-/* b:block_reduce(maxima, "softmax", ...): merge pair (m2, s2) into (*m, *s), each a running
- * maximum and the sum of exp(x - it); an empty pair is (-inf, 0), and two empty ones stay empty
- * (exp(-inf - -inf) would be NaN). The same steps on every target. */
-CKT_FN void ckt_softmax_merge(float *m, float *s, float m2, float s2)
-{
-    float M = *m > m2 ? *m : m2;
-    *s = M == -CKT_INF ? 0.0f : *s * ckt_expf(*m - M) + s2 * ckt_expf(m2 - M);
-    *m = M;
-}
-
 CKT_FN ckt_i64 ckt_imin(ckt_i64 a, ckt_i64 b) { return a < b ? a : b; }
 CKT_FN ckt_i64 ckt_imax(ckt_i64 a, ckt_i64 b) { return a > b ? a : b; }
 /* element i of a rank-1 integer array of n elements (ckt_expr_load): i clamped into 0..n-1, 0
@@ -120,6 +110,8 @@ CKT_FN ckt_u16 ckt_f32_to_bf16(float f)
 
 #endif
 
+#ifndef CKT_BF16_TO_F32_DEFINED
 CKT_FN float ckt_bf16_to_f32(ckt_u16 h) { return ckt_bits_f32((ckt_u32)h << 16); }
+#endif
 CKT_FN float ckt_round_f16(float x) { return ckt_f16_to_f32(ckt_f32_to_f16(x)); }
 CKT_FN float ckt_round_bf16(float x) { return ckt_bf16_to_f32(ckt_f32_to_bf16(x)); }
