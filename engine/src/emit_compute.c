@@ -446,6 +446,23 @@ static void butterfly(em *e, ckt_reduce_op rop, int64_t lanes, bool cpu)
     }
 }
 
+/* A group reduction of G threads has work and can be emitted: its shuffles need whole waves
+ * of a known size (the block a multiple of the target's wave); else the error is set */
+static bool group_emittable(em *e, int64_t G)
+{
+    int64_t W = e->target ? e->target->wave_size : 0, B = e->block;
+    if (G == 1) return false; /* a group of one thread: already reduced */
+    if (W <= 0 || B % W) {
+        e->st =
+            ckt_fail(e->err, CKT_EINVAL,
+                     "block_reduce: threads = %lld needs whole waves of a known size (the "
+                     "block of %lld threads, waves of %lld lanes on %s)",
+                     (long long)G, (long long)B, (long long)W, e->target ? e->target->name : "?");
+        return false;
+    }
+    return true;
+}
+
 /* b:block_reduce(acc, op, {threads = G}) (ckt_kernel_group_reduce): per value, the butterfly
  * over groups of up to 32 lanes; a wider group then exchanges the 32-lane partials through the
  * scratch (lane 0 of each writes, a barrier, every thread folds its group's partials in order, a
@@ -455,16 +472,8 @@ static void butterfly(em *e, ckt_reduce_op rop, int64_t lanes, bool cpu)
  * layernorm's sum and sum of squares cost one exchange, not two. */
 static void group_reduce(em *e, const ckt_kop *const *ops, int n)
 {
-    int64_t G = ops[0]->group, W = e->target ? e->target->wave_size : 0, B = e->block;
-    if (G == 1) return; /* a group of one thread: already reduced */
-    if (W <= 0 || B % W) {
-        e->st =
-            ckt_fail(e->err, CKT_EINVAL,
-                     "block_reduce: threads = %lld needs whole waves of a known size (the "
-                     "block of %lld threads, waves of %lld lanes on %s)",
-                     (long long)G, (long long)B, (long long)W, e->target ? e->target->name : "?");
-        return;
-    }
+    int64_t G = ops[0]->group, B = e->block;
+    if (!group_emittable(e, G)) return;
     /* butterflies over at most 32 lanes (the narrowest wave) on every target: the same order of
      * operations everywhere, and the LDS the kernel declares (ckt_kernel_group_reduce reserves
      * it for groups above 32) is the LDS it uses */
@@ -575,16 +584,8 @@ static void lane_softmax(em *e, bool cpu, int64_t lanes, const char *src_m, cons
 static void group_reduce_softmax(em *e, const ckt_kop *op)
 {
     const ckt_ktensor *mx = ckt_kernel_tensor(e->k, op->r), *sm = ckt_kernel_tensor(e->k, op->r2);
-    int64_t G = op->group, W = e->target ? e->target->wave_size : 0, B = e->block;
-    if (G == 1) return;
-    if (W <= 0 || B % W) {
-        e->st =
-            ckt_fail(e->err, CKT_EINVAL,
-                     "block_reduce: threads = %lld needs whole waves of a known size (the "
-                     "block of %lld threads, waves of %lld lanes on %s)",
-                     (long long)G, (long long)B, (long long)W, e->target ? e->target->name : "?");
-        return;
-    }
+    int64_t G = op->group, B = e->block;
+    if (!group_emittable(e, G)) return;
     const int64_t L = 32;
     bool cpu = e->dl->frame->thread_loops, wide = G > L;
     int64_t nw = B / L, per = G / L;
