@@ -140,7 +140,7 @@ function options.copies(p, o, rec)
   -- the TMA path with an f32 output retires its MMAs every slice unless told otherwise
   if p.copy == "tma" and p.out == "f32" and o.mma_pending == nil then p.mma_pending = 0 end
   -- producer_warpgroup: the producer is a whole warpgroup that hands its registers to the block's
-  -- (sm_90a's setmaxnreg: 232 a thread for two warpgroups instead of 168). By default with bulk
+  -- (sm_90a's setmaxnreg: 224 a thread for two warpgroups instead of 168). By default with bulk
   -- copies, two or more warpgroups and persistent: room for the C tile to leave through LDS while
   -- the producer fills the next tile's stages (epilogue.lua)
   local pw = options.boolean(o, "producer_warpgroup")

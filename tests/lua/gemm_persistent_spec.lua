@@ -72,7 +72,7 @@ describe("the persistent GEMM", function()
     run(o2, 200, 136, 72)
     local _, _, p3 = gemm.build{target = "cpu:sm_90a", dtype = "f16", copy = "tma"}
     assert.is_false(p3.producer_warpgroup)
-    assert.truthy(gemm.build{target = "sm_90a", dtype = "f16", producer_warpgroup = true}:source("sm_90a"):find("setmaxnreg.inc.sync.aligned.u32 232;", 1, true))
+    assert.truthy(gemm.build{target = "sm_90a", dtype = "f16", producer_warpgroup = true}:source("sm_90a"):find("setmaxnreg.inc.sync.aligned.u32 224;", 1, true))
     local function refused(o, text)
       local ok, e = pcall(gemm.build, o)
       assert.is_false(ok)
@@ -127,9 +127,9 @@ describe("the persistent GEMM", function()
       if not ok and tostring(exe):find("NVRTC") and tostring(exe):find("not found") then pending("NVRTC not installed: " .. exe) return end
       assert(ok, exe)
       assert.equal(0, exe:resources().spill_stores)
-      if copy == "tma" then -- the producer warpgroup's registers go to the block's: 232, not 168
+      if copy == "tma" then -- the producer warpgroup's registers go to the block's: 224, not 168
         local src = k:source("sm_90a")
-        assert.truthy(src:find("setmaxnreg.inc.sync.aligned.u32 232;", 1, true))
+        assert.truthy(src:find("setmaxnreg.inc.sync.aligned.u32 224;", 1, true))
         assert.truthy(src:find("store to LDS lds%d+ %(%(64,2%),256%)"), "C through the LDS buffer")
       end
       assert.falsy((exe:log() or ""):find("serialized", 1, true))

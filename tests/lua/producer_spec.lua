@@ -90,14 +90,14 @@ describe("a producer warp feeding a ring of LDS stages", function()
 
   it("a producer warpgroup: 128 threads beside the block, its registers handed over with setmaxnreg", function()
     -- two warpgroups and the producer's: each of a register quarter's 16 K holds one warp of each,
-    -- so the producer keeps 40 and the block's threads take (512 - 40) / 2 -> 232
+    -- so the producer keeps 56 and the block's threads take (512 - 56) / 2 -> 224
     local k = ring{stages = 3, block = 256, warpgroup = true}
     local src = k:source("sm_90a")
     assert.truthy(src:find("__launch_bounds__(384)", 1, true))
     assert.truthy(src:find("if (tid >= 256) { /* the producer warpgroup", 1, true))
-    assert.truthy(src:find('setmaxnreg.dec.sync.aligned.u32 40;', 1, true))
-    assert.truthy(src:find('setmaxnreg.inc.sync.aligned.u32 232;', 1, true))
-    -- three warpgroups: (512 - 40) / 3 -> 152
+    assert.truthy(src:find('setmaxnreg.dec.sync.aligned.u32 56;', 1, true))
+    assert.truthy(src:find('setmaxnreg.inc.sync.aligned.u32 224;', 1, true))
+    -- three warpgroups: (512 - 56) / 3 -> 152
     assert.truthy(ring{stages = 3, block = 384, warpgroup = true}:source("sm_90a"):find("setmaxnreg.inc.sync.aligned.u32 152;", 1, true))
     -- the C dialect runs it as the producer warp's emulation: the same results
     local x, y = run(k, 40, 5 * 64)

@@ -488,10 +488,12 @@ ckt_status ckt_kernel_mbar_wait(ckt_kernel *k, int set, ckt_expr_id bar, ckt_exp
  * CKT_PRODUCER_REGISTERS, the block's warpgroups share the rest). A block of W warpgroups beside a
  * producer warp is capped at 168 registers a thread for W = 2 (the register file's four quarters
  * hold W + 1 warps of one quarter each); beside a producer warpgroup its threads get
- * ckt_kernel_consumer_registers(k) = 232. The block must be whole warpgroups, at least two. */
+ * ckt_kernel_consumer_registers(k) = 224. The block must be whole warpgroups, at least two. */
 ckt_status ckt_kernel_mbar_arrive(ckt_kernel *k, int set, ckt_expr_id bar, ckt_error *err);
 ckt_status ckt_kernel_producer(ckt_kernel *k, ckt_error *err);
-#define CKT_PRODUCER_REGISTERS 40
+/* the producer warpgroup's registers a thread after the hand-over: the batched GEMM's producer
+ * (its grouped tile order in 64-bit divisions) spilled 8 bytes at 40 */
+#define CKT_PRODUCER_REGISTERS 56
 ckt_status ckt_kernel_producer_warpgroup(ckt_kernel *k, ckt_error *err);
 /* the registers a thread of the block's warpgroups gets beside a producer warpgroup (0: no
  * producer warpgroup) */
