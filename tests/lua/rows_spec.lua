@@ -193,13 +193,28 @@ describe("row kernels refuse bad input", function()
 end)
 
 describe("builder pieces of the row kernels", function()
-  -- every thread's sum over its group of G threads (each thread holding 4 values of its row of X),
-  -- as two values reduced at once, plus its coordinates: Y[t, j] = sum + t * 1000 + j * 100000
-  local function group_kernel(G, block)
-    return ckt.kernel{name = "group_sum", block = block, build = function(b)
+  -- a kernel of `block` threads, thread t holding row t of X (4 values): Y = body(b, the values)
+  local function rows4_kernel(name, block, body)
+    return ckt.kernel{name = name, block = block, build = function(b)
       local X, Y = b:pointer("X", "f32", {const = true}), b:pointer("Y", "f32")
       local dist = {thread_layout = ckt.layout({block, 1}, {1, 0}), scalar_per_vector = 4}
       local r = ckt.tile_window(ckt.tensor(X, "f32", {shape = {block, 4}}), {block, 4}, {0, 0}, dist):load()
+      ckt.tile_window(ckt.tensor(Y, "f32", {shape = {block, 4}}), {block, 4}, {0, 0}, dist):store(body(b, r))
+    end}
+  end
+  -- its Y on target t for X = x, the output poisoned first
+  local function run_rows4(k, t, x)
+    local y = ckt.array("f32", #x):poison()
+    local by = up(y)
+    k:compile{target = t}:launch{grid = 1, X = up(x), Y = by}
+    by:download(y)
+    return y
+  end
+
+  -- every thread's sum over its group of G threads (each thread holding 4 values of its row of X),
+  -- as two values reduced at once, plus its coordinates: Y[t, j] = sum + t * 1000 + j * 100000
+  local function group_kernel(G, block)
+    return rows4_kernel("group_sum", block, function(b, r)
       local one = ckt.tensor("register", "f32", 1)
       b:clear(one, 0)
       b:fold(one, r, "sum")
@@ -210,9 +225,8 @@ describe("builder pieces of the row kernels", function()
       local s = ckt.tensor("register", "f32", 1)
       b:clear(s, 0)
       b:fold(s, two, "sum")
-      local y = b:map(function(_, ss, i, j) return ss / 2 + i * 1000 + j * 100000 end, r, s, {coords = true})
-      ckt.tile_window(ckt.tensor(Y, "f32", {shape = {block, 4}}), {block, 4}, {0, 0}, dist):store(y)
-    end}
+      return b:map(function(_, ss, i, j) return ss / 2 + i * 1000 + j * 100000 end, r, s, {coords = true})
+    end)
   end
 
   for _, t in ipairs{"cpu:sm_90", "cpu"} do
@@ -220,12 +234,7 @@ describe("builder pieces of the row kernels", function()
       local block = 256
       local x = ckt.array("f32", block * 4):random{seed = 9, lo = -2, hi = 2}
       for _, G in ipairs{1, 4, 64, 256} do
-        local exe = group_kernel(G, block):compile{target = t}
-        local y = ckt.array("f32", block * 4)
-        y:poison()
-        local by = up(y)
-        exe:launch{grid = 1, X = up(x), Y = by}
-        by:download(y)
+        local y = run_rows4(group_kernel(G, block), t, x)
         for th = 0, block - 1 do
           local g0, s = th - th % G, 0
           for u = g0, g0 + G - 1 do for j = 0, 3 do s = s + x[u * 4 + j] end end
@@ -243,20 +252,15 @@ describe("builder pieces of the row kernels", function()
   -- accumulators in one, then the sum's accumulator reduced again (a sum of the group's sums: the
   -- same tensor twice must stay in order, so it gets an exchange of its own)
   local function run_kernel(G, block)
-    return ckt.kernel{name = "group_run", block = block, build = function(b)
-      local X, Y = b:pointer("X", "f32", {const = true}), b:pointer("Y", "f32")
-      local dist = {thread_layout = ckt.layout({block, 1}, {1, 0}), scalar_per_vector = 4}
-      local win = ckt.tile_window(ckt.tensor(X, "f32", {shape = {block, 4}}), {block, 4}, {0, 0}, dist)
-      local r = win:load()
+    return rows4_kernel("group_run", block, function(b, r)
       local mx, sm = ckt.tensor("register", "f32", 1), ckt.tensor("register", "f32", 1)
       b:clear(mx, -math.huge); b:clear(sm, 0)
       b:fold(mx, r, "max"); b:fold(sm, r, "sum")
       b:block_reduce(mx, "max", {threads = G})
       b:block_reduce(sm, "sum", {threads = G})
       b:block_reduce(sm, "sum", {threads = G})
-      local y = b:map(function(_, m, s, _, j) return ckt.select(ckt.eq(j, 0), m, s) end, r, mx, sm, {coords = true})
-      ckt.tile_window(ckt.tensor(Y, "f32", {shape = {block, 4}}), {block, 4}, {0, 0}, dist):store(y)
-    end}
+      return b:map(function(_, m, s, _, j) return ckt.select(ckt.eq(j, 0), m, s) end, r, mx, sm, {coords = true})
+    end)
   end
 
   for _, t in ipairs{"cpu:sm_90", "cpu"} do
@@ -266,10 +270,7 @@ describe("builder pieces of the row kernels", function()
       local _, exchanges = k:source("sm_90"):gsub("the waves' partials written", "")
       assert.equal(2, exchanges) -- max and sum together, then the sum again
       local x = ckt.array("f32", block * 4):random{seed = 11, lo = -2, hi = 2}
-      local y = ckt.array("f32", block * 4):poison()
-      local by = up(y)
-      k:compile{target = t}:launch{grid = 1, X = up(x), Y = by}
-      by:download(y)
+      local y = run_rows4(k, t, x)
       for th = 0, block - 1 do
         local g0, m, s = th - th % G, -math.huge, 0
         for u = g0, g0 + G - 1 do for j = 0, 3 do m = math.max(m, x[u * 4 + j]); s = s + x[u * 4 + j] end end
@@ -286,19 +287,15 @@ describe("builder pieces of the row kernels", function()
   -- values, then the group's in one exchange; the first group's values all -inf (an empty row:
   -- (-inf, 0) stays that)
   local function softmax_kernel(G, block)
-    return ckt.kernel{name = "group_softmax", block = block, build = function(b)
-      local X, Y = b:pointer("X", "f32", {const = true}), b:pointer("Y", "f32")
-      local dist = {thread_layout = ckt.layout({block, 1}, {1, 0}), scalar_per_vector = 4}
-      local r = ckt.tile_window(ckt.tensor(X, "f32", {shape = {block, 4}}), {block, 4}, {0, 0}, dist):load()
+    return rows4_kernel("group_softmax", block, function(b, r)
       local m, s = ckt.tensor("register", "f32", 1), ckt.tensor("register", "f32", 1)
       b:clear(m, -math.huge); b:clear(s, 0)
       b:fold(m, r, "max")
       local sm = b:map(function(mm) return ckt.select(ckt.eq(mm, -math.huge), 0, mm) end, m)
       b:fold(s, b:map(function(a, mm) return ckt.exp(a - mm) end, r, sm), "sum")
       b:block_reduce(m, "softmax", {threads = G, sum = s})
-      local y = b:map(function(_, mm, ss, _, j) return ckt.select(ckt.eq(j, 0), mm, ss) end, r, m, s, {coords = true})
-      ckt.tile_window(ckt.tensor(Y, "f32", {shape = {block, 4}}), {block, 4}, {0, 0}, dist):store(y)
-    end}
+      return b:map(function(_, mm, ss, _, j) return ckt.select(ckt.eq(j, 0), mm, ss) end, r, m, s, {coords = true})
+    end)
   end
 
   for _, t in ipairs{"cpu:sm_90", "cpu"} do
@@ -312,10 +309,7 @@ describe("builder pieces of the row kernels", function()
           local _, n = k:source("sm_90"):gsub("__syncthreads%(%)", "")
           assert.equal(2, n)
         end
-        local y = ckt.array("f32", block * 4):poison()
-        local by = up(y)
-        k:compile{target = t}:launch{grid = 1, X = up(x), Y = by}
-        by:download(y)
+        local y = run_rows4(k, t, x)
         for th = 0, block - 1 do
           local g0, M = th - th % G, -math.huge
           for u = g0, g0 + G - 1 do for j = 0, 3 do M = math.max(M, x[u * 4 + j]) end end
