@@ -75,7 +75,8 @@ typedef struct ckt_bulk_site {
     const char *phase;    /* wait: the parity waited for */
     const char *dst;      /* copy: the LDS tile's byte offset */
     const char *map;      /* copy: the tensor-map parameter */
-    const char *coord[2]; /* copy: the box's origin, innermost first */
+    const char *coord[5]; /* copy: the box's origin, innermost first (rank of them) */
+    int rank;
     long long box_bytes;
     bool producer; /* on the producer warp's elected thread */
 } ckt_bulk_site;

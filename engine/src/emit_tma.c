@@ -53,12 +53,24 @@ static void c_close(ckt_emit_out *o, const ckt_kernel *k)
     ckt_emit_put(o, "free(ckt_tmaq.e); /* copies never waited for never land */");
 }
 
+/* the copy's origin as a list of rank coordinates: "(long long)(c0), (long long)(c1), ..." */
+static void origin_list(const ckt_bulk_site *x, const char *cast, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    for (int d = 0; d < x->rank; d++) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, cap - n, "%s%s(%s)", d ? ", " : "", cast, x->coord[d]);
+    }
+}
+
 static void c_copy(ckt_emit_out *o, const ckt_bulk_site *x)
 {
+    char at[1200];
+    origin_list(x, "(long long)", at, sizeof at);
     ckt_emit_put(o,
                  "ckt_tma_push(&ckt_tmaq, ckt_mbar%d, %d, (long long)(%s), (long long)(%s), %s, "
-                 "(long long)(%s), (long long)(%s), ckt_lds, %lldu, launch);",
-                 x->set, x->set, x->index, x->dst, x->map, x->coord[0], x->coord[1],
+                 "(const long long[5]){%s}, ckt_lds, %lldu, launch);",
+                 x->set, x->set, x->index, x->dst, x->map, at,
                  (long long)ckt_kernel_lds_bytes(x->k));
 }
 
@@ -120,10 +132,10 @@ static void cuda_copy(ckt_emit_out *o, const ckt_bulk_site *x)
     o->ind++;
     ckt_emit_put(o, "const ckt_u32 ckt_bar = ckt_smem_addr(ckt_lds) + %s;", x->bar);
     ckt_emit_put(o, "ckt_mbar_expect_tx(ckt_bar, %lld);", x->box_bytes);
-    ckt_emit_put(o,
-                 "ckt_tma_load_2d(ckt_smem_addr(ckt_lds) + %s, &%s, (int)(%s), (int)(%s), "
-                 "ckt_bar);",
-                 x->dst, x->map, x->coord[0], x->coord[1]);
+    char at[1200];
+    origin_list(x, "(int)", at, sizeof at);
+    ckt_emit_put(o, "ckt_tma_load_%dd(ckt_smem_addr(ckt_lds) + %s, &%s, %s, ckt_bar);", x->rank,
+                 x->dst, x->map, at);
     o->ind--;
     ckt_emit_put(o, "}");
 }
@@ -194,18 +206,21 @@ static ckt_status tma_copy(ckt_emit_out o, const ckt_bulk_ops *ops, const ckt_ke
     const ckt_kwindow *src = ckt_kernel_window(k, op->inputs[0]),
                       *dst = ckt_kernel_window(k, op->w);
     const ckt_ktensor *g = ckt_kernel_tensor(k, m->tensor), *l = ckt_kernel_tensor(k, dst->tensor);
-    char dbytes[400], bar[300], c[2][200], b[200];
+    char dbytes[400], bar[300], c[5][200], b[200], at[1100] = "", box[64] = "";
     tile_bytes(k, ex, dst, dbytes, sizeof dbytes, err, &st);
     if (st) return st;
     mbar_offset(k, ex, op->inputs[1], op->a, bar, sizeof bar);
-    ckt_expr_print(ex, src->origin[m->inner], c[0], sizeof c[0], NULL);
-    ckt_expr_print(ex, src->origin[1 - m->inner], c[1], sizeof c[1], NULL);
+    for (int d = 0; d < m->rank; d++) {
+        ckt_expr_print(ex, src->origin[m->dims[d]], c[d], sizeof c[d], NULL);
+        size_t n = strlen(at), nb = strlen(box);
+        snprintf(at + n, sizeof at - n, "%s%s", d ? ", " : "", c[d]);
+        snprintf(box + nb, sizeof box - nb, "%s%lld", d ? " x " : "", (long long)m->box[d]);
+    }
     ckt_expr_print(ex, op->a, b, sizeof b, NULL);
     ckt_emit_put(&o,
-                 "/* bulk tensor copy: the %lld x %lld box of %s at (%s, %s) (innermost first) -> "
+                 "/* bulk tensor copy: the %s box of %s at (%s) (innermost first) -> "
                  "%s (%s), %lld bytes on mbarrier %d[%s] */",
-                 (long long)m->box[m->inner], (long long)m->box[1 - m->inner],
-                 ckt_kernel_param(k, g->param)->name, c[0], c[1], l->name,
+                 box, ckt_kernel_param(k, g->param)->name, at, l->name,
                  m->swizzle_bytes == 0    ? "no swizzle"
                  : m->swizzle_bytes == 32 ? "32B swizzle"
                  : m->swizzle_bytes == 64 ? "64B swizzle"
@@ -218,7 +233,8 @@ static ckt_status tma_copy(ckt_emit_out o, const ckt_bulk_ops *ops, const ckt_ke
                        NULL,
                        dbytes,
                        ckt_kernel_param(k, m->param)->name,
-                       {c[0], c[1]},
+                       {c[0], c[1], c[2], c[3], c[4]},
+                       m->rank,
                        (long long)m->box_bytes,
                        producer};
     ops->copy(&o, &x);
@@ -234,7 +250,7 @@ static ckt_status mbar_op(ckt_emit_out o, const ckt_bulk_ops *ops, const ckt_ker
     ckt_expr_print(ex, op->a, b, sizeof b, NULL);
     bool wait = op->kind == CKT_OP_MBAR_WAIT;
     if (wait) ckt_expr_print(ex, op->b, ph, sizeof ph, NULL);
-    ckt_bulk_site x = {k, op->inputs[0], b, bar, ph, NULL, NULL, {NULL, NULL}, 0, producer};
+    ckt_bulk_site x = {k, op->inputs[0], b, bar, ph, NULL, NULL, {NULL}, 0, 0, producer};
     (wait ? ops->wait : ops->arrive)(&o, &x);
     return CKT_OK;
 }

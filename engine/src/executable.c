@@ -26,7 +26,7 @@ typedef struct launch_cache {
     struct {
         bool valid;
         const void *base;
-        int64_t shape[2], stride[2];
+        int64_t shape[CKT_TMA_MAX_RANK], stride[CKT_TMA_MAX_RANK];
         int tile_checked_inner; /* the innermost mode the LDS tile was checked for (-1: none) */
         tensor_map map;
     } tma[CKT_K_MAX_TMAS];
@@ -200,16 +200,16 @@ static ckt_status check_cached(const ckt_executable *e, ckt_device *dev, const i
     return CKT_OK;
 }
 
-/* the rank-2 layout (s0, s1) : (d0, d1) */
-static ckt_status layout2(int64_t s0, int64_t s1, int64_t d0, int64_t d1, ckt_layout *out,
-                          ckt_error *err)
+/* the rank-n layout shape : stride */
+static ckt_status layout_n(int n, const int64_t *shape, const int64_t *stride, ckt_layout *out,
+                           ckt_error *err)
 {
-    ckt_tuple sh[2] = {ckt_tuple_int(s0), ckt_tuple_int(s1)},
-              st[2] = {ckt_tuple_int(d0), ckt_tuple_int(d1)};
-    ckt_tuple shape, stride;
-    ckt_status s = ckt_tuple_make(&shape, 2, sh, err);
-    if (!s) s = ckt_tuple_make(&stride, 2, st, err);
-    return s ? s : ckt_layout_make(out, &shape, &stride, err);
+    ckt_tuple sh[CKT_TMA_MAX_RANK], st[CKT_TMA_MAX_RANK];
+    for (int d = 0; d < n; d++) sh[d] = ckt_tuple_int(shape[d]), st[d] = ckt_tuple_int(stride[d]);
+    ckt_tuple a, b;
+    ckt_status s = ckt_tuple_make(&a, n, sh, err);
+    if (!s) s = ckt_tuple_make(&b, n, st, err);
+    return s ? s : ckt_layout_make(out, &a, &b, err);
 }
 
 /* Tensor map `i` at this launch: its tensor's sizes and strides at these parameter leaf values
@@ -222,19 +222,21 @@ static ckt_status encode_map(const ckt_executable *e, int i, int64_t *pv, const 
     const ckt_ktensor *t = ckt_kernel_tensor(e->k, m->tensor);
     const ckt_kparam *ptr = ckt_kernel_param(e->k, t->param);
     const void *base = ckt_buffer_ptr(args[e->of_param[t->param]].v.buffer);
-    int64_t shape[2], stride[2];
+    int64_t shape[CKT_TMA_MAX_RANK] = {0}, stride[CKT_TMA_MAX_RANK] = {0};
     ckt_expr_env env;
     memset(&env, 0, sizeof env);
     env.params = pv;
     ckt_status s = CKT_OK;
-    for (int d = 0; d < 2 && !s; d++) {
+    bool empty = false;
+    for (int d = 0; d < t->rank && !s; d++) {
         s = ckt_expr_eval_int(ckt_kernel_exprs_const(e->k), t->shape[d], &env, &shape[d], err);
         if (!s)
             s = ckt_expr_eval_int(ckt_kernel_exprs_const(e->k), t->stride[d], &env, &stride[d],
                                   err);
+        empty = empty || shape[d] == 0;
     }
     if (s) return s;
-    if (shape[0] == 0 || shape[1] == 0) { /* an empty padded tensor (a GEMM's A at K = 0): */
+    if (empty) { /* an empty padded tensor (a GEMM's A at K = 0): */
         memset(out->bytes, 0, sizeof out->bytes); /* no copy reads it */
         return CKT_OK;
     }
@@ -247,17 +249,23 @@ static ckt_status encode_map(const ckt_executable *e, int i, int64_t *pv, const 
     int checked = c->tma[i].tile_checked_inner;
     pthread_mutex_unlock(&c->lock);
     if (same) return CKT_OK;
-    /* the box, row by row with the inner mode fastest, under the copy's swizzle */
-    int64_t b0 = m->box[0], b1 = m->box[1];
+    /* the box, row by row along the map's dimensions (the inner mode fastest), under the copy's
+     * swizzle */
+    int64_t bshape[CKT_TMA_MAX_RANK], bstride[CKT_TMA_MAX_RANK], run = 1;
+    for (int d = 0; d < m->rank; d++) {
+        bshape[m->dims[d]] = m->box[d];
+        bstride[m->dims[d]] = run;
+        run *= m->box[d];
+    }
     ckt_layout global, box;
     const ckt_swizzle *swp = m->swizzle_bytes ? &m->sw : NULL;
     char why[96];
     snprintf(why, sizeof why, "launch: the tensor map of '%s': ", ptr->name);
     ckt_tma_map plan;
-    int inner = stride[0] == 1 ? 0 : 1;
-    if ((s = layout2(shape[0], shape[1], stride[0], stride[1], &global, err)) ||
-        (s = layout2(b0, b1, m->inner == 0 ? 1 : b1, m->inner == 0 ? b0 : 1, &box, err)) ||
-        (s = ckt_tma_plan_ex(&global, t->dtype, &box, swp, checked != inner, &plan, err)) ||
+    if ((s = layout_n(t->rank, shape, stride, &global, err)) ||
+        (s = layout_n(m->rank, bshape, bstride, &box, err)) ||
+        (s = ckt_tma_plan_ex(&global, t->dtype, &box, swp, m->dims, checked != m->inner, &plan,
+                             err)) ||
         (s = e->target.runtime == CKT_BACKEND_CPU
                  ? ckt_tma_cpu_encode(&plan, t->dtype, base, out->bytes, err)
                  : ckt_tma_encode(&plan, base, out->bytes, err)))

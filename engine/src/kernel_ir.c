@@ -2082,16 +2082,18 @@ static int contiguous_dim(const ckt_kernel *k, const ckt_ktensor *t)
     return -1;
 }
 
-/* the tensor map of tensor `tensor` for this box and swizzle: an existing one, or a new one with
- * its derived parameter */
-static ckt_status tensor_map(ckt_kernel *k, int tensor, int inner, const int64_t *box, int W,
-                             const ckt_swizzle *lds_sw, int *index, ckt_error *err)
+/* the tensor map of tensor `tensor` for this box (rank dimensions: dims, box; innermost first) and
+ * swizzle: an existing one, or a new one with its derived parameter */
+static ckt_status tensor_map(ckt_kernel *k, int tensor, int inner, int rank, const int *dims,
+                             const int64_t *box, int W, const ckt_swizzle *lds_sw, int *index,
+                             ckt_error *err)
 {
     const ckt_ktensor *t = &k->tensors[tensor];
     for (int i = 0; i < k->ntmas; i++) {
         const ckt_ktma *m = &k->tmas[i];
-        if (m->tensor == tensor && m->box[0] == box[0] && m->box[1] == box[1] &&
-            m->swizzle_bytes == W) {
+        if (m->tensor == tensor && m->rank == rank && m->swizzle_bytes == W &&
+            !memcmp(m->dims, dims, (size_t)rank * sizeof *dims) &&
+            !memcmp(m->box, box, (size_t)rank * sizeof *box)) {
             *index = i;
             return CKT_OK;
         }
@@ -2112,13 +2114,34 @@ static ckt_status tensor_map(ckt_kernel *k, int tensor, int inner, const int64_t
     m->tensor = tensor;
     m->param = k->nparams;
     m->inner = inner;
-    m->box[0] = box[0];
-    m->box[1] = box[1];
+    m->rank = rank;
+    m->box_bytes = (int64_t)ckt_dtype_size(t->dtype);
+    for (int d = 0; d < rank; d++) {
+        m->dims[d] = dims[d];
+        m->box[d] = box[d];
+        m->box_bytes *= box[d];
+    }
     m->swizzle_bytes = W;
     if (W) m->sw = *lds_sw;
-    m->box_bytes = box[0] * box[1] * (int64_t)ckt_dtype_size(t->dtype);
     *index = k->ntmas++;
     return param_commit(k, NULL);
+}
+
+/* The source modes a copy's box spans, as the destination's two: a rank-2 source's own; above
+ * that, the source window's modes 1 long are left out, outermost first, until two remain
+ * (kept[0] < kept[1]). -1 when more than two modes are longer than 1. */
+static int box_modes(const ckt_kwindow *src, int rank, int kept[2])
+{
+    int drop = rank - 2, n = 0;
+    for (int d = 0; d < rank; d++) {
+        if (drop > 0 && src->lengths[d] == 1) {
+            drop--;
+            continue;
+        }
+        if (n == 2) return -1;
+        kept[n++] = d;
+    }
+    return 0;
 }
 
 ckt_status ckt_kernel_tma_copy(ckt_kernel *k, int dst_window, int src_window, int set,
@@ -2144,22 +2167,32 @@ ckt_status ckt_kernel_tma_copy(ckt_kernel *k, int dst_window, int src_window, in
     if (src->dtype != dst->dtype)
         return ckt_fail(err, CKT_EINVAL, "tma_copy: the source holds %s but the destination %s",
                         ckt_dtype_name(src->dtype), ckt_dtype_name(dst->dtype));
-    if (src->rank != 2 || dst->rank != 2)
-        return ckt_fail(
-            err, CKT_EINVAL,
-            "tma_copy: rank-2 tensors only (the source has rank %d, the destination %d)", src->rank,
-            dst->rank);
+    if (src->rank < 2 || src->rank > CKT_TMA_MAX_RANK || dst->rank != 2)
+        return ckt_fail(err, CKT_EINVAL,
+                        "tma_copy: a source of rank 2..%d and a rank-2 destination (here %d and "
+                        "%d)",
+                        CKT_TMA_MAX_RANK, src->rank, dst->rank);
+    int kept[2];
+    if (box_modes(sw, src->rank, kept) < 0)
+        return ckt_fail(err, CKT_EINVAL,
+                        "tma_copy: the source window is longer than 1 in more than two dims (a "
+                        "copy fills a rank-2 LDS tile)");
     for (int d = 0; d < 2; d++)
-        if (sw->lengths[d] != dw->lengths[d])
+        if (sw->lengths[kept[d]] != dw->lengths[d])
             return ckt_fail(err, CKT_EINVAL,
                             "tma_copy: the windows differ in dim %d (%lld and %lld elements)", d,
-                            (long long)sw->lengths[d], (long long)dw->lengths[d]);
+                            (long long)sw->lengths[kept[d]], (long long)dw->lengths[d]);
     int inner = contiguous_dim(k, src);
     if (inner < 0)
         return ckt_fail(err, CKT_EINVAL,
                         "tma_copy: no dimension of '%s' has stride 1 (a tensor map's innermost "
                         "dimension is contiguous)",
                         src->name);
+    if (inner != kept[0] && inner != kept[1])
+        return ckt_fail(err, CKT_EINVAL,
+                        "tma_copy: dim %d of '%s' is the contiguous one, but the window is 1 long "
+                        "there (the box's innermost extent must be at least 16 bytes)",
+                        inner, src->name);
     int64_t origin[2];
     bool moved = window_ops(k, CKT_OP_ADD, dst_window) > 0;
     for (int d = 0; d < 2; d++)
@@ -2168,13 +2201,21 @@ ckt_status ckt_kernel_tma_copy(ckt_kernel *k, int dst_window, int src_window, in
                             "tma_copy: the destination window's origin must be constant (dim %d "
                             "is not); choose the stage with t:stage(i)",
                             d);
-    int W;
+    int W, dinner = inner == kept[0] ? 0 : 1;
     int64_t repeat = dst->stages > 1 ? dst->stage_elems * (int64_t)ckt_dtype_size(dst->dtype) : 0;
     if ((s = ckt_tma_check_tile(&dst->layout, dst->swizzled ? &dst->sw : NULL, dst->dtype,
-                                dst->lds_offset, repeat, origin, dw->lengths, inner, &W, err)))
+                                dst->lds_offset, repeat, origin, dw->lengths, dinner, &W, err)))
         return ckt_fail_prefix(err, "tma_copy: ");
+    /* the map's dimensions: the inner mode, the tile's other one, then the rest in mode order */
+    int dims[CKT_TMA_MAX_RANK], n = 0;
+    int64_t box[CKT_TMA_MAX_RANK];
+    dims[n++] = inner;
+    dims[n++] = kept[1 - dinner];
+    for (int d = 0; d < src->rank; d++)
+        if (d != kept[0] && d != kept[1]) dims[n++] = d;
+    for (int d = 0; d < n; d++) box[d] = sw->lengths[dims[d]];
     int map = -1;
-    if ((s = tensor_map(k, sw->tensor, inner, dw->lengths, W, &dst->sw, &map, err))) return s;
+    if ((s = tensor_map(k, sw->tensor, inner, n, dims, box, W, &dst->sw, &map, err))) return s;
     ckt_kop op = new_op(CKT_OP_TMA_COPY);
     op.w = dst_window;
     op.r = map;

@@ -111,11 +111,12 @@ static ckt_status check_lds(const ckt_layout *lds, const ckt_swizzle *sw, const 
 ckt_status ckt_tma_plan(const ckt_layout *global, ckt_dtype dtype, const ckt_layout *lds,
                         const ckt_swizzle *sw, ckt_tma_map *out, ckt_error *err)
 {
-    return ckt_tma_plan_ex(global, dtype, lds, sw, true, out, err);
+    return ckt_tma_plan_ex(global, dtype, lds, sw, NULL, true, out, err);
 }
 
 ckt_status ckt_tma_plan_ex(const ckt_layout *global, ckt_dtype dtype, const ckt_layout *lds,
-                           const ckt_swizzle *sw, bool check_tile, ckt_tma_map *out, ckt_error *err)
+                           const ckt_swizzle *sw, const int *dims, bool check_tile,
+                           ckt_tma_map *out, ckt_error *err)
 {
     if (!global || !lds || !out) return ckt_fail(err, CKT_EINVAL, "tma: NULL argument");
     memset(out, 0, sizeof *out);
@@ -146,11 +147,29 @@ ckt_status ckt_tma_plan_ex(const ckt_layout *global, ckt_dtype dtype, const ckt_
         return ckt_fail(err, CKT_EINVAL,
                         "tma: no mode of the global tensor has stride 1 (the innermost dimension "
                         "of a tensor map is contiguous)");
-    /* dimension order: the contiguous mode, then the others by increasing stride */
+    /* dimension order: the one given, or the contiguous mode, then the others by increasing
+     * stride */
     int order[CKT_TMA_MAX_RANK], n = 0;
-    order[n++] = inner;
     bool used[CKT_TMA_MAX_RANK] = {false};
-    used[inner] = true;
+    if (dims) {
+        for (int d = 0; d < rank; d++) {
+            if (dims[d] < 0 || dims[d] >= rank || used[dims[d]])
+                return ckt_fail(err, CKT_EINVAL,
+                                "tma: the dimension order is not a permutation of the %d modes",
+                                rank);
+            used[dims[d]] = true;
+            order[d] = dims[d];
+        }
+        if (stride[order[0]] != 1)
+            return ckt_fail(err, CKT_EINVAL,
+                            "tma: mode %d, the map's innermost dimension, has stride %lld, not 1",
+                            order[0], (long long)stride[order[0]]);
+        inner = order[0];
+        n = rank;
+    } else {
+        order[n++] = inner;
+        used[inner] = true;
+    }
     while (n < rank) {
         int best = -1;
         for (int i = 0; i < rank; i++)

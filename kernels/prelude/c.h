@@ -281,25 +281,38 @@ typedef struct {
 /* arrivals a phase; arrivals made (all phases); phases completed; completions a producer's waits
  * on this barrier have assumed so far */
 typedef struct { long long arrivals, arrived, completed, seen; } ckt_mbar_state;
-typedef struct { ckt_mbar_state *set; long long bar, phase, dst, c0, c1; const ckt_tmap *map; const ckt_mbar_state *guard; long long need; } ckt_tma_entry;
+typedef struct { ckt_mbar_state *set; long long bar, phase, dst, c[5]; const ckt_tmap *map; const ckt_mbar_state *guard; long long need; } ckt_tma_entry;
 typedef struct { ckt_tma_entry *e; long long n, cap; const ckt_mbar_state *guard; long long need; } ckt_tma_queue;
 #define CKT_MBAR_FAULT(kind, set_no, bar) CKT_FAULT(-(1 + (int)(bar) + 64 * (set_no) + 4096 * (kind)))
 CKT_FN void ckt_mbar_init(ckt_mbar_state *s, long long n, long long arrivals)
 {
     for (long long i = 0; i < n; i++) s[i] = (ckt_mbar_state){arrivals, 0, 0, 0};
 }
-CKT_FN long long ckt_tma_box_bytes(const ckt_tmap *m) { return (long long)m->box[0] * m->box[1] * m->elem_bytes; }
+CKT_FN long long ckt_tma_box_elems(const ckt_tmap *m)
+{
+    long long n = 1;
+    for (int d = 0; d < m->rank; d++) n *= m->box[d];
+    return n;
+}
 CKT_FN void ckt_tma_land(const ckt_tma_entry *t, unsigned char *lds, unsigned long long lds_bytes)
 {
     const ckt_tmap *m = t->map;
-    long long n = (long long)m->box[0] * m->box[1], w = m->swizzle_bytes, esz = m->elem_bytes;
+    long long n = ckt_tma_box_elems(m), w = m->swizzle_bytes, esz = m->elem_bytes;
     for (long long e = 0; e < n; e++) {
-        long long i0 = t->c0 + e % m->box[0], i1 = t->c1 + e / m->box[0];
+        /* element e of the box, dimension 0 fastest: inside the tensor, or 0 */
+        long long rest = e, off = 0;
+        int inside = 1;
+        for (int d = 0; d < m->rank; d++) {
+            long long i = t->c[d] + rest % m->box[d];
+            rest /= m->box[d];
+            inside = inside && i >= 0 && (unsigned long long)i < m->dim[d];
+            off += d ? i * (long long)m->stride[d - 1] : i * esz;
+        }
         long long a = t->dst + e * esz;
         if (w) a ^= ((a >> 7) & (w / 16 - 1)) << 4;
         if (a < 0 || (unsigned long long)(a + esz) > lds_bytes) continue;
-        if (i0 >= 0 && i1 >= 0 && (unsigned long long)i0 < m->dim[0] && (unsigned long long)i1 < m->dim[1])
-            memcpy(lds + a, (const unsigned char *)m->base + i0 * esz + i1 * (long long)m->stride[0], (size_t)esz);
+        if (inside)
+            memcpy(lds + a, (const unsigned char *)m->base + off, (size_t)esz);
         else
             memset(lds + a, 0, (size_t)esz);
     }
@@ -318,10 +331,11 @@ CKT_FN void ckt_mbar_settle(const ckt_tma_queue *q, ckt_mbar_state *b)
 }
 /* mbarrier.arrive.expect_tx and the copy, queued (out of memory: it lands at once) */
 CKT_FN void ckt_tma_push(ckt_tma_queue *q, ckt_mbar_state *set, int set_no, long long bar, long long dst, const ckt_tmap *map,
-                         long long c0, long long c1, unsigned char *lds, unsigned long long lds_bytes, const ckt_cpu_launch *launch)
+                         const long long *c, unsigned char *lds, unsigned long long lds_bytes, const ckt_cpu_launch *launch)
 {
     ckt_mbar_state *b = &set[bar];
-    ckt_tma_entry t = {set, bar, b->arrived / b->arrivals, dst, c0, c1, map, q->guard, q->need};
+    ckt_tma_entry t = {set, bar, b->arrived / b->arrivals, dst, {0, 0, 0, 0, 0}, map, q->guard, q->need};
+    for (int d = 0; d < map->rank && d < 5; d++) t.c[d] = c[d];
     if (t.phase > b->completed && !t.guard) CKT_MBAR_FAULT(2, set_no, bar);
     b->arrived++;
     if (q->n == q->cap) {

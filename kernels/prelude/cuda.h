@@ -75,6 +75,21 @@ CKT_FN void ckt_tma_load_2d(ckt_u32 dst, const ckt_tmap *map, int c0, int c1, ck
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                  :: "r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(bar) : "memory");
 }
+CKT_FN void ckt_tma_load_3d(ckt_u32 dst, const ckt_tmap *map, int c0, int c1, int c2, ckt_u32 bar)
+{
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
+                 :: "r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(bar) : "memory");
+}
+CKT_FN void ckt_tma_load_4d(ckt_u32 dst, const ckt_tmap *map, int c0, int c1, int c2, int c3, ckt_u32 bar)
+{
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];"
+                 :: "r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar) : "memory");
+}
+CKT_FN void ckt_tma_load_5d(ckt_u32 dst, const ckt_tmap *map, int c0, int c1, int c2, int c3, int c4, ckt_u32 bar)
+{
+    asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];"
+                 :: "r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(bar) : "memory");
+}
 /* Wait for the phase of this parity. Each try may suspend the thread in hardware for a
  * system-dependent time until the phase completes. Not with an explicit time hint (CUTLASS's ~10
  * ms): on an H100 that made the 8192^3 GEMM 5% slower (763 against 805 TFLOP/s, the producer's

@@ -237,6 +237,62 @@ local function run_ring(k, dt, M, K, TR, seed)
   return x, y
 end
 
+-- A box of one (batch, head) of a 4-d tensor (B, H, S, D), as attention reads K and V: the source
+-- window (1, 1, TS, TD) of the BHSD layout or (1, TS, 1, TD) of the BSHD one (modes (b, s, h, d)),
+-- the LDS tile TS x TD under the 128B swizzle; each block copies the box of (b, h, s-tile, d-tile)
+-- and stores it to Y (B, H, S rounded up to TS, D), so keys past S must read 0 (not the next
+-- head's rows)
+describe("bulk copies from sources of rank 3 to 5: one box of a 4-d tensor", function()
+  local function kernel(dt, layout, TS, TD)
+    return ckt.kernel{name = "tma_rank4", block = 32, build = function(b)
+      local X = b:pointer("X", dt, {const = true})
+      local Y = b:pointer("Y", dt)
+      local B, H, S, D = b:size("B"), b:size("H"), b:size("S"), b:size("D", {multiple_of = 8})
+      local gx = layout == "bhsd" and ckt.tensor(X, dt, {shape = {B, H, S, D}}, {pad = true})
+                 or ckt.tensor(X, dt, {shape = {B, S, H, D}}, {pad = true})
+      local SP = (S + TS - 1) // TS * TS
+      local gy = ckt.tensor(Y, dt, {shape = {B * (H * SP), D}})
+      local s = ckt.tensor("lds", dt, box_layout(dt, TS, TD, 1, 3))
+      local full = b:mbarriers{count = 1}
+      local bi, hi, st, dt_ = b:block_id(0) // H, b:block_id(0) % H, b:block_id(1), b:block_id(2)
+      local src = layout == "bhsd" and ckt.tile_window(gx, {1, 1, TS, TD}, {bi, hi, st * TS, dt_ * TD})
+                  or ckt.tile_window(gx, {1, TS, 1, TD}, {bi, st * TS, hi, dt_ * TD})
+      local w = ckt.tile_window(s, {TS, TD}, {0, 0})
+      b:tma_copy{src = src, dst = w, barrier = full, at = 0}
+      b:mbarrier_wait{barrier = full, at = 0, phase = 0}
+      ckt.tile_window(gy, {TS, TD}, {(bi * H + hi) * SP + st * TS, dt_ * TD}):store(w:load())
+    end}
+  end
+  for _, c in ipairs{{"f16", "bhsd", 16, 64, {2, 3, 37, 128}}, {"bf16", "bshd", 8, 64, {1, 4, 13, 64}},
+                     {"f16", "bshd", 32, 64, {3, 2, 40, 192}}} do
+    local dt, layout, TS, TD, sz = c[1], c[2], c[3], c[4], c[5]
+    it(("%s %s, a %dx%d box of (B, H, S, D) = (%d, %d, %d, %d)"):format(dt, layout, TS, TD, sz[1], sz[2], sz[3], sz[4]), function()
+      local B, H, S, D = sz[1], sz[2], sz[3], sz[4]
+      local SP = cdiv(S, TS) * TS
+      local x = random_input(dt, B * H * S * D, S * 7 + D)
+      local y = ckt.array(dt, B * H * SP * D):poison()
+      local bx, by = dev:alloc(dt, B * H * S * D), dev:alloc(dt, B * H * SP * D)
+      bx:upload(x); by:upload(y)
+      local k = kernel(dt, layout, TS, TD)
+      assert.truthy(k:source("sm_90a"):find("ckt_tma_load_4d(", 1, true))
+      k:compile{target = "cpu:sm_90a"}:launch{grid = {B * H, SP // TS, D // TD}, X = bx, Y = by, B = B, H = H, S = S, D = D}
+      by:download(y)
+      local want = ckt.array(dt, B * H * SP * D):fill(0)
+      for bi = 0, B - 1 do for hi = 0, H - 1 do for si = 0, S - 1 do for di = 0, D - 1 do
+        local from = layout == "bhsd" and ((bi * H + hi) * S + si) * D + di or ((bi * S + si) * H + hi) * D + di
+        want[((bi * H + hi) * SP + si) * D + di] = x[from]
+      end end end end
+      local ok, err, at = y:compare(want, {rtol = 0, atol = 0})
+      assert(ok, ("max error %s at %s"):format(tostring(err), tostring(at)))
+    end)
+  end
+
+  it("the copy's coordinates: innermost first, the box's other mode next, then the rest", function()
+    local cu = kernel("f16", "bshd", 16, 64):source("sm_90a")
+    assert.truthy(cu:find("the 64 x 16 x 1 x 1 box of X", 1, true), cu)
+  end)
+end)
+
 describe("a multi-stage ring of bulk copies reusing its mbarriers across phases", function()
   local RINGS = {
     {"f16", {16, 64}, 3, 2, {{40, 5 * 64 + 8}, {16, 64}, {7, 8}}},   -- 128B, 2 stages: phases 0, 1, 0
@@ -329,7 +385,7 @@ describe("the sources of bulk copies and mbarrier waits", function()
     local c = k:source("cpu:sm_90a")
     assert.truthy(c:find("ckt_mbar_state ckt_mbar0[1];", 1, true), c)
     assert.truthy(c:find("ckt_mbar_init(ckt_mbar0, 1, 1);", 1, true))
-    assert.truthy(c:find("ckt_tma_push%(&ckt_tmaq, ckt_mbar0, [^\n]*%(long long%)%(0%), ckt_tmap0, %(long long%)%(w%d+_1%), %(long long%)%(w%d+_0%), ckt_lds, 2056u"), c)
+    assert.truthy(c:find("ckt_tma_push%(&ckt_tmaq, ckt_mbar0, [^\n]*%(long long%)%(0%), ckt_tmap0, %(const long long%[5%]%){%(long long%)%(w%d+_1%), %(long long%)%(w%d+_0%)}, ckt_lds, 2056u"), c)
     assert.truthy(c:find("ckt_mbar_wait(&ckt_tmaq, ckt_mbar0, 0, (long long)(0), (int)(", 1, true), c)
     assert.truthy(c:find("free(ckt_tmaq.e);", 1, true))
   end)
@@ -527,13 +583,22 @@ describe("bulk copies and mbarriers refuse misuse", function()
     copy_fails("tma_copy: the source holds f16 but the destination f32", function(_, gx, _, m)
       return {src = win(gx), dst = win(ckt.tensor("lds", "f32", ckt.layout({16, 64}, {64, 1}))), barrier = m, at = 0}
     end)
-    copy_fails("tma_copy: rank-2 tensors only (the source has rank 3, the destination 3)", function(_, _, _, m, X)
+    copy_fails("tma_copy: a source of rank 2..5 and a rank-2 destination (here 3 and 3)", function(_, _, _, m, X)
       local g3 = ckt.tensor(X, "f16", {shape = {2, 16, 64}})
       local s3 = ckt.tensor("lds", "f16", ckt.layout({2, 16, 64}, {1024, 64, 1}))
       return {src = ckt.tile_window(g3, {2, 16, 64}, {0, 0, 0}), dst = ckt.tile_window(s3, {2, 16, 64}, {0, 0, 0}), barrier = m, at = 0}
     end)
-    copy_fails("tma_copy: rank-2 tensors only (the source has rank 3, the destination 2)", function(_, _, s, m, X)
-      return {src = ckt.tile_window(ckt.tensor(X, "f16", {shape = {1, 16, 64}}), {1, 16, 64}, {0, 0, 0}), dst = win(s), barrier = m, at = 0}
+    copy_fails("tma_copy: a source of rank 2..5 and a rank-2 destination (here 1 and 2)", function(_, _, s, m, X)
+      return {src = ckt.tile_window(ckt.tensor(X, "f16", {shape = {1024}}), {1024}, {0}), dst = win(s), barrier = m, at = 0}
+    end)
+    copy_fails("tma_copy: the source window is longer than 1 in more than two dims (a copy fills a rank-2 LDS tile)", function(_, _, s, m, X)
+      return {src = ckt.tile_window(ckt.tensor(X, "f16", {shape = {2, 16, 64}}), {2, 16, 64}, {0, 0, 0}), dst = win(s), barrier = m, at = 0}
+    end)
+    copy_fails("tma_copy: the windows differ in dim 0 (2 and 16 elements)", function(_, _, s, m, X)
+      return {src = ckt.tile_window(ckt.tensor(X, "f16", {shape = {2, 1, 64}}), {2, 1, 64}, {0, 0, 0}), dst = win(s), barrier = m, at = 0}
+    end)
+    copy_fails("tma_copy: dim 2 of 'X' is the contiguous one, but the window is 1 long there", function(_, _, s, m, X)
+      return {src = ckt.tile_window(ckt.tensor(X, "f16", {shape = {16, 64, 4}}), {16, 64, 1}, {0, 0, 0}), dst = win(s), barrier = m, at = 0}
     end)
     copy_fails("tma_copy: the windows differ in dim 0 (8 and 16 elements)", function(_, gx, s, m)
       return {src = ckt.tile_window(gx, {8, 64}, {0, 0}), dst = win(s), barrier = m, at = 0}

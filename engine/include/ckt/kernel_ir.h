@@ -460,14 +460,16 @@ ckt_status ckt_kernel_wait(ckt_kernel *k, int64_t pending, bool sync, ckt_error 
  * every LDS tensor when the kernel is finished (so the tensors' offsets do not depend on where
  * the sets were declared).
  * ckt_kernel_tma_copy: dst (a window of a rank-2 LDS tensor, constant origin) = src (a window of a
- * rank-2 global tensor with one dimension of stride 1, same lengths and dtype) by one bulk tensor
- * copy, issued by thread 0, which also arrives on mbarrier `bar` (a block-uniform expression in
- * 0..count-1) of `set` expecting the box's bytes; elements outside the tensor read 0. The LDS
- * tile must be the box row by row (the contiguous dimension innermost) under one of the copy's
- * swizzles; refusals name the rule. The source tensor gets a tensor-map parameter (one per tensor
- * and box), which the launch encodes (ckt_kernel_tma).
- * ckt_kernel_mbar_wait: every thread waits until the phase of parity `phase` (an expression,
- * taken modulo 2) of mbarrier `bar` has completed: all its arrivals made and their bytes landed. */
+ * global tensor of rank 2..5 with one dimension of stride 1, same dtype) by one bulk tensor copy
+ * (a rank-2 source: the same lengths; a higher rank, e.g. one (batch, head) of a 4-d tensor: its
+ * modes 1 long left out, outermost first, until two remain, which are the destination's), issued by
+ * thread 0, which also arrives on mbarrier `bar` (a block-uniform expression in 0..count-1) of
+ * `set` expecting the box's bytes; elements outside the tensor read 0. The LDS tile must be the box
+ * row by row (the contiguous dimension innermost) under one of the copy's swizzles; refusals name
+ * the rule. The source tensor gets a tensor-map parameter (one per tensor and box), which the
+ * launch encodes (ckt_kernel_tma). ckt_kernel_mbar_wait: every thread waits until the phase of
+ * parity `phase` (an expression, taken modulo 2) of mbarrier `bar` has completed: all its arrivals
+ * made and their bytes landed. */
 ckt_status ckt_kernel_mbarriers(ckt_kernel *k, int64_t count, int64_t arrivals, int *set,
                                 ckt_error *err);
 ckt_status ckt_kernel_tma_copy(ckt_kernel *k, int dst_window, int src_window, int set,
@@ -510,7 +512,11 @@ typedef struct ckt_kmbar {
  * launched as parameter `param`. */
 typedef struct ckt_ktma {
     int tensor, param, inner;
-    int64_t box[2];
+    /* the map's dimensions, innermost first: dims[d] is the tensor's mode, box[d] the box's
+     * extent along it (the inner mode, the other mode the LDS tile spans, then the tensor's
+     * remaining modes, each 1 long, in mode order) */
+    int rank, dims[5];
+    int64_t box[5];
     int swizzle_bytes;
     ckt_swizzle sw; /* the LDS tile's swizzle as a ckt swizzle (b = 0: none) */
     int64_t box_bytes;

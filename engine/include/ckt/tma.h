@@ -51,12 +51,15 @@ typedef struct ckt_tma_map {
  */
 ckt_status ckt_tma_plan(const ckt_layout *global, ckt_dtype dtype, const ckt_layout *lds,
                         const ckt_swizzle *sw, ckt_tma_map *out, ckt_error *err);
-/* The same; check_tile false skips the element-by-element check that the LDS tile is the box
- * row by row (it depends on the tile and on which global mode is innermost, not on the sizes:
- * a launch checks it once per innermost mode and skips it afterwards). */
+/* The same; dims (NULL: the contiguous mode, then the others by increasing stride) the map's
+ * dimensions innermost first as modes of the tensor, the first of stride 1 (a kernel fixes the
+ * order its copies give coordinates in, whatever the strides at launch); check_tile false skips
+ * the element-by-element check that the LDS tile is the box row by row (it depends on the tile
+ * and on which global mode is innermost, not on the sizes: a launch checks it once per innermost
+ * mode and skips it afterwards). */
 ckt_status ckt_tma_plan_ex(const ckt_layout *global, ckt_dtype dtype, const ckt_layout *lds,
-                           const ckt_swizzle *sw, bool check_tile, ckt_tma_map *out,
-                           ckt_error *err);
+                           const ckt_swizzle *sw, const int *dims, bool check_tile,
+                           ckt_tma_map *out, ckt_error *err);
 
 /* Encode the map for a tensor at `global_address` into the 128-byte, 64-byte aligned `out`
  * (a CUtensorMap) through the CUDA driver's cuTensorMapEncodeTiled, loaded at run time.
