@@ -22,9 +22,11 @@ local tiles = {}
 for ts in tile_arg:gmatch("[^,]+") do
   if ts == "default" then tiles[#tiles + 1] = {name = ts}
   else
-    local br, bc = ts:match("^(%d+)x(%d+)$")
-    if not br then error("tiles: '" .. ts .. "' is not default or BRxBC") end
-    tiles[#tiles + 1] = {name = ts, tile = {tonumber(br), tonumber(bc)}}
+    local br, bc, ov = ts:match("^(%d+)x(%d+)(.*)$")
+    if not br or (ov ~= "" and ov ~= "@overlap" and ov ~= "@serial") then error("tiles: '" .. ts .. "' is not default or BRxBC[@overlap|@serial]") end
+    local overlap = nil
+    if ov == "@overlap" then overlap = true elseif ov == "@serial" then overlap = false end
+    tiles[#tiles + 1] = {name = ts, tile = {tonumber(br), tonumber(bc)}, overlap = overlap}
   end
 end
 
@@ -35,14 +37,14 @@ for _, dt in ipairs{"f16", "bf16"} do
   for _, D in ipairs{64, 128} do
     for _, causal in ipairs{false, true} do
      for _, tl in ipairs(tiles) do
-      if pcall(attention.build, {dtype = dt, head_dim = D, causal = causal, target = target, tile = tl.tile}) then
+      if pcall(attention.build, {dtype = dt, head_dim = D, causal = causal, target = target, tile = tl.tile, overlap = tl.overlap}) then
       local B, H, Hkv, Sq, Sk = 2, 4, 2, tl.tile and tl.tile[1] > 64 and 177 or 77, 131
       local q = ckt.array(dt, B * H * Sq * D):random{seed = 1, lo = -1, hi = 1}
       local kk = ckt.array(dt, B * Hkv * Sk * D):random{seed = 2, lo = -1, hi = 1}
       local v = ckt.array(dt, B * Hkv * Sk * D):random{seed = 3, lo = -1, hi = 1}
       local ref_o, ref_lse = attention.reference(q, kk, v, {B = B, H = H, H_kv = Hkv, S_q = Sq, S_k = Sk, head_dim = D, causal = causal})
       local function run(d, t)
-        local k, grid = attention.build{dtype = dt, head_dim = D, causal = causal, target = t, tile = tl.tile}
+        local k, grid = attention.build{dtype = dt, head_dim = D, causal = causal, target = t, tile = tl.tile, overlap = tl.overlap}
         local exe = k:compile{target = t}
         local bo, bl = d:alloc(dt, B * H * Sq * D):upload(ckt.array(dt, B * H * Sq * D):poison()), d:alloc("f32", B * H * Sq):upload(ckt.array("f32", B * H * Sq):poison())
         exe:launch{grid = grid(B, H, Sq), Q = d:alloc(dt, #q):upload(q), K = d:alloc(dt, #kk):upload(kk), V = d:alloc(dt, #v):upload(v),
@@ -79,7 +81,7 @@ for spec in shape_arg:gmatch("[^;]+") do
   for _, causal in ipairs{false, true} do
     for _, tl in ipairs(tiles) do
       local dt = "f16"
-      local okb, k, grid, p = pcall(attention.build, {dtype = dt, head_dim = D, causal = causal, target = target, tile = tl.tile})
+      local okb, k, grid, p = pcall(attention.build, {dtype = dt, head_dim = D, causal = causal, target = target, tile = tl.tile, overlap = tl.overlap})
       if okb then
         local exe = k:compile{target = target}
         local n = B * H * S * D

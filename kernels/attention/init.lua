@@ -28,7 +28,7 @@ local attention = {}
 
 local function fail(msg, level) error("attention: " .. msg, level or 3) end
 
-attention.OPTIONS = {"dtype", "head_dim", "causal", "lengths", "scale", "layout", "strides", "tile", "target", "name"}
+attention.OPTIONS = {"dtype", "head_dim", "causal", "lengths", "scale", "layout", "strides", "tile", "overlap", "target", "name"}
 
 -- The matrix instruction's traits for an M x N accumulator: every wave along M (one instruction
 -- row a wave), the instruction tiles of a wave along N.
@@ -62,13 +62,21 @@ function attention.plan_hopper(p, rec, o)
   if not n_ok(p.D) then fail(("head_dim %d: %s's wgmma path takes 64, 128 or 256"):format(p.D, p.target)) end
   p.block = 128 * (p.BR // 64)
   p.stages = 2
-  -- Q, the K and V rings, P (16-bit), the score tile's reduction scratch and the row statistics
-  -- (f32), and the 1024-byte alignment of the swizzled tiles (an upper bound: P now stays in
-  -- registers and the GPU leaves the scratch out, ckt_emit_lds_bytes)
-  local bytes = 2 * (p.BR * p.D + 2 * 2 * p.BC * p.D + p.BR * p.BC) + 4 * (p.BR * p.BC + p.BR) + 1024
+  -- the copies: bulk tensor copies issued by a producer (a warpgroup that hands its registers to
+  -- the consumers' when they are two or more warpgroups, a warp beside one)
+  p.producer_warpgroup = p.block >= 256
+  -- Q, the K and V rings (16-bit), the row statistics (f32), the mbarriers, and the 1024-byte
+  -- alignment of the swizzled tiles (P stays in registers; the GPU leaves the score tile's
+  -- reduction scratch out, ckt_emit_lds_bytes)
+  local bytes = 2 * (p.BR * p.D + 2 * 2 * p.BC * p.D) + 4 * p.BR + 1024 + 64
   if bytes > rec.hw.lds_per_block then
     fail(("tile {%d, %d} with head_dim %d needs %d bytes of LDS, more than %s's %d"):format(p.BR, p.BC, p.D, bytes, p.target, rec.hw.lds_per_block))
   end
+  -- overlap: the next key tile's Q Kᵀ in flight with this tile's P V. Off by default: on an H100
+  -- it was slower at every tile and shape measured (run 24, docs/attention.md), ptxas keeping
+  -- the MMAs apart for want of registers
+  if o.overlap ~= nil and type(o.overlap) ~= "boolean" then fail(("overlap must be a boolean, got %s"):format(type(o.overlap))) end
+  p.overlap = o.overlap == true
   p.T1 = traits(p, p.BR, p.BC, true) -- S = Q Kᵀ
   p.T2 = traits(p, p.BR, p.D, true)  -- O += P V
   p.n = 8
@@ -117,14 +125,18 @@ function attention.plan(o)
   -- default tiles, the fastest of bench/attention.lua on an H100 (2026-11-27, checked outputs):
   -- head_dim 128 on NVIDIA 128 x 32 (315-322 TFLOP/s, 276-295 causal; 64 x 32: 223-243), head_dim
   -- 64 64 x 64 (218 / 172; 128 x 64: 170 / 125); elsewhere a 64-row tile whose LDS fits 64 KiB
-  -- sm_90a (wgmma, H100 the same day): head_dim 128 64 x 128 (305-329 TFLOP/s, 272-322 causal;
-  -- 64 x 64: 304-318 / 284-310; 128 x 64: 282-298 / 255-286), head_dim 64 and above 64 x 64
-  -- (249 / 193; 128 x 64: 246 / 184; 64 x 128: 133 / 100)
-  local tile = o.tile or (p.hopper and {64, p.D == 128 and 128 or 64})
+  -- sm_90a (bulk copies from a producer, wgmma; H100, run 24): head_dim 128 128 x 128, two
+  -- consumer warpgroups (521-540 TFLOP/s, 473-540 causal; 128 x 64: 457-466 / 388-431; 64 x 128:
+  -- 391-402 / 346-402), with key lengths 128 x 64 (128 x 128 spills 68 bytes at the 168 registers
+  -- a thread of three warpgroups); head_dim 64 64 x 128 (342 / 211; 128 x 128: 264 / 186);
+  -- head_dim 256 64 x 64 (what fits)
+  local hopper_tile = (p.D == 128 and not p.lengths) and {128, 128} or (p.D == 128 and {128, 64}) or (p.D == 64 and {64, 128}) or {64, 64}
+  local tile = o.tile or (p.hopper and hopper_tile)
                or ((not p.amd and p.D == 128) and {128, 32} or {64, p.D <= 64 and 64 or 32})
   if type(tile) ~= "table" then fail("tile must be {BR, BC}") end
   p.BR, p.BC = tile[1], tile[2]
   if p.hopper then return attention.plan_hopper(p, rec, o) end
+  if o.overlap ~= nil then fail(("overlap: %s has no asynchronous MMAs (it is sm_90a's wgmma schedule)"):format(p.target)) end
   -- BR: 64 (a wave's 16 rows each) or, on NVIDIA, 128 (two instruction rows a warp: each K and V
   -- fragment read from LDS feeds two MMAs)
   if p.BR ~= 64 and (p.amd or p.BR ~= 128) then
@@ -177,6 +189,79 @@ local function chunk_swizzle(W)
   return ckt.swizzle(bits, 3, shift)
 end
 
+-- cp.async: every thread copies Q, then key tile t's K and V into stage t % stages of the rings
+-- (16-byte vectors, rows past the tensor read 0), one commit group a tile: the next tile's copies
+-- fly while this one is computed (one stage: after it)
+local function async_feed(b, p, w)
+  local BR, BC, D = p.BR, p.BC, p.D
+  local f = {}
+  local function fetch(t, st)
+    local function copy(g, ring)
+      b:copy(ckt.local_partition(ckt.tile_window(ring:stage(st), {1, 1, BC, D}, {0, 0, 0, 0}), w.thr4, w.tid, {scalar_per_vector = 8, vector_dim = 3}),
+             ckt.local_partition(ckt.tile_window(g, {1, 1, BC, D}, {w.bi, w.hk, t * BC, 0}), w.thr4, w.tid, {scalar_per_vector = 8, vector_dim = 3}),
+             {async = true})
+    end
+    copy(w.gk, w.sK)
+    copy(w.gv, w.sV)
+    b:commit()
+  end
+  function f.start()
+    w.to_lds(ckt.tile_window(w.sQ, {BR, D}, {0, 0}), ckt.tile_window(w.gq, {1, 1, BR, D}, {w.bi, w.hi, w.q0, 0}))
+    fetch(0, 0)
+  end
+  function f.key_ready(kt)
+    -- tile kt has landed, and every thread is done with tile kt - 1 (a barrier): its stage takes
+    -- tile kt + 1 now
+    b:wait{pending = 0}
+    if p.stages > 1 then fetch(kt + 1, (kt + 1) % 2) end
+  end
+  function f.value_ready() end
+  function f.release(kt) if p.stages == 1 then b:sync(); fetch(kt + 1, 0) end end
+  function f.finish() b:wait{pending = 0} end -- the last (unread) tile's copies land; every thread is done with the rings
+  return f
+end
+
+-- sm_90a: warp specialization. A producer issues the bulk tensor copies: Q's atoms once (mbarrier
+-- qbar), then key tile t's K and V atoms into stage t % stages (mbarriers kbar, vbar: the block's
+-- threads start Q Kᵀ before V has landed) as soon as the block's threads have released that
+-- stage (mbarrier empty, after the tile's P V). No barrier of the whole block in the loop: each
+-- warpgroup runs on as its own tiles land, so one's softmax overlaps the other's MMAs. The
+-- copies' windows are one (batch, head) of the rank-4 tensors: keys past S_k read 0.
+local function bulk_feed(b, p, w)
+  local BR, BC, D, S = p.BR, p.BC, p.D, p.stages
+  local atoms = D // 64
+  local f = {}
+  local qbar = b:mbarriers{count = 1, arrivals = atoms}
+  local kbar = b:mbarriers{count = S, arrivals = atoms}
+  local vbar = b:mbarriers{count = S, arrivals = atoms}
+  local empty = b:mbarriers{count = S, arrivals = p.block}
+  b:producer(function()
+    for j = 0, atoms - 1 do
+      b:tma_copy{src = ckt.tile_window(w.gq, {1, 1, BR, 64}, {w.bi, w.hi, w.q0, 64 * j}), dst = ckt.tile_window(w.sQ, {BR, 64}, {0, 64 * j}),
+                 barrier = qbar, at = 0}
+    end
+    b:loop(w.nk, function(kt)
+      local st = kt % S
+      -- the first round finds every stage free (the phase before phase 0 counts as done)
+      b:mbarrier_wait{barrier = empty, at = st, phase = (kt // S + 1) % 2}
+      for _, x in ipairs{{w.gk, w.sK, kbar}, {w.gv, w.sV, vbar}} do
+        for j = 0, atoms - 1 do
+          b:tma_copy{src = ckt.tile_window(x[1], {1, 1, BC, 64}, {w.bi, w.hk, kt * BC, 64 * j}),
+                     dst = ckt.tile_window(x[2]:stage(st), {BC, 64}, {0, 64 * j}), barrier = x[3], at = st}
+        end
+      end
+    end)
+  end, p.producer_warpgroup and {warpgroup = true} or nil)
+  function f.start() b:mbarrier_wait{barrier = qbar, at = 0, phase = 0} end
+  -- (kt >= -1 only as the range analysis sees nk - 1: + S keeps the index provably in 0..S-1)
+  local function at(kt) return (kt + S) % S end
+  function f.key_ready(kt) b:mbarrier_wait{barrier = kbar, at = at(kt), phase = (kt // S) % 2} end
+  function f.value_ready(kt) b:mbarrier_wait{barrier = vbar, at = at(kt), phase = (kt // S) % 2} end
+  function f.release(kt) b:mbarrier_arrive{barrier = empty, at = at(kt)} end
+  function f.finish() end
+  return f
+end
+
 -- The kernel body
 local function body(b, p)
   local dt, D, BR, BC = p.dtype, p.D, p.BR, p.BC
@@ -225,13 +310,12 @@ local function body(b, p)
     -- 64-element rows, further 64 columns in further atoms after all rows. K and V share the
     -- layout: K read as the BC x D operand (K-major), V as the D x BC one (N-major: wgmma's
     -- transposed B, the same bytes)
+    -- K, V and Q arrive by bulk tensor copies, one a 64-column atom (the 128-byte swizzle's span)
     local SW = ckt.swizzle(3, 3, 3)
     local function kmajor(rows, K) return ckt.layout({rows, {64, K // 64}}, {64, {1, rows * 64}}) end
     sQ = ckt.tensor("lds", dt, kmajor(BR, D), {swizzle = SW})
-    local ring = ckt.layout({1, 1, BC, {64, D // 64}}, {0, 0, 64, {1, BC * 64}})
-    sK4 = ckt.tensor("lds", dt, ring, {stages = p.stages, swizzle = SW})
-    sV4 = ckt.tensor("lds", dt, ring, {stages = p.stages, swizzle = SW})
-    sK = sK4:view(kmajor(BC, D))
+    sK = ckt.tensor("lds", dt, kmajor(BC, D), {stages = p.stages, swizzle = SW})
+    sV4 = ckt.tensor("lds", dt, kmajor(BC, D), {stages = p.stages, swizzle = SW})
     sV = sV4:view(ckt.layout({{64, D // 64}, BC}, {{1, BC * 64}, 64}))
     sP = nil -- P stays in registers: wgmma's A from registers (the RS form)
   else
@@ -253,11 +337,18 @@ local function body(b, p)
   -- the block's (batch, head, query tile); the K/V head of a query head (GQA)
   local nq = b:let((S_q + BR - 1) // BR, "nq")
   local bid = b:block_id()
-  local qt = b:let(bid % nq, "qt")
+  -- causal: the last query tiles see the most keys; they take the first blocks, so that the
+  -- short ones fill the last wave
+  local qt = b:let(p.causal and nq - 1 - bid % nq or bid % nq, "qt")
   local bh = b:let(bid // nq, "bh")
   local bi, hi = b:let(bh // H, "bi"), b:let(bh % H, "hi")
   local hk = b:let(hi // (H // H_kv), "hk")
   local q0 = b:let(qt * BR, "q0")
+
+  -- key tiles: all of them, or (causal) up to the one holding key q0 + BR - 1 + S_k - S_q
+  local nk = (S_k + BC - 1) // BC
+  if p.causal then nk = ckt.min(nk, ckt.max(q0 + BR + S_k - S_q + BC - 1, 0) // BC) end
+  nk = b:let(nk, "nk")
 
   local tid = b:thread_id()
   local thr4, rows = copy_threads(p, true)
@@ -268,8 +359,13 @@ local function body(b, p)
   end
   assert(BR % rows == 0 and BC % rows == 0)
 
-  -- Q tile -> LDS (rows past S_q read 0)
-  to_lds(ckt.tile_window(sQ, {BR, D}, {0, 0}), ckt.tile_window(gq, {1, 1, BR, D}, {bi, hi, q0, 0}))
+  -- the copies of Q and of the key tiles (feed.start: Q in LDS; key_ready / value_ready(kt): key
+  -- tile kt's K / V in stage kt % stages; release(kt): its stages free again; finish: no copy
+  -- left in flight)
+  local feed = p.hopper and bulk_feed(b, p, {gq = gq, gk = gk, gv = gv, sQ = sQ, sK = sK, sV = sV4, bi = bi, hi = hi, hk = hk, q0 = q0, nk = nk})
+               or async_feed(b, p, {gq = gq, gk = gk, gv = gv, sQ = sQ, sK = sK4, sV = sV4, bi = bi, hi = hi, hk = hk, q0 = q0,
+                                    to_lds = to_lds, thr4 = thr4, tid = tid})
+  feed.start()
   -- the batch's key length (what the masks compare), read back in the score's distribution
   if p.lengths then
     local gn = ckt.tensor(LEN, "i32", {shape = {B, 1}, stride = {1, 0}})
@@ -290,63 +386,41 @@ local function body(b, p)
   local l = b:make_blockwise_gemm_xdl_c_vgpr(sQ, sN, TS)
   local function s_part(t, lengths) return ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(t, lengths or {BR, BC}, {0, 0}), T1) end
   local function o_part(t) return ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(t, {BR, D}, {0, 0}), T2) end
-  local len = p.lengths and s_part(sLen):load() or nil
+  -- the key length in the statistics' distribution (a value a row a lane, not one a score),
+  -- spread over the scores where a mask reads it
+  local len = p.lengths and ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(sLen, {BR, p.n}, {0, 0}), TS):load() or nil
   b:clear(acc, 0)
   b:clear(m, NEG)
   b:clear(l, 0)
 
-  -- key tiles: all of them, or (causal) up to the one holding key q0 + BR - 1 + S_k - S_q
-  local nk = (S_k + BC - 1) // BC
-  if p.causal then nk = ckt.min(nk, ckt.max(q0 + BR + S_k - S_q + BC - 1, 0) // BC) end
-  nk = b:let(nk, "nk")
   -- the scores in base 2: S · scale · log2(e), so that each exponential is one exp2 (the
   -- hardware's) of a difference; LSE = (m + log2(l)) · ln(2) at the end
   local scale2 = p.scale / math.log(2)
   local shift = S_k - S_q -- causal: query i sees keys j <= i + shift
 
-  -- key tile t's K and V into stage st of the rings by asynchronous 16-byte copies (keys past
-  -- S_k read 0), one commit group a tile: the next tile's copies fly while this one is computed
-  local function fetch(t, st)
-    local function copy(g, ring)
-      b:copy(ckt.local_partition(ckt.tile_window(ring:stage(st), {1, 1, BC, D}, {0, 0, 0, 0}), thr4, tid, {scalar_per_vector = 8, vector_dim = 3}),
-             ckt.local_partition(ckt.tile_window(g, {1, 1, BC, D}, {bi, hk, t * BC, 0}), thr4, tid, {scalar_per_vector = 8, vector_dim = 3}),
-             {async = true})
-    end
-    copy(gk, sK4)
-    copy(gv, sV4)
-    b:commit()
-  end
-  fetch(0, 0)
-
-  b:loop(nk, function(kt)
+  -- scale the scores of key tile kt, and mask where the tile needs it: keys past the length (or
+  -- S_k), and above the diagonal when causal (coordinates (r, c) of each value in the score
+  -- tile). Without per-batch lengths only the tiles that reach past S_k or the diagonal of the
+  -- block's first row pay for the compares (the others: one multiply a score)
+  local function scores(kt)
     local k0 = kt * BC
-    local st = kt % p.stages
-    -- tile kt has landed, and every thread is done with tile kt - 1 (a barrier): its stage takes
-    -- tile kt + 1 now (one stage: after this tile, below)
-    b:wait{pending = 0}
-    if p.stages > 1 then fetch(kt + 1, (kt + 1) % 2) end
-    local sKt, sVt = sK:stage(st), sV:stage(st)
-    -- S = Q Kᵀ
-    b:clear(S, 0)
-    b:blockwise_gemm(sQ, sKt, S, T1)
-    -- scale, and mask where the tile needs it: keys past the length (or S_k), and above the diagonal
-    -- when causal (coordinates (r, c) of each value in the score tile). Without per-batch lengths
-    -- only the tiles that reach past S_k or the diagonal of the block's first row pay for the
-    -- compares (the others: one multiply a score)
     local function masked(s, n, r, c)
       local j = k0 + c
       local ok = ckt.lt(j, n and ckt.min(n, S_k) or S_k)
       if p.causal then ok = ckt.land(ok, ckt.le(j, q0 + r + shift)) end
       return ckt.select(ok, s * scale2, NEG)
     end
-    if len then b:map(masked, S, len, {into = S, coords = true})
+    if len then b:map(masked, S, b:broadcast(len, S, {dim = 1}), {into = S, coords = true})
     else
       local edge = ckt.lt(S_k, k0 + BC)
       if p.causal then edge = ckt.lor(edge, ckt.lt(q0 + shift, k0 + BC - 1)) end
       b:when(edge, function() b:map(function(x, r, c) return masked(x, nil, r, c) end, S, {into = S, coords = true}) end)
       b:when(ckt.lnot(edge), function() b:map(function(x) return x * scale2 end, S, {into = S}) end)
     end
-    -- online softmax: the row max over the fragment, the new running max, P, the row sum
+  end
+  -- online softmax of the scores in S: the row max over the fragment, the new running max, P
+  -- (in S), the row sum; returns alpha = exp2(m_old - m_new), what O is rescaled by
+  local function softmax()
     local mt = b:broadcast(b:reduce(S, "max", {dim = 1}), m, {dim = 1})
     local function safe(x) return ckt.select(ckt.eq(x, NEG), 0, x) end -- an all-masked row: exp2(-inf) = 0, never NaN
     local alpha = b:map(function(mo, t) return ckt.exp2(mo - safe(ckt.max(mo, t))) end, m, mt)
@@ -355,24 +429,77 @@ local function body(b, p)
     b:map(function(x, mn) return ckt.exp2(x - mn) end, S, b:broadcast(ms, S, {dim = 1}), {into = S})
     local ls = b:broadcast(b:reduce(S, "sum", {dim = 1}), l, {dim = 1})
     b:map(function(lo, a, x) return lo * a + x end, l, alpha, ls, {into = l})
-    -- O *= alpha: alpha spread over O's distribution from the lane's own registers (the rows of
-    -- S and O are the same lanes')
-    b:map(function(o, a) return o * a end, acc, b:broadcast(alpha, acc, {dim = 1}), {into = acc})
-    -- O += P V, P rounded to the input dtype. mma.sync: P stays in registers, the score
-    -- accumulator's fragments relabelled as the A operand's (two 16 x 8 accumulator tiles hold
-    -- one 16 x 16 A fragment, lane for lane); wgmma likewise (its m64nN accumulator holds K step
-    -- kk's m64k16 A fragment at values 8 kk .. 8 kk + 7: the RS form); MFMA's accumulator puts a
-    -- lane's values down a column, its A operand along a row: P goes through LDS there
-    if p.amd then
-      s_part(sP):store(S)
-      b:sync()
-      b:blockwise_gemm(sP, sVt, acc, T2)
-    else
-      b:blockwise_gemm(b:map(function(x) return x end, S, {dtype = dt}), sVt, acc, T2)
-    end
-    if p.stages == 1 then b:sync(); fetch(kt + 1, 0) end
-  end)
-  b:wait{pending = 0} -- the last (unread) tile's copies land; every thread is done with the rings
+    return alpha
+  end
+  -- O *= alpha: alpha spread over O's distribution from the lane's own registers (the rows of S
+  -- and O are the same lanes')
+  local function rescale(alpha) b:map(function(o, a) return o * a end, acc, b:broadcast(alpha, acc, {dim = 1}), {into = acc}) end
+
+  if p.overlap then
+    -- sm_90a: the next tile's Q Kᵀ and this tile's P V in flight together (FlashAttention-3's
+    -- intra-warpgroup overlap). Iteration kt issues S = Q K_ktᵀ, then O += P V_(kt-1) with the P
+    -- of the previous iteration (registers wgmma reads while it runs), waits for S alone, and
+    -- runs the softmax of tile kt under the P V; then waits for O, rescales it and takes the new
+    -- P. Tile 0's scores before the loop, the last P V after it.
+    -- P: the scores rounded to the input dtype, in the m64nBC accumulator's distribution (wgmma's
+    -- RS form: K step kk's A fragment is its values 8 kk .. 8 kk + 7)
+    local P = b:map(function(x) return x end, S, {dtype = dt})
+    local function stage(t, kt) return t:stage((kt + p.stages) % p.stages) end
+    b:when(ckt.gt(nk, 0), function()
+      feed.key_ready(0)
+      b:clear(S, 0)
+      b:blockwise_gemm(sQ, stage(sK, 0), S, T1)
+      scores(0)
+      softmax() -- (O is 0: nothing to rescale)
+      b:map(function(x) return x end, S, {into = P})
+    end)
+    b:loop(ckt.max(nk - 1, 0), function(i)
+      local kt = i + 1
+      feed.key_ready(kt)
+      b:clear(S, 0)
+      b:blockwise_gemm(sQ, stage(sK, kt), S, T1, {pending = 1})
+      feed.value_ready(kt - 1)
+      b:blockwise_gemm(P, stage(sV, kt - 1), acc, T2, {pending = 1}) -- (S retired, P V in flight)
+      scores(kt)
+      local alpha = softmax()
+      b:wgmma_wait(acc, 0)
+      feed.release(kt - 1)
+      rescale(alpha)
+      b:map(function(x) return x end, S, {into = P})
+    end)
+    b:when(ckt.gt(nk, 0), function()
+      feed.value_ready(nk - 1)
+      b:blockwise_gemm(P, stage(sV, nk - 1), acc, T2)
+      feed.release(nk - 1)
+    end)
+  else
+    b:loop(nk, function(kt)
+      local st = kt % p.stages
+      feed.key_ready(kt)
+      local sKt, sVt = sK:stage(st), sV:stage(st)
+      -- S = Q Kᵀ
+      b:clear(S, 0)
+      b:blockwise_gemm(sQ, sKt, S, T1)
+      scores(kt)
+      rescale(softmax())
+      -- O += P V, P rounded to the input dtype. mma.sync: P stays in registers, the score
+      -- accumulator's fragments relabelled as the A operand's (two 16 x 8 accumulator tiles hold
+      -- one 16 x 16 A fragment, lane for lane); MFMA's accumulator puts a lane's values down a
+      -- column, its A operand along a row: P goes through LDS there
+      if p.amd then
+        s_part(sP):store(S)
+        b:sync()
+        feed.value_ready(kt)
+        b:blockwise_gemm(sP, sVt, acc, T2)
+      else
+        local P = b:map(function(x) return x end, S, {dtype = dt})
+        feed.value_ready(kt)
+        b:blockwise_gemm(P, sVt, acc, T2)
+      end
+      feed.release(kt)
+    end)
+  end
+  feed.finish()
 
   -- O /= l (0 for a row without keys), LSE = m + log(l) (-inf then)
   local inv = b:map(function(s) return ckt.select(ckt.gt(s, 0), 1 / s, 0) end, l)

@@ -13,7 +13,7 @@ local function up(a) local b = dev:alloc(a:dtype(), #a); b:upload(a); return b e
 local function run(t, c)
   local D, B, H, H_kv, S_q, S_k = c.D, c.B, c.H, c.H_kv or c.H, c.S_q, c.S_k
   local k, grid = attention.build{dtype = c.dtype, head_dim = D, causal = c.causal, lengths = c.lengths ~= nil,
-                                  target = t, layout = c.layout, tile = c.tile}
+                                  target = t, layout = c.layout, tile = c.tile, overlap = c.overlap}
   local exe = k:compile{target = t}
   local function arr(n, seed) return ckt.array(c.dtype, n):random{seed = seed, lo = -1, hi = 1} end
   local q, kk, v = arr(B * H * S_q * D, 1), arr(B * H_kv * S_k * D, 2), arr(B * H_kv * S_k * D, 3)
@@ -70,10 +70,18 @@ describe("attention forward on the CPU targets", function()
     end
   end
 
-  -- sm_90a's wgmma path (its emulation): two warpgroups of 64 rows, P through LDS
+  -- sm_90a's wgmma path (its emulation): bulk copies from a producer, one or two consumer
+  -- warpgroups of 64 rows, P in registers; the next tile's Q Kᵀ overlapping this tile's P V or not
   it("cpu:sm_90a: wgmma, head_dim 128 and 64, causal and not, GQA, key lengths, partial tiles", function()
     check("cpu:sm_90a", {dtype = "f16", D = 128, B = 1, H = 2, H_kv = 1, S_q = 150, S_k = 201, causal = true})
     check("cpu:sm_90a", {dtype = "bf16", D = 64, B = 2, H = 2, S_q = 70, S_k = 45, lengths = {30, 45}, tile = {64, 128}})
+  end)
+  it("cpu:sm_90a: the overlapped schedule and the serial one, one key tile and many, causal with S_q > S_k", function()
+    for _, ov in ipairs{true, false} do
+      check("cpu:sm_90a", {dtype = "f16", D = 128, B = 1, H = 2, H_kv = 1, S_q = 150, S_k = 333, causal = true, tile = {128, 64}, overlap = ov})
+      check("cpu:sm_90a", {dtype = "bf16", D = 64, B = 2, H = 4, H_kv = 2, S_q = 70, S_k = 60, tile = {64, 128}, overlap = ov})
+      check("cpu:sm_90a", {dtype = "f16", D = 64, B = 2, H = 1, S_q = 200, S_k = 90, causal = true, lengths = {90, 1}, tile = {128, 64}, overlap = ov})
+    end
   end)
   it("strides given at launch: Q and O in BSHD, K and V in BHSD", function()
     local dt, D, B, H, H_kv, S_q, S_k = "f16", 64, 2, 2, 1, 30, 50
@@ -163,13 +171,15 @@ describe("attention forward on the CPU targets", function()
 end)
 
 describe("attention compiles for the GPUs (where their compilers are installed)", function()
-  it("sm_90a: the default (wgmma, 64 x 128), causal, key lengths: no spills, wgmma in the source", function()
+  it("sm_90a: the default (bulk copies, wgmma), causal, key lengths: no spills, wgmma and the 4-d bulk copies in the source", function()
     local k = attention.build{dtype = "f16", head_dim = 128, causal = true, lengths = true, target = "sm_90a"}
     local ok, exe = pcall(k.compile, k, {target = "sm_90a", compile_only = true})
     if not ok and tostring(exe):find("NVRTC not found (", 1, true) then print("SKIPPED sm_90a: " .. tostring(exe)) return end
     assert.is_true(ok, tostring(exe))
     assert.are.equal(0, exe:resources().spill_stores or 0)
     assert.is_truthy(k:source("sm_90a"):find("wgmma.mma_async", 1, true))
+    assert.is_truthy(k:source("sm_90a"):find("ckt_tma_load_4d(", 1, true))
+    assert.is_truthy(k:source("sm_90a"):find("setmaxnreg.inc", 1, true)) -- two consumer warpgroups beside the producer's
   end)
   for _, t in ipairs{"sm_90", "gfx90a"} do
     -- (the 64-row tile: NVIDIA's default 128 x 32 at head_dim 128 holds 255 registers and spills
@@ -237,6 +247,8 @@ describe("attention refuses bad input before anything runs", function()
     assert.matches("BR must be 64 or 128 .* got 96", select(2, pcall(attention.build, {head_dim = 64, tile = {96, 32}, target = "cpu:sm_90"})))
     assert.matches("BC must be 64, 128 or 256 on cpu:sm_90a %(wgmma's N%), got 32", select(2, pcall(attention.build, {head_dim = 64, tile = {64, 32}, target = "cpu:sm_90a"})))
     assert.matches("head_dim 32: cpu:sm_90a's wgmma path takes 64, 128 or 256", select(2, pcall(attention.build, {head_dim = 32, target = "cpu:sm_90a"})))
+    assert.matches("overlap must be a boolean, got string", select(2, pcall(attention.build, {head_dim = 64, overlap = "yes", target = "cpu:sm_90a"})))
+    assert.matches("overlap: cpu:sm_90 has no asynchronous MMAs", select(2, pcall(attention.build, {head_dim = 64, overlap = true, target = "cpu:sm_90"})))
     assert.matches("needs %d+ bytes of LDS", select(2, pcall(attention.build, {head_dim = 256, tile = {128, 256}, target = "cpu:sm_90a"})))
     assert.matches("BR must be 64 %(the query tile of 4 waves%), got 128", select(2, pcall(attention.build, {head_dim = 64, tile = {128, 32}, target = "cpu:gfx90a"})))
   end)
