@@ -849,14 +849,26 @@ void ckt_em_access_body(em *e, const ckt_kop *op, em_access *a, int64_t spv, int
                     ckt_em_line(e, "%s[%s] = %s;", ptr, os, cv);
             }
         } else {
-            if (masked)
+            /* a masked bf16 load filled with 0 zeroes the vector, not its values: values merged
+             * from two branches are 16-bit phis, which ptxas unpacks one a register (a bf16 half
+             * has no instruction reading it in place, an f16 one has), and the 1024-thread
+             * layernorm then spilled at 64 registers */
+            bool whole =
+                load && masked && a->t->dtype == CKT_BF16 && op->fill == 0.0f && bytes % 4 == 0;
+            if (masked && !whole)
                 ckt_em_line(e, "if (%s) {", ms);
             else
                 ckt_em_line(e, "{");
             e->ind++;
             ckt_em_line(e, "ckt_v%lld v;", (long long)bytes);
+            if (whole)
+                ckt_em_line(
+                    e,
+                    "if (%s) CKT_LD%lld(v, %s + (%s)); else for (int ckt_q = 0; ckt_q < %lld; "
+                    "++ckt_q) v.i32[ckt_q] = 0;",
+                    ms, (long long)bytes, ptr, os, (long long)(bytes / 4));
             if (load) {
-                ckt_em_line(e, "CKT_LD%lld(v, %s + (%s));", (long long)bytes, ptr, os);
+                if (!whole) ckt_em_line(e, "CKT_LD%lld(v, %s + (%s));", (long long)bytes, ptr, os);
                 for (int64_t j = 0; j < spv; j++) {
                     char src[64];
                     snprintf(src, sizeof src, "v.%s[%lld]", fld, (long long)j);
@@ -872,7 +884,7 @@ void ckt_em_access_body(em *e, const ckt_kop *op, em_access *a, int64_t spv, int
                 ckt_em_line(e, "CKT_ST%lld(%s + (%s), v);", (long long)bytes, ptr, os);
             }
             e->ind--;
-            if (masked && load) {
+            if (masked && load && !whole) {
                 ckt_em_line(e, "} else {");
                 e->ind++;
                 for (int64_t j = 0; j < spv; j++)

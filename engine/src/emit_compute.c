@@ -465,7 +465,7 @@ static bool group_emittable(em *e, int64_t G)
 
 /* b:block_reduce(acc, op, {threads = G}) (ckt_kernel_group_reduce): per value, the butterfly
  * over groups of up to 32 lanes; a wider group then exchanges the 32-lane partials through the
- * scratch (lane 0 of each writes, a barrier, every thread folds its group's partials in order, a
+ * scratch (lane 0 of each writes, a barrier, a butterfly of the group's partials one a lane, a
  * barrier frees the scratch). The shuffles need whole waves (the block a multiple of the wave).
  * ops[0..n-1]: a run of such reductions over the same groups with nothing between them
  * (ckt_kernel_reduce_run): their partials share the scratch and the two barriers, so that a
@@ -480,7 +480,7 @@ static void group_reduce(em *e, const ckt_kop *const *ops, int n)
     const int64_t L = 32;
     bool cpu = e->dl->frame->thread_loops, wide = G > L;
     int64_t lanes = wide ? L : G, nw = B / L, slot = 0;
-    char r[64], rf[128], out[600], c[400];
+    char r[64], rf[128], out[600];
     ckt_em_thread_close(e);
     for (int i = 0; i < n; i++) {
         const ckt_kop *op = ops[i];
@@ -523,24 +523,30 @@ static void group_reduce(em *e, const ckt_kop *const *ops, int n)
     }
     if (!wide) return;
     ckt_em_barrier(e, "block_reduce: the waves' partials written");
-    ckt_em_thread_open(e);
+    /* the group's waves' partials one a lane (lane l of each run of G / 32 lanes takes partial l,
+     * so that every wave finds them all) and a butterfly over those lanes: one LDS read a thread
+     * and a value, where every thread reading all G / 32 partials took G / 32 */
+    int64_t per = G / L;
+    const char *gx = cpu ? "ckt_gx[tid]" : "ckt_gx";
     slot = 0;
     for (int i = 0; i < n; i++) {
         const ckt_kop *op = ops[i];
         const ckt_ktensor *acc = ckt_kernel_tensor(e->k, op->r);
         for (int64_t v = 0; v < acc->nvalues; v++, slot++) {
-            char first[96], rhs[128];
-            snprintf(first, sizeof first, "ckt_red[%lld + tid / %lld * %lld]", (long long)slot * nw,
-                     (long long)G, (long long)(G / L));
             ckt_em_line(e, "{");
             e->ind++;
-            ckt_em_line(e, "float ckt_a = %s;", first);
-            snprintf(rhs, sizeof rhs, "ckt_red[%lld + tid / %lld * %lld + ckt_j]",
-                     (long long)slot * nw, (long long)G, (long long)(G / L));
-            ckt_em_line(e, "for (int ckt_j = 1; ckt_j < %lld; ++ckt_j) ckt_a = %s;",
-                        (long long)(G / L), combine(op->rop, "ckt_a", rhs, c, sizeof c));
-            ckt_em_from_f32(acc->dtype, "ckt_a", out, sizeof out);
-            ckt_em_line(e, "%s = %s;", ckt_em_reg(e, acc, v, r, sizeof r), out);
+            if (cpu)
+                ckt_em_line(e, "float ckt_gx[%lld], ckt_gt[%lld];", (long long)B, (long long)B);
+            else
+                ckt_em_line(e, "float ckt_gx;");
+            char each[64] = "";
+            if (cpu)
+                snprintf(each, sizeof each, "for (int tid = 0; tid < %lld; ++tid) ", (long long)B);
+            ckt_em_line(e, "%s%s = ckt_red[%lld + tid / %lld * %lld + tid %% %lld];", each, gx,
+                        (long long)(slot * nw), (long long)G, (long long)per, (long long)per);
+            butterfly(e, op->rop, per, cpu);
+            ckt_em_from_f32(acc->dtype, gx, out, sizeof out);
+            ckt_em_line(e, "%s%s = %s;", each, ckt_em_reg(e, acc, v, r, sizeof r), out);
             e->ind--;
             ckt_em_line(e, "}");
         }
