@@ -105,6 +105,26 @@ static int b_mbarrier_arrive(lua_State *L)
     return 0;
 }
 
+/* b:named_barrier{id = expr, threads = n [, arrive = true]}: the warps wait at hardware barrier
+ * id for n threads (arrive: count themselves and go on) -- the warpgroups' ping-pong */
+static int b_named_barrier(lua_State *L)
+{
+    static const char *const allowed[] = {"id", "threads", "arrive", NULL};
+    l_kernel *kb = ckt_lk_checkbuilder(L, "named_barrier");
+    luaL_checktype(L, OPTS, LUA_TTABLE);
+    ckt_l_check_fields(L, OPTS, "named_barrier", allowed);
+    ckt_expr_id id = field_expr(L, kb, "id");
+    int64_t threads = 0;
+    int arrive = 0;
+    if (!ckt_l_field_int(L, OPTS, "named_barrier", "threads", &threads))
+        return ckt_l_argerror(L, OPTS, "field 'threads' is required");
+    ckt_l_field_bool(L, OPTS, "named_barrier", "arrive", &arrive);
+    ckt_error err;
+    if (ckt_kernel_named_barrier(kb->k, id, threads, arrive != 0, &err))
+        return ckt_l_error(L, &err);
+    return 0;
+}
+
 /* mb:count() */
 static int m_count(lua_State *L)
 {
@@ -119,6 +139,7 @@ void ckt_lk_open_tma(lua_State *L)
                                        {CKT_L_KERNEL, "tma_copy", b_tma_copy},
                                        {CKT_L_KERNEL, "mbarrier_wait", b_mbarrier_wait},
                                        {CKT_L_KERNEL, "mbarrier_arrive", b_mbarrier_arrive},
+                                       {CKT_L_KERNEL, "named_barrier", b_named_barrier},
                                        {CKT_L_MBARS, "count", m_count},
                                        {NULL, NULL, NULL}};
     ckt_l_register(L, rows);

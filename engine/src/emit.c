@@ -301,6 +301,9 @@ static void emit_op(em *e, const ckt_kop *op)
         ckt_em_thread_close(e);
         e->st = ckt_emit_wgmma(e->s, e->ind, e->dl, e->k, e->ex, op, e->target, e->err);
         break;
+    case CKT_OP_NAMED_BARRIER: /* (per thread: no thread loop closed) */
+        e->st = ckt_emit_tma(e->s, e->ind, e->dl, e->k, e->ex, op, e->target, false, e->err);
+        break;
     case CKT_OP_TMA_COPY:
     case CKT_OP_MBAR_ARRIVE:
     case CKT_OP_MBAR_WAIT:

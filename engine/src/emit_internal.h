@@ -86,6 +86,8 @@ typedef struct ckt_bulk_ops {
     void (*copy)(ckt_emit_out *o, const ckt_bulk_site *x);
     void (*wait)(ckt_emit_out *o, const ckt_bulk_site *x);
     void (*arrive)(ckt_emit_out *o, const ckt_bulk_site *x);
+    /* a named barrier: x->index its id, x->box_bytes its threads, x->producer false; arrive */
+    void (*named)(ckt_emit_out *o, const ckt_bulk_site *x, bool arrive);
 } ckt_bulk_ops;
 extern const ckt_bulk_ops ckt_bulk_c, ckt_bulk_cuda;
 

@@ -98,7 +98,15 @@ static void c_arrive(ckt_emit_out *o, const ckt_bulk_site *x)
                  x->set, x->index, (long long)ckt_kernel_block(x->k));
 }
 
-const ckt_bulk_ops ckt_bulk_c = {c_init, c_close, c_copy, c_wait, c_arrive};
+static void c_named(ckt_emit_out *o, const ckt_bulk_site *x, bool arrive)
+{
+    ckt_emit_put(o,
+                 "/* named barrier %s (%s, %lld threads): it orders when warps run; the threads "
+                 "run one after another here */",
+                 x->index, arrive ? "arrive" : "sync", x->box_bytes);
+}
+
+const ckt_bulk_ops ckt_bulk_c = {c_init, c_close, c_copy, c_wait, c_arrive, c_named};
 
 /* ---- CUDA: thread 0 initializes; copies and waits through the prelude's PTX */
 
@@ -156,7 +164,16 @@ static void cuda_arrive(ckt_emit_out *o, const ckt_bulk_site *x)
                  x->bar);
 }
 
-const ckt_bulk_ops ckt_bulk_cuda = {cuda_init, NULL, cuda_copy, cuda_wait, cuda_arrive};
+static void cuda_named(ckt_emit_out *o, const ckt_bulk_site *x, bool arrive)
+{
+    ckt_emit_put(o,
+                 "asm volatile(\"bar.%s %%0, %lld;\" :: \"r\"((ckt_u32)(%s)) : \"memory\"); /* "
+                 "named barrier: %s */",
+                 arrive ? "arrive" : "sync", x->box_bytes, x->index,
+                 arrive ? "these warps count themselves and go on" : "wait for its threads");
+}
+
+const ckt_bulk_ops ckt_bulk_cuda = {cuda_init, NULL, cuda_copy, cuda_wait, cuda_arrive, cuda_named};
 
 /* ---- the walk's entry points */
 
@@ -259,8 +276,12 @@ ckt_status ckt_emit_tma(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_ker
                         ckt_expr_pool *ex, const ckt_kop *op, const ckt_target_record *target,
                         bool producer, ckt_error *err)
 {
-    static const char *const what[] = {"tma_copy", "mbarrier_wait", "mbarrier_arrive"};
-    int i = op->kind == CKT_OP_TMA_COPY ? 0 : op->kind == CKT_OP_MBAR_WAIT ? 1 : 2;
+    static const char *const what[] = {"tma_copy", "mbarrier_wait", "mbarrier_arrive",
+                                       "named_barrier"};
+    int i = op->kind == CKT_OP_TMA_COPY      ? 0
+            : op->kind == CKT_OP_MBAR_WAIT   ? 1
+            : op->kind == CKT_OP_MBAR_ARRIVE ? 2
+                                             : 3;
     ckt_status st = need_tma(dl, target, what[i], err);
     if (st) return st;
     ckt_emit_out o = {s, ind};
@@ -268,6 +289,15 @@ ckt_status ckt_emit_tma(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_ker
     case CKT_OP_TMA_COPY: return tma_copy(o, dl->bulk, k, ex, op, producer, err);
     case CKT_OP_MBAR_WAIT:
     case CKT_OP_MBAR_ARRIVE: return mbar_op(o, dl->bulk, k, ex, op, producer);
+    case CKT_OP_NAMED_BARRIER: {
+        char id[200];
+        int64_t arrive = 0;
+        ckt_expr_print(ex, op->a, id, sizeof id, NULL);
+        ckt_expr_is_const(ex, op->b, &arrive);
+        ckt_bulk_site x = {k, 0, id, NULL, NULL, NULL, NULL, {NULL}, 0, (long long)op->spv, false};
+        dl->bulk->named(&o, &x, arrive != 0);
+        return CKT_OK;
+    }
     default: return ckt_fail(err, CKT_EINVAL, "emit: operation %d is no bulk copy or mbarrier", i);
     }
 }

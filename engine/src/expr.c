@@ -460,6 +460,10 @@ void ckt_expr_range(const ckt_expr_pool *p, ckt_expr_id e, int64_t *lo, int64_t 
             h = ckt_min64(ah, bh == INT64_MAX ? INT64_MAX : ckt_max64(bh - 1, 0));
         }
         break;
+    case CKT_E_NEG: /* (what a - x becomes in the linear form: 3 - wg read unbounded) */
+        ckt_expr_range(p, n->a, &al, &ah);
+        if (bounded(al, ah) && al != INT64_MIN) l = -ah, h = -al;
+        break;
     case CKT_E_MIN:
         ckt_expr_range(p, n->a, &al, &ah);
         ckt_expr_range(p, n->b, &bl, &bh);

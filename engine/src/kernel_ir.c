@@ -2267,6 +2267,37 @@ ckt_status ckt_kernel_mbar_arrive(ckt_kernel *k, int set, ckt_expr_id bar, ckt_e
     return push_op(k, &op, err);
 }
 
+ckt_status ckt_kernel_named_barrier(ckt_kernel *k, ckt_expr_id id, int64_t threads, bool arrive,
+                                    ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "named_barrier", err))) return s;
+    if (k->in_producer)
+        return ckt_fail(err, CKT_EINVAL,
+                        "named_barrier: the producer's one elected thread cannot join a barrier of "
+                        "whole warps");
+    if (!is_index(k, id))
+        return ckt_fail(err, CKT_EINVAL, "named_barrier: id must be an integer expression");
+    int64_t lo, hi;
+    ckt_expr_range(&k->ex, id, &lo, &hi);
+    if (lo < 2 || hi > 15)
+        return ckt_fail(err, CKT_EINVAL,
+                        "named_barrier: id is not provably in 2..15 (range %lld..%lld; 0 is the "
+                        "block's barrier, 1 its threads' beside a producer)",
+                        (long long)lo, (long long)hi);
+    if (threads < 32 || threads > k->block || threads % 32)
+        return ckt_fail(err, CKT_EINVAL,
+                        "named_barrier: threads %lld is not a multiple of 32 in 32..%lld (the "
+                        "block)",
+                        (long long)threads, (long long)k->block);
+    ckt_kop op = new_op(CKT_OP_NAMED_BARRIER);
+    op.a = id;
+    op.b = ckt_expr_int(&k->ex, arrive ? 1 : 0);
+    op.spv = threads;
+    if ((s = expr_ok(k, err))) return s;
+    return push_op(k, &op, err);
+}
+
 int64_t ckt_kernel_producer_threads(const ckt_kernel *k)
 {
     return k && k->producer ? (k->producer_wg ? 128 : 32) : 0;

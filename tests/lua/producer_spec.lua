@@ -170,3 +170,75 @@ describe("the builder refuses", function()
     end
   end)
 end)
+
+-- b:named_barrier: the warpgroups' turns (FlashAttention-3's ping-pong). Two warpgroups of a
+-- 256-thread block hand turns back and forth at barriers 2 and 3; on the GPU that orders when
+-- their warps run, and the CPU target (threads one after another) emits it as nothing: the
+-- kernel's result is the same, every thread writing its own element.
+describe("b:named_barrier", function()
+  local function turns(o)
+    o = o or {}
+    return ckt.kernel{name = "turns", block = 256, build = function(b)
+      local Y = b:pointer("Y", "f32")
+      local gy = ckt.tensor(Y, "f32", {shape = {256}})
+      local tid = b:thread_id()
+      local wg = tid // 128
+      b:when(ckt.eq(wg, 1), function() b:named_barrier{id = 3 - wg + (o.shift or 0), threads = 256, arrive = true} end)
+      b:loop(3, function()
+        b:named_barrier{id = 2 + wg, threads = 256}
+        b:named_barrier{id = 3 - wg, threads = 256, arrive = true}
+      end)
+      b:when(ckt.eq(wg, 0), function() b:named_barrier{id = 2 + wg, threads = 256} end)
+      local r = b:map(function(t) return ckt.cast(t, "f32") * 2 end, ckt.local_partition(ckt.tile_window(gy, {256}, {0}), ckt.layout(256), tid):load())
+      ckt.local_partition(ckt.tile_window(gy, {256}, {0}), ckt.layout(256), tid):store(r)
+    end}
+  end
+
+  it("the CUDA source: bar.sync waits, bar.arrive counts itself, the id an expression of the warpgroup", function()
+    local cu = turns():source("sm_90a")
+    assert.truthy(cu:find('asm volatile("bar.sync %0, 256;" :: "r"((ckt_u32)(tid / 128 + 2)) : "memory");', 1, true), cu)
+    assert.truthy(cu:find('asm volatile("bar.arrive %0, 256;" :: "r"((ckt_u32)(-(tid / 128) + 3)) : "memory");', 1, true), cu)
+    assert.truthy(turns():source("sm_90"):find("bar.arrive", 1, true))
+  end)
+
+  it("runs on cpu:sm_90a as nothing (the C source says why)", function()
+    local k = turns()
+    assert.truthy(k:source("cpu:sm_90a"):find("/* named barrier (tid / 128 + 2) (sync, 256 threads)", 1, true) or
+                  k:source("cpu:sm_90a"):find("named barrier", 1, true))
+    local y = ckt.array("f32", 256)
+    for i = 0, 255 do y[i] = i * 0.5 - 7 end
+    local by = dev:alloc("f32", 256)
+    by:upload(y)
+    k:compile{target = "cpu:sm_90a"}:launch{grid = 1, Y = by}
+    local out = ckt.array("f32", 256)
+    by:download(out)
+    for i = 0, 255 do assert.equal((i * 0.5 - 7) * 2, out[i]) end
+  end)
+
+  it("refuses ids outside 2..15, thread counts that are not whole warps of the block, the producer, targets without it", function()
+    local function refuses(text, body, block)
+      local ok, e = pcall(ckt.kernel, {name = "bad", block = block or 256, build = body})
+      assert.is_false(ok)
+      assert.truthy(tostring(e):find(text, 1, true), ("%q lacks %q"):format(tostring(e), text))
+    end
+    refuses("named_barrier: id is not provably in 2..15 (range 1..1; 0 is the block's barrier, 1 its threads' beside a producer)",
+            function(b) b:named_barrier{id = 1, threads = 256} end)
+    refuses("named_barrier: id is not provably in 2..15 (range 16..16;", function(b) b:named_barrier{id = 16, threads = 256} end)
+    refuses("named_barrier: id is not provably in 2..15 (range 2..17;", function(b) b:named_barrier{id = 2 + b:thread_id() // 16, threads = 256} end)
+    refuses("named_barrier: threads 48 is not a multiple of 32 in 32..256 (the block)", function(b) b:named_barrier{id = 2, threads = 48} end)
+    refuses("named_barrier: threads 0 is not a multiple of 32 in 32..256 (the block)", function(b) b:named_barrier{id = 2, threads = 0} end)
+    refuses("named_barrier: threads 512 is not a multiple of 32 in 32..256 (the block)", function(b) b:named_barrier{id = 2, threads = 512} end)
+    refuses("bad argument #1 to 'named_barrier' (field 'threads' is required)", function(b) b:named_barrier{id = 2} end)
+    refuses("bad argument #1 to 'named_barrier' (field 'id' is required)", function(b) b:named_barrier{threads = 256} end)
+    refuses("bad argument #1 to 'named_barrier' (unknown option 'count')", function(b) b:named_barrier{id = 2, threads = 256, count = 1} end)
+    refuses("named_barrier: the producer's one elected thread cannot join a barrier of whole warps", function(b)
+      b:producer(function() b:named_barrier{id = 2, threads = 256} end)
+    end)
+    local k = turns()
+    for _, t in ipairs{"gfx90a", "cpu:gfx90a"} do
+      local ok, e = pcall(k.source, k, t)
+      assert.is_false(ok, t)
+      assert.truthy(tostring(e):find("named_barrier: target", 1, true), e)
+    end
+  end)
+end)

@@ -184,9 +184,11 @@ typedef enum {
     CKT_OP_MBAR_WAIT,   /* wait until phase parity b of mbarrier a of set inputs[0] has completed */
     CKT_OP_MBAR_ARRIVE, /* every thread of the block arrives once on mbarrier a of set inputs[0] */
     CKT_OP_PRODUCER,    /* opens the producer warp's region (closed by CKT_OP_END) */
-    CKT_OP_BROADCAST    /* reg r[v] = inputs[0][u]: u the value of the same thread on v's line
-                           along dim vector_dim (-1: v's element; the result's tile at mma_rep in
-                           the source's) (ckt_kernel_broadcast, ckt_kernel_regather) */
+    CKT_OP_NAMED_BARRIER, /* hardware barrier a (an expression) over spv threads; b = 1: arrive
+                             only (ckt_kernel_named_barrier) */
+    CKT_OP_BROADCAST      /* reg r[v] = inputs[0][u]: u the value of the same thread on v's line
+                             along dim vector_dim (-1: v's element; the result's tile at mma_rep in
+                             the source's) (ckt_kernel_broadcast, ckt_kernel_regather) */
 } ckt_kop_kind;
 
 /* CKT_REDUCE_SOFTMAX ("softmax"): pairs of a running maximum m and a sum s of exp(x - m), two
@@ -492,6 +494,15 @@ ckt_status ckt_kernel_mbar_wait(ckt_kernel *k, int set, ckt_expr_id bar, ckt_exp
  * hold W + 1 warps of one quarter each); beside a producer warpgroup its threads get
  * ckt_kernel_consumer_registers(k) = 224. The block must be whole warpgroups, at least two. */
 ckt_status ckt_kernel_mbar_arrive(ckt_kernel *k, int set, ckt_expr_id bar, ckt_error *err);
+/* A named barrier for scheduling the block's warpgroups (FlashAttention-3's ping-pong: one
+ * warpgroup's MMAs issue while another's softmax runs): the calling warps wait at hardware
+ * barrier `id` (an integer expression in 2..15, the same over each warp: 0 is the block's
+ * barrier, 1 the block's threads' beside a producer) until `threads` (a multiple of 32, at most the
+ * block) have reached it, or (arrive) count themselves without waiting. It orders when warps run,
+ * and promises nothing about memory: the CPU target, whose threads run one after another, emits
+ * it as nothing. sm_90 / sm_90a and their CPU emulation; not on the producer. */
+ckt_status ckt_kernel_named_barrier(ckt_kernel *k, ckt_expr_id id, int64_t threads, bool arrive,
+                                    ckt_error *err);
 ckt_status ckt_kernel_producer(ckt_kernel *k, ckt_error *err);
 /* the producer warpgroup's registers a thread after the hand-over: the batched GEMM's producer
  * (its grouped tile order in 64-bit divisions) spilled 8 bytes at 40 */
