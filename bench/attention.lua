@@ -5,7 +5,8 @@
 -- shapes. torch SDPA's backends on the same shapes: bench/attention_torch.py beside it.
 --
 -- ckt-lua bench/attention.lua [target=sm_90] [json=bench/results/attention.json] [shapes=B,H,S,D;...] [tiles=default]
---   tiles: comma-separated "default" or BRxBC (the tile option), each timed at every shape it builds for
+--   tiles: comma-separated "default" or BRxBC (the tile option) with @overlap / @serial and @pingpong /
+--   @nopingpong (the schedule options), each timed at every shape it builds for
 local target = arg[1] or "sm_90"
 local json_path = arg[2] or "bench/results/attention.json"
 local shape_arg = arg[3] or "4,32,4096,128;16,16,1024,64;1,32,16384,128"
@@ -22,11 +23,15 @@ local tiles = {}
 for ts in tile_arg:gmatch("[^,]+") do
   if ts == "default" then tiles[#tiles + 1] = {name = ts}
   else
-    local br, bc, ov = ts:match("^(%d+)x(%d+)(.*)$")
-    if not br or (ov ~= "" and ov ~= "@overlap" and ov ~= "@serial") then error("tiles: '" .. ts .. "' is not default or BRxBC[@overlap|@serial]") end
-    local overlap = nil
-    if ov == "@overlap" then overlap = true elseif ov == "@serial" then overlap = false end
-    tiles[#tiles + 1] = {name = ts, tile = {tonumber(br), tonumber(bc)}, overlap = overlap}
+    local br, bc, rest = ts:match("^(%d+)x(%d+)(.*)$")
+    if not br then error("tiles: '" .. ts .. "' is not default or BRxBC[@overlap|@serial][@pingpong|@nopingpong]") end
+    local t = {name = ts, tile = {tonumber(br), tonumber(bc)}}
+    for flag in rest:gmatch("@(%w+)") do
+      if flag == "overlap" or flag == "serial" then t.overlap = flag == "overlap"
+      elseif flag == "pingpong" or flag == "nopingpong" then t.pingpong = flag == "pingpong"
+      else error("tiles: '" .. ts .. "': unknown schedule @" .. flag .. " (overlap, serial, pingpong, nopingpong)") end
+    end
+    tiles[#tiles + 1] = t
   end
 end
 
@@ -37,14 +42,14 @@ for _, dt in ipairs{"f16", "bf16"} do
   for _, D in ipairs{64, 128} do
     for _, causal in ipairs{false, true} do
      for _, tl in ipairs(tiles) do
-      if pcall(attention.build, {dtype = dt, head_dim = D, causal = causal, target = target, tile = tl.tile, overlap = tl.overlap}) then
+      if pcall(attention.build, {dtype = dt, head_dim = D, causal = causal, target = target, tile = tl.tile, overlap = tl.overlap, pingpong = tl.pingpong}) then
       local B, H, Hkv, Sq, Sk = 2, 4, 2, tl.tile and tl.tile[1] > 64 and 177 or 77, 131
       local q = ckt.array(dt, B * H * Sq * D):random{seed = 1, lo = -1, hi = 1}
       local kk = ckt.array(dt, B * Hkv * Sk * D):random{seed = 2, lo = -1, hi = 1}
       local v = ckt.array(dt, B * Hkv * Sk * D):random{seed = 3, lo = -1, hi = 1}
       local ref_o, ref_lse = attention.reference(q, kk, v, {B = B, H = H, H_kv = Hkv, S_q = Sq, S_k = Sk, head_dim = D, causal = causal})
       local function run(d, t)
-        local k, grid = attention.build{dtype = dt, head_dim = D, causal = causal, target = t, tile = tl.tile, overlap = tl.overlap}
+        local k, grid = attention.build{dtype = dt, head_dim = D, causal = causal, target = t, tile = tl.tile, overlap = tl.overlap, pingpong = tl.pingpong}
         local exe = k:compile{target = t}
         local bo, bl = d:alloc(dt, B * H * Sq * D):upload(ckt.array(dt, B * H * Sq * D):poison()), d:alloc("f32", B * H * Sq):upload(ckt.array("f32", B * H * Sq):poison())
         exe:launch{grid = grid(B, H, Sq), Q = d:alloc(dt, #q):upload(q), K = d:alloc(dt, #kk):upload(kk), V = d:alloc(dt, #v):upload(v),
@@ -81,7 +86,7 @@ for spec in shape_arg:gmatch("[^;]+") do
   for _, causal in ipairs{false, true} do
     for _, tl in ipairs(tiles) do
       local dt = "f16"
-      local okb, k, grid, p = pcall(attention.build, {dtype = dt, head_dim = D, causal = causal, target = target, tile = tl.tile, overlap = tl.overlap})
+      local okb, k, grid, p = pcall(attention.build, {dtype = dt, head_dim = D, causal = causal, target = target, tile = tl.tile, overlap = tl.overlap, pingpong = tl.pingpong})
       if okb then
         local exe = k:compile{target = target}
         local n = B * H * S * D
@@ -92,7 +97,7 @@ for spec in shape_arg:gmatch("[^;]+") do
         local wall = bench.wall_launch(exe, args, s, 20)
         local flops = 4 * B * H * S * S * D * (causal and 0.5 or 1)
         local res = exe:resources()
-        local r = {B = B, H = H, S = S, D = D, causal = causal, dtype = dt, tile = ("%dx%d"):format(p.BR, p.BC), registers = res.registers,
+        local r = {B = B, H = H, S = S, D = D, causal = causal, dtype = dt, tile = ("%dx%d"):format(p.BR, p.BC) .. (p.overlap and "@overlap" or "") .. (p.pingpong and "@pingpong" or ""), registers = res.registers,
                    spills = res.spill_stores, ms = ms, tflops = flops / (ms * 1e-3) / 1e12, wall_ms = wall, wall_tflops = flops / (wall * 1e-3) / 1e12}
         rows[#rows + 1] = r
         print(("| %d,%d,%d,%d | %s | %s | %s | %s%s | %.3f | %.1f | %.3f | %.1f |"):format(B, H, S, D, tostring(causal), dt, r.tile, tostring(r.registers),

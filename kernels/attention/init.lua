@@ -28,7 +28,7 @@ local attention = {}
 
 local function fail(msg, level) error("attention: " .. msg, level or 3) end
 
-attention.OPTIONS = {"dtype", "head_dim", "causal", "lengths", "scale", "layout", "strides", "tile", "overlap", "target", "name"}
+attention.OPTIONS = {"dtype", "head_dim", "causal", "lengths", "scale", "layout", "strides", "tile", "overlap", "pingpong", "target", "name"}
 
 -- The matrix instruction's traits for an M x N accumulator: every wave along M (one instruction
 -- row a wave), the instruction tiles of a wave along N.
@@ -77,6 +77,11 @@ function attention.plan_hopper(p, rec, o)
   -- the MMAs apart for want of registers
   if o.overlap ~= nil and type(o.overlap) ~= "boolean" then fail(("overlap must be a boolean, got %s"):format(type(o.overlap))) end
   p.overlap = o.overlap == true
+  -- pingpong: two consumer warpgroups take turns at their MMAs. Off by default: on an H100 it was
+  -- 20-25% slower than letting them run free (run 25, docs/attention.md)
+  if o.pingpong ~= nil and type(o.pingpong) ~= "boolean" then fail(("pingpong must be a boolean, got %s"):format(type(o.pingpong))) end
+  if o.pingpong == true and p.block ~= 256 then fail(("pingpong: two consumer warpgroups take turns (tile {128, BC}), this tile has %d"):format(p.block // 128)) end
+  p.pingpong = o.pingpong == true
   p.T1 = traits(p, p.BR, p.BC, true) -- S = Q Kᵀ
   p.T2 = traits(p, p.BR, p.D, true)  -- O += P V
   p.n = 8
@@ -137,6 +142,7 @@ function attention.plan(o)
   p.BR, p.BC = tile[1], tile[2]
   if p.hopper then return attention.plan_hopper(p, rec, o) end
   if o.overlap ~= nil then fail(("overlap: %s has no asynchronous MMAs (it is sm_90a's wgmma schedule)"):format(p.target)) end
+  if o.pingpong ~= nil then fail(("pingpong: %s's warps take no turns (it is sm_90a's schedule of two consumer warpgroups)"):format(p.target)) end
   -- BR: 64 (a wave's 16 rows each) or, on NVIDIA, 128 (two instruction rows a warp: each K and V
   -- fragment read from LDS feeds two MMAs)
   if p.BR ~= 64 and (p.amd or p.BR ~= 128) then
@@ -435,41 +441,63 @@ local function body(b, p)
   -- and O are the same lanes')
   local function rescale(alpha) b:map(function(o, a) return o * a end, acc, b:broadcast(alpha, acc, {dim = 1}), {into = acc}) end
 
+  -- pingpong (sm_90a, two consumer warpgroups): each MMA is a turn; a warpgroup waits for its
+  -- turn at its named barrier and hands the next to the other one after its MMA, so that one's
+  -- softmax runs while the other's MMAs do (FlashAttention-3's ping-pong). Warpgroup 1 gives the
+  -- first turn to warpgroup 0, which takes the last one back: every hand-over meets a wait.
+  local wg = (tid % 256) // 128 -- (the consumer warpgroup: the same over each of its warps)
+  local function my_turn() if p.pingpong then b:named_barrier{id = 2 + wg, threads = 256} end end
+  local function your_turn() if p.pingpong then b:named_barrier{id = 3 - wg, threads = 256, arrive = true} end end
+  if p.pingpong then b:when(ckt.eq(wg, 1), your_turn) end
+  -- a turn of the serial schedule: the MMA issued, the next turn handed over, then its wait
+  local function turn(gemm, c)
+    if not p.pingpong then return gemm(nil) end
+    my_turn()
+    gemm({pending = 1})
+    your_turn()
+    b:wgmma_wait(c, 0)
+  end
   if p.overlap then
-    -- sm_90a: the next tile's Q Kᵀ and this tile's P V in flight together (FlashAttention-3's
-    -- intra-warpgroup overlap). Iteration kt issues S = Q K_ktᵀ, then O += P V_(kt-1) with the P
-    -- of the previous iteration (registers wgmma reads while it runs), waits for S alone, and
-    -- runs the softmax of tile kt under the P V; then waits for O, rescales it and takes the new
-    -- P. Tile 0's scores before the loop, the last P V after it.
-    -- P: the scores rounded to the input dtype, in the m64nBC accumulator's distribution (wgmma's
-    -- RS form: K step kk's A fragment is its values 8 kk .. 8 kk + 7)
+    -- sm_90a: P V of key tile kt - 1 and Q Kᵀ of tile kt in flight together, the softmax of tile
+    -- kt under them (FlashAttention-3's intra-warpgroup overlap). P is the previous iteration's
+    -- (registers wgmma reads while it runs); O is rescaled by tile kt's alpha once P V has
+    -- retired. Tile 0's scores before the loop, the last P V after it. P: the scores rounded to
+    -- the input dtype, in the m64nBC accumulator's distribution (wgmma's RS form: K step kk's A
+    -- fragment is its values 8 kk .. 8 kk + 7).
     local P = b:map(function(x) return x end, S, {dtype = dt})
     local function stage(t, kt) return t:stage((kt + p.stages) % p.stages) end
+    local function take_p() b:map(function(x) return x end, S, {into = P}) end
     b:when(ckt.gt(nk, 0), function()
       feed.key_ready(0)
       b:clear(S, 0)
+      my_turn()
       b:blockwise_gemm(sQ, stage(sK, 0), S, T1)
+      your_turn()
       scores(0)
       softmax() -- (O is 0: nothing to rescale)
-      b:map(function(x) return x end, S, {into = P})
+      take_p()
     end)
     b:loop(ckt.max(nk - 1, 0), function(i)
       local kt = i + 1
       feed.key_ready(kt)
-      b:clear(S, 0)
-      b:blockwise_gemm(sQ, stage(sK, kt), S, T1, {pending = 1})
       feed.value_ready(kt - 1)
+      b:clear(S, 0)
+      my_turn()
+      b:blockwise_gemm(sQ, stage(sK, kt), S, T1, {pending = 1})
       b:blockwise_gemm(P, stage(sV, kt - 1), acc, T2, {pending = 1}) -- (S retired, P V in flight)
+      your_turn()
       scores(kt)
       local alpha = softmax()
       b:wgmma_wait(acc, 0)
       feed.release(kt - 1)
       rescale(alpha)
-      b:map(function(x) return x end, S, {into = P})
+      take_p()
     end)
     b:when(ckt.gt(nk, 0), function()
       feed.value_ready(nk - 1)
+      my_turn()
       b:blockwise_gemm(P, stage(sV, nk - 1), acc, T2)
+      your_turn()
       feed.release(nk - 1)
     end)
   else
@@ -479,13 +507,14 @@ local function body(b, p)
       local sKt, sVt = sK:stage(st), sV:stage(st)
       -- S = Q Kᵀ
       b:clear(S, 0)
-      b:blockwise_gemm(sQ, sKt, S, T1)
+      turn(function(pending) b:blockwise_gemm(sQ, sKt, S, T1, pending) end, S)
       scores(kt)
       rescale(softmax())
       -- O += P V, P rounded to the input dtype. mma.sync: P stays in registers, the score
       -- accumulator's fragments relabelled as the A operand's (two 16 x 8 accumulator tiles hold
-      -- one 16 x 16 A fragment, lane for lane); MFMA's accumulator puts a lane's values down a
-      -- column, its A operand along a row: P goes through LDS there
+      -- one 16 x 16 A fragment, lane for lane); wgmma likewise (its m64nN accumulator holds K
+      -- step kk's m64k16 A fragment at values 8 kk .. 8 kk + 7: the RS form); MFMA's accumulator
+      -- puts a lane's values down a column, its A operand along a row: P goes through LDS there
       if p.amd then
         s_part(sP):store(S)
         b:sync()
@@ -494,11 +523,12 @@ local function body(b, p)
       else
         local P = b:map(function(x) return x end, S, {dtype = dt})
         feed.value_ready(kt)
-        b:blockwise_gemm(P, sVt, acc, T2)
+        turn(function(pending) b:blockwise_gemm(P, sVt, acc, T2, pending) end, acc)
       end
       feed.release(kt)
     end)
   end
+  if p.pingpong then b:when(ckt.eq(wg, 0), my_turn) end
   feed.finish()
 
   -- O /= l (0 for a row without keys), LSE = m + log(l) (-inf then)
