@@ -408,31 +408,37 @@ local function body(b, p)
   -- S_k), and above the diagonal when causal (coordinates (r, c) of each value in the score
   -- tile). Without per-batch lengths only the tiles that reach past S_k or the diagonal of the
   -- block's first row pay for the compares (the others: one multiply a score)
+  -- (a positive scale is folded into the exponential instead, exp2(x · scale2 - m) one fused
+  -- multiply-add a score: the scores stay unscaled, their row maximum is scaled, and the tiles
+  -- without masks take no pass over the scores here)
+  local fold = p.scale > 0
+  local function scaled(s) return fold and s or s * scale2 end
   local function scores(kt)
     local k0 = kt * BC
     local function masked(s, n, r, c)
       local j = k0 + c
       local ok = ckt.lt(j, n and ckt.min(n, S_k) or S_k)
       if p.causal then ok = ckt.land(ok, ckt.le(j, q0 + r + shift)) end
-      return ckt.select(ok, s * scale2, NEG)
+      return ckt.select(ok, scaled(s), NEG)
     end
     if len then b:map(masked, S, b:broadcast(len, S, {dim = 1}), {into = S, coords = true})
     else
       local edge = ckt.lt(S_k, k0 + BC)
       if p.causal then edge = ckt.lor(edge, ckt.lt(q0 + shift, k0 + BC - 1)) end
       b:when(edge, function() b:map(function(x, r, c) return masked(x, nil, r, c) end, S, {into = S, coords = true}) end)
-      b:when(ckt.lnot(edge), function() b:map(function(x) return x * scale2 end, S, {into = S}) end)
+      if not fold then b:when(ckt.lnot(edge), function() b:map(function(x) return x * scale2 end, S, {into = S}) end) end
     end
   end
   -- online softmax of the scores in S: the row max over the fragment, the new running max, P
   -- (in S), the row sum; returns alpha = exp2(m_old - m_new), what O is rescaled by
   local function softmax()
     local mt = b:broadcast(b:reduce(S, "max", {dim = 1}), m, {dim = 1})
+    if fold then mt = b:map(function(t) return t * scale2 end, mt) end
     local function safe(x) return ckt.select(ckt.eq(x, NEG), 0, x) end -- an all-masked row: exp2(-inf) = 0, never NaN
     local alpha = b:map(function(mo, t) return ckt.exp2(mo - safe(ckt.max(mo, t))) end, m, mt)
     b:map(function(mo, t) return ckt.max(mo, t) end, m, mt, {into = m})
     local ms = b:map(safe, m)
-    b:map(function(x, mn) return ckt.exp2(x - mn) end, S, b:broadcast(ms, S, {dim = 1}), {into = S})
+    b:map(function(x, mn) return ckt.exp2((fold and x * scale2 or x) - mn) end, S, b:broadcast(ms, S, {dim = 1}), {into = S})
     local ls = b:broadcast(b:reduce(S, "sum", {dim = 1}), l, {dim = 1})
     b:map(function(lo, a, x) return lo * a + x end, l, alpha, ls, {into = l})
     return alpha
