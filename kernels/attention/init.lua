@@ -133,9 +133,9 @@ function attention.plan(o)
   -- sm_90a (bulk copies from a producer, wgmma; H100, run 24): head_dim 128 128 x 128, two
   -- consumer warpgroups (521-540 TFLOP/s, 473-540 causal; 128 x 64: 457-466 / 388-431; 64 x 128:
   -- 391-402 / 346-402), with key lengths 128 x 64 (128 x 128 spills 68 bytes at the 168 registers
-  -- a thread of three warpgroups); head_dim 64 64 x 128 (342 / 211; 128 x 128: 264 / 186);
-  -- head_dim 256 64 x 64 (what fits)
-  local hopper_tile = (p.D == 128 and not p.lengths) and {128, 128} or (p.D == 128 and {128, 64}) or (p.D == 64 and {64, 128}) or {64, 64}
+  -- a thread of three warpgroups); head_dim 64 64 x 64 (run 27: 370 / 264; 64 x 128: 335 / 225;
+  -- 128 x 64: 239 / 180); head_dim 256 64 x 64 (what fits)
+  local hopper_tile = (p.D == 128 and not p.lengths) and {128, 128} or (p.D == 128 and {128, 64}) or {64, 64}
   local tile = o.tile or (p.hopper and hopper_tile)
                or ((not p.amd and p.D == 128) and {128, 32} or {64, p.D <= 64 and 64 or 32})
   if type(tile) ~= "table" then fail("tile must be {BR, BC}") end
