@@ -13,7 +13,7 @@ local function up(a) local b = dev:alloc(a:dtype(), #a); b:upload(a); return b e
 local function run(t, c)
   local D, B, H, H_kv, S_q, S_k = c.D, c.B, c.H, c.H_kv or c.H, c.S_q, c.S_k
   local k, grid = attention.build{dtype = c.dtype, head_dim = D, causal = c.causal, lengths = c.lengths ~= nil,
-                                  target = t, layout = c.layout, tile = c.tile, overlap = c.overlap}
+                                  target = t, layout = c.layout, tile = c.tile, overlap = c.overlap, pingpong = c.pingpong}
   local exe = k:compile{target = t}
   local function arr(n, seed) return ckt.array(c.dtype, n):random{seed = seed, lo = -1, hi = 1} end
   local q, kk, v = arr(B * H * S_q * D, 1), arr(B * H_kv * S_k * D, 2), arr(B * H_kv * S_k * D, 3)
@@ -82,6 +82,10 @@ describe("attention forward on the CPU targets", function()
       check("cpu:sm_90a", {dtype = "bf16", D = 64, B = 2, H = 4, H_kv = 2, S_q = 70, S_k = 60, tile = {64, 128}, overlap = ov})
       check("cpu:sm_90a", {dtype = "f16", D = 64, B = 2, H = 1, S_q = 200, S_k = 90, causal = true, lengths = {90, 1}, tile = {128, 64}, overlap = ov})
     end
+  end)
+  it("cpu:sm_90a: head_dim 256 (its default 64 x 64), causal, GQA; the ping-pong of two consumer warpgroups", function()
+    check("cpu:sm_90a", {dtype = "bf16", D = 256, B = 1, H = 2, H_kv = 1, S_q = 70, S_k = 90, causal = true})
+    check("cpu:sm_90a", {dtype = "f16", D = 128, B = 1, H = 2, S_q = 150, S_k = 270, causal = true, tile = {128, 128}, pingpong = true})
   end)
   it("strides given at launch: Q and O in BSHD, K and V in BHSD", function()
     local dt, D, B, H, H_kv, S_q, S_k = "f16", 64, 2, 2, 1, 30, 50
