@@ -586,6 +586,12 @@ typedef struct lin {
 static void lin_add(const ckt_expr_pool *p, lin *s, ckt_expr_id e, int64_t scale)
 {
     if (!s->ok) return;
+    /* a scale or coefficient of INT64_MIN has no negation (a - b, -x and the rebuilt sum negate
+     * them): such a sum is left as it was (found by the API fuzzer under UBSan) */
+    if (scale == INT64_MIN) {
+        s->ok = false;
+        return;
+    }
     const ckt_expr_node *n = &p->nodes[e];
     int64_t c, t;
     if (n->op == CKT_E_INT) {
@@ -618,7 +624,8 @@ static void lin_add(const ckt_expr_pool *p, lin *s, ckt_expr_id e, int64_t scale
     }
     for (int i = 0; i < s->n; i++)
         if (s->term[i] == e) {
-            if (ckt_add_ovf(s->coef[i], scale, &s->coef[i])) s->ok = false;
+            if (ckt_add_ovf(s->coef[i], scale, &s->coef[i]) || s->coef[i] == INT64_MIN)
+                s->ok = false;
             return;
         }
     if (s->n == NTERMS) {
