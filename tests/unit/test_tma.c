@@ -424,13 +424,53 @@ static void cpu_encode_fields(void **state)
     assert_int_equal(ckt_tma_cpu_encode(&m, CKT_F16, batch, NULL, &err), CKT_EINVAL);
 }
 
+/* ckt_tma_plan_ex with the dimension order given (what a kernel fixes when it is built): the
+ * modes in that order whatever their strides, e.g. BSHD keys (b, s, h, d) as (d, s, h, b), which
+ * by increasing stride would be (d, h, s, b); an order that is no permutation, or whose first mode
+ * is not contiguous, is refused */
+static void plan_in_a_given_order(void **state)
+{
+    (void)state;
+    /* K of BSHD, B = 2, S = 100, H = 4, D = 64 (f16): strides (25600, 256, 64, 1) */
+    ckt_layout g = L("(2,100,4,64):(25600,256,64,1)"), box = L("(1,32,1,64):(2048,64,2048,1)");
+    ckt_swizzle sw = {3, 3, 3};
+    const int order[4] = {3, 1, 2, 0};
+    ckt_tma_map m;
+    ckt_error err;
+    assert_int_equal(ckt_tma_plan_ex(&g, CKT_F16, &box, &sw, order, true, &m, &err), CKT_OK);
+    assert_int_equal(m.rank, 4);
+    assert_int_equal(m.inner, 3);
+    assert_true(m.global_dim[0] == 64 && m.global_dim[1] == 100 && m.global_dim[2] == 4 &&
+                m.global_dim[3] == 2);
+    assert_true(m.global_stride[0] == 512 && m.global_stride[1] == 128 &&
+                m.global_stride[2] == 51200);
+    assert_true(m.box_dim[0] == 64 && m.box_dim[1] == 32 && m.box_dim[2] == 1 && m.box_dim[3] == 1);
+    assert_int_equal(m.box_bytes, 64 * 32 * 2);
+    /* without an order: by increasing stride, h before s */
+    assert_int_equal(ckt_tma_plan_ex(&g, CKT_F16, &box, &sw, NULL, false, &m, &err), CKT_OK);
+    assert_true(m.global_dim[1] == 4 && m.global_dim[2] == 100);
+    const int twice[4] = {3, 1, 1, 0}, outside[4] = {3, 1, 2, 4}, strided[4] = {1, 3, 2, 0};
+    assert_int_equal(ckt_tma_plan_ex(&g, CKT_F16, &box, &sw, twice, true, &m, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "not a permutation of the 4 modes"));
+    assert_int_equal(ckt_tma_plan_ex(&g, CKT_F16, &box, &sw, outside, true, &m, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "not a permutation of the 4 modes"));
+    assert_int_equal(ckt_tma_plan_ex(&g, CKT_F16, &box, &sw, strided, true, &m, &err), CKT_EINVAL);
+    assert_non_null(
+        strstr(err.msg, "mode 1, the map's innermost dimension, has stride 256, not 1"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(k_major_tile_128b),  cmocka_unit_test(mn_major_and_plain),
-        cmocka_unit_test(refusals),           cmocka_unit_test(encode_needs_the_driver),
-        cmocka_unit_test(check_tile_accepts), cmocka_unit_test(check_tile_refusals),
-        cmocka_unit_test(lds_placement),      cmocka_unit_test(cpu_encode_fields),
+        cmocka_unit_test(k_major_tile_128b),
+        cmocka_unit_test(mn_major_and_plain),
+        cmocka_unit_test(refusals),
+        cmocka_unit_test(encode_needs_the_driver),
+        cmocka_unit_test(check_tile_accepts),
+        cmocka_unit_test(check_tile_refusals),
+        cmocka_unit_test(lds_placement),
+        cmocka_unit_test(cpu_encode_fields),
+        cmocka_unit_test(plan_in_a_given_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
