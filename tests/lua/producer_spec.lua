@@ -10,6 +10,22 @@ local dev = ckt.device("cpu")
 
 local function cdiv(a, b) return (a + b - 1) // b end
 
+-- building a kernel of `block` threads (64) with `build` is refused: the message
+local function err(build, block)
+  local ok, e = pcall(ckt.kernel, {name = "bad", block = block or 64, build = build})
+  assert.is_false(ok)
+  return tostring(e)
+end
+
+-- kernel k's source for each target is refused, the message holding `text`
+local function refused_on(k, targets, text)
+  for _, t in ipairs(targets) do
+    local ok, e = pcall(k.source, k, t)
+    assert.is_false(ok, t)
+    assert.truthy(tostring(e):find(text, 1, true), e)
+  end
+end
+
 -- Y = X (M x K f16, row-major) through a ring of S stages of 16 x 64 tiles (128B swizzle):
 -- the producer copies tile kt into stage kt % S once the stage is released; the block's threads
 -- store it to Y, then release it (unless o.no_release)
@@ -110,11 +126,6 @@ describe("a producer warp feeding a ring of LDS stages", function()
 end)
 
 describe("the builder refuses", function()
-  local function err(build, block)
-    local ok, e = pcall(ckt.kernel, {name = "bad", block = block or 64, build = build})
-    assert.is_false(ok)
-    return tostring(e)
-  end
   it("a second producer, a nested one, one after the block's threads' work, one that does their work", function()
     assert.truthy(err(function(b) b:producer(function() end); b:producer(function() end) end):find("has one already", 1, true))
     assert.truthy(err(function(b) b:loop(2, function() b:producer(function() end) end) end):find("inside a loop or branch", 1, true))
@@ -162,12 +173,7 @@ describe("the builder refuses", function()
         "bad argument #1 to 'mbarrier_arrive' (unknown option 'phase')")
   end)
   it("targets without mbarriers", function()
-    local k = ring{stages = 2}
-    for _, t in ipairs{"gfx90a", "cpu:gfx90a", "sm_80"} do
-      local ok, e = pcall(k.source, k, t)
-      assert.is_false(ok, t)
-      assert.truthy(tostring(e):find("no bulk tensor copies or mbarriers", 1, true), e)
-    end
+    refused_on(ring{stages = 2}, {"gfx90a", "cpu:gfx90a", "sm_80"}, "no bulk tensor copies or mbarriers")
   end)
 end)
 
@@ -216,10 +222,9 @@ describe("b:named_barrier", function()
   end)
 
   it("refuses ids outside 2..15, thread counts that are not whole warps of the block, the producer, targets without it", function()
-    local function refuses(text, body, block)
-      local ok, e = pcall(ckt.kernel, {name = "bad", block = block or 256, build = body})
-      assert.is_false(ok)
-      assert.truthy(tostring(e):find(text, 1, true), ("%q lacks %q"):format(tostring(e), text))
+    local function refuses(text, body)
+      local e = err(body, 256)
+      assert.truthy(e:find(text, 1, true), ("%q lacks %q"):format(e, text))
     end
     refuses("named_barrier: id is not provably in 2..15 (range 1..1; 0 is the block's barrier, 1 its threads' beside a producer)",
             function(b) b:named_barrier{id = 1, threads = 256} end)
@@ -234,11 +239,6 @@ describe("b:named_barrier", function()
     refuses("named_barrier: the producer's one elected thread cannot join a barrier of whole warps", function(b)
       b:producer(function() b:named_barrier{id = 2, threads = 256} end)
     end)
-    local k = turns()
-    for _, t in ipairs{"gfx90a", "cpu:gfx90a"} do
-      local ok, e = pcall(k.source, k, t)
-      assert.is_false(ok, t)
-      assert.truthy(tostring(e):find("named_barrier: target", 1, true), e)
-    end
+    refused_on(turns(), {"gfx90a", "cpu:gfx90a"}, "named_barrier: target")
   end)
 end)
