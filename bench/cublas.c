@@ -10,9 +10,11 @@
  *   h:gemm_async{..., stream=s:handle()}             -- one GEMM enqueued on the stream, no wait
  *   h:library()                                      -- the file that was loaded
  *   h:gemm_fp8{dtype=, M=, N=, K=, A=, B=, C=, scale_A=, scale_B=, workspace=, workspace_bytes=,
- *              reps=}                                -> ms (median) or nil, why: cuBLASLt's fp8
- *                                                       GEMM (A and B K-major, bf16 C, per-tensor
- *                                                       f32 scales at device addresses)
+ *              reps=, scales=}                      -> ms (median) or nil, why: cuBLASLt's fp8
+ *                                                       GEMM (A and B K-major, bf16 C, f32 scales
+ *                                                       at device addresses: per tensor, or with
+ *                                                       scales = "block" A's by rows of 128 (its
+ *                                                       VEC128 mode), B's by 128 x 128 blocks)
  *
  * ckt's convention: C (M x N, row-major) = A (M x K) . B (K x N); a_major "k": A row-major,
  * "m": A stored K x M row-major; b_major "n": B row-major, "k": B stored N x K row-major.
@@ -75,6 +77,10 @@ enum {
     LT_DESC_TRANSB = 4,
     LT_DESC_A_SCALE_POINTER = 17,
     LT_DESC_B_SCALE_POINTER = 18,
+    LT_DESC_A_SCALE_MODE = 31,
+    LT_DESC_B_SCALE_MODE = 32,
+    LT_SCALE_VEC128_32F = 4,
+    LT_SCALE_BLK128x128_32F = 5,
     LT_PREF_MAX_WORKSPACE_BYTES = 1,
     CUBLAS_OP_N = 0,
     CUBLAS_OP_T = 1,
@@ -424,6 +430,11 @@ static int h_gemm_fp8(lua_State *L)
     lua_getfield(L, 2, "workspace");
     void *ws = lua_isnil(L, -1) ? NULL : (void *)(uintptr_t)luaL_checkinteger(L, -1);
     lua_pop(L, 1);
+    lua_getfield(L, 2, "scales");
+    const char *scales = luaL_optstring(L, -1, "tensor");
+    lua_pop(L, 1);
+    if (strcmp(scales, "tensor") && strcmp(scales, "block"))
+        return luaL_error(L, "gemm_fp8: scales '%s' is not tensor or block", scales);
     lt_call c = {.A = A, .B = B, .C = C, .ws = ws};
     void *pref = NULL;
     int ta = CUBLAS_OP_T, tb = CUBLAS_OP_N, st = 0, found = 0, sync = 0;
@@ -434,6 +445,12 @@ static int h_gemm_fp8(lua_State *L)
     if (!st) /* cuBLASLt's A: ckt's B */
         st = LT.desc_set(c.desc, LT_DESC_A_SCALE_POINTER, &sb, sizeof sb);
     if (!st) st = LT.desc_set(c.desc, LT_DESC_B_SCALE_POINTER, &sa, sizeof sa);
+    /* block: DeepSeek-V3's, ckt's B by 128 x 128 blocks and its A by rows of 128 */
+    if (!st && !strcmp(scales, "block")) {
+        int ma = LT_SCALE_BLK128x128_32F, mb = LT_SCALE_VEC128_32F;
+        st = LT.desc_set(c.desc, LT_DESC_A_SCALE_MODE, &ma, sizeof ma);
+        if (!st) st = LT.desc_set(c.desc, LT_DESC_B_SCALE_MODE, &mb, sizeof mb);
+    }
     if (!st) st = LT.layout_create(&c.la, in, (uint64_t)K, (uint64_t)N, K);
     if (!st) st = LT.layout_create(&c.lb, in, (uint64_t)K, (uint64_t)M, K);
     if (!st) st = LT.layout_create(&c.lc, CUDA_R_16BF, (uint64_t)N, (uint64_t)M, N);

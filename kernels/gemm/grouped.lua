@@ -166,6 +166,7 @@ function grouped.build(gemm, o, schedule)
   if o.batched then fail("grouped and batched exclude each other") end
   if o.persistent ~= nil and o.persistent ~= false then fail("grouped: the walk is persistent already (grid(sizes) picks the blocks); drop persistent") end
   if o.autotune then fail("grouped: autotune does not measure grouped GEMMs yet") end
+  if o.scales ~= nil then fail("scales: the grouped GEMM takes no fp8 scales yet") end
   if o.copy == "tma" then fail("grouped: copy = \"tma\" needs a tensor map per group; the grouped GEMM copies by cp.async") end
   -- sm_90a: wgmma with cp.async copies (a bulk copy would need a tensor map per group)
   if c.copy == nil then c.copy = "cp.async" end

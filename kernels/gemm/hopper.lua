@@ -54,9 +54,10 @@ end
 -- taken as it is).
 hopper.ELEMENT_BUDGET = 232
 
-function hopper.element_tk(TM, TN, TK, block, fp8)
+function hopper.element_tk(TM, TN, TK, block, fp8, sums)
   local kin = fp8 and 32 or 16
-  local function cost(tk) return (TM * TN + (TM + TN) * tk + 2 * (TM + TN) * 16) / block end
+  -- (sums: accumulator sets a thread holds, 2 with fp8 block scales: the slice's product and the sum)
+  local function cost(tk) return ((sums or 1) * TM * TN + (TM + TN) * tk + 2 * (TM + TN) * 16) / block end
   while TK > kin and cost(TK) > hopper.ELEMENT_BUDGET do TK = TK // 2 end
   return cost(TK) <= hopper.ELEMENT_BUDGET and TK or nil
 end

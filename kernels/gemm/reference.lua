@@ -22,6 +22,35 @@ local function product(a, bb, c, M, N, K, am, bm, f, oa, ob, oc)
   end
 end
 
+-- fp8 with scales = "block" (A and B K-major): C(m, n) = sum over K blocks kb of scale_A(m, kb) .
+-- scale_B(n // 128, kb) . (the block's sum of A(m, k) B(n, k)), scale_A's element (m, kb) at
+-- kb M + m and scale_B's (nb, kb) at nb ceil(K / 128) + kb (ckt.arrays or tables from index 0)
+local function block_scaled(A, B, M, N, K, opts, f, out)
+  local KB = (K + 127) // 128
+  local function values(x, name, n)
+    if type(x) ~= "table" and type(x) ~= "userdata" then error(("gemm: reference: scales = \"block\" needs %s, an array of %d scales"):format(name, n), 3) end
+    if #x < n then error(("gemm: reference: %s holds %d scales, fewer than the %d of these sizes"):format(name, #x, n), 3) end
+    local t = {}
+    for i = 0, n - 1 do t[i] = x[i] end
+    return t
+  end
+  local sa, sb = values(opts.scale_A, "scale_A", KB * M), values(opts.scale_B, "scale_B", ((N + 127) // 128) * KB)
+  local a, bb = A:totable(), B:totable()
+  local c = ckt.array(out, {M, N})
+  for m = 0, M - 1 do
+    for n = 0, N - 1 do
+      local sum, nb = 0.0, n // 128
+      for kb = 0, KB - 1 do
+        local part = 0.0
+        for kk = kb * 128, math.min(K, kb * 128 + 128) - 1 do part = part + a[m * K + kk + 1] * bb[n * K + kk + 1] end
+        sum = sum + part * sa[kb * M + m] * sb[nb * KB + kb]
+      end
+      c[m * N + n] = f and f(sum) or sum
+    end
+  end
+  return c
+end
+
 -- C = A . B in double precision (then rounded to opts.out, default the dtype of A), with A and B
 -- ckt.arrays stored as opts.a_major / opts.b_major say; opts.epilogue applies to the double.
 -- Batched (opts.batched = true): C_l = A_l . B_l for l < opts.L, batch l of each at l times
@@ -32,7 +61,12 @@ return function(A, B, M, N, K, opts)
   local am, bm = opts.a_major or "k", opts.b_major or "k"
   local f = opts.epilogue
   -- fp8 (8-bit A and B): C = scale_A . scale_B . (A . B), opts.scale_A / opts.scale_B numbers
-  -- (default 1), the scaling in double before the epilogue and the rounding to out (default bf16)
+  -- (default 1), the scaling in double before the epilogue and the rounding to out (default bf16);
+  -- opts.scales = "block": the block scales (block_scaled above)
+  if opts.scales == "block" then
+    if #A < M * K or #B < N * K then error(("gemm: reference: A holds %d and B %d elements, fewer than M*K = %d and N*K = %d"):format(#A, #B, M * K, N * K), 2) end
+    return block_scaled(A, B, M, N, K, opts, f, opts.out or "bf16")
+  end
   local s = (opts.scale_A or 1) * (opts.scale_B or 1)
   if s ~= 1 then local e = f; f = function(x) x = x * s; if e then return e(x) end return x end end
   local out = opts.out or ((A:dtype() == "e4m3" or A:dtype() == "e5m2") and "bf16" or A:dtype())

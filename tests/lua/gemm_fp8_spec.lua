@@ -93,3 +93,100 @@ describe("fp8 GEMM on cpu:sm_90a", function()
     if dis and dis ~= "" then assert.truthy(dis:lower():find("e4m3"), "the disassembly names the e4m3 MMA") end
   end)
 end)
+
+-- scales = "block" (DeepSeek-V3's recipe): scale_A one f32 a row and 128-wide K block (element
+-- (m, kb) at kb M + m), scale_B one a 128 x 128 block of B (element (nb, kb) at nb KB + kb), each
+-- K slice's product scaled into the f32 sum. Against the reference's block sums in double, random
+-- scales of both signs, K not a multiple of 128 (the last block partial), M and N past the tile.
+describe("fp8 GEMM with block scales on cpu:sm_90a", function()
+  local function data(dt, M, N, K, seed)
+    local KB, NB = (K + 127) // 128, (N + 127) // 128
+    return ckt.array(dt, M * K):random{seed = seed, lo = -4, hi = 4}, ckt.array(dt, N * K):random{seed = seed + 1, lo = -4, hi = 4},
+           ckt.array("f32", KB * M):random{seed = seed + 2, lo = 0.01, hi = 2}, ckt.array("f32", NB * KB):random{seed = seed + 3, lo = -2, hi = 2}
+  end
+  local function launch(o, M, N, K, A, B, SA, SB)
+    o.target = o.target or "cpu:sm_90a"
+    o.scales = "block"
+    local k, grid, p = gemm.build(o)
+    local C = ckt.array(p.out, M * N):poison()
+    local b = {}
+    for n, x in pairs{A = A, B = B, C = C, scale_A = SA, scale_B = SB} do b[n] = dev:alloc(x:dtype(), #x); b[n]:upload(x) end
+    k:compile{target = o.target}:launch{grid = grid(M, N), A = b.A, B = b.B, C = b.C, scale_A = b.scale_A, scale_B = b.scale_B, M = M, N = N, K = K}
+    b.C:download(C)
+    return C, p
+  end
+  -- |C - R| <= rtol |R| + atol: out's rounding, and f32 sums of exact products (K terms of at most
+  -- 16, each block's sum times scales of at most 2 x 2)
+  local function check(o, M, N, K, seed)
+    local A, B, SA, SB = data(o.dtype or "e4m3", M, N, K, seed)
+    o.dtype = o.dtype or "e4m3"
+    local C, p = launch(o, M, N, K, A, B, SA, SB)
+    local R = gemm.reference(A, B, M, N, K, {out = "f64", scales = "block", scale_A = SA, scale_B = SB})
+    local ok, err, at = C:compare(R, {rtol = RTOL[p.out], atol = K * 2 ^ -21 * 16 * 4})
+    assert(ok, ("%s -> %s %dx%dx%d tile %dx%dx%d: max error %s at %s"):format(p.dtype, p.out, M, N, K, p.TM, p.TN, p.TK, tostring(err), tostring(at)))
+    return p, C, R, A, B, SA, SB
+  end
+
+  it("the default (128 x 128 x 128, two warpgroups) at sizes past the tile, K past a block", function()
+    local p = check({}, 130, 200, 300, 1)
+    assert.same({128, 128, 128, 256}, {p.TM, p.TN, p.TK, p.block})
+    assert.equal("block", p.scales); assert.equal(0, p.mma_pending); assert.equal("gemm_e4m3_kk_blockscaled", p.name)
+  end)
+
+  it("e5m2, every out dtype, slices of 32 and 64 within a block, 64-wide tiles, K = 1", function()
+    check({dtype = "e5m2", out = "f32", tile = {64, 64, 64}, block = 128}, 65, 190, 257, 3)
+    check({dtype = "e4m3", out = "f16", tile = {64, 128, 32}, block = 128}, 70, 129, 200, 4)
+    check({dtype = "e5m2", out = "bf16", tile = {64, 64, 32}, block = 128}, 64, 64, 1, 5)
+  end)
+
+  it("bulk copies (copy = \"tma\") and a persistent walk", function()
+    check({out = "f16", tile = {64, 128, 64}, block = 128, aligned = true, copy = "tma"}, 64, 272, 400, 6)
+    check({out = "f32", tile = {128, 128, 128}, block = 256, persistent = 2}, 200, 300, 260, 7)
+  end)
+
+  it("each block takes its own scales: the transposed scale_A's layout does not pass", function()
+    -- (the check above would pass a kernel that ignored the layout only if every scale were alike)
+    local M, N, K = 64, 128, 256
+    local A, B, SA, SB = data("e4m3", M, N, K, 9)
+    local C = launch({dtype = "e4m3", out = "f32", tile = {64, 128, 64}, block = 128}, M, N, K, A, B, SA, SB)
+    local KB = K // 128
+    local T = ckt.array("f32", #SA)
+    for m = 0, M - 1 do for kb = 0, KB - 1 do T[m * KB + kb] = SA[kb * M + m] end end -- (m, kb) at m KB + kb
+    local wrong = gemm.reference(A, B, M, N, K, {out = "f64", scales = "block", scale_A = T, scale_B = SB})
+    assert.is_false((C:compare(wrong, {rtol = 2 ^ -20, atol = 2 ^ -20})))
+  end)
+
+  it("refuses what the schedule cannot take, naming the option", function()
+    local function err(o) o.target = o.target or "cpu:sm_90a"; local ok, e = pcall(gemm.build, o) assert.is_false(ok) return tostring(e) end
+    assert.matches("scales 'row'", err{dtype = "e4m3", scales = "row"})
+    assert.matches("scales: dtype f16", err{dtype = "f16", scales = "block"})
+    assert.matches("tile TK 256", err{dtype = "e4m3", scales = "block", tile = {128, 128, 256}})
+    assert.matches("tile TN 256", err{dtype = "e4m3", scales = "block", tile = {128, 256, 128}})
+    assert.matches("split TM only", err{dtype = "e4m3", scales = "block", tile = {64, 128, 128}, block = 256})
+    assert.matches("mma_pending 1", err{dtype = "e4m3", scales = "block", mma_pending = 1})
+    assert.matches("batched", err{dtype = "e4m3", scales = "block", batched = true})
+    assert.matches("grouped", err{dtype = "e4m3", scales = "block", grouped = true})
+  end)
+
+  it("a launch with scale buffers too small for the sizes is refused, naming the buffer", function()
+    local k, grid = gemm.build{dtype = "e4m3", scales = "block", target = "cpu:sm_90a", tile = {64, 64, 64}, block = 128}
+    local a, c = dev:alloc("e4m3", 64 * 256), dev:alloc("bf16", 64 * 64)
+    local exe = k:compile{target = "cpu:sm_90a"}
+    local function try(na, nb)
+      return pcall(function() exe:launch{grid = grid(64, 64), A = a, B = a, C = c, scale_A = dev:alloc("f32", na), scale_B = dev:alloc("f32", nb), M = 64, N = 64, K = 256} end)
+    end
+    assert.is_true((try(128, 2))) -- 2 K blocks: 2 x 64 of A's, 1 x 2 of B's
+    local ok, e = try(127, 2); assert.is_false(ok); assert.matches("scale_A", tostring(e))
+    ok, e = try(128, 1); assert.is_false(ok); assert.matches("scale_B", tostring(e))
+  end)
+
+  it("compiles for sm_90a through NVRTC without spills (two accumulator sets a thread)", function()
+    local k = gemm.build{dtype = "e4m3", scales = "block", target = "sm_90a"}
+    local ok, exe = pcall(k.compile, k, {target = "sm_90a", compile_only = true})
+    if not ok and tostring(exe):find("NVRTC") and tostring(exe):find("not found") then pending("NVRTC not installed: " .. tostring(exe)) return end
+    assert(ok, tostring(exe))
+    local r = exe:resources()
+    assert.equal(0, r.spill_stores); assert.equal(0, r.spill_loads)
+    assert.truthy(k:source("sm_90a"):find("m64n128k32.f32.e4m3.e4m3", 1, true))
+  end)
+end)
