@@ -67,7 +67,7 @@ end
 print("| dtype | scales | out | M=N=K | config | ms (events) | TFLOP/s | wall ms (20 on a stream) | valid | cuBLASLt fp8, these scales: TFLOP/s (events) | ckt / it | cuBLASLt fp8 per tensor | ckt / it | same C as cuBLASLt |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for _, v in ipairs(variants) do
   local o = {dtype = v.dtype, scales = v.scales, out = "bf16", target = target}
-  for _, key in ipairs{"tile", "block", "stages", "group", "copy", "persistent", "aligned", "producer_warpgroup"} do o[key] = v[key] end
+  for _, key in ipairs{"tile", "block", "stages", "group", "copy", "persistent", "aligned", "producer_warpgroup", "pingpong"} do o[key] = v[key] end
   local k, grid, p = gemm.build(o)
   local exe = k:compile{target = target}
   local valid = check(exe, grid, v)
@@ -84,7 +84,8 @@ for _, v in ipairs(variants) do
     local ms = bench.time_launch(exe, largs)
     local wall = bench.wall_launch(exe, largs, stream, 20)
     local r = {dtype = v.dtype, scales = v.scales, out = "bf16", size = S, ms = ms, tflops = 2 * S * S * S / (ms * 1e-3) / 1e12, valid = valid,
-               config = ("%dx%dx%d/%d/%d%s"):format(p.TM, p.TN, p.TK, p.block, p.stages, p.copy == "tma" and "" or "@" .. p.copy), wall_ms = wall}
+               config = ("%dx%dx%d/%d/%d%s%s%s"):format(p.TM, p.TN, p.TK, p.block, p.stages, p.copy == "tma" and "" or "@" .. p.copy,
+                                                    p.producer_warpgroup and "@pwg" or "", p.pingpong and "@pingpong" or ""), wall_ms = wall}
     local cols = {"-", "-", "-", "-", "-"}
     if cublas and cublas.gemm_fp8 then
       -- cuBLASLt with these scales (its C checked against ckt's), then (block) per tensor: the ceiling

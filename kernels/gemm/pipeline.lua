@@ -105,20 +105,60 @@ local function bulk_feed(g, walk)
 end
 
 -- fp8 with scales = "block" (options.block_scales): slice i of tile t lies in K block kb = i TK / 128
--- and its columns in N block nb = tn TN / 128. Reads the slice's scales (before its MMAs are
--- issued: the loads run under them), clears tmp; returns the promotion to run once the slice's
--- product is in tmp: acc += tmp . (scale_A(row, kb) . scale_B(nb, kb)), the scales' product in f32
--- a row (DeepSeek-V3's promotion of each K block's sum into the f32 accumulators)
-local function block_scaled(g, t, i, tmp, acc)
+-- and its columns in N block nb = tn TN / 128. block_scales(g) makes the registers of one slice's
+-- scales: scale_A's rows in the row statistics' distribution (p.TS), scale_B's value (one, every
+-- thread reading it). read(t, i, r) loads slice i's into r (issued before the slice's MMAs, so that
+-- the loads run under them); promote(acc, tmp, r) is acc += tmp . (scale_A(row, kb) . scale_B(nb, kb)),
+-- the scales' product in f32 a row (DeepSeek-V3's promotion of each K block's sum into the f32
+-- accumulators).
+local function block_scales(g)
   local b, p = g.b, g.p
-  local kb = (i * g.TK) // 128
-  local rows = ckt.tile_window(g.bsA, {g.TM, 8}, {kb * g.M + t.tm * g.TM, 0})
-  local sa = ckt.make_blockwise_gemm_xdl_c_local_partition(rows, p.TS):load()
-  -- (one value, every thread reading it)
-  local sb = ckt.tile_window(g.bsB, {1, 1}, {(t.tn * g.TN) // 128 * g.KB + kb, 0}, ckt.layout({p.block, 1}, {0, 0})):load()
-  local s = b:map(function(x, y) return x * y end, sa, sb)
-  b:clear(tmp, 0)
-  return function() b:map(function(c, x, y) return c + x * y end, acc, tmp, b:broadcast(s, acc, {dim = 1}), {into = acc}) end
+  local x = {}
+  local function rows(t, i) return ckt.tile_window(g.bsA, {g.TM, 8}, {(i * g.TK) // 128 * g.M + t.tm * g.TM, 0}) end
+  local function col(t, i) return ckt.tile_window(g.bsB, {1, 1}, {(t.tn * g.TN) // 128 * g.KB + (i * g.TK) // 128, 0}, ckt.layout({p.block, 1}, {0, 0})) end
+  local function part(w) return ckt.make_blockwise_gemm_xdl_c_local_partition(w, p.TS) end
+  function x.new(t) return {a = part(rows(t, 0)):load(), b = col(t, 0):load()} end
+  function x.read(t, i, r)
+    b:map(function(v) return v end, part(rows(t, i)):load(), {into = r.a})
+    b:map(function(v) return v end, col(t, i):load(), {into = r.b})
+  end
+  function x.promote(acc, tmp, r)
+    local s = b:map(function(u, v) return u * v end, r.a, r.b)
+    b:map(function(c, u, v) return c + u * v end, acc, tmp, b:broadcast(s, acc, {dim = 1}), {into = acc})
+  end
+  return x
+end
+
+-- The K slices of tile t with block scales: each slice's product alone in registers of its own
+-- (cleared, then the slice's MMAs, retired), then scaled into acc. The slice's scales are read
+-- before its MMAs are issued and used after they retire, so that the loads' latency hides under
+-- the MMAs. (Two such sets taking turns, slice i + 1's MMAs in flight while slice i's product is
+-- scaled, spilled 240-560 bytes at 168 registers and had ptxas serialize the wgmmas: docs/gemm.md.)
+-- pingpong (two consumer warpgroups): they take turns at issuing their MMAs, so that one
+-- warpgroup's scaling runs while the other's MMAs do (the hand-overs of FlashAttention-3's
+-- ping-pong: warpgroup 1 gives warpgroup 0 the tile's first turn and warpgroup 0 takes the last one
+-- back, so that every hand-over meets a wait).
+local function consume_scaled(g, feed, acc, t)
+  local b, p = g.b, g.p
+  local x = block_scales(g)
+  local tmp, r = b:make_blockwise_gemm_xdl_c_vgpr(g.sa, g.sb, g.T), x.new(t)
+  local wg = (b:thread_id() % 256) // 128
+  local function my_turn() if p.pingpong then b:named_barrier{id = 2 + wg, threads = 256} end end
+  local function your_turn() if p.pingpong then b:named_barrier{id = 3 - wg, threads = 256, arrive = true} end end
+  if p.pingpong then b:when(ckt.eq(wg, 1), your_turn) end
+  b:loop(feed.per_tile, function(i)
+    x.read(t, i, r)
+    b:clear(tmp, 0)
+    feed.ready(t, i)
+    local st = at(t, i) % g.S
+    my_turn()
+    b:blockwise_gemm(g.sa:stage(st), g.sb:stage(st), tmp, g.T, {pending = 1})
+    your_turn()
+    b:wgmma_wait(tmp, 0)
+    feed.retire(t, i)
+    x.promote(acc, tmp, r)
+  end)
+  if p.pingpong then b:when(ckt.eq(wg, 0), my_turn) end
 end
 
 -- The K slices of tile t into accumulators acc: each slice waits for its copies, runs its MMAs
@@ -147,14 +187,7 @@ local function consume(g, feed, acc, t)
       b:wait{pending = D - 1}
     end)
   elseif g.bsA then
-    -- fp8 with block scales: slice i's product alone (tmp, cleared), scaled into the sum
-    local tmp = b:make_blockwise_gemm_xdl_c_vgpr(g.sa, g.sb, g.T)
-    b:loop(feed.per_tile, function(i)
-      local promote = block_scaled(g, t, i, tmp, acc)
-      slice(i, 0, tmp)
-      feed.retire(t, i)
-      promote()
-    end)
+    consume_scaled(g, feed, acc, t)
   elseif P > 0 then
     -- slice 0 first, its MMAs retired before the pipelined loop: no instruction but wgmma may
     -- define the accumulators (b:clear's) while MMAs are in flight, or ptxas serializes them
