@@ -8,7 +8,8 @@
 -- has no e5m2 x e5m2 GEMM: that row says so.
 --
 -- ckt-lua bench/gemm_fp8.lua [target=sm_90a] [json=bench/results/gemm_fp8.json] [sizes=4096,8192]
---   [block configs: "default" or TMxTNxTK/block/stages[/group], comma-separated; "none": no block rows]
+--   [block configs: "default" or TMxTNxTK/block/stages[/group][@options], comma-separated; "none": no
+--   block rows; a config ending in @tensor: that configuration with per-tensor scales]
 local target = arg[1] or "sm_90a"
 local json_path = arg[2] or "bench/results/gemm_fp8.json"
 local sizes = arg[3] or "4096,8192"
@@ -31,8 +32,9 @@ local stream <close> = dev:stream()
 local variants = {{dtype = "e4m3", scales = "tensor"}, {dtype = "e5m2", scales = "tensor"}}
 if block_configs ~= "none" then
   for c in block_configs:gmatch("[^,]+") do
-    local v = bench.gemm_config(c)
-    v.dtype, v.scales = "e4m3", "block"
+    local tensor = c:match("@tensor$") ~= nil -- (the same configuration with per-tensor scales: what the block scales cost)
+    local v = bench.gemm_config(tensor and c:gsub("@tensor$", "") or c)
+    v.dtype, v.scales = "e4m3", tensor and "tensor" or "block"
     variants[#variants + 1] = v
   end
 end
@@ -67,7 +69,7 @@ end
 print("| dtype | scales | out | M=N=K | config | ms (events) | TFLOP/s | wall ms (20 on a stream) | valid | cuBLASLt fp8, these scales: TFLOP/s (events) | ckt / it | cuBLASLt fp8 per tensor | ckt / it | same C as cuBLASLt |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for _, v in ipairs(variants) do
   local o = {dtype = v.dtype, scales = v.scales, out = "bf16", target = target}
-  for _, key in ipairs{"tile", "block", "stages", "group", "copy", "persistent", "aligned", "producer_warpgroup", "pingpong"} do o[key] = v[key] end
+  for _, key in ipairs{"tile", "block", "stages", "group", "copy", "persistent", "aligned", "producer_warpgroup"} do o[key] = v[key] end
   local k, grid, p = gemm.build(o)
   local exe = k:compile{target = target}
   local valid = check(exe, grid, v)
@@ -84,8 +86,8 @@ for _, v in ipairs(variants) do
     local ms = bench.time_launch(exe, largs)
     local wall = bench.wall_launch(exe, largs, stream, 20)
     local r = {dtype = v.dtype, scales = v.scales, out = "bf16", size = S, ms = ms, tflops = 2 * S * S * S / (ms * 1e-3) / 1e12, valid = valid,
-               config = ("%dx%dx%d/%d/%d%s%s%s"):format(p.TM, p.TN, p.TK, p.block, p.stages, p.copy == "tma" and "" or "@" .. p.copy,
-                                                    p.producer_warpgroup and "@pwg" or "", p.pingpong and "@pingpong" or ""), wall_ms = wall}
+               config = ("%dx%dx%d/%d/%d%s%s"):format(p.TM, p.TN, p.TK, p.block, p.stages, p.copy == "tma" and "" or "@" .. p.copy,
+                                                    p.producer_warpgroup and "@pwg" or ""), wall_ms = wall}
     local cols = {"-", "-", "-", "-", "-"}
     if cublas and cublas.gemm_fp8 then
       -- cuBLASLt with these scales (its C checked against ckt's), then (block) per tensor: the ceiling

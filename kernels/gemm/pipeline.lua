@@ -132,33 +132,21 @@ end
 -- The K slices of tile t with block scales: each slice's product alone in registers of its own
 -- (cleared, then the slice's MMAs, retired), then scaled into acc. The slice's scales are read
 -- before its MMAs are issued and used after they retire, so that the loads' latency hides under
--- the MMAs. (Two such sets taking turns, slice i + 1's MMAs in flight while slice i's product is
--- scaled, spilled 240-560 bytes at 168 registers and had ptxas serialize the wgmmas: docs/gemm.md.)
--- pingpong (two consumer warpgroups): they take turns at issuing their MMAs, so that one
--- warpgroup's scaling runs while the other's MMAs do (the hand-overs of FlashAttention-3's
--- ping-pong: warpgroup 1 gives warpgroup 0 the tile's first turn and warpgroup 0 takes the last one
--- back, so that every hand-over meets a wait).
+-- the MMAs. (Measured on an H100 and not kept, docs/gemm.md: two consumer warpgroups taking turns
+-- at their MMAs, no faster; two sets of products taking turns, slice i + 1's MMAs in flight while
+-- slice i's product is scaled, needs ~240 registers a thread and spilled 560-780 bytes at 168.)
 local function consume_scaled(g, feed, acc, t)
-  local b, p = g.b, g.p
+  local b = g.b
   local x = block_scales(g)
   local tmp, r = b:make_blockwise_gemm_xdl_c_vgpr(g.sa, g.sb, g.T), x.new(t)
-  local wg = (b:thread_id() % 256) // 128
-  local function my_turn() if p.pingpong then b:named_barrier{id = 2 + wg, threads = 256} end end
-  local function your_turn() if p.pingpong then b:named_barrier{id = 3 - wg, threads = 256, arrive = true} end end
-  if p.pingpong then b:when(ckt.eq(wg, 1), your_turn) end
   b:loop(feed.per_tile, function(i)
     x.read(t, i, r)
     b:clear(tmp, 0)
     feed.ready(t, i)
-    local st = at(t, i) % g.S
-    my_turn()
-    b:blockwise_gemm(g.sa:stage(st), g.sb:stage(st), tmp, g.T, {pending = 1})
-    your_turn()
-    b:wgmma_wait(tmp, 0)
+    b:blockwise_gemm(g.sa:stage(at(t, i) % g.S), g.sb:stage(at(t, i) % g.S), tmp, g.T)
     feed.retire(t, i)
     x.promote(acc, tmp, r)
   end)
-  if p.pingpong then b:when(ckt.eq(wg, 0), my_turn) end
 end
 
 -- The K slices of tile t into accumulators acc: each slice waits for its copies, runs its MMAs

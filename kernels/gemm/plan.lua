@@ -94,7 +94,7 @@ local function plan_of(o)
   if p.hopper then hopper.setup(p, o)
   elseif o.mma_pending ~= nil then fail("mma_pending: only sm_90a's wgmma leaves MMAs in flight") end
   options.copies(p, o, rec)
-  options.block_scales(p, o)
+  options.block_scales(p)
   if p.scales == "block" then
     -- each slice's MMAs retire before its product is scaled into the sum
     if o.mma_pending ~= nil and o.mma_pending ~= 0 then fail(("mma_pending %s: with scales = \"block\" each slice's MMAs retire before its scaling (mma_pending = 0)"):format(tostring(o.mma_pending))) end
