@@ -441,13 +441,28 @@ static int b_blockwise_gemm(lua_State *L)
     int c = kernel_tensor(L, 4, &k, "c_vgpr");
     const ckt_gemm_traits *t = checktraits(L, 5, NULL);
     ckt_error err;
-    if (!lua_isnoneornil(L, 6)) { /* {pending = n}: wgmma groups left in flight (ckt/wgmma.h) */
-        static const char *const allowed[] = {"pending", NULL};
+    if (!lua_isnoneornil(L, 6)) {
+        /* {pending = n}: wgmma groups left in flight (ckt/wgmma.h); {zero = true}: c = a x b^T,
+         * c's old values ignored (wgmma's scale-d; a clear first on the other instructions) */
+        static const char *const allowed[] = {"pending", "zero", NULL};
         luaL_checktype(L, 6, LUA_TTABLE);
         ckt_l_check_fields(L, 6, "blockwise_gemm", allowed);
         int64_t pending = 0;
         ckt_l_field_int(L, 6, "blockwise_gemm", "pending", &pending);
-        if (ckt_kernel_blockwise_wgmma_async(k, a, b, c, t, pending, &err))
+        lua_getfield(L, 6, "pending");
+        bool async = !lua_isnil(L, -1);
+        lua_getfield(L, 6, "zero");
+        if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
+            return luaL_error(L, "blockwise_gemm: zero must be a boolean, got %s",
+                              luaL_typename(L, -1));
+        bool zero = lua_toboolean(L, -1);
+        lua_pop(L, 2);
+        if (async || (zero && ckt_mma_is_wgmma(t->instr))) {
+            if (ckt_kernel_blockwise_wgmma_async(k, a, b, c, t, pending, zero, &err))
+                return ckt_l_error(L, &err);
+        } else if (zero) {
+            if (ckt_kernel_blockwise_gemm_zero(k, a, b, c, t, &err)) return ckt_l_error(L, &err);
+        } else if (ckt_kernel_blockwise_gemm(k, a, b, c, t, &err))
             return ckt_l_error(L, &err);
         return 0;
     }

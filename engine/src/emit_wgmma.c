@@ -95,6 +95,13 @@ static void cuda_open(ckt_emit_out *o, const ckt_wgmma_site *x, long long warpgr
     ckt_emit_put(o, "asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");");
 }
 
+/* the scale-d input: 0 (D = A B, the accumulators ignored) on the first K step of a zeroing
+ * blockwise_gemm, else 1 (D += A B) */
+static const char *scale_d(const ckt_wgmma_site *x)
+{
+    return x->op->zero ? "(int)(ckt_kk != 0)" : "1";
+}
+
 static void cuda_issue(ckt_emit_out *o, const ckt_wgmma_site *x)
 {
     long long CV = x->cv;
@@ -131,10 +138,12 @@ static void cuda_issue(ckt_emit_out *o, const ckt_wgmma_site *x)
         ckt_emit_put(o, "             %s%s", i == 0 ? ": " : ", ", line);
     }
     if (x->a_reg)
-        ckt_emit_put(o, "             : \"r\"(ckt_ra0), \"r\"(ckt_ra1), \"r\"(ckt_ra2), "
-                        "\"r\"(ckt_ra3), \"l\"(ckt_db), \"r\"(1));");
+        ckt_emit_put(o,
+                     "             : \"r\"(ckt_ra0), \"r\"(ckt_ra1), \"r\"(ckt_ra2), "
+                     "\"r\"(ckt_ra3), \"l\"(ckt_db), \"r\"(%s));",
+                     scale_d(x));
     else
-        ckt_emit_put(o, "             : \"l\"(ckt_da), \"l\"(ckt_db), \"r\"(1));");
+        ckt_emit_put(o, "             : \"l\"(ckt_da), \"l\"(ckt_db), \"r\"(%s));", scale_d(x));
 }
 
 static void cuda_close(ckt_emit_out *o, const ckt_wgmma_site *x)
@@ -180,6 +189,10 @@ static void c_open(ckt_emit_out *o, const ckt_wgmma_site *x, long long warpgroup
 
 static void c_issue(ckt_emit_out *o, const ckt_wgmma_site *x)
 {
+    if (x->op->zero) /* scale-d 0 on the first K step: the instruction tile's accumulators from 0 */
+        ckt_emit_put(
+            o, "if (ckt_kk == 0) ckt_emu_wgmma_zero(&%s[ckt_wg * 128][0], %lld, ckt_cb, %lld);",
+            x->c->name, (long long)x->c->nvalues, x->cv);
     if (x->a_reg) {
         ckt_emit_put(o,
                      "ckt_emu_wgmma_ra(ckt_lds, %lldu, &%s[ckt_wg * 128][0], %lld, 8 * ckt_kk, "

@@ -64,6 +64,16 @@ static ckt_status gemm_fragments(const gemm_site *x, ckt_expr_id k0, int *ra, in
     return CKT_OK;
 }
 
+ckt_status ckt_kernel_blockwise_gemm_zero(ckt_kernel *k, int a_lds, int b_lds, int c_reg,
+                                          const ckt_gemm_traits *t, ckt_error *err)
+{
+    if (!k || !t || !t->instr) return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: NULL argument");
+    if (ckt_mma_is_wgmma(t->instr))
+        return ckt_kernel_blockwise_wgmma_async(k, a_lds, b_lds, c_reg, t, 0, true, err);
+    ckt_status s = ckt_kernel_clear(k, c_reg, 0.0f, err);
+    return s ? s : ckt_kernel_blockwise_gemm(k, a_lds, b_lds, c_reg, t, err);
+}
+
 ckt_status ckt_kernel_blockwise_gemm(ckt_kernel *k, int a_lds, int b_lds, int c_reg,
                                      const ckt_gemm_traits *t, ckt_error *err)
 {

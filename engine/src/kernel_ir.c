@@ -1644,7 +1644,7 @@ ckt_status ckt_kernel_mma(ckt_kernel *k, int c_reg, int a_reg, int b_reg, int mm
 ckt_status ckt_kernel_wgmma(ckt_kernel *k, int c_reg, int a_lds, int b_lds, int mma,
                             const int64_t *rep, ckt_error *err)
 {
-    return ckt_kernel_wgmma_async(k, c_reg, a_lds, b_lds, mma, rep, 0, err);
+    return ckt_kernel_wgmma_async(k, c_reg, a_lds, b_lds, mma, rep, 0, false, err);
 }
 
 ckt_status ckt_kernel_wgmma_wait(ckt_kernel *k, int c_reg, int64_t pending, ckt_error *err)
@@ -1670,7 +1670,7 @@ ckt_status ckt_kernel_wgmma_wait(ckt_kernel *k, int c_reg, int64_t pending, ckt_
 }
 
 ckt_status ckt_kernel_wgmma_async(ckt_kernel *k, int c_reg, int a_lds, int b_lds, int mma,
-                                  const int64_t *rep, int64_t pending, ckt_error *err)
+                                  const int64_t *rep, int64_t pending, bool zero, ckt_error *err)
 {
     ckt_status s;
     if (pending < 0 || pending > 7)
@@ -1701,6 +1701,7 @@ ckt_status ckt_kernel_wgmma_async(ckt_kernel *k, int c_reg, int a_lds, int b_lds
     if ((s = mma_operand(k, c_reg, "C", m->c, m->c_values * rep[0] * rep[1], err))) return s;
     ckt_kop op = mma_op(CKT_OP_WGMMA, c_reg, a_lds, b_lds, mma, rep);
     op.spv = pending;
+    op.zero = zero;
     return push_op(k, &op, err);
 }
 

@@ -143,11 +143,11 @@ static ckt_status register_a(ckt_kernel *k, const ckt_ktensor *ta, int64_t mpb, 
 ckt_status ckt_kernel_blockwise_wgmma(ckt_kernel *k, int a_lds, int b_lds, int c_reg,
                                       const ckt_gemm_traits *t, ckt_error *err)
 {
-    return ckt_kernel_blockwise_wgmma_async(k, a_lds, b_lds, c_reg, t, 0, err);
+    return ckt_kernel_blockwise_wgmma_async(k, a_lds, b_lds, c_reg, t, 0, false, err);
 }
 
 ckt_status ckt_kernel_blockwise_wgmma_async(ckt_kernel *k, int a_lds, int b_lds, int c_reg,
-                                            const ckt_gemm_traits *t, int64_t pending,
+                                            const ckt_gemm_traits *t, int64_t pending, bool zero,
                                             ckt_error *err)
 {
     if (!k || !t || !t->instr) return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: NULL argument");
@@ -184,7 +184,7 @@ ckt_status ckt_kernel_blockwise_wgmma_async(ckt_kernel *k, int a_lds, int b_lds,
         if ((s = aligned(tb, &pb, 'B', err))) return s;
         int64_t rep[3] = {1, t->n_per_wave, ks};
         return ckt_kernel_wgmma_async(k, c_reg, a_lds, b_lds, ckt_gemm_mma_index(m), rep, pending,
-                                      err);
+                                      zero, err);
     }
     if ((s = ckt_wgmma_operand_plan(&ta->layout, swa, ta->dtype, m->m, t->m_per_wave, g.waves_m, ks,
                                     'A', &pa, err)) ||
@@ -193,5 +193,6 @@ ckt_status ckt_kernel_blockwise_wgmma_async(ckt_kernel *k, int a_lds, int b_lds,
         return ckt_fail_prefix(err, "blockwise_gemm: ");
     if ((s = aligned(ta, &pa, 'A', err)) || (s = aligned(tb, &pb, 'B', err))) return s;
     int64_t rep[3] = {t->m_per_wave, t->n_per_wave, ks};
-    return ckt_kernel_wgmma_async(k, c_reg, a_lds, b_lds, ckt_gemm_mma_index(m), rep, pending, err);
+    return ckt_kernel_wgmma_async(k, c_reg, a_lds, b_lds, ckt_gemm_mma_index(m), rep, pending, zero,
+                                  err);
 }

@@ -475,9 +475,8 @@ local function body(b, p)
     local function take_p() b:map(function(x) return x end, S, {into = P}) end
     b:when(ckt.gt(nk, 0), function()
       feed.key_ready(0)
-      b:clear(S, 0)
       my_turn()
-      b:blockwise_gemm(sQ, stage(sK, 0), S, T1)
+      b:blockwise_gemm(sQ, stage(sK, 0), S, T1, {zero = true})
       your_turn()
       scores(0)
       softmax() -- (O is 0: nothing to rescale)
@@ -487,9 +486,8 @@ local function body(b, p)
       local kt = i + 1
       feed.key_ready(kt)
       feed.value_ready(kt - 1)
-      b:clear(S, 0)
       my_turn()
-      b:blockwise_gemm(sQ, stage(sK, kt), S, T1, {pending = 1})
+      b:blockwise_gemm(sQ, stage(sK, kt), S, T1, {pending = 1, zero = true})
       b:blockwise_gemm(P, stage(sV, kt - 1), acc, T2, {pending = 1}) -- (S retired, P V in flight)
       your_turn()
       scores(kt)
@@ -511,9 +509,13 @@ local function body(b, p)
       local st = kt % p.stages
       feed.key_ready(kt)
       local sKt, sVt = sK:stage(st), sV:stage(st)
-      -- S = Q Kᵀ
-      b:clear(S, 0)
-      turn(function(pending) b:blockwise_gemm(sQ, sKt, S, T1, pending) end, S)
+      -- S = Q Kᵀ (zero: S's old values ignored, wgmma's scale-d 0 on the first K step; a clear
+      -- before the MMAs on the other instructions)
+      turn(function(pending)
+        local o = {zero = true}
+        if pending then o.pending = pending.pending end
+        b:blockwise_gemm(sQ, sKt, S, T1, o)
+      end, S)
       scores(kt)
       rescale(softmax())
       -- O += P V, P rounded to the input dtype. mma.sync: P stays in registers, the score

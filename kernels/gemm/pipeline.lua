@@ -130,7 +130,7 @@ local function block_scales(g)
 end
 
 -- The K slices of tile t with block scales: each slice's product alone in registers of its own
--- (cleared, then the slice's MMAs, retired), then scaled into acc. The slice's scales are read
+-- (the slice's MMAs, retired), then scaled into acc. The slice's scales are read
 -- before its MMAs are issued and used after they retire, so that the loads' latency hides under
 -- the MMAs. (Measured on an H100 and not kept, docs/gemm.md: two consumer warpgroups taking turns
 -- at their MMAs, no faster; two sets of products taking turns, slice i + 1's MMAs in flight while
@@ -141,9 +141,9 @@ local function consume_scaled(g, feed, acc, t)
   local tmp, r = b:make_blockwise_gemm_xdl_c_vgpr(g.sa, g.sb, g.T), x.new(t)
   b:loop(feed.per_tile, function(i)
     x.read(t, i, r)
-    b:clear(tmp, 0)
     feed.ready(t, i)
-    b:blockwise_gemm(g.sa:stage(at(t, i) % g.S), g.sb:stage(at(t, i) % g.S), tmp, g.T)
+    -- (zero: the slice's product alone, wgmma's scale-d 0 on its first K step, no clear)
+    b:blockwise_gemm(g.sa:stage(at(t, i) % g.S), g.sb:stage(at(t, i) % g.S), tmp, g.T, {zero = true})
     feed.retire(t, i)
     x.promote(acc, tmp, r)
   end)

@@ -183,6 +183,13 @@ CKT_FN void ckt_emu_wgmma_product(const float (*A)[16], const unsigned char *lds
         }
 }
 
+/* wgmma's scale-d = 0: the instruction tile's cv accumulators of each of the 128 lanes start from 0 */
+CKT_FN void ckt_emu_wgmma_zero(float *acc, long stride, long base, long cv)
+{
+    for (long l = 0; l < 128; ++l)
+        for (long i = 0; i < cv; ++i) acc[l * stride + base + i] = 0.0f;
+}
+
 CKT_FN void ckt_emu_wgmma(const unsigned char *lds, unsigned long lds_bytes, ckt_u64 da, ckt_u64 db, int n, int trans_a, int trans_b, int bf16, float *acc,
                           long stride, long base)
 {

@@ -225,6 +225,44 @@ describe("b:blockwise_gemm with a wgmma instruction", function()
     assert.is_false(ok); assert.truthy(e:find("only wgmma"))
   end)
 
+  it("b:blockwise_gemm{zero = true}: c = a x bᵀ whatever c held (wgmma's scale-d 0; a clear on mma.sync)", function()
+    local A = ckt.array("f16", 64 * 64):random{seed = 31, lo = -1, hi = 1}
+    local B = ckt.array("f16", 64 * 64):random{seed = 32, lo = -1, hi = 1}
+    local R = gemm.reference(A, B, 64, 64, 64, {b_major = "k", out = "f32"})
+    local function product(target, traits, lay)
+      local k = ckt.kernel{name = "zero_" .. target:gsub("%W", "_"), block = 128, build = function(b)
+        local pa, pb, pc = b:pointer("A", "f16", {const = true}), b:pointer("B", "f16", {const = true}), b:pointer("C", "f32")
+        local la, lb = ckt.tensor("lds", "f16", lay), ckt.tensor("lds", "f16", lay)
+        ckt.tile_window(la, {64, 64}, {0, 0}):store(ckt.tile_window(ckt.tensor(pa, "f16", {shape = {64, 64}}), {64, 64}, {0, 0}):load())
+        ckt.tile_window(lb, {64, 64}, {0, 0}):store(ckt.tile_window(ckt.tensor(pb, "f16", {shape = {64, 64}}), {64, 64}, {0, 0}):load())
+        b:sync()
+        local acc = b:make_blockwise_gemm_xdl_c_vgpr(la, lb, traits)
+        b:clear(acc, 0 / 0) -- NaN: what zero must not read
+        b:blockwise_gemm(la, lb, acc, traits, {zero = true})
+        b:blockwise_gemm(la, lb, acc, traits) -- (and then it accumulates: 2 a bᵀ)
+        ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(ckt.tensor(pc, "f32", {shape = {64, 64}}), {64, 64}, {0, 0}), traits):store(acc)
+      end}
+      local ba, bb, bc = dev:alloc("f16", #A), dev:alloc("f16", #B), dev:alloc("f32", 64 * 64)
+      ba:upload(A); bb:upload(B); bc:upload(ckt.array("f32", 64 * 64):poison())
+      k:compile{target = target}:launch{grid = 1, A = ba, B = bb, C = bc}
+      return bc:download(), k
+    end
+    local sw = ckt.composed(ckt.swizzle(3, 3, 3), 0, ckt.layout({64, 64}, {64, 1}))
+    local C, k = product("cpu:sm_90a", T, sw)
+    for i = 0, 64 * 64 - 1 do assert(math.abs(C[i] - 2 * R[i]) <= 64 * 2 ^ -20, ("wgmma: %d: %g vs %g"):format(i, C[i], 2 * R[i])) end
+    local cu = k:source("sm_90a")
+    assert.truthy(cu:find('"r"((int)(ckt_kk != 0))', 1, true), "scale-d 0 on the first K step")
+    assert.truthy(cu:find('"r"(1)', 1, true), "the second product accumulates")
+    local M = ckt.gemm_traits{instr = "mma_m16n8k16_f16", m_per_wave = 2, n_per_wave = 4}
+    C = product("cpu:sm_90", M, ckt.layout({64, 64}, {64, 1}))
+    for i = 0, 64 * 64 - 1 do assert(math.abs(C[i] - 2 * R[i]) <= 64 * 2 ^ -20, ("mma.sync: %d: %g vs %g"):format(i, C[i], 2 * R[i])) end
+    local ok, e = pcall(ckt.kernel, {name = "z", block = 128, build = function(b)
+      local la = ckt.tensor("lds", "f16", sw)
+      b:blockwise_gemm(la, la, b:make_blockwise_gemm_xdl_c_vgpr(la, la, T), T, {zero = 1})
+    end})
+    assert.is_false(ok); assert.truthy(e:find("zero must be a boolean"))
+  end)
+
   it("is refused by targets without wgmma", function()
     local k = build(ckt.composed(ckt.swizzle(3, 3, 3), 0, ckt.layout({64, 64}, {64, 1})))
     local ok, e = pcall(k.compile, k, {target = "cpu:sm_90"})

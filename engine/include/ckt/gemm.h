@@ -89,6 +89,11 @@ ckt_status ckt_kernel_gemm_c_dist(ckt_kernel *k, const ckt_gemm_traits *t, int64
  * A and B fragments from LDS (vectorized where the layouts allow) and issues the instructions. */
 ckt_status ckt_kernel_blockwise_gemm(ckt_kernel *k, int a_lds, int b_lds, int c_reg,
                                      const ckt_gemm_traits *t, ckt_error *err);
+/* c_reg = A B over the block tile, c_reg's old values ignored: wgmma's first K step with scale-d
+ * 0 (no instruction touches the accumulators before it); the other instructions have no such
+ * input, so c_reg is cleared first. */
+ckt_status ckt_kernel_blockwise_gemm_zero(ckt_kernel *k, int a_lds, int b_lds, int c_reg,
+                                          const ckt_gemm_traits *t, ckt_error *err);
 
 #ifdef __cplusplus
 }

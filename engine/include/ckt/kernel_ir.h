@@ -218,6 +218,7 @@ typedef struct ckt_kop {
                            value of r on its own (ckt_kernel_group_reduce) */
     bool coords;        /* MAP: expression inputs ninputs.. are the value's tile coordinates */
     int r2;             /* BLOCK_REDUCE softmax: the sums' register tensor (r: the maxima) */
+    bool zero; /* WGMMA: the first K step ignores the accumulators (c = a b^T: wgmma's scale-d 0) */
 } ckt_kop;
 
 typedef struct ckt_kernel ckt_kernel;
@@ -416,9 +417,11 @@ ckt_status ckt_kernel_wgmma(ckt_kernel *k, int c_reg, int a_lds, int b_lds, int 
                             const int64_t *rep, ckt_error *err);
 /* The same with `pending` (0..7) groups of warpgroup MMAs left in flight after this one's commit
  * (wgmma.wait_group pending): the next K slice's copies and barrier overlap the MMAs. The caller
- * must not overwrite LDS they read, nor read c_reg, before ckt_kernel_wgmma_wait retires them. */
+ * must not overwrite LDS they read, nor read c_reg, before ckt_kernel_wgmma_wait retires them.
+ * zero: c_reg = A B^T, its old values ignored (the first K step's scale-d is 0: no clear before).
+ */
 ckt_status ckt_kernel_wgmma_async(ckt_kernel *k, int c_reg, int a_lds, int b_lds, int mma,
-                                  const int64_t *rep, int64_t pending, ckt_error *err);
+                                  const int64_t *rep, int64_t pending, bool zero, ckt_error *err);
 /* wgmma.wait_group pending: at most `pending` groups in flight, c_reg's values settled. */
 ckt_status ckt_kernel_wgmma_wait(ckt_kernel *k, int c_reg, int64_t pending, ckt_error *err);
 /* Marks the last operation, a LOAD into `reg`, as the load of operand 'A' or 'B' fragments of
