@@ -122,6 +122,10 @@ local function block_scales(g)
     b:map(function(v) return v end, part(rows(t, i)):load(), {into = r.a})
     b:map(function(v) return v end, col(t, i):load(), {into = r.b})
   end
+  function x.copy(from, to)
+    b:map(function(v) return v end, from.a, {into = to.a})
+    b:map(function(v) return v end, from.b, {into = to.b})
+  end
   function x.promote(acc, tmp, r)
     local s = b:map(function(u, v) return u * v end, r.a, r.b)
     b:map(function(c, u, v) return c + u * v end, acc, tmp, b:broadcast(s, acc, {dim = 1}), {into = acc})
@@ -130,17 +134,18 @@ local function block_scales(g)
 end
 
 -- The K slices of tile t with block scales: each slice's product alone in registers of its own
--- (the slice's MMAs, retired), then scaled into acc. The slice's scales are read
--- before its MMAs are issued and used after they retire, so that the loads' latency hides under
--- the MMAs. (Measured on an H100 and not kept, docs/gemm.md: two consumer warpgroups taking turns
+-- (the slice's MMAs, retired), then scaled into acc. (Measured on an H100 and not kept, docs/gemm.md: two consumer warpgroups taking turns
 -- at their MMAs, no faster; two sets of products taking turns, slice i + 1's MMAs in flight while
 -- slice i's product is scaled, needs ~240 registers a thread and spilled 560-780 bytes at 168.)
 local function consume_scaled(g, feed, acc, t)
   local b = g.b
   local x = block_scales(g)
-  local tmp, r = b:make_blockwise_gemm_xdl_c_vgpr(g.sa, g.sb, g.T), x.new(t)
+  local tmp, r, ahead = b:make_blockwise_gemm_xdl_c_vgpr(g.sa, g.sb, g.T), x.new(t), x.new(t) -- (slice 0's)
   b:loop(feed.per_tile, function(i)
-    x.read(t, i, r)
+    -- slice i's scales, read an iteration ahead (global loads take longer than the slice's MMAs),
+    -- and slice i + 1's issued (past the last slice: reads of other blocks' scales or 0, unused)
+    x.copy(ahead, r)
+    x.read(t, i + 1, ahead)
     feed.ready(t, i)
     -- (zero: the slice's product alone, wgmma's scale-d 0 on its first K step, no clear)
     b:blockwise_gemm(g.sa:stage(at(t, i) % g.S), g.sb:stage(at(t, i) % g.S), tmp, g.T, {zero = true})
