@@ -107,8 +107,8 @@ end
 -- fp8 with scales = "block" (options.block_scales): slice i of tile t lies in K block kb = i TK / 128
 -- and its columns in N block nb = tn TN / 128. block_scales(g) makes the registers of one slice's
 -- scales: scale_A's rows in the row statistics' distribution (p.TS), scale_B's value (one, every
--- thread reading it). read(t, i, r) loads slice i's into r (issued before the slice's MMAs, so that
--- the loads run under them); promote(acc, tmp, r) is acc += tmp . (scale_A(row, kb) . scale_B(nb, kb)),
+-- thread reading it). new(t) makes a set (holding slice 0's), read(t, i, r) loads slice i's into r,
+-- copy(from, to) copies a set; promote(acc, tmp, r) is acc += tmp . (scale_A(row, kb) . scale_B(nb, kb)),
 -- the scales' product in f32 a row (DeepSeek-V3's promotion of each K block's sum into the f32
 -- accumulators).
 local function block_scales(g)
@@ -134,16 +134,18 @@ local function block_scales(g)
 end
 
 -- The K slices of tile t with block scales: each slice's product alone in registers of its own
--- (the slice's MMAs, retired), then scaled into acc. (Measured on an H100 and not kept, docs/gemm.md: two consumer warpgroups taking turns
--- at their MMAs, no faster; two sets of products taking turns, slice i + 1's MMAs in flight while
--- slice i's product is scaled, needs ~240 registers a thread and spilled 560-780 bytes at 168.)
+-- (the slice's MMAs, retired), then scaled into acc. (Measured on an H100 and not kept,
+-- docs/gemm.md: the two consumer warpgroups taking turns at their MMAs, slower; two sets of
+-- products taking turns, slice i + 1's MMAs in flight while slice i's is scaled in, needs ~240
+-- registers a thread and spilled 560-780 bytes at the 168 a 384-thread block gets.)
 local function consume_scaled(g, feed, acc, t)
   local b = g.b
   local x = block_scales(g)
   local tmp, r, ahead = b:make_blockwise_gemm_xdl_c_vgpr(g.sa, g.sb, g.T), x.new(t), x.new(t) -- (slice 0's)
   b:loop(feed.per_tile, function(i)
-    -- slice i's scales, read an iteration ahead (global loads take longer than the slice's MMAs),
-    -- and slice i + 1's issued (past the last slice: reads of other blocks' scales or 0, unused)
+    -- slice i's scales, read an iteration ahead (their loads took longer than a slice's MMAs:
+    -- 740 -> 964 TFLOP/s on an H100, docs/gemm.md), and slice i + 1's issued (past the last slice:
+    -- reads of other blocks' scales or 0, unused)
     x.copy(ahead, r)
     x.read(t, i + 1, ahead)
     feed.ready(t, i)
