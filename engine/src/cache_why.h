@@ -4,6 +4,8 @@
 #ifndef CKT_CACHE_WHY_H
 #define CKT_CACHE_WHY_H
 
+#include <stdbool.h>
+
 #include "ckt/cache.h"
 
 /* The parts of a compile's cache key. */
@@ -14,6 +16,7 @@ typedef struct ckt_cache_parts {
     const char *const *options;
     int noptions;
     const char *source;
+    bool light; /* CKT_COMPILE_LIGHT */
 } ckt_cache_parts;
 
 /* After an entry was written: remember its parts (the newest first, a few per target and kernel

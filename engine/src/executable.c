@@ -67,6 +67,19 @@ static ckt_status check_wgmma_spills(const ckt_kernel *k, const ckt_binary *bin,
     return CKT_OK;
 }
 
+/* a kernel that moves data (CKT_COMPILE_LIGHT): no matrix instructions, no reductions over the
+ * block. (NVRTC's cheaper level took layernorm's registers from 65 to 120, which a 1024-thread
+ * block cannot hold: it spilled; the data movers kept within 6 registers: docs/jit.md.) */
+static bool light(const ckt_kernel *k)
+{
+    for (int i = 0; i < ckt_kernel_nops(k); i++) {
+        ckt_kop_kind kind = ckt_kernel_op(k, i)->kind;
+        if (kind == CKT_OP_GEMM || kind == CKT_OP_WGMMA || kind == CKT_OP_BLOCK_REDUCE)
+            return false;
+    }
+    return true;
+}
+
 ckt_status ckt_kernel_compile(ckt_context *ctx, const ckt_kernel *k, const char *target,
                               const ckt_kernel_compile_options *opts, ckt_executable **out,
                               ckt_error *err)
@@ -99,7 +112,8 @@ ckt_status ckt_kernel_compile_record(ckt_context *ctx, const ckt_kernel *k,
     if ((s = ckt_emit(k, &e->target, &e->source, err))) goto fail;
     ckt_compile_request req = {e->target.name, e->source, ckt_kernel_name(k), opts->options,
                                opts->noptions};
-    if ((s = ckt_compile_record(ctx, &e->target, &req, opts->flags, &e->bin, err)) ||
+    unsigned flags = opts->flags | (light(k) ? (unsigned)CKT_COMPILE_LIGHT : 0u);
+    if ((s = ckt_compile_record(ctx, &e->target, &req, flags, &e->bin, err)) ||
         (s = check_wgmma_spills(k, e->bin, err)))
         goto fail;
     e->dynamic_lds = ckt_emit_dynamic_lds_bytes(k, &e->target);

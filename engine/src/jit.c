@@ -197,6 +197,7 @@ static void cache_key(const ckt_cache_parts *p, char key[CKT_CACHE_KEY_LEN + 1])
     const char *parts[48] = {p->version, p->compiler, p->target, p->kernel_name, p->source};
     int n = 5;
     for (int i = 0; i < p->noptions; i++) parts[n++] = p->options[i];
+    if (p->light) parts[n++] = "(light: no matrix instructions)";
     ckt_cache_key(parts, NULL, n, key);
 }
 
@@ -226,6 +227,7 @@ static double now_s(void)
 typedef struct rtc_job {
     const ckt_jit_backend *be;
     ckt_compile_request req;
+    unsigned flags;
     char *target, *source, *name, *opts[32];
     ckt_target_record t;
     ckt_binary *b;
@@ -252,7 +254,7 @@ static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 static void *rtc_worker(void *arg)
 {
     rtc_job *j = arg;
-    j->st = j->be->compile(&j->req, &j->t, j->b, &j->err);
+    j->st = j->be->compile(&j->req, j->flags, &j->t, j->b, &j->err);
     pthread_mutex_lock(&j->lock);
     j->done = 1;
     int left = j->left;
@@ -268,15 +270,15 @@ static void *rtc_worker(void *arg)
 
 /* *bp passes to the thread when the caller stops waiting (*bp is NULL then) */
 static ckt_status compile_until(const ckt_jit_backend *be, const ckt_compile_request *req,
-                                const ckt_target_record *t, ckt_binary **bp, double deadline,
-                                ckt_error *err)
+                                unsigned flags, const ckt_target_record *t, ckt_binary **bp,
+                                double deadline, ckt_error *err)
 {
     if (now_s() >= deadline)
         return ckt_fail(err, CKT_ELIMIT,
                         "compile: the time limit ran out before the compile of '%s' started",
                         req->kernel_name);
     /* the host C compiler is a child process: jit_cpu.c kills it at the deadline */
-    if (t->compiler == CKT_COMPILER_HOST_CC) return be->compile(req, t, *bp, err);
+    if (t->compiler == CKT_COMPILER_HOST_CC) return be->compile(req, flags, t, *bp, err);
     if (atomic_load(&abandoned) >= CKT_COMPILE_MAX_ABANDONED)
         return ckt_fail(err, CKT_ELIMIT,
                         "compile: %d compiles stopped at earlier time limits are still running in "
@@ -294,6 +296,7 @@ static ckt_status compile_until(const ckt_jit_backend *be, const ckt_compile_req
     for (int i = 0; i < req->noptions; i++) ok &= (j->opts[i] = strdup(req->options[i])) != NULL;
     j->req = (ckt_compile_request){j->target, j->source, j->name, (const char *const *)j->opts,
                                    req->noptions};
+    j->flags = flags;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -357,8 +360,9 @@ ckt_status ckt_compile_record(ckt_context *ctx, const ckt_target_record *t,
     double t0 = ckt_jit_now_ms();
     ckt_cache *cache = (flags & CKT_COMPILE_NO_CACHE) ? NULL : ckt_context_cache(ctx);
     char key[CKT_CACHE_KEY_LEN + 1] = "", identity[256], version[96], status[512];
-    ckt_cache_parts parts = {t->name,      req->kernel_name, version,    identity,
-                             req->options, req->noptions,    req->source};
+    ckt_cache_parts parts = {
+        t->name,      req->kernel_name, version,     identity,
+        req->options, req->noptions,    req->source, (flags & CKT_COMPILE_LIGHT) != 0};
     key_version(version, sizeof version);
     if (flags & CKT_COMPILE_NO_CACHE)
         snprintf(status, sizeof status, "off: not read or written (cache = false)");
@@ -402,7 +406,8 @@ ckt_status ckt_compile_record(ckt_context *ctx, const ckt_target_record *t,
     if (!b) return ckt_fail(err, CKT_ENOMEM, "compile: out of memory");
     snprintf(b->kernel_name, sizeof b->kernel_name, "%s", req->kernel_name);
     double deadline = compile_deadline;
-    st = deadline > 0 ? compile_until(be, req, t, &b, deadline, err) : be->compile(req, t, b, err);
+    st = deadline > 0 ? compile_until(be, req, flags, t, &b, deadline, err)
+                      : be->compile(req, flags, t, b, err);
     if (st) {
         ckt_binary_free(b); /* NULL where an abandoned compile's thread owns it */
         return st;

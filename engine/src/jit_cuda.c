@@ -50,8 +50,8 @@ static void resources_of(ckt_binary *b, const char *arch)
         b->res = from_log;
 }
 
-static ckt_status cuda_compile(const ckt_compile_request *req, const ckt_target_record *t,
-                               ckt_binary *b, ckt_error *err)
+static ckt_status cuda_compile(const ckt_compile_request *req, unsigned flags,
+                               const ckt_target_record *t, ckt_binary *b, ckt_error *err)
 {
     const char *arch = t->arch;
     if (!t->compiler_known)
@@ -64,6 +64,13 @@ static ckt_status cuda_compile(const ckt_compile_request *req, const ckt_target_
     snprintf(archopt, sizeof archopt, "-arch=%s", arch);
     const char *opts[40] = {archopt, "--std=c++17", "-default-device", "--ptxas-options=-v"};
     int n = 4;
+    /* a kernel that moves data: NVRTC 12.8's cheaper optimization level (the library transposes
+     * 86 -> 68 and 128 -> 87 ms here, docs/jit.md); a GEMM is left alone (sm_90a's compiled 3x
+     * slower with it), and so are the row kernels (layernorm spilled) */
+    int major = 0, minor = 0;
+    bool light = (flags & CKT_COMPILE_LIGHT) && N.version && N.version(&major, &minor) == 0 &&
+                 (major > 12 || (major == 12 && minor >= 8));
+    if (light) opts[n++] = "--Ofast-compile=min";
     for (int i = 0; i < req->noptions && n < 40; i++) opts[n++] = req->options[i];
     int rc = ckt_rtc_compile(&N, req->source, req->kernel_name, opts, n, b);
     if (rc == CKT_RTC_NO_PROGRAM)
@@ -72,7 +79,8 @@ static ckt_status cuda_compile(const ckt_compile_request *req, const ckt_target_
     if (rc != 0 || !b->code)
         return ckt_fail(err, CKT_ECOMPILE, "compile: NVRTC failed for %s:\n%s", arch,
                         ckt_rtc_failure(b->log, errors, sizeof errors));
-    snprintf(b->compiler, sizeof b->compiler, "NVRTC (%s)", N.name);
+    snprintf(b->compiler, sizeof b->compiler, "NVRTC (%s)%s", N.name,
+             light ? ", --Ofast-compile=min" : "");
     resources_of(b, arch);
     const char *disasm[] = {access("/usr/local/cuda/bin/cuobjdump", X_OK) == 0
                                 ? "/usr/local/cuda/bin/cuobjdump"

@@ -314,9 +314,10 @@ static int probe(const char *arch)
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-static ckt_status hip_compile(const ckt_compile_request *req, const ckt_target_record *t,
-                              ckt_binary *b, ckt_error *err)
+static ckt_status hip_compile(const ckt_compile_request *req, unsigned flags,
+                              const ckt_target_record *t, ckt_binary *b, ckt_error *err)
 {
+    (void)flags; /* CKT_COMPILE_LIGHT: hipRTC has no cheaper level measured here */
     ckt_status st = ckt_rtc_load(load_locked, err);
     if (st) return st;
     const char *arch = t->arch; /* gfx<hex digits>: safe to pass to a probe compile */

@@ -36,8 +36,8 @@ void ckt_jit_disassemble(ckt_binary *b, const char *const *argv_prefix, int npre
 /* A compiler: it builds req's source for t (its architecture is what it compiles for) into b,
  * and names itself and its version for the cache key (loading its library on first use). */
 typedef struct ckt_jit_backend {
-    ckt_status (*compile)(const ckt_compile_request *req, const ckt_target_record *t, ckt_binary *b,
-                          ckt_error *err);
+    ckt_status (*compile)(const ckt_compile_request *req, unsigned flags,
+                          const ckt_target_record *t, ckt_binary *b, ckt_error *err);
     ckt_status (*identity)(char *out, size_t cap, ckt_error *err);
 } ckt_jit_backend;
 extern const ckt_jit_backend ckt_jit_backend_cpu, ckt_jit_backend_hip, ckt_jit_backend_cuda;

@@ -37,6 +37,24 @@ describe("ckt.compile", function()
     end
   end)
 
+  it("NVRTC's cheaper level for kernels that move data (CKT_COMPILE_LIGHT), not for GEMMs or block reductions", function()
+    if not available("sm_90") then pending("NVRTC is not installed") return end
+    local function how(mod, o)
+      o.target = "sm_90"
+      local exe = require(mod).build(o):compile{target = "sm_90", compile_only = true, cache = false}
+      assert.equal(0, exe:resources().spill_stores)
+      return exe:compiler()
+    end
+    local light = how("ckt.kernels.transpose", {dtype = "f16"})
+    if not light:find("Ofast%-compile") then pending("NVRTC older than 12.8: " .. light) return end
+    assert.truthy(how("ckt.kernels.copy", {dtype = "f32"}):find("--Ofast-compile=min", 1, true))
+    assert.falsy(how("ckt.kernels.layernorm", {dtype = "f16"}):find("Ofast"))
+    assert.falsy(how("ckt.kernels.gemm", {dtype = "f16"}):find("Ofast"))
+    -- (ckt.compile of a source alone is never light: it has no kernel to look at)
+    local src = require("ckt.kernels.transpose").build{dtype = "f32", target = "sm_90"}:source("sm_90")
+    assert.falsy(ckt.compile{target = "sm_90", source = src, name = "transpose_f32", cache = false}:compiler():find("Ofast"))
+  end)
+
   it("compiles gfx90a sources built on the HIP prelude without hipRTC's runtime header: the same code", function()
     if not available("gfx90a") then pending("hipRTC is not installed") return end
     local tr = require "ckt.kernels.transpose"

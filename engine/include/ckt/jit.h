@@ -30,7 +30,11 @@ typedef enum {
     CKT_COMPILE_NO_CACHE = 2, /* neither read nor write the context's compile cache */
     /* for an untrusted caller: options only from a closed list of optimisation switches, and
      * no preprocessor line but conditionals, macros and <math.h> <stdint.h> <string.h> */
-    CKT_COMPILE_SANDBOXED = 4
+    CKT_COMPILE_SANDBOXED = 4,
+    /* a kernel that moves data: no matrix instructions, no block reductions (ckt_kernel_compile
+     * sets it): the compiler may give up optimizations that only large kernels repay, for compile
+     * time (NVRTC 12.8+: --Ofast-compile=min). Part of the cache key. */
+    CKT_COMPILE_LIGHT = 8
 } ckt_compile_flags;
 
 /* The CPU target ABI. For a kernel K the C source defines
