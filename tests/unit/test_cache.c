@@ -249,6 +249,13 @@ static void compile_hits_and_rebuilds(void **state)
     assert_int_equal(ckt_compile(ctx, &req2, 0, &b, &err), CKT_OK);
     assert_false(ckt_binary_from_cache(b));
     ckt_binary_free(b);
+    /* the light level (CKT_COMPILE_LIGHT) is part of the key: a miss, then a hit */
+    assert_int_equal(ckt_compile(ctx, &req, CKT_COMPILE_LIGHT, &b, &err), CKT_OK);
+    assert_false(ckt_binary_from_cache(b));
+    ckt_binary_free(b);
+    assert_int_equal(ckt_compile(ctx, &req, CKT_COMPILE_LIGHT, &b, &err), CKT_OK);
+    assert_true(ckt_binary_from_cache(b));
+    ckt_binary_free(b);
     ckt_compile_request req3 = {"cpu:gfx90a", src, "answer", NULL, 0};
     assert_int_equal(ckt_compile(ctx, &req3, 0, &b, &err), CKT_OK);
     assert_false(ckt_binary_from_cache(b));
@@ -271,7 +278,7 @@ static void compile_hits_and_rebuilds(void **state)
         damaged++;
     }
     closedir(d);
-    assert_int_equal(damaged, 3);
+    assert_int_equal(damaged, 4); /* plain, -O1, light, cpu:gfx90a */
     assert_int_equal(ckt_compile(ctx, &req, 0, &b, &err), CKT_OK);
     assert_false(ckt_binary_from_cache(b));
     ckt_binary_code(b, &nb);

@@ -512,6 +512,63 @@ static void register_a_broadcast_and_views(void **state)
     ckt_kernel_destroy(k);
 }
 
+/* ckt_kernel_blockwise_gemm_zero: c = a b^T, c's old values ignored — on wgmma one op whose
+ * first K step has scale-d 0 (CUDA: the predicate's input; C: the tile zeroed), on mma.sync a
+ * clear and then the product; bad arguments refused as blockwise_gemm's */
+static void zeroing_gemm(void **state)
+{
+    (void)state;
+    ckt_error err;
+    ckt_kernel *k;
+    ckt_gemm_traits t, tm;
+    assert_int_equal(ckt_gemm_traits_make("wgmma_m64n64k16_f16", 1, 1, 16, &t, &err), CKT_OK);
+    assert_int_equal(ckt_gemm_traits_make("mma_m16n8k16_f16", 2, 4, 2, &tm, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_create("z", 128, &k, &err), CKT_OK);
+    ckt_layout l;
+    assert_int_equal(ckt_layout_parse("(64,64):(64,1)", &l, &err), CKT_OK);
+    ckt_swizzle sw = {3, 3, 3};
+    int a, b, c, d, pa, pb;
+    assert_int_equal(ckt_kernel_lds(k, CKT_F16, &l, &sw, &a, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_lds(k, CKT_F16, &l, &sw, &b, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_gemm_c_vgpr(k, &t, 64, 64, &c, NULL, &err), CKT_OK);
+    int before = ckt_kernel_nops(k);
+    assert_int_equal(ckt_kernel_blockwise_gemm_zero(k, a, b, c, &t, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_nops(k), before + 1);
+    const ckt_kop *op = ckt_kernel_op(k, before);
+    assert_int_equal(op->kind, CKT_OP_WGMMA);
+    assert_true(op->zero);
+    assert_int_equal(ckt_kernel_blockwise_gemm(k, a, b, c, &t, &err), CKT_OK);
+    assert_false(ckt_kernel_op(k, before + 1)->zero);
+    /* refusals: as blockwise_gemm's */
+    assert_int_equal(ckt_kernel_blockwise_gemm_zero(NULL, a, b, c, &t, &err), CKT_EINVAL);
+    assert_int_equal(ckt_kernel_blockwise_gemm_zero(k, a, b, c, NULL, &err), CKT_EINVAL);
+    assert_int_equal(ckt_kernel_blockwise_gemm_zero(k, a, b, 99, &t, &err), CKT_EINVAL);
+    assert_int_equal(ckt_kernel_blockwise_gemm_zero(k, c, b, c, &t, &err), CKT_EINVAL);
+    assert_int_equal(ckt_kernel_finish(k, &err), CKT_OK);
+    char *src;
+    assert_int_equal(ckt_emit_named(k, "sm_90a", &src, &err), CKT_OK);
+    assert_non_null(strstr(src, "\"r\"((int)(ckt_kk != 0))"));
+    assert_non_null(strstr(src, "\"r\"(1)"));
+    free(src);
+    assert_int_equal(ckt_emit_named(k, "cpu:sm_90a", &src, &err), CKT_OK);
+    assert_non_null(strstr(src, "if (ckt_kk == 0) ckt_emu_wgmma_zero("));
+    free(src);
+    ckt_kernel_destroy(k);
+    /* mma.sync: a clear, then the product */
+    assert_int_equal(ckt_kernel_create("zm", 128, &k, &err), CKT_OK);
+    ckt_layout lr;
+    assert_int_equal(ckt_layout_parse("(64,32):(32,1)", &lr, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_lds(k, CKT_F16, &lr, NULL, &pa, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_lds(k, CKT_F16, &lr, NULL, &pb, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_gemm_c_vgpr(k, &tm, 64, 64, &d, NULL, &err), CKT_OK);
+    before = ckt_kernel_nops(k);
+    assert_int_equal(ckt_kernel_blockwise_gemm_zero(k, pa, pb, d, &tm, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_op(k, before)->kind, CKT_OP_CLEAR);
+    assert_true(ckt_kernel_nops(k) > before + 1);
+    for (int i = before; i < ckt_kernel_nops(k); i++) assert_false(ckt_kernel_op(k, i)->zero);
+    ckt_kernel_destroy(k);
+}
+
 /* wgmma with A from registers (the RS form): accepted in the m64nKk16 accumulator's distribution
  * only; the GPU's LDS leaves out the reduction scratch a lane-exchange reduction never touches */
 static void wgmma_register_a_and_gpu_lds(void **state)
@@ -739,6 +796,7 @@ int main(void)
         cmocka_unit_test(builder_refusals),
         cmocka_unit_test(register_a_broadcast_and_views),
         cmocka_unit_test(wgmma_register_a_and_gpu_lds),
+        cmocka_unit_test(zeroing_gemm),
         cmocka_unit_test(ldmatrix_delivers_the_fragments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
