@@ -168,7 +168,7 @@ static void remove_dir(const char *dir)
 static ckt_status cpu_compile(const ckt_compile_request *req, unsigned flags,
                               const ckt_target_record *t, ckt_binary *b, ckt_error *err)
 {
-    (void)t; /* the host compiler builds every CPU target alike */
+    (void)t;     /* the host compiler builds every CPU target alike */
     (void)flags; /* CKT_COMPILE_LIGHT: the C compiler's -O level is the same for every kernel */
     const char *tmp = getenv("TMPDIR");
     char dir[4096];
