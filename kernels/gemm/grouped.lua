@@ -4,7 +4,8 @@
 -- the element offsets of A_g, B_g, C_g). Each group is row-major by the majors with leading
 -- dimensions its own sizes. A persistent walk: block b takes tiles b, b + gridDim, ... of all the
 -- groups' tiles (each group's row-major, the groups one after another), finding a tile's group
--- by a scan of the groups' tile counts (G fetches a tile: meant for G up to a few hundred).
+-- by a scan of the groups' tile counts (G fetches a tile: meant for G up to a few hundred). fp8
+-- (e4m3, e5m2 on sm_90a): scale_A and scale_B, one f32 each for all the groups, as in gemm.build.
 --   An operand at offset o with contiguous extent ld (K for a K-major one, M for M-major A, N for
 -- N-major B and C) is a tensor whose origin is (o // ld, o % ld) in the (rows, ld) grid: its
 -- shape that origin plus the group's sizes, so the copies mask each group's M, N and K edges
@@ -27,6 +28,8 @@ function grouped.body(g, run)
   local A = b:pointer("A", p.dtype, {const = true})
   local B = b:pointer("B", p.dtype, {const = true})
   local C = b:pointer("C", p.out)
+  -- fp8: the per-tensor scales of every group (one f32 element each), as the one-problem kernel's
+  if p.fp8 then g.scale_A, g.scale_B = b:pointer("scale_A", "f32", {const = true}), b:pointer("scale_B", "f32", {const = true}) end
   local G = b:size("G")
   b:require(ckt.ge(G, 1), "G must be at least 1")
   local it = p.index_type
@@ -116,6 +119,7 @@ function grouped.body(g, run)
   end
   -- C's tile through the local partition, masked by the group's M and N and the buffer
   local function store(acc, tm_, tn_)
+    acc = require("ckt.kernels.gemm.epilogue").scaled(g, acc)
     local res = p.epilogue and b:map(p.epilogue, acc) or acc
     local w = ckt.tile_window(g.gc, {TM, TN}, {qc + tm_ * TM, rc + tn_ * TN})
     ckt.make_blockwise_gemm_xdl_c_local_partition(w, g.T):store(res)

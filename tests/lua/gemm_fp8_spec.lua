@@ -94,6 +94,33 @@ describe("fp8 GEMM on cpu:sm_90a", function()
   end)
 end)
 
+describe("grouped fp8 GEMM on cpu:sm_90a", function()
+  it("per-tensor scales applied to every group (groups of 0, 64 and 130 rows, K = 32 and 96)", function()
+    local sizes, offs = {{64, 64, 64}, {0, 64, 32}, {130, 70, 96}}, {}
+    local na, nb, nc = 0, 0, 0
+    for i, r in ipairs(sizes) do offs[i] = {na, nb, nc}; na, nb, nc = na + r[1] * r[3] + 16, nb + r[2] * r[3] + 16, nc + r[1] * r[2] + 16 end
+    local k, grid, p = gemm.build{dtype = "e4m3", out = "f32", grouped = true, target = "cpu:sm_90a", tile = {64, 64, 32}, block = 128}
+    local A = ckt.array("e4m3", na):random{seed = 41, lo = -4, hi = 4}
+    local B = ckt.array("e4m3", nb):random{seed = 42, lo = -4, hi = 4}
+    local C = ckt.array("f32", nc):poison()
+    local function flat(rows) local t = ckt.array(p.index_type, 3 * #rows); for i, r in ipairs(rows) do for c = 1, 3 do t[3 * (i - 1) + c - 1] = r[c] end end; return t end
+    local b = {}
+    for name, x in pairs{A = A, B = B, C = C, sizes = flat(sizes), offsets = flat(offs), scale_A = ckt.array("f32", 1):fill(0.75), scale_B = ckt.array("f32", 1):fill(-2.5)} do
+      b[name] = dev:alloc(x:dtype(), #x); b[name]:upload(x)
+    end
+    k:compile{target = "cpu:sm_90a"}:launch{grid = grid(sizes), A = b.A, B = b.B, C = b.C, G = #sizes, sizes = b.sizes, offsets = b.offsets,
+                                            scale_A = b.scale_A, scale_B = b.scale_B}
+    b.C:download(C)
+    local R = gemm.reference(A, B, 0, 0, 0, {out = "f64", grouped = true, sizes = sizes, offsets = offs, count = nc, scale_A = 0.75, scale_B = -2.5})
+    for g, r in ipairs(sizes) do
+      for i = 0, r[1] * r[2] - 1 do
+        local at = offs[g][3] + i
+        assert(math.abs(C[at] - R[at]) <= 2 ^ -20 * math.abs(R[at]) + r[3] * 2 ^ -21 * 16 * 2, ("group %d element %d: %g vs %g"):format(g, i, C[at], R[at]))
+      end
+    end
+  end)
+end)
+
 -- scales = "block" (DeepSeek-V3's recipe): scale_A one f32 a row and 128-wide K block (element
 -- (m, kb) at kb M + m), scale_B one a 128 x 128 block of B (element (nb, kb) at nb KB + kb), each
 -- K slice's product scaled into the f32 sum. Against the reference's block sums in double, random
