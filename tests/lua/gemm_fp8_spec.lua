@@ -170,6 +170,7 @@ describe("fp8 GEMM with block scales on cpu:sm_90a", function()
     check({out = "f16", tile = {64, 128, 64}, block = 128, aligned = true, copy = "tma"}, 64, 272, 400, 6)
     check({out = "bf16", aligned = true, copy = "tma"}, 144, 272, 400, 8)
     check({out = "f32", aligned = true, copy = "tma", tile = {128, 128, 64}}, 128, 128, 16, 10)
+    check({out = "f32", aligned = true, copy = "tma", persistent = 2}, 272, 256, 400, 11) -- (a producer warpgroup)
     check({out = "f32", tile = {128, 128, 128}, block = 256, persistent = 2}, 200, 300, 260, 7)
   end)
 
