@@ -448,17 +448,11 @@ static int b_blockwise_gemm(lua_State *L)
         luaL_checktype(L, 6, LUA_TTABLE);
         ckt_l_check_fields(L, 6, "blockwise_gemm", allowed);
         int64_t pending = 0;
-        ckt_l_field_int(L, 6, "blockwise_gemm", "pending", &pending);
-        lua_getfield(L, 6, "pending");
-        bool async = !lua_isnil(L, -1);
-        lua_getfield(L, 6, "zero");
-        if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
-            return luaL_error(L, "blockwise_gemm: zero must be a boolean, got %s",
-                              luaL_typename(L, -1));
-        bool zero = lua_toboolean(L, -1);
-        lua_pop(L, 2);
+        int zero = 0;
+        bool async = ckt_l_field_int(L, 6, "blockwise_gemm", "pending", &pending);
+        ckt_l_field_bool(L, 6, "blockwise_gemm", "zero", &zero);
         if (async || (zero && ckt_mma_is_wgmma(t->instr))) {
-            if (ckt_kernel_blockwise_wgmma_async(k, a, b, c, t, pending, zero, &err))
+            if (ckt_kernel_blockwise_wgmma_async(k, a, b, c, t, pending, zero != 0, &err))
                 return ckt_l_error(L, &err);
         } else if (zero) {
             if (ckt_kernel_blockwise_gemm_zero(k, a, b, c, t, &err)) return ckt_l_error(L, &err);

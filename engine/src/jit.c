@@ -197,7 +197,7 @@ static void cache_key(const ckt_cache_parts *p, char key[CKT_CACHE_KEY_LEN + 1])
     const char *parts[48] = {p->version, p->compiler, p->target, p->kernel_name, p->source};
     int n = 5;
     for (int i = 0; i < p->noptions; i++) parts[n++] = p->options[i];
-    if (p->light) parts[n++] = "(light: no matrix instructions)";
+    if (p->light) parts[n++] = "(CKT_COMPILE_LIGHT)";
     ckt_cache_key(parts, NULL, n, key);
 }
 

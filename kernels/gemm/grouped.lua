@@ -17,6 +17,7 @@
 -- with aligned (the GPU default) a group whose sizes or offsets are not multiples of the 16-byte
 -- vector is skipped (its C is not written).
 local ckt = ckt or require "ckt"
+local epilogue = require "ckt.kernels.gemm.epilogue"
 local grouped = {}
 
 local BIG, OFF_MAX, TILES_MAX = (1 << 31) - 1, 1 << 50, 1 << 62
@@ -119,7 +120,7 @@ function grouped.body(g, run)
   end
   -- C's tile through the local partition, masked by the group's M and N and the buffer
   local function store(acc, tm_, tn_)
-    acc = require("ckt.kernels.gemm.epilogue").scaled(g, acc)
+    acc = epilogue.scaled(g, acc)
     local res = p.epilogue and b:map(p.epilogue, acc) or acc
     local w = ckt.tile_window(g.gc, {TM, TN}, {qc + tm_ * TM, rc + tn_ * TN})
     ckt.make_blockwise_gemm_xdl_c_local_partition(w, g.T):store(res)
@@ -170,7 +171,7 @@ function grouped.build(gemm, o, schedule)
   if o.batched then fail("grouped and batched exclude each other") end
   if o.persistent ~= nil and o.persistent ~= false then fail("grouped: the walk is persistent already (grid(sizes) picks the blocks); drop persistent") end
   if o.autotune then fail("grouped: autotune does not measure grouped GEMMs yet") end
-  if o.scales ~= nil then fail("scales: the grouped GEMM takes no fp8 scales yet") end
+  if o.scales == "block" then fail("scales = \"block\": the grouped GEMM takes per-tensor fp8 scales only") end
   if o.copy == "tma" then fail("grouped: copy = \"tma\" needs a tensor map per group; the grouped GEMM copies by cp.async") end
   -- sm_90a: wgmma with cp.async copies (a bulk copy would need a tensor map per group)
   if c.copy == nil then c.copy = "cp.async" end

@@ -102,14 +102,21 @@ end
 -- scales = "block" (DeepSeek-V3's recipe, the layouts DeepGEMM takes): scale_A holds one f32 a row
 -- of A and 128-wide block of K, element (m, kb) at kb * M + m (M contiguous); scale_B one a 128 x 128
 -- block of B (N x K), element (nb, kb) at nb * ceil(K / 128) + kb. Each K slice's product is
--- scaled into the running sum, so a slice lies within one K block (128 a multiple of TK), and a
--- tile's columns within one N block (128 a multiple of TN, or TN = 128) with the warpgroups along M
--- only: one scale_B value a slice. (After hopper.setup: the warpgroup grid.)
-function options.block_scales(p)
+-- scaled into the running sum once its MMAs have retired (mma_pending 0), so a slice lies within
+-- one K block (128 a multiple of TK), and a tile's columns within one N block (128 a multiple of
+-- TN) with the warpgroups along M only: one scale_B value a slice. Sets p.TS, the scales'
+-- distribution. (After hopper.setup: the warpgroup grid.)
+function options.block_scales(p, o)
   if p.scales ~= "block" then return end
   if 128 % p.TK ~= 0 then fail(("tile TK %d with scales = \"block\": a K slice must lie within one 128-wide scale block (TK 32, 64 or 128)"):format(p.TK)) end
   if 128 % p.TN ~= 0 then fail(("tile TN %d with scales = \"block\": a tile's columns must lie within one 128-row block of B's scales (TN 64 or 128)"):format(p.TN)) end
   if p.waves_n ~= 1 then fail(("tile %dx%d with block %d and scales = \"block\": the warpgroups must split TM only (TM = 64 x warpgroups)"):format(p.TM, p.TN, p.block)) end
+  if o.mma_pending ~= nil and o.mma_pending ~= 0 then fail(("mma_pending %s: with scales = \"block\" each slice's MMAs retire before its scaling (mma_pending = 0)"):format(tostring(o.mma_pending))) end
+  p.mma_pending = 0
+  if o.batched then fail("batched: scales = \"block\" takes one problem (no batch strides for the scales)") end
+  -- a value a row of the tile, held by the lanes holding the row's accumulators (mma.sync's
+  -- m16n8 rows are wgmma's: 16 a warp, lane / 4 and + 8)
+  p.TS = ckt.gemm_traits{instr = "mma_m16n8k16_f16", m_per_wave = p.TM // (16 * (p.block // 32)), n_per_wave = 1, k_pack = 2}
 end
 
 -- tile, block, stages, group (d: the target's defaults)

@@ -160,11 +160,11 @@ end
 -- (leaving `pending` wgmma groups in flight) and lets the feed retire what has been read
 local function consume(g, feed, acc, t)
   local b, P = g.b, g.P
-  local function slice(i, pending, into)
+  local function slice(i, pending)
     feed.ready(t, i)
     local st = at(t, i) % g.S
-    if pending > 0 then b:blockwise_gemm(g.sa:stage(st), g.sb:stage(st), into or acc, g.T, {pending = pending})
-    else b:blockwise_gemm(g.sa:stage(st), g.sb:stage(st), into or acc, g.T) end
+    if pending > 0 then b:blockwise_gemm(g.sa:stage(st), g.sb:stage(st), acc, g.T, {pending = pending})
+    else b:blockwise_gemm(g.sa:stage(st), g.sb:stage(st), acc, g.T) end
   end
   if feed.merged then
     -- fused_prologue (plan.lua): one copy site, the first D slices' copies issued by the K

@@ -94,16 +94,7 @@ local function plan_of(o)
   if p.hopper then hopper.setup(p, o)
   elseif o.mma_pending ~= nil then fail("mma_pending: only sm_90a's wgmma leaves MMAs in flight") end
   options.copies(p, o, rec)
-  options.block_scales(p)
-  if p.scales == "block" then
-    -- each slice's MMAs retire before its product is scaled into the sum
-    if o.mma_pending ~= nil and o.mma_pending ~= 0 then fail(("mma_pending %s: with scales = \"block\" each slice's MMAs retire before its scaling (mma_pending = 0)"):format(tostring(o.mma_pending))) end
-    p.mma_pending = 0
-    if o.batched then fail("batched: scales = \"block\" takes one problem (no batch strides for the scales)") end
-    -- the scales' distribution: a value a row of the tile, held by the lanes holding the row's
-    -- accumulators (mma.sync's m16n8 rows are wgmma's: 16 a warp, lane / 4 and + 8)
-    p.TS = ckt.gemm_traits{instr = "mma_m16n8k16_f16", m_per_wave = p.TM // (16 * (p.block // 32)), n_per_wave = 1, k_pack = 2}
-  end
+  options.block_scales(p, o)
   local m = instruction(p, o)
   waves(p, m)
   k_steps(p, m, o)

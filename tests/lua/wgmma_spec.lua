@@ -260,7 +260,7 @@ describe("b:blockwise_gemm with a wgmma instruction", function()
       local la = ckt.tensor("lds", "f16", sw)
       b:blockwise_gemm(la, la, b:make_blockwise_gemm_xdl_c_vgpr(la, la, T), T, {zero = 1})
     end})
-    assert.is_false(ok); assert.truthy(e:find("zero must be a boolean"))
+    assert.is_false(ok); assert.truthy(e:find("field 'zero' must be a boolean", 1, true))
   end)
 
   it("is refused by targets without wgmma", function()
