@@ -455,11 +455,12 @@ local function body(b, p)
   local function my_turn() if p.pingpong then b:named_barrier{id = 2 + wg, threads = 256} end end
   local function your_turn() if p.pingpong then b:named_barrier{id = 3 - wg, threads = 256, arrive = true} end end
   if p.pingpong then b:when(ckt.eq(wg, 1), your_turn) end
-  -- a turn of the serial schedule: the MMA issued, the next turn handed over, then its wait
+  -- a turn of the serial schedule: the MMA issued (gemm(pending): its groups left in flight), the
+  -- next turn handed over, then its wait
   local function turn(gemm, c)
     if not p.pingpong then return gemm(nil) end
     my_turn()
-    gemm({pending = 1})
+    gemm(1)
     your_turn()
     b:wgmma_wait(c, 0)
   end
@@ -511,11 +512,7 @@ local function body(b, p)
       local sKt, sVt = sK:stage(st), sV:stage(st)
       -- S = Q Kᵀ (zero: S's old values ignored, wgmma's scale-d 0 on the first K step; a clear
       -- before the MMAs on the other instructions)
-      turn(function(pending)
-        local o = {zero = true}
-        if pending then o.pending = pending.pending end
-        b:blockwise_gemm(sQ, sKt, S, T1, o)
-      end, S)
+      turn(function(pending) b:blockwise_gemm(sQ, sKt, S, T1, {zero = true, pending = pending}) end, S)
       scores(kt)
       rescale(softmax())
       -- O += P V, P rounded to the input dtype. mma.sync: P stays in registers, the score
@@ -531,7 +528,7 @@ local function body(b, p)
       else
         local P = b:map(function(x) return x end, S, {dtype = dt})
         feed.value_ready(kt)
-        turn(function(pending) b:blockwise_gemm(P, sVt, acc, T2, pending) end, acc)
+        turn(function(pending) b:blockwise_gemm(P, sVt, acc, T2, {pending = pending}) end, acc)
       end
       feed.release(kt)
     end)
