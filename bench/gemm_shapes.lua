@@ -67,7 +67,10 @@ local compiled = {}
 -- build (once per target and plan) -> {exe, grid, p, plan (its name)}
 local function build(t, o)
   local k, grid, p = gemm.build(o)
-  local key = t .. " " .. ("%dx%dx%d/%d/%d%s"):format(p.TM, p.TN, p.TK, p.block, p.stages, p.persistent and "@persistent" or "")
+  -- (the key names everything that makes a different kernel: the copies, the persistent grid, the
+  -- producer warpgroup and unaligned sizes, as well as the tile)
+  local key = t .. " " .. ("%dx%dx%d/%d/%d%s%s%s%s"):format(p.TM, p.TN, p.TK, p.block, p.stages, p.persistent and "@persistent" or "",
+    (p.hopper and p.copy == "cp.async") and "@cp.async" or "", p.producer_warpgroup and "@pwg" or "", p.aligned and "" or "@unaligned")
   if not compiled[key] then
     local exe = k:compile{target = t}
     compiled[key] = {exe = exe, grid = grid, p = p, plan = key:match(" (.*)"), compile_ms = exe:compile_ms()}

@@ -91,18 +91,24 @@ function shapes.hints(o)
   return h
 end
 
--- Blocks of candidate c an SM holds: LDS (the stages, and sm_90a's LDS epilogue buffer) and the
--- registers (the f32 accumulators of a thread and what the path keeps beside them) by the
--- engine's occupancy model
-local function resident(c, target, rec, hopper, bytes)
-  local TM, TN, TK = c.tile[1], c.tile[2], c.tile[3]
-  local lds = c.stages * (TM + TN) * TK * bytes + (hopper and 64 * (TN + 8) * 2 or 0) + 1024
-  if lds > rec.hw.lds_per_block then return 0, lds end
+-- Blocks of candidate c an SM holds: LDS (the stages, and the epilogue's buffer: sm_90a's 64 rows,
+-- or the batched GEMM's whole tile, beside which the stages shrink to fit as plan.lua's do, down to
+-- 2) and the registers (the f32 accumulators of a thread and what the path keeps beside them) by
+-- the engine's occupancy model. Returns the blocks (0: the LDS does not fit), the LDS bytes and
+-- the stages.
+local function resident(c, target, rec, p, bytes)
+  local TM, TN, TK, hopper = c.tile[1], c.tile[2], c.tile[3], p.hopper
+  local buffer = p.batched and TM * TN * ckt.array(p.out, 1):bytes() or (hopper and 64 * (TN + 8) * 2 or 0)
+  local stages = c.stages
+  local function bytes_at(s) return s * (TM + TN) * TK * bytes + buffer + 1024 end
+  while p.batched and stages > 2 and bytes_at(stages) > rec.hw.lds_per_block do stages = stages - 1 end
+  local lds = bytes_at(stages)
+  if lds > rec.hw.lds_per_block then return 0, lds, stages end
   local acc = TM * TN // c.block
   local regs = hopper and math.min(168, acc + 40) or math.min(255, acc * 7 // 5 + 50)
   local threads = c.block + (hopper and 32 or 0)
   local ok, r = pcall(ckt.occupancy, target, {threads = threads, registers = regs, lds_bytes = lds})
-  return ok and math.max(1, r) or 1, lds
+  return ok and math.max(1, r) or 1, lds, stages
 end
 
 -- The model's time (seconds) of candidate c on an M x N x K problem (misaligned: an operand's rows
@@ -154,15 +160,15 @@ function shapes.rank(o, h, rec, p)
     if c then
       local fits = (not c.kk or (p.a_major == "k" and p.b_major == "k")) and (o.tile == nil or same(o.tile, c.tile)) and (o.block == nil or o.block == c.block) and (o.stages == nil or o.stages == c.stages)
                    and (o.persistent == nil or (o.persistent ~= false) == (c.persistent == true))
-      local r, lds = resident(c, p.target, rec, p.hopper, bytes)
+      local r, lds, stages = resident(c, p.target, rec, p, bytes)
       if fits and r > 0 then
         local t, tiles, per_sm, sched = shapes.estimate(c, M, N, K, rec, r, bytes, misaligned)
         local oc = {}
         for k, v in pairs(o) do oc[k] = v end
-        oc.tile, oc.block, oc.stages = o.tile or c.tile, o.block or c.block, o.stages or c.stages
+        oc.tile, oc.block, oc.stages = o.tile or c.tile, o.block or c.block, o.stages or stages
         if o.persistent == nil and c.persistent then oc.persistent = true end
         ranked[#ranked + 1] = {options = oc, time = t, sched = sched, tiles = tiles, per_sm = per_sm, resident = r, lds = lds, order = i,
-                               config = ("%dx%dx%d/%d/%d%s"):format(c.tile[1], c.tile[2], c.tile[3], c.block, c.stages, c.persistent and "@persistent" or "")}
+                               config = ("%dx%dx%d/%d/%d%s"):format(c.tile[1], c.tile[2], c.tile[3], c.block, stages, c.persistent and "@persistent" or "")}
       end
     end
   end
@@ -185,6 +191,7 @@ function shapes.choose(o, h, plan_of)
   local rec = options.operands(probe, o)
   probe.hopper = require("ckt.kernels.gemm.hopper").available(rec) and probe.dtype ~= "f32" and (o.instr == nil or tostring(o.instr):match("^wgmma") ~= nil)
   probe.element = probe.hopper and options.element_copies(o)
+  probe.batched = o.batched == true
   local ranked, M, N, K = shapes.rank(o, h, rec, probe)
   local tried = {}
   for _, c in ipairs(ranked or {}) do

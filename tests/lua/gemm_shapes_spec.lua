@@ -96,6 +96,37 @@ describe("gemm.build with size hints", function()
     assert.equal(cfg(q), cfg(p)); assert.truthy(p.reason:find("no calibrated model", 1, true), p.reason)
   end)
 
+  it("plans a batched GEMM with hints within the target's LDS (its whole-tile C buffer counted), and runs it", function()
+    -- (the model once took a candidate's stages as they were: sm_90a's 128 x 256 x 64 with 4 stages
+    -- and the batched C tile needed 262208 bytes of 232448, and the compile refused it)
+    for _, t in ipairs{"cpu:sm_90a", "cpu:sm_90"} do
+      local limit = ckt.target(t).hw.lds_per_block
+      for _, h in ipairs{{4096, 4096, 4096}, {8192, 8192, 512}, {64, 8192, 8192}, {1024, 1024, 1024}} do
+        for _, out in ipairs{"f16", "f32"} do
+          local k, _, p = gemm.build{target = t, dtype = "f16", out = out, batched = true, M = h[1], N = h[2], K = h[3]}
+          assert.truthy(k:lds_bytes() <= limit, ("%s out %s hints %dx%dx%d: %s needs %d bytes of LDS, the target has %d"):format(t, out, h[1], h[2], h[3], cfg(p), k:lds_bytes(), limit))
+          assert.truthy(p.reason:find(cfg(p), 1, true), p.reason) -- the reason names the stages planned
+        end
+      end
+    end
+    -- the hinted batched kernel computes: L = 2 batches of an off-tile size
+    local k, grid, p = gemm.build{target = "cpu:sm_90a", dtype = "f16", batched = true, M = 4096, N = 4096, K = 4096}
+    local e = k:compile{target = "cpu:sm_90a"}
+    local M, N, K, L = 136, 72, 40, 2
+    local A = ckt.array("f16", L * M * K):random{seed = 5, lo = -1, hi = 1}
+    local B = ckt.array("f16", L * K * N):random{seed = 6, lo = -1, hi = 1}
+    local C = ckt.array(p.out, L * M * N):poison()
+    local ba, bb, bc = cpu:alloc("f16", #A), cpu:alloc("f16", #B), cpu:alloc(p.out, #C)
+    ba:upload(A); bb:upload(B); bc:upload(C)
+    e:launch{grid = grid(M, N, L, e), A = ba, B = bb, C = bc, M = M, N = N, K = K, L = L, batch_stride_A = M * K, batch_stride_B = N * K, batch_stride_C = M * N}
+    bc:download(C)
+    ba:close(); bb:close(); bc:close()
+    local R = gemm.reference(A, B, M, N, K, {a_major = p.a_major, b_major = p.b_major, out = "f32", batched = true, L = L,
+                                             batch_stride_A = M * K, batch_stride_B = N * K, batch_stride_C = M * N})
+    local ok, err, at = C:compare(R, {rtol = 2 ^ -8, atol = K * 2 ^ -20})
+    assert(ok, ("hinted batched %s: max error %s at %s"):format(cfg(p), tostring(err), tostring(at)))
+  end)
+
   it("refuses bad hints naming the option", function()
     for _, d in ipairs{"M", "N", "K"} do
       for _, v in ipairs{0, -3, 1.5, "16", true, 1 << 31} do
