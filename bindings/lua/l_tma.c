@@ -2,6 +2,7 @@
  * (ckt/kernel_ir.h, kernel_tma in the engine; sm_90 / sm_90a and their CPU emulation):
  *   local full = b:mbarriers{count = n, arrivals = 1}   n mbarriers in LDS
  *   b:tma_copy{src = global window, dst = LDS window, barrier = full, at = i}
+ *   b:tma_store{src = LDS window, dst = global window}   thread 0 stores; its LDS reads done after
  *   b:mbarrier_wait{barrier = full, at = i, phase = p}   the phase of parity p % 2 completed
  *   b:mbarrier_arrive{barrier = empty, at = i}           every thread of the block arrives
  * (b:producer, the warp-specialized region these pace, is in l_builder.c) */
@@ -76,6 +77,22 @@ static int b_tma_copy(lua_State *L)
     return 0;
 }
 
+/* b:tma_store{src = LDS window, dst = global window} */
+static int b_tma_store(lua_State *L)
+{
+    static const char *const allowed[] = {"src", "dst", NULL};
+    l_kernel *kb = ckt_lk_checkbuilder(L, "tma_store");
+    luaL_checktype(L, OPTS, LUA_TTABLE);
+    ckt_l_check_fields(L, OPTS, "tma_store", allowed);
+    lua_getfield(L, OPTS, "src");
+    l_kobj *src = ckt_lk_checkwindow(L, -1, "tma_store: src");
+    lua_getfield(L, OPTS, "dst");
+    l_kobj *dst = ckt_lk_checkwindow(L, -1, "tma_store: dst");
+    ckt_error err;
+    if (ckt_kernel_tma_store(kb->k, dst->id, src->id, &err)) return ckt_l_error(L, &err);
+    return 0;
+}
+
 /* b:mbarrier_wait{barrier = mbarriers, at = i, phase = p} */
 static int b_mbarrier_wait(lua_State *L)
 {
@@ -137,6 +154,7 @@ void ckt_lk_open_tma(lua_State *L)
 {
     static const ckt_l_entry rows[] = {{CKT_L_KERNEL, "mbarriers", b_mbarriers},
                                        {CKT_L_KERNEL, "tma_copy", b_tma_copy},
+                                       {CKT_L_KERNEL, "tma_store", b_tma_store},
                                        {CKT_L_KERNEL, "mbarrier_wait", b_mbarrier_wait},
                                        {CKT_L_KERNEL, "mbarrier_arrive", b_mbarrier_arrive},
                                        {CKT_L_KERNEL, "named_barrier", b_named_barrier},

@@ -305,6 +305,7 @@ static void emit_op(em *e, const ckt_kop *op)
         e->st = ckt_emit_tma(e->s, e->ind, e->dl, e->k, e->ex, op, e->target, false, e->err);
         break;
     case CKT_OP_TMA_COPY:
+    case CKT_OP_TMA_STORE:
     case CKT_OP_MBAR_ARRIVE:
     case CKT_OP_MBAR_WAIT:
         ckt_em_thread_close(e);

@@ -20,10 +20,11 @@ static void preamble(ckt_sb *s, const ckt_kernel *k)
                "swizzle absolute addresses: the LDS starts on a 1024-byte boundary */\n");
 }
 
-/* wgmma reads LDS through the async proxy: the copies waited for must become visible to it */
+/* wgmma and bulk stores read LDS through the async proxy: the copies waited for and the threads'
+ * stores must become visible to it */
 static void async_waited(ckt_emit_out *o, const ckt_kernel *k)
 {
-    if (has_op(k, CKT_OP_WGMMA))
+    if (has_op(k, CKT_OP_WGMMA) || has_op(k, CKT_OP_TMA_STORE))
         ckt_emit_put(o, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); /* the "
                         "copies become visible to wgmma */");
 }

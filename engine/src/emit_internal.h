@@ -73,9 +73,9 @@ typedef struct ckt_bulk_site {
     const char *index;    /* the mbarrier's index in its set */
     const char *bar;      /* its LDS byte offset */
     const char *phase;    /* wait: the parity waited for */
-    const char *dst;      /* copy: the LDS tile's byte offset */
-    const char *map;      /* copy: the tensor-map parameter */
-    const char *coord[5]; /* copy: the box's origin, innermost first (rank of them) */
+    const char *dst;      /* copy, store: the LDS tile's byte offset */
+    const char *map;      /* copy, store: the tensor-map parameter */
+    const char *coord[5]; /* copy, store: the box's origin, innermost first (rank of them) */
     int rank;
     long long box_bytes;
     bool producer; /* on the producer warp's elected thread */
@@ -84,6 +84,8 @@ typedef struct ckt_bulk_ops {
     void (*init)(ckt_emit_out *o, const ckt_kernel *k);  /* the mbarriers, after declarations */
     void (*close)(ckt_emit_out *o, const ckt_kernel *k); /* before the kernel's end (may be NULL) */
     void (*copy)(ckt_emit_out *o, const ckt_bulk_site *x);
+    void (*store)(ckt_emit_out *o,
+                  const ckt_bulk_site *x); /* LDS tile -> global box, its reads done */
     void (*wait)(ckt_emit_out *o, const ckt_bulk_site *x);
     void (*arrive)(ckt_emit_out *o, const ckt_bulk_site *x);
     /* a named barrier: x->index its id, x->box_bytes its threads, x->producer false; arrive */
@@ -143,11 +145,13 @@ ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_k
                           ckt_expr_pool *ex, const ckt_kop *op, const ckt_target_record *target,
                           ckt_error *err);
 
-/* Bulk tensor copies and mbarriers (CKT_OP_TMA_COPY, CKT_OP_MBAR_WAIT): emit_tma.c. Init after
+/* Bulk tensor copies, stores and mbarriers (CKT_OP_TMA_COPY, CKT_OP_TMA_STORE, CKT_OP_MBAR_WAIT):
+ * emit_tma.c. Init after
  * the declarations, close before the kernel's end. */
 void ckt_emit_mbar_init(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_kernel *k);
 void ckt_emit_mbar_close(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_kernel *k);
-/* CKT_OP_TMA_COPY, CKT_OP_MBAR_WAIT, CKT_OP_MBAR_ARRIVE (refused on targets without them);
+/* CKT_OP_TMA_COPY, CKT_OP_TMA_STORE, CKT_OP_MBAR_WAIT, CKT_OP_MBAR_ARRIVE (refused on targets
+ * without them);
  * producer: the op is on the producer warp's elected thread (no thread-0 guard; a C-dialect wait
  * there records what the copies after it wait for) */
 ckt_status ckt_emit_tma(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_kernel *k,

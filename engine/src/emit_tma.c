@@ -1,12 +1,12 @@
-/* Hopper's bulk tensor copies (CKT_OP_TMA_COPY) and mbarriers (CKT_OP_MBAR_WAIT and their
- * initialization) in the CUDA and C dialects (ckt_bulk_cuda, ckt_bulk_c: the dialects' hooks).
- * CUDA: thread 0 initializes every mbarrier on entry; a copy is thread 0's
- * mbarrier.arrive.expect_tx with the box's bytes and its cp.async.bulk.tensor through the
- * tensor-map parameter; a wait spins on mbarrier.try_wait.parity (suspending in hardware between
- * tries; it traps after 4 s, so that a pipeline that can never complete fails the launch instead of
- * hanging it). C: the same copies queued with their mbarrier and landed, through the CPU tensor map
- * (kernels/prelude/c.h), by the wait that needs them; a wait whose phase cannot complete reports a
- * fault. */
+/* Hopper's bulk tensor copies (CKT_OP_TMA_COPY), stores (CKT_OP_TMA_STORE) and mbarriers
+ * (CKT_OP_MBAR_WAIT and their initialization) in the CUDA and C dialects (ckt_bulk_cuda,
+ * ckt_bulk_c: the dialects' hooks). CUDA: thread 0 initializes every mbarrier on entry; a copy is
+ * thread 0's mbarrier.arrive.expect_tx with the box's bytes and its cp.async.bulk.tensor through
+ * the tensor-map parameter; a wait spins on mbarrier.try_wait.parity (suspending in hardware
+ * between tries; it traps after 4 s, so that a pipeline that can never complete fails the launch
+ * instead of hanging it). C: the same copies queued with their mbarrier and landed, through the CPU
+ * tensor map (kernels/prelude/c.h), by the wait that needs them; a wait whose phase cannot complete
+ * reports a fault. */
 #include <stdio.h>
 #include <string.h>
 
@@ -74,6 +74,16 @@ static void c_copy(ckt_emit_out *o, const ckt_bulk_site *x)
                  (long long)ckt_kernel_lds_bytes(x->k));
 }
 
+static void c_store(ckt_emit_out *o, const ckt_bulk_site *x)
+{
+    char at[1200];
+    origin_list(x, "(long long)", at, sizeof at);
+    ckt_emit_put(o,
+                 "ckt_tma_store(%s, (const long long[5]){%s}, ckt_lds, (long long)(%s), %lldu); "
+                 "/* from LDS as it is now: the block's threads have run up to here */",
+                 x->map, at, x->dst, (long long)ckt_kernel_lds_bytes(x->k));
+}
+
 static void c_wait(ckt_emit_out *o, const ckt_bulk_site *x)
 {
     if (x->producer)
@@ -106,7 +116,7 @@ static void c_named(ckt_emit_out *o, const ckt_bulk_site *x, bool arrive)
                  x->index, arrive ? "arrive" : "sync", x->box_bytes);
 }
 
-const ckt_bulk_ops ckt_bulk_c = {c_init, c_close, c_copy, c_wait, c_arrive, c_named};
+const ckt_bulk_ops ckt_bulk_c = {c_init, c_close, c_copy, c_store, c_wait, c_arrive, c_named};
 
 /* ---- CUDA: thread 0 initializes; copies and waits through the prelude's PTX */
 
@@ -148,6 +158,21 @@ static void cuda_copy(ckt_emit_out *o, const ckt_bulk_site *x)
     ckt_emit_put(o, "}");
 }
 
+/* thread 0 issues the store, then waits until it has read its LDS tile (not for the global
+ * writes: those go on after the block has moved on, or exited) */
+static void cuda_store(ckt_emit_out *o, const ckt_bulk_site *x)
+{
+    ckt_emit_put(o, "if (tid == 0) {");
+    o->ind++;
+    char at[1200];
+    origin_list(x, "(int)", at, sizeof at);
+    ckt_emit_put(o, "ckt_tma_store_%dd(&%s, %s, ckt_smem_addr(ckt_lds) + %s);", x->rank, x->map, at,
+                 x->dst);
+    ckt_emit_put(o, "ckt_bulk_store_read_wait(); /* its LDS tile read: free after a barrier */");
+    o->ind--;
+    ckt_emit_put(o, "}");
+}
+
 static void cuda_wait(ckt_emit_out *o, const ckt_bulk_site *x)
 {
     ckt_emit_put(o,
@@ -173,7 +198,8 @@ static void cuda_named(ckt_emit_out *o, const ckt_bulk_site *x, bool arrive)
                  arrive ? "these warps count themselves and go on" : "wait for its threads");
 }
 
-const ckt_bulk_ops ckt_bulk_cuda = {cuda_init, NULL, cuda_copy, cuda_wait, cuda_arrive, cuda_named};
+const ckt_bulk_ops ckt_bulk_cuda = {cuda_init, NULL,        cuda_copy, cuda_store,
+                                    cuda_wait, cuda_arrive, cuda_named};
 
 /* ---- the walk's entry points */
 
@@ -215,46 +241,57 @@ static void tile_bytes(const ckt_kernel *k, ckt_expr_pool *ex, const ckt_kwindow
              (long long)esz);
 }
 
-static ckt_status tma_copy(ckt_emit_out o, const ckt_bulk_ops *ops, const ckt_kernel *k,
-                           ckt_expr_pool *ex, const ckt_kop *op, bool producer, ckt_error *err)
+/* CKT_OP_TMA_COPY (global window inputs[0] -> LDS window w, on mbarrier a of set inputs[1]) and
+ * CKT_OP_TMA_STORE (LDS window w -> global window inputs[0]) */
+static ckt_status tma_box(ckt_emit_out o, const ckt_bulk_ops *ops, const ckt_kernel *k,
+                          ckt_expr_pool *ex, const ckt_kop *op, bool producer, ckt_error *err)
 {
     ckt_status st = CKT_OK;
+    bool store = op->kind == CKT_OP_TMA_STORE;
     const ckt_ktma *m = ckt_kernel_tma(k, op->r);
-    const ckt_kwindow *src = ckt_kernel_window(k, op->inputs[0]),
-                      *dst = ckt_kernel_window(k, op->w);
-    const ckt_ktensor *g = ckt_kernel_tensor(k, m->tensor), *l = ckt_kernel_tensor(k, dst->tensor);
-    char dbytes[400], bar[300], c[5][200], b[200], at[1100] = "", box[64] = "";
-    tile_bytes(k, ex, dst, dbytes, sizeof dbytes, err, &st);
+    const ckt_kwindow *gw = ckt_kernel_window(k, op->inputs[0]), *lw = ckt_kernel_window(k, op->w);
+    const ckt_ktensor *g = ckt_kernel_tensor(k, m->tensor), *l = ckt_kernel_tensor(k, lw->tensor);
+    char lbytes[400], bar[300] = "", c[5][200], b[200] = "", at[1100] = "", box[64] = "";
+    tile_bytes(k, ex, lw, lbytes, sizeof lbytes, err, &st);
     if (st) return st;
-    mbar_offset(k, ex, op->inputs[1], op->a, bar, sizeof bar);
+    if (!store) {
+        mbar_offset(k, ex, op->inputs[1], op->a, bar, sizeof bar);
+        ckt_expr_print(ex, op->a, b, sizeof b, NULL);
+    }
     for (int d = 0; d < m->rank; d++) {
-        ckt_expr_print(ex, src->origin[m->dims[d]], c[d], sizeof c[d], NULL);
+        ckt_expr_print(ex, gw->origin[m->dims[d]], c[d], sizeof c[d], NULL);
         size_t n = strlen(at), nb = strlen(box);
         snprintf(at + n, sizeof at - n, "%s%s", d ? ", " : "", c[d]);
         snprintf(box + nb, sizeof box - nb, "%s%lld", d ? " x " : "", (long long)m->box[d]);
     }
-    ckt_expr_print(ex, op->a, b, sizeof b, NULL);
-    ckt_emit_put(&o,
-                 "/* bulk tensor copy: the %s box of %s at (%s) (innermost first) -> "
-                 "%s (%s), %lld bytes on mbarrier %d[%s] */",
-                 box, ckt_kernel_param(k, g->param)->name, at, l->name,
-                 m->swizzle_bytes == 0    ? "no swizzle"
-                 : m->swizzle_bytes == 32 ? "32B swizzle"
-                 : m->swizzle_bytes == 64 ? "64B swizzle"
-                                          : "128B swizzle",
-                 (long long)m->box_bytes, op->inputs[1], bar);
+    const char *sw = m->swizzle_bytes == 0    ? "no swizzle"
+                     : m->swizzle_bytes == 32 ? "32B swizzle"
+                     : m->swizzle_bytes == 64 ? "64B swizzle"
+                                              : "128B swizzle";
+    if (store)
+        ckt_emit_put(&o,
+                     "/* bulk tensor store: %s (%s) -> the %s box of %s at (%s) (innermost "
+                     "first), %lld bytes; what lies outside the tensor is not written */",
+                     l->name, sw, box, ckt_kernel_param(k, g->param)->name, at,
+                     (long long)m->box_bytes);
+    else
+        ckt_emit_put(&o,
+                     "/* bulk tensor copy: the %s box of %s at (%s) (innermost first) -> "
+                     "%s (%s), %lld bytes on mbarrier %d[%s] */",
+                     box, ckt_kernel_param(k, g->param)->name, at, l->name, sw,
+                     (long long)m->box_bytes, op->inputs[1], bar);
     ckt_bulk_site x = {k,
-                       op->inputs[1],
+                       store ? 0 : op->inputs[1],
                        b,
                        bar,
                        NULL,
-                       dbytes,
+                       lbytes,
                        ckt_kernel_param(k, m->param)->name,
                        {c[0], c[1], c[2], c[3], c[4]},
                        m->rank,
                        (long long)m->box_bytes,
                        producer};
-    ops->copy(&o, &x);
+    (store ? ops->store : ops->copy)(&o, &x);
     return CKT_OK;
 }
 
@@ -277,16 +314,18 @@ ckt_status ckt_emit_tma(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_ker
                         bool producer, ckt_error *err)
 {
     static const char *const what[] = {"tma_copy", "mbarrier_wait", "mbarrier_arrive",
-                                       "named_barrier"};
+                                       "named_barrier", "tma_store"};
     int i = op->kind == CKT_OP_TMA_COPY      ? 0
             : op->kind == CKT_OP_MBAR_WAIT   ? 1
             : op->kind == CKT_OP_MBAR_ARRIVE ? 2
+            : op->kind == CKT_OP_TMA_STORE   ? 4
                                              : 3;
     ckt_status st = need_tma(dl, target, what[i], err);
     if (st) return st;
     ckt_emit_out o = {s, ind};
     switch (op->kind) {
-    case CKT_OP_TMA_COPY: return tma_copy(o, dl->bulk, k, ex, op, producer, err);
+    case CKT_OP_TMA_COPY:
+    case CKT_OP_TMA_STORE: return tma_box(o, dl->bulk, k, ex, op, producer, err);
     case CKT_OP_MBAR_WAIT:
     case CKT_OP_MBAR_ARRIVE: return mbar_op(o, dl->bulk, k, ex, op, producer);
     case CKT_OP_NAMED_BARRIER: {

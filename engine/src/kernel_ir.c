@@ -794,10 +794,10 @@ ckt_status ckt_kernel_move(ckt_kernel *k, int window, const ckt_expr_id *step, c
             err, CKT_EINVAL,
             "move: inside a branch that depends on the thread id (windows are block-uniform)");
     ckt_kwindow *w = &k->windows[window];
-    if (window_ops(k, CKT_OP_TMA_COPY, window))
+    if (window_ops(k, CKT_OP_TMA_COPY, window) || window_ops(k, CKT_OP_TMA_STORE, window))
         return ckt_fail(err, CKT_EINVAL,
-                        "move: the window is the destination of a bulk tensor copy (its origin "
-                        "stays where the copy's tile was checked)");
+                        "move: the window is the LDS tile of a bulk tensor copy or store (its "
+                        "origin stays where the tile was checked)");
     for (int d = 0; d < w->rank; d++) {
         if (!is_index(k, step[d]))
             return ckt_fail(err, CKT_EINVAL, "move: step of dim %d must be an integer expression",
@@ -2145,68 +2145,80 @@ static int box_modes(const ckt_kwindow *src, int rank, int kept[2])
     return 0;
 }
 
-ckt_status ckt_kernel_tma_copy(ckt_kernel *k, int dst_window, int src_window, int set,
-                               ckt_expr_id bar, ckt_error *err)
+/* The tensor map and box of a bulk copy between window gw of a global tensor and window lw of a
+ * rank-2 LDS tensor (either way: fn, "tma_copy" or "tma_store", names the operation in errors), the
+ * rules of ckt_kernel_tma_copy checked; *map the map's index. (src, dst: the global and the LDS
+ * side, whichever way the data goes.) */
+static ckt_status bulk_box(ckt_kernel *k, const char *fn, int gw, int lw, int *map, ckt_error *err)
 {
     ckt_status s;
-    if ((s = check_open(k, "tma_copy", err)) || (s = check_mbar(k, "tma_copy", set, bar, err)))
-        return s;
-    if (dst_window < 0 || dst_window >= k->nwindows || src_window < 0 || src_window >= k->nwindows)
-        return ckt_fail(err, CKT_EINVAL, "tma_copy: no such window");
-    const ckt_kwindow *sw = &k->windows[src_window], *dw = &k->windows[dst_window];
+    const ckt_kwindow *sw = &k->windows[gw], *dw = &k->windows[lw];
     const ckt_ktensor *src = &k->tensors[sw->tensor], *dst = &k->tensors[dw->tensor];
-    if (src->mem != CKT_MEM_GLOBAL || dst->mem != CKT_MEM_LDS)
+    bool load = !strcmp(fn, "tma_copy");
+    if (load && (src->mem != CKT_MEM_GLOBAL || dst->mem != CKT_MEM_LDS))
         return ckt_fail(err, CKT_EINVAL,
                         "tma_copy: copies a window of a global tensor (here %s) into a window of "
                         "an LDS tensor (here %s)",
                         ckt_memory_name(src->mem), ckt_memory_name(dst->mem));
+    if (!load && (src->mem != CKT_MEM_GLOBAL || dst->mem != CKT_MEM_LDS))
+        return ckt_fail(err, CKT_EINVAL,
+                        "tma_store: stores a window of an LDS tensor (here %s) into a window of a "
+                        "global tensor (here %s)",
+                        ckt_memory_name(dst->mem), ckt_memory_name(src->mem));
     if (src->limited)
         return ckt_fail(err, CKT_EINVAL,
-                        "tma_copy: '%s' is a limited tensor (its shape is not known at launch, "
-                        "which a tensor map needs)",
+                        "%s: '%s' is a limited tensor (its shape is not known at launch, which a "
+                        "tensor map needs)",
+                        fn, src->name);
+    if (!load && k->params[src->param].is_const)
+        return ckt_fail(err, CKT_EINVAL, "tma_store: '%s' is read-only (a const pointer)",
                         src->name);
     if (src->dtype != dst->dtype)
-        return ckt_fail(err, CKT_EINVAL, "tma_copy: the source holds %s but the destination %s",
-                        ckt_dtype_name(src->dtype), ckt_dtype_name(dst->dtype));
+        return ckt_fail(err, CKT_EINVAL, "%s: the source holds %s but the destination %s", fn,
+                        ckt_dtype_name(load ? src->dtype : dst->dtype),
+                        ckt_dtype_name(load ? dst->dtype : src->dtype));
     if (src->rank < 2 || src->rank > CKT_TMA_MAX_RANK || dst->rank != 2)
-        return ckt_fail(err, CKT_EINVAL,
-                        "tma_copy: a source of rank 2..%d and a rank-2 destination (here %d and "
-                        "%d)",
-                        CKT_TMA_MAX_RANK, src->rank, dst->rank);
+        return ckt_fail(err, CKT_EINVAL, "%s: a %s of rank 2..%d and a rank-2 %s (here %d and %d)",
+                        fn, load ? "source" : "destination", CKT_TMA_MAX_RANK,
+                        load ? "destination" : "source", src->rank, dst->rank);
     int kept[2];
     if (box_modes(sw, src->rank, kept) < 0)
         return ckt_fail(err, CKT_EINVAL,
-                        "tma_copy: the source window is longer than 1 in more than two dims (a "
-                        "copy fills a rank-2 LDS tile)");
+                        "%s: the %s window is longer than 1 in more than two dims (a box fills a "
+                        "rank-2 LDS tile)",
+                        fn, load ? "source" : "destination");
     for (int d = 0; d < 2; d++)
         if (sw->lengths[kept[d]] != dw->lengths[d])
             return ckt_fail(err, CKT_EINVAL,
-                            "tma_copy: the windows differ in dim %d (%lld and %lld elements)", d,
+                            "%s: the windows differ in dim %d (%lld and %lld elements)", fn, d,
                             (long long)sw->lengths[kept[d]], (long long)dw->lengths[d]);
     int inner = contiguous_dim(k, src);
     if (inner < 0)
         return ckt_fail(err, CKT_EINVAL,
-                        "tma_copy: no dimension of '%s' has stride 1 (a tensor map's innermost "
+                        "%s: no dimension of '%s' has stride 1 (a tensor map's innermost "
                         "dimension is contiguous)",
-                        src->name);
+                        fn, src->name);
     if (inner != kept[0] && inner != kept[1])
         return ckt_fail(err, CKT_EINVAL,
-                        "tma_copy: dim %d of '%s' is the contiguous one, but the window is 1 long "
+                        "%s: dim %d of '%s' is the contiguous one, but the window is 1 long "
                         "there (the box's innermost extent must be at least 16 bytes)",
-                        inner, src->name);
+                        fn, inner, src->name);
     int64_t origin[2];
-    bool moved = window_ops(k, CKT_OP_ADD, dst_window) > 0;
+    bool moved = window_ops(k, CKT_OP_ADD, lw) > 0;
     for (int d = 0; d < 2; d++)
         if (!ckt_expr_is_const(&k->ex, dw->init[d], &origin[d]) || moved)
             return ckt_fail(err, CKT_EINVAL,
-                            "tma_copy: the destination window's origin must be constant (dim %d "
-                            "is not); choose the stage with t:stage(i)",
-                            d);
+                            "%s: the %s window's origin must be constant (dim %d is not); "
+                            "choose the stage with t:stage(i)",
+                            fn, load ? "destination" : "source (LDS)", d);
     int W, dinner = inner == kept[0] ? 0 : 1;
     int64_t repeat = dst->stages > 1 ? dst->stage_elems * (int64_t)ckt_dtype_size(dst->dtype) : 0;
     if ((s = ckt_tma_check_tile(&dst->layout, dst->swizzled ? &dst->sw : NULL, dst->dtype,
-                                dst->lds_offset, repeat, origin, dw->lengths, dinner, &W, err)))
-        return ckt_fail_prefix(err, "tma_copy: ");
+                                dst->lds_offset, repeat, origin, dw->lengths, dinner, &W, err))) {
+        char pre[32];
+        snprintf(pre, sizeof pre, "%s: ", fn);
+        return ckt_fail_prefix(err, pre);
+    }
     /* the map's dimensions: the inner mode, the tile's other one, then the rest in mode order */
     int dims[CKT_TMA_MAX_RANK], n = 0;
     int64_t box[CKT_TMA_MAX_RANK];
@@ -2215,8 +2227,19 @@ ckt_status ckt_kernel_tma_copy(ckt_kernel *k, int dst_window, int src_window, in
     for (int d = 0; d < src->rank; d++)
         if (d != kept[0] && d != kept[1]) dims[n++] = d;
     for (int d = 0; d < n; d++) box[d] = sw->lengths[dims[d]];
+    return tensor_map(k, sw->tensor, inner, n, dims, box, W, &dst->sw, map, err);
+}
+
+ckt_status ckt_kernel_tma_copy(ckt_kernel *k, int dst_window, int src_window, int set,
+                               ckt_expr_id bar, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "tma_copy", err)) || (s = check_mbar(k, "tma_copy", set, bar, err)))
+        return s;
+    if (dst_window < 0 || dst_window >= k->nwindows || src_window < 0 || src_window >= k->nwindows)
+        return ckt_fail(err, CKT_EINVAL, "tma_copy: no such window");
     int map = -1;
-    if ((s = tensor_map(k, sw->tensor, inner, n, dims, box, W, &dst->sw, &map, err))) return s;
+    if ((s = bulk_box(k, "tma_copy", src_window, dst_window, &map, err))) return s;
     ckt_kop op = new_op(CKT_OP_TMA_COPY);
     op.w = dst_window;
     op.r = map;
@@ -2224,6 +2247,26 @@ ckt_status ckt_kernel_tma_copy(ckt_kernel *k, int dst_window, int src_window, in
     op.ninputs = 2;
     op.inputs[0] = src_window;
     op.inputs[1] = set;
+    return push_op(k, &op, err);
+}
+
+ckt_status ckt_kernel_tma_store(ckt_kernel *k, int dst_window, int src_window, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "tma_store", err))) return s;
+    if (dst_window < 0 || dst_window >= k->nwindows || src_window < 0 || src_window >= k->nwindows)
+        return ckt_fail(err, CKT_EINVAL, "tma_store: no such window");
+    if (k->divergent)
+        return ckt_fail(err, CKT_EINVAL,
+                        "tma_store: inside a branch that depends on the thread id (one thread of "
+                        "the block issues it)");
+    int map = -1;
+    if ((s = bulk_box(k, "tma_store", dst_window, src_window, &map, err))) return s;
+    ckt_kop op = new_op(CKT_OP_TMA_STORE);
+    op.w = src_window; /* (the LDS window, as a copy's: its origin may not move) */
+    op.r = map;
+    op.ninputs = 1;
+    op.inputs[0] = dst_window;
     return push_op(k, &op, err);
 }
 

@@ -301,27 +301,50 @@ CKT_FN long long ckt_tma_box_elems(const ckt_tmap *m)
     for (int d = 0; d < m->rank; d++) n *= m->box[d];
     return n;
 }
+/* element e of box c (dimension 0 fastest): inside the tensor (1) or not, and its byte offset */
+CKT_FN int ckt_tma_elem(const ckt_tmap *m, const long long *c, long long e, long long *off)
+{
+    long long rest = e;
+    int inside = 1;
+    *off = 0;
+    for (int d = 0; d < m->rank; d++) {
+        long long i = c[d] + rest % m->box[d];
+        rest /= m->box[d];
+        inside = inside && i >= 0 && (unsigned long long)i < m->dim[d];
+        *off += d ? i * (long long)m->stride[d - 1] : i * m->elem_bytes;
+    }
+    return inside;
+}
+/* the LDS byte of element e of a box at byte `at`, swizzled (w: the swizzle's bytes, 0 none) */
+CKT_FN long long ckt_tma_lds_at(long long at, long long e, long long esz, long long w)
+{
+    long long a = at + e * esz;
+    return w ? a ^ (((a >> 7) & (w / 16 - 1)) << 4) : a;
+}
 CKT_FN void ckt_tma_land(const ckt_tma_entry *t, unsigned char *lds, unsigned long long lds_bytes)
 {
     const ckt_tmap *m = t->map;
-    long long n = ckt_tma_box_elems(m), w = m->swizzle_bytes, esz = m->elem_bytes;
+    long long n = ckt_tma_box_elems(m), esz = m->elem_bytes, off;
     for (long long e = 0; e < n; e++) {
-        /* element e of the box, dimension 0 fastest: inside the tensor, or 0 */
-        long long rest = e, off = 0;
-        int inside = 1;
-        for (int d = 0; d < m->rank; d++) {
-            long long i = t->c[d] + rest % m->box[d];
-            rest /= m->box[d];
-            inside = inside && i >= 0 && (unsigned long long)i < m->dim[d];
-            off += d ? i * (long long)m->stride[d - 1] : i * esz;
-        }
-        long long a = t->dst + e * esz;
-        if (w) a ^= ((a >> 7) & (w / 16 - 1)) << 4;
+        int inside = ckt_tma_elem(m, t->c, e, &off);
+        long long a = ckt_tma_lds_at(t->dst, e, esz, m->swizzle_bytes);
         if (a < 0 || (unsigned long long)(a + esz) > lds_bytes) continue;
         if (inside)
             memcpy(lds + a, (const unsigned char *)m->base + off, (size_t)esz);
         else
-            memset(lds + a, 0, (size_t)esz);
+            memset(lds + a, 0, (size_t)esz); /* outside the tensor: 0 */
+    }
+}
+/* A bulk tensor store: the LDS tile at byte src (the box row by row under the swizzle, as a copy
+ * lands it) written to the tensor, elements outside it left alone */
+CKT_FN void ckt_tma_store(const ckt_tmap *m, const long long c[5], const unsigned char *lds, long long src, unsigned long long lds_bytes)
+{
+    long long n = ckt_tma_box_elems(m), esz = m->elem_bytes, off;
+    for (long long e = 0; e < n; e++) {
+        int inside = ckt_tma_elem(m, c, e, &off);
+        long long a = ckt_tma_lds_at(src, e, esz, m->swizzle_bytes);
+        if (!inside || a < 0 || (unsigned long long)(a + esz) > lds_bytes) continue;
+        memcpy((unsigned char *)m->base + off, lds + a, (size_t)esz);
     }
 }
 /* does barrier b have copies of this phase still to land? */

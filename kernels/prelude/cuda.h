@@ -98,6 +98,35 @@ CKT_FN void ckt_tma_load_5d(ckt_u32 dst, const ckt_tmap *map, int c0, int c1, in
     asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];"
                  :: "r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(bar) : "memory");
 }
+/* Bulk tensor stores (LDS -> global through the tensor map; what lies outside the tensor is not
+ * written), one bulk async-group each; the issuing thread then waits until the group has read
+ * its LDS tile, not for the writes to land (they complete on their own, even after the block
+ * has exited). */
+CKT_FN void ckt_tma_store_2d(const ckt_tmap *map, int c0, int c1, ckt_u32 src)
+{
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
+                 :: "l"(map), "r"(c0), "r"(c1), "r"(src) : "memory");
+}
+CKT_FN void ckt_tma_store_3d(const ckt_tmap *map, int c0, int c1, int c2, ckt_u32 src)
+{
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];"
+                 :: "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(src) : "memory");
+}
+CKT_FN void ckt_tma_store_4d(const ckt_tmap *map, int c0, int c1, int c2, int c3, ckt_u32 src)
+{
+    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];"
+                 :: "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(src) : "memory");
+}
+CKT_FN void ckt_tma_store_5d(const ckt_tmap *map, int c0, int c1, int c2, int c3, int c4, ckt_u32 src)
+{
+    asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4, %5}], [%6];"
+                 :: "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(src) : "memory");
+}
+CKT_FN void ckt_bulk_store_read_wait(void)
+{
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+}
 /* Wait for the phase of this parity. Each try may suspend the thread in hardware for a
  * system-dependent time until the phase completes. Not with an explicit time hint (CUTLASS's ~10
  * ms): on an H100 that made the 8192^3 GEMM 5% slower (763 against 805 TFLOP/s, the producer's

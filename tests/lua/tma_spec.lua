@@ -591,7 +591,7 @@ describe("bulk copies and mbarriers refuse misuse", function()
     copy_fails("tma_copy: a source of rank 2..5 and a rank-2 destination (here 1 and 2)", function(_, _, s, m, X)
       return {src = ckt.tile_window(ckt.tensor(X, "f16", {shape = {1024}}), {1024}, {0}), dst = win(s), barrier = m, at = 0}
     end)
-    copy_fails("tma_copy: the source window is longer than 1 in more than two dims (a copy fills a rank-2 LDS tile)", function(_, _, s, m, X)
+    copy_fails("tma_copy: the source window is longer than 1 in more than two dims (a box fills a rank-2 LDS tile)", function(_, _, s, m, X)
       return {src = ckt.tile_window(ckt.tensor(X, "f16", {shape = {2, 16, 64}}), {2, 16, 64}, {0, 0, 0}), dst = win(s), barrier = m, at = 0}
     end)
     copy_fails("tma_copy: the windows differ in dim 0 (2 and 16 elements)", function(_, _, s, m, X)
@@ -616,7 +616,7 @@ describe("bulk copies and mbarriers refuse misuse", function()
       w:move{16, 0}
       b:tma_copy{src = win(gx), dst = w, barrier = m, at = 0}
     end)
-    fails("move: the window is the destination of a bulk tensor copy (its origin stays where the copy's tile was checked)", function(b, gx)
+    fails("move: the window is the LDS tile of a bulk tensor copy or store (its origin stays where the tile was checked)", function(b, gx)
       local s, m = ckt.tensor("lds", "f16", ckt.layout({32, 64}, {64, 1})), b:mbarriers{count = 1}
       local w = win(s)
       b:tma_copy{src = win(gx), dst = w, barrier = m, at = 0}
@@ -682,5 +682,99 @@ describe("bulk copies and mbarriers refuse misuse", function()
       assert.equal(2, m:count())
       b:loop(4, function(i) b:when(ckt.lt(b:block_id(0), 3), function() b:mbarrier_wait{barrier = m, at = i % 2, phase = i // 2} end) end)
     end}
+  end)
+end)
+
+-- b:tma_store: an LDS tile written to a global tensor by one bulk tensor store (the reverse of
+-- b:tma_copy), on cpu:sm_90a against the input element by element: X is copied into LDS, doubled
+-- by the block's threads into a second (swizzled) LDS tile, and that tile stored into Y, whose
+-- rows are padded (stride NP > N): a box past the tensor's edge writes nothing there, so the
+-- padding and the rows past M keep their poison.
+describe("bulk tensor stores (b:tma_store)", function()
+  local function store_kernel(dt, TR, TC, sw)
+    return ckt.kernel{name = "tma_store", block = 64, build = function(b)
+      local X = b:pointer("X", dt, {const = true})
+      local Y = b:pointer("Y", dt)
+      local M, N, NP = b:size("M"), b:size("N"), b:size("NP")
+      local gx = ckt.tensor(X, dt, {shape = {M, N}, stride = {N, 1}}, {pad = true})
+      local gy = ckt.tensor(Y, dt, {shape = {M, N}, stride = {NP, 1}}, {pad = true})
+      local full = b:mbarriers{count = 1}
+      local s = ckt.tensor("lds", dt, box_layout(dt, TR, TC, 1, 0))
+      local d = ckt.tensor("lds", dt, box_layout(dt, TR, TC, 1, sw))
+      local tr, tc = b:block_id(0), b:block_id(1)
+      b:tma_copy{src = ckt.local_tile(gx, {TR, TC}, {tr, tc}), dst = ckt.tile_window(s, {TR, TC}, {0, 0}), barrier = full, at = 0}
+      b:mbarrier_wait{barrier = full, at = 0, phase = 0}
+      local v = ckt.tile_window(s, {TR, TC}, {0, 0}):load()
+      ckt.tile_window(d, {TR, TC}, {0, 0}):store(b:map(function(x) return x + x end, v))
+      b:sync() -- the threads' LDS stores before the store reads them
+      b:tma_store{src = ckt.tile_window(d, {TR, TC}, {0, 0}), dst = ckt.local_tile(gy, {TR, TC}, {tr, tc})}
+    end}
+  end
+
+  for _, c in ipairs{{"f16", {16, 64}, 3, 40, 136}, {"f16", {8, 32}, 2, 21, 72}, {"f32", {8, 32}, 3, 13, 40}, {"bf16", {16, 16}, 1, 17, 24}, {"f16", {4, 64}, 0, 9, 64}} do
+    local dt, box, sw, M, N = c[1], c[2], c[3], c[4], c[5]
+    it(("%s, a %dx%d box, %s, %d x %d (past the tensor's edge nothing is written)"):format(dt, box[1], box[2], sw == 0 and "no swizzle" or (16 << sw) .. "B swizzle", M, N), function()
+      local k = store_kernel(dt, box[1], box[2], sw)
+      local NP = N + 16
+      local x = random_input(dt, M * N, M + N)
+      local y = ckt.array(dt, (M + box[1]) * NP):poison()
+      local poison = y[0]
+      local bx, by = dev:alloc(dt, #x), dev:alloc(dt, #y)
+      bx:upload(x); by:upload(y)
+      k:compile{target = "cpu:sm_90a"}:launch{grid = {cdiv(M, box[1]), cdiv(N, box[2])}, X = bx, Y = by, M = M, N = N, NP = NP}
+      by:download(y)
+      for r = 0, M + box[1] - 1 do
+        for col = 0, NP - 1 do
+          local got = y[r * NP + col]
+          if r < M and col < N then
+            assert(got == x[r * N + col] * 2, ("Y[%d, %d] = %s, want %s"):format(r, col, tostring(got), tostring(x[r * N + col] * 2)))
+          else
+            assert(got ~= got or got == poison, ("Y[%d, %d] = %s outside the tensor: written"):format(r, col, tostring(got)))
+          end
+        end
+      end
+    end)
+  end
+
+  it("CUDA: thread 0 stores and waits for the store's reads; the barrier before fences the threads' stores for the async proxy", function()
+    local cu = store_kernel("f16", 16, 64, 3):source("sm_90a")
+    assert.truthy(cu:find("ckt_tma_store_2d(&ckt_tmap1, ", 1, true), cu)
+    assert.truthy(cu:find("ckt_bulk_store_read_wait();", 1, true))
+    local fence = cu:find("fence.proxy.async.shared::cta", 1, true)
+    local store = cu:find("ckt_tma_store_2d(&", 1, true)
+    assert.truthy(fence and fence < store, "a fence before the store")
+    assert.truthy(cu:find("bulk tensor store: ", 1, true))
+    local ok, exe = pcall(function() return store_kernel("f16", 16, 64, 3):compile{target = "sm_90a", compile_only = true} end)
+    if not ok and tostring(exe):find("NVRTC") and tostring(exe):find("not found") then pending("NVRTC not installed: " .. tostring(exe)) return end
+    assert(ok, tostring(exe))
+  end)
+
+  it("refuses what it cannot store, naming the rule", function()
+    local function refused(build, want)
+      local ok, err = pcall(ckt.kernel, {name = "bad_store", block = 64, build = build})
+      assert.falsy(ok)
+      assert.truthy(tostring(err):find(want, 1, true), tostring(err))
+    end
+    local function parts(b, const)
+      local X = b:pointer("X", "f16", {const = const})
+      local M = b:size("M")
+      local g = ckt.tensor(X, "f16", {shape = {M, 64}, stride = {64, 1}})
+      local s = ckt.tensor("lds", "f16", ckt.layout({16, 64}, {64, 1}))
+      return ckt.tile_window(g, {16, 64}, {0, 0}), ckt.tile_window(s, {16, 64}, {0, 0}), g, s
+    end
+    refused(function(b) local gw, lw = parts(b); b:tma_store{src = gw, dst = lw} end, "tma_store: stores a window of an LDS tensor (here global) into a window of a global tensor (here lds)")
+    refused(function(b) local gw, lw = parts(b, true); b:tma_store{src = lw, dst = gw} end, "tma_store: 'X' is read-only")
+    refused(function(b) local gw, lw = parts(b); b:when(ckt.lt(b:thread_id(), 32), function() b:tma_store{src = lw, dst = gw} end) end, "tma_store: inside a branch that depends on the thread id")
+    refused(function(b) local _, lw, g = parts(b); b:tma_store{src = lw, dst = ckt.tile_window(g, {8, 64}, {0, 0})} end, "tma_store: the windows differ in dim 0 (8 and 16 elements)")
+    refused(function(b) local gw, lw = parts(b); b:tma_store{src = lw, dst = gw, barrier = 1} end, "tma_store")
+    refused(function(b) local gw = parts(b); b:tma_store{dst = gw} end, "tma_store: src")
+    refused(function(b) local gw, lw = parts(b); b:tma_store{src = lw, dst = gw}; lw:move({16, 0}) end, "move: the window is the LDS tile of a bulk tensor copy or store")
+    -- targets without bulk stores
+    local k = store_kernel("f16", 16, 64, 3)
+    for _, target in ipairs{"gfx90a", "sm_80", "cpu:gfx90a"} do
+      local ok, err = pcall(k.source, k, target)
+      assert.falsy(ok, target)
+      assert.truthy(tostring(err):find("target '" .. target .. "' has no bulk tensor copies or mbarriers", 1, true), tostring(err))
+    end
   end)
 end)
