@@ -69,8 +69,9 @@ local function build(t, o)
   local k, grid, p = gemm.build(o)
   -- (the key names everything that makes a different kernel: the copies, the persistent grid, the
   -- producer warpgroup and unaligned sizes, as well as the tile)
-  local key = t .. " " .. ("%dx%dx%d/%d/%d%s%s%s%s"):format(p.TM, p.TN, p.TK, p.block, p.stages, p.persistent and "@persistent" or "",
-    (p.hopper and p.copy == "cp.async") and "@cp.async" or "", p.producer_warpgroup and "@pwg" or "", p.aligned and "" or "@unaligned")
+  local key = t .. " " .. ("%dx%dx%d/%d/%d%s%s%s%s%s"):format(p.TM, p.TN, p.TK, p.block, p.stages, p.persistent and "@persistent" or "",
+    (p.hopper and p.copy == "cp.async") and "@cp.async" or "", p.producer_warpgroup and "@pwg" or "", p.aligned and "" or "@unaligned",
+    p.tma_store and "@tmastore" or "")
   if not compiled[key] then
     local exe = k:compile{target = t}
     compiled[key] = {exe = exe, grid = grid, p = p, plan = key:match(" (.*)"), compile_ms = exe:compile_ms()}
@@ -81,7 +82,7 @@ end
 local function opts(t, c, h)
   local o = {dtype = dtype, a_major = mj[1], b_major = mj[2], target = t}
   if c then
-    for _, k in ipairs{"tile", "block", "stages", "persistent", "copy", "epilogue_lds", "fused_prologue", "producer_warpgroup"} do o[k] = c[k] end
+    for _, k in ipairs{"tile", "block", "stages", "persistent", "copy", "epilogue_lds", "fused_prologue", "producer_warpgroup", "tma_store"} do o[k] = c[k] end
   end
   if h then o.M, o.N, o.K = h.M, h.N, h.K end
   return o
@@ -104,7 +105,7 @@ do
     local seen = {}
     for _, c in ipairs(list) do
       local ok, err = pcall(function()
-        local e = build(t, opts(t, c.tile and c or nil, c.hint))
+        local e = build(t, opts(t, c, c.hint))
         if seen[e.plan] then return end
         seen[e.plan] = true
         local C = ckt.array(dtype, M * N):poison()
@@ -161,7 +162,7 @@ for _, s in ipairs(probs) do
       local row = {shape = s.name, M = M, N = N, K = K, target = t, dtype = dtype, majors = majors, config = c.name, cublas_us = cub_ms and cub_ms * 1e3,
                    cublas_wall_us = cub_wall and cub_wall * 1e3}
       local ok, err = pcall(function()
-        local e = build(t, opts(t, c.tile and c or nil, c.hint))
+        local e = build(t, opts(t, c, c.hint))
         row.plan, row.compile_ms = e.plan, e.compile_ms
         if c.hint then row.reason = e.p.reason; row.model_us = e.p.model and e.p.model[1] and e.p.model[1].time * 1e6 end
         bc:memset(0)

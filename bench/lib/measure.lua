@@ -87,11 +87,12 @@ function measure.gemm_config(s)
     elseif o == "lds" then c.epilogue_lds = true -- mma.sync path: C through an LDS tile
     elseif o == "fused" then c.fused_prologue = true -- cp.async: one copy site, the K loop's
     elseif o == "pwg" then c.producer_warpgroup = true -- bulk copies: a producer warpgroup (setmaxnreg)
+    elseif o == "tmastore" then c.tma_store = true -- sm_90a: C leaves by bulk tensor stores
     else c.copy = o end
   end
   if body == "default" then return c end
   local tm, tn, tk, block, stages, group = body:match("^(%d+)x(%d+)x(%d+)/(%d+)/(%d+)/?(%d*)$")
-  if not tm then error("config '" .. s .. "' is not default or TMxTNxTK/block/stages[/group], then @copy, @persistent[N], @unaligned, @direct, @prologue, @lds, @fused or @pwg optionally") end
+  if not tm then error("config '" .. s .. "' is not default or TMxTNxTK/block/stages[/group], then @copy, @persistent[N], @unaligned, @direct, @prologue, @lds, @fused, @pwg or @tmastore optionally") end
   c.tile, c.block, c.stages = {tonumber(tm), tonumber(tn), tonumber(tk)}, tonumber(block), tonumber(stages)
   c.group = group ~= "" and tonumber(group) or nil
   return c

@@ -2,7 +2,8 @@
  * (ckt/kernel_ir.h, kernel_tma in the engine; sm_90 / sm_90a and their CPU emulation):
  *   local full = b:mbarriers{count = n, arrivals = 1}   n mbarriers in LDS
  *   b:tma_copy{src = global window, dst = LDS window, barrier = full, at = i}
- *   b:tma_store{src = LDS window, dst = global window}   thread 0 stores; its LDS reads done after
+ *   b:tma_store{src = LDS window, dst = global window [, wait = false]}   thread 0 stores
+ *   b:tma_store_wait()                                   the stores have read their LDS tiles
  *   b:mbarrier_wait{barrier = full, at = i, phase = p}   the phase of parity p % 2 completed
  *   b:mbarrier_arrive{barrier = empty, at = i}           every thread of the block arrives
  * (b:producer, the warp-specialized region these pace, is in l_builder.c) */
@@ -77,10 +78,10 @@ static int b_tma_copy(lua_State *L)
     return 0;
 }
 
-/* b:tma_store{src = LDS window, dst = global window} */
+/* b:tma_store{src = LDS window, dst = global window, wait = true} */
 static int b_tma_store(lua_State *L)
 {
-    static const char *const allowed[] = {"src", "dst", NULL};
+    static const char *const allowed[] = {"src", "dst", "wait", NULL};
     l_kernel *kb = ckt_lk_checkbuilder(L, "tma_store");
     luaL_checktype(L, OPTS, LUA_TTABLE);
     ckt_l_check_fields(L, OPTS, "tma_store", allowed);
@@ -88,8 +89,19 @@ static int b_tma_store(lua_State *L)
     l_kobj *src = ckt_lk_checkwindow(L, -1, "tma_store: src");
     lua_getfield(L, OPTS, "dst");
     l_kobj *dst = ckt_lk_checkwindow(L, -1, "tma_store: dst");
+    int wait = 1;
+    ckt_l_field_bool(L, OPTS, "tma_store", "wait", &wait);
     ckt_error err;
-    if (ckt_kernel_tma_store(kb->k, dst->id, src->id, &err)) return ckt_l_error(L, &err);
+    if (ckt_kernel_tma_store(kb->k, dst->id, src->id, wait != 0, &err)) return ckt_l_error(L, &err);
+    return 0;
+}
+
+/* b:tma_store_wait() */
+static int b_tma_store_wait(lua_State *L)
+{
+    l_kernel *kb = ckt_lk_checkbuilder(L, "tma_store_wait");
+    ckt_error err;
+    if (ckt_kernel_tma_store_wait(kb->k, &err)) return ckt_l_error(L, &err);
     return 0;
 }
 
@@ -155,6 +167,7 @@ void ckt_lk_open_tma(lua_State *L)
     static const ckt_l_entry rows[] = {{CKT_L_KERNEL, "mbarriers", b_mbarriers},
                                        {CKT_L_KERNEL, "tma_copy", b_tma_copy},
                                        {CKT_L_KERNEL, "tma_store", b_tma_store},
+                                       {CKT_L_KERNEL, "tma_store_wait", b_tma_store_wait},
                                        {CKT_L_KERNEL, "mbarrier_wait", b_mbarrier_wait},
                                        {CKT_L_KERNEL, "mbarrier_arrive", b_mbarrier_arrive},
                                        {CKT_L_KERNEL, "named_barrier", b_named_barrier},

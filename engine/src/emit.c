@@ -306,6 +306,7 @@ static void emit_op(em *e, const ckt_kop *op)
         break;
     case CKT_OP_TMA_COPY:
     case CKT_OP_TMA_STORE:
+    case CKT_OP_TMA_STORE_WAIT:
     case CKT_OP_MBAR_ARRIVE:
     case CKT_OP_MBAR_WAIT:
         ckt_em_thread_close(e);

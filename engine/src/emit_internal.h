@@ -84,8 +84,9 @@ typedef struct ckt_bulk_ops {
     void (*init)(ckt_emit_out *o, const ckt_kernel *k);  /* the mbarriers, after declarations */
     void (*close)(ckt_emit_out *o, const ckt_kernel *k); /* before the kernel's end (may be NULL) */
     void (*copy)(ckt_emit_out *o, const ckt_bulk_site *x);
-    void (*store)(ckt_emit_out *o,
-                  const ckt_bulk_site *x); /* LDS tile -> global box, its reads done */
+    /* LDS tile -> global box (wait: until the store has read the tile) */
+    void (*store)(ckt_emit_out *o, const ckt_bulk_site *x, bool wait);
+    void (*store_wait)(ckt_emit_out *o); /* the stores issued so far have read their tiles */
     void (*wait)(ckt_emit_out *o, const ckt_bulk_site *x);
     void (*arrive)(ckt_emit_out *o, const ckt_bulk_site *x);
     /* a named barrier: x->index its id, x->box_bytes its threads, x->producer false; arrive */

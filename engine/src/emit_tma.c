@@ -49,8 +49,8 @@ static void c_init(ckt_emit_out *o, const ckt_kernel *k)
 
 static void c_close(ckt_emit_out *o, const ckt_kernel *k)
 {
-    (void)k;
-    ckt_emit_put(o, "free(ckt_tmaq.e); /* copies never waited for never land */");
+    if (ckt_kernel_nmbars(k) > 0)
+        ckt_emit_put(o, "free(ckt_tmaq.e); /* copies never waited for never land */");
 }
 
 /* the copy's origin as a list of rank coordinates: "(long long)(c0), (long long)(c1), ..." */
@@ -74,14 +74,20 @@ static void c_copy(ckt_emit_out *o, const ckt_bulk_site *x)
                  (long long)ckt_kernel_lds_bytes(x->k));
 }
 
-static void c_store(ckt_emit_out *o, const ckt_bulk_site *x)
+static void c_store(ckt_emit_out *o, const ckt_bulk_site *x, bool wait)
 {
+    (void)wait; /* (done at once) */
     char at[1200];
     origin_list(x, "(long long)", at, sizeof at);
     ckt_emit_put(o,
                  "ckt_tma_store(%s, (const long long[5]){%s}, ckt_lds, (long long)(%s), %lldu); "
                  "/* from LDS as it is now: the block's threads have run up to here */",
                  x->map, at, x->dst, (long long)ckt_kernel_lds_bytes(x->k));
+}
+
+static void c_store_wait(ckt_emit_out *o)
+{
+    ckt_emit_put(o, "/* the bulk stores have read their LDS tiles (done as they were issued) */");
 }
 
 static void c_wait(ckt_emit_out *o, const ckt_bulk_site *x)
@@ -116,7 +122,8 @@ static void c_named(ckt_emit_out *o, const ckt_bulk_site *x, bool arrive)
                  x->index, arrive ? "arrive" : "sync", x->box_bytes);
 }
 
-const ckt_bulk_ops ckt_bulk_c = {c_init, c_close, c_copy, c_store, c_wait, c_arrive, c_named};
+const ckt_bulk_ops ckt_bulk_c = {c_init,       c_close, c_copy,   c_store,
+                                 c_store_wait, c_wait,  c_arrive, c_named};
 
 /* ---- CUDA: thread 0 initializes; copies and waits through the prelude's PTX */
 
@@ -158,9 +165,10 @@ static void cuda_copy(ckt_emit_out *o, const ckt_bulk_site *x)
     ckt_emit_put(o, "}");
 }
 
-/* thread 0 issues the store, then waits until it has read its LDS tile (not for the global
- * writes: those go on after the block has moved on, or exited) */
-static void cuda_store(ckt_emit_out *o, const ckt_bulk_site *x)
+/* thread 0 issues the store as a bulk async-group of its own; with wait, it then waits until the
+ * store has read its LDS tile (not for the global writes: those go on after the block has moved
+ * on, or exited) */
+static void cuda_store(ckt_emit_out *o, const ckt_bulk_site *x, bool wait)
 {
     ckt_emit_put(o, "if (tid == 0) {");
     o->ind++;
@@ -168,9 +176,29 @@ static void cuda_store(ckt_emit_out *o, const ckt_bulk_site *x)
     origin_list(x, "(int)", at, sizeof at);
     ckt_emit_put(o, "ckt_tma_store_%dd(&%s, %s, ckt_smem_addr(ckt_lds) + %s);", x->rank, x->map, at,
                  x->dst);
-    ckt_emit_put(o, "ckt_bulk_store_read_wait(); /* its LDS tile read: free after a barrier */");
+    ckt_emit_put(o, "ckt_bulk_commit();");
+    if (wait)
+        ckt_emit_put(o, "ckt_bulk_read_wait(); /* its LDS tile read: free after a barrier */");
     o->ind--;
     ckt_emit_put(o, "}");
+}
+
+static void cuda_store_wait(ckt_emit_out *o)
+{
+    ckt_emit_put(o, "if (tid == 0) ckt_bulk_read_wait(); /* the bulk stores have read their LDS "
+                    "tiles: free after a barrier */");
+}
+
+/* the block's LDS must outlive the reads of stores not waited for */
+static void cuda_close(ckt_emit_out *o, const ckt_kernel *k)
+{
+    for (int i = 0; i < ckt_kernel_nops(k); i++) {
+        const ckt_kop *op = ckt_kernel_op(k, i);
+        if (op->kind == CKT_OP_TMA_STORE && !op->spv) {
+            cuda_store_wait(o);
+            return;
+        }
+    }
 }
 
 static void cuda_wait(ckt_emit_out *o, const ckt_bulk_site *x)
@@ -198,8 +226,8 @@ static void cuda_named(ckt_emit_out *o, const ckt_bulk_site *x, bool arrive)
                  arrive ? "these warps count themselves and go on" : "wait for its threads");
 }
 
-const ckt_bulk_ops ckt_bulk_cuda = {cuda_init, NULL,        cuda_copy, cuda_store,
-                                    cuda_wait, cuda_arrive, cuda_named};
+const ckt_bulk_ops ckt_bulk_cuda = {cuda_init,       cuda_close, cuda_copy,   cuda_store,
+                                    cuda_store_wait, cuda_wait,  cuda_arrive, cuda_named};
 
 /* ---- the walk's entry points */
 
@@ -209,10 +237,11 @@ void ckt_emit_mbar_init(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_ker
     if (ckt_kernel_nmbars(k) > 0 && dl->bulk) dl->bulk->init(&o, k);
 }
 
+/* (also without mbarriers: a kernel's bulk stores may need their reads waited for) */
 void ckt_emit_mbar_close(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_kernel *k)
 {
     ckt_emit_out o = {s, ind};
-    if (ckt_kernel_nmbars(k) > 0 && dl->bulk && dl->bulk->close) dl->bulk->close(&o, k);
+    if (dl->bulk && dl->bulk->close) dl->bulk->close(&o, k);
 }
 
 /* the tile's byte offset from the LDS base: its constant origin through the layout and swizzle,
@@ -291,7 +320,10 @@ static ckt_status tma_box(ckt_emit_out o, const ckt_bulk_ops *ops, const ckt_ker
                        m->rank,
                        (long long)m->box_bytes,
                        producer};
-    (store ? ops->store : ops->copy)(&o, &x);
+    if (store)
+        ops->store(&o, &x, op->spv != 0);
+    else
+        ops->copy(&o, &x);
     return CKT_OK;
 }
 
@@ -313,19 +345,21 @@ ckt_status ckt_emit_tma(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_ker
                         ckt_expr_pool *ex, const ckt_kop *op, const ckt_target_record *target,
                         bool producer, ckt_error *err)
 {
-    static const char *const what[] = {"tma_copy", "mbarrier_wait", "mbarrier_arrive",
-                                       "named_barrier", "tma_store"};
-    int i = op->kind == CKT_OP_TMA_COPY      ? 0
-            : op->kind == CKT_OP_MBAR_WAIT   ? 1
-            : op->kind == CKT_OP_MBAR_ARRIVE ? 2
-            : op->kind == CKT_OP_TMA_STORE   ? 4
-                                             : 3;
+    static const char *const what[] = {"tma_copy",      "mbarrier_wait", "mbarrier_arrive",
+                                       "named_barrier", "tma_store",     "tma_store_wait"};
+    int i = op->kind == CKT_OP_TMA_COPY         ? 0
+            : op->kind == CKT_OP_MBAR_WAIT      ? 1
+            : op->kind == CKT_OP_MBAR_ARRIVE    ? 2
+            : op->kind == CKT_OP_TMA_STORE      ? 4
+            : op->kind == CKT_OP_TMA_STORE_WAIT ? 5
+                                                : 3;
     ckt_status st = need_tma(dl, target, what[i], err);
     if (st) return st;
     ckt_emit_out o = {s, ind};
     switch (op->kind) {
     case CKT_OP_TMA_COPY:
     case CKT_OP_TMA_STORE: return tma_box(o, dl->bulk, k, ex, op, producer, err);
+    case CKT_OP_TMA_STORE_WAIT: dl->bulk->store_wait(&o); return CKT_OK;
     case CKT_OP_MBAR_WAIT:
     case CKT_OP_MBAR_ARRIVE: return mbar_op(o, dl->bulk, k, ex, op, producer);
     case CKT_OP_NAMED_BARRIER: {

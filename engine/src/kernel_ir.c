@@ -2250,7 +2250,8 @@ ckt_status ckt_kernel_tma_copy(ckt_kernel *k, int dst_window, int src_window, in
     return push_op(k, &op, err);
 }
 
-ckt_status ckt_kernel_tma_store(ckt_kernel *k, int dst_window, int src_window, ckt_error *err)
+ckt_status ckt_kernel_tma_store(ckt_kernel *k, int dst_window, int src_window, bool wait,
+                                ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "tma_store", err))) return s;
@@ -2265,8 +2266,21 @@ ckt_status ckt_kernel_tma_store(ckt_kernel *k, int dst_window, int src_window, c
     ckt_kop op = new_op(CKT_OP_TMA_STORE);
     op.w = src_window; /* (the LDS window, as a copy's: its origin may not move) */
     op.r = map;
+    op.spv = wait ? 1 : 0;
     op.ninputs = 1;
     op.inputs[0] = dst_window;
+    return push_op(k, &op, err);
+}
+
+ckt_status ckt_kernel_tma_store_wait(ckt_kernel *k, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "tma_store_wait", err))) return s;
+    if (k->divergent)
+        return ckt_fail(err, CKT_EINVAL,
+                        "tma_store_wait: inside a branch that depends on the thread id (thread 0 "
+                        "of the block issued the stores)");
+    ckt_kop op = new_op(CKT_OP_TMA_STORE_WAIT);
     return push_op(k, &op, err);
 }
 

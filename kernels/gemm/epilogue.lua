@@ -16,9 +16,61 @@ local epilogue = {}
 -- meanwhile. (With a producer warp the persistent kernel needs ~188 registers for it and gets 168;
 -- with the fragments stored directly it was 5-33% slower than one tile a block on an H100: 8
 -- sectors a warp's store, ~9000 cycles a 128 x 256 tile, paid once per tile.)
-local function staged(p)
+function epilogue.staged(p)
   return p.hopper and not p.fp8 and p.copy == "tma" and (not p.persistent or p.producer_warpgroup) and p.out ~= "f32" and p.aligned and p.waves_n == 1 and p.m_per_wave == 1
          and p.block % (p.TN // p.v) == 0 and 64 % (p.block // (p.TN // p.v)) == 0
+end
+
+-- tma_store: C leaves LDS by bulk tensor stores, one a 64 x 64 atom under the 128B swizzle (the
+-- fragments' 4-byte pairs of 8 rows then hit 32 distinct banks, as the padded rows' did), issued
+-- by thread 0; the writes to C go on while the block moves on (the next tile's K slices,
+-- persistent) or exits, and past C's edges they write nothing. Two forms, by the LDS left beside
+-- the stages:
+--   a buffer a warpgroup (parallel): every thread writes its fragments at once, one barrier, the
+--     stores issued without waiting; the next tile's epilogue first waits for their reads;
+--   one 64-row buffer (the default 4 stages of 128 x 256 x 64 leave 32 KiB): each warpgroup's rows
+--     in turn, thread 0 waiting for the stores' reads before the next warpgroup's writes.
+function epilogue.tma_store_fits(p)
+  return p.out ~= "f32" and p.TN % 64 == 0
+end
+
+local function buffer_bytes(p, rows) return rows * p.TN * ckt.array(p.out, 1):bytes() end
+
+-- room for a buffer per warpgroup beside the stages (and the mbarriers)
+local function tma_parallel(p)
+  local hw = ckt.target(p.target).hw
+  local stages = p.stages * (p.TM + p.TN) * p.TK * ckt.array(p.dtype, 1):bytes()
+  return hw.lds_per_block ~= nil and stages + buffer_bytes(p, 64 * p.waves_m) + 1024 <= hw.lds_per_block
+end
+
+local function tma_buffer(p)
+  local rows = tma_parallel(p) and 64 * p.TN or 0 -- a warpgroup's rows apart, or on the same buffer
+  return ckt.tensor("lds", p.out, ckt.composed(ckt.swizzle(3, 3, 3), 0, ckt.layout({{64, p.waves_m}, {64, p.TN // 64}}, {{64, rows}, {1, 64 * 64}})))
+end
+
+local function store_tma(g, buf, res, tm, tn)
+  local b, p, TM, TN = g.b, g.p, g.TM, g.TN
+  local part = ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(buf, {TM, TN}, {0, 0}), g.T)
+  local function stores(w, wait)
+    for j = 0, TN // 64 - 1 do
+      b:tma_store{src = ckt.tile_window(buf, {64, 64}, {tma_parallel(p) and 64 * w or 0, 64 * j}), dst = ckt.tile_window(g.gc, {64, 64}, {tm * TM + 64 * w, tn * TN + 64 * j}), wait = wait}
+    end
+  end
+  if tma_parallel(p) then
+    b:tma_store_wait() -- (the last tile's stores have read the buffers)
+    b:sync()
+    part:store(res)
+    b:sync() -- (and fenced for the stores' reads, the async proxy)
+    for w = 0, p.waves_m - 1 do stores(w, false) end
+    return
+  end
+  local tid = b:thread_id()
+  for w = 0, p.waves_m - 1 do
+    b:when(ckt.land(ckt.ge(tid, 128 * w), ckt.lt(tid, 128 * (w + 1))), function() part:store(res) end)
+    b:sync()
+    stores(w, true)
+    b:sync() -- the buffer is free again (thread 0 saw the stores read it)
+  end
 end
 
 -- through the LDS buffer: each warpgroup's rows in turn, read back one pass of rows at a time (a
@@ -159,10 +211,16 @@ function epilogue.new(g)
       store_lds(g, buf, p.epilogue and g.b:map(p.epilogue, acc) or acc, tm, tn)
     end
   end
-  local stage_c = staged(p) and ckt.tensor("lds", p.out, ckt.layout({{64, p.waves_m}, g.TN}, {{g.TN + 8, 0}, 1})) or nil
+  local stage_c
+  if epilogue.staged(p) and p.tma_store then
+    stage_c = tma_buffer(p)
+  elseif epilogue.staged(p) then
+    stage_c = ckt.tensor("lds", p.out, ckt.layout({{64, p.waves_m}, g.TN}, {{g.TN + 8, 0}, 1}))
+  end
   return function(acc, tm, tn)
     acc = epilogue.scaled(g, acc)
     local res = p.epilogue and g.b:map(p.epilogue, acc) or acc
+    if stage_c and p.tma_store then return store_tma(g, stage_c, res, tm, tn) end
     if stage_c then return store_staged(g, stage_c, res, tm, tn) end
     ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.local_tile(g.gc, {g.TM, g.TN}, {tm, tn}), g.T):store(res)
   end

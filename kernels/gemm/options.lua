@@ -31,6 +31,7 @@ options.NAMES = {"dtype", "out", "a_major", "b_major", "target", "epilogue", "ti
                  "epilogue_lds", -- mma.sync path: C through an LDS tile (epilogue.lua)
                  "fused_prologue", -- cp.async, one tile a block: the K loop issues the first slices' copies too (pipeline.lua)
                  "producer_warpgroup", -- bulk copies: the producer a warpgroup handing its registers over (options.copies)
+                 "tma_store", -- sm_90a, bulk copies: C leaves LDS by bulk tensor stores (epilogue.lua)
                  "scales"} -- fp8: "tensor" (one scale an operand) or "block" (DeepSeek-V3's 1 x 128 and 128 x 128 blocks)
 
 -- Defaults per target. NVIDIA: a 128 x 128 block tile in 32-wide K slices, 4 warps of 64 x 64

@@ -41,9 +41,11 @@ shapes.MISALIGNED = 0.45
 
 -- The candidates: tile, block, stages; eff: the fraction of peak_sm its MMAs sustain over long K
 -- with the SM full (as many blocks as it holds); overhead: seconds a tile costs beyond its K slices
--- (pipeline fill, epilogue); kk: measured faster only with K-major A and B (others skip it).
--- The list's order breaks ties (estimates within 2%); the target's default comes first on
--- sm_90a. persistent = true is no candidate: it was slower at every shape of the sweep (5-33%).
+-- (pipeline fill, epilogue; persistent: the first tile's, then `next` for each further one); kk:
+-- measured faster only with K-major A and B (others skip it). The list's order breaks ties
+-- (estimates within 2%); the target's default comes first on sm_90a. (The persistent kernel was
+-- 5-33% slower than one tile a block at every shape of the first sweep, its C stored by the
+-- threads; with bulk tensor stores it wins at short K: bench/results/gemm_shapes_*_2026-11-28_*.)
 shapes.CANDIDATES = {
   hopper = {
     {tile = {128, 256, 64}, block = 256, stages = 4, eff = 0.80, overhead = 3.0e-6},
@@ -52,6 +54,10 @@ shapes.CANDIDATES = {
     {tile = {64, 256, 64}, block = 128, stages = 4, eff = 0.70, overhead = 1.5e-6},
     {tile = {64, 128, 64}, block = 128, stages = 6, eff = 0.51, overhead = 1.5e-6},
     {tile = {64, 64, 64}, block = 128, stages = 8, eff = 0.32, overhead = 1.3e-6},
+    -- the persistent kernel whose C leaves by bulk tensor stores while the next tile's slices land:
+    -- short K (8192 x 8192 x 512 / 1024: 128.6 / 216.0 us against the default's 156.2 / 238.1;
+    -- at 4096^3 and longer K the default wins). 3 stages leave room for a C buffer a warpgroup.
+    {tile = {128, 256, 64}, block = 256, stages = 3, persistent = true, tma_store = true, eff = 0.745, overhead = 8.0e-6, next = 1.0e-6},
   },
   nvidia = {
     {tile = {128, 128, 64}, block = 128, stages = 3, eff = 0.46, overhead = 7.0e-6, kk = true},
@@ -157,6 +163,9 @@ function shapes.rank(o, h, rec, p)
     -- (element copies on sm_90a: the candidate with its K slice within the registers, or none)
     local c = listed
     if p.element then c = shapes.element_candidate(listed, p) end
+    -- (tma_store: measured with C leaving by bulk tensor stores, which need bulk copies and a 16-bit
+    -- C through the LDS epilogue: not the element copies, the batched GEMM or fp8)
+    if c and c.tma_store and (p.element or p.batched or p.fp8 or p.out == "f32") then c = nil end
     if c then
       local fits = (not c.kk or (p.a_major == "k" and p.b_major == "k")) and (o.tile == nil or same(o.tile, c.tile)) and (o.block == nil or o.block == c.block) and (o.stages == nil or o.stages == c.stages)
                    and (o.persistent == nil or (o.persistent ~= false) == (c.persistent == true))

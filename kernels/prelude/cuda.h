@@ -122,11 +122,8 @@ CKT_FN void ckt_tma_store_5d(const ckt_tmap *map, int c0, int c1, int c2, int c3
     asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4, %5}], [%6];"
                  :: "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(src) : "memory");
 }
-CKT_FN void ckt_bulk_store_read_wait(void)
-{
-    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
-}
+CKT_FN void ckt_bulk_commit(void) { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+CKT_FN void ckt_bulk_read_wait(void) { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
 /* Wait for the phase of this parity. Each try may suspend the thread in hardware for a
  * system-dependent time until the phase completes. Not with an explicit time hint (CUTLASS's ~10
  * ms): on an H100 that made the 8192^3 GEMM 5% slower (763 against 805 TFLOP/s, the producer's

@@ -56,7 +56,9 @@ describe("the persistent GEMM", function()
     local _, _, p = gemm.build(o)
     assert.is_true(p.producer_warpgroup)
     local src = gemm.build(o):source("cpu:sm_90a")
-    assert.truthy(src:find("store to LDS lds%d+ %(%(64,2%),64%)"), "C through the LDS buffer")
+    assert.truthy(src:find("store to LDS lds%d+ %(%(64,2%),%(64,1%)%):%(%(64,4096%),%(1,4096%)%) o Sw<3,3,3>"), "C through a swizzled LDS buffer a warpgroup")
+    assert.truthy(src:find("bulk tensor store: lds%d+ %(128B swizzle%) %-> the 64 x 64 box of C"), "C leaves by bulk tensor stores")
+    assert.truthy(src:find("the bulk stores have read their LDS tiles", 1, true), "the next tile waits for the last one's stores to read the buffer")
     run(o, 264, 200, 136)          -- 3 x 4 tiles over 3 blocks: the buffer reused
     run(o, 136, 72, 16)            -- one slice a tile
     run({target = "cpu:sm_90a", dtype = "bf16", tile = {128, 128, 64}, block = 256, stages = 3, persistent = 2, copy = "tma",
@@ -130,7 +132,8 @@ describe("the persistent GEMM", function()
       if copy == "tma" then -- the producer warpgroup's registers go to the block's: 224, not 168
         local src = k:source("sm_90a")
         assert.truthy(src:find("setmaxnreg.inc.sync.aligned.u32 224;", 1, true))
-        assert.truthy(src:find("store to LDS lds%d+ %(%(64,2%),256%)"), "C through the LDS buffer")
+        assert.truthy(src:find("store to LDS lds%d+ %(%(64,2%),%(64,4%)%)"), "C through the LDS buffer")
+        assert.truthy(src:find("ckt_tma_store_2d(", 1, true), "and bulk tensor stores")
       end
       assert.falsy((exe:log() or ""):find("serialized", 1, true))
     end

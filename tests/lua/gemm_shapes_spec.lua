@@ -55,9 +55,18 @@ describe("gemm.build with size hints", function()
     -- large: the default (byte-identical kernel to the one built without hints)
     p = run({target = "cpu:sm_90a", M = 4096, N = 4096, K = 4096}, 130, 260, 72)
     assert.equal("128x256x64/256/4", cfg(p))
-    local k1 = gemm.build{target = "cpu:sm_90a", M = 8192, N = 8192, K = 512}
+    local k1 = gemm.build{target = "cpu:sm_90a", M = 8192, N = 8192, K = 8192}
     local k0 = gemm.build{target = "cpu:sm_90a"}
     assert.equal(k0:source("cpu:sm_90a"), k1:source("cpu:sm_90a"))
+    -- short K with many tiles: the persistent kernel, its C leaving by bulk tensor stores while the
+    -- next tile's slices land (GPU sizes: aligned, bulk copies)
+    p = run({target = "cpu:sm_90a", M = 8192, N = 8192, K = 512, aligned = true}, 264, 520, 72)
+    assert.equal("128x256x64/256/3@persistent", cfg(p)); assert.is_true(p.tma_store); assert.equal("tma", p.copy)
+    -- (not where the bulk stores cannot be: element copies, batched, fp8 take the default)
+    for _, o in ipairs{{aligned = false}, {batched = true}, {out = "f32"}} do
+      o.target, o.M, o.N, o.K = "cpu:sm_90a", 8192, 8192, 512
+      assert.falsy(gemm.plan(o).persistent, o.batched and "batched" or tostring(o.out or "element copies"))
+    end
     -- hints the model is given only partly: the others taken as large
     p = gemm.plan{target = "cpu:sm_90a", M = 64}
     assert.equal("64x64x64/128/8", cfg(p)); assert.truthy(p.reason:find("not hinted", 1, true))

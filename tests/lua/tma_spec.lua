@@ -739,7 +739,7 @@ describe("bulk tensor stores (b:tma_store)", function()
   it("CUDA: thread 0 stores and waits for the store's reads; the barrier before fences the threads' stores for the async proxy", function()
     local cu = store_kernel("f16", 16, 64, 3):source("sm_90a")
     assert.truthy(cu:find("ckt_tma_store_2d(&ckt_tmap1, ", 1, true), cu)
-    assert.truthy(cu:find("ckt_bulk_store_read_wait();", 1, true))
+    assert.truthy(cu:find("ckt_bulk_commit%(%);\n%s*ckt_bulk_read_wait%(%);"), cu)
     local fence = cu:find("fence.proxy.async.shared::cta", 1, true)
     local store = cu:find("ckt_tma_store_2d(&", 1, true)
     assert.truthy(fence and fence < store, "a fence before the store")
@@ -747,6 +747,38 @@ describe("bulk tensor stores (b:tma_store)", function()
     local ok, exe = pcall(function() return store_kernel("f16", 16, 64, 3):compile{target = "sm_90a", compile_only = true} end)
     if not ok and tostring(exe):find("NVRTC") and tostring(exe):find("not found") then pending("NVRTC not installed: " .. tostring(exe)) return end
     assert(ok, tostring(exe))
+  end)
+
+  it("wait = false: the store ends at once; b:tma_store_wait() waits for the reads, and the kernel's end does by itself", function()
+    local function k_nowait(explicit)
+      return ckt.kernel{name = "tma_store_nowait", block = 64, build = function(b)
+        local Y = b:pointer("Y", "f16")
+        local gy = ckt.tensor(Y, "f16", {shape = {16, 64}, stride = {64, 1}})
+        local s = ckt.tensor("lds", "f16", ckt.layout({16, 64}, {64, 1}))
+        local w = ckt.tile_window(s, {16, 64}, {0, 0})
+        local r = w:load()
+        b:clear(r, 3)
+        w:store(r)
+        b:sync()
+        b:tma_store{src = w, dst = ckt.tile_window(gy, {16, 64}, {0, 0}), wait = false}
+        if explicit then b:tma_store_wait(); b:sync() end
+      end}
+    end
+    local cu = k_nowait(false):source("sm_90a")
+    local at = cu:find("ckt_tma_store_2d(&", 1, true)
+    local rest = cu:sub(at)
+    local commit = rest:find("ckt_bulk_commit();", 1, true)
+    local wait = rest:find("ckt_bulk_read_wait();", 1, true)
+    assert.truthy(commit and wait and wait > commit, cu)
+    assert.truthy(rest:sub(commit, wait):find("}", 1, true), "the wait is not the store's own: " .. rest)
+    assert.truthy(k_nowait(true):source("sm_90a"):find("if (tid == 0) ckt_bulk_read_wait();", 1, true))
+    -- the emulation stores at once: Y holds the tile
+    local y = ckt.array("f16", 16 * 64):poison()
+    local by = dev:alloc("f16", #y)
+    by:upload(y)
+    k_nowait(true):compile{target = "cpu:sm_90a"}:launch{grid = 1, Y = by}
+    by:download(y)
+    for i = 0, #y - 1 do assert.equal(3, y[i]) end
   end)
 
   it("refuses what it cannot store, naming the rule", function()
@@ -767,6 +799,8 @@ describe("bulk tensor stores (b:tma_store)", function()
     refused(function(b) local gw, lw = parts(b); b:when(ckt.lt(b:thread_id(), 32), function() b:tma_store{src = lw, dst = gw} end) end, "tma_store: inside a branch that depends on the thread id")
     refused(function(b) local _, lw, g = parts(b); b:tma_store{src = lw, dst = ckt.tile_window(g, {8, 64}, {0, 0})} end, "tma_store: the windows differ in dim 0 (8 and 16 elements)")
     refused(function(b) local gw, lw = parts(b); b:tma_store{src = lw, dst = gw, barrier = 1} end, "tma_store")
+    refused(function(b) local gw, lw = parts(b); b:tma_store{src = lw, dst = gw, wait = 1} end, "field 'wait' must be a boolean")
+    refused(function(b) b:when(ckt.lt(b:thread_id(), 32), function() b:tma_store_wait() end) end, "tma_store_wait: inside a branch that depends on the thread id")
     refused(function(b) local gw = parts(b); b:tma_store{dst = gw} end, "tma_store: src")
     refused(function(b) local gw, lw = parts(b); b:tma_store{src = lw, dst = gw}; lw:move({16, 0}) end, "move: the window is the LDS tile of a bulk tensor copy or store")
     -- targets without bulk stores

@@ -19,11 +19,20 @@ local function run(o, M, N, K, seed)
   local dt = p.dtype
   local A = ckt.array(dt, M * K):random{seed = seed, lo = -1, hi = 1}
   local B = ckt.array(dt, K * N):random{seed = seed + 1, lo = -1, hi = 1}
-  local C = ckt.array(p.out, M * N):poison()
-  local ba, bb, bc = dev:alloc(dt, #A), dev:alloc(dt, #B), dev:alloc(p.out, #C)
-  ba:upload(A); bb:upload(B); bc:upload(C)
+  -- C's buffer runs 64 elements past C, poisoned: nothing may be written there (the bulk stores'
+  -- boxes past C's edges write nothing)
+  local CP = ckt.array(p.out, M * N + 64):poison()
+  local ba, bb, bc = dev:alloc(dt, #A), dev:alloc(dt, #B), dev:alloc(p.out, #CP)
+  ba:upload(A); bb:upload(B); bc:upload(CP)
+  local poison = CP[M * N]
   k:compile{target = o.target}:launch{grid = grid(M, N), A = ba, B = bb, C = bc, M = M, N = N, K = K}
-  bc:download(C)
+  bc:download(CP)
+  local C = ckt.array(p.out, M * N)
+  for i = 0, M * N - 1 do C[i] = CP[i] end
+  for i = M * N, M * N + 63 do
+    local v = CP[i]
+    assert(v ~= v or v == poison, ("C[%d], past C's %d elements, was written: %s"):format(i, M * N, tostring(v)))
+  end
   local R = gemm.reference(A, B, M, N, K, {a_major = p.a_major, b_major = p.b_major, out = "f32", epilogue = o.epilogue})
   local ok, err, at = C:compare(R, {rtol = RTOL[p.out], atol = K * 2 ^ -21})
   assert(ok, ("%s %s%s -> %s %dx%dx%d tile %dx%dx%d: max error %s at %s"):format(dt, p.a_major, p.b_major, p.out, M, N, K, p.TM, p.TN, p.TK, tostring(err), tostring(at)))
@@ -70,20 +79,35 @@ describe("the sm_90a GEMM on cpu:sm_90a (wgmma emulated through its descriptors)
     end
   end
 
-  it("the GPU's default (aligned sizes, bulk copies): a 16-bit tile leaves through LDS, one warpgroup's rows at a time", function()
-    -- sizes multiples of 8, not of the tile: the 16-byte stores of the last rows and columns are
-    -- masked at the edges; several tiles in both directions (the buffer reused tile by tile)
+  it("the GPU's default (aligned sizes, bulk copies): a 16-bit tile leaves through a swizzled LDS buffer by bulk tensor stores, one warpgroup's rows at a time", function()
+    -- sizes multiples of 8, not of the tile: the stores write nothing past C's edges; several
+    -- tiles in both directions (the buffer reused tile by tile)
     for i, c in ipairs{{"f16", "k", "k", 200, 264, 136}, {"bf16", "m", "n", 136, 520, 72}, {"f16", "k", "n", 264, 136, 40}} do
       local o = {dtype = c[1], a_major = c[2], b_major = c[3], aligned = true}
       local src = gemm.build{target = "cpu:sm_90a", dtype = c[1], a_major = c[2], b_major = c[3], aligned = true}:source("cpu:sm_90a")
-      assert.truthy(src:find("store to LDS lds%d+ %(%(64,2%),256%):%(%(264,0%),1%)"), "the fragments' store into the padded buffer")
-      assert.truthy(src:find("8-element accesses along dim 1", 1, true), "16-byte reads of whole rows")
-      assert.equal("tma", run(o, c[4], c[5], c[6], 60 + i).copy)
+      assert.truthy(src:find("store to LDS lds%d+ %(%(64,2%),%(64,4%)%):%(%(64,0%),%(1,4096%)%) o Sw<3,3,3>"), "the fragments' store into the swizzled buffer")
+      assert.truthy(src:find("bulk tensor store: lds%d+ %(128B swizzle%) %-> the 64 x 64 box of C"), "bulk tensor stores of 64 x 64 atoms")
+      local p = run(o, c[4], c[5], c[6], 60 + i)
+      assert.equal("tma", p.copy); assert.is_true(p.tma_store)
     end
     run({dtype = "f16", aligned = true, epilogue = function(x) return ckt.max(x, 0) * 0.5 end}, 136, 264, 64, 70)
+    -- the threads' stores (tma_store = false): the padded buffer, 16-byte reads of whole rows
+    local src = gemm.build{target = "cpu:sm_90a", dtype = "f16", aligned = true, tma_store = false}:source("cpu:sm_90a")
+    assert.truthy(src:find("store to LDS lds%d+ %(%(64,2%),256%):%(%(264,0%),1%)"), "the fragments' store into the padded buffer")
+    assert.truthy(src:find("8-element accesses along dim 1", 1, true), "16-byte reads of whole rows")
+    assert.falsy(src:find("ckt_tma_store_2d(", 1, true))
+    run({dtype = "bf16", aligned = true, tma_store = false}, 200, 264, 136, 71)
+    -- a buffer a warpgroup where the stages leave room (3 stages): the stores not waited for, the
+    -- next tile's epilogue (persistent) and the kernel's end waiting for their reads
+    local three = gemm.build{target = "cpu:sm_90a", dtype = "f16", aligned = true, stages = 3}:source("cpu:sm_90a")
+    assert.truthy(three:find("store to LDS lds%d+ %(%(64,2%),%(64,4%)%):%(%(64,16384%),%(1,4096%)%) o Sw<3,3,3>"), three)
+    run({dtype = "f16", aligned = true, stages = 3}, 200, 264, 136, 72)
+    run({dtype = "f16", aligned = true, stages = 3, persistent = 2}, 264, 520, 72, 73) -- 3 x 3 tiles over 2 blocks
+    local cu = gemm.build{target = "sm_90a", dtype = "f16", stages = 3, persistent = true}:source("sm_90a")
+    assert.truthy(cu:find("if (tid == 0) ckt_bulk_read_wait(); /* the bulk stores have read their LDS tiles", 1, true))
     -- the persistent kernel too, its producer a warpgroup (gemm_persistent_spec.lua); f32 output
     -- and unaligned sizes keep the fragments' own stores
-    assert.truthy(gemm.build{target = "cpu:sm_90a", dtype = "f16", aligned = true, persistent = 2}:source("cpu:sm_90a"):find("store to LDS lds%d+ %(%(64,2%),256%)"))
+    assert.truthy(gemm.build{target = "cpu:sm_90a", dtype = "f16", aligned = true, persistent = 2}:source("cpu:sm_90a"):find("store to LDS lds%d+ %(%(64,2%),%(64,4%)%)"))
     for _, o in ipairs{{out = "f32", aligned = true}, {copy = "tma"}} do
       o.dtype = "f16"; o.target = "cpu:sm_90a"
       assert.falsy(gemm.build(o):source("cpu:sm_90a"):find("store to LDS lds%d+ %(%(64,2%)"))

@@ -179,11 +179,12 @@ typedef enum {
                      0) */
     CKT_OP_WGMMA, /* reg r += LDS inputs[0] x LDS inputs[1] by warpgroup MMA mma (ckt/wgmma.h),
                     mma_rep = {MX, NX, K steps} per warpgroup */
-    CKT_OP_TMA_COPY,    /* LDS window w = global window inputs[0] by one bulk tensor copy through
-                           tensor map r, completing on mbarrier a of set inputs[1] */
-    CKT_OP_MBAR_WAIT,   /* wait until phase parity b of mbarrier a of set inputs[0] has completed */
-    CKT_OP_TMA_STORE,   /* global window inputs[0] = LDS window w by one bulk tensor store through
-                           tensor map r, its reads of LDS complete when the op ends */
+    CKT_OP_TMA_COPY,  /* LDS window w = global window inputs[0] by one bulk tensor copy through
+                         tensor map r, completing on mbarrier a of set inputs[1] */
+    CKT_OP_MBAR_WAIT, /* wait until phase parity b of mbarrier a of set inputs[0] has completed */
+    CKT_OP_TMA_STORE, /* global window inputs[0] = LDS window w by one bulk tensor store through
+                         tensor map r; spv = 1: its reads of LDS complete when the op ends */
+    CKT_OP_TMA_STORE_WAIT, /* the bulk stores issued so far have read their LDS tiles */
     CKT_OP_MBAR_ARRIVE, /* every thread of the block arrives once on mbarrier a of set inputs[0] */
     CKT_OP_PRODUCER,    /* opens the producer warp's region (closed by CKT_OP_END) */
     CKT_OP_NAMED_BARRIER, /* hardware barrier a (an expression) over spv threads; b = 1: arrive
@@ -486,11 +487,15 @@ ckt_status ckt_kernel_mbar_wait(ckt_kernel *k, int set, ckt_expr_id bar, ckt_exp
 /* ckt_kernel_tma_store: dst (a window of a global tensor, not const) = src (a window of a rank-2
  * LDS tensor, constant origin) by one bulk tensor store, the reverse of ckt_kernel_tma_copy under
  * the same rules: issued by thread 0 of the block, outside branches on the thread id; elements
- * outside the tensor are not written (a ragged edge needs no mask); the operation ends when the
- * store has read its LDS tile, so the tile may be rewritten after the next barrier, while the
- * global writes go on. The threads' LDS writes it stores must precede it behind a barrier (on
- * CUDA the barrier then also fences them for the async proxy). */
-ckt_status ckt_kernel_tma_store(ckt_kernel *k, int dst_window, int src_window, ckt_error *err);
+ * outside the tensor are not written (a ragged edge needs no mask). With `wait` the operation ends
+ * when the store has read its LDS tile, so the tile may be rewritten after the next barrier, while
+ * the global writes go on; without, it ends at once, and ckt_kernel_tma_store_wait (then a
+ * barrier) must come before the tile is rewritten (the kernel's end waits by itself). The
+ * threads' LDS writes it stores must precede it behind a barrier (on CUDA the barrier then also
+ * fences them for the async proxy). */
+ckt_status ckt_kernel_tma_store(ckt_kernel *k, int dst_window, int src_window, bool wait,
+                                ckt_error *err);
+ckt_status ckt_kernel_tma_store_wait(ckt_kernel *k, ckt_error *err);
 
 /* Warp specialization. ckt_kernel_mbar_arrive: every thread of the block (the consumers) arrives
  * once on mbarrier `bar` of `set`, which must expect that many arrivals (a stage released).
