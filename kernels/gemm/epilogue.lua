@@ -48,12 +48,17 @@ local function tma_buffer(p)
   return ckt.tensor("lds", p.out, ckt.composed(ckt.swizzle(3, 3, 3), 0, ckt.layout({{64, p.waves_m}, {64, p.TN // 64}}, {{64, rows}, {1, 64 * 64}})))
 end
 
-local function store_tma(g, buf, res, tm, tn)
+-- (l: the batch, C then the (L, M, N) tensor g.gc3)
+local function store_tma(g, buf, res, tm, tn, l)
   local b, p, TM, TN = g.b, g.p, g.TM, g.TN
   local part = ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(buf, {TM, TN}, {0, 0}), g.T)
+  local function dst(w, j)
+    if l then return ckt.tile_window(g.gc3, {1, 64, 64}, {l, tm * TM + 64 * w, tn * TN + 64 * j}) end
+    return ckt.tile_window(g.gc, {64, 64}, {tm * TM + 64 * w, tn * TN + 64 * j})
+  end
   local function stores(w, wait)
     for j = 0, TN // 64 - 1 do
-      b:tma_store{src = ckt.tile_window(buf, {64, 64}, {tma_parallel(p) and 64 * w or 0, 64 * j}), dst = ckt.tile_window(g.gc, {64, 64}, {tm * TM + 64 * w, tn * TN + 64 * j}), wait = wait}
+      b:tma_store{src = ckt.tile_window(buf, {64, 64}, {tma_parallel(p) and 64 * w or 0, 64 * j}), dst = dst(w, j), wait = wait}
     end
   end
   if tma_parallel(p) then
@@ -196,6 +201,13 @@ end
 -- LDS buffer, if any, at once (before the pipeline's mbarriers).
 function epilogue.new(g)
   local p = g.p
+  if p.batched and p.tma_store then
+    local buf = tma_buffer(p)
+    return function(acc, tm, tn, l)
+      acc = epilogue.scaled(g, acc)
+      store_tma(g, buf, p.epilogue and g.b:map(p.epilogue, acc) or acc, tm, tn, l)
+    end
+  end
   if p.batched then
     epilogue.passes(p)
     local buf = ckt.tensor("lds", p.out, ckt.layout({g.TM, g.TN}, {g.TN, 1}))

@@ -234,7 +234,9 @@ local function batched_tensors(g, A, B, C)
     local mo = contiguous_rows and (p.aligned or p.copy == "tma") and p.v or nil
     return b:size(name, {type = "i64", multiple_of = mo})
   end
-  local sa, sb, sc = stride("batch_stride_A", p.a_major == "m"), stride("batch_stride_B", p.b_major == "n"), stride("batch_stride_C", false)
+  local sa, sb = stride("batch_stride_A", p.a_major == "m"), stride("batch_stride_B", p.b_major == "n")
+  -- (bulk tensor stores: C's tensor map takes its batch stride in multiples of 16 bytes)
+  local sc = b:size("batch_stride_C", {type = "i64", multiple_of = p.tma_store and 16 // ckt.array(p.out, 1):bytes() or nil})
   local last = ckt.max(g.L - 1, 0)
   -- rows R of a batch along the row mode, and the other mode's extent (below 0 when the stride is
   -- not a whole number of rows: ext - (s % row) x (ext + v), v keeping what ext is a multiple of)
@@ -249,6 +251,8 @@ local function batched_tensors(g, A, B, C)
   local Rc = sc // ckt.max(g.N, 1)
   g.rc = Rc
   g.gc = ckt.tensor(C, p.out, {shape = {last * Rc + g.M, ckt.min(g.L, 1) * (g.N - (sc % ckt.max(g.N, 1)) * (g.N + p.v))}, stride = {g.N, 1}}, {pad = true})
+  -- bulk tensor stores: C as (L, M, N), whose map stops each batch's boxes at its M rows
+  if p.tma_store then g.gc3 = ckt.tensor(C, p.out, {shape = {g.L, g.M, g.N}, stride = {sc, g.N, 1}}, {pad = true}) end
 end
 
 -- The kernel's body for plan p: parameters A, B, C (pointers), M, N, K (sizes), the global

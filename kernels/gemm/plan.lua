@@ -72,13 +72,16 @@ local function multiples(p)
   for _, d in ipairs{"M", "N", "K"} do p.multiple_of[d] = (p.aligned or stride_dim(d)) and p.v or nil end
 end
 
--- batched: C leaves through an LDS buffer of the whole tile (epilogue.lua); without stages given,
--- as many as fit beside it (sm_90a's default 4 of 128 x 256 x 64 leave no room: 3)
-local function batched_stages(p, rec)
+-- batched: C leaves through an LDS buffer of the whole tile (epilogue.lua), or with bulk tensor
+-- stores through 64 rows of it; without stages given, as many as fit beside it (sm_90a's default
+-- 4 of 128 x 256 x 64 leave no room for the whole tile: 3), the wgmma groups left in flight
+-- within them
+local function batched_stages(p, rec, o)
   if not rec.hw.lds_per_block then return end
   local e = ckt.array(p.dtype, 1):bytes()
-  local room = rec.hw.lds_per_block - p.TM * p.TN * ckt.array(p.out, 1):bytes() - 1024
+  local room = rec.hw.lds_per_block - (p.tma_store and 64 or p.TM) * p.TN * ckt.array(p.out, 1):bytes() - 1024
   while p.stages > 2 and p.stages * (p.TM + p.TN) * p.TK * e > room do p.stages = p.stages - 1 end
+  if p.hopper and o.mma_pending == nil then p.mma_pending = math.min(p.mma_pending, p.stages - 2) end
 end
 
 local function plan_of(o)
@@ -90,7 +93,6 @@ local function plan_of(o)
   options.shape(p, o, options.DEFAULTS[d])
   -- sm_90a's element copies: the default tile's K slice within the register budget
   if p.hopper and o.tile == nil and options.element_copies(o) then p.TK = hopper.element_tk(p.TM, p.TN, p.TK, p.block, p.fp8, p.scales == "block" and 2 or 1) or p.TK end
-  if o.batched == true and o.stages == nil then batched_stages(p, rec) end
   if p.hopper then hopper.setup(p, o)
   elseif o.mma_pending ~= nil then fail("mma_pending: only sm_90a's wgmma leaves MMAs in flight") end
   options.copies(p, o, rec)
@@ -127,13 +129,14 @@ local function plan_of(o)
   -- within 1% for the default tile one tile a block (8192^3 100.6% of cuBLAS both ways), and what
   -- lets the persistent kernel hide its epilogue (8192 x 8192 x 512: 60% -> 88-93% of cuBLAS)
   local ts = options.boolean(o, "tma_store")
-  if ts == nil then ts = p.hopper and p.copy == "tma" and not p.batched and epilogue.staged(p) and epilogue.tma_store_fits(p) end
+  if ts == nil then ts = p.hopper and p.copy == "tma" and epilogue.staged(p) and epilogue.tma_store_fits(p) end
   if ts then
     if not (p.hopper and p.copy == "tma") then fail(("tma_store: bulk tensor stores come with sm_90a's bulk copies (copy = \"tma\"), not %s with copy %s"):format(p.target, p.copy)) end
-    if p.batched or not epilogue.staged(p) then fail("tma_store: C must leave through the LDS epilogue (16-bit C, aligned sizes, warpgroups split along M; persistent kernels with a producer warpgroup), which this plan does not take") end
+    if not epilogue.staged(p) then fail("tma_store: C must leave through the LDS epilogue (16-bit C, aligned sizes, warpgroups split along M; persistent kernels with a producer warpgroup), which this plan does not take") end
     if not epilogue.tma_store_fits(p) then fail(("tma_store: a 16-bit C in 64-column atoms (tile TN %d)"):format(p.TN)) end
   end
   p.tma_store = ts == true
+  if p.batched and o.stages == nil then batched_stages(p, rec, o) end
   -- fused_prologue: one copy site instead of the prologue's and the K loop's (pipeline.lua); off
   -- unless asked (see epilogue_lds above; grouped.lua turns it on: the grouped GEMM was built and
   -- measured with it)

@@ -98,13 +98,13 @@ function shapes.hints(o)
 end
 
 -- Blocks of candidate c an SM holds: LDS (the stages, and the epilogue's buffer: sm_90a's 64 rows,
--- or the batched GEMM's whole tile, beside which the stages shrink to fit as plan.lua's do, down to
+-- or the batched GEMM's whole tile without bulk tensor stores, beside which the stages shrink to fit as plan.lua's do, down to
 -- 2) and the registers (the f32 accumulators of a thread and what the path keeps beside them) by
 -- the engine's occupancy model. Returns the blocks (0: the LDS does not fit), the LDS bytes and
 -- the stages.
 local function resident(c, target, rec, p, bytes)
   local TM, TN, TK, hopper = c.tile[1], c.tile[2], c.tile[3], p.hopper
-  local buffer = p.batched and TM * TN * ckt.array(p.out, 1):bytes() or (hopper and 64 * (TN + 8) * 2 or 0)
+  local buffer = p.batched and (p.bulk_stores and 64 or TM) * TN * ckt.array(p.out, 1):bytes() or (hopper and 64 * (TN + 8) * 2 or 0)
   local stages = c.stages
   local function bytes_at(s) return s * (TM + TN) * TK * bytes + buffer + 1024 end
   while p.batched and stages > 2 and bytes_at(stages) > rec.hw.lds_per_block do stages = stages - 1 end
@@ -201,6 +201,10 @@ function shapes.choose(o, h, plan_of)
   probe.hopper = require("ckt.kernels.gemm.hopper").available(rec) and probe.dtype ~= "f32" and (o.instr == nil or tostring(o.instr):match("^wgmma") ~= nil)
   probe.element = probe.hopper and options.element_copies(o)
   probe.batched = o.batched == true
+  -- (C will likely leave by bulk tensor stores through 64 rows of LDS: plan.lua decides)
+  local aligned = o.aligned
+  if aligned == nil then aligned = not probe.emulated end
+  probe.bulk_stores = probe.hopper and rec.hw.tma and aligned and not probe.fp8 and probe.out ~= "f32" and o.tma_store ~= false and o.copy ~= "cp.async"
   local ranked, M, N, K = shapes.rank(o, h, rec, probe)
   local tried = {}
   for _, c in ipairs(ranked or {}) do

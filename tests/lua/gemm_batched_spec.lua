@@ -70,6 +70,23 @@ describe("gemm.build{batched = true} on the CPU targets", function()
   cases("cpu:sm_90a", {label = "copy=tma", copy = "tma", aligned = true}, 72, 40, 48)
   cases("cpu:sm_90a", {label = "copy=tma persistent", copy = "tma", aligned = true, persistent = 3}, 72, 40, 48)
   cases("cpu:sm_90", {label = "persistent", persistent = 2}, 70, 40, 33)
+  -- (copy = "tma" above: C leaves by bulk tensor stores into C as (L, M, N), each batch's boxes
+  -- stopped at its M rows; here the threads' stores through the whole tile's buffer)
+  cases("cpu:sm_90a", {label = "copy=tma tma_store=false", copy = "tma", aligned = true, tma_store = false}, 72, 40, 48)
+
+  it("bulk tensor stores: the default with bulk copies, 4 stages beside 64 rows of C; batch_stride_C in whole 16 bytes", function()
+    local k, grid, p = gemm.build{target = "cpu:sm_90a", dtype = "f16", batched = true, aligned = true}
+    assert.is_true(p.tma_store); assert.equal(4, p.stages)
+    assert.is_false(gemm.plan{target = "cpu:sm_90a", dtype = "f16", batched = true, aligned = true, tma_store = false}.tma_store)
+    assert.equal(3, gemm.plan{target = "cpu:sm_90a", dtype = "f16", batched = true, aligned = true, tma_store = false}.stages)
+    local src = k:source("sm_90a")
+    assert.truthy(src:find("bulk tensor store: lds%d+ %(128B swizzle%) %-> the 64 x 64 x 1 box of C"), "C as (L, M, N)")
+    local exe = k:compile{target = "cpu:sm_90a"}
+    local M, N, K, L = 72, 264, 16, 2
+    local ba, bb, bc = dev:alloc("f16", L * M * K), dev:alloc("f16", L * K * N), dev:alloc("f16", L * M * N + 64)
+    local ok, e = pcall(exe.launch, exe, {grid = grid(M, N, L), A = ba, B = bb, C = bc, M = M, N = N, K = K, L = L, batch_stride_A = M * K, batch_stride_B = K * N, batch_stride_C = M * N + 4})
+    assert.is_false(ok); has(tostring(e), "batch_stride_C")
+  end)
 
   it("L = 0 runs nothing; zero-sized batches", function()
     run({target = "cpu:sm_90", batched = true}, 70, 40, 33, 0, true)
