@@ -541,12 +541,24 @@ local function body(b, p)
   b:map(function(o, a) return o * a end, acc, b:broadcast(inv, acc, {dim = 1}), {into = acc})
   o_part(sQ):store(acc) -- rounded to dtype, through Q's buffer (Q is no longer read)
   b:sync()
+  if p.hopper then
+    -- sm_90a: O's tile leaves by bulk tensor stores, a 64-column atom each, the way Q's came in
+    -- (rows past S_q write nothing); thread 0 issues them and goes on, the block's end waiting
+    -- only for their reads of the buffer. (Measured on an H100 against the threads' 16-byte
+    -- copies: within 0.3% at every shape of bench/attention.lua, run 9 of 2026-11-28: the store
+    -- is a small part of a block's time here; kept as the one way sm_90a's tiles leave LDS)
+    for j = 0, D // 64 - 1 do
+      b:tma_store{src = ckt.tile_window(sQ, {BR, 64}, {0, 64 * j}), dst = ckt.tile_window(go, {1, 1, BR, 64}, {bi, hi, q0, 64 * j}), wait = false}
+    end
+  end
   local ln2 = math.log(2)
   local lse = b:map(function(mx, x) return ckt.select(ckt.gt(x, 0), mx * ln2 + ckt.log(x), NEG) end, m, l)
   ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(sStat, {BR, p.n}, {0, 0}), TS):store(lse)
   b:sync()
-  b:copy(ckt.local_partition(ckt.tile_window(go, {1, 1, BR, D}, {bi, hi, q0, 0}), thr4, tid, {scalar_per_vector = 8, vector_dim = 3}),
-         ckt.local_partition(ckt.tile_window(sQ, {BR, D}, {0, 0}), thr2, tid, {scalar_per_vector = 8, vector_dim = 1}))
+  if not p.hopper then
+    b:copy(ckt.local_partition(ckt.tile_window(go, {1, 1, BR, D}, {bi, hi, q0, 0}), thr4, tid, {scalar_per_vector = 8, vector_dim = 3}),
+           ckt.local_partition(ckt.tile_window(sQ, {BR, D}, {0, 0}), thr2, tid, {scalar_per_vector = 8, vector_dim = 1}))
+  end
   b:copy(ckt.local_partition(ckt.tile_window(gl, {1, 1, BR}, {bi, hi, q0}), ckt.layout({1, 1, BR}, {BR, BR, 1}), tid),
          ckt.local_partition(ckt.tile_window(sStat, {BR, 1}, {0, 0}), ckt.layout({BR, 1}, {1, BR}), tid))
 end
