@@ -384,7 +384,7 @@ print(("api fuzz, launches: %d launches, %d results, %d clean errors"):format(la
 -- Asynchronous and bulk copies (issue 30): kernels whose build calls the builder's asynchronous
 -- pieces in random orders and with odd arguments -- ckt.tensor("lds", ..., {stages = }), t:stage,
 -- b:copy(..., {async = }), b:blockwise_copy{async = }, b:commit, b:wait{pending = }, b:mbarriers,
--- b:mbarrier_wait / b:mbarrier_arrive, b:tma_copy, b:producer, inside loops and producers or not --
+-- b:mbarrier_wait / b:mbarrier_arrive, b:tma_copy, b:tma_store / b:tma_store_wait, b:producer, inside loops and producers or not --
 -- then k:source for the CPU and GPU targets, and (a few) k:compile and a launch on the CPU target.
 -- A result or an error with a message, never a raw Lua error; generated C that does not compile is
 -- a failure ("'ckt_cpq' undeclared" was: b:wait / b:commit with no copy before them).
@@ -446,6 +446,11 @@ if ckt.kernel and ckt.layout then
         {"mbarrier_wait", function() b:mbarrier_wait{barrier = #bars > 0 and pick(bars) or nil, at = small(), phase = small(1)} end},
         {"mbarrier_arrive", function() b:mbarrier_arrive{barrier = #bars > 0 and pick(bars) or nil, at = small()} end},
         {"tma_copy", function(w, kt) b:tma_copy{src = src(kt), dst = w, barrier = #bars > 0 and pick(bars) or nil, at = small()} end},
+        {"tma_store", function(w, kt)
+          local dst = pick{ckt.local_tile(gy, {TR, TC}, {tm, kt}), src(kt), w}
+          b:tma_store{src = pick{w, w, src(kt)}, dst = dst, wait = pick{true, false, nil, 1, "no"}}
+        end},
+        {"tma_store_wait", function() b:tma_store_wait() end},
         {"producer", function(_, kt, depth) b:producer(function() if depth < 2 then run_steps(math.random(0, 4), kt, depth + 1) end end) end},
         {"loop", function(_, _, depth) b:loop(small(5), function(i) if depth < 2 then run_steps(math.random(0, 5), i, depth + 1) end end) end},
         {"sync", function() b:sync() end},
