@@ -197,45 +197,27 @@ function epilogue.scaled(g, acc)
   return g.b:map(function(x, a, b) return x * (a * b) end, acc, load(g.scale_A), load(g.scale_B))
 end
 
--- The epilogue of kernel context g: a function(acc, tm, tn) storing C's tile (tm, tn). Makes its
--- LDS buffer, if any, at once (before the pipeline's mbarriers).
+-- The epilogue of kernel context g: a function(acc, tm, tn [, l]) storing C's tile (tm, tn) (of
+-- batch l): the scales and the user's epilogue on the accumulators, then one of the stores. Makes
+-- its LDS buffer, if any, at once (before the pipeline's mbarriers).
 function epilogue.new(g)
   local p = g.p
-  if p.batched and p.tma_store then
-    local buf = tma_buffer(p)
+  local function with(store, buf)
     return function(acc, tm, tn, l)
       acc = epilogue.scaled(g, acc)
-      store_tma(g, buf, p.epilogue and g.b:map(p.epilogue, acc) or acc, tm, tn, l)
+      return store(g, buf, p.epilogue and g.b:map(p.epilogue, acc) or acc, tm, tn, l)
     end
   end
+  if p.tma_store then return with(store_tma, tma_buffer(p)) end -- (batched or not)
   if p.batched then
     epilogue.passes(p)
-    local buf = ckt.tensor("lds", p.out, ckt.layout({g.TM, g.TN}, {g.TN, 1}))
-    return function(acc, tm, tn, l)
-      acc = epilogue.scaled(g, acc)
-      store_batched(g, buf, p.epilogue and g.b:map(p.epilogue, acc) or acc, tm, tn, l)
-    end
+    return with(store_batched, ckt.tensor("lds", p.out, ckt.layout({g.TM, g.TN}, {g.TN, 1})))
   end
-  if p.epilogue_lds then
-    local buf = ckt.tensor("lds", p.out, ckt.layout({g.TM, g.TN}, {g.TN + LDS_PAD, 1}))
-    return function(acc, tm, tn)
-      acc = epilogue.scaled(g, acc)
-      store_lds(g, buf, p.epilogue and g.b:map(p.epilogue, acc) or acc, tm, tn)
-    end
-  end
-  local stage_c
-  if epilogue.staged(p) and p.tma_store then
-    stage_c = tma_buffer(p)
-  elseif epilogue.staged(p) then
-    stage_c = ckt.tensor("lds", p.out, ckt.layout({{64, p.waves_m}, g.TN}, {{g.TN + 8, 0}, 1}))
-  end
-  return function(acc, tm, tn)
-    acc = epilogue.scaled(g, acc)
-    local res = p.epilogue and g.b:map(p.epilogue, acc) or acc
-    if stage_c and p.tma_store then return store_tma(g, stage_c, res, tm, tn) end
-    if stage_c then return store_staged(g, stage_c, res, tm, tn) end
+  if p.epilogue_lds then return with(store_lds, ckt.tensor("lds", p.out, ckt.layout({g.TM, g.TN}, {g.TN + LDS_PAD, 1}))) end
+  if epilogue.staged(p) then return with(store_staged, ckt.tensor("lds", p.out, ckt.layout({{64, p.waves_m}, g.TN}, {{g.TN + 8, 0}, 1}))) end
+  return with(function(_, _, res, tm, tn)
     ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.local_tile(g.gc, {g.TM, g.TN}, {tm, tn}), g.T):store(res)
-  end
+  end)
 end
 
 return epilogue
