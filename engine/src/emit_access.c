@@ -806,14 +806,47 @@ void ckt_em_access_body(em *e, const ckt_kop *op, em_access *a, int64_t spv, int
     int64_t bytes = spv * a->esz;
     char r[64], cv[600], fill[48];
     ckt_em_literal(a->r->dtype, op->fill, fill, sizeof fill);
-    for (int64_t v = 0; v < nv; v++) {
+    /* an LDS tile under a swizzle at a constant origin (an accumulator tile stored for the bulk
+     * stores): one per-thread offset f(u0) and a constant a vector, XORed or added
+     * (ckt_em_split_offsets), instead of the swizzle spelled out for every vector */
+    int64_t firsts[CKT_K_MAX_VALUES], fc[CKT_K_MAX_VALUES];
+    int nfirst = 0;
+    bool split = false, add = false;
+    ckt_expr_id u0 = CKT_EXPR_NONE;
+    if (!step && a->t->mem == CKT_MEM_LDS && a->t->swizzled && !a->t->stage_view &&
+        a->t->stages <= 1) {
+        for (int64_t v = 0; v < nv; v++)
+            if (a->group[v] == v) firsts[nfirst++] = v;
+        split = nfirst > 1 && ckt_em_split_offsets(e, a, nfirst, firsts, &u0, fc, &add);
+    }
+    if (split) {
+        char *us = ckt_em_estr(e, u0, NULL);
+        if (!us) {
+            e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory");
+            return;
+        }
+        ckt_em_line(e, "const ckt_i64 ckt_sw0 = %s; /* this thread's swizzled offset in %s */", us,
+                    ptr);
+        free(us);
+    }
+    for (int64_t v = 0, k = 0; v < nv; v++) {
         if (a->group[v] != v) continue;
-        ckt_expr_id off = ckt_em_group_offset(e, a, v, 0);
-        if (a->t->mem == CKT_MEM_LDS) off = ckt_em_swizzled(e, a->t, off);
+        ckt_expr_id off = CKT_EXPR_NONE;
+        if (!split) {
+            off = ckt_em_group_offset(e, a, v, 0);
+            if (a->t->mem == CKT_MEM_LDS) off = ckt_em_swizzled(e, a->t, off);
+        }
         ckt_expr_id mask = ckt_em_in_bounds(e, a, v, spv);
         int64_t always;
         bool masked = !(ckt_expr_is_const(ex, mask, &always) && always);
-        char *os = ckt_em_estr(e, off, NULL), *ms = masked ? ckt_em_estr(e, mask, NULL) : NULL;
+        char *os = NULL, *ms = masked ? ckt_em_estr(e, mask, NULL) : NULL;
+        if (split) {
+            os = malloc(64);
+            if (os) snprintf(os, 64, add ? "ckt_sw0 + %lld" : "ckt_sw0 ^ %lld", (long long)fc[k]);
+            k++;
+        } else {
+            os = ckt_em_estr(e, off, NULL);
+        }
         if (!os || (masked && !ms)) {
             free(os);
             free(ms);
