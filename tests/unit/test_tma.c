@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -300,6 +301,61 @@ static void check_tile_refusals(void **state)
                      CKT_EINVAL);
 }
 
+/* ckt_kernel_tma_store from C: bad arguments refused naming the rule, a store and its wait
+ * emitted for sm_90a (thread 0 issues, commits; the kernel's end waits for a store not waited
+ * for), refused for a target without bulk stores. */
+static void kernel_store(void **state)
+{
+    (void)state;
+    ckt_error err;
+    ckt_kernel *k;
+    int x, y, m, gx, gy, s, wx, wy, ws;
+    assert_int_equal(ckt_kernel_create("bulk_store", 64, &k, &err), CKT_OK);
+    ckt_expr_pool *ex = ckt_kernel_exprs(k);
+    assert_int_equal(ckt_kernel_param_ptr(k, "X", CKT_F16, true, 16, &x, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_param_ptr(k, "Y", CKT_F16, false, 16, &y, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_param_scalar(k, "M", CKT_PARAM_I32, false, 0, 0, 1, &m, &err),
+                     CKT_OK);
+    ckt_expr_id shape[2] = {ckt_kernel_param(k, m)->expr, ckt_expr_int(ex, 64)};
+    ckt_expr_id stride[2] = {ckt_expr_int(ex, 64), ckt_expr_int(ex, 1)};
+    assert_int_equal(ckt_kernel_global(k, x, CKT_F16, 2, shape, stride, true, &gx, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_global(k, y, CKT_F16, 2, shape, stride, true, &gy, &err), CKT_OK);
+    ckt_layout l = L("(16,64):(64,1)");
+    ckt_swizzle sw = {3, 3, 3};
+    assert_int_equal(ckt_kernel_lds(k, CKT_F16, &l, &sw, &s, &err), CKT_OK);
+    const int64_t len[2] = {16, 64};
+    ckt_expr_id zero[2] = {ckt_expr_int(ex, 0), ckt_expr_int(ex, 0)};
+    ckt_expr_id row[2] = {ckt_expr_mulc(ex, ckt_expr_bid(ex, 0), 16), ckt_expr_int(ex, 0)};
+    assert_int_equal(ckt_kernel_window_make(k, gx, 2, len, row, &wx, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_window_make(k, gy, 2, len, row, &wy, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_window_make(k, s, 2, len, zero, &ws, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_tma_store(NULL, wy, ws, true, &err), CKT_EINVAL);
+    assert_int_equal(ckt_kernel_tma_store(k, 99, ws, true, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "no such window"));
+    assert_int_equal(ckt_kernel_tma_store(k, ws, wy, true, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "stores a window of an LDS tensor"));
+    assert_int_equal(ckt_kernel_tma_store(k, wx, ws, true, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "'X' is read-only"));
+    assert_int_equal(ckt_kernel_tma_store(k, wy, ws, false, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_tma_store_wait(k, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_tma_store(k, wy, ws, false, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_finish(k, &err), CKT_OK);
+    char *src = NULL;
+    assert_int_equal(ckt_emit_named(k, "sm_90a", &src, &err), CKT_OK);
+    const char *st = strstr(src, "ckt_tma_store_2d(&");
+    assert_non_null(st);
+    assert_non_null(strstr(st, "ckt_bulk_commit();"));
+    assert_non_null(strstr(src, "if (tid == 0) ckt_bulk_read_wait();")); /* the explicit wait */
+    const char *last = strstr(strstr(st + 1, "ckt_tma_store_2d(&"), "ckt_bulk_read_wait();");
+    assert_non_null(last); /* the kernel's end waits for the second store */
+    free(src);
+    src = NULL;
+    assert_int_equal(ckt_emit_named(k, "gfx90a", &src, &err), CKT_EUNSUPPORTED);
+    assert_non_null(strstr(err.msg, "tma_store: target 'gfx90a' has no bulk tensor copies"));
+    free(src);
+    ckt_kernel_destroy(k);
+}
+
 /* The builder's LDS placement: a tensor under a hardware swizzle starts on the swizzle's
  * 8 x span boundary and its stages lie a multiple of it apart, wherever it was declared; mbarrier
  * sets take their LDS after every tensor when the kernel is finished, so a tensor declared after
@@ -462,15 +518,11 @@ static void plan_in_a_given_order(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(k_major_tile_128b),
-        cmocka_unit_test(mn_major_and_plain),
-        cmocka_unit_test(refusals),
-        cmocka_unit_test(encode_needs_the_driver),
-        cmocka_unit_test(check_tile_accepts),
-        cmocka_unit_test(check_tile_refusals),
-        cmocka_unit_test(lds_placement),
-        cmocka_unit_test(cpu_encode_fields),
-        cmocka_unit_test(plan_in_a_given_order),
+        cmocka_unit_test(k_major_tile_128b),  cmocka_unit_test(mn_major_and_plain),
+        cmocka_unit_test(refusals),           cmocka_unit_test(encode_needs_the_driver),
+        cmocka_unit_test(check_tile_accepts), cmocka_unit_test(check_tile_refusals),
+        cmocka_unit_test(lds_placement),      cmocka_unit_test(kernel_store),
+        cmocka_unit_test(cpu_encode_fields),  cmocka_unit_test(plan_in_a_given_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
