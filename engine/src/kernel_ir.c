@@ -2146,25 +2146,24 @@ static int box_modes(const ckt_kwindow *src, int rank, int kept[2])
 }
 
 /* The tensor map and box of a bulk copy between window gw of a global tensor and window lw of a
- * rank-2 LDS tensor (either way: fn, "tma_copy" or "tma_store", names the operation in errors), the
- * rules of ckt_kernel_tma_copy checked; *map the map's index. (src, dst: the global and the LDS
- * side, whichever way the data goes.) */
-static ckt_status bulk_box(ckt_kernel *k, const char *fn, int gw, int lw, int *map, ckt_error *err)
+ * rank-2 LDS tensor, either way (load: global -> LDS, tma_copy; else LDS -> global, tma_store, the
+ * name errors give), the rules of ckt_kernel_tma_copy checked; *map the map's index. (src, dst:
+ * the global and the LDS side, whichever way the data goes.) */
+static ckt_status bulk_box(ckt_kernel *k, bool load, int gw, int lw, int *map, ckt_error *err)
 {
     ckt_status s;
+    const char *fn = load ? "tma_copy" : "tma_store";
     const ckt_kwindow *sw = &k->windows[gw], *dw = &k->windows[lw];
     const ckt_ktensor *src = &k->tensors[sw->tensor], *dst = &k->tensors[dw->tensor];
-    bool load = !strcmp(fn, "tma_copy");
-    if (load && (src->mem != CKT_MEM_GLOBAL || dst->mem != CKT_MEM_LDS))
-        return ckt_fail(err, CKT_EINVAL,
-                        "tma_copy: copies a window of a global tensor (here %s) into a window of "
-                        "an LDS tensor (here %s)",
-                        ckt_memory_name(src->mem), ckt_memory_name(dst->mem));
-    if (!load && (src->mem != CKT_MEM_GLOBAL || dst->mem != CKT_MEM_LDS))
-        return ckt_fail(err, CKT_EINVAL,
-                        "tma_store: stores a window of an LDS tensor (here %s) into a window of a "
-                        "global tensor (here %s)",
-                        ckt_memory_name(dst->mem), ckt_memory_name(src->mem));
+    if (src->mem != CKT_MEM_GLOBAL || dst->mem != CKT_MEM_LDS)
+        return load ? ckt_fail(err, CKT_EINVAL,
+                               "tma_copy: copies a window of a global tensor (here %s) into a "
+                               "window of an LDS tensor (here %s)",
+                               ckt_memory_name(src->mem), ckt_memory_name(dst->mem))
+                    : ckt_fail(err, CKT_EINVAL,
+                               "tma_store: stores a window of an LDS tensor (here %s) into a "
+                               "window of a global tensor (here %s)",
+                               ckt_memory_name(dst->mem), ckt_memory_name(src->mem));
     if (src->limited)
         return ckt_fail(err, CKT_EINVAL,
                         "%s: '%s' is a limited tensor (its shape is not known at launch, which a "
@@ -2239,7 +2238,7 @@ ckt_status ckt_kernel_tma_copy(ckt_kernel *k, int dst_window, int src_window, in
     if (dst_window < 0 || dst_window >= k->nwindows || src_window < 0 || src_window >= k->nwindows)
         return ckt_fail(err, CKT_EINVAL, "tma_copy: no such window");
     int map = -1;
-    if ((s = bulk_box(k, "tma_copy", src_window, dst_window, &map, err))) return s;
+    if ((s = bulk_box(k, true, src_window, dst_window, &map, err))) return s;
     ckt_kop op = new_op(CKT_OP_TMA_COPY);
     op.w = dst_window;
     op.r = map;
@@ -2262,7 +2261,7 @@ ckt_status ckt_kernel_tma_store(ckt_kernel *k, int dst_window, int src_window, b
                         "tma_store: inside a branch that depends on the thread id (one thread of "
                         "the block issues it)");
     int map = -1;
-    if ((s = bulk_box(k, "tma_store", dst_window, src_window, &map, err))) return s;
+    if ((s = bulk_box(k, false, dst_window, src_window, &map, err))) return s;
     ckt_kop op = new_op(CKT_OP_TMA_STORE);
     op.w = src_window; /* (the LDS window, as a copy's: its origin may not move) */
     op.r = map;

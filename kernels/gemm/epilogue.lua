@@ -43,14 +43,18 @@ local function tma_parallel(p)
   return hw.lds_per_block ~= nil and stages + buffer_bytes(p, 64 * p.waves_m) + 1024 <= hw.lds_per_block
 end
 
+-- the LDS buffer, and whether it holds a buffer a warpgroup (each one's rows apart) or one that
+-- the warpgroups take in turn (their rows on the same buffer)
 local function tma_buffer(p)
-  local rows = tma_parallel(p) and 64 * p.TN or 0 -- a warpgroup's rows apart, or on the same buffer
-  return ckt.tensor("lds", p.out, ckt.composed(ckt.swizzle(3, 3, 3), 0, ckt.layout({{64, p.waves_m}, {64, p.TN // 64}}, {{64, rows}, {1, 64 * 64}})))
+  local parallel = tma_parallel(p)
+  local rows = parallel and 64 * p.TN or 0
+  return {t = ckt.tensor("lds", p.out, ckt.composed(ckt.swizzle(3, 3, 3), 0, ckt.layout({{64, p.waves_m}, {64, p.TN // 64}}, {{64, rows}, {1, 64 * 64}}))),
+          parallel = parallel}
 end
 
 -- (l: the batch, C then the (L, M, N) tensor g.gc3)
-local function store_tma(g, buf, res, tm, tn, l)
-  local b, p, TM, TN = g.b, g.p, g.TM, g.TN
+local function store_tma(g, buffer, res, tm, tn, l)
+  local b, p, TM, TN, buf = g.b, g.p, g.TM, g.TN, buffer.t
   local part = ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(buf, {TM, TN}, {0, 0}), g.T)
   local function dst(w, j)
     if l then return ckt.tile_window(g.gc3, {1, 64, 64}, {l, tm * TM + 64 * w, tn * TN + 64 * j}) end
@@ -58,10 +62,10 @@ local function store_tma(g, buf, res, tm, tn, l)
   end
   local function stores(w, wait)
     for j = 0, TN // 64 - 1 do
-      b:tma_store{src = ckt.tile_window(buf, {64, 64}, {tma_parallel(p) and 64 * w or 0, 64 * j}), dst = dst(w, j), wait = wait}
+      b:tma_store{src = ckt.tile_window(buf, {64, 64}, {buffer.parallel and 64 * w or 0, 64 * j}), dst = dst(w, j), wait = wait}
     end
   end
-  if tma_parallel(p) then
+  if buffer.parallel then
     b:tma_store_wait() -- (the last tile's stores have read the buffers)
     b:sync()
     part:store(res)

@@ -228,15 +228,13 @@ end
 local function batched_tensors(g, A, B, C)
   local b, p = g.b, g.p
   g.L = b:size("L")
-  local function stride(name, contiguous_rows)
-    -- along a contiguous row mode the batch offset is a row offset of its own: aligned, a whole
-    -- number of 16-byte vectors (the copies' vectors start there)
-    local mo = contiguous_rows and (p.aligned or p.copy == "tma") and p.v or nil
-    return b:size(name, {type = "i64", multiple_of = mo})
-  end
-  local sa, sb = stride("batch_stride_A", p.a_major == "m"), stride("batch_stride_B", p.b_major == "n")
+  local function stride(name, mo) return b:size(name, {type = "i64", multiple_of = mo}) end
+  -- along a contiguous row mode the batch offset is a row offset of its own: aligned, a whole
+  -- number of 16-byte vectors (the copies' vectors start there)
+  local function vectors(contiguous_rows) return contiguous_rows and (p.aligned or p.copy == "tma") and p.v or nil end
+  local sa, sb = stride("batch_stride_A", vectors(p.a_major == "m")), stride("batch_stride_B", vectors(p.b_major == "n"))
   -- (bulk tensor stores: C's tensor map takes its batch stride in multiples of 16 bytes)
-  local sc = b:size("batch_stride_C", {type = "i64", multiple_of = p.tma_store and 16 // ckt.array(p.out, 1):bytes() or nil})
+  local sc = stride("batch_stride_C", p.tma_store and 16 // ckt.array(p.out, 1):bytes() or nil)
   local last = ckt.max(g.L - 1, 0)
   -- rows R of a batch along the row mode, and the other mode's extent (below 0 when the stride is
   -- not a whole number of rows: ext - (s % row) x (ext + v), v keeping what ext is a multiple of)

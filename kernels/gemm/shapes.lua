@@ -163,9 +163,9 @@ function shapes.rank(o, h, rec, p)
     -- (element copies on sm_90a: the candidate with its K slice within the registers, or none)
     local c = listed
     if p.element then c = shapes.element_candidate(listed, p) end
-    -- (tma_store: measured with C leaving by bulk tensor stores, which need bulk copies and a 16-bit
-    -- C through the LDS epilogue: not the element copies, the batched GEMM or fp8)
-    if c and c.tma_store and (p.element or p.batched or p.fp8 or p.out == "f32") then c = nil end
+    -- (tma_store: measured with C leaving by bulk tensor stores, where the plan will take them: bulk
+    -- copies and a 16-bit C through the LDS epilogue, p.bulk_stores; and not batched)
+    if c and c.tma_store and (p.batched or not p.bulk_stores) then c = nil end
     if c then
       local fits = (not c.kk or (p.a_major == "k" and p.b_major == "k")) and (o.tile == nil or same(o.tile, c.tile)) and (o.block == nil or o.block == c.block) and (o.stages == nil or o.stages == c.stages)
                    and (o.persistent == nil or (o.persistent ~= false) == (c.persistent == true))

@@ -34,13 +34,19 @@ describe("gemm.build with size hints", function()
     local list = ckt.target(t).hw.wgmma and shapes.CANDIDATES.hopper or shapes.CANDIDATES.nvidia
     it("runs every candidate of the model on " .. t .. " at sizes off the tile (any-size and aligned paths)", function()
       for _, c in ipairs(list) do
-        local o = {target = t, dtype = "f16", tile = c.tile, block = c.block, stages = c.stages, M = 130, N = 200, K = 100}
+        local o = {target = t, dtype = "f16", tile = c.tile, block = c.block, stages = c.stages, persistent = c.persistent, M = 130, N = 200, K = 100}
         local p = run(o, 130, 200, 100)
         assert.equal(c.tile[1], p.TM); assert.equal(c.tile[2], p.TN); assert.equal(c.stages, p.stages)
-        assert.truthy(p.reason:find(cfg(p), 1, true), p.reason)
+        if c.tma_store then -- (measured with bulk tensor stores: no candidate of the any-size path)
+          assert.truthy(p.reason:find("no candidate", 1, true), p.reason)
+        else
+          assert.truthy(p.reason:find(cfg(p), 1, true), p.reason)
+        end
         o.aligned = true -- the GPU default: 16-byte copies (sm_90a: bulk tensor copies)
         p = run(o, 136, 200, 104)
+        assert.truthy(p.reason:find(cfg(p), 1, true), p.reason)
         if t == "cpu:sm_90a" then assert.equal("tma", p.copy) end
+        if c.tma_store then assert.is_true(p.tma_store) end
       end
     end)
   end
@@ -62,10 +68,12 @@ describe("gemm.build with size hints", function()
     -- next tile's slices land (GPU sizes: aligned, bulk copies)
     p = run({target = "cpu:sm_90a", M = 8192, N = 8192, K = 512, aligned = true}, 264, 520, 72)
     assert.equal("128x256x64/256/3@persistent", cfg(p)); assert.is_true(p.tma_store); assert.equal("tma", p.copy)
-    -- (not where the bulk stores cannot be: element copies, batched, fp8 take the default)
-    for _, o in ipairs{{aligned = false}, {batched = true}, {out = "f32"}} do
+    -- (not where the bulk stores cannot be or are turned off: element copies, the CPU target's own
+    -- unaligned default, batched, f32 C, tma_store = false, cp.async take the default)
+    for _, o in ipairs{{aligned = false}, {}, {batched = true}, {out = "f32"}, {aligned = true, tma_store = false}, {aligned = true, copy = "cp.async"}} do
       o.target, o.M, o.N, o.K = "cpu:sm_90a", 8192, 8192, 512
-      assert.falsy(gemm.plan(o).persistent, o.batched and "batched" or tostring(o.out or "element copies"))
+      local p = gemm.plan(o)
+      assert.falsy(p.persistent, p.reason)
     end
     -- hints the model is given only partly: the others taken as large
     p = gemm.plan{target = "cpu:sm_90a", M = 64}
@@ -77,7 +85,9 @@ describe("gemm.build with size hints", function()
     p = gemm.plan{target = "cpu:sm_90a", M = 16, N = 16, K = 16, tile = {64, 64, 32}, block = 128}
     assert.equal("64x64x32/128/4", cfg(p)); assert.truthy(p.reason:find("no candidate", 1, true), p.reason)
     -- the model's estimates are there for every candidate, best first
-    assert.equal(#shapes.CANDIDATES.hopper, #gemm.plan{target = "cpu:sm_90a", M = 1000, N = 1000, K = 1000}.model)
+    -- (the any-size path leaves out the candidate measured with bulk tensor stores)
+    assert.equal(#shapes.CANDIDATES.hopper, #gemm.plan{target = "cpu:sm_90a", M = 1000, N = 1000, K = 1000, aligned = true}.model)
+    assert.equal(#shapes.CANDIDATES.hopper - 1, #gemm.plan{target = "cpu:sm_90a", M = 1000, N = 1000, K = 1000}.model)
   end)
 
   it("takes each branch of the model on cpu:sm_90 (mma.sync)", function()
