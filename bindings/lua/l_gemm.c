@@ -451,10 +451,10 @@ static int b_blockwise_gemm(lua_State *L)
         int zero = 0;
         bool async = ckt_l_field_int(L, 6, "blockwise_gemm", "pending", &pending);
         ckt_l_field_bool(L, 6, "blockwise_gemm", "zero", &zero);
-        if (async || (zero && ckt_mma_is_wgmma(t->instr))) {
+        if (async) {
             if (ckt_kernel_blockwise_wgmma_async(k, a, b, c, t, pending, zero != 0, &err))
                 return ckt_l_error(L, &err);
-        } else if (zero) {
+        } else if (zero) { /* (wgmma's scale-d 0, or a clear first: the engine chooses) */
             if (ckt_kernel_blockwise_gemm_zero(k, a, b, c, t, &err)) return ckt_l_error(L, &err);
         } else if (ckt_kernel_blockwise_gemm(k, a, b, c, t, &err))
             return ckt_l_error(L, &err);
