@@ -30,10 +30,7 @@ end
 --     stores issued without waiting; the next tile's epilogue first waits for their reads;
 --   one 64-row buffer (the default 4 stages of 128 x 256 x 64 leave 32 KiB): each warpgroup's rows
 --     in turn, thread 0 waiting for the stores' reads before the next warpgroup's writes.
-function epilogue.tma_store_fits(p)
-  return p.out ~= "f32" and p.TN % 64 == 0
-end
-
+-- (Wherever the LDS epilogue applies, epilogue.staged: a 16-bit C, and wgmma's TN a multiple of 64.)
 local function buffer_bytes(p, rows) return rows * p.TN * ckt.array(p.out, 1):bytes() end
 
 -- room for a buffer per warpgroup beside the stages (and the mbarriers)

@@ -171,6 +171,12 @@ describe("the sm_90a GEMM on cpu:sm_90a (wgmma emulated through its descriptors)
     assert.truthy(err{copy = "dma"}:find("copy 'dma'"))
     assert.truthy(err{copy = "tma", target = "cpu:sm_90"}:find("cpu:sm_90 is not it"))
     assert.truthy(err{copy = "tma", target = "gfx90a"}:find("gfx90a is not it"))
+    -- tma_store: a boolean, only where C leaves through sm_90a's LDS buffer after bulk copies
+    assert.truthy(err{tma_store = "yes", aligned = true}:find("tma_store must be a boolean, got string", 1, true))
+    assert.truthy(err{tma_store = true, copy = "cp.async", aligned = true}:find("tma_store: bulk tensor stores come with sm_90a's bulk copies", 1, true))
+    assert.truthy(err{tma_store = true, target = "cpu:sm_90", aligned = true}:find("tma_store: bulk tensor stores come with sm_90a's bulk copies", 1, true))
+    assert.truthy(err{tma_store = true, out = "f32", aligned = true}:find("tma_store: C must leave through the LDS epilogue", 1, true))
+    assert.truthy(err{tma_store = true, tile = {256, 128, 64}, aligned = true}:find("tma_store: C must leave through the LDS epilogue", 1, true))
   end)
 end)
 
