@@ -62,14 +62,19 @@ static void copy_vectors(em *e, const em_access *src, const em_access *dst, int6
             else
                 snprintf(at, sizeof at, "ckt_cb + %lldu * (ckt_ct ^ %lldu), 0", (long long)dst->esz,
                          (long long)fc[g]);
-            if (masked)
+            if (masked && e->dl->masked_reads_nothing)
+                ckt_em_line(e, "CKT_CP_ASYNC_AT(%lld, %s, %s + (%s), %s);", (long long)bytes, at,
+                            src->t->name, ss, ms);
+            else if (masked)
                 ckt_em_line(e, "CKT_CP_ASYNC_AT(%lld, %s, (%s) ? %s + (%s) : %s, %s);",
                             (long long)bytes, at, ms, src->t->name, ss, src->t->name, ms);
             else
                 ckt_em_line(e, "CKT_CP_ASYNC_AT(%lld, %s, %s + (%s), 1);", (long long)bytes, at,
                             src->t->name, ss);
-        } else if (bytes >= 4 &&
-                   masked) /* a masked-off copy reads nothing, but names a valid address anyway */
+        } else if (bytes >= 4 && masked && e->dl->masked_reads_nothing)
+            ckt_em_line(e, "CKT_CP_ASYNC(%lld, %s + (%s), %s + (%s), %s);", (long long)bytes,
+                        dst->t->name, ds, src->t->name, ss, ms);
+        else if (bytes >= 4 && masked) /* the emulations read through the address: a valid one */
             ckt_em_line(e, "CKT_CP_ASYNC(%lld, %s + (%s), (%s) ? %s + (%s) : %s, %s);",
                         (long long)bytes, dst->t->name, ds, ms, src->t->name, ss, src->t->name, ms);
         else if (bytes >= 4)
@@ -142,8 +147,10 @@ void ckt_em_copy_async(em *e, const ckt_kop *op)
         if (!ckt_em_thread_address(e, &dst, u0, "ckt_ct", "ckt_cb")) return;
     } else
         ckt_em_declare_coords(e, &dst, "j");
-    /* GPUs, a padded source: a block whose window lies wholly inside the tensor (all but the
-     * edge blocks and the K tail) copies without the per-vector masks */
+    /* HIP, a padded source: a block whose window lies wholly inside the tensor (all but the edge
+     * blocks and the K tail) copies without the per-vector masks and selects. CUDA has no such
+     * second form: there a masked copy costs a predicate (the address unselected), and the
+     * second form cost a third of the sm_90 GEMM's compile time for no speed (docs/gemm.md) */
     ckt_expr_id within = ckt_expr_int(ex, 0);
     int64_t never;
     if (e->dl->interior_unmasked && src.t->mem == CKT_MEM_GLOBAL && src.t->padded)

@@ -126,8 +126,9 @@ typedef struct ckt_dialect {
      * padded tensor copies without masks; lds_immediates: LDS addresses as one per-thread shared
      * address plus an immediate per vector; ldmatrix: MMA operands load by ldmatrix; the copy
      * queue's state (C: declared at the start, freed at the end; NULL: none); after a wait for
-     * copies (NULL: nothing) */
-    bool interior_unmasked, lds_immediates, ldmatrix;
+     * copies (NULL: nothing); masked_reads_nothing: a masked-off asynchronous copy reads nothing
+     * (src-size 0), so its source address is passed as it is, unselected */
+    bool interior_unmasked, lds_immediates, ldmatrix, masked_reads_nothing;
     void (*async_state)(ckt_emit_out *o, bool open);
     void (*async_waited)(ckt_emit_out *o, const ckt_kernel *k);
     /* matrix instructions; warpgroup MMAs and bulk copies where the dialect has them (NULL:
