@@ -181,7 +181,12 @@ static void declare(em *e)
     (void)r;
     for (int i = 0; i < ckt_kernel_ntensors(e->k); i++) {
         const ckt_ktensor *t = ckt_kernel_tensor(e->k, i);
-        if (t->mem == CKT_MEM_REG) {
+        if (t->mem == CKT_MEM_REG && ckt_em_paired(e, t)) {
+            ckt_em_line(e,
+                        "ckt_u32 %s[%lld]; /* registers: %lld 16-bit values in pairs, the lower "
+                        "index in the low half (ldmatrix writes them, mma.sync reads them) */",
+                        t->name, (long long)(t->nvalues / 2), (long long)t->nvalues);
+        } else if (t->mem == CKT_MEM_REG) {
             ckt_emit_out o = ckt_em_out(e);
             e->dl->frame->declare_regs(&o, t, e->block);
         } else if (t->mem == CKT_MEM_LDS) {
@@ -396,6 +401,7 @@ ckt_status ckt_emit(const ckt_kernel *k, const ckt_target_record *target, char *
     ckt_emit_param_comment(&sb, k);
     e.dl->frame->open_kernel(&sb, k, lds, ckt_emit_dynamic_lds_bytes(k, t) > 0);
     e.ind = 1;
+    ckt_em_find_pairs(&e);
     declare(&e);
     ckt_emit_mbar_init(&sb, e.ind, e.dl, k);
     for (int i = 0; i < ckt_kernel_nops(k) && !e.st; i++) {

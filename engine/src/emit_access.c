@@ -437,9 +437,12 @@ static void ldmatrix_load(em *e, const em_access *a, int nregs, const char *trs,
             trs, imm, addr);
     for (int j = 0; j < nregs; j++) {
         char r0[64], r1[64];
-        ckt_em_line(e, "%s = (ckt_u16)q[%d]; %s = (ckt_u16)(q[%d] >> 16);",
-                    ckt_em_reg(e, a->r, first + 2 * j, r0, sizeof r0), j,
-                    ckt_em_reg(e, a->r, first + 2 * j + 1, r1, sizeof r1), j);
+        if (ckt_em_paired(e, a->r)) /* (first is even: a load fills whole words) */
+            ckt_em_line(e, "%s[%lld] = q[%d];", a->r->name, (long long)(first / 2 + j), j);
+        else
+            ckt_em_line(e, "%s = (ckt_u16)q[%d]; %s = (ckt_u16)(q[%d] >> 16);",
+                        ckt_em_reg(e, a->r, first + 2 * j, r0, sizeof r0), j,
+                        ckt_em_reg(e, a->r, first + 2 * j + 1, r1, sizeof r1), j);
     }
 }
 
@@ -555,45 +558,112 @@ static bool split_folded(em *e, const em_access *a, int nrep, const int64_t *val
     return !ckt_expr_pool_status(ex, NULL);
 }
 
-/* CUDA: the A / B fragments of mma.sync by ldmatrix (x4 for A, x2 for B) when every 8-element K
- * row the lanes point at is 16 contiguous, aligned bytes of LDS; returns false (why in `why`)
- * when the layout does not allow it, and the load stays ordinary element / vector loads. */
-static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
+/* CUDA: whether the fragment load `op` can be ldmatrix (x4 for A, x2 for B): every 8-element K
+ * row the lanes point at is 16 contiguous, aligned bytes of LDS. Fills `a` (its coordinates as
+ * variables of the pool); false with the reason in `why` (or e->st set). */
+static bool ldmatrix_plan(em *e, const ckt_kop *op, em_access *a, char *why, size_t cap)
 {
-    em_access a;
-    memset(&a, 0, sizeof a);
-    a.w = ckt_kernel_window(e->k, op->w);
-    a.t = ckt_kernel_tensor(e->k, a.w->tensor);
-    a.r = ckt_kernel_tensor(e->k, op->r);
-    a.d = ckt_kernel_dist(e->k, (int)op->mma_rep[1]);
-    a.rank = 2;
+    memset(a, 0, sizeof *a);
+    a->w = ckt_kernel_window(e->k, op->w);
+    a->t = ckt_kernel_tensor(e->k, a->w->tensor);
+    a->r = ckt_kernel_tensor(e->k, op->r);
+    a->d = ckt_kernel_dist(e->k, (int)op->mma_rep[1]);
+    a->rank = 2;
     bool tr = op->mma_rep[0] == 'a' || op->mma_rep[0] == 'b'; /* ldmatrix.trans: rows along M / N */
-    a.vd = tr ? 0 : 1;
-    a.esz = (int64_t)ckt_dtype_size(a.t->dtype);
+    a->vd = tr ? 0 : 1;
+    a->esz = (int64_t)ckt_dtype_size(a->t->dtype);
     const ckt_mma *m = ckt_mma_at(op->mma);
-    if (!m || !a.d || a.t->mem != CKT_MEM_LDS || a.esz != 2) {
+    if (!m || !a->d || a->t->mem != CKT_MEM_LDS || a->esz != 2) {
         snprintf(why, cap, "not a 16-bit LDS fragment load");
         return false;
     }
     ckt_expr_pool *ex = e->ex;
     for (int d = 0; d < 2; d++) {
-        a.thr[d] = thread_part(ex, a.d, d);
-        ckt_expr_id full = ckt_expr_add(ex, a.w->origin[d], a.thr[d]);
+        a->thr[d] = thread_part(ex, a->d, d);
+        ckt_expr_id full = ckt_expr_add(ex, a->w->origin[d], a->thr[d]);
         int64_t lo, hi;
         ckt_expr_range(ex, full, &lo, &hi);
         char name[24];
         snprintf(name, sizeof name, "i%d", d);
-        a.idx[d] = ckt_expr_var(ex, name, lo, hi, ckt_expr_divisor(ex, full));
+        a->idx[d] = ckt_expr_var(ex, name, lo, hi, ckt_expr_divisor(ex, full));
     }
     char blk[200];
     if (ckt_expr_pool_status(ex, e->err)) {
         e->st = e->err->status;
         return false;
     }
-    if (ckt_em_vector_blocker(e, &a, 8, blk, sizeof blk)) {
+    if (ckt_em_vector_blocker(e, a, 8, blk, sizeof blk)) {
         snprintf(why, cap, "no ldmatrix: %s", blk);
         return false;
     }
+    return true;
+}
+
+/* The register tensors whose 16-bit values the CUDA dialect holds in pairs, one 32-bit word two
+ * values (the lower index in the low half): those that only ldmatrix writes and only mma.sync reads
+ * as its A or B. ldmatrix's words then go into the array and out to the instruction as they are,
+ * where one value a register cost NVVM a split and a merge of every word (7-10% of the sm_90
+ * GEMM's and attention's compile). Any other access of such a tensor is an internal error
+ * (ckt_em_reg), so the analysis errs towards "not paired". */
+static bool window_of(const ckt_kernel *k, int w, int t)
+{
+    return w >= 0 && w < ckt_kernel_nwindows(k) && ckt_kernel_window(k, w)->tensor == t;
+}
+
+/* an input: a tensor or a window, by the op's kind (both read here) */
+static bool refers(const ckt_kernel *k, int idx, int t) { return idx == t || window_of(k, idx, t); }
+
+static bool pairs_ok(em *e, int t)
+{
+    const ckt_kernel *k = e->k;
+    bool used = false;
+    for (int i = 0; i < ckt_kernel_nops(k); i++) {
+        const ckt_kop *op = ckt_kernel_op(k, i);
+        if (op->kind == CKT_OP_GEMM && (op->inputs[0] == t || op->inputs[1] == t) && op->r != t) {
+            used = true;
+            continue;
+        }
+        if (op->kind == CKT_OP_LOAD && op->r == t && op->mma_rep[2] == 1 &&
+            !window_of(k, op->w, t)) {
+            em_access a;
+            char why[300];
+            if (ldmatrix_plan(e, op, &a, why, sizeof why)) continue;
+            return false;
+        }
+        bool ref = op->r == t || op->r2 == t || window_of(k, op->w, t);
+        for (int j = 0; j < op->ninputs && j < CKT_K_MAX_INPUTS && !ref; j++)
+            ref = refers(k, op->inputs[j], t);
+        if (ref) return false;
+    }
+    return used;
+}
+
+void ckt_em_find_pairs(em *e)
+{
+    e->npaired = 0;
+    if (!e->dl->ldmatrix) return;
+    for (int i = 0; i < ckt_kernel_ntensors(e->k) && !e->st; i++) {
+        const ckt_ktensor *t = ckt_kernel_tensor(e->k, i);
+        if (t->mem == CKT_MEM_REG && ckt_dtype_size(t->dtype) == 2 && t->nvalues % 2 == 0 &&
+            e->npaired < CKT_EM_MAX_PAIRED && pairs_ok(e, i))
+            e->paired[e->npaired++] = t;
+    }
+}
+
+bool ckt_em_paired(const em *e, const ckt_ktensor *t)
+{
+    for (int i = 0; i < e->npaired; i++)
+        if (e->paired[i] == t) return true;
+    return false;
+}
+
+static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
+{
+    em_access a;
+    if (!ldmatrix_plan(e, op, &a, why, cap)) return false;
+    ckt_expr_pool *ex = e->ex;
+    const ckt_mma *m = ckt_mma_at(op->mma);
+    bool tr = op->mma_rep[0] == 'a' || op->mma_rep[0] == 'b';
     bool isa = op->mma_rep[0] == 'A' || op->mma_rep[0] == 'a';
     const char *trs = tr ? ".trans" : "";
     /* x4 or x2: the registers one load fills (B by x4 covers two N tiles) */

@@ -738,12 +738,16 @@ void ckt_em_gemm(em *e, const ckt_kop *op)
     }
     if ((e->st = ckt_mma_check_target(m, e->target, e->err))) return;
     ckt_em_thread_close(e);
-    ckt_mma_site x = {m,
-                      ckt_kernel_tensor(e->k, op->inputs[0])->name,
-                      ckt_kernel_tensor(e->k, op->inputs[1])->name,
-                      ckt_kernel_tensor(e->k, op->r)->name,
-                      {op->mma_rep[0], op->mma_rep[1], op->mma_rep[2]},
-                      e->block,
-                      op->line};
+    const ckt_ktensor *a = ckt_kernel_tensor(e->k, op->inputs[0]),
+                      *b = ckt_kernel_tensor(e->k, op->inputs[1]);
+    ckt_mma_site x = {.mma = m,
+                      .a = a->name,
+                      .b = b->name,
+                      .c = ckt_kernel_tensor(e->k, op->r)->name,
+                      .a_pairs = ckt_em_paired(e, a),
+                      .b_pairs = ckt_em_paired(e, b),
+                      .rep = {op->mma_rep[0], op->mma_rep[1], op->mma_rep[2]},
+                      .block = e->block,
+                      .line = op->line};
     ckt_emit_mma(e->s, e->ind, e->dl, &x);
 }

@@ -22,6 +22,7 @@ void ckt_emit_param_comment(ckt_sb *s, const ckt_kernel *k);
 typedef struct ckt_mma_site {
     const ckt_mma *mma;
     const char *a, *b, *c; /* the register arrays of A, B and C */
+    bool a_pairs, b_pairs; /* A / B held as 32-bit words of two 16-bit values (CUDA) */
     int64_t rep[3];        /* instructions per wave along M, N, and per K step */
     int64_t block;
     int line; /* the script line (0: unknown) */

@@ -108,6 +108,23 @@ void ckt_emit_mma_hip(ckt_emit_out *o, const ckt_mma_site *x)
     ckt_emit_put(o, "}");
 }
 
+/* An operand's b32 registers from its array at value `base`: the words as they are (an array held
+ * in pairs), or two 16-bit values merged into each */
+static void operand_words(ckt_emit_out *o, const char *dst, const char *base, const char *src,
+                          bool pairs, long long n)
+{
+    ckt_emit_put(o, "#pragma unroll");
+    if (pairs)
+        ckt_emit_put(o,
+                     "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) %s[ckt_r] = %s[%s / 2 + ckt_r];",
+                     n, dst, src, base);
+    else
+        ckt_emit_put(o,
+                     "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) %s[ckt_r] = (ckt_u32)%s[%s + 2 * "
+                     "ckt_r] | ((ckt_u32)%s[%s + 2 * ckt_r + 1] << 16);",
+                     n, dst, src, base, src, base);
+}
+
 /* mma.sync: A's values in b32 registers, two 16-bit values each (the lower index in the low half).
  */
 void ckt_emit_mma_cuda(ckt_emit_out *o, const ckt_mma_site *x)
@@ -119,18 +136,8 @@ void ckt_emit_mma_cuda(ckt_emit_out *o, const ckt_mma_site *x)
     ckt_emit_put(o, "const int ckt_ab = " A_BASE ", ckt_bb = " B_BASE ", ckt_cb = " C_BASE ";", P,
                  VA, P, VB, NX, VC);
     ckt_emit_put(o, "ckt_u32 ckt_a[%lld], ckt_b[%lld];", VA / 2, VB / 2);
-    ckt_emit_put(o, "#pragma unroll");
-    ckt_emit_put(
-        o,
-        "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) ckt_a[ckt_r] = (ckt_u32)%s[ckt_ab + 2 * ckt_r] "
-        "| ((ckt_u32)%s[ckt_ab + 2 * ckt_r + 1] << 16);",
-        VA / 2, x->a, x->a);
-    ckt_emit_put(o, "#pragma unroll");
-    ckt_emit_put(
-        o,
-        "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) ckt_b[ckt_r] = (ckt_u32)%s[ckt_bb + 2 * ckt_r] "
-        "| ((ckt_u32)%s[ckt_bb + 2 * ckt_r + 1] << 16);",
-        VB / 2, x->b, x->b);
+    operand_words(o, "ckt_a", "ckt_ab", x->a, x->a_pairs, VA / 2);
+    operand_words(o, "ckt_b", "ckt_bb", x->b, x->b_pairs, VB / 2);
     ckt_emit_put(
         o,
         "asm volatile(\"%s {%%0,%%1,%%2,%%3}, {%%4,%%5,%%6,%%7}, {%%8,%%9}, {%%0,%%1,%%2,%%3};\"",

@@ -98,6 +98,12 @@ bool ckt_em_in_producer(const em *e)
 
 char *ckt_em_reg(em *e, const ckt_ktensor *t, int64_t v, char *buf, size_t cap)
 {
+    if (ckt_em_paired(e, t) && !e->st) /* (only ldmatrix and mma.sync touch those, as words) */
+        e->st = ckt_fail(
+            e->err, CKT_EINVAL,
+            "emit (internal): register tensor '%s' is held in pairs but value %lld is accessed "
+            "alone",
+            t->name, (long long)v);
     e->dl->frame->reg(buf, cap, t->name, v);
     return buf;
 }

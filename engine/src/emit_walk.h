@@ -15,6 +15,9 @@
 /* the scopes the walk is in (loops, uniform and divergent branches, the producer region) */
 enum { SCOPE_LOOP, SCOPE_UIF, SCOPE_DIF, SCOPE_PRODUCER };
 
+/* at most this many register tensors held in pairs (the rest one value a register) */
+enum { CKT_EM_MAX_PAIRED = 32 };
+
 typedef struct em {
     ckt_sb *s;
     const ckt_kernel *k;
@@ -27,6 +30,9 @@ typedef struct em {
     const ckt_target_record *target;
     ckt_error *err;
     ckt_status st;
+    /* register tensors held as 16-bit pairs (ckt_em_find_pairs) */
+    const ckt_ktensor *paired[CKT_EM_MAX_PAIRED];
+    int npaired;
 } em;
 
 /* ---- emit_walk.c */
@@ -86,6 +92,9 @@ void ckt_em_access_comments(em *e, const ckt_kop *op, const em_access *a, int64_
 void ckt_em_access_body(em *e, const ckt_kop *op, em_access *a, int64_t spv, int64_t nv,
                         const int64_t *step);
 void ckt_em_access_op(em *e, const ckt_kop *op);
+/* CUDA: the 16-bit register tensors held in pairs (emit_access.c); whether t is one */
+void ckt_em_find_pairs(em *e);
+bool ckt_em_paired(const em *e, const ckt_ktensor *t);
 
 /* ---- emit_async.c */
 void ckt_em_copy_async(em *e, const ckt_kop *op);

@@ -192,6 +192,14 @@ describe("blockwise GEMM on the CPU target, every instruction emulated lane by l
     -- the wave's 4 N tiles a load) ...
     assert.truthy(src:find("ldmatrix.x4: A fragments", 1, true) and src:find("ldmatrix.x4: B fragments", 1, true))
     assert.truthy(src:find("ldmatrix.sync.aligned.m8n8.x4.shared.b16", 1, true))
+    -- ... into fragments held as 32-bit words of two values, which ldmatrix fills and mma.sync
+    -- reads as they are (both A's and B's; the CPU target keeps one value an element) ...
+    local _, paired = src:gsub("ckt_u32 r%d+%[%d+%]; /%* registers: %d+ 16%-bit values in pairs", "")
+    assert.equal(4, paired) -- (two K steps of 16, A and B each)
+    assert.truthy(src:find("ckt_a%[ckt_r%] = r%d+%[ckt_ab / 2 %+ ckt_r%]"))
+    assert.truthy(src:find("ckt_b%[ckt_r%] = r%d+%[ckt_bb / 2 %+ ckt_r%]"))
+    assert.truthy(src:find("r%d+%[%d+%] = q%[0%];"))
+    assert.falsy(m:source("cpu:sm_90"):find("in pairs", 1, true))
     -- ... an M-contiguous A tile has 16-byte M rows: ldmatrix.trans ...
     local mm = build("mma_m16n8k16_bf16", {a_major = "m"}):source("sm_80")
     assert.truthy(mm:find("ldmatrix.x4.trans: A fragments", 1, true))
@@ -202,6 +210,9 @@ describe("blockwise GEMM on the CPU target, every instruction emulated lane by l
     local odd = build("mma_m16n8k16_bf16", {lds_k_stride = 36}):source("sm_80")
     assert.truthy(odd:find("no ldmatrix: ", 1, true))
     assert.falsy(odd:find("ldmatrix.x4: A fragments", 1, true))
+    -- (element loads write single values: those fragments stay one value an element)
+    assert.falsy(odd:find("16-bit values in pairs", 1, true))
+    assert.truthy(odd:find("| ((ckt_u32)r", 1, true))
   end)
 end)
 
