@@ -200,7 +200,14 @@ describe("attention compiles for the GPUs (where their compilers are installed)"
       assert.is_true(ok, tostring(exe))
       assert.are.equal(0, exe:resources().scratch_bytes or 0)
       if t == "gfx90a" then assert.is_truthy(exe:disassembly():find("v_mfma", 1, true)) end
-      if t == "sm_90" then assert.is_truthy(k:source(t):find("mma.sync", 1, true)) end
+      if t == "sm_90" then
+        local src = k:source(t)
+        assert.is_truthy(src:find("mma.sync", 1, true))
+        -- Q, K and V fragments come by ldmatrix and are held in pairs; P, which the softmax's map
+        -- writes value by value, is an A operand one value an element
+        assert.is_truthy(src:find("16-bit values in pairs", 1, true))
+        assert.is_truthy(src:find("ckt_a%[ckt_r%] = %(ckt_u32%)r%d+%[ckt_ab %+ 2 %* ckt_r%]"))
+      end
     end)
   end
 end)
