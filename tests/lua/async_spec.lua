@@ -93,6 +93,14 @@ describe("asynchronous copies through an LDS ring", function()
       assert.truthy(src:find("a stage of 3 at element", 1, true))
     end
     assert.falsy(hip:find("cp.async.cg", 1, true))
+    -- a padded source: CUDA has one form of each copy, masked, its address unselected (a masked-off
+    -- cp.async reads nothing); HIP also has the mask-free form for windows inside the tensor, and
+    -- its masked copies (loads) name a valid address
+    assert.falsy(cu:find("the window lies inside", 1, true))
+    assert.truthy(cu:find("CKT_CP_ASYNC_AT%(16, ckt_cb %+ 2u %* ckt_ct, %d+, X %+ %b(), %(i0 < M%) && %(i1 < K%)%);"))
+    assert.falsy(cu:find(") ? X +", 1, true))
+    assert.truthy(hip:find("the window lies inside X: no masks", 1, true))
+    assert.truthy(hip:find(") ? X +", 1, true))
     -- K not promised a multiple of 8: the padded edge could split a vector, so element copies
     local k1 = ring_copy{dtype = "f16", stages = 3, vec = 1}
     assert.falsy(k1:source("sm_90"):find("CKT_CP_ASYNC%(%d"))
