@@ -186,6 +186,15 @@ static void declare(em *e)
                         "ckt_u32 %s[%lld]; /* registers: %lld 16-bit values in pairs, the lower "
                         "index in the low half (ldmatrix writes them, mma.sync reads them) */",
                         t->name, (long long)(t->nvalues / 2), (long long)t->nvalues);
+        } else if (t->mem == CKT_MEM_REG && ckt_em_acc_width(e, t)) {
+            long long w = (long long)ckt_em_acc_width(e, t);
+            ckt_em_line(e, "typedef float ckt_f32x%lld_%s __attribute__((ext_vector_type(%lld)));",
+                        w, t->name, w);
+            ckt_em_line(e,
+                        "ckt_f32x%lld_%s %s[%lld]; /* registers: %lld f32 accumulators as %lld "
+                        "vectors of the matrix instruction's %lld C values */",
+                        w, t->name, t->name, (long long)t->nvalues / w, (long long)t->nvalues,
+                        (long long)t->nvalues / w, w);
         } else if (t->mem == CKT_MEM_REG) {
             ckt_emit_out o = ckt_em_out(e);
             e->dl->frame->declare_regs(&o, t, e->block);
@@ -402,6 +411,7 @@ ckt_status ckt_emit(const ckt_kernel *k, const ckt_target_record *target, char *
     e.dl->frame->open_kernel(&sb, k, lds, ckt_emit_dynamic_lds_bytes(k, t) > 0);
     e.ind = 1;
     ckt_em_find_pairs(&e);
+    ckt_em_find_acc_vectors(&e);
     declare(&e);
     ckt_emit_mbar_init(&sb, e.ind, e.dl, k);
     for (int i = 0; i < ckt_kernel_nops(k) && !e.st; i++) {

@@ -23,6 +23,7 @@ typedef struct ckt_mma_site {
     const ckt_mma *mma;
     const char *a, *b, *c; /* the register arrays of A, B and C */
     bool a_pairs, b_pairs; /* A / B held as 32-bit words of two 16-bit values (CUDA) */
+    bool c_vectors;        /* C held as an array of the instruction's C vectors (HIP) */
     int64_t rep[3];        /* instructions per wave along M, N, and per K step */
     int64_t block;
     int line; /* the script line (0: unknown) */
@@ -130,6 +131,9 @@ typedef struct ckt_dialect {
      * copies (NULL: nothing); masked_reads_nothing: a masked-off asynchronous copy reads nothing
      * (src-size 0), so its source address is passed as it is, unselected */
     bool interior_unmasked, lds_immediates, ldmatrix, masked_reads_nothing;
+    /* acc_vectors: the f32 accumulators of matrix instructions are declared as arrays of the
+     * instruction's C vector (ext_vector_type), which the builtin takes and returns whole */
+    bool acc_vectors;
     void (*async_state)(ckt_emit_out *o, bool open);
     void (*async_waited)(ckt_emit_out *o, const ckt_kernel *k);
     /* matrix instructions; warpgroup MMAs and bulk copies where the dialect has them (NULL:

@@ -104,7 +104,11 @@ char *ckt_em_reg(em *e, const ckt_ktensor *t, int64_t v, char *buf, size_t cap)
             "emit (internal): register tensor '%s' is held in pairs but value %lld is accessed "
             "alone",
             t->name, (long long)v);
-    e->dl->frame->reg(buf, cap, t->name, v);
+    int64_t w = ckt_em_acc_width(e, t);
+    if (w) /* (an element of an ext_vector is an lvalue) */
+        snprintf(buf, cap, "%s[%lld][%lld]", t->name, (long long)(v / w), (long long)(v % w));
+    else
+        e->dl->frame->reg(buf, cap, t->name, v);
     return buf;
 }
 

@@ -30,9 +30,13 @@ typedef struct em {
     const ckt_target_record *target;
     ckt_error *err;
     ckt_status st;
-    /* register tensors held as 16-bit pairs (ckt_em_find_pairs) */
+    /* register tensors held as 16-bit pairs (ckt_em_find_pairs), and accumulators held as
+     * arrays of their instruction's C vector of accw values (ckt_em_find_acc_vectors) */
     const ckt_ktensor *paired[CKT_EM_MAX_PAIRED];
     int npaired;
+    const ckt_ktensor *accv[CKT_EM_MAX_PAIRED];
+    int64_t accw[CKT_EM_MAX_PAIRED];
+    int naccv;
 } em;
 
 /* ---- emit_walk.c */
@@ -95,6 +99,9 @@ void ckt_em_access_op(em *e, const ckt_kop *op);
 /* CUDA: the 16-bit register tensors held in pairs (emit_access.c); whether t is one */
 void ckt_em_find_pairs(em *e);
 bool ckt_em_paired(const em *e, const ckt_ktensor *t);
+/* HIP: the accumulators held as arrays of C vectors (emit_compute.c); t's vector width, or 0 */
+void ckt_em_find_acc_vectors(em *e);
+int64_t ckt_em_acc_width(const em *e, const ckt_ktensor *t);
 
 /* ---- emit_async.c */
 void ckt_em_copy_async(em *e, const ckt_kop *op);

@@ -185,6 +185,15 @@ describe("blockwise GEMM on the CPU target, every instruction emulated lane by l
       assert.falsy(src:find("for (ckt_i64 k1 = 0; k1 < 2; ++k1)", 1, true), t)
     end
     assert.truthy(k:source("gfx90a"):find("__builtin_amdgcn_mfma_f32_16x16x16f16(", 1, true))
+    -- HIP: the accumulators are an array of the instruction's C vectors, which the builtin takes
+    -- and returns whole (copied value by value they went through VGPRs around every MFMA); the
+    -- CPU target keeps one value an element
+    local hip = k:source("gfx90a")
+    assert.truthy(hip:find("typedef float ckt_f32x4_r%d+ __attribute__%(%(ext_vector_type%(4%)%)%);"))
+    assert.truthy(hip:find("ckt_f32x4_r%d+ r%d+%[%d+%]; /%* registers: %d+ f32 accumulators as %d+ vectors"))
+    assert.truthy(hip:find("ckt_c = r%d+%[ckt_mi %* %d+ %+ ckt_ni%];"))
+    assert.truthy(hip:find("r%d+%[%d+%]%[%d+%]")) -- (the epilogue reads elements of the vectors)
+    assert.falsy(k:source("cpu"):find("ckt_f32x", 1, true))
     local m = build("mma_m16n8k16_bf16", {})
     local src = m:source("sm_80")
     assert.truthy(src:find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 1, true))
