@@ -67,6 +67,27 @@ void ckt_emit_mma_c(ckt_emit_out *o, const ckt_mma_site *x)
     for (int i = 0; i < 4; i++) ckt_emit_close(o);
 }
 
+/* MFMA's C vector from the accumulators (in) or back: the array's vector as it is (held as C
+ * vectors), or its values one by one */
+static void c_transfer(ckt_emit_out *o, const ckt_mma_site *x, long long NX, long long VC, bool in)
+{
+    if (x->c_vectors) {
+        ckt_emit_put(
+            o, in ? "ckt_c = %s[ckt_mi * %lld + ckt_ni];" : "%s[ckt_mi * %lld + ckt_ni] = ckt_c;",
+            x->c, NX);
+        return;
+    }
+    ckt_emit_put(o, "#pragma unroll");
+    if (in)
+        ckt_emit_put(
+            o, "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) ckt_c[ckt_r] = %s[" C_BASE " + ckt_r];",
+            VC, x->c, NX, VC);
+    else
+        ckt_emit_put(
+            o, "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) %s[" C_BASE " + ckt_r] = ckt_c[ckt_r];",
+            VC, x->c, NX, VC);
+}
+
 void ckt_emit_mma_hip(ckt_emit_out *o, const ckt_mma_site *x)
 {
     const ckt_mma *m = x->mma;
@@ -88,14 +109,7 @@ void ckt_emit_mma_hip(ckt_emit_out *o, const ckt_mma_site *x)
     ckt_emit_put(o, "    ckt_a[ckt_r] = (short)%s[" A_BASE " + ckt_r];", x->a, P, VA);
     ckt_emit_put(o, "    ckt_b[ckt_r] = (short)%s[" B_BASE " + ckt_r];", x->b, P, VB);
     ckt_emit_put(o, "}");
-    if (x->c_vectors)
-        ckt_emit_put(o, "ckt_c = %s[ckt_mi * %lld + ckt_ni];", x->c, NX);
-    else {
-        ckt_emit_put(o, "#pragma unroll");
-        ckt_emit_put(
-            o, "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) ckt_c[ckt_r] = %s[" C_BASE " + ckt_r];",
-            VC, x->c, NX, VC);
-    }
+    c_transfer(o, x, NX, VC, true);
     if (half)
         ckt_emit_put(o,
                      "ckt_c = %s(__builtin_bit_cast(ckt_mfma_half, ckt_a), "
@@ -103,14 +117,7 @@ void ckt_emit_mma_hip(ckt_emit_out *o, const ckt_mma_site *x)
                      m->intrinsic);
     else
         ckt_emit_put(o, "ckt_c = %s(ckt_a, ckt_b, ckt_c, 0, 0, 0);", m->intrinsic);
-    if (x->c_vectors)
-        ckt_emit_put(o, "%s[ckt_mi * %lld + ckt_ni] = ckt_c;", x->c, NX);
-    else {
-        ckt_emit_put(o, "#pragma unroll");
-        ckt_emit_put(
-            o, "for (int ckt_r = 0; ckt_r < %lld; ++ckt_r) %s[" C_BASE " + ckt_r] = ckt_c[ckt_r];",
-            VC, x->c, NX, VC);
-    }
+    c_transfer(o, x, NX, VC, false);
     for (int i = 0; i < 3; i++) ckt_emit_close(o);
     o->ind--;
     ckt_emit_put(o, "}");
