@@ -410,8 +410,7 @@ ckt_status ckt_emit(const ckt_kernel *k, const ckt_target_record *target, char *
     ckt_emit_param_comment(&sb, k);
     e.dl->frame->open_kernel(&sb, k, lds, ckt_emit_dynamic_lds_bytes(k, t) > 0);
     e.ind = 1;
-    ckt_em_find_pairs(&e);
-    ckt_em_find_acc_vectors(&e);
+    ckt_em_find_reg_forms(&e);
     declare(&e);
     ckt_emit_mbar_init(&sb, e.ind, e.dl, k);
     for (int i = 0; i < ckt_kernel_nops(k) && !e.st; i++) {

@@ -613,9 +613,11 @@ static bool window_of(const ckt_kernel *k, int w, int t)
 /* an input: a tensor or a window, by the op's kind (both read here) */
 static bool refers(const ckt_kernel *k, int idx, int t) { return idx == t || window_of(k, idx, t); }
 
-static bool pairs_ok(em *e, int t)
+bool ckt_em_pairs_ok(em *e, int t)
 {
     const ckt_kernel *k = e->k;
+    const ckt_ktensor *r = ckt_kernel_tensor(k, t);
+    if (!e->dl->ldmatrix || ckt_dtype_size(r->dtype) != 2 || r->nvalues % 2) return false;
     bool used = false;
     for (int i = 0; i < ckt_kernel_nops(k); i++) {
         const ckt_kop *op = ckt_kernel_op(k, i);
@@ -636,25 +638,6 @@ static bool pairs_ok(em *e, int t)
         if (ref) return false;
     }
     return used;
-}
-
-void ckt_em_find_pairs(em *e)
-{
-    e->npaired = 0;
-    if (!e->dl->ldmatrix) return;
-    for (int i = 0; i < ckt_kernel_ntensors(e->k) && !e->st; i++) {
-        const ckt_ktensor *t = ckt_kernel_tensor(e->k, i);
-        if (t->mem == CKT_MEM_REG && ckt_dtype_size(t->dtype) == 2 && t->nvalues % 2 == 0 &&
-            e->npaired < CKT_EM_MAX_PAIRED && pairs_ok(e, i))
-            e->paired[e->npaired++] = t;
-    }
-}
-
-bool ckt_em_paired(const em *e, const ckt_ktensor *t)
-{
-    for (int i = 0; i < e->npaired; i++)
-        if (e->paired[i] == t) return true;
-    return false;
 }
 
 static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)

@@ -730,9 +730,10 @@ void ckt_em_block_reduce(em *e, const ckt_kop *op)
 /* HIP: an f32 register tensor that matrix instructions accumulate into, all of them with C
  * vectors of the same width that divides its values, is declared as an array of those vectors;
  * every other access reads or writes an element of one (ckt_em_reg) */
-static int64_t acc_vector_width(const em *e, int t)
+int64_t ckt_em_acc_vector_width(const em *e, int t)
 {
     const ckt_ktensor *r = ckt_kernel_tensor(e->k, t);
+    if (!e->dl->acc_vectors || r->dtype != CKT_F32) return 0;
     int64_t w = 0;
     for (int i = 0; i < ckt_kernel_nops(e->k); i++) {
         const ckt_kop *op = ckt_kernel_op(e->k, i);
@@ -741,27 +742,7 @@ static int64_t acc_vector_width(const em *e, int t)
         if (!m || (w && m->c_values != w)) return 0;
         w = m->c_values;
     }
-    return r->dtype == CKT_F32 && w > 1 && r->nvalues % w == 0 ? w : 0;
-}
-
-void ckt_em_find_acc_vectors(em *e)
-{
-    e->naccv = 0;
-    if (!e->dl->acc_vectors) return;
-    for (int i = 0; i < ckt_kernel_ntensors(e->k) && e->naccv < CKT_EM_MAX_PAIRED; i++) {
-        const ckt_ktensor *t = ckt_kernel_tensor(e->k, i);
-        int64_t w = t->mem == CKT_MEM_REG ? acc_vector_width(e, i) : 0;
-        if (!w) continue;
-        e->accv[e->naccv] = t;
-        e->accw[e->naccv++] = w;
-    }
-}
-
-int64_t ckt_em_acc_width(const em *e, const ckt_ktensor *t)
-{
-    for (int i = 0; i < e->naccv; i++)
-        if (e->accv[i] == t) return e->accw[i];
-    return 0;
+    return w > 1 && r->nvalues % w == 0 ? w : 0;
 }
 
 /* A matrix instruction exists on the target (cpu:<gpu>: the emulated one); the C dialect runs it

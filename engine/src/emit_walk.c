@@ -96,6 +96,37 @@ bool ckt_em_in_producer(const em *e)
     return false;
 }
 
+void ckt_em_find_reg_forms(em *e)
+{
+    e->nforms = 0;
+    for (int i = 0; i < ckt_kernel_ntensors(e->k) && !e->st && e->nforms < CKT_EM_MAX_FORMS; i++) {
+        const ckt_ktensor *t = ckt_kernel_tensor(e->k, i);
+        if (t->mem != CKT_MEM_REG) continue;
+        em_reg_form f = {t, ckt_em_pairs_ok(e, i), 0};
+        if (!f.pairs) f.width = ckt_em_acc_vector_width(e, i);
+        if (f.pairs || f.width) e->forms[e->nforms++] = f;
+    }
+}
+
+const em_reg_form *ckt_em_reg_form(const em *e, const ckt_ktensor *t)
+{
+    for (int i = 0; i < e->nforms; i++)
+        if (e->forms[i].t == t) return &e->forms[i];
+    return NULL;
+}
+
+bool ckt_em_paired(const em *e, const ckt_ktensor *t)
+{
+    const em_reg_form *f = ckt_em_reg_form(e, t);
+    return f && f->pairs;
+}
+
+int64_t ckt_em_acc_width(const em *e, const ckt_ktensor *t)
+{
+    const em_reg_form *f = ckt_em_reg_form(e, t);
+    return f ? f->width : 0;
+}
+
 char *ckt_em_reg(em *e, const ckt_ktensor *t, int64_t v, char *buf, size_t cap)
 {
     if (ckt_em_paired(e, t) && !e->st) /* (only ldmatrix and mma.sync touch those, as words) */

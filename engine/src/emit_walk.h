@@ -15,8 +15,16 @@
 /* the scopes the walk is in (loops, uniform and divergent branches, the producer region) */
 enum { SCOPE_LOOP, SCOPE_UIF, SCOPE_DIF, SCOPE_PRODUCER };
 
-/* at most this many register tensors held in pairs (the rest one value a register) */
-enum { CKT_EM_MAX_PAIRED = 32 };
+/* A register tensor the GPU dialects hold otherwise than one value an element: in pairs (CUDA:
+ * 16-bit values two a 32-bit word, which only ldmatrix writes and mma.sync reads), or as an array
+ * of a matrix instruction's C vectors of `width` values (HIP: MFMA's accumulators). At most
+ * CKT_EM_MAX_FORMS of them; the rest stay one value an element. */
+enum { CKT_EM_MAX_FORMS = 32 };
+typedef struct em_reg_form {
+    const ckt_ktensor *t;
+    bool pairs;
+    int64_t width;
+} em_reg_form;
 
 typedef struct em {
     ckt_sb *s;
@@ -30,13 +38,8 @@ typedef struct em {
     const ckt_target_record *target;
     ckt_error *err;
     ckt_status st;
-    /* register tensors held as 16-bit pairs (ckt_em_find_pairs), and accumulators held as
-     * arrays of their instruction's C vector of accw values (ckt_em_find_acc_vectors) */
-    const ckt_ktensor *paired[CKT_EM_MAX_PAIRED];
-    int npaired;
-    const ckt_ktensor *accv[CKT_EM_MAX_PAIRED];
-    int64_t accw[CKT_EM_MAX_PAIRED];
-    int naccv;
+    em_reg_form forms[CKT_EM_MAX_FORMS]; /* (ckt_em_find_reg_forms) */
+    int nforms;
 } em;
 
 /* ---- emit_walk.c */
@@ -53,6 +56,12 @@ void ckt_em_producer_open(em *e);
 void ckt_em_producer_close(em *e);
 bool ckt_em_in_producer(const em *e);
 char *ckt_em_reg(em *e, const ckt_ktensor *t, int64_t v, char *buf, size_t cap);
+/* the register tensors held otherwise (em_reg_form), found once before the declarations; t's form
+ * (NULL: one value an element), whether it is held in pairs, its C vectors' width or 0 */
+void ckt_em_find_reg_forms(em *e);
+const em_reg_form *ckt_em_reg_form(const em *e, const ckt_ktensor *t);
+bool ckt_em_paired(const em *e, const ckt_ktensor *t);
+int64_t ckt_em_acc_width(const em *e, const ckt_ktensor *t);
 /* value conversions through f32, literals */
 void ckt_em_to_f32(ckt_dtype t, const char *x, char *out, size_t cap);
 void ckt_em_from_f32(ckt_dtype t, const char *x, char *out, size_t cap);
@@ -96,12 +105,10 @@ void ckt_em_access_comments(em *e, const ckt_kop *op, const em_access *a, int64_
 void ckt_em_access_body(em *e, const ckt_kop *op, em_access *a, int64_t spv, int64_t nv,
                         const int64_t *step);
 void ckt_em_access_op(em *e, const ckt_kop *op);
-/* CUDA: the 16-bit register tensors held in pairs (emit_access.c); whether t is one */
-void ckt_em_find_pairs(em *e);
-bool ckt_em_paired(const em *e, const ckt_ktensor *t);
-/* HIP: the accumulators held as arrays of C vectors (emit_compute.c); t's vector width, or 0 */
-void ckt_em_find_acc_vectors(em *e);
-int64_t ckt_em_acc_width(const em *e, const ckt_ktensor *t);
+/* whether register tensor t (index i) may be held in pairs (emit_access.c), the C width it may be
+ * held in vectors of, or 0 (emit_compute.c): each by its dialect's flag */
+bool ckt_em_pairs_ok(em *e, int i);
+int64_t ckt_em_acc_vector_width(const em *e, int i);
 
 /* ---- emit_async.c */
 void ckt_em_copy_async(em *e, const ckt_kop *op);
