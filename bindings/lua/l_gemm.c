@@ -432,6 +432,25 @@ static int l_c_partition(lua_State *L)
     return 1;
 }
 
+/* opts.zero of b:blockwise_gemm: nil or false (none), true (always) or a kernel expression (the
+ * condition, e.g. ckt.eq(k, 0): the first K slice of a loop) */
+static ckt_expr_id zero_field(lua_State *L, int opts)
+{
+    ckt_expr_id e = CKT_EXPR_NONE;
+    l_kernel *kb = ckt_lk_checkkernel(L, 1);
+    lua_getfield(L, opts, "zero");
+    if (lua_isboolean(L, -1)) {
+        if (lua_toboolean(L, -1)) e = ckt_expr_int(ckt_kernel_exprs(kb->k), 1);
+    } else if (!lua_isnil(L, -1)) {
+        if (!ckt_lk_testexpr(L, -1))
+            luaL_error(L, "blockwise_gemm: zero must be a boolean or a kernel expression, got %s",
+                       ckt_l_typename(L, -1));
+        e = ckt_lk_toexpr(L, lua_gettop(L), kb, "blockwise_gemm: zero");
+    }
+    lua_pop(L, 1);
+    return e;
+}
+
 /* b:blockwise_gemm(a_lds, b_lds, c_vgpr, traits): c_vgpr += a_lds x b_lds^T (blockwise_gemm_xdl) */
 static int b_blockwise_gemm(lua_State *L)
 {
@@ -442,20 +461,22 @@ static int b_blockwise_gemm(lua_State *L)
     const ckt_gemm_traits *t = checktraits(L, 5, NULL);
     ckt_error err;
     if (!lua_isnoneornil(L, 6)) {
-        /* {pending = n}: wgmma groups left in flight (ckt/wgmma.h); {zero = true}: c = a x b^T,
-         * c's old values ignored (wgmma's scale-d; a clear first on the other instructions) */
+        /* {pending = n}: wgmma groups left in flight (ckt/wgmma.h); {zero = true or a kernel
+         * expression}: c = a x b^T (where the expression is nonzero), c's old values ignored
+         * (wgmma's scale-d; a clear first on the other instructions) */
         static const char *const allowed[] = {"pending", "zero", NULL};
         luaL_checktype(L, 6, LUA_TTABLE);
         ckt_l_check_fields(L, 6, "blockwise_gemm", allowed);
         int64_t pending = 0;
-        int zero = 0;
         bool async = ckt_l_field_int(L, 6, "blockwise_gemm", "pending", &pending);
-        ckt_l_field_bool(L, 6, "blockwise_gemm", "zero", &zero);
+        ckt_expr_id zero = zero_field(L, 6);
         if (async) {
-            if (ckt_kernel_blockwise_wgmma_async(k, a, b, c, t, pending, zero != 0, &err))
+            if (ckt_kernel_blockwise_wgmma_async(k, a, b, c, t, pending, zero, &err))
                 return ckt_l_error(L, &err);
-        } else if (zero) { /* (wgmma's scale-d 0, or a clear first: the engine chooses) */
-            if (ckt_kernel_blockwise_gemm_zero(k, a, b, c, t, &err)) return ckt_l_error(L, &err);
+        } else if (zero !=
+                   CKT_EXPR_NONE) { /* (wgmma's scale-d 0, or a clear: the engine chooses) */
+            if (ckt_kernel_blockwise_gemm_zero_if(k, a, b, c, t, zero, &err))
+                return ckt_l_error(L, &err);
         } else if (ckt_kernel_blockwise_gemm(k, a, b, c, t, &err))
             return ckt_l_error(L, &err);
         return 0;

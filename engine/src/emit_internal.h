@@ -57,6 +57,8 @@ typedef struct ckt_wgmma_site {
     long long nx, cv;         /* instruction tiles along N, C values of one */
     int tra, trb;             /* A / B M/N-major (transposed) */
     const ckt_ktensor *a_reg; /* A from registers (the RS form; NULL: A through a descriptor) */
+    const char *zero;         /* where the first K step ignores the accumulators ("1": always;
+                                 NULL: never) */
 } ckt_wgmma_site;
 typedef struct ckt_wgmma_ops {
     bool unroll; /* the K-step and repeat loops carry #pragma unroll */

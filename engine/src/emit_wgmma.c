@@ -64,6 +64,16 @@ static void tile_offset(const ckt_ktensor *t, ckt_expr_pool *ex, char *buf, size
     snprintf(buf, cap, "%lld + (ckt_u32)(%s) * %lld", (long long)t->lds_offset, st, (long long)esz);
 }
 
+/* the zeroing condition's C text: "1" always, NULL never */
+static const char *zero_condition(ckt_expr_pool *ex, ckt_expr_id e, char *buf, size_t cap)
+{
+    int64_t v = 0;
+    if (e == CKT_EXPR_NONE) return NULL;
+    if (ckt_expr_is_const(ex, e, &v)) return v ? "1" : NULL;
+    ckt_expr_print(ex, e, buf, cap, NULL);
+    return buf;
+}
+
 static void fence_operands(ckt_emit_out *o, const char *acc, long long n)
 {
     ckt_emit_put(o, "#pragma unroll");
@@ -96,16 +106,19 @@ static void cuda_open(ckt_emit_out *o, const ckt_wgmma_site *x, long long warpgr
 }
 
 /* the scale-d input: 0 (D = A B, the accumulators ignored) on the first K step of a zeroing
- * blockwise_gemm, else 1 (D += A B) */
-static const char *scale_d(const ckt_wgmma_site *x)
+ * blockwise_gemm (where its condition holds), else 1 (D += A B) */
+static const char *scale_d(const ckt_wgmma_site *x, char *buf, size_t cap)
 {
-    return x->op->zero ? "(int)(ckt_kk != 0)" : "1";
+    if (!x->zero) return "1";
+    if (!strcmp(x->zero, "1")) return "(int)(ckt_kk != 0)";
+    snprintf(buf, cap, "(int)(ckt_kk != 0 || !(%s))", x->zero);
+    return buf;
 }
 
 static void cuda_issue(ckt_emit_out *o, const ckt_wgmma_site *x)
 {
     long long CV = x->cv;
-    char regs[1200];
+    char regs[1200], sd[480];
     size_t n = 0;
     for (long long i = 0; i < CV && n < sizeof regs; i++)
         n += (size_t)snprintf(regs + n, sizeof regs - n, "%s%%%lld", i ? ", " : "", i);
@@ -141,9 +154,10 @@ static void cuda_issue(ckt_emit_out *o, const ckt_wgmma_site *x)
         ckt_emit_put(o,
                      "             : \"r\"(ckt_ra0), \"r\"(ckt_ra1), \"r\"(ckt_ra2), "
                      "\"r\"(ckt_ra3), \"l\"(ckt_db), \"r\"(%s));",
-                     scale_d(x));
+                     scale_d(x, sd, sizeof sd));
     else
-        ckt_emit_put(o, "             : \"l\"(ckt_da), \"l\"(ckt_db), \"r\"(%s));", scale_d(x));
+        ckt_emit_put(o, "             : \"l\"(ckt_da), \"l\"(ckt_db), \"r\"(%s));",
+                     scale_d(x, sd, sizeof sd));
 }
 
 static void cuda_close(ckt_emit_out *o, const ckt_wgmma_site *x)
@@ -189,10 +203,11 @@ static void c_open(ckt_emit_out *o, const ckt_wgmma_site *x, long long warpgroup
 
 static void c_issue(ckt_emit_out *o, const ckt_wgmma_site *x)
 {
-    if (x->op->zero) /* scale-d 0 on the first K step: the instruction tile's accumulators from 0 */
-        ckt_emit_put(
-            o, "if (ckt_kk == 0) ckt_emu_wgmma_zero(&%s[ckt_wg * 128][0], %lld, ckt_cb, %lld);",
-            x->c->name, (long long)x->c->nvalues, x->cv);
+    if (x->zero) /* scale-d 0 on the first K step: the instruction tile's accumulators from 0 */
+        ckt_emit_put(o,
+                     "if (ckt_kk == 0 && (%s)) ckt_emu_wgmma_zero(&%s[ckt_wg * 128][0], %lld, "
+                     "ckt_cb, %lld);",
+                     x->zero, x->c->name, (long long)x->c->nvalues, x->cv);
     if (x->a_reg) {
         ckt_emit_put(o,
                      "ckt_emu_wgmma_ra(ckt_lds, %lldu, &%s[ckt_wg * 128][0], %lld, 8 * ckt_kk, "
@@ -285,7 +300,7 @@ ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_k
                                      NX, WN, KS, 'B', &pb, err)))
         return ckt_fail_prefix(err, "blockwise_gemm: ");
     ckt_emit_out o = {s, ind};
-    char da[300], db[300], offa[500] = "0", offb[500];
+    char da[300], db[300], offa[500] = "0", offb[500], zc[400];
     if (reg_a)
         snprintf(da, sizeof da,
                  "A (%s): from registers, the accumulator fragment of an earlier wgmma (K step "
@@ -325,7 +340,8 @@ ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_k
                         CV,
                         pa.d.mn_major,
                         pb.d.mn_major,
-                        reg_a ? ta : NULL};
+                        reg_a ? ta : NULL,
+                        zero_condition(ex, op->zero, zc, sizeof zc)};
     w->open(&o, &x, WM * WN);
     ckt_emit_open_loop(&o, w->unroll, "ckt_kk", KS);
     ckt_emit_open_loop(&o, w->unroll, "ckt_mi", MX);

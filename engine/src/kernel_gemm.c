@@ -67,10 +67,24 @@ static ckt_status gemm_fragments(const gemm_site *x, ckt_expr_id k0, int *ra, in
 ckt_status ckt_kernel_blockwise_gemm_zero(ckt_kernel *k, int a_lds, int b_lds, int c_reg,
                                           const ckt_gemm_traits *t, ckt_error *err)
 {
+    if (!k) return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: NULL argument");
+    return ckt_kernel_blockwise_gemm_zero_if(k, a_lds, b_lds, c_reg, t,
+                                             ckt_expr_int(ckt_kernel_exprs(k), 1), err);
+}
+
+ckt_status ckt_kernel_blockwise_gemm_zero_if(ckt_kernel *k, int a_lds, int b_lds, int c_reg,
+                                             const ckt_gemm_traits *t, ckt_expr_id cond,
+                                             ckt_error *err)
+{
     if (!k || !t || !t->instr) return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: NULL argument");
     if (ckt_mma_is_wgmma(t->instr))
-        return ckt_kernel_blockwise_wgmma_async(k, a_lds, b_lds, c_reg, t, 0, true, err);
-    ckt_status s = ckt_kernel_clear(k, c_reg, 0.0f, err);
+        return ckt_kernel_blockwise_wgmma_async(k, a_lds, b_lds, c_reg, t, 0, cond, err);
+    ckt_status s;
+    int64_t always = 0;
+    if (ckt_expr_is_const(ckt_kernel_exprs(k), cond, &always) && always)
+        s = ckt_kernel_clear(k, c_reg, 0.0f, err);
+    else if (!(s = ckt_kernel_if(k, cond, err)) && !(s = ckt_kernel_clear(k, c_reg, 0.0f, err)))
+        s = ckt_kernel_end(k, err);
     return s ? s : ckt_kernel_blockwise_gemm(k, a_lds, b_lds, c_reg, t, err);
 }
 

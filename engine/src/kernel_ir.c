@@ -241,7 +241,7 @@ static ckt_kop new_op(ckt_kop_kind kind)
     memset(&op, 0, sizeof op);
     op.kind = kind;
     op.w = op.r = op.r2 = -1;
-    op.a = op.b = CKT_EXPR_NONE;
+    op.a = op.b = op.zero = CKT_EXPR_NONE;
     op.vector_dim = -1;
     op.dist = -1;
     return op;
@@ -1644,7 +1644,7 @@ ckt_status ckt_kernel_mma(ckt_kernel *k, int c_reg, int a_reg, int b_reg, int mm
 ckt_status ckt_kernel_wgmma(ckt_kernel *k, int c_reg, int a_lds, int b_lds, int mma,
                             const int64_t *rep, ckt_error *err)
 {
-    return ckt_kernel_wgmma_async(k, c_reg, a_lds, b_lds, mma, rep, 0, false, err);
+    return ckt_kernel_wgmma_async(k, c_reg, a_lds, b_lds, mma, rep, 0, CKT_EXPR_NONE, err);
 }
 
 ckt_status ckt_kernel_wgmma_wait(ckt_kernel *k, int c_reg, int64_t pending, ckt_error *err)
@@ -1670,7 +1670,8 @@ ckt_status ckt_kernel_wgmma_wait(ckt_kernel *k, int c_reg, int64_t pending, ckt_
 }
 
 ckt_status ckt_kernel_wgmma_async(ckt_kernel *k, int c_reg, int a_lds, int b_lds, int mma,
-                                  const int64_t *rep, int64_t pending, bool zero, ckt_error *err)
+                                  const int64_t *rep, int64_t pending, ckt_expr_id zero,
+                                  ckt_error *err)
 {
     ckt_status s;
     if (pending < 0 || pending > 7)
@@ -1699,6 +1700,13 @@ ckt_status ckt_kernel_wgmma_async(ckt_kernel *k, int c_reg, int a_lds, int b_lds
                             ckt_dtype_name(i ? m->b : m->a));
     }
     if ((s = mma_operand(k, c_reg, "C", m->c, m->c_values * rep[0] * rep[1], err))) return s;
+    /* scale-d is an operand of a warpgroup-wide instruction: the same on all its threads */
+    if (zero != CKT_EXPR_NONE &&
+        (!ckt_expr_get(&k->ex, zero) || ckt_expr_type_of(&k->ex, zero) == CKT_T_F32 ||
+         ckt_expr_has_input(&k->ex, zero) || !ckt_expr_uniform(&k->ex, zero)))
+        return ckt_fail(err, CKT_EINVAL,
+                        "wgmma: zero must be an integer or boolean expression over indices that "
+                        "is the same on every thread (scale-d of a warpgroup-wide instruction)");
     ckt_kop op = mma_op(CKT_OP_WGMMA, c_reg, a_lds, b_lds, mma, rep);
     op.spv = pending;
     op.zero = zero;

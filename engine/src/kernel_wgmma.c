@@ -143,12 +143,12 @@ static ckt_status register_a(ckt_kernel *k, const ckt_ktensor *ta, int64_t mpb, 
 ckt_status ckt_kernel_blockwise_wgmma(ckt_kernel *k, int a_lds, int b_lds, int c_reg,
                                       const ckt_gemm_traits *t, ckt_error *err)
 {
-    return ckt_kernel_blockwise_wgmma_async(k, a_lds, b_lds, c_reg, t, 0, false, err);
+    return ckt_kernel_blockwise_wgmma_async(k, a_lds, b_lds, c_reg, t, 0, CKT_EXPR_NONE, err);
 }
 
 ckt_status ckt_kernel_blockwise_wgmma_async(ckt_kernel *k, int a_lds, int b_lds, int c_reg,
-                                            const ckt_gemm_traits *t, int64_t pending, bool zero,
-                                            ckt_error *err)
+                                            const ckt_gemm_traits *t, int64_t pending,
+                                            ckt_expr_id zero, ckt_error *err)
 {
     if (!k || !t || !t->instr) return ckt_fail(err, CKT_EINVAL, "blockwise_gemm: NULL argument");
     const ckt_mma *m = t->instr;

@@ -70,13 +70,15 @@ local function store_tma(g, buffer, res, tm, tn, l)
     for w = 0, p.waves_m - 1 do stores(w, false) end
     return
   end
+  -- the turns as a loop: the fragments' stores are written once (unrolled, each warpgroup's turn
+  -- was the epilogue's code again: ~50 ms of NVRTC for the default)
   local tid = b:thread_id()
-  for w = 0, p.waves_m - 1 do
-    b:when(ckt.land(ckt.ge(tid, 128 * w), ckt.lt(tid, 128 * (w + 1))), function() part:store(res) end)
+  b:loop(p.waves_m, function(w)
+    b:when(ckt.eq(tid // 128, w), function() part:store(res) end)
     b:sync()
     stores(w, true)
     b:sync() -- the buffer is free again (thread 0 saw the stores read it)
-  end
+  end)
 end
 
 -- through the LDS buffer: each warpgroup's rows in turn, read back one pass of rows at a time (a

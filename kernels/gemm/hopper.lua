@@ -51,15 +51,19 @@ end
 -- 255 registers; 248-288 took 252-255 (no margin); 224 took 226-245, 208 took 180-211, 160
 -- took 178-194. The default tile and the shape model's candidates halve TK until the sum is
 -- within ELEMENT_BUDGET (nil: no K slice of at least one instruction's K fits; a tile given is
--- taken as it is).
+-- taken as it is). Since the first K slice's MMAs are in the K loop (pipeline.lua), 224 took
+-- 246-255 for 16-bit elements and spilled 4 bytes at 255 for e4m3 (K-major), so the 8-bit
+-- elements have a budget of their own: 224 is out, and the default tile's TN halves (plan.lua).
 hopper.ELEMENT_BUDGET = 232
+hopper.ELEMENT_BUDGET_FP8 = 208
 
 function hopper.element_tk(TM, TN, TK, block, fp8, sums)
   local kin = fp8 and 32 or 16
+  local budget = fp8 and hopper.ELEMENT_BUDGET_FP8 or hopper.ELEMENT_BUDGET
   -- (sums: accumulator sets a thread holds, 2 with fp8 block scales: the slice's product and the sum)
   local function cost(tk) return ((sums or 1) * TM * TN + (TM + TN) * tk + 2 * (TM + TN) * 16) / block end
-  while TK > kin and cost(TK) > hopper.ELEMENT_BUDGET do TK = TK // 2 end
-  return cost(TK) <= hopper.ELEMENT_BUDGET and TK or nil
+  while TK > kin and cost(TK) > budget do TK = TK // 2 end
+  return cost(TK) <= budget and TK or nil
 end
 
 -- The LDS tile (rows x TK) in the layout wgmma's descriptors describe, as a ckt layout composed

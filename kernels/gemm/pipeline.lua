@@ -57,7 +57,6 @@ local function async_feed(g, walk)
     b:when(ckt.land(ckt.ge(k, f.per_tile), t.more), function() copies.refill(g, t.following, at(t, k) % S) end)
     b:commit() -- one group a slice, empty or not
   end
-  function f.first(slice0) slice0() end -- (with K = 0 the slice is all zero-filled copies)
   return f
 end
 
@@ -90,8 +89,8 @@ local function bulk_feed(g, walk)
   -- (+ S: the range analysis then sees a non-negative index; i >= -P only as it reads nk - min(nk, P))
   local function release(t, i) b:mbarrier_arrive{barrier = empty, at = (at(t, i) + S) % S} end
   f.retire = release
-  function f.retire_pipelined(t, j) -- after slice j + 1's MMAs: slice j + 1 - P has retired
-    if P == 1 then release(t, j) else b:when(ckt.ge(j + 1, P), function() release(t, j + 1 - P) end) end
+  function f.retire_pipelined(t, i) -- after slice i's MMAs: slice i - P has retired
+    b:when(ckt.ge(i, P), function() release(t, i - P) end)
   end
   -- persistent: the last min(P, nk) slices are released once the tile's MMAs retire, since the
   -- producer waits for their stages (a lone tile leaves them: nothing comes after it)
@@ -100,7 +99,6 @@ local function bulk_feed(g, walk)
     local last = ckt.min(nk, P)
     b:loop(last, function(i) release(t, nk - last + i) end)
   end
-  function f.first(slice0) b:when(ckt.gt(nk, 0), slice0) end
   return f
 end
 
@@ -160,11 +158,11 @@ end
 -- (leaving `pending` wgmma groups in flight) and lets the feed retire what has been read
 local function consume(g, feed, acc, t)
   local b, P = g.b, g.P
-  local function slice(i, pending)
+  if feed.merged or g.bsA or P == 0 then b:clear(acc, 0) end -- (P > 0: the first slice's MMAs start the sum)
+  local function slice(i, opts)
     feed.ready(t, i)
     local st = at(t, i) % g.S
-    if pending > 0 then b:blockwise_gemm(g.sa:stage(st), g.sb:stage(st), acc, g.T, {pending = pending})
-    else b:blockwise_gemm(g.sa:stage(st), g.sb:stage(st), acc, g.T) end
+    b:blockwise_gemm(g.sa:stage(st), g.sb:stage(st), acc, g.T, opts)
   end
   if feed.merged then
     -- fused_prologue (plan.lua): one copy site, the first D slices' copies issued by the K
@@ -184,18 +182,21 @@ local function consume(g, feed, acc, t)
   elseif g.bsA then
     consume_scaled(g, feed, acc, t)
   elseif P > 0 then
-    -- slice 0 first, its MMAs retired before the pipelined loop: no instruction but wgmma may
-    -- define the accumulators (b:clear's) while MMAs are in flight, or ptxas serializes them
-    feed.first(function() slice(0, 0) end)
-    b:loop(feed.per_tile - 1, function(j) slice(j + 1, P); feed.retire_pipelined(t, j) end)
+    -- one loop, P groups of MMAs left in flight a slice; slice 0's start the sum (wgmma's scale-d
+    -- 0 where i = 0) and nothing clears the accumulators before: no instruction but wgmma may
+    -- define them while MMAs are in flight, or ptxas serializes the MMAs (a clear before the loop
+    -- can become copies inside it). Before, slice 0 ran first, retired before the loop: the
+    -- kernel's MMA code twice, ~30% of the sm_90a GEMM's NVRTC time.
+    b:loop(feed.per_tile, function(i) slice(i, {pending = P, zero = ckt.eq(i, 0)}); feed.retire_pipelined(t, i) end)
     b:wgmma_wait(acc, 0) -- the accumulators settled
+    b:when(ckt.eq(feed.per_tile, 0), function() b:clear(acc, 0) end) -- K = 0: C = 0
     feed.drain(t)
   else
-    b:loop(feed.per_tile, function(i) slice(i, 0); feed.retire(t, i) end)
+    b:loop(feed.per_tile, function(i) slice(i); feed.retire(t, i) end)
   end
 end
 
--- The schedule: the feed's producer side, then for each tile: clear, consume, epilogue. The
+-- The schedule: the feed's producer side, then for each tile: consume, epilogue. The
 -- slice stream opens and closes around the block's walk of tiles (one tile: around its K loop).
 local function run(g, store, walk)
   walk = walk or schedule.walk(g)
@@ -205,7 +206,6 @@ local function run(g, store, walk)
   if walk.persistent then feed.open() end
   walk.each(function(t)
     feed.tile(t)
-    g.b:clear(acc, 0)
     if not walk.persistent then feed.open() end
     consume(g, feed, acc, t)
     if not walk.persistent then feed.close() end

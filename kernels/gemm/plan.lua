@@ -92,7 +92,13 @@ local function plan_of(o)
   local d = p.hopper and (p.fp8 and (p.scales == "block" and "hopper_fp8_block" or "hopper_fp8") or "hopper") or p.vendor
   options.shape(p, o, options.DEFAULTS[d])
   -- sm_90a's element copies: the default tile's K slice within the register budget
-  if p.hopper and o.tile == nil and options.element_copies(o) then p.TK = hopper.element_tk(p.TM, p.TN, p.TK, p.block, p.fp8, p.scales == "block" and 2 or 1) or p.TK end
+  if p.hopper and o.tile == nil and options.element_copies(o) then
+    local sums = p.scales == "block" and 2 or 1
+    local TK = hopper.element_tk(p.TM, p.TN, p.TK, p.block, p.fp8, sums)
+    -- no K slice fits beside the accumulators: half as many columns
+    while TK == nil and p.TN > 64 do p.TN = p.TN // 2; TK = hopper.element_tk(p.TM, p.TN, p.TK, p.block, p.fp8, sums) end
+    p.TK = TK or p.TK
+  end
   if p.hopper then hopper.setup(p, o)
   elseif o.mma_pending ~= nil then fail("mma_pending: only sm_90a's wgmma leaves MMAs in flight") end
   options.copies(p, o, rec)

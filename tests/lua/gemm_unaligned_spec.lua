@@ -80,7 +80,9 @@ describe("gemm on cpu:sm_90a at unaligned sizes", function()
     assert.equal(64, gemm.plan{target = "sm_90a"}.TK)
     assert.equal(64, gemm.plan{target = "sm_90a", aligned = false, copy = "tma"}.TK) -- (no element copies: the default tile)
     assert.equal(64, gemm.plan{target = "sm_90a", aligned = false, tile = {128, 256, 64}}.TK) -- a tile given stays
-    assert.equal(32, gemm.plan{target = "sm_90a", aligned = false, dtype = "e4m3"}.TK)
+    -- (e4m3: its own budget, 208; no K slice of the 128 x 256 tile fits it, so 128 x 128)
+    local p8 = gemm.plan{target = "sm_90a", aligned = false, dtype = "e4m3"}
+    assert.same({128, 128, 64}, {p8.TM, p8.TN, p8.TK})
     -- (64 x 256 / 128 threads holds 128 accumulators and 80 row addresses a thread: no K slice fits)
     for _, c in ipairs(gemm.plan{target = "sm_90a", aligned = false, M = 64, N = 8192, K = 8192}.model) do
       local t = c.options.tile

@@ -290,7 +290,60 @@ describe("b:blockwise_gemm with a wgmma instruction", function()
       local la = ckt.tensor("lds", "f16", sw)
       b:blockwise_gemm(la, la, b:make_blockwise_gemm_xdl_c_vgpr(la, la, T), T, {zero = 1})
     end})
-    assert.is_false(ok); assert.truthy(e:find("field 'zero' must be a boolean", 1, true))
+    assert.is_false(ok); assert.truthy(e:find("zero must be a boolean or a kernel expression, got number", 1, true))
+  end)
+
+  it("b:blockwise_gemm{zero = expression}: the sum starts where it holds (a K loop's first slice, no peeled iteration)", function()
+    local A = ckt.array("f16", 64 * 64):random{seed = 33, lo = -1, hi = 1}
+    local B = ckt.array("f16", 64 * 64):random{seed = 34, lo = -1, hi = 1}
+    local R = gemm.reference(A, B, 64, 64, 64, {b_major = "k", out = "f32"})
+    local function product(target, traits, lay, pending)
+      local k = ckt.kernel{name = "zero_if_" .. target:gsub("%W", "_"), block = 128, build = function(b)
+        local pa, pb, pc = b:pointer("A", "f16", {const = true}), b:pointer("B", "f16", {const = true}), b:pointer("C", "f32")
+        local n = b:size("n")
+        local la, lb = ckt.tensor("lds", "f16", lay), ckt.tensor("lds", "f16", lay)
+        ckt.tile_window(la, {64, 64}, {0, 0}):store(ckt.tile_window(ckt.tensor(pa, "f16", {shape = {64, 64}}), {64, 64}, {0, 0}):load())
+        ckt.tile_window(lb, {64, 64}, {0, 0}):store(ckt.tile_window(ckt.tensor(pb, "f16", {shape = {64, 64}}), {64, 64}, {0, 0}):load())
+        b:sync()
+        local acc = b:make_blockwise_gemm_xdl_c_vgpr(la, lb, traits)
+        b:clear(acc, 0 / 0) -- NaN: what the first product must not read
+        -- n products, the first one zeroing: n a bᵀ
+        b:loop(n, function(i)
+          b:blockwise_gemm(la, lb, acc, traits, {zero = ckt.eq(i, 0), pending = pending})
+        end)
+        if pending then b:wgmma_wait(acc, 0) end
+        ckt.make_blockwise_gemm_xdl_c_local_partition(ckt.tile_window(ckt.tensor(pc, "f32", {shape = {64, 64}}), {64, 64}, {0, 0}), traits):store(acc)
+      end}
+      local e = k:compile{target = target}
+      local out = {}
+      for _, n in ipairs{1, 3} do
+        local ba, bb, bc = dev:alloc("f16", #A), dev:alloc("f16", #B), dev:alloc("f32", 64 * 64)
+        ba:upload(A); bb:upload(B); bc:upload(ckt.array("f32", 64 * 64):poison())
+        e:launch{grid = 1, A = ba, B = bb, C = bc, n = n}
+        out[n] = bc:download()
+      end
+      return out, k
+    end
+    local sw = ckt.composed(ckt.swizzle(3, 3, 3), 0, ckt.layout({64, 64}, {64, 1}))
+    local M = ckt.gemm_traits{instr = "mma_m16n8k16_f16", m_per_wave = 2, n_per_wave = 4}
+    for _, case in ipairs{{"cpu:sm_90a", T, sw, 1}, {"cpu:sm_90a", T, sw, nil}, {"cpu:sm_90", M, ckt.layout({64, 64}, {64, 1}), nil}} do
+      local out, k = product(case[1], case[2], case[3], case[4])
+      for _, n in ipairs{1, 3} do
+        for i = 0, 64 * 64 - 1 do
+          assert(math.abs(out[n][i] - n * R[i]) <= n * 64 * 2 ^ -20, ("%s n = %d: %d: %g vs %g"):format(case[1], n, i, out[n][i], n * R[i]))
+        end
+      end
+      if case[1] == "cpu:sm_90a" then
+        assert.truthy(k:source("sm_90a"):find("(int)(ckt_kk != 0 || !(", 1, true), "scale-d 0 on the first K step where the condition holds")
+      end
+    end
+    -- wgmma's scale-d is one operand of a warpgroup-wide instruction: a condition that differs
+    -- between threads is refused
+    local ok, e = pcall(ckt.kernel, {name = "z", block = 128, build = function(b)
+      local la = ckt.tensor("lds", "f16", sw)
+      b:blockwise_gemm(la, la, b:make_blockwise_gemm_xdl_c_vgpr(la, la, T), T, {zero = ckt.eq(b:thread_id(), 0), pending = 0})
+    end})
+    assert.is_false(ok); assert.truthy(tostring(e):find("same on every thread", 1, true), e)
   end)
 
   it("is refused by targets without wgmma", function()
@@ -340,10 +393,11 @@ describe("sm_90a through NVRTC (compile only)", function()
     end)
   end
   it("refuses a wgmma kernel whose registers spill (its accumulators would be torn)", function()
-    -- 128 x 256 f32 output with the producer warp and MMAs in flight: ptxas caps the registers at
-    -- 168 and spills (so that configuration defaults to mma_pending = 0, which compiles)
+    -- the persistent 128 x 256 kernel with an f32 output and MMAs in flight: ptxas caps the
+    -- registers at 168 and spills (the one-tile kernel fits since its first K slice's MMAs are
+    -- in the loop, 154 registers; the f32 output still defaults to mma_pending = 0)
     assert.equal(0, gemm.plan{target = "sm_90a", dtype = "f16", out = "f32", copy = "tma"}.mma_pending)
-    local k = gemm.build{target = "sm_90a", dtype = "f16", out = "f32", copy = "tma", mma_pending = 1}
+    local k = gemm.build{target = "sm_90a", dtype = "f16", out = "f32", copy = "tma", persistent = true, mma_pending = 1}
     local ok, e = pcall(k.compile, k, {target = "sm_90a", compile_only = true})
     if not ok and tostring(e):find("NVRTC") and tostring(e):find("not found") then pending("NVRTC not installed: " .. e) return end
     assert.is_false(ok)

@@ -94,6 +94,12 @@ ckt_status ckt_kernel_blockwise_gemm(ckt_kernel *k, int a_lds, int b_lds, int c_
  * input, so c_reg is cleared first. */
 ckt_status ckt_kernel_blockwise_gemm_zero(ckt_kernel *k, int a_lds, int b_lds, int c_reg,
                                           const ckt_gemm_traits *t, ckt_error *err);
+/* The same where the kernel expression cond is nonzero, c_reg += A B otherwise: on wgmma the
+ * first K step's scale-d, elsewhere a clear under `if (cond)` — so that the first K slice of a
+ * loop can start the sum without a peeled iteration. */
+ckt_status ckt_kernel_blockwise_gemm_zero_if(ckt_kernel *k, int a_lds, int b_lds, int c_reg,
+                                             const ckt_gemm_traits *t, ckt_expr_id cond,
+                                             ckt_error *err);
 
 #ifdef __cplusplus
 }

@@ -221,7 +221,8 @@ typedef struct ckt_kop {
                            value of r on its own (ckt_kernel_group_reduce) */
     bool coords;        /* MAP: expression inputs ninputs.. are the value's tile coordinates */
     int r2;             /* BLOCK_REDUCE softmax: the sums' register tensor (r: the maxima) */
-    bool zero; /* WGMMA: the first K step ignores the accumulators (c = a b^T: wgmma's scale-d 0) */
+    ckt_expr_id zero;   /* WGMMA: where this is nonzero, the first K step ignores the accumulators
+                           (c = a b^T: wgmma's scale-d 0); CKT_EXPR_NONE: never */
 } ckt_kop;
 
 typedef struct ckt_kernel ckt_kernel;
@@ -421,10 +422,13 @@ ckt_status ckt_kernel_wgmma(ckt_kernel *k, int c_reg, int a_lds, int b_lds, int 
 /* The same with `pending` (0..7) groups of warpgroup MMAs left in flight after this one's commit
  * (wgmma.wait_group pending): the next K slice's copies and barrier overlap the MMAs. The caller
  * must not overwrite LDS they read, nor read c_reg, before ckt_kernel_wgmma_wait retires them.
- * zero: c_reg = A B^T, its old values ignored (the first K step's scale-d is 0: no clear before).
+ * zero: an expression of the kernel (CKT_EXPR_NONE: none); where it is nonzero, c_reg = A B^T,
+ * its old values ignored (the first K step's scale-d is 0: no clear before). A condition such as
+ * "the first K slice" lets one loop start the accumulation, with no peeled first iteration.
  */
 ckt_status ckt_kernel_wgmma_async(ckt_kernel *k, int c_reg, int a_lds, int b_lds, int mma,
-                                  const int64_t *rep, int64_t pending, bool zero, ckt_error *err);
+                                  const int64_t *rep, int64_t pending, ckt_expr_id zero,
+                                  ckt_error *err);
 /* wgmma.wait_group pending: at most `pending` groups in flight, c_reg's values settled. */
 ckt_status ckt_kernel_wgmma_wait(ckt_kernel *k, int c_reg, int64_t pending, ckt_error *err);
 /* Marks the last operation, a LOAD into `reg`, as the load of operand 'A' or 'B' fragments of

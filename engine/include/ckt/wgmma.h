@@ -92,11 +92,11 @@ ckt_status ckt_wgmma_operand_plan(const ckt_layout *tile, const ckt_swizzle *sw,
 struct ckt_gemm_traits;
 ckt_status ckt_kernel_blockwise_wgmma(ckt_kernel *k, int a_lds, int b_lds, int c_reg,
                                       const struct ckt_gemm_traits *t, ckt_error *err);
-/* The same leaving `pending` (0..7) groups of MMAs in flight, and with zero c_reg = A B^T (its old
- * values ignored: ckt_kernel_wgmma_async). */
+/* The same leaving `pending` (0..7) groups of MMAs in flight, and, where the expression zero is
+ * nonzero, c_reg = A B^T (its old values ignored; CKT_EXPR_NONE: never; ckt_kernel_wgmma_async). */
 ckt_status ckt_kernel_blockwise_wgmma_async(ckt_kernel *k, int a_lds, int b_lds, int c_reg,
                                             const struct ckt_gemm_traits *t, int64_t pending,
-                                            bool zero, ckt_error *err);
+                                            ckt_expr_id zero, ckt_error *err);
 
 #ifdef __cplusplus
 }
