@@ -71,6 +71,13 @@ static ckt_status cuda_compile(const ckt_compile_request *req, unsigned flags,
     bool light = (flags & CKT_COMPILE_LIGHT) && N.version && N.version(&major, &minor) == 0 &&
                  (major > 12 || (major == 12 && minor >= 8));
     if (light) opts[n++] = "--Ofast-compile=min";
+    /* NVRTC 12.9+ keeps its own cache of PTX and cubins in the driver's compute cache (where a
+     * driver is installed), keyed by the source and options: with ckt's cache off a compile is
+     * meant to compile, so NVRTC's is off too. (Left on, the GPU host answered repeated sources in
+     * 16-34 ms and NVRTC's --time rows read 0 ms for ptxas: docs/jit.md.) */
+    bool no_cache = (flags & CKT_COMPILE_NO_CACHE) && N.version &&
+                    N.version(&major, &minor) == 0 && (major > 12 || (major == 12 && minor >= 9));
+    if (no_cache) opts[n++] = "--no-cache";
     for (int i = 0; i < req->noptions && n < 40; i++) opts[n++] = req->options[i];
     int rc = ckt_rtc_compile(&N, req->source, req->kernel_name, opts, n, b);
     if (rc == CKT_RTC_NO_PROGRAM)
@@ -79,8 +86,9 @@ static ckt_status cuda_compile(const ckt_compile_request *req, unsigned flags,
     if (rc != 0 || !b->code)
         return ckt_fail(err, CKT_ECOMPILE, "compile: NVRTC failed for %s:\n%s", arch,
                         ckt_rtc_failure(b->log, errors, sizeof errors));
-    snprintf(b->compiler, sizeof b->compiler, "NVRTC (%s)%s", N.name,
-             light ? ", --Ofast-compile=min" : "");
+    if (!N.version || N.version(&major, &minor) != 0) major = minor = 0;
+    snprintf(b->compiler, sizeof b->compiler, "NVRTC %d.%d (%s)%s%s", major, minor, N.name,
+             light ? ", --Ofast-compile=min" : "", no_cache ? ", --no-cache" : "");
     resources_of(b, arch);
     const char *disasm[] = {access("/usr/local/cuda/bin/cuobjdump", X_OK) == 0
                                 ? "/usr/local/cuda/bin/cuobjdump"

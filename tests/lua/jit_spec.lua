@@ -55,6 +55,19 @@ describe("ckt.compile", function()
     assert.falsy(ckt.compile{target = "sm_90", source = src, name = "transpose_f32", cache = false}:compiler():find("Ofast"))
   end)
 
+  it("a compile with the cache off compiles: NVRTC's own cache (12.9+, in the driver's compute cache) is off too", function()
+    if not available("sm_90") then pending("NVRTC is not installed") return end
+    local src = require("ckt.kernels.copy").build{dtype = "f32", target = "sm_90"}:source("sm_90")
+    local cold = ckt.compile{target = "sm_90", source = src, name = "copy_f32", compile_only = true, cache = false}
+    local major, minor = cold:compiler():match("^NVRTC (%d+)%.(%d+) %(")
+    assert(major, "the compiler names NVRTC's version: " .. cold:compiler())
+    local has_cache = tonumber(major) > 12 or (tonumber(major) == 12 and tonumber(minor) >= 9)
+    assert.equal(has_cache, cold:compiler():find("--no-cache", 1, true) ~= nil, cold:compiler())
+    -- with ckt's cache on, a miss may be answered by NVRTC's (nothing is passed)
+    local warm = ckt.compile{target = "sm_90", source = src .. "\n/* cache on */\n", name = "copy_f32", compile_only = true}
+    assert.falsy(warm:compiler():find("--no-cache", 1, true), warm:compiler())
+  end)
+
   it("compiles gfx90a sources built on the HIP prelude without hipRTC's runtime header: the same code", function()
     if not available("gfx90a") then pending("hipRTC is not installed") return end
     local tr = require "ckt.kernels.transpose"
