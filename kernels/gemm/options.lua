@@ -163,10 +163,11 @@ function options.copies(p, o, rec)
       fail(("persistent %s must be true or a positive number of blocks (at most 2^31 - 1)"):format(tostring(o.persistent)))
     end
   end
-  -- with the producer warp ptxas caps the registers at 168; an f32 output's epilogue then spills
-  -- the accumulators of MMAs left in flight (refused at compile: wrong results on an H200), so
-  -- the TMA path with an f32 output retires its MMAs every slice unless told otherwise
-  if p.copy == "tma" and p.out == "f32" and o.mma_pending == nil then p.mma_pending = 0 end
+  -- with the producer warp ptxas caps the registers at 168; the persistent kernel's f32 output
+  -- then spills the accumulators of MMAs left in flight (refused at compile: wrong results on an
+  -- H200), so it retires its MMAs every slice unless told otherwise. (One tile a block fits since
+  -- its first slice's MMAs are in the K loop: 154 registers, 0.5-1% faster on an H100, docs/gemm.md.)
+  if p.copy == "tma" and p.out == "f32" and p.persistent and o.mma_pending == nil then p.mma_pending = 0 end
   -- producer_warpgroup: the producer is a whole warpgroup that hands its registers to the block's
   -- (sm_90a's setmaxnreg: 224 a thread for two warpgroups instead of 168). By default with bulk
   -- copies, two or more warpgroups and persistent: room for the C tile to leave through LDS while

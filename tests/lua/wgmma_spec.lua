@@ -395,8 +395,10 @@ describe("sm_90a through NVRTC (compile only)", function()
   it("refuses a wgmma kernel whose registers spill (its accumulators would be torn)", function()
     -- the persistent 128 x 256 kernel with an f32 output and MMAs in flight: ptxas caps the
     -- registers at 168 and spills (the one-tile kernel fits since its first K slice's MMAs are
-    -- in the loop, 154 registers; the f32 output still defaults to mma_pending = 0)
-    assert.equal(0, gemm.plan{target = "sm_90a", dtype = "f16", out = "f32", copy = "tma"}.mma_pending)
+    -- in the loop, 154 registers), so the persistent kernel with an f32 output defaults to
+    -- mma_pending = 0 and the one-tile kernel to 1
+    assert.equal(0, gemm.plan{target = "sm_90a", dtype = "f16", out = "f32", copy = "tma", persistent = true}.mma_pending)
+    assert.equal(1, gemm.plan{target = "sm_90a", dtype = "f16", out = "f32", copy = "tma"}.mma_pending)
     local k = gemm.build{target = "sm_90a", dtype = "f16", out = "f32", copy = "tma", persistent = true, mma_pending = 1}
     local ok, e = pcall(k.compile, k, {target = "sm_90a", compile_only = true})
     if not ok and tostring(e):find("NVRTC") and tostring(e):find("not found") then pending("NVRTC not installed: " .. e) return end
