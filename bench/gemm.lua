@@ -135,7 +135,7 @@ for _, S in ipairs(sizes) do
         local ok, err = pcall(function()
           local e = build(opts(dt, mj, c), c.name)
           local p = e.p
-          row.plan = ("%dx%dx%d/%d/%d/g%d%s"):format(p.TM, p.TN, p.TK, p.block, p.stages, p.group, (p.hopper and ("@" .. p.copy) or "") .. (p.persistent and "@persistent" or "") .. (p.aligned and "" or "@unaligned"))
+          row.plan = ("%dx%dx%d/%d/%d/g%d%s"):format(p.TM, p.TN, p.TK, p.block, p.stages, p.group, (p.hopper and ("@" .. p.copy) or "") .. (p.persistent and "@persistent" or "") .. (p.aligned and "" or "@unaligned") .. (c.mma_pending and ("@p" .. p.mma_pending) or ""))
           row.compile_ms = e.compile_ms
           bc:memset(0)
           local args = {grid = e.grid(M, N, e.exe), A = ba, B = bb, C = bc, M = M, N = N, K = K}
