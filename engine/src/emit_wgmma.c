@@ -203,11 +203,14 @@ static void c_open(ckt_emit_out *o, const ckt_wgmma_site *x, long long warpgroup
 
 static void c_issue(ckt_emit_out *o, const ckt_wgmma_site *x)
 {
-    if (x->zero) /* scale-d 0 on the first K step: the instruction tile's accumulators from 0 */
-        ckt_emit_put(o,
-                     "if (ckt_kk == 0 && (%s)) ckt_emu_wgmma_zero(&%s[ckt_wg * 128][0], %lld, "
-                     "ckt_cb, %lld);",
-                     x->zero, x->c->name, (long long)x->c->nvalues, x->cv);
+    if (x->zero) { /* scale-d 0 on the first K step: the instruction tile's accumulators from 0 */
+        bool always = !strcmp(x->zero, "1");
+        ckt_emit_put(
+            o,
+            "if (ckt_kk == 0%s%s%s) ckt_emu_wgmma_zero(&%s[ckt_wg * 128][0], %lld, ckt_cb, %lld);",
+            always ? "" : " && (", always ? "" : x->zero, always ? "" : ")", x->c->name,
+            (long long)x->c->nvalues, x->cv);
+    }
     if (x->a_reg) {
         ckt_emit_put(o,
                      "ckt_emu_wgmma_ra(ckt_lds, %lldu, &%s[ckt_wg * 128][0], %lld, 8 * ckt_kk, "

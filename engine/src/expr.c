@@ -1613,6 +1613,27 @@ static bool prints_plain(const ckt_expr_pool *p, ckt_expr_id e)
     return (l >= INT32_MIN && h <= INT32_MAX) || !narrow(p, n->a) || !narrow(p, n->b);
 }
 
+/* Whether node e, printed bare, binds at least as tightly as C's binary + (a term of a flattened
+ * chain then needs no parentheses): leaves, calls, prefix operators, *, / and %, and + and -
+ * themselves. Shifts, bitwise and comparison operators bind more loosely: a swizzled offset
+ * `x ^ s` plus a stage base must print as `(x ^ s) + base`, since `x ^ s + base` is
+ * `x ^ (s + base)` in C (which differs wherever the base has bits the offset has: stages of 192
+ * rows). */
+static bool binds_as_term(const ckt_expr_pool *p, ckt_expr_id e)
+{
+    if (!valid(p, e)) return true;
+    const op_row *r = row_of((ckt_expr_op)p->nodes[e].op);
+    if (r->form != FORM_INFIX) return r->form != FORM_SELECT;
+    switch ((ckt_expr_op)p->nodes[e].op) {
+    case CKT_E_ADD:
+    case CKT_E_SUB:
+    case CKT_E_MUL:
+    case CKT_E_DIV:
+    case CKT_E_MOD: return true;
+    default: return false;
+    }
+}
+
 int ckt_expr_print(const ckt_expr_pool *p, ckt_expr_id e, char *buf, size_t cap,
                    const char *const *input_names)
 {
@@ -1631,11 +1652,10 @@ int ckt_expr_print(const ckt_expr_pool *p, ckt_expr_id e, char *buf, size_t cap,
             ops[k++] = p->nodes[cur].op;
             cur = p->nodes[cur].a;
         }
-        pr(p, cur, &s, input_names, 1);
+        pr(p, cur, &s, input_names, binds_as_term(p, cur));
         for (int i = k - 1; i >= 0; i--) {
             put(&s, " %s ", ops[i] == CKT_E_ADD ? "+" : "-");
-            pr(p, chain[i], &s, input_names,
-               ops[i] == CKT_E_ADD && p->nodes[chain[i]].op != CKT_E_SELECT);
+            pr(p, chain[i], &s, input_names, ops[i] == CKT_E_ADD && binds_as_term(p, chain[i]));
         }
     } else {
         pr(p, e, &s, input_names, 1);

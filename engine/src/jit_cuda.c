@@ -75,8 +75,8 @@ static ckt_status cuda_compile(const ckt_compile_request *req, unsigned flags,
      * driver is installed), keyed by the source and options: with ckt's cache off a compile is
      * meant to compile, so NVRTC's is off too. (Left on, the GPU host answered repeated sources in
      * 16-34 ms and NVRTC's --time rows read 0 ms for ptxas: docs/jit.md.) */
-    bool no_cache = (flags & CKT_COMPILE_NO_CACHE) && N.version &&
-                    N.version(&major, &minor) == 0 && (major > 12 || (major == 12 && minor >= 9));
+    bool no_cache = (flags & CKT_COMPILE_NO_CACHE) && N.version && N.version(&major, &minor) == 0 &&
+                    (major > 12 || (major == 12 && minor >= 9));
     if (no_cache) opts[n++] = "--no-cache";
     for (int i = 0; i < req->noptions && n < 40; i++) opts[n++] = req->options[i];
     int rc = ckt_rtc_compile(&N, req->source, req->kernel_name, opts, n, b);

@@ -42,6 +42,7 @@
 #define WG_A "((4,8,4),(2,2,2)):((2,16,256),(1,128,8))"
 #define WG_C64 "((4,8,4),(2,2,8)):((2,64,1024),(1,512,8))"
 #define WG_C128 "((4,8,4),(2,2,16)):((2,128,2048),(1,1024,8))"
+#define WG_C192 "((4,8,4),(2,2,24)):((2,192,3072),(1,1536,8))"
 #define WG_C256 "((4,8,4),(2,2,32)):((2,256,4096),(1,2048,8))"
 #define WGMMA(N, T, DT, C)                                                                         \
     {                                                                                              \
@@ -109,6 +110,9 @@ static const ckt_mma table[] = {
     WGMMA(64, bf16, CKT_BF16, WG_C64),
     WGMMA(128, bf16, CKT_BF16, WG_C128),
     WGMMA(256, bf16, CKT_BF16, WG_C256),
+    /* n192: a 192-column tile in one instruction a K step (three n64 read A three times) */
+    WGMMA(192, f16, CKT_F16, WG_C192),
+    WGMMA(192, bf16, CKT_BF16, WG_C192),
     WGMMA8(64, e4m3, CKT_E4M3, WG_C64),
     WGMMA8(128, e4m3, CKT_E4M3, WG_C128),
     WGMMA8(256, e4m3, CKT_E4M3, WG_C256),

@@ -16,10 +16,16 @@ local epilogue = {}
 -- meanwhile. (With a producer warp the persistent kernel needs ~188 registers for it and gets 168;
 -- with the fragments stored directly it was 5-33% slower than one tile a block on an H100: 8
 -- sectors a warp's store, ~9000 cycles a 128 x 256 tile, paid once per tile.)
-function epilogue.staged(p)
+local function through_lds(p)
   return p.hopper and not p.fp8 and p.copy == "tma" and (not p.persistent or p.producer_warpgroup) and p.out ~= "f32" and p.aligned and p.waves_n == 1 and p.m_per_wave == 1
-         and p.block % (p.TN // p.v) == 0 and 64 % (p.block // (p.TN // p.v)) == 0
 end
+function epilogue.staged(p)
+  return through_lds(p) and p.block % (p.TN // p.v) == 0 and 64 % (p.block // (p.TN // p.v)) == 0
+end
+
+-- Where C can leave that buffer by bulk tensor stores (tma_store, below): its 64-column atoms
+-- cover TN (the threads' passes of epilogue.staged need not divide it: 128 x 192)
+function epilogue.tma_storable(p) return through_lds(p) and p.TN % 64 == 0 end
 
 -- tma_store: C leaves LDS by bulk tensor stores, one a 64 x 64 atom under the 128B swizzle (the
 -- fragments' 4-byte pairs of 8 rows then hit 32 distinct banks, as the padded rows' did), issued

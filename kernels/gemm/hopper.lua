@@ -8,8 +8,8 @@ local hopper = {}
 function hopper.available(rec) return rec.hw.wgmma end
 
 -- The warpgroup grid and the wgmma instruction. Warpgroups split TM first (each at least 64 rows,
--- one m64 instruction per 64 rows), then TN; the instruction's N is the largest of 256, 128, 64
--- that divides a warpgroup's columns.
+-- one m64 instruction per 64 rows), then TN; the instruction's N is the largest of 256, 192 (the
+-- 16-bit forms), 128, 64 that divides a warpgroup's columns.
 function hopper.setup(p, o)
   if p.block % 128 ~= 0 then fail(("block %d is not a whole number of 128-thread warpgroups (wgmma on sm_90a)"):format(p.block)) end
   local wgs = p.block // 128
@@ -21,7 +21,7 @@ function hopper.setup(p, o)
   if p.TM % (wm * 64) ~= 0 then fail(("tile TM %d is not a multiple of 64 rows per warpgroup (wgmma m64)"):format(p.TM)) end
   if p.TN % wn ~= 0 then fail(("tile TN %d does not split over %d warpgroups"):format(p.TN, wn)) end
   local cols, n = p.TN // wn, nil
-  for _, c in ipairs{256, 128, 64} do if cols % c == 0 then n = c; break end end
+  for _, c in ipairs(p.fp8 and {256, 128, 64} or {256, 192, 128, 64}) do if cols % c == 0 then n = c; break end end
   if not n then fail(("tile TN %d gives %d columns per warpgroup, not a multiple of 64 (wgmma n64/n128/n256)"):format(p.TN, cols)) end
   -- one instruction's K is 32 bytes (16 elements of 16 bits, 32 of the 8-bit floats); a swizzle
   -- row 32, 64 or 128 bytes (p.k_atom elements: the K-major LDS atom and bulk-copy box width)
@@ -51,10 +51,12 @@ end
 -- 255 registers; 248-288 took 252-255 (no margin); 224 took 226-245, 208 took 180-211, 160
 -- took 178-194. The default tile and the shape model's candidates halve TK until the sum is
 -- within ELEMENT_BUDGET (nil: no K slice of at least one instruction's K fits; a tile given is
--- taken as it is). Since the first K slice's MMAs are in the K loop (pipeline.lua), 224 took
--- 246-255 for 16-bit elements and spilled 4 bytes at 255 for e4m3 (K-major), so the 8-bit
--- elements have a budget of their own: 224 is out, and the default tile's TN halves (plan.lua).
-hopper.ELEMENT_BUDGET = 232
+-- taken as it is). Since the first K slice's MMAs are in the K loop (pipeline.lua) and the
+-- generated index arithmetic changed (2026-11-28), 224 took 252-255 for 16-bit elements and
+-- spilled 4 bytes at 255 (f16, B N-major) and for e4m3: the budget is 216 (the default tile's
+-- slice 16 wide: 204-227 registers), and the 8-bit elements have one of their own, 208, under
+-- which the 128 x 256 tile has no K slice, so their default tile's TN halves (plan.lua).
+hopper.ELEMENT_BUDGET = 216
 hopper.ELEMENT_BUDGET_FP8 = 208
 
 function hopper.element_tk(TM, TN, TK, block, fp8, sums)

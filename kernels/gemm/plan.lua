@@ -135,10 +135,10 @@ local function plan_of(o)
   -- within 1% for the default tile one tile a block (8192^3 100.6% of cuBLAS both ways), and what
   -- lets the persistent kernel hide its epilogue (8192 x 8192 x 512: 60% -> 88-93% of cuBLAS)
   local ts = options.boolean(o, "tma_store")
-  if ts == nil then ts = p.hopper and p.copy == "tma" and epilogue.staged(p) end
+  if ts == nil then ts = p.hopper and p.copy == "tma" and epilogue.tma_storable(p) end
   if ts then
     if not (p.hopper and p.copy == "tma") then fail(("tma_store: bulk tensor stores come with sm_90a's bulk copies (copy = \"tma\"), not %s with copy %s"):format(p.target, p.copy)) end
-    if not epilogue.staged(p) then fail("tma_store: C must leave through the LDS epilogue (16-bit C, aligned sizes, warpgroups split along M; persistent kernels with a producer warpgroup), which this plan does not take") end
+    if not epilogue.tma_storable(p) then fail("tma_store: C must leave through the LDS epilogue (16-bit C, aligned sizes, warpgroups split along M, TN a multiple of 64; persistent kernels with a producer warpgroup), which this plan does not take") end
   end
   p.tma_store = ts == true
   if p.batched and o.stages == nil then batched_stages(p, rec, o) end

@@ -79,6 +79,18 @@ describe("the sm_90a GEMM on cpu:sm_90a (wgmma emulated through its descriptors)
     end
   end
 
+  it("a 128 x 192 tile: one wgmma n192 a K step and warpgroup, C by bulk tensor stores of three atoms", function()
+    -- (192 columns: fewer waves than 256 where 256-wide tiles leave the last one short; the stages
+    -- are 12288 elements apart, not a power of two, which the swizzled stage offsets must add)
+    local p = gemm.plan{target = "cpu:sm_90a", dtype = "bf16", tile = {128, 192, 64}, block = 256, stages = 4, aligned = true}
+    assert.equal("wgmma_m64n192k16_bf16", p.instr); assert.is_true(p.tma_store)
+    assert.equal("wgmma_m64n64k32_e4m3", gemm.plan{target = "cpu:sm_90a", dtype = "e4m3", tile = {128, 192, 128}, block = 256}.instr) -- (8-bit: no n192, three n64)
+    for i, c in ipairs{{"f16", "k", "k", 200, 392, 136}, {"bf16", "m", "n", 136, 200, 72}, {"f16", "k", "n", 264, 136, 40}} do
+      run({dtype = c[1], a_major = c[2], b_major = c[3], aligned = true, tile = {128, 192, 64}, block = 256, stages = 4}, c[4], c[5], c[6], 80 + i)
+    end
+    run({dtype = "f16", tile = {128, 192, 64}, block = 256, stages = 4}, 130, 200, 70, 84) -- element copies, any size
+  end)
+
   it("the GPU's default (aligned sizes, bulk copies): a 16-bit tile leaves through a swizzled LDS buffer by bulk tensor stores, one warpgroup's rows at a time", function()
     -- sizes multiples of 8, not of the tile: the stores write nothing past C's edges; several
     -- tiles in both directions (the buffer reused tile by tile)
