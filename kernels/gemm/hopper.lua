@@ -53,18 +53,20 @@ end
 -- within ELEMENT_BUDGET (nil: no K slice of at least one instruction's K fits; a tile given is
 -- taken as it is). Since the first K slice's MMAs are in the K loop (pipeline.lua) and the
 -- generated index arithmetic changed (2026-11-28), 224 took 252-255 for 16-bit elements and
--- spilled 4 bytes at 255 (f16, B N-major) and for e4m3: the budget is 216 (the default tile's
--- slice 16 wide: 204-227 registers), and the 8-bit elements have one of their own, 208, under
--- which the 128 x 256 tile has no K slice, so their default tile's TN halves (plan.lua).
+-- spilled 4 bytes at 255 (f16 and bf16 with B N-major, e4m3): the budget is 216 (208 for the
+-- 8-bit elements), and a slice is at least two instructions' K: one (16 wide) ran 3.3x slower
+-- on an H100 (4104^3 f16: 34.6 against 114.1 TFLOP/s, 32 wide). So the 128 x 256 tile has no
+-- slice within the budget, and the default tile's TN halves (plan.lua): 128 x 128 x 64, 111.7 /
+-- 104.4 TFLOP/s with A and B K-major / B N-major (docs/gemm.md).
 hopper.ELEMENT_BUDGET = 216
 hopper.ELEMENT_BUDGET_FP8 = 208
 
 function hopper.element_tk(TM, TN, TK, block, fp8, sums)
-  local kin = fp8 and 32 or 16
+  local kmin = 2 * (fp8 and 32 or 16) -- two instructions' K
   local budget = fp8 and hopper.ELEMENT_BUDGET_FP8 or hopper.ELEMENT_BUDGET
   -- (sums: accumulator sets a thread holds, 2 with fp8 block scales: the slice's product and the sum)
   local function cost(tk) return ((sums or 1) * TM * TN + (TM + TN) * tk + 2 * (TM + TN) * 16) / block end
-  while TK > kin and cost(TK) > budget do TK = TK // 2 end
+  while TK > kmin and cost(TK) > budget do TK = TK // 2 end
   return cost(TK) <= budget and TK or nil
 end
 
