@@ -546,6 +546,21 @@ static void zeroing_gemm(void **state)
     assert_int_equal(ckt_kernel_blockwise_gemm_zero(k, a, b, c, NULL, &err), CKT_EINVAL);
     assert_int_equal(ckt_kernel_blockwise_gemm_zero(k, a, b, 99, &t, &err), CKT_EINVAL);
     assert_int_equal(ckt_kernel_blockwise_gemm_zero(k, c, b, c, &t, &err), CKT_EINVAL);
+    /* zero_if: the condition an index expression that every thread of a warpgroup shares */
+    ckt_expr_pool *ex = ckt_kernel_exprs(k);
+    ckt_expr_id tid0 = ckt_expr_binary(ex, CKT_E_EQ, ckt_expr_tid(ex), ckt_expr_int(ex, 0));
+    assert_int_equal(ckt_kernel_blockwise_gemm_zero_if(k, a, b, c, &t, tid0, &err), CKT_EINVAL);
+    expect_msg(err.msg, "same on every thread");
+    assert_int_equal(
+        ckt_kernel_blockwise_gemm_zero_if(k, a, b, c, &t, ckt_expr_float(ex, 1.0f), &err),
+        CKT_EINVAL);
+    assert_int_equal(ckt_kernel_blockwise_gemm_zero_if(k, a, b, c, &t, (ckt_expr_id)1000000, &err),
+                     CKT_EINVAL);
+    assert_int_equal(ckt_kernel_blockwise_gemm_zero_if(NULL, a, b, c, &t, tid0, &err), CKT_EINVAL);
+    ckt_expr_id first = ckt_expr_binary(ex, CKT_E_EQ, ckt_expr_bid(ex, 0), ckt_expr_int(ex, 0));
+    before = ckt_kernel_nops(k);
+    assert_int_equal(ckt_kernel_blockwise_gemm_zero_if(k, a, b, c, &t, first, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_op(k, before)->zero, first);
     assert_int_equal(ckt_kernel_finish(k, &err), CKT_OK);
     char *src;
     assert_int_equal(ckt_emit_named(k, "sm_90a", &src, &err), CKT_OK);
