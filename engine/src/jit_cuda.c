@@ -67,16 +67,16 @@ static ckt_status cuda_compile(const ckt_compile_request *req, unsigned flags,
     /* a kernel that moves data: NVRTC 12.8's cheaper optimization level (the library transposes
      * 86 -> 68 and 128 -> 87 ms here, docs/jit.md); a GEMM is left alone (sm_90a's compiled 3x
      * slower with it), and so are the row kernels (layernorm spilled) */
-    int major = 0, minor = 0;
-    bool light = (flags & CKT_COMPILE_LIGHT) && N.version && N.version(&major, &minor) == 0 &&
-                 (major > 12 || (major == 12 && minor >= 8));
+    int major = 0, minor = 0; /* NVRTC's version (0.0: it does not say) */
+    if (!N.version || N.version(&major, &minor) != 0) major = minor = 0;
+    int version = 100 * major + minor;
+    bool light = (flags & CKT_COMPILE_LIGHT) && version >= 1208;
     if (light) opts[n++] = "--Ofast-compile=min";
     /* NVRTC 12.9+ keeps its own cache of PTX and cubins in the driver's compute cache (where a
      * driver is installed), keyed by the source and options: with ckt's cache off a compile is
      * meant to compile, so NVRTC's is off too. (Left on, the GPU host answered repeated sources in
      * 16-34 ms and NVRTC's --time rows read 0 ms for ptxas: docs/jit.md.) */
-    bool no_cache = (flags & CKT_COMPILE_NO_CACHE) && N.version && N.version(&major, &minor) == 0 &&
-                    (major > 12 || (major == 12 && minor >= 9));
+    bool no_cache = (flags & CKT_COMPILE_NO_CACHE) && version >= 1209;
     if (no_cache) opts[n++] = "--no-cache";
     for (int i = 0; i < req->noptions && n < 40; i++) opts[n++] = req->options[i];
     int rc = ckt_rtc_compile(&N, req->source, req->kernel_name, opts, n, b);
@@ -86,7 +86,6 @@ static ckt_status cuda_compile(const ckt_compile_request *req, unsigned flags,
     if (rc != 0 || !b->code)
         return ckt_fail(err, CKT_ECOMPILE, "compile: NVRTC failed for %s:\n%s", arch,
                         ckt_rtc_failure(b->log, errors, sizeof errors));
-    if (!N.version || N.version(&major, &minor) != 0) major = minor = 0;
     snprintf(b->compiler, sizeof b->compiler, "NVRTC %d.%d (%s)%s%s", major, minor, N.name,
              light ? ", --Ofast-compile=min" : "", no_cache ? ", --no-cache" : "");
     resources_of(b, arch);

@@ -412,6 +412,13 @@ static bool is_index(ckt_kernel *k, ckt_expr_id e)
     return ckt_expr_get(&k->ex, e) && ckt_expr_type_of(&k->ex, e) == CKT_T_INDEX;
 }
 
+/* a condition: an integer or boolean expression over indices (no map input) */
+static bool is_condition(ckt_kernel *k, ckt_expr_id e)
+{
+    return ckt_expr_get(&k->ex, e) && ckt_expr_type_of(&k->ex, e) != CKT_T_F32 &&
+           !ckt_expr_has_input(&k->ex, e);
+}
+
 ckt_status ckt_kernel_global(ckt_kernel *k, int param, ckt_dtype dtype, int rank,
                              const ckt_expr_id *shape, const ckt_expr_id *stride, bool padded,
                              int *tensor, ckt_error *err)
@@ -982,8 +989,7 @@ ckt_status ckt_kernel_if(ckt_kernel *k, ckt_expr_id cond, ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "if", err))) return s;
-    if (!ckt_expr_get(&k->ex, cond) || ckt_expr_type_of(&k->ex, cond) == CKT_T_F32 ||
-        ckt_expr_has_input(&k->ex, cond))
+    if (!is_condition(k, cond))
         return ckt_fail(err, CKT_EINVAL,
                         "if: the condition must be an integer or boolean expression over indices");
     if (k->depth == MAX_NEST)
@@ -1701,9 +1707,7 @@ ckt_status ckt_kernel_wgmma_async(ckt_kernel *k, int c_reg, int a_lds, int b_lds
     }
     if ((s = mma_operand(k, c_reg, "C", m->c, m->c_values * rep[0] * rep[1], err))) return s;
     /* scale-d is an operand of a warpgroup-wide instruction: the same on all its threads */
-    if (zero != CKT_EXPR_NONE &&
-        (!ckt_expr_get(&k->ex, zero) || ckt_expr_type_of(&k->ex, zero) == CKT_T_F32 ||
-         ckt_expr_has_input(&k->ex, zero) || !ckt_expr_uniform(&k->ex, zero)))
+    if (zero != CKT_EXPR_NONE && (!is_condition(k, zero) || !ckt_expr_uniform(&k->ex, zero)))
         return ckt_fail(err, CKT_EINVAL,
                         "wgmma: zero must be an integer or boolean expression over indices that "
                         "is the same on every thread (scale-d of a warpgroup-wide instruction)");
