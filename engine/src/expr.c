@@ -357,6 +357,13 @@ static int64_t sat_mul(int64_t a, int64_t b)
     return r;
 }
 
+/* a - b over range bounds, b an unknown bound (INT64_MIN or INT64_MAX, the saturated ends) giving
+ * `unknown` (-b of INT64_MIN does not exist) */
+static int64_t sat_sub(int64_t a, int64_t b, int64_t unknown)
+{
+    return (b == INT64_MAX || b == INT64_MIN) ? unknown : sat_add(a, -b);
+}
+
 static bool bounded(int64_t lo, int64_t hi) { return lo != INT64_MIN && hi != INT64_MAX; }
 
 /* Whether a op b (ADD, SUB, MUL) provably can leave int64: both ranges known and a corner outside.
@@ -422,8 +429,8 @@ void ckt_expr_range(const ckt_expr_pool *p, ckt_expr_id e, int64_t *lo, int64_t 
     case CKT_E_SUB:
         ckt_expr_range(p, n->a, &al, &ah);
         ckt_expr_range(p, n->b, &bl, &bh);
-        l = (bh == INT64_MAX || bh == INT64_MIN) ? INT64_MIN : sat_add(al, -bh);
-        h = (bl == INT64_MIN || bl == INT64_MAX) ? INT64_MAX : sat_add(ah, -bl);
+        l = sat_sub(al, bh, INT64_MIN);
+        h = sat_sub(ah, bl, INT64_MAX);
         if (overflows(CKT_E_SUB, al, ah, bl, bh)) l = INT64_MIN, h = INT64_MAX;
         break;
     case CKT_E_MUL: {
@@ -1499,7 +1506,8 @@ static bool pr_wrapping(const ckt_expr_pool *p, const ckt_expr_node *n, const op
         if (!wrap) {
             int64_t c[4] = {0, 0, 0, 0};
             if (n->op == CKT_E_ADD) c[0] = sat_add(al, bl), c[1] = sat_add(ah, bh);
-            if (n->op == CKT_E_SUB) c[0] = sat_add(al, -bh), c[1] = sat_add(ah, -bl);
+            if (n->op == CKT_E_SUB)
+                c[0] = sat_sub(al, bh, INT64_MIN), c[1] = sat_sub(ah, bl, INT64_MAX);
             if (n->op == CKT_E_MUL)
                 c[0] = sat_mul(al, bl), c[1] = sat_mul(al, bh), c[2] = sat_mul(ah, bl),
                 c[3] = sat_mul(ah, bh);
