@@ -47,7 +47,7 @@ local cublas, cublas_why = bench.open_cublas(dev)
 
 local function opts(dt, mj, c)
   local o = {dtype = dt, out = out_of(dt), a_major = mj[1], b_major = mj[2], target = target}
-  for _, k in ipairs{"tile", "block", "stages", "group", "copy", "persistent", "aligned", "epilogue_lds", "fused_prologue", "producer_warpgroup", "mma_pending"} do o[k] = c[k] end
+  for _, k in ipairs{"tile", "block", "stages", "group", "copy", "persistent", "aligned", "epilogue_lds", "fused_prologue", "producer_warpgroup", "mma_pending", "cluster"} do o[k] = c[k] end
   return o
 end
 
@@ -135,7 +135,7 @@ for _, S in ipairs(sizes) do
         local ok, err = pcall(function()
           local e = build(opts(dt, mj, c), c.name)
           local p = e.p
-          row.plan = ("%dx%dx%d/%d/%d/g%d%s"):format(p.TM, p.TN, p.TK, p.block, p.stages, p.group, (p.hopper and ("@" .. p.copy) or "") .. (p.persistent and "@persistent" or "") .. (p.aligned and "" or "@unaligned") .. (c.mma_pending and ("@p" .. p.mma_pending) or ""))
+          row.plan = ("%dx%dx%d/%d/%d/g%d%s"):format(p.TM, p.TN, p.TK, p.block, p.stages, p.group, (p.hopper and ("@" .. p.copy) or "") .. (p.persistent and "@persistent" or "") .. (p.aligned and "" or "@unaligned") .. (c.mma_pending and ("@p" .. p.mma_pending) or "") .. ((p.cluster or 1) > 1 and ("@cl" .. p.cluster) or ""))
           row.compile_ms = e.compile_ms
           bc:memset(0)
           local args = {grid = e.grid(M, N, e.exe), A = ba, B = bb, C = bc, M = M, N = N, K = K}

@@ -8,8 +8,11 @@
  * and at 8192^3 (the whole GPU); the 8192^3 output compared element by element with the first
  * file's; clock64 traces read back when the source declares ckt_trace / ckt_ptrace (variants.py).
  * A name containing "cluster" launches clusters of 2 with B's box half as tall; "persistent" a
- * grid of 132 blocks. Inputs: random f16 in +-[0.5, 1) (A) and +-[0.25, 0.5) (B). */
+ * grid of 132 blocks. Inputs: random f16 in +-[0.5, 1) (A) and +-[0.25, 0.5) (B).
+ * LAB_SIZES="M,N,K;M,N,K" (at most 4; default 8192,8192,8192) times the whole GPU at those sizes
+ * instead, each output compared with the first file's at the same size. */
 #include <cuda.h>
+#include <math.h>
 #include <nvrtc.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -91,15 +94,35 @@ static void encode(CUtensorMap *t, CUdeviceptr g, uint64_t rows, uint64_t k, uin
                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
 }
 
+/* C's map for the bulk tensor stores: 64 x 64 boxes of the row-major M x N tile, 128B swizzle */
+static void encode_c(CUtensorMap *t, CUdeviceptr g, uint64_t rows, uint64_t n)
+{
+    uint64_t dim[2] = {n, rows}, stride[1] = {n * 2};
+    uint32_t box[2] = {64, 64}, es[2] = {1, 1};
+    CK(cuTensorMapEncodeTiled(t, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, (void *)g, dim, stride, box,
+                              es, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                              CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+}
+
+static double half(unsigned short h)
+{
+    int e = (h >> 10) & 31, m = h & 0x3ff;
+    double v = e ? (1024 + m) * ldexp(1, e - 25) : m * ldexp(1, -24);
+    return h >> 15 ? -v : v;
+}
+
 /* ms per launch, the mean of reps after one warm-up */
 static float run(const variant *v, int M, int N, int K, int reps, CUdeviceptr A, CUdeviceptr B,
                  CUdeviceptr C)
 {
-    static CUtensorMap ta __attribute__((aligned(64))), tb __attribute__((aligned(64)));
+    static CUtensorMap ta __attribute__((aligned(64))), tb __attribute__((aligned(64))),
+        tc __attribute__((aligned(64)));
     encode(&ta, A, M, K, 128);
     encode(&tb, B, N, K, v->cluster ? 128 : 256);
-    void *args[] = {&A, &B, &C, &M, &N, &K, &ta, &tb};
+    encode_c(&tc, C, M, N);
+    void *args[] = {&A, &B, &C, &M, &N, &K, &ta, &tb, &tc};
     unsigned grid = ((M + 127) / 128) * ((N + 255) / 256);
+    if (v->cluster) grid += grid & 1; /* a cluster's second block past the last tile stores nothing */
     if (v->persistent && grid > 132) grid = 132;
     CUlaunchAttribute at;
     memset(&at, 0, sizeof at);
@@ -182,14 +205,35 @@ int main(int argc, char **argv)
     char name[256];
     cuDeviceGetName(name, sizeof name, d);
     printf("device: %s\n", name);
-    size_t elems = (size_t)BIG * BIG > (size_t)256 * KT ? (size_t)BIG * BIG : (size_t)256 * KT;
+    int sz[4][3] = {{BIG, BIG, BIG}}, nsz = 1;
+    const char *env = getenv("LAB_SIZES");
+    if (env) {
+        nsz = 0;
+        for (const char *q = env; *q && nsz < 4;) {
+            if (sscanf(q, "%d,%d,%d", &sz[nsz][0], &sz[nsz][1], &sz[nsz][2]) != 3) break;
+            nsz++;
+            q = strchr(q, ';');
+            if (!q) break;
+            q++;
+        }
+    }
+    size_t elems = (size_t)256 * KT, celems = 0;
+    for (int i = 0; i < nsz; i++) {
+        size_t a = (size_t)sz[i][0] * sz[i][2], b = (size_t)sz[i][1] * sz[i][2],
+               c = (size_t)sz[i][0] * sz[i][1];
+        if (a > elems) elems = a;
+        if (b > elems) elems = b;
+        if (c > celems) celems = c;
+    }
     CUdeviceptr A, B, C;
     CK(cuMemAlloc(&A, elems * 2));
     CK(cuMemAlloc(&B, elems * 2));
-    CK(cuMemAlloc(&C, (size_t)BIG * BIG * 2));
-    unsigned short *h = malloc(elems * 2), *ref = NULL, *got = malloc((size_t)BIG * BIG * 2);
+    CK(cuMemAlloc(&C, celems * 2));
+    unsigned short *h_a = malloc(elems * 2), *h_b = malloc(elems * 2), *ref[4] = {0},
+                   *got = malloc(celems * 2);
     unsigned x = 12345;
     for (int which = 0; which < 2; which++) {
+        unsigned short *h = which ? h_b : h_a;
         for (size_t i = 0; i < elems; i++) {
             x = x * 1664525u + 1013904223u;
             h[i] = (unsigned short)((which ? 0x3400 : 0x3800) + ((x >> 16) & 0x3ff)) |
@@ -208,18 +252,32 @@ int main(int argc, char **argv)
         cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, v.f);
         float lone = run(&v, v.cluster ? 256 : 128, 256, KT, 5, A, B, C);
         unsigned long long *tr = global(m, "ckt_trace");
-        float whole = run(&v, BIG, BIG, BIG, 10, A, B, C);
-        unsigned long long *ptr = global(m, "ckt_ptrace");
-        CK(cuMemcpyDtoH(got, C, (size_t)BIG * BIG * 2));
-        long diff = 0;
-        if (!ref)
-            ref = got, got = malloc((size_t)BIG * BIG * 2);
-        else
-            for (size_t i = 0; i < (size_t)BIG * BIG; i++) diff += ref[i] != got[i];
-        printf("%-24s %3d regs | lone pipeline %.3f us a slice | 8192^3 %.3f ms = %.1f TFLOP/s | "
-               "%ld elements differ from %s\n",
-               argv[a], regs, lone * 1000 / (KT / 64), whole, 2.0 * BIG * BIG * BIG / whole / 1e9,
-               diff, argv[1]);
+        printf("%-24s %3d regs | lone pipeline %.3f us a slice\n", argv[a], regs,
+               lone * 1000 / (KT / 64));
+        unsigned long long *ptr = NULL;
+        for (int i = 0; i < nsz; i++) {
+            int M = sz[i][0], N = sz[i][1], K = sz[i][2];
+            float whole = run(&v, M, N, K, 10, A, B, C);
+            if (!ptr) ptr = global(m, "ckt_ptrace");
+            size_t n = (size_t)M * N;
+            CK(cuMemcpyDtoH(got, C, n * 2));
+            long diff = 0, bad = 0;
+            for (int j = 0; j < 64; j++) { /* spot checks against a double reference */
+                unsigned r = (unsigned)(j * 2654435761u) % (unsigned)M,
+                         c = (unsigned)(j * 40503u + 7) % (unsigned)N;
+                double acc = 0;
+                for (int k = 0; k < K; k++)
+                    acc += half(h_a[(size_t)r * K + k]) * half(h_b[(size_t)c * K + k]);
+                bad += fabs(half(got[(size_t)r * N + c]) - acc) > 1e-2 * fabs(acc) + 1e-2;
+            }
+            if (bad) printf("    %ld of 64 spot checks against the reference FAILED\n", bad);
+            if (!ref[i])
+                ref[i] = got, got = malloc(celems * 2);
+            else
+                for (size_t j = 0; j < n; j++) diff += ref[i][j] != got[j];
+            printf("    %dx%dx%d %.3f ms = %.1f TFLOP/s | %ld elements differ from %s\n", M, N, K,
+                   whole, 2.0 * M * N * K / whole / 1e9, diff, argv[1]);
+        }
         if (tr) report_trace(tr);
         if (ptr) report_ptrace(ptr);
         free(tr);

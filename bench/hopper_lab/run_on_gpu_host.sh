@@ -10,7 +10,7 @@ host_build || exit 1
 dir=/tmp/ckt-hopper-lab
 mkdir -p "$dir"
 $lua bench/hopper_lab/gen.lua "$dir/gen_default.cu" "$dir/gen_persistent.cu" || exit 1
-files=$(python3 bench/hopper_lab/variants.py "$dir/gen_default.cu" "$dir/gen_persistent.cu" "$dir") || exit 1
+files=$(python3 bench/hopper_lab/variants.py "$dir/gen_default.cu" "$dir/gen_persistent.cu" "$dir" ${LAB_VARIANTS:+"$LAB_VARIANTS"}) || exit 1
 cc -O2 -Wall -I/usr/local/cuda/include bench/hopper_lab/lab.c -o "$dir/lab" -L/usr/local/cuda/lib64 \
-  -Wl,-rpath,/usr/local/cuda/lib64 -lcuda -lnvrtc || exit 1
+  -Wl,-rpath,/usr/local/cuda/lib64 -lcuda -lnvrtc -lm || exit 1
 (cd "$dir" && ./lab $files) 2>&1 | tee "$out/hopper_lab.txt"

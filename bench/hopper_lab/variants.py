@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Variants of the library's generated sm_90a GEMM source for the Hopper lab (lab.c).
 
-  variants.py GEN_DEFAULT GEN_PERSISTENT OUTDIR
+  variants.py GEN_DEFAULT GEN_PERSISTENT OUTDIR [NAME,...]
 
 GEN_DEFAULT / GEN_PERSISTENT: `k:source("sm_90a")` of gemm.build{target = "sm_90a", dtype = "f16"}
 and of the same with persistent = true. Writes, into OUTDIR:
@@ -15,6 +15,7 @@ and of the same with persistent = true. Writes, into OUTDIR:
   e_cluster_release.cu  the same with the remote release as mbarrier.arrive.release.cluster
   f_persistent_trace.cu the persistent kernel with per-tile stamps in ckt_ptrace
 Each edit asserts that the text it edits is there: a change of the generator fails loudly here.
+NAME,...: only those variants (e.g. a_default.cu,d_cluster.cu); a_default.cu is always first.
 """
 import os
 import re
@@ -150,17 +151,20 @@ def persistent_trace(s):
 
 
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 5):
         sys.exit(__doc__)
     gen, pers, outdir = open(sys.argv[1]).read(), open(sys.argv[2]).read(), sys.argv[3]
     os.makedirs(outdir, exist_ok=True)
-    files = {"a_default.cu": gen, "b_default_trace.cu": trace(gen), "c_suspend_hint.cu": suspend_hint(gen),
-             "d_cluster.cu": cluster(gen, False), "e_cluster_release.cu": cluster(gen, True),
-             "f_persistent_trace.cu": persistent_trace(pers)}
-    for name, text in files.items():
+    variants = {"a_default.cu": lambda: gen, "b_default_trace.cu": lambda: trace(gen),
+                "c_suspend_hint.cu": lambda: suspend_hint(gen), "d_cluster.cu": lambda: cluster(gen, False),
+                "e_cluster_release.cu": lambda: cluster(gen, True),
+                "f_persistent_trace.cu": lambda: persistent_trace(pers)}
+    names = sorted(set(sys.argv[4].split(",")) | {"a_default.cu"}) if len(sys.argv) == 5 else sorted(variants)
+    for name in names:
+        need(name in variants, "a variant named " + name)
         with open(os.path.join(outdir, name), "w") as f:
-            f.write(text)
-    print(" ".join(sorted(files)))
+            f.write(variants[name]())
+    print(" ".join(names))
 
 
 if __name__ == "__main__":

@@ -73,8 +73,9 @@ end
 -- A GEMM configuration of the benchmarks' command lines: "default" or
 -- TMxTNxTK/block/stages[/group], either followed by @-options: "@cp.async" or "@tma" (how the
 -- operand tiles reach LDS on sm_90a), "@persistent" (a persistent grid of 132 blocks) or
--- "@persistentN" (of N blocks), "@pN" (sm_90a: N wgmma groups in flight) ->
--- {name=, tile=, block=, stages=, group=, copy=, persistent=, mma_pending=}
+-- "@persistentN" (of N blocks), "@pN" (sm_90a: N wgmma groups in flight), "@clN" (sm_90a: clusters
+-- of N blocks sharing B's tiles) -> {name=, tile=, block=, stages=, group=, copy=, persistent=,
+-- mma_pending=, cluster=}
 function measure.gemm_config(s)
   local body, opts = s:match("^([^@]+)(.*)$")
   local c = {name = s}
@@ -89,11 +90,12 @@ function measure.gemm_config(s)
     elseif o == "pwg" then c.producer_warpgroup = true -- bulk copies: a producer warpgroup (setmaxnreg)
     elseif o == "tmastore" then c.tma_store = true -- sm_90a: C leaves by bulk tensor stores
     elseif o:match("^p%d$") then c.mma_pending = tonumber(o:sub(2)) -- sm_90a: wgmma groups left in flight
+    elseif o:match("^cl%d$") then c.cluster = tonumber(o:sub(3)) -- sm_90a: clusters of blocks sharing B's tiles
     else c.copy = o end
   end
   if body == "default" then return c end
   local tm, tn, tk, block, stages, group = body:match("^(%d+)x(%d+)x(%d+)/(%d+)/(%d+)/?(%d*)$")
-  if not tm then error("config '" .. s .. "' is not default or TMxTNxTK/block/stages[/group], then @copy, @persistent[N], @unaligned, @direct, @prologue, @lds, @fused, @pwg, @tmastore or @pN (mma_pending N) optionally") end
+  if not tm then error("config '" .. s .. "' is not default or TMxTNxTK/block/stages[/group], then @copy, @persistent[N], @unaligned, @direct, @prologue, @lds, @fused, @pwg, @tmastore, @pN (mma_pending N) or @clN (clusters of N) optionally") end
   c.tile, c.block, c.stages = {tonumber(tm), tonumber(tn), tonumber(tk)}, tonumber(block), tonumber(stages)
   c.group = group ~= "" and tonumber(group) or nil
   return c

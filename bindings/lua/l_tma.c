@@ -6,6 +6,9 @@
  *   b:tma_store_wait()                                   the stores have read their LDS tiles
  *   b:mbarrier_wait{barrier = full, at = i, phase = p}   the phase of parity p % 2 completed
  *   b:mbarrier_arrive{barrier = empty, at = i}           every thread of the block arrives
+ *   local rank, id = b:cluster(n)                        blocks in clusters of n along x
+ *   b:tma_copy{..., multicast = true}                    a box shared by the cluster's blocks
+ *   b:mbarrier_arrive{..., cluster = true}               each warp arrives in every block of it
  * (b:producer, the warp-specialized region these pace, is in l_builder.c) */
 #include <stdio.h>
 
@@ -60,10 +63,25 @@ static int b_mbarriers(lua_State *L)
     return 1;
 }
 
-/* b:tma_copy{src = window, dst = window, barrier = mbarriers, at = i} */
+/* b:cluster(n) -> rank, id: the grid's blocks in clusters of n consecutive blocks along x; the
+ * block's rank in its cluster (block id x % n) and the cluster's index (block id x // n) */
+static int b_cluster(lua_State *L)
+{
+    l_kernel *kb = ckt_lk_checkbuilder(L, "cluster");
+    lua_Integer n = luaL_checkinteger(L, 2);
+    ckt_error err;
+    if (ckt_kernel_cluster(kb->k, (int64_t)n, &err)) return ckt_l_error(L, &err);
+    ckt_expr_pool *ex = ckt_kernel_exprs(kb->k);
+    ckt_expr_id bid = ckt_expr_bid(ex, 0), c = ckt_expr_int(ex, (int64_t)n);
+    ckt_lk_push_expr(L, kb, 1, ckt_expr_binary(ex, CKT_E_MOD, bid, c));
+    ckt_lk_push_expr(L, kb, 1, ckt_expr_binary(ex, CKT_E_DIV, bid, c));
+    return 2;
+}
+
+/* b:tma_copy{src = window, dst = window, barrier = mbarriers, at = i [, multicast = true]} */
 static int b_tma_copy(lua_State *L)
 {
-    static const char *const allowed[] = {"src", "dst", "barrier", "at", NULL};
+    static const char *const allowed[] = {"src", "dst", "barrier", "at", "multicast", NULL};
     l_kernel *kb = ckt_lk_checkbuilder(L, "tma_copy");
     luaL_checktype(L, OPTS, LUA_TTABLE);
     ckt_l_check_fields(L, OPTS, "tma_copy", allowed);
@@ -73,8 +91,12 @@ static int b_tma_copy(lua_State *L)
     lua_getfield(L, OPTS, "dst");
     l_kobj *dst = ckt_lk_checkwindow(L, -1, "tma_copy: dst");
     ckt_expr_id at = field_expr(L, kb, "at");
+    int multicast = 0;
+    ckt_l_field_bool(L, OPTS, "tma_copy", "multicast", &multicast);
     ckt_error err;
-    if (ckt_kernel_tma_copy(kb->k, dst->id, src->id, m->id, at, &err)) return ckt_l_error(L, &err);
+    if ((multicast ? ckt_kernel_tma_copy_multicast : ckt_kernel_tma_copy)(kb->k, dst->id, src->id,
+                                                                          m->id, at, &err))
+        return ckt_l_error(L, &err);
     return 0;
 }
 
@@ -120,17 +142,21 @@ static int b_mbarrier_wait(lua_State *L)
     return 0;
 }
 
-/* b:mbarrier_arrive{barrier = mbarriers, at = i}: every thread of the block arrives once */
+/* b:mbarrier_arrive{barrier = mbarriers, at = i [, cluster = true]}: every thread of the block
+ * arrives once (cluster: each warp once in every block of the cluster) */
 static int b_mbarrier_arrive(lua_State *L)
 {
-    static const char *const allowed[] = {"barrier", "at", NULL};
+    static const char *const allowed[] = {"barrier", "at", "cluster", NULL};
     l_kernel *kb = ckt_lk_checkbuilder(L, "mbarrier_arrive");
     luaL_checktype(L, OPTS, LUA_TTABLE);
     ckt_l_check_fields(L, OPTS, "mbarrier_arrive", allowed);
     l_kobj *m = check_mbars(L, kb);
     ckt_expr_id at = field_expr(L, kb, "at");
+    int cluster = 0;
+    ckt_l_field_bool(L, OPTS, "mbarrier_arrive", "cluster", &cluster);
     ckt_error err;
-    if (ckt_kernel_mbar_arrive(kb->k, m->id, at, &err)) return ckt_l_error(L, &err);
+    if ((cluster ? ckt_kernel_mbar_arrive_cluster : ckt_kernel_mbar_arrive)(kb->k, m->id, at, &err))
+        return ckt_l_error(L, &err);
     return 0;
 }
 
@@ -165,6 +191,7 @@ static int m_count(lua_State *L)
 void ckt_lk_open_tma(lua_State *L)
 {
     static const ckt_l_entry rows[] = {{CKT_L_KERNEL, "mbarriers", b_mbarriers},
+                                       {CKT_L_KERNEL, "cluster", b_cluster},
                                        {CKT_L_KERNEL, "tma_copy", b_tma_copy},
                                        {CKT_L_KERNEL, "tma_store", b_tma_store},
                                        {CKT_L_KERNEL, "tma_store_wait", b_tma_store_wait},

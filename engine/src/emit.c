@@ -386,6 +386,11 @@ ckt_status ckt_emit(const ckt_kernel *k, const ckt_target_record *target, char *
         return ckt_fail(err, CKT_ECAPACITY, "kernel '%s': needs %lld bytes of LDS but %s has %lld",
                         ckt_kernel_name(k), (long long)lds, t->hw.name,
                         (long long)t->lds_max_bytes);
+    if (ckt_kernel_cluster_size(k) > 1 && (!dialect_of(dk)->bulk || !t->modelled || !t->hw.tma))
+        return ckt_fail(err, CKT_EUNSUPPORTED,
+                        "kernel '%s': clusters of blocks: target '%s' has none (sm_90, sm_90a, "
+                        "cpu:sm_90, cpu:sm_90a)",
+                        ckt_kernel_name(k), t->name);
     ckt_sb sb = {0};
     em e;
     memset(&e, 0, sizeof e);

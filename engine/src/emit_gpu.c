@@ -7,7 +7,11 @@
 
 static void gpu_open(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes, bool dynamic_lds)
 {
-    ckt_sb_printf(s, "extern \"C\" __global__ void __launch_bounds__(%lld) %s(",
+    char cluster[48] = "";
+    if (ckt_kernel_cluster_size(k) > 1) /* (a compile-time cluster: any launch runs it) */
+        snprintf(cluster, sizeof cluster, "__cluster_dims__(%lld, 1, 1) ",
+                 (long long)ckt_kernel_cluster_size(k));
+    ckt_sb_printf(s, "extern \"C\" __global__ void %s__launch_bounds__(%lld) %s(", cluster,
                   (long long)(ckt_kernel_block(k) + ckt_kernel_producer_threads(k)),
                   ckt_kernel_name(k));
     int n = 0;

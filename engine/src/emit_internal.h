@@ -83,6 +83,10 @@ typedef struct ckt_bulk_site {
     int rank;
     long long box_bytes;
     bool producer; /* on the producer warp's elected thread */
+    /* copy: the cluster's blocks that share the box (0 or 1: none), each copying box_bytes of it,
+     * part_rows along its second dimension; arrive: the arrivals made (every thread once, or each
+     * warp once in each block of the cluster: then parts is the cluster) */
+    long long parts, part_rows, arrivals;
 } ckt_bulk_site;
 typedef struct ckt_bulk_ops {
     void (*init)(ckt_emit_out *o, const ckt_kernel *k);  /* the mbarriers, after declarations */

@@ -63,15 +63,18 @@ static void origin_list(const ckt_bulk_site *x, const char *cast, char *buf, siz
     }
 }
 
+/* (a multicast box: this block alone, all its parts landing here, as the cluster's copies
+ * would land them) */
 static void c_copy(ckt_emit_out *o, const ckt_bulk_site *x)
 {
     char at[1200];
     origin_list(x, "(long long)", at, sizeof at);
     ckt_emit_put(o,
                  "ckt_tma_push(&ckt_tmaq, ckt_mbar%d, %d, (long long)(%s), (long long)(%s), %s, "
-                 "(const long long[5]){%s}, ckt_lds, %lldu, launch);",
-                 x->set, x->set, x->index, x->dst, x->map, at,
-                 (long long)ckt_kernel_lds_bytes(x->k));
+                 "(const long long[5]){%s}, %lld, ckt_lds, %lldu, launch);%s",
+                 x->set, x->set, x->index, x->dst, x->map, at, x->parts > 1 ? x->parts : 1,
+                 (long long)ckt_kernel_lds_bytes(x->k),
+                 x->parts > 1 ? " /* the cluster's parts of the box, all landing here */" : "");
 }
 
 static void c_store(ckt_emit_out *o, const ckt_bulk_site *x, bool wait)
@@ -108,10 +111,11 @@ static void c_wait(ckt_emit_out *o, const ckt_bulk_site *x)
 
 static void c_arrive(ckt_emit_out *o, const ckt_bulk_site *x)
 {
-    ckt_emit_put(o,
-                 "ckt_mbar_arrive(&ckt_tmaq, ckt_mbar%d, (long long)(%s), %lld); /* every "
-                 "thread of the block arrives */",
-                 x->set, x->index, (long long)ckt_kernel_block(x->k));
+    ckt_emit_put(o, "ckt_mbar_arrive(&ckt_tmaq, ckt_mbar%d, (long long)(%s), %lld); /* %s */",
+                 x->set, x->index, x->arrivals,
+                 x->parts > 1 ? "each warp of each block of the cluster arrives (the other "
+                                "blocks' arrivals emulated as this block's)"
+                              : "every thread of the block arrives");
 }
 
 static void c_named(ckt_emit_out *o, const ckt_bulk_site *x, bool arrive)
@@ -147,7 +151,11 @@ static void cuda_init(ckt_emit_out *o, const ckt_kernel *k)
                      ckt_kernel_param(k, ckt_kernel_tma(k, i)->param)->name);
     o->ind--;
     ckt_emit_put(o, "}");
-    ckt_emit_put(o, "__syncthreads(); /* every thread sees the initialized mbarriers */");
+    if (ckt_kernel_cluster_size(k) > 1)
+        ckt_emit_put(o, "ckt_cluster_sync(); /* every block of the cluster sees the initialized "
+                        "mbarriers before any copies into it or arrives on them */");
+    else
+        ckt_emit_put(o, "__syncthreads(); /* every thread sees the initialized mbarriers */");
 }
 
 static void cuda_copy(ckt_emit_out *o, const ckt_bulk_site *x)
@@ -156,11 +164,29 @@ static void cuda_copy(ckt_emit_out *o, const ckt_bulk_site *x)
     ckt_emit_put(o, x->producer ? "{" : "if (tid == 0) {");
     o->ind++;
     ckt_emit_put(o, "const ckt_u32 ckt_bar = ckt_smem_addr(ckt_lds) + %s;", x->bar);
-    ckt_emit_put(o, "ckt_mbar_expect_tx(ckt_bar, %lld);", x->box_bytes);
     char at[1200];
-    origin_list(x, "(int)", at, sizeof at);
-    ckt_emit_put(o, "ckt_tma_load_%dd(ckt_smem_addr(ckt_lds) + %s, &%s, %s, ckt_bar);", x->rank,
-                 x->dst, x->map, at);
+    if (x->parts > 1) {
+        /* the box's part r (rank r) into every block of the cluster at the same LDS offset */
+        ckt_emit_put(o,
+                     "ckt_mbar_expect_tx(ckt_bar, %lld); /* the whole box: %lld blocks copy a "
+                     "part each into all of them */",
+                     x->box_bytes * x->parts, x->parts);
+        ckt_emit_put(o, "const ckt_u32 ckt_rank = ckt_cluster_rank();");
+        char c1[260];
+        snprintf(c1, sizeof c1, "(%s) + (int)ckt_rank * %lld", x->coord[1], x->part_rows);
+        ckt_bulk_site y = *x;
+        y.coord[1] = c1;
+        origin_list(&y, "(int)", at, sizeof at);
+        ckt_emit_put(o,
+                     "ckt_tma_load_%dd_multicast(ckt_smem_addr(ckt_lds) + %s + ckt_rank * %lldu, "
+                     "&%s, %s, ckt_bar, %#llx);",
+                     x->rank, x->dst, x->box_bytes, x->map, at, (1ull << x->parts) - 1);
+    } else {
+        ckt_emit_put(o, "ckt_mbar_expect_tx(ckt_bar, %lld);", x->box_bytes);
+        origin_list(x, "(int)", at, sizeof at);
+        ckt_emit_put(o, "ckt_tma_load_%dd(ckt_smem_addr(ckt_lds) + %s, &%s, %s, ckt_bar);", x->rank,
+                     x->dst, x->map, at);
+    }
     o->ind--;
     ckt_emit_put(o, "}");
 }
@@ -211,6 +237,13 @@ static void cuda_wait(ckt_emit_out *o, const ckt_bulk_site *x)
 
 static void cuda_arrive(ckt_emit_out *o, const ckt_bulk_site *x)
 {
+    if (x->parts > 1) {
+        ckt_emit_put(o,
+                     "ckt_mbar_arrive_cluster(ckt_smem_addr(ckt_lds) + %s, %lldu); /* each warp "
+                     "arrives in every block of the cluster: the stage is released in all */",
+                     x->bar, x->parts);
+        return;
+    }
     ckt_emit_put(o,
                  "ckt_mbar_arrive(ckt_smem_addr(ckt_lds) + %s); /* every thread of the block "
                  "arrives: the stage is released */",
@@ -291,7 +324,8 @@ static ckt_status tma_box(ckt_emit_out o, const ckt_bulk_ops *ops, const ckt_ker
         ckt_expr_print(ex, gw->origin[m->dims[d]], c[d], sizeof c[d], NULL);
         size_t n = strlen(at), nb = strlen(box);
         snprintf(at + n, sizeof at - n, "%s%s", d ? ", " : "", c[d]);
-        snprintf(box + nb, sizeof box - nb, "%s%lld", d ? " x " : "", (long long)m->box[d]);
+        int64_t ext = m->box[d] * (d == 1 && !store && op->spv > 1 ? op->spv : 1);
+        snprintf(box + nb, sizeof box - nb, "%s%lld", d ? " x " : "", (long long)ext);
     }
     const char *sw = m->swizzle_bytes == 0    ? "no swizzle"
                      : m->swizzle_bytes == 32 ? "32B swizzle"
@@ -306,9 +340,11 @@ static ckt_status tma_box(ckt_emit_out o, const ckt_bulk_ops *ops, const ckt_ker
     else
         ckt_emit_put(&o,
                      "/* bulk tensor copy: the %s box of %s at (%s) (innermost first) -> "
-                     "%s (%s), %lld bytes on mbarrier %d[%s] */",
+                     "%s (%s), %lld bytes on mbarrier %d[%s]%s */",
                      box, ckt_kernel_param(k, g->param)->name, at, l->name, sw,
-                     (long long)m->box_bytes, op->inputs[1], bar);
+                     (long long)(m->box_bytes * (op->spv > 1 ? op->spv : 1)), op->inputs[1], bar,
+                     op->spv > 1 ? "; shared by the cluster, each block copying its part into all"
+                                 : "");
     ckt_bulk_site x = {k,
                        store ? 0 : op->inputs[1],
                        b,
@@ -319,7 +355,10 @@ static ckt_status tma_box(ckt_emit_out o, const ckt_bulk_ops *ops, const ckt_ker
                        {c[0], c[1], c[2], c[3], c[4]},
                        m->rank,
                        (long long)m->box_bytes,
-                       producer};
+                       producer,
+                       store ? 0 : op->spv,
+                       (long long)m->box[1],
+                       0};
     if (store)
         ops->store(&o, &x, op->spv != 0);
     else
@@ -336,7 +375,14 @@ static ckt_status mbar_op(ckt_emit_out o, const ckt_bulk_ops *ops, const ckt_ker
     ckt_expr_print(ex, op->a, b, sizeof b, NULL);
     bool wait = op->kind == CKT_OP_MBAR_WAIT;
     if (wait) ckt_expr_print(ex, op->b, ph, sizeof ph, NULL);
-    ckt_bulk_site x = {k, op->inputs[0], b, bar, ph, NULL, NULL, {NULL}, 0, 0, producer};
+    int64_t n = op->spv ? ckt_kernel_cluster_size(k) : 0;
+    ckt_bulk_site x = {k,        op->inputs[0],
+                       b,        bar,
+                       ph,       NULL,
+                       NULL,     {NULL},
+                       0,        0,
+                       producer, n,
+                       0,        n ? ckt_kernel_block(k) / 32 * n : ckt_kernel_block(k)};
     (wait ? ops->wait : ops->arrive)(&o, &x);
     return CKT_OK;
 }
@@ -367,7 +413,8 @@ ckt_status ckt_emit_tma(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_ker
         int64_t arrive = 0;
         ckt_expr_print(ex, op->a, id, sizeof id, NULL);
         ckt_expr_is_const(ex, op->b, &arrive);
-        ckt_bulk_site x = {k, 0, id, NULL, NULL, NULL, NULL, {NULL}, 0, (long long)op->spv, false};
+        ckt_bulk_site x = {k,     0, id, NULL, NULL, NULL, NULL, {NULL}, 0, (long long)op->spv,
+                           false, 0, 0,  0};
         dl->bulk->named(&o, &x, arrive != 0);
         return CKT_OK;
     }

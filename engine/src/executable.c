@@ -179,6 +179,12 @@ static ckt_status check_launch(const ckt_executable *e, ckt_device *dev, const i
         if (grid[d] < 1)
             return ckt_fail(err, CKT_EINVAL, "launch: grid.%c is %lld (every extent must be >= 1)",
                             "xyz"[d], (long long)grid[d]);
+    int64_t cluster = ckt_kernel_cluster_size(e->k);
+    if (grid[0] % cluster)
+        return ckt_fail(err, CKT_EINVAL,
+                        "launch: grid.x is %lld, not a multiple of the kernel's clusters of %lld "
+                        "blocks",
+                        (long long)grid[0], (long long)cluster);
     for (int i = 0; i < nargs; i++)
         if (args[i].kind == CKT_PARAM_PTR)
             bytes[e->sig_index[i]] = (uint64_t)ckt_buffer_size(args[i].v.buffer);

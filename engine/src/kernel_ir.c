@@ -45,6 +45,7 @@ struct ckt_kernel {
     int ntmas;
     bool producer, in_producer; /* warp specialization: a producer region exists / is open */
     bool producer_wg;           /* the producer is a warpgroup giving registers to the block */
+    int64_t cluster;            /* blocks a cluster (1: none) */
 };
 
 const char *ckt_memory_name(ckt_memory m)
@@ -116,6 +117,7 @@ ckt_status ckt_kernel_create(const char *name, int64_t block, ckt_kernel **out, 
     snprintf(k->name, sizeof k->name, "%s", name);
     k->block = block;
     k->scratch = -1;
+    k->cluster = 1;
     ckt_status s = ckt_expr_pool_init(&k->ex, block, err);
     if (s)
         free(k);
@@ -2161,7 +2163,8 @@ static int box_modes(const ckt_kwindow *src, int rank, int kept[2])
  * rank-2 LDS tensor, either way (load: global -> LDS, tma_copy; else LDS -> global, tma_store, the
  * name errors give), the rules of ckt_kernel_tma_copy checked; *map the map's index. (src, dst:
  * the global and the LDS side, whichever way the data goes.) */
-static ckt_status bulk_box(ckt_kernel *k, bool load, int gw, int lw, int *map, ckt_error *err)
+static ckt_status bulk_box(ckt_kernel *k, bool load, int gw, int lw, int64_t parts, int *map,
+                           ckt_error *err)
 {
     ckt_status s;
     const char *fn = load ? "tma_copy" : "tma_store";
@@ -2238,11 +2241,24 @@ static ckt_status bulk_box(ckt_kernel *k, bool load, int gw, int lw, int *map, c
     for (int d = 0; d < src->rank; d++)
         if (d != kept[0] && d != kept[1]) dims[n++] = d;
     for (int d = 0; d < n; d++) box[d] = sw->lengths[dims[d]];
+    if (parts > 1) {
+        /* a block's part: box[1] / parts rows of the box, landing whole swizzle periods apart
+         * (the swizzle is a function of the LDS address; 128 bytes without one) */
+        int64_t row = box[0] * (int64_t)ckt_dtype_size(src->dtype), period = W ? 8 * W : 128;
+        if (box[1] % parts || (box[1] / parts * row) % period)
+            return ckt_fail(err, CKT_EINVAL,
+                            "tma_copy: a multicast box of %lld x %lld elements splits into %lld "
+                            "parts of whole %lld-byte swizzle periods only if its %lld rows of "
+                            "%lld bytes divide into them",
+                            (long long)box[0], (long long)box[1], (long long)parts,
+                            (long long)period, (long long)box[1], (long long)row);
+        box[1] /= parts;
+    }
     return tensor_map(k, sw->tensor, inner, n, dims, box, W, &dst->sw, map, err);
 }
 
-ckt_status ckt_kernel_tma_copy(ckt_kernel *k, int dst_window, int src_window, int set,
-                               ckt_expr_id bar, ckt_error *err)
+static ckt_status tma_copy(ckt_kernel *k, int dst_window, int src_window, int set, ckt_expr_id bar,
+                           int64_t parts, ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "tma_copy", err)) || (s = check_mbar(k, "tma_copy", set, bar, err)))
@@ -2250,15 +2266,31 @@ ckt_status ckt_kernel_tma_copy(ckt_kernel *k, int dst_window, int src_window, in
     if (dst_window < 0 || dst_window >= k->nwindows || src_window < 0 || src_window >= k->nwindows)
         return ckt_fail(err, CKT_EINVAL, "tma_copy: no such window");
     int map = -1;
-    if ((s = bulk_box(k, true, src_window, dst_window, &map, err))) return s;
+    if ((s = bulk_box(k, true, src_window, dst_window, parts, &map, err))) return s;
     ckt_kop op = new_op(CKT_OP_TMA_COPY);
     op.w = dst_window;
     op.r = map;
     op.a = bar;
+    op.spv = parts;
     op.ninputs = 2;
     op.inputs[0] = src_window;
     op.inputs[1] = set;
     return push_op(k, &op, err);
+}
+
+ckt_status ckt_kernel_tma_copy(ckt_kernel *k, int dst_window, int src_window, int set,
+                               ckt_expr_id bar, ckt_error *err)
+{
+    return tma_copy(k, dst_window, src_window, set, bar, 1, err);
+}
+
+ckt_status ckt_kernel_tma_copy_multicast(ckt_kernel *k, int dst_window, int src_window, int set,
+                                         ckt_expr_id bar, ckt_error *err)
+{
+    if (k && k->cluster < 2)
+        return ckt_fail(err, CKT_EINVAL,
+                        "tma_copy: multicast needs a cluster of blocks (b:cluster(n) first)");
+    return tma_copy(k, dst_window, src_window, set, bar, k ? k->cluster : 1, err);
 }
 
 ckt_status ckt_kernel_tma_store(ckt_kernel *k, int dst_window, int src_window, bool wait,
@@ -2273,7 +2305,7 @@ ckt_status ckt_kernel_tma_store(ckt_kernel *k, int dst_window, int src_window, b
                         "tma_store: inside a branch that depends on the thread id (one thread of "
                         "the block issues it)");
     int map = -1;
-    if ((s = bulk_box(k, false, dst_window, src_window, &map, err))) return s;
+    if ((s = bulk_box(k, false, dst_window, src_window, 1, &map, err))) return s;
     ckt_kop op = new_op(CKT_OP_TMA_STORE);
     op.w = src_window; /* (the LDS window, as a copy's: its origin may not move) */
     op.r = map;
@@ -2314,7 +2346,7 @@ ckt_status ckt_kernel_mbar_wait(ckt_kernel *k, int set, ckt_expr_id bar, ckt_exp
     return push_op(k, &op, err);
 }
 
-ckt_status ckt_kernel_mbar_arrive(ckt_kernel *k, int set, ckt_expr_id bar, ckt_error *err)
+static ckt_status mbar_arrive(ckt_kernel *k, int set, ckt_expr_id bar, bool cluster, ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "mbarrier_arrive", err)) ||
@@ -2324,17 +2356,63 @@ ckt_status ckt_kernel_mbar_arrive(ckt_kernel *k, int set, ckt_expr_id bar, ckt_e
         return ckt_fail(err, CKT_EINVAL,
                         "mbarrier_arrive: the block's threads arrive; the producer warp's copies "
                         "arrive by themselves");
-    if (k->mbars[set].arrivals != k->block)
+    if (cluster && k->cluster < 2)
         return ckt_fail(err, CKT_EINVAL,
-                        "mbarrier_arrive: every thread of the block arrives, but the set expects "
-                        "%lld arrivals a phase and the block has %lld threads",
-                        (long long)k->mbars[set].arrivals, (long long)k->block);
+                        "mbarrier_arrive: arriving in the cluster needs a cluster of blocks "
+                        "(b:cluster(n) first)");
+    if (cluster && k->block % 32)
+        return ckt_fail(err, CKT_EINVAL,
+                        "mbarrier_arrive: each warp arrives in the cluster, but the block's %lld "
+                        "threads are not whole warps",
+                        (long long)k->block);
+    int64_t want = cluster ? k->block / 32 * k->cluster : k->block;
+    if (k->mbars[set].arrivals != want)
+        return ckt_fail(err, CKT_EINVAL,
+                        cluster
+                            ? "mbarrier_arrive: each of the block's warps arrives in each of the "
+                              "cluster's blocks, but the set expects %lld arrivals a phase, "
+                              "not %lld"
+                            : "mbarrier_arrive: every thread of the block arrives, but the "
+                              "set expects %lld arrivals a phase and the block has %lld "
+                              "threads",
+                        (long long)k->mbars[set].arrivals, (long long)want);
     ckt_kop op = new_op(CKT_OP_MBAR_ARRIVE);
     op.a = bar;
+    op.spv = cluster ? 1 : 0;
     op.ninputs = 1;
     op.inputs[0] = set;
     return push_op(k, &op, err);
 }
+
+ckt_status ckt_kernel_mbar_arrive(ckt_kernel *k, int set, ckt_expr_id bar, ckt_error *err)
+{
+    return mbar_arrive(k, set, bar, false, err);
+}
+
+ckt_status ckt_kernel_mbar_arrive_cluster(ckt_kernel *k, int set, ckt_expr_id bar, ckt_error *err)
+{
+    return mbar_arrive(k, set, bar, true, err);
+}
+
+ckt_status ckt_kernel_cluster(ckt_kernel *k, int64_t n, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "cluster", err))) return s;
+    if (n != 2 && n != 4 && n != 8)
+        return ckt_fail(err, CKT_EINVAL, "cluster: %lld blocks a cluster (2, 4 or 8)",
+                        (long long)n);
+    if (k->cluster > 1) return ckt_fail(err, CKT_EINVAL, "cluster: the kernel has one already");
+    for (int i = 0; i < k->nops; i++)
+        if (k->ops[i].kind != CKT_OP_SET && k->ops[i].kind != CKT_OP_ADD)
+            return ckt_fail(err, CKT_EINVAL,
+                            "cluster: operation %d comes before it (a kernel's blocks are in "
+                            "clusters from its start)",
+                            i);
+    k->cluster = n;
+    return CKT_OK;
+}
+
+int64_t ckt_kernel_cluster_size(const ckt_kernel *k) { return k ? k->cluster : 0; }
 
 ckt_status ckt_kernel_named_barrier(ckt_kernel *k, ckt_expr_id id, int64_t threads, bool arrive,
                                     ckt_error *err)

@@ -50,9 +50,11 @@ function copies.bulk(g, full, tm, tn, kt, l)
   local b, TK, list = g.b, g.TK, {}
   for _, x in ipairs(operands(g)) do
     local gt, ring, rows, at_tile = x[1], x[2], x[5], x[4] == 1 and tm or tn
+    -- (clusters: B's tile is the same in every block of the cluster, each copying a part of it)
+    local multicast = x[4] == 2 and g.p.cluster > 1 or nil
     local function box(src, len, at)
       list[#list + 1] = {src = src, copy = function(stage)
-        b:tma_copy{src = src, dst = ckt.tile_window(ring:stage(stage), len, at), barrier = full, at = stage}
+        b:tma_copy{src = src, dst = ckt.tile_window(ring:stage(stage), len, at), barrier = full, at = stage, multicast = multicast}
       end}
     end
     if x[3].vector_dim == 0 then
@@ -67,12 +69,14 @@ function copies.bulk(g, full, tm, tn, kt, l)
 end
 
 -- the mbarrier sets of the bulk-copy ring: `full` (a stage's boxes have landed: one arrival a
--- box) and `empty` (the block's threads have released a stage: one arrival a thread)
+-- box) and `empty` (the block's threads have released a stage: one arrival a thread; in a
+-- cluster, where the stage must be free in every block before a part of B lands in it, one a warp
+-- of each block of the cluster)
 function copies.barriers(g)
-  local TK = g.TK
+  local TK, n = g.TK, g.p.cluster
   local function boxes(c, rows) return c.vector_dim == 0 and rows // 64 or TK // g.p.k_atom end
   return g.b:mbarriers{count = g.S, arrivals = boxes(g.p.a_copy, g.TM) + boxes(g.p.b_copy, g.TN)},
-         g.b:mbarriers{count = g.S, arrivals = g.p.block}
+         g.b:mbarriers{count = g.S, arrivals = n > 1 and g.p.block // 32 * n or g.p.block}
 end
 
 -- issue each copy of a list into `stage`, then move its windows one K slice on

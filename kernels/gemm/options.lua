@@ -32,6 +32,7 @@ options.NAMES = {"dtype", "out", "a_major", "b_major", "target", "epilogue", "ti
                  "fused_prologue", -- cp.async, one tile a block: the K loop issues the first slices' copies too (pipeline.lua)
                  "producer_warpgroup", -- bulk copies: the producer a warpgroup handing its registers over (options.copies)
                  "tma_store", -- sm_90a, bulk copies: C leaves LDS by bulk tensor stores (epilogue.lua)
+                 "cluster", -- sm_90a, bulk copies: clusters of blocks along M sharing B's tiles (options.cluster)
                  "scales"} -- fp8: "tensor" (one scale an operand) or "block" (DeepSeek-V3's 1 x 128 and 128 x 128 blocks)
 
 -- Defaults per target. NVIDIA: a 128 x 128 block tile in 32-wide K slices, 4 warps of 64 x 64
@@ -181,6 +182,20 @@ function options.copies(p, o, rec)
   -- docs/gemm.md)
   if pw == nil then pw = can and (p.persistent ~= nil or p.scales == "block") end
   p.producer_warpgroup = pw
+end
+
+-- cluster = 1, 2 or 4: the blocks of n consecutive tile rows (same tile column) run as a cluster,
+-- each copying 1/n of B's boxes into all of them (bulk copies multicast), so B's tiles cross from
+-- L2 once for n tiles. Where the operands' rows are not whole 128-byte lines apart (K = 4104), the
+-- lines a box straddles made L2 the limit: +20% at 4096 x 4096 x 4104 on an H200 (docs/gemm.md).
+function options.cluster(p, o)
+  local n = o.cluster
+  if n == nil or n == 1 then p.cluster = 1 return end
+  if n ~= 2 and n ~= 4 then fail(("cluster %s must be 1, 2 or 4 (blocks a cluster)"):format(tostring(n))) end
+  if p.copy ~= "tma" then fail(("cluster: the blocks share B's tiles by bulk copies (copy = \"tma\", sm_90a), not %s with copy %s"):format(p.target, p.copy)) end
+  if p.persistent then fail("cluster: one tile a block (not persistent: the blocks of a cluster would walk different tiles)") end
+  if o.batched then fail("cluster: one problem (not batched)") end
+  p.cluster = n
 end
 
 return options

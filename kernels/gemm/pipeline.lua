@@ -83,19 +83,24 @@ local function bulk_feed(g, walk)
           else for _, x in ipairs(copies.bulk(g, full, t.tm, t.tn, kt, t.l)) do x.copy(i % S) end end
         end)
       end, nk)
+      -- a cluster: the block stays until every block of it has released its last S slices here
+      -- (their arrivals land in this block's LDS, which must outlive them)
+      if g.p.cluster > 1 then
+        b:loop(S, function(j) local i = nk + j; b:mbarrier_wait{barrier = empty, at = i % S, phase = (i // S + 1) % 2} end)
+      end
     end, p_opts(g))
   end
   function f.ready(t, i) b:mbarrier_wait{barrier = full, at = at(t, i) % S, phase = (at(t, i) // S) % 2} end
   -- (+ S: the range analysis then sees a non-negative index; i >= -P only as it reads nk - min(nk, P))
-  local function release(t, i) b:mbarrier_arrive{barrier = empty, at = (at(t, i) + S) % S} end
+  local function release(t, i) b:mbarrier_arrive{barrier = empty, at = (at(t, i) + S) % S, cluster = g.p.cluster > 1 or nil} end
   f.retire = release
   function f.retire_pipelined(t, i) -- after slice i's MMAs: slice i - P has retired
     b:when(ckt.ge(i, P), function() release(t, i - P) end)
   end
-  -- persistent: the last min(P, nk) slices are released once the tile's MMAs retire, since the
-  -- producer waits for their stages (a lone tile leaves them: nothing comes after it)
+  -- persistent or a cluster: the last min(P, nk) slices are released once the tile's MMAs retire,
+  -- since the producer waits for their stages (a lone tile leaves them: nothing comes after it)
   function f.drain(t)
-    if not t.base then return end
+    if not t.base and g.p.cluster == 1 then return end
     local last = ckt.min(nk, P)
     b:loop(last, function(i) release(t, nk - last + i) end)
   end
@@ -258,6 +263,7 @@ end
 function pipeline.body(b, p)
   local g = {b = b, p = p, TM = p.TM, TN = p.TN, TK = p.TK, S = p.stages, T = p.traits, P = p.hopper and p.mma_pending or 0}
   if p.grouped then return require("ckt.kernels.gemm.grouped").body(g, run) end -- grouped.lua
+  if p.cluster > 1 then g.cluster_rank, g.cluster_id = b:cluster(p.cluster) end
   local A = b:pointer("A", p.dtype, {const = true})
   local B = b:pointer("B", p.dtype, {const = true})
   local C = b:pointer("C", p.out)
@@ -293,6 +299,13 @@ function pipeline.body(b, p)
     local bid = b:block_id(0)
     g.tm, g.tn = b:block_order{tiles = {(g.M + g.TM - 1) // g.TM, (g.N + g.TN - 1) // g.TN}, order = "grouped", group = p.group, id = bid % ckt.max(per, 1)}
     g.l = bid // ckt.max(per, 1)
+  elseif p.cluster > 1 then
+    -- a cluster: n tile rows of one tile column (so that they share B's tile), the clusters in
+    -- grouped order of p.group tile rows; with tile rows not a multiple of n, the last cluster's
+    -- rows past M read zeros and store nothing
+    local n = p.cluster
+    local tm, tn = b:block_order{tiles = {(g.M + n * g.TM - 1) // (n * g.TM), (g.N + g.TN - 1) // g.TN}, order = "grouped", group = math.max(1, p.group // n), id = g.cluster_id}
+    g.tm, g.tn = tm * n + g.cluster_rank, tn
   else
     g.tm, g.tn = b:block_order{tiles = {(g.M + g.TM - 1) // g.TM, (g.N + g.TN - 1) // g.TN}, order = "grouped", group = p.group}
   end

@@ -50,7 +50,9 @@ function schedule.grid(p, k)
   if p.batched then return schedule.batched_grid(p, k) end
   return function(M, N, exe)
     local mt, nt = tiles_along("M", M, TM), tiles_along("N", N, TN)
-    if mt == 0 or nt == 0 then return 1 end
+    if mt == 0 or nt == 0 then return p.cluster or 1 end
+    -- (a cluster: whole clusters of tile rows)
+    if p.cluster and p.cluster > 1 then mt = (mt + p.cluster - 1) // p.cluster * p.cluster end
     local tiles = mt * nt
     if not p.persistent and tiles > BLOCKS_MAX then
       error(("gemm: grid: M = %d and N = %d make %d x %d tiles, more than a grid holds (2^31 - 1 blocks); persistent = true walks them with fewer"):format(M, N, mt, nt), 2)

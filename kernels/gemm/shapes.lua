@@ -12,7 +12,9 @@
 --            the per-tile cost `next` for each further tile)
 --   time   = max(time, unique bytes of A, B, C / bw_mem)
 --   step  *= 1 + MISALIGNED * 32 / TK where an operand's rows are not whole 128-byte lines apart
---            (4104 x 2 bytes: each row's piece of a K slice straddles lines; a wider slice less so)
+--            (4104 x 2 bytes: each row's piece of a K slice straddles lines; a wider slice less so),
+--            a quarter of that in clusters of two blocks sharing B's tiles (sm_90a's bulk copies;
+--            their tile rows rounded up to whole clusters)
 --
 -- so wave quantization (per_sm counts whole tiles), the reuse of bigger tiles (eff, bytes per MAC),
 -- the per-tile cost (pipeline fill and epilogue: overhead, which short K cannot amortize) and
@@ -38,6 +40,11 @@ shapes.COST = {peak_sm = 989e12 / 132, bw_sm = 80e9, bw_l2 = 10e12, bw_mem = 2.5
 -- default's per-tile cost fell from ~6 to ~4 us, e.g. 8192 x 8192 x 512 282 -> 228 us), with the
 -- misalignment term (MISALIGNED, fitted there at 4104^3: 1.45x a 32-wide slice, 1.28x a 64-wide).
 shapes.MISALIGNED = 0.45
+-- Clusters of two blocks sharing B's tiles (sm_90a, bulk copies) where the rows are misaligned: the
+-- lab's H200 run of 2026-11-28 (bench/hopper_lab) put 4096 x 4096 x 4104 at 0.199 ms with them
+-- against 0.239 without and 0.184-0.188 at 4096^3: a quarter of the misalignment's cost is left.
+-- At aligned sizes they ran 1-2% slower, so only misaligned problems get them as candidates.
+shapes.CLUSTER_MISALIGNED_SHARE = 0.25
 
 -- The candidates: tile, block, stages; eff: the fraction of peak_sm its MMAs sustain over long K
 -- with the SM full (as many blocks as it holds); overhead: seconds a tile costs beyond its K slices
@@ -125,7 +132,8 @@ function shapes.estimate(c, M, N, K, rec, r, bytes, misaligned)
   local C = shapes.COST
   local TM, TN, TK = c.tile[1], c.tile[2], c.tile[3]
   local sms = rec.hw.sm_count
-  local tiles = ((M + TM - 1) // TM) * ((N + TN - 1) // TN)
+  local mt, n = (M + TM - 1) // TM, c.cluster or 1
+  local tiles = (mt + n - 1) // n * n * ((N + TN - 1) // TN) -- (a cluster: whole clusters of tile rows)
   local per_sm = (tiles + sms - 1) // sms
   local active = math.min(tiles, sms)
   local slices = (K + TK - 1) // TK
@@ -135,7 +143,7 @@ function shapes.estimate(c, M, N, K, rec, r, bytes, misaligned)
   local bw = math.min(C.bw_sm, C.bw_l2 / active)
   local mem_step = (TM + TN) * TK * bytes / bw
   local step = math.max(math_step, mem_step)
-  if misaligned then step = step * (1 + shapes.MISALIGNED * 32 / TK) end
+  if misaligned then step = step * (1 + shapes.MISALIGNED * 32 / TK * (n > 1 and shapes.CLUSTER_MISALIGNED_SHARE or 1)) end
   local t
   if c.persistent then t = per_sm * slices * step + c.overhead + (per_sm - 1) * c.next
   else t = per_sm * slices * step + ((per_sm + r - 1) // r) * c.overhead end
@@ -161,6 +169,20 @@ function shapes.rank(o, h, rec, p)
   local function lines(x) return (x * bytes) % 128 == 0 end
   local misaligned = not (lines(p.a_major == "k" and K or M) and lines(p.b_major == "k" and K or N))
   local ranked = {}
+  -- misaligned rows with bulk copies (sm_90a, one tile a block): each candidate also in clusters of
+  -- two (B's tiles shared by multicast: shapes.CLUSTER_MISALIGNED_SHARE)
+  if misaligned and p.bulk_copies and o.cluster == nil then
+    local more = {}
+    for _, c in ipairs(list) do
+      more[#more + 1] = c
+      if not c.persistent then
+        local cc = {cluster = 2}
+        for k, v in pairs(c) do cc[k] = v end
+        more[#more + 1] = cc
+      end
+    end
+    list = more
+  end
   for i, listed in ipairs(list) do
     -- (element copies on sm_90a: the candidate with its K slice within the registers, or none)
     local c = listed
@@ -178,8 +200,10 @@ function shapes.rank(o, h, rec, p)
         for k, v in pairs(o) do oc[k] = v end
         oc.tile, oc.block, oc.stages = o.tile or c.tile, o.block or c.block, o.stages or stages
         if o.persistent == nil and c.persistent then oc.persistent = true end
+        if c.cluster then oc.cluster = c.cluster end
         ranked[#ranked + 1] = {options = oc, time = t, sched = sched, tiles = tiles, per_sm = per_sm, resident = r, lds = lds, order = i,
-                               config = ("%dx%dx%d/%d/%d%s"):format(c.tile[1], c.tile[2], c.tile[3], c.block, stages, c.persistent and "@persistent" or "")}
+                               config = ("%dx%dx%d/%d/%d%s%s"):format(c.tile[1], c.tile[2], c.tile[3], c.block, stages, c.persistent and "@persistent" or "",
+                                                                     c.cluster and ("@cluster" .. c.cluster) or "")}
       end
     end
   end
@@ -206,6 +230,7 @@ function shapes.choose(o, h, plan_of)
   -- (C will likely leave by bulk tensor stores through 64 rows of LDS: plan.lua decides)
   local aligned = o.aligned
   if aligned == nil then aligned = not probe.emulated end
+  probe.bulk_copies = probe.hopper and rec.hw.tma and aligned and o.copy ~= "cp.async" and not probe.batched
   probe.bulk_stores = probe.hopper and rec.hw.tma and aligned and not probe.fp8 and probe.out ~= "f32" and o.tma_store ~= false and o.copy ~= "cp.async"
   local ranked, M, N, K = shapes.rank(o, h, rec, probe)
   local tried = {}

@@ -288,7 +288,7 @@ typedef struct {
 /* arrivals a phase; arrivals made (all phases); phases completed; completions a producer's waits
  * on this barrier have assumed so far */
 typedef struct { long long arrivals, arrived, completed, seen; } ckt_mbar_state;
-typedef struct { ckt_mbar_state *set; long long bar, phase, dst, c[5]; const ckt_tmap *map; const ckt_mbar_state *guard; long long need; } ckt_tma_entry;
+typedef struct { ckt_mbar_state *set; long long bar, phase, dst, c[5], parts; const ckt_tmap *map; const ckt_mbar_state *guard; long long need; } ckt_tma_entry;
 typedef struct { ckt_tma_entry *e; long long n, cap; const ckt_mbar_state *guard; long long need; } ckt_tma_queue;
 #define CKT_MBAR_FAULT(kind, set_no, bar) CKT_FAULT(-(1 + (int)(bar) + 64 * (set_no) + 4096 * (kind)))
 CKT_FN void ckt_mbar_init(ckt_mbar_state *s, long long n, long long arrivals)
@@ -321,18 +321,23 @@ CKT_FN long long ckt_tma_lds_at(long long at, long long e, long long esz, long l
     long long a = at + e * esz;
     return w ? a ^ (((a >> 7) & (w / 16 - 1)) << 4) : a;
 }
+/* (a multicast box: its parts, the map's box each, one after another along dimension 1 and in
+ * LDS, as the cluster's blocks copy them) */
 CKT_FN void ckt_tma_land(const ckt_tma_entry *t, unsigned char *lds, unsigned long long lds_bytes)
 {
     const ckt_tmap *m = t->map;
     long long n = ckt_tma_box_elems(m), esz = m->elem_bytes, off;
-    for (long long e = 0; e < n; e++) {
-        int inside = ckt_tma_elem(m, t->c, e, &off);
-        long long a = ckt_tma_lds_at(t->dst, e, esz, m->swizzle_bytes);
-        if (a < 0 || (unsigned long long)(a + esz) > lds_bytes) continue;
-        if (inside)
-            memcpy(lds + a, (const unsigned char *)m->base + off, (size_t)esz);
-        else
-            memset(lds + a, 0, (size_t)esz); /* outside the tensor: 0 */
+    for (long long p = 0; p < t->parts; p++) {
+        long long c[5] = {t->c[0], t->c[1] + p * (long long)m->box[1], t->c[2], t->c[3], t->c[4]};
+        for (long long e = 0; e < n; e++) {
+            int inside = ckt_tma_elem(m, c, e, &off);
+            long long a = ckt_tma_lds_at(t->dst + p * n * esz, e, esz, m->swizzle_bytes);
+            if (a < 0 || (unsigned long long)(a + esz) > lds_bytes) continue;
+            if (inside)
+                memcpy(lds + a, (const unsigned char *)m->base + off, (size_t)esz);
+            else
+                memset(lds + a, 0, (size_t)esz); /* outside the tensor: 0 */
+        }
     }
 }
 /* A bulk tensor store: the LDS tile at byte src (the box row by row under the swizzle, as a copy
@@ -361,10 +366,10 @@ CKT_FN void ckt_mbar_settle(const ckt_tma_queue *q, ckt_mbar_state *b)
 }
 /* mbarrier.arrive.expect_tx and the copy, queued (out of memory: it lands at once) */
 CKT_FN void ckt_tma_push(ckt_tma_queue *q, ckt_mbar_state *set, int set_no, long long bar, long long dst, const ckt_tmap *map,
-                         const long long *c, unsigned char *lds, unsigned long long lds_bytes, const ckt_cpu_launch *launch)
+                         const long long *c, long long parts, unsigned char *lds, unsigned long long lds_bytes, const ckt_cpu_launch *launch)
 {
     ckt_mbar_state *b = &set[bar];
-    ckt_tma_entry t = {set, bar, b->arrived / b->arrivals, dst, {0, 0, 0, 0, 0}, map, q->guard, q->need};
+    ckt_tma_entry t = {set, bar, b->arrived / b->arrivals, dst, {0, 0, 0, 0, 0}, parts, map, q->guard, q->need};
     for (int d = 0; d < map->rank && d < 5; d++) t.c[d] = c[d];
     if (t.phase > b->completed && !t.guard) CKT_MBAR_FAULT(2, set_no, bar);
     b->arrived++;

@@ -98,6 +98,41 @@ CKT_FN void ckt_tma_load_5d(ckt_u32 dst, const ckt_tmap *map, int c0, int c1, in
     asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];"
                  :: "r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(bar) : "memory");
 }
+/* Thread-block clusters: the block's rank in its cluster; a barrier of all the cluster's threads
+ * (release / acquire: what each wrote before it is seen after it); a box part copied into the same
+ * LDS offset of every block in `mask` (the cluster's ranks), completing on the mbarrier at the same
+ * offset in each; each warp arriving once on an mbarrier in each of the first n blocks (its lanes
+ * 0..n-1 one block each, through mapa: the address of the same LDS byte in block `lane`). */
+CKT_FN ckt_u32 ckt_cluster_rank(void) { ckt_u32 r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r; }
+CKT_FN void ckt_cluster_sync(void) { asm volatile("barrier.cluster.arrive.release.aligned; barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
+CKT_FN void ckt_tma_load_2d_multicast(ckt_u32 dst, const ckt_tmap *map, int c0, int c1, ckt_u32 bar, ckt_u16 mask)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;"
+                 :: "r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(bar), "h"(mask) : "memory");
+}
+CKT_FN void ckt_tma_load_3d_multicast(ckt_u32 dst, const ckt_tmap *map, int c0, int c1, int c2, ckt_u32 bar, ckt_u16 mask)
+{
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], %6;"
+                 :: "r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "h"(mask) : "memory");
+}
+CKT_FN void ckt_tma_load_4d_multicast(ckt_u32 dst, const ckt_tmap *map, int c0, int c1, int c2, int c3, ckt_u32 bar, ckt_u16 mask)
+{
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3, %4, %5}], [%6], %7;"
+                 :: "r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar), "h"(mask) : "memory");
+}
+CKT_FN void ckt_tma_load_5d_multicast(ckt_u32 dst, const ckt_tmap *map, int c0, int c1, int c2, int c3, int c4, ckt_u32 bar, ckt_u16 mask)
+{
+    asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;"
+                 :: "r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(bar), "h"(mask) : "memory");
+}
+CKT_FN void ckt_mbar_arrive_cluster(ckt_u32 bar, ckt_u32 n)
+{
+    __syncwarp();
+    const ckt_u32 lane = threadIdx.x & 31;
+    if (lane < n)
+        asm volatile("{ .reg .b32 ra; mapa.shared::cluster.u32 ra, %0, %1; mbarrier.arrive.shared::cluster.b64 _, [ra]; }"
+                     :: "r"(bar), "r"(lane) : "memory");
+}
 /* Bulk tensor stores (LDS -> global through the tensor map; what lies outside the tensor is not
  * written), one bulk async-group each; the issuing thread then waits until the group has read
  * its LDS tile, not for the writes to land (they complete on their own, even after the block

@@ -85,9 +85,24 @@ describe("gemm.build with size hints", function()
     p = gemm.plan{target = "cpu:sm_90a", M = 16, N = 16, K = 16, tile = {64, 64, 32}, block = 128}
     assert.equal("64x64x32/128/4", cfg(p)); assert.truthy(p.reason:find("no candidate", 1, true), p.reason)
     -- the model's estimates are there for every candidate, best first
-    -- (the any-size path leaves out the candidate measured with bulk tensor stores)
-    assert.equal(#shapes.CANDIDATES.hopper, #gemm.plan{target = "cpu:sm_90a", M = 1000, N = 1000, K = 1000, aligned = true}.model)
+    -- (the any-size path leaves out the candidate measured with bulk tensor stores; rows not whole
+    -- 128-byte lines apart with bulk copies add each one-tile candidate in clusters of two)
+    local one_tile = 0
+    for _, c in ipairs(shapes.CANDIDATES.hopper) do if not c.persistent then one_tile = one_tile + 1 end end
+    assert.equal(#shapes.CANDIDATES.hopper + one_tile, #gemm.plan{target = "cpu:sm_90a", M = 1000, N = 1000, K = 1000, aligned = true}.model)
+    assert.equal(#shapes.CANDIDATES.hopper, #gemm.plan{target = "cpu:sm_90a", M = 1024, N = 1024, K = 1024, aligned = true}.model)
     assert.equal(#shapes.CANDIDATES.hopper - 1, #gemm.plan{target = "cpu:sm_90a", M = 1000, N = 1000, K = 1000}.model)
+    -- K-major rows 8208 bytes apart with bulk copies: clusters of two blocks sharing B's tiles (their
+    -- tile rows rounded up to whole clusters), correct at sizes whose tile rows are odd; aligned rows
+    -- (K = 4096, or the same sizes M/N-major with M = N = 4096) keep one block a tile
+    p = run({target = "cpu:sm_90a", M = 4104, N = 4104, K = 4104, aligned = true}, 264, 200, 136)
+    assert.equal("128x256x64/256/4", cfg(p)); assert.equal(2, p.cluster); assert.truthy(p.reason:find("@cluster2", 1, true), p.reason)
+    assert.equal(1, gemm.plan{target = "cpu:sm_90a", M = 4104, N = 4104, K = 4096, aligned = true}.cluster)
+    assert.equal(1, gemm.plan{target = "cpu:sm_90a", M = 4096, N = 4096, K = 4104, aligned = true, a_major = "m", b_major = "n"}.cluster)
+    -- (not with element copies, cp.async or a cluster given)
+    assert.equal(1, gemm.plan{target = "cpu:sm_90a", M = 4104, N = 4104, K = 4104, aligned = true, copy = "cp.async"}.cluster)
+    assert.equal(1, gemm.plan{target = "cpu:sm_90a", M = 4104, N = 4104, K = 4104}.cluster)
+    assert.equal(1, gemm.plan{target = "cpu:sm_90a", M = 4104, N = 4104, K = 4104, aligned = true, cluster = 1}.cluster)
   end)
 
   it("takes each branch of the model on cpu:sm_90 (mma.sync)", function()

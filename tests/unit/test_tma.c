@@ -356,6 +356,103 @@ static void kernel_store(void **state)
     ckt_kernel_destroy(k);
 }
 
+/* Thread-block clusters: a box shared by the cluster (each block copying its part into all of
+ * them) and stages released in every block; the emitted CUDA and C forms; the refusals. */
+static void kernel_cluster(void **state)
+{
+    (void)state;
+    ckt_error err;
+    ckt_kernel *k;
+    int x, m, gx, s, wx, ws, full, empty, bad;
+    assert_int_equal(ckt_kernel_cluster(NULL, 2, &err), CKT_EINVAL);
+    assert_int_equal(ckt_kernel_create("clustered", 128, &k, &err), CKT_OK);
+    ckt_expr_pool *ex = ckt_kernel_exprs(k);
+    assert_int_equal(ckt_kernel_cluster_size(k), 1);
+    assert_int_equal(ckt_kernel_cluster(k, 3, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "cluster: 3 blocks a cluster (2, 4 or 8)"));
+    assert_int_equal(ckt_kernel_cluster(k, 0, &err), CKT_EINVAL);
+    assert_int_equal(ckt_kernel_cluster(k, -2, &err), CKT_EINVAL);
+    assert_int_equal(ckt_kernel_param_ptr(k, "X", CKT_F16, true, 16, &x, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_param_scalar(k, "M", CKT_PARAM_I32, false, 0, 0, 1, &m, &err),
+                     CKT_OK);
+    ckt_expr_id shape[2] = {ckt_kernel_param(k, m)->expr, ckt_expr_int(ex, 64)};
+    ckt_expr_id stride[2] = {ckt_expr_int(ex, 64), ckt_expr_int(ex, 1)};
+    assert_int_equal(ckt_kernel_global(k, x, CKT_F16, 2, shape, stride, true, &gx, &err), CKT_OK);
+    ckt_layout l = L("(64,64):(64,1)");
+    ckt_swizzle sw = {3, 3, 3};
+    assert_int_equal(ckt_kernel_lds(k, CKT_F16, &l, &sw, &s, &err), CKT_OK);
+    const int64_t len[2] = {64, 64};
+    ckt_expr_id zero[2] = {ckt_expr_int(ex, 0), ckt_expr_int(ex, 0)};
+    /* the box's rows from the cluster's index: the same in each block of it */
+    ckt_expr_id row[2] = {
+        ckt_expr_mulc(ex, ckt_expr_binary(ex, CKT_E_DIV, ckt_expr_bid(ex, 0), ckt_expr_int(ex, 2)),
+                      64),
+        ckt_expr_int(ex, 0)};
+    assert_int_equal(ckt_kernel_window_make(k, gx, 2, len, row, &wx, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_window_make(k, s, 2, len, zero, &ws, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_mbarriers(k, 1, 1, &full, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_mbarriers(k, 1, 16, &empty, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_mbarriers(k, 1, 128, &bad, &err), CKT_OK);
+    ckt_expr_id b0 = ckt_expr_int(ex, 0);
+    /* no cluster yet: neither a multicast nor an arrival in the cluster */
+    assert_int_equal(ckt_kernel_tma_copy_multicast(k, ws, wx, full, b0, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "multicast needs a cluster of blocks"));
+    assert_int_equal(ckt_kernel_mbar_arrive_cluster(k, empty, b0, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "needs a cluster of blocks"));
+    assert_int_equal(ckt_kernel_cluster(k, 4, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_cluster(k, 2, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "the kernel has one already"));
+    assert_int_equal(ckt_kernel_cluster_size(k), 4);
+    /* four blocks of 4 warps: 16 arrivals a phase, not the block's 128 threads */
+    assert_int_equal(ckt_kernel_mbar_arrive_cluster(k, bad, b0, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "expects 128 arrivals a phase, not 16"));
+    assert_int_equal(ckt_kernel_mbar_arrive_cluster(k, empty, b0, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_tma_copy_multicast(k, ws, wx, full, b0, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_cluster(k, 2, &err), CKT_EINVAL); /* (after operations) */
+    assert_int_equal(ckt_kernel_finish(k, &err), CKT_OK);
+    char *src = NULL;
+    assert_int_equal(ckt_emit_named(k, "sm_90a", &src, &err), CKT_OK);
+    assert_non_null(strstr(src, "__cluster_dims__(4, 1, 1) __launch_bounds__(128) clustered("));
+    assert_non_null(strstr(src, "ckt_cluster_sync();"));
+    assert_non_null(strstr(src, "ckt_mbar_expect_tx(ckt_bar, 8192);")); /* the whole box */
+    /* part r: 16 of the 64 rows, 2048 bytes apart in LDS, into all four blocks */
+    assert_non_null(strstr(src, "+ ckt_rank * 2048u, &ckt_tmap0, (int)(w0_1), (int)((w0_0) + "
+                                "(int)ckt_rank * 16), ckt_bar, 0xf);"));
+    assert_non_null(strstr(src, "ckt_mbar_arrive_cluster(ckt_smem_addr(ckt_lds) + "));
+    assert_int_equal(ckt_kernel_tma(k, 0)->box[1], 16);
+    free(src);
+    src = NULL;
+    assert_int_equal(ckt_emit_named(k, "cpu:sm_90a", &src, &err), CKT_OK);
+    assert_non_null(strstr(src, "}, 4, ckt_lds, ")); /* the four parts land in this block */
+    assert_non_null(strstr(src, "(long long)(0), 16); /* each warp of each block"));
+    free(src);
+    src = NULL;
+    assert_int_equal(ckt_emit_named(k, "gfx90a", &src, &err), CKT_EUNSUPPORTED);
+    assert_non_null(strstr(err.msg, "clusters of blocks: target 'gfx90a' has none"));
+    free(src);
+    ckt_kernel_destroy(k);
+
+    /* a box whose parts would not be whole swizzle periods: 8 rows of 128 bytes in 8 parts */
+    assert_int_equal(ckt_kernel_create("clustered2", 64, &k, &err), CKT_OK);
+    ex = ckt_kernel_exprs(k);
+    assert_int_equal(ckt_kernel_cluster(k, 8, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_param_ptr(k, "X", CKT_F16, true, 16, &x, &err), CKT_OK);
+    ckt_expr_id shape8[2] = {ckt_expr_int(ex, 64), ckt_expr_int(ex, 64)};
+    ckt_expr_id stride8[2] = {ckt_expr_int(ex, 64), ckt_expr_int(ex, 1)};
+    assert_int_equal(ckt_kernel_global(k, x, CKT_F16, 2, shape8, stride8, true, &gx, &err), CKT_OK);
+    ckt_layout l8 = L("(8,64):(64,1)");
+    assert_int_equal(ckt_kernel_lds(k, CKT_F16, &l8, &sw, &s, &err), CKT_OK);
+    const int64_t len8[2] = {8, 64};
+    ckt_expr_id z2[2] = {ckt_expr_int(ex, 0), ckt_expr_int(ex, 0)};
+    assert_int_equal(ckt_kernel_window_make(k, gx, 2, len8, z2, &wx, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_window_make(k, s, 2, len8, z2, &ws, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_mbarriers(k, 1, 1, &full, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_tma_copy_multicast(k, ws, wx, full, ckt_expr_int(ex, 0), &err),
+                     CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "splits into 8 parts of whole 1024-byte swizzle periods"));
+    ckt_kernel_destroy(k);
+}
+
 /* The builder's LDS placement: a tensor under a hardware swizzle starts on the swizzle's
  * 8 x span boundary and its stages lie a multiple of it apart, wherever it was declared; mbarrier
  * sets take their LDS after every tensor when the kernel is finished, so a tensor declared after
@@ -523,6 +620,7 @@ int main(void)
         cmocka_unit_test(check_tile_accepts), cmocka_unit_test(check_tile_refusals),
         cmocka_unit_test(lds_placement),      cmocka_unit_test(kernel_store),
         cmocka_unit_test(cpu_encode_fields),  cmocka_unit_test(plan_in_a_given_order),
+        cmocka_unit_test(kernel_cluster),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -180,18 +180,20 @@ typedef enum {
     CKT_OP_WGMMA, /* reg r += LDS inputs[0] x LDS inputs[1] by warpgroup MMA mma (ckt/wgmma.h),
                     mma_rep = {MX, NX, K steps} per warpgroup */
     CKT_OP_TMA_COPY,  /* LDS window w = global window inputs[0] by one bulk tensor copy through
-                         tensor map r, completing on mbarrier a of set inputs[1] */
+                         tensor map r, completing on mbarrier a of set inputs[1]; spv > 1: the
+                         cluster's spv blocks each copy 1/spv of it into all of them (multicast) */
     CKT_OP_MBAR_WAIT, /* wait until phase parity b of mbarrier a of set inputs[0] has completed */
     CKT_OP_TMA_STORE, /* global window inputs[0] = LDS window w by one bulk tensor store through
                          tensor map r; spv = 1: its reads of LDS complete when the op ends */
     CKT_OP_TMA_STORE_WAIT, /* the bulk stores issued so far have read their LDS tiles */
-    CKT_OP_MBAR_ARRIVE, /* every thread of the block arrives once on mbarrier a of set inputs[0] */
-    CKT_OP_PRODUCER,    /* opens the producer warp's region (closed by CKT_OP_END) */
-    CKT_OP_NAMED_BARRIER, /* hardware barrier a (an expression) over spv threads; b = 1: arrive
-                             only (ckt_kernel_named_barrier) */
-    CKT_OP_BROADCAST      /* reg r[v] = inputs[0][u]: u the value of the same thread on v's line
-                             along dim vector_dim (-1: v's element; the result's tile at mma_rep in
-                             the source's) (ckt_kernel_broadcast, ckt_kernel_regather) */
+    CKT_OP_MBAR_ARRIVE,    /* every thread of the block arrives once on mbarrier a of set inputs[0];
+                              spv = 1: every warp once on it in each block of the cluster */
+    CKT_OP_PRODUCER,       /* opens the producer warp's region (closed by CKT_OP_END) */
+    CKT_OP_NAMED_BARRIER,  /* hardware barrier a (an expression) over spv threads; b = 1: arrive
+                              only (ckt_kernel_named_barrier) */
+    CKT_OP_BROADCAST       /* reg r[v] = inputs[0][u]: u the value of the same thread on v's line
+                              along dim vector_dim (-1: v's element; the result's tile at mma_rep in
+                              the source's) (ckt_kernel_broadcast, ckt_kernel_regather) */
 } ckt_kop_kind;
 
 /* CKT_REDUCE_SOFTMAX ("softmax"): pairs of a running maximum m and a sum s of exp(x - m), two
@@ -516,6 +518,28 @@ ckt_status ckt_kernel_tma_store_wait(ckt_kernel *k, ckt_error *err);
  * hold W + 1 warps of one quarter each); beside a producer warpgroup its threads get
  * ckt_kernel_consumer_registers(k) = 224. The block must be whole warpgroups, at least two. */
 ckt_status ckt_kernel_mbar_arrive(ckt_kernel *k, int set, ckt_expr_id bar, ckt_error *err);
+
+/* Thread-block clusters (sm_90 / sm_90a and their CPU emulation). ckt_kernel_cluster: the grid's
+ * blocks run in clusters of n (2, 4 or 8) consecutive blocks along x, co-scheduled on one GPC, so
+ * that they can write each other's LDS and arrive on each other's mbarriers; the block's rank in
+ * its cluster is block id x mod n. It comes before any operation, at most once; a launch's grid.x
+ * must be a multiple of n (refused otherwise). The kernel's mbarriers are initialized before any
+ * block of the cluster uses them (a cluster barrier after their initialization).
+ * ckt_kernel_tma_copy_multicast: ckt_kernel_tma_copy of a box shared by the cluster: every block
+ * expects the whole box's bytes on its own mbarrier and copies 1/n of it (part r, by rank r: a
+ * slice of the box along its second dimension, whole swizzle periods) into the same LDS offset of
+ * every block of the cluster, so that each block ends with the whole box — the source window must
+ * be the same in every block of the cluster (the caller's promise: the CPU emulation copies the
+ * whole box into its own block). ckt_kernel_mbar_arrive_cluster: each warp of the block arrives
+ * once on mbarrier `bar` of `set` in every block of the cluster (a stage released in all of them),
+ * which must expect (block / 32) x n arrivals. A block must not exit while another block of its
+ * cluster may still arrive on its mbarriers or copy into its LDS: the kernel waits for that itself
+ * (e.g. its producer waits for the last releases). ckt_kernel_cluster_size: n (1 without). */
+ckt_status ckt_kernel_cluster(ckt_kernel *k, int64_t n, ckt_error *err);
+int64_t ckt_kernel_cluster_size(const ckt_kernel *k);
+ckt_status ckt_kernel_tma_copy_multicast(ckt_kernel *k, int dst_window, int src_window, int set,
+                                         ckt_expr_id bar, ckt_error *err);
+ckt_status ckt_kernel_mbar_arrive_cluster(ckt_kernel *k, int set, ckt_expr_id bar, ckt_error *err);
 /* A named barrier for scheduling the block's warpgroups (FlashAttention-3's ping-pong: one
  * warpgroup's MMAs issue while another's softmax runs): the calling warps wait at hardware
  * barrier `id` (an integer expression in 2..15, the same over each warp: 0 is the block's

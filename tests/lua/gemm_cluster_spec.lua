@@ -1,0 +1,134 @@
+-- Thread-block clusters: the library GEMM with cluster = 2 | 4 (the blocks of n tile rows of one
+-- tile column share B's tiles, each copying a part of every box into all of them, and release a
+-- stage in all of them) on cpu:sm_90a element by element against the double reference, outputs
+-- poisoned, at sizes whose tile rows are not a multiple of the cluster; the builder's pieces
+-- (b:cluster, multicast copies, arrivals in the cluster) and their refusals; the launch's grid.
+local ckt = require "ckt"
+local gemm = require "ckt.kernels.gemm"
+local cpu = ckt.device("cpu")
+
+local function run(o, M, N, K)
+  local k, grid, p = gemm.build(o)
+  local e = k:compile{target = o.target}
+  local dt = o.dtype
+  local A = ckt.array(dt, math.max(1, M * K)):random{seed = M + 3 * N, lo = -1, hi = 1}
+  local B = ckt.array(dt, math.max(1, K * N)):random{seed = K + 5, lo = -1, hi = 1}
+  local R = gemm.reference(A, B, M, N, K, {a_major = p.a_major, b_major = p.b_major, out = "f32", epilogue = o.epilogue})
+  local C = ckt.array(p.out, M * N):poison()
+  local ba, bb, bc = cpu:alloc(dt, #A), cpu:alloc(dt, #B), cpu:alloc(p.out, #C)
+  ba:upload(A); bb:upload(B); bc:upload(C)
+  e:launch{grid = grid(M, N), A = ba, B = bb, C = bc, M = M, N = N, K = K}
+  bc:download(C)
+  local ok, err, at = C:compare(R, {rtol = p.out == "f32" and 2 ^ -20 or 2 ^ -8, atol = K * 2 ^ -20})
+  assert(ok, ("%s %s cluster %d %dx%dx%d: max error %s at %s"):format(o.target, dt, p.cluster, M, N, K, tostring(err), tostring(at)))
+  return p, grid, e, {A = ba, B = bb, C = bc}
+end
+
+describe("the GEMM in clusters of blocks", function()
+  it("runs on cpu:sm_90a at sizes off the tiles, every major, clusters of 2 and 4", function()
+    local o = {target = "cpu:sm_90a", dtype = "f16", tile = {64, 64, 32}, block = 128, stages = 4, copy = "tma", cluster = 2}
+    local p, grid = run(o, 136, 200, 264) -- 3 tile rows: the last cluster's second block past M
+    assert.equal(2, p.cluster)
+    assert.equal(16, grid(136, 200)); assert.equal(0, grid(136, 200) % 2)
+    run(o, 64, 64, 8)                     -- one slice; a cluster of one tile and one past M
+    run(o, 200, 136, 0)                   -- K = 0: C = 0, the producer's last waits at once
+    run({target = "cpu:sm_90a", dtype = "bf16", out = "f32", a_major = "m", b_major = "n", tile = {64, 64, 32}, block = 128,
+         stages = 3, copy = "tma", cluster = 2, epilogue = function(x) return ckt.max(x, 0) end}, 200, 136, 72)
+    -- four blocks a cluster, two MMA groups in flight (the last two slices released after the loop)
+    local p4, grid4 = run({target = "cpu:sm_90a", dtype = "bf16", tile = {64, 128, 64}, block = 128, stages = 4, copy = "tma",
+                           mma_pending = 2, cluster = 4}, 136, 264, 72)
+    assert.equal(2, p4.mma_pending); assert.equal(12, grid4(136, 264))
+    -- two warpgroups and bulk tensor stores of C (the GPU default's shape)
+    run({target = "cpu:sm_90a", dtype = "f16", tile = {128, 128, 64}, block = 256, stages = 3, copy = "tma", aligned = true,
+         cluster = 2}, 264, 136, 200)
+  end)
+
+  it("emits the cluster for sm_90a: its dimensions, the multicast of B's parts, releases in every block", function()
+    local k, _, p = gemm.build{target = "sm_90a", dtype = "f16", cluster = 2}
+    local src = k:source("sm_90a")
+    assert.truthy(src:find("__cluster_dims__(2, 1, 1) __launch_bounds__(288)", 1, true))
+    assert.truthy(src:find("ckt_cluster_sync();", 1, true))
+    -- A's box alone, B's 256 x 64 box in two parts of 128 rows (16 KiB apart in LDS)
+    assert.truthy(src:find("ckt_tma_load_2d(", 1, true))
+    assert.truthy(src:find("ckt_mbar_expect_tx(ckt_bar, 32768); /* the whole box", 1, true))
+    assert.truthy(src:find("+ ckt_rank * 16384u, &ckt_tmap1, (int)(w1_1), (int)((w1_0) + (int)ckt_rank * 128), ckt_bar, 0x3);", 1, true))
+    assert.truthy(src:find("ckt_mbar_arrive_cluster(", 1, true))
+    assert.truthy(p.tma_store)
+    local ok, exe = pcall(k.compile, k, {target = "sm_90a", compile_only = true})
+    if not ok and tostring(exe):find("NVRTC not found (", 1, true) then print("SKIPPED the sm_90a compile: " .. tostring(exe)) return end
+    assert.is_true(ok, tostring(exe))
+    assert.equal(0, exe:resources().spill_stores or 0)
+  end)
+
+  it("refuses a cluster where it cannot be, naming the option", function()
+    local function refused(o, text)
+      local ok, e = pcall(gemm.build, o)
+      assert.is_false(ok)
+      assert.truthy(tostring(e):find(text, 1, true), tostring(e))
+    end
+    refused({target = "cpu:sm_90a", cluster = 3, copy = "tma"}, "cluster 3 must be 1, 2 or 4")
+    refused({target = "cpu:sm_90a", cluster = "2", copy = "tma"}, "cluster 2 must be 1, 2 or 4")
+    refused({target = "cpu:sm_90a", cluster = 2}, "cluster: the blocks share B's tiles by bulk copies")
+    refused({target = "sm_90", cluster = 2}, "cluster: the blocks share B's tiles by bulk copies")
+    refused({target = "sm_90a", cluster = 2, persistent = true}, "cluster: one tile a block")
+    refused({target = "sm_90a", cluster = 2, batched = true}, "cluster: one problem (not batched)")
+    local _, _, p = gemm.build{target = "sm_90a", cluster = 1}
+    assert.equal(1, p.cluster)
+  end)
+
+  it("refuses a launch whose grid is not whole clusters", function()
+    local _, grid, e, buf = run({target = "cpu:sm_90a", dtype = "f16", tile = {64, 64, 32}, block = 128, stages = 4, copy = "tma",
+                                 cluster = 2}, 64, 64, 32)
+    assert.equal(2, grid(64, 64)) -- one tile row: a cluster of it and a block past M
+    local ok, err = pcall(e.launch, e, {grid = 3, A = buf.A, B = buf.B, C = buf.C, M = 64, N = 64, K = 32})
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("grid.x is 3, not a multiple of the kernel's clusters of 2 blocks", 1, true), tostring(err))
+  end)
+end)
+
+describe("b:cluster and the cluster's copies and arrivals", function()
+  local function kernel(build) return ckt.kernel{name = "cl", block = 64, build = build} end
+  it("gives the block's rank and its cluster's index", function()
+    local rank, id
+    kernel(function(b) rank, id = b:cluster(4) end)
+    assert.truthy(tostring(rank):find("% 4", 1, true) or tostring(rank):find("mod", 1, true), tostring(rank))
+    assert.truthy(tostring(id):find("4", 1, true), tostring(id))
+  end)
+  it("refuses bad sizes, a second cluster, a cluster after operations, and the cluster's ops without one", function()
+    local function fails(build, text)
+      local ok, e = pcall(kernel, build)
+      assert.is_false(ok)
+      assert.truthy(tostring(e):find(text, 1, true), tostring(e))
+    end
+    fails(function(b) b:cluster(3) end, "cluster: 3 blocks a cluster (2, 4 or 8)")
+    fails(function(b) b:cluster(0) end, "cluster: 0 blocks a cluster")
+    fails(function(b) b:cluster(-2) end, "cluster: -2 blocks a cluster")
+    fails(function(b) b:cluster("x") end, "number expected")
+    fails(function(b) b:cluster(2); b:cluster(2) end, "the kernel has one already")
+    fails(function(b)
+      b:loop(2, function() end)
+      b:cluster(2)
+    end, "comes before it (a kernel's blocks are in clusters from its start)")
+    fails(function(b)
+      local e = b:mbarriers{count = 1, arrivals = 2}
+      b:mbarrier_arrive{barrier = e, at = 0, cluster = true}
+    end, "arriving in the cluster needs a cluster of blocks")
+    fails(function(b)
+      b:cluster(2)
+      local e = b:mbarriers{count = 1, arrivals = 64}
+      b:mbarrier_arrive{barrier = e, at = 0, cluster = true}
+    end, "expects 64 arrivals a phase, not 4")
+    fails(function(b)
+      b:cluster(2)
+      local e = b:mbarriers{count = 1, arrivals = 4}
+      b:mbarrier_arrive{barrier = e, at = 0, cluster = "yes"}
+    end, "cluster")
+  end)
+  it("refuses clusters on targets without them", function()
+    local k = kernel(function(b) b:cluster(2) end)
+    local ok, e = pcall(k.source, k, "gfx90a")
+    assert.is_false(ok)
+    assert.truthy(tostring(e):find("clusters of blocks: target 'gfx90a' has none", 1, true), tostring(e))
+    assert.truthy(k:source("sm_90"):find("__cluster_dims__(2, 1, 1)", 1, true))
+  end)
+end)
