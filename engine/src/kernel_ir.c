@@ -2346,6 +2346,15 @@ ckt_status ckt_kernel_mbar_wait(ckt_kernel *k, int set, ckt_expr_id bar, ckt_exp
     return push_op(k, &op, err);
 }
 
+/* the first operation that is not a window origin's (SET / ADD), or -1: what a kernel-wide setting
+ * (a cluster, the producer's region) must come before */
+static int first_thread_op(const ckt_kernel *k)
+{
+    for (int i = 0; i < k->nops; i++)
+        if (k->ops[i].kind != CKT_OP_SET && k->ops[i].kind != CKT_OP_ADD) return i;
+    return -1;
+}
+
 static ckt_status mbar_arrive(ckt_kernel *k, int set, ckt_expr_id bar, bool cluster, ckt_error *err)
 {
     ckt_status s;
@@ -2402,12 +2411,12 @@ ckt_status ckt_kernel_cluster(ckt_kernel *k, int64_t n, ckt_error *err)
         return ckt_fail(err, CKT_EINVAL, "cluster: %lld blocks a cluster (2, 4 or 8)",
                         (long long)n);
     if (k->cluster > 1) return ckt_fail(err, CKT_EINVAL, "cluster: the kernel has one already");
-    for (int i = 0; i < k->nops; i++)
-        if (k->ops[i].kind != CKT_OP_SET && k->ops[i].kind != CKT_OP_ADD)
-            return ckt_fail(err, CKT_EINVAL,
-                            "cluster: operation %d comes before it (a kernel's blocks are in "
-                            "clusters from its start)",
-                            i);
+    int first = first_thread_op(k);
+    if (first >= 0)
+        return ckt_fail(err, CKT_EINVAL,
+                        "cluster: operation %d comes before it (a kernel's blocks are in clusters "
+                        "from its start)",
+                        first);
     k->cluster = n;
     return CKT_OK;
 }
@@ -2485,12 +2494,12 @@ static ckt_status producer_region(ckt_kernel *k, bool warpgroup, ckt_error *err)
         return ckt_fail(err, CKT_EINVAL,
                         "producer: inside a loop or branch (it is the whole "
                         "producer warp's program)");
-    for (int i = 0; i < k->nops; i++)
-        if (k->ops[i].kind != CKT_OP_SET && k->ops[i].kind != CKT_OP_ADD)
-            return ckt_fail(err, CKT_EINVAL,
-                            "producer: operation %d of the block's threads comes before it (the "
-                            "producer warp's threads would run it too)",
-                            i);
+    int first = first_thread_op(k);
+    if (first >= 0)
+        return ckt_fail(err, CKT_EINVAL,
+                        "producer: operation %d of the block's threads comes before it (the "
+                        "producer warp's threads would run it too)",
+                        first);
     int64_t extra = warpgroup ? 128 : 32;
     if (k->block + extra > CKT_K_MAX_BLOCK)
         return ckt_fail(err, CKT_EINVAL,
