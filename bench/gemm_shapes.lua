@@ -71,7 +71,7 @@ local function build(t, o)
   -- producer warpgroup and unaligned sizes, as well as the tile)
   local key = t .. " " .. ("%dx%dx%d/%d/%d%s%s%s%s%s%s"):format(p.TM, p.TN, p.TK, p.block, p.stages, p.persistent and "@persistent" or "",
     (p.hopper and p.copy == "cp.async") and "@cp.async" or "", p.producer_warpgroup and "@pwg" or "", p.aligned and "" or "@unaligned",
-    p.tma_store and "@tmastore" or "", (p.cluster or 1) > 1 and ("@cl" .. p.cluster) or "")
+    p.tma_store and "@tmastore" or "", ((p.cluster or 1) > 1 and ("@cl" .. p.cluster) or "") .. ((p.split_k or 1) > 1 and ("@sk" .. p.split_k) or ""))
   if not compiled[key] then
     local exe = k:compile{target = t}
     compiled[key] = {exe = exe, grid = grid, p = p, plan = key:match(" (.*)"), compile_ms = exe:compile_ms()}
@@ -82,7 +82,7 @@ end
 local function opts(t, c, h)
   local o = {dtype = dtype, a_major = mj[1], b_major = mj[2], target = t}
   if c then
-    for _, k in ipairs{"tile", "block", "stages", "persistent", "copy", "epilogue_lds", "fused_prologue", "producer_warpgroup", "tma_store", "cluster"} do o[k] = c[k] end
+    for _, k in ipairs{"tile", "block", "stages", "persistent", "copy", "epilogue_lds", "fused_prologue", "producer_warpgroup", "tma_store", "cluster", "split_k"} do o[k] = c[k] end
   end
   if h then o.M, o.N, o.K = h.M, h.N, h.K end
   return o
@@ -110,7 +110,7 @@ do
         seen[e.plan] = true
         local C = ckt.array(dtype, M * N):poison()
         bc:upload(C)
-        e.exe:launch{grid = e.grid(M, N, e.exe), A = ba, B = bb, C = bc, M = M, N = N, K = K}
+        e.exe:launch(bench.split_args(dev, e.p, M, N, {grid = e.grid(M, N, e.exe), A = ba, B = bb, C = bc, M = M, N = N, K = K}))
         bc:download(C)
         local same, maxerr = C:compare(R, {rtol = RTOL[dtype], atol = K * 2 ^ -21})
         checks[#checks + 1] = {target = t, config = e.plan, size = "200x136x264", ok = same, max_err = maxerr}
@@ -166,7 +166,7 @@ for _, s in ipairs(probs) do
         row.plan, row.compile_ms = e.plan, e.compile_ms
         if c.hint then row.reason = e.p.reason; row.model_us = e.p.model and e.p.model[1] and e.p.model[1].time * 1e6 end
         bc:memset(0)
-        local args = {grid = e.grid(M, N, e.exe), A = ba, B = bb, C = bc, M = M, N = N, K = K}
+        local args = bench.split_args(dev, e.p, M, N, {grid = e.grid(M, N, e.exe), A = ba, B = bb, C = bc, M = M, N = N, K = K})
         row.us = bench.time_launch(e.exe, args) * 1e3
         row.tflops = flops / (row.us * 1e-6) / 1e12
         if cub_ms then row.ratio = cub_ms * 1e3 / row.us end

@@ -578,6 +578,23 @@ static int b_fetch(lua_State *L)
     return 1;
 }
 
+/* b:atomic_add(array, index, value) -> the element's value before the add (a block-uniform
+ * variable): once for the block, after its global writes are made visible device-wide
+ * (ckt_kernel_atomic_add: array a rank-1 global i32 tensor with stride 1, index clamped into it) */
+static int b_atomic_add(lua_State *L)
+{
+    l_kernel *kb = ckt_lk_checkbuilder(L, "atomic_add");
+    l_kobj *o = ckt_lk_checktensor(L, 2, "atomic_add");
+    ckt_expr_id index = ckt_lk_toexpr(L, 3, kb, "index");
+    lua_Integer value = luaL_checkinteger(L, 4);
+    ckt_expr_id old;
+    ckt_error err;
+    if (ckt_kernel_atomic_add(kb->k, o->id, index, (int64_t)value, &old, &err))
+        return ckt_l_error(L, &err);
+    ckt_lk_push_expr(L, kb, 1, old);
+    return 1;
+}
+
 void ckt_lk_open_tensor(lua_State *L)
 {
     static const ckt_l_entry rows[] = {{CKT_L_KTENSOR, "__tostring", t_tostring},
@@ -594,6 +611,7 @@ void ckt_lk_open_tensor(lua_State *L)
                                        {CKT_L_MODULE, "tile_window", l_tile_window},
                                        {CKT_L_MODULE, "local_tile", l_local_tile},
                                        {CKT_L_KERNEL, "fetch", b_fetch},
+                                       {CKT_L_KERNEL, "atomic_add", b_atomic_add},
                                        {NULL, NULL, NULL}};
     ckt_l_register(L, rows);
 }

@@ -245,6 +245,46 @@ static void sync_block(em *e)
     ckt_em_barrier(e, "sync");
 }
 
+/* CKT_OP_ATOMIC_ADD: the block's global writes made visible device-wide, one add, its result in
+ * every thread's copy of the variable, then later reads ordered after it. The C dialect's blocks
+ * run on threads of their own, its threads one after another. */
+static void emit_atomic(em *e, const ckt_kop *op)
+{
+    const ckt_ktensor *t = ckt_kernel_tensor(e->k, op->inputs[0]);
+    char *v = ckt_em_estr(e, op->a, NULL), *i = ckt_em_estr(e, op->b, NULL),
+         *n = ckt_em_estr(e, t->shape[0], NULL);
+    ckt_em_thread_close(e);
+    ckt_em_line(e, "/* atomic add of %lld to %s[%s] (clamped into its %s elements) */",
+                (long long)op->spv, t->name, i, n);
+    if (e->dl->frame->thread_loops) {
+        ckt_em_line(e, "__atomic_thread_fence(__ATOMIC_SEQ_CST);");
+        ckt_em_line(
+            e,
+            "%s = %s > 0 ? __atomic_fetch_add(&%s[ckt_imin(ckt_imax(%s, 0), %s - 1)], %lld, "
+            "__ATOMIC_SEQ_CST) : 0;",
+            v, n, t->name, i, n, (long long)op->spv);
+        ckt_em_line(e, "__atomic_thread_fence(__ATOMIC_SEQ_CST);");
+    } else {
+        ckt_em_line(e, "{");
+        e->ind++;
+        ckt_em_line(e, "__shared__ ckt_i32 ckt_atomic_old;");
+        ckt_em_line(e, "__threadfence(); /* this thread's global writes, device-wide */");
+        ckt_em_barrier(e, "every thread's writes fenced before the add");
+        ckt_em_line(e,
+                    "if (tid == 0) ckt_atomic_old = %s > 0 ? atomicAdd(&%s[ckt_imin(ckt_imax(%s, "
+                    "0), %s - 1)], %lld) : 0;",
+                    n, t->name, i, n, (long long)op->spv);
+        ckt_em_barrier(e, "the old value for every thread");
+        ckt_em_line(e, "%s = ckt_atomic_old;", v);
+        ckt_em_line(e, "__threadfence(); /* later reads after the add */");
+        e->ind--;
+        ckt_em_line(e, "}");
+    }
+    free(v);
+    free(i);
+    free(n);
+}
+
 static void emit_op(em *e, const ckt_kop *op)
 {
     char *x, *y;
@@ -306,6 +346,7 @@ static void emit_op(em *e, const ckt_kop *op)
     case CKT_OP_MAP: ckt_em_map(e, op); break;
     case CKT_OP_FOLD: ckt_em_fold(e, op); break;
     case CKT_OP_BROADCAST: ckt_em_broadcast(e, op); break;
+    case CKT_OP_ATOMIC_ADD: emit_atomic(e, op); break;
     case CKT_OP_BLOCK_REDUCE: ckt_em_block_reduce(e, op); break;
     case CKT_OP_GEMM: ckt_em_gemm(e, op); break;
     case CKT_OP_COPY_ASYNC: ckt_em_copy_async(e, op); break;

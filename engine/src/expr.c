@@ -207,6 +207,14 @@ ckt_expr_id ckt_expr_int(ckt_expr_pool *p, int64_t v)
     return valued(p, CKT_E_INT, CKT_T_INDEX, v);
 }
 
+/* a comparison folded to its value: a node of its own, not the integer constant 0 or 1 retyped
+ * (which every other use of that constant shares: an index 0 became a boolean after `tid < 0` was
+ * folded, and was refused as an index) */
+static ckt_expr_id bool_const(ckt_expr_pool *p, bool v)
+{
+    return valued(p, CKT_E_INT, CKT_T_BOOL, v);
+}
+
 ckt_expr_id ckt_expr_float(ckt_expr_pool *p, float v)
 {
     ckt_expr_node nd = mk(CKT_E_FLOAT, CKT_T_F32, -1, -1, -1);
@@ -905,9 +913,7 @@ ckt_expr_id ckt_expr_binary(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id a, ckt
                  : op == CKT_E_LE ? x <= y
                  : op == CKT_E_EQ ? x == y
                                   : x != y;
-        ckt_expr_id c = ckt_expr_int(p, v);
-        if (valid(p, c)) p->nodes[c].type = CKT_T_BOOL;
-        return c;
+        return bool_const(p, v);
     }
     int64_t al, ah, bl, bh;
     if ((op == CKT_E_ADD || op == CKT_E_SUB || op == CKT_E_MUL) && (cx || cy) &&
@@ -964,9 +970,7 @@ ckt_expr_id ckt_expr_binary(ckt_expr_pool *p, ckt_expr_op op, ckt_expr_id a, ckt
         if ((op == CKT_E_LT && ah < bl) || (op == CKT_E_LE && ah <= bl) ||
             (op == CKT_E_LT && al >= bh) || (op == CKT_E_LE && al > bh)) {
             bool v = (op == CKT_E_LT && ah < bl) || (op == CKT_E_LE && ah <= bl);
-            ckt_expr_id c = ckt_expr_int(p, v);
-            if (valid(p, c)) p->nodes[c].type = CKT_T_BOOL;
-            return c;
+            return bool_const(p, v);
         }
         break;
     case CKT_E_LAND:

@@ -2403,6 +2403,53 @@ ckt_status ckt_kernel_mbar_arrive_cluster(ckt_kernel *k, int set, ckt_expr_id ba
     return mbar_arrive(k, set, bar, true, err);
 }
 
+ckt_status ckt_kernel_atomic_add(ckt_kernel *k, int tensor, ckt_expr_id index, int64_t value,
+                                 ckt_expr_id *old, ckt_error *err)
+{
+    ckt_status s;
+    if ((s = check_open(k, "atomic_add", err))) return s;
+    if (!old) return ckt_fail(err, CKT_EINVAL, "atomic_add: NULL result");
+    if (tensor < 0 || tensor >= k->ntensors)
+        return ckt_fail(err, CKT_EINVAL, "atomic_add: no such tensor");
+    const ckt_ktensor *t = &k->tensors[tensor];
+    int64_t one = 0;
+    if (t->mem != CKT_MEM_GLOBAL || t->rank != 1 || t->limited || t->dtype != CKT_I32 ||
+        !ckt_expr_is_const(&k->ex, t->stride[0], &one) || one != 1)
+        return ckt_fail(err, CKT_EINVAL,
+                        "atomic_add: '%s' is not a rank-1 global i32 tensor with stride 1 (not "
+                        "limited)",
+                        t->name);
+    if (k->params[t->param].is_const)
+        return ckt_fail(err, CKT_EINVAL, "atomic_add: '%s' is read-only (a const pointer)",
+                        t->name);
+    if (!is_index(k, index) || !ckt_expr_uniform(&k->ex, index))
+        return ckt_fail(err, CKT_EINVAL,
+                        "atomic_add: the index must be a block-uniform integer expression");
+    if (value < INT32_MIN || value > INT32_MAX)
+        return ckt_fail(err, CKT_EINVAL, "atomic_add: the value %lld is outside the i32 range",
+                        (long long)value);
+    if (k->in_producer)
+        return ckt_fail(err, CKT_EINVAL,
+                        "atomic_add: the block's threads add (not the producer warp)");
+    if (k->divergent)
+        return ckt_fail(err, CKT_EINVAL,
+                        "atomic_add: inside a branch that depends on the thread id (the block "
+                        "adds once, every thread taking part)");
+    ckt_expr_id v;
+    if ((s = ckt_kernel_var_facts(k, "old", ckt_expr_int(&k->ex, 0), INT32_MIN, INT32_MAX, 1, &v,
+                                  err)))
+        return s;
+    ckt_kop op = new_op(CKT_OP_ATOMIC_ADD);
+    op.a = v;
+    op.b = index;
+    op.spv = value;
+    op.ninputs = 1;
+    op.inputs[0] = tensor;
+    if ((s = push_op(k, &op, err))) return s;
+    *old = v;
+    return CKT_OK;
+}
+
 ckt_status ckt_kernel_cluster(ckt_kernel *k, int64_t n, ckt_error *err)
 {
     ckt_status s;

@@ -48,6 +48,7 @@ end
 -- each operand tile, each the hardware layout hopper.lds describes
 function copies.bulk(g, full, tm, tn, kt, l)
   local b, TK, list = g.b, g.TK, {}
+  if g.k0 then kt = g.k0 + kt end -- (split_k: the block's K range starts there)
   for _, x in ipairs(operands(g)) do
     local gt, ring, rows, at_tile = x[1], x[2], x[5], x[4] == 1 and tm or tn
     -- (clusters: B's tile is the same in every block of the cluster, each copying a part of it)

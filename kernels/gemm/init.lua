@@ -41,6 +41,7 @@ function gemm.build(o)
   end
   if type(o) == "table" and (o.grouped ~= nil or o.index ~= nil) then return require("ckt.kernels.gemm.grouped").build(gemm, o, schedule) end -- grouped.lua
   local p = gemm.plan(o)
+  if p.split_k > 1 then p.split_buffers = schedule.split_buffers(p) end -- (buffer sizes for a launch)
   local k = ckt.kernel{name = p.name, block = p.block, build = function(b) pipeline.body(b, p) end}
   return k, schedule.grid(p, k), p
 end

@@ -33,6 +33,7 @@ options.NAMES = {"dtype", "out", "a_major", "b_major", "target", "epilogue", "ti
                  "producer_warpgroup", -- bulk copies: the producer a warpgroup handing its registers over (options.copies)
                  "tma_store", -- sm_90a, bulk copies: C leaves LDS by bulk tensor stores (epilogue.lua)
                  "cluster", -- sm_90a, bulk copies: clusters of blocks along M sharing B's tiles (options.cluster)
+                 "split_k", "split_wave", -- sm_90a, bulk copies: the last wave's tiles split along K (options.split)
                  "scales"} -- fp8: "tensor" (one scale an operand) or "block" (DeepSeek-V3's 1 x 128 and 128 x 128 blocks)
 
 -- Defaults per target. NVIDIA: a 128 x 128 block tile in 32-wide K slices, 4 warps of 64 x 64
@@ -196,6 +197,31 @@ function options.cluster(p, o)
   if p.persistent then fail("cluster: one tile a block (not persistent: the blocks of a cluster would walk different tiles)") end
   if o.batched then fail("cluster: one problem (not batched)") end
   p.cluster = n
+end
+
+-- split_k = S (2..16): the tiles past the last whole wave (split_wave blocks a wave, default the
+-- target's SM count; in clusters, whole clusters) are split S ways along K, each part a block of
+-- its own: a block stores its partial f32 tile in `workspace` and adds 1 to its tile's counter in
+-- `counters` (i32, zero before the first launch, left zero by every launch); the tile's last
+-- block sums the S partials in the order of their K ranges (deterministic) and stores C. The wave
+-- that was a third full (4104^3: 4.4 waves of 128 x 256) becomes S times shorter.
+function options.split(p, o, rec)
+  local S = o.split_k
+  if o.split_wave ~= nil and (S == nil or S == 1) then fail("split_wave: only with split_k") end
+  if S == nil or S == 1 then p.split_k = 1 return end
+  if math.type(S) ~= "integer" or S < 2 or S > 16 then fail(("split_k %s must be an integer in 1..16"):format(tostring(S))) end
+  if p.copy ~= "tma" then fail(("split_k: sm_90a's bulk-copy path (copy = \"tma\"), not %s with copy %s"):format(p.target, p.copy)) end
+  if p.persistent then fail("split_k: one tile a block (not persistent)") end
+  if o.batched then fail("split_k: one problem (not batched)") end
+  if p.scales == "block" then fail("split_k: not with scales = \"block\" (each slice's scales are read by its K block)") end
+  local W = o.split_wave or rec.hw.sm_count
+  if math.type(W) ~= "integer" or W < p.cluster or W > options.BLOCKS_MAX then
+    fail(("split_wave %s must be an integer number of blocks a wave, at least the cluster's %d"):format(tostring(o.split_wave), p.cluster))
+  end
+  p.split_k, p.split_wave = S, W
+  -- the last block sums a slot at a time into its accumulators: beside two warpgroups' 128 a thread
+  -- that needs the producer warpgroup's registers (the producer warp's 168 spilled 116 bytes)
+  if o.producer_warpgroup == nil and p.block % 128 == 0 and p.block >= 256 then p.producer_warpgroup = true end
 end
 
 return options

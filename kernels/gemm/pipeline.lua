@@ -203,6 +203,34 @@ end
 
 -- The schedule: the feed's producer side, then for each tile: consume, epilogue. The
 -- slice stream opens and closes around the block's walk of tiles (one tile: around its K loop).
+-- split_k: a block of a split tile stores its partial sum in its workspace slot and counts itself
+-- in; the tile's last block (the counter was S - 1) sums the S slots in the order of their K
+-- ranges, sets the counter back to 0 for the next launch and stores C. Blocks of whole tiles store
+-- at once.
+local function split_store(g, acc, t, store)
+  local b, sp = g.b, g.split
+  local S, n = sp.S, g.p.cluster
+  local rank = n > 1 and g.cluster_rank or 0
+  local tile = (sp.q // S) * n + rank -- the split tile's index among the split tiles
+  local function slot(j)
+    local w = ckt.tile_window(g.workspace, {g.TM, g.TN}, {(tile * S + j) * g.TM, 0})
+    return ckt.make_blockwise_gemm_xdl_c_local_partition(w, g.T)
+  end
+  local whole = b:var(1, {lo = 0, hi = 1, name = "stores"})
+  b:when(sp.on, function()
+    slot(sp.s):store(acc)
+    local old = b:atomic_add(g.counters, tile, 1)
+    b:assign(whole, ckt.select(ckt.eq(old, S - 1), 1, 0))
+    b:when(ckt.eq(old, S - 1), function()
+      -- (a loop, not S copies of the loads: one slot's registers live at a time)
+      b:clear(acc, 0)
+      b:loop(S, function(j) b:map(function(x, y) return x + y end, acc, slot(j):load(), {into = acc}) end)
+      b:atomic_add(g.counters, tile, -S)
+    end)
+  end)
+  b:when(ckt.eq(whole, 1), function() store(acc, t.tm, t.tn, t.l) end)
+end
+
 local function run(g, store, walk)
   walk = walk or schedule.walk(g)
   local feed = (g.p.copy == "tma" and bulk_feed or async_feed)(g, walk)
@@ -214,7 +242,7 @@ local function run(g, store, walk)
     if not walk.persistent then feed.open() end
     consume(g, feed, acc, t)
     if not walk.persistent then feed.close() end
-    store(acc, t.tm, t.tn, t.l)
+    if g.split then split_store(g, acc, t, store) else store(acc, t.tm, t.tn, t.l) end
   end, feed.per_tile)
   if walk.persistent then feed.close() end
 end
@@ -258,6 +286,28 @@ local function batched_tensors(g, A, B, C)
   if p.tma_store then g.gc3 = ckt.tensor(C, p.out, {shape = {g.L, g.M, g.N}, stride = {sc, g.N, 1}}, {pad = true}) end
 end
 
+-- split_k: the unit (cluster or tile) of block (or cluster) `id` among `units`: the first `full`
+-- (whole waves) one each, then each later unit split_k consecutive ones, part s = q % split_k.
+-- Sets g.split and the parameters `workspace` (f32: a TM x TN slot a part) and `counters` (i32:
+-- one a split tile).
+local function split_units(g, units, id)
+  local b, p = g.b, g.p
+  local S, n = p.split_k, p.cluster
+  local W = math.max(1, p.split_wave // n)
+  local full = b:let((units // W) * W, "full")
+  -- (q: the part's index among the split units' parts, in 0..W S - 1 for them; clamped so that the
+  -- slots' arithmetic stays small for the analyses whatever the block)
+  local q = ckt.min(ckt.max(id - full, 0), W * S - 1)
+  g.split = {S = S, on = ckt.ge(id, full), q = q, s = q % S}
+  local WS, CT = b:pointer("workspace", "f32"), b:pointer("counters", "i32")
+  -- (the units past the last whole wave; at least one slot, since a launch with an empty tensor
+  -- runs nothing)
+  local split_tiles = ckt.max((units % W) * n, 1)
+  g.workspace = ckt.tensor(WS, "f32", {shape = {split_tiles * S * g.TM, g.TN}}, {pad = true})
+  g.counters = ckt.tensor(CT, "i32", {shape = {split_tiles}})
+  return ckt.select(g.split.on, full + (id - full) // S, id)
+end
+
 -- The kernel's body for plan p: parameters A, B, C (pointers), M, N, K (sizes), the global
 -- tensors, the LDS rings, the block's tile in grouped order, then the schedule
 function pipeline.body(b, p)
@@ -299,17 +349,26 @@ function pipeline.body(b, p)
     local bid = b:block_id(0)
     g.tm, g.tn = b:block_order{tiles = {(g.M + g.TM - 1) // g.TM, (g.N + g.TN - 1) // g.TN}, order = "grouped", group = p.group, id = bid % ckt.max(per, 1)}
     g.l = bid // ckt.max(per, 1)
-  elseif p.cluster > 1 then
+  elseif p.cluster > 1 or p.split_k > 1 then
     -- a cluster: n tile rows of one tile column (so that they share B's tile), the clusters in
     -- grouped order of p.group tile rows; with tile rows not a multiple of n, the last cluster's
-    -- rows past M read zeros and store nothing
+    -- rows past M read zeros and store nothing. split_k: of these units (clusters, or tiles) those
+    -- up to the last whole wave take a block (a cluster) each, the rest split_k, each part a K range
     local n = p.cluster
-    local tm, tn = b:block_order{tiles = {(g.M + n * g.TM - 1) // (n * g.TM), (g.N + g.TN - 1) // g.TN}, order = "grouped", group = math.max(1, p.group // n), id = g.cluster_id}
-    g.tm, g.tn = tm * n + g.cluster_rank, tn
+    local mu, nt = (g.M + n * g.TM - 1) // (n * g.TM), (g.N + g.TN - 1) // g.TN
+    local unit = n > 1 and g.cluster_id or b:block_id(0)
+    if p.split_k > 1 then unit = split_units(g, mu * nt, unit) end
+    local tm, tn = b:block_order{tiles = {mu, nt}, order = "grouped", group = math.max(1, p.group // n), id = unit}
+    g.tm, g.tn = n > 1 and tm * n + g.cluster_rank or tm, tn
   else
     g.tm, g.tn = b:block_order{tiles = {(g.M + g.TM - 1) // g.TM, (g.N + g.TN - 1) // g.TN}, order = "grouped", group = p.group}
   end
   g.nk = (g.K + g.TK - 1) // g.TK
+  if g.split then -- the block's K range: part s of a split tile, or all of it
+    local sp, S = g.split, g.split.S
+    g.k0 = b:let(ckt.select(sp.on, (sp.s * g.nk) // S, 0), "k0")
+    g.nk = b:let(ckt.max(ckt.select(sp.on, ((sp.s + 1) * g.nk) // S - (sp.s * g.nk) // S, g.nk), 0), "nk")
+  end
   run(g, epilogue.new(g))
 end
 

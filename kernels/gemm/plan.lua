@@ -103,6 +103,7 @@ local function plan_of(o)
   elseif o.mma_pending ~= nil then fail("mma_pending: only sm_90a's wgmma leaves MMAs in flight") end
   options.copies(p, o, rec)
   options.cluster(p, o)
+  options.split(p, o, rec)
   options.block_scales(p, o)
   local m = instruction(p, o)
   waves(p, m)

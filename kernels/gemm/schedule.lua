@@ -53,12 +53,40 @@ function schedule.grid(p, k)
     if mt == 0 or nt == 0 then return p.cluster or 1 end
     -- (a cluster: whole clusters of tile rows)
     if p.cluster and p.cluster > 1 then mt = (mt + p.cluster - 1) // p.cluster * p.cluster end
+    if (p.split_k or 1) > 1 then return schedule.split(p, mt, nt).blocks end
     local tiles = mt * nt
     if not p.persistent and tiles > BLOCKS_MAX then
       error(("gemm: grid: M = %d and N = %d make %d x %d tiles, more than a grid holds (2^31 - 1 blocks); persistent = true walks them with fewer"):format(M, N, mt, nt), 2)
     end
     if not p.persistent then return tiles end
     return math.min(tiles, persistent_blocks(p, k, exe))
+  end
+end
+
+-- split_k (options.split): of the units (clusters of tile rows, or tiles), those up to the last
+-- whole wave run whole, the rest in split_k parts each -> {units, full, blocks, workspace (f32
+-- elements), counters (i32 elements)} for mt (whole clusters) x nt tiles
+function schedule.split(p, mt, nt)
+  local n, S = p.cluster or 1, p.split_k
+  local W = math.max(1, p.split_wave // n)
+  local units = (mt // n) * nt
+  local full = units // W * W
+  local parts = (units - full) * S
+  -- (the kernel's workspace and counters hold at least one split tile: an empty tensor would make
+  -- the launch run nothing)
+  local tiles = math.max(1, (units - full) * n)
+  return {units = units, full = full, blocks = n * (full + parts), workspace = tiles * S * p.TM * p.TN, counters = tiles}
+end
+
+-- split_k: the buffers a launch at M x N needs: {workspace = f32 elements, counters = i32
+-- elements}
+function schedule.split_buffers(p)
+  return function(M, N)
+    local n = p.cluster or 1
+    local mt, nt = tiles_along("M", M, p.TM), tiles_along("N", N, p.TN)
+    mt = (mt + n - 1) // n * n
+    local s = schedule.split(p, mt, nt)
+    return {workspace = s.workspace, counters = s.counters}
   end
 end
 

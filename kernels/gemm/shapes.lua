@@ -14,7 +14,9 @@
 --   step  *= 1 + MISALIGNED * 32 / TK where an operand's rows are not whole 128-byte lines apart
 --            (4104 x 2 bytes: each row's piece of a K slice straddles lines; a wider slice less so),
 --            a quarter of that in clusters of two blocks sharing B's tiles (sm_90a's bulk copies;
---            their tile rows rounded up to whole clusters)
+--            their tile rows rounded up to whole clusters); split_k S (a last wave only partly
+--            full): the waves before it whole, its tiles in S parts spread over the SMs, plus the
+--            last part's reads of the S partial tiles
 --
 -- so wave quantization (per_sm counts whole tiles), the reuse of bigger tiles (eff, bytes per MAC),
 -- the per-tile cost (pipeline fill and epilogue: overhead, which short K cannot amortize) and
@@ -33,7 +35,11 @@ local shapes = {}
 -- the dense f16 tensor peak of one SM (FLOP/s), the bandwidth one SM's copies reach (a tile's
 -- rows past M or N count: the copies fill them), the L2's shared by the busy SMs, the memory's
 -- (the floor of unique bytes), and a launch.
-shapes.COST = {peak_sm = 989e12 / 132, bw_sm = 80e9, bw_l2 = 10e12, bw_mem = 2.5e12, launch = 3e-6}
+shapes.COST = {peak_sm = 989e12 / 132, bw_sm = 80e9, bw_l2 = 10e12, bw_mem = 2.5e12, launch = 3e-6,
+               -- split_k: the rate at which an SM writes a part's f32 tile to the workspace and the
+               -- last part reads the S tiles back (with the counters' fences), fitted to the H200's
+               -- run v5 of 2026-11-28: 20-41 us a round of 128 x 256 parts beyond the model without it
+               bw_fixup = 18e9}
 
 -- The mma.sync rows of 128 x 128 were refitted to the sweep of a later run that day, once C left
 -- through LDS by default (bench/results/gemm_shapes_sweep_sm90_h100_2026-11-27_s17.json: the
@@ -146,6 +152,15 @@ function shapes.estimate(c, M, N, K, rec, r, bytes, misaligned)
   if misaligned then step = step * (1 + shapes.MISALIGNED * 32 / TK * (n > 1 and shapes.CLUSTER_MISALIGNED_SHARE or 1)) end
   local t
   if c.persistent then t = per_sm * slices * step + c.overhead + (per_sm - 1) * c.next
+  elseif c.split then
+    -- split_k: the units past the last whole wave in c.split parts each, spread over the wave; the
+    -- last block of a split tile reads the parts' f32 tiles (the others wrote theirs)
+    local units, W = tiles // n, math.max(1, sms // n)
+    local full = units // W * W
+    local waves, rounds = full // W, ((units - full) * c.split + W - 1) // W
+    local fixup = rounds * (c.split + 1) * TM * TN * 4 / C.bw_fixup
+    t = (waves * slices + rounds * ((slices + c.split - 1) // c.split)) * step + (waves + rounds) * c.overhead + fixup
+    per_sm = waves + rounds
   else t = per_sm * slices * step + ((per_sm + r - 1) // r) * c.overhead end
   local floor = (M * K + N * K + M * N) * bytes / C.bw_mem
   return math.max(t, floor) + C.launch, tiles, per_sm, t
@@ -183,6 +198,29 @@ function shapes.rank(o, h, rec, p)
     end
     list = more
   end
+  -- a last wave only partly full (at least one whole wave before it) with bulk copies: each one-tile
+  -- candidate also with that wave's tiles split 2, 3 and 4 ways along K (split_k)
+  if p.bulk_copies and o.split_k == nil then
+    local sms = rec.hw.sm_count
+    local function ragged(c)
+      local n = c.cluster or 1
+      local units = ((M + c.tile[1] - 1) // c.tile[1] + n - 1) // n * ((N + c.tile[2] - 1) // c.tile[2])
+      local W = math.max(1, sms // n)
+      return units > W and units % W ~= 0
+    end
+    local more = {}
+    for _, c in ipairs(list) do
+      more[#more + 1] = c
+      if not c.persistent and ragged(c) then
+        for _, S in ipairs{2, 3, 4} do
+          local cs = {split = S}
+          for k, v in pairs(c) do cs[k] = v end
+          more[#more + 1] = cs
+        end
+      end
+    end
+    list = more
+  end
   for i, listed in ipairs(list) do
     -- (element copies on sm_90a: the candidate with its K slice within the registers, or none)
     local c = listed
@@ -201,9 +239,10 @@ function shapes.rank(o, h, rec, p)
         oc.tile, oc.block, oc.stages = o.tile or c.tile, o.block or c.block, o.stages or stages
         if o.persistent == nil and c.persistent then oc.persistent = true end
         if c.cluster then oc.cluster = c.cluster end
+        if c.split then oc.split_k = c.split end
         ranked[#ranked + 1] = {options = oc, time = t, sched = sched, tiles = tiles, per_sm = per_sm, resident = r, lds = lds, order = i,
-                               config = ("%dx%dx%d/%d/%d%s%s"):format(c.tile[1], c.tile[2], c.tile[3], c.block, stages, c.persistent and "@persistent" or "",
-                                                                     c.cluster and ("@cluster" .. c.cluster) or "")}
+                               config = ("%dx%dx%d/%d/%d%s%s%s"):format(c.tile[1], c.tile[2], c.tile[3], c.block, stages, c.persistent and "@persistent" or "",
+                                                                       c.cluster and ("@cluster" .. c.cluster) or "", c.split and ("@split" .. c.split) or "")}
       end
     end
   end

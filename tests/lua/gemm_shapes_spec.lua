@@ -19,7 +19,13 @@ local function run(o, M, N, K)
   local C = ckt.array(p.out, M * N):poison()
   local ba, bb, bc = cpu:alloc(dt, #A), cpu:alloc(dt, #B), cpu:alloc(p.out, #C)
   ba:upload(A); bb:upload(B); bc:upload(C)
-  e:launch{grid = grid(M, N, e), A = ba, B = bb, C = bc, M = M, N = N, K = K}
+  local args = {grid = grid(M, N, e), A = ba, B = bb, C = bc, M = M, N = N, K = K}
+  if p.split_k > 1 then -- (split_k: a workspace and zeroed counters)
+    local sz = p.split_buffers(M, N)
+    args.workspace, args.counters = cpu:alloc("f32", sz.workspace), cpu:alloc("i32", sz.counters)
+    args.counters:upload(ckt.array("i32", sz.counters))
+  end
+  e:launch(args)
   bc:download(C)
   ba:close(); bb:close(); bc:close()
   local ok, err, at = C:compare(R, {rtol = 2 ^ -8, atol = K * 2 ^ -20})
@@ -87,16 +93,33 @@ describe("gemm.build with size hints", function()
     -- the model's estimates are there for every candidate, best first
     -- (the any-size path leaves out the candidate measured with bulk tensor stores; rows not whole
     -- 128-byte lines apart with bulk copies add each one-tile candidate in clusters of two)
+    -- (counted without the cluster and split variants: the candidates themselves)
+    local function plain(model)
+      local n = 0
+      for _, c in ipairs(model) do if not c.config:find("@cluster", 1, true) and not c.config:find("@split", 1, true) then n = n + 1 end end
+      return n
+    end
+    local function count(model, what) local n = 0 for _, c in ipairs(model) do if c.config:find(what, 1, true) then n = n + 1 end end return n end
     local one_tile = 0
     for _, c in ipairs(shapes.CANDIDATES.hopper) do if not c.persistent then one_tile = one_tile + 1 end end
-    assert.equal(#shapes.CANDIDATES.hopper + one_tile, #gemm.plan{target = "cpu:sm_90a", M = 1000, N = 1000, K = 1000, aligned = true}.model)
-    assert.equal(#shapes.CANDIDATES.hopper, #gemm.plan{target = "cpu:sm_90a", M = 1024, N = 1024, K = 1024, aligned = true}.model)
+    local m1000 = gemm.plan{target = "cpu:sm_90a", M = 1000, N = 1000, K = 1000, aligned = true}.model
+    assert.equal(#shapes.CANDIDATES.hopper, plain(m1000)); assert.equal(one_tile, count(m1000, "@cluster2") - count(m1000, "@cluster2@split"))
+    local m1024 = gemm.plan{target = "cpu:sm_90a", M = 1024, N = 1024, K = 1024, aligned = true}.model
+    assert.equal(#shapes.CANDIDATES.hopper, plain(m1024)); assert.equal(0, count(m1024, "@cluster"))
     assert.equal(#shapes.CANDIDATES.hopper - 1, #gemm.plan{target = "cpu:sm_90a", M = 1000, N = 1000, K = 1000}.model)
     -- K-major rows 8208 bytes apart with bulk copies: clusters of two blocks sharing B's tiles (their
     -- tile rows rounded up to whole clusters), correct at sizes whose tile rows are odd; aligned rows
     -- (K = 4096, or the same sizes M/N-major with M = N = 4096) keep one block a tile
     p = run({target = "cpu:sm_90a", M = 4104, N = 4104, K = 4104, aligned = true}, 264, 200, 136)
     assert.equal("128x256x64/256/4", cfg(p)); assert.equal(2, p.cluster); assert.truthy(p.reason:find("@cluster2", 1, true), p.reason)
+    -- (at K = 4104 splitting the last of 4.4 waves along K costs what it gains; at long K it pays:
+    -- split_k, run at a size whose tiles all split)
+    assert.equal(1, p.split_k)
+    p = run({target = "cpu:sm_90a", M = 4104, N = 4104, K = 16384, aligned = true}, 264, 200, 136)
+    assert.equal("128x256x64/256/4", cfg(p)); assert.equal(3, p.split_k); assert.truthy(p.reason:find("@split3", 1, true), p.reason)
+    -- whole waves (4096^3: 3.9 waves, one tile a block estimated faster) and one wave or less keep whole tiles
+    assert.equal(1, gemm.plan{target = "cpu:sm_90a", M = 4096, N = 4096, K = 4096, aligned = true}.split_k)
+    assert.equal(1, gemm.plan{target = "cpu:sm_90a", M = 1000, N = 1000, K = 1000, aligned = true}.split_k)
     assert.equal(1, gemm.plan{target = "cpu:sm_90a", M = 4104, N = 4104, K = 4096, aligned = true}.cluster)
     assert.equal(1, gemm.plan{target = "cpu:sm_90a", M = 4096, N = 4096, K = 4104, aligned = true, a_major = "m", b_major = "n"}.cluster)
     -- (not with element copies, cp.async or a cluster given)

@@ -75,12 +75,35 @@ static void tighter_terms_stay_bare(void **state)
         "bid_x * 128 + tid * 2");
 }
 
+/* A comparison folded to a constant (tid < 0: never; 0 <= tid: always) is a boolean node of its
+ * own: it once retyped the shared integer constant 0 or 1 to a boolean, after which every other
+ * use of that integer (an index 0) was refused as "not an integer". */
+static void folded_comparisons_leave_the_integers_alone(void **state)
+{
+    (void)state;
+    ckt_expr_id zero = num(0), one = num(1), tid = ckt_expr_tid(&pool);
+    ckt_expr_id never = bin(CKT_E_LT, tid, zero), always = bin(CKT_E_LE, zero, tid);
+    ckt_expr_id c_never = bin(CKT_E_LT, num(3), num(2)), c_always = bin(CKT_E_EQ, num(2), num(2));
+    assert_int_equal(ckt_expr_type_of(&pool, zero), CKT_T_INDEX);
+    assert_int_equal(ckt_expr_type_of(&pool, one), CKT_T_INDEX);
+    assert_int_equal(ckt_expr_type_of(&pool, never), CKT_T_BOOL);
+    assert_int_equal(ckt_expr_type_of(&pool, always), CKT_T_BOOL);
+    assert_int_equal(ckt_expr_type_of(&pool, c_never), CKT_T_BOOL);
+    assert_int_equal(ckt_expr_type_of(&pool, c_always), CKT_T_BOOL);
+    assert_true(never != zero && always != one && c_never == never && c_always == always);
+    int64_t v = -1;
+    assert_true(ckt_expr_is_const(&pool, never, &v) && v == 0);
+    assert_true(ckt_expr_is_const(&pool, always, &v) && v == 1);
+    assert_string_equal(print(bin(CKT_E_ADD, tid, zero)), "tid");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(swizzle_plus_stage_keeps_its_parentheses),
         cmocka_unit_test(looser_operators_in_a_chain_are_parenthesized),
         cmocka_unit_test(tighter_terms_stay_bare),
+        cmocka_unit_test(folded_comparisons_leave_the_integers_alone),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -453,6 +453,75 @@ static void kernel_cluster(void **state)
     ckt_kernel_destroy(k);
 }
 
+/* One atomic add for the block (ckt_kernel_atomic_add): the emitted forms and the refusals. */
+static void kernel_atomic(void **state)
+{
+    (void)state;
+    ckt_error err;
+    ckt_kernel *k;
+    int c, f, r, m, gc, gf, gr, g2;
+    ckt_expr_id old;
+    assert_int_equal(ckt_kernel_atomic_add(NULL, 0, 0, 1, &old, &err), CKT_EINVAL);
+    assert_int_equal(ckt_kernel_create("counted", 64, &k, &err), CKT_OK);
+    ckt_expr_pool *ex = ckt_kernel_exprs(k);
+    assert_int_equal(ckt_kernel_param_ptr(k, "counters", CKT_I32, false, 16, &c, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_param_ptr(k, "F", CKT_F32, false, 16, &f, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_param_ptr(k, "R", CKT_I32, true, 16, &r, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_param_scalar(k, "M", CKT_PARAM_I32, false, 0, 0, 1, &m, &err),
+                     CKT_OK);
+    ckt_expr_id shape[2] = {ckt_kernel_param(k, m)->expr, ckt_expr_int(ex, 4)};
+    ckt_expr_id stride[2] = {ckt_expr_int(ex, 1), ckt_expr_int(ex, 1)};
+    assert_int_equal(ckt_kernel_global(k, c, CKT_I32, 1, shape, stride, true, &gc, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_global(k, f, CKT_F32, 1, shape, stride, true, &gf, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_global(k, r, CKT_I32, 1, shape, stride, true, &gr, &err), CKT_OK);
+    ckt_expr_id stride2[2] = {ckt_expr_int(ex, 4), ckt_expr_int(ex, 1)};
+    assert_int_equal(ckt_kernel_global(k, c, CKT_I32, 2, shape, stride2, true, &g2, &err), CKT_OK);
+    ckt_expr_id zero = ckt_expr_int(ex, 0);
+    assert_int_equal(ckt_kernel_atomic_add(k, gc, zero, 1, NULL, &err), CKT_EINVAL);
+    assert_int_equal(ckt_kernel_atomic_add(k, 99, zero, 1, &old, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "no such tensor"));
+    assert_int_equal(ckt_kernel_atomic_add(k, gf, zero, 1, &old, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "is not a rank-1 global i32 tensor"));
+    assert_int_equal(ckt_kernel_atomic_add(k, g2, zero, 1, &old, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "is not a rank-1 global i32 tensor"));
+    assert_int_equal(ckt_kernel_atomic_add(k, gr, zero, 1, &old, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "'R' is read-only"));
+    assert_int_equal(ckt_kernel_atomic_add(k, gc, ckt_expr_tid(ex), 1, &old, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "block-uniform integer"));
+    assert_int_equal(ckt_kernel_atomic_add(k, gc, zero, (int64_t)1 << 31, &old, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "outside the i32 range"));
+    assert_int_equal(ckt_kernel_atomic_add(k, gc, zero, INT32_MIN, &old, &err), CKT_OK);
+    assert_int_equal(
+        ckt_kernel_if(k, ckt_expr_binary(ex, CKT_E_LT, ckt_expr_tid(ex), ckt_expr_int(ex, 5)),
+                      &err),
+        CKT_OK);
+    assert_int_equal(ckt_kernel_atomic_add(k, gc, zero, 1, &old, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "depends on the thread id"));
+    assert_int_equal(ckt_kernel_end(k, &err), CKT_OK);
+    /* the add in a branch on its result: the block's threads agree on it */
+    assert_int_equal(ckt_kernel_atomic_add(k, gc, ckt_kernel_param(k, m)->expr, 1, &old, &err),
+                     CKT_OK);
+    assert_int_equal(
+        ckt_kernel_if(k, ckt_expr_binary(ex, CKT_E_EQ, old, ckt_expr_int(ex, 2)), &err), CKT_OK);
+    assert_int_equal(ckt_kernel_atomic_add(k, gc, zero, -3, &old, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_end(k, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_finish(k, &err), CKT_OK);
+    char *src = NULL;
+    assert_int_equal(ckt_emit_named(k, "sm_90", &src, &err), CKT_OK);
+    assert_non_null(strstr(src, "if (tid == 0) ckt_atomic_old = M > 0 ? atomicAdd(&counters["));
+    assert_non_null(strstr(src, "__threadfence(); /* later reads after the add */"));
+    free(src);
+    src = NULL;
+    assert_int_equal(ckt_emit_named(k, "gfx90a", &src, &err), CKT_OK); /* (HIP: the same) */
+    assert_non_null(strstr(src, "atomicAdd(&counters["));
+    free(src);
+    src = NULL;
+    assert_int_equal(ckt_emit_named(k, "cpu", &src, &err), CKT_OK);
+    assert_non_null(strstr(src, "__atomic_fetch_add(&counters["));
+    free(src);
+    ckt_kernel_destroy(k);
+}
+
 /* The builder's LDS placement: a tensor under a hardware swizzle starts on the swizzle's
  * 8 x span boundary and its stages lie a multiple of it apart, wherever it was declared; mbarrier
  * sets take their LDS after every tensor when the kernel is finished, so a tensor declared after
@@ -620,7 +689,7 @@ int main(void)
         cmocka_unit_test(check_tile_accepts), cmocka_unit_test(check_tile_refusals),
         cmocka_unit_test(lds_placement),      cmocka_unit_test(kernel_store),
         cmocka_unit_test(cpu_encode_fields),  cmocka_unit_test(plan_in_a_given_order),
-        cmocka_unit_test(kernel_cluster),
+        cmocka_unit_test(kernel_cluster),     cmocka_unit_test(kernel_atomic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -191,6 +191,8 @@ typedef enum {
     CKT_OP_PRODUCER,       /* opens the producer warp's region (closed by CKT_OP_END) */
     CKT_OP_NAMED_BARRIER,  /* hardware barrier a (an expression) over spv threads; b = 1: arrive
                               only (ckt_kernel_named_barrier) */
+    CKT_OP_ATOMIC_ADD,     /* var a = element b (clamped) of i32 tensor inputs[0], which spv is
+                              added to, once for the block (ckt_kernel_atomic_add) */
     CKT_OP_BROADCAST       /* reg r[v] = inputs[0][u]: u the value of the same thread on v's line
                               along dim vector_dim (-1: v's element; the result's tile at mma_rep in
                               the source's) (ckt_kernel_broadcast, ckt_kernel_regather) */
@@ -518,6 +520,17 @@ ckt_status ckt_kernel_tma_store_wait(ckt_kernel *k, ckt_error *err);
  * hold W + 1 warps of one quarter each); beside a producer warpgroup its threads get
  * ckt_kernel_consumer_registers(k) = 224. The block must be whole warpgroups, at least two. */
 ckt_status ckt_kernel_mbar_arrive(ckt_kernel *k, int set, ckt_expr_id bar, ckt_error *err);
+
+/* One atomic add for the block, between blocks of a grid (a split-K tile's last arriving block
+ * sums the others' partial tiles): the block's threads first make their global writes visible to
+ * the whole device (a fence each, then a barrier of the block's threads), then one thread adds
+ * `value` (in the i32 range) to element `index` (a block-uniform integer expression, clamped into
+ * the tensor as b:fetch's index is) of `tensor` (a rank-1 global i32 tensor with stride 1, not
+ * limited, its pointer not const), *old (a new block-uniform variable) gets the element's value
+ * before the add in every thread, and their later reads see what other blocks wrote before their
+ * own adds. Not in a branch on the thread id or the producer's region. */
+ckt_status ckt_kernel_atomic_add(ckt_kernel *k, int tensor, ckt_expr_id index, int64_t value,
+                                 ckt_expr_id *old, ckt_error *err);
 
 /* Thread-block clusters (sm_90 / sm_90a and their CPU emulation). ckt_kernel_cluster: the grid's
  * blocks run in clusters of n (2, 4 or 8) consecutive blocks along x, co-scheduled on one GPC, so
