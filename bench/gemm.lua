@@ -47,7 +47,7 @@ local cublas, cublas_why = bench.open_cublas(dev)
 
 local function opts(dt, mj, c)
   local o = {dtype = dt, out = out_of(dt), a_major = mj[1], b_major = mj[2], target = target}
-  for _, k in ipairs{"tile", "block", "stages", "group", "copy", "persistent", "aligned", "epilogue_lds", "fused_prologue", "producer_warpgroup", "mma_pending", "cluster"} do o[k] = c[k] end
+  for _, k in ipairs{"tile", "block", "stages", "group", "copy", "persistent", "aligned", "epilogue_lds", "fused_prologue", "producer_warpgroup", "mma_pending", "cluster", "cluster_along", "split_k"} do o[k] = c[k] end
   return o
 end
 

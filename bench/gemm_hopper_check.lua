@@ -26,7 +26,7 @@ local sizes = mode == "small" and {{136, 200, 72}} or {{200, 136, 264}, {264, 39
 local bad, rows = 0, {}
 for _, c in ipairs(configs) do for _, dt in ipairs{"f16", "bf16"} do for _, mj in ipairs{{"k", "k"}, {"k", "n"}, {"m", "k"}, {"m", "n"}} do
   local out = (mj[1] == "m") and "f32" or dt
-  local o = {dtype = dt, out = out, a_major = mj[1], b_major = mj[2], tile = c.tile, block = c.block, stages = c.stages, copy = c.copy, persistent = c.persistent, cluster = c.cluster, split_k = c.split_k}
+  local o = {dtype = dt, out = out, a_major = mj[1], b_major = mj[2], tile = c.tile, block = c.block, stages = c.stages, copy = c.copy, persistent = c.persistent, cluster = c.cluster, cluster_along = c.cluster_along, split_k = c.split_k}
   local ok, err = pcall(function()
     o.target = "sm_90a"
     local kg, grid, p = gemm.build(o)
@@ -79,7 +79,7 @@ if mode == "full" then
       local cub = cublas and cublas:gemm{dtype = dt, out = dt, a_major = "k", b_major = "k", M = M, N = N, K = K, A = ba:address(), B = bb:address(), C = bc:address(), reps = bench.REPS}
       for _, c in ipairs(configs) do
         local ok, msg = pcall(function()
-          local k, grid, p = gemm.build{target = "sm_90a", dtype = dt, tile = c.tile, block = c.block, stages = c.stages, copy = c.copy, persistent = c.persistent, cluster = c.cluster, split_k = c.split_k}
+          local k, grid, p = gemm.build{target = "sm_90a", dtype = dt, tile = c.tile, block = c.block, stages = c.stages, copy = c.copy, persistent = c.persistent, cluster = c.cluster, cluster_along = c.cluster_along, split_k = c.split_k}
           local ms = bench.time_launch(k:compile{target = "sm_90a"}, bench.split_args(gpu, p, M, N, {grid = grid(M, N), A = ba, B = bb, C = bc, M = M, N = N, K = K}))
           local tf, ctf = 2.0 * M * N * K / (ms * 1e-3) / 1e12, cub and 2.0 * M * N * K / (cub * 1e-3) / 1e12
           return ("| %dx%dx%d | %s | kk | %s | %.1f | %s | %s |"):format(M, N, K, dt, c.name, tf, ctf and ("%.1f"):format(ctf) or "-", ctf and ("%.1f%%"):format(100 * tf / ctf) or "-")

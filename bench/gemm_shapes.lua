@@ -71,7 +71,7 @@ local function build(t, o)
   -- producer warpgroup and unaligned sizes, as well as the tile)
   local key = t .. " " .. ("%dx%dx%d/%d/%d%s%s%s%s%s%s"):format(p.TM, p.TN, p.TK, p.block, p.stages, p.persistent and "@persistent" or "",
     (p.hopper and p.copy == "cp.async") and "@cp.async" or "", p.producer_warpgroup and "@pwg" or "", p.aligned and "" or "@unaligned",
-    p.tma_store and "@tmastore" or "", ((p.cluster or 1) > 1 and ("@cl" .. p.cluster) or "") .. ((p.split_k or 1) > 1 and ("@sk" .. p.split_k) or ""))
+    p.tma_store and "@tmastore" or "", ((p.cluster or 1) > 1 and ((p.cluster_along == "n" and "@cln" or "@cl") .. p.cluster) or "") .. ((p.split_k or 1) > 1 and ("@sk" .. p.split_k) or ""))
   if not compiled[key] then
     local exe = k:compile{target = t}
     compiled[key] = {exe = exe, grid = grid, p = p, plan = key:match(" (.*)"), compile_ms = exe:compile_ms()}
@@ -82,7 +82,7 @@ end
 local function opts(t, c, h)
   local o = {dtype = dtype, a_major = mj[1], b_major = mj[2], target = t}
   if c then
-    for _, k in ipairs{"tile", "block", "stages", "persistent", "copy", "epilogue_lds", "fused_prologue", "producer_warpgroup", "tma_store", "cluster", "split_k"} do o[k] = c[k] end
+    for _, k in ipairs{"tile", "block", "stages", "persistent", "copy", "epilogue_lds", "fused_prologue", "producer_warpgroup", "tma_store", "cluster", "cluster_along", "split_k"} do o[k] = c[k] end
   end
   if h then o.M, o.N, o.K = h.M, h.N, h.K end
   return o

@@ -74,8 +74,8 @@ end
 -- TMxTNxTK/block/stages[/group], either followed by @-options: "@cp.async" or "@tma" (how the
 -- operand tiles reach LDS on sm_90a), "@persistent" (a persistent grid of 132 blocks) or
 -- "@persistentN" (of N blocks), "@pN" (sm_90a: N wgmma groups in flight), "@clN" (sm_90a: clusters
--- of N blocks sharing B's tiles), "@skN" (sm_90a: split_k = N) -> {name=, tile=, block=, stages=,
--- group=, copy=, persistent=, mma_pending=, cluster=, split_k=}
+-- of N blocks sharing B's tiles; "@clnN" along N, sharing A's), "@skN" (sm_90a: split_k = N) -> {name=, tile=, block=, stages=,
+-- group=, copy=, persistent=, mma_pending=, cluster=, cluster_along=, split_k=}
 function measure.gemm_config(s)
   local body, opts = s:match("^([^@]+)(.*)$")
   local c = {name = s}
@@ -91,12 +91,13 @@ function measure.gemm_config(s)
     elseif o == "tmastore" then c.tma_store = true -- sm_90a: C leaves by bulk tensor stores
     elseif o:match("^p%d$") then c.mma_pending = tonumber(o:sub(2)) -- sm_90a: wgmma groups left in flight
     elseif o:match("^cl%d$") then c.cluster = tonumber(o:sub(3)) -- sm_90a: clusters of blocks sharing B's tiles
+    elseif o:match("^cln%d$") then c.cluster, c.cluster_along = tonumber(o:sub(4)), "n" -- ... along N, sharing A's
     elseif o:match("^sk%d+$") then c.split_k = tonumber(o:sub(3)) -- sm_90a: the last wave's tiles split along K
     else c.copy = o end
   end
   if body == "default" then return c end
   local tm, tn, tk, block, stages, group = body:match("^(%d+)x(%d+)x(%d+)/(%d+)/(%d+)/?(%d*)$")
-  if not tm then error("config '" .. s .. "' is not default or TMxTNxTK/block/stages[/group], then @copy, @persistent[N], @unaligned, @direct, @prologue, @lds, @fused, @pwg, @tmastore, @pN (mma_pending N), @clN (clusters of N) or @skN (split_k N) optionally") end
+  if not tm then error("config '" .. s .. "' is not default or TMxTNxTK/block/stages[/group], then @copy, @persistent[N], @unaligned, @direct, @prologue, @lds, @fused, @pwg, @tmastore, @pN (mma_pending N), @clN / @clnN (clusters of N along M / N) or @skN (split_k N) optionally") end
   c.tile, c.block, c.stages = {tonumber(tm), tonumber(tn), tonumber(tk)}, tonumber(block), tonumber(stages)
   c.group = group ~= "" and tonumber(group) or nil
   return c

@@ -51,8 +51,9 @@ function copies.bulk(g, full, tm, tn, kt, l)
   if g.k0 then kt = g.k0 + kt end -- (split_k: the block's K range starts there)
   for _, x in ipairs(operands(g)) do
     local gt, ring, rows, at_tile = x[1], x[2], x[5], x[4] == 1 and tm or tn
-    -- (clusters: B's tile is the same in every block of the cluster, each copying a part of it)
-    local multicast = x[4] == 2 and g.p.cluster > 1 or nil
+    -- (clusters: B's tile (along M; A's along N) is the same in every block of the cluster, each
+    -- copying a part of it)
+    local multicast = g.p.cluster > 1 and x[4] == (g.p.cluster_along == "n" and 1 or 2) or nil
     local function box(src, len, at)
       list[#list + 1] = {src = src, copy = function(stage)
         b:tma_copy{src = src, dst = ckt.tile_window(ring:stage(stage), len, at), barrier = full, at = stage, multicast = multicast}

@@ -32,7 +32,7 @@ options.NAMES = {"dtype", "out", "a_major", "b_major", "target", "epilogue", "ti
                  "fused_prologue", -- cp.async, one tile a block: the K loop issues the first slices' copies too (pipeline.lua)
                  "producer_warpgroup", -- bulk copies: the producer a warpgroup handing its registers over (options.copies)
                  "tma_store", -- sm_90a, bulk copies: C leaves LDS by bulk tensor stores (epilogue.lua)
-                 "cluster", -- sm_90a, bulk copies: clusters of blocks along M sharing B's tiles (options.cluster)
+                 "cluster", "cluster_along", -- sm_90a, bulk copies: clusters of blocks sharing a tile of B (along M) or A (along N) (options.cluster)
                  "split_k", "split_wave", -- sm_90a, bulk copies: the last wave's tiles split along K (options.split)
                  "scales"} -- fp8: "tensor" (one scale an operand) or "block" (DeepSeek-V3's 1 x 128 and 128 x 128 blocks)
 
@@ -189,11 +189,14 @@ end
 -- each copying 1/n of B's boxes into all of them (bulk copies multicast), so B's tiles cross from
 -- L2 once for n tiles. Where the operands' rows are not whole 128-byte lines apart (K = 4104), the
 -- lines a box straddles made L2 the limit: +20% at 4096 x 4096 x 4104 on an H200 (docs/gemm.md).
+-- cluster_along = "n": the blocks of n tile columns of one tile row instead, sharing A's tiles.
 function options.cluster(p, o)
   local n = o.cluster
+  if o.cluster_along ~= nil and o.cluster_along ~= "m" and o.cluster_along ~= "n" then fail(("cluster_along '%s' is not \"m\" or \"n\""):format(tostring(o.cluster_along))) end
+  p.cluster_along = o.cluster_along or "m"
   if n == nil or n == 1 then p.cluster = 1 return end
   if n ~= 2 and n ~= 4 then fail(("cluster %s must be 1, 2 or 4 (blocks a cluster)"):format(tostring(n))) end
-  if p.copy ~= "tma" then fail(("cluster: the blocks share B's tiles by bulk copies (copy = \"tma\", sm_90a), not %s with copy %s"):format(p.target, p.copy)) end
+  if p.copy ~= "tma" then fail(("cluster: the blocks share tiles by bulk copies (copy = \"tma\", sm_90a), not %s with copy %s"):format(p.target, p.copy)) end
   if p.persistent then fail("cluster: one tile a block (not persistent: the blocks of a cluster would walk different tiles)") end
   if o.batched then fail("cluster: one problem (not batched)") end
   p.cluster = n

@@ -354,12 +354,16 @@ function pipeline.body(b, p)
     -- grouped order of p.group tile rows; with tile rows not a multiple of n, the last cluster's
     -- rows past M read zeros and store nothing. split_k: of these units (clusters, or tiles) those
     -- up to the last whole wave take a block (a cluster) each, the rest split_k, each part a K range
-    local n = p.cluster
-    local mu, nt = (g.M + n * g.TM - 1) // (n * g.TM), (g.N + g.TN - 1) // g.TN
+    -- (along N: n tile columns of one tile row, sharing A's tile)
+    local n, along_n = p.cluster, p.cluster_along == "n"
+    local mu = along_n and (g.M + g.TM - 1) // g.TM or (g.M + n * g.TM - 1) // (n * g.TM)
+    local nu = along_n and (g.N + n * g.TN - 1) // (n * g.TN) or (g.N + g.TN - 1) // g.TN
     local unit = n > 1 and g.cluster_id or b:block_id(0)
-    if p.split_k > 1 then unit = split_units(g, mu * nt, unit) end
-    local tm, tn = b:block_order{tiles = {mu, nt}, order = "grouped", group = math.max(1, p.group // n), id = unit}
-    g.tm, g.tn = n > 1 and tm * n + g.cluster_rank or tm, tn
+    if p.split_k > 1 then unit = split_units(g, mu * nu, unit) end
+    local tm, tn = b:block_order{tiles = {mu, nu}, order = "grouped", group = along_n and p.group or math.max(1, p.group // n), id = unit}
+    if n == 1 then g.tm, g.tn = tm, tn
+    elseif along_n then g.tm, g.tn = tm, tn * n + g.cluster_rank
+    else g.tm, g.tn = tm * n + g.cluster_rank, tn end
   else
     g.tm, g.tn = b:block_order{tiles = {(g.M + g.TM - 1) // g.TM, (g.N + g.TN - 1) // g.TN}, order = "grouped", group = p.group}
   end

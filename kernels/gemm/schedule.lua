@@ -52,7 +52,10 @@ function schedule.grid(p, k)
     local mt, nt = tiles_along("M", M, TM), tiles_along("N", N, TN)
     if mt == 0 or nt == 0 then return p.cluster or 1 end
     -- (a cluster: whole clusters of tile rows)
-    if p.cluster and p.cluster > 1 then mt = (mt + p.cluster - 1) // p.cluster * p.cluster end
+    if p.cluster and p.cluster > 1 then
+      if p.cluster_along == "n" then nt = (nt + p.cluster - 1) // p.cluster * p.cluster
+      else mt = (mt + p.cluster - 1) // p.cluster * p.cluster end
+    end
     if (p.split_k or 1) > 1 then return schedule.split(p, mt, nt).blocks end
     local tiles = mt * nt
     if not p.persistent and tiles > BLOCKS_MAX then
@@ -69,7 +72,7 @@ end
 function schedule.split(p, mt, nt)
   local n, S = p.cluster or 1, p.split_k
   local W = math.max(1, p.split_wave // n)
-  local units = (mt // n) * nt
+  local units = mt * nt // n
   local full = units // W * W
   local parts = (units - full) * S
   -- (the kernel's workspace and counters hold at least one split tile: an empty tensor would make
@@ -84,7 +87,7 @@ function schedule.split_buffers(p)
   return function(M, N)
     local n = p.cluster or 1
     local mt, nt = tiles_along("M", M, p.TM), tiles_along("N", N, p.TN)
-    mt = (mt + n - 1) // n * n
+    if p.cluster_along == "n" then nt = (nt + n - 1) // n * n else mt = (mt + n - 1) // n * n end
     local s = schedule.split(p, mt, nt)
     return {workspace = s.workspace, counters = s.counters}
   end

@@ -66,6 +66,11 @@ shapes.CANDIDATES = {
     {tile = {128, 128, 64}, block = 256, stages = 4, eff = 0.68, overhead = 1.5e-6},
     -- (not a candidate: 128 x 192, wgmma n192, measured on an H100 slower than 128 x 256 wherever
     -- the waves favour it too, 4104 x 4104 x 4096 234.0 against 231.9 us: docs/gemm.md)
+    -- 128 x 208 (wgmma n208): 4104 columns are 20 tiles of it, 33 x 20 = 660 = five whole waves
+    -- where 128 x 256 makes 561 (4.25); its MMAs sustain less (eff fitted to the H200's runs v7,
+    -- v8: 4104 x 4104 x 4096 218.5-227.1 against 231.7-242.4 us). K-major B only (208 rows are not
+    -- whole 64-row atoms of an N-major tile)
+    {tile = {128, 208, 64}, block = 256, stages = 4, eff = 0.70, overhead = 3.0e-6, kk = true},
     {tile = {64, 256, 64}, block = 128, stages = 4, eff = 0.70, overhead = 1.5e-6},
     {tile = {64, 128, 64}, block = 128, stages = 6, eff = 0.51, overhead = 1.5e-6},
     {tile = {64, 64, 64}, block = 128, stages = 8, eff = 0.32, overhead = 1.3e-6},

@@ -41,6 +41,16 @@ describe("the GEMM in clusters of blocks", function()
     -- two warpgroups and bulk tensor stores of C (the GPU default's shape)
     run({target = "cpu:sm_90a", dtype = "f16", tile = {128, 128, 64}, block = 256, stages = 3, copy = "tma", aligned = true,
          cluster = 2}, 264, 136, 200)
+    -- along N: tile columns of one tile row share A's tile (3 tile columns: the last cluster's
+    -- second block past N); 128 x 208 (wgmma n208, 4104 = 20 x 208 columns) along N
+    local pn, gn = run({target = "cpu:sm_90a", dtype = "f16", tile = {64, 64, 32}, block = 128, stages = 4, copy = "tma",
+                        cluster = 2, cluster_along = "n"}, 200, 136, 264)
+    assert.equal("n", pn.cluster_along); assert.equal(16, gn(200, 136))
+    run({target = "cpu:sm_90a", dtype = "bf16", out = "f32", a_major = "m", tile = {64, 64, 32}, block = 128, stages = 4,
+         copy = "tma", cluster = 4, cluster_along = "n"}, 136, 200, 72)
+    local p208 = run({target = "cpu:sm_90a", dtype = "f16", tile = {128, 208, 64}, block = 256, stages = 4, copy = "tma",
+                      aligned = true, cluster = 2, cluster_along = "n"}, 264, 424, 136)
+    assert.equal("wgmma_m64n208k16_f16", p208.instr)
   end)
 
   it("emits the cluster for sm_90a: its dimensions, the multicast of B's parts, releases in every block", function()
@@ -68,10 +78,13 @@ describe("the GEMM in clusters of blocks", function()
     end
     refused({target = "cpu:sm_90a", cluster = 3, copy = "tma"}, "cluster 3 must be 1, 2 or 4")
     refused({target = "cpu:sm_90a", cluster = "2", copy = "tma"}, "cluster 2 must be 1, 2 or 4")
-    refused({target = "cpu:sm_90a", cluster = 2}, "cluster: the blocks share B's tiles by bulk copies")
-    refused({target = "sm_90", cluster = 2}, "cluster: the blocks share B's tiles by bulk copies")
+    refused({target = "cpu:sm_90a", cluster = 2}, "cluster: the blocks share tiles by bulk copies")
+    refused({target = "sm_90", cluster = 2}, "cluster: the blocks share tiles by bulk copies")
     refused({target = "sm_90a", cluster = 2, persistent = true}, "cluster: one tile a block")
     refused({target = "sm_90a", cluster = 2, batched = true}, "cluster: one problem (not batched)")
+    refused({target = "sm_90a", cluster = 2, cluster_along = "k"}, "cluster_along 'k' is not \"m\" or \"n\"")
+    -- (208 rows are not whole 64-row atoms of an N-major B tile)
+    refused({target = "sm_90a", tile = {128, 208, 64}, b_major = "n"}, "tile of 208 rows is not whole 64-row atoms")
     local _, _, p = gemm.build{target = "sm_90a", cluster = 1}
     assert.equal(1, p.cluster)
   end)
