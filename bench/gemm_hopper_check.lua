@@ -4,14 +4,16 @@
 -- copies) and against the double reference, every dtype, major and configuration, at sizes that
 -- are not multiples of the tiles; then TFLOP/s of non-square shapes against cuBLAS (the tall-skinny
 -- case of the Hopper issue). Exit code 1 on any mismatch.
---   ckt-lua bench/gemm_hopper_check.lua [small|full] [configs]
+--   ckt-lua bench/gemm_hopper_check.lua [small|full] [configs] [majors]
 --     small: one configuration, one size, every dtype and major (for compute-sanitizer)
 --     configs: comma-separated TMxTNxTK/block/stages[@copy][@clN][@skN] ("default" = the library's)
+--     majors: comma-separated of kk, kn, mk, mn (default all; a tile that takes K-major B only: kk,mk)
 local ckt = require "ckt"
 local gemm = require "ckt.kernels.gemm"
 package.path = (arg and arg[0] and arg[0]:match("(.*/)") or "./") .. "lib/?.lua;" .. package.path
 local bench = require "measure"
 local mode = arg[1] or "full"
+local majors_arg = arg[3] or "kk,kn,mk,mn"
 local config_arg = arg[2] or (mode == "small" and "default" or "default,128x256x64/256/3,256x128x64/256/3,128x128x64/128/4,64x128x32/128/4")
 
 local okd, gpu = pcall(ckt.device, "cuda")
@@ -24,7 +26,9 @@ for c in config_arg:gmatch("[^,]+") do configs[#configs + 1] = bench.gemm_config
 local sizes = mode == "small" and {{136, 200, 72}} or {{200, 136, 264}, {264, 392, 136}}
 
 local bad, rows = 0, {}
-for _, c in ipairs(configs) do for _, dt in ipairs{"f16", "bf16"} do for _, mj in ipairs{{"k", "k"}, {"k", "n"}, {"m", "k"}, {"m", "n"}} do
+local majors = {}
+for m in majors_arg:gmatch("[^,]+") do majors[#majors + 1] = {m:sub(1, 1), m:sub(2, 2)} end
+for _, c in ipairs(configs) do for _, dt in ipairs{"f16", "bf16"} do for _, mj in ipairs(majors) do
   local out = (mj[1] == "m") and "f32" or dt
   local o = {dtype = dt, out = out, a_major = mj[1], b_major = mj[2], tile = c.tile, block = c.block, stages = c.stages, copy = c.copy, persistent = c.persistent, cluster = c.cluster, cluster_along = c.cluster_along, split_k = c.split_k}
   local ok, err = pcall(function()

@@ -43,6 +43,7 @@
 #define WG_C64 "((4,8,4),(2,2,8)):((2,64,1024),(1,512,8))"
 #define WG_C128 "((4,8,4),(2,2,16)):((2,128,2048),(1,1024,8))"
 #define WG_C192 "((4,8,4),(2,2,24)):((2,192,3072),(1,1536,8))"
+#define WG_C176 "((4,8,4),(2,2,22)):((2,176,2816),(1,1408,8))"
 #define WG_C208 "((4,8,4),(2,2,26)):((2,208,3328),(1,1664,8))"
 #define WG_C256 "((4,8,4),(2,2,32)):((2,256,4096),(1,2048,8))"
 #define WGMMA(N, T, DT, C)                                                                         \
@@ -114,6 +115,8 @@ static const ckt_mma table[] = {
     /* n192: a 192-column tile in one instruction a K step (three n64 read A three times) */
     WGMMA(192, f16, CKT_F16, WG_C192),
     WGMMA(192, bf16, CKT_BF16, WG_C192),
+    WGMMA(176, f16, CKT_F16, WG_C176),
+    WGMMA(176, bf16, CKT_BF16, WG_C176),
     WGMMA(208, f16, CKT_F16, WG_C208),
     WGMMA(208, bf16, CKT_BF16, WG_C208),
     WGMMA8(64, e4m3, CKT_E4M3, WG_C64),

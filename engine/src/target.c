@@ -205,6 +205,7 @@ static int model(const char *arch, ckt_target *out)
                "m64n128k16_f16,wgmma_m64n256k16_f16,wgmma_m64n64k16_bf16,"
                "wgmma_m64n128k16_bf16,wgmma_m64n256k16_bf16,wgmma_m64n192k16_f16,"
                "wgmma_m64n192k16_bf16,wgmma_m64n208k16_f16,wgmma_m64n208k16_bf16,"
+               "wgmma_m64n176k16_f16,wgmma_m64n176k16_bf16,"
                "wgmma_m64n64k32_e4m3,"
                "wgmma_m64n128k32_e4m3,wgmma_m64n256k32_e4m3,wgmma_m64n64k32_e5m2,"
                "wgmma_m64n128k32_e5m2,wgmma_m64n256k32_e5m2",

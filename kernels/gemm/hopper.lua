@@ -21,7 +21,7 @@ function hopper.setup(p, o)
   if p.TM % (wm * 64) ~= 0 then fail(("tile TM %d is not a multiple of 64 rows per warpgroup (wgmma m64)"):format(p.TM)) end
   if p.TN % wn ~= 0 then fail(("tile TN %d does not split over %d warpgroups"):format(p.TN, wn)) end
   local cols, n = p.TN // wn, nil
-  for _, c in ipairs(p.fp8 and {256, 128, 64} or {256, 208, 192, 128, 64}) do if cols % c == 0 then n = c; break end end
+  for _, c in ipairs(p.fp8 and {256, 128, 64} or {256, 208, 192, 176, 128, 64}) do if cols % c == 0 then n = c; break end end
   if not n then fail(("tile TN %d gives %d columns per warpgroup, not a multiple of 64 nor 208 (wgmma n64/n128/n192/n208/n256)"):format(p.TN, cols)) end
   -- one instruction's K is 32 bytes (16 elements of 16 bits, 32 of the 8-bit floats); a swizzle
   -- row 32, 64 or 128 bytes (p.k_atom elements: the K-major LDS atom and bulk-copy box width)

@@ -56,7 +56,9 @@ shapes.CLUSTER_MISALIGNED_SHARE = 0.25
 -- with the SM full (as many blocks as it holds); overhead: seconds a tile costs beyond its K slices
 -- (pipeline fill, epilogue; persistent: the first tile's, then `next` for each further one); kk:
 -- measured faster only with K-major A and B (others skip it). The list's order breaks ties
--- (estimates within 2%); the target's default comes first on sm_90a. (The persistent kernel was
+-- (estimates within 2%); the target's default comes first on sm_90a. b_k: B K-major only; bulk:
+-- sm_90a's bulk copies only; cluster_along: the axis of its clusters where the misaligned rows call
+-- for them (default M). (The persistent kernel was
 -- 5-33% slower than one tile a block at every shape of the first sweep, its C stored by the
 -- threads; with bulk tensor stores it wins at short K: bench/results/gemm_shapes_*_2026-11-28_*.)
 shapes.CANDIDATES = {
@@ -71,6 +73,12 @@ shapes.CANDIDATES = {
     -- v8: 4104 x 4104 x 4096 218.5-227.1 against 231.7-242.4 us). K-major B only (208 rows are not
     -- whole 64-row atoms of an N-major tile)
     {tile = {128, 208, 64}, block = 256, stages = 4, eff = 0.70, overhead = 3.0e-6, kk = true},
+    -- 192 x 176 (three warpgroups, wgmma n176; cuBLAS's 176 x 192 turned): 4104^3 is 22 x 24 = 528
+    -- tiles, four whole waves; in clusters along N (B's 176 rows do not split into whole swizzle
+    -- periods, A's 192 do) 91.1-92.4% of cuBLAS at 4104^3 (f16 kk and mk, bf16 kk) against 83-86%
+    -- for 128 x 256 in clusters (H200, run v9; eff fitted at 4104 x 4104 x 4096: 218.6 us). K-major
+    -- B only (176 rows are not whole 64-row atoms of an N-major tile); bulk copies only: 384 threads do not copy 176 x 64 in whole passes of 16 bytes)
+    {tile = {192, 176, 64}, block = 384, stages = 4, eff = 0.716, overhead = 3.0e-6, b_k = true, bulk = true, cluster_along = "n"},
     {tile = {64, 256, 64}, block = 128, stages = 4, eff = 0.70, overhead = 1.5e-6},
     {tile = {64, 128, 64}, block = 128, stages = 6, eff = 0.51, overhead = 1.5e-6},
     {tile = {64, 64, 64}, block = 128, stages = 8, eff = 0.32, overhead = 1.3e-6},
@@ -143,8 +151,10 @@ function shapes.estimate(c, M, N, K, rec, r, bytes, misaligned)
   local C = shapes.COST
   local TM, TN, TK = c.tile[1], c.tile[2], c.tile[3]
   local sms = rec.hw.sm_count
-  local mt, n = (M + TM - 1) // TM, c.cluster or 1
-  local tiles = (mt + n - 1) // n * n * ((N + TN - 1) // TN) -- (a cluster: whole clusters of tile rows)
+  local mt, nt, n = (M + TM - 1) // TM, (N + TN - 1) // TN, c.cluster or 1
+  -- (a cluster: whole clusters of tile rows, or along N of tile columns)
+  if c.cluster_along == "n" then nt = (nt + n - 1) // n * n else mt = (mt + n - 1) // n * n end
+  local tiles = mt * nt
   local per_sm = (tiles + sms - 1) // sms
   local active = math.min(tiles, sms)
   local slices = (K + TK - 1) // TK
@@ -209,7 +219,8 @@ function shapes.rank(o, h, rec, p)
     local sms = rec.hw.sm_count
     local function ragged(c)
       local n = c.cluster or 1
-      local units = ((M + c.tile[1] - 1) // c.tile[1] + n - 1) // n * ((N + c.tile[2] - 1) // c.tile[2])
+      local mt, nt = (M + c.tile[1] - 1) // c.tile[1], (N + c.tile[2] - 1) // c.tile[2]
+      local units = c.cluster_along == "n" and mt * ((nt + n - 1) // n) or (mt + n - 1) // n * nt
       local W = math.max(1, sms // n)
       return units > W and units % W ~= 0
     end
@@ -234,7 +245,7 @@ function shapes.rank(o, h, rec, p)
     -- copies and a 16-bit C through the LDS epilogue, p.bulk_stores; and not batched)
     if c and c.tma_store and (p.batched or not p.bulk_stores) then c = nil end
     if c then
-      local fits = (not c.kk or (p.a_major == "k" and p.b_major == "k")) and (o.tile == nil or same(o.tile, c.tile)) and (o.block == nil or o.block == c.block) and (o.stages == nil or o.stages == c.stages)
+      local fits = (not c.kk or (p.a_major == "k" and p.b_major == "k")) and (not c.b_k or p.b_major == "k") and (not c.bulk or p.bulk_copies) and (o.tile == nil or same(o.tile, c.tile)) and (o.block == nil or o.block == c.block) and (o.stages == nil or o.stages == c.stages)
                    and (o.persistent == nil or (o.persistent ~= false) == (c.persistent == true))
       local r, lds, stages = resident(c, p.target, rec, p, bytes)
       if fits and r > 0 then
@@ -243,11 +254,12 @@ function shapes.rank(o, h, rec, p)
         for k, v in pairs(o) do oc[k] = v end
         oc.tile, oc.block, oc.stages = o.tile or c.tile, o.block or c.block, o.stages or stages
         if o.persistent == nil and c.persistent then oc.persistent = true end
-        if c.cluster then oc.cluster = c.cluster end
+        if c.cluster then oc.cluster, oc.cluster_along = c.cluster, c.cluster_along end
         if c.split then oc.split_k = c.split end
         ranked[#ranked + 1] = {options = oc, time = t, sched = sched, tiles = tiles, per_sm = per_sm, resident = r, lds = lds, order = i,
                                config = ("%dx%dx%d/%d/%d%s%s%s"):format(c.tile[1], c.tile[2], c.tile[3], c.block, stages, c.persistent and "@persistent" or "",
-                                                                       c.cluster and ("@cluster" .. c.cluster) or "", c.split and ("@split" .. c.split) or "")}
+                                                                       c.cluster and ((c.cluster_along == "n" and "@cluster_n" or "@cluster") .. c.cluster) or "",
+                                                                       c.split and ("@split" .. c.split) or "")}
       end
     end
   end

@@ -132,7 +132,7 @@ static void wgmma_lane_layouts(void **state)
         assert_int_equal(ckt_mma_layout(m, 'B', &tv, &err), CKT_EUNSUPPORTED);
         expect_msg(err.msg, "descriptor");
     }
-    assert_int_equal(found, 16);
+    assert_int_equal(found, 18);
     const ckt_mma *m;
     ckt_error err;
     assert_int_equal(ckt_mma_get("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", &m, &err),
