@@ -46,6 +46,9 @@ static void close_kernel(ckt_sb *s, const ckt_kernel *k, int64_t lds_bytes)
      * against */
     int n = 0;
     for (int i = 0; i < ckt_kernel_nparams(k); i++) n += !ckt_kernel_param(k, i)->specialized;
+    if (ckt_kernel_cluster_size(k) > 1) /* (the runtime checks the clusters' multicast copies) */
+        ckt_sb_printf(s, "const long long %s__cluster = %lld;\n", ckt_kernel_name(k),
+                      (long long)ckt_kernel_cluster_size(k));
     ckt_sb_printf(s, "const int %s__nparams = %d;\n", ckt_kernel_name(k), n);
     ckt_sb_printf(s, "const int %s__param_kinds[%d] = {", ckt_kernel_name(k), n ? n : 1);
     n = 0;

@@ -45,12 +45,19 @@ static void c_init(ckt_emit_out *o, const ckt_kernel *k)
                      (long long)m->arrivals);
     }
     ckt_emit_put(o, "ckt_tma_queue ckt_tmaq = {0, 0, 0}; /* bulk copies in flight */");
+    if (ckt_kernel_cluster_size(k) > 1)
+        ckt_emit_put(o, "unsigned long long ckt_csig = 14695981039346656037ull; /* the boxes "
+                        "shared with the cluster, hashed: its blocks must share the same */");
 }
 
 static void c_close(ckt_emit_out *o, const ckt_kernel *k)
 {
     if (ckt_kernel_nmbars(k) > 0)
         ckt_emit_put(o, "free(ckt_tmaq.e); /* copies never waited for never land */");
+    if (ckt_kernel_nmbars(k) > 0 && ckt_kernel_cluster_size(k) > 1)
+        ckt_emit_put(o, "if (launch->cluster_sig) launch->cluster_sig[bid_x + nblk_x * (bid_y + "
+                        "nblk_y * bid_z)] = ckt_csig; /* compared across the cluster after the "
+                        "launch */");
 }
 
 /* the copy's origin as a list of rank coordinates: "(long long)(c0), (long long)(c1), ..." */
@@ -75,6 +82,11 @@ static void c_copy(ckt_emit_out *o, const ckt_bulk_site *x)
                  x->set, x->set, x->index, x->dst, x->map, at, x->parts > 1 ? x->parts : 1,
                  (long long)ckt_kernel_lds_bytes(x->k),
                  x->parts > 1 ? " /* the cluster's parts of the box, all landing here */" : "");
+    if (x->parts > 1)
+        ckt_emit_put(o,
+                     "ckt_csig = ckt_sig_mix(ckt_csig, (const long long[8]){%d, (long long)(%s), "
+                     "(long long)(%s), %s}, %d + 3);",
+                     x->set, x->index, x->dst, at, x->rank);
 }
 
 static void c_store(ckt_emit_out *o, const ckt_bulk_site *x, bool wait)

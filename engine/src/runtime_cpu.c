@@ -29,6 +29,7 @@ typedef struct {
     unsigned long long lds_bytes;
     const int *param_kinds; /* K__param_kinds, K__nparams: when the source declares them */
     int nparams;
+    long long cluster; /* K__cluster: blocks a cluster (1: none declared) */
 } cpu_module;
 
 typedef struct cpu_pool {
@@ -43,7 +44,8 @@ typedef struct cpu_pool {
     void *const *args;
     int64_t grid[3], block[3], nblocks;
     size_t lds_bytes;
-    double deadline; /* 0: none */
+    unsigned long long *cluster_sig; /* one a block where the kernel is in clusters (else NULL) */
+    double deadline;                 /* 0: none */
     atomic_llong next_block;
     /* set when the deadline passes (by the launching thread, which waits until then): the workers
      * stop taking blocks, and the running blocks leave their loops (ckt_cpu_launch.stop) */
@@ -70,6 +72,7 @@ static void run_blocks(cpu_pool *p, void **lds, size_t *lds_cap)
     l.lds = p->lds_bytes ? *lds : NULL;
     l.fault = &p->fault;
     l.stop = &p->stop;
+    l.cluster_sig = p->cluster_sig;
     for (;;) {
         if (__atomic_load_n(&p->stop, __ATOMIC_RELAXED)) break;
         long long b = atomic_fetch_add(&p->next_block, 1);
@@ -286,6 +289,9 @@ static ckt_status cpu_load(ckt_device *dev, const ckt_binary *bin, void **module
         return ckt_fail(err, CKT_EINVAL, "launch: %s = %llu bytes of LDS is implausible", sym,
                         *lds);
     }
+    snprintf(sym, sizeof sym, "%s__cluster", name);
+    const long long *cl = dlsym(m->so, sym);
+    m->cluster = cl && *cl > 1 ? *cl : 1;
     snprintf(sym, sizeof sym, "%s__nparams", name);
     const int *np = dlsym(m->so, sym);
     snprintf(sym, sizeof sym, "%s__param_kinds", name);
@@ -383,7 +389,38 @@ typedef struct cpu_run {
     double deadline;
 } cpu_run;
 
+static ckt_status run_pool(cpu_pool *p, const cpu_run *r, unsigned long long *sig, ckt_error *err);
+
+/* A cluster's blocks must share the same boxes (each lands them all here, as the cluster's copies
+ * would): the first block of a cluster whose hash differs from its cluster's first block's. -1:
+ * all agree. */
+static long long cluster_mismatch(const unsigned long long *sig, const int64_t grid[3], long long n)
+{
+    long long nblocks = grid[0] * grid[1] * grid[2];
+    for (long long b = 0; b < nblocks; b++)
+        if (sig[b] != sig[b - (b % grid[0]) % n]) return b;
+    return -1;
+}
+
 static ckt_status run_launch(cpu_pool *p, const cpu_run *r, ckt_error *err)
+{
+    /* (clusters: a hash a block; not checked past 2^24 blocks, a 128 MiB table) */
+    long long nb = r->grid[0] * r->grid[1] * r->grid[2];
+    unsigned long long *sig =
+        r->m->cluster > 1 && nb <= (1ll << 24) ? calloc((size_t)nb, sizeof *sig) : NULL;
+    ckt_status st = run_pool(p, r, sig, err);
+    long long bad = st == CKT_OK && sig ? cluster_mismatch(sig, r->grid, r->m->cluster) : -1;
+    free(sig);
+    if (bad >= 0)
+        return ckt_fail(err, CKT_EINVAL,
+                        "launch: block %lld of a cluster of %lld shared other boxes by its "
+                        "multicast copies than block %lld (the boxes a cluster shares must be the "
+                        "same in each of its blocks; on a GPU its blocks would hold a mix of them)",
+                        bad, r->m->cluster, bad - (bad % r->grid[0]) % r->m->cluster);
+    return st;
+}
+
+static ckt_status run_pool(cpu_pool *p, const cpu_run *r, unsigned long long *sig, ckt_error *err)
 {
     pthread_mutex_lock(&p->launch_mu);
     pthread_mutex_lock(&p->mu);
@@ -393,6 +430,7 @@ static ckt_status run_launch(cpu_pool *p, const cpu_run *r, ckt_error *err)
     memcpy(p->block, r->block, sizeof p->block);
     p->nblocks = r->grid[0] * r->grid[1] * r->grid[2]; /* < 2^63: dims checked by the caller */
     p->lds_bytes = (size_t)r->m->lds_bytes + (size_t)r->dyn_shared;
+    p->cluster_sig = sig;
     p->deadline = r->deadline;
     /* a deadline already past stops the launch before its first block */
     __atomic_store_n(&p->stop, r->deadline > 0 && ckt_runtime_now() >= r->deadline,

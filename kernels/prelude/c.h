@@ -382,6 +382,13 @@ CKT_FN void ckt_tma_push(ckt_tma_queue *q, ckt_mbar_state *set, int set_no, long
     }
     q->e[q->n++] = t;
 }
+/* a cluster's shared boxes hashed (FNV-1a over the words): the set, the mbarrier, the LDS byte and
+ * the box's origin of each multicast copy, in order */
+CKT_FN unsigned long long ckt_sig_mix(unsigned long long h, const long long *w, int n)
+{
+    for (int i = 0; i < n; i++) h = (h ^ (unsigned long long)w[i]) * 1099511628211ull;
+    return h;
+}
 /* every thread of the block arrives once (n of them) */
 CKT_FN void ckt_mbar_arrive(const ckt_tma_queue *q, ckt_mbar_state *set, long long bar, long long n)
 {

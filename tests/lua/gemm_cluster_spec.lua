@@ -137,6 +137,40 @@ describe("b:cluster and the cluster's copies and arrivals", function()
       b:mbarrier_arrive{barrier = e, at = 0, cluster = "yes"}
     end, "cluster")
   end)
+  it("on the CPU targets, refuses a launch whose blocks of one cluster share different boxes", function()
+    -- each block lands the whole shared box (its cluster's parts) and stores it at its own rows
+    local function kernel2(shared)
+      return ckt.kernel{name = "mc", block = 128, build = function(b)
+        local _, id = b:cluster(2)
+        local gx = ckt.tensor(b:pointer("X", "f16", {const = true}), "f16", {shape = {256, 64}}, {pad = true})
+        local gy = ckt.tensor(b:pointer("Y", "f16"), "f16", {shape = {256, 64}}, {pad = true})
+        local s = ckt.tensor("lds", "f16", ckt.composed(ckt.swizzle(3, 3, 3), 0, ckt.layout({64, 64}, {64, 1})))
+        local full = b:mbarriers{count = 1, arrivals = 1}
+        local row = shared and id * 64 or b:block_id(0) * 64 -- (not shared: each block its own rows)
+        b:tma_copy{src = ckt.tile_window(gx, {64, 64}, {row, 0}), dst = ckt.tile_window(s, {64, 64}, {0, 0}), barrier = full, at = 0, multicast = true}
+        b:mbarrier_wait{barrier = full, at = 0, phase = 0}
+        ckt.tile_window(gy, {64, 64}, {b:block_id(0) * 64, 0}):store(ckt.tile_window(s, {64, 64}, {0, 0}):load())
+      end}
+    end
+    local x = ckt.array("f16", 256 * 64):random{seed = 5, lo = -1, hi = 1}
+    local bx, by = cpu:alloc("f16", #x), cpu:alloc("f16", #x)
+    bx:upload(x)
+    local k = kernel2(true)
+    assert.truthy(k:source("sm_90a"):find("ckt_tma_load_2d_multicast(", 1, true))
+    k:compile{target = "cpu:sm_90a"}:launch{grid = 4, X = bx, Y = by}
+    local y = ckt.array("f16", #x)
+    by:download(y)
+    for blk = 0, 3 do -- block b holds its cluster's box: rows (b // 2) 64 ..
+      for i = 0, 64 * 64 - 1, 97 do assert.equal(x[(blk // 2) * 4096 + i], y[blk * 4096 + i]) end
+    end
+    local ok, err = pcall(function()
+      kernel2(false):compile{target = "cpu:sm_90a"}:launch{grid = 4, X = bx, Y = by}
+      by:download(y) -- (the launch's error, as a GPU's, is the stream's once it has run)
+    end)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("block 1 of a cluster of 2 shared other boxes by its multicast copies than block 0", 1, true), tostring(err))
+  end)
+
   it("refuses clusters on targets without them", function()
     local k = kernel(function(b) b:cluster(2) end)
     local ok, e = pcall(k.source, k, "gfx90a")

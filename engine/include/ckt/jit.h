@@ -59,6 +59,10 @@ typedef struct ckt_cpu_launch {
      * every iteration of their loops and leave the block (may be NULL; appended, so kernels
      * written against the shorter struct still run) */
     const volatile int *stop;
+    /* a kernel in clusters of blocks (K__cluster > 1) stores here, at its linear block index, a
+     * hash of the boxes its multicast copies shared with its cluster, which the runtime compares
+     * across each cluster after the launch (may be NULL: not checked; appended like stop) */
+    unsigned long long *cluster_sig;
 } ckt_cpu_launch;
 #endif
 #define CKT_CPU_LDS_ALIGN 64
