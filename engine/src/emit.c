@@ -258,11 +258,10 @@ static void emit_atomic(em *e, const ckt_kop *op)
                 (long long)op->spv, t->name, i, n);
     if (e->dl->frame->thread_loops) {
         ckt_em_line(e, "__atomic_thread_fence(__ATOMIC_SEQ_CST);");
-        ckt_em_line(
-            e,
-            "%s = %s > 0 ? __atomic_fetch_add(&%s[ckt_imin(ckt_imax(%s, 0), %s - 1)], %lld, "
-            "__ATOMIC_SEQ_CST) : 0;",
-            v, n, t->name, i, n, (long long)op->spv);
+        ckt_em_line(e,
+                    "%s = %s > 0 ? __atomic_fetch_add(&%s[ckt_clampidx(%s, %s)], %lld, "
+                    "__ATOMIC_SEQ_CST) : 0;",
+                    v, n, t->name, i, n, (long long)op->spv);
         ckt_em_line(e, "__atomic_thread_fence(__ATOMIC_SEQ_CST);");
     } else {
         ckt_em_line(e, "{");
@@ -271,8 +270,8 @@ static void emit_atomic(em *e, const ckt_kop *op)
         ckt_em_line(e, "__threadfence(); /* this thread's global writes, device-wide */");
         ckt_em_barrier(e, "every thread's writes fenced before the add");
         ckt_em_line(e,
-                    "if (tid == 0) ckt_atomic_old = %s > 0 ? atomicAdd(&%s[ckt_imin(ckt_imax(%s, "
-                    "0), %s - 1)], %lld) : 0;",
+                    "if (tid == 0) ckt_atomic_old = %s > 0 ? atomicAdd(&%s[ckt_clampidx(%s, %s)], "
+                    "%lld) : 0;",
                     n, t->name, i, n, (long long)op->spv);
         ckt_em_barrier(e, "the old value for every thread");
         ckt_em_line(e, "%s = ckt_atomic_old;", v);
@@ -427,7 +426,7 @@ ckt_status ckt_emit(const ckt_kernel *k, const ckt_target_record *target, char *
         return ckt_fail(err, CKT_ECAPACITY, "kernel '%s': needs %lld bytes of LDS but %s has %lld",
                         ckt_kernel_name(k), (long long)lds, t->hw.name,
                         (long long)t->lds_max_bytes);
-    if (ckt_kernel_cluster_size(k) > 1 && (!dialect_of(dk)->bulk || !t->modelled || !t->hw.tma))
+    if (ckt_kernel_cluster_size(k) > 1 && !ckt_emit_has_tma(dialect_of(dk), t))
         return ckt_fail(err, CKT_EUNSUPPORTED,
                         "kernel '%s': clusters of blocks: target '%s' has none (sm_90, sm_90a, "
                         "cpu:sm_90, cpu:sm_90a)",

@@ -83,9 +83,9 @@ typedef struct ckt_bulk_site {
     int rank;
     long long box_bytes;
     bool producer; /* on the producer warp's elected thread */
-    /* copy: the cluster's blocks that share the box (0 or 1: none), each copying box_bytes of it,
-     * part_rows along its second dimension; arrive: the arrivals made (every thread once, or each
-     * warp once in each block of the cluster: then parts is the cluster) */
+    /* copy: the cluster's blocks that share the box (1: none), each copying box_bytes of it,
+     * part_rows along its second dimension; arrive: the blocks arrived on (1, or the cluster's) and
+     * the arrivals made (the set's: every thread once, or each warp once in each block) */
     long long parts, part_rows, arrivals;
 } ckt_bulk_site;
 typedef struct ckt_bulk_ops {
@@ -167,6 +167,9 @@ void ckt_emit_mbar_close(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_ke
  * without them);
  * producer: the op is on the producer warp's elected thread (no thread-0 guard; a C-dialect wait
  * there records what the copies after it wait for) */
+/* Has dialect dl on target t bulk tensor copies, mbarriers and clusters (sm_90, sm_90a, their CPU
+ * emulation)? */
+bool ckt_emit_has_tma(const ckt_dialect *dl, const ckt_target_record *t);
 ckt_status ckt_emit_tma(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_kernel *k,
                         ckt_expr_pool *ex, const ckt_kop *op, const ckt_target_record *target,
                         bool producer, ckt_error *err);

@@ -12,10 +12,15 @@
 
 #include "emit_internal.h"
 
+bool ckt_emit_has_tma(const ckt_dialect *dl, const ckt_target_record *t)
+{
+    return dl->bulk && t->modelled && t->hw.tma;
+}
+
 static ckt_status need_tma(const ckt_dialect *dl, const ckt_target_record *t, const char *what,
                            ckt_error *err)
 {
-    if (!dl->bulk || !t->modelled || !t->hw.tma)
+    if (!ckt_emit_has_tma(dl, t))
         return ckt_fail(err, CKT_EUNSUPPORTED,
                         "%s: target '%s' has no bulk tensor copies or mbarriers (the tensor memory "
                         "accelerator: sm_90, sm_90a, cpu:sm_90, cpu:sm_90a)",
@@ -52,9 +57,9 @@ static void c_init(ckt_emit_out *o, const ckt_kernel *k)
 
 static void c_close(ckt_emit_out *o, const ckt_kernel *k)
 {
-    if (ckt_kernel_nmbars(k) > 0)
-        ckt_emit_put(o, "free(ckt_tmaq.e); /* copies never waited for never land */");
-    if (ckt_kernel_nmbars(k) > 0 && ckt_kernel_cluster_size(k) > 1)
+    if (ckt_kernel_nmbars(k) == 0) return;
+    ckt_emit_put(o, "free(ckt_tmaq.e); /* copies never waited for never land */");
+    if (ckt_kernel_cluster_size(k) > 1)
         ckt_emit_put(o, "if (launch->cluster_sig) launch->cluster_sig[bid_x + nblk_x * (bid_y + "
                         "nblk_y * bid_z)] = ckt_csig; /* compared across the cluster after the "
                         "launch */");
@@ -79,7 +84,7 @@ static void c_copy(ckt_emit_out *o, const ckt_bulk_site *x)
     ckt_emit_put(o,
                  "ckt_tma_push(&ckt_tmaq, ckt_mbar%d, %d, (long long)(%s), (long long)(%s), %s, "
                  "(const long long[5]){%s}, %lld, ckt_lds, %lldu, launch);%s",
-                 x->set, x->set, x->index, x->dst, x->map, at, x->parts > 1 ? x->parts : 1,
+                 x->set, x->set, x->index, x->dst, x->map, at, x->parts,
                  (long long)ckt_kernel_lds_bytes(x->k),
                  x->parts > 1 ? " /* the cluster's parts of the box, all landing here */" : "");
     if (x->parts > 1)
@@ -326,6 +331,8 @@ static ckt_status tma_box(ckt_emit_out o, const ckt_bulk_ops *ops, const ckt_ker
     const ckt_kwindow *gw = ckt_kernel_window(k, op->inputs[0]), *lw = ckt_kernel_window(k, op->w);
     const ckt_ktensor *g = ckt_kernel_tensor(k, m->tensor), *l = ckt_kernel_tensor(k, lw->tensor);
     char lbytes[400], bar[300] = "", c[5][200], b[200] = "", at[1100] = "", box[64] = "";
+    /* the blocks of the cluster that copy a part of the box each (1: the box is the block's own) */
+    const int64_t parts = !store && op->spv > 1 ? op->spv : 1;
     tile_bytes(k, ex, lw, lbytes, sizeof lbytes, err, &st);
     if (st) return st;
     if (!store) {
@@ -336,8 +343,8 @@ static ckt_status tma_box(ckt_emit_out o, const ckt_bulk_ops *ops, const ckt_ker
         ckt_expr_print(ex, gw->origin[m->dims[d]], c[d], sizeof c[d], NULL);
         size_t n = strlen(at), nb = strlen(box);
         snprintf(at + n, sizeof at - n, "%s%s", d ? ", " : "", c[d]);
-        int64_t ext = m->box[d] * (d == 1 && !store && op->spv > 1 ? op->spv : 1);
-        snprintf(box + nb, sizeof box - nb, "%s%lld", d ? " x " : "", (long long)ext);
+        snprintf(box + nb, sizeof box - nb, "%s%lld", d ? " x " : "",
+                 (long long)(m->box[d] * (d == 1 ? parts : 1)));
     }
     const char *sw = m->swizzle_bytes == 0    ? "no swizzle"
                      : m->swizzle_bytes == 32 ? "32B swizzle"
@@ -354,9 +361,9 @@ static ckt_status tma_box(ckt_emit_out o, const ckt_bulk_ops *ops, const ckt_ker
                      "/* bulk tensor copy: the %s box of %s at (%s) (innermost first) -> "
                      "%s (%s), %lld bytes on mbarrier %d[%s]%s */",
                      box, ckt_kernel_param(k, g->param)->name, at, l->name, sw,
-                     (long long)(m->box_bytes * (op->spv > 1 ? op->spv : 1)), op->inputs[1], bar,
-                     op->spv > 1 ? "; shared by the cluster, each block copying its part into all"
-                                 : "");
+                     (long long)(m->box_bytes * parts), op->inputs[1], bar,
+                     parts > 1 ? "; shared by the cluster, each block copying its part into all"
+                               : "");
     ckt_bulk_site x = {k,
                        store ? 0 : op->inputs[1],
                        b,
@@ -368,7 +375,7 @@ static ckt_status tma_box(ckt_emit_out o, const ckt_bulk_ops *ops, const ckt_ker
                        m->rank,
                        (long long)m->box_bytes,
                        producer,
-                       store ? 0 : op->spv,
+                       parts,
                        (long long)m->box[1],
                        0};
     if (store)
@@ -387,14 +394,14 @@ static ckt_status mbar_op(ckt_emit_out o, const ckt_bulk_ops *ops, const ckt_ker
     ckt_expr_print(ex, op->a, b, sizeof b, NULL);
     bool wait = op->kind == CKT_OP_MBAR_WAIT;
     if (wait) ckt_expr_print(ex, op->b, ph, sizeof ph, NULL);
-    int64_t n = op->spv ? ckt_kernel_cluster_size(k) : 0;
+    /* (an arrival in the cluster: its blocks; the arrivals made are the set's, as checked) */
     ckt_bulk_site x = {k,        op->inputs[0],
                        b,        bar,
                        ph,       NULL,
                        NULL,     {NULL},
                        0,        0,
-                       producer, n,
-                       0,        n ? ckt_kernel_block(k) / 32 * n : ckt_kernel_block(k)};
+                       producer, op->spv ? ckt_kernel_cluster_size(k) : 1,
+                       0,        ckt_kernel_mbar(k, op->inputs[0])->arrivals};
     (wait ? ops->wait : ops->arrive)(&o, &x);
     return CKT_OK;
 }

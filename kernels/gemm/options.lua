@@ -180,8 +180,10 @@ function options.copies(p, o, rec)
     fail(("producer_warpgroup: bulk copies (copy = \"tma\") and two or more warpgroups (block %d, copy %s)"):format(p.block, p.copy))
   end
   -- (and with fp8 block scales, one tile a block: 769.9 against 724.8 TFLOP/s at 8192^3 on an H100,
-  -- docs/gemm.md)
-  if pw == nil then pw = can and (p.persistent ~= nil or p.scales == "block") end
+  -- docs/gemm.md; and with split_k, whose last block sums a slot at a time into its accumulators:
+  -- beside two warpgroups' 128 a thread that needs the producer warpgroup's registers, the producer
+  -- warp's 168 spilled 116 bytes)
+  if pw == nil then pw = can and (p.persistent ~= nil or p.scales == "block" or (o.split_k ~= nil and o.split_k ~= 1)) end
   p.producer_warpgroup = pw
 end
 
@@ -222,9 +224,6 @@ function options.split(p, o, rec)
     fail(("split_wave %s must be an integer number of blocks a wave, at least the cluster's %d"):format(tostring(o.split_wave), p.cluster))
   end
   p.split_k, p.split_wave = S, W
-  -- the last block sums a slot at a time into its accumulators: beside two warpgroups' 128 a thread
-  -- that needs the producer warpgroup's registers (the producer warp's 168 spilled 116 bytes)
-  if o.producer_warpgroup == nil and p.block % 128 == 0 and p.block >= 256 then p.producer_warpgroup = true end
 end
 
 return options

@@ -41,6 +41,14 @@ local function persistent_blocks(p, k, exe)
   return p.persistent
 end
 
+-- mt x nt tiles in whole clusters: the tile rows (or, clusters along N, columns) rounded up to
+-- the cluster's blocks
+local function whole_clusters(p, mt, nt)
+  local n = p.cluster or 1
+  if p.cluster_along == "n" then return mt, (nt + n - 1) // n * n end
+  return (mt + n - 1) // n * n, nt
+end
+
 -- grid(M, N [, exe]): the tiles, or with persistent the smaller of the tiles and the blocks; a
 -- zero-sized problem gets one block (the launch then runs none). persistent = true is one block an
 -- SM; given the compiled kernel, as many blocks as the SMs hold at once (the block count the caller
@@ -51,11 +59,7 @@ function schedule.grid(p, k)
   return function(M, N, exe)
     local mt, nt = tiles_along("M", M, TM), tiles_along("N", N, TN)
     if mt == 0 or nt == 0 then return p.cluster or 1 end
-    -- (a cluster: whole clusters of tile rows)
-    if p.cluster and p.cluster > 1 then
-      if p.cluster_along == "n" then nt = (nt + p.cluster - 1) // p.cluster * p.cluster
-      else mt = (mt + p.cluster - 1) // p.cluster * p.cluster end
-    end
+    mt, nt = whole_clusters(p, mt, nt)
     if (p.split_k or 1) > 1 then return schedule.split(p, mt, nt).blocks end
     local tiles = mt * nt
     if not p.persistent and tiles > BLOCKS_MAX then
@@ -85,10 +89,7 @@ end
 -- elements}
 function schedule.split_buffers(p)
   return function(M, N)
-    local n = p.cluster or 1
-    local mt, nt = tiles_along("M", M, p.TM), tiles_along("N", N, p.TN)
-    if p.cluster_along == "n" then nt = (nt + n - 1) // n * n else mt = (mt + n - 1) // n * n end
-    local s = schedule.split(p, mt, nt)
+    local s = schedule.split(p, whole_clusters(p, tiles_along("M", M, p.TM), tiles_along("N", N, p.TN)))
     return {workspace = s.workspace, counters = s.counters}
   end
 end

@@ -150,16 +150,21 @@ local function resident(c, target, rec, p, bytes)
   return ok and math.max(1, r) or 1, lds, stages
 end
 
+-- The tiles of candidate c on M x N (a cluster: whole clusters of tile rows, or along N of tile
+-- columns) and the blocks of its cluster
+local function cluster_tiles(c, M, N)
+  local mt, nt, n = (M + c.tile[1] - 1) // c.tile[1], (N + c.tile[2] - 1) // c.tile[2], c.cluster or 1
+  if c.cluster_along == "n" then nt = (nt + n - 1) // n * n else mt = (mt + n - 1) // n * n end
+  return mt * nt, n
+end
+
 -- The model's time (seconds) of candidate c on an M x N x K problem (misaligned: an operand's rows
 -- are not whole 128-byte lines apart)
 function shapes.estimate(c, M, N, K, rec, r, bytes, misaligned)
   local C = shapes.COST
   local TM, TN, TK = c.tile[1], c.tile[2], c.tile[3]
   local sms = rec.hw.sm_count
-  local mt, nt, n = (M + TM - 1) // TM, (N + TN - 1) // TN, c.cluster or 1
-  -- (a cluster: whole clusters of tile rows, or along N of tile columns)
-  if c.cluster_along == "n" then nt = (nt + n - 1) // n * n else mt = (mt + n - 1) // n * n end
-  local tiles = mt * nt
+  local tiles, n = cluster_tiles(c, M, N)
   local per_sm = (tiles + sms - 1) // sms
   local active = math.min(tiles, sms)
   local slices = (K + TK - 1) // TK
@@ -204,43 +209,31 @@ function shapes.rank(o, h, rec, p)
   local function lines(x) return (x * bytes) % 128 == 0 end
   local misaligned = not (lines(p.a_major == "k" and K or M) and lines(p.b_major == "k" and K or N))
   local ranked = {}
-  -- misaligned rows with bulk copies (sm_90a, one tile a block): each candidate also in clusters of
-  -- two (B's tiles shared by multicast: shapes.CLUSTER_MISALIGNED_SHARE)
-  if misaligned and p.bulk_copies and o.cluster == nil then
+  -- each candidate of list followed by its variants: c with each table of variants(c) laid over it
+  local function with_variants(variants)
     local more = {}
     for _, c in ipairs(list) do
       more[#more + 1] = c
-      if not c.persistent then
-        local cc = {cluster = 2}
-        for k, v in pairs(c) do cc[k] = v end
-        more[#more + 1] = cc
+      for _, over in ipairs(c.persistent and {} or variants(c)) do
+        for k, v in pairs(c) do if over[k] == nil then over[k] = v end end
+        more[#more + 1] = over
       end
     end
     list = more
   end
+  -- misaligned rows with bulk copies (sm_90a, one tile a block): each candidate also in clusters of
+  -- two (B's tiles shared by multicast: shapes.CLUSTER_MISALIGNED_SHARE)
+  if misaligned and p.bulk_copies and o.cluster == nil then with_variants(function() return {{cluster = 2}} end) end
   -- a last wave only partly full (at least one whole wave before it) with bulk copies: each one-tile
   -- candidate also with that wave's tiles split 2, 3 and 4 ways along K (split_k)
   if p.bulk_copies and o.split_k == nil then
     local sms = rec.hw.sm_count
-    local function ragged(c)
-      local n = c.cluster or 1
-      local mt, nt = (M + c.tile[1] - 1) // c.tile[1], (N + c.tile[2] - 1) // c.tile[2]
-      local units = c.cluster_along == "n" and mt * ((nt + n - 1) // n) or (mt + n - 1) // n * nt
-      local W = math.max(1, sms // n)
-      return units > W and units % W ~= 0
-    end
-    local more = {}
-    for _, c in ipairs(list) do
-      more[#more + 1] = c
-      if not c.persistent and ragged(c) then
-        for _, S in ipairs{2, 3, 4} do
-          local cs = {split = S}
-          for k, v in pairs(c) do cs[k] = v end
-          more[#more + 1] = cs
-        end
-      end
-    end
-    list = more
+    with_variants(function(c)
+      local tiles, n = cluster_tiles(c, M, N)
+      local units, W = tiles // n, math.max(1, sms // n)
+      if units <= W or units % W == 0 then return {} end
+      return {{split = 2}, {split = 3}, {split = 4}}
+    end)
   end
   for i, listed in ipairs(list) do
     -- (element copies on sm_90a: the candidate with its K slice within the registers, or none)

@@ -28,10 +28,12 @@ typedef union { CKT_RAW4; float f32[1]; ckt_i32 i32[1]; ckt_u16 u16[2]; ckt_i8 i
 
 CKT_FN ckt_i64 ckt_imin(ckt_i64 a, ckt_i64 b) { return a < b ? a : b; }
 CKT_FN ckt_i64 ckt_imax(ckt_i64 a, ckt_i64 b) { return a > b ? a : b; }
+/* index i of an array of n >= 1 elements clamped into 0..n-1 (b:fetch's reads, b:atomic_add's
+ * adds) */
+#define ckt_clampidx(i, n) ckt_imin(ckt_imax((i), 0), (n) - 1)
 /* element i of a rank-1 integer array of n elements (ckt_expr_load): i clamped into 0..n-1, 0
  * when n < 1 */
-#define ckt_ldidx(p, i, n) \
-    ((n) > 0 ? (ckt_i64)(p)[ckt_imin(ckt_imax((i), 0), (n) - 1)] : (ckt_i64)0)
+#define ckt_ldidx(p, i, n) ((n) > 0 ? (ckt_i64)(p)[ckt_clampidx((i), (n))] : (ckt_i64)0)
 CKT_FN ckt_i64 ckt_iabs(ckt_i64 a) { return a < 0 ? (ckt_i64)(0ull - (ckt_u64)a) : a; } /* wraps like Lua's math.abs */
 
 /* Lua's integer // and % -- floor division, the remainder takes the divisor's sign. A kernel
