@@ -315,6 +315,7 @@ static void emit_op(em *e, const ckt_kop *op)
         break;
     case CKT_OP_IF:
         x = ckt_em_estr(e, op->b, NULL);
+        e->cond[e->depth] = op->b;
         if (op->spv) {
             ckt_em_thread_open(e);
             e->scope[e->depth++] = SCOPE_DIF;

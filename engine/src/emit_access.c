@@ -23,9 +23,10 @@ static const char *field(ckt_dtype t)
     }
 }
 
-static ckt_expr_id thread_part(ckt_expr_pool *ex, const ckt_dist *d, int dim)
+/* The coordinate along `dim` that distribution d gives the thread `tid` (an expression). */
+static ckt_expr_id thread_part_of(ckt_expr_pool *ex, const ckt_dist *d, int dim, ckt_expr_id tid)
 {
-    ckt_expr_id acc = ckt_expr_int(ex, 0), tid = ckt_expr_tid(ex);
+    ckt_expr_id acc = ckt_expr_int(ex, 0);
     for (int i = 0; i < d->ndigits; i++) {
         if (!d->coef[i][dim]) continue;
         ckt_expr_id digit = ckt_expr_binary(ex, CKT_E_DIV, tid, ckt_expr_int(ex, d->digit_div[i]));
@@ -36,6 +37,11 @@ static ckt_expr_id thread_part(ckt_expr_pool *ex, const ckt_dist *d, int dim)
         acc = ckt_expr_add(ex, acc, ckt_expr_mulc(ex, digit, d->coef[i][dim]));
     }
     return acc;
+}
+
+static ckt_expr_id thread_part(ckt_expr_pool *ex, const ckt_dist *d, int dim)
+{
+    return thread_part_of(ex, d, dim, ckt_expr_tid(ex));
 }
 
 /* The coordinate of dim `dim` of value v (plus j along the vector dim). */
@@ -740,6 +746,229 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
     return true;
 }
 
+/* ---- stmatrix: 16-bit values stored to LDS as 8x8 matrices (CUDA, sm_90 and later) */
+
+enum { STM_MAX_GROUPS = CKT_K_MAX_VALUES / 8 };
+
+/* A store by stmatrix.x4: each thread's values 8q..8q+7 are the rows' pairs of four 8x8 matrices
+ * (pair j of matrix j); lane l gives the address of row l%8 of matrix l/8, which is
+ * `row` (its swizzled element offset for q = 0) added to or XORed with k[q]. */
+typedef struct stm_plan {
+    ckt_expr_id row;
+    int64_t k[STM_MAX_GROUPS];
+    bool xor_k[STM_MAX_GROUPS];
+    int ngroups;
+} stm_plan;
+
+/* Whether the enclosing branches keep whole warps together (stmatrix is a warp's instruction) */
+static bool warps_whole(const em *e)
+{
+    if (ckt_em_in_producer(e)) return false;
+    for (int i = 0; i < e->depth; i++)
+        if (e->scope[i] == SCOPE_DIF && !ckt_expr_group_uniform(e->ex, e->cond[i], 32))
+            return false;
+    return true;
+}
+
+/* The swizzled element offsets off[t * nvalues + v] of every thread's every value (the window's
+ * origin constant). NULL with e->st set, or when some offset cannot be evaluated. */
+static int64_t *value_offsets(em *e, const em_access *a, em_access *b)
+{
+    ckt_expr_pool *ex = e->ex;
+    *b = *a;
+    for (int d = 0; d < a->rank; d++) {
+        int64_t lo, hi;
+        ckt_expr_range(ex, a->w->origin[d], &lo, &hi);
+        if (lo != hi) return NULL;
+        b->idx[d] = ckt_expr_addc(ex, a->thr[d], lo);
+    }
+    int64_t nv = a->d->nvalues, nt = a->d->threads;
+    ckt_expr_id u[CKT_K_MAX_VALUES];
+    for (int64_t v = 0; v < nv; v++)
+        u[v] = ckt_em_swizzled(e, a->t, ckt_em_group_offset(e, b, v, 0));
+    int64_t *off = ckt_expr_pool_status(ex, NULL) ? NULL : malloc(sizeof *off * (size_t)(nt * nv));
+    if (!off) {
+        if (!ckt_expr_pool_status(ex, NULL))
+            e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory");
+        return NULL;
+    }
+    for (int64_t t = 0; t < nt; t++)
+        for (int64_t v = 0; v < nv; v++)
+            if (ckt_expr_eval_int(ex, u[v], &(ckt_expr_env){.tid = t}, &off[t * nv + v], NULL)) {
+                free(off);
+                return NULL;
+            }
+    return off;
+}
+
+/* The values' layout is stmatrix's: the pair (8q+2j, 8q+2j+1) of lane l is row l/4, columns
+ * 2(l%4) and 2(l%4)+1 of a matrix whose rows are 16 aligned, contiguous bytes. */
+static bool stm_fragments(const int64_t *off, int64_t nt, int64_t nv)
+{
+    for (int64_t t = 0; t < nt; t++) {
+        int64_t l = t % 32, src = t - l + 4 * (l / 4);
+        for (int64_t v = 0; v < nv; v += 2) {
+            int64_t x = off[t * nv + v], row = off[src * nv + v];
+            if (off[t * nv + v + 1] != x + 1 || row % 8 || x != row + 2 * (l % 4)) return false;
+        }
+    }
+    return true;
+}
+
+/* The offset lane t gives for group q: row t%8 of matrix (t%32)/8, held by lane 4(t%8)'s pair. */
+static int64_t stm_row(const int64_t *off, int64_t nv, int64_t t, int q)
+{
+    int64_t l = t % 32;
+    return off[(t - l + 4 * (l % 8)) * nv + 8 * q + 2 * (l / 8)];
+}
+
+/* The row offset of group 0 as an expression: the coordinates of value 2(l/8) of thread
+ * 32(t/32) + 4(t%8), the matrix's value chosen by the lane's bits (the four matrices' first values
+ * must lie on a parallelogram: matrix 3 = matrix 1 + matrix 2 - matrix 0). */
+static ckt_expr_id stm_row_expr(em *e, const em_access *a)
+{
+    ckt_expr_pool *ex = e->ex;
+    const ckt_dist *d = a->d;
+    ckt_expr_id tid = ckt_expr_tid(ex);
+    ckt_expr_id lane8 = ckt_expr_binary(ex, CKT_E_MOD, tid, ckt_expr_int(ex, 8));
+    ckt_expr_id src = ckt_expr_add(
+        ex, ckt_expr_mulc(ex, ckt_expr_binary(ex, CKT_E_DIV, tid, ckt_expr_int(ex, 32)), 32),
+        ckt_expr_mulc(ex, lane8, 4));
+    ckt_expr_id m =
+        ckt_expr_binary(ex, CKT_E_MOD, ckt_expr_binary(ex, CKT_E_DIV, tid, ckt_expr_int(ex, 8)),
+                        ckt_expr_int(ex, 4));
+    ckt_expr_id m1 = ckt_expr_binary(ex, CKT_E_MOD, m, ckt_expr_int(ex, 2));
+    ckt_expr_id m2 = ckt_expr_binary(ex, CKT_E_DIV, m, ckt_expr_int(ex, 2));
+    ckt_expr_id c[CKT_K_MAX_RANK];
+    for (int dim = 0; dim < a->rank; dim++) {
+        int64_t v0 = d->vcoord[0][dim], d1 = d->vcoord[2][dim] - v0, d2 = d->vcoord[4][dim] - v0;
+        if (d->vcoord[6][dim] - v0 != d1 + d2) return CKT_EXPR_NONE;
+        int64_t lo, hi;
+        ckt_expr_range(ex, a->w->origin[dim], &lo, &hi);
+        ckt_expr_id x = ckt_expr_addc(ex, thread_part_of(ex, d, dim, src), lo + v0);
+        x = ckt_expr_add(ex, x, ckt_expr_mulc(ex, m1, d1));
+        c[dim] = ckt_expr_add(ex, x, ckt_expr_mulc(ex, m2, d2));
+    }
+    return ckt_em_swizzled(e, a->t, offset_of(e, a, c));
+}
+
+/* CUDA on sm_90+: whether the store `op` can be stmatrix.x4 (see stm_plan); every condition is
+ * checked on every thread's every value. false with the reason in `why` (or e->st set). */
+static bool stmatrix_plan(em *e, const ckt_kop *op, em_access *a, stm_plan *p, char *why,
+                          size_t cap)
+{
+    memset(a, 0, sizeof *a);
+    a->r = ckt_kernel_tensor(e->k, op->r);
+    if (ckt_em_access_init(e, a, op->w, op->dist >= 0 ? op->dist : a->r->dist, op->vector_dim,
+                           "i")) {
+        e->st = e->err->status;
+        return false;
+    }
+    const ckt_dist *d = a->d;
+    int64_t nv = d->nvalues, nt = d->threads;
+    if (a->t->stage_view || a->t->stages > 1 || a->t->lds_offset % 16 || nv % 8 || nt % 32 ||
+        nv / 8 > STM_MAX_GROUPS || op->spv > 0)
+        return false;
+    em_access b;
+    int64_t *off = value_offsets(e, a, &b);
+    if (!off) return false;
+    /* (a reason is given only for what looks like fragments: runs of two values) */
+    if (off[1] != off[0] + 1 || off[2] == off[1] + 1) {
+        free(off);
+        return false;
+    }
+    if (!warps_whole(e)) {
+        free(off);
+        snprintf(why, cap, "no stmatrix: a branch may split a warp");
+        return false;
+    }
+    bool ok = stm_fragments(off, nt, nv);
+    p->row = ok ? stm_row_expr(e, &b) : CKT_EXPR_NONE;
+    ok = ok && p->row != CKT_EXPR_NONE && !ckt_expr_pool_status(e->ex, NULL);
+    p->ngroups = (int)(nv / 8);
+    for (int q = 0; ok && q < p->ngroups; q++) {
+        int64_t r0 = stm_row(off, nv, 0, q) - stm_row(off, nv, 0, 0);
+        int64_t x0 = stm_row(off, nv, 0, q) ^ stm_row(off, nv, 0, 0);
+        bool add = true, xr = true;
+        for (int64_t t = 0; t < nt && (add || xr); t++) {
+            int64_t z = stm_row(off, nv, t, 0), r = stm_row(off, nv, t, q), g;
+            if (q == 0 &&
+                (ckt_expr_eval_int(e->ex, p->row, &(ckt_expr_env){.tid = t}, &g, NULL) || g != z))
+                add = xr = false;
+            add = add && r - z == r0;
+            xr = xr && (r ^ z) == x0;
+        }
+        ok = add || xr;
+        p->xor_k[q] = !add;
+        p->k[q] = add ? r0 : x0;
+    }
+    free(off);
+    if (!ok) snprintf(why, cap, "no stmatrix: the values are not 8x8 matrices of rows in LDS");
+    return ok;
+}
+
+/* A pair of values as one word of 16-bit values (the first in the low half). */
+static void pack_pair(em *e, const em_access *a, int64_t v, char *out, size_t cap)
+{
+    char r0[64], r1[64];
+    ckt_em_reg(e, a->r, v, r0, sizeof r0);
+    ckt_em_reg(e, a->r, v + 1, r1, sizeof r1);
+    if (a->r->dtype == CKT_F32 && (a->t->dtype == CKT_F16 || a->t->dtype == CKT_BF16)) {
+        snprintf(out, cap, "ckt_%sx2(%s, %s)", a->t->dtype == CKT_F16 ? "f16" : "bf16", r0, r1);
+        return;
+    }
+    char c0[300], c1[300];
+    ckt_em_convert(a->t->dtype, a->r->dtype, r0, c0, sizeof c0);
+    ckt_em_convert(a->t->dtype, a->r->dtype, r1, c1, sizeof c1);
+    snprintf(out, cap, "ckt_u16x2(%s, %s)", c0, c1);
+}
+
+static bool emit_stmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
+{
+    em_access a;
+    stm_plan p;
+    if (!stmatrix_plan(e, op, &a, &p, why, cap)) return false;
+    char desc[400];
+    ckt_em_describe_tensor(e, a.t, desc, sizeof desc);
+    char *rs = ckt_em_estr(e, p.row, NULL);
+    if (!rs) {
+        e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory");
+        return false;
+    }
+    ckt_em_thread_open(e);
+    ckt_em_line(e,
+                "/* line %d: stmatrix.x4: store to %s from %s; a thread's values 8q..8q+7 are "
+                "the rows' pairs of four 8x8 matrices */",
+                op->line, desc, a.d->desc);
+    if (!window_guard(e, &a, op->w)) {
+        free(rs);
+        return false;
+    }
+    if (a.d->threads < e->block)
+        ckt_em_line(e, "if (tid < %lld) {", (long long)a.d->threads);
+    else
+        ckt_em_line(e, "{");
+    e->ind++;
+    ckt_em_line(e, "const ckt_u32 ckt_sr = (ckt_u32)(%s); /* row %s of matrix %s of group 0 */", rs,
+                "tid % 8", "tid % 32 / 8");
+    free(rs);
+    ckt_em_line(e, "const ckt_u32 ckt_sa = (ckt_u32)__cvta_generic_to_shared(%s);", a.t->name);
+    for (int q = 0; q < p.ngroups; q++) {
+        char w[4][700], at[96];
+        for (int j = 0; j < 4; j++) pack_pair(e, &a, 8 * q + 2 * j, w[j], sizeof w[j]);
+        snprintf(at, sizeof at,
+                 p.k[q] == 0  ? "ckt_sr"
+                 : p.xor_k[q] ? "(ckt_sr ^ %lldu)"
+                              : "(ckt_sr + %lldu)",
+                 (long long)p.k[q]);
+        ckt_em_line(e, "CKT_STMATRIX4(ckt_sa + %lldu * %s, %s, %s, %s, %s);", (long long)a.esz, at,
+                    w[0], w[1], w[2], w[3]);
+    }
+    e->ind--;
+    ckt_em_line(e, "}");
+    return true;
+}
+
 /* An access of window `w` through distribution `dist`: its per-thread coordinates are the
  * variables <prefix>0, <prefix>1, ... (origin + thread part) the emitted block declares. */
 ckt_status ckt_em_access_init(em *e, em_access *a, int w, int dist, int vector_dim,
@@ -986,11 +1215,22 @@ void ckt_em_access_body(em *e, const ckt_kop *op, em_access *a, int64_t spv, int
     ckt_em_line(e, "}");
 }
 
+/* a store of 16-bit values into LDS on a target with stmatrix */
+static bool stmatrix_target(const em *e, const ckt_kop *op)
+{
+    const ckt_ktensor *t = ckt_kernel_tensor(e->k, ckt_kernel_window(e->k, op->w)->tensor);
+    return e->dl->ldmatrix && e->target && e->target->modelled && e->target->hw.stmatrix &&
+           t->mem == CKT_MEM_LDS && ckt_dtype_size(t->dtype) == 2;
+}
+
 void ckt_em_access_op(em *e, const ckt_kop *op)
 {
     char ldm_why[300] = "";
     if (op->kind == CKT_OP_LOAD && op->mma_rep[2] == 1 && e->dl->ldmatrix) {
         if (emit_ldmatrix(e, op, ldm_why, sizeof ldm_why) || e->st) return;
+    }
+    if (op->kind == CKT_OP_STORE && stmatrix_target(e, op)) {
+        if (emit_stmatrix(e, op, ldm_why, sizeof ldm_why) || e->st) return;
     }
     em_access a;
     int64_t spv;

@@ -34,6 +34,7 @@ typedef struct em {
     int ind;
     bool in_tid;
     int scope[64], depth;
+    ckt_expr_id cond[64]; /* an if scope's condition */
     int64_t block;
     const ckt_target_record *target;
     ckt_error *err;

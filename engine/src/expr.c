@@ -578,6 +578,19 @@ bool ckt_expr_uniform(const ckt_expr_pool *p, ckt_expr_id e)
     return ckt_expr_uniform(p, n->a) && ckt_expr_uniform(p, n->b) && ckt_expr_uniform(p, n->c);
 }
 
+bool ckt_expr_group_uniform(const ckt_expr_pool *p, ckt_expr_id e, int64_t group)
+{
+    if (!valid(p, e)) return true;
+    const ckt_expr_node *n = &p->nodes[e];
+    int64_t c;
+    if (n->op == CKT_E_DIV && valid(p, n->a) && p->nodes[n->a].op == CKT_E_TID &&
+        ckt_expr_is_const(p, n->b, &c) && c > 0 && c % group == 0)
+        return true;
+    if (n->op == CKT_E_TID || n->op == CKT_E_INPUT) return false;
+    return ckt_expr_group_uniform(p, n->a, group) && ckt_expr_group_uniform(p, n->b, group) &&
+           ckt_expr_group_uniform(p, n->c, group);
+}
+
 bool ckt_expr_has_input(const ckt_expr_pool *p, ckt_expr_id e)
 {
     if (!valid(p, e)) return false;

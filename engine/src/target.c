@@ -214,6 +214,7 @@ static int model(const char *arch, ckt_target *out)
         return 0;
     out->tma = !strcmp(out->name, "sm_90"); /* sm_90 and sm_90a */
     out->wgmma = !strcmp(arch, "sm_90a");
+    out->stmatrix = out->tma;
     return 1;
 }
 

@@ -60,6 +60,16 @@ CKT_FN float ckt_bf16_to_f32(ckt_u16 h) { float f; asm("mov.b32 %0, {%2, %1};" :
 CKT_FN float ckt_f16_to_f32(ckt_u16 h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
 CKT_FN ckt_u16 ckt_f32_to_f16(float f) { ckt_u16 h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 CKT_FN ckt_u16 ckt_f32_to_bf16(float f) { ckt_u16 h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+/* two values as one word of 16-bit values, the first in the low half (the x2 conversions put
+ * their first source in the high half); rounding as above */
+CKT_FN ckt_u32 ckt_f16x2(float lo, float hi) { ckt_u32 w; asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo)); return w; }
+CKT_FN ckt_u32 ckt_bf16x2(float lo, float hi) { ckt_u32 w; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo)); return w; }
+CKT_FN ckt_u32 ckt_u16x2(ckt_u16 lo, ckt_u16 hi) { return (ckt_u32)lo | ((ckt_u32)hi << 16); }
+/* stmatrix (sm_90): the warp stores four 8x8 matrices of 16-bit values; register j of lane l holds
+ * row l/4, columns 2(l%4) and 2(l%4)+1 of matrix j, and lane l gives the shared address of row l%8
+ * of matrix l/8 (16 contiguous bytes) */
+#define CKT_STMATRIX4(a, x, y, z, w) \
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" :: "r"(a), "r"(x), "r"(y), "r"(z), "r"(w) : "memory")
 
 /* a lane's value from lane (lane ^ m) of its warp (every lane of the warp takes part): the
  * butterfly step of b:block_reduce{threads = n} */

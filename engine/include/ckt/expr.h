@@ -166,6 +166,9 @@ void ckt_expr_range(const ckt_expr_pool *p, ckt_expr_id e, int64_t *lo, int64_t 
 int64_t ckt_expr_divisor(const ckt_expr_pool *p,
                          ckt_expr_id e); /* a known divisor (>= 1; capped at 2^30) */
 bool ckt_expr_uniform(const ckt_expr_pool *p, ckt_expr_id e); /* no thread id inside */
+/* the same on every thread of a group of `group` consecutive threads (a warp): the thread id
+ * appears only divided by a multiple of `group` */
+bool ckt_expr_group_uniform(const ckt_expr_pool *p, ckt_expr_id e, int64_t group);
 bool ckt_expr_has_input(const ckt_expr_pool *p, ckt_expr_id e);
 
 /* Evaluate with given leaf values (tests, the reference interpreter). */

@@ -60,6 +60,9 @@ typedef struct ckt_target {
     bool tma;
     /* warpgroup MMAs (wgmma.mma_async, operands from shared memory): sm_90a */
     bool wgmma;
+    /* stmatrix (a warp stores 8x8 matrices of 16-bit values from registers, a lane giving a row's
+     * address): NVIDIA sm_90 and later */
+    bool stmatrix;
     /* The processors and their resources, for occupancy (ckt_target_occupancy). "SM" is an
      * NVIDIA streaming multiprocessor or an AMD compute unit (CU); each number is for the product
      * named beside it in target.c. */
