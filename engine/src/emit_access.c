@@ -770,34 +770,61 @@ static bool warps_whole(const em *e)
     return true;
 }
 
-/* The swizzled element offsets off[t * nvalues + v] of every thread's every value (the window's
- * origin constant). NULL with e->st set, or when some offset cannot be evaluated. */
+/* The coordinate along `dim` that distribution d gives thread t (thread_part, as a number). */
+static int64_t thread_coord(const ckt_dist *d, int64_t t, int dim)
+{
+    int64_t c = 0;
+    for (int i = 0; i < d->ndigits; i++)
+        c += (t / d->digit_div[i]) % d->digit_mod[i] * d->coef[i][dim];
+    return c;
+}
+
+/* The swizzled element offsets off[t * nvalues + v] of every thread's every value, computed from
+ * the layout's modes (not the emitted expressions, which the plan checks against these). b: the
+ * access with its index variables replaced by the constant origin plus the thread part. NULL
+ * (e->st set on a failed allocation) when the origin is not constant or a value lies outside the
+ * tile. */
 static int64_t *value_offsets(em *e, const em_access *a, em_access *b)
 {
     ckt_expr_pool *ex = e->ex;
+    const ckt_dist *d = a->d;
+    int64_t nv = d->nvalues, nt = d->threads, origin[CKT_K_MAX_RANK], *mode[CKT_K_MAX_RANK] = {0},
+            size[CKT_K_MAX_RANK];
     *b = *a;
-    for (int d = 0; d < a->rank; d++) {
-        int64_t lo, hi;
-        ckt_expr_range(ex, a->w->origin[d], &lo, &hi);
-        if (lo != hi) return NULL;
-        b->idx[d] = ckt_expr_addc(ex, a->thr[d], lo);
+    for (int k = 0; k < a->rank; k++) {
+        int64_t hi;
+        ckt_expr_range(ex, a->w->origin[k], &origin[k], &hi);
+        if (origin[k] != hi) return NULL;
+        b->idx[k] = ckt_expr_addc(ex, a->thr[k], origin[k]);
     }
-    int64_t nv = a->d->nvalues, nt = a->d->threads;
-    ckt_expr_id u[CKT_K_MAX_VALUES];
-    for (int64_t v = 0; v < nv; v++)
-        u[v] = ckt_em_swizzled(e, a->t, ckt_em_group_offset(e, b, v, 0));
-    int64_t *off = ckt_expr_pool_status(ex, NULL) ? NULL : malloc(sizeof *off * (size_t)(nt * nv));
-    if (!off) {
-        if (!ckt_expr_pool_status(ex, NULL))
-            e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory");
+    int64_t *off = malloc(sizeof *off * (size_t)(nt * nv));
+    bool ok = off != NULL;
+    for (int k = 0; ok && k < a->rank; k++) { /* each mode's offsets, a table */
+        ckt_layout m;
+        ckt_error ignored;
+        ok = !ckt_layout_mode(&a->t->layout, k, &m, &ignored);
+        size[k] = ok ? ckt_layout_size(&m) : 0;
+        ok = ok && size[k] > 0 && size[k] <= (1 << 20) &&
+             (mode[k] = malloc(sizeof **mode * (size_t)size[k]));
+        for (int64_t x = 0; ok && x < size[k]; x++)
+            ok = !ckt_layout_eval(&m, x, &mode[k][x], &ignored);
+    }
+    for (int64_t t = 0; ok && t < nt; t++)
+        for (int64_t v = 0; ok && v < nv; v++) {
+            int64_t o = 0;
+            for (int k = 0; ok && k < a->rank; k++) {
+                int64_t c = origin[k] + thread_coord(d, t, k) + d->vcoord[v][k];
+                ok = c >= 0 && c < size[k];
+                if (ok) o += mode[k][c];
+            }
+            off[t * nv + v] = swizzle_num(a->t, o);
+        }
+    for (int k = 0; k < a->rank; k++) free(mode[k]);
+    if (!ok) {
+        if (!off) e->st = ckt_fail(e->err, CKT_ENOMEM, "emit: out of memory");
+        free(off);
         return NULL;
     }
-    for (int64_t t = 0; t < nt; t++)
-        for (int64_t v = 0; v < nv; v++)
-            if (ckt_expr_eval_int(ex, u[v], &(ckt_expr_env){.tid = t}, &off[t * nv + v], NULL)) {
-                free(off);
-                return NULL;
-            }
     return off;
 }
 

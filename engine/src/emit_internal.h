@@ -65,6 +65,9 @@ typedef struct ckt_wgmma_ops {
     /* the warpgroups' base addresses (C: opens the loop over the warpgroups) */
     void (*open)(ckt_emit_out *o, const ckt_wgmma_site *x, long long warpgroups);
     void (*issue)(ckt_emit_out *o, const ckt_wgmma_site *x); /* one instruction tile */
+    /* every K step of every instruction tile in one statement, where the dialect can (false: it
+     * wrote nothing, `issue` is called a tile and a step); NULL: never */
+    bool (*issue_all)(ckt_emit_out *o, const ckt_wgmma_site *x, long long mx, long long ks);
     void (*close)(ckt_emit_out *o, const ckt_wgmma_site *x); /* after the loops: commit, wait */
     void (*wait)(ckt_emit_out *o, const ckt_wgmma_site *x);  /* a wait alone (op without inputs) */
 } ckt_wgmma_ops;

@@ -160,6 +160,87 @@ static void cuda_issue(ckt_emit_out *o, const ckt_wgmma_site *x)
                      scale_d(x, sd, sizeof sd));
 }
 
+/* The operands of one statement holding every wgmma of a blockwise_gemm: the accumulators once
+ * (inline assembly's operands cost NVVM and ptxas per statement: four statements of 130 operands
+ * a 64-wide K slice of the default sm_90a GEMM), a descriptor of A per (K step, tile row) and of B
+ * per (K step, tile column), and the first step's scale-d. At most this many, else a statement a
+ * step (no shipped configuration has more). */
+enum { WGMMA_ONE_STATEMENT_OPERANDS = 200 };
+
+/* the scale-d of the first K step as an integer operand: 0 where the zero condition holds */
+static void first_scale(const ckt_wgmma_site *x, char *buf, size_t cap)
+{
+    if (!x->zero)
+        snprintf(buf, cap, "1");
+    else if (!strcmp(x->zero, "1"))
+        snprintf(buf, cap, "0");
+    else
+        snprintf(buf, cap, "(int)!(%s)", x->zero);
+}
+
+static bool cuda_issue_all(ckt_emit_out *o, const ckt_wgmma_site *x, long long mx, long long ks)
+{
+    long long nx = x->nx, cv = x->cv, acc = mx * nx * cv, nops = acc + ks * (mx + nx) + 1;
+    if (x->a_reg || nops > WGMMA_ONE_STATEMENT_OPERANDS) return false;
+    ckt_emit_put(o, "/* every K step of every instruction tile in one statement: the accumulators "
+                    "are its operands once */");
+    for (long long kk = 0; kk < ks; kk++) {
+        for (long long mi = 0; mi < mx; mi++)
+            ckt_emit_put(o,
+                         "const unsigned long long ckt_da%lld = ckt_fa | (((ckt_sa + "
+                         "ckt_wa[%lld]) >> 4) & 0x3FFF);",
+                         kk * mx + mi, mi * ks + kk);
+        for (long long ni = 0; ni < nx; ni++)
+            ckt_emit_put(o,
+                         "const unsigned long long ckt_db%lld = ckt_fb | (((ckt_sb + "
+                         "ckt_wb[%lld]) >> 4) & 0x3FFF);",
+                         kk * nx + ni, ni * ks + kk);
+    }
+    long long first_a = acc, first_b = acc + ks * mx, scale = nops - 1;
+    ckt_emit_put(o,
+                 "asm volatile(\"{ .reg .pred p, q; setp.ne.b32 p, %%%lld, 0; setp.eq.b32 q, 0, "
+                 "0; \"",
+                 scale);
+    for (long long kk = 0; kk < ks; kk++)
+        for (long long mi = 0; mi < mx; mi++)
+            for (long long ni = 0; ni < nx; ni++) {
+                char regs[1200], tail[32] = "";
+                size_t n = 0;
+                long long cb = (mi * nx + ni) * cv; /* C value order of ckt/gemm.h */
+                for (long long i = 0; i < cv && n < sizeof regs; i++)
+                    n += (size_t)snprintf(regs + n, sizeof regs - n, "%s%%%lld", i ? ", " : "",
+                                          cb + i);
+                if (x->m->k != 32) /* (the 8-bit forms: K-major, no transpose immediates) */
+                    snprintf(tail, sizeof tail, ", %d, %d", x->tra, x->trb);
+                ckt_emit_put(o, "             \"%s {%s}, %%%lld, %%%lld, %c, 1, 1%s; \"", x->m->isa,
+                             regs, first_a + kk * mx + mi, first_b + kk * nx + ni, kk ? 'q' : 'p',
+                             tail);
+            }
+    ckt_emit_put(o, "             \"}\"");
+    for (long long i = 0; i < acc; i += 8) {
+        char line[600];
+        size_t q = 0;
+        for (long long j = i; j < i + 8 && j < acc; j++)
+            q += (size_t)snprintf(line + q, sizeof line - q, "%s\"+f\"(%s[%lld])",
+                                  j > i ? ", " : "", x->c->name, j);
+        ckt_emit_put(o, "             %s%s", i == 0 ? ": " : ", ", line);
+    }
+    /* the descriptors in operand order: A's (K step, tile row), then B's (K step, tile column) */
+    for (long long i = 0, nd = ks * (mx + nx); i < nd; i += 8) {
+        char line[400];
+        size_t q = 0;
+        for (long long j = i; j < i + 8 && j < nd; j++)
+            q += (size_t)snprintf(line + q, sizeof line - q, "%s\"l\"(ckt_d%c%lld)",
+                                  j > i ? ", " : "", j < ks * mx ? 'a' : 'b',
+                                  j < ks * mx ? j : j - ks * mx);
+        ckt_emit_put(o, "             %s%s", i == 0 ? ": " : ", ", line);
+    }
+    char sd[480];
+    first_scale(x, sd, sizeof sd);
+    ckt_emit_put(o, "             , \"r\"(%s));", sd);
+    return true;
+}
+
 static void cuda_close(ckt_emit_out *o, const ckt_wgmma_site *x)
 {
     long long pending = (long long)x->op->spv;
@@ -184,7 +265,8 @@ static void cuda_wait(ckt_emit_out *o, const ckt_wgmma_site *x)
     fence_operands(o, x->c->name, (long long)x->c->nvalues);
 }
 
-const ckt_wgmma_ops ckt_wgmma_cuda = {true, cuda_open, cuda_issue, cuda_close, cuda_wait};
+const ckt_wgmma_ops ckt_wgmma_cuda = {true,           cuda_open,  cuda_issue,
+                                      cuda_issue_all, cuda_close, cuda_wait};
 
 /* ---- C: the same descriptors with offsets into the block's LDS as addresses; ckt_emu_wgmma
  * (kernels/prelude/c.h) runs warpgroup by warpgroup */
@@ -248,7 +330,7 @@ static void c_wait(ckt_emit_out *o, const ckt_wgmma_site *x)
                  (long long)x->op->spv);
 }
 
-const ckt_wgmma_ops ckt_wgmma_c = {false, c_open, c_issue, c_close, c_wait};
+const ckt_wgmma_ops ckt_wgmma_c = {false, c_open, c_issue, NULL, c_close, c_wait};
 
 /* ---- the op */
 
@@ -346,6 +428,11 @@ ckt_status ckt_emit_wgmma(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_k
                         reg_a ? ta : NULL,
                         zero_condition(ex, op->zero, zc, sizeof zc)};
     w->open(&o, &x, WM * WN);
+    if (w->issue_all && w->issue_all(&o, &x, MX, KS)) {
+        w->close(&o, &x);
+        ckt_emit_close(&o);
+        return CKT_OK;
+    }
     ckt_emit_open_loop(&o, w->unroll, "ckt_kk", KS);
     ckt_emit_open_loop(&o, w->unroll, "ckt_mi", MX);
     ckt_emit_open_loop(&o, w->unroll, "ckt_ni", NX);
