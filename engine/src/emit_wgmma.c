@@ -180,41 +180,60 @@ static void first_scale(const ckt_wgmma_site *x, char *buf, size_t cap)
 
 static bool cuda_issue_all(ckt_emit_out *o, const ckt_wgmma_site *x, long long mx, long long ks)
 {
-    long long nx = x->nx, cv = x->cv, acc = mx * nx * cv, nops = acc + ks * (mx + nx) + 1;
-    if (x->a_reg || nops > WGMMA_ONE_STATEMENT_OPERANDS) return false;
+    /* A's operands a K step and tile row: a descriptor, or (the RS form) four words of registers */
+    long long per_a = x->a_reg ? 4 : 1;
+    long long nx = x->nx, cv = x->cv, acc = mx * nx * cv, na = ks * mx * per_a, nb = ks * nx;
+    long long nops = acc + na + nb + 1;
+    if ((x->a_reg && mx != 1) || nops > WGMMA_ONE_STATEMENT_OPERANDS) return false;
     ckt_emit_put(o, "/* every K step of every instruction tile in one statement: the accumulators "
                     "are its operands once */");
     for (long long kk = 0; kk < ks; kk++) {
-        for (long long mi = 0; mi < mx; mi++)
-            ckt_emit_put(o,
-                         "const unsigned long long ckt_da%lld = ckt_fa | (((ckt_sa + "
-                         "ckt_wa[%lld]) >> 4) & 0x3FFF);",
-                         kk * mx + mi, mi * ks + kk);
+        for (long long mi = 0; mi < mx; mi++) {
+            if (!x->a_reg) {
+                ckt_emit_put(o,
+                             "const unsigned long long ckt_da%lld = ckt_fa | (((ckt_sa + "
+                             "ckt_wa[%lld]) >> 4) & 0x3FFF);",
+                             kk * mx + mi, mi * ks + kk);
+                continue;
+            }
+            for (int r = 0; r < 4; r++) /* K step kk's 8 values of A, packed in pairs */
+                ckt_emit_put(o,
+                             "const ckt_u32 ckt_ra%lld = (ckt_u32)%s[%lld] | ((ckt_u32)%s[%lld] "
+                             "<< 16);",
+                             4 * kk + r, x->a_reg->name, 8 * kk + 2 * r, x->a_reg->name,
+                             8 * kk + 2 * r + 1);
+        }
         for (long long ni = 0; ni < nx; ni++)
             ckt_emit_put(o,
                          "const unsigned long long ckt_db%lld = ckt_fb | (((ckt_sb + "
                          "ckt_wb[%lld]) >> 4) & 0x3FFF);",
                          kk * nx + ni, ni * ks + kk);
     }
-    long long first_a = acc, first_b = acc + ks * mx, scale = nops - 1;
     ckt_emit_put(o,
                  "asm volatile(\"{ .reg .pred p, q; setp.ne.b32 p, %%%lld, 0; setp.eq.b32 q, 0, "
                  "0; \"",
-                 scale);
+                 nops - 1);
     for (long long kk = 0; kk < ks; kk++)
         for (long long mi = 0; mi < mx; mi++)
             for (long long ni = 0; ni < nx; ni++) {
-                char regs[1200], tail[32] = "";
+                char regs[1200], a[96], tail[32] = "";
                 size_t n = 0;
                 long long cb = (mi * nx + ni) * cv; /* C value order of ckt/gemm.h */
                 for (long long i = 0; i < cv && n < sizeof regs; i++)
                     n += (size_t)snprintf(regs + n, sizeof regs - n, "%s%%%lld", i ? ", " : "",
                                           cb + i);
-                if (x->m->k != 32) /* (the 8-bit forms: K-major, no transpose immediates) */
+                long long ai = acc + (kk * mx + mi) * per_a;
+                if (x->a_reg)
+                    snprintf(a, sizeof a, "{%%%lld, %%%lld, %%%lld, %%%lld}", ai, ai + 1, ai + 2,
+                             ai + 3);
+                else
+                    snprintf(a, sizeof a, "%%%lld", ai);
+                if (x->a_reg) /* (the RS form: B's transpose only) */
+                    snprintf(tail, sizeof tail, ", %d", x->trb);
+                else if (x->m->k != 32) /* (the 8-bit forms: K-major, no transpose immediates) */
                     snprintf(tail, sizeof tail, ", %d, %d", x->tra, x->trb);
-                ckt_emit_put(o, "             \"%s {%s}, %%%lld, %%%lld, %c, 1, 1%s; \"", x->m->isa,
-                             regs, first_a + kk * mx + mi, first_b + kk * nx + ni, kk ? 'q' : 'p',
-                             tail);
+                ckt_emit_put(o, "             \"%s {%s}, %s, %%%lld, %c, 1, 1%s; \"", x->m->isa,
+                             regs, a, acc + na + kk * nx + ni, kk ? 'q' : 'p', tail);
             }
     ckt_emit_put(o, "             \"}\"");
     for (long long i = 0; i < acc; i += 8) {
@@ -225,14 +244,14 @@ static bool cuda_issue_all(ckt_emit_out *o, const ckt_wgmma_site *x, long long m
                                   j > i ? ", " : "", x->c->name, j);
         ckt_emit_put(o, "             %s%s", i == 0 ? ": " : ", ", line);
     }
-    /* the descriptors in operand order: A's (K step, tile row), then B's (K step, tile column) */
-    for (long long i = 0, nd = ks * (mx + nx); i < nd; i += 8) {
+    /* A's operands (K step, tile row), then B's descriptors (K step, tile column) */
+    for (long long i = 0; i < na + nb; i += 8) {
         char line[400];
         size_t q = 0;
-        for (long long j = i; j < i + 8 && j < nd; j++)
-            q += (size_t)snprintf(line + q, sizeof line - q, "%s\"l\"(ckt_d%c%lld)",
-                                  j > i ? ", " : "", j < ks * mx ? 'a' : 'b',
-                                  j < ks * mx ? j : j - ks * mx);
+        for (long long j = i; j < i + 8 && j < na + nb; j++)
+            q += (size_t)snprintf(line + q, sizeof line - q, "%s\"%c\"(ckt_%s%lld)",
+                                  j > i ? ", " : "", j < na && x->a_reg ? 'r' : 'l',
+                                  j < na ? (x->a_reg ? "ra" : "da") : "db", j < na ? j : j - na);
         ckt_emit_put(o, "             %s%s", i == 0 ? ": " : ", ", line);
     }
     char sd[480];
