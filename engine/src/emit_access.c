@@ -746,6 +746,20 @@ static bool emit_ldmatrix(em *e, const ckt_kop *op, char *why, size_t cap)
     return true;
 }
 
+/* A load's or store's tensors, distribution and index variables (false: e->st set). */
+static bool access_setup(em *e, const ckt_kop *op, em_access *a)
+{
+    memset(a, 0, sizeof *a);
+    a->r = ckt_kernel_tensor(e->k, op->r);
+    /* a store by value index names its own distribution */
+    if (ckt_em_access_init(e, a, op->w, op->dist >= 0 ? op->dist : a->r->dist, op->vector_dim,
+                           "i")) {
+        e->st = e->err->status;
+        return false;
+    }
+    return true;
+}
+
 /* ---- stmatrix: 16-bit values stored to LDS as 8x8 matrices (CUDA, sm_90 and later) */
 
 enum { STM_MAX_GROUPS = CKT_K_MAX_VALUES / 8 };
@@ -884,13 +898,7 @@ static ckt_expr_id stm_row_expr(em *e, const em_access *a)
 static bool stmatrix_plan(em *e, const ckt_kop *op, em_access *a, stm_plan *p, char *why,
                           size_t cap)
 {
-    memset(a, 0, sizeof *a);
-    a->r = ckt_kernel_tensor(e->k, op->r);
-    if (ckt_em_access_init(e, a, op->w, op->dist >= 0 ? op->dist : a->r->dist, op->vector_dim,
-                           "i")) {
-        e->st = e->err->status;
-        return false;
-    }
+    if (!access_setup(e, op, a)) return false;
     const ckt_dist *d = a->d;
     int64_t nv = d->nvalues, nt = d->threads;
     if (a->t->stage_view || a->t->stages > 1 || a->t->lds_offset % 16 || nv % 8 || nt % 32 ||
@@ -1052,14 +1060,7 @@ void ckt_em_pass_index_vars(em *e, em_access *a, int64_t passes, const int64_t *
 bool ckt_em_access_prepare(em *e, const ckt_kop *op, em_access *a, int64_t *spv, char *note,
                            size_t cap)
 {
-    memset(a, 0, sizeof *a);
-    a->r = ckt_kernel_tensor(e->k, op->r);
-    /* a store by value index names its own distribution */
-    if (ckt_em_access_init(e, a, op->w, op->dist >= 0 ? op->dist : a->r->dist, op->vector_dim,
-                           "i")) {
-        e->st = e->err->status;
-        return false;
-    }
+    if (!access_setup(e, op, a)) return false;
     *spv = 1;
     if ((e->st = plan(e, a, op, spv, note, cap))) return false;
     return true;

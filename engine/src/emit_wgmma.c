@@ -115,6 +115,20 @@ static const char *scale_d(const ckt_wgmma_site *x, char *buf, size_t cap)
     return buf;
 }
 
+/* the output operands: accumulators base+0 .. base+n-1, eight a line */
+static void put_accumulators(ckt_emit_out *o, const ckt_wgmma_site *x, long long n,
+                             const char *base)
+{
+    for (long long i = 0; i < n; i += 8) {
+        char line[600];
+        size_t q = 0;
+        for (long long j = i; j < i + 8 && j < n; j++)
+            q += (size_t)snprintf(line + q, sizeof line - q, "%s\"+f\"(%s[%s%lld])",
+                                  j > i ? ", " : "", x->c->name, base, j);
+        ckt_emit_put(o, "             %s%s", i == 0 ? ": " : ", ", line);
+    }
+}
+
 static void cuda_issue(ckt_emit_out *o, const ckt_wgmma_site *x)
 {
     long long CV = x->cv;
@@ -142,14 +156,7 @@ static void cuda_issue(ckt_emit_out *o, const ckt_wgmma_site *x)
             ckt_emit_put(o, "             \"%s {%s}, %%%lld, %%%lld, p, 1, 1, %d, %d; }\"",
                          x->m->isa, regs, CV, CV + 1, x->tra, x->trb);
     }
-    for (long long i = 0; i < CV; i += 8) {
-        char line[600];
-        size_t q = 0;
-        for (long long j = i; j < i + 8 && j < CV; j++)
-            q += (size_t)snprintf(line + q, sizeof line - q, "%s\"+f\"(%s[ckt_cb + %lld])",
-                                  j > i ? ", " : "", x->c->name, j);
-        ckt_emit_put(o, "             %s%s", i == 0 ? ": " : ", ", line);
-    }
+    put_accumulators(o, x, CV, "ckt_cb + ");
     if (x->a_reg)
         ckt_emit_put(o,
                      "             : \"r\"(ckt_ra0), \"r\"(ckt_ra1), \"r\"(ckt_ra2), "
@@ -236,14 +243,7 @@ static bool cuda_issue_all(ckt_emit_out *o, const ckt_wgmma_site *x, long long m
                              regs, a, acc + na + kk * nx + ni, kk ? 'q' : 'p', tail);
             }
     ckt_emit_put(o, "             \"}\"");
-    for (long long i = 0; i < acc; i += 8) {
-        char line[600];
-        size_t q = 0;
-        for (long long j = i; j < i + 8 && j < acc; j++)
-            q += (size_t)snprintf(line + q, sizeof line - q, "%s\"+f\"(%s[%lld])",
-                                  j > i ? ", " : "", x->c->name, j);
-        ckt_emit_put(o, "             %s%s", i == 0 ? ": " : ", ", line);
-    }
+    put_accumulators(o, x, acc, "");
     /* A's operands (K step, tile row), then B's descriptors (K step, tile column) */
     for (long long i = 0; i < na + nb; i += 8) {
         char line[400];
