@@ -30,6 +30,7 @@ static void push_hw(lua_State *L, const ckt_target *t)
     ckt_l_set_int(L, "wave_size", t->wave_size);
     ckt_l_set_bool(L, "tma", t->tma);
     ckt_l_set_bool(L, "wgmma", t->wgmma);
+    ckt_l_set_bool(L, "stmatrix", t->stmatrix);
     ckt_l_set_int(L, "sm_count", t->sm_count);
     ckt_l_set_int(L, "simds", t->simds);
     ckt_l_set_int(L, "regs_per_sm", t->regs_per_sm);

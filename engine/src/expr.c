@@ -580,6 +580,7 @@ bool ckt_expr_uniform(const ckt_expr_pool *p, ckt_expr_id e)
 
 bool ckt_expr_group_uniform(const ckt_expr_pool *p, ckt_expr_id e, int64_t group)
 {
+    if (group < 1) return false; /* (no such group: nothing is promised) */
     if (!valid(p, e)) return true;
     const ckt_expr_node *n = &p->nodes[e];
     int64_t c;

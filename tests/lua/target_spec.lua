@@ -14,6 +14,8 @@ describe("ckt.target(name).hw", function()
     assert.is_false(ckt.target("sm_90").hw.wgmma); assert.is_true(ckt.target("sm_90").hw.tma)
     assert.is_false(ckt.target("sm_80").hw.tma); assert.is_false(ckt.target("gfx90a").hw.wgmma)
     assert.is_true(ckt.target("cpu:sm_90a").hw.wgmma) -- the emulated GPU's model
+    assert.is_true(ckt.target("sm_90").hw.stmatrix); assert.is_true(ckt.target("sm_90a").hw.stmatrix)
+    assert.is_false(ckt.target("sm_80").hw.stmatrix); assert.is_false(ckt.target("gfx90a").hw.stmatrix)
   end)
 
   it("holds each product's resources", function()

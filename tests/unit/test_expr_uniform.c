@@ -60,6 +60,12 @@ static void a_lane_dependence_is_not(void **state)
     /* a uniform expression is uniform over any group; tid / 64 over warps, not over 128 threads */
     assert_true(ckt_expr_group_uniform(&pool, bin(CKT_E_DIV, t, num(64)), 64));
     assert_false(ckt_expr_group_uniform(&pool, bin(CKT_E_DIV, t, num(64)), 128));
+    /* bad input: no group (nothing is promised), ids the pool does not hold (as ckt_expr_uniform)
+     */
+    assert_false(ckt_expr_group_uniform(&pool, num(7), 0));
+    assert_false(ckt_expr_group_uniform(&pool, bin(CKT_E_DIV, t, num(64)), -32));
+    assert_true(ckt_expr_group_uniform(&pool, CKT_EXPR_NONE, 32));
+    assert_true(ckt_expr_group_uniform(&pool, (ckt_expr_id)1000000, 32));
 }
 
 int main(void)

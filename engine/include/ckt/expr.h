@@ -167,7 +167,7 @@ int64_t ckt_expr_divisor(const ckt_expr_pool *p,
                          ckt_expr_id e); /* a known divisor (>= 1; capped at 2^30) */
 bool ckt_expr_uniform(const ckt_expr_pool *p, ckt_expr_id e); /* no thread id inside */
 /* the same on every thread of a group of `group` consecutive threads (a warp): the thread id
- * appears only divided by a multiple of `group` */
+ * appears only divided by a multiple of `group` (false for group < 1; true for no expression) */
 bool ckt_expr_group_uniform(const ckt_expr_pool *p, ckt_expr_id e, int64_t group);
 bool ckt_expr_has_input(const ckt_expr_pool *p, ckt_expr_id e);
 
