@@ -784,15 +784,6 @@ static bool warps_whole(const em *e)
     return true;
 }
 
-/* The coordinate along `dim` that distribution d gives thread t (thread_part, as a number). */
-static int64_t thread_coord(const ckt_dist *d, int64_t t, int dim)
-{
-    int64_t c = 0;
-    for (int i = 0; i < d->ndigits; i++)
-        c += (t / d->digit_div[i]) % d->digit_mod[i] * d->coef[i][dim];
-    return c;
-}
-
 /* The swizzled element offsets off[t * nvalues + v] of every thread's every value, computed from
  * the layout's modes (not the emitted expressions, which the plan checks against these). b: the
  * access with its index variables replaced by the constant origin plus the thread part. NULL
@@ -825,11 +816,12 @@ static int64_t *value_offsets(em *e, const em_access *a, em_access *b)
     }
     for (int64_t t = 0; ok && t < nt; t++)
         for (int64_t v = 0; ok && v < nv; v++) {
-            int64_t o = 0;
+            int64_t o = 0, c[CKT_K_MAX_RANK];
+            ckt_dist_coord(d, t, v, c);
             for (int k = 0; ok && k < a->rank; k++) {
-                int64_t c = origin[k] + thread_coord(d, t, k) + d->vcoord[v][k];
-                ok = c >= 0 && c < size[k];
-                if (ok) o += mode[k][c];
+                int64_t x = origin[k] + c[k];
+                ok = x >= 0 && x < size[k];
+                if (ok) o += mode[k][x];
             }
             off[t * nv + v] = swizzle_num(a->t, o);
         }
