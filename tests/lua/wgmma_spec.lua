@@ -267,6 +267,29 @@ describe("b:blockwise_gemm with a wgmma instruction", function()
     assert.is_false(ok); assert.truthy(e:find("only wgmma"))
   end)
 
+  it("CUDA: every K step of every instruction tile in one statement, a statement a step past 200 operands", function()
+    local sw = ckt.composed(ckt.swizzle(3, 3, 3), 0, ckt.layout({64, 64}, {64, 1}))
+    local function source(instr, n_per_wave, rows_b)
+      local T = ckt.gemm_traits{instr = instr, m_per_wave = 1, n_per_wave = n_per_wave}
+      return ckt.kernel{name = "one_statement", block = 128, build = function(b)
+        local la = ckt.tensor("lds", "f16", sw)
+        local lb = ckt.tensor("lds", "f16", ckt.composed(ckt.swizzle(3, 3, 3), 0, ckt.layout({rows_b, 64}, {64, 1})))
+        local acc = b:make_blockwise_gemm_xdl_c_vgpr(la, lb, T)
+        b:blockwise_gemm(la, lb, acc, T, {zero = true})
+      end}:source("sm_90a")
+    end
+    local function count(s, what) return select(2, s:gsub(what, "")) end
+    -- 32 accumulators, 4 K steps: one statement of 4 wgmma (41 operands)
+    local one = source("wgmma_m64n64k16_f16", 1, 64)
+    assert.equal(1, count(one, "every K step of every instruction tile in one statement"))
+    assert.equal(4, count(one, '"wgmma%.mma_async'))
+    assert.falsy(one:find("for (int ckt_kk = 0;", 1, true))
+    -- two m64n256 tiles a warpgroup: 256 accumulators, past the limit: a statement a step
+    local many = source("wgmma_m64n256k16_f16", 2, 512)
+    assert.equal(0, count(many, "every K step of every instruction tile in one statement"))
+    assert.truthy(many:find("for (int ckt_kk = 0; ckt_kk < 4; ++ckt_kk)", 1, true))
+  end)
+
   it("b:blockwise_gemm{zero = true}: c = a x bᵀ whatever c held (wgmma's scale-d 0; a clear on mma.sync)", function()
     local A = ckt.array("f16", 64 * 64):random{seed = 31, lo = -1, hi = 1}
     local B = ckt.array("f16", 64 * 64):random{seed = 32, lo = -1, hi = 1}
