@@ -129,33 +129,48 @@ static void put_accumulators(ckt_emit_out *o, const ckt_wgmma_site *x, long long
     }
 }
 
+/* A's operand text from operand i: a descriptor, or the RS form's four words of registers */
+static void a_operand(const ckt_wgmma_site *x, long long i, char *buf, size_t cap)
+{
+    if (x->a_reg)
+        snprintf(buf, cap, "{%%%lld, %%%lld, %%%lld, %%%lld}", i, i + 1, i + 2, i + 3);
+    else
+        snprintf(buf, cap, "%%%lld", i);
+}
+
+/* One wgmma as PTX text: accumulators %cb.., A (a descriptor operand, or the RS form's four
+ * words), B's descriptor operand %b, the scale-d predicate, then the form's immediates (the 8-bit
+ * forms: K-major operands, no transpose immediates; the RS form: B's only). */
+static void wgmma_text(const ckt_wgmma_site *x, long long cb, const char *a, long long b, char pred,
+                       char *out, size_t cap)
+{
+    char regs[1200], tail[32] = "";
+    size_t n = 0;
+    for (long long i = 0; i < x->cv && n < sizeof regs; i++)
+        n += (size_t)snprintf(regs + n, sizeof regs - n, "%s%%%lld", i ? ", " : "", cb + i);
+    if (x->a_reg)
+        snprintf(tail, sizeof tail, ", %d", x->trb);
+    else if (x->m->k != 32)
+        snprintf(tail, sizeof tail, ", %d, %d", x->tra, x->trb);
+    snprintf(out, cap, "%s {%s}, %s, %%%lld, %c, 1, 1%s;", x->m->isa, regs, a, b, pred, tail);
+}
+
 static void cuda_issue(ckt_emit_out *o, const ckt_wgmma_site *x)
 {
     long long CV = x->cv;
-    char regs[1200], sd[480];
-    size_t n = 0;
-    for (long long i = 0; i < CV && n < sizeof regs; i++)
-        n += (size_t)snprintf(regs + n, sizeof regs - n, "%s%%%lld", i ? ", " : "", i);
+    char a[96], text[1400], sd[480];
     if (x->a_reg) { /* the RS form: K step ckt_kk's 8 values of A, packed in pairs */
         for (int r = 0; r < 4; r++)
             ckt_emit_put(o,
                          "const ckt_u32 ckt_ra%d = (ckt_u32)%s[8 * ckt_kk + %d] | "
                          "((ckt_u32)%s[8 * ckt_kk + %d] << 16);",
                          r, x->a_reg->name, 2 * r, x->a_reg->name, 2 * r + 1);
-        ckt_emit_put(o, "asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %%%lld, 0; \"", CV + 5);
-        ckt_emit_put(o,
-                     "             \"%s {%s}, {%%%lld, %%%lld, %%%lld, %%%lld}, %%%lld, p, 1, 1, "
-                     "%d; }\"",
-                     x->m->isa, regs, CV, CV + 1, CV + 2, CV + 3, CV + 4, x->trb);
-    } else {
-        ckt_emit_put(o, "asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %%%lld, 0; \"", CV + 2);
-        if (x->m->k == 32) /* the 8-bit forms: K-major operands, no transpose immediates */
-            ckt_emit_put(o, "             \"%s {%s}, %%%lld, %%%lld, p, 1, 1; }\"", x->m->isa, regs,
-                         CV, CV + 1);
-        else
-            ckt_emit_put(o, "             \"%s {%s}, %%%lld, %%%lld, p, 1, 1, %d, %d; }\"",
-                         x->m->isa, regs, CV, CV + 1, x->tra, x->trb);
     }
+    a_operand(x, CV, a, sizeof a);
+    long long b = x->a_reg ? CV + 4 : CV + 1;
+    wgmma_text(x, 0, a, b, 'p', text, sizeof text);
+    ckt_emit_put(o, "asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %%%lld, 0; \"", b + 1);
+    ckt_emit_put(o, "             \"%s }\"", text);
     put_accumulators(o, x, CV, "ckt_cb + ");
     if (x->a_reg)
         ckt_emit_put(o,
@@ -223,24 +238,12 @@ static bool cuda_issue_all(ckt_emit_out *o, const ckt_wgmma_site *x, long long m
     for (long long kk = 0; kk < ks; kk++)
         for (long long mi = 0; mi < mx; mi++)
             for (long long ni = 0; ni < nx; ni++) {
-                char regs[1200], a[96], tail[32] = "";
-                size_t n = 0;
-                long long cb = (mi * nx + ni) * cv; /* C value order of ckt/gemm.h */
-                for (long long i = 0; i < cv && n < sizeof regs; i++)
-                    n += (size_t)snprintf(regs + n, sizeof regs - n, "%s%%%lld", i ? ", " : "",
-                                          cb + i);
-                long long ai = acc + (kk * mx + mi) * per_a;
-                if (x->a_reg)
-                    snprintf(a, sizeof a, "{%%%lld, %%%lld, %%%lld, %%%lld}", ai, ai + 1, ai + 2,
-                             ai + 3);
-                else
-                    snprintf(a, sizeof a, "%%%lld", ai);
-                if (x->a_reg) /* (the RS form: B's transpose only) */
-                    snprintf(tail, sizeof tail, ", %d", x->trb);
-                else if (x->m->k != 32) /* (the 8-bit forms: K-major, no transpose immediates) */
-                    snprintf(tail, sizeof tail, ", %d, %d", x->tra, x->trb);
-                ckt_emit_put(o, "             \"%s {%s}, %s, %%%lld, %c, 1, 1%s; \"", x->m->isa,
-                             regs, a, acc + na + kk * nx + ni, kk ? 'q' : 'p', tail);
+                char a[96], text[1400];
+                a_operand(x, acc + (kk * mx + mi) * per_a, a, sizeof a);
+                /* (accumulators in the C value order of ckt/gemm.h) */
+                wgmma_text(x, (mi * nx + ni) * cv, a, acc + na + kk * nx + ni, kk ? 'q' : 'p', text,
+                           sizeof text);
+                ckt_emit_put(o, "             \"%s \"", text);
             }
     ckt_emit_put(o, "             \"}\"");
     put_accumulators(o, x, acc, "");
