@@ -5,22 +5,20 @@
 -- smaller and larger than the tile count; and the option's refusals.
 local ckt = require "ckt"
 local gemm = require "ckt.kernels.gemm"
-local cpu = ckt.device("cpu")
+local checks = require "gemm_checks"
+local cpu, refused = checks.cpu, checks.refused
 
 local function run(o, M, N, K, grid_override)
   local k, grid, p = gemm.build(o)
   local e = k:compile{target = o.target}
-  local dt = o.dtype
-  local A = ckt.array(dt, M * K):random{seed = M + 3 * N, lo = -1, hi = 1}
-  local B = ckt.array(dt, K * N):random{seed = K + 5, lo = -1, hi = 1}
-  local R = gemm.reference(A, B, M, N, K, {a_major = p.a_major, b_major = p.b_major, out = "f32", epilogue = o.epilogue})
+  local R, ba, bb = checks.problem(o, p, M, N, K)
   local C = ckt.array(p.out, M * N):poison()
-  local ba, bb, bc = cpu:alloc(dt, #A), cpu:alloc(dt, #B), cpu:alloc(p.out, #C)
-  ba:upload(A); bb:upload(B); bc:upload(C)
+  local bc = cpu:alloc(p.out, #C)
+  bc:upload(C)
   e:launch{grid = grid_override or grid(M, N), A = ba, B = bb, C = bc, M = M, N = N, K = K}
   bc:download(C)
-  local ok, err, at = C:compare(R, {rtol = p.out == "f32" and 2 ^ -20 or 2 ^ -8, atol = K * 2 ^ -20})
-  assert(ok, ("%s %s %dx%dx%d grid %d: max error %s at %s"):format(o.target, dt, M, N, K, grid_override or grid(M, N), tostring(err), tostring(at)))
+  local ok, err, at = checks.compare(C, R, p, K)
+  assert(ok, ("%s %s %dx%dx%d grid %d: max error %s at %s"):format(o.target, o.dtype, M, N, K, grid_override or grid(M, N), tostring(err), tostring(at)))
   return p, grid
 end
 
@@ -75,11 +73,6 @@ describe("the persistent GEMM", function()
     local _, _, p3 = gemm.build{target = "cpu:sm_90a", dtype = "f16", copy = "tma"}
     assert.is_false(p3.producer_warpgroup)
     assert.truthy(gemm.build{target = "sm_90a", dtype = "f16", producer_warpgroup = true}:source("sm_90a"):find("setmaxnreg.inc.sync.aligned.u32 224;", 1, true))
-    local function refused(o, text)
-      local ok, e = pcall(gemm.build, o)
-      assert.is_false(ok)
-      assert.truthy(tostring(e):find(text, 1, true), tostring(e))
-    end
     refused({target = "sm_90a", dtype = "f16", copy = "cp.async", producer_warpgroup = true}, "producer_warpgroup: bulk copies")
     refused({target = "sm_90a", dtype = "f16", tile = {64, 64, 64}, block = 128, producer_warpgroup = true}, "two or more warpgroups (block 128")
     refused({target = "sm_90", dtype = "f16", producer_warpgroup = true}, "producer_warpgroup: bulk copies")

@@ -6,27 +6,24 @@
 -- refusals; b:atomic_add's own checks.
 local ckt = require "ckt"
 local gemm = require "ckt.kernels.gemm"
-local cpu = ckt.device("cpu")
+local checks = require "gemm_checks"
+local cpu, refused = checks.cpu, checks.refused
 
 local function run(o, M, N, K, launches)
   local k, grid, p = gemm.build(o)
   local e = k:compile{target = o.target}
-  local dt = o.dtype
-  local A = ckt.array(dt, math.max(1, M * K)):random{seed = M + 3 * N, lo = -1, hi = 1}
-  local B = ckt.array(dt, math.max(1, K * N)):random{seed = K + 5, lo = -1, hi = 1}
-  local R = gemm.reference(A, B, M, N, K, {a_major = p.a_major, b_major = p.b_major, out = "f32", epilogue = o.epilogue})
+  local R, ba, bb = checks.problem(o, p, M, N, K)
   local sz = p.split_buffers(M, N)
   local ws, ct = cpu:alloc("f32", sz.workspace), cpu:alloc("i32", sz.counters)
   ct:upload(ckt.array("i32", sz.counters))
-  local ba, bb, bc = cpu:alloc(dt, #A), cpu:alloc(dt, #B), cpu:alloc(p.out, M * N)
-  ba:upload(A); bb:upload(B)
+  local bc = cpu:alloc(p.out, M * N)
   for r = 1, launches or 2 do
     local C = ckt.array(p.out, M * N):poison()
     bc:upload(C)
     e:launch{grid = grid(M, N), A = ba, B = bb, C = bc, M = M, N = N, K = K, workspace = ws, counters = ct}
     bc:download(C)
-    local ok, err, at = C:compare(R, {rtol = p.out == "f32" and 2 ^ -20 or 2 ^ -8, atol = K * 2 ^ -20})
-    assert(ok, ("%s split %d %dx%dx%d launch %d: max error %s at %s"):format(dt, p.split_k, M, N, K, r, tostring(err), tostring(at)))
+    local ok, err, at = checks.compare(C, R, p, K)
+    assert(ok, ("%s split %d %dx%dx%d launch %d: max error %s at %s"):format(o.dtype, p.split_k, M, N, K, r, tostring(err), tostring(at)))
     local c = ckt.array("i32", sz.counters)
     ct:download(c)
     for i = 0, #c - 1 do assert.equal(0, c[i], "a counter left non-zero") end
@@ -61,18 +58,10 @@ describe("split_k", function()
     assert.truthy(src:find("atomicAdd(&counters[", 1, true))
     assert.truthy(src:find("__threadfence(); /* this thread's global writes, device-wide */", 1, true))
     assert.is_true(p.producer_warpgroup)
-    local ok, exe = pcall(k.compile, k, {target = "sm_90a", compile_only = true})
-    if not ok and tostring(exe):find("NVRTC not found (", 1, true) then print("SKIPPED the sm_90a compile: " .. tostring(exe)) return end
-    assert.is_true(ok, tostring(exe))
-    assert.equal(0, exe:resources().spill_stores or 0)
+    checks.compiles_clean(k)
   end)
 
   it("refuses split_k where it cannot be, naming the option", function()
-    local function refused(o, text)
-      local ok, e = pcall(gemm.build, o)
-      assert.is_false(ok)
-      assert.truthy(tostring(e):find(text, 1, true), tostring(e))
-    end
     refused({target = "cpu:sm_90a", copy = "tma", split_k = 17}, "split_k 17 must be an integer in 1..16")
     refused({target = "cpu:sm_90a", copy = "tma", split_k = 0}, "split_k 0 must be an integer in 1..16")
     refused({target = "cpu:sm_90a", copy = "tma", split_k = 2.5}, "split_k 2.5 must be an integer in 1..16")
