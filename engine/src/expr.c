@@ -546,7 +546,11 @@ int64_t ckt_expr_divisor(const ckt_expr_pool *p, ckt_expr_id e)
     const ckt_expr_node *n = &p->nodes[e];
     int64_t a, b, c;
     switch ((ckt_expr_op)n->op) {
-    case CKT_E_INT: return n->i == 0 ? DIV_CAP : ckt_min64(n->i < 0 ? -n->i : n->i, DIV_CAP);
+    case CKT_E_INT: {
+        /* |INT64_MIN| does not fit an int64_t: take the magnitude unsigned */
+        uint64_t m = n->i < 0 ? 0u - (uint64_t)n->i : (uint64_t)n->i;
+        return m == 0 || m > (uint64_t)DIV_CAP ? DIV_CAP : (int64_t)m;
+    }
     case CKT_E_PARAM: return n->type == CKT_T_INDEX ? p->params[n->i].divisor : 1;
     case CKT_E_VAR: return p->vars[n->i].divisor;
     case CKT_E_ADD:
