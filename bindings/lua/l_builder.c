@@ -335,15 +335,23 @@ static int b_require(lua_State *L)
     return 0;
 }
 
-/* b:loop(trip, function(i) ... end): a loop with a block-uniform trip count */
+/* b:loop(trip, function(i) ... end [, {unroll = false}]): a loop with a block-uniform trip count;
+ * unroll = false: the GPU compilers keep it a loop (ckt_kernel_loop_rolled) */
 static int b_loop(lua_State *L)
 {
     l_kernel *kb = ckt_lk_checkbuilder(L, "loop");
     ckt_expr_id trip = ckt_lk_toexpr(L, 2, kb, "trip count");
     luaL_checktype(L, 3, LUA_TFUNCTION);
+    int unroll = 1;
+    if (!lua_isnoneornil(L, 4)) {
+        static const char *const allowed[] = {"unroll", NULL};
+        luaL_checktype(L, 4, LUA_TTABLE);
+        ckt_l_check_fields(L, 4, "loop", allowed);
+        ckt_l_field_bool(L, 4, "loop", "unroll", &unroll);
+    }
     ckt_expr_id var;
     ckt_error err;
-    if (ckt_kernel_loop(kb->k, trip, &var, &err)) return ckt_l_error(L, &err);
+    if (ckt_kernel_loop_rolled(kb->k, trip, !unroll, &var, &err)) return ckt_l_error(L, &err);
     return run_body(L, kb, 3, &var);
 }
 

@@ -306,6 +306,7 @@ static void emit_op(em *e, const ckt_kop *op)
         ckt_em_thread_close(e);
         x = ckt_em_estr(e, op->a, NULL);
         y = ckt_em_estr(e, op->b, NULL);
+        if (op->spv && e->dl->no_unroll) ckt_em_line(e, "%s", e->dl->no_unroll);
         ckt_em_line(e, "for (ckt_i64 %s = 0; %s < %s; ++%s) {", x, x, y, x);
         free(x);
         free(y);

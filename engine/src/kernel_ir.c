@@ -955,6 +955,12 @@ ckt_status ckt_kernel_let(ckt_kernel *k, const char *name, ckt_expr_id value, ck
 
 ckt_status ckt_kernel_loop(ckt_kernel *k, ckt_expr_id trip, ckt_expr_id *var, ckt_error *err)
 {
+    return ckt_kernel_loop_rolled(k, trip, false, var, err);
+}
+
+ckt_status ckt_kernel_loop_rolled(ckt_kernel *k, ckt_expr_id trip, bool rolled, ckt_expr_id *var,
+                                  ckt_error *err)
+{
     ckt_status s;
     if ((s = check_open(k, "loop", err))) return s;
     if (!is_index(k, trip))
@@ -981,6 +987,7 @@ ckt_status ckt_kernel_loop(ckt_kernel *k, ckt_expr_id trip, ckt_expr_id *var, ck
     ckt_kop op = new_op(CKT_OP_LOOP);
     op.a = v;
     op.b = trip;
+    op.spv = rolled;
     if ((s = push_op(k, &op, err))) return s;
     k->nest[k->depth++] = k->nops - 1;
     *var = v;

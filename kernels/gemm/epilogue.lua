@@ -77,14 +77,16 @@ local function store_tma(g, buffer, res, tm, tn, l)
     return
   end
   -- the turns as a loop: the fragments' stores are written once (unrolled, each warpgroup's turn
-  -- was the epilogue's code again: ~50 ms of NVRTC for the default)
+  -- was the epilogue's code again: ~50 ms of NVRTC for the default); not unrolled by the compiler
+  -- either (NVVM did, for two turns: 5% of the default's compile, run x1), as the barriers
+  -- serialize the turns anyway
   local tid = b:thread_id()
   b:loop(p.waves_m, function(w)
     b:when(ckt.eq(tid // 128, w), function() part:store(res) end)
     b:sync()
     stores(w, true)
     b:sync() -- the buffer is free again (thread 0 saw the stores read it)
-  end)
+  end, {unroll = false})
 end
 
 -- through the LDS buffer: each warpgroup's rows in turn, read back one pass of rows at a time (a

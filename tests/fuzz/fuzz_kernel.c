@@ -264,9 +264,10 @@ static void step(fz *f, uint8_t opcode)
         s = ckt_kernel_move(k, w, st, &err);
         break;
     }
-    case 17: { /* loop */
+    case 17: { /* loop (bit 1 of the same byte: rolled) */
         ckt_expr_id v;
-        s = ckt_kernel_loop(k, fz_u8(&f->in) & 1 ? pick_expr(f) : ckt_expr_int(ex, small_len(f)), &v, &err);
+        int sel = fz_u8(&f->in);
+        s = ckt_kernel_loop_rolled(k, sel & 1 ? pick_expr(f) : ckt_expr_int(ex, small_len(f)), (sel & 2) != 0, &v, &err);
         if (!s) push_expr(f, v);
         break;
     }

@@ -717,3 +717,52 @@ describe("b:let", function()
     refused(function(b) b:when(ckt.gt(b:block_id(), 0), function() b:let(1) end) end, "inside a loop, branch")
   end)
 end)
+
+-- b:loop(n, body, {unroll = false}): the GPU dialects tell their compilers to keep the loop (a
+-- turn of the sm_90a GEMM's epilogue each warpgroup's, serialized by barriers: NVVM wrote it out
+-- twice); the C dialect's compiler decides itself. The loop computes the same either way.
+describe("b:loop{unroll = false}", function()
+  local function kernel(opts)
+    return ckt.kernel{name = "rolled", block = 32, build = function(b)
+      local X, Y = b:pointer("X", "f32", {const = true}), b:pointer("Y", "f32")
+      local n = b:size("n")
+      local gx, gy = ckt.tensor(X, "f32", {shape = {n}}, {pad = true}), ckt.tensor(Y, "f32", {shape = {n}}, {pad = true})
+      b:loop(4, function(i)
+        local w = ckt.tile_window(gx, {32}, {b:block_id() * 128 + i * 32})
+        ckt.tile_window(gy, {32}, {b:block_id() * 128 + i * 32}):store(b:map(function(x) return x * 2 end, w:load()))
+      end, opts)
+    end}
+  end
+
+  it("puts #pragma unroll 1 before the loop on CUDA and HIP, and computes the same", function()
+    local pragma = "#pragma unroll 1\n    for (ckt_i64 k0 = 0; k0 < 4; ++k0) {"
+    for _, t in ipairs{"sm_90", "gfx90a"} do
+      assert.truthy(kernel({unroll = false}):source(t):find(pragma, 1, true), t)
+      assert.falsy(kernel():source(t):find(pragma, 1, true), t)
+      assert.falsy(kernel({unroll = true}):source(t):find(pragma, 1, true), t)
+    end
+    assert.falsy(kernel({unroll = false}):source("cpu"):find("#pragma unroll", 1, true))
+    local n = 300
+    local xa = ckt.array("f32", {n}):random{seed = 5, lo = -4, hi = 4}
+    local dev = ckt.device("cpu")
+    local x, y = dev:alloc("f32", n), dev:alloc("f32", n)
+    x:upload(xa)
+    for _, opts in ipairs{{unroll = false}, {}} do
+      y:upload(ckt.array("f32", {n}):poison())
+      kernel(opts):compile{target = "cpu"}:launch{grid = 3, X = x, Y = y, n = n}
+      local ya = ckt.array("f32", {n}); y:download(ya)
+      for i = 0, n - 1 do assert.equal(xa[i] * 2, ya[i]) end
+    end
+  end)
+
+  it("refuses options it does not know, naming them", function()
+    local function err(opts)
+      local ok, e = pcall(kernel, opts)
+      assert.is_false(ok)
+      return tostring(e)
+    end
+    assert.truthy(err({unroll = "no"}):find("bad argument #3 to 'loop' (field 'unroll' must be a boolean, got string)", 1, true))
+    assert.truthy(err({unrol = false}):find("unrol", 1, true))
+    assert.truthy(err(7):find("bad argument #3 to 'loop' (table expected, got number)", 1, true))
+  end)
+end)

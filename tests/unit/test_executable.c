@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -262,13 +263,42 @@ static void let_values(void **state)
     ckt_kernel_destroy(k);
 }
 
+/* ckt_kernel_loop_rolled: "#pragma unroll 1" before the loop in the GPU dialects (their compilers
+ * would write short constant loops out), nothing in the C dialect; a plain loop has none */
+static void rolled_loops(void **state)
+{
+    (void)state;
+    ckt_error err;
+    for (int rolled = 0; rolled < 2; rolled++) {
+        ckt_kernel *k;
+        assert_int_equal(ckt_kernel_create("rolled", 64, &k, &err), CKT_OK);
+        ckt_expr_pool *ex = ckt_kernel_exprs(k);
+        ckt_expr_id i;
+        assert_int_equal(ckt_kernel_loop_rolled(k, ckt_expr_int(ex, 2), rolled, &i, &err), CKT_OK);
+        assert_int_equal(ckt_kernel_sync(k, &err), CKT_OK);
+        assert_int_equal(ckt_kernel_end(k, &err), CKT_OK);
+        assert_int_equal(ckt_kernel_finish(k, &err), CKT_OK);
+        const char *targets[] = {"sm_90", "gfx90a", "cpu"};
+        for (int t = 0; t < 3; t++) {
+            char *src = NULL;
+            assert_int_equal(ckt_emit_named(k, targets[t], &src, &err), CKT_OK);
+            bool gpu = t < 2;
+            assert_true((strstr(src, "#pragma unroll 1\n    for (ckt_i64 k0 = 0; k0 < 2; ++k0)") !=
+                         NULL) == (rolled && gpu));
+            free(src);
+        }
+        ckt_kernel_destroy(k);
+    }
+    ckt_expr_id i;
+    REFUSED(ckt_kernel_loop_rolled(NULL, 0, true, &i, &err), CKT_EINVAL, "NULL");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(reduction_runs),
-        cmocka_unit_test(compile_and_launch),
-        cmocka_unit_test(compile_refusals),
-        cmocka_unit_test(let_values),
+        cmocka_unit_test(reduction_runs),   cmocka_unit_test(compile_and_launch),
+        cmocka_unit_test(compile_refusals), cmocka_unit_test(let_values),
+        cmocka_unit_test(rolled_loops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -159,7 +159,7 @@ typedef struct ckt_kwindow {
 typedef enum {
     CKT_OP_SET,  /* var (expr a) = expr b */
     CKT_OP_ADD,  /* var += expr b */
-    CKT_OP_LOOP, /* for var in [0, expr b) */
+    CKT_OP_LOOP, /* for var in [0, expr b); spv = 1: not unrolled (ckt_kernel_loop_rolled) */
     CKT_OP_IF,   /* if (expr b) */
     CKT_OP_END,
     CKT_OP_SYNC,
@@ -333,6 +333,11 @@ ckt_status ckt_kernel_assign(ckt_kernel *k, ckt_expr_id var, ckt_expr_id value, 
 ckt_status ckt_kernel_let(ckt_kernel *k, const char *name, ckt_expr_id value, ckt_expr_id *var,
                           ckt_error *err);
 ckt_status ckt_kernel_loop(ckt_kernel *k, ckt_expr_id trip, ckt_expr_id *var, ckt_error *err);
+/* The same loop; rolled: the GPU compilers are told not to unroll it (#pragma unroll 1), for a
+ * body whose copies would only cost compile time (iterations serialized by barriers anyway, or
+ * enough work in flight in one). Without it they decide, and unroll short constant trip counts. */
+ckt_status ckt_kernel_loop_rolled(ckt_kernel *k, ckt_expr_id trip, bool rolled, ckt_expr_id *var,
+                                  ckt_error *err);
 ckt_status ckt_kernel_if(ckt_kernel *k, ckt_expr_id cond, ckt_error *err);
 ckt_status ckt_kernel_end(ckt_kernel *k, ckt_error *err);
 ckt_status ckt_kernel_sync(ckt_kernel *k, ckt_error *err);
