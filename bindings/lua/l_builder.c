@@ -335,6 +335,19 @@ static int b_require(lua_State *L)
     return 0;
 }
 
+/* The boolean `field` of an optional options table at index t ({field = b}: no other field), or
+ * dflt when the table is absent */
+static int option_flag(lua_State *L, int t, const char *fn, const char *field, int dflt)
+{
+    if (lua_isnoneornil(L, t)) return dflt;
+    const char *const allowed[] = {field, NULL};
+    luaL_checktype(L, t, LUA_TTABLE);
+    ckt_l_check_fields(L, t, fn, allowed);
+    int v = dflt;
+    ckt_l_field_bool(L, t, fn, field, &v);
+    return v;
+}
+
 /* b:loop(trip, function(i) ... end [, {unroll = false}]): a loop with a block-uniform trip count;
  * unroll = false: the GPU compilers keep it a loop (ckt_kernel_loop_rolled) */
 static int b_loop(lua_State *L)
@@ -342,13 +355,7 @@ static int b_loop(lua_State *L)
     l_kernel *kb = ckt_lk_checkbuilder(L, "loop");
     ckt_expr_id trip = ckt_lk_toexpr(L, 2, kb, "trip count");
     luaL_checktype(L, 3, LUA_TFUNCTION);
-    int unroll = 1;
-    if (!lua_isnoneornil(L, 4)) {
-        static const char *const allowed[] = {"unroll", NULL};
-        luaL_checktype(L, 4, LUA_TTABLE);
-        ckt_l_check_fields(L, 4, "loop", allowed);
-        ckt_l_field_bool(L, 4, "loop", "unroll", &unroll);
-    }
+    int unroll = option_flag(L, 4, "loop", "unroll", 1);
     ckt_expr_id var;
     ckt_error err;
     if (ckt_kernel_loop_rolled(kb->k, trip, !unroll, &var, &err)) return ckt_l_error(L, &err);
@@ -374,13 +381,7 @@ static int b_producer(lua_State *L)
 {
     l_kernel *kb = ckt_lk_checkbuilder(L, "producer");
     luaL_checktype(L, 2, LUA_TFUNCTION);
-    int wg = 0;
-    if (!lua_isnoneornil(L, 3)) {
-        static const char *const allowed[] = {"warpgroup", NULL};
-        luaL_checktype(L, 3, LUA_TTABLE);
-        ckt_l_check_fields(L, 3, "producer", allowed);
-        ckt_l_field_bool(L, 3, "producer", "warpgroup", &wg);
-    }
+    int wg = option_flag(L, 3, "producer", "warpgroup", 0);
     ckt_error err;
     if ((wg ? ckt_kernel_producer_warpgroup : ckt_kernel_producer)(kb->k, &err))
         return ckt_l_error(L, &err);
