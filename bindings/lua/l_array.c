@@ -462,4 +462,14 @@ void ckt_l_open_array(lua_State *L)
                                        {CKT_L_MODULE, "array", l_array},
                                        {NULL, NULL, NULL}};
     ckt_l_register(L, rows);
+    ckt_l_help_add(L, "array",
+                   "ckt.array(dtype, n | shape) -> a host array, zero-filled, 64-byte aligned (f16 "
+                   "bf16 f32 f64 i8 u8 i32\n"
+                   "i64 ...). a[i], a:get(i), a:set(i, v) (0-based; stores round to nearest even, "
+                   "integers saturate);\n"
+                   "a:fill(v), a:assign{...}, a:totable(), a:random{seed=, lo=, hi=, zeros=}, "
+                   "a:poison() (NaN / -1 bytes),\n"
+                   "a:copy(), a:compare(ref [, {rtol=, atol=}]) -> ok, max error, first bad index; "
+                   "a:size(), a:shape(),\n"
+                   "a:dtype(), a:bytes(); a:close() or <close>.");
 }

@@ -494,4 +494,26 @@ void ckt_l_open_kernel(lua_State *L)
                                        {NULL, NULL, NULL}};
     ckt_l_register(L, rows);
     for (size_t i = 0; i < sizeof kernel_parts / sizeof *kernel_parts; i++) kernel_parts[i](L);
+    ckt_l_help_add(L, "kernel",
+                   "ckt.kernel{name=, block=, build=function(b) ... end} -> a kernel: build runs "
+                   "once, on a builder b, and\n"
+                   "records the kernel (name a C identifier, block its threads). In build: "
+                   "parameters b:pointer(name, dtype\n"
+                   "[, {const=, align=}]), b:size(name [, {value=, multiple_of=}]), b:scalar(name "
+                   "[, {value=}]); ids\n"
+                   "b:thread_id(), b:block_id([axis]), b:num_blocks([axis]); tensors and windows "
+                   "(help('tensor'),\n"
+                   "help('tile_window')); control b:loop(trip, function(i) end [, {unroll = "
+                   "false}]), b:when(cond, fn),\n"
+                   "b:sync(), b:let(value [, name]), b:var(init [, {lo=, hi=}]), b:assign(var, "
+                   "value), b:require(cond, msg);\n"
+                   "data b:copy(dst, src), b:blockwise_copy{src=, dst=, thread_layout=, "
+                   "vector_dim=, scalar_per_vector=},\n"
+                   "b:clear(reg, v), b:map(fn, regs...), b:reduce(reg, op), b:blockwise_gemm(a, b, "
+                   "c, traits); expressions:\n"
+                   "help('expr'). The kernel: k:source([target]), k:compile{target=, "
+                   "compile_only=, cache=, options=} ->\n"
+                   "an executable (help('executable')), k:compile_async{...}, k:signature(), "
+                   "k:name(), k:block(),\n"
+                   "k:lds_bytes(). docs/kernels.md has every builder method.");
 }

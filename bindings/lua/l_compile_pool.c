@@ -295,4 +295,10 @@ void ckt_l_open_compile_pool(lua_State *L)
     ckt_l_help_add(L, "compile_pool_threads",
                    "ckt.compile_pool_threads() -> the threads of the shared compile pool "
                    "ckt.compile_all uses");
+    ckt_l_help_add(L, "compile_future",
+                   "A compile future (what a kernel's compile_async returns): f:ready() -> true "
+                   "once the compile has "
+                   "ended; f:wait() -> the executable, or the compile's error raised (once a "
+                   "future); closed (<close>) or collected before the wait, a queued compile is "
+                   "cancelled.");
 }

@@ -269,4 +269,8 @@ void ckt_lk_open_compute(lua_State *L)
         {CKT_L_KERNEL, "broadcast", b_broadcast}, {CKT_L_KERNEL, "block_reduce", b_block_reduce},
         {CKT_L_MODULE, "sweep", l_sweep},         {NULL, NULL, NULL}};
     ckt_l_register(L, rows);
+    ckt_l_help_add(L, "sweep",
+                   "ckt.sweep(reg, fn [, {dtype=}]): fn over every value a thread holds in "
+                   "register tensor reg, a new register tensor of the results (CK Tile's "
+                   "sweep_tile; b:map(fn, reg) is the same).");
 }

@@ -278,4 +278,18 @@ void ckt_l_open_device(lua_State *L)
                                        {NULL, NULL, NULL}};
     ckt_l_register(L, rows);
     ckt_l_remember_buffer_class(L);
+    ckt_l_help_add(L, "device",
+                   "ckt.device([name]) -> a device (\"cpu\", \"cuda\", \"hip\" or a target; "
+                   "default the context's target):\n"
+                   "dev:alloc(dtype, n | shape) -> a buffer (help('buffer')), dev:stream(), "
+                   "dev:default_stream(),\n"
+                   "dev:synchronize(), dev:capture(function(s) ... end) -> a graph, "
+                   "dev:launch(binary, {...}),\n"
+                   "dev:name(), dev:target(), dev:backend(); dev:close() or <close>.");
+    ckt_l_help_add(L, "buffer",
+                   "A device buffer (dev:alloc): buf:upload(array [, {stream=}]), "
+                   "buf:download([array] [, {stream=}]),\n"
+                   "buf:copy_from(other), buf:memset(byte), buf:size(), buf:bytes(), buf:dtype(), "
+                   "buf:device(),\n"
+                   "buf:address() (for another library in the process); buf:close() or <close>.");
 }

@@ -398,4 +398,17 @@ void ckt_lk_open_executable(lua_State *L)
         lua_setfield(L, -2, *f);
     }
     lua_pop(L, 1);
+    ckt_l_help_add(L, "executable",
+                   "An executable (what a kernel's compile returns): exe:launch{grid=, stream=, "
+                   "timed=, device=, "
+                   "<param> = value, ...} checks\n"
+                   "every argument by parameter name (pointers: device buffers of the pointer's "
+                   "dtype; sizes; the kernel's\n"
+                   "launch conditions; every buffer against the bytes the launch can touch), then "
+                   "enqueues it (timed = true\n"
+                   "waits and returns the kernel's milliseconds). exe:kernel(), exe:binary(), and "
+                   "the binary's\n"
+                   "exe:resources(), exe:disassembly(), exe:code_object(), exe:log(), "
+                   "exe:target(), exe:compiler(),\n"
+                   "exe:compile_ms(), exe:from_cache(), exe:cache_status(), exe:compile_only().");
 }

@@ -369,4 +369,76 @@ void ckt_lk_open_expr(lua_State *L)
                    "ckt.exp2(x) -> 2^x: on a number, Lua's own math; on an expression, the f32 "
                    "base-2 exponential of the kernel (the GPU's hardware exp2, exp2f in C), which "
                    "softmax reaches from exp(x) by folding log2(e) into x");
+    ckt_l_help_add(
+        L, "expr",
+        "A kernel expression (ckt.expr): what b:size, b:thread_id, b:block_id, loop variables and "
+        "b:map's\n"
+        "values are. + - * / // % & | ~ << >> and unary - build new ones, meaning what Lua means "
+        "(// floors;\n"
+        "/ floors index arithmetic and divides map values as f32); x:value() is the number of a "
+        "folded constant\n"
+        "(nil otherwise).\n"
+        "Comparisons and the rest are functions, since Lua's < would give a boolean: ckt.lt le gt "
+        "ge eq ne,\n"
+        "land lor lnot, min max abs, exp exp2 log sqrt, float int, select(c, a, b), cast(x, "
+        "dtype).\n"
+        "Every one also takes plain numbers and computes in Lua, so an epilogue is its own CPU "
+        "reference.");
+    ckt_l_help_add(
+        L, "lt",
+        "ckt.lt(a, b): a < b, as a kernel expression (integers or floats; 1 or 0 where a value is "
+        "needed); on numbers, a Lua boolean. Lua's own < on expressions is refused.");
+    ckt_l_help_add(L, "le",
+                   "ckt.le(a, b): a <= b, as a kernel expression; on numbers, a Lua boolean.");
+    ckt_l_help_add(
+        L, "gt",
+        "ckt.gt(a, b): a > b (ckt.lt(b, a)), as a kernel expression; on numbers, a Lua boolean.");
+    ckt_l_help_add(
+        L, "ge",
+        "ckt.ge(a, b): a >= b (ckt.le(b, a)), as a kernel expression; on numbers, a Lua boolean.");
+    ckt_l_help_add(L, "eq",
+                   "ckt.eq(a, b): a == b, as a kernel expression; on numbers, a Lua boolean.");
+    ckt_l_help_add(L, "ne",
+                   "ckt.ne(a, b): a ~= b, as a kernel expression; on numbers, a Lua boolean.");
+    ckt_l_help_add(L, "land",
+                   "ckt.land(a, b): a and b, both nonzero (or true), as a kernel expression; on "
+                   "numbers and booleans, a Lua boolean.");
+    ckt_l_help_add(L, "lor",
+                   "ckt.lor(a, b): a or b, either nonzero (or true), as a kernel expression; on "
+                   "numbers and booleans, a Lua boolean.");
+    ckt_l_help_add(L, "lnot",
+                   "ckt.lnot(a): not a (a is zero or false), as a kernel expression; on a number "
+                   "or boolean, a Lua boolean.");
+    ckt_l_help_add(L, "min",
+                   "ckt.min(a, b): the smaller, as a kernel expression (integers or f32); on "
+                   "numbers, Lua's math.min.");
+    ckt_l_help_add(L, "max",
+                   "ckt.max(a, b): the larger, as a kernel expression (integers or f32); on "
+                   "numbers, Lua's math.max.");
+    ckt_l_help_add(L, "abs",
+                   "ckt.abs(x): |x|, as a kernel expression (an integer's wraps at the minimum, as "
+                   "Lua's math.abs); on a number, math.abs.");
+    ckt_l_help_add(L, "exp",
+                   "ckt.exp(x): e^x in f32 (the target's expf); on a number, Lua's math.exp. "
+                   "ckt.exp2 is the hardware's base-2 form.");
+    ckt_l_help_add(L, "log",
+                   "ckt.log(x): the natural logarithm in f32 (the target's logf); on a number, "
+                   "Lua's math.log.");
+    ckt_l_help_add(
+        L, "sqrt",
+        "ckt.sqrt(x): the square root in f32 (the target's sqrtf); on a number, Lua's math.sqrt.");
+    ckt_l_help_add(L, "float",
+                   "ckt.float(x): an integer expression as f32; on a number, the float of it.");
+    ckt_l_help_add(L, "int",
+                   "ckt.int(x): an f32 expression as an integer, toward zero; on a number, the "
+                   "integer toward zero.");
+    ckt_l_help_add(
+        L, "select",
+        "ckt.select(cond, a, b): a where cond is nonzero (or true), else b, as a kernel expression "
+        "(a choice of values, not a branch); on plain values, Lua's choice.");
+    ckt_l_help_add(
+        L, "cast",
+        "ckt.cast(x, dtype): an f32 value rounded through f16 or bf16 (to nearest even), or to an "
+        "integer dtype the way ckt.array stores a number (toward zero, NaN -> 0, saturating); on a "
+        "number, the value a one-element ckt.array of that dtype holds.");
 }

@@ -548,4 +548,16 @@ void ckt_lk_open_gemm(lua_State *L)
         "ckt.make_blockwise_gemm_xdl_c_local_partition(c_tile, traits) is the C tile split the "
         "same way: p:store(c_vgpr).\n"
         "HIP: MFMA builtins; CUDA: mma.sync; cpu:<gpu>: the instruction emulated lane by lane.");
+    ckt_l_help_add(L, "mma_list",
+                   "ckt.mma_list([target]) -> the names of the matrix instructions (every one, or "
+                   "those the target has); ckt.mma(name) describes one.");
+    ckt_l_help_add(
+        L, "mma_find",
+        "ckt.mma_find{target=, a=, b=, c=, m=, n=, k=} -> the matrix instruction of the target "
+        "with those operand dtypes (and shape, where given); an error names what has none.");
+    ckt_l_help_add(L, "make_blockwise_gemm_xdl_c_local_partition",
+                   "ckt.make_blockwise_gemm_xdl_c_local_partition(c_tile, traits): the C block "
+                   "tile (a window, e.g. ckt.local_tile of C) split the way blockwise_gemm's C "
+                   "registers hold it; p:store(c_vgpr) converts to the tensor's dtype (masked at "
+                   "padded edges), p:load() reads it in that distribution.");
 }

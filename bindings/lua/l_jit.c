@@ -194,4 +194,20 @@ void ckt_l_open_jit(lua_State *L)
                                        {NULL, NULL, NULL}};
     ckt_l_register(L, rows);
     CKT_L_REGISTER_ROWS(L, CKT_L_BINARY, b_accessor, accessors);
+    ckt_l_help_add(L, "compile",
+                   "ckt.compile{target=, source=, name=, options={...}, compile_only=, cache=} -> "
+                   "a binary: any HIP, CUDA\n"
+                   "or C source compiled for target (hipRTC, NVRTC or the host C compiler), "
+                   "through the disk cache unless\n"
+                   "cache = false. dev:launch(binary, {grid=, block=, params=, args=}) runs it. "
+                   "Kernels built with\n"
+                   "ckt.kernel compile with k:compile{...} instead (help('kernel')).");
+    ckt_l_help_add(
+        L, "binary",
+        "A compiled binary (ckt.compile; an executable's binary()): b:resources() (registers, "
+        "spills, LDS, scratch),\n"
+        "b:disassembly(), b:code_object(), b:log(), b:target(), b:compiler(), "
+        "b:compile_ms(), b:from_cache(),\n"
+        "b:cache_status() (\"hit\" or why it missed), b:kernel_name(), "
+        "b:compile_only(); to-be-closed.");
 }

@@ -614,4 +614,41 @@ void ckt_lk_open_tensor(lua_State *L)
                                        {CKT_L_KERNEL, "atomic_add", b_atomic_add},
                                        {NULL, NULL, NULL}};
     ckt_l_register(L, rows);
+    ckt_l_help_add(L, "tensor",
+                   "ckt.tensor(memory, dtype, layout [, opts]) in a kernel's build: memory a "
+                   "pointer parameter (global: layout a\n"
+                   "ckt.layout or {shape=, stride=} of integers and size expressions, row-major by "
+                   "default; opts.pad = true\n"
+                   "masks accesses past the shape), \"lds\" (a static, possibly swizzled, layout; "
+                   "opts.stages = n for a\n"
+                   "multi-stage ring) or \"register\" (a distribution with opts.lengths, or n "
+                   "values per thread).\n"
+                   "Methods (help('ktensor')): t:dtype(), t:memory(), t:nvalues(), t:stage(i), "
+                   "t:stages(), t:view(layout).");
+    ckt_l_help_add(
+        L, "ktensor",
+        "A kernel tensor (ckt.tensor, or the registers a window's load gives): t:dtype(), "
+        "t:memory() (\"global\",\n"
+        "\"lds\", \"register\"), t:nvalues() (values a thread holds), t:stages() and "
+        "t:stage(i) (an LDS ring's\n"
+        "stage), t:view(layout) (the same LDS elements through another layout). Windows "
+        "over it: help('tile_window').");
+    ckt_l_help_add(L, "tile_window",
+                   "ckt.tile_window(tensor, window_lengths, origin [, distribution]) -> a window "
+                   "(CK Tile's tile_window):\n"
+                   "the lengths static, the origin expressions; ckt.local_tile(tensor, tile, "
+                   "coords [, distribution]) is the\n"
+                   "window at origin coords x tile. w:load([{dist=, vector_dim=, "
+                   "scalar_per_vector=, fill=}]) -> registers,\n"
+                   "w:store(reg [, {vector_dim=, scalar_per_vector=}]), w:move(steps), "
+                   "w:lengths(), w:nvalues().\n"
+                   "Distributions: CK encodings, ckt.fragment, nested layouts, make_layout_tv or a "
+                   "(thread, value) layout;\n"
+                   "default threads row-major with 16-byte vectors along the last dim.");
+    ckt_l_help_add(
+        L, "window",
+        "A tile window (ckt.tile_window, ckt.local_tile): w:load([{dist=, vector_dim=, "
+        "scalar_per_vector=, fill=}])\n"
+        "-> a register tensor, w:store(reg [, {...}]), w:move(steps) (the origin moves by steps),\n"
+        "w:lengths(), w:nvalues() (values a thread holds).");
 }
