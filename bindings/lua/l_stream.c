@@ -298,4 +298,12 @@ void ckt_l_open_stream(lua_State *L)
         "e:query(), e1:elapsed(e2) -> ms; s:wait(e) orders s after e; buf:upload(a, {stream=s}), "
         "buf:download(a, {stream=s}); dev:capture(function(s) ... end) -> g, g:launch([stream]) "
         "replays the captured launches; s:handle() -> the native stream as an integer.");
+    ckt_l_help_add(L, "event",
+                   "An event (s:record()): e:synchronize() waits for the work before it, e:query() "
+                   "-> true once that work has ended, e1:elapsed(e2) -> the milliseconds between "
+                   "them; e:close() or <close>. help('stream').");
+    ckt_l_help_add(L, "graph",
+                   "A graph (dev:capture(function(s) ... end)): g:launch([stream]) replays the "
+                   "captured launches as one, g:launches() -> how many it holds; g:close() or "
+                   "<close>. help('stream').");
 }

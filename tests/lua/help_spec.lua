@@ -96,7 +96,7 @@ describe("help", function()
     }
     -- the kernel-side objects: a kernel (its builder is the same type), a global tensor, a window,
     -- the registers a load gives, an executable, a binary, a host array, a device, a buffer, a
-    -- compile future
+    -- compile future, an event, a graph
     local built = {}
     local k = ckt.kernel{name = "help_objects", block = 32, build = function(b)
       local X = b:pointer("X", "f32")
@@ -114,7 +114,9 @@ describe("help", function()
     objects.buffer = objects.device:alloc("f32", 4)
     objects.compile_future = k:compile_async{target = "cpu"}
     objects.compile_future:wait()
-    for _, topic in ipairs{"kernel", "ktensor", "window", "executable", "binary", "array", "device", "buffer", "compile_future"} do
+    objects.event = objects.device:default_stream():record()
+    objects.graph = objects.device:capture(function() end)
+    for _, topic in ipairs{"kernel", "ktensor", "window", "executable", "binary", "array", "device", "buffer", "compile_future", "event", "graph"} do
       assert.equal((ckt.help_text(topic)), (ckt.help_text(objects[topic])), topic .. ": help of the object's type")
     end
     local checked = 0
