@@ -299,11 +299,12 @@ void ckt_l_open_stream(lua_State *L)
         "buf:download(a, {stream=s}); dev:capture(function(s) ... end) -> g, g:launch([stream]) "
         "replays the captured launches; s:handle() -> the native stream as an integer.");
     ckt_l_help_add(L, "event",
-                   "An event (s:record()): e:synchronize() waits for the work before it, e:query() "
+                   "An event (what a stream's record returns): e:synchronize() waits for the work "
+                   "before it, e:query() "
                    "-> true once that work has ended, e1:elapsed(e2) -> the milliseconds between "
                    "them; e:close() or <close>. help('stream').");
     ckt_l_help_add(L, "graph",
-                   "A graph (dev:capture(function(s) ... end)): g:launch([stream]) replays the "
+                   "A graph (what a device's capture returns): g:launch([stream]) replays the "
                    "captured launches as one, g:launches() -> how many it holds; g:close() or "
                    "<close>. help('stream').");
 }
