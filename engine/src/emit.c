@@ -77,6 +77,34 @@ static bool periodic(const em_access *a, int64_t spv, int64_t passes, int64_t *s
 
 static void emit_op(em *e, const ckt_kop *op);
 
+/* A copy through registers whose store vectors are the load's vectors, value for value, and
+ * neither side converts: each vector can move whole (NVVM otherwise takes every vector apart into
+ * its values and puts it together again: the f16 transpose's first half, 12% of its NVRTC time).
+ * Fills slot[value] (the load vector's index in ckt_fw, -1 for values that do not start one) and
+ * returns the number of vectors, or 0 when they cannot move whole. */
+static int64_t forward_plan(const em_access *a, const em_access *b, int64_t spv, int64_t nv,
+                            int64_t *slot)
+{
+    if (spv < 2 || spv > 16 || a->t->dtype != a->r->dtype || b->t->dtype != b->r->dtype) return 0;
+    int64_t n = 0, first[CKT_K_MAX_VALUES], la[16], lb[16];
+    for (int64_t v = 0; v < nv; v++) slot[v] = first[v] = -1;
+    for (int64_t v = 0; v < nv; v++)
+        if (a->group[v] == v) {
+            ckt_em_vector_members(a, v, spv, nv, la);
+            first[la[0]] = v;
+            slot[la[0]] = n++;
+        }
+    for (int64_t v = 0; v < nv; v++)
+        if (b->group[v] == v) {
+            ckt_em_vector_members(b, v, spv, nv, lb);
+            if (first[lb[0]] < 0) return 0;
+            ckt_em_vector_members(a, first[lb[0]], spv, nv, la);
+            for (int64_t j = 0; j < spv; j++)
+                if (la[j] != lb[j]) return 0;
+        }
+    return n;
+}
+
 static bool only_user(em *e, int ld, int st, int rt)
 {
     for (int i = 0; i < ckt_kernel_nops(e->k); i++) {
@@ -92,70 +120,110 @@ static bool only_user(em *e, int ld, int st, int rt)
     return true;
 }
 
-/* Op i (a load into r), then only the origins of other windows, then a store of r: emitted as
- * the origins, then one loop over passes. Returns the number of ops emitted (0: none; emit op i
- * as usual). */
-static int emit_pass_loop(em *e, int i)
+/* A copy through registers as a loop over passes: the load (op i), the origins between (ops
+ * i+1 .. j-1), the store (op j), their accesses, vectors and pass steps, and the vectors that move
+ * whole (nfw of them, slot: forward_plan) */
+typedef struct pass_plan {
+    int j;
+    em_access a, b;
+    int64_t sa, sb, passes, n, stepa[CKT_K_MAX_RANK], stepb[CKT_K_MAX_RANK];
+    char na[300], nb[300];
+    int64_t nfw, slot[CKT_K_MAX_VALUES];
+} pass_plan;
+
+/* Op i (a load into r), then only the origins of other windows, then a store of r, the register
+ * tile used by nothing else: true and the plan where it can be a loop over passes */
+static bool plan_passes(em *e, int i, pass_plan *p)
 {
     int nops = ckt_kernel_nops(e->k), j = i + 1;
     const ckt_kop *ld = ckt_kernel_op(e->k, i);
     if (ld->kind != CKT_OP_LOAD || ld->mma_rep[2] == 1)
-        return 0; /* matrix-fragment loads have their own path (ldmatrix) */
+        return false; /* matrix-fragment loads have their own path (ldmatrix) */
     while (j < nops && ckt_kernel_op(e->k, j)->kind == CKT_OP_SET &&
            ckt_kernel_op(e->k, j)->w >= 0 && ckt_kernel_op(e->k, j)->w != ld->w)
         j++;
-    if (j >= nops) return 0;
+    if (j >= nops) return false;
     const ckt_kop *st = ckt_kernel_op(e->k, j);
-    if (st->kind != CKT_OP_STORE || ld->r != st->r || !only_user(e, i, j, ld->r)) return 0;
-    em_access a, b;
-    int64_t sa, sb;
-    char na[300], nb[300];
+    if (st->kind != CKT_OP_STORE || ld->r != st->r || !only_user(e, i, j, ld->r)) return false;
+    em_access *a = &p->a, *b = &p->b;
     ckt_error saved;
     if (e->err) saved = *e->err;
-    if (!ckt_em_access_prepare(e, ld, &a, &sa, na, sizeof na) ||
-        !ckt_em_access_prepare(e, st, &b, &sb, nb, sizeof nb)) {
+    if (!ckt_em_access_prepare(e, ld, a, &p->sa, p->na, sizeof p->na) ||
+        !ckt_em_access_prepare(e, st, b, &p->sb, p->nb, sizeof p->nb)) {
         e->st = CKT_OK; /* emit_access reports it */
         if (e->err) *e->err = saved;
-        return 0;
+        return false;
     }
-    if (a.d->nvalues != b.d->nvalues || a.d->threads != b.d->threads) return 0;
+    if (a->d->nvalues != b->d->nvalues || a->d->threads != b->d->threads) return false;
     /* Small copies stay straight-line code (their source is short and compiles fast). A pass keeps
      * at least PASS_MIN_ACCESSES vector accesses per op, so that the loop, which is not unrolled,
      * keeps that many independent memory accesses in flight per thread (8 x 16 bytes). */
     enum { LOOP_MIN_ACCESSES = 16, PASS_MIN_ACCESSES = 8 };
-    int64_t n = a.d->nvalues, passes = 0, stepa[CKT_K_MAX_RANK], stepb[CKT_K_MAX_RANK],
-            smax = sa > sb ? sa : sb;
-    if (n / smax < LOOP_MIN_ACCESSES) return 0;
-    for (int64_t p = n / smax / PASS_MIN_ACCESSES; p >= 2 && !passes; p--)
-        if (n % p == 0 && periodic(&a, sa, p, stepa) && periodic(&b, sb, p, stepb)) passes = p;
-    if (!passes) return 0;
+    int64_t n = a->d->nvalues, smax = p->sa > p->sb ? p->sa : p->sb;
+    p->passes = 0;
+    if (n / smax < LOOP_MIN_ACCESSES) return false;
+    for (int64_t q = n / smax / PASS_MIN_ACCESSES; q >= 2 && !p->passes; q--)
+        if (n % q == 0 && periodic(a, p->sa, q, p->stepa) && periodic(b, p->sb, q, p->stepb))
+            p->passes = q;
+    if (!p->passes) return false;
     /* the vector plans must still hold with the pass step in the index variables */
     char why[256];
-    ckt_em_pass_index_vars(e, &a, passes, stepa);
-    ckt_em_pass_index_vars(e, &b, passes, stepb);
-    if ((sa > 1 && ckt_em_vector_blocker(e, &a, sa, why, sizeof why)) ||
-        (sb > 1 && ckt_em_vector_blocker(e, &b, sb, why, sizeof why)))
-        return 0;
-    for (int k = i + 1; k < j; k++)
+    ckt_em_pass_index_vars(e, a, p->passes, p->stepa);
+    ckt_em_pass_index_vars(e, b, p->passes, p->stepb);
+    if ((p->sa > 1 && ckt_em_vector_blocker(e, a, p->sa, why, sizeof why)) ||
+        (p->sb > 1 && ckt_em_vector_blocker(e, b, p->sb, why, sizeof why)))
+        return false;
+    p->j = j;
+    p->n = n;
+    p->nfw = p->sa == p->sb ? forward_plan(a, b, p->sa, n / p->passes, p->slot) : 0;
+    return true;
+}
+
+/* The copy of plan_passes emitted as the origins, then one loop over passes. Returns the number
+ * of ops emitted (0: none; emit op i as usual). */
+static int emit_pass_loop(em *e, int i)
+{
+    pass_plan p;
+    if (!plan_passes(e, i, &p)) return 0;
+    const ckt_kop *ld = ckt_kernel_op(e->k, i), *st = ckt_kernel_op(e->k, p.j);
+    for (int k = i + 1; k < p.j; k++)
         emit_op(e, ckt_kernel_op(e->k, k)); /* origins the store's window needs */
     ckt_em_thread_open(e);
-    ckt_em_access_comments(e, ld, &a, sa, na);
-    ckt_em_access_comments(e, st, &b, sb, nb);
+    ckt_em_access_comments(e, ld, &p.a, p.sa, p.na);
+    ckt_em_access_comments(e, st, &p.b, p.sb, p.nb);
     ckt_em_line(
         e,
         "/*   as %lld passes of %lld values (the same sub-block %lld times: a loop, not unrolled "
         "code) */",
-        (long long)passes, (long long)(n / passes), (long long)passes);
+        (long long)p.passes, (long long)(p.n / p.passes), (long long)p.passes);
     /* GPU compilers would unroll the passes again (NVRTC does: 1.5x the compile time); a pass
      * already has PASS_MIN_ACCESSES accesses in flight. The C dialect's compiler decides itself. */
     if (e->dl->no_unroll) ckt_em_line(e, "%s", e->dl->no_unroll);
-    ckt_em_line(e, "for (int it = 0; it < %lld; ++it) {", (long long)passes);
+    ckt_em_line(e, "for (int it = 0; it < %lld; ++it) {", (long long)p.passes);
     e->ind++;
-    ckt_em_access_body(e, ld, &a, sa, n / passes, stepa);
-    if (!e->st) ckt_em_access_body(e, st, &b, sb, n / passes, stepb);
+    if (p.nfw) {
+        ckt_em_line(e, "ckt_v%lld ckt_fw[%lld]; /* the pass's vectors, stored as loaded */",
+                    (long long)(p.sa * p.a.esz), (long long)p.nfw);
+        e->fw_slot = p.slot;
+    }
+    ckt_em_access_body(e, ld, &p.a, p.sa, p.n / p.passes, p.stepa);
+    if (!e->st) ckt_em_access_body(e, st, &p.b, p.sb, p.n / p.passes, p.stepb);
+    e->fw_slot = NULL;
     e->ind--;
     ckt_em_line(e, "}");
-    return j - i + 1;
+    return p.j - i + 1;
+}
+
+/* A register tile that only a pass loop's copy uses, all of it moving as whole vectors: nothing
+ * reads or writes its values, so it is not declared */
+static bool only_forwarded(em *e, int reg)
+{
+    pass_plan p;
+    for (int i = 0; i < ckt_kernel_nops(e->k); i++) {
+        const ckt_kop *op = ckt_kernel_op(e->k, i);
+        if (op->kind == CKT_OP_LOAD && op->r == reg) return plan_passes(e, i, &p) && p.nfw > 0;
+    }
+    return false;
 }
 
 /* ---------------------------------------------------------------- kernel */
@@ -195,7 +263,7 @@ static void declare(em *e)
                         "vectors of the matrix instruction's %lld C values */",
                         w, t->name, t->name, (long long)t->nvalues / w, (long long)t->nvalues,
                         (long long)t->nvalues / w, w);
-        } else if (t->mem == CKT_MEM_REG) {
+        } else if (t->mem == CKT_MEM_REG && !only_forwarded(e, i)) {
             ckt_emit_out o = ckt_em_out(e);
             e->dl->frame->declare_regs(&o, t, e->block);
         } else if (t->mem == CKT_MEM_LDS) {

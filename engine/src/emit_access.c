@@ -1079,6 +1079,43 @@ void ckt_em_access_comments(em *e, const ckt_kop *op, const em_access *a, int64_
 
 /* The statements of a load or store for values 0..nv-1: all of them, or one pass of a pass loop
  * whose counter `it` moves the index variables by step[d] per pass (step NULL: no loop). */
+/* a vector of a pass loop's copy moved whole: loaded into (or stored from) slot s of ckt_fw; a
+ * masked load fills the slot's values instead */
+static void forward_vector(em *e, bool load, const char *ptr, const char *off, const char *mask,
+                           int64_t bytes, const char *fld, int64_t spv, const char *fill, int64_t s)
+{
+    if (!load) {
+        if (mask)
+            ckt_em_line(e, "if (%s) CKT_ST%lld(%s + (%s), ckt_fw[%lld]);", mask, (long long)bytes,
+                        ptr, off, (long long)s);
+        else
+            ckt_em_line(e, "CKT_ST%lld(%s + (%s), ckt_fw[%lld]);", (long long)bytes, ptr, off,
+                        (long long)s);
+        return;
+    }
+    if (!mask) {
+        ckt_em_line(e, "CKT_LD%lld(ckt_fw[%lld], %s + (%s));", (long long)bytes, (long long)s, ptr,
+                    off);
+        return;
+    }
+    ckt_em_line(e, "if (%s) CKT_LD%lld(ckt_fw[%lld], %s + (%s));", mask, (long long)bytes,
+                (long long)s, ptr, off);
+    ckt_em_line(e, "else for (int ckt_q = 0; ckt_q < %lld; ++ckt_q) ckt_fw[%lld].%s[ckt_q] = %s;",
+                (long long)spv, (long long)s, fld, fill);
+}
+
+void ckt_em_vector_members(const em_access *a, int64_t v, int64_t spv, int64_t nv, int64_t *members)
+{
+    for (int64_t u = 0; u < nv; u++)
+        if (u == v || (a->group[u] < 0 && spv > 1)) {
+            /* members of this vector: values whose run starts at v */
+            bool mine = true;
+            for (int rr = 0; rr < a->rank && mine && u != v; rr++)
+                mine = a->d->vcoord[u][rr] == a->d->vcoord[v][rr] + (rr == a->vd ? a->order[u] : 0);
+            if (mine) members[a->order[u]] = u;
+        }
+}
+
 void ckt_em_access_body(em *e, const ckt_kop *op, em_access *a, int64_t spv, int64_t nv,
                         const int64_t *step)
 {
@@ -1156,20 +1193,11 @@ void ckt_em_access_body(em *e, const ckt_kop *op, em_access *a, int64_t spv, int
             return;
         }
         int64_t members[16];
-        for (int64_t u = 0; u < nv; u++)
-            if (u == v || (a->group[u] < 0 && spv > 1)) {
-                /* members of this vector: values whose run starts at v */
-                bool mine = u == v;
-                if (!mine) {
-                    bool same = true;
-                    for (int rr = 0; rr < a->rank; rr++)
-                        same = same && a->d->vcoord[u][rr] ==
-                                           a->d->vcoord[v][rr] + (rr == a->vd ? a->order[u] : 0);
-                    mine = same;
-                }
-                if (mine) members[a->order[u]] = u;
-            }
-        if (spv == 1) {
+        ckt_em_vector_members(a, v, spv, nv, members);
+        if (spv > 1 && e->fw_slot) {
+            forward_vector(e, load, ptr, os, masked ? ms : NULL, bytes, fld, spv, fill,
+                           e->fw_slot[members[0]]);
+        } else if (spv == 1) {
             ckt_em_reg(e, a->r, v, r, sizeof r);
             if (load) {
                 if (masked)

@@ -41,6 +41,10 @@ typedef struct em {
     ckt_status st;
     em_reg_form forms[CKT_EM_MAX_FORMS]; /* (ckt_em_find_reg_forms) */
     int nforms;
+    /* a pass loop's copy through registers whose stores take the loads' vectors whole: register
+     * value -> the slot of ckt_fw holding its vector (ckt_em_access_body moves vectors, not
+     * values); NULL elsewhere */
+    const int64_t *fw_slot;
 } em;
 
 /* ---- emit_walk.c */
@@ -99,6 +103,9 @@ ckt_status ckt_em_access_init(em *e, em_access *a, int w, int dist, int vector_d
                               const char *prefix);
 void ckt_em_declare_coords(em *e, const em_access *a, const char *prefix);
 void ckt_em_pass_index_vars(em *e, em_access *a, int64_t passes, const int64_t *step);
+/* the values of the vector whose first value is v, by position (members[0] = v) */
+void ckt_em_vector_members(const em_access *a, int64_t v, int64_t spv, int64_t nv,
+                           int64_t *members);
 bool ckt_em_access_prepare(em *e, const ckt_kop *op, em_access *a, int64_t *spv, char *note,
                            size_t cap);
 void ckt_em_access_comments(em *e, const ckt_kop *op, const em_access *a, int64_t spv,

@@ -95,7 +95,10 @@ describe("library kernels on the CPU target", function()
     local _, loops = src:gsub("as 4 passes of 64 values", "")
     assert.are.equal(2, loops, "global -> LDS and LDS -> global should be loops of 4 passes")
     local _, loads = src:gsub("CKT_LD16%(v, [^p]", "")
-    assert.are.equal(8 + 8, loads) -- one pass of each step, not 32 + 32
+    local _, whole = src:gsub("CKT_LD16%(ckt_fw%[%d%], [^p]", "")
+    assert.are.equal(8, loads) -- one pass of each step, not 32 + 32: LDS -> global's values
+    assert.are.equal(8, whole) -- global -> LDS stores the vectors as loaded: they move whole
+    assert.truthy(src:find("ckt_v16 ckt_fw[8]; /* the pass's vectors, stored as loaded */", 1, true))
     local M, N = 2 * 256, 3 * 128
     local x = ckt.array("f16", {M, N}):random{seed = 11}
     exact(run(k:compile{target = "cpu"}, {grid = grid(M, N), M = M, N = N}, {X = x}, "Y", ckt.array("f16", {N, M})), tr.reference(x, M, N))
@@ -104,12 +107,35 @@ describe("library kernels on the CPU target", function()
     -- masked edge tiles inside a pass loop: sizes that divide neither the tile nor a pass
     local kc, gc = copy.build{dtype = "f32", tile = {64, 256}, block = 64, pad = true}
     assert.truthy(kc:source("cpu"):find("passes of", 1, true))
+    assert.truthy(kc:source("cpu"):find("else for (int ckt_q = 0; ckt_q < 4; ++ckt_q) ckt_fw[0].f32[ckt_q] = 0", 1, true))
     local Mc, Nc = 150, 1000
     local xc = ckt.array("f32", {Mc, Nc}):random{seed = 12, lo = -50, hi = 50}
     exact(run(kc:compile{target = "cpu"}, {grid = gc(Mc, Nc), M = Mc, N = Nc}, {X = xc}, "Y", ckt.array("f32", {Mc, Nc})), xc)
     -- small accesses stay straight-line code (the library's copy, the f32 transposes)
     assert.falsy(copy.build{dtype = "f32"}:source("cpu"):find("passes of", 1, true))
     assert.falsy(tr.build{dtype = "f32", target = "sm_90"}:source("sm_90"):find("passes of", 1, true))
+  end)
+
+  it("pass loops move vectors whole only where the store takes the load's vectors unconverted", function()
+    -- f16 in, f32 out: the store converts each value, so the pass keeps them in registers
+    local function widen(out)
+      return ckt.kernel{name = "widen", block = 64, build = function(b)
+        local X, Y = b:pointer("X", "f16", {const = true}), b:pointer("Y", out)
+        local M = b:size("M")
+        local gx = ckt.tensor(X, "f16", {shape = {M, 256}}, {pad = true})
+        local gy = ckt.tensor(Y, out, {shape = {M, 256}}, {pad = true})
+        ckt.local_tile(gy, {64, 256}, {b:block_id(), 0}):store(ckt.local_tile(gx, {64, 256}, {b:block_id(), 0}):load())
+      end}
+    end
+    local conv, same = widen("f32"):source("cpu"), widen("f16"):source("cpu")
+    assert.truthy(conv:find("passes of", 1, true)); assert.falsy(conv:find("ckt_fw", 1, true))
+    assert.truthy(same:find("passes of", 1, true)); assert.truthy(same:find("ckt_fw", 1, true))
+    local M = 150 -- masked rows in the last block
+    local x = ckt.array("f16", {M, 256}):random{seed = 13, lo = -8, hi = 8}
+    for _, out in ipairs{"f32", "f16"} do
+      local y = run(widen(out):compile{target = "cpu"}, {grid = 3, M = M}, {X = x}, "Y", ckt.array(out, {M, 256}))
+      for i = 0, M * 256 - 1 do assert.equal(x[i], y[i]) end
+    end
   end)
 
   it("transpose refuses tiles and blocks that do not fit together", function()
