@@ -161,22 +161,39 @@ static bool plan_passes(em *e, int i, pass_plan *p)
     enum { LOOP_MIN_ACCESSES = 16, PASS_MIN_ACCESSES = 8 };
     int64_t n = a->d->nvalues, smax = p->sa > p->sb ? p->sa : p->sb;
     p->passes = 0;
-    if (n / smax < LOOP_MIN_ACCESSES) return false;
     for (int64_t q = n / smax / PASS_MIN_ACCESSES; q >= 2 && !p->passes; q--)
-        if (n % q == 0 && periodic(a, p->sa, q, p->stepa) && periodic(b, p->sb, q, p->stepb))
+        if (n / smax >= LOOP_MIN_ACCESSES && n % q == 0 && periodic(a, p->sa, q, p->stepa) &&
+            periodic(b, p->sb, q, p->stepb))
             p->passes = q;
-    if (!p->passes) return false;
-    /* the vector plans must still hold with the pass step in the index variables */
-    char why[256];
-    ckt_em_pass_index_vars(e, a, p->passes, p->stepa);
-    ckt_em_pass_index_vars(e, b, p->passes, p->stepb);
-    if ((p->sa > 1 && ckt_em_vector_blocker(e, a, p->sa, why, sizeof why)) ||
-        (p->sb > 1 && ckt_em_vector_blocker(e, b, p->sb, why, sizeof why)))
-        return false;
+    if (p->passes) {
+        /* the vector plans must still hold with the pass step in the index variables */
+        char why[256];
+        ckt_em_pass_index_vars(e, a, p->passes, p->stepa);
+        ckt_em_pass_index_vars(e, b, p->passes, p->stepb);
+        if ((p->sa > 1 && ckt_em_vector_blocker(e, a, p->sa, why, sizeof why)) ||
+            (p->sb > 1 && ckt_em_vector_blocker(e, b, p->sb, why, sizeof why)))
+            p->passes = 0;
+    }
+    if (!p->passes) p->passes = 1; /* straight-line code: a plan only where vectors move whole */
     p->j = j;
     p->n = n;
     p->nfw = p->sa == p->sb ? forward_plan(a, b, p->sa, n / p->passes, p->slot) : 0;
-    return true;
+    return p->passes > 1 || p->nfw > 0;
+}
+
+/* A pass of the copy (the whole copy in straight-line code: no steps), its vectors moving whole
+ * where they can */
+static void forwarded_copy(em *e, pass_plan *p, const ckt_kop *ld, const ckt_kop *st,
+                           const int64_t *stepa, const int64_t *stepb)
+{
+    if (p->nfw) {
+        ckt_em_line(e, "ckt_v%lld ckt_fw[%lld]; /* the %s vectors, stored as loaded */",
+                    (long long)(p->sa * p->a.esz), (long long)p->nfw, stepa ? "pass's" : "copy's");
+        e->fw_slot = p->slot;
+    }
+    ckt_em_access_body(e, ld, &p->a, p->sa, p->n / p->passes, stepa);
+    if (!e->st) ckt_em_access_body(e, st, &p->b, p->sb, p->n / p->passes, stepb);
+    e->fw_slot = NULL;
 }
 
 /* The copy of plan_passes emitted as the origins, then one loop over passes. Returns the number
@@ -191,6 +208,14 @@ static int emit_pass_loop(em *e, int i)
     ckt_em_thread_open(e);
     ckt_em_access_comments(e, ld, &p.a, p.sa, p.na);
     ckt_em_access_comments(e, st, &p.b, p.sb, p.nb);
+    if (p.passes == 1) { /* straight-line: only the vectors moving whole */
+        ckt_em_line(e, "{");
+        e->ind++;
+        forwarded_copy(e, &p, ld, st, NULL, NULL);
+        e->ind--;
+        ckt_em_line(e, "}");
+        return p.j - i + 1;
+    }
     ckt_em_line(
         e,
         "/*   as %lld passes of %lld values (the same sub-block %lld times: a loop, not unrolled "
@@ -201,14 +226,7 @@ static int emit_pass_loop(em *e, int i)
     if (e->dl->no_unroll) ckt_em_line(e, "%s", e->dl->no_unroll);
     ckt_em_line(e, "for (int it = 0; it < %lld; ++it) {", (long long)p.passes);
     e->ind++;
-    if (p.nfw) {
-        ckt_em_line(e, "ckt_v%lld ckt_fw[%lld]; /* the pass's vectors, stored as loaded */",
-                    (long long)(p.sa * p.a.esz), (long long)p.nfw);
-        e->fw_slot = p.slot;
-    }
-    ckt_em_access_body(e, ld, &p.a, p.sa, p.n / p.passes, p.stepa);
-    if (!e->st) ckt_em_access_body(e, st, &p.b, p.sb, p.n / p.passes, p.stepb);
-    e->fw_slot = NULL;
+    forwarded_copy(e, &p, ld, st, p.stepa, p.stepb);
     e->ind--;
     ckt_em_line(e, "}");
     return p.j - i + 1;

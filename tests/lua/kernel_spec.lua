@@ -113,7 +113,12 @@ describe("library kernels on the CPU target", function()
     exact(run(kc:compile{target = "cpu"}, {grid = gc(Mc, Nc), M = Mc, N = Nc}, {X = xc}, "Y", ckt.array("f32", {Mc, Nc})), xc)
     -- small accesses stay straight-line code (the library's copy, the f32 transposes)
     assert.falsy(copy.build{dtype = "f32"}:source("cpu"):find("passes of", 1, true))
-    assert.falsy(tr.build{dtype = "f32", target = "sm_90"}:source("sm_90"):find("passes of", 1, true))
+    local t32 = tr.build{dtype = "f32", target = "sm_90"}:source("sm_90")
+    assert.falsy(t32:find("passes of", 1, true))
+    -- (whose global -> LDS half still moves its vectors whole, and declares no registers for them)
+    assert.truthy(t32:find("ckt_v16 ckt_fw[8]; /* the copy's vectors, stored as loaded */", 1, true))
+    local _, regs = t32:gsub("/%* registers %*/", "")
+    assert.are.equal(1, regs) -- the LDS -> global half's, which it transposes value by value
   end)
 
   it("pass loops move vectors whole only where the store takes the load's vectors unconverted", function()
