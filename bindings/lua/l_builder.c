@@ -450,8 +450,14 @@ static int b_block_order(lua_State *L)
         ckt_expr_id per_group = ckt_expr_mulc(ex, n, group);
         ckt_expr_id first =
             ckt_expr_mulc(ex, ckt_expr_binary(ex, CKT_E_DIV, pid, per_group), group);
-        ckt_expr_id rows = ckt_expr_binary(ex, CKT_E_MIN, ckt_expr_binary(ex, CKT_E_SUB, m, first),
-                                           ckt_expr_int(ex, group));
+        /* the tile rows of this group; at least 1, which a real tile's group has anyway (first <
+         * m), so that a block past the tiles lands past them too, never at a negative row or
+         * column: the range analysis then knows both are >= 0, and masks need no lower bound */
+        ckt_expr_id rows =
+            ckt_expr_binary(ex, CKT_E_MAX,
+                            ckt_expr_binary(ex, CKT_E_MIN, ckt_expr_binary(ex, CKT_E_SUB, m, first),
+                                            ckt_expr_int(ex, group)),
+                            ckt_expr_int(ex, 1));
         ckt_expr_id in_group = ckt_expr_binary(ex, CKT_E_MOD, pid, per_group);
         tm = ckt_expr_add(ex, first, ckt_expr_binary(ex, CKT_E_MOD, in_group, rows));
         tn = ckt_expr_binary(ex, CKT_E_DIV, in_group, rows);

@@ -100,6 +100,27 @@ describe("block_order", function()
       b:block_order{tiles = {4, 4}, id = b:block_id() * 2 + 1}
     end}
   end)
+  it("grouped coordinates are never negative: padded windows mask only their upper edges, and blocks past the tiles write nothing", function()
+    -- tiles of 4 x 8 elements over M x N, grouped by 3 tile rows; the window adds 1 where it lands
+    local k = ckt.kernel{name = "grouped_pad", block = 32, build = function(b)
+      local Y = b:pointer("Y", "i32")
+      local M, N = b:size("M"), b:size("N")
+      local tm, tn = b:block_order{tiles = {(M + 3) // 4, (N + 7) // 8}, order = "grouped", group = 3}
+      local t = ckt.tensor(Y, "i32", {shape = {M, N}}, {pad = true})
+      local w = ckt.tile_window(t, {4, 8}, {tm * 4, tn * 8})
+      w:store(b:map(function(x) return x + 1 end, w:load()))
+    end}
+    local src = k:source("cpu")
+    assert.falsy(src:find("(0 <= ", 1, true), "a lower-bound check in the masks")
+    local M, N = 13, 21 -- 4 x 3 tiles, the last row and column of them partial
+    local exe = k:compile{target = "cpu"}
+    local y = dev:alloc("i32", M * N)
+    y:upload(ckt.array("i32", {M * N}))
+    exe:launch{grid = 4 * 3 + 7, Y = y, M = M, N = N} -- 7 blocks past the tiles
+    local out = ckt.array("i32", {M * N})
+    y:download(out)
+    for i = 0, M * N - 1 do assert.equal(1, out[i], "element " .. i) end
+  end)
 end)
 
 describe("asynchronous copies", function()
