@@ -397,13 +397,12 @@ static int b_sync(lua_State *L)
 }
 
 /* b:block_order{tiles={m, n}, order="row"|"col"|"grouped", group=, id=} -> tile coordinates of
- * tile number id (default: this block's id x) over m*n tiles. "grouped" walks `group` tile rows at
- * a time down a column of groups (the L2-friendly order of CK's / Triton's grouped GEMM schedules).
- */
+ * tile number id (default: this block's id x) over m*n tiles (ckt_kernel_block_order) */
 static int b_block_order(lua_State *L)
 {
     static const char *const fn = "block_order";
     static const char *const allowed[] = {"tiles", "order", "group", "id", NULL};
+    static const char *const orders[] = {"row", "col", "grouped", NULL};
     l_kernel *kb = ckt_lk_checkbuilder(L, fn);
     ckt_l_check_fields(L, 2, fn, allowed);
     if (lua_getfield(L, 2, "tiles") != LUA_TTABLE || luaL_len(L, -1) != 2)
@@ -411,60 +410,24 @@ static int b_block_order(lua_State *L)
     lua_geti(L, -1, 1);
     lua_geti(L, -2, 2);
     ckt_expr_id m = ckt_lk_toexpr(L, -2, kb, "block_order: tiles[1]"),
-                n = ckt_lk_toexpr(L, -1, kb, "block_order: tiles[2]");
+                n = ckt_lk_toexpr(L, -1, kb, "block_order: tiles[2]"), id = CKT_EXPR_NONE;
     lua_pop(L, 3);
-    if (!ckt_expr_uniform(ckt_kernel_exprs(kb->k), m) ||
-        !ckt_expr_uniform(ckt_kernel_exprs(kb->k), n))
-        return ckt_l_argerror(L, 2,
-                              "field 'tiles' must be the same for every thread of the block, "
-                              "got an expression of the thread id");
     const char *order = "row";
     int64_t group = 8;
     ckt_l_field_string(L, 2, fn, "order", &order);
     ckt_l_field_int(L, 2, fn, "group", &group);
-    /* the grouped order multiplies the tile count by group, in 64 bits: bounded like a grid
-     * dimension (more tile rows than a grid has blocks mean nothing), and the product is checked
-     * where the expression is built */
-    if (group < 1 || group > INT32_MAX)
-        return ckt_l_argerror(L, 2, "field 'group' must be in 1..%d, got %lld", INT32_MAX,
-                              (long long)group);
-    ckt_expr_pool *ex = ckt_kernel_exprs(kb->k);
-    ckt_expr_id pid = ckt_expr_bid(ex, 0), tm, tn;
-    if (lua_getfield(L, 2, "id") !=
-        LUA_TNIL) { /* a tile number other than the block's (persistent) */
-        pid = ckt_lk_toexpr(L, -1, kb, "block_order: id");
-        if (!ckt_expr_uniform(ex, pid))
-            return ckt_l_argerror(L, 2,
-                                  "field 'id' must be the same for every thread of the block (a "
-                                  "tile number over block ids, sizes and loop counters), got an "
-                                  "expression of the thread id");
-    }
-    lua_pop(L, 1);
-    if (!strcmp(order, "row")) {
-        tm = ckt_expr_binary(ex, CKT_E_DIV, pid, n);
-        tn = ckt_expr_binary(ex, CKT_E_MOD, pid, n);
-    } else if (!strcmp(order, "col")) {
-        tm = ckt_expr_binary(ex, CKT_E_MOD, pid, m);
-        tn = ckt_expr_binary(ex, CKT_E_DIV, pid, m);
-    } else if (!strcmp(order, "grouped")) {
-        ckt_expr_id per_group = ckt_expr_mulc(ex, n, group);
-        ckt_expr_id first =
-            ckt_expr_mulc(ex, ckt_expr_binary(ex, CKT_E_DIV, pid, per_group), group);
-        /* the tile rows of this group; at least 1, which a real tile's group has anyway (first <
-         * m), so that a block past the tiles lands past them too, never at a negative row or
-         * column: the range analysis then knows both are >= 0, and masks need no lower bound */
-        ckt_expr_id rows =
-            ckt_expr_binary(ex, CKT_E_MAX,
-                            ckt_expr_binary(ex, CKT_E_MIN, ckt_expr_binary(ex, CKT_E_SUB, m, first),
-                                            ckt_expr_int(ex, group)),
-                            ckt_expr_int(ex, 1));
-        ckt_expr_id in_group = ckt_expr_binary(ex, CKT_E_MOD, pid, per_group);
-        tm = ckt_expr_add(ex, first, ckt_expr_binary(ex, CKT_E_MOD, in_group, rows));
-        tn = ckt_expr_binary(ex, CKT_E_DIV, in_group, rows);
-    } else {
+    int o = 0;
+    while (orders[o] && strcmp(orders[o], order)) o++;
+    if (!orders[o])
         return ckt_l_errorf(L, "block_order: order '%s' is not row, col or grouped", order);
-    }
-    ckt_lk_check_pool(L, kb);
+    if (lua_getfield(L, 2, "id") !=
+        LUA_TNIL) /* a tile number other than the block's (persistent) */
+        id = ckt_lk_toexpr(L, -1, kb, "block_order: id");
+    lua_pop(L, 1);
+    ckt_expr_id tm, tn;
+    ckt_error err;
+    if (ckt_kernel_block_order(kb->k, m, n, (ckt_block_order)o, group, id, &tm, &tn, &err))
+        return ckt_l_error(L, &err);
     ckt_lk_push_expr(L, kb, 1, tm);
     ckt_lk_push_expr(L, kb, 1, tn);
     return 2;

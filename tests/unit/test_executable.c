@@ -293,12 +293,78 @@ static void rolled_loops(void **state)
     REFUSED(ckt_kernel_loop_rolled(NULL, 0, true, &i, &err), CKT_EINVAL, "NULL");
 }
 
+/* ckt_kernel_block_order: each order visits every tile of an m x n grid once, tile numbers past
+ * them land past them (never at a negative coordinate, whatever the grouping), and bad arguments
+ * are refused naming them */
+static void block_orders(void **state)
+{
+    (void)state;
+    ckt_error err;
+    ckt_kernel *k;
+    assert_int_equal(ckt_kernel_create("orders", 32, &k, &err), CKT_OK);
+    ckt_expr_pool *ex = ckt_kernel_exprs(k);
+    const int64_t M = 7, N = 5;
+    const ckt_block_order orders[] = {CKT_ORDER_ROW, CKT_ORDER_COL, CKT_ORDER_GROUPED};
+    const int64_t groups[] = {1, 3, 8};
+    for (int o = 0; o < 3; o++)
+        for (int g = 0; g < 3; g++) {
+            ckt_expr_id tm, tn;
+            assert_int_equal(ckt_kernel_block_order(k, ckt_expr_int(ex, M), ckt_expr_int(ex, N),
+                                                    orders[o], groups[g], CKT_EXPR_NONE, &tm, &tn,
+                                                    &err),
+                             CKT_OK);
+            int seen[7 * 5] = {0};
+            for (int64_t id = 0; id < M * N + 9; id++) {
+                ckt_expr_env env = {0};
+                env.bid[0] = id;
+                int64_t r, c;
+                assert_int_equal(ckt_expr_eval_int(ex, tm, &env, &r, &err), CKT_OK);
+                assert_int_equal(ckt_expr_eval_int(ex, tn, &env, &c, &err), CKT_OK);
+                assert_true(r >= 0 && c >= 0);
+                if (id < M * N) {
+                    assert_true(r < M && c < N);
+                    seen[r * N + c]++;
+                } else {
+                    assert_true(r >= M || c >= N);
+                }
+            }
+            for (int i = 0; i < M * N; i++) assert_int_equal(seen[i], 1);
+        }
+    ckt_expr_id tm, tn, four = ckt_expr_int(ex, 4);
+    REFUSED(
+        ckt_kernel_block_order(NULL, four, four, CKT_ORDER_ROW, 8, CKT_EXPR_NONE, &tm, &tn, &err),
+        CKT_EINVAL, "NULL kernel");
+    REFUSED(ckt_kernel_block_order(k, four, four, CKT_ORDER_ROW, 8, CKT_EXPR_NONE, NULL, &tn, &err),
+            CKT_EINVAL, "NULL result");
+    REFUSED(ckt_kernel_block_order(k, ckt_expr_tid(ex), four, CKT_ORDER_ROW, 8, CKT_EXPR_NONE, &tm,
+                                   &tn, &err),
+            CKT_EINVAL, "'tiles' must be the same for every thread");
+    REFUSED(ckt_kernel_block_order(k, ckt_expr_float(ex, 2.0f), four, CKT_ORDER_ROW, 8,
+                                   CKT_EXPR_NONE, &tm, &tn, &err),
+            CKT_EINVAL, "'tiles' must be integer expressions");
+    REFUSED(
+        ckt_kernel_block_order(k, four, four, CKT_ORDER_ROW, 8, ckt_expr_tid(ex), &tm, &tn, &err),
+        CKT_EINVAL, "'id' must be the same for every thread");
+    REFUSED(ckt_kernel_block_order(k, four, four, CKT_ORDER_ROW, 8, 123456789, &tm, &tn, &err),
+            CKT_EINVAL, "'id' must be an integer expression");
+    REFUSED(
+        ckt_kernel_block_order(k, four, four, CKT_ORDER_GROUPED, 0, CKT_EXPR_NONE, &tm, &tn, &err),
+        CKT_EINVAL, "'group' must be in 1..2147483647, got 0");
+    REFUSED(ckt_kernel_block_order(k, four, four, CKT_ORDER_GROUPED, (int64_t)1 << 40,
+                                   CKT_EXPR_NONE, &tm, &tn, &err),
+            CKT_EINVAL, "'group'");
+    REFUSED(
+        ckt_kernel_block_order(k, four, four, (ckt_block_order)7, 8, CKT_EXPR_NONE, &tm, &tn, &err),
+        CKT_EINVAL, "order 7 is not row, col or grouped");
+    ckt_kernel_destroy(k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(reduction_runs),   cmocka_unit_test(compile_and_launch),
         cmocka_unit_test(compile_refusals), cmocka_unit_test(let_values),
-        cmocka_unit_test(rolled_loops),
+        cmocka_unit_test(rolled_loops),     cmocka_unit_test(block_orders),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -333,6 +333,14 @@ ckt_status ckt_kernel_assign(ckt_kernel *k, ckt_expr_id var, ckt_expr_id value, 
 ckt_status ckt_kernel_let(ckt_kernel *k, const char *name, ckt_expr_id value, ckt_expr_id *var,
                           ckt_error *err);
 ckt_status ckt_kernel_loop(ckt_kernel *k, ckt_expr_id trip, ckt_expr_id *var, ckt_error *err);
+/* The tile (*tm, *tn) that tile number id (CKT_EXPR_NONE: the block id along x) takes of m x n
+ * tiles: row-major, column-major, or grouped (`group` tile rows, 1..2^31-1, at a time down a
+ * column of groups: CK's and Triton's L2-friendly order). m, n and id block-uniform integer
+ * expressions; a tile number past the tiles gives coordinates past them (never negative). */
+typedef enum { CKT_ORDER_ROW, CKT_ORDER_COL, CKT_ORDER_GROUPED } ckt_block_order;
+ckt_status ckt_kernel_block_order(ckt_kernel *k, ckt_expr_id m, ckt_expr_id n,
+                                  ckt_block_order order, int64_t group, ckt_expr_id id,
+                                  ckt_expr_id *tm, ckt_expr_id *tn, ckt_error *err);
 /* The same loop; rolled: the GPU compilers are told not to unroll it (#pragma unroll 1), for a
  * body whose copies would only cost compile time (iterations serialized by barriers anyway, or
  * enough work in flight in one). Without it they decide, and unroll short constant trip counts. */
