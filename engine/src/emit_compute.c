@@ -20,17 +20,39 @@ void ckt_em_clear(em *e, const ckt_kop *op)
         ckt_em_line(e, "%s = %s;", ckt_em_reg(e, t, v, r, sizeof r), lit);
 }
 
-/* "(<thread part> + c)": the coordinate along dimension r of value v of the calling thread in
- * d's tile (ckt_dist: the thread's digits times their coefficients, plus the value's own) */
-static void value_coord(const ckt_dist *d, int r, int64_t v, char *buf, size_t cap)
+/* Digit i of the thread id, "(tid / div % mod)" without the parts that change nothing: a
+ * division by 1, a remainder that the block's threads never reach */
+static size_t thread_digit(const ckt_dist *d, int i, int64_t block, char *buf, size_t cap)
 {
-    size_t n = (size_t)snprintf(buf, cap, "((ckt_i64)%lld", (long long)d->vcoord[v][r]);
-    for (int i = 0; i < d->ndigits && n < cap; i++)
-        if (d->coef[i][r])
-            n += (size_t)snprintf(buf + n, cap - n, " + ((ckt_i64)tid / %lld %% %lld) * %lld",
-                                  (long long)d->digit_div[i], (long long)d->digit_mod[i],
-                                  (long long)d->coef[i][r]);
-    if (n < cap) snprintf(buf + n, cap - n, ")");
+    int64_t div = d->digit_div[i], mod = d->digit_mod[i];
+    bool whole = div > 0 && mod >= (block + div - 1) / div;
+    if (div == 1 && whole) return (size_t)snprintf(buf, cap, "(ckt_i64)tid");
+    if (div == 1) return (size_t)snprintf(buf, cap, "((ckt_i64)tid %% %lld)", (long long)mod);
+    if (whole) return (size_t)snprintf(buf, cap, "((ckt_i64)tid / %lld)", (long long)div);
+    return (size_t)snprintf(buf, cap, "((ckt_i64)tid / %lld %% %lld)", (long long)div,
+                            (long long)mod);
+}
+
+/* the threads a block launches: the kernel's and a producer warp's beside them */
+static int64_t launched(const em *e) { return e->block + ckt_kernel_producer_threads(e->k); }
+
+/* sum_i digit_i * c_i over d's digits, c_i = coef[i] . st over the dimensions but `skip` (st NULL:
+ * dimension `only` alone, its coefficient); "0" without digits */
+static void digit_sum(const ckt_dist *d, int64_t block, const int64_t *st, int skip, int only,
+                      char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < d->ndigits && n < cap; i++) {
+        int64_t c = 0;
+        for (int r = 0; r < d->rank; r++)
+            if (st ? r != skip : r == only) c += d->coef[i][r] * (st ? st[r] : 1);
+        if (!c) continue;
+        if (n) n += (size_t)snprintf(buf + n, cap - n, " + ");
+        if (n < cap) n += thread_digit(d, i, block, buf + n, cap - n);
+        if (n < cap && c != 1) n += (size_t)snprintf(buf + n, cap - n, " * %lld", (long long)c);
+    }
+    if (!n) snprintf(buf, cap, "0");
 }
 
 void ckt_em_map(em *e, const ckt_kop *op)
@@ -41,9 +63,31 @@ void ckt_em_map(em *e, const ckt_kop *op)
     ckt_em_line(e, "/* %s = map(%s) over %lld values */", out->name, shown ? shown : "?",
                 (long long)out->nvalues);
     free(shown);
-    char names[CKT_K_MAX_INPUTS][128], coord[CKT_K_MAX_RANK][1024];
+    char names[CKT_K_MAX_INPUTS][128], coord[CKT_K_MAX_RANK][64];
     const char *ptrs[CKT_K_MAX_INPUTS + CKT_K_MAX_RANK];
     const ckt_dist *d = op->coords ? ckt_kernel_dist(e->k, out->dist) : NULL;
+    /* the coordinates' thread parts once (a value's coordinate: that plus its own constant) */
+    if (d) {
+        ckt_em_line(e, "{");
+        e->ind++;
+        /* (only the dimensions the function reads) */
+        for (int i = 0; i < op->ninputs; i++) ptrs[i] = "x";
+        for (int r = 0; r < d->rank; r++) {
+            snprintf(coord[r], sizeof coord[r], "ckt_mc%d", r);
+            ptrs[op->ninputs + r] = coord[r];
+        }
+        char *probe = ckt_em_estr(e, op->b, ptrs);
+        if (!probe) return;
+        for (int r = 0; r < d->rank; r++) {
+            if (!strstr(probe, coord[r])) continue;
+            char part[1024];
+            digit_sum(d, launched(e), NULL, -1, r, part, sizeof part);
+            ckt_em_line(e,
+                        "const ckt_i64 ckt_mc%d = %s; /* this thread's coordinate along dim %d */",
+                        r, part, r);
+        }
+        free(probe);
+    }
     for (int64_t v = 0; v < out->nvalues; v++) {
         for (int i = 0; i < op->ninputs; i++) {
             const ckt_ktensor *in = ckt_kernel_tensor(e->k, op->inputs[i]);
@@ -59,7 +103,7 @@ void ckt_em_map(em *e, const ckt_kop *op)
             ptrs[i] = names[i];
         }
         for (int r = 0; d && r < d->rank; r++) {
-            value_coord(d, r, v, coord[r], sizeof coord[r]);
+            snprintf(coord[r], sizeof coord[r], "(ckt_mc%d + %lld)", r, (long long)d->vcoord[v][r]);
             ptrs[op->ninputs + r] = coord[r];
         }
         char *x = ckt_em_estr(e, op->b, ptrs);
@@ -87,6 +131,10 @@ void ckt_em_map(em *e, const ckt_kop *op)
         free(x);
         free(y);
         free(z);
+    }
+    if (d) {
+        e->ind--;
+        ckt_em_line(e, "}");
     }
 }
 
@@ -134,24 +182,6 @@ void ckt_em_fold(em *e, const ckt_kop *op)
         e->ind--;
         ckt_em_line(e, "}");
     }
-}
-
-/* "((ckt_i64)tid / div % mod) * c + ..." over d's digits, c the digit's row-major offset in the
- * tile (skip >= 0: without that dimension's part); "0" without digits */
-static void thread_offset(const ckt_dist *d, const int64_t *st, int skip, char *buf, size_t cap)
-{
-    size_t n = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < d->ndigits && n < cap; i++) {
-        int64_t c = 0;
-        for (int r = 0; r < d->rank; r++)
-            if (r != skip) c += d->coef[i][r] * st[r];
-        if (!c) continue;
-        n += (size_t)snprintf(buf + n, cap - n, "%s((ckt_i64)tid / %lld %% %lld) * %lld",
-                              n ? " + " : "", (long long)d->digit_div[i],
-                              (long long)d->digit_mod[i], (long long)c);
-    }
-    if (!n) snprintf(buf, cap, "0");
 }
 
 /* a region of the threads that hold values of d (threads the distribution leaves idle hold
@@ -371,8 +401,8 @@ static void dim_reduce(em *e, const ckt_kop *op)
     st[rank - 1] = 1;
     for (int r = rank - 2; r >= 0; r--) st[r] = st[r + 1] * d->lengths[r + 1];
     char full[1024], line[1024], s[64], o[64], sf[128], c[400], res[600];
-    thread_offset(d, st, -1, full, sizeof full);
-    thread_offset(d, st, dim, line, sizeof line);
+    digit_sum(d, launched(e), st, -1, -1, full, sizeof full);
+    digit_sum(d, launched(e), st, dim, -1, line, sizeof line);
     ckt_em_thread_close(e);
     ckt_em_line(e,
                 "/* %s = %s of %s along dim %d (%lld elements a line), every holder of a line "

@@ -229,6 +229,16 @@ describe("builder pieces of the row kernels", function()
     end)
   end
 
+  it("a map's coordinates: the thread's part computed once per dimension read, a constant per value", function()
+    local src = group_kernel(64, 256):source("sm_90")
+    for r = 0, 1 do
+      local _, n = src:gsub("const ckt_i64 ckt_mc" .. r .. " = ", "")
+      assert.are.equal(1, n, "dimension " .. r)
+    end
+    assert.truthy(src:find("(ckt_mc1 + 3)", 1, true))
+    assert.falsy(src:find("tid / 1 ", 1, true)) -- (no division by 1, no remainder the block never reaches)
+  end)
+
   for _, t in ipairs{"cpu:sm_90", "cpu"} do
     it("b:block_reduce{threads = n} on " .. t .. ": groups of 1 to the whole block", function()
       local block = 256
