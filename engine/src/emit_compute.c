@@ -20,26 +20,22 @@ void ckt_em_clear(em *e, const ckt_kop *op)
         ckt_em_line(e, "%s = %s;", ckt_em_reg(e, t, v, r, sizeof r), lit);
 }
 
-/* Digit i of the thread id, "(tid / div % mod)" without the parts that change nothing: a
- * division by 1, a remainder that the block's threads never reach */
-static size_t thread_digit(const ckt_dist *d, int i, int64_t block, char *buf, size_t cap)
+/* Digit i of the thread id, "(tid / div % mod)" ("(tid % mod)" for div 1). The remainder stays
+ * even where the block's threads never reach it: it tells NVVM the value's range, without which
+ * the layernorm's coordinates became 64-bit and the kernel spilled (32 bytes of scratch on sm_90)
+ */
+static size_t thread_digit(const ckt_dist *d, int i, char *buf, size_t cap)
 {
     int64_t div = d->digit_div[i], mod = d->digit_mod[i];
-    bool whole = div > 0 && mod >= (block + div - 1) / div;
-    if (div == 1 && whole) return (size_t)snprintf(buf, cap, "(ckt_i64)tid");
     if (div == 1) return (size_t)snprintf(buf, cap, "((ckt_i64)tid %% %lld)", (long long)mod);
-    if (whole) return (size_t)snprintf(buf, cap, "((ckt_i64)tid / %lld)", (long long)div);
     return (size_t)snprintf(buf, cap, "((ckt_i64)tid / %lld %% %lld)", (long long)div,
                             (long long)mod);
 }
 
-/* the threads a block launches: the kernel's and a producer warp's beside them */
-static int64_t launched(const em *e) { return e->block + ckt_kernel_producer_threads(e->k); }
-
 /* sum_i digit_i * c_i over d's digits, c_i = coef[i] . st over the dimensions but `skip` (st NULL:
  * dimension `only` alone, its coefficient); "0" without digits */
-static void digit_sum(const ckt_dist *d, int64_t block, const int64_t *st, int skip, int only,
-                      char *buf, size_t cap)
+static void digit_sum(const ckt_dist *d, const int64_t *st, int skip, int only, char *buf,
+                      size_t cap)
 {
     size_t n = 0;
     buf[0] = '\0';
@@ -49,7 +45,7 @@ static void digit_sum(const ckt_dist *d, int64_t block, const int64_t *st, int s
             if (st ? r != skip : r == only) c += d->coef[i][r] * (st ? st[r] : 1);
         if (!c) continue;
         if (n) n += (size_t)snprintf(buf + n, cap - n, " + ");
-        if (n < cap) n += thread_digit(d, i, block, buf + n, cap - n);
+        if (n < cap) n += thread_digit(d, i, buf + n, cap - n);
         if (n < cap && c != 1) n += (size_t)snprintf(buf + n, cap - n, " * %lld", (long long)c);
     }
     if (!n) snprintf(buf, cap, "0");
@@ -81,7 +77,7 @@ void ckt_em_map(em *e, const ckt_kop *op)
         for (int r = 0; r < d->rank; r++) {
             if (!strstr(probe, coord[r])) continue;
             char part[1024];
-            digit_sum(d, launched(e), NULL, -1, r, part, sizeof part);
+            digit_sum(d, NULL, -1, r, part, sizeof part);
             ckt_em_line(e,
                         "const ckt_i64 ckt_mc%d = %s; /* this thread's coordinate along dim %d */",
                         r, part, r);
@@ -401,8 +397,8 @@ static void dim_reduce(em *e, const ckt_kop *op)
     st[rank - 1] = 1;
     for (int r = rank - 2; r >= 0; r--) st[r] = st[r + 1] * d->lengths[r + 1];
     char full[1024], line[1024], s[64], o[64], sf[128], c[400], res[600];
-    digit_sum(d, launched(e), st, -1, -1, full, sizeof full);
-    digit_sum(d, launched(e), st, dim, -1, line, sizeof line);
+    digit_sum(d, st, -1, -1, full, sizeof full);
+    digit_sum(d, st, dim, -1, line, sizeof line);
     ckt_em_thread_close(e);
     ckt_em_line(e,
                 "/* %s = %s of %s along dim %d (%lld elements a line), every holder of a line "
