@@ -1077,31 +1077,23 @@ void ckt_em_access_comments(em *e, const ckt_kop *op, const em_access *a, int64_
                 (long long)spv, a->vd, note[0] ? "; " : "", note);
 }
 
-/* The statements of a load or store for values 0..nv-1: all of them, or one pass of a pass loop
- * whose counter `it` moves the index variables by step[d] per pass (step NULL: no loop). */
 /* a vector of a pass loop's copy moved whole: loaded into (or stored from) slot s of ckt_fw; a
  * masked load fills the slot's values instead */
 static void forward_vector(em *e, bool load, const char *ptr, const char *off, const char *mask,
                            int64_t bytes, const char *fld, int64_t spv, const char *fill, int64_t s)
 {
-    if (!load) {
-        if (mask)
-            ckt_em_line(e, "if (%s) CKT_ST%lld(%s + (%s), ckt_fw[%lld]);", mask, (long long)bytes,
-                        ptr, off, (long long)s);
-        else
-            ckt_em_line(e, "CKT_ST%lld(%s + (%s), ckt_fw[%lld]);", (long long)bytes, ptr, off,
-                        (long long)s);
-        return;
-    }
-    if (!mask) {
-        ckt_em_line(e, "CKT_LD%lld(ckt_fw[%lld], %s + (%s));", (long long)bytes, (long long)s, ptr,
-                    off);
-        return;
-    }
-    ckt_em_line(e, "if (%s) CKT_LD%lld(ckt_fw[%lld], %s + (%s));", mask, (long long)bytes,
-                (long long)s, ptr, off);
-    ckt_em_line(e, "else for (int ckt_q = 0; ckt_q < %lld; ++ckt_q) ckt_fw[%lld].%s[ckt_q] = %s;",
-                (long long)spv, (long long)s, fld, fill);
+    char guard[600] = "";
+    if (mask) snprintf(guard, sizeof guard, "if (%s) ", mask);
+    if (load)
+        ckt_em_line(e, "%sCKT_LD%lld(ckt_fw[%lld], %s + (%s));", guard, (long long)bytes,
+                    (long long)s, ptr, off);
+    else
+        ckt_em_line(e, "%sCKT_ST%lld(%s + (%s), ckt_fw[%lld]);", guard, (long long)bytes, ptr, off,
+                    (long long)s);
+    if (load && mask)
+        ckt_em_line(e,
+                    "else for (int ckt_q = 0; ckt_q < %lld; ++ckt_q) ckt_fw[%lld].%s[ckt_q] = %s;",
+                    (long long)spv, (long long)s, fld, fill);
 }
 
 void ckt_em_vector_members(const em_access *a, int64_t v, int64_t spv, int64_t nv, int64_t *members)
@@ -1116,6 +1108,8 @@ void ckt_em_vector_members(const em_access *a, int64_t v, int64_t spv, int64_t n
         }
 }
 
+/* The statements of a load or store for values 0..nv-1: all of them, or one pass of a pass loop
+ * whose counter `it` moves the index variables by step[d] per pass (step NULL: no loop). */
 void ckt_em_access_body(em *e, const ckt_kop *op, em_access *a, int64_t spv, int64_t nv,
                         const int64_t *step)
 {

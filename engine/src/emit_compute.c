@@ -32,17 +32,16 @@ static size_t thread_digit(const ckt_dist *d, int i, char *buf, size_t cap)
                             (long long)mod);
 }
 
-/* sum_i digit_i * c_i over d's digits, c_i = coef[i] . st over the dimensions but `skip` (st NULL:
- * dimension `only` alone, its coefficient); "0" without digits */
-static void digit_sum(const ckt_dist *d, const int64_t *st, int skip, int only, char *buf,
-                      size_t cap)
+/* sum_i digit_i * c_i over d's digits, c_i = coef[i] . st over the dimensions but `skip`; "0"
+ * without digits */
+static void digit_sum(const ckt_dist *d, const int64_t *st, int skip, char *buf, size_t cap)
 {
     size_t n = 0;
     buf[0] = '\0';
     for (int i = 0; i < d->ndigits && n < cap; i++) {
         int64_t c = 0;
         for (int r = 0; r < d->rank; r++)
-            if (st ? r != skip : r == only) c += d->coef[i][r] * (st ? st[r] : 1);
+            if (r != skip) c += d->coef[i][r] * st[r];
         if (!c) continue;
         if (n) n += (size_t)snprintf(buf + n, cap - n, " + ");
         if (n < cap) n += thread_digit(d, i, buf + n, cap - n);
@@ -77,7 +76,9 @@ void ckt_em_map(em *e, const ckt_kop *op)
         for (int r = 0; r < d->rank; r++) {
             if (!strstr(probe, coord[r])) continue;
             char part[1024];
-            digit_sum(d, NULL, -1, r, part, sizeof part);
+            int64_t unit[CKT_K_MAX_RANK] = {0};
+            unit[r] = 1; /* dimension r's coordinate alone */
+            digit_sum(d, unit, -1, part, sizeof part);
             ckt_em_line(e,
                         "const ckt_i64 ckt_mc%d = %s; /* this thread's coordinate along dim %d */",
                         r, part, r);
@@ -397,8 +398,8 @@ static void dim_reduce(em *e, const ckt_kop *op)
     st[rank - 1] = 1;
     for (int r = rank - 2; r >= 0; r--) st[r] = st[r + 1] * d->lengths[r + 1];
     char full[1024], line[1024], s[64], o[64], sf[128], c[400], res[600];
-    digit_sum(d, st, -1, -1, full, sizeof full);
-    digit_sum(d, st, dim, -1, line, sizeof line);
+    digit_sum(d, st, -1, full, sizeof full);
+    digit_sum(d, st, dim, line, sizeof line);
     ckt_em_thread_close(e);
     ckt_em_line(e,
                 "/* %s = %s of %s along dim %d (%lld elements a line), every holder of a line "
