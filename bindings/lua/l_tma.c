@@ -8,6 +8,7 @@
  *   b:mbarrier_arrive{barrier = empty, at = i}           every thread of the block arrives
  *   local rank, id = b:cluster(n)                        blocks in clusters of n along x
  *   b:tma_copy{..., multicast = true}                    a box shared by the cluster's blocks
+ *   b:tma_copy{..., clip = true}                         the box stops at the tensor's end
  *   b:mbarrier_arrive{..., cluster = true}               each warp arrives in every block of it
  * (b:producer, the warp-specialized region these pace, is in l_builder.c) */
 #include <stdio.h>
@@ -78,10 +79,11 @@ static int b_cluster(lua_State *L)
     return 2;
 }
 
-/* b:tma_copy{src = window, dst = window, barrier = mbarriers, at = i [, multicast = true]} */
+/* b:tma_copy{src = window, dst = window, barrier = mbarriers, at = i [, multicast = true]
+ * [, clip = true]} */
 static int b_tma_copy(lua_State *L)
 {
-    static const char *const allowed[] = {"src", "dst", "barrier", "at", "multicast", NULL};
+    static const char *const allowed[] = {"src", "dst", "barrier", "at", "multicast", "clip", NULL};
     l_kernel *kb = ckt_lk_checkbuilder(L, "tma_copy");
     luaL_checktype(L, OPTS, LUA_TTABLE);
     ckt_l_check_fields(L, OPTS, "tma_copy", allowed);
@@ -91,11 +93,16 @@ static int b_tma_copy(lua_State *L)
     lua_getfield(L, OPTS, "dst");
     l_kobj *dst = ckt_lk_checkwindow(L, -1, "tma_copy: dst");
     ckt_expr_id at = field_expr(L, kb, "at");
-    int multicast = 0;
+    int multicast = 0, clip = 0;
     ckt_l_field_bool(L, OPTS, "tma_copy", "multicast", &multicast);
+    ckt_l_field_bool(L, OPTS, "tma_copy", "clip", &clip);
+    if (multicast && clip)
+        return luaL_error(L, "tma_copy: clip and multicast together: a shared box is split by rows "
+                             "among the cluster's blocks, each of which expects the whole box");
     ckt_error err;
-    if ((multicast ? ckt_kernel_tma_copy_multicast : ckt_kernel_tma_copy)(kb->k, dst->id, src->id,
-                                                                          m->id, at, &err))
+    if ((multicast ? ckt_kernel_tma_copy_multicast
+         : clip    ? ckt_kernel_tma_copy_clipped
+                   : ckt_kernel_tma_copy)(kb->k, dst->id, src->id, m->id, at, &err))
         return ckt_l_error(L, &err);
     return 0;
 }

@@ -90,6 +90,9 @@ typedef struct ckt_bulk_site {
      * part_rows along its second dimension; arrive: the blocks arrived on (1, or the cluster's) and
      * the arrivals made (the set's: every thread once, or each warp once in each block) */
     long long parts, part_rows, arrivals;
+    /* copy: a clipped box's rows (ckt_kernel_tma_copy_clipped), an expression; NULL: the whole box
+     * (its bytes then box_bytes; else box_bytes / part_rows a row) */
+    const char *rows;
 } ckt_bulk_site;
 typedef struct ckt_bulk_ops {
     void (*init)(ckt_emit_out *o, const ckt_kernel *k);  /* the mbarriers, after declarations */

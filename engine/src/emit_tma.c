@@ -198,6 +198,14 @@ static void cuda_copy(ckt_emit_out *o, const ckt_bulk_site *x)
                      "ckt_tma_load_%dd_multicast(ckt_smem_addr(ckt_lds) + %s + ckt_rank * %lldu, "
                      "&%s, %s, ckt_bar, %#llx);",
                      x->rank, x->dst, x->box_bytes, x->map, at, (1ull << x->parts) - 1);
+    } else if (x->rows) {
+        ckt_emit_put(o,
+                     "ckt_mbar_expect_tx(ckt_bar, (ckt_u32)(%s) * %lldu); /* the rows the launch "
+                     "clipped the box to, %lld bytes each */",
+                     x->rows, x->box_bytes / x->part_rows, x->box_bytes / x->part_rows);
+        origin_list(x, "(int)", at, sizeof at);
+        ckt_emit_put(o, "ckt_tma_load_%dd(ckt_smem_addr(ckt_lds) + %s, &%s, %s, ckt_bar);", x->rank,
+                     x->dst, x->map, at);
     } else {
         ckt_emit_put(o, "ckt_mbar_expect_tx(ckt_bar, %lld);", x->box_bytes);
         origin_list(x, "(int)", at, sizeof at);
@@ -330,7 +338,8 @@ static ckt_status tma_box(ckt_emit_out o, const ckt_bulk_ops *ops, const ckt_ker
     const ckt_ktma *m = ckt_kernel_tma(k, op->r);
     const ckt_kwindow *gw = ckt_kernel_window(k, op->inputs[0]), *lw = ckt_kernel_window(k, op->w);
     const ckt_ktensor *g = ckt_kernel_tensor(k, m->tensor), *l = ckt_kernel_tensor(k, lw->tensor);
-    char lbytes[400], bar[300] = "", c[5][200], b[200] = "", at[1100] = "", box[64] = "";
+    char lbytes[400], bar[300] = "", c[5][200], b[200] = "", at[1100] = "", box[64] = "",
+                                                               rows[200] = "";
     /* the blocks of the cluster that copy a part of the box each (1: the box is the block's own) */
     const int64_t parts = !store && op->spv > 1 ? op->spv : 1;
     tile_bytes(k, ex, lw, lbytes, sizeof lbytes, err, &st);
@@ -338,6 +347,7 @@ static ckt_status tma_box(ckt_emit_out o, const ckt_bulk_ops *ops, const ckt_ker
     if (!store) {
         mbar_offset(k, ex, op->inputs[1], op->a, bar, sizeof bar);
         ckt_expr_print(ex, op->a, b, sizeof b, NULL);
+        if (m->rows != CKT_EXPR_NONE) ckt_expr_print(ex, m->rows, rows, sizeof rows, NULL);
     }
     for (int d = 0; d < m->rank; d++) {
         ckt_expr_print(ex, gw->origin[m->dims[d]], c[d], sizeof c[d], NULL);
@@ -363,6 +373,8 @@ static ckt_status tma_box(ckt_emit_out o, const ckt_bulk_ops *ops, const ckt_ker
                      box, ckt_kernel_param(k, g->param)->name, at, l->name, sw,
                      (long long)(m->box_bytes * parts), op->inputs[1], bar,
                      parts > 1 ? "; shared by the cluster, each block copying its part into all"
+                     : rows[0] ? "; clipped at the tensor's end along dim 2 (the rows past it "
+                                 "keep what they held)"
                                : "");
     ckt_bulk_site x = {k,
                        store ? 0 : op->inputs[1],
@@ -377,7 +389,8 @@ static ckt_status tma_box(ckt_emit_out o, const ckt_bulk_ops *ops, const ckt_ker
                        producer,
                        parts,
                        (long long)m->box[1],
-                       0};
+                       0,
+                       rows[0] ? rows : NULL};
     if (store)
         ops->store(&o, &x, op->spv != 0);
     else
@@ -401,7 +414,8 @@ static ckt_status mbar_op(ckt_emit_out o, const ckt_bulk_ops *ops, const ckt_ker
                        NULL,     {NULL},
                        0,        0,
                        producer, op->spv ? ckt_kernel_cluster_size(k) : 1,
-                       0,        ckt_kernel_mbar(k, op->inputs[0])->arrivals};
+                       0,        ckt_kernel_mbar(k, op->inputs[0])->arrivals,
+                       NULL};
     (wait ? ops->wait : ops->arrive)(&o, &x);
     return CKT_OK;
 }
@@ -433,7 +447,7 @@ ckt_status ckt_emit_tma(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_ker
         ckt_expr_print(ex, op->a, id, sizeof id, NULL);
         ckt_expr_is_const(ex, op->b, &arrive);
         ckt_bulk_site x = {k,     0, id, NULL, NULL, NULL, NULL, {NULL}, 0, (long long)op->spv,
-                           false, 0, 0,  0};
+                           false, 0, 0,  0,  NULL};
         dl->bulk->named(&o, &x, arrive != 0);
         return CKT_OK;
     }

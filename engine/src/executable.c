@@ -271,11 +271,15 @@ static ckt_status encode_map(const ckt_executable *e, int i, int64_t *pv, const 
     if (same) return CKT_OK;
     /* the box, row by row along the map's dimensions (the inner mode fastest), under the copy's
      * swizzle */
-    int64_t bshape[CKT_TMA_MAX_RANK], bstride[CKT_TMA_MAX_RANK], run = 1;
+    int64_t bshape[CKT_TMA_MAX_RANK], bstride[CKT_TMA_MAX_RANK], run = 1, rows = m->box[1];
+    /* a clipped box: the rows the kernel's transaction count expects, by the same expression */
+    if (m->rows != CKT_EXPR_NONE &&
+        (s = ckt_expr_eval_int(ckt_kernel_exprs_const(e->k), m->rows, &env, &rows, err)))
+        return s;
     for (int d = 0; d < m->rank; d++) {
-        bshape[m->dims[d]] = m->box[d];
+        bshape[m->dims[d]] = d == 1 ? rows : m->box[d];
         bstride[m->dims[d]] = run;
-        run *= m->box[d];
+        run *= bshape[m->dims[d]];
     }
     ckt_layout global, box;
     const ckt_swizzle *swp = m->swizzle_bytes ? &m->sw : NULL;

@@ -2107,13 +2107,14 @@ static int contiguous_dim(const ckt_kernel *k, const ckt_ktensor *t)
 /* the tensor map of tensor `tensor` for this box (rank dimensions: dims, box; innermost first) and
  * swizzle: an existing one, or a new one with its derived parameter */
 static ckt_status tensor_map(ckt_kernel *k, int tensor, int inner, int rank, const int *dims,
-                             const int64_t *box, int W, const ckt_swizzle *lds_sw, int *index,
-                             ckt_error *err)
+                             const int64_t *box, int W, const ckt_swizzle *lds_sw, bool clip,
+                             int *index, ckt_error *err)
 {
     const ckt_ktensor *t = &k->tensors[tensor];
     for (int i = 0; i < k->ntmas; i++) {
         const ckt_ktma *m = &k->tmas[i];
         if (m->tensor == tensor && m->rank == rank && m->swizzle_bytes == W &&
+            (m->rows != CKT_EXPR_NONE) == clip &&
             !memcmp(m->dims, dims, (size_t)rank * sizeof *dims) &&
             !memcmp(m->box, box, (size_t)rank * sizeof *box)) {
             *index = i;
@@ -2145,6 +2146,9 @@ static ckt_status tensor_map(ckt_kernel *k, int tensor, int inner, int rank, con
     }
     m->swizzle_bytes = W;
     if (W) m->sw = *lds_sw;
+    m->rows = clip ? ckt_expr_binary(&k->ex, CKT_E_MIN, ckt_expr_int(&k->ex, box[1]),
+                                     t->shape[dims[1]])
+                   : CKT_EXPR_NONE;
     *index = k->ntmas++;
     return param_commit(k, NULL);
 }
@@ -2170,8 +2174,8 @@ static int box_modes(const ckt_kwindow *src, int rank, int kept[2])
  * rank-2 LDS tensor, either way (load: global -> LDS, tma_copy; else LDS -> global, tma_store, the
  * name errors give), the rules of ckt_kernel_tma_copy checked; *map the map's index. (src, dst:
  * the global and the LDS side, whichever way the data goes.) */
-static ckt_status bulk_box(ckt_kernel *k, bool load, int gw, int lw, int64_t parts, int *map,
-                           ckt_error *err)
+static ckt_status bulk_box(ckt_kernel *k, bool load, int gw, int lw, int64_t parts, bool clip,
+                           int *map, ckt_error *err)
 {
     ckt_status s;
     const char *fn = load ? "tma_copy" : "tma_store";
@@ -2261,11 +2265,11 @@ static ckt_status bulk_box(ckt_kernel *k, bool load, int gw, int lw, int64_t par
                             (long long)period, (long long)box[1], (long long)row);
         box[1] /= parts;
     }
-    return tensor_map(k, sw->tensor, inner, n, dims, box, W, &dst->sw, map, err);
+    return tensor_map(k, sw->tensor, inner, n, dims, box, W, &dst->sw, clip, map, err);
 }
 
 static ckt_status tma_copy(ckt_kernel *k, int dst_window, int src_window, int set, ckt_expr_id bar,
-                           int64_t parts, ckt_error *err)
+                           int64_t parts, bool clip, ckt_error *err)
 {
     ckt_status s;
     if ((s = check_open(k, "tma_copy", err)) || (s = check_mbar(k, "tma_copy", set, bar, err)))
@@ -2273,7 +2277,7 @@ static ckt_status tma_copy(ckt_kernel *k, int dst_window, int src_window, int se
     if (dst_window < 0 || dst_window >= k->nwindows || src_window < 0 || src_window >= k->nwindows)
         return ckt_fail(err, CKT_EINVAL, "tma_copy: no such window");
     int map = -1;
-    if ((s = bulk_box(k, true, src_window, dst_window, parts, &map, err))) return s;
+    if ((s = bulk_box(k, true, src_window, dst_window, parts, clip, &map, err))) return s;
     ckt_kop op = new_op(CKT_OP_TMA_COPY);
     op.w = dst_window;
     op.r = map;
@@ -2288,7 +2292,13 @@ static ckt_status tma_copy(ckt_kernel *k, int dst_window, int src_window, int se
 ckt_status ckt_kernel_tma_copy(ckt_kernel *k, int dst_window, int src_window, int set,
                                ckt_expr_id bar, ckt_error *err)
 {
-    return tma_copy(k, dst_window, src_window, set, bar, 1, err);
+    return tma_copy(k, dst_window, src_window, set, bar, 1, false, err);
+}
+
+ckt_status ckt_kernel_tma_copy_clipped(ckt_kernel *k, int dst_window, int src_window, int set,
+                                       ckt_expr_id bar, ckt_error *err)
+{
+    return tma_copy(k, dst_window, src_window, set, bar, 1, true, err);
 }
 
 ckt_status ckt_kernel_tma_copy_multicast(ckt_kernel *k, int dst_window, int src_window, int set,
@@ -2297,7 +2307,7 @@ ckt_status ckt_kernel_tma_copy_multicast(ckt_kernel *k, int dst_window, int src_
     if (k && k->cluster < 2)
         return ckt_fail(err, CKT_EINVAL,
                         "tma_copy: multicast needs a cluster of blocks (b:cluster(n) first)");
-    return tma_copy(k, dst_window, src_window, set, bar, k ? k->cluster : 1, err);
+    return tma_copy(k, dst_window, src_window, set, bar, k ? k->cluster : 1, false, err);
 }
 
 ckt_status ckt_kernel_tma_store(ckt_kernel *k, int dst_window, int src_window, bool wait,
@@ -2312,7 +2322,7 @@ ckt_status ckt_kernel_tma_store(ckt_kernel *k, int dst_window, int src_window, b
                         "tma_store: inside a branch that depends on the thread id (one thread of "
                         "the block issues it)");
     int map = -1;
-    if ((s = bulk_box(k, false, dst_window, src_window, 1, &map, err))) return s;
+    if ((s = bulk_box(k, false, dst_window, src_window, 1, false, &map, err))) return s;
     ckt_kop op = new_op(CKT_OP_TMA_STORE);
     op.w = src_window; /* (the LDS window, as a copy's: its origin may not move) */
     op.r = map;

@@ -65,6 +65,10 @@ static void run_blocks(cpu_pool *p, void **lds, size_t *lds_cap)
         *lds = aligned_alloc(CKT_CPU_LDS_ALIGN, cap);
         *lds_cap = *lds ? cap : 0;
         if (!*lds) return; /* the other workers run the blocks; if none can, the launch says so */
+        /* zeroed once: a clipped bulk copy leaves rows past its tensor as they were, whose
+         * results the kernel never stores; their values must not depend on this machine's heap
+         * (nor, under valgrind, be uninitialized) */
+        memset(*lds, 0, cap);
     }
     ckt_cpu_launch l;
     memcpy(l.grid, p->grid, sizeof l.grid);

@@ -54,9 +54,14 @@ function copies.bulk(g, full, tm, tn, kt, l)
     -- (clusters: B's tile (along M; A's along N) is the same in every block of the cluster, each
     -- copying a part of it)
     local multicast = g.p.cluster > 1 and x[4] == (g.p.cluster_along == "n" and 1 or 2) or nil
+    -- (a K-major box's rows are the tile's M (N) rows: where the operand has fewer (a decode's M
+    -- = 16 under 64-row tiles), only those are copied — the copy engine spends time on every row
+    -- it fills with zeros, and rows of A past M (of B past N) only feed C's rows (columns) past
+    -- it, which are never stored)
+    local clip = not multicast and x[3].vector_dim ~= 0 or nil
     local function box(src, len, at)
       list[#list + 1] = {src = src, copy = function(stage)
-        b:tma_copy{src = src, dst = ckt.tile_window(ring:stage(stage), len, at), barrier = full, at = stage, multicast = multicast}
+        b:tma_copy{src = src, dst = ckt.tile_window(ring:stage(stage), len, at), barrier = full, at = stage, multicast = multicast, clip = clip}
       end}
     end
     if x[3].vector_dim == 0 then

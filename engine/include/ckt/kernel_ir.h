@@ -505,6 +505,16 @@ ckt_status ckt_kernel_tma_copy(ckt_kernel *k, int dst_window, int src_window, in
                                ckt_expr_id bar, ckt_error *err);
 ckt_status ckt_kernel_mbar_wait(ckt_kernel *k, int set, ckt_expr_id bar, ckt_expr_id phase,
                                 ckt_error *err);
+/* ckt_kernel_tma_copy_clipped: ckt_kernel_tma_copy whose box stops at the tensor's end along the
+ * box's outer dimension (the mode the LDS tile's rows follow): a tensor shorter than the box there
+ * (a GEMM's A of M = 16 rows under a 64-row tile) is copied min(box, extent) rows, and the tile's
+ * rows past them keep what they held, where the plain copy fills them with zeros. The copy engine
+ * takes its time over every row it fills (on an H200 a decode GEMM's A of 16 rows in 64-row boxes
+ * cost 40% of its copies' time), so a caller whose results from those rows are never used (rows of
+ * C past M) asks for this. The transaction count is the clipped box's bytes, computed in the kernel
+ * from the same extent the launch clips the box with. Not for multicast boxes. */
+ckt_status ckt_kernel_tma_copy_clipped(ckt_kernel *k, int dst_window, int src_window, int set,
+                                       ckt_expr_id bar, ckt_error *err);
 /* ckt_kernel_tma_store: dst (a window of a global tensor, not const) = src (a window of a rank-2
  * LDS tensor, constant origin) by one bulk tensor store, the reverse of ckt_kernel_tma_copy under
  * the same rules: issued by thread 0 of the block, outside branches on the thread id; elements
@@ -603,6 +613,10 @@ typedef struct ckt_ktma {
     int swizzle_bytes;
     ckt_swizzle sw; /* the LDS tile's swizzle as a ckt swizzle (b = 0: none) */
     int64_t box_bytes;
+    /* clipped (ckt_kernel_tma_copy_clipped): the rows copied along dims[1], min(box[1], the
+     * tensor's extent there), an expression over the parameters that the kernel's transaction
+     * count and the launch's box both evaluate; CKT_EXPR_NONE: the whole box */
+    ckt_expr_id rows;
 } ckt_ktma;
 int ckt_kernel_nmbars(const ckt_kernel *k);
 const ckt_kmbar *ckt_kernel_mbar(const ckt_kernel *k, int i);
