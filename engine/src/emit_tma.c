@@ -339,7 +339,7 @@ static ckt_status tma_box(ckt_emit_out o, const ckt_bulk_ops *ops, const ckt_ker
     const ckt_kwindow *gw = ckt_kernel_window(k, op->inputs[0]), *lw = ckt_kernel_window(k, op->w);
     const ckt_ktensor *g = ckt_kernel_tensor(k, m->tensor), *l = ckt_kernel_tensor(k, lw->tensor);
     char lbytes[400], bar[300] = "", c[5][200], b[200] = "", at[1100] = "", box[64] = "",
-                                                               rows[200] = "";
+                      rows[200] = "";
     /* the blocks of the cluster that copy a part of the box each (1: the box is the block's own) */
     const int64_t parts = !store && op->spv > 1 ? op->spv : 1;
     tile_bytes(k, ex, lw, lbytes, sizeof lbytes, err, &st);
@@ -447,7 +447,7 @@ ckt_status ckt_emit_tma(ckt_sb *s, int ind, const ckt_dialect *dl, const ckt_ker
         ckt_expr_print(ex, op->a, id, sizeof id, NULL);
         ckt_expr_is_const(ex, op->b, &arrive);
         ckt_bulk_site x = {k,     0, id, NULL, NULL, NULL, NULL, {NULL}, 0, (long long)op->spv,
-                           false, 0, 0,  0,  NULL};
+                           false, 0, 0,  0,    NULL};
         dl->bulk->named(&o, &x, arrive != 0);
         return CKT_OK;
     }

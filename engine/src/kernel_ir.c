@@ -2146,9 +2146,9 @@ static ckt_status tensor_map(ckt_kernel *k, int tensor, int inner, int rank, con
     }
     m->swizzle_bytes = W;
     if (W) m->sw = *lds_sw;
-    m->rows = clip ? ckt_expr_binary(&k->ex, CKT_E_MIN, ckt_expr_int(&k->ex, box[1]),
-                                     t->shape[dims[1]])
-                   : CKT_EXPR_NONE;
+    m->rows =
+        clip ? ckt_expr_binary(&k->ex, CKT_E_MIN, ckt_expr_int(&k->ex, box[1]), t->shape[dims[1]])
+             : CKT_EXPR_NONE;
     *index = k->ntmas++;
     return param_commit(k, NULL);
 }

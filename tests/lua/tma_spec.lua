@@ -242,6 +242,90 @@ end
 -- the LDS tile TS x TD under the 128B swizzle; each block copies the box of (b, h, s-tile, d-tile)
 -- and stores it to Y (B, H, S rounded up to TS, D), so keys past S must read 0 (not the next
 -- head's rows)
+describe("clipped bulk copies (b:tma_copy{clip = true}): the box stops at the tensor's end", function()
+  -- a 64 x 64 f16 tile under the 128B swizzle first gets a marker box (Z, all 7), then a box of
+  -- X (M rows); Y is the tile after both: X's M rows, then what the rows past M held
+  local function kernel(clip, name)
+    return ckt.kernel{name = name or "clipped", block = 128, build = function(b)
+      local X = b:pointer("X", "f16", {const = true})
+      local Z = b:pointer("Z", "f16", {const = true})
+      local Y = b:pointer("Y", "f16")
+      local M = b:size("M")
+      local gx = ckt.tensor(X, "f16", {shape = {M, 64}}, {pad = true})
+      local gz = ckt.tensor(Z, "f16", {shape = {64, 64}})
+      local gy = ckt.tensor(Y, "f16", {shape = {64, 64}})
+      local s = ckt.tensor("lds", "f16", box_layout("f16", 64, 64, 1, 3))
+      local full = b:mbarriers{count = 2}
+      local w = ckt.tile_window(s, {64, 64}, {0, 0})
+      b:tma_copy{src = ckt.tile_window(gz, {64, 64}, {0, 0}), dst = w, barrier = full, at = 0}
+      b:mbarrier_wait{barrier = full, at = 0, phase = 0}
+      b:tma_copy{src = ckt.local_tile(gx, {64, 64}, {0, 0}), dst = w, barrier = full, at = 1, clip = clip}
+      b:mbarrier_wait{barrier = full, at = 1, phase = 0}
+      ckt.tile_window(gy, {64, 64}, {0, 0}):store(w:load())
+    end}
+  end
+  local function run(k, M)
+    local x = random_input("f16", M * 64, M)
+    local bx, bz, by = dev:alloc("f16", M * 64), dev:alloc("f16", 64 * 64), dev:alloc("f16", 64 * 64)
+    bx:upload(x); bz:upload(ckt.array("f16", 64 * 64):fill(7)); by:upload(ckt.array("f16", 64 * 64):poison())
+    k:compile{target = "cpu:sm_90a"}:launch{grid = 1, X = bx, Z = bz, Y = by, M = M}
+    return x, by:download()
+  end
+
+  it("copies the tensor's rows only; the tile's rows past them keep what they held (zeros without clip)", function()
+    for _, M in ipairs{16, 1, 37, 64, 100} do
+      local x, y = run(kernel(true), M)
+      for r = 0, 63 do
+        for c = 0, 63 do
+          local want = r < M and x[r * 64 + c] or 7
+          if y[r * 64 + c] ~= want then error(("M = %d: row %d col %d holds %s, not %s"):format(M, r, c, tostring(y[r * 64 + c]), tostring(want))) end
+        end
+      end
+      local _, y0 = run(kernel(false, "unclipped"), M)
+      if M < 64 then assert.equal(0, y0[M * 64], "without clip the rows past M are zeros") end
+    end
+  end)
+
+  it("CUDA: the transaction count is the clipped rows' bytes, from the extent the launch clips with", function()
+    local src = kernel(true):source("sm_90a")
+    assert.truthy(src:find("ckt_mbar_expect_tx(ckt_bar, (ckt_u32)(ckt_imin(64, M)) * 128u);", 1, true), src)
+    assert.truthy(src:find("clipped at the tensor's end", 1, true))
+    assert.truthy(src:find("ckt_mbar_expect_tx(ckt_bar, 8192);", 1, true), "the marker's copy: the whole box")
+    -- clipped and whole copies of one tensor and box are different tensor maps
+    local both = ckt.kernel{name = "both", block = 128, build = function(b)
+      local gx = ckt.tensor(b:pointer("X", "f16", {const = true}), "f16", {shape = {b:size("M"), 64}}, {pad = true})
+      local s = ckt.tensor("lds", "f16", box_layout("f16", 64, 64, 1, 3))
+      local full = b:mbarriers{count = 1, arrivals = 2}
+      local w = ckt.tile_window(s, {64, 64}, {0, 0})
+      b:tma_copy{src = ckt.local_tile(gx, {64, 64}, {0, 0}), dst = w, barrier = full, at = 0}
+      b:tma_copy{src = ckt.local_tile(gx, {64, 64}, {0, 0}), dst = w, barrier = full, at = 0, clip = true}
+      b:mbarrier_wait{barrier = full, at = 0, phase = 0}
+    end}
+    local bs = both:source("sm_90a")
+    assert.truthy(bs:find("ckt_tmap0", 1, true) and bs:find("ckt_tmap1", 1, true), "two tensor maps")
+  end)
+
+  it("refuses clip with multicast, and a clip that is not a boolean", function()
+    local function try(opts)
+      return pcall(ckt.kernel, {name = "bad", block = 128, build = function(b)
+        b:cluster(2)
+        local gx = ckt.tensor(b:pointer("X", "f16", {const = true}), "f16", {shape = {128, 64}})
+        local s = ckt.tensor("lds", "f16", box_layout("f16", 64, 64, 1, 3))
+        local full = b:mbarriers{count = 1}
+        local o = {src = ckt.tile_window(gx, {64, 64}, {0, 0}), dst = ckt.tile_window(s, {64, 64}, {0, 0}), barrier = full, at = 0}
+        for key, v in pairs(opts) do o[key] = v end
+        b:tma_copy(o)
+      end})
+    end
+    local ok, err = try{clip = true, multicast = true}
+    assert.falsy(ok)
+    assert.truthy(tostring(err):find("clip and multicast together", 1, true), tostring(err))
+    ok, err = try{clip = "yes"}
+    assert.falsy(ok)
+    assert.truthy(tostring(err):find("clip", 1, true), tostring(err))
+  end)
+end)
+
 describe("bulk copies from sources of rank 3 to 5: one box of a 4-d tensor", function()
   local function kernel(dt, layout, TS, TD)
     return ckt.kernel{name = "tma_rank4", block = 32, build = function(b)

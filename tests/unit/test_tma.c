@@ -453,6 +453,61 @@ static void kernel_cluster(void **state)
     ckt_kernel_destroy(k);
 }
 
+/* A clipped copy (ckt_kernel_tma_copy_clipped): its own tensor map, whose rows are
+ * min(box, the tensor's extent) as an expression, and the CUDA transaction count from it. */
+static void kernel_clipped(void **state)
+{
+    (void)state;
+    ckt_error err;
+    ckt_kernel *k;
+    int x, m, gx, s, wx, ws, full;
+    assert_int_equal(ckt_kernel_tma_copy_clipped(NULL, 0, 0, 0, 0, &err), CKT_EINVAL);
+    assert_int_equal(ckt_kernel_create("clipped", 128, &k, &err), CKT_OK);
+    ckt_expr_pool *ex = ckt_kernel_exprs(k);
+    assert_int_equal(ckt_kernel_param_ptr(k, "X", CKT_F16, true, 16, &x, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_param_scalar(k, "M", CKT_PARAM_I32, false, 0, 0, 1, &m, &err),
+                     CKT_OK);
+    ckt_expr_id shape[2] = {ckt_kernel_param(k, m)->expr, ckt_expr_int(ex, 64)};
+    ckt_expr_id stride[2] = {ckt_expr_int(ex, 64), ckt_expr_int(ex, 1)};
+    assert_int_equal(ckt_kernel_global(k, x, CKT_F16, 2, shape, stride, true, &gx, &err), CKT_OK);
+    ckt_layout l = L("(64,64):(64,1)");
+    ckt_swizzle sw = {3, 3, 3};
+    assert_int_equal(ckt_kernel_lds(k, CKT_F16, &l, &sw, &s, &err), CKT_OK);
+    const int64_t len[2] = {64, 64};
+    ckt_expr_id zero[2] = {ckt_expr_int(ex, 0), ckt_expr_int(ex, 0)};
+    assert_int_equal(ckt_kernel_window_make(k, gx, 2, len, zero, &wx, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_window_make(k, s, 2, len, zero, &ws, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_mbarriers(k, 1, 2, &full, &err), CKT_OK);
+    ckt_expr_id b0 = ckt_expr_int(ex, 0);
+    assert_int_equal(ckt_kernel_tma_copy_clipped(k, ws, 99, full, b0, &err), CKT_EINVAL);
+    assert_non_null(strstr(err.msg, "no such window"));
+    assert_int_equal(ckt_kernel_tma_copy_clipped(k, ws, wx, full, b0, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_tma_copy(k, ws, wx, full, b0, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_mbar_wait(k, full, b0, b0, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_finish(k, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_ntmas(k), 2); /* clipped and whole: two maps */
+    assert_int_not_equal(ckt_kernel_tma(k, 0)->rows, CKT_EXPR_NONE);
+    assert_int_equal(ckt_kernel_tma(k, 1)->rows, CKT_EXPR_NONE);
+    int64_t pv[CKT_EXPR_MAX_LEAVES], values[CKT_K_MAX_PARAMS] = {0}, rows;
+    ckt_expr_env env;
+    memset(&env, 0, sizeof env);
+    env.params = pv;
+    for (int64_t M = 1; M <= 200; M += 13) {
+        values[m] = M;
+        ckt_kernel_param_leaves(k, values, pv);
+        assert_int_equal(ckt_expr_eval_int(ckt_kernel_exprs_const(k), ckt_kernel_tma(k, 0)->rows,
+                                           &env, &rows, &err),
+                         CKT_OK);
+        assert_int_equal(rows, M < 64 ? M : 64);
+    }
+    char *src = NULL;
+    assert_int_equal(ckt_emit_named(k, "sm_90a", &src, &err), CKT_OK);
+    assert_non_null(strstr(src, "ckt_mbar_expect_tx(ckt_bar, (ckt_u32)(ckt_imin(64, M)) * 128u);"));
+    assert_non_null(strstr(src, "ckt_mbar_expect_tx(ckt_bar, 8192);"));
+    free(src);
+    ckt_kernel_destroy(k);
+}
+
 /* One atomic add for the block (ckt_kernel_atomic_add): the emitted forms and the refusals. */
 static void kernel_atomic(void **state)
 {
@@ -690,6 +745,7 @@ int main(void)
         cmocka_unit_test(lds_placement),      cmocka_unit_test(kernel_store),
         cmocka_unit_test(cpu_encode_fields),  cmocka_unit_test(plan_in_a_given_order),
         cmocka_unit_test(kernel_cluster),     cmocka_unit_test(kernel_atomic),
+        cmocka_unit_test(kernel_clipped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
