@@ -232,16 +232,20 @@ static int emit_pass_loop(em *e, int i)
     return p.j - i + 1;
 }
 
-/* A register tile that only a pass loop's copy uses, all of it moving as whole vectors: nothing
- * reads or writes its values, so it is not declared */
-static bool only_forwarded(em *e, int reg)
+/* The values a thread's register tile is declared with: a tile that only a copy through
+ * registers uses holds one pass of it (its values moving as whole vectors: none, it is not
+ * declared; else the values one pass uses, each pass reusing them); any other tile all its own */
+static int64_t declared_values(em *e, int reg)
 {
+    const ckt_ktensor *t = ckt_kernel_tensor(e->k, reg);
     pass_plan p;
     for (int i = 0; i < ckt_kernel_nops(e->k); i++) {
         const ckt_kop *op = ckt_kernel_op(e->k, i);
-        if (op->kind == CKT_OP_LOAD && op->r == reg) return plan_passes(e, i, &p) && p.nfw > 0;
+        if (op->kind != CKT_OP_LOAD || op->r != reg) continue;
+        if (!plan_passes(e, i, &p)) return t->nvalues;
+        return p.nfw > 0 ? 0 : p.n / p.passes;
     }
-    return false;
+    return t->nvalues;
 }
 
 /* ---------------------------------------------------------------- kernel */
@@ -281,9 +285,10 @@ static void declare(em *e)
                         "vectors of the matrix instruction's %lld C values */",
                         w, t->name, t->name, (long long)t->nvalues / w, (long long)t->nvalues,
                         (long long)t->nvalues / w, w);
-        } else if (t->mem == CKT_MEM_REG && !only_forwarded(e, i)) {
+        } else if (t->mem == CKT_MEM_REG) {
+            int64_t n = declared_values(e, i);
             ckt_emit_out o = ckt_em_out(e);
-            e->dl->frame->declare_regs(&o, t, e->block);
+            if (n > 0) e->dl->frame->declare_regs(&o, t, n, e->block);
         } else if (t->mem == CKT_MEM_LDS) {
             char desc[300];
             ckt_em_describe_tensor(e, t, desc, sizeof desc);

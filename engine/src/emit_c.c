@@ -86,10 +86,10 @@ static void producer_close(ckt_emit_out *o, const ckt_kernel *k)
 }
 
 /* registers are arrays indexed by the thread */
-static void declare_regs(ckt_emit_out *o, const ckt_ktensor *t, int64_t block)
+static void declare_regs(ckt_emit_out *o, const ckt_ktensor *t, int64_t n, int64_t block)
 {
     ckt_emit_put(o, "%s %s[%lld][%lld]; /* registers: %lld per thread */", ckt_emit_ctype(t->dtype),
-                 t->name, (long long)block, (long long)t->nvalues, (long long)t->nvalues);
+                 t->name, (long long)block, (long long)n, (long long)n);
 }
 
 static void reg(char *buf, size_t cap, const char *name, int64_t v)

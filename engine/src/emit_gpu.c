@@ -98,11 +98,11 @@ static void producer_close(ckt_emit_out *o, const ckt_kernel *k)
                      (long long)ckt_kernel_consumer_registers(k));
 }
 
-static void declare_regs(ckt_emit_out *o, const ckt_ktensor *t, int64_t block)
+static void declare_regs(ckt_emit_out *o, const ckt_ktensor *t, int64_t n, int64_t block)
 {
     (void)block;
-    ckt_emit_put(o, "%s %s[%lld]; /* registers */", ckt_emit_ctype(t->dtype), t->name,
-                 (long long)t->nvalues);
+    ckt_emit_put(o, "%s %s[%lld]; /* registers%s */", ckt_emit_ctype(t->dtype), t->name,
+                 (long long)n, n < t->nvalues ? ": one pass's values" : "");
 }
 
 static void reg(char *buf, size_t cap, const char *name, int64_t v)

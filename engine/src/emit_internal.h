@@ -121,7 +121,8 @@ typedef struct ckt_frame_ops {
     void (*barrier)(ckt_emit_out *o, const ckt_kernel *k, const char *why);
     void (*producer_open)(ckt_emit_out *o, const ckt_kernel *k);
     void (*producer_close)(ckt_emit_out *o, const ckt_kernel *k);
-    void (*declare_regs)(ckt_emit_out *o, const ckt_ktensor *t, int64_t block);
+    /* a register tile of n values a thread (its own nvalues, or what one pass of a copy uses) */
+    void (*declare_regs)(ckt_emit_out *o, const ckt_ktensor *t, int64_t n, int64_t block);
     void (*reg)(char *buf, size_t cap, const char *name, int64_t v);
 } ckt_frame_ops;
 extern const ckt_frame_ops ckt_frame_c, ckt_frame_gpu;

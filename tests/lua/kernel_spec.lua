@@ -99,6 +99,10 @@ describe("library kernels on the CPU target", function()
     assert.are.equal(8, loads) -- one pass of each step, not 32 + 32: LDS -> global's values
     assert.are.equal(8, whole) -- global -> LDS stores the vectors as loaded: they move whole
     assert.truthy(src:find("ckt_v16 ckt_fw[8]; /* the pass's vectors, stored as loaded */", 1, true))
+    -- the LDS -> global half's register tile holds one pass's 64 values, reused by each pass (256
+    -- a thread in all)
+    assert.truthy(src:find("r%d+%[128%]%[64%]; /%* registers: 64 per thread %*/"), "the C target: one pass's values a thread")
+    assert.truthy(tr.build{dtype = "f16", target = "sm_90"}:source("sm_90"):find("ckt_u16 r%d+%[64%]; /%* registers: one pass's values %*/"))
     local M, N = 2 * 256, 3 * 128
     local x = ckt.array("f16", {M, N}):random{seed = 11}
     exact(run(k:compile{target = "cpu"}, {grid = grid(M, N), M = M, N = N}, {X = x}, "Y", ckt.array("f16", {N, M})), tr.reference(x, M, N))
