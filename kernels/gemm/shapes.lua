@@ -79,6 +79,14 @@ shapes.CANDIDATES = {
     -- for 128 x 256 in clusters (H200, run v9; eff fitted at 4104 x 4104 x 4096: 218.6 us). K-major
     -- B only (176 rows are not whole 64-row atoms of an N-major tile); bulk copies only: 384 threads do not copy 176 x 64 in whole passes of 16 bytes)
     {tile = {192, 176, 64}, block = 384, stages = 4, eff = 0.716, overhead = 3.0e-6, b_k = true, bulk = true, cluster_along = "n"},
+    -- 192 x 192 (three warpgroups, wgmma n192): any major of B. 4104^3 with N-major B (where 192 x
+    -- 176 cannot go) in clusters of two along M: 247.1 us against 273.0 for 128 x 256 in clusters
+    -- (H200, run y6 of 2026-11-28); at 4096 x 4096 x 16384 it lost on padding (22 tiles of 192
+    -- cover 4096 with a third of the last empty), its MMAs sustaining as much as 128 x 256's (eff
+    -- fitted at 4104^3 against that tile's estimate there). 3072^3 (16 x 16 tiles, one wave and
+    -- 94% of a second, where 128 x 256 makes 2.2): 91.5 against 112.5 us. Bulk copies only: with
+    -- element copies its threads' addresses and masks beside 96 accumulators spill (368 bytes)
+    {tile = {192, 192, 64}, block = 384, stages = 4, eff = 0.79, overhead = 3.0e-6, bulk = true},
     {tile = {64, 256, 64}, block = 128, stages = 4, eff = 0.70, overhead = 1.5e-6},
     {tile = {64, 128, 64}, block = 128, stages = 6, eff = 0.51, overhead = 1.5e-6},
     {tile = {64, 64, 64}, block = 128, stages = 8, eff = 0.32, overhead = 1.3e-6},
