@@ -301,6 +301,30 @@ static void check_tile_refusals(void **state)
                      CKT_EINVAL);
 }
 
+/* The rows x 64 f16 global tensor over pointer parameter `ptr` (rows: an expression), contiguous
+ * along its 64 columns, and a rows x 64 f16 LDS tile under the 128B swizzle: the tensors the kernel
+ * tests below copy between. */
+static int global_by_64(ckt_kernel *k, int ptr, ckt_expr_id rows)
+{
+    ckt_error err;
+    ckt_expr_pool *ex = ckt_kernel_exprs(k);
+    int g;
+    ckt_expr_id shape[2] = {rows, ckt_expr_int(ex, 64)};
+    ckt_expr_id stride[2] = {ckt_expr_int(ex, 64), ckt_expr_int(ex, 1)};
+    assert_int_equal(ckt_kernel_global(k, ptr, CKT_F16, 2, shape, stride, true, &g, &err), CKT_OK);
+    return g;
+}
+
+static int lds_by_64(ckt_kernel *k, const char *layout)
+{
+    ckt_error err;
+    ckt_layout l = L(layout);
+    ckt_swizzle sw = {3, 3, 3};
+    int s;
+    assert_int_equal(ckt_kernel_lds(k, CKT_F16, &l, &sw, &s, &err), CKT_OK);
+    return s;
+}
+
 /* ckt_kernel_tma_store from C: bad arguments refused naming the rule, a store and its wait
  * emitted for sm_90a (thread 0 issues, commits; the kernel's end waits for a store not waited
  * for), refused for a target without bulk stores. */
@@ -316,13 +340,9 @@ static void kernel_store(void **state)
     assert_int_equal(ckt_kernel_param_ptr(k, "Y", CKT_F16, false, 16, &y, &err), CKT_OK);
     assert_int_equal(ckt_kernel_param_scalar(k, "M", CKT_PARAM_I32, false, 0, 0, 1, &m, &err),
                      CKT_OK);
-    ckt_expr_id shape[2] = {ckt_kernel_param(k, m)->expr, ckt_expr_int(ex, 64)};
-    ckt_expr_id stride[2] = {ckt_expr_int(ex, 64), ckt_expr_int(ex, 1)};
-    assert_int_equal(ckt_kernel_global(k, x, CKT_F16, 2, shape, stride, true, &gx, &err), CKT_OK);
-    assert_int_equal(ckt_kernel_global(k, y, CKT_F16, 2, shape, stride, true, &gy, &err), CKT_OK);
-    ckt_layout l = L("(16,64):(64,1)");
-    ckt_swizzle sw = {3, 3, 3};
-    assert_int_equal(ckt_kernel_lds(k, CKT_F16, &l, &sw, &s, &err), CKT_OK);
+    gx = global_by_64(k, x, ckt_kernel_param(k, m)->expr);
+    gy = global_by_64(k, y, ckt_kernel_param(k, m)->expr);
+    s = lds_by_64(k, "(16,64):(64,1)");
     const int64_t len[2] = {16, 64};
     ckt_expr_id zero[2] = {ckt_expr_int(ex, 0), ckt_expr_int(ex, 0)};
     ckt_expr_id row[2] = {ckt_expr_mulc(ex, ckt_expr_bid(ex, 0), 16), ckt_expr_int(ex, 0)};
@@ -375,12 +395,8 @@ static void kernel_cluster(void **state)
     assert_int_equal(ckt_kernel_param_ptr(k, "X", CKT_F16, true, 16, &x, &err), CKT_OK);
     assert_int_equal(ckt_kernel_param_scalar(k, "M", CKT_PARAM_I32, false, 0, 0, 1, &m, &err),
                      CKT_OK);
-    ckt_expr_id shape[2] = {ckt_kernel_param(k, m)->expr, ckt_expr_int(ex, 64)};
-    ckt_expr_id stride[2] = {ckt_expr_int(ex, 64), ckt_expr_int(ex, 1)};
-    assert_int_equal(ckt_kernel_global(k, x, CKT_F16, 2, shape, stride, true, &gx, &err), CKT_OK);
-    ckt_layout l = L("(64,64):(64,1)");
-    ckt_swizzle sw = {3, 3, 3};
-    assert_int_equal(ckt_kernel_lds(k, CKT_F16, &l, &sw, &s, &err), CKT_OK);
+    gx = global_by_64(k, x, ckt_kernel_param(k, m)->expr);
+    s = lds_by_64(k, "(64,64):(64,1)");
     const int64_t len[2] = {64, 64};
     ckt_expr_id zero[2] = {ckt_expr_int(ex, 0), ckt_expr_int(ex, 0)};
     /* the box's rows from the cluster's index: the same in each block of it */
@@ -437,11 +453,8 @@ static void kernel_cluster(void **state)
     ex = ckt_kernel_exprs(k);
     assert_int_equal(ckt_kernel_cluster(k, 8, &err), CKT_OK);
     assert_int_equal(ckt_kernel_param_ptr(k, "X", CKT_F16, true, 16, &x, &err), CKT_OK);
-    ckt_expr_id shape8[2] = {ckt_expr_int(ex, 64), ckt_expr_int(ex, 64)};
-    ckt_expr_id stride8[2] = {ckt_expr_int(ex, 64), ckt_expr_int(ex, 1)};
-    assert_int_equal(ckt_kernel_global(k, x, CKT_F16, 2, shape8, stride8, true, &gx, &err), CKT_OK);
-    ckt_layout l8 = L("(8,64):(64,1)");
-    assert_int_equal(ckt_kernel_lds(k, CKT_F16, &l8, &sw, &s, &err), CKT_OK);
+    gx = global_by_64(k, x, ckt_expr_int(ex, 64));
+    s = lds_by_64(k, "(8,64):(64,1)");
     const int64_t len8[2] = {8, 64};
     ckt_expr_id z2[2] = {ckt_expr_int(ex, 0), ckt_expr_int(ex, 0)};
     assert_int_equal(ckt_kernel_window_make(k, gx, 2, len8, z2, &wx, &err), CKT_OK);
@@ -467,12 +480,8 @@ static void kernel_clipped(void **state)
     assert_int_equal(ckt_kernel_param_ptr(k, "X", CKT_F16, true, 16, &x, &err), CKT_OK);
     assert_int_equal(ckt_kernel_param_scalar(k, "M", CKT_PARAM_I32, false, 0, 0, 1, &m, &err),
                      CKT_OK);
-    ckt_expr_id shape[2] = {ckt_kernel_param(k, m)->expr, ckt_expr_int(ex, 64)};
-    ckt_expr_id stride[2] = {ckt_expr_int(ex, 64), ckt_expr_int(ex, 1)};
-    assert_int_equal(ckt_kernel_global(k, x, CKT_F16, 2, shape, stride, true, &gx, &err), CKT_OK);
-    ckt_layout l = L("(64,64):(64,1)");
-    ckt_swizzle sw = {3, 3, 3};
-    assert_int_equal(ckt_kernel_lds(k, CKT_F16, &l, &sw, &s, &err), CKT_OK);
+    gx = global_by_64(k, x, ckt_kernel_param(k, m)->expr);
+    s = lds_by_64(k, "(64,64):(64,1)");
     const int64_t len[2] = {64, 64};
     ckt_expr_id zero[2] = {ckt_expr_int(ex, 0), ckt_expr_int(ex, 0)};
     assert_int_equal(ckt_kernel_window_make(k, gx, 2, len, zero, &wx, &err), CKT_OK);
