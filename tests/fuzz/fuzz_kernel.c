@@ -2,8 +2,9 @@
  * kernel IR (ckt/kernel_ir.h) and its expressions (ckt/expr.h) — parameters with odd names,
  * global / LDS / register tensors of random ranks, shapes, strides and swizzles, distributions
  * from random thread layouts, TV layouts and raked patterns, windows, moves, loops and branches
- * (unbalanced too), barriers, loads, stores, maps, folds and block reductions with random (also
- * invalid) indices — then the emitter for the three dialects and launch checks with random
+ * (unbalanced too), barriers, loads, stores, maps, folds and block reductions, mbarriers, bulk
+ * tensor copies (whole, clipped, multicast) and clusters with random (also invalid) indices — then
+ * the emitter for the three dialects (and the CPU target's Hopper emulation) and launch checks with random
  * parameter values. Any error status is fine; a crash, a sanitizer report, a leak or a hang is
  * not. Sizes are bounded so one input stays fast. */
 #include <math.h>
@@ -316,7 +317,27 @@ static void step(fz *f, uint8_t opcode)
         if (!s) push_expr(f, v);
         break;
     }
-    default: ckt_kernel_set_line(k, (int)fz_int(&f->in)); break;
+    default: { /* (one opcode, a second byte choosing: so the other opcodes keep their meaning) */
+        uint8_t which = fz_u8(&f->in) % 8;
+        switch (which) {
+        case 1: {
+            int set;
+            s = ckt_kernel_mbarriers(k, fz_int(&f->in), fz_int(&f->in), &set, &err);
+            break;
+        }
+        case 2: case 3: case 4: { /* bulk copies: whole, clipped, multicast */
+            int dst = pick_index(f, ckt_kernel_nwindows(k)), src = pick_index(f, ckt_kernel_nwindows(k));
+            int set = pick_index(f, ckt_kernel_nmbars(k));
+            ckt_expr_id bar = pick_expr(f);
+            s = (which == 2 ? ckt_kernel_tma_copy : which == 3 ? ckt_kernel_tma_copy_clipped : ckt_kernel_tma_copy_multicast)(k, dst, src, set, bar, &err);
+            break;
+        }
+        case 5: s = ckt_kernel_mbar_wait(k, pick_index(f, ckt_kernel_nmbars(k)), pick_expr(f), pick_expr(f), &err); break;
+        case 6: s = ckt_kernel_cluster(k, fz_int(&f->in), &err); break;
+        default: ckt_kernel_set_line(k, (int)fz_int(&f->in)); break;
+        }
+        break;
+    }
     }
     ok_or_msg(s, &err);
 }
@@ -346,9 +367,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (fz_u8(&f.in) & 1)
         for (int i = 0; i < 40; i++)
             if (ckt_kernel_end(f.k, &err)) break;
-    static const char *const targets[] = {"cpu", "gfx90a", "sm_90"};
+    static const char *const targets[] = {"cpu", "gfx90a", "sm_90", "cpu:sm_90a"};
     (void)ckt_kernel_finish(f.k, &err); /* refused with loops open: then emitting is refused too */
-    for (int t = 0; t < 3; t++) {
+    for (int t = 0; t < 4; t++) {
         char *src = NULL;
         err.msg[0] = 0;
         s = ckt_emit_named(f.k, targets[t], &src, &err);
