@@ -339,7 +339,7 @@ static ckt_status tma_box(ckt_emit_out o, const ckt_bulk_ops *ops, const ckt_ker
     const ckt_kwindow *gw = ckt_kernel_window(k, op->inputs[0]), *lw = ckt_kernel_window(k, op->w);
     const ckt_ktensor *g = ckt_kernel_tensor(k, m->tensor), *l = ckt_kernel_tensor(k, lw->tensor);
     char lbytes[400], bar[300] = "", c[5][200], b[200] = "", at[1100] = "", box[64] = "",
-                      rows[200] = "";
+                      rows[600] = "";
     /* the blocks of the cluster that copy a part of the box each (1: the box is the block's own) */
     const int64_t parts = !store && op->spv > 1 ? op->spv : 1;
     tile_bytes(k, ex, lw, lbytes, sizeof lbytes, err, &st);
@@ -347,7 +347,12 @@ static ckt_status tma_box(ckt_emit_out o, const ckt_bulk_ops *ops, const ckt_ker
     if (!store) {
         mbar_offset(k, ex, op->inputs[1], op->a, bar, sizeof bar);
         ckt_expr_print(ex, op->a, b, sizeof b, NULL);
-        if (m->rows != CKT_EXPR_NONE) ckt_expr_print(ex, m->rows, rows, sizeof rows, NULL);
+        if (m->rows != CKT_EXPR_NONE &&
+            ckt_expr_print(ex, m->rows, rows, sizeof rows, NULL) >= (int)sizeof rows)
+            return ckt_fail(err, CKT_ECAPACITY,
+                            "tma_copy: the clipped box's rows, min(box, the extent of '%s'), "
+                            "print longer than %zu characters",
+                            ckt_kernel_param(k, g->param)->name, sizeof rows - 1);
     }
     for (int d = 0; d < m->rank; d++) {
         ckt_expr_print(ex, gw->origin[m->dims[d]], c[d], sizeof c[d], NULL);

@@ -515,6 +515,32 @@ static void kernel_clipped(void **state)
     assert_non_null(strstr(src, "ckt_mbar_expect_tx(ckt_bar, 8192);"));
     free(src);
     ckt_kernel_destroy(k);
+
+    /* an extent whose expression prints too long for the emitter is refused, not cut short */
+    assert_int_equal(ckt_kernel_create("clipped_long", 128, &k, &err), CKT_OK);
+    ex = ckt_kernel_exprs(k);
+    assert_int_equal(ckt_kernel_param_ptr(k, "X", CKT_F16, true, 16, &x, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_param_scalar(k, "M", CKT_PARAM_I32, false, 0, 0, 1, &m, &err),
+                     CKT_OK);
+    ckt_expr_id long_rows = ckt_expr_int(ex, 1), mexpr = ckt_kernel_param(k, m)->expr;
+    for (int i = 0; i < 60; i++)
+        long_rows =
+            ckt_expr_add(ex, long_rows,
+                         ckt_expr_binary(ex, CKT_E_MOD, mexpr, ckt_expr_int(ex, 1000003 + 2 * i)));
+    gx = global_by_64(k, x, long_rows);
+    s = lds_by_64(k, "(64,64):(64,1)");
+    ckt_expr_id z[2] = {ckt_expr_int(ex, 0), ckt_expr_int(ex, 0)};
+    assert_int_equal(ckt_kernel_window_make(k, gx, 2, len, z, &wx, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_window_make(k, s, 2, len, z, &ws, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_mbarriers(k, 1, 1, &full, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_tma_copy_clipped(k, ws, wx, full, ckt_expr_int(ex, 0), &err),
+                     CKT_OK);
+    assert_int_equal(ckt_kernel_finish(k, &err), CKT_OK);
+    src = NULL;
+    assert_int_equal(ckt_emit_named(k, "sm_90a", &src, &err), CKT_ECAPACITY);
+    assert_non_null(strstr(err.msg, "the clipped box's rows"));
+    free(src);
+    ckt_kernel_destroy(k);
 }
 
 /* One atomic add for the block (ckt_kernel_atomic_add): the emitted forms and the refusals. */
