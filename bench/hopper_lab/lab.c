@@ -10,7 +10,10 @@
  * A name containing "cluster" launches clusters of 2 with B's box half as tall; "persistent" a
  * grid of 132 blocks. Inputs: random f16 in +-[0.5, 1) (A) and +-[0.25, 0.5) (B).
  * LAB_SIZES="M,N,K;M,N,K" (at most 4; default 8192,8192,8192) times the whole GPU at those sizes
- * instead, each output compared with the first file's at the same size. */
+ * instead, each output compared with the first file's at the same size.
+ * LAB_ARCH=sm_90: the files are the mma.sync GEMM (the sm_90 default: 128 x 128 x 32 tiles, 128
+ * threads, no tensor maps; sync_variants.py writes its variants), compiled for sm_90, the lone
+ * pipeline one 128 x 128 tile. */
 #include <cuda.h>
 #include <math.h>
 #include <nvrtc.h>
@@ -31,6 +34,8 @@
     } while (0)
 
 enum { BIG = 8192, KT = 65536, TRACE = 2048, PTRACE = 4096 };
+
+static int sync_path; /* LAB_ARCH=sm_90: the mma.sync GEMM */
 
 typedef struct {
     CUfunction f;
@@ -62,7 +67,8 @@ static CUmodule load(const char *path, unsigned *lds)
     *lds = at ? (unsigned)strtoul(at + strlen("unsigned char ckt_lds[]; /* "), NULL, 10) : 0;
     nvrtcProgram p;
     nvrtcCreateProgram(&p, src, "gemm", 0, NULL, NULL);
-    const char *opts[] = {"-arch=sm_90a", "--std=c++17", "-default-device"};
+    const char *opts[] = {sync_path ? "-arch=sm_90" : "-arch=sm_90a", "--std=c++17",
+                          "-default-device"};
     if (nvrtcCompileProgram(p, 3, opts)) {
         size_t n;
         nvrtcGetProgramLogSize(p, &n);
@@ -111,17 +117,19 @@ static double half(unsigned short h)
     return h >> 15 ? -v : v;
 }
 
-/* ms per launch, the mean of reps after one warm-up */
+/* ms per launch, the mean of reps after 20 warm-up launches */
 static float run(const variant *v, int M, int N, int K, int reps, CUdeviceptr A, CUdeviceptr B,
                  CUdeviceptr C)
 {
     static CUtensorMap ta __attribute__((aligned(64))), tb __attribute__((aligned(64))),
         tc __attribute__((aligned(64)));
-    encode(&ta, A, M, K, 128);
-    encode(&tb, B, N, K, v->cluster ? 128 : 256);
-    encode_c(&tc, C, M, N);
     void *args[] = {&A, &B, &C, &M, &N, &K, &ta, &tb, &tc};
-    unsigned grid = ((M + 127) / 128) * ((N + 255) / 256);
+    unsigned grid = ((M + 127) / 128) * ((N + (sync_path ? 127 : 255)) / (sync_path ? 128 : 256));
+    if (!sync_path) {
+        encode(&ta, A, M, K, 128);
+        encode(&tb, B, N, K, v->cluster ? 128 : 256);
+        encode_c(&tc, C, M, N);
+    }
     if (v->cluster) grid += grid & 1; /* a cluster's second block past the last tile stores nothing */
     if (v->persistent && grid > 132) grid = 132;
     CUlaunchAttribute at;
@@ -131,12 +139,12 @@ static float run(const variant *v, int M, int N, int K, int reps, CUdeviceptr A,
     CUlaunchConfig cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.gridDimX = grid, cfg.gridDimY = 1, cfg.gridDimZ = 1;
-    cfg.blockDimX = 288, cfg.blockDimY = 1, cfg.blockDimZ = 1;
+    cfg.blockDimX = sync_path ? 128 : 288, cfg.blockDimY = 1, cfg.blockDimZ = 1;
     cfg.sharedMemBytes = v->lds, cfg.attrs = &at, cfg.numAttrs = v->cluster ? 1 : 0;
     CUevent e0, e1;
     cuEventCreate(&e0, 0);
     cuEventCreate(&e1, 0);
-    CK(cuLaunchKernelEx(&cfg, v->f, args, NULL));
+    for (int w = 0; w < 20; w++) CK(cuLaunchKernelEx(&cfg, v->f, args, NULL)); /* clocks up */
     CK(cuCtxSynchronize());
     cuEventRecord(e0, 0);
     for (int i = 0; i < reps; i++) CK(cuLaunchKernelEx(&cfg, v->f, args, NULL));
@@ -196,6 +204,8 @@ static void report_ptrace(const unsigned long long *h)
 
 int main(int argc, char **argv)
 {
+    const char *arch = getenv("LAB_ARCH");
+    sync_path = arch && !strcmp(arch, "sm_90");
     CK(cuInit(0));
     CUdevice d;
     CK(cuDeviceGet(&d, 0));
@@ -250,10 +260,10 @@ int main(int argc, char **argv)
         CK(cuFuncSetAttribute(v.f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)v.lds));
         int regs;
         cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, v.f);
-        float lone = run(&v, v.cluster ? 256 : 128, 256, KT, 5, A, B, C);
+        float lone = run(&v, v.cluster ? 256 : 128, sync_path ? 128 : 256, KT, 5, A, B, C);
         unsigned long long *tr = global(m, "ckt_trace");
         printf("%-24s %3d regs | lone pipeline %.3f us a slice\n", argv[a], regs,
-               lone * 1000 / (KT / 64));
+               lone * 1000 / (KT / (sync_path ? 32 : 64)));
         unsigned long long *ptr = NULL;
         for (int i = 0; i < nsz; i++) {
             int M = sz[i][0], N = sz[i][1], K = sz[i][2];
