@@ -198,16 +198,14 @@ static void cuda_copy(ckt_emit_out *o, const ckt_bulk_site *x)
                      "ckt_tma_load_%dd_multicast(ckt_smem_addr(ckt_lds) + %s + ckt_rank * %lldu, "
                      "&%s, %s, ckt_bar, %#llx);",
                      x->rank, x->dst, x->box_bytes, x->map, at, (1ull << x->parts) - 1);
-    } else if (x->rows) {
-        ckt_emit_put(o,
-                     "ckt_mbar_expect_tx(ckt_bar, (ckt_u32)(%s) * %lldu); /* the rows the launch "
-                     "clipped the box to, %lld bytes each */",
-                     x->rows, x->box_bytes / x->part_rows, x->box_bytes / x->part_rows);
-        origin_list(x, "(int)", at, sizeof at);
-        ckt_emit_put(o, "ckt_tma_load_%dd(ckt_smem_addr(ckt_lds) + %s, &%s, %s, ckt_bar);", x->rank,
-                     x->dst, x->map, at);
     } else {
-        ckt_emit_put(o, "ckt_mbar_expect_tx(ckt_bar, %lld);", x->box_bytes);
+        if (x->rows)
+            ckt_emit_put(o,
+                         "ckt_mbar_expect_tx(ckt_bar, (ckt_u32)(%s) * %lldu); /* the rows the "
+                         "launch clipped the box to, %lld bytes each */",
+                         x->rows, x->box_bytes / x->part_rows, x->box_bytes / x->part_rows);
+        else
+            ckt_emit_put(o, "ckt_mbar_expect_tx(ckt_bar, %lld);", x->box_bytes);
         origin_list(x, "(int)", at, sizeof at);
         ckt_emit_put(o, "ckt_tma_load_%dd(ckt_smem_addr(ckt_lds) + %s, &%s, %s, ckt_bar);", x->rank,
                      x->dst, x->map, at);
