@@ -315,6 +315,15 @@ static int global_by_64(ckt_kernel *k, int ptr, ckt_expr_id rows)
     return g;
 }
 
+/* the parameters those tests share: X (const f16 pointer), then M (i32, at least 1) */
+static void x_and_m(ckt_kernel *k, int *x, int *m)
+{
+    ckt_error err;
+    assert_int_equal(ckt_kernel_param_ptr(k, "X", CKT_F16, true, 16, x, &err), CKT_OK);
+    assert_int_equal(ckt_kernel_param_scalar(k, "M", CKT_PARAM_I32, false, 0, 0, 1, m, &err),
+                     CKT_OK);
+}
+
 static int lds_by_64(ckt_kernel *k, const char *layout)
 {
     ckt_error err;
@@ -392,9 +401,7 @@ static void kernel_cluster(void **state)
     assert_non_null(strstr(err.msg, "cluster: 3 blocks a cluster (2, 4 or 8)"));
     assert_int_equal(ckt_kernel_cluster(k, 0, &err), CKT_EINVAL);
     assert_int_equal(ckt_kernel_cluster(k, -2, &err), CKT_EINVAL);
-    assert_int_equal(ckt_kernel_param_ptr(k, "X", CKT_F16, true, 16, &x, &err), CKT_OK);
-    assert_int_equal(ckt_kernel_param_scalar(k, "M", CKT_PARAM_I32, false, 0, 0, 1, &m, &err),
-                     CKT_OK);
+    x_and_m(k, &x, &m);
     gx = global_by_64(k, x, ckt_kernel_param(k, m)->expr);
     s = lds_by_64(k, "(64,64):(64,1)");
     const int64_t len[2] = {64, 64};
@@ -477,9 +484,7 @@ static void kernel_clipped(void **state)
     assert_int_equal(ckt_kernel_tma_copy_clipped(NULL, 0, 0, 0, 0, &err), CKT_EINVAL);
     assert_int_equal(ckt_kernel_create("clipped", 128, &k, &err), CKT_OK);
     ckt_expr_pool *ex = ckt_kernel_exprs(k);
-    assert_int_equal(ckt_kernel_param_ptr(k, "X", CKT_F16, true, 16, &x, &err), CKT_OK);
-    assert_int_equal(ckt_kernel_param_scalar(k, "M", CKT_PARAM_I32, false, 0, 0, 1, &m, &err),
-                     CKT_OK);
+    x_and_m(k, &x, &m);
     gx = global_by_64(k, x, ckt_kernel_param(k, m)->expr);
     s = lds_by_64(k, "(64,64):(64,1)");
     const int64_t len[2] = {64, 64};
@@ -519,9 +524,7 @@ static void kernel_clipped(void **state)
     /* an extent whose expression prints too long for the emitter is refused, not cut short */
     assert_int_equal(ckt_kernel_create("clipped_long", 128, &k, &err), CKT_OK);
     ex = ckt_kernel_exprs(k);
-    assert_int_equal(ckt_kernel_param_ptr(k, "X", CKT_F16, true, 16, &x, &err), CKT_OK);
-    assert_int_equal(ckt_kernel_param_scalar(k, "M", CKT_PARAM_I32, false, 0, 0, 1, &m, &err),
-                     CKT_OK);
+    x_and_m(k, &x, &m);
     ckt_expr_id long_rows = ckt_expr_int(ex, 1), mexpr = ckt_kernel_param(k, m)->expr;
     for (int i = 0; i < 60; i++)
         long_rows =
